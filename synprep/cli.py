@@ -1,0 +1,73 @@
+"""The single ``synprep`` command line entry point.
+
+Each subcommand lives in ``synprep/commands/<name>.py`` and defines
+``add_arguments(parser)`` and ``run(args) -> int``. Modules are imported only when
+their subcommand runs, so that ``synprep oracle`` does not pay for importing torch.
+
+Exit codes: 0 success, 1 finished but some input was skipped as invalid
+(``--skip-invalid``), 2 stopped on an error in the input or the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import SynprepError
+
+#: subcommand -> (module, one-line help). Keep sorted by workflow order.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "oracle": ("synprep.commands.oracle", "print the arc-standard transition sequence of each tree"),
+}
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="synprep",
+        description="Prepare parallel corpora for syntax-aware NMT and train the models that use them.",
+    )
+    parser.add_argument("--version", action="version", version=f"synprep {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    argv = sys.argv[1:]
+    wanted = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=help_)
+        # only the chosen subcommand's module is imported (others stay cheap)
+        if name == wanted:
+            mod = importlib.import_module(module)
+            mod.add_arguments(p)
+            p.set_defaults(_run=mod.run)
+        else:
+            p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is not None:
+        sys.argv = [sys.argv[0], *argv]
+    parser = _build_parser()
+    args = parser.parse_args(sys.argv[1:])
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except SynprepError as e:
+        print(f"synprep {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # `synprep oracle x | head` is normal use
+        try:
+            sys.stdout = None  # type: ignore[assignment]
+        finally:
+            return 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

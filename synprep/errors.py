@@ -1,0 +1,29 @@
+"""Errors that synprep reports to users.
+
+Every error a user can cause carries where it happened (file and line when there
+is one) and what to change. The CLI prints ``str(error)`` and exits with status 2;
+it never shows a traceback for a :class:`SynprepError`.
+"""
+
+from __future__ import annotations
+
+
+class SynprepError(Exception):
+    """Base class for errors that are the input's or the configuration's fault."""
+
+
+class InputError(SynprepError):
+    """A problem at a place in an input file: ``FILE:LINE: message``."""
+
+    def __init__(self, path: str, line: int | None, message: str, reason: str = "invalid"):
+        self.path = path
+        self.line = line
+        self.message = message
+        #: a short machine-readable reason (used to count rejects), e.g. ``cycle``
+        self.reason = reason
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
+
+
+class ConfigError(SynprepError):
+    """An unknown option, a wrong type or a value out of range in a configuration."""
