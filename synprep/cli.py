@@ -18,7 +18,12 @@ from .errors import SynprepError
 
 #: subcommand -> (module, one-line help). Keep sorted by workflow order.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "parse": ("synprep.commands.parse", "parse sentences into UD trees (CoNLL-U) with stanza or UDPipe"),
+    "train-parser": ("synprep.commands.train_parser", "train a UDPipe (or small stanza) parser model from CoNLL-U treebanks"),
+    "eval-parse": ("synprep.commands.eval_parse", "score parsed CoNLL-U against gold trees: UAS, LAS, per-label"),
     "oracle": ("synprep.commands.oracle", "print the arc-standard transition sequence of each tree"),
+    "challenge": ("synprep.commands.challenge", "extract syntactic challenge sets (particle verbs, reflexives, stranding) from parsed pairs"),
+    "induce-eval": ("synprep.commands.induce_eval", "decode induced trees from attention scores and score them against gold heads"),
 }
 
 

@@ -182,12 +182,16 @@ class _Named(io.BytesIO):
 
 
 def _read_lines(
-    lines: Iterable[str | None], name: str, on_invalid: Callable[[InputError], None] | None
+    lines: Iterable[str | None],
+    name: str,
+    on_invalid: Callable[[InputError], None] | None,
+    first: int = 1,
 ) -> Iterator[Sentence]:
+    """Group lines (numbered from ``first``) into sentences and parse them."""
     block: list[str | None] = []
     start = 0
-    lineno = 0
-    for lineno, line in enumerate(lines, 1):
+    lineno = first - 1
+    for lineno, line in enumerate(lines, first):
         if line is not None and (not line or line.isspace() or line == "\r"):
             if block:
                 sent = _build(block, start, name, on_invalid)

@@ -1,0 +1,20 @@
+"""Build the optional compiled fast path (synprep/_fastoracle.pyx).
+
+All metadata lives in pyproject.toml. If the extension cannot be compiled, synprep
+still installs and runs the pure-Python reference path (only slower).
+"""
+
+from setuptools import Extension, setup
+
+try:
+    from Cython.Build import cythonize
+except ImportError:  # pragma: no cover - Cython is a build requirement
+    ext_modules = []
+else:
+    ext_modules = cythonize(
+        [Extension("synprep._fastoracle", ["synprep/_fastoracle.pyx"], optional=True, extra_compile_args=["-O2"])],
+        language_level=3,
+        quiet=True,
+    )
+
+setup(ext_modules=ext_modules)

@@ -1,0 +1,100 @@
+"""``synprep induce-eval``: decode trees from attention scores (Chu-Liu-Edmonds) and
+report directed and undirected attachment accuracy against gold heads, without
+punctuation, next to the left- and right-branching baselines.
+
+Without ``--scores`` only the baselines are reported. Formats: docs/analysis.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--gold", required=True, metavar="CONLLU", help="gold trees (CoNLL-U, .gz or - for stdin), one a score matrix, same order")
+    p.add_argument("--scores", metavar="FILE", help="score matrices: .npz (scores_<k>, word_ids_<k>) or Arrow IPC (.arrow/.feather/.ipc)")
+    p.add_argument("--word-ids", metavar="TXT", help="word index of each piece, one line a sentence (overrides word ids in --scores)")
+    p.add_argument(
+        "--layout",
+        choices=["root", "diagonal"],
+        default="root",
+        help="root: (n+1, n+1) with ROOT at row/column 0 (default); diagonal: sa-nmt's (n, n) with root scores on the diagonal",
+    )
+    p.add_argument(
+        "--root",
+        choices=["best-score", "best-tree"],
+        default="best-score",
+        help="best-score: ROOT takes the word with the best root score, as sa-nmt (default); best-tree: best single-root tree",
+    )
+    p.add_argument("--scores-column", default="scores", metavar="NAME", help="Arrow column of the scores (default scores)")
+    p.add_argument("--word-ids-column", default="word_ids", metavar="NAME", help="Arrow column of the word ids (default word_ids)")
+    p.add_argument("--trees", metavar="CONLLU", help="write the gold sentences with the induced HEADs (DEPREL dep/root) here")
+    p.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..conllu import format_conllu, read_conllu
+    from ..errors import ConfigError, InputError
+    from ..induce import Gold, evaluate, load_scores
+
+    if args.trees and not args.scores:
+        raise ConfigError("--trees needs --scores (there is nothing induced to write)")
+    if args.word_ids and not args.scores:
+        raise ConfigError("--word-ids needs --scores")
+    sentences = [] if args.trees else None
+
+    def gold():
+        for s in read_conllu(args.gold):
+            if sentences is not None:
+                sentences.append(s)
+            yield Gold.from_sentence(s)
+
+    scores = None
+    if args.scores:
+        scores = load_scores(
+            args.scores, word_ids=args.word_ids, scores_column=args.scores_column, word_ids_column=args.word_ids_column
+        )
+    trees: list = []
+    result = evaluate(
+        gold(),
+        scores,
+        layout=args.layout,
+        root=args.root,
+        scores_name=args.scores or "scores",
+        gold_name=args.gold,
+        trees_out=trees,
+    )
+    if args.trees:
+        try:
+            with open(args.trees, "w", encoding="utf-8") as f:
+                for s, heads in zip(sentences, trees):  # type: ignore[arg-type]
+                    rows = [list(r) for r in s.rows]
+                    for r, h in zip(rows, heads):
+                        r[6] = str(h + 1)
+                        r[7] = "root" if h < 0 else "dep"
+                        r[8] = "_"
+                    s.rows = rows
+                    f.write(format_conllu(s))
+        except OSError as e:
+            raise InputError(args.trees, None, f"cannot be written ({e.strerror})", reason="unwritable") from None
+    if args.json:
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(result))
+    return 0
+
+
+def format_table(result: dict) -> str:
+    lines = [
+        f"{result['sentences']} sentences, {result['words']} words scored (punctuation excluded)"
+        + (f", root: {result['root']}" if result["root"] else ""),
+        f"{'system':<18} {'directed %':>10} {'undirected %':>13}",
+    ]
+    for name, r in result["systems"].items():
+        d = "-" if r["directed"] is None else f"{r['directed']:.2f}"
+        u = "-" if r["undirected"] is None else f"{r['undirected']:.2f}"
+        lines.append(f"{name:<18} {d:>10} {u:>13}")
+    return "\n".join(lines)

@@ -1,0 +1,108 @@
+"""``synprep oracle FILE.conllu``: print the transition sequence of each tree.
+
+One line a sentence on stdout; a summary on stderr. Exit status: 0 when every
+sentence was valid, 1 when ``--skip-invalid`` skipped some, 2 when an invalid
+sentence stopped the run (or an option or file was wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EPILOG = """\
+output (--format jsonl), one object a sentence:
+  id           # sent_id, or FILE:LINE when the sentence has none
+  words        the words (surface or syntactic, see --words)
+  heads        0-based head of each word, -1 for the root
+  labels       relation of each word (the root's is 'root' or its own label)
+  transitions  the sequence: words (or their pieces with --spm) and
+               LEFT-ARC:label / RIGHT-ARC:label; null when the tree was dropped
+  projective   whether the tree as read is projective
+  lifted       how many arcs --non-projective lift moved
+  dropped      only when the sentence was dropped: the reason
+  pieces       only with --spm: the pieces of each word
+
+Non-projective trees are dropped by default (the papers' choice): text output
+skips them, jsonl prints them with transitions null. Either way they are counted
+in the summary on stderr.
+
+exit status: 0 all sentences valid; 1 some invalid sentences were skipped
+(--skip-invalid); 2 stopped on an invalid sentence, file or option.
+
+example:
+  synprep oracle en_ewt-ud-dev.conllu | head -1
+  synprep oracle --format jsonl --non-projective lift --spm bpe.model --bpe-marker @@ x.conllu.gz
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = EPILOG
+    p.add_argument("files", nargs="+", metavar="FILE", help="CoNLL-U file(s); '-' reads stdin; .gz is decompressed")
+    p.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
+    p.add_argument(
+        "--non-projective",
+        choices=("drop", "lift"),
+        default="drop",
+        help="drop non-projective trees, or lift arcs until the tree is projective (default: drop)",
+    )
+    p.add_argument(
+        "--labels", choices=("full", "universal"), default="full", help="full labels (compound:prt) or universal (compound)"
+    )
+    p.add_argument(
+        "--words",
+        choices=("surface", "syntactic"),
+        default="surface",
+        help="surface: a multiword token is one word (default); syntactic: its parts are words",
+    )
+    p.add_argument("--spm", metavar="MODEL", help="sentencepiece model: split each word into pieces")
+    p.add_argument(
+        "--bpe-marker",
+        metavar="MARK",
+        help="print pieces in BPE style, MARK appended to every piece but a word's last (e.g. @@ gives 'Jo@@ hn'); "
+        "without it pieces print as sentencepiece writes them",
+    )
+    p.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="report invalid sentences on stderr (FILE:LINE: reason) and go on, instead of stopping",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..conllu import read_conllu
+    from ..errors import InputError
+    from ..oracle_io import SentenceOracle, Summary, stream_oracle
+
+    summary = Summary()
+    invalid: list[InputError] = []
+
+    def on_invalid(err: InputError) -> None:
+        summary.invalid += 1
+        print(f"skipped: {err}", file=sys.stderr)
+        invalid.append(err)
+
+    segmenter = None
+    if args.spm:
+        from ..subwords import load_spm
+
+        segmenter = load_spm(args.spm)
+    conv = SentenceOracle(
+        words=args.words,
+        labels=args.labels,
+        policy=args.non_projective,
+        segmenter=segmenter,
+        marker=args.bpe_marker,
+        summary=summary,
+    )
+    handler = on_invalid if args.skip_invalid else None
+    out = sys.stdout.buffer
+    try:
+        for path in args.files:
+            stream_oracle(path, conv, args.format == "jsonl", out.write, on_invalid=handler)
+    finally:
+        out.flush()
+        print(summary.render(), file=sys.stderr)
+    return 1 if summary.invalid else 0

@@ -1,0 +1,60 @@
+"""``synprep train-parser``: train a parser model from CoNLL-U treebanks.
+
+UDPipe (default): one ``.udpipe`` file with tokenizer, tagger and parser; options are
+passed through to UDPipe; ``--heldout`` files drive early stopping. stanza: a folder
+of stanza models (tokenize, mwt, pos, lemma, depparse, pretrain) trained with
+stanza's own training entry points; meant for small test and benchmark models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("train", nargs="+", help="training treebank(s), CoNLL-U")
+    p.add_argument("-o", "--output", required=True, help="model to write: a .udpipe file (udpipe) or a folder (stanza)")
+    p.add_argument("--heldout", action="append", default=[], metavar="CONLLU",
+                   help="heldout (dev) treebank for early stopping; repeat for several")
+    p.add_argument("--backend", choices=["udpipe", "stanza"], default="udpipe", help="which parser to train (default udpipe)")
+    p.add_argument("--preset", choices=["default", "demo"], default="default",
+                   help="udpipe: 'default' = UDPipe's own defaults; 'demo' = the settings of the shipped demo models "
+                        "(fast, a few MB). Explicit --tokenizer/--tagger/--parser override it")
+    p.add_argument("--tokenizer", default=None, metavar="OPTS",
+                   help="udpipe tokenizer options 'name=value;...', or 'none' to train no tokenizer (pretokenized input only)")
+    p.add_argument("--tagger", default=None, metavar="OPTS", help="udpipe tagger options, or 'none'")
+    p.add_argument("--parser", default=None, metavar="OPTS", help="udpipe parser options, or 'none'")
+    p.add_argument("--lang", default=None, help="stanza: language code (e.g. en); required for stanza")
+    p.add_argument("--size", choices=["tiny", "small"], default="small",
+                   help="stanza: 'tiny' (seconds, for tests) or 'small' (minutes, for benchmarks)")
+    p.add_argument("--seed", type=int, default=1234, help="stanza: random seed")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import ConfigError
+
+    if args.backend == "stanza":
+        if not args.lang:
+            raise ConfigError("--backend stanza needs --lang (e.g. --lang en)")
+        for flag in ("tokenizer", "tagger", "parser"):
+            if getattr(args, flag) is not None:
+                raise ConfigError(f"--{flag} is a udpipe option; stanza models are shaped by --size")
+        from ..parsers.stanza_train import train_stanza
+
+        res = train_stanza(args.train[0], args.heldout[0] if args.heldout else None, args.output,
+                           lang=args.lang, size=args.size, seed=args.seed, extra_train=args.train[1:])
+        print(f"wrote stanza models to {res.model} ({res.bytes / 1e6:.1f} MB, {res.seconds:.0f} s)", file=sys.stderr)
+        return 0
+
+    from ..parsers.train import DEMO_OPTIONS, train_udpipe
+
+    base = DEMO_OPTIONS if args.preset == "demo" else {"tokenizer": "", "tagger": "", "parser": ""}
+    opts = {k: (getattr(args, k) if getattr(args, k) is not None else base[k]) for k in base}
+    res = train_udpipe(args.train, args.output, heldout=args.heldout, **opts)
+    print(
+        f"wrote {res.model} ({res.bytes / 1e6:.1f} MB) from {res.train_sentences} training and "
+        f"{res.heldout_sentences} heldout sentences in {res.seconds:.0f} s",
+        file=sys.stderr,
+    )
+    return 0

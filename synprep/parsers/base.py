@@ -1,0 +1,220 @@
+"""The common interface of synprep's dependency parsers, and what they share.
+
+Every backend is a :class:`Parser`: built from keyword options (the ``parse``
+section of the config or the CLI flags), it turns ``(id, text)`` items into
+:class:`ParseResult` ``(id, conllu, reject)`` triples::
+
+    with registry.get("parser", "udpipe")(model="resources/udpipe/en.udpipe") as p:
+        for r in p.parse([("s1", "The cat sat."), ("s2", "")]):
+            print(r.id, r.reject or r.conllu)
+
+Invariants every backend keeps (the tests check them on each):
+
+* one result an item, in input order, with the item's id: nothing is lost, nothing
+  is reordered, whatever batching or worker processes happen inside;
+* exactly one of ``conllu`` and ``reject`` is set. ``conllu`` is one sentence of
+  CoNLL-U that :func:`synprep.conllu.read_conllu_string` accepts (a single-rooted,
+  acyclic basic tree), ending with an empty line, with ``# sent_id = <id>`` and
+  ``# text = <the item's text>`` and ``SpaceAfter=No`` where the surface text had
+  no space after a token. The item is always parsed as *one* sentence: tokenizers
+  run with sentence splitting off;
+* a sentence the parser cannot handle (empty text, too long, an exception inside
+  the parser, an output tree that fails validation, no memory even alone) becomes a
+  reject whose reason is a short code, optionally followed by ``": "`` and detail
+  (``parse-error: RuntimeError: ...``). :func:`reject_code` gives the code, which
+  is what counts are grouped by.
+
+The helpers here build CoNLL-U from (word, misc) rows so that both backends write
+the same way, and validate each tree with synprep's own strict reader.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator, NamedTuple, Sequence
+
+from ..conllu import read_conllu_string
+from ..errors import ConfigError, InputError
+
+log = logging.getLogger("synprep.parsers")
+
+__all__ = [
+    "ParseResult",
+    "Parser",
+    "Word",
+    "Token",
+    "format_tree",
+    "reject_code",
+    "check_text",
+    "sent_id_for",
+]
+
+#: reject codes (the part of a reason before ": ")
+EMPTY = "empty"
+TOO_LONG = "too-long"
+PARSE_ERROR = "parse-error"
+INVALID_TREE = "invalid-tree"
+OUT_OF_MEMORY = "out-of-memory"
+SPLIT = "split"
+WORKER_CRASH = "worker-crash"
+
+
+class ParseResult(NamedTuple):
+    """What a parser returns for one item: exactly one of conllu and reject is set."""
+
+    id: str
+    conllu: str | None
+    reject: str | None
+
+
+def reject_code(reason: str) -> str:
+    """The short code of a reject reason (``"too-long: 412 words > 300"`` -> ``"too-long"``)."""
+    return reason.split(":", 1)[0].strip()
+
+
+@dataclass(slots=True)
+class Word:
+    """One syntactic word as a parser produced it (1-based ``head``, 0 for the root)."""
+
+    form: str
+    lemma: str = "_"
+    upos: str = "_"
+    xpos: str = "_"
+    feats: str = "_"
+    head: int = 0
+    deprel: str = "_"
+
+
+@dataclass(slots=True)
+class Token:
+    """One surface token: its words (more than one for a multiword token such as
+    German *zum* = *zu dem*) and whether a space followed it in the text."""
+
+    form: str
+    words: list[Word]
+    space_after: bool = True
+
+
+_WS = re.compile(r"\s+")
+
+
+def _clean(value: str | None) -> str:
+    """A CoNLL-U field: never empty, no tabs or newlines (they would break the row)."""
+    if value is None or value == "":
+        return "_"
+    if "\t" in value or "\n" in value or "\r" in value:
+        value = _WS.sub(" ", value).strip() or "_"
+    return value
+
+
+def one_line(text: str) -> str:
+    """The text as a comment value: line breaks become spaces (a comment is one line),
+    leading and trailing whitespace go (the reader strips them); the rest is kept."""
+    if "\n" in text or "\r" in text:
+        text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return text.strip()
+
+
+def sent_id_for(item_id: str) -> str:
+    """The ``# sent_id`` value for an item id (whitespace would not survive a comment line)."""
+    return _WS.sub("_", item_id.strip()) or "_"
+
+
+def format_tree(item_id: str, text: str, tokens: Sequence[Token]) -> str:
+    """CoNLL-U for one sentence from its tokens; ``SpaceAfter=No`` comes from the
+    tokens, never for the last token (nothing follows it inside the item)."""
+    out = [f"# sent_id = {sent_id_for(item_id)}", f"# text = {one_line(text)}"]
+    i = 0
+    last = len(tokens) - 1
+    for t_index, tok in enumerate(tokens):
+        misc = "_" if tok.space_after or t_index == last else "SpaceAfter=No"
+        if len(tok.words) > 1:
+            out.append(f"{i + 1}-{i + len(tok.words)}\t{_clean(tok.form)}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
+            word_misc = ["_"] * len(tok.words)
+        else:
+            word_misc = [misc]
+        for w, m in zip(tok.words, word_misc):
+            i += 1
+            out.append(
+                "\t".join(
+                    (
+                        str(i),
+                        _clean(w.form),
+                        _clean(w.lemma),
+                        _clean(w.upos),
+                        _clean(w.xpos),
+                        _clean(w.feats),
+                        str(w.head),
+                        _clean(w.deprel),
+                        "_",
+                        m,
+                    )
+                )
+            )
+    out.append("")
+    return "\n".join(out) + "\n"
+
+
+def validate_tree(item_id: str, conllu: str) -> str | None:
+    """None if ``conllu`` is one valid sentence, else a reject reason naming the problem."""
+    try:
+        sents = list(read_conllu_string(conllu, name=f"<parse of {item_id}>"))
+    except InputError as e:
+        return f"{INVALID_TREE}: {e.message} ({e.reason})"
+    if len(sents) != 1:
+        return f"{INVALID_TREE}: {len(sents)} sentences in the output; expected 1"
+    return None
+
+
+def check_text(text: str, max_words: int | None) -> str | None:
+    """A reject reason for text no parser should see (empty; more whitespace-separated
+    tokens than ``max_words``), or None."""
+    if not text or text.isspace():
+        return f"{EMPTY}: the text is empty"
+    if max_words:
+        n = len(text.split())
+        if n > max_words:
+            return f"{TOO_LONG}: {n} tokens > max_words {max_words}"
+    return None
+
+
+class Parser(abc.ABC):
+    """A dependency parser behind synprep's common interface.
+
+    Subclasses take their options as keyword arguments, reject unknown ones
+    (:meth:`_check_options`), load their model in ``__init__`` (a missing model is a
+    :class:`synprep.errors.SynprepError` that names the path and the command that
+    downloads or builds it) and implement :meth:`parse`.
+    """
+
+    #: the registry name
+    name: str = ""
+
+    @abc.abstractmethod
+    def parse(self, items: Iterable[tuple[str, str]]) -> Iterator[ParseResult]:
+        """One :class:`ParseResult` an item, in input order (lazy: items are read as
+        needed, so a corpus larger than memory streams through)."""
+
+    def describe(self) -> str:
+        """One line for the log: backend, model, device/workers."""
+        return self.name
+
+    def close(self) -> None:
+        """Release worker processes and models."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @staticmethod
+    def _check_options(backend: str, given: dict, known: Iterable[str]) -> None:
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise ConfigError(
+                f"unknown option(s) for parser {backend!r}: {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
