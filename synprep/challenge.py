@@ -448,7 +448,8 @@ def make_detectors(
             ph = table[p]
             if not ph.applies_to(langs[side]):
                 need = ", ".join(sorted(ph.languages or ()))
-                why = f"defined for {need} only; the {side} side is {langs[side] or 'of unknown language (give its language)'}"
+                what = "the input" if side == "text" else f"the {side} side"
+                why = f"defined for {need} only; {what} is {langs[side] or 'of unknown language (give its language)'}"
                 if explicit:
                     raise ConfigError(f"phenomenon {p!r} is {why}")
                 skipped.append({"phenomenon": p, "side": side, "lang": langs[side], "reason": why})

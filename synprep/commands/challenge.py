@@ -102,7 +102,8 @@ def format_table(result: dict) -> str:
             f"{c['sentences_any_distance']:>15}"
         )
     for s in result["skipped"]:
-        lines.append(f"skipped {s['side']}_{s['phenomenon']}: {s['reason']}")
+        name = s["phenomenon"] if s["side"] == "text" else f"{s['side']}_{s['phenomenon']}"
+        lines.append(f"skipped {name}: {s['reason']}")
     if result["files"]:
         lines.append(f"wrote {len(result['files'])} files")
     return "\n".join(lines)
