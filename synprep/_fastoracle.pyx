@@ -175,29 +175,26 @@ cdef struct Sent:
     unsigned char st[MAXW]
 
 
+cdef inline void span(int* heads, int i, int* l, int* r) nogil:
+    """The interval an arc covers; words at 1..n, the artificial root at 0."""
+    if heads[i] < 0:
+        l[0] = 0
+        r[0] = i + 1
+    elif heads[i] < i:
+        l[0] = heads[i] + 1
+        r[0] = i + 1
+    else:
+        l[0] = i + 1
+        r[0] = heads[i] + 1
+
+
 cdef bint projective(int* heads, int n) nogil:
-    """No two arcs cross; words at 1..n, the artificial root at 0."""
+    """No two arcs cross (synprep.tree.is_projective)."""
     cdef int i, j, l1, r1, l2, r2
     for i in range(n):
-        if heads[i] < 0:
-            l1 = 0
-            r1 = i + 1
-        elif heads[i] < i:
-            l1 = heads[i] + 1
-            r1 = i + 1
-        else:
-            l1 = i + 1
-            r1 = heads[i] + 1
+        span(heads, i, &l1, &r1)
         for j in range(n):
-            if heads[j] < 0:
-                l2 = 0
-                r2 = j + 1
-            elif heads[j] < j:
-                l2 = heads[j] + 1
-                r2 = j + 1
-            else:
-                l2 = j + 1
-                r2 = heads[j] + 1
+            span(heads, j, &l2, &r2)
             if l1 < l2 and l2 < r1 and r1 < r2:
                 return False
     return True

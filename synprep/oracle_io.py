@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .conllu import Sentence
-from .transitions import SHIFT, oracle
+from .transitions import oracle, with_pieces
 from .tree import is_projective, lift, to_tree
 
 
@@ -94,28 +94,10 @@ class SentenceOracle:
             rec["heads"] = heads
             rec["lifted"] = lifted
         seq = oracle(heads, tree.labels)
-        rec["transitions"] = _render(seq, tree.words if pieces is None else pieces, pieces is not None, self.marker)
+        units = pieces if pieces is not None else [[w] for w in tree.words]
+        rec["transitions"] = with_pieces(seq, units, self.marker)
         s.written += 1
         return rec
-
-
-def _render(seq, units, split: bool, marker: str | None) -> list[str]:
-    out: list[str] = []
-    w = 0
-    for t in seq:
-        if t is SHIFT:
-            u = units[w]
-            w += 1
-            if not split:
-                out.append(u)
-            elif marker is None or len(u) == 1:
-                out.extend(u)
-            else:
-                out.extend([p + marker for p in u[:-1]])
-                out.append(u[-1])
-        else:
-            out.append(repr(t))
-    return out
 
 
 # ----------------------------------------------------------------------------- streaming
