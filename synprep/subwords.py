@@ -1,25 +1,252 @@
-"""Subwords: sentencepiece models applied word by word.
+"""Subwords: sentencepiece models trained on the parser's words, applied word by word.
 
 Every piece belongs to exactly one word: each word is encoded on its own, so the
 pieces of a sentence are the concatenation of its words' pieces and ``word_ids``
-maps each piece back to its word.
+maps each piece back to its word. Decoding the pieces of one word gives the word
+back, exactly. Three training settings make that hold for any input:
+
+* ``normalization_rule_name=identity``: no NFKC, no case folding, so nothing the
+  parser produced is rewritten (``ﬁ`` stays ``ﬁ``);
+* ``byte_fallback=True``: a character outside the coverage becomes UTF-8 byte
+  pieces (``<0xE2>``) instead of ``<unk>``, and decodes back to itself;
+* ``add_dummy_prefix=True``: the first piece of every word starts with ``▁``
+  (possibly ``▁`` alone), and no other piece of a word does. A piece id therefore
+  says whether it begins a word (:meth:`SubwordModel.begins_mask`), which is what
+  the transition decoder's legal-action mask needs.
+
+A word that itself contains whitespace (UD allows ``10 000`` in some treebanks)
+would break the last rule, so its spaces are encoded as U+E000 (a private-use
+character) and decoded back to a space.
+
+Training (:func:`train_spm`) is deterministic: the sample of ``sample_size``
+sentences is drawn by reservoir sampling with ``random.Random(seed)`` in input
+order, the trainer sees the sample in that order with its own shuffling and
+sampling off, and one thread; two runs give byte-identical model files (tested).
+
+Special ids of models trained here: ``pad=0, unk=1, bos=2, eos=3``. Models from
+elsewhere are accepted when they use ``add_dummy_prefix`` (checked on load); their
+special ids are read from the model.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
-from typing import Sequence
+import random
+from itertools import chain
+from typing import Iterable, Sequence
 
-from .errors import InputError
+import numpy as np
+
+from .errors import ConfigError, InputError
+
+__all__ = ["SubwordModel", "train_spm", "reservoir_sample", "load_spm", "SPACE_STANDIN"]
+
+#: stands in for a space inside a word while encoding (decoded back to " ")
+SPACE_STANDIN = "\ue000"
+_META = "\u2581"  # sentencepiece's word-boundary mark
+
+
+class SubwordModel:
+    """A sentencepiece model with word-by-word encoding.
+
+    ``proto`` is the serialized model (the bytes of a ``.model`` file)."""
+
+    def __init__(self, proto: bytes, name: str = "<memory>"):
+        import sentencepiece as spm
+
+        self.proto = bytes(proto)
+        self.name = name
+        sp = spm.SentencePieceProcessor()
+        try:
+            sp.LoadFromSerializedProto(self.proto)
+        except (OSError, RuntimeError, TypeError) as e:
+            raise InputError(name, None, f"not a sentencepiece model ({e})", "unreadable") from None
+        self.sp = sp
+        self.vocab_size = sp.get_piece_size()
+        self.pad_id, self.unk_id, self.bos_id, self.eos_id = sp.pad_id(), sp.unk_id(), sp.bos_id(), sp.eos_id()
+        probe = sp.encode(["probe"], out_type=str)[0]
+        if not probe or not probe[0].startswith(_META):
+            raise InputError(
+                name,
+                None,
+                "this sentencepiece model does not mark word starts with '\u2581' (trained without "
+                "add_dummy_prefix); train it with add_dummy_prefix=true or let `synprep shard` train one",
+                "unreadable",
+            )
+        self._pieces: list[str] | None = None
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "SubwordModel":
+        path = os.fspath(path)
+        try:
+            with open(path, "rb") as f:
+                proto = f.read()
+        except OSError as e:
+            raise InputError(path, None, f"cannot read the sentencepiece model: {e.strerror}", "unreadable") from None
+        return cls(proto, path)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model file atomically."""
+        path = os.fspath(path)
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(self.proto)
+        os.replace(tmp, path)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.proto).hexdigest()
+
+    # ----------------------------------------------------------------- vocabulary
+    @property
+    def pieces(self) -> list[str]:
+        """Piece text by id."""
+        if self._pieces is None:
+            self._pieces = [self.sp.id_to_piece(i) for i in range(self.vocab_size)]
+        return self._pieces
+
+    def begins_mask(self) -> np.ndarray:
+        """(vocab_size,) bool: the piece begins a word (starts with ``▁``)."""
+        return np.array([p.startswith(_META) for p in self.pieces], dtype=bool)
+
+    def special_mask(self) -> np.ndarray:
+        """(vocab_size,) bool: control/unknown pieces (pad, unk, bos, eos)."""
+        sp = self.sp
+        return np.array([sp.is_control(i) or sp.is_unknown(i) for i in range(self.vocab_size)], dtype=bool)
+
+    # ----------------------------------------------------------------- encoding
+    def encode_words(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(pieces int32, word_ids int16) of one sentence's words."""
+        ids, lengths = self.encode_many(words)
+        return ids, np.repeat(np.arange(len(words), dtype=np.int16), lengths)
+
+    def encode_many(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Encode a flat list of words (of any number of sentences) in one call.
+
+        Returns (pieces int32, pieces per word int64)."""
+        words = [_protect(w) for w in words]
+        enc = self.sp.encode(words)
+        lengths = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
+        if lengths.size and not lengths.all():
+            bad = words[int(np.argmin(lengths))]
+            raise ValueError(f"the word {bad!r} encodes to no pieces (empty words are not allowed)")
+        ids = np.fromiter(chain.from_iterable(enc), dtype=np.int32, count=int(lengths.sum()))
+        return ids, lengths
+
+    def encode_words_str(self, words: Sequence[str]) -> list[list[str]]:
+        """Piece strings per word."""
+        return self.sp.encode([_protect(w) for w in words], out_type=str)
+
+    def decode_word(self, ids: Sequence[int]) -> str:
+        """The word that a word's pieces spell."""
+        return self.sp.decode([int(i) for i in ids]).replace(SPACE_STANDIN, " ")
+
+    def decode_words(self, ids: Sequence[int], word_ids: Sequence[int]) -> list[str]:
+        """Words of a sentence from its pieces and word ids."""
+        out: list[list[int]] = []
+        last = -1
+        for i, w in zip(ids, word_ids):
+            if w != last:
+                out.append([])
+                last = w
+            out[-1].append(int(i))
+        return [self.decode_word(p) for p in out]
+
+
+def _protect(word: str) -> str:
+    if " " in word or "\t" in word or "\n" in word:
+        return word.replace("\t", " ").replace("\n", " ").replace(" ", SPACE_STANDIN)
+    return word
+
+
+# --------------------------------------------------------------------------- training
+
+
+def reservoir_sample(items: Iterable, k: int, seed: int) -> list:
+    """A uniform sample of ``k`` items (all when fewer), in input order,
+    deterministic for a seed (Algorithm R with ``random.Random(seed)``)."""
+    if k <= 0:
+        raise ConfigError(f"the sample size must be positive, not {k}")
+    rng = random.Random(seed)
+    res: list[tuple[int, object]] = []
+    for n, x in enumerate(items):
+        if n < k:
+            res.append((n, x))
+        else:
+            j = rng.randrange(n + 1)
+            if j < k:
+                res[j] = (n, x)
+    res.sort(key=lambda t: t[0])
+    return [x for _, x in res]
+
+
+def train_spm(
+    sentences: Iterable[Sequence[str]],
+    vocab_size: int = 8000,
+    character_coverage: float = 0.9995,
+    model_type: str = "bpe",
+    sample_size: int = 1_000_000,
+    seed: int = 1,
+    name: str = "<trained>",
+) -> SubwordModel:
+    """Train a sentencepiece model on sentences given as word lists.
+
+    ``vocab_size`` is an upper bound: on little data the model stops where no
+    more merges exist (``hard_vocab_limit=false``)."""
+    import sentencepiece as spm
+
+    if model_type not in ("bpe", "unigram"):
+        raise ConfigError(f"model_type must be bpe or unigram, not {model_type!r}")
+    if not 0.0 < character_coverage <= 1.0:
+        raise ConfigError(f"character coverage must be in (0, 1], not {character_coverage}")
+    if vocab_size < 300:
+        raise ConfigError(f"vocab size {vocab_size} is too small: byte fallback alone takes 256 + 4 ids; use >= 300")
+    sample = reservoir_sample((" ".join(_protect(w) for w in s) for s in sentences), sample_size, seed)
+    if not sample:
+        raise ConfigError("no sentences to train the subword model on (every input sentence was rejected?)")
+    out = io.BytesIO()
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sample),
+            model_writer=out,
+            model_type=model_type,
+            vocab_size=vocab_size,
+            hard_vocab_limit=False,
+            character_coverage=character_coverage,
+            normalization_rule_name="identity",
+            remove_extra_whitespaces=False,
+            add_dummy_prefix=True,
+            byte_fallback=True,
+            split_digits=False,
+            pad_id=0,
+            unk_id=1,
+            bos_id=2,
+            eos_id=3,
+            input_sentence_size=0,
+            shuffle_input_sentence=False,
+            max_sentence_length=1 << 20,
+            num_threads=1,
+            minloglevel=2,
+        )
+    except RuntimeError as e:
+        raise ConfigError(f"sentencepiece training failed: {e}") from None
+    return SubwordModel(out.getvalue(), name)
+
+
+# --------------------------------------------------------------------------- compatibility
 
 
 def load_spm(path: str | os.PathLike):
-    """A callable words -> pieces per word, from a sentencepiece model file."""
-    import sentencepiece as spm
-
+    """A callable words -> piece strings per word, from a sentencepiece model file
+    (used by ``synprep oracle --spm``)."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise InputError(path, None, "no such sentencepiece model; train one with `synprep shard` or spm_train", "unreadable")
+    import sentencepiece as spm
+
     sp = spm.SentencePieceProcessor()
     try:
         sp.Load(path)

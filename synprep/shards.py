@@ -1,0 +1,787 @@
+"""The shard contract: Arrow IPC shards of parsed sentence pairs, plus a manifest.
+
+A dataset is a directory::
+
+    manifest.json          schema version, vocabularies, counts, settings, checksums
+    shard-00000.arrow ...  Arrow IPC *stream* files, uncompressed, one record batch each
+    spm.model              the sentencepiece model (src.model + tgt.model when per side)
+    rejects.tsv            every rejected input: ordinal, side, reason, FILE:LINE, message
+
+Schema (version 1). One row a sentence pair; per side (``src_``, ``tgt_``):
+
+====================  =====================  =============================================
+column                type                   meaning
+====================  =====================  =============================================
+id                    string                 stable id: the CoNLL-U ``sent_id``, else ``FILE:LINE``
+pieces                list<int32>            sentencepiece ids, word by word
+word_ids              list<int16>            word index of each piece (0-based)
+heads                 list<int16>            per word: 0-based head, -1 for the root
+rels                  list<int16>            per word: label id (``manifest["labels"]``)
+parent_pos            list<float32>          per piece: PASCAL parent position (0-based, no BOS)
+root_path             list<list<int16>>      per word: label ids from the root down to the word
+====================  =====================  =============================================
+
+and on the transition side only (the target of a pair; ``tgt_`` of single-side data
+unless written with ``side="src"``):
+
+====================  =====================  =============================================
+transitions           list<int32>            piece ids and arc-token ids, no END
+edge_head, edge_dep   list<int16>            decoder edges between positions of transitions
+edge_label            list<int16>            label id of each edge
+edge_step             list<int16>            position of the arc token that adds the edge
+====================  =====================  =============================================
+
+Token ids (``manifest["tokens"]``): arc tokens follow the target piece vocabulary
+(size V): ``LEFT-ARC:label k = V + 2k``, ``RIGHT-ARC:label k = V + 2k + 1``; the
+decoder vocabulary has ``V + 2 * len(labels)`` ids. END is the target model's EOS
+id; neither ``pieces`` nor ``transitions`` store BOS/EOS/END (the reader appends
+them, see :mod:`synprep.data`). Features are defined in :mod:`synprep.features`.
+
+Guarantees of the writer:
+
+* atomic: a shard, the model files and the manifest are written under a temporary
+  name in the output directory and renamed into place; the manifest last, so a
+  directory with a manifest is complete;
+* deterministic: identical input and settings give byte-identical shards, models
+  and manifest (no times, no host names; the sentencepiece sample is seeded);
+* nothing is lost: ``counts.input == counts.kept + sum(counts.rejected.values())``,
+  and each reject is a line of ``rejects.tsv``;
+* every shard's SHA-256 and row count are in the manifest and in the shard's own
+  schema metadata (``synprep.rows``), so truncation is detected.
+
+Reading (:func:`open_shard`) memory-maps the file: list buffers stay in the page
+cache and are not copied. A truncated or foreign file raises
+:class:`~synprep.errors.InputError` naming the file. The shards are plain Arrow IPC
+streams: ``pyarrow.ipc.open_stream(pyarrow.memory_map(path)).read_all()`` and
+``datasets.Dataset.from_file(path)`` read them as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .errors import ConfigError, InputError
+
+SCHEMA_VERSION = 1
+FORMAT = "synprep-shards"
+MANIFEST = "manifest.json"
+REJECTS = "rejects.tsv"
+SIDES = ("src", "tgt")
+#: an Arrow IPC stream starts with a continuation marker and ends with this
+_EOS_MARKER = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+#: the longest side accepted, in pieces: keeps every position and word index in int16
+MAX_PIECES = 16000
+
+SIDE_COLUMNS = ("id", "pieces", "word_ids", "heads", "rels", "parent_pos", "root_path")
+TRANSITION_COLUMNS = ("transitions", "edge_head", "edge_dep", "edge_label", "edge_step")
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "schema",
+    "ShardConfig",
+    "ShardWriter",
+    "build_dataset",
+    "open_shard",
+    "open_dataset",
+    "iter_rows",
+    "encode_shard",
+    "read_manifest",
+    "verify",
+    "shard_paths",
+    "row_dict",
+]
+
+
+def _types():
+    import pyarrow as pa
+
+    i16 = pa.list_(pa.int16())
+    return {
+        "id": pa.string(),
+        "pieces": pa.list_(pa.int32()),
+        "word_ids": i16,
+        "heads": i16,
+        "rels": i16,
+        "parent_pos": pa.list_(pa.float32()),
+        "root_path": pa.list_(i16),
+        "transitions": pa.list_(pa.int32()),
+        "edge_head": i16,
+        "edge_dep": i16,
+        "edge_label": i16,
+        "edge_step": i16,
+    }
+
+
+def column_names(sides: Sequence[str], transition_side: str | None) -> list[str]:
+    names = []
+    for s in sides:
+        names += [f"{s}_{c}" for c in SIDE_COLUMNS]
+        if s == transition_side:
+            names += [f"{s}_{c}" for c in TRANSITION_COLUMNS]
+    return names
+
+
+def schema(sides: Sequence[str] = SIDES, transition_side: str | None = "tgt", metadata: dict | None = None):
+    """The Arrow schema of a shard with these sides."""
+    import pyarrow as pa
+
+    t = _types()
+    return pa.schema(
+        [pa.field(n, t[n.split("_", 1)[1]], nullable=False) for n in column_names(sides, transition_side)],
+        metadata=metadata,
+    )
+
+
+# =========================================================================== building
+
+
+@dataclass
+class ShardConfig:
+    """Settings of ``synprep shard`` (recorded in the manifest)."""
+
+    words: str = "surface"  # word level: surface (multiword tokens merged) | syntactic
+    labels: str = "full"  # label set: full (compound:prt) | universal (compound)
+    projectivity: str = "drop"  # transition side: drop | lift non-projective trees
+    src_projectivity: str = "keep"  # other side: keep (no transitions needed) | drop | lift
+    max_len: int = 250  # pieces per side; longer pairs are rejected as too-long
+    max_depth: int = 16  # root paths: first max_depth-1 labels + the word's own
+    vocab_size: int = 8000
+    character_coverage: float = 0.9995
+    model_type: str = "bpe"
+    joint: bool = True  # one subword model for both sides
+    sample: int = 1_000_000  # sentences per side to train the subword model on
+    seed: int = 1
+    shard_size: int = 10_000  # rows per shard
+    side: str = "tgt"  # single-side input: which side the sentences are
+
+    def check(self) -> None:
+        choices = {
+            "words": ("surface", "syntactic"),
+            "labels": ("full", "universal"),
+            "projectivity": ("drop", "lift"),
+            "src_projectivity": ("keep", "drop", "lift"),
+            "model_type": ("bpe", "unigram"),
+            "side": SIDES,
+        }
+        for k, allowed in choices.items():
+            if getattr(self, k) not in allowed:
+                raise ConfigError(f"{k} must be one of {', '.join(allowed)}, not {getattr(self, k)!r}")
+        if not 1 <= self.max_len <= MAX_PIECES:
+            raise ConfigError(f"max_len must be in 1..{MAX_PIECES} (positions are int16), not {self.max_len}")
+        if self.max_depth < 2:
+            raise ConfigError(f"max_depth must be at least 2, not {self.max_depth}")
+        if self.shard_size < 1:
+            raise ConfigError(f"shard_size must be positive, not {self.shard_size}")
+        if self.sample < 1:
+            raise ConfigError(f"sample must be positive, not {self.sample}")
+
+
+@dataclass
+class _Reject:
+    ordinal: int
+    side: str
+    reason: str
+    where: str
+    message: str
+
+
+def _items(path) -> Iterator:
+    """Sentences of a CoNLL-U file with each invalid one as its InputError, in order."""
+    from .conllu import read_conllu
+
+    pending: list[InputError] = []
+    for sent in read_conllu(path, on_invalid=pending.append):
+        while pending:
+            yield pending.pop(0)
+        yield sent
+    while pending:
+        yield pending.pop(0)
+
+
+def _pairs(inputs: dict[str, str]) -> Iterator[tuple[int, dict]]:
+    """(ordinal, {side: Sentence | InputError}) in file order; pairs by position and
+    checks that sent_ids agree where both sides have one."""
+    sides = list(inputs)
+    its = [_items(inputs[s]) for s in sides]
+    n = 0
+    end = object()
+    while True:
+        got = [next(it, end) for it in its]
+        if all(g is end for g in got):
+            return
+        n += 1
+        if any(g is end for g in got):
+            short = sides[got.index(end)]
+            raise InputError(
+                inputs[short],
+                None,
+                f"ends after {n - 1} sentences but {inputs[sides[1 - sides.index(short)]]} has more; "
+                "the two files must be parallel (one sentence each, same order)",
+                reason="misaligned",
+            )
+        if len(got) == 2:
+            a, b = got
+            ia, ib = getattr(a, "sent_id", None), getattr(b, "sent_id", None)
+            if ia is not None and ib is not None and ia != ib:
+                raise InputError(
+                    b.path,
+                    b.line,
+                    f"sent_id {ib!r} does not match {ia!r} of sentence {n} in {a.path} (line {a.line}); "
+                    "the files must be parallel (same order); remove the unpaired sentences",
+                    reason="misaligned",
+                )
+        yield n, dict(zip(sides, got))
+
+
+class _TreeStage:
+    """Sentence -> projectivized tree, or a reason to reject (no subwords yet)."""
+
+    def __init__(self, cfg: ShardConfig, transition_side: str | None, label_ids: dict[str, int] | None):
+        self.cfg = cfg
+        self.transition_side = transition_side
+        self.label_ids = label_ids
+        self.lifted_sentences = Counter()
+        self.lifted_arcs = Counter()
+
+    def __call__(self, n: int, items: dict) -> tuple[dict | None, _Reject | None]:
+        from .tree import projectivize, to_tree
+
+        trees = {}
+        for side, it in items.items():
+            if isinstance(it, InputError):
+                where = f"{it.path}:{it.line}" if it.line is not None else it.path
+                return None, _Reject(n, side, "invalid", where, f"{it.reason}: {it.message}")
+            where = f"{it.path}:{it.line}"
+            try:
+                tree = to_tree(it, self.cfg.words, self.cfg.labels)
+            except InputError as e:
+                return None, _Reject(n, side, e.reason, where, e.message)
+            policy = self.cfg.projectivity if side == self.transition_side else self.cfg.src_projectivity
+            if policy != "keep":
+                new, lifts = projectivize(tree, policy)
+                if new is None:
+                    return None, _Reject(n, side, "non-projective", where, "non-projective tree (policy drop)")
+                if lifts:
+                    self.lifted_sentences[side] += 1
+                    self.lifted_arcs[side] += lifts
+                tree = new
+            if self.label_ids is not None:
+                unknown = sorted(set(tree.labels) - self.label_ids.keys())
+                if unknown:
+                    return None, _Reject(
+                        n, side, "unknown-label", where, f"labels not in the dataset's label list: {', '.join(unknown)}"
+                    )
+            tree.sent_id = it.sent_id if it.sent_id is not None else where
+            trees[side] = tree
+        return trees, None
+
+
+class _SideArrays:
+    """Encode one side of a chunk of trees and compute its columns."""
+
+    def __init__(self, model, label_ids: dict[str, int], max_depth: int, transitions: bool):
+        self.model = model
+        self.label_ids = label_ids
+        self.max_depth = max_depth
+        self.transitions = transitions
+
+    def encode(self, trees) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(piece ids, pieces per word, pieces per sentence)."""
+        words = [w for t in trees for w in t.words]
+        ids, counts = self.model.encode_many(words)
+        nw = np.fromiter((len(t.words) for t in trees), dtype=np.int64, count=len(trees))
+        wo = np.zeros(len(trees) + 1, dtype=np.int64)
+        np.cumsum(nw, out=wo[1:])
+        per_sent = np.add.reduceat(counts, wo[:-1]) if len(trees) else np.zeros(0, dtype=np.int64)
+        return ids, counts, per_sent
+
+    def columns(self, trees, ids, counts, prefix: str) -> dict:
+        import pyarrow as pa
+
+        from .features import Flat, decoder_graph, parent_positions, root_paths
+
+        lid = self.label_ids
+        nw = np.fromiter((len(t.words) for t in trees), dtype=np.int64, count=len(trees))
+        wo = np.zeros(len(trees) + 1, dtype=np.int64)
+        np.cumsum(nw, out=wo[1:])
+        labels = [lab for t in trees for lab in t.labels]
+        heads = np.fromiter((h for t in trees for h in t.heads), dtype=np.int64, count=int(wo[-1]))
+        rels = np.fromiter(map(lid.__getitem__, labels), dtype=np.int64, count=len(labels))
+        f = Flat(wo, heads, rels, labels, counts, ids)
+        po = f.piece_offsets()
+        word_local = np.arange(len(heads)) - np.repeat(wo[:-1], nw)
+
+        def lst(offsets, values, typ):
+            return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32), pa.int32()), pa.array(values, typ))
+
+        out = {
+            f"{prefix}_id": pa.array([t.sent_id for t in trees], pa.string()),
+            f"{prefix}_pieces": lst(po, ids.astype(np.int32), pa.int32()),
+            f"{prefix}_word_ids": lst(po, np.repeat(word_local, counts).astype(np.int16), pa.int16()),
+            f"{prefix}_heads": lst(wo, heads.astype(np.int16), pa.int16()),
+            f"{prefix}_rels": lst(wo, rels.astype(np.int16), pa.int16()),
+            f"{prefix}_parent_pos": lst(po, parent_positions(f), pa.float32()),
+        }
+        rp_values, rp_offsets = root_paths(f, self.max_depth)
+        inner = lst(rp_offsets, rp_values, pa.int16())
+        out[f"{prefix}_root_path"] = pa.ListArray.from_arrays(pa.array(wo.astype(np.int32), pa.int32()), inner)
+        if self.transitions:
+            g = decoder_graph(f, self.model.vocab_size)
+            out[f"{prefix}_transitions"] = lst(g.trans_offsets, g.transitions.astype(np.int32), pa.int32())
+            for name, arr in (("edge_head", g.edge_head), ("edge_dep", g.edge_dep), ("edge_label", g.edge_label), ("edge_step", g.edge_step)):
+                out[f"{prefix}_{name}"] = lst(g.edge_offsets, arr.astype(np.int16), pa.int16())
+        return out
+
+
+class ShardWriter:
+    """Collects record batches and writes shards of exactly ``shard_size`` rows
+    (the last one smaller), each atomically, with its checksum."""
+
+    def __init__(self, out_dir: str | os.PathLike, schema_, shard_size: int):
+        self.out_dir = Path(out_dir)
+        self.schema = schema_
+        self.shard_size = shard_size
+        self.pending: list = []
+        self.pending_rows = 0
+        self.shards: list[dict] = []
+
+    def add(self, batch) -> None:
+        if batch.num_rows == 0:
+            return
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
+        while self.pending_rows >= self.shard_size:
+            self._flush(self.shard_size)
+
+    def close(self) -> list[dict]:
+        if self.pending_rows:
+            self._flush(self.pending_rows)
+        return self.shards
+
+    def _flush(self, rows: int) -> None:
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(self.pending, schema=self.schema)
+        head, rest = table.slice(0, rows), table.slice(rows)
+        self.pending = rest.to_batches() if rest.num_rows else []
+        self.pending_rows = rest.num_rows
+        name = f"shard-{len(self.shards):05d}.arrow"
+        data = encode_shard(head, name)
+        _atomic_write(self.out_dir / name, data)
+        self.shards.append({"file": name, "rows": rows, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+
+
+def encode_shard(table, name: str) -> bytes:
+    """The bytes of one shard: an Arrow IPC stream with one record batch."""
+    import pyarrow as pa
+
+    meta = dict(table.schema.metadata or {})
+    meta.update({b"synprep.schema_version": str(SCHEMA_VERSION).encode(), b"synprep.rows": str(table.num_rows).encode()})
+    table = table.combine_chunks().replace_schema_metadata(meta)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression=None)) as w:
+        for b in table.to_batches(max_chunksize=None):
+            w.write_batch(b)
+    return sink.getvalue().to_pybytes()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _side_of_inputs(src: str | None, tgt: str | None, cfg: ShardConfig) -> tuple[dict[str, str], str | None]:
+    if src is not None and tgt is not None:
+        return {"src": src, "tgt": tgt}, "tgt"
+    one = src if src is not None else tgt
+    if one is None:
+        raise ConfigError("give a CoNLL-U file (single side) or two (source and target)")
+    return {cfg.side: one}, cfg.side
+
+
+def build_dataset(
+    out_dir: str | os.PathLike,
+    src: str | None = None,
+    tgt: str | None = None,
+    cfg: ShardConfig | None = None,
+    spm: dict[str, str] | None = None,
+    vocab_from: str | os.PathLike | None = None,
+    chunk: int = 2048,
+    log=None,
+) -> dict:
+    """Parse -> trees -> subwords -> features -> shards + manifest; returns the manifest.
+
+    ``spm``: existing sentencepiece model files, ``{"joint": path}`` or
+    ``{"src": path, "tgt": path}``; ``vocab_from``: a dataset directory (or its
+    manifest) whose subword models and label list are reused (for dev/test sets).
+    Otherwise a first pass over the input collects the labels (sorted) and a seeded
+    sample of sentences, and the subword model(s) are trained on it."""
+    import pyarrow as pa
+
+    from .subwords import SubwordModel, train_spm
+
+    cfg = cfg or ShardConfig()
+    cfg.check()
+    inputs, tside = _side_of_inputs(src, tgt, cfg)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    say = log or (lambda msg: None)
+
+    # ---- vocabularies
+    labels: list[str] | None = None
+    models: dict[str, SubwordModel] = {}
+    joint = cfg.joint
+    if vocab_from is not None:
+        m = read_manifest(vocab_from)
+        base = _manifest_dir(vocab_from)
+        labels = list(m["labels"])
+        pm = m["pieces"]
+        joint = bool(pm["joint"])
+        for s in inputs:
+            if s not in pm["models"]:
+                raise ConfigError(f"{base / MANIFEST} has no subword model for the {s} side")
+            models[s] = SubwordModel.load(base / pm["models"][s]["file"])
+    elif spm:
+        if "joint" in spm:
+            joint = True
+            mdl = SubwordModel.load(spm["joint"])
+            models = {s: mdl for s in inputs}
+        else:
+            joint = False
+            for s in inputs:
+                if s not in spm:
+                    raise ConfigError(f"no sentencepiece model given for the {s} side (--{s}-spm)")
+                models[s] = SubwordModel.load(spm[s])
+    need_labels = labels is None
+    need_models = not models
+    if need_labels or need_models:
+        say("pass 1: labels and subword training sample")
+        stage = _TreeStage(cfg, tside, None)
+        seen: set[str] = set()
+        samples: dict[str, list] = {s: [] for s in inputs}
+        from .subwords import reservoir_sample
+
+        def sentences(side):
+            for n, items in _pairs(inputs):
+                trees, rej = stage(n, items)
+                if trees is None:
+                    continue
+                for t in trees.values():
+                    seen.update(t.labels)
+                yield trees[side].words
+
+        # one pass per side would read the files twice; a single pass feeds both samples
+        sides = list(inputs)
+        if len(sides) == 1:
+            samples[sides[0]] = reservoir_sample(sentences(sides[0]), cfg.sample, cfg.seed)
+        else:
+            both = reservoir_sample(_both(inputs, stage, seen), cfg.sample, cfg.seed)
+            samples = {"src": [b[0] for b in both], "tgt": [b[1] for b in both]}
+        if need_labels:
+            labels = sorted(seen | {"root"})
+        if need_models:
+            if joint:
+                mdl = train_spm(
+                    [w for s in sides for w in samples[s]],
+                    cfg.vocab_size,
+                    cfg.character_coverage,
+                    cfg.model_type,
+                    sample_size=len(sides) * cfg.sample,
+                    seed=cfg.seed,
+                    name="spm.model",
+                )
+                models = {s: mdl for s in sides}
+            else:
+                for s in sides:
+                    models[s] = train_spm(
+                        samples[s], cfg.vocab_size, cfg.character_coverage, cfg.model_type, cfg.sample, cfg.seed, f"{s}.model"
+                    )
+    assert labels is not None
+    if len(labels) > 16000:
+        raise ConfigError(f"{len(labels)} labels: more than int16 arc-token layout allows")
+    label_ids = {lab: i for i, lab in enumerate(labels)}
+
+    # ---- pass 2: shards
+    say("pass 2: shards")
+    stage = _TreeStage(cfg, tside, label_ids)
+    sides = list(inputs)
+    sch = schema(sides, tside)
+    writer = ShardWriter(out, sch, cfg.shard_size)
+    arrays = {s: _SideArrays(models[s], label_ids, cfg.max_depth, s == tside) for s in sides}
+    rejects: list[_Reject] = []
+    kept = 0
+    total = 0
+    buf: list[tuple[int, dict]] = []
+
+    def process(buf):
+        nonlocal kept
+        if not buf:
+            return
+        enc = {s: arrays[s].encode([b[1][s] for b in buf]) for s in sides}
+        too_long = np.zeros(len(buf), dtype=bool)
+        for s in sides:
+            too_long |= enc[s][2] > cfg.max_len
+        for i in np.flatnonzero(too_long):
+            n, trees = buf[i]
+            s = next(s for s in sides if enc[s][2][i] > cfg.max_len)
+            rejects.append(_Reject(n, s, "too-long", trees[s].sent_id or "", f"{int(enc[s][2][i])} pieces > max_len {cfg.max_len}"))
+        keep = ~too_long
+        cols = {}
+        for s in sides:
+            ids, counts, per_sent = enc[s]
+            trees = [b[1][s] for b, k in zip(buf, keep) if k]
+            wkeep = np.repeat(keep, [len(b[1][s].words) for b in buf])
+            pkeep = np.repeat(wkeep, counts)
+            cols.update(arrays[s].columns(trees, ids[pkeep], counts[wkeep], s))
+        batch = pa.RecordBatch.from_arrays([cols[n] for n in sch.names], schema=sch)
+        writer.add(batch)
+        kept += int(keep.sum())
+
+    for n, items in _pairs(inputs):
+        total += 1
+        trees, rej = stage(n, items)
+        if rej is not None:
+            rejects.append(rej)
+            continue
+        buf.append((n, trees))
+        if len(buf) >= chunk:
+            process(buf)
+            buf = []
+    process(buf)
+    shards = writer.close()
+    rejects.sort(key=lambda r: r.ordinal)
+
+    # ---- models, rejects, manifest
+    model_entries = {}
+    if joint:
+        name = "spm.model"
+        models[sides[0]].save(out / name)
+        for s in sides:
+            model_entries[s] = _model_entry(name, models[s])
+    else:
+        for s in sides:
+            name = f"{s}.model"
+            models[s].save(out / name)
+            model_entries[s] = _model_entry(name, models[s])
+    _atomic_write(
+        out / REJECTS,
+        "".join(f"{r.ordinal}\t{r.side}\t{r.reason}\t{r.where}\t{_tsv(r.message)}\n" for r in rejects).encode("utf-8"),
+    )
+    reasons = Counter(r.reason for r in rejects)
+    by_side = {s: dict(sorted(Counter(r.reason for r in rejects if r.side == s).items())) for s in sides}
+    tmodel = models[tside] if tside else None
+    manifest = {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "sides": sides,
+        "transition_side": tside,
+        "columns": {f.name: str(f.type) for f in sch},
+        "labels": labels,
+        "pieces": {"joint": joint, "models": model_entries},
+        "tokens": _token_layout(tmodel, len(labels)),
+        "features": {
+            "parent_pos": "per piece: mean 0-based position of the parent word's pieces within the side's pieces "
+            "(no BOS counted); the root points at its own mean",
+            "root_path": f"per word: label ids root..word; longer than {cfg.max_depth}: the first "
+            f"{cfg.max_depth - 1} and the word's own label",
+            "edges": "for the arc token x at position p: H->D, x->D, H->x (H head word, D dependent word, "
+            "every piece of a word), edge_step = p; positions index transitions",
+        },
+        "counts": {
+            "input": total,
+            "kept": kept,
+            "rejected": dict(sorted(reasons.items())),
+            "rejected_by_side": by_side,
+            "lifted_sentences": dict(stage.lifted_sentences),
+            "lifted_arcs": dict(stage.lifted_arcs),
+        },
+        "inputs": inputs,
+        "settings": asdict(cfg) | {"joint": joint, "vocab_from": None if vocab_from is None else os.fspath(vocab_from)},
+        "shards": shards,
+        "rejects_file": REJECTS,
+    }
+    assert total == kept + sum(reasons.values())
+    # shards left over from an earlier, larger run in the same directory
+    written = {s["file"] for s in shards}
+    for p in out.glob("shard-*.arrow"):
+        if p.name not in written:
+            p.unlink()
+    _atomic_write(out / MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    return manifest
+
+
+def _both(inputs, stage, seen):
+    for n, items in _pairs(inputs):
+        trees, rej = stage(n, items)
+        if trees is None:
+            continue
+        for t in trees.values():
+            seen.update(t.labels)
+        yield trees["src"].words, trees["tgt"].words
+
+
+def _tsv(s: str) -> str:
+    return s.replace("\t", " ").replace("\n", " ")
+
+
+def _model_entry(name: str, m) -> dict:
+    return {
+        "file": name,
+        "sha256": m.sha256,
+        "vocab_size": m.vocab_size,
+        "pad_id": m.pad_id,
+        "unk_id": m.unk_id,
+        "bos_id": m.bos_id,
+        "eos_id": m.eos_id,
+    }
+
+
+def _token_layout(model, n_labels: int) -> dict:
+    if model is None:
+        return {}
+    V = model.vocab_size
+    return {
+        "target_vocab_size": V,
+        "arc_base": V,
+        "left_arc": "arc_base + 2 * label_id",
+        "right_arc": "arc_base + 2 * label_id + 1",
+        "decoder_vocab_size": V + 2 * n_labels,
+        "pad_id": model.pad_id,
+        "bos_id": model.bos_id,
+        "eos_id": model.eos_id,
+        "end_id": model.eos_id,
+        "unk_id": model.unk_id,
+        "end": "END is eos_id; it is not stored in transitions (append it when reading)",
+        "bos": "not stored; a decoder input is [bos_id] + sequence[:-1]",
+    }
+
+
+# =========================================================================== reading
+
+
+def _manifest_dir(path: str | os.PathLike) -> Path:
+    p = Path(path)
+    return p.parent if p.name == MANIFEST or p.is_file() else p
+
+
+def read_manifest(path: str | os.PathLike) -> dict:
+    """The manifest of a dataset directory (or the manifest file itself)."""
+    p = Path(path)
+    mpath = p if p.is_file() else p / MANIFEST
+    try:
+        text = mpath.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(str(mpath), None, "no manifest: not a synprep dataset directory (write one with `synprep shard`)", "unreadable") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(str(mpath), None, f"cannot read the manifest ({e})", "unreadable") from None
+    try:
+        m = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(str(mpath), e.lineno, f"the manifest is not valid JSON ({e.msg})", "invalid") from None
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        raise InputError(str(mpath), None, f"not a synprep shard manifest (no \"format\": \"{FORMAT}\")", "invalid")
+    v = m.get("schema_version")
+    if v != SCHEMA_VERSION:
+        raise InputError(
+            str(mpath), None, f"schema version {v}, but this synprep reads version {SCHEMA_VERSION}; rewrite the shards", "invalid"
+        )
+    return m
+
+
+def shard_paths(path: str | os.PathLike) -> list[Path]:
+    """The shard files of a dataset directory, in manifest order."""
+    base = _manifest_dir(path)
+    return [base / s["file"] for s in read_manifest(path)["shards"]]
+
+
+def open_shard(path: str | os.PathLike, expected_rows: int | None = None):
+    """A memory-mapped ``pyarrow.Table`` of one shard (zero-copy).
+
+    Raises InputError naming the file when it is missing, foreign or truncated."""
+    import pyarrow as pa
+
+    path = os.fspath(path)
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(8)
+            f.seek(max(0, size - 8))
+            tail = f.read(8)
+    except FileNotFoundError:
+        raise InputError(path, None, "no such shard file", "unreadable") from None
+    except OSError as e:
+        raise InputError(path, None, f"cannot read the shard ({e.strerror})", "unreadable") from None
+    if head.startswith(b"ARROW1"):
+        raise InputError(path, None, "an Arrow IPC *file*; synprep shards are Arrow IPC streams (write them with `synprep shard`)", "invalid")
+    if not head.startswith(b"\xff\xff\xff\xff"):
+        raise InputError(path, None, "not a synprep shard (not an Arrow IPC stream)", "invalid")
+    if tail != _EOS_MARKER:
+        raise InputError(path, None, "truncated: the Arrow stream has no end marker; write the shard again", "truncated")
+    try:
+        table = pa.ipc.open_stream(pa.memory_map(path, "r")).read_all()
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+        raise InputError(path, None, f"corrupt or truncated Arrow stream ({e})", "truncated") from None
+    meta = table.schema.metadata or {}
+    version = meta.get(b"synprep.schema_version")
+    if version is None:
+        raise InputError(path, None, "an Arrow stream but not a synprep shard (no synprep schema metadata)", "invalid")
+    if int(version) != SCHEMA_VERSION:
+        raise InputError(path, None, f"schema version {int(version)}; this synprep reads {SCHEMA_VERSION}", "invalid")
+    rows = int(meta.get(b"synprep.rows", b"-1"))
+    if rows != table.num_rows or (expected_rows is not None and rows != expected_rows):
+        raise InputError(
+            path, None, f"truncated: {table.num_rows} rows, expected {expected_rows if expected_rows is not None else rows}", "truncated"
+        )
+    return table
+
+
+def open_dataset(path: str | os.PathLike, verify_checksums: bool = False) -> tuple[dict, list]:
+    """(manifest, memory-mapped tables of every shard)."""
+    m = read_manifest(path)
+    base = _manifest_dir(path)
+    if verify_checksums:
+        verify(path)
+    return m, [open_shard(base / s["file"], s["rows"]) for s in m["shards"]]
+
+
+def verify(path: str | os.PathLike) -> None:
+    """Check every shard's size and SHA-256 against the manifest (InputError naming
+    the first file that differs)."""
+    m = read_manifest(path)
+    base = _manifest_dir(path)
+    for s in m["shards"]:
+        p = base / s["file"]
+        h = hashlib.sha256()
+        try:
+            with open(p, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+        except FileNotFoundError:
+            raise InputError(str(p), None, "listed in the manifest but missing", "unreadable") from None
+        if h.hexdigest() != s["sha256"]:
+            raise InputError(str(p), None, "checksum differs from the manifest: the shard was changed or truncated", "truncated")
+
+
+def row_dict(table, i: int) -> dict:
+    """Row ``i`` of a shard as Python lists (for inspection and exporters)."""
+    return {name: table.column(name)[i].as_py() for name in table.column_names}
+
+
+def iter_rows(path: str | os.PathLike) -> Iterable[dict]:
+    """Every row of a dataset as Python values (slow path: exporters, inspect)."""
+    _, tables = open_dataset(path)
+    for t in tables:
+        for b in t.to_batches():
+            yield from b.to_pylist()
