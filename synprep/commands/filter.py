@@ -1,0 +1,134 @@
+"""``synprep filter``: filter a line-aligned text corpus, keeping scores and reasons.
+
+    synprep filter SRC TGT [--config filters.yaml] [-o OUTDIR]
+    synprep filter --recut OUTDIR [--config filters.yaml] [-o NEWDIR]
+    synprep filter --print-default-config [--src-lang en --tgt-lang de]
+
+Output directory: the kept SRC and TGT lines (file names of the inputs without .gz),
+``ids.txt`` (kept pair ids), ``scores.parquet`` and ``rejects.parquet`` (or ``.arrow``
+with ``--format arrow``) and ``filter.json`` (counts and the configuration used).
+A summary table (per filter: scored, rejected, %) is printed to stderr at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import ConfigError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("src", nargs="?", help="source-side text file, one sentence a line (.gz allowed)")
+    p.add_argument("tgt", nargs="?", help="target-side text file, line-aligned with SRC (.gz allowed)")
+    p.add_argument(
+        "-c",
+        "--config",
+        help="YAML list of filters ({name: ..., params...}); default: the built-in list "
+        "(see --print-default-config and docs/filters.md)",
+    )
+    p.add_argument("-o", "--out", help="output directory (default: filtered/ in the current directory)")
+    p.add_argument("--src-lang", help="source language code for langid in the default config (default: from SRC's suffix, e.g. train.en)")
+    p.add_argument("--tgt-lang", help="target language code for langid in the default config (default: from TGT's suffix)")
+    p.add_argument("--no-align", action="store_true", help="leave the alignment filter out of the default config")
+    p.add_argument("--corpus", help="corpus name used in pair ids <corpus>:<line> (default: SRC's name without suffixes)")
+    p.add_argument("--format", choices=("parquet", "arrow"), default="parquet", help="table format (default: parquet)")
+    p.add_argument(
+        "--recut",
+        metavar="OUTDIR",
+        help="re-apply (new) thresholds to the stored scores in OUTDIR without rescoring; "
+        "with --config only cut parameters may change",
+    )
+    p.add_argument("--print-default-config", action="store_true", help="print the default filter config as YAML and exit")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _lang_from_name(path: str | None) -> str | None:
+    if not path:
+        return None
+    name = Path(path).name
+    if name.endswith(".gz"):
+        name = name[:-3]
+    _, dot, ext = name.rpartition(".")
+    if not dot or not (2 <= len(ext) <= 3) or not ext.isalpha():
+        return None
+    from ..filters.langid import known_languages
+
+    return ext.lower() if ext.lower() in known_languages() else None
+
+
+def _filters(args):
+    from ..filters import build_filters, default_config, load_config
+
+    if args.config:
+        return load_config(args.config)
+    src_lang = args.src_lang or _lang_from_name(args.src)
+    tgt_lang = args.tgt_lang or _lang_from_name(args.tgt)
+    if not (src_lang and tgt_lang):
+        print(
+            "synprep filter: note: language ID is off: give --src-lang and --tgt-lang "
+            "(or name the files like train.en / train.de)",
+            file=sys.stderr,
+        )
+    return build_filters(default_config(src_lang, tgt_lang, align=not args.no_align))
+
+
+def summary_table(counts: dict[str, dict[str, int]], n_input: int, n_kept: int) -> str:
+    rows = [("filter", "scored", "rejected", "%")]
+    for label, c in counts.items():
+        pct = 100.0 * c["rejected"] / c["scored"] if c["scored"] else 0.0
+        extra = f" (+{c['unscored']} unscored)" if c.get("unscored") else ""
+        rows.append((label, str(c["scored"]), f"{c['rejected']}{extra}", f"{pct:.2f}"))
+    rows.append(("kept", str(n_input), str(n_kept), f"{100.0 * n_kept / n_input if n_input else 0.0:.2f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = []
+    for k, r in enumerate(rows):
+        lines.append("  ".join([r[0].ljust(widths[0])] + [r[i].rjust(widths[i]) for i in range(1, 4)]))
+        if k == 0 or k == len(rows) - 2:
+            lines.append("-" * (sum(widths) + 6))
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from ..filters import default_config
+    from ..filters.defaults import to_yaml
+
+    if args.print_default_config:
+        src_lang = args.src_lang or _lang_from_name(args.src) or "en"
+        tgt_lang = args.tgt_lang or _lang_from_name(args.tgt) or "de"
+        sys.stdout.write(to_yaml(default_config(src_lang, tgt_lang, align=not args.no_align)))
+        return 0
+
+    if args.recut:
+        from ..filters import load_config, recut_dir
+
+        if args.src or args.tgt:
+            raise ConfigError("--recut reads the texts from OUTDIR; do not give SRC and TGT with it")
+        filters = load_config(args.config) if args.config else None
+        res, info = recut_dir(args.recut, filters, args.out)
+        print(summary_table(res.counts, info["input"], info["kept"]), file=sys.stderr)
+        print(f"re-cut written to {args.out or args.recut}", file=sys.stderr)
+        return 0
+
+    if not args.src or not args.tgt:
+        raise ConfigError("give SRC and TGT text files (or --recut OUTDIR, or --print-default-config)")
+    from ..filters import read_pairs, run_filters, write_outputs
+    from ..filters.pipeline import output_names
+
+    filters = _filters(args)  # config errors before reading a large corpus
+    pairs = read_pairs(args.src, args.tgt, args.corpus)
+    result = run_filters(pairs, filters, progress=not args.no_progress)
+    out = Path(args.out or "filtered")
+    src_name, tgt_name = output_names(args.src, args.tgt)
+    write_outputs(
+        out,
+        result,
+        src_name,
+        tgt_name,
+        args.format,
+        extra={"inputs": {"src": str(args.src), "tgt": str(args.tgt)}},
+    )
+    print(summary_table(result.counts, result.n_input, len(result.kept)), file=sys.stderr)
+    print(f"kept {len(result.kept)} of {result.n_input} pairs; written to {out}/", file=sys.stderr)
+    return 0

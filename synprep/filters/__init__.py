@@ -1,0 +1,46 @@
+"""Corpus filters: one registry of filter classes, a pipeline, tables and re-cuts.
+
+All implementations are imported here, in one place, so that
+``registry.get("filter", name)`` finds every filter:
+
+* :mod:`.simple` -- empty, identical, length, ratio, script, duplicates
+* :mod:`.langid` -- langid (py3langid, batched)
+* :mod:`.align` -- align (eflomal sentence scores)
+
+See :mod:`.base` for the filter protocol and :mod:`.pipeline` for the invariants of a
+filtering run. docs/filters.md documents every filter and the YAML format.
+"""
+
+from __future__ import annotations
+
+from . import align, langid, simple  # noqa: F401  (registers the filters)
+from .base import Filter, Pair, build_filter, build_filters, filter_names, load_config
+from .defaults import default_config
+from .pipeline import (
+    FilterResult,
+    Reject,
+    RecutResult,
+    read_pairs,
+    recut,
+    recut_dir,
+    run_filters,
+    write_outputs,
+)
+
+__all__ = [
+    "Filter",
+    "FilterResult",
+    "Pair",
+    "Reject",
+    "RecutResult",
+    "build_filter",
+    "build_filters",
+    "default_config",
+    "filter_names",
+    "load_config",
+    "read_pairs",
+    "recut",
+    "recut_dir",
+    "run_filters",
+    "write_outputs",
+]

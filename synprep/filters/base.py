@@ -1,0 +1,247 @@
+"""The filter protocol, parameter checking and the YAML filter configuration.
+
+A *pair* is ``Pair(id, src, tgt)``: a stable string id (corpus name + line number)
+and the two texts exactly as read (only the line terminator removed).
+
+A filter is a class registered with ``@register_filter("name")``. It is built from a
+mapping of parameters (``build_filter({"name": "length", "max_words": 80})``) and has
+
+* ``columns`` -- the names of its score components, e.g. ``("src_prob", "tgt_prob")``;
+* ``score(pairs)`` -- a generator yielding one tuple of floats per pair, in order;
+* ``fit_cut(scores)`` -- called once with all scores before any ``accept``; only cuts
+  that depend on the score distribution (top fraction, robust z) use it;
+* ``failing(score)`` -- the index of the first component that fails its cut, or None;
+* ``accept(score)`` -- ``failing(score) is None``.
+
+Invariant: ``score`` depends only on the *score parameters* and the pairs; ``accept``
+depends only on the score and the *cut parameters* (``CUT_PARAMS``). That is what lets
+:func:`synprep.filters.pipeline.recut` change thresholds on stored scores without
+rescoring.
+
+Parameters are declared in ``PARAMS`` as ``name -> default``; the default's type is the
+expected type (a ``None`` default takes any of ``TYPES[name]``). Unknown parameters and
+wrong types are :class:`ConfigError`s that name the filter, the key and the known keys.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, ClassVar, Iterable, Iterator, NamedTuple, Sequence
+
+from ..errors import ConfigError
+from ..registry import get as _registry_get
+from ..registry import names as _registry_names
+
+
+class Pair(NamedTuple):
+    """One sentence pair: a stable id and the two texts as read."""
+
+    id: str
+    src: str
+    tgt: str
+
+
+Score = tuple  # a tuple of floats, one per entry of Filter.columns
+
+#: keys every filter entry accepts besides its own parameters
+COMMON_KEYS = ("name", "label")
+
+
+class Filter:
+    """Base class of all filters (see the module docstring for the protocol)."""
+
+    #: registry name, set by the subclass
+    name: ClassVar[str] = ""
+    #: parameter -> default value
+    PARAMS: ClassVar[dict[str, Any]] = {}
+    #: parameter -> accepted types, for parameters whose default is None or ambiguous
+    TYPES: ClassVar[dict[str, tuple[type, ...]]] = {}
+    #: parameters that only change accept(), never score()
+    CUT_PARAMS: ClassVar[frozenset[str]] = frozenset()
+    #: names of the score components
+    columns: tuple[str, ...] = ()
+
+    def __init__(self, label: str | None = None, **params: Any) -> None:
+        self.label = label or self.name
+        self.params = check_params(self, params)
+        for key, value in self.params.items():
+            setattr(self, key, value)
+        self.validate()
+
+    # -- to override -------------------------------------------------------------
+    def validate(self) -> None:
+        """Check values (ranges, files); raise ConfigError naming the filter and key."""
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:  # pragma: no cover
+        raise NotImplementedError
+
+    def fit_cut(self, scores: Sequence[Score]) -> None:
+        """See every score before accept(); for distribution-dependent cuts."""
+
+    def failing(self, score: Score) -> int | None:  # pragma: no cover
+        raise NotImplementedError
+
+    # -- shared ------------------------------------------------------------------
+    def accept(self, score: Score) -> bool:
+        return self.failing(score) is None
+
+    def score_params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.params.items() if k not in self.CUT_PARAMS}
+
+    def spec(self) -> dict[str, Any]:
+        """The full configuration, as it would be written in YAML."""
+        out: dict[str, Any] = {"name": self.name}
+        if self.label != self.name:
+            out["label"] = self.label
+        out.update(self.params)
+        return out
+
+    def error(self, key: str, message: str) -> ConfigError:
+        return ConfigError(f"filter {self.label!r}: parameter {key!r}: {message}")
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+
+def _type_ok(value: Any, types: tuple[type, ...]) -> bool:
+    if isinstance(value, bool) and bool not in types:
+        return False
+    return isinstance(value, types)
+
+
+def _types_for(cls: type[Filter], key: str, default: Any) -> tuple[type, ...]:
+    if key in cls.TYPES:
+        return cls.TYPES[key]
+    if isinstance(default, bool):
+        return (bool,)
+    if isinstance(default, float):
+        return (float, int)
+    if isinstance(default, int):
+        return (int,)
+    if isinstance(default, str):
+        return (str,)
+    if isinstance(default, (list, tuple)):
+        return (list,)
+    return (object,)
+
+
+def check_params(f: Filter, params: dict[str, Any]) -> dict[str, Any]:
+    """Defaults merged with ``params``; ConfigError on unknown keys and wrong types."""
+    cls = type(f)
+    known = sorted(cls.PARAMS)
+    out = dict(cls.PARAMS)
+    for key, value in params.items():
+        if key not in cls.PARAMS:
+            raise ConfigError(
+                f"filter {f.label!r}: unknown parameter {key!r}; "
+                f"known: {', '.join([*known, 'label']) if known else 'label (no parameters)'}"
+            )
+        types = _types_for(cls, key, cls.PARAMS[key])
+        if not (value is None and (cls.PARAMS[key] is None or type(None) in types)) and not _type_ok(value, types):
+            want = " or ".join("number" if t is float else t.__name__ for t in types if t is not type(None))
+            raise ConfigError(
+                f"filter {f.label!r}: parameter {key!r} is {value!r} ({type(value).__name__}); expected {want}"
+            )
+        if isinstance(value, int) and not isinstance(value, bool) and float in types:
+            value = float(value)
+        out[key] = value
+    return out
+
+
+def require_range(f: Filter, key: str, lo: float | None = None, hi: float | None = None, *, open_lo=False) -> None:
+    """ConfigError unless parameter ``key`` (when not None) lies in [lo, hi]."""
+    v = getattr(f, key)
+    if v is None:
+        return
+    if isinstance(v, float) and math.isnan(v):
+        raise f.error(key, "is NaN; expected a number")
+    if lo is not None and (v < lo or (open_lo and v == lo)):
+        raise f.error(key, f"is {v}; expected {'>' if open_lo else '>='} {lo}")
+    if hi is not None and v > hi:
+        raise f.error(key, f"is {v}; expected <= {hi}")
+
+
+def require_file(f: Filter, key: str) -> None:
+    v = getattr(f, key)
+    if v is not None and not Path(v).is_file():
+        raise f.error(key, f"file {v} does not exist; give the path of an existing file")
+
+
+def filter_names() -> list[str]:
+    return _registry_names("filter")
+
+
+def build_filter(spec: dict[str, Any]) -> Filter:
+    """A configured filter from ``{"name": ..., "label": ..., **params}``."""
+    if not isinstance(spec, dict):
+        raise ConfigError(f"a filter entry must be a mapping with a 'name' key; got {spec!r}")
+    if "name" not in spec:
+        raise ConfigError(f"filter entry {spec!r} has no 'name'; known filters: {', '.join(filter_names())}")
+    name = spec["name"]
+    if not isinstance(name, str):
+        raise ConfigError(f"filter name {name!r} is not a string; known filters: {', '.join(filter_names())}")
+    cls = _registry_get("filter", name)
+    params = {k: v for k, v in spec.items() if k not in COMMON_KEYS}
+    label = spec.get("label")
+    if label is not None and (not isinstance(label, str) or not label or "." in label):
+        raise ConfigError(f"filter {name!r}: label {label!r} must be a non-empty string without '.'")
+    return cls(label=label, **params)
+
+
+def build_filters(specs: Sequence[dict[str, Any]], lines: Sequence[int | None] | None = None, path: str | None = None) -> list[Filter]:
+    """Filters for a list of specs; errors are prefixed with ``path:line`` when known."""
+    out: list[Filter] = []
+    seen: dict[str, int] = {}
+    for i, spec in enumerate(specs):
+        line = lines[i] if lines is not None and i < len(lines) else None
+        where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
+        try:
+            f = build_filter(spec)
+        except ConfigError as e:
+            raise ConfigError(f"{where}{e}") from None
+        if f.label in seen:
+            raise ConfigError(
+                f"{where}filter {f.label!r} is configured twice (entries {seen[f.label] + 1} and {i + 1}); "
+                f"give one of them a different 'label:'"
+            )
+        seen[f.label] = i
+        out.append(f)
+    return out
+
+
+def load_config(path: str | Path) -> list[Filter]:
+    """Filters from a YAML file holding a list of ``{name: ..., params...}`` mappings.
+
+    A top-level mapping with a single ``filters:`` key holding that list is accepted too.
+    Errors name the file and the line of the offending entry.
+    """
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: filter config file does not exist; give a YAML file (see docs/filters.md)")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: not UTF-8 text; expected a YAML file") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{p}{line}: invalid YAML: {e.problem or e}; fix the syntax") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{p}: invalid YAML: {e}") from None
+    if isinstance(data, dict) and set(data) == {"filters"}:
+        data = data["filters"]
+        node = next(v for k, v in node.value if k.value == "filters")
+    if not isinstance(data, list) or not data:
+        raise ConfigError(
+            f"{p}: expected a non-empty YAML list of filters, e.g.\n"
+            f"- name: empty\n- name: length\n  max_words: 100\n(see docs/filters.md)"
+        )
+    lines = [item.start_mark.line + 1 for item in node.value]
+    return build_filters(data, lines, str(p))

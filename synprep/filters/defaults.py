@@ -1,0 +1,34 @@
+"""The default filter list used by ``synprep filter`` when no ``--config`` is given.
+
+Cheap filters first, so that the expensive ones (language ID, alignment) only see
+pairs that survived: empty side, identical sides, duplicates, length, length ratio,
+non-printing junk, language ID (only when both languages are known), word alignment.
+Values follow the seeds' pipelines where they agree (see docs/filters.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def default_config(src_lang: str | None = None, tgt_lang: str | None = None, align: bool = True) -> list[dict[str, Any]]:
+    """The default filter specs; ``langid`` is included only when both languages are given."""
+    specs: list[dict[str, Any]] = [
+        {"name": "empty"},
+        {"name": "identical"},
+        {"name": "duplicates"},
+        {"name": "length", "min_words": 1, "max_words": 100},
+        {"name": "ratio", "max_ratio": 2.0, "min_length": 3},
+        {"name": "script", "max_junk_ratio": 0.0},
+    ]
+    if src_lang and tgt_lang:
+        specs.append({"name": "langid", "src_lang": src_lang, "tgt_lang": tgt_lang, "min_prob": 0.5})
+    if align:
+        specs.append({"name": "align", "max_z": 2.0})
+    return specs
+
+
+def to_yaml(specs: list[dict[str, Any]]) -> str:
+    import yaml
+
+    return yaml.safe_dump(specs, sort_keys=False, default_flow_style=False)

@@ -1,0 +1,485 @@
+"""Run configured filters over pairs, keep every score, and re-cut on stored scores.
+
+:func:`run_filters` applies the filters in the order given (put cheap ones first):
+each filter scores only the pairs that survived the previous ones, then its cut is
+fitted on those scores (:meth:`Filter.fit_cut`) and applied. Invariants:
+
+* every input pair ends up either kept or rejected exactly once, by the first filter
+  that rejects it (``input = kept + rejected`` per filter and in total);
+* kept pairs are the input objects themselves, text untouched, in input order;
+* every score a filter computed is kept -- for kept pairs all filters' scores, for a
+  pair rejected by filter k the scores of filters 1..k.
+
+Tables (polars, written as Parquet or Arrow IPC):
+
+* ``scores``: one row per input pair: ``id``, ``kept`` (bool), ``rejected_by``
+  (label or null), then one Float64 column ``<label>.<component>`` per score
+  component of each filter (null where that filter never saw the pair);
+* ``rejects``: ``id``, ``filter``, ``component`` (the score component that failed),
+  ``score`` (its value), ``src``, ``tgt``.
+
+:func:`recut` re-applies (possibly new) cuts to a stored scores table without any
+rescoring. A pair that a new cut would let through a filter whose *later* filters never
+scored it (it had been rejected earlier) cannot be decided; it stays rejected, by the
+first unscored filter, with ``component = "unscored"``, and is counted as ``unscored``.
+Only cut parameters (``Filter.CUT_PARAMS``) may differ from those used for scoring.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from ..errors import ConfigError, InputError
+from .base import Filter, Pair, Score, build_filters
+
+ProgressFactory = Callable[..., Any]
+
+
+@dataclass
+class Reject:
+    id: str
+    filter: str
+    component: str
+    score: float | None
+    src: str
+    tgt: str
+
+
+@dataclass
+class FilterResult:
+    """What :func:`run_filters` returns."""
+
+    kept: list[Pair]
+    rejects: list[Reject]
+    #: per filter label: {"scored": n, "rejected": k} (plus "unscored" after a recut)
+    counts: dict[str, dict[str, int]]
+    #: per pair id: {"<label>.<component>": value} for every score computed
+    scores: dict[str, dict[str, float]]
+    #: ids in input order
+    order: list[str]
+    #: the configurations used (Filter.spec()), and fitted thresholds where any
+    config: list[dict[str, Any]] = field(default_factory=list)
+    #: score columns ``<label>.<component>`` in filter order
+    columns: list[str] = field(default_factory=list)
+
+    @property
+    def n_input(self) -> int:
+        return len(self.order)
+
+    def scores_table(self):
+        return _scores_table(self.order, self.scores, {p.id for p in self.kept}, self.rejects, self.columns)
+
+    def rejects_table(self):
+        return _rejects_table(self.rejects)
+
+
+def _spec_with_threshold(f: Filter) -> dict[str, Any]:
+    spec = f.spec()
+    thr = getattr(f, "threshold", None)
+    if thr is not None:
+        spec["fitted_threshold"] = thr
+    return spec
+
+
+def run_filters(
+    pairs: Iterable[Pair],
+    filters: Sequence[Filter],
+    progress: bool | ProgressFactory = False,
+) -> FilterResult:
+    """Apply ``filters`` in order; see the module docstring for the invariants.
+
+    ``progress``: True for tqdm bars on stderr (one per filter), or a callable with
+    tqdm's signature.
+    """
+    bar = _progress_factory(progress)
+    current = list(pairs)
+    order = [p.id for p in current]
+    if len(set(order)) != len(order):
+        dup = next(i for i in order if order.count(i) > 1)
+        raise ConfigError(f"pair ids must be unique; {dup!r} occurs more than once")
+    scores: dict[str, dict[str, float]] = {i: {} for i in order}
+    rejects: list[Reject] = []
+    counts: dict[str, dict[str, int]] = {}
+    for f in filters:
+        cols = [f"{f.label}.{c}" for c in f.columns]
+        with bar(total=len(current), desc=f.label, unit="pair", leave=False) as pbar:
+            got: list[Score] = []
+            for s in f.score(_counting(current, pbar)):
+                got.append(s)
+        if len(got) != len(current):
+            raise RuntimeError(f"filter {f.label!r} gave {len(got)} scores for {len(current)} pairs")
+        f.fit_cut(got)
+        survivors: list[Pair] = []
+        for p, s in zip(current, got):
+            row = scores[p.id]
+            for c, v in zip(cols, s):
+                row[c] = float(v)
+            bad = f.failing(s)
+            if bad is None:
+                survivors.append(p)
+            else:
+                rejects.append(Reject(p.id, f.label, f.columns[bad], float(s[bad]), p.src, p.tgt))
+        counts[f.label] = {"scored": len(current), "rejected": len(current) - len(survivors)}
+        current = survivors
+    columns = [f"{f.label}.{c}" for f in filters for c in f.columns]
+    return FilterResult(current, rejects, counts, scores, order, [_spec_with_threshold(f) for f in filters], columns)
+
+
+def _counting(pairs: list[Pair], pbar) -> Iterator[Pair]:
+    step = 0
+    for p in pairs:
+        yield p
+        step += 1
+        if step == 1024:
+            pbar.update(step)
+            step = 0
+    pbar.update(step)
+
+
+class _NoBar:
+    def __init__(self, *a, **k):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        pass
+
+
+def _progress_factory(progress: bool | ProgressFactory) -> ProgressFactory:
+    if callable(progress):
+        return progress
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+
+        return lambda **kw: tqdm(file=sys.stderr, dynamic_ncols=True, **kw)
+    return _NoBar
+
+
+# -- tables ------------------------------------------------------------------------
+
+
+def _scores_table(order, scores, kept_ids, rejects, columns):
+    import polars as pl
+
+    rejected_by = {r.id: r.filter for r in rejects}
+    data: dict[str, Any] = {
+        "id": order,
+        "kept": [i in kept_ids for i in order],
+        "rejected_by": [rejected_by.get(i) for i in order],
+    }
+    for c in columns:
+        data[c] = [scores[i].get(c) for i in order]
+    schema = {"id": pl.Utf8, "kept": pl.Boolean, "rejected_by": pl.Utf8}
+    schema.update({c: pl.Float64 for c in columns})
+    return pl.DataFrame(data, schema=schema)
+
+
+def _rejects_table(rejects: Sequence[Reject]):
+    import polars as pl
+
+    return pl.DataFrame(
+        {
+            "id": [r.id for r in rejects],
+            "filter": [r.filter for r in rejects],
+            "component": [r.component for r in rejects],
+            "score": [r.score for r in rejects],
+            "src": [r.src for r in rejects],
+            "tgt": [r.tgt for r in rejects],
+        },
+        schema={
+            "id": pl.Utf8,
+            "filter": pl.Utf8,
+            "component": pl.Utf8,
+            "score": pl.Float64,
+            "src": pl.Utf8,
+            "tgt": pl.Utf8,
+        },
+    )
+
+
+# -- re-cut --------------------------------------------------------------------------
+
+
+@dataclass
+class RecutResult:
+    kept_ids: list[str]
+    #: (id, filter, component, score) for every rejected pair, in input order
+    rejects: list[tuple[str, str, str, float | None]]
+    counts: dict[str, dict[str, int]]
+    config: list[dict[str, Any]]
+
+
+def recut(scores_table, filters: Sequence[Filter], stored_config: Sequence[dict[str, Any]] | None = None) -> RecutResult:
+    """New keep/reject decisions from stored scores, without rescoring.
+
+    ``filters`` must be the stored filters (same labels, same order) with, at most,
+    different cut parameters; ``stored_config`` (the specs saved with the scores) is
+    used to check that. See the module docstring for pairs that cannot be decided.
+    """
+    if stored_config is not None:
+        _check_same_scoring(filters, stored_config)
+    ids = scores_table["id"].to_list()
+    n = len(ids)
+    alive = [True] * n
+    decided: list[tuple[str, str, str, float | None] | None] = [None] * n
+    counts: dict[str, dict[str, int]] = {}
+    for f in filters:
+        cols = [f"{f.label}.{c}" for c in f.columns]
+        missing = [c for c in cols if c not in scores_table.columns]
+        if missing:
+            raise ConfigError(
+                f"the stored scores have no column {missing[0]!r}; filter {f.label!r} was not part of the "
+                f"run that made them (filters there: {', '.join(sorted({c.split('.')[0] for c in scores_table.columns if '.' in c}))})"
+            )
+        values = list(zip(*(scores_table[c].to_list() for c in cols)))
+        idx = [i for i in range(n) if alive[i]]
+        scored = [values[i] for i in idx if values[i][0] is not None]
+        f.fit_cut(scored)
+        rejected = unscored = 0
+        for i in idx:
+            s = values[i]
+            if s[0] is None:
+                alive[i] = False
+                decided[i] = (ids[i], f.label, "unscored", None)
+                unscored += 1
+                continue
+            s = tuple(math.nan if v is None else v for v in s)
+            bad = f.failing(s)
+            if bad is not None:
+                alive[i] = False
+                decided[i] = (ids[i], f.label, f.columns[bad], float(s[bad]))
+                rejected += 1
+        counts[f.label] = {"scored": len(idx) - unscored, "rejected": rejected, "unscored": unscored}
+    kept = [ids[i] for i in range(n) if alive[i]]
+    rejects = [d for d in decided if d is not None]
+    return RecutResult(kept, rejects, counts, [_spec_with_threshold(f) for f in filters])
+
+
+def _check_same_scoring(filters: Sequence[Filter], stored: Sequence[dict[str, Any]]) -> None:
+    stored_filters = build_filters([{k: v for k, v in s.items() if k != "fitted_threshold"} for s in stored])
+    old = [f.label for f in stored_filters]
+    new = [f.label for f in filters]
+    if old != new:
+        raise ConfigError(
+            f"a re-cut needs the same filters in the same order as the scored run: "
+            f"stored {', '.join(old)}; given {', '.join(new)}. Rerun `synprep filter` to score a new list"
+        )
+    for a, b in zip(stored_filters, filters):
+        if a.name != b.name:
+            raise ConfigError(f"filter {b.label!r} was {a.name!r} in the scored run, now {b.name!r}")
+        sa, sb = a.score_params(), b.score_params()
+        for k in sa:
+            if sa[k] != sb[k]:
+                raise ConfigError(
+                    f"filter {b.label!r}: parameter {k!r} changes the scores ({sa[k]!r} -> {sb[k]!r}); "
+                    f"a re-cut may change only {', '.join(sorted(type(b).CUT_PARAMS)) or 'nothing'}; "
+                    f"rerun `synprep filter` to rescore"
+                )
+
+
+# -- files ---------------------------------------------------------------------------
+
+
+def _open_text(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", newline="\n")
+    return open(path, "r", encoding="utf-8", newline="\n")
+
+
+def _lines(path: Path) -> Iterator[str]:
+    lineno = 0
+    try:
+        with _open_text(path) as f:
+            for lineno, line in enumerate(f, 1):
+                if line.endswith("\n"):
+                    line = line[:-1]
+                if line.endswith("\r"):
+                    line = line[:-1]
+                yield line
+    except UnicodeDecodeError as e:
+        raise InputError(str(path), lineno + 1, f"bytes that are not UTF-8 ({e.reason}); expected UTF-8 text (re-encode the file)", reason="encoding") from None
+    except (gzip.BadGzipFile, EOFError) as e:
+        raise InputError(str(path), None, f"not a valid gzip file ({e}); expected gzip-compressed text for a .gz name") from None
+
+
+def corpus_name(src: str | Path) -> str:
+    """``train.en.gz`` -> ``train``: the file name without .gz and the language suffix."""
+    name = Path(src).name
+    if name.endswith(".gz"):
+        name = name[:-3]
+    stem, dot, ext = name.rpartition(".")
+    return stem if dot and stem and len(ext) <= 3 else name
+
+
+def read_pairs(src: str | Path, tgt: str | Path, corpus: str | None = None) -> list[Pair]:
+    """Line-aligned pairs from two plain-text files (``.gz`` allowed).
+
+    Ids are ``<corpus>:<line number>`` (1-based). Only the line terminator (``\\n`` or
+    ``\\r\\n``) is removed from each line. A different line count is an InputError.
+    """
+    src, tgt = Path(src), Path(tgt)
+    for p in (src, tgt):
+        if not p.exists():
+            raise InputError(str(p), None, "no such file; give an existing text file (plain or .gz)", reason="missing")
+        if p.is_dir():
+            raise InputError(str(p), None, "is a directory; give a text file (plain or .gz)", reason="missing")
+    corpus = corpus or corpus_name(src)
+    a = list(_lines(src))
+    b = list(_lines(tgt))
+    if len(a) != len(b):
+        short, long_ = (src, tgt) if len(a) < len(b) else (tgt, src)
+        raise InputError(
+            str(short),
+            min(len(a), len(b)) + 1,
+            f"the file ends here but {long_} has {max(len(a), len(b))} lines; "
+            f"expected line-aligned files with one sentence a line",
+            reason="length",
+        )
+    return [Pair(f"{corpus}:{i}", s, t) for i, (s, t) in enumerate(zip(a, b), 1)]
+
+
+TABLE_SUFFIX = {"parquet": ".parquet", "arrow": ".arrow"}
+
+
+def write_table(df, path: Path, fmt: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    if fmt == "parquet":
+        df.write_parquet(tmp)
+    else:
+        df.write_ipc(tmp, compression="uncompressed")
+    os.replace(tmp, path)
+
+
+def read_table(path: Path):
+    import polars as pl
+
+    return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_ipc(path, memory_map=False)
+
+
+def _write_lines(path: Path, lines: Iterable[str]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        for line in lines:
+            f.write(line)
+            f.write("\n")
+    os.replace(tmp, path)
+
+
+def output_names(src: str | Path, tgt: str | Path) -> tuple[str, str]:
+    """Kept-file names: the input names without ``.gz`` (``src.txt``/``tgt.txt`` if equal)."""
+    a, b = Path(src).name, Path(tgt).name
+    a, b = (a[:-3] if a.endswith(".gz") else a), (b[:-3] if b.endswith(".gz") else b)
+    if a == b or a in ("ids.txt", "filter.json") or b in ("ids.txt", "filter.json"):
+        return "src.txt", "tgt.txt"
+    return a, b
+
+
+def write_outputs(
+    out: str | Path,
+    result: FilterResult,
+    src_name: str,
+    tgt_name: str,
+    fmt: str = "parquet",
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Path]:
+    """Write kept files, ids, scores and rejects tables and filter.json into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    suffix = TABLE_SUFFIX[fmt]
+    paths = {
+        "src": out / src_name,
+        "tgt": out / tgt_name,
+        "ids": out / "ids.txt",
+        "scores": out / f"scores{suffix}",
+        "rejects": out / f"rejects{suffix}",
+        "summary": out / "filter.json",
+    }
+    _write_lines(paths["src"], (p.src for p in result.kept))
+    _write_lines(paths["tgt"], (p.tgt for p in result.kept))
+    _write_lines(paths["ids"], (p.id for p in result.kept))
+    write_table(result.scores_table(), paths["scores"], fmt)
+    write_table(result.rejects_table(), paths["rejects"], fmt)
+    summary = {
+        "input": result.n_input,
+        "kept": len(result.kept),
+        "rejected": len(result.rejects),
+        "counts": result.counts,
+        "filters": result.config,
+        "files": {"src": src_name, "tgt": tgt_name, "format": fmt},
+        **(extra or {}),
+    }
+    tmp = paths["summary"].with_name("filter.json.tmp")
+    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=_json_default) + "\n", encoding="utf-8")
+    os.replace(tmp, paths["summary"])
+    return paths
+
+
+def _json_default(o):
+    if isinstance(o, float):
+        return None if math.isnan(o) else o
+    raise TypeError(type(o).__name__)
+
+
+def load_run(out: str | Path) -> dict[str, Any]:
+    """The summary (filter.json) of a ``synprep filter`` output directory."""
+    out = Path(out)
+    path = out / "filter.json"
+    if not path.is_file():
+        raise InputError(str(out), None, "has no filter.json; expected the output directory of `synprep filter`", reason="missing")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InputError(str(path), e.lineno, f"invalid JSON ({e.msg}); the file was changed or truncated", reason="invalid") from None
+
+
+def recut_dir(run_dir: str | Path, filters: Sequence[Filter] | None = None, out: str | Path | None = None) -> tuple[RecutResult, dict[str, Any]]:
+    """Re-cut a ``synprep filter`` output directory with (new) ``filters``.
+
+    Reads the stored scores and the texts (kept files + rejects table), applies the
+    cuts, and writes a complete output directory to ``out`` (default: in place).
+    """
+    run_dir = Path(run_dir)
+    summary = load_run(run_dir)
+    fmt = summary["files"]["format"]
+    suffix = TABLE_SUFFIX[fmt]
+    stored = summary["filters"]
+    if filters is None:
+        filters = build_filters([{k: v for k, v in s.items() if k != "fitted_threshold"} for s in stored])
+    scores = read_table(run_dir / f"scores{suffix}")
+    old_rejects = read_table(run_dir / f"rejects{suffix}")
+    res = recut(scores, filters, stored)
+    # every text is either in the kept files or in the rejects table
+    text: dict[str, tuple[str, str]] = dict(
+        zip(old_rejects["id"].to_list(), zip(old_rejects["src"].to_list(), old_rejects["tgt"].to_list()))
+    )
+    src_name, tgt_name = summary["files"]["src"], summary["files"]["tgt"]
+    kept_ids = list(_lines(run_dir / "ids.txt"))
+    for i, s, t in zip(kept_ids, _lines(run_dir / src_name), _lines(run_dir / tgt_name)):
+        text[i] = (s, t)
+    missing = [i for i in scores["id"].to_list() if i not in text]
+    if missing:
+        raise InputError(str(run_dir), None, f"the text of pair {missing[0]!r} is in neither the kept files nor the rejects table; the directory is incomplete")
+    kept = [Pair(i, *text[i]) for i in res.kept_ids]
+    rejects = [Reject(i, f, c, s, *text[i]) for i, f, c, s in res.rejects]
+    new_scores: dict[str, dict[str, float]] = {}
+    cols = [c for c in scores.columns if c not in ("id", "kept", "rejected_by")]
+    for row in scores.select(["id", *cols]).iter_rows():
+        new_scores[row[0]] = {c: v for c, v in zip(cols, row[1:]) if v is not None}
+    result = FilterResult(kept, rejects, res.counts, new_scores, scores["id"].to_list(), res.config, cols)
+    extra = {k: v for k, v in summary.items() if k not in ("input", "kept", "rejected", "counts", "filters", "files")}
+    extra["recut_from"] = str(run_dir)
+    write_outputs(out or run_dir, result, src_name, tgt_name, fmt, extra)
+    return res, {"input": result.n_input, "kept": len(kept), "counts": res.counts}

@@ -1,0 +1,329 @@
+"""Cheap per-pair filters: empty side, identical sides, length, length ratio,
+character script / non-printing junk, exact duplicates.
+
+Each runs in one streaming pass (the duplicate filter keeps a set of 16-byte hashes)
+and never changes the text it scores. Word counts are whitespace-separated tokens of
+the raw text; piece counts come from a sentencepiece model when one is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from functools import lru_cache
+from itertools import islice
+from typing import Iterable, Iterator
+
+from ..registry import register_filter
+from .base import Filter, Pair, Score, require_file, require_range
+
+_WS = re.compile(r"\s+")
+
+
+@register_filter("empty")
+class EmptyFilter(Filter):
+    """Reject pairs where a side has fewer than ``min_chars`` non-whitespace characters.
+
+    Score per side: the number of non-whitespace characters.
+    """
+
+    name = "empty"
+    PARAMS = {"min_chars": 1}
+    CUT_PARAMS = frozenset({"min_chars"})
+    columns = ("src_chars", "tgt_chars")
+
+    def validate(self) -> None:
+        require_range(self, "min_chars", 0)
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
+        sub = _WS.sub
+        for p in pairs:
+            yield (float(len(sub("", p.src))), float(len(sub("", p.tgt))))
+
+    def failing(self, score: Score) -> int | None:
+        for i, v in enumerate(score):
+            if v < self.min_chars:
+                return i
+        return None
+
+
+def _normalize_for_compare(text: str, casefold: bool, ignore_punct: bool) -> str:
+    if casefold:
+        text = text.casefold()
+    if ignore_punct:
+        text = "".join(ch for ch in text if not unicodedata.category(ch).startswith(("P", "S")))
+    return " ".join(text.split())
+
+
+@register_filter("identical")
+class IdenticalFilter(Filter):
+    """Reject pairs whose two sides are the same text (an untranslated copy).
+
+    Texts are compared after collapsing whitespace, and by default after case folding
+    and removing punctuation and symbols. Score: 1.0 when identical, else 0.0. Pairs
+    whose compared text is shorter than ``min_chars`` are never flagged (score 0.0):
+    numbers and names such as ``2011`` or ``OK`` are legitimately identical.
+    """
+
+    name = "identical"
+    PARAMS = {"casefold": True, "ignore_punct": True, "min_chars": 0}
+    columns = ("identical",)
+
+    def validate(self) -> None:
+        require_range(self, "min_chars", 0)
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
+        for p in pairs:
+            a = _normalize_for_compare(p.src, self.casefold, self.ignore_punct)
+            b = _normalize_for_compare(p.tgt, self.casefold, self.ignore_punct)
+            yield (1.0 if a == b and len(a) >= self.min_chars else 0.0,)
+
+    def failing(self, score: Score) -> int | None:
+        return 0 if score[0] >= 1.0 else None
+
+
+@lru_cache(maxsize=4)
+def _load_spm(path: str):
+    import sentencepiece as spm
+
+    return spm.SentencePieceProcessor(model_file=path)
+
+
+def _batches(items: Iterable, n: int) -> Iterator[list]:
+    it = iter(items)
+    while batch := list(islice(it, n)):
+        yield batch
+
+
+@register_filter("length")
+class LengthFilter(Filter):
+    """Reject pairs with a side longer than ``max_words`` words (or shorter than
+    ``min_words``), or, when a sentencepiece model is given for that side, longer
+    than ``max_pieces`` pieces.
+
+    Scores: ``src_words``, ``tgt_words`` and, when models are given, ``src_pieces``,
+    ``tgt_pieces`` (NaN for a side without a model; NaN never fails).
+    """
+
+    name = "length"
+    PARAMS = {
+        "min_words": 1,
+        "max_words": 100,
+        "max_pieces": 250,
+        "src_spm": None,
+        "tgt_spm": None,
+    }
+    TYPES = {"src_spm": (str,), "tgt_spm": (str,)}
+    CUT_PARAMS = frozenset({"min_words", "max_words", "max_pieces"})
+
+    def validate(self) -> None:
+        require_range(self, "min_words", 0)
+        require_range(self, "max_words", 1)
+        require_range(self, "max_pieces", 1)
+        if self.min_words > self.max_words:
+            raise self.error("min_words", f"is {self.min_words} > max_words {self.max_words}")
+        require_file(self, "src_spm")
+        require_file(self, "tgt_spm")
+        self.columns = ("src_words", "tgt_words")
+        if self.src_spm or self.tgt_spm:
+            self.columns += ("src_pieces", "tgt_pieces")
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
+        with_pieces = len(self.columns) == 4
+        sps = [_load_spm(self.src_spm) if self.src_spm else None, _load_spm(self.tgt_spm) if self.tgt_spm else None]
+        for batch in _batches(pairs, 4096):
+            words = [(float(len(p.src.split())), float(len(p.tgt.split()))) for p in batch]
+            if not with_pieces:
+                yield from words
+                continue
+            counts = []
+            for side, sp in zip(("src", "tgt"), sps):
+                if sp is None:
+                    counts.append([math.nan] * len(batch))
+                else:
+                    ids = sp.encode([getattr(p, side) for p in batch])
+                    counts.append([float(len(x)) for x in ids])
+            for w, a, b in zip(words, *counts):
+                yield (*w, a, b)
+
+    def failing(self, score: Score) -> int | None:
+        for i in (0, 1):
+            if score[i] > self.max_words or score[i] < self.min_words:
+                return i
+        for i in (2, 3)[: len(score) - 2]:
+            if score[i] > self.max_pieces:  # NaN compares False
+                return i
+        return None
+
+
+@register_filter("ratio")
+class RatioFilter(Filter):
+    """Reject pairs whose side lengths differ too much.
+
+    Score: ``max(a, b) / max(min(a, b), 1)`` where a and b are the side lengths in
+    ``unit`` (``words`` or ``chars``, whitespace excluded); 1.0 means equal lengths.
+    Pairs where both sides are shorter than ``min_length`` are never rejected (score
+    1.0), since 1 versus 3 words says little.
+    """
+
+    name = "ratio"
+    PARAMS = {"max_ratio": 2.0, "unit": "words", "min_length": 0}
+    CUT_PARAMS = frozenset({"max_ratio"})
+    columns = ("ratio",)
+
+    def validate(self) -> None:
+        require_range(self, "max_ratio", 1.0)
+        require_range(self, "min_length", 0)
+        if self.unit not in ("words", "chars"):
+            raise self.error("unit", f"is {self.unit!r}; expected 'words' or 'chars'")
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
+        words = self.unit == "words"
+        sub = _WS.sub
+        for p in pairs:
+            if words:
+                a, b = len(p.src.split()), len(p.tgt.split())
+            else:
+                a, b = len(sub("", p.src)), len(sub("", p.tgt))
+            if a < self.min_length and b < self.min_length:
+                yield (1.0,)
+            else:
+                yield (max(a, b) / max(min(a, b), 1),)
+
+    def failing(self, score: Score) -> int | None:
+        return 0 if score[0] > self.max_ratio else None
+
+
+# Characters that are never wanted in training text. Tab is allowed; ZWJ/ZWNJ are
+# needed by Indic and Persian scripts and the soft hyphen is harmless, so the other
+# format characters (Cf) count as junk: zero-width space, BOM, bidi controls.
+_ALLOWED_FORMAT = {"\u200c", "\u200d", "\u00ad"}
+_ASCII_JUNK = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+@lru_cache(maxsize=65536)
+def _char_class(ch: str) -> tuple[bool, str | None]:
+    """(is junk, script of a letter or None) for one non-ASCII character."""
+    if ch == "\ufffd":
+        return True, None
+    cat = unicodedata.category(ch)
+    if cat in ("Cc", "Cs", "Co", "Cn") or (cat == "Cf" and ch not in _ALLOWED_FORMAT):
+        return True, None
+    if cat[0] != "L":
+        return False, None
+    name = unicodedata.name(ch, "")
+    script = name.split(" ", 1)[0] if name else None
+    if script == "CJK" or name.startswith(("IDEOGRAPHIC", "KANGXI")):
+        script = "HAN"
+    return False, script
+
+
+def _side_stats(text: str, scripts: frozenset[str] | None) -> tuple[float, float]:
+    """(fraction of letters in ``scripts`` (1.0 without letters or scripts), junk fraction)."""
+    if not text:
+        return 1.0, 0.0
+    if text.isascii():
+        junk = len(_ASCII_JUNK.findall(text))
+        if scripts is None or "LATIN" in scripts:
+            return 1.0, junk / len(text)
+        letters = sum(ch.isalpha() for ch in text)
+        return (0.0 if letters else 1.0), junk / len(text)
+    junk = letters = in_script = 0
+    for ch in text:
+        if ch < "\x80":
+            if ch.isalpha():
+                letters += 1
+                in_script += scripts is None or "LATIN" in scripts
+            elif ch != "\t" and (ch < " " or ch == "\x7f"):
+                junk += 1
+            continue
+        is_junk, script = _char_class(ch)
+        junk += is_junk
+        if script is not None:
+            letters += 1
+            in_script += scripts is None or script in scripts
+    return (in_script / letters if letters else 1.0), junk / len(text)
+
+
+@register_filter("script")
+class ScriptFilter(Filter):
+    """Reject pairs with non-printing junk or letters outside the expected scripts.
+
+    Scores per side: ``*_script``, the fraction of letters whose Unicode script (the
+    first word of the character's Unicode name: LATIN, CYRILLIC, GREEK, ARABIC, HAN,
+    HIRAGANA, ...) is in ``src_scripts`` / ``tgt_scripts`` (1.0 when the side has no
+    letters or no scripts are configured); ``*_junk``, the fraction of characters that
+    are control characters (not tab), unassigned, private-use, surrogates, U+FFFD or
+    invisible format characters (zero-width space, BOM, bidi controls; ZWJ, ZWNJ and
+    the soft hyphen are allowed).
+    """
+
+    name = "script"
+    PARAMS = {"src_scripts": None, "tgt_scripts": None, "min_script_ratio": 0.9, "max_junk_ratio": 0.0}
+    TYPES = {"src_scripts": (list,), "tgt_scripts": (list,)}
+    CUT_PARAMS = frozenset({"min_script_ratio", "max_junk_ratio"})
+    columns = ("src_script", "tgt_script", "src_junk", "tgt_junk")
+
+    def validate(self) -> None:
+        require_range(self, "min_script_ratio", 0.0, 1.0)
+        require_range(self, "max_junk_ratio", 0.0, 1.0)
+        for key in ("src_scripts", "tgt_scripts"):
+            v = getattr(self, key)
+            if v is not None and (not v or not all(isinstance(s, str) and s for s in v)):
+                raise self.error(key, f"is {v!r}; expected a non-empty list of script names such as [Latin]")
+        self._scripts = [
+            frozenset(s.upper() for s in v) if v is not None else None for v in (self.src_scripts, self.tgt_scripts)
+        ]
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
+        ss, ts = self._scripts
+        for p in pairs:
+            a, aj = _side_stats(p.src, ss)
+            b, bj = _side_stats(p.tgt, ts)
+            yield (a, b, aj, bj)
+
+    def failing(self, score: Score) -> int | None:
+        for i in (2, 3):
+            if score[i] > self.max_junk_ratio:
+                return i
+        for i in (0, 1):
+            if score[i] < self.min_script_ratio:
+                return i
+        return None
+
+
+@register_filter("duplicates")
+class DuplicateFilter(Filter):
+    """Reject exact duplicate pairs, keeping the first ``max_copies`` occurrences.
+
+    Score: how many times this pair has been seen before (0.0 for the first). With
+    ``normalize`` the key is case-folded with whitespace collapsed. ``key`` chooses
+    what counts as a duplicate: the whole pair (default), or the source or target
+    side alone. Memory: one 16-byte hash per distinct key.
+    """
+
+    name = "duplicates"
+    PARAMS = {"max_copies": 1, "normalize": False, "key": "pair"}
+    CUT_PARAMS = frozenset({"max_copies"})
+    columns = ("copies_before",)
+
+    def validate(self) -> None:
+        require_range(self, "max_copies", 1)
+        if self.key not in ("pair", "src", "tgt"):
+            raise self.error("key", f"is {self.key!r}; expected 'pair', 'src' or 'tgt'")
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
+        seen: dict[bytes, int] = {}
+        for p in pairs:
+            parts = {"pair": (p.src, p.tgt), "src": (p.src,), "tgt": (p.tgt,)}[self.key]
+            if self.normalize:
+                parts = tuple(" ".join(x.casefold().split()) for x in parts)
+            h = hashlib.blake2b("\x00".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            n = seen.get(h, 0)
+            seen[h] = n + 1
+            yield (float(n),)
+
+    def failing(self, score: Score) -> int | None:
+        return 0 if score[0] >= self.max_copies else None
