@@ -1,0 +1,46 @@
+"""``synprep export NAME DATASET OUT``: write shards in another trainer's format.
+
+Exporters are registered in :mod:`synprep.exporters` (``@register_exporter``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = """\
+exporters and their options (-O key=value):
+  pascal       style=bpe|spm prefix=train src_lang=src tgt_lang=tgt target_parents=false
+               -> PREFIX.SRC, PREFIX.TGT (tokens), PREFIX.SRC.parent (PASCAL parent positions)
+  transitions  style=bpe|spm prefix src_lang tgt_lang arc_format=plain|nematus|nematus-split root_arc=false
+               -> PREFIX.SRC (tokens), PREFIX.TGT (linearized transitions)
+
+example:
+  synprep export transitions shards/train out/ -O arc_format=nematus -O src_lang=en -O tgt_lang=de
+"""
+    p.add_argument("name", nargs="?", help="exporter name (see --list)")
+    p.add_argument("dataset", nargs="?", help="dataset directory (with manifest.json)")
+    p.add_argument("out", nargs="?", help="output directory")
+    p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="an exporter option")
+    p.add_argument("--list", action="store_true", help="list the exporters and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import registry
+    from ..errors import ConfigError
+    from ..exporters import parse_options
+
+    if args.list:
+        for n in registry.names("exporter"):
+            print(n)
+        return 0
+    if not (args.name and args.dataset and args.out):
+        raise ConfigError("usage: synprep export NAME DATASET OUT [-O key=value ...] (or --list)")
+    cls = registry.get("exporter", args.name)
+    exporter = cls(**parse_options(args.option))
+    for f in exporter.export(args.dataset, args.out):
+        print(f)
+    print(f"synprep export: {args.name} written to {args.out}", file=sys.stderr)
+    return 0

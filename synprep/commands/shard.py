@@ -1,0 +1,113 @@
+"""``synprep shard [SRC] TGT -o DIR``: CoNLL-U (pairs or one side) -> Arrow shards.
+
+The pipeline and the schema are in :mod:`synprep.shards`; this module only parses
+options and prints the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EPILOG = """\
+inputs: two CoNLL-U files are a parallel corpus (source, target; sentence n of
+one is the translation of sentence n of the other, sent_ids must agree where both
+have one). One file is a single side (--side, default tgt, which carries the
+transition sequence and decoder graph).
+
+vocabularies: by default a first pass collects the labels (sorted) and a seeded
+sample of --sample sentences per side, and sentencepiece BPE is trained on it
+(joint, or per side with --per-side). Reuse existing ones with --spm /
+--src-spm --tgt-spm, or everything of a training set with --vocab-from DIR (do
+this for dev and test sets, so that ids agree).
+
+rejects: invalid sentence (invalid), multiword-token cycle (mwt-cycle),
+non-projective tree under --projectivity drop (non-projective), longer than
+--max-len pieces (too-long), label not in --vocab-from's list (unknown-label).
+Each is counted in manifest.json and listed in rejects.tsv; input = kept +
+rejected. Exit status 0 (rejects are not errors), 2 on a bad option or file.
+
+example:
+  synprep shard en_pud.conllu de_pud.conllu -o shards/pud --vocab-size 8000
+  synprep shard dev.en.conllu dev.de.conllu -o shards/dev --vocab-from shards/train
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from ..shards import ShardConfig
+
+    d = ShardConfig()
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = EPILOG
+    p.add_argument("files", nargs="+", metavar="CONLLU", help="SRC TGT (a pair of parallel files) or one file; .gz ok")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="dataset directory (created; its shards are replaced)")
+    p.add_argument("--side", choices=("src", "tgt"), default=d.side, help="the side of a single input file (default: tgt)")
+    p.add_argument("--words", choices=("surface", "syntactic"), default=d.words, help="word level (default: surface)")
+    p.add_argument("--labels", choices=("full", "universal"), default=d.labels, help="label set (default: full)")
+    p.add_argument(
+        "--projectivity", choices=("drop", "lift"), default=d.projectivity, help="non-projective target trees (default: drop)"
+    )
+    p.add_argument(
+        "--src-projectivity",
+        choices=("keep", "drop", "lift"),
+        default=d.src_projectivity,
+        help="non-projective source trees; keep them as they are by default (no transitions are made for the source)",
+    )
+    p.add_argument("--max-len", type=int, default=d.max_len, help=f"most pieces per side (default: {d.max_len})")
+    p.add_argument("--max-depth", type=int, default=d.max_depth, help=f"longest root path kept (default: {d.max_depth})")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--spm", metavar="MODEL", help="an existing sentencepiece model for both sides")
+    g.add_argument("--vocab-from", metavar="DIR", help="reuse the subword models and labels of this dataset")
+    g.add_argument("--src-spm", metavar="MODEL", help="existing source model (with --tgt-spm)")
+    p.add_argument("--tgt-spm", metavar="MODEL", help="existing target model (with --src-spm)")
+    p.add_argument("--vocab-size", type=int, default=d.vocab_size, help=f"at most this many pieces (default: {d.vocab_size})")
+    p.add_argument("--character-coverage", type=float, default=d.character_coverage, help=f"(default: {d.character_coverage})")
+    p.add_argument("--model-type", choices=("bpe", "unigram"), default=d.model_type, help="(default: bpe)")
+    p.add_argument("--per-side", action="store_true", help="train one subword model per side (default: joint)")
+    p.add_argument("--sample", type=int, default=d.sample, help=f"sentences per side to train on (default: {d.sample})")
+    p.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default: {d.seed})")
+    p.add_argument("--shard-size", type=int, default=d.shard_size, help=f"rows per shard (default: {d.shard_size})")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress or summary on stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import ConfigError
+    from ..shards import ShardConfig, build_dataset
+
+    if len(args.files) > 2:
+        raise ConfigError(f"give one or two CoNLL-U files, not {len(args.files)}")
+    cfg = ShardConfig(
+        words=args.words,
+        labels=args.labels,
+        projectivity=args.projectivity,
+        src_projectivity=args.src_projectivity,
+        max_len=args.max_len,
+        max_depth=args.max_depth,
+        vocab_size=args.vocab_size,
+        character_coverage=args.character_coverage,
+        model_type=args.model_type,
+        joint=not args.per_side,
+        sample=args.sample,
+        seed=args.seed,
+        shard_size=args.shard_size,
+        side=args.side,
+    )
+    if bool(args.src_spm) != bool(args.tgt_spm):
+        raise ConfigError("--src-spm and --tgt-spm go together (or use --spm for one joint model)")
+    spm = {"joint": args.spm} if args.spm else ({"src": args.src_spm, "tgt": args.tgt_spm} if args.src_spm else None)
+    if len(args.files) == 2:
+        src, tgt = args.files
+    else:
+        src, tgt = (args.files[0], None) if args.side == "src" else (None, args.files[0])
+    log = None if args.quiet else (lambda m: print(f"synprep shard: {m}", file=sys.stderr))
+    m = build_dataset(args.output, src, tgt, cfg, spm=spm, vocab_from=args.vocab_from, log=log)
+    if not args.quiet:
+        c = m["counts"]
+        rej = ", ".join(f"{k} {v}" for k, v in c["rejected"].items()) or "none"
+        unit = "pairs" if len(m["sides"]) == 2 else "sentences"
+        print(
+            f"synprep shard: {c['input']} {unit} read, {c['kept']} kept, {c['input'] - c['kept']} rejected ({rej}); "
+            f"{len(m['shards'])} shard(s) in {args.output}",
+            file=sys.stderr,
+        )
+    return 0
