@@ -23,6 +23,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval-parse": ("synprep.commands.eval_parse", "score parsed CoNLL-U against gold trees: UAS, LAS, per-label"),
     "oracle": ("synprep.commands.oracle", "print the arc-standard transition sequence of each tree"),
     "challenge": ("synprep.commands.challenge", "extract syntactic challenge sets (particle verbs, reflexives, stranding) from parsed pairs"),
+    "shard": ("synprep.commands.shard", "turn parsed CoNLL-U (pairs or one side) into Arrow shards with subwords, tree features and a manifest"),
+    "inspect": ("synprep.commands.inspect", "show one shard row readably: words, pieces, tree, transitions and decoder edges"),
+    "export": ("synprep.commands.export", "export shards to other trainers' text formats (PASCAL/fairseq, linearized transitions)"),
     "induce-eval": ("synprep.commands.induce_eval", "decode induced trees from attention scores and score them against gold heads"),
 }
 
