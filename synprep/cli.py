@@ -18,6 +18,8 @@ from .errors import SynprepError
 
 #: subcommand -> (module, one-line help). Keep sorted by workflow order.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "split": ("synprep.commands.split", "split a raw parallel corpus (text pair or TSV, .gz ok) into shards with stable pair ids"),
+    "filter": ("synprep.commands.filter", "filter noisy pairs (empty, length, ratio, script, language ID, alignment) keeping scores and reasons"),
     "parse": ("synprep.commands.parse", "parse sentences into UD trees (CoNLL-U) with stanza or UDPipe"),
     "train-parser": ("synprep.commands.train_parser", "train a UDPipe (or small stanza) parser model from CoNLL-U treebanks"),
     "eval-parse": ("synprep.commands.eval_parse", "score parsed CoNLL-U against gold trees: UAS, LAS, per-label"),
@@ -27,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("synprep.commands.inspect", "show one shard row readably: words, pieces, tree, transitions and decoder edges"),
     "export": ("synprep.commands.export", "export shards to other trainers' text formats (PASCAL/fairseq, linearized transitions)"),
     "induce-eval": ("synprep.commands.induce_eval", "decode induced trees from attention scores and score them against gold heads"),
+    "report": ("synprep.commands.report", "check that every pair is kept or rejected once and write the HTML report with plots"),
 }
 
 

@@ -1,0 +1,286 @@
+"""Accounting: every input pair of every shard is kept or rejected, exactly once.
+
+The workflow splits the raw corpus into shards (:mod:`synprep.corpus`); every later
+stage drops some pairs of a shard and passes the rest on. Each stage writes the pairs
+it drops to a *reject file*, one line a pair::
+
+    id<TAB>stage<TAB>reason<TAB>detail
+
+``stage`` names the workflow stage (``prepare``, ``filter``, ``parse``, ``align``,
+``oracle``...), ``reason`` is a short code that counts are grouped by (``empty``,
+``langid``, ``too-long``, ``non-projective``...), ``detail`` is free text (a score, a
+side, a parser message). Tabs and line breaks in a field become spaces.
+
+The check (:func:`account_shard`). The *input* of a shard is what the split wrote
+for it: its pairs and its prepare-stage rejects. The shard is in balance when the
+input ids are exactly the disjoint union of the final kept ids (the ids in the
+shard's Arrow file) and the ids of all reject files. Anything else is a problem,
+listed with examples: an input id found nowhere (*lost*), an id kept or rejected
+twice, or both kept and rejected (*repeated*), an id that is not in the input
+(*unknown*).
+
+Across shards (:func:`summarize`), the shards' inputs must partition the lines of
+the raw corpus: ids are ``name:n``, and each ledger carries the count, sum and sum of
+squares of its line numbers ``n``; these must add up to those of ``1..L`` for the
+``L`` lines the split read (with every shard free of repeats, a lost or doubled line
+would have to be compensated exactly in both sums to go unnoticed).
+
+The ledger (a JSON-ready dict) gives, per stage in workflow order, the pairs that
+entered it, the pairs it kept and its rejects by reason; a stage's input is the
+previous stage's kept count, so per stage ``input = kept + sum(rejected)`` holds by
+construction once the shard is in balance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from typing import Iterable, Iterator, Sequence
+
+from .errors import InputError, SynprepError
+
+_FIELD = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+#: how many example ids a ledger lists per kind of problem
+EXAMPLES = 5
+
+
+def _field(value: object) -> str:
+    text = "" if value is None else str(value)
+    return _FIELD.sub(" ", text)
+
+
+class RejectWriter:
+    """Writes a reject file atomically: to ``PATH.tmpPID``, renamed on :meth:`close`."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        d = os.path.dirname(self.path)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        self._tmp = f"{self.path}.tmp{os.getpid()}"
+        self._f = open(self._tmp, "w", encoding="utf-8", newline="\n")
+        self.count = 0
+
+    def write(self, pair_id: str, stage: str, reason: str, detail: object = "") -> None:
+        self._f.write(f"{_field(pair_id)}\t{_field(stage)}\t{_field(reason)}\t{_field(detail)}\n")
+        self.count += 1
+
+    def close(self) -> None:
+        self._f.close()
+        os.replace(self._tmp, self.path)
+
+    def abort(self) -> None:
+        self._f.close()
+        try:
+            os.unlink(self._tmp)
+        except OSError:
+            pass
+
+    def __enter__(self) -> "RejectWriter":
+        return self
+
+    def __exit__(self, exc_type, *_) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def write_rejects(path: str | os.PathLike, rows: Iterable[tuple[str, str, str, object]]) -> int:
+    """Write ``(id, stage, reason, detail)`` rows; returns how many."""
+    with RejectWriter(path) as w:
+        for pid, stage, reason, detail in rows:
+            w.write(pid, stage, reason, detail)
+        return w.count
+
+
+def read_rejects(path: str | os.PathLike) -> Iterator[tuple[str, str, str, str]]:
+    """``(id, stage, reason, detail)`` for each line of a reject file."""
+    path = os.fspath(path)
+    try:
+        f = open(path, encoding="utf-8", newline="\n")
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror}); expected a reject file", reason="unreadable") from None
+    with f:
+        for n, line in enumerate(f, 1):
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) != 4 or not cols[0]:
+                raise InputError(path, n, f"{len(cols)} column(s); expected 4 (id, stage, reason, detail)", "bad-columns")
+            yield cols[0], cols[1], cols[2], cols[3]
+
+
+def line_number(pair_id: str) -> int | None:
+    """``n`` of an id ``name:n``, or None when the id has another form."""
+    _, _, n = pair_id.rpartition(":")
+    return int(n) if n.isdigit() else None
+
+
+def _line_moments(ids: Iterable[str]) -> dict[str, int]:
+    count = total = squares = 0
+    for pid in ids:
+        n = line_number(pid)
+        if n is None:
+            continue
+        count += 1
+        total += n
+        squares += n * n
+    return {"count": count, "sum": total, "sumsq": squares}
+
+
+def account_shard(
+    shard: str,
+    input_ids: Sequence[str],
+    rejects: Iterable[tuple[str, str, str, str]],
+    kept_ids: Iterable[str],
+    stages: Sequence[str] = (),
+    corpus_lines: int | None = None,
+) -> dict:
+    """The ledger of one shard (see the module doc). ``stages`` orders the stages in
+    the ledger (stages seen in the rejects but not listed follow in order of
+    appearance); ``corpus_lines`` is the number of raw corpus lines the split read
+    (for the check across shards)."""
+    inputs = Counter(input_ids)
+    seen: Counter[str] = Counter()
+    problems: dict[str, list[str]] = {}
+    counts: dict[str, Counter[str]] = {s: Counter() for s in stages}
+
+    def problem(kind: str, pid: str) -> None:
+        problems.setdefault(kind, []).append(pid)
+
+    for pid, n in inputs.items():
+        if n > 1:
+            problem("repeated in the input", pid)
+    for pid, stage, reason, _detail in rejects:
+        counts.setdefault(stage, Counter())[reason] += 1
+        seen[pid] += 1
+        if seen[pid] > 1:
+            problem("rejected twice", pid)
+        if pid not in inputs:
+            problem("rejected but not in the input", pid)
+    rejected_total = sum(seen.values())
+    kept = 0
+    for pid in kept_ids:
+        kept += 1
+        seen[pid] += 1
+        if pid not in inputs:
+            problem("kept but not in the input", pid)
+        elif seen[pid] > 1:
+            problem("kept more than once, or kept and rejected", pid)
+    for pid in inputs:
+        if pid not in seen:
+            problem("lost (neither kept nor rejected)", pid)
+
+    stage_rows = []
+    entering = len(input_ids)
+    for stage, reasons in counts.items():
+        r = sum(reasons.values())
+        stage_rows.append(
+            {"stage": stage, "input": entering, "kept": entering - r, "rejected": dict(sorted(reasons.items()))}
+        )
+        entering -= r
+    return {
+        "shard": shard,
+        "input": len(input_ids),
+        "kept": kept,
+        "rejected": rejected_total,
+        "stages": stage_rows,
+        "balanced": not problems and len(input_ids) == kept + rejected_total,
+        "problems": {k: {"count": len(v), "examples": v[:EXAMPLES]} for k, v in problems.items()},
+        "corpus_lines": corpus_lines,
+        "lines": _line_moments(input_ids),
+    }
+
+
+def summarize(ledgers: Sequence[dict], stages: Sequence[str] = ()) -> dict:
+    """All shards' ledgers plus the totals per stage and reason."""
+    order = list(stages)
+    for led in ledgers:
+        for row in led["stages"]:
+            if row["stage"] not in order:
+                order.append(row["stage"])
+    by_stage: dict[str, Counter[str]] = {s: Counter() for s in order}
+    for led in ledgers:
+        for row in led["stages"]:
+            by_stage[row["stage"]].update(row["rejected"])
+    total_in = sum(led["input"] for led in ledgers)
+    rows = []
+    entering = total_in
+    for s in order:
+        r = sum(by_stage[s].values())
+        rows.append({"stage": s, "input": entering, "kept": entering - r, "rejected": dict(sorted(by_stage[s].items()))})
+        entering -= r
+    problems = _partition_problems(ledgers)
+    return {
+        "balanced": all(led["balanced"] for led in ledgers) and not problems,
+        "input": total_in,
+        "kept": sum(led["kept"] for led in ledgers),
+        "rejected": sum(led["rejected"] for led in ledgers),
+        "stages": rows,
+        "problems": problems,
+        "shards": list(ledgers),
+    }
+
+
+def _partition_problems(ledgers: Sequence[dict]) -> list[str]:
+    """Whether the shards' inputs partition the corpus lines 1..L (see the module doc)."""
+    lines = {led.get("corpus_lines") for led in ledgers if led.get("corpus_lines") is not None}
+    if not lines:
+        return []
+    if len(lines) > 1:
+        return [f"the shards were split from corpora of different lengths: {sorted(lines)} lines"]
+    L = lines.pop()
+    got = {k: sum(led["lines"][k] for led in ledgers) for k in ("count", "sum", "sumsq")}
+    want = {"count": L, "sum": L * (L + 1) // 2, "sumsq": L * (L + 1) * (2 * L + 1) // 6}
+    if got != want:
+        return [
+            f"the shards' inputs do not partition the corpus lines 1..{L}: {got['count']} ids over all shards "
+            f"(line-number sum {got['sum']}, expected {want['sum']}); a line was lost or repeated by the split"
+        ]
+    return []
+
+
+def render(summary: dict) -> str:
+    """A plain-text table of a :func:`summarize` result, for logs and the terminal."""
+    lines = [f"{'shard':>8} {'input':>8} {'kept':>8} {'rejected':>8}  balanced"]
+    for led in summary["shards"]:
+        lines.append(
+            f"{led['shard']:>8} {led['input']:>8} {led['kept']:>8} {led['rejected']:>8}  {'yes' if led['balanced'] else 'NO'}"
+        )
+        for kind, p in led["problems"].items():
+            lines.append(f"{'':>8} {kind}: {p['count']} (e.g. {', '.join(p['examples'])})")
+    lines.append(
+        f"{'total':>8} {summary['input']:>8} {summary['kept']:>8} {summary['rejected']:>8}  "
+        f"{'yes' if summary['balanced'] else 'NO'}"
+    )
+    for p in summary.get("problems", []):
+        lines.append(f"{'':>8} {p}")
+    lines.append("")
+    for row in summary["stages"]:
+        reasons = ", ".join(f"{k} {v}" for k, v in row["rejected"].items()) or "-"
+        lines.append(f"{row['stage']:>8}: {row['input']} in, {row['kept']} kept; rejected: {reasons}")
+    return "\n".join(lines)
+
+
+def write_json(path: str | os.PathLike, obj: object) -> None:
+    """Write JSON atomically with sorted keys (same bytes for the same content)."""
+    path = os.fspath(path)
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        json.dump(obj, f, indent=1, sort_keys=True, ensure_ascii=False)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+class AccountingError(SynprepError):
+    """Some shard is out of balance: pairs were lost or repeated."""
+
+
+def check(summary: dict) -> None:
+    """Raise :class:`AccountingError` with the rendered table when out of balance."""
+    if not summary["balanced"]:
+        raise AccountingError("pairs were lost or repeated; the accounting per shard:\n" + render(summary))

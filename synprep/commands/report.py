@@ -1,0 +1,147 @@
+"""``synprep report``: account for every pair, collect statistics, write the HTML report.
+
+Three steps (the workflow runs the first two once a shard, the last once):
+
+* ``synprep report accounting``: one shard's ledger (:mod:`synprep.accounting`);
+  exits 1 when the shard is out of balance;
+* ``synprep report stats``: one shard's histograms (:func:`synprep.report.shard_stats`);
+* ``synprep report html``: merge ledgers and statistics, draw the plots, write the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EPILOG = """\
+examples:
+  synprep report accounting --shard 000 --split results/prepare/000.json \\
+      --input results/prepare/000.tsv results/prepare/000.rejects.tsv \\
+      --rejects results/*/000.rejects.tsv --kept results/shards/000.arrow -o acc/000.json
+  synprep report stats --shard 000 --pairs results/prepare/000.tsv --arrow results/shards/000.arrow \\
+      --conllu src=results/parse/000.src.conllu --conllu tgt=results/parse/000.tgt.conllu -o stats/000.json
+  synprep report html --accounting acc/*.json --stats stats/*.json --config config/config.yaml -o report.html
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = EPILOG
+    sub = p.add_subparsers(dest="step", metavar="STEP", required=True)
+
+    a = sub.add_parser("accounting", help="check one shard: input pairs = kept + rejected, each exactly once")
+    a.add_argument("--shard", required=True, help="the shard name (000, 001, ...)")
+    a.add_argument("--split", required=True, help="the shard's summary JSON from `synprep split --summary`")
+    a.add_argument("--input", nargs="+", required=True,
+                   help="what the split wrote for the shard: its pairs and its reject file (ids in the first column)")
+    a.add_argument("--rejects", nargs="*", default=[], help="reject files (id, stage, reason, detail) of every stage")
+    a.add_argument("--kept", required=True,
+                   help="the pairs kept in the end: an Arrow shard (its id column) or a TSV whose first column is the id")
+    a.add_argument("--stages", nargs="*", default=[], help="stage names in workflow order (for the ledger's order)")
+    a.add_argument("-o", "--output", required=True, help="the ledger (JSON)")
+
+    s = sub.add_parser("stats", help="histograms of one shard for the report")
+    s.add_argument("--shard", required=True)
+    s.add_argument("--pairs", help="the shard's prepared pairs (id, src, tgt TSV)")
+    s.add_argument("--arrow", help="the shard's Arrow file")
+    s.add_argument("--kept", help="ids kept in the end, as a TSV whose first column is the id (default: the Arrow ids)")
+    s.add_argument("--conllu", action="append", default=[], metavar="SIDE=FILE", help="parsed CoNLL-U of a side")
+    s.add_argument("--words", choices=("surface", "syntactic"), default="surface")
+    s.add_argument("--labels", choices=("full", "universal"), default="full")
+    s.add_argument("-o", "--output", required=True, help="the statistics (JSON)")
+
+    h = sub.add_parser("html", help="merge ledgers and statistics and write the HTML report with plots")
+    h.add_argument("--accounting", nargs="*", default=[], help="ledgers from `synprep report accounting`")
+    h.add_argument("--stats", nargs="*", default=[], help="statistics from `synprep report stats`")
+    h.add_argument("--stages", nargs="*", default=[], help="stage names in workflow order")
+    h.add_argument("--run", nargs=3, action="append", default=[], metavar=("NAME", "METRICS", "SCORES"),
+                   help="a training run: its name, metrics log (JSON lines) and scores (JSON); repeatable")
+    h.add_argument("--manifest", help="the shards' manifest (JSON), shown in the report")
+    h.add_argument("--config", help="the configuration file of the run, shown in the report")
+    h.add_argument("--title", default="synprep report")
+    h.add_argument("--top-labels", type=int, default=20, help="labels shown per side (default: 20)")
+    h.add_argument("--plots-dir", help="where the PNG plots go (default: plots/ next to the page)")
+    h.add_argument("--summary", help="also write the merged accounting (JSON) here")
+    h.add_argument("--strict", action="store_true", help="exit 1 when a shard is out of balance")
+    h.add_argument("-o", "--output", required=True, help="the HTML page")
+
+
+def _read_ids(path: str) -> list[str]:
+    if path.endswith((".arrow", ".feather", ".ipc")):
+        from ..report import read_arrow
+
+        table = read_arrow(path)
+        if "id" not in table.column_names:
+            from ..errors import InputError
+
+            raise InputError(path, None, f"has no 'id' column (columns: {', '.join(table.column_names)})")
+        return [str(x) for x in table.column("id").to_pylist()]
+    with open(path, encoding="utf-8", newline="\n") as f:
+        return [line.split("\t", 1)[0].rstrip("\n") for line in f if line.strip()]
+
+
+def _load_json(path: str):
+    from ..errors import InputError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror})", "unreadable") from None
+    except json.JSONDecodeError as e:
+        raise InputError(path, e.lineno, f"not JSON: {e.msg}", "invalid") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import accounting as acc
+    from .. import report as rep
+
+    if args.step == "accounting":
+        split = _load_json(args.split)
+        input_ids = [pid for path in args.input for pid in _read_ids(path)]
+        rejects = [r for path in args.rejects for r in acc.read_rejects(path)]
+        ledger = acc.account_shard(args.shard, input_ids, rejects, _read_ids(args.kept), args.stages,
+                                   corpus_lines=split["lines"])
+        acc.write_json(args.output, ledger)
+        summary = acc.summarize([ledger], args.stages)
+        print(acc.render(summary), file=sys.stderr)
+        if not ledger["balanced"]:
+            print(f"synprep report accounting: shard {args.shard} is out of balance", file=sys.stderr)
+            return 1
+        return 0
+
+    if args.step == "stats":
+        conllu = {}
+        for item in args.conllu:
+            side, _, path = item.partition("=")
+            if side not in rep.SIDES or not path:
+                from ..errors import ConfigError
+
+                raise ConfigError(f"--conllu takes SIDE=FILE with SIDE src or tgt, got {item!r}")
+            conllu[side] = path
+        kept = _read_ids(args.kept) if args.kept else None
+        stats = rep.shard_stats(args.shard, args.pairs, kept, args.arrow, conllu or None,
+                                words=args.words, labels=args.labels)
+        acc.write_json(args.output, stats)
+        return 0
+
+    ledgers = [_load_json(p) for p in args.accounting]
+    ledgers.sort(key=lambda led: led["shard"])
+    summary = acc.summarize(ledgers, args.stages) if ledgers else None
+    stats = rep.merge_stats([_load_json(p) for p in sorted(args.stats)])
+    runs = [rep.read_run(name, metrics, scores) for name, metrics, scores in args.run]
+    config_text = None
+    if args.config:
+        with open(args.config, encoding="utf-8") as f:
+            config_text = f.read()
+    manifest = _load_json(args.manifest) if args.manifest else None
+    rep.write_report(args.output, stats, summary, runs, args.plots_dir, title=args.title,
+                     config_text=config_text, manifest=manifest, top_labels=args.top_labels)
+    if summary is not None:
+        if args.summary:
+            acc.write_json(args.summary, {k: v for k, v in summary.items()})
+        print(acc.render(summary), file=sys.stderr)
+        if args.strict and not summary["balanced"]:
+            return 1
+    return 0

@@ -1,0 +1,84 @@
+"""``synprep split``: split a raw parallel corpus into shards of pairs with stable ids.
+
+See :mod:`synprep.corpus` for the formats, the ids and the shard assignment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EPILOG = """\
+input: two text files with one sentence a line (--src, --tgt), or one TSV file
+(--tsv, sides in --columns); any of them may be gzipped.
+
+output: per shard, OUT_DIR/<shard>.tsv with one pair a line (id TAB src TAB tgt;
+the id of line n is NAME:n) and OUT_DIR/<shard>.rejects.tsv with the lines that
+could not be read as a pair (id TAB stage TAB reason TAB detail; reasons
+bad-encoding, bad-columns). Line n goes to shard (n - 1) mod SHARDS.
+With --shard K only shard K is written, to --out and --rejects (what the
+workflow does, one job a shard).
+
+examples:
+  synprep split --src corpus.en.gz --tgt corpus.de.gz --name wmt --shards 8 --out-dir shards/
+  synprep split --tsv pairs.tsv --columns 1 2 --name crawl --shards 4 --shard 0 \\
+      --out 000.tsv --rejects 000.rejects.tsv --summary 000.json
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = EPILOG
+    p.add_argument("--src", help="source side, one sentence a line (.gz ok)")
+    p.add_argument("--tgt", help="target side, one sentence a line (.gz ok)")
+    p.add_argument("--tsv", help="one TSV file holding both sides (.gz ok)")
+    p.add_argument("--columns", type=int, nargs=2, default=(0, 1), metavar=("SRC", "TGT"),
+                   help="0-based TSV columns of the source and target side (default: 0 1)")
+    p.add_argument("--name", required=True, help="corpus name; pair ids are NAME:LINE")
+    p.add_argument("--shards", type=int, required=True, help="number of shards")
+    p.add_argument("--max-pairs", type=int, help="read only the first N lines")
+    p.add_argument("--out-dir", help="write every shard into this folder")
+    p.add_argument("--shard", type=int, help="write only this shard (0-based), to --out and --rejects")
+    p.add_argument("--out", help="with --shard: the pairs file")
+    p.add_argument("--rejects", help="with --shard: the reject file")
+    p.add_argument("--summary", help="write counts (JSON): lines read, kept, rejected by reason")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..accounting import write_json
+    from ..corpus import CorpusSpec, shard_names, write_all_shards, write_shard
+    from ..errors import ConfigError
+
+    spec = CorpusSpec(name=args.name, src=args.src, tgt=args.tgt, tsv=args.tsv,
+                      columns=tuple(args.columns), max_pairs=args.max_pairs)
+    names = shard_names(args.shards)
+    if args.shard is not None:
+        if args.out_dir or not (args.out and args.rejects):
+            raise ConfigError("--shard K writes one shard: give --out and --rejects (and no --out-dir)")
+        summary = write_shard(spec, args.shards, args.shard, args.out, args.rejects)
+        which = names[args.shard] if 0 <= args.shard < len(names) else str(args.shard)
+    else:
+        if not args.out_dir or args.out or args.rejects:
+            raise ConfigError("give --out-dir (all shards), or --shard K with --out and --rejects (one shard)")
+        summary = write_all_shards(spec, args.shards, args.out_dir)
+        which = "all"
+    record = {
+        "corpus": spec.name,
+        "files": spec.files,
+        "n_shards": args.shards,
+        "shard": which,
+        "lines": summary.lines,
+        "kept": summary.kept,
+        "rejected": dict(sorted(summary.rejected.items())),
+        "normalized_sides": summary.normalized,
+    }
+    if args.summary:
+        write_json(args.summary, record)
+    rej = sum(summary.rejected.values())
+    print(
+        f"synprep split: {summary.lines} lines read; shard {which}: {summary.kept} pairs kept, {rej} rejected"
+        + (f" ({', '.join(f'{k} {v}' for k, v in sorted(summary.rejected.items()))})" if rej else "")
+        + (f"; {summary.normalized} sides had tabs or line breaks replaced by spaces" if summary.normalized else ""),
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,368 @@
+"""Raw parallel corpora: reading pairs and splitting them into shards with stable ids.
+
+A raw corpus is either two plain text files with one sentence a line (``src``,
+``tgt``; line n of one is the translation of line n of the other) or one TSV file
+with both sides in two of its columns. Any of them may be gzipped: a file is
+decompressed when its name ends in ``.gz`` or its first bytes are the gzip magic.
+
+Ids. The pair on line n (1-based) of corpus ``name`` has the id ``name:n``. The id
+depends on nothing but the corpus name and the line, so it is the same whatever the
+number of shards, and every later stage (filters, parser, shards, reports) names a
+pair by it.
+
+Shards. A pair goes to shard ``h mod n_shards``, where ``h`` is a 64-bit BLAKE2b
+hash of its two sides, case-folded with whitespace collapsed (:func:`shard_key`).
+So a pair's shard depends on its text alone (not on the order of the corpus), the
+shards are balanced up to hashing noise, and every copy of a duplicated pair, exact
+or differing only in case and spacing, lands in the same shard, where the
+``duplicates`` filter sees all of them (a per-shard filter could not catch copies
+spread over shards). Lines that are not a readable pair are hashed by their bytes.
+Shard names are zero-padded indices (``000``, ``001``, ...). :func:`write_shard`
+writes one shard, so that a workflow can build (and rebuild) each shard on its own;
+each such job reads the raw corpus once. Within a shard, pairs keep corpus order.
+
+Nothing is lost: every line of the corpus (up to ``max_pairs``) is either written to
+its shard or rejected, with its id and a reason, into the shard's reject file:
+
+* ``bad-encoding``: a side is not valid UTF-8;
+* ``bad-columns``: a TSV line has fewer columns than the configured ones.
+
+Everything else (empty sides, lengths, language) is for the filters to judge.
+Sides of different lengths (two text files) are an error, not a reject: the files
+do not belong together, and no pairing of them can be trusted.
+
+Text. A side is kept as it is, except that characters that would break the
+one-pair-a-line formats downstream (tab, CR, and the other characters that
+:meth:`str.splitlines` treats as line breaks) become a space, a leading UTF-8 BOM
+on the first line is dropped, and the newline is stripped.
+
+Output (one shard): ``id<TAB>src<TAB>tgt`` a line, UTF-8, no header, no quoting, in
+corpus order; rejects: ``id<TAB>stage<TAB>reason<TAB>detail`` (see
+:mod:`synprep.accounting`). Both are written atomically (temporary file, then
+rename), so a killed job never leaves a partial shard behind.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
+
+from .errors import ConfigError, InputError
+
+#: the reject stage name of this module
+STAGE = "prepare"
+BAD_ENCODING = "bad-encoding"
+BAD_COLUMNS = "bad-columns"
+
+#: characters that break one-record-a-line text (str.splitlines' separators and tab)
+_BREAKS = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    """Where a raw corpus is: ``src`` + ``tgt`` text files, or one ``tsv`` file."""
+
+    name: str
+    src: str | None = None
+    tgt: str | None = None
+    tsv: str | None = None
+    #: the 0-based TSV columns holding the source and the target side
+    columns: tuple[int, int] = (0, 1)
+    #: read only the first max_pairs lines (None: all)
+    max_pairs: int | None = None
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name or ""):
+            raise ConfigError(
+                f"corpus name {self.name!r} must be letters, digits, '.', '_' or '-' (it starts every pair id)"
+            )
+        if self.tsv is not None and (self.src is not None or self.tgt is not None):
+            raise ConfigError("give either a tsv file or src and tgt files, not both")
+        if self.tsv is None and (self.src is None or self.tgt is None):
+            raise ConfigError("give a tsv file, or both a src and a tgt file")
+        if len(self.columns) != 2 or min(self.columns) < 0 or self.columns[0] == self.columns[1]:
+            raise ConfigError(f"columns must be two different column indices >= 0, got {list(self.columns)}")
+        if self.max_pairs is not None and self.max_pairs < 1:
+            raise ConfigError(f"max_pairs must be >= 1 (or null for all), got {self.max_pairs}")
+
+    @property
+    def files(self) -> list[str]:
+        return [self.tsv] if self.tsv is not None else [self.src, self.tgt]  # type: ignore[list-item]
+
+
+@dataclass(slots=True)
+class RawPair:
+    """Line ``line`` of the corpus: a pair, or a reject (``reason`` set, sides None)."""
+
+    line: int
+    id: str
+    src: str | None
+    tgt: str | None
+    reason: str | None = None
+    detail: str = ""
+    #: the shard hash (:func:`shard_key`)
+    key: int = 0
+
+
+@dataclass
+class SplitSummary:
+    """What one split wrote."""
+
+    lines: int = 0
+    kept: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    #: sides in which a tab or line-break character became a space
+    normalized: int = 0
+
+
+def pair_id(name: str, line: int) -> str:
+    return f"{name}:{line}"
+
+
+def shard_names(n_shards: int) -> list[str]:
+    """``['000', '001', ...]``: zero-padded to at least 3 digits."""
+    if n_shards < 1:
+        raise ConfigError(f"the number of shards must be >= 1, got {n_shards}")
+    width = max(3, len(str(n_shards - 1)))
+    return [f"{i:0{width}d}" for i in range(n_shards)]
+
+
+def shard_key(src: str | bytes, tgt: str | bytes) -> int:
+    """The 64-bit shard hash of a pair: BLAKE2b of both sides, case-folded and with
+    whitespace collapsed when they are text (bytes are hashed as they are)."""
+    if isinstance(src, str) and isinstance(tgt, str):
+        data = (" ".join(src.casefold().split()) + "\x00" + " ".join(tgt.casefold().split())).encode(
+            "utf-8", "surrogatepass"
+        )
+    else:
+        a = src if isinstance(src, bytes) else src.encode("utf-8", "surrogatepass")
+        b = tgt if isinstance(tgt, bytes) else tgt.encode("utf-8", "surrogatepass")
+        data = a + b"\x00" + b
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+
+
+def shard_of(pair: "RawPair", n_shards: int) -> int:
+    """The shard index of a pair."""
+    return pair.key % n_shards
+
+
+def open_raw(path: str) -> BinaryIO:
+    """A binary stream over ``path``, decompressed when gzipped (by name or by magic
+    bytes); closing it closes the file. A missing file is an InputError naming it."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(path, None, "no such file; check the corpus paths in the config", reason="unreadable") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a directory; expected a text or TSV file", reason="unreadable") from None
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+    buffered = io.BufferedReader(f, 1 << 20)  # type: ignore[arg-type]
+    if path.endswith(".gz") or buffered.peek(2)[:2] == _GZIP_MAGIC:
+        return _OwningGzip(buffered)  # type: ignore[return-value]
+    return buffered
+
+
+class _OwningGzip(gzip.GzipFile):
+    """A GzipFile that also closes the file it reads from."""
+
+    def __init__(self, raw: BinaryIO):
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
+
+
+def _raw_lines(path: str) -> Iterator[bytes]:
+    """The lines of a file without their line ending (LF or CRLF)."""
+    stream, name = open_raw(path), path
+    try:
+        first = True
+        while True:
+            try:
+                raw = stream.readline()
+            except (OSError, EOFError) as e:  # a truncated or corrupt .gz
+                raise InputError(name, None, f"cannot be read: {e}", reason="unreadable") from None
+            if not raw:
+                return
+            if raw.endswith(b"\n"):
+                raw = raw[:-1]
+                if raw.endswith(b"\r"):
+                    raw = raw[:-1]
+            if first:
+                first = False
+                if raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+            yield raw
+    finally:
+        stream.close()
+
+
+def _clean(text: str, summary: SplitSummary | None) -> str:
+    if _BREAKS.search(text):
+        if summary is not None:
+            summary.normalized += 1
+        return _BREAKS.sub(" ", text)
+    return text
+
+
+def iter_pairs(spec: CorpusSpec, summary: SplitSummary | None = None) -> Iterator[RawPair]:
+    """Every line of the corpus as a :class:`RawPair`, in order (see the module doc)."""
+    limit = spec.max_pairs
+    if spec.tsv is not None:
+        yield from _iter_tsv(spec, limit, summary)
+    else:
+        yield from _iter_text_pair(spec, limit, summary)
+
+
+def _iter_text_pair(spec: CorpusSpec, limit: int | None, summary: SplitSummary | None) -> Iterator[RawPair]:
+    src_lines = _raw_lines(spec.src)  # type: ignore[arg-type]
+    tgt_lines = _raw_lines(spec.tgt)  # type: ignore[arg-type]
+    n = 0
+    while limit is None or n < limit:
+        s = next(src_lines, None)
+        t = next(tgt_lines, None)
+        if s is None and t is None:
+            return
+        if s is None or t is None:
+            short, long_ = (spec.src, spec.tgt) if s is None else (spec.tgt, spec.src)
+            raise InputError(
+                short,  # type: ignore[arg-type]
+                n,
+                f"ends after {n} lines but {long_} has more; the two sides of a corpus must have "
+                "the same number of lines (line n of one is the translation of line n of the other)",
+                reason="length-mismatch",
+            )
+        n += 1
+        pid = pair_id(spec.name, n)
+        try:
+            src = s.decode("utf-8")
+            tgt = t.decode("utf-8")
+        except UnicodeDecodeError as e:
+            side = "src" if _not_utf8(s) else "tgt"
+            yield RawPair(n, pid, None, None, BAD_ENCODING, f"{side}: {e.reason} at byte {e.start}", shard_key(s, t))
+            continue
+        src, tgt = _clean(src, summary), _clean(tgt, summary)
+        yield RawPair(n, pid, src, tgt, key=shard_key(src, tgt))
+    # closing the generators closes the files
+
+
+def _not_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _iter_tsv(spec: CorpusSpec, limit: int | None, summary: SplitSummary | None) -> Iterator[RawPair]:
+    a, b = spec.columns
+    need = max(a, b) + 1
+    n = 0
+    for raw in _raw_lines(spec.tsv):  # type: ignore[arg-type]
+        if limit is not None and n >= limit:
+            return
+        n += 1
+        pid = pair_id(spec.name, n)
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            yield RawPair(n, pid, None, None, BAD_ENCODING, f"{e.reason} at byte {e.start}", shard_key(raw, b""))
+            continue
+        cols = line.split("\t")
+        if len(cols) < need:
+            yield RawPair(n, pid, None, None, BAD_COLUMNS, f"{len(cols)} column(s); expected at least {need}",
+                          shard_key(raw, b""))
+            continue
+        src, tgt = _clean(cols[a], summary), _clean(cols[b], summary)
+        yield RawPair(n, pid, src, tgt, key=shard_key(src, tgt))
+
+
+def write_shard(
+    spec: CorpusSpec,
+    n_shards: int,
+    shard: int,
+    out: str | os.PathLike,
+    rejects: str | os.PathLike,
+) -> SplitSummary:
+    """Write the pairs of shard ``shard`` (0-based) of ``n_shards`` to ``out`` and its
+    prepare-stage rejects to ``rejects``; both atomically."""
+    if not 0 <= shard < n_shards:
+        raise ConfigError(f"shard {shard} is out of range for {n_shards} shard(s)")
+    return _write(spec, n_shards, {shard: (os.fspath(out), os.fspath(rejects))})
+
+
+def write_all_shards(spec: CorpusSpec, n_shards: int, out_dir: str | os.PathLike) -> SplitSummary:
+    """Write every shard as ``OUT_DIR/<shard>.tsv`` + ``OUT_DIR/<shard>.rejects.tsv`` in one pass."""
+    out_dir = os.fspath(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    targets = {
+        i: (os.path.join(out_dir, f"{name}.tsv"), os.path.join(out_dir, f"{name}.rejects.tsv"))
+        for i, name in enumerate(shard_names(n_shards))
+    }
+    return _write(spec, n_shards, targets)
+
+
+def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]]) -> SplitSummary:
+    from .accounting import RejectWriter
+
+    summary = SplitSummary()
+    outs: dict[int, tuple[io.TextIOWrapper, RejectWriter, str]] = {}
+    try:
+        for i, (out, rej) in targets.items():
+            for p in (out, rej):
+                d = os.path.dirname(p)
+                if d:
+                    os.makedirs(d, exist_ok=True)
+            tmp = f"{out}.tmp{os.getpid()}"
+            outs[i] = (open(tmp, "w", encoding="utf-8", newline="\n"), RejectWriter(rej), tmp)
+        for pair in iter_pairs(spec, summary):
+            summary.lines += 1
+            k = shard_of(pair, n_shards)
+            if k not in outs:
+                continue
+            f, rw, _ = outs[k]
+            if pair.reason is not None:
+                rw.write(pair.id, STAGE, pair.reason, pair.detail)
+                summary.rejected[pair.reason] = summary.rejected.get(pair.reason, 0) + 1
+            else:
+                f.write(f"{pair.id}\t{pair.src}\t{pair.tgt}\n")
+                summary.kept += 1
+        if summary.lines == 0:
+            raise InputError(spec.files[0], None, "the corpus is empty; expected one pair a line")
+        for i, (f, rw, tmp) in outs.items():
+            f.close()
+            rw.close()
+            os.replace(tmp, targets[i][0])
+        outs.clear()
+    finally:
+        for f, rw, tmp in outs.values():  # on an error: leave nothing behind
+            f.close()
+            rw.abort()
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return summary
+
+
+def read_shard(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
+    """``(id, src, tgt)`` for each line of a shard written by :func:`write_shard`."""
+    path = os.fspath(path)
+    with open(path, encoding="utf-8", newline="\n") as f:
+        for n, line in enumerate(f, 1):
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) != 3:
+                raise InputError(path, n, f"{len(cols)} column(s); expected 3 (id, src, tgt)", reason="bad-columns")
+            yield cols[0], cols[1], cols[2]

@@ -1,0 +1,608 @@
+"""The run report: statistics per shard, merged, drawn with matplotlib into one HTML page.
+
+Two steps, so that the expensive part runs per shard and in parallel:
+
+1. :func:`shard_stats` reads one shard's files and returns small histograms
+   (JSON-ready, value -> count):
+
+   * ``length_before`` / ``length_after`` per side: whitespace-separated tokens of
+     the raw text of every pair that entered the pipeline, and of the pairs that
+     were kept in the end (the same measure before and after, so the two
+     distributions compare directly);
+   * ``words`` per side: parser words of the kept trees;
+   * ``pieces_per_word`` per side: from ``word_ids`` of the Arrow shard;
+   * ``projectivity`` per side, over every tree the parser produced: how many
+     trees, how many projective, and the histogram of arcs that lifting would move
+     (:func:`synprep.tree.lift`), at the word level and label set of the oracle;
+   * ``labels`` per side: relation labels of the kept trees;
+   * ``transitions``: length of the target transition sequence (pieces plus arc
+     tokens) of each kept pair.
+
+   Any input may be missing (``None``): its histograms are simply absent.
+
+2. :func:`merge_stats` adds the shards up; :func:`write_report` draws the plots
+   (PNG files, also embedded in the page so the HTML file stands alone) and writes
+   the page with the accounting (:mod:`synprep.accounting`), the training curves
+   and scores when there are any, and the configuration of the run.
+
+Plots are written with fixed names (:data:`PLOTS`) whether or not there is data
+for them (a plot without data says so), so that a workflow can declare them.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import os
+from collections import Counter
+from typing import Iterable, Mapping, Sequence
+
+SIDES = ("src", "tgt")
+
+#: plot file stem -> (title, what it shows)
+PLOTS: dict[str, tuple[str, str]] = {
+    "rejects": (
+        "Where pairs went",
+        "Pairs left after each stage, and the rejected pairs by stage and reason.",
+    ),
+    "lengths": (
+        "Sentence length before and after",
+        "Whitespace-separated tokens per sentence: every input pair versus the pairs kept in the end.",
+    ),
+    "pieces_per_word": (
+        "Pieces per word",
+        "How many subword pieces each word of the kept pairs was split into.",
+    ),
+    "projectivity": (
+        "Projectivity",
+        "Share of projective trees per side (over every parsed tree), and how many arcs lifting moves in the others.",
+    ),
+    "labels": (
+        "Relation labels",
+        "The most frequent dependency relations in the kept trees, per side.",
+    ),
+    "transitions": (
+        "Transition sequence lengths",
+        "Length of the target transition sequence (pieces and arc tokens) against the number of target pieces.",
+    ),
+    "training": (
+        "Training",
+        "Loss curves and final scores of each trained model variant.",
+    ),
+}
+
+_COLORS = {"src": "#3b6ea8", "tgt": "#d0693a", "before": "#9aa5b1", "after": "#2a7d4f"}
+_STAGE_COLORS = ["#9aa5b1", "#d0693a", "#3b6ea8", "#8e5ea2", "#2a7d4f", "#c9a227", "#6b4f3b", "#4aa3a2"]
+
+
+# ----------------------------------------------------------------------------- stats
+
+
+def _hist(values: Iterable[int]) -> dict[str, int]:
+    c = Counter(values)
+    return {str(k): c[k] for k in sorted(c)}
+
+
+def _ws_len(text: str) -> int:
+    return len(text.split())
+
+
+def shard_stats(
+    shard: str,
+    pairs: str | os.PathLike | None,
+    kept_ids: Iterable[str] | None = None,
+    arrow: str | os.PathLike | None = None,
+    conllu: Mapping[str, str | os.PathLike] | None = None,
+    *,
+    words: str = "surface",
+    labels: str = "full",
+) -> dict:
+    """Histograms of one shard (see the module doc).
+
+    ``pairs``: the shard's prepared pairs (``id, src, tgt`` TSV); ``kept_ids``: the
+    ids kept in the end (default: the ids of the Arrow shard); ``arrow``: the
+    shard's Arrow file; ``conllu``: side -> parsed CoNLL-U file."""
+    from .corpus import read_shard
+
+    stats: dict = {"shard": shard}
+    table = read_arrow(arrow) if arrow is not None else None
+    if kept_ids is None and table is not None and "id" in table.column_names:
+        kept_ids = table.column("id").to_pylist()
+    kept = set(kept_ids) if kept_ids is not None else None
+
+    if pairs is not None:
+        before: dict[str, list[int]] = {s: [] for s in SIDES}
+        after: dict[str, list[int]] = {s: [] for s in SIDES}
+        for pid, src, tgt in read_shard(pairs):
+            for side, text in (("src", src), ("tgt", tgt)):
+                n = _ws_len(text)
+                before[side].append(n)
+                if kept is not None and pid in kept:
+                    after[side].append(n)
+        stats["length_before"] = {s: _hist(before[s]) for s in SIDES}
+        if kept is not None:
+            stats["length_after"] = {s: _hist(after[s]) for s in SIDES}
+
+    if table is not None:
+        ppw: dict[str, dict[str, int]] = {}
+        for side in SIDES:
+            col = f"{side}_word_ids"
+            if col in table.column_names:
+                c: Counter[int] = Counter()
+                for wids in table.column(col).to_pylist():
+                    c.update(Counter(wids).values())
+                ppw[side] = {str(k): c[k] for k in sorted(c)}
+        if ppw:
+            stats["pieces_per_word"] = ppw
+        if "tgt_transitions" in table.column_names and "tgt_pieces" in table.column_names:
+            trans = [len(t) for t in table.column("tgt_transitions").to_pylist()]
+            pieces = [len(p) for p in table.column("tgt_pieces").to_pylist()]
+            stats["transitions"] = _hist(trans)
+            stats["transitions_vs_pieces"] = _hist(t - p for t, p in zip(trans, pieces))
+
+    if conllu:
+        proj: dict[str, dict] = {}
+        labs: dict[str, dict[str, int]] = {}
+        nwords: dict[str, dict[str, int]] = {}
+        for side, path in conllu.items():
+            p, lab, nw = _tree_stats(path, kept, words, labels)
+            proj[side], labs[side], nwords[side] = p, lab, nw
+        stats["projectivity"] = proj
+        stats["labels"] = labs
+        stats["words"] = nwords
+    return stats
+
+
+def _tree_stats(path, kept: set[str] | None, words: str, labels: str) -> tuple[dict, dict[str, int], dict[str, int]]:
+    from .conllu import read_conllu
+    from .errors import InputError
+    from .tree import is_projective, lift, to_tree
+
+    trees = projective = 0
+    lifted: Counter[int] = Counter()
+    label_counts: Counter[str] = Counter()
+    lengths: Counter[int] = Counter()
+    for sent in read_conllu(path):
+        try:
+            tree = to_tree(sent, words=words, labels=labels)
+        except InputError:  # e.g. mwt-cycle: the oracle stage rejects these
+            continue
+        trees += 1
+        if is_projective(tree.heads):
+            projective += 1
+        else:
+            lifted[lift(list(tree.heads))[1]] += 1
+        if kept is None or sent.sent_id in kept:
+            label_counts.update(tree.labels)
+            lengths[len(tree)] += 1
+    return (
+        {"trees": trees, "projective": projective, "lifted": {str(k): lifted[k] for k in sorted(lifted)}},
+        dict(sorted(label_counts.items())),
+        {str(k): lengths[k] for k in sorted(lengths)},
+    )
+
+
+def read_arrow(path: str | os.PathLike):
+    """A pyarrow Table from an Arrow IPC file or stream (memory-mapped)."""
+    import pyarrow as pa
+
+    path = os.fspath(path)
+    with pa.memory_map(path, "r") as source:
+        try:
+            return pa.ipc.open_file(source).read_all()
+        except pa.ArrowInvalid:
+            pass
+    with pa.memory_map(path, "r") as source:
+        return pa.ipc.open_stream(source).read_all()
+
+
+def merge_stats(parts: Sequence[Mapping]) -> dict:
+    """The sum of several :func:`shard_stats` results (histograms add up)."""
+    out: dict = {"shards": [p.get("shard") for p in parts]}
+
+    def add(dst: dict, src: Mapping) -> None:
+        for k, v in src.items():
+            if isinstance(v, Mapping):
+                add(dst.setdefault(k, {}), v)
+            elif isinstance(v, (int, float)):
+                dst[k] = dst.get(k, 0) + v
+
+    for p in parts:
+        add(out, {k: v for k, v in p.items() if k != "shard"})
+    return out
+
+
+# ----------------------------------------------------------------------------- plots
+
+
+def _expand(hist: Mapping[str, int] | None) -> tuple[list[float], list[int]]:
+    if not hist:
+        return [], []
+    items = sorted((float(k), v) for k, v in hist.items())
+    return [k for k, _ in items], [v for _, v in items]
+
+
+def _mean(hist: Mapping[str, int] | None) -> float:
+    xs, ws = _expand(hist)
+    total = sum(ws)
+    return sum(x * w for x, w in zip(xs, ws)) / total if total else float("nan")
+
+
+def _no_data(ax, what: str) -> None:
+    ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes, color="#777777", fontsize=11)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for s in ax.spines.values():
+        s.set_visible(False)
+
+
+def _style(ax) -> None:
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+    ax.grid(axis="y", color="#e5e5e5", linewidth=0.8)
+    ax.set_axisbelow(True)
+
+
+def _plot_rejects(fig, accounting: Mapping | None) -> None:
+    ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
+    if not accounting or not accounting.get("stages"):
+        _no_data(ax1, "no accounting")
+        _no_data(ax2, "no accounting")
+        return
+    stages = accounting["stages"]
+    names = ["input"] + [s["stage"] for s in stages]
+    left = [accounting["input"]] + [s["kept"] for s in stages]
+    colors = [_STAGE_COLORS[i % len(_STAGE_COLORS)] for i in range(len(names))]
+    ax1.bar(range(len(names)), left, color=colors)
+    for i, v in enumerate(left):
+        ax1.text(i, v, f"{v:,}", ha="center", va="bottom", fontsize=8)
+    ax1.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax1.set_ylabel("pairs left")
+    ax1.set_title("pairs left after each stage", fontsize=10)
+    _style(ax1)
+    rows = []
+    for i, s in enumerate(stages, 1):
+        for reason, n in sorted(s["rejected"].items(), key=lambda kv: -kv[1]):
+            rows.append((f"{s['stage']}: {reason}", n, colors[i]))
+    if not rows:
+        _no_data(ax2, "nothing was rejected")
+        return
+    rows = rows[:30]
+    y = list(range(len(rows)))[::-1]
+    ax2.barh(y, [r[1] for r in rows], color=[r[2] for r in rows])
+    ax2.set_yticks(y, [r[0] for r in rows], fontsize=8)
+    total = accounting["input"] or 1
+    for yi, r in zip(y, rows):
+        ax2.text(r[1], yi, f" {r[1]:,} ({100 * r[1] / total:.1f}%)", va="center", fontsize=7)
+    ax2.set_xlabel("rejected pairs")
+    ax2.set_title("rejects by stage and reason", fontsize=10)
+    ax2.spines["top"].set_visible(False)
+    ax2.spines["right"].set_visible(False)
+
+
+def _plot_lengths(fig, stats: Mapping) -> None:
+    axes = fig.subplots(1, 2, sharey=False)
+    for ax, side in zip(axes, SIDES):
+        before = stats.get("length_before", {}).get(side)
+        after = stats.get("length_after", {}).get(side)
+        if not before:
+            _no_data(ax, f"{side}: no data")
+            continue
+        for hist, key in ((before, "before"), (after, "after")):
+            xs, ws = _expand(hist)
+            if not xs:
+                continue
+            label = f"{key} ({sum(ws):,} sentences, mean {_mean(hist):.1f})"
+            ax.bar(xs, ws, width=1.0, alpha=0.55 if key == "before" else 0.8, color=_COLORS[key], label=label)
+        ax.set_title(f"{side}", fontsize=10)
+        ax.set_xlabel("tokens per sentence")
+        ax.set_ylabel("sentences")
+        ax.legend(fontsize=8, frameon=False)
+        _style(ax)
+
+
+def _plot_pieces(fig, stats: Mapping) -> None:
+    axes = fig.subplots(1, 2)
+    for ax, side in zip(axes, SIDES):
+        hist = stats.get("pieces_per_word", {}).get(side)
+        if not hist:
+            _no_data(ax, f"{side}: no shards")
+            continue
+        xs, ws = _expand(hist)
+        total = sum(ws)
+        ax.bar(xs, [100 * w / total for w in ws], color=_COLORS[side])
+        ax.set_title(f"{side}: {total:,} words, mean {_mean(hist):.2f} pieces a word", fontsize=10)
+        ax.set_xlabel("pieces per word")
+        ax.set_ylabel("% of words")
+        ax.set_xticks(xs)
+        _style(ax)
+
+
+def _plot_projectivity(fig, stats: Mapping) -> None:
+    ax1, ax2 = fig.subplots(1, 2)
+    proj = stats.get("projectivity")
+    if not proj:
+        _no_data(ax1, "no parsed trees")
+        _no_data(ax2, "no parsed trees")
+        return
+    sides = [s for s in SIDES if s in proj]
+    shares = []
+    for i, side in enumerate(sides):
+        p = proj[side]
+        trees = p.get("trees", 0) or 1
+        share = 100 * p.get("projective", 0) / trees
+        shares.append(share)
+        ax1.bar(i, share, color=_COLORS[side])
+        ax1.bar(i, 100 - share, bottom=share, color=_COLORS[side], alpha=0.3)
+        ax1.text(i, share / 2, f"{share:.1f}%\nprojective", ha="center", va="center", color="white", fontsize=8)
+        ax1.text(i, share + (100 - share) / 2, f"{p.get('trees', 0) - p.get('projective', 0):,} not", ha="center",
+                 va="center", fontsize=8)
+    ax1.set_xticks(range(len(sides)), sides)
+    ax1.set_ylim(0, 100)
+    ax1.set_ylabel("% of parsed trees")
+    ax1.set_title("projective trees", fontsize=10)
+    _style(ax1)
+    width = 0.4
+    drew = False
+    for i, side in enumerate(sides):
+        xs, ws = _expand(proj[side].get("lifted"))
+        if xs:
+            drew = True
+            ax2.bar([x + (i - 0.5) * width for x in xs], ws, width=width, color=_COLORS[side], label=side)
+    if not drew:
+        _no_data(ax2, "every tree is projective")
+        return
+    ax2.set_xlabel("arcs lifted to make the tree projective")
+    ax2.set_ylabel("non-projective trees")
+    ax2.set_title("lifted arcs per non-projective tree", fontsize=10)
+    ax2.legend(fontsize=8, frameon=False)
+    _style(ax2)
+
+
+def _plot_labels(fig, stats: Mapping, top: int = 20) -> None:
+    axes = fig.subplots(1, 2)
+    for ax, side in zip(axes, SIDES):
+        labs = stats.get("labels", {}).get(side)
+        if not labs:
+            _no_data(ax, f"{side}: no trees")
+            continue
+        total = sum(labs.values())
+        items = sorted(labs.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        y = list(range(len(items)))[::-1]
+        ax.barh(y, [100 * v / total for _, v in items], color=_COLORS[side])
+        ax.set_yticks(y, [k for k, _ in items], fontsize=7)
+        ax.set_xlabel("% of words")
+        ax.set_title(f"{side}: {len(labs)} labels, {total:,} words", fontsize=10)
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+
+
+def _plot_transitions(fig, stats: Mapping) -> None:
+    ax1, ax2 = fig.subplots(1, 2)
+    hist = stats.get("transitions")
+    if not hist:
+        _no_data(ax1, "no shards with transitions")
+        _no_data(ax2, "no shards with transitions")
+        return
+    xs, ws = _expand(hist)
+    ax1.bar(xs, ws, width=1.0, color=_COLORS["tgt"])
+    ax1.set_xlabel("transitions per target sentence")
+    ax1.set_ylabel("sentences")
+    ax1.set_title(f"mean {_mean(hist):.1f}, longest {int(max(xs))}", fontsize=10)
+    _style(ax1)
+    xs2, ws2 = _expand(stats.get("transitions_vs_pieces"))
+    if xs2:
+        ax2.bar(xs2, ws2, width=1.0, color="#8e5ea2")
+        ax2.set_xlabel("arc tokens per sentence (transitions - pieces)")
+        ax2.set_ylabel("sentences")
+        ax2.set_title("what the tree adds to the target sequence", fontsize=10)
+        _style(ax2)
+    else:
+        _no_data(ax2, "no data")
+
+
+def _plot_training(fig, runs: Sequence[Mapping]) -> None:
+    ax1, ax2 = fig.subplots(1, 2)
+    curves = [r for r in runs if r.get("metrics")]
+    if not curves:
+        _no_data(ax1, "no training run")
+    else:
+        for i, run in enumerate(curves):
+            color = _STAGE_COLORS[(i + 1) % len(_STAGE_COLORS)]
+            for key, style in (("train_loss", "-"), ("valid_loss", "--")):
+                pts = [(m["step"], m[key]) for m in run["metrics"] if isinstance(m.get(key), (int, float))]
+                if pts:
+                    ax1.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color,
+                             label=f"{run['name']} {key.split('_')[0]}", marker="o" if key == "valid_loss" else None,
+                             markersize=3)
+        ax1.set_xlabel("step")
+        ax1.set_ylabel("loss")
+        ax1.set_title("loss (solid: training, dashed: validation)", fontsize=10)
+        ax1.legend(fontsize=7, frameon=False)
+        _style(ax1)
+    scored = [r for r in runs if r.get("scores")]
+    if not scored:
+        _no_data(ax2, "no scores")
+        return
+    metrics = sorted({k for r in scored for k, v in r["scores"].items() if isinstance(v, (int, float))})
+    width = 0.8 / max(1, len(scored))
+    for i, run in enumerate(scored):
+        vals = [run["scores"].get(m, 0) or 0 for m in metrics]
+        xs = [j + (i - (len(scored) - 1) / 2) * width for j in range(len(metrics))]
+        ax2.bar(xs, vals, width=width, color=_STAGE_COLORS[(i + 1) % len(_STAGE_COLORS)], label=run["name"])
+        for x, v in zip(xs, vals):
+            ax2.text(x, v, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
+    ax2.set_xticks(range(len(metrics)), metrics)
+    ax2.set_title("scores on the test set", fontsize=10)
+    ax2.legend(fontsize=7, frameon=False)
+    _style(ax2)
+
+
+def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], plots_dir: str | os.PathLike,
+               top_labels: int = 20) -> dict[str, bytes]:
+    """Draw every plot of :data:`PLOTS` into ``plots_dir/<name>.png``; returns the PNG bytes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plots_dir = os.fspath(plots_dir)
+    os.makedirs(plots_dir, exist_ok=True)
+    draw = {
+        "rejects": lambda f: _plot_rejects(f, accounting),
+        "lengths": lambda f: _plot_lengths(f, stats),
+        "pieces_per_word": lambda f: _plot_pieces(f, stats),
+        "projectivity": lambda f: _plot_projectivity(f, stats),
+        "labels": lambda f: _plot_labels(f, stats, top_labels),
+        "transitions": lambda f: _plot_transitions(f, stats),
+        "training": lambda f: _plot_training(f, runs),
+    }
+    out: dict[str, bytes] = {}
+    with plt.rc_context({"font.size": 9, "axes.titleweight": "bold"}):
+        for name, fn in draw.items():
+            height = 5.0 if name == "labels" else 3.6
+            fig = plt.figure(figsize=(11, height), dpi=100, layout="constrained")
+            fig.suptitle(PLOTS[name][0], fontsize=12, fontweight="bold")
+            fn(fig)
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", metadata={"Software": None})
+            plt.close(fig)
+            data = buf.getvalue()
+            path = os.path.join(plots_dir, f"{name}.png")
+            tmp = f"{path}.tmp{os.getpid()}"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+            out[name] = data
+    return out
+
+
+# ----------------------------------------------------------------------------- html
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#222}
+h1{margin-bottom:.2em} .sub{color:#666;margin-top:0}
+.cards{display:flex;gap:1em;flex-wrap:wrap;margin:1.2em 0}
+.card{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;min-width:9em}
+.card b{display:block;font-size:1.5em} .ok{color:#2a7d4f} .bad{color:#b3261e}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0 1.5em}
+td,th{border-bottom:1px solid #e5e5e5;padding:.25em .7em;text-align:right} th{background:#f6f6f6}
+td:first-child,th:first-child{text-align:left}
+img{max-width:100%} figure{margin:1.5em 0} figcaption{color:#555;font-size:.9em}
+pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:.8em}
+details{margin:1em 0}
+"""
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    h = "".join(f"<th>{html.escape(str(c))}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{h}</tr>{body}</table>"
+
+
+def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], pngs: Mapping[str, bytes],
+                title: str = "synprep report", config_text: str | None = None,
+                manifest: Mapping | None = None) -> str:
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
+    if accounting:
+        inp, kept, rej = accounting["input"], accounting["kept"], accounting["rejected"]
+        ok = accounting["balanced"]
+        share = 100 * kept / inp if inp else 0.0
+        parts.append("<p class='sub'>From raw pairs to shards: what was kept, what was rejected and why.</p>")
+        parts.append(
+            "<div class='cards'>"
+            f"<div class='card'><b>{inp:,}</b>input pairs</div>"
+            f"<div class='card'><b>{kept:,}</b>kept ({share:.1f}%)</div>"
+            f"<div class='card'><b>{rej:,}</b>rejected</div>"
+            f"<div class='card'><b>{len(accounting['shards'])}</b>shards</div>"
+            f"<div class='card'><b class='{'ok' if ok else 'bad'}'>{'yes' if ok else 'NO'}</b>"
+            "input = kept + rejected, per shard</div></div>"
+        )
+    for name in ("rejects", "lengths", "pieces_per_word", "projectivity", "labels", "transitions", "training"):
+        if name == "training" and not runs:
+            continue
+        data = pngs.get(name)
+        if data is None:
+            continue
+        t, caption = PLOTS[name]
+        b64 = base64.b64encode(data).decode("ascii")
+        parts.append(f"<figure><img alt='{html.escape(t)}' src='data:image/png;base64,{b64}'>"
+                     f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+        if name == "rejects" and accounting:
+            rows = []
+            for s in accounting["stages"]:
+                reasons = ", ".join(f"{k} {v:,}" for k, v in s["rejected"].items()) or "-"
+                rows.append((s["stage"], f"{s['input']:,}", f"{s['kept']:,}", f"{s['input'] - s['kept']:,}", reasons))
+            parts.append(_table(("stage", "in", "kept", "rejected", "reasons"), rows))
+            rows = []
+            for led in accounting["shards"]:
+                problems = "; ".join(f"{k}: {p['count']}" for k, p in led["problems"].items()) or "-"
+                rows.append((led["shard"], f"{led['input']:,}", f"{led['kept']:,}", f"{led['rejected']:,}",
+                             "yes" if led["balanced"] else "NO", problems))
+            parts.append("<details><summary>per shard</summary>"
+                         + _table(("shard", "input", "kept", "rejected", "balanced", "problems"), rows) + "</details>")
+    if runs:
+        metrics = sorted({k for r in runs for k, v in (r.get("scores") or {}).items() if isinstance(v, (int, float))})
+        if metrics:
+            rows = [[r["name"]] + [f"{r['scores'][m]:.2f}" if isinstance(r["scores"].get(m), (int, float)) else "-"
+                                   for m in metrics] for r in runs if r.get("scores")]
+            parts.append(_table(["variant"] + metrics, rows))
+    if manifest:
+        parts.append("<details><summary>manifest</summary><pre>"
+                     + html.escape(json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False)[:200_000])
+                     + "</pre></details>")
+    if config_text:
+        parts.append(f"<details><summary>configuration</summary><pre>{html.escape(config_text)}</pre></details>")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def write_report(
+    out_html: str | os.PathLike,
+    stats: Mapping,
+    accounting: Mapping | None = None,
+    runs: Sequence[Mapping] = (),
+    plots_dir: str | os.PathLike | None = None,
+    *,
+    title: str = "synprep report",
+    config_text: str | None = None,
+    manifest: Mapping | None = None,
+    top_labels: int = 20,
+) -> None:
+    """Draw the plots and write the HTML page (atomically)."""
+    out_html = os.fspath(out_html)
+    if plots_dir is None:
+        plots_dir = os.path.join(os.path.dirname(out_html) or ".", "plots")
+    pngs = draw_plots(stats, accounting, runs, plots_dir, top_labels=top_labels)
+    text = render_html(stats, accounting, runs, pngs, title=title, config_text=config_text, manifest=manifest)
+    d = os.path.dirname(out_html)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    tmp = f"{out_html}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    os.replace(tmp, out_html)
+
+
+def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | os.PathLike | None = None) -> dict:
+    """One training run for the report: ``metrics`` a JSON-lines log (one object a
+    line with ``step`` and numeric values such as ``train_loss``, ``valid_loss``),
+    ``scores`` a JSON object of final scores (``bleu``, ``chrf``...)."""
+    run: dict = {"name": name, "metrics": [], "scores": {}}
+    if metrics and os.path.exists(metrics):
+        with open(metrics, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    row = json.loads(line)
+                    if isinstance(row, dict) and isinstance(row.get("step"), (int, float)):
+                        run["metrics"].append(row)
+    if scores and os.path.exists(scores):
+        with open(scores, encoding="utf-8") as f:
+            obj = json.load(f)
+        if isinstance(obj, dict):
+            run["scores"] = {k: v for k, v in obj.items() if isinstance(v, (int, float))}
+    return run
