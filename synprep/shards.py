@@ -252,14 +252,18 @@ class _TreeStage:
         self.lifted_arcs = Counter()
 
     def __call__(self, n: int, items: dict) -> tuple[dict | None, _Reject | None]:
+        """({side: tree}, None) or (None, reject). Each tree's ``sent_id`` is set to
+        the row id (the sentence's sent_id, else FILE:LINE); ``self.where`` maps each
+        side to the FILE:LINE of its sentence."""
         from .tree import projectivize, to_tree
 
         trees = {}
+        self.where = {}
         for side, it in items.items():
             if isinstance(it, InputError):
                 where = f"{it.path}:{it.line}" if it.line is not None else it.path
                 return None, _Reject(n, side, "invalid", where, f"{it.reason}: {it.message}")
-            where = f"{it.path}:{it.line}"
+            where = self.where[side] = f"{it.path}:{it.line}"
             try:
                 tree = to_tree(it, self.cfg.words, self.cfg.labels)
             except InputError as e:
@@ -534,9 +538,9 @@ def build_dataset(
         for s in sides:
             too_long |= enc[s][2] > cfg.max_len
         for i in np.flatnonzero(too_long):
-            n, trees = buf[i]
+            n, trees, where = buf[i]
             s = next(s for s in sides if enc[s][2][i] > cfg.max_len)
-            rejects.append(_Reject(n, s, "too-long", trees[s].sent_id or "", f"{int(enc[s][2][i])} pieces > max_len {cfg.max_len}"))
+            rejects.append(_Reject(n, s, "too-long", where[s], f"{int(enc[s][2][i])} pieces > max_len {cfg.max_len}"))
         keep = ~too_long
         cols = {}
         for s in sides:
@@ -555,7 +559,7 @@ def build_dataset(
         if rej is not None:
             rejects.append(rej)
             continue
-        buf.append((n, trees))
+        buf.append((n, trees, dict(stage.where)))
         if len(buf) >= chunk:
             process(buf)
             buf = []

@@ -1,0 +1,382 @@
+"""The shard contract: schema, round trip, identical bytes, rejects with reasons,
+clear errors for truncated or foreign files, zero-copy reading, loading with
+`datasets`, the CLI, and the invariants over all of ../shared/data/ud."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from synprep.conllu import read_conllu
+from synprep.errors import ConfigError, InputError
+from synprep.shards import (
+    MANIFEST,
+    SCHEMA_VERSION,
+    ShardConfig,
+    build_dataset,
+    open_dataset,
+    open_shard,
+    read_manifest,
+    row_dict,
+    schema,
+    verify,
+)
+from synprep.subwords import SubwordModel
+from synprep.transitions import Piece, left, replay, right
+from synprep.tree import projectivize, to_tree
+
+from .conftest import ud_path
+from .test_conllu import row
+
+MWT = "3-4\tzum\t_\t_\t_\t_\t_\t_\t_\t_"
+CYCLE_MWT = "1-2\tvom\t_\t_\t_\t_\t_\t_\t_\t_"
+
+
+def sent(sid, *rows_):
+    return "\n".join([f"# sent_id = {sid}", *rows_, "", ""])
+
+
+SRC = "".join(
+    [
+        sent("p1", row(1, "John", 2, "nsubj"), row(2, "put", 0, "root"), row(3, "the", 4, "det"), row(4, "coals", 2, "obj"), row(5, "out", 2, "compound:prt")),
+        sent("p2", row(1, "A", 0, "root"), row(2, "b", 3, "dep"), row(3, "c", 2, "dep")),  # cycle: invalid
+        sent("p3", row(1, "It", 2, "nsubj"), row(2, "works", 0, "root")),
+        sent("p4", row(1, "A", 2, "det"), row(2, "hearing", 0, "root")),
+        sent("p5", *[row(i, f"word{i}", 1 if i > 1 else 0, "dep" if i > 1 else "root") for i in range(1, 70)]),
+        sent("p6", row(1, "The", 2, "det"), row(2, "cat", 3, "nsubj"), row(3, "sat", 0, "root"), row(4, ".", 3, "punct")),
+    ]
+)
+TGT = "".join(
+    [
+        sent("p1", row(1, "Er", 2, "nsubj"), row(2, "geht", 0, "root"), MWT, row(3, "zu", 5, "case"), row(4, "dem", 5, "det"), row(5, "Bahnhof", 2, "obl"), row(6, ".", 2, "punct")),
+        sent("p2", row(1, "Gut", 0, "root")),
+        sent("p3", CYCLE_MWT, row(1, "von", 3, "case"), row(2, "dem", 0, "root"), row(3, "Haus", 2, "nmod")),  # mwt-cycle
+        sent("p4", row(1, "Eine", 0, "root"), row(2, "Anhörung", 1, "dep"), row(3, "ist", 1, "dep"), row(4, "über", 2, "nmod")),  # non-projective
+        sent("p5", row(1, "Kurz", 0, "root")),
+        sent("p6", row(1, "Die", 2, "det"), row(2, "Katze", 3, "nsubj"), row(3, "saß", 0, "root"), row(4, ".", 3, "punct")),
+    ]
+)
+CFG = dict(vocab_size=400, max_len=60, shard_size=2, character_coverage=1.0)
+
+
+@pytest.fixture()
+def pair_files(tmp_path):
+    s, t = tmp_path / "src.conllu", tmp_path / "tgt.conllu"
+    s.write_text(SRC, encoding="utf-8")
+    t.write_text(TGT, encoding="utf-8")
+    return str(s), str(t)
+
+
+@pytest.fixture()
+def dataset(tmp_path, pair_files):
+    out = tmp_path / "ds"
+    m = build_dataset(out, *pair_files, ShardConfig(**CFG))
+    return out, m
+
+
+def test_counts_and_rejects_with_reasons(dataset):
+    out, m = dataset
+    c = m["counts"]
+    assert c["input"] == 6 and c["kept"] == 2
+    assert c["rejected"] == {"invalid": 1, "mwt-cycle": 1, "non-projective": 1, "too-long": 1}
+    assert c["rejected_by_side"] == {"src": {"invalid": 1, "too-long": 1}, "tgt": {"mwt-cycle": 1, "non-projective": 1}}
+    assert c["input"] == c["kept"] + sum(c["rejected"].values())
+    lines = (out / "rejects.tsv").read_text().splitlines()
+    assert [ln.split("\t")[:3] for ln in lines] == [
+        ["2", "src", "invalid"],
+        ["3", "tgt", "mwt-cycle"],
+        ["4", "tgt", "non-projective"],
+        ["5", "src", "too-long"],
+    ]
+    assert lines[0].split("\t")[3].endswith("src.conllu:10")  # FILE:LINE of the invalid sentence
+    assert sum(s["rows"] for s in m["shards"]) == 2 and [s["rows"] for s in m["shards"]] == [2]
+
+
+def test_manifest_records_vocabularies_layout_and_checksums(dataset):
+    out, m = dataset
+    assert read_manifest(out) == m == json.loads((out / MANIFEST).read_text())
+    assert m["schema_version"] == SCHEMA_VERSION and m["sides"] == ["src", "tgt"] and m["transition_side"] == "tgt"
+    assert m["labels"] == sorted(m["labels"]) and "root" in m["labels"] and "compound:prt" in m["labels"]
+    model = SubwordModel.load(out / m["pieces"]["models"]["tgt"]["file"])
+    assert m["pieces"]["joint"] and m["pieces"]["models"]["tgt"]["sha256"] == model.sha256
+    tok = m["tokens"]
+    assert tok["arc_base"] == model.vocab_size and tok["decoder_vocab_size"] == model.vocab_size + 2 * len(m["labels"])
+    assert tok["end_id"] == tok["eos_id"] == model.eos_id
+    assert m["settings"]["max_len"] == 60 and m["settings"]["projectivity"] == "drop"
+    assert list(m["columns"]) == schema(["src", "tgt"], "tgt").names
+    verify(out)
+
+
+def _trees(path, policy=None):
+    out = {}
+    for s in read_conllu(path, on_invalid=lambda e: None):
+        try:
+            t = to_tree(s)
+        except InputError:
+            continue
+        if policy:
+            t, _ = projectivize(t, policy)
+        if t is not None:
+            out[s.sent_id] = t
+    return out
+
+
+def test_round_trip_gives_the_trees_back(dataset, pair_files):
+    out, m = dataset
+    _, tables = open_dataset(out)
+    labels = m["labels"]
+    models = {s: SubwordModel.load(out / e["file"]) for s, e in m["pieces"]["models"].items()}
+    trees = {"src": _trees(pair_files[0]), "tgt": _trees(pair_files[1])}
+    rows = [row_dict(t, i) for t in tables for i in range(t.num_rows)]
+    assert [r["src_id"] for r in rows] == ["p1", "p6"] == [r["tgt_id"] for r in rows]
+    for r in rows:
+        for side in ("src", "tgt"):
+            tree = trees[side][r[f"{side}_id"]]
+            mdl = models[side]
+            assert mdl.decode_words(r[f"{side}_pieces"], r[f"{side}_word_ids"]) == tree.words
+            assert r[f"{side}_heads"] == tree.heads
+            assert [labels[k] for k in r[f"{side}_rels"]] == tree.labels
+            assert len(r[f"{side}_root_path"]) == len(tree.words) and len(r[f"{side}_parent_pos"]) == len(r[f"{side}_pieces"])
+        # the transitions replay through the transition system to the target tree
+        V = m["tokens"]["arc_base"]
+        begins = models["tgt"].begins_mask()
+        seq = []
+        for x in r["tgt_transitions"]:
+            if x < V:
+                seq.append(Piece(str(x), bool(begins[x])))
+            else:
+                k, rt = divmod(x - V, 2)
+                seq.append(right(labels[k]) if rt else left(labels[k]))
+        heads, labs = replay(seq, len(r["tgt_heads"]))
+        assert heads == r["tgt_heads"]
+        assert [x for x, h in zip(labs, heads) if h >= 0] == [labels[k] for k, h in zip(r["tgt_rels"], heads) if h >= 0]
+    # the German multiword token is one surface word
+    assert "zum" in models["tgt"].decode_words(rows[0]["tgt_pieces"], rows[0]["tgt_word_ids"])
+
+
+def test_identical_bytes_across_runs_and_chunk_sizes(tmp_path, pair_files):
+    a = build_dataset(tmp_path / "a", *pair_files, ShardConfig(**CFG))
+    b = build_dataset(tmp_path / "b", *pair_files, ShardConfig(**CFG), chunk=1)
+    assert a == b
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "b").iterdir())
+    assert "spm.model" in names and not [n for n in names if "tmp" in n]
+    for n in names:
+        assert (tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes(), n
+
+
+def test_rewrite_removes_stale_shards(tmp_path, pair_files):
+    out = tmp_path / "ds"
+    build_dataset(out, *pair_files, ShardConfig(**(CFG | {"shard_size": 1})))
+    assert len(list(out.glob("shard-*.arrow"))) == 2
+    build_dataset(out, *pair_files, ShardConfig(**CFG))
+    assert [p.name for p in out.glob("shard-*.arrow")] == ["shard-00000.arrow"]
+
+
+def test_lift_keeps_nonprojective_and_counts_lifts(tmp_path, pair_files):
+    m = build_dataset(tmp_path / "l", *pair_files, ShardConfig(**(CFG | {"projectivity": "lift"})))
+    assert m["counts"]["kept"] == 3 and "non-projective" not in m["counts"]["rejected"]
+    assert m["counts"]["lifted_sentences"] == {"tgt": 1} and m["counts"]["lifted_arcs"]["tgt"] >= 1
+
+
+def test_single_side_and_vocab_reuse(tmp_path, pair_files, dataset):
+    out, m = dataset
+    one = build_dataset(tmp_path / "one", None, pair_files[1], ShardConfig(**CFG), vocab_from=out)
+    assert one["sides"] == ["tgt"] and one["transition_side"] == "tgt"
+    assert one["labels"] == m["labels"] and one["pieces"]["models"]["tgt"]["sha256"] == m["pieces"]["models"]["tgt"]["sha256"]
+    assert one["counts"]["input"] == 6 and one["counts"]["rejected"] == {"mwt-cycle": 1, "non-projective": 1}
+    src = build_dataset(tmp_path / "src", pair_files[0], None, ShardConfig(**(CFG | {"side": "src"})), vocab_from=out)
+    assert src["sides"] == ["src"] and src["transition_side"] == "src"
+    # a label the reused list does not know is a reject, not a new id
+    other = tmp_path / "x.conllu"
+    other.write_text(sent("q", row(1, "Hi", 0, "root"), row(2, "!", 1, "discourse:emo")))
+    m2 = build_dataset(tmp_path / "x", None, str(other), ShardConfig(**CFG), vocab_from=out)
+    assert m2["counts"]["rejected"] == {"unknown-label": 1}
+
+
+def test_misaligned_pairs_are_an_error(tmp_path, pair_files):
+    short = tmp_path / "short.conllu"
+    short.write_text(TGT.split("\n\n")[0] + "\n\n")
+    with pytest.raises(InputError, match="must be parallel"):
+        build_dataset(tmp_path / "m", pair_files[0], str(short), ShardConfig(**CFG))
+    swapped = tmp_path / "swapped.conllu"
+    swapped.write_text(TGT.replace("sent_id = p1", "sent_id = zz"))
+    with pytest.raises(InputError, match="sent_id 'zz' does not match 'p1'"):
+        build_dataset(tmp_path / "m", pair_files[0], str(swapped), ShardConfig(**CFG))
+
+
+def test_bad_settings():
+    with pytest.raises(ConfigError, match="projectivity"):
+        ShardConfig(projectivity="keep").check()
+    with pytest.raises(ConfigError, match="max_len"):
+        ShardConfig(max_len=40000).check()
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def test_truncated_and_foreign_files_name_the_file(tmp_path, dataset):
+    out, m = dataset
+    shard = out / m["shards"][0]["file"]
+    data = shard.read_bytes()
+    for cut in (len(data) - 8, len(data) // 2, 100):
+        bad = tmp_path / f"cut{cut}.arrow"
+        bad.write_bytes(data[:cut])
+        with pytest.raises(InputError, match=rf"cut{cut}\.arrow: .*truncated") as e:
+            open_shard(bad)
+        assert e.value.reason == "truncated"
+    text = tmp_path / "notes.arrow"
+    text.write_text("hello world, not arrow at all")
+    with pytest.raises(InputError, match=r"notes\.arrow: not a synprep shard"):
+        open_shard(text)
+    tbl = pa.table({"x": [1, 2]})
+    f = tmp_path / "file.arrow"
+    with pa.ipc.new_file(str(f), tbl.schema) as w:
+        w.write_table(tbl)
+    with pytest.raises(InputError, match=r"file\.arrow: an Arrow IPC \*file\*"):
+        open_shard(f)
+    s = tmp_path / "stream.arrow"
+    with pa.ipc.new_stream(str(s), tbl.schema) as w:
+        w.write_table(tbl)
+    with pytest.raises(InputError, match=r"stream\.arrow: an Arrow stream but not a synprep shard"):
+        open_shard(s)
+    with pytest.raises(InputError, match=r"missing\.arrow: no such shard"):
+        open_shard(tmp_path / "missing.arrow")
+    with pytest.raises(InputError, match="no manifest"):
+        read_manifest(tmp_path)
+
+
+def test_checksum_mismatch_is_reported(dataset):
+    out, m = dataset
+    shard = out / m["shards"][0]["file"]
+    data = bytearray(shard.read_bytes())
+    data[200] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"shard-00000\.arrow: checksum differs"):
+        verify(out)
+
+
+def test_reading_is_zero_copy(dataset):
+    out, m = dataset
+    before = pa.total_allocated_bytes()
+    t = open_shard(out / m["shards"][0]["file"])
+    col = t.column("tgt_edge_head").chunk(0)
+    vals = col.values.to_numpy(zero_copy_only=True)
+    assert vals.sum() >= 0
+    # nothing was allocated from Arrow's pool: every buffer points into the memory map
+    assert pa.total_allocated_bytes() - before < 1024
+    assert not vals.flags.owndata
+
+
+def test_datasets_loads_a_shard_as_is(dataset):
+    datasets = pytest.importorskip("datasets")
+    out, m = dataset
+    path = out / m["shards"][0]["file"]
+    d = datasets.Dataset.from_file(str(path))
+    t = open_shard(path)
+    assert d.num_rows == t.num_rows and d.column_names == t.column_names
+    for i in range(d.num_rows):
+        got = d[i]
+        want = row_dict(t, i)
+        assert got == want
+
+
+def test_cli_shard_inspect(tmp_path, pair_files, capsys, monkeypatch):
+    from synprep.cli import main
+
+    monkeypatch.setattr(sys, "argv", list(sys.argv))  # main() rewrites sys.argv
+    out = tmp_path / "cli"
+    assert main(["shard", *pair_files, "-o", str(out), "--vocab-size", "400", "--max-len", "60"]) == 0
+    err = capsys.readouterr().err
+    assert "6 pairs read, 2 kept, 4 rejected (invalid 1, mwt-cycle 1, non-projective 1, too-long 1)" in err
+    assert main(["inspect", str(out / "shard-00000.arrow")]) == 0
+    shown = capsys.readouterr().out
+    assert "John" in shown and "compound:prt" in shown and "LEFT-ARC:nsubj" in shown
+    assert "root > obj" in shown  # the root path of 'coals'
+    assert main(["inspect", str(out), "--row", "5"]) == 2
+    assert "row 5 out of range" in capsys.readouterr().err
+    assert main(["shard", str(tmp_path / "nope.conllu"), "-o", str(out)]) == 2
+    assert "nope.conllu: no such file" in capsys.readouterr().err
+    # and as a separate process, the way the workflow calls it
+    r = subprocess.run([sys.executable, "-m", "synprep.cli", "inspect", str(out), "--row", "1"], capture_output=True, text=True)
+    assert r.returncode == 0 and "The" in r.stdout and "Traceback" not in r.stderr
+
+
+# --------------------------------------------------------------------------- invariants over ../shared/data/ud
+
+
+def check_invariants(r: dict, side: str, V: int | None) -> None:
+    heads = np.array(r[f"{side}_heads"])
+    rels = r[f"{side}_rels"]
+    wid = np.array(r[f"{side}_word_ids"])
+    n = len(heads)
+    counts = np.bincount(wid, minlength=n)
+    assert (counts >= 1).all() and (np.diff(wid) >= 0).all()
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    parent = np.where(heads < 0, np.arange(n), heads)
+    pp = np.array(r[f"{side}_parent_pos"])
+    pw = parent[wid]
+    assert ((pp >= starts[pw]) & (pp <= starts[pw] + counts[pw] - 1)).all()
+    paths = r[f"{side}_root_path"]
+    for w in range(n):
+        if heads[w] < 0:
+            assert paths[w] == [rels[w]]
+        elif len(paths[heads[w]]) < 16:  # below the default max depth
+            assert paths[w] == paths[heads[w]] + [rels[w]]
+    if V is None:
+        return
+    trans = np.array(r[f"{side}_transitions"], dtype=np.int64)
+    eh, ed, el, es = (np.array(r[f"{side}_{c}"], dtype=np.int64) for c in ("edge_head", "edge_dep", "edge_label", "edge_step"))
+    assert (eh <= es).all() and (ed <= es).all() and (trans[es] >= V).all()
+    is_piece = trans < V
+    assert is_piece.sum() == len(wid) and (trans[is_piece] == np.array(r[f"{side}_pieces"])).all()
+    word_at = np.full(len(trans), -1)
+    word_at[is_piece] = wid
+    pe = (word_at[eh] >= 0) & (word_at[ed] >= 0)
+    rebuilt = np.full(n, -1)
+    rebuilt[word_at[ed[pe]]] = word_at[eh[pe]]
+    assert (rebuilt == heads).all()
+    labs = np.full(n, -1)
+    labs[word_at[ed[pe]]] = el[pe]
+    nonroot = heads >= 0
+    assert (labs[nonroot] == np.array(rels)[nonroot]).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "src,tgt",
+    [
+        ("en_pud-ud-test.conllu", "de_pud-ud-test.conllu"),
+        (None, "en_ewt-ud-dev.conllu"),
+        (None, "en_ewt-ud-test.conllu"),
+        (None, "de_gsd-ud-dev.conllu"),
+        (None, "de_gsd-ud-test.conllu"),
+    ],
+)
+def test_invariants_over_shared_ud(tmp_path, src, tgt):
+    s = str(ud_path(src)) if src else None
+    t = str(ud_path(tgt))
+    m = build_dataset(tmp_path / "ud", s, t, ShardConfig(vocab_size=8000, projectivity="lift", shard_size=700))
+    c = m["counts"]
+    n_input = sum(1 for _ in read_conllu(t))
+    assert c["input"] == n_input == c["kept"] + sum(c["rejected"].values())
+    assert c["kept"] > 0.95 * n_input
+    V = m["tokens"]["arc_base"]
+    model = SubwordModel.load(tmp_path / "ud" / "spm.model")
+    trees = {side: _trees(p, "lift" if side == m["transition_side"] else None) for side, p in m["inputs"].items()}
+    _, tables = open_dataset(tmp_path / "ud")
+    seen = 0
+    for table in tables:
+        for r in table.to_pylist():
+            seen += 1
+            for side in m["sides"]:
+                check_invariants(r, side, V if side == m["transition_side"] else None)
+                tree = trees[side][r[f"{side}_id"]]
+                assert model.decode_words(r[f"{side}_pieces"], r[f"{side}_word_ids"]) == tree.words
+                assert r[f"{side}_heads"] == tree.heads
+    assert seen == c["kept"]
