@@ -43,7 +43,7 @@ import numpy as np
 from .errors import ConfigError
 from .registry import register_exporter
 
-__all__ = ["Exporter", "PascalExporter", "TransitionsExporter", "render_word", "parse_options"]
+__all__ = ["Exporter", "PascalExporter", "TransitionsExporter", "render_word", "parent_line", "parse_options"]
 
 _META = "\u2581"
 
@@ -152,13 +152,19 @@ class _Renderer:
             return [render_word(p) for p in out]
         return out
 
-    def parents(self, side: str, row: dict, words: list[list[str]]) -> np.ndarray:
+    def parents(self, side: str, row: dict, words: list[list[str]]) -> str:
         if self.style == "spm":
-            return np.asarray(row[f"{side}_parent_pos"], dtype=np.float32)
-        from .features import flat_from_sentences, parent_positions
+            return " ".join(_fmt(x) for x in row[f"{side}_parent_pos"])
+        return parent_line(row[f"{side}_heads"], words)
 
-        heads = row[f"{side}_heads"]
-        return parent_positions(flat_from_sentences([heads], [[0] * len(heads)], [[len(w) for w in words]]))
+
+def parent_line(heads: Sequence[int], words: Sequence[Sequence[str]]) -> str:
+    """The PASCAL parent-position line of a sentence given its tokens per word:
+    one float per token, 0-based (``1.5 3.0 ...``)."""
+    from .features import flat_from_sentences, parent_positions
+
+    pp = parent_positions(flat_from_sentences([list(heads)], [[0] * len(heads)], [[len(w) for w in words]]))
+    return " ".join(_fmt(x) for x in pp)
 
 
 def _write(path: Path, lines: list[str]) -> Path:
@@ -195,7 +201,7 @@ class PascalExporter(Exporter):
                 words = r.words(s, row)
                 text[s].append(" ".join(t for w in words for t in w))
                 if s == "src" or o["target_parents"] or len(sides) == 1:
-                    par[s].append(" ".join(_fmt(x) for x in r.parents(s, row, words)))
+                    par[s].append(r.parents(s, row, words))
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         files = []

@@ -1,0 +1,132 @@
+"""Exporters: subword-nmt rendering, the PASCAL parent line on the paper's example,
+the linearized transitions (plain and the released tree decoder's tokens), options."""
+
+from __future__ import annotations
+
+import pytest
+
+from synprep import registry
+from synprep.errors import ConfigError
+from synprep.exporters import PascalExporter, TransitionsExporter, parent_line, parse_options, render_word
+from synprep.shards import ShardConfig, build_dataset, iter_rows
+
+from .test_conllu import row
+from .test_shards import SRC, TGT, sent
+
+JOHN = sent(
+    "j1",
+    row(1, "John", 2, "nsubj"),
+    row(2, "put", 0, "root"),
+    row(3, "the", 4, "det"),
+    row(4, "coals", 2, "obj"),
+    row(5, "out", 2, "compound:prt"),
+)
+
+
+def test_render_word():
+    assert render_word(["\u2581Jo", "hn"]) == ["Jo@@", "hn"]
+    assert render_word(["\u2581put"]) == ["put"]
+    # a lone word-start mark is dropped; byte pieces of one character join into it
+    assert render_word(["\u2581", "<0xC5>", "<0x9D>", "t", "o"]) == ["ŝ@@", "t@@", "o"]
+    assert render_word(["\u2581", "<0xF0>", "<0x9F>", "<0x98>", "<0x80>"]) == ["😀"]
+    assert render_word(["\u258110", "\ue000", "000"]) == ["10@@", "\u00a0@@", "000"]
+
+
+def test_parent_line_on_the_pascal_example():
+    words = [["The"], ["c@@", "at"], ["sat"], ["on"], ["the"], ["mat@@", "tr@@", "ess"], ["."]]
+    assert parent_line([1, 2, -1, 5, 5, 2, 2], words) == "1.5 3.0 3.0 3.0 7.0 7.0 3.0 3.0 3.0 3.0"
+
+
+@pytest.fixture(scope="module")
+def john(tmp_path_factory):
+    d = tmp_path_factory.mktemp("exp")
+    f = d / "john.conllu"
+    f.write_text(JOHN * 3)  # repeated so that BPE merges every word into one piece
+    build_dataset(d / "ds", None, str(f), ShardConfig(vocab_size=2000, character_coverage=1.0))
+    return d / "ds"
+
+
+def test_transitions_export_plain_and_nematus(john, tmp_path):
+    (r,) = list(iter_rows(john))[:1]
+    assert len(r["tgt_pieces"]) == 5, "precondition: each word is one piece"
+    files = TransitionsExporter().export(john, tmp_path / "plain")
+    assert [f.name for f in files] == ["train.tgt"]
+    lines = files[0].read_text().splitlines()
+    assert lines[0] == "John put LEFT-ARC:nsubj the coals LEFT-ARC:det RIGHT-ARC:obj out RIGHT-ARC:compound:prt"
+    assert len(lines) == 3
+    f = TransitionsExporter(arc_format="nematus", root_arc="true").export(john, tmp_path / "n")[0]
+    assert f.read_text().splitlines()[0] == "John put Lnsubj@@| the coals Ldet@@| Robj@@| out Rcompound:prt@@| Rroot@@|"
+    f = TransitionsExporter(arc_format="nematus-split", tgt_lang="de").export(john, tmp_path / "s")[0]
+    assert f.name == "train.de"
+    assert f.read_text().splitlines()[0] == "John put L@@| |@@nsubj the coals L@@| |@@det R@@| |@@obj out R@@| |@@compound:prt"
+    f = TransitionsExporter(style="spm").export(john, tmp_path / "spm")[0]
+    assert f.read_text().splitlines()[0].startswith("\u2581John \u2581put LEFT-ARC:nsubj")
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pairs")
+    s, t = d / "src.conllu", d / "tgt.conllu"
+    s.write_text(SRC)
+    t.write_text(TGT)
+    build_dataset(d / "ds", str(s), str(t), ShardConfig(vocab_size=400, max_len=1000, projectivity="lift", character_coverage=1.0))
+    return d / "ds"
+
+
+def test_pascal_export_tokens_and_parents(pairs, tmp_path):
+    files = PascalExporter(src_lang="en", tgt_lang="de", target_parents=True).export(pairs, tmp_path / "p")
+    assert [f.name for f in files] == ["train.en", "train.en.parent", "train.de", "train.de.parent"]
+    rows = list(iter_rows(pairs))
+    text = {f.name: f.read_text(encoding="utf-8").splitlines() for f in files}
+    assert all(len(v) == len(rows) for v in text.values())
+    for i, r in enumerate(rows):
+        for lang, side in (("en", "src"), ("de", "tgt")):
+            toks = text[f"train.{lang}"][i].split(" ")
+            par = [float(x) for x in text[f"train.{lang}.parent"][i].split(" ")]
+            assert len(toks) == len(par)
+            # undoing the @@ joins gives the words back
+            words = " ".join(toks).replace("@@ ", "").split(" ")
+            assert len(words) == len(r[f"{side}_heads"])
+            # every parent position lies in its parent word's token span
+            spans, k = [], 0
+            for w in " ".join(toks).replace("@@ ", "@@\t").split(" "):
+                n = len(w.split("\t"))
+                spans.append((k, k + n - 1))
+                k += n
+            wid = [w for w, (a, b) in enumerate(spans) for _ in range(a, b + 1)]
+            for x, w in zip(par, wid):
+                h = r[f"{side}_heads"][w]
+                a, b = spans[w if h < 0 else h]
+                assert a <= x <= b
+    # spm style keeps the stored positions
+    f = PascalExporter(style="spm").export(pairs, tmp_path / "s")
+    got = [float(x) for x in f[1].read_text().splitlines()[0].split(" ")]
+    assert got == rows[0]["src_parent_pos"]
+
+
+def test_options_and_registry(pairs, tmp_path):
+    assert {"pascal", "transitions"} <= set(registry.names("exporter"))
+    assert registry.get("exporter", "pascal") is PascalExporter
+    with pytest.raises(ConfigError, match="unknown option.*colour"):
+        PascalExporter(colour="red")
+    with pytest.raises(ConfigError, match="arc_format"):
+        TransitionsExporter(arc_format="xml")
+    with pytest.raises(ConfigError, match="true or false"):
+        TransitionsExporter(root_arc="maybe")
+    assert parse_options(["arc-format=nematus", "root_arc=1"]) == {"arc_format": "nematus", "root_arc": "1"}
+    with pytest.raises(ConfigError):
+        parse_options(["oops"])
+
+
+def test_cli_export(pairs, tmp_path, capsys, monkeypatch):
+    import sys
+
+    from synprep.cli import main
+
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    assert main(["export", "--list"]) == 0
+    assert "transitions" in capsys.readouterr().out
+    assert main(["export", "transitions", str(pairs), str(tmp_path / "o"), "-O", "arc_format=nematus"]) == 0
+    assert (tmp_path / "o" / "train.tgt").exists() and (tmp_path / "o" / "train.src").exists()
+    assert main(["export", "nope", str(pairs), str(tmp_path / "o")]) == 2
+    assert "unknown exporter 'nope'" in capsys.readouterr().err
