@@ -172,13 +172,59 @@ class _Segment:
         return np.diff(off)
 
 
+@dataclass
+class Columns:
+    """The rows of one batch, gathered column by column (the one copy made).
+
+    ``lists[name] = (values, lengths)``: the rows' lists concatenated, and each
+    row's length. ``paths[name] = (values, path_lengths, words)``: the root paths
+    of all words of all rows concatenated, each word's path length, and each row's
+    number of words."""
+
+    ids: dict[str, list[str]]
+    lists: dict[str, tuple[np.ndarray, np.ndarray]]
+    paths: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+    n: int
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[dict]) -> "Columns":
+        """From item dicts (``ShardDataset[i]``, or rows of any other source with the
+        same keys: 1-D arrays or lists, root paths as ``(offsets, values)`` or as a
+        list of lists)."""
+        first = rows[0]
+        ids, lists, paths = {}, {}, {}
+        for name in first:
+            if name.endswith("_id"):
+                ids[name] = [r[name] for r in rows]
+            elif name.endswith("_root_path"):
+                vals, plens, words = [], [], []
+                for r in rows:
+                    x = r[name]
+                    if isinstance(x, tuple):
+                        offs, v = x
+                        vals.append(np.asarray(v[offs[0] : offs[-1]]))
+                        plens.append(np.diff(offs).astype(np.int64))
+                        words.append(len(offs) - 1)
+                    else:
+                        vals.append(np.fromiter((y for p in x for y in p), dtype=np.int64))
+                        plens.append(np.fromiter(map(len, x), dtype=np.int64, count=len(x)))
+                        words.append(len(x))
+                paths[name] = (_cat(vals), _cat(plens), np.asarray(words, dtype=np.int64))
+            else:
+                arrs = [np.asarray(r[name]) for r in rows]
+                lists[name] = (np.concatenate(arrs), np.fromiter(map(len, arrs), dtype=np.int64, count=len(arrs)))
+        return cls(ids, lists, paths, len(rows))
+
+
 class ShardDataset:
     """A map-style dataset over the shards of a dataset directory (zero-copy).
 
     ``dataset[i]`` is a dict: ``"<side>_id"`` -> str; list columns -> 1-D numpy
     views; ``"<side>_root_path"`` -> ``(offsets, values)`` where word ``w``'s path
     is ``values[offsets[w]:offsets[w+1]]`` (``offsets`` has one entry per word + 1).
-    ``columns``: restrict to these columns (default all)."""
+    ``dataset.__getitems__(indices)`` (used by the DataLoader for a whole batch)
+    gathers the rows column by column with numpy into :class:`Columns`, rows in
+    ascending index order. ``columns``: restrict to these columns (default all)."""
 
     def __init__(self, path: str | os.PathLike, columns: Sequence[str] | None = None, verify: bool = False):
         from .shards import open_dataset
@@ -226,12 +272,49 @@ class ShardDataset:
             row[name] = (inner[outer[j] : outer[j + 1] + 1], val)
         return row
 
+    def __getitems__(self, indices: Sequence[int]) -> Columns:
+        idx = np.sort(np.asarray(indices, dtype=np.int64))
+        n = len(self)
+        if len(idx) and (idx[0] < 0 or idx[-1] >= n):
+            raise IndexError(f"rows out of range (the dataset has {n} rows)")
+        seg_of = np.searchsorted(self._starts, idx, side="right") - 1
+        parts: list[tuple[_Segment, np.ndarray]] = []
+        for k in np.unique(seg_of):
+            parts.append((self._segments[k], idx[seg_of == k] - self._starts[k]))
+        ids: dict[str, list[str]] = {}
+        lists: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        paths: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        if not parts:
+            return Columns({}, {}, {}, 0)
+        seg0 = parts[0][0]
+        for name in seg0.ids:
+            ids[name] = [x for seg, j in parts for x in seg.ids[name].take(j).to_pylist()]
+        for name in seg0.lists:
+            vals, lens = [], []
+            for seg, j in parts:
+                off, v = seg.lists[name]
+                ln = (off[j + 1] - off[j]).astype(np.int64)
+                vals.append(v[ragged_arange(off[j], ln)])
+                lens.append(ln)
+            lists[name] = (_cat(vals, v.dtype), _cat(lens))
+        for name in seg0.nested:
+            vals, plens, words = [], [], []
+            for seg, j in parts:
+                outer, inner, v = seg.nested[name]
+                nw = (outer[j + 1] - outer[j]).astype(np.int64)
+                w = ragged_arange(outer[j], nw)  # the rows' words
+                pl = (inner[w + 1] - inner[w]).astype(np.int64)
+                vals.append(v[ragged_arange(inner[w], pl)])
+                plens.append(pl)
+                words.append(nw)
+            paths[name] = (_cat(vals, v.dtype), _cat(plens), _cat(words))
+        return Columns(ids, lists, paths, len(idx))
+
     def lengths(self) -> np.ndarray:
         """(N,) int64 tokens per row for batching: the longest of the sequences the
         model reads (each side's pieces + EOS, the transitions + END)."""
         cols = [f"{s}_pieces" for s in self.sides]
-        if any(c.endswith("_transitions") for c in self.columns):
-            cols += [c for c in self.columns if c.endswith("_transitions")]
+        cols += [c for c in self.columns if c.endswith("_transitions")]
         out = np.zeros(len(self), dtype=np.int64)
         for k, seg in enumerate(self._segments):
             a, b = self._starts[k], self._starts[k + 1]
@@ -314,7 +397,10 @@ class TokenBudgetSampler:
 
 
 class Collate:
-    """Rows of :class:`ShardDataset` -> :class:`Batch` (see the field comments)."""
+    """Rows -> :class:`Batch` (see the field comments). Accepts the
+    :class:`Columns` of ``ShardDataset.__getitems__`` (the DataLoader's path) or a
+    list of item dicts. All padding is done with numpy scatters, no Python loop over
+    rows or tokens."""
 
     def __init__(self, pad_id: int, bos_id: int, eos_id: int, num_labels: int, end_id: int | None = None):
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
@@ -333,86 +419,84 @@ class Collate:
             tok.get("end_id"),
         )
 
-    def __call__(self, rows: list[dict]) -> Batch:
+    def __call__(self, rows) -> Batch:
         import torch
 
+        cols = rows if isinstance(rows, Columns) else Columns.from_rows(rows)
         t = torch.from_numpy
-        first = rows[0]
-        ids = [r.get("src_id", r.get("tgt_id")) for r in rows]
+        L, P = cols.lists, cols.paths
+        ids = cols.ids.get("src_id", cols.ids.get("tgt_id", []))
         kw: dict = {"ids": ids, "pad_id": self.pad_id, "bos_id": self.bos_id, "eos_id": self.eos_id, "label_pad": self.label_pad}
+        B = cols.n
         for side in ("src", "tgt"):
-            if f"{side}_pieces" not in first:
+            if f"{side}_pieces" not in L:
                 continue
-            pieces = [r[f"{side}_pieces"] for r in rows]
-            tok, lens = _pad([p for p in pieces], self.pad_id, append=self.eos_id)
+            vals, lens = L[f"{side}_pieces"]
+            tok = _pad(vals, lens, self.pad_id, append=self.eos_id)
             kw[f"{side}_tokens"] = t(tok)
             kw[f"{side}_lengths"] = t(lens + 1)
             kw[f"{side}_pad_mask"] = t(np.arange(tok.shape[1])[None, :] > lens[:, None])
-            if f"{side}_word_ids" in first:
-                wid, _ = _pad([r[f"{side}_word_ids"] for r in rows], -1, append=-1)
-                kw[f"{side}_word_ids"] = t(wid)
-            if f"{side}_parent_pos" in first:
-                pp, _ = _pad([r[f"{side}_parent_pos"] for r in rows], 0.0, append=np.nan, dtype=np.float32)
-                eos_rows = np.arange(len(rows))
-                pp[eos_rows, lens] = lens  # EOS points at itself
+            if f"{side}_word_ids" in L:
+                wv, wl = L[f"{side}_word_ids"]
+                kw[f"{side}_word_ids"] = t(_pad(wv, wl, -1, append=-1))
+            if f"{side}_parent_pos" in L:
+                pv, pl = L[f"{side}_parent_pos"]
+                pp = _pad(pv, pl, 0.0, append=0.0, dtype=np.float32)
+                pp[np.arange(B), pl] = pl  # EOS points at itself
                 kw[f"{side}_parent_pos"] = t(pp)
-            if f"{side}_root_path" in first and f"{side}_word_ids" in first:
-                kw[f"{side}_root_path"] = t(
-                    _root_paths([r[f"{side}_root_path"] for r in rows], [r[f"{side}_word_ids"] for r in rows], tok.shape[1], self.label_pad)
-                )
+            if f"{side}_root_path" in P and f"{side}_word_ids" in L:
+                kw[f"{side}_root_path"] = t(_root_paths(P[f"{side}_root_path"], L[f"{side}_word_ids"], tok.shape[1], self.label_pad))
             for col in ("heads", "rels"):
-                if f"{side}_{col}" in first:
-                    kw[f"{side}_{col}"] = t(_pad([r[f"{side}_{col}"] for r in rows], IGNORE_INDEX)[0])
-            if f"{side}_transitions" in first:
-                tr, tl = _pad([r[f"{side}_transitions"] for r in rows], self.pad_id, append=self.end_id)
+                if f"{side}_{col}" in L:
+                    kw[f"{side}_{col}"] = t(_pad(*L[f"{side}_{col}"], IGNORE_INDEX))
+            if f"{side}_transitions" in L:
+                tv, tl = L[f"{side}_transitions"]
+                tr = _pad(tv, tl, self.pad_id, append=self.end_id)
                 kw["trans_tokens"] = t(tr)
                 kw["trans_lengths"] = t(tl + 1)
                 kw["trans_pad_mask"] = t(np.arange(tr.shape[1])[None, :] > tl[:, None])
-                counts = np.fromiter((len(r[f"{side}_edge_step"]) for r in rows), dtype=np.int64, count=len(rows))
-                kw["edge_batch"] = t(np.repeat(np.arange(len(rows), dtype=np.int64), counts))
+                ev, el = L[f"{side}_edge_step"]
+                kw["edge_batch"] = t(np.repeat(np.arange(B, dtype=np.int64), el))
                 for col in ("edge_head", "edge_dep", "edge_label", "edge_step"):
-                    kw[col] = t(_cat([r[f"{side}_{col}"] for r in rows]))
+                    kw[col] = t(L[f"{side}_{col}"][0].astype(np.int64))
         return Batch(**kw)
 
 
-def _cat(arrs: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(arrs).astype(np.int64, copy=False) if arrs else np.zeros(0, dtype=np.int64)
+def _cat(arrs: list[np.ndarray], dtype=np.int64) -> np.ndarray:
+    return np.concatenate(arrs) if arrs else np.zeros(0, dtype=dtype)
 
 
-def _pad(seqs: list[np.ndarray], pad, append=None, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
-    """(B, longest [+1]) array of ``seqs`` padded with ``pad`` (and ``append`` after
-    each sequence), and the (B,) raw lengths."""
-    lens = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+def _pad(values: np.ndarray, lens: np.ndarray, pad, append=None, dtype=np.int64) -> np.ndarray:
+    """(B, longest [+1]): each row's values, ``append`` after them, ``pad`` after that."""
+    B = len(lens)
     width = int(lens.max(initial=0)) + (append is not None)
-    out = np.full((len(seqs), width), pad, dtype=dtype)
-    if lens.sum():
-        out[np.repeat(np.arange(len(seqs)), lens), ragged_arange(np.zeros_like(lens), lens)] = np.concatenate(seqs)
+    out = np.full((B, width), pad, dtype=dtype)
+    if len(values):
+        out[np.repeat(np.arange(B), lens), ragged_arange(np.zeros(B, dtype=np.int64), lens)] = values
     if append is not None:
-        out[np.arange(len(seqs)), lens] = append
-    return out, lens
+        out[np.arange(B), lens] = append
+    return out
 
 
-def _root_paths(paths: list[tuple[np.ndarray, np.ndarray]], word_ids: list[np.ndarray], width: int, pad: int) -> np.ndarray:
-    """(B, width, D) root path of every piece's word; pad elsewhere."""
-    regions, starts, plens = [], [], []
-    base = 0
-    for offs, vals in paths:
-        regions.append(vals[offs[0] : offs[-1]])
-        starts.append(offs[:-1] - offs[0] + base)
-        plens.append(np.diff(offs))
-        base += int(offs[-1] - offs[0])
-    flat = np.concatenate(regions) if regions else np.zeros(0, np.int16)
-    B = len(paths)
-    # per piece: its word's path start and length (word ids index the row's words)
-    n_pieces = np.fromiter((len(w) for w in word_ids), dtype=np.int64, count=B)
-    p_start = np.concatenate([s[w] for s, w in zip(starts, word_ids)]) if B else np.zeros(0, np.int64)
-    p_len = np.concatenate([pl[w] for pl, w in zip(plens, word_ids)]) if B else np.zeros(0, np.int64)
+def _root_paths(paths, word_ids, width: int, pad: int) -> np.ndarray:
+    """(B, width, D): every piece's word's root path; ``pad`` elsewhere."""
+    vals, plens, words = paths
+    wv, wl = word_ids  # per piece: row-local word index; pieces per row
+    B = len(words)
+    word_base = np.zeros(B, dtype=np.int64)
+    if B > 1:
+        np.cumsum(words[:-1], out=word_base[1:])
+    path_start = np.zeros(len(plens), dtype=np.int64)
+    if len(plens) > 1:
+        np.cumsum(plens[:-1], out=path_start[1:])
+    g = wv.astype(np.int64) + np.repeat(word_base, wl)  # global word of each piece
+    p_start, p_len = path_start[g], plens[g]
     depth = int(p_len.max(initial=1))
     out = np.full((B, width, depth), pad, dtype=np.int64)
     if len(p_len):
-        brow = np.repeat(np.arange(B), n_pieces)
-        pcol = ragged_arange(np.zeros_like(n_pieces), n_pieces)
-        out[np.repeat(brow, p_len), np.repeat(pcol, p_len), ragged_arange(np.zeros_like(p_len), p_len)] = flat[
+        brow = np.repeat(np.arange(B), wl)
+        pcol = ragged_arange(np.zeros(B, dtype=np.int64), wl)
+        out[np.repeat(brow, p_len), np.repeat(pcol, p_len), ragged_arange(np.zeros_like(p_len), p_len)] = vals[
             ragged_arange(p_start, p_len)
         ]
     return out

@@ -144,3 +144,38 @@ def test_dataloader_over_shards(ds_dir):
     for i in range(len(ds)):
         r = ds[i]
         assert lengths[i] == max(len(r["src_pieces"]), len(r["tgt_pieces"]), len(r["tgt_transitions"])) + 1
+
+
+def _assert_same_batch(a: Batch, b: Batch) -> None:
+    from dataclasses import fields
+
+    for f in fields(Batch):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, torch.Tensor):
+            assert x.dtype == y.dtype and x.shape == y.shape and torch.equal(x, y), f.name
+        else:
+            assert x == y, f.name
+
+
+def test_batched_gather_equals_row_by_row(ds_dir):
+    ds = ShardDataset(ds_dir)
+    c = ds.collate()
+    for idx in ([3, 0, 2], [1], [0, 1, 2, 3], [2, 3]):  # across both shards, any order
+        cols = ds.__getitems__(idx)
+        assert cols.n == len(idx)
+        _assert_same_batch(c(cols), c([ds[i] for i in sorted(idx)]))
+    # rows from another source (lists, root paths as lists of lists) collate the same
+    plain = []
+    for i in range(len(ds)):
+        r = ds[i]
+        d = {}
+        for k, v in r.items():
+            if k.endswith("_root_path"):
+                offs, vals = v
+                d[k] = [vals[offs[w] : offs[w + 1]].tolist() for w in range(len(offs) - 1)]
+            else:
+                d[k] = v if isinstance(v, str) else v.tolist()
+        plain.append(d)
+    _assert_same_batch(c(plain), c(ds.__getitems__(range(len(ds)))))
+    with pytest.raises(IndexError):
+        ds.__getitems__([0, 9])
