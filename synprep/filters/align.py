@@ -71,7 +71,7 @@ def eflomal_scores(
     score_model: int = 0,
     n_samplers: int = 3,
     rel_iterations: float = 1.0,
-    null_prior: float = 0.2,
+    null_prior: float = 0.5,
     priors: str | None = None,
     links: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, list[str] | None, list[str] | None]:
@@ -115,7 +115,7 @@ class AlignFilter(Filter):
         "score_model": 0,
         "n_samplers": 3,
         "rel_iterations": 1.0,
-        "null_prior": 0.2,
+        "null_prior": 0.5,
         "combine": "mean",
         "reference_src": None,
         "reference_tgt": None,

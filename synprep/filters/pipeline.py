@@ -293,26 +293,34 @@ def _check_same_scoring(filters: Sequence[Filter], stored: Sequence[dict[str, An
 # -- files ---------------------------------------------------------------------------
 
 
-def _open_text(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="\n")
-    return open(path, "r", encoding="utf-8", newline="\n")
-
-
 def _lines(path: Path) -> Iterator[str]:
+    """Lines of a UTF-8 text file (``.gz`` allowed) without their ``\n`` / ``\r\n``.
+
+    Lines are split on ``\n`` only (a lone ``\r`` or U+2028 inside a line stays in it)
+    and decoded one by one, so an encoding error names its line.
+    """
     lineno = 0
     try:
-        with _open_text(path) as f:
-            for lineno, line in enumerate(f, 1):
-                if line.endswith("\n"):
-                    line = line[:-1]
-                if line.endswith("\r"):
-                    line = line[:-1]
-                yield line
-    except UnicodeDecodeError as e:
-        raise InputError(str(path), lineno + 1, f"bytes that are not UTF-8 ({e.reason}); expected UTF-8 text (re-encode the file)", reason="encoding") from None
-    except (gzip.BadGzipFile, EOFError) as e:
-        raise InputError(str(path), None, f"not a valid gzip file ({e}); expected gzip-compressed text for a .gz name") from None
+        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+            for lineno, raw in enumerate(f, 1):
+                if raw.endswith(b"\n"):
+                    raw = raw[:-1]
+                    if raw.endswith(b"\r"):
+                        raw = raw[:-1]
+                try:
+                    yield raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise InputError(
+                        str(path),
+                        lineno,
+                        f"bytes that are not UTF-8 ({e.reason} at byte {e.start + 1}); "
+                        f"expected UTF-8 text (re-encode the file)",
+                        reason="encoding",
+                    ) from None
+    except (gzip.BadGzipFile, EOFError, OSError) as e:
+        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise InputError(str(path), None, f"cannot read: {e.strerror}", reason="missing") from None
+        raise InputError(str(path), lineno + 1 if lineno else None, f"not a valid gzip file ({e}); expected gzip-compressed text for a .gz name", reason="invalid") from None
 
 
 def corpus_name(src: str | Path) -> str:
@@ -366,7 +374,7 @@ def write_table(df, path: Path, fmt: str) -> None:
 def read_table(path: Path):
     import polars as pl
 
-    return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_ipc(path, memory_map=False)
+    return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_ipc(path)
 
 
 def _write_lines(path: Path, lines: Iterable[str]) -> None:
