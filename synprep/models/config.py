@@ -1,0 +1,353 @@
+"""Configuration dataclasses of the models, with strict loading and presets.
+
+Every component has its own dataclass; :meth:`Config.from_dict` rejects unknown keys
+(a misspelled knob is an error, not a silent default) and values of the wrong type,
+and ``__post_init__`` checks ranges. Every default carries a comment saying why it is
+the default (usually: the value of the paper that introduced the component).
+
+The top-level :class:`ModelConfig` holds the Transformer size and one sub-config per
+variant family; a variant reads only its own sub-config, so switching
+``variant: vanilla`` to ``variant: pascal`` is the one change a comparison needs.
+Sizes come from :data:`PRESETS`; the vocabulary sizes and the label count are not
+knobs -- the trainer fills them from the shards' manifest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional, Union
+
+from ..errors import ConfigError
+
+__all__ = [
+    "Config",
+    "ModelConfig",
+    "PascalConfig",
+    "GPSConfig",
+    "SAConfig",
+    "GCNConfig",
+    "ParentConfig",
+    "PrefixConfig",
+    "PRESETS",
+    "model_config",
+]
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return " or ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    if origin in (list, tuple):
+        return f"a list of {_type_name(typing.get_args(tp)[0])}"
+    if tp is type(None):
+        return "null"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _coerce(value: Any, tp: Any, where: str) -> Any:
+    """``value`` checked against the annotation ``tp`` (ints are accepted for floats;
+    bools are never accepted as numbers nor numbers as bools)."""
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        errors = []
+        for alt in typing.get_args(tp):
+            try:
+                return _coerce(value, alt, where)
+            except ConfigError as e:
+                errors.append(e)
+        raise ConfigError(f"{where} = {value!r}: expected {_type_name(tp)}")
+    if origin is Literal:
+        if value in typing.get_args(tp):
+            return value
+        raise ConfigError(f"{where} = {value!r}: expected one of {_type_name(tp)}")
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where} = {value!r}: expected {_type_name(tp)}")
+        (item,) = typing.get_args(tp)[:1]
+        return [_coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+    if tp is type(None):
+        if value is None:
+            return None
+        raise ConfigError(f"{where} = {value!r}: expected null")
+    if isinstance(tp, type) and issubclass(tp, Config):
+        if isinstance(value, tp):
+            return value
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} = {value!r}: expected a mapping of {tp.__name__} keys")
+        return tp.from_dict(value, where)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    elif isinstance(value, tp):
+        return value
+    raise ConfigError(f"{where} = {value!r}: expected {_type_name(tp)}, got {type(value).__name__}")
+
+
+@dataclass
+class Config:
+    """Base class: strict construction from plain dicts (YAML/JSON) and back."""
+
+    @classmethod
+    def from_dict(cls, data: dict | None, where: str | None = None):
+        where = where or cls.__name__
+        data = dict(data or {})
+        hints = typing.get_type_hints(cls)
+        known = {f.name for f in dataclasses.fields(cls) if f.init}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                f"known keys: {', '.join(sorted(known))}"
+            )
+        kw = {k: _coerce(v, hints[k], f"{where}.{k}") for k, v in data.items()}
+        try:
+            return cls(**kw)
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def updated(self, changes: dict):
+        """A copy with ``changes`` merged in (nested dicts merge into sub-configs)."""
+        return type(self).from_dict(_merge(self.to_dict(), changes))
+
+
+def _merge(base: dict, changes: dict) -> dict:
+    out = dict(base)
+    for k, v in changes.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _check(cond: bool, message: str) -> None:
+    if not cond:
+        raise ConfigError(message)
+
+
+# --------------------------------------------------------------------------- components
+
+
+@dataclass
+class PascalConfig(Config):
+    """Parent-scaled self-attention (Bugliarello & Okazaki, 2020)."""
+
+    # 2 of the 8 heads of layer 1: the released en->de setting (e-bug/pascal,
+    # experiments/nc11en2de/transformer_pascal/train.sh: --encoder-pascal-heads 2 0 0 0 0 0)
+    heads: int = 2
+    # 1-based encoder layer; the paper puts PASCAL heads in the first layer only
+    layer: int = 1
+    # variance of the Gaussian centred on the parent; the paper's best value is 1
+    variance: float = 1.0
+    # probability of ignoring the parent for a (head, token) during training (its scores
+    # are left unscaled); 0 = the method as defined. The released en->de script used 0.4.
+    parent_ignoring: float = 0.0
+
+    def __post_init__(self):
+        _check(self.heads >= 1, f"heads = {self.heads}: expected at least 1")
+        _check(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
+        _check(self.variance > 0, f"variance = {self.variance}: expected > 0")
+        _check(0.0 <= self.parent_ignoring < 1.0, f"parent_ignoring = {self.parent_ignoring}: expected 0 <= q < 1")
+
+
+@dataclass
+class GPSConfig(Config):
+    """Root-path (global syntactic position) encoding added to attention logits."""
+
+    # 1-based encoder layer whose attention logits get the path term; the first layer,
+    # where positional information enters (as in decoupled positional attention, TUPE)
+    layer: int = 1
+    # size of the label embeddings fed to the LSTM: labels are few (~40), 32 is plenty
+    d_label: int = 32
+    # size of the LSTM state = the syntactic position vector
+    d_path: int = 64
+    # longest root path read (deeper words keep their top d labels); UD trees are
+    # rarely deeper than 20
+    max_depth: int = 32
+
+    def __post_init__(self):
+        _check(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
+        _check(self.d_label >= 1 and self.d_path >= 1, "d_label and d_path must be positive")
+        _check(self.max_depth >= 1, f"max_depth = {self.max_depth}: expected >= 1")
+
+
+@dataclass
+class SAConfig(Config):
+    """Structured attention with the matrix-tree theorem (Bisk & Tran, 2018)."""
+
+    # hard: forward pass with the maximum spanning tree of the marginals, backward
+    # through the soft marginals (straight-through estimator); soft is the paper's default
+    hard: bool = False
+    # size of the head/dependent projections that score arcs (bilinear scorer);
+    # small because the scorer only ranks n^2 arcs per sentence
+    d_arc: int = 64
+    # 1-based encoder layer whose output is parsed; 0 = the top layer (the states the
+    # decoder attends to, as in sa-nmt where the parser reads the encoder states)
+    layer: int = 0
+    # gate the syntactic context into the decoder's cross-attention (Bisk & Tran's gate);
+    # false adds it ungated (an ablation)
+    gate: bool = True
+
+    def __post_init__(self):
+        _check(self.d_arc >= 1, f"d_arc = {self.d_arc}: expected >= 1")
+        _check(self.layer >= 0, f"layer = {self.layer}: expected 0 (top) or a 1-based layer number")
+
+
+@dataclass
+class GCNConfig(Config):
+    """Gated labelled graph convolution over the decoder graph (Marcheggiani & Titov,
+    2017; Bastings et al., 2017)."""
+
+    # one GCN layer above the embeddings: Bastings et al. found 1-2 enough, and each
+    # layer is recomputed for every prefix of the bidirectional decoder
+    layers: int = 1
+    # scalar edge gates sigma(h_u . w_dir + b_label) (paper); false is the -gates ablation
+    gates: bool = True
+    # label-specific biases b_(dir,label) (paper); false (direction-only biases) is the
+    # -labels ablation
+    labels: bool = True
+
+    def __post_init__(self):
+        _check(self.layers >= 1, f"layers = {self.layers}: expected >= 1")
+
+
+@dataclass
+class ParentConfig(Config):
+    """The Parent decoder head (Choshen & Abend): a head that attends only to the token
+    itself and its parents in the graph built so far."""
+
+    # one head in each decoder layer: the paper's Parent variant dedicates one head
+    heads: int = 1
+    # 1-based decoder layers that get the parent heads; null = every layer
+    layers: Optional[list[int]] = None
+
+    def __post_init__(self):
+        _check(self.heads >= 1, f"heads = {self.heads}: expected >= 1")
+        if self.layers is not None:
+            _check(all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
+
+
+@dataclass
+class PrefixConfig(Config):
+    """How bidirectional decoders (bitrans, parent, gcn) are trained.
+
+    ``exact``: every prefix is its own pass (what the model means; quadratic in the
+    target length). ``sampled``: ``k`` prefixes per sentence drawn uniformly without
+    replacement, their losses weighted by length/k -- an unbiased estimate of the exact
+    loss at about k/2 single passes of cost."""
+
+    # sampled by default: exact costs ~T/2 passes per sentence, too slow for CPU training
+    mode: Literal["exact", "sampled"] = "sampled"
+    # prefixes per sentence in sampled mode; 4 gives ~2 passes of compute per sentence
+    k: int = 4
+
+    def __post_init__(self):
+        _check(self.k >= 1, f"k = {self.k}: expected >= 1")
+
+
+# --------------------------------------------------------------------------- the model
+
+
+@dataclass
+class ModelConfig(Config):
+    """The encoder-decoder Transformer and its variant. Defaults: Transformer base."""
+
+    # which model (see docs/models.md): vanilla, bitrans, linearized, parent, gcn,
+    # gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard
+    variant: str = "vanilla"
+    # vocabulary sizes and label count: filled from the shards' manifest, not knobs
+    src_vocab: int = 0
+    tgt_vocab: int = 0  # target pieces; transition variants add 2 arc tokens per label
+    n_labels: int = 0
+    pad_id: int = 0
+    bos_id: int = 2
+    eos_id: int = 3
+    # Transformer base (Vaswani et al., 2017)
+    d_model: int = 512
+    n_heads: int = 8
+    enc_layers: int = 6
+    dec_layers: int = 6
+    d_ff: int = 2048
+    # residual/embedding dropout of Transformer base
+    dropout: float = 0.1
+    # dropout on attention probabilities: 0 as in fairseq's transformer defaults
+    attn_dropout: float = 0.0
+    # pre-norm (LayerNorm before each sublayer): trains without a long warm-up and is
+    # stabler on small data; false gives the paper's post-norm
+    norm_first: bool = True
+    # tie the decoder's input and output embeddings (Press & Wolf, 2017), as Transformer
+    # base does; source and target vocabularies are separate sentencepiece models
+    tie_output: bool = True
+    # rows of the sinusoidal position table (longest sequence the model accepts)
+    max_len: int = 1024
+    pascal: PascalConfig = field(default_factory=PascalConfig)
+    gps: GPSConfig = field(default_factory=GPSConfig)
+    sa: SAConfig = field(default_factory=SAConfig)
+    gcn: GCNConfig = field(default_factory=GCNConfig)
+    parent: ParentConfig = field(default_factory=ParentConfig)
+    prefix: PrefixConfig = field(default_factory=PrefixConfig)
+
+    def __post_init__(self):
+        _check(self.d_model >= 1 and self.n_heads >= 1, "d_model and n_heads must be positive")
+        _check(
+            self.d_model % self.n_heads == 0,
+            f"d_model = {self.d_model} is not divisible by n_heads = {self.n_heads}",
+        )
+        _check(self.enc_layers >= 1 and self.dec_layers >= 1, "enc_layers and dec_layers must be >= 1")
+        _check(self.d_ff >= 1, f"d_ff = {self.d_ff}: expected >= 1")
+        _check(0.0 <= self.dropout < 1.0 and 0.0 <= self.attn_dropout < 1.0, "dropout must be in [0, 1)")
+        _check(self.max_len >= 8, f"max_len = {self.max_len}: expected >= 8")
+        _check(self.pascal.heads <= self.n_heads, f"pascal.heads = {self.pascal.heads} > n_heads = {self.n_heads}")
+        _check(self.pascal.layer <= self.enc_layers, f"pascal.layer = {self.pascal.layer} > enc_layers = {self.enc_layers}")
+        _check(self.gps.layer <= self.enc_layers, f"gps.layer = {self.gps.layer} > enc_layers = {self.enc_layers}")
+        _check(self.sa.layer <= self.enc_layers, f"sa.layer = {self.sa.layer} > enc_layers = {self.enc_layers}")
+        _check(self.parent.heads <= self.n_heads, f"parent.heads = {self.parent.heads} > n_heads = {self.n_heads}")
+        if self.parent.layers is not None:
+            _check(
+                all(x <= self.dec_layers for x in self.parent.layers),
+                f"parent.layers = {self.parent.layers}: a layer exceeds dec_layers = {self.dec_layers}",
+            )
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+
+#: paper sizes; a preset is a dict merged under the user's model config
+PRESETS: dict[str, dict[str, Any]] = {
+    # Transformer base (Vaswani et al., 2017); also PASCAL's transformer_wmt_en_de
+    "base": dict(d_model=512, n_heads=8, enc_layers=6, dec_layers=6, d_ff=2048),
+    # the tree decoder paper's medium model (Choshen & Abend): 4+4 layers, d=256, 8 heads
+    "tree-medium": dict(d_model=256, n_heads=8, enc_layers=4, dec_layers=4, d_ff=1024),
+    # a CPU-sized model for Multi30k-scale runs (bench/learn.py)
+    "small": dict(d_model=256, n_heads=4, enc_layers=3, dec_layers=3, d_ff=1024),
+    # tests and smoke runs
+    "tiny": dict(d_model=32, n_heads=4, enc_layers=2, dec_layers=2, d_ff=64, dropout=0.0, max_len=512),
+}
+
+
+def model_config(preset: str | None = None, **overrides: Any) -> ModelConfig:
+    """A ModelConfig from a preset plus overrides (nested dicts for sub-configs)."""
+    base: dict[str, Any] = {}
+    if preset is not None:
+        if preset not in PRESETS:
+            raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(sorted(PRESETS))}")
+        base = dict(PRESETS[preset])
+    return ModelConfig.from_dict(_merge(base, overrides), "model")

@@ -1,0 +1,151 @@
+"""Graph decoders over the transition sequence (Choshen & Abend): the decoder reads
+the dependency graph built so far by the arc tokens it has generated.
+
+Both are bidirectional prefix decoders (see :mod:`.bidirectional`): the graph grows as
+arcs are generated, so every prediction recomputes its prefix with the graph of that
+moment -- the edges with ``edge_step < cut``, never a later one.
+
+``parent``: in the chosen decoder layers, ``parent.heads`` heads attend only to the
+token itself and to its parents (the heads of edges whose dependent it is); the other
+heads attend to the whole prefix.
+
+``gcn``: a gated, labelled graph convolution (Marcheggiani & Titov, 2017; Bastings
+et al., 2017) above the embeddings, with three edge directions -- self loop, *in*
+(message from the head to the dependent) and *out* (from the dependent to the head)::
+
+    h'_v = ReLU( sum_{u in N(v)} g_uv (W_dir(u,v) h_u + b_lab(u,v)) )
+    g_uv = sigmoid(h_u . w_dir(u,v) + c_lab(u,v))
+
+where ``lab(u, v)`` is the pair (direction, label); the layer output is added to its
+input (residual). Ablations: ``gcn-nogates`` (``g = 1``), ``gcn-nolabels`` (biases per
+direction only).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ..registry import register_variant
+from .bidirectional import PrefixSeq2Seq, RowGraph, row_graph
+from .config import ModelConfig
+
+__all__ = ["Parent", "GCN", "GatedGCNLayer", "parent_mask"]
+
+
+def parent_mask(graph: RowGraph, N: int, T: int, device: torch.device) -> torch.Tensor:
+    """(N, T, T) bool, ``[r, query, key]``: a token sees itself and its parents."""
+    m = torch.eye(T, dtype=torch.bool, device=device).expand(N, T, T).clone()
+    m[graph.row, graph.dep, graph.head] = True
+    return m
+
+
+class _GraphDecoder(PrefixSeq2Seq):
+    target = "transitions"
+    uses_graph = True
+    needs = ("trans_tokens", "edge_batch", "edge_head", "edge_dep", "edge_label", "edge_step")
+
+    def graph_for(self, source: Any, rows_b: torch.Tensor, cut: torch.Tensor) -> RowGraph:
+        return row_graph(source, rows_b, cut)
+
+
+@register_variant("parent")
+class Parent(_GraphDecoder):
+    """Transition decoder with bidirectional attention and a Parent head."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__(cfg)
+        layers = cfg.parent.layers or list(range(1, cfg.dec_layers + 1))
+        self.parent_layers = {x - 1 for x in layers}
+
+    def self_masks(self, base: torch.Tensor, graph: Optional[RowGraph]) -> list[torch.Tensor]:
+        N, _, T, _ = base.shape
+        H, ph = self.cfg.n_heads, self.cfg.parent.heads
+        pm = parent_mask(graph, N, T, base.device)[:, None].expand(N, ph, T, T)  # (N, ph, T, T)
+        mixed = torch.cat([pm, base.expand(N, H - ph, T, T)], dim=1)  # (N, H, T, T)
+        return [mixed if i in self.parent_layers else base for i in range(len(self.decoder.layers))]
+
+
+class GatedGCNLayer(nn.Module):
+    """One gated labelled GCN layer (directions: self, in, out)."""
+
+    def __init__(self, d: int, n_labels: int, gates: bool, labels: bool):
+        super().__init__()
+        self.d = d
+        self.W = nn.Linear(d, 3 * d, bias=False)  # messages: self, in, out
+        self.gates = gates
+        self.labels = labels
+        n_bias = 2 * n_labels + 1 if labels else 3  # (direction, label) pairs + self
+        self.bias = nn.Embedding(n_bias, d)
+        nn.init.zeros_(self.bias.weight)
+        if gates:
+            self.gate_w = nn.Linear(d, 3, bias=False)
+            self.gate_b = nn.Embedding(n_bias, 1)
+            nn.init.zeros_(self.gate_b.weight)
+
+    def _bias_ids(self, label: torch.Tensor, direction: int) -> torch.Tensor:
+        # id 0: self loop; labels: 1 + 2*label + (0 in, 1 out); no labels: 1 in, 2 out
+        if self.labels:
+            return 1 + 2 * label + direction
+        return torch.full_like(label, 1 + direction)
+
+    def forward(self, x: torch.Tensor, g: RowGraph) -> torch.Tensor:
+        N, T, d = x.shape
+        flat = x.reshape(N * T, d)  # (N*T, d)
+        m_self, m_in, m_out = self.W(flat).chunk(3, dim=-1)  # 3 x (N*T, d)
+        src = g.row * T + g.head  # (M,) flat index of the head
+        dst = g.row * T + g.dep  # (M,) flat index of the dependent
+        b_self = self.bias.weight[0]
+        b_in = self.bias(self._bias_ids(g.label, 0))  # (M, d)
+        b_out = self.bias(self._bias_ids(g.label, 1))
+        msg_in = m_in.index_select(0, src) + b_in  # head -> dependent
+        msg_out = m_out.index_select(0, dst) + b_out  # dependent -> head
+        out = m_self + b_self
+        if self.gates:
+            gl = self.gate_w(flat)  # (N*T, 3)
+            out = out * torch.sigmoid(gl[:, 0:1] + self.gate_b.weight[0])
+            msg_in = msg_in * torch.sigmoid(gl.index_select(0, src)[:, 1:2] + self.gate_b(self._bias_ids(g.label, 0)))
+            msg_out = msg_out * torch.sigmoid(gl.index_select(0, dst)[:, 2:3] + self.gate_b(self._bias_ids(g.label, 1)))
+        out = out.index_add(0, dst, msg_in.to(out.dtype)).index_add(0, src, msg_out.to(out.dtype))
+        return F.relu(out).view(N, T, d)
+
+
+@register_variant("gcn")
+class GCN(_GraphDecoder):
+    """Transition decoder with a gated labelled GCN above the embeddings."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__(cfg)
+        g = self.gcn_options(cfg)
+        self.gcn = nn.ModuleList(
+            GatedGCNLayer(cfg.d_model, cfg.n_labels, g["gates"], g["labels"]) for _ in range(cfg.gcn.layers)
+        )
+        self.gcn_drop = nn.Dropout(cfg.dropout)
+
+    def gcn_options(self, cfg: ModelConfig) -> dict:
+        return {"gates": cfg.gcn.gates, "labels": cfg.gcn.labels}
+
+    def embed_prefix(self, tokens: torch.Tensor, graph: Optional[RowGraph]) -> torch.Tensor:
+        x = self.tgt_embed(tokens)  # (N, T, d)
+        for layer in self.gcn:
+            x = x + self.gcn_drop(layer(x, graph))
+        return x
+
+
+@register_variant("gcn-nogates")
+class GCNNoGates(GCN):
+    """Ablation: the GCN without edge gates."""
+
+    def gcn_options(self, cfg: ModelConfig) -> dict:
+        return {"gates": False, "labels": cfg.gcn.labels}
+
+
+@register_variant("gcn-nolabels")
+class GCNNoLabels(GCN):
+    """Ablation: the GCN with direction-only biases (no label information)."""
+
+    def gcn_options(self, cfg: ModelConfig) -> dict:
+        return {"gates": cfg.gcn.gates, "labels": False}

@@ -1,0 +1,554 @@
+"""Tests of synprep.models: strict configs, no information from the future for every
+variant, edge visibility of the graph decoders, PASCAL weights on a hand example,
+matrix-tree marginals against brute force (and gradcheck), the prefix sampler, and
+overfitting a 32-pair batch from a real shard (slow)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from synprep.errors import ConfigError
+from synprep.features import decoder_graph, flat_from_sentences, parent_positions, root_paths
+from synprep.models import build_model, model_config, variants
+from synprep.models.bidirectional import choose_rows, row_graph
+from synprep.models.config import ModelConfig
+from synprep.models.graph import parent_mask
+from synprep.models.pascal import pascal_weights
+from synprep.models.structured import tree_marginals
+
+UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny tensors: one intra-op thread is faster, and immune to a busy machine."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+ALL = [
+    "vanilla",
+    "bitrans",
+    "linearized",
+    "parent",
+    "gcn",
+    "gcn-nogates",
+    "gcn-nolabels",
+    "pascal",
+    "gps",
+    "sa",
+    "sa-hard",
+]
+
+# --------------------------------------------------------------------------- synthetic batches
+# Tiny vocabulary: 0 pad, 1 unk, 2 bos, 3 eos; then word-initial pieces ▁a.. and
+# continuation pieces; labels L0..L4.
+N_BEGIN, N_CONT, LABELS = 20, 10, ["L0", "L1", "L2", "L3", "root"]
+PIECES = ["<pad>", "<unk>", "<s>", "</s>"] + [f"\u2581w{i}" for i in range(N_BEGIN)] + [f"c{i}" for i in range(N_CONT)]
+V = len(PIECES)
+
+
+def random_projective(n: int, rng: np.random.Generator) -> list[int]:
+    heads = [0] * n
+
+    def build(lo, hi, head):
+        if lo > hi:
+            return
+        m = int(rng.integers(lo, hi + 1))
+        heads[m] = head
+        build(lo, m - 1, m)
+        build(m + 1, hi, m)
+
+    build(0, n - 1, -1)
+    return heads
+
+
+def side_row(heads, rng, prefix: str, transitions: bool) -> dict:
+    n = len(heads)
+    rels = [4 if h < 0 else int(rng.integers(0, 4)) for h in heads]
+    pcs = [int(rng.integers(1, 3)) for _ in range(n)]
+    pieces = []
+    for c in pcs:
+        pieces.append(4 + int(rng.integers(0, N_BEGIN)))
+        pieces += [4 + N_BEGIN + int(rng.integers(0, N_CONT)) for _ in range(c - 1)]
+    f = flat_from_sentences([heads], [rels], [pcs], [[LABELS[r] for r in rels]], [pieces])
+    vals, offs = root_paths(f)
+    row = {
+        f"{prefix}_id": f"{prefix}{rng.integers(1 << 30)}",
+        f"{prefix}_pieces": np.array(pieces, dtype=np.int32),
+        f"{prefix}_word_ids": np.repeat(np.arange(n, dtype=np.int16), pcs),
+        f"{prefix}_heads": np.array(heads, dtype=np.int16),
+        f"{prefix}_rels": np.array(rels, dtype=np.int16),
+        f"{prefix}_parent_pos": parent_positions(f),
+        f"{prefix}_root_path": (offs, vals),
+    }
+    if transitions:
+        g = decoder_graph(f, V)
+        row[f"{prefix}_transitions"] = g.transitions.astype(np.int32)
+        for k in ("edge_head", "edge_dep", "edge_label", "edge_step"):
+            row[f"{prefix}_{k}"] = getattr(g, k).astype(np.int16)
+    return row
+
+
+def make_batch(n_pairs: int = 3, seed: int = 0, lengths=(3, 7)):
+    """A Batch made by synprep.data's collate from random projective tree pairs."""
+    from synprep.data import Collate
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n_pairs):
+        r = side_row(random_projective(int(rng.integers(*lengths)), rng), rng, "src", False)
+        r.update(side_row(random_projective(int(rng.integers(*lengths)), rng), rng, "tgt", True))
+        rows.append(r)
+    return Collate(pad_id=0, bos_id=2, eos_id=3, num_labels=len(LABELS))(rows)
+
+
+def tiny(variant: str, **kw) -> ModelConfig:
+    base = dict(variant=variant, src_vocab=V, tgt_vocab=V, n_labels=len(LABELS), pad_id=0, bos_id=2, eos_id=3)
+    base.update(kw)
+    return model_config("tiny", **base)
+
+
+def clone_batch(batch):
+    from dataclasses import fields, replace
+
+    return replace(batch, **{f.name: getattr(batch, f.name).clone() for f in fields(batch) if isinstance(getattr(batch, f.name), torch.Tensor)})
+
+
+# --------------------------------------------------------------------------- configs
+
+
+def test_every_variant_is_registered():
+    assert sorted(ALL) == variants()
+
+
+def test_config_rejects_unknown_keys_and_wrong_types():
+    with pytest.raises(ConfigError, match="unknown key 'd_modle'"):
+        ModelConfig.from_dict({"d_modle": 256})
+    with pytest.raises(ConfigError, match="expected int"):
+        ModelConfig.from_dict({"d_model": "256"})
+    with pytest.raises(ConfigError, match="expected int, got bool"):
+        ModelConfig.from_dict({"pascal": {"heads": True}})
+    with pytest.raises(ConfigError, match="unknown key 'sd'"):
+        ModelConfig.from_dict({"pascal": {"sd": 1.0}})
+    with pytest.raises(ConfigError, match="not divisible"):
+        ModelConfig.from_dict({"d_model": 250, "n_heads": 8})
+    with pytest.raises(ConfigError, match="one of"):
+        ModelConfig.from_dict({"prefix": {"mode": "fast"}})
+    with pytest.raises(ConfigError, match="unknown preset"):
+        model_config("huge")
+    with pytest.raises(ConfigError, match="unknown variant 'vanila'"):
+        build_model(tiny("vanila"))
+    # ints are accepted for floats, and the dict round-trips
+    cfg = ModelConfig.from_dict({"dropout": 0, "pascal": {"variance": 2}})
+    assert cfg.dropout == 0.0 and cfg.pascal.variance == 2.0
+    assert ModelConfig.from_dict(cfg.to_dict()) == cfg
+
+
+def test_tree_decoder_medium_preset():
+    cfg = model_config("tree-medium")
+    assert (cfg.enc_layers, cfg.dec_layers, cfg.d_model, cfg.n_heads) == (4, 4, 256, 8)
+
+
+# --------------------------------------------------------------------------- no future information
+
+
+def _perturb_future(batch, target: str, cut: int, seed: int):
+    """A copy whose target tokens at positions > cut and decoder edges added at steps
+    > cut are replaced by random ones."""
+    g = torch.Generator().manual_seed(seed)
+    b = clone_batch(batch)
+    tok = b.trans_tokens if target == "transitions" else b.tgt_tokens
+    hi = V + 2 * len(LABELS) if target == "transitions" else V
+    fut = (torch.arange(tok.size(1))[None, :] > cut).expand_as(tok)
+    tok[fut] = torch.randint(4, hi, (int(fut.sum()),), generator=g)
+    late = b.edge_step > cut
+    k = int(late.sum())
+    top = b.edge_step[late].float() + 1  # an edge joins positions <= its step
+    b.edge_head[late] = (torch.rand(k, generator=g) * top).long()
+    b.edge_dep[late] = (torch.rand(k, generator=g) * top).long()
+    b.edge_label[late] = torch.randint(0, len(LABELS), (k,), generator=g)
+    return b
+
+
+@pytest.mark.parametrize("variant", ALL)
+def test_no_information_from_the_future(variant):
+    torch.manual_seed(0)
+    model = build_model(tiny(variant)).eval()
+    batch = make_batch(3, seed=1)
+    with torch.no_grad():
+        ref = model(batch)  # (B, T, V)
+        T = ref.size(1)
+        changed_later = False
+        for cut in sorted({0, 1, T // 2, T - 3}):
+            # tokens at positions > cut change: predictions at positions <= cut + 1 (which
+            # read tokens <= cut and edges of steps <= cut) must not
+            other = model(_perturb_future(batch, model.target, cut, seed=cut))
+            torch.testing.assert_close(other[:, : cut + 2], ref[:, : cut + 2], rtol=1e-5, atol=1e-5)
+            changed_later |= not torch.allclose(other[:, cut + 2 :], ref[:, cut + 2 :])
+    assert changed_later, "perturbing the future never changed any later prediction: the test has no teeth"
+
+
+def test_a_decoder_without_its_mask_is_caught():
+    """The check above fails on a decoder that forgets the causal mask."""
+    torch.manual_seed(0)
+    model = build_model(tiny("vanilla")).eval()
+    batch = make_batch(3, seed=1)
+    dec = model.decoder
+    orig = dec.forward
+    dec.forward = lambda x, memory, self_masks=None, causal=True, caches=None: orig(x, memory, None, False, caches)
+    with torch.no_grad():
+        ref = model(batch)
+        other = model(_perturb_future(batch, "pieces", 0, seed=0))
+    assert not torch.allclose(other[:, :2], ref[:, :2])
+
+
+# --------------------------------------------------------------------------- edge visibility
+
+
+def test_row_graph_uses_only_edges_of_earlier_steps():
+    batch = make_batch(4, seed=3)
+    B, U = batch.trans_tokens.shape
+    rows_b = torch.arange(B).repeat_interleave(U)
+    cut = torch.arange(U).repeat(B)
+    g = row_graph(batch, rows_b, cut)
+    # every visible edge: of that row's sentence, added at a step < the cut
+    for r, h, d in zip(g.row.tolist(), g.head.tolist(), g.dep.tolist()):
+        b, c = int(rows_b[r]), int(cut[r])
+        match = (
+            (batch.edge_batch == b)
+            & (batch.edge_head + 1 == h)
+            & (batch.edge_dep + 1 == d)
+            & (batch.edge_step < c)
+        )
+        assert match.any()
+        assert h <= c and d <= c  # input positions the row can read
+    # and all of them: the count per row equals the edges with step < cut
+    for r in range(len(rows_b)):
+        b, c = int(rows_b[r]), int(cut[r])
+        want = int(((batch.edge_batch == b) & (batch.edge_step < c)).sum())
+        assert int((g.row == r).sum()) == want
+    # the Batch's own adjacency agrees (edges with step <= c - 1, shifted past BOS)
+    c = 5
+    adj = batch.adjacency(upto_step=c - 1, shift=1)
+    rb = torch.arange(B)
+    g5 = row_graph(batch, rb, torch.full((B,), c))
+    dense = torch.zeros_like(adj)
+    dense[g5.row, g5.head, g5.dep] = True
+    assert torch.equal(dense, adj)
+
+
+def test_parent_mask_is_self_and_visible_parents():
+    batch = make_batch(2, seed=4)
+    U = batch.trans_tokens.size(1)
+    cut = torch.tensor([U - 1, 3])
+    g = row_graph(batch, torch.tensor([0, 1]), cut)
+    m = parent_mask(g, 2, U, torch.device("cpu"))
+    for r in range(2):
+        allowed = {(q, k) for q in range(U) for k in range(U) if m[r, q, k]}
+        expect = {(q, q) for q in range(U)}
+        sel = (batch.edge_batch == r) & (batch.edge_step < cut[r])
+        expect |= {(int(d) + 1, int(h) + 1) for h, d in zip(batch.edge_head[sel], batch.edge_dep[sel])}
+        assert allowed == expect
+
+
+def test_gcn_input_at_a_cut_ignores_later_edges():
+    torch.manual_seed(0)
+    model = build_model(tiny("gcn")).eval()
+    batch = make_batch(2, seed=5)
+    inp = model.shift(batch.trans_tokens)
+    B, U = inp.shape
+    for c in range(U):
+        rows = torch.arange(B)
+        cut = torch.full((B,), c)
+        x1 = model.embed_prefix(inp, model.graph_for(batch, rows, cut))
+        x2 = model.embed_prefix(inp, model.graph_for(_perturb_future(batch, "transitions", c - 1, seed=c), rows, cut))
+        torch.testing.assert_close(x1, x2)
+    # while the full graph does change the embeddings
+    x_all = model.embed_prefix(inp, model.graph_for(batch, torch.arange(B), torch.full((B,), U)))
+    x_none = model.embed_prefix(inp, model.graph_for(batch, torch.arange(B), torch.zeros(B, dtype=torch.long)))
+    assert not torch.allclose(x_all, x_none)
+
+
+# --------------------------------------------------------------------------- PASCAL
+
+
+def test_pascal_weights_hand_example():
+    # parents of 3 tokens: positions 1.0, 1.0 and 1.5; variance 1:
+    # N(j; p) = exp(-(j - p)^2 / 2) / sqrt(2 pi)
+    # p = 1.0: j=0 -> e^-0.5/2.5066 = 0.241971, j=1 -> 0.398942, j=2 -> 0.241971
+    # p = 1.5: j=0 -> e^-1.125/2.5066 = 0.129518, j=1 -> e^-0.125/2.5066 = 0.352065, j=2 -> 0.352065
+    w = pascal_weights(torch.tensor([[1.0, 1.0, 1.5]]), 3, 1.0)
+    expect = torch.tensor([[[0.241971, 0.398942, 0.241971], [0.241971, 0.398942, 0.241971], [0.129518, 0.352065, 0.352065]]])
+    torch.testing.assert_close(w, expect, atol=1e-6, rtol=0)
+    # variance 4 at p = 0: j = 2 -> exp(-4/8) / sqrt(8 pi) = 0.120985
+    assert abs(float(pascal_weights(torch.tensor([[0.0]]), 3, 4.0)[0, 0, 2]) - 0.120985) < 1e-6
+
+
+def test_pascal_scales_only_its_heads_in_its_layer():
+    torch.manual_seed(0)
+    model = build_model(tiny("pascal", pascal={"heads": 2, "layer": 1})).eval()
+    batch = make_batch(2, seed=6)
+    hooks = model.encoder_hooks(batch)
+    assert set(hooks) == {0}
+    B, S = batch.src_tokens.shape
+    scores = torch.randn(B, 4, S, S)
+    out = hooks[0](scores)
+    w = pascal_weights(batch.src_parent_pos, S, 1.0)
+    torch.testing.assert_close(out[:, :2], scores[:, :2] * w[:, None])
+    torch.testing.assert_close(out[:, 2:], scores[:, 2:])
+    # the parent position in the batch is the mean of the parent word's pieces
+    wid = batch.src_word_ids[0]
+    heads = batch.src_heads[0]
+    for p in range((wid >= 0).sum()):
+        h = int(heads[int(wid[p])])
+        word = int(wid[p]) if h < 0 else h
+        pos = (wid == word).nonzero().flatten().float()
+        assert float(batch.src_parent_pos[0, p]) == pytest.approx(float(pos.mean()))
+
+
+def test_pascal_parent_ignoring_leaves_rows_unscaled():
+    torch.manual_seed(0)
+    model = build_model(tiny("pascal", pascal={"heads": 1, "parent_ignoring": 0.5})).train()
+    batch = make_batch(2, seed=6)
+    B, S = batch.src_tokens.shape
+    scores = torch.randn(B, 4, S, S)
+    out = model.encoder_hooks(batch)[0](scores)
+    w = pascal_weights(batch.src_parent_pos, S, 1.0)[:, None]
+    scaled = torch.isclose(out[:, :1], scores[:, :1] * w).all(-1)
+    plain = torch.isclose(out[:, :1], scores[:, :1]).all(-1)
+    assert (scaled | plain).all() and scaled.any() and plain.any()
+
+
+# --------------------------------------------------------------------------- matrix-tree
+
+
+def all_trees(n: int):
+    """Every single-root tree over n words: heads 0-based, -1 for the root."""
+    for heads in itertools.product(range(-1, n), repeat=n):
+        if sum(h == -1 for h in heads) != 1 or any(h == i for i, h in enumerate(heads)):
+            continue
+        ok = True
+        for i in range(n):
+            seen, j = set(), i
+            while heads[j] != -1:
+                if j in seen:
+                    ok = False
+                    break
+                seen.add(j)
+                j = heads[j]
+            if not ok:
+                break
+        if ok:
+            yield heads
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_tree_marginals_equal_brute_force(n):
+    g = torch.Generator().manual_seed(n)
+    arc = torch.randn(1, n, n, generator=g, dtype=torch.float64) * 2
+    root = torch.randn(1, n, generator=g, dtype=torch.float64) * 2
+    P, Pr = tree_marginals(arc, root)
+    EP = np.zeros((n, n))
+    ER = np.zeros(n)
+    Z = 0.0
+    a, r = arc[0].numpy(), root[0].numpy()
+    trees = list(all_trees(n))
+    assert len(trees) == (n ** (n - 1) if n > 1 else 1)  # Cayley: n^(n-2) trees x n roots
+    for heads in trees:
+        w = math.exp(sum(r[d] if h < 0 else a[d, h] for d, h in enumerate(heads)))
+        Z += w
+        for d, h in enumerate(heads):
+            if h < 0:
+                ER[d] += w
+            else:
+                EP[d, h] += w
+    np.testing.assert_allclose(P[0].numpy(), EP / Z, atol=1e-10)
+    np.testing.assert_allclose(Pr[0].numpy(), ER / Z, atol=1e-10)
+    # every word has exactly one head in expectation
+    np.testing.assert_allclose(P[0].sum(1).numpy() + Pr[0].numpy(), np.ones(n), atol=1e-10)
+
+
+def test_tree_marginals_ignore_padding_and_shift():
+    g = torch.Generator().manual_seed(0)
+    arc = torch.randn(2, 6, 6, generator=g, dtype=torch.float64)
+    root = torch.randn(2, 6, generator=g, dtype=torch.float64)
+    mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
+    P, Pr = tree_marginals(arc, root, mask)
+    P4, Pr4 = tree_marginals(arc[1:, :4, :4], root[1:, :4])
+    torch.testing.assert_close(P[1, :4, :4], P4[0])
+    torch.testing.assert_close(Pr[1, :4], Pr4[0])
+    assert float(P[1, 4:].abs().sum() + P[1, :, 4:].abs().sum() + Pr[1, 4:].abs().sum()) == 0.0
+    # large scores do not overflow (shift invariance)
+    P2, _ = tree_marginals(arc + 500.0, root + 500.0, mask)
+    torch.testing.assert_close(P2, P)
+
+
+def test_tree_marginals_gradcheck():
+    g = torch.Generator().manual_seed(1)
+    arc = torch.randn(2, 4, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    root = torch.randn(2, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    mask = torch.tensor([[True] * 4, [True, True, True, False]])
+    assert torch.autograd.gradcheck(lambda a, r: tree_marginals(a, r, mask), (arc, root))
+
+
+def test_sa_tree_scores_layout():
+    torch.manual_seed(0)
+    model = build_model(tiny("sa")).eval()
+    batch = make_batch(2, seed=7)
+    out = model.tree_scores(batch)
+    for b, (M, wid) in enumerate(out):
+        P = int((batch.src_word_ids[b] >= 0).sum())
+        assert M.shape == (P + 1, P + 1) and len(wid) == P
+        np.testing.assert_allclose(M[1:].sum(1), np.ones(P), atol=1e-4)  # each piece: one head
+        assert np.all(np.diag(M)[1:] == 0) and np.all(M[0] == 0)
+
+
+def test_sa_hard_forward_uses_a_tree_and_backward_the_marginals():
+    torch.manual_seed(0)
+    model = build_model(tiny("sa-hard")).train()
+    batch = make_batch(2, seed=8)
+    captured = {}
+    orig = model.memory_extras
+
+    def spy(b, states, kept, key_mask):
+        out = orig(b, states, kept, key_mask)
+        captured["syn"] = out["syn"]
+        return out
+
+    model.memory_extras = spy
+    loss, _ = model.loss(batch)
+    loss.backward()
+    assert model.arc_dep.weight.grad is not None and model.arc_dep.weight.grad.abs().sum() > 0
+    # forward value: the syntactic context is exactly one parent state (or the root vector)
+    x, mask, arc, root, P, Pr = model.parse(batch, *model.encoder(model.src_embed(batch.src_tokens), (~batch.src_pad_mask)[:, None, None, :]))
+    from synprep.models.structured import _hard_trees
+
+    H, R = _hard_trees(arc, root, mask)
+    assert torch.all((H.sum(-1) + R)[mask] == 1)
+    assert torch.all(R.sum(-1) == 1)
+
+
+# --------------------------------------------------------------------------- prefix rows
+
+
+def test_choose_rows_exact_and_sampled():
+    lengths = torch.tensor([3, 1, 6])
+    b, c, w = choose_rows(lengths, "exact", 2)
+    assert list(zip(b.tolist(), c.tolist())) == [(0, 0), (0, 1), (0, 2), (1, 0)] + [(2, i) for i in range(6)]
+    assert torch.all(w == 1)
+    g = torch.Generator().manual_seed(0)
+    counts = np.zeros((3, 6))
+    for _ in range(3000):
+        b, c, w = choose_rows(lengths, "sampled", 2, g)
+        for bb, cc in zip(b.tolist(), c.tolist()):
+            assert cc < lengths[bb]
+            counts[bb, cc] += 1
+        # k per sentence (fewer when shorter), no repeats, weights length / k
+        assert torch.bincount(b, minlength=3).tolist() == [2, 1, 2]
+        assert len(set(zip(b.tolist(), c.tolist()))) == len(b)
+        assert torch.allclose(w, torch.tensor([1.5, 1.5, 1.0, 3.0, 3.0]))
+    # uniform over positions: each position of sentence 2 drawn ~ 3000 * 2/6 times
+    assert np.all(np.abs(counts[2] - 1000) < 150)
+    assert np.all(np.abs(counts[0, :3] - 2000) < 150)
+
+
+def test_sampled_loss_is_unbiased():
+    """The sampled rows' weighted loss averages to the exact loss, and the sampled
+    predictions are the exact ones at the drawn positions."""
+    torch.manual_seed(0)
+    model = build_model(tiny("bitrans", prefix={"mode": "sampled", "k": 2})).eval()
+    batch = make_batch(3, seed=9)
+    with torch.no_grad():
+        full = model(batch)  # (B, T, V) exact
+        exact, n = model.loss(batch)
+        ce = torch.nn.functional.cross_entropy(full.transpose(1, 2), batch.tgt_tokens, reduction="none")  # (B, T)
+        assert float(exact) == pytest.approx(float(ce[~batch.tgt_pad_mask].sum()), rel=1e-5)
+        g = torch.Generator().manual_seed(1)
+        logits, gold, w = model.predictions(batch, mode="sampled", generator=g)
+        g = torch.Generator().manual_seed(1)
+        b, c, w2 = choose_rows((~batch.tgt_pad_mask).sum(1), "sampled", 2, g)
+        torch.testing.assert_close(logits, full[b, c], rtol=1e-5, atol=1e-5)
+        assert torch.equal(gold, batch.tgt_tokens[b, c]) and torch.equal(w, w2)
+        draws = []
+        for _ in range(4000):
+            b, c, w = choose_rows((~batch.tgt_pad_mask).sum(1), "sampled", 2, g)
+            draws.append(float((ce[b, c] * w).sum()))
+    assert np.mean(draws) == pytest.approx(float(exact), rel=0.01)
+    assert n == int((~batch.tgt_pad_mask).sum())
+
+
+# --------------------------------------------------------------------------- overfitting a real shard
+
+
+def pud_batch(tmp_path_factory, n: int = 32):
+    """The ``n`` shortest pairs of the English-German PUD treebanks, written as a real
+    dataset by synprep.shards and read back through synprep.data's collate."""
+    from synprep.data import Collate, ShardDataset
+    from synprep.shards import ShardConfig, build_dataset
+
+    en, de = UD / "en_pud-ud-test.conllu", UD / "de_pud-ud-test.conllu"
+    if not en.exists() or not de.exists():
+        pytest.skip(f"{UD} lacks the PUD treebanks: the shared UD data is needed for this test")
+    d = tmp_path_factory.mktemp("pud")
+    build_dataset(d, src=str(en), tgt=str(de), cfg=ShardConfig(vocab_size=2000, projectivity="lift"))
+    ds = ShardDataset(d)
+    shortest = np.argsort(ds.lengths(), kind="stable")[:n]
+    return Collate.from_manifest(ds.manifest)([ds[int(i)] for i in shortest]), ds.manifest
+
+
+@pytest.fixture(scope="module")
+def pud(tmp_path_factory):
+    return pud_batch(tmp_path_factory)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ALL)
+def test_every_variant_overfits_32_pairs_of_a_real_shard(pud, variant):
+    batch, manifest = pud
+    tok = manifest["tokens"]
+    torch.manual_seed(0)
+    cfg = model_config(
+        "tiny",
+        variant=variant,
+        src_vocab=manifest["pieces"]["models"]["src"]["vocab_size"],
+        tgt_vocab=tok["target_vocab_size"],
+        n_labels=len(manifest["labels"]),
+        pad_id=tok["pad_id"],
+        bos_id=tok["bos_id"],
+        eos_id=tok["eos_id"],
+        d_model=64,
+        n_heads=4,
+        enc_layers=1,
+        dec_layers=1,
+        d_ff=128,
+        prefix={"mode": "sampled", "k": 8},
+    )
+    model = build_model(cfg)
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    start = time.perf_counter()
+    for step in range(400):
+        model.train()
+        loss, ntok = model.loss(batch)
+        opt.zero_grad()
+        (loss / ntok).backward()
+        opt.step()
+        if step % 25 == 24:
+            model.eval()
+            with torch.no_grad():
+                exact, ntok = model.loss(batch)
+            if float(exact) / ntok < 0.05:
+                break
+    model.eval()
+    with torch.no_grad():
+        final, ntok = model.loss(batch)
+    per_token = float(final) / ntok
+    assert per_token < 0.05, f"{variant}: loss {per_token:.3f} per token after {step + 1} steps ({time.perf_counter() - start:.0f} s)"
