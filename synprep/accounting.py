@@ -284,3 +284,118 @@ def check(summary: dict) -> None:
     """Raise :class:`AccountingError` with the rendered table when out of balance."""
     if not summary["balanced"]:
         raise AccountingError("pairs were lost or repeated; the accounting per shard:\n" + render(summary))
+
+
+def dataset_manifest(
+    shard_dirs: Sequence[tuple[str, str | os.PathLike]],
+    vocab_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    summary: dict | None = None,
+    config: dict | None = None,
+) -> dict:
+    """One manifest over the per-shard datasets of a workflow run.
+
+    ``shard_dirs``: ``(shard name, dataset directory)`` in order, each written by
+    ``synprep shard --vocab-from VOCAB_DIR`` into a subdirectory of ``out_dir``;
+    ``summary``: :func:`summarize` of the run. The result is what
+    :func:`synprep.shards.read_manifest` and ``open_dataset(out_dir)`` read: the
+    vocabularies (checked to be the same in every shard; the model files are copied
+    next to the manifest), every Arrow file with its row count and SHA-256 (checked
+    against the file), and the counts of the whole run: ``input`` pairs of the raw
+    corpus, ``kept``, and ``rejected`` by ``stage/reason``, so that
+    ``input == kept + sum(rejected)``; ``stages`` has the per-stage table.
+    Written atomically, the manifest last."""
+    import shutil
+    from pathlib import Path
+
+    from . import shards as sh
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    vocab = sh.read_manifest(vocab_dir)
+    vbase = Path(vocab_dir)
+    files: list[dict] = []
+    first: dict | None = None
+    lifted_sentences: Counter[str] = Counter()
+    lifted_arcs: Counter[str] = Counter()
+    for name, d in shard_dirs:
+        m = sh.read_manifest(d)
+        if m["labels"] != vocab["labels"]:
+            raise SynprepError(f"{d}: its label list differs from the vocabulary in {vocab_dir}; rebuild the shard")
+        for side, entry in m["pieces"]["models"].items():
+            if entry["sha256"] != vocab["pieces"]["models"][side]["sha256"]:
+                raise SynprepError(f"{d}: its {side} subword model differs from the one in {vocab_dir}; rebuild the shard")
+        first = first or m
+        rel = os.path.relpath(os.fspath(d), os.fspath(out))
+        for s in m["shards"]:
+            files.append({**s, "file": f"{rel}/{s['file']}" if rel != "." else s["file"]})
+        lifted_sentences.update(m["counts"].get("lifted_sentences", {}))
+        lifted_arcs.update(m["counts"].get("lifted_arcs", {}))
+    for entry in {e["file"] for e in vocab["pieces"]["models"].values()}:
+        src, dst = vbase / entry, out / entry
+        tmp = out / f"{entry}.tmp{os.getpid()}"
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    counts: dict = {"input": 0, "kept": 0, "rejected": {}}
+    if summary is not None:
+        rejected: dict[str, int] = {}
+        for row in summary["stages"]:
+            for reason, n in row["rejected"].items():
+                rejected[f"{row['stage']}/{reason}"] = n
+        counts = {"input": summary["input"], "kept": summary["kept"], "rejected": rejected,
+                  "balanced": summary["balanced"], "stages": summary["stages"]}
+    counts["lifted_sentences"] = dict(sorted(lifted_sentences.items()))
+    counts["lifted_arcs"] = dict(sorted(lifted_arcs.items()))
+    base = first or vocab
+    manifest = {
+        "format": sh.FORMAT,
+        "schema_version": sh.SCHEMA_VERSION,
+        "sides": base.get("sides", ["src", "tgt"]),
+        "transition_side": base.get("transition_side", "tgt"),
+        "columns": base.get("columns", {}),
+        "labels": vocab["labels"],
+        "pieces": vocab["pieces"],
+        "tokens": vocab["tokens"],
+        "features": base.get("features", {}),
+        "counts": counts,
+        "inputs": {"shards": [name for name, _ in shard_dirs]},
+        "settings": (first or {}).get("settings", vocab.get("settings", {})),
+        "config": config or {},
+        "shards": files,
+    }
+    text = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+    tmp = out / f"{sh.MANIFEST}.tmp{os.getpid()}"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, out / sh.MANIFEST)
+    sh.verify(out)
+    return manifest
+
+
+def conllu_ids(path: str | os.PathLike) -> list[str]:
+    """The ``# sent_id`` values of a CoNLL-U file, in order (one a sentence; the
+    parsers of the workflow always write one)."""
+    from .conllu import read_conllu
+
+    ids = []
+    for sent in read_conllu(path):
+        if sent.sent_id is None:
+            raise InputError(os.fspath(path), sent.line, "a sentence without '# sent_id'; expected the pair id")
+        ids.append(sent.sent_id)
+    return ids
+
+
+def dataset_rejects(dataset_dir: str | os.PathLike, ids: Sequence[str], stage: str) -> Iterator[tuple[str, str, str, str]]:
+    """The rejects of a ``synprep shard`` dataset directory as reject rows.
+
+    Its ``rejects.tsv`` names each rejected pair by its 1-based position in the input
+    (``ordinal``); ``ids`` are the input's pair ids in order."""
+    from . import shards as sh
+
+    path = os.path.join(os.fspath(dataset_dir), sh.REJECTS)
+    with open(path, encoding="utf-8", newline="\n") as f:
+        for n, line in enumerate(f, 1):
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) < 5 or not cols[0].isdigit() or not 1 <= int(cols[0]) <= len(ids):
+                raise InputError(path, n, "expected ordinal, side, reason, where, message (ordinal within the input)")
+            ordinal, side, reason, _where, message = cols[:5]
+            yield ids[int(ordinal) - 1], stage, reason, f"{side}: {message}"

@@ -50,7 +50,7 @@ import io
 import os
 import re
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterable, Iterator, Sequence
 
 from .errors import ConfigError, InputError
 
@@ -366,3 +366,238 @@ def read_shard(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
             if len(cols) != 3:
                 raise InputError(path, n, f"{len(cols)} column(s); expected 3 (id, src, tgt)", reason="bad-columns")
             yield cols[0], cols[1], cols[2]
+
+
+def write_pairs(path: str | os.PathLike, pairs: Iterable) -> int:
+    """Write ``(id, src, tgt)`` triples (or objects with those attributes) as a shard
+    file, atomically; returns how many."""
+    path = os.fspath(path)
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    n = 0
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        for p in pairs:
+            pid, src, tgt = (p.id, p.src, p.tgt) if hasattr(p, "src") else p
+            f.write(f"{pid}\t{_clean(src, None)}\t{_clean(tgt, None)}\n")
+            n += 1
+    os.replace(tmp, path)
+    return n
+
+
+# ----------------------------------------------------------------------------------
+# The per-shard steps of the workflow that join the other modules to pair shards.
+# Each reads a shard of pairs (id, src, tgt), writes the pairs it keeps in the same
+# format (or CoNLL-U) and every pair it drops to a reject file (synprep.accounting).
+
+
+def filter_shard(
+    pairs_path: str | os.PathLike,
+    specs: Sequence[dict],
+    out_pairs: str | os.PathLike,
+    out_rejects: str | os.PathLike,
+    details_dir: str | os.PathLike | None = None,
+    *,
+    stage: str = "filter",
+    languages: dict[str, str] | None = None,
+) -> dict:
+    """Run the filters ``specs`` (:func:`synprep.filters.build_filters` entries) over
+    one shard. A ``langid`` entry without ``src_lang``/``tgt_lang`` gets them from
+    ``languages``. ``details_dir`` receives what ``synprep filter`` writes (scores and
+    rejects tables, ``filter.json``) so that thresholds can be re-cut later.
+    Returns the counts per filter. A reject's reason is the filter's label, its
+    detail the failing score component and value."""
+    from .accounting import write_rejects
+    from .filters import Pair, build_filters, run_filters, write_outputs
+
+    specs = [dict(s) for s in specs]
+    for s in specs:
+        if s.get("name") == "langid" and languages:
+            s.setdefault("src_lang", languages.get("src"))
+            s.setdefault("tgt_lang", languages.get("tgt"))
+    filters = build_filters(specs)
+    pairs = [Pair(*row) for row in read_shard(pairs_path)]
+    result = run_filters(pairs, filters)
+    if details_dir is not None:
+        write_outputs(details_dir, result, "src.txt", "tgt.txt")
+    write_pairs(out_pairs, result.kept)
+    write_rejects(
+        out_rejects,
+        ((r.id, stage, r.filter, f"{r.component}={r.score:.4g}" if r.score is not None else r.component)
+         for r in result.rejects),
+    )
+    return {"input": result.n_input, "kept": len(result.kept), "filters": result.counts}
+
+
+def parse_shard(
+    pairs_path: str | os.PathLike,
+    parsers: dict,
+    out_conllu: dict[str, str | os.PathLike],
+    out_rejects: str | os.PathLike,
+    *,
+    stage: str = "parse",
+) -> dict:
+    """Parse both sides of one shard with ``parsers`` (side -> a
+    :class:`synprep.parsers.Parser`) and keep the pairs whose two sides both parsed:
+    ``out_conllu[side]`` gets their trees, in the same order on both sides (sentence
+    n of one is the translation of sentence n of the other; ``sent_id`` is the pair
+    id). A pair with a side the parser rejected goes to ``out_rejects`` with the
+    parser's reason code (the first failing side's; the detail names the side(s)).
+    Returns counts."""
+    from .accounting import RejectWriter
+    from .parsers.base import reject_code
+
+    rows = list(read_shard(pairs_path))
+    results: dict[str, list] = {}
+    for side, col in (("src", 1), ("tgt", 2)):
+        got = list(parsers[side].parse((r[0], r[col]) for r in rows))
+        if [g.id for g in got] != [r[0] for r in rows]:
+            raise RuntimeError(f"the {side} parser returned other ids or another order than its input")
+        results[side] = got
+    tmp = {side: f"{os.fspath(p)}.tmp{os.getpid()}" for side, p in out_conllu.items()}
+    kept = 0
+    rejected: dict[str, int] = {}
+    files = {side: open(tmp[side], "w", encoding="utf-8", newline="\n") for side in ("src", "tgt")}
+    try:
+        with RejectWriter(out_rejects) as rw:
+            for i, row in enumerate(rows):
+                bad = [(side, results[side][i].reject) for side in ("src", "tgt") if results[side][i].reject]
+                if bad:
+                    code = reject_code(bad[0][1])
+                    rw.write(row[0], stage, code, "; ".join(f"{s}: {r}" for s, r in bad))
+                    rejected[code] = rejected.get(code, 0) + 1
+                    continue
+                for side in ("src", "tgt"):
+                    files[side].write(results[side][i].conllu)
+                kept += 1
+        for side, f in files.items():
+            f.close()
+            os.replace(tmp[side], out_conllu[side])
+    finally:
+        for side, f in files.items():
+            if not f.closed:
+                f.close()
+            if os.path.exists(tmp[side]):
+                os.unlink(tmp[side])
+    return {"input": len(rows), "kept": kept, "rejected": rejected}
+
+
+def build_vocabulary(
+    conllu_pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]],
+    out_dir: str | os.PathLike,
+    cfg=None,
+) -> dict:
+    """The vocabularies every shard shares: the label list and the subword model(s).
+
+    Reads the parsed pairs of *all* shards once: the labels are those of every tree
+    (at the configured word level and label set, sorted, plus ``root``), and the
+    sentencepiece model is trained, as :func:`synprep.shards.build_dataset` does, on
+    a seeded reservoir sample of ``cfg.sample`` pairs
+    (:func:`synprep.subwords.train_spm`, joint or one model a side). Writes the
+    model file(s) and a manifest without shards into ``out_dir``, which each shard
+    then reuses with ``synprep shard --vocab-from`` so that every shard numbers pieces
+    and labels alike. Deterministic for a given input and ``cfg.seed``."""
+    import json
+    from pathlib import Path
+
+    from . import shards as sh
+    from .conllu import read_conllu
+    from .errors import InputError as _InputError
+    from .subwords import reservoir_sample, train_spm
+    from .tree import to_tree
+
+    cfg = cfg or sh.ShardConfig()
+    cfg.check()
+    labels: set[str] = {"root"}
+
+    def pairs_of_words():
+        for src_path, tgt_path in conllu_pairs:
+            for s, t in zip(read_conllu(src_path), read_conllu(tgt_path)):
+                try:
+                    ts = to_tree(s, cfg.words, cfg.labels)
+                    tt = to_tree(t, cfg.words, cfg.labels)
+                except _InputError:
+                    continue
+                labels.update(ts.labels)
+                labels.update(tt.labels)
+                yield ts.words, tt.words
+
+    sample = reservoir_sample(pairs_of_words(), cfg.sample, cfg.seed)
+    if not sample:
+        raise ConfigError("no parsed pair to build the vocabulary from: every pair was rejected before parsing?")
+    samples = {"src": [p[0] for p in sample], "tgt": [p[1] for p in sample]}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if cfg.joint:
+        model = train_spm(samples["src"] + samples["tgt"], cfg.vocab_size, cfg.character_coverage, cfg.model_type,
+                          sample_size=2 * cfg.sample, seed=cfg.seed, name="spm.model")
+        models = {"src": ("spm.model", model), "tgt": ("spm.model", model)}
+    else:
+        models = {
+            s: (f"{s}.model", train_spm(samples[s], cfg.vocab_size, cfg.character_coverage, cfg.model_type,
+                                        cfg.sample, cfg.seed, f"{s}.model"))
+            for s in ("src", "tgt")
+        }
+    for name, model in {name: m for name, m in models.values()}.items():
+        model.save(out / name)
+    label_list = sorted(labels)
+    manifest = {
+        "format": sh.FORMAT,
+        "schema_version": sh.SCHEMA_VERSION,
+        "sides": ["src", "tgt"],
+        "transition_side": "tgt",
+        "labels": label_list,
+        "pieces": {"joint": cfg.joint, "models": {s: sh._model_entry(n, m) for s, (n, m) in models.items()}},
+        "tokens": sh._token_layout(models["tgt"][1], len(label_list)),
+        "counts": {"input": 0, "kept": 0, "rejected": {}},
+        "inputs": {"vocabulary_from": [[os.fspath(a), os.fspath(b)] for a, b in conllu_pairs],
+                   "sampled_pairs": len(sample)},
+        "settings": {k: getattr(cfg, k) for k in ("words", "labels", "vocab_size", "character_coverage",
+                                                   "model_type", "joint", "sample", "seed")},
+        "shards": [],
+    }
+    sh._atomic_write(out / sh.MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    return manifest
+
+
+def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str = "filters") -> list[dict]:
+    """The filter entries of a workflow stage, checked now: a ``langid`` entry
+    without ``src_lang``/``tgt_lang`` gets ``languages``; building the filters makes
+    an unknown filter or parameter an error before any job runs (named by ``what``)."""
+    from .filters import build_filters
+
+    out = [dict(e) for e in entries]
+    for e in out:
+        if e.get("name") == "langid":
+            e.setdefault("src_lang", languages["src"])
+            e.setdefault("tgt_lang", languages["tgt"])
+    try:
+        build_filters(out)
+    except ConfigError as e:
+        raise ConfigError(f"config {what}: {e}") from None
+    return out
+
+
+def parser_settings(parse: dict, languages: dict[str, str]) -> dict[str, dict]:
+    """Per side, the keyword options of the configured parser (the workflow's
+    ``parse`` section): the model is the configured path or, for udpipe, the demo
+    model of the side's language (``resources/udpipe/<lang>.udpipe``); stanza
+    without a model uses its default resources folder (``model`` None)."""
+    out: dict[str, dict] = {}
+    for side in ("src", "tgt"):
+        model = parse.get(f"{side}_model")
+        if not model and parse["backend"] == "udpipe":
+            from .parsers.udpipe_backend import resources_dir
+
+            model = str(resources_dir() / "udpipe" / f"{languages[side]}.udpipe")
+        opts = {
+            "model": model or None,
+            "lang": languages[side],
+            "max_words": parse["max_words"],
+            "pretokenized": parse["pretokenized"],
+        }
+        if parse["backend"] == "stanza":
+            opts.update(device=parse["device"], batch_tokens=parse["batch_tokens"])
+        out[side] = opts
+    return out

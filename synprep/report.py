@@ -185,10 +185,20 @@ def _tree_stats(path, kept: set[str] | None, words: str, labels: str) -> tuple[d
 
 
 def read_arrow(path: str | os.PathLike):
-    """A pyarrow Table from an Arrow IPC file or stream (memory-mapped)."""
+    """A pyarrow Table from an Arrow IPC file or stream (memory-mapped), or from a
+    synprep dataset directory (all its shards, in manifest order)."""
     import pyarrow as pa
 
     path = os.fspath(path)
+    if os.path.isdir(path):
+        from .shards import open_dataset
+
+        m, tables = open_dataset(path)
+        if not tables:
+            from .shards import schema
+
+            return schema(m["sides"], m.get("transition_side")).empty_table()
+        return pa.concat_tables(tables)
     with pa.memory_map(path, "r") as source:
         try:
             return pa.ipc.open_file(source).read_all()

@@ -37,14 +37,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="what the split wrote for the shard: its pairs and its reject file (ids in the first column)")
     a.add_argument("--rejects", nargs="*", default=[], help="reject files (id, stage, reason, detail) of every stage")
     a.add_argument("--kept", required=True,
-                   help="the pairs kept in the end: an Arrow shard (its id column) or a TSV whose first column is the id")
+                   help="the pairs kept in the end: a dataset directory or an Arrow file (their id column), "
+                   "or a TSV whose first column is the id")
     a.add_argument("--stages", nargs="*", default=[], help="stage names in workflow order (for the ledger's order)")
     a.add_argument("-o", "--output", required=True, help="the ledger (JSON)")
 
     s = sub.add_parser("stats", help="histograms of one shard for the report")
     s.add_argument("--shard", required=True)
     s.add_argument("--pairs", help="the shard's prepared pairs (id, src, tgt TSV)")
-    s.add_argument("--arrow", help="the shard's Arrow file")
+    s.add_argument("--arrow", help="the shard's Arrow file or dataset directory")
     s.add_argument("--kept", help="ids kept in the end, as a TSV whose first column is the id (default: the Arrow ids)")
     s.add_argument("--conllu", action="append", default=[], metavar="SIDE=FILE", help="parsed CoNLL-U of a side")
     s.add_argument("--words", choices=("surface", "syntactic"), default="surface")
@@ -68,7 +69,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _read_ids(path: str) -> list[str]:
-    if path.endswith((".arrow", ".feather", ".ipc")):
+    import os
+
+    if os.path.isdir(path) or path.endswith((".arrow", ".feather", ".ipc")):
         from ..report import read_arrow
 
         table = read_arrow(path)

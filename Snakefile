@@ -1,0 +1,37 @@
+# synprep: raw parallel corpus -> filtered, parsed, subword-split, oracle'd Arrow
+# shards with a manifest, an HTML report, and trained models.
+#
+#   snakemake --cores 16 all                        # the demo (config/config.yaml)
+#   snakemake --report report.html                  # snakemake's own report
+#   snakemake --cores 16 all --configfile my.yaml --replace-workflow-config
+#
+# One file a stage in workflow/rules/; docs/workflow.md describes them.
+
+from snakemake.utils import min_version, validate
+
+min_version("8.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/prepare.smk"
+include: "workflow/rules/filter.smk"
+include: "workflow/rules/align.smk"
+include: "workflow/rules/parse.smk"
+include: "workflow/rules/bpe.smk"
+include: "workflow/rules/oracle.smk"
+include: "workflow/rules/shards.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        rules.write_manifest.output.manifest,
+        rules.make_report.output.html,
+        TRAIN_REPORT_INPUT.values(),
+    default_target: True

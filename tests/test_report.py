@@ -1,0 +1,173 @@
+"""Accounting (every pair kept or rejected exactly once) and the HTML report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from synprep import accounting as acc
+from synprep.report import PLOTS, merge_stats, read_run, shard_stats, write_report
+
+IDS = [f"c:{n}" for n in (1, 4, 5, 9)]
+
+
+def _rej(*rows):
+    return [(pid, stage, reason, "") for pid, stage, reason in rows]
+
+
+def test_balanced_shard_ledger_per_stage():
+    led = acc.account_shard(
+        "000",
+        IDS,
+        _rej(("c:4", "filter", "empty"), ("c:9", "parse", "too-long"), ("c:5", "filter", "langid")),
+        ["c:1"],
+        ["prepare", "filter", "parse"],
+        corpus_lines=9,
+    )
+    assert led["balanced"] and not led["problems"]
+    assert (led["input"], led["kept"], led["rejected"]) == (4, 1, 3)
+    assert led["stages"] == [
+        {"stage": "prepare", "input": 4, "kept": 4, "rejected": {}},
+        {"stage": "filter", "input": 4, "kept": 2, "rejected": {"empty": 1, "langid": 1}},
+        {"stage": "parse", "input": 2, "kept": 1, "rejected": {"too-long": 1}},
+    ]
+    assert led["lines"] == {"count": 4, "sum": 19, "sumsq": 1 + 16 + 25 + 81}
+
+
+@pytest.mark.parametrize(
+    "rejects, kept, kind, example",
+    [
+        (_rej(("c:4", "filter", "empty")), ["c:1", "c:5"], "lost (neither kept nor rejected)", "c:9"),
+        (_rej(("c:4", "filter", "empty"), ("c:4", "parse", "x"), ("c:9", "parse", "x")), ["c:1", "c:5"],
+         "rejected twice", "c:4"),
+        (_rej(("c:4", "filter", "empty"), ("c:9", "parse", "x")), ["c:1", "c:5", "c:5"],
+         "kept more than once, or kept and rejected", "c:5"),
+        (_rej(("c:4", "filter", "empty"), ("c:9", "parse", "x")), ["c:1", "c:5", "c:7"],
+         "kept but not in the input", "c:7"),
+        (_rej(("c:4", "filter", "empty"), ("c:9", "parse", "x"), ("c:2", "parse", "x")), ["c:1", "c:5"],
+         "rejected but not in the input", "c:2"),
+    ],
+)
+def test_lost_repeated_and_unknown_pairs_are_found(rejects, kept, kind, example):
+    led = acc.account_shard("000", IDS, rejects, kept)
+    assert not led["balanced"]
+    assert example in led["problems"][kind]["examples"]
+    summary = acc.summarize([led])
+    with pytest.raises(acc.AccountingError, match=kind.split(" ")[0]):
+        acc.check(summary)
+
+
+def test_repeated_input_is_a_problem():
+    led = acc.account_shard("000", IDS + ["c:1"], [], IDS)
+    assert "repeated in the input" in led["problems"]
+
+
+def test_summary_checks_that_shards_partition_the_corpus():
+    a = acc.account_shard("000", ["c:1", "c:3"], [], ["c:1", "c:3"], corpus_lines=4)
+    b = acc.account_shard("001", ["c:2", "c:4"], _rej(("c:4", "filter", "empty")), ["c:2"], corpus_lines=4)
+    s = acc.summarize([a, b], ["filter"])
+    assert s["balanced"] and (s["input"], s["kept"], s["rejected"]) == (4, 3, 1)
+    assert s["stages"] == [{"stage": "filter", "input": 4, "kept": 3, "rejected": {"empty": 1}}]
+    # line 4 lost by the split: every shard is in balance, the corpus is not
+    b_lost = acc.account_shard("001", ["c:2"], [], ["c:2"], corpus_lines=4)
+    s = acc.summarize([a, b_lost])
+    assert not s["balanced"] and "do not partition" in s["problems"][0]
+    # line 3 in two shards
+    b_twice = acc.account_shard("001", ["c:2", "c:3", "c:4"], [], ["c:2", "c:3", "c:4"], corpus_lines=4)
+    assert not acc.summarize([a, b_twice])["balanced"]
+
+
+def test_reject_files_round_trip_and_fields_are_cleaned(tmp_path):
+    path = tmp_path / "r.tsv"
+    n = acc.write_rejects(path, [("c:1", "filter", "langid", "src\tprob=0.1\nx"), ("c:2", "parse", "too-long", 412)])
+    assert n == 2
+    assert list(acc.read_rejects(path)) == [
+        ("c:1", "filter", "langid", "src prob=0.1 x"),
+        ("c:2", "parse", "too-long", "412"),
+    ]
+    (tmp_path / "bad.tsv").write_text("c:1\tfilter\n")
+    with pytest.raises(acc.InputError, match="bad.tsv:1"):
+        list(acc.read_rejects(tmp_path / "bad.tsv"))
+
+
+CONLLU = """# sent_id = c:1
+# text = The cat sleeps.
+1\tThe\tthe\tDET\t_\t_\t2\tdet\t_\t_
+2\tcat\tcat\tNOUN\t_\t_\t3\tnsubj\t_\t_
+3\tsleeps\tsleep\tVERB\t_\t_\t0\troot\t_\tSpaceAfter=No
+4\t.\t.\tPUNCT\t_\t_\t3\tpunct\t_\t_
+
+# sent_id = c:2
+# text = A b c d
+1\tA\ta\tX\t_\t_\t3\tdep\t_\t_
+2\tb\tb\tX\t_\t_\t0\troot\t_\t_
+3\tc\tc\tX\t_\t_\t2\tdep\t_\t_
+4\td\td\tX\t_\t_\t1\tdep\t_\t_
+
+"""
+
+
+def test_shard_stats_from_pairs_and_trees(tmp_path):
+    pairs = tmp_path / "p.tsv"
+    pairs.write_text("c:1\tThe cat sleeps.\tDie Katze schläft.\nc:2\tA b c d\tx y\nc:3\tgone\tweg\n")
+    conllu = tmp_path / "t.conllu"
+    conllu.write_text(CONLLU)
+    kept = tmp_path / "kept.tsv"
+    kept.write_text("c:1\n")
+    stats = shard_stats("000", pairs, ["c:1"], None, {"src": conllu})
+    assert stats["length_before"]["src"] == {"1": 1, "3": 1, "4": 1}
+    assert stats["length_after"] == {"src": {"3": 1}, "tgt": {"3": 1}}
+    # c:2 is not projective: c -> A spans b (the root), A -> d spans b and c. Lifting
+    # moves c -> A to b -> A, then A -> d (still spanning c) to b -> d: two arcs
+    assert stats["projectivity"]["src"] == {"trees": 2, "projective": 1, "lifted": {"2": 1}}
+    # labels and word counts only of the kept tree
+    assert stats["labels"]["src"] == {"det": 1, "nsubj": 1, "punct": 1, "root": 1}
+    assert stats["words"]["src"] == {"4": 1}
+    merged = merge_stats([stats, stats])
+    assert merged["labels"]["src"]["det"] == 2 and merged["projectivity"]["src"]["trees"] == 4
+
+
+def test_report_writes_every_plot_and_a_standalone_page(tmp_path):
+    led = acc.account_shard("000", IDS, _rej(("c:4", "filter", "empty")), ["c:1", "c:5", "c:9"], ["filter"])
+    summary = acc.summarize([led], ["filter"])
+    metrics = tmp_path / "m.jsonl"
+    metrics.write_text("".join(json.dumps({"step": s, "train_loss": 5 / s, "valid_loss": 6 / s}) + "\n"
+                               for s in (1, 2, 3)))
+    scores = tmp_path / "s.json"
+    scores.write_text(json.dumps({"bleu": 12.5, "chrf": 40.1}))
+    run = read_run("vanilla", metrics, scores)
+    assert [m["step"] for m in run["metrics"]] == [1, 2, 3] and run["scores"] == {"bleu": 12.5, "chrf": 40.1}
+    stats = {"length_before": {"src": {"3": 2, "5": 1}, "tgt": {"4": 3}},
+             "length_after": {"src": {"3": 2}, "tgt": {"4": 2}},
+             "labels": {"src": {"nsubj": 3, "root": 2}, "tgt": {"det": 1}}}
+    out = tmp_path / "r" / "report.html"
+    write_report(out, stats, summary, [run], title="T <&>", config_text="shards: 4")
+    for name in PLOTS:
+        png = tmp_path / "r" / "plots" / f"{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = out.read_text()
+    assert page.count("data:image/png;base64,") == len(PLOTS)
+    assert "T &lt;&amp;&gt;" in page and "shards: 4" in page and "vanilla" in page
+
+
+def test_cli_accounting_exit_status(tmp_path):
+    split = tmp_path / "000.json"
+    split.write_text(json.dumps({"lines": 3}))
+    pairs = tmp_path / "000.tsv"
+    pairs.write_text("c:1\ta\tb\nc:2\tc\td\n")
+    prep = tmp_path / "000.rejects.tsv"
+    prep.write_text("c:3\tprepare\tbad-encoding\t\n")
+    filt = tmp_path / "f.tsv"
+    filt.write_text("c:2\tfilter\tempty\t\n")
+    kept = tmp_path / "kept.tsv"
+    kept.write_text("c:1\n")
+    base = [sys.executable, "-m", "synprep.cli", "report", "accounting", "--shard", "000", "--split", str(split),
+            "--input", str(pairs), str(prep), "--stages", "prepare", "filter", "-o", str(tmp_path / "l.json")]
+    ok = subprocess.run(base + ["--rejects", str(prep), str(filt), "--kept", str(kept)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads((tmp_path / "l.json").read_text())["balanced"]
+    lost = subprocess.run(base + ["--rejects", str(prep), "--kept", str(kept)], capture_output=True, text=True)
+    assert lost.returncode == 1 and "c:2" in lost.stderr

@@ -1,0 +1,268 @@
+"""The Snakemake workflow: lint, config validation, dry runs, and real runs on a tiny corpus.
+
+The real runs (marked ``workflow`` and ``slow``) run the whole workflow on the first
+lines of the demo corpus with 2 shards, and check that the accounting holds per
+shard, that a second run from scratch (with another number of cores) writes
+byte-identical shards, and that deleting one shard's output rebuilds only what
+depends on it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "Snakefile"
+DEMO = REPO / "config" / "demo"
+MODELS = REPO / "resources" / "udpipe"
+
+pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake is not installed")
+
+
+def _snakemake(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), *args]
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
+    return r
+
+
+def _need_models():
+    missing = [p for p in (MODELS / "en.udpipe", MODELS / "de.udpipe") if not p.is_file()]
+    if missing:
+        pytest.skip(f"the demo parser models are absent ({', '.join(map(str, missing))})")
+
+
+def _job_counts(dry_run_output: str) -> dict[str, int]:
+    """rule -> count from the 'Job stats' table of a dry run."""
+    counts: dict[str, int] = {}
+    table = dry_run_output.split("Job stats:", 1)[-1]
+    for line in table.splitlines():
+        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if m and m.group(1) != "total":
+            counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def _validate(cfg: dict) -> dict:
+    """Validate like the Snakefile does (snakemake.utils.validate, defaults filled in)."""
+    from snakemake.utils import validate
+
+    validate(cfg, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    return cfg
+
+
+def _demo_config() -> dict:
+    return yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+def test_schema_has_a_description_and_default_everywhere_and_no_open_objects():
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+
+    def walk(node, where):
+        if node.get("type") == "object" and "properties" in node and where.count(".") < 3:
+            assert node.get("additionalProperties") is False, where
+        for key, sub in node.get("properties", {}).items():
+            here = f"{where}.{key}"
+            assert "description" in sub, here
+            if where.count(".") < 2 and "items" not in where:  # keys of the config sections
+                assert "default" in sub, here
+            walk(sub, here)
+        if isinstance(node.get("items"), dict):
+            walk(node["items"], where + ".items")
+
+    walk(schema, "config")
+
+
+def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
+    _validate(_demo_config())
+    cfg = _validate({"corpus": {"name": "mine", "tsv": "pairs.tsv"}})
+    assert cfg["shards"]["count"] == 4 and cfg["parse"]["backend"] == "udpipe"
+    assert cfg["corpus"]["columns"] == [0, 1] and cfg["bpe"]["joint"] is True
+
+
+@pytest.mark.parametrize(
+    "path, value, word",
+    [
+        (("parse", "treads"), 4, "treads"),
+        (("corpuss",), {}, "corpuss"),
+        (("oracle", "projectivity"), "lifted", "lifted"),
+        (("shards", "count"), 0, "minimum"),
+    ],
+)
+def test_misspelled_or_bad_key_is_an_error(path, value, word):
+    from snakemake.exceptions import WorkflowError
+
+    cfg = _demo_config()
+    node = cfg
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(WorkflowError, match=word):
+        _validate(cfg)
+
+
+def test_unknown_filter_parameter_is_an_error_before_any_job():
+    from synprep.corpus import stage_filters
+    from synprep.errors import ConfigError
+
+    langs = {"src": "en", "tgt": "de"}
+    with pytest.raises(ConfigError, match="filter.filters.*max_wrods"):
+        stage_filters([{"name": "length", "max_wrods": 10}], langs, "filter.filters")
+    got = stage_filters([{"name": "langid"}], langs)
+    assert got == [{"name": "langid", "src_lang": "en", "tgt_lang": "de"}]
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_lint_is_clean():
+    r = _snakemake("--lint", cwd=REPO, check=False)
+    out = r.stdout + r.stderr
+    assert "Lints for" not in out, out[-3000:]
+    assert r.returncode == 0, out[-3000:]
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_dry_run_of_the_demo():
+    _need_models()
+    r = _snakemake("-n", "all", cwd=REPO)
+    counts = _job_counts(r.stdout)
+    shards = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["shards"]["count"]
+    for rule in ("split_corpus", "filter_pairs", "filter_alignment", "parse_pairs", "write_shard", "account_shard"):
+        assert counts.get(rule) == shards, (rule, counts)
+    for rule in ("train_bpe", "write_manifest", "make_report", "all"):
+        assert counts.get(rule) == 1, (rule, counts)
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_slurm_profile_dry_run():
+    pytest.importorskip("snakemake_executor_plugin_slurm", reason="the SLURM executor plugin is not installed")
+    r = _snakemake("--profile", str(REPO / "workflow" / "profiles" / "slurm"), "-n", "all", cwd=REPO)
+    # parse jobs ask for a GPU on the GPU partition, the others do not
+    parse = r.stdout.split("rule parse_pairs:", 1)[1].split("\n\n", 1)[0]
+    assert "gpu=1" in parse and "slurm_partition=gpu" in parse
+    split = r.stdout.split("rule split_corpus:", 1)[1].split("\n\n", 1)[0]
+    assert "gpu=1" not in split and "slurm_partition=cpu" in split
+
+
+# --------------------------------------------------------------------------- real runs
+
+TINY_PAIRS = 40
+
+
+def _tiny_config(root: Path) -> Path:
+    """The first TINY_PAIRS lines of the demo corpus, gzipped on the source side (to
+    go through the .gz path), 2 shards, a small vocabulary."""
+    import gzip
+
+    en = (DEMO / "demo.en").read_text(encoding="utf-8").splitlines(keepends=True)[:TINY_PAIRS]
+    de = (DEMO / "demo.de").read_text(encoding="utf-8").splitlines(keepends=True)[:TINY_PAIRS]
+    (root / "tiny.en.gz").write_bytes(gzip.compress("".join(en).encode("utf-8"), mtime=0))
+    (root / "tiny.de").write_text("".join(de), encoding="utf-8")
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["corpus"].update(name="tiny", src=str(root / "tiny.en.gz"), tgt=str(root / "tiny.de"))
+    cfg["shards"]["count"] = 2
+    cfg["bpe"]["vocab_size"] = 300
+    cfg["report"]["title"] = "tiny"
+    path = root / "tiny.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def _run(workdir: Path, config: Path, *extra: str, cores: int = 2) -> subprocess.CompletedProcess:
+    return _snakemake("--cores", str(cores), "all", "--configfile", str(config), "--replace-workflow-config",
+                      "--directory", str(workdir), *extra, cwd=workdir)
+
+
+def _checksums(workdir: Path) -> dict[str, str]:
+    m = json.loads((workdir / "results" / "shards" / "manifest.json").read_text())
+    return {s["file"]: s["sha256"] for s in m["shards"]}
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    _need_models()
+    root = tmp_path_factory.mktemp("wf")
+    config = _tiny_config(root)
+    first = root / "first"
+    first.mkdir()
+    _run(first, config, cores=2)
+    return root, config, first
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_tiny_run_outputs_and_accounting(tiny_run):
+    root, config, first = tiny_run
+    res = first / "results"
+    manifest = json.loads((res / "shards" / "manifest.json").read_text())
+    counts = manifest["counts"]
+    assert counts["input"] == TINY_PAIRS
+    assert counts["input"] == counts["kept"] + sum(counts["rejected"].values())
+    assert counts["kept"] > TINY_PAIRS // 2
+    # per shard: the pairs the split wrote are the kept ones plus every stage's rejects
+    total = 0
+    for shard in ("000", "001"):
+        ledger = json.loads((res / "shards" / "accounting" / f"{shard}.json").read_text())
+        assert ledger["balanced"] and not ledger["problems"], ledger
+        written = len((res / "prepare" / f"{shard}.tsv").read_text().splitlines())
+        written += len((res / "prepare" / f"{shard}.rejects.tsv").read_text().splitlines())
+        assert ledger["input"] == written == ledger["kept"] + ledger["rejected"]
+        assert [s["stage"] for s in ledger["stages"]] == ["prepare", "filter", "align", "parse", "oracle"]
+        total += ledger["input"]
+    assert total == TINY_PAIRS
+    # the demo's noisy line 18 (empty target) is rejected by the empty filter
+    rejects = (res / "filter" / "000.rejects.tsv").read_text() + (res / "filter" / "001.rejects.tsv").read_text()
+    assert "tiny:18\tfilter\tempty\t" in rejects
+    # the dataset opens through the shard reader with the manifest's checksums
+    from synprep.shards import open_dataset
+
+    m, tables = open_dataset(res / "shards", verify_checksums=True)
+    assert sum(t.num_rows for t in tables) == counts["kept"]
+    # the report, and every log
+    page = (res / "report" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") >= 6 and "tiny" in page
+    for rule in ("split_corpus", "filter_pairs", "filter_alignment", "parse_pairs", "train_bpe", "write_shard",
+                 "account_shard", "write_manifest", "collect_stats", "make_report"):
+        assert list((first / "logs" / rule).glob("*.log")), rule
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_second_run_from_scratch_is_identical(tiny_run):
+    root, config, first = tiny_run
+    second = root / "second"
+    second.mkdir()
+    _run(second, config, cores=1)
+    assert _checksums(second) == _checksums(first)
+    for rel in ("results/bpe/spm.model", "results/shards/spm.model", "results/shards/accounting.json"):
+        assert (second / rel).read_bytes() == (first / rel).read_bytes(), rel
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_deleting_one_shard_rebuilds_only_what_depends_on_it(tiny_run):
+    root, config, first = tiny_run
+    before = _checksums(first)
+    untouched = first / "results" / "shards" / "000"
+    stamp = {p: p.stat().st_mtime_ns for p in untouched.rglob("*") if p.is_file()}
+    shutil.rmtree(first / "results" / "shards" / "001")
+    r = _snakemake("-n", "all", "--configfile", str(config), "--replace-workflow-config", "--directory", str(first),
+                   cwd=first)
+    counts = _job_counts(r.stdout)
+    assert counts.get("write_shard") == 1 and counts.get("account_shard") == 1 and counts.get("collect_stats") == 1
+    for rule in ("split_corpus", "filter_pairs", "filter_alignment", "parse_pairs", "train_bpe"):
+        assert rule not in counts, counts
+    _run(first, config)
+    assert _checksums(first) == before
+    assert {p: p.stat().st_mtime_ns for p in untouched.rglob("*") if p.is_file()} == stamp

@@ -1,0 +1,27 @@
+# Stage align: the word-alignment filter (eflomal sentence costs), per shard.
+#
+# It runs before parsing: it needs only the text, and parsing is by far the most
+# expensive stage, so misaligned pairs are dropped before they are parsed. The
+# model is fitted on the shard itself (or on a reference set named in the filter
+# entry), so shards should hold a few thousand pairs for good alignments.
+# Per shard: results/align/{shard}.tsv, {shard}.rejects.tsv, {shard}.scores/.
+
+ALIGN_FILTERS = stage_filters(config["align"]["filters"], LANGS, "align.filters")
+
+
+rule filter_alignment:
+    input:
+        pairs=rules.filter_pairs.output.pairs,
+    output:
+        pairs="results/align/{shard}.tsv",
+        rejects="results/align/{shard}.rejects.tsv",
+        details=directory("results/align/{shard}.scores"),
+    params:
+        filters=ALIGN_FILTERS,
+        stage="align",
+    conda:
+        "../envs/synprep.yaml"
+    log:
+        "logs/filter_alignment/{shard}.log",
+    script:
+        "../scripts/filter_pairs.py"

@@ -1,0 +1,39 @@
+# Stage parse: UD trees for both sides of every kept pair, one job a shard.
+#
+# udpipe runs `parse.threads` worker processes (the job's threads); stanza runs on
+# the GPU when there is one, and a stanza job then asks for `resources: gpu=1`
+# (the SLURM profile turns that into a GPU allocation). Per shard: the trees of the
+# pairs whose two sides both parsed, in the same order on both sides
+# (results/parse/{shard}.src.conllu, .tgt.conllu; sent_id = pair id), and the pairs
+# with a side the parser rejected in {shard}.rejects.tsv.
+
+from synprep.corpus import parser_settings
+
+PARSE = config["parse"]
+PARSERS = parser_settings(PARSE, LANGS)
+# model files are inputs, so that a new model re-parses
+PARSE_MODELS = {f"{side}_model": o["model"] for side, o in PARSERS.items() if o["model"]}
+
+
+rule parse_pairs:
+    input:
+        **PARSE_MODELS,
+        pairs=rules.filter_alignment.output.pairs,
+    output:
+        src="results/parse/{shard}.src.conllu",
+        tgt="results/parse/{shard}.tgt.conllu",
+        rejects="results/parse/{shard}.rejects.tsv",
+    params:
+        backend=PARSE["backend"],
+        src=PARSERS["src"],
+        tgt=PARSERS["tgt"],
+        stage="parse",
+    threads: PARSE["threads"] if PARSE["backend"] == "udpipe" else 1
+    resources:
+        gpu=int(PARSE["backend"] == "stanza" and PARSE["device"] != "cpu"),
+    conda:
+        "../envs/synprep.yaml"
+    log:
+        "logs/parse_pairs/{shard}.log",
+    script:
+        "../scripts/parse_pairs.py"

@@ -1,0 +1,63 @@
+# Stage report: statistics per shard, then one HTML page with plots.
+#
+# collect_stats reads a shard's prepared pairs, its parsed trees and its Arrow
+# files (results/report/stats/{shard}.json); make_report merges them with the
+# accounting and the training runs and draws the plots
+# (results/report/report.html, standalone; the PNG files in results/report/plots/
+# also appear in `snakemake --report report.html`).
+
+from synprep.report import PLOTS
+
+
+rule collect_stats:
+    input:
+        pairs=rules.split_corpus.output.pairs,
+        dataset=rules.write_shard.output.dataset,
+        src=rules.parse_pairs.output.src,
+        tgt=rules.parse_pairs.output.tgt,
+    output:
+        stats="results/report/stats/{shard}.json",
+    params:
+        words=config["oracle"]["words"],
+        labels=config["oracle"]["labels"],
+    conda:
+        "../envs/synprep.yaml"
+    log:
+        "logs/collect_stats/{shard}.log",
+    shell:
+        "synprep report stats --shard {wildcards.shard} --pairs {input.pairs} "
+        "--arrow {input.dataset} --conllu src={input.src} --conllu tgt={input.tgt} "
+        "--words {params.words} --labels {params.labels} -o {output.stats} 2> {log}"
+
+
+rule make_report:
+    input:
+        **TRAIN_REPORT_INPUT,
+        stats=expand(rules.collect_stats.output.stats, shard=SHARDS),
+        ledgers=expand(rules.account_shard.output.ledger, shard=SHARDS),
+        manifest=rules.write_manifest.output.manifest,
+    output:
+        html=report(
+            "results/report/report.html",
+            category="Report",
+            labels={"page": "synprep report"},
+        ),
+        plots=[
+            report(
+                f"results/report/plots/{name}.png",
+                category="Plots",
+                labels={"plot": title},
+            )
+            for name, (title, _) in PLOTS.items()
+        ],
+    params:
+        stages=STAGES,
+        title=config["report"]["title"],
+        top_labels=config["report"]["top_labels"],
+        runs=[run["name"] for run in TRAIN_RUNS],
+    conda:
+        "../envs/synprep.yaml"
+    log:
+        "logs/make_report/report.log",
+    script:
+        "../scripts/make_report.py"

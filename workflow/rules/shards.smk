@@ -1,0 +1,59 @@
+# Stage shards: account for every pair of every shard, then one manifest over all
+# shards.
+#
+# account_shard checks, per shard, that the pairs the split wrote are exactly the
+# pairs kept in the Arrow files plus the rejects of every stage, each exactly once
+# (results/shards/accounting/{shard}.json; the job fails when they are not).
+# write_manifest checks that the shards' inputs partition the corpus lines, and
+# writes results/shards/manifest.json: vocabularies, every Arrow file with its row
+# count and SHA-256, and the counts of the whole run by stage and reason. Trainers
+# read the dataset from results/shards/.
+
+STAGES = ["prepare", "filter", "align", "parse", "oracle"]
+
+
+rule account_shard:
+    input:
+        summary=rules.split_corpus.output.summary,
+        pairs=rules.split_corpus.output.pairs,
+        prepare_rejects=rules.split_corpus.output.rejects,
+        rejects=[
+            rules.split_corpus.output.rejects,
+            rules.filter_pairs.output.rejects,
+            rules.filter_alignment.output.rejects,
+            rules.parse_pairs.output.rejects,
+            rules.write_shard.output.rejects,
+        ],
+        kept=rules.write_shard.output.dataset,
+    output:
+        ledger="results/shards/accounting/{shard}.json",
+    params:
+        stages=" ".join(STAGES),
+    conda:
+        "../envs/synprep.yaml"
+    log:
+        "logs/account_shard/{shard}.log",
+    shell:
+        "synprep report accounting --shard {wildcards.shard} --split {input.summary} "
+        "--input {input.pairs} {input.prepare_rejects} --rejects {input.rejects} "
+        "--kept {input.kept} --stages {params.stages} -o {output.ledger} 2> {log}"
+
+
+rule write_manifest:
+    input:
+        shards=expand(rules.write_shard.output.dataset, shard=SHARDS),
+        ledgers=expand(rules.account_shard.output.ledger, shard=SHARDS),
+        vocab=rules.train_bpe.output.manifest,
+    output:
+        manifest="results/shards/manifest.json",
+        accounting="results/shards/accounting.json",
+        models=expand("results/shards/{model}", model=BPE_MODELS),
+    params:
+        names=SHARDS,
+        stages=STAGES,
+    conda:
+        "../envs/synprep.yaml"
+    log:
+        "logs/write_manifest/dataset.log",
+    script:
+        "../scripts/write_manifest.py"

@@ -1,0 +1,14 @@
+"""Snakemake script: the shared vocabularies (synprep.corpus.build_vocabulary)."""
+
+import os
+import sys
+
+from synprep.corpus import build_vocabulary
+from synprep.shards import ShardConfig
+
+sm = snakemake  # noqa: F821  (injected by snakemake)
+with open(sm.log[0], "w") as log:
+    sys.stderr = log
+    cfg = ShardConfig(**sm.params.settings)
+    m = build_vocabulary(list(zip(sm.input.src, sm.input.tgt)), os.path.dirname(sm.output.manifest), cfg)
+    print(f"{len(m['labels'])} labels; models: {m['pieces']}; sampled pairs: {m['inputs']['sampled_pairs']}", file=log)

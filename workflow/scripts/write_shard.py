@@ -1,0 +1,17 @@
+"""Snakemake script: write one shard (synprep.shards.build_dataset with the shared
+vocabularies) and list its rejects by pair id (synprep.accounting.dataset_rejects)."""
+
+import os
+import sys
+
+from synprep.accounting import conllu_ids, dataset_rejects, write_rejects
+from synprep.shards import ShardConfig, build_dataset
+
+sm = snakemake  # noqa: F821  (injected by snakemake)
+with open(sm.log[0], "w") as log:
+    sys.stderr = log
+    cfg = ShardConfig(**sm.params.settings)
+    m = build_dataset(sm.output.dataset, sm.input.src, sm.input.tgt, cfg,
+                      vocab_from=os.path.dirname(sm.input.vocab), log=lambda msg: print(msg, file=log))
+    n = write_rejects(sm.output.rejects, dataset_rejects(sm.output.dataset, conllu_ids(sm.input.src), sm.params.stage))
+    print(f"shard {sm.wildcards.shard}: {m['counts']}; {n} rejects", file=log)
