@@ -1,0 +1,396 @@
+"""The ``stanza`` parser: tokenize (or pretokenized input), mwt, pos, lemma, depparse.
+
+Batching. Items are read in windows of ``sort_window`` sentences. In a window,
+sentences are sorted by length (whitespace tokens) and cut into batches whose
+padded size -- sentences x longest sentence -- stays within ``batch_tokens``; each
+batch goes through the pipeline's bulk interface (``Pipeline.bulk_process`` on one
+Document a sentence, so every processor sees the whole batch at once), and the
+results are put back in input order before the window is yielded. Tokenizers run
+with sentence splitting off (``tokenize_no_ssplit``): an item is one sentence.
+
+Failures. A CUDA out-of-memory error (``torch.cuda.OutOfMemoryError``, or a
+RuntimeError saying "out of memory", which stanza's depparse re-raises) halves the
+batch: the two halves are retried, the budget for later batches is halved too, and
+the log says so. A sentence that runs out of memory alone is rejected
+(``out-of-memory``). Any other exception in a batch reruns that batch one sentence
+at a time, so that only the sentence that fails is rejected (``parse-error``).
+
+Devices. ``device="auto"`` uses CUDA when torch sees a GPU and the CPU otherwise;
+the log names the device used. One process a GPU: ``device="cuda:0,cuda:1"`` (or
+``workers=N``) runs one worker process a device, each with its own pipeline, over
+windows of sentences, and keeps input order (:mod:`synprep.parsers.pool`).
+
+Models load from local paths only (``download_method=None``). ``model`` is either
+
+* a stanza resources folder, as ``stanza.download(lang, model_dir=DIR)`` makes it
+  (``DIR/resources.json``, ``DIR/<lang>/<processor>/<package>.pt``); default
+  ``$STANZA_RESOURCES_DIR`` or ``~/stanza_resources``; or
+* a flat folder with ``tokenize.pt``, ``pos.pt``, ``lemma.pt``, ``depparse.pt``,
+  ``pretrain.pt`` and, for languages with multiword tokens, ``mwt.pt`` (what
+  :func:`synprep.parsers.stanza_train.train_stanza` writes).
+
+A missing model is an error naming the path and the ``stanza.download`` command
+that fetches it on a machine with internet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from typing import Iterable, Iterator, Sequence
+
+from ..errors import ConfigError, SynprepError
+from ..registry import register_parser
+from .base import (
+    OUT_OF_MEMORY,
+    PARSE_ERROR,
+    SPLIT,
+    ParseResult,
+    Parser,
+    Token,
+    Word,
+    check_text,
+    format_tree,
+    log,
+    one_line,
+    validate_tree,
+)
+
+PROCESSORS = ("tokenize", "mwt", "pos", "lemma", "depparse")
+FLAT_FILES = {"tokenize": "tokenize.pt", "mwt": "mwt.pt", "pos": "pos.pt", "lemma": "lemma.pt",
+              "depparse": "depparse.pt", "pretrain": "pretrain.pt"}
+
+
+def default_model_dir() -> str:
+    return os.environ.get("STANZA_RESOURCES_DIR") or os.path.join(os.path.expanduser("~"), "stanza_resources")
+
+
+def download_hint(model_dir: str, lang: str) -> str:
+    return (
+        "on a machine with internet run: "
+        f"python -c \"import stanza; stanza.download('{lang}', model_dir='{model_dir}', "
+        f"processors='tokenize,mwt,pos,lemma,depparse')\" and copy {model_dir} here "
+        "(or train a small model: synprep train-parser --backend stanza --lang "
+        f"{lang} TRAIN.conllu --heldout DEV.conllu -o DIR)"
+    )
+
+
+def is_oom(e: BaseException) -> bool:
+    """Is ``e`` (or what caused it) a CUDA out-of-memory error?"""
+    import torch
+
+    seen = 0
+    while e is not None and seen < 5:
+        oom_cls = getattr(torch.cuda, "OutOfMemoryError", None)
+        if oom_cls is not None and isinstance(e, oom_cls):
+            return True
+        if isinstance(e, RuntimeError) and "out of memory" in str(e).lower():
+            return True
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+        seen += 1
+    return False
+
+
+def resolve_device(device: str | None) -> str:
+    import torch
+
+    device = (device or "auto").strip()
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ConfigError(f"device {device!r} asked for, but torch sees no CUDA device; use --device cpu or auto")
+        if ":" in device:
+            idx = int(device.split(":", 1)[1])
+            if idx >= torch.cuda.device_count():
+                raise ConfigError(f"device {device!r} does not exist; this machine has {torch.cuda.device_count()} CUDA device(s)")
+        return device
+    if device != "cpu":
+        raise ConfigError(f"unknown device {device!r}; expected auto, cpu, cuda or cuda:N")
+    return device
+
+
+@register_parser("stanza")
+class StanzaParser(Parser):
+    """stanza's neural pipeline with length-sorted, token-budget batches."""
+
+    name = "stanza"
+
+    def __init__(self, model: str | None = None, lang: str = "en", *, device: str | None = "auto",
+                 batch_tokens: int = 3000, pretokenized: bool = False, max_words: int | None = 300,
+                 sort_window: int = 4096, workers: int = 1, chunk_size: int | None = None,
+                 threads: int | None = None):
+        self.model_dir = os.fspath(model) if model else default_model_dir()
+        self.lang = lang or "en"
+        self.batch_tokens = int(batch_tokens)
+        if self.batch_tokens < 1:
+            raise ConfigError(f"batch_tokens must be >= 1, got {batch_tokens}")
+        self.pretokenized = bool(pretokenized)
+        self.max_words = max_words
+        self.sort_window = int(sort_window)
+        self.threads = threads
+        self.oom_halvings = 0
+        self._pool = None
+        self._nlp = None
+        self._resources_tmp: str | None = None
+        devices = [d.strip() for d in str(device or "auto").split(",") if d.strip()] or ["auto"]
+        self.workers = max(int(workers), len(devices))
+        self._check_layout()
+        if self.workers > 1:
+            # one process a device (devices are reused round-robin if workers > devices)
+            self.devices = [devices[i % len(devices)] for i in range(self.workers)]
+            for d in set(self.devices):
+                resolve_device(d)
+            self.device = ",".join(self.devices)
+            self.chunk_size = chunk_size or self.sort_window
+        else:
+            self.device = resolve_device(devices[0])
+            if threads and self.device == "cpu":
+                import torch
+
+                torch.set_num_threads(int(threads))
+            self._nlp = self._load()
+
+    # -- model ---------------------------------------------------------------------
+    def _flat(self) -> bool:
+        return os.path.isfile(os.path.join(self.model_dir, FLAT_FILES["depparse"]))
+
+    def _check_layout(self) -> None:
+        d = self.model_dir
+        if not os.path.isdir(d):
+            raise SynprepError(f"stanza model folder {d} not found; {download_hint(d, self.lang)}")
+        if self._flat():
+            need = [FLAT_FILES[p] for p in ("pos", "lemma", "depparse", "pretrain")]
+            if not self.pretokenized:
+                need.append(FLAT_FILES["tokenize"])
+            missing = [f for f in need if not os.path.isfile(os.path.join(d, f))]
+            if missing:
+                raise SynprepError(
+                    f"stanza model folder {d} lacks {', '.join(missing)}; expected a folder made by "
+                    f"synprep train-parser --backend stanza, or a stanza resources folder; {download_hint(d, self.lang)}"
+                )
+            return
+        res = os.path.join(d, "resources.json")
+        if not os.path.isfile(res):
+            raise SynprepError(
+                f"no stanza models in {d} (neither resources.json nor depparse.pt there); {download_hint(d, self.lang)}"
+            )
+        lang_dir = os.path.join(d, self.lang)
+        if not os.path.isdir(lang_dir):
+            raise SynprepError(f"no stanza models for language {self.lang!r} in {lang_dir}; {download_hint(d, self.lang)}")
+
+    def _config(self) -> dict:
+        b = self.batch_tokens
+        cfg = dict(
+            lang=self.lang,
+            processors=",".join(PROCESSORS),
+            download_method=None,
+            tokenize_pretokenized=self.pretokenized,
+            tokenize_no_ssplit=True,
+            pos_batch_size=b,
+            pos_batch_maximum_tokens=b,
+            depparse_batch_size=b,
+            lemma_batch_size=max(50, b // 10),
+            mwt_batch_size=max(50, b // 10),
+            logging_level="WARN",
+            device=self.device,
+        )
+        if self._flat():
+            d = self.model_dir
+            paths = {p: os.path.join(d, f) for p, f in FLAT_FILES.items()}
+            procs = [p for p in PROCESSORS if os.path.isfile(paths[p])]
+            if self.pretokenized and "mwt" in procs:
+                procs.remove("mwt")  # pretokenized input: tokens are words
+            cfg["processors"] = ",".join(procs)
+            for p in procs:
+                cfg[f"{p}_model_path"] = paths[p]
+            cfg["pos_pretrain_path"] = paths["pretrain"]
+            cfg["depparse_pretrain_path"] = paths["pretrain"]
+            # no resources.json: an empty one, and the processors named above
+            fd, self._resources_tmp = tempfile.mkstemp(prefix="synprep-stanza-", suffix=".json")
+            with os.fdopen(fd, "w") as f:
+                json.dump({}, f)
+            cfg.update(dir=d, resources_filepath=self._resources_tmp, allow_unknown_language=True)
+        else:
+            cfg["dir"] = self.model_dir
+            if self.pretokenized:
+                cfg["processors"] = "tokenize,pos,lemma,depparse"
+        return cfg
+
+    def _load(self):
+        import stanza
+
+        cfg = self._config()
+        t0 = time.perf_counter()
+        try:
+            nlp = stanza.Pipeline(**cfg)
+        except (FileNotFoundError, OSError) as e:
+            path = getattr(e, "filename", None) or self.model_dir
+            raise SynprepError(f"stanza model file {path} cannot be loaded ({e}); {download_hint(self.model_dir, self.lang)}") from None
+        except Exception as e:
+            if type(e).__name__ in ("LanguageNotDownloadedError", "UnsupportedProcessorError", "ResourcesFileNotFoundError"):
+                raise SynprepError(f"stanza models in {self.model_dir}: {e}; {download_hint(self.model_dir, self.lang)}") from None
+            raise
+        finally:
+            self._drop_resources_tmp()
+        log.info("stanza pipeline (%s) loaded in %.1f s on device %s", cfg["processors"], time.perf_counter() - t0, self.device)
+        return nlp
+
+    def describe(self) -> str:
+        mode = "pretokenized" if self.pretokenized else "raw text"
+        import torch
+
+        threads = f" threads={torch.get_num_threads()}" if self.workers == 1 and self.device == "cpu" else ""
+        return (f"stanza model={self.model_dir} lang={self.lang} device={self.device}{threads} "
+                f"batch_tokens={self.batch_tokens} workers={self.workers} input={mode}")
+
+    # -- parsing -------------------------------------------------------------------
+    def parse(self, items: Iterable[tuple[str, str]]) -> Iterator[ParseResult]:
+        if self.workers > 1:
+            yield from self._parse_pool(items)
+            return
+        from .pool import chunked
+
+        for window in chunked(items, self.sort_window):
+            yield from self._parse_window(window)
+
+    def parse_unbatched(self, items: Iterable[tuple[str, str]]) -> Iterator[ParseResult]:
+        """The baseline: one pipeline call a sentence (what batching is measured against)."""
+        for item_id, text in items:
+            bad = check_text(text, self.max_words)
+            if bad:
+                yield ParseResult(item_id, None, bad)
+                continue
+            try:
+                doc = self._nlp(one_line(text))
+            except Exception as e:
+                yield ParseResult(item_id, None, f"{PARSE_ERROR}: {type(e).__name__}: {e}")
+                continue
+            yield self._result(item_id, text, one_line(text), doc)
+
+    def _parse_pool(self, items):
+        from .pool import OrderedPool
+
+        if self._pool is None:
+            opts = dict(model=self.model_dir, lang=self.lang, batch_tokens=self.batch_tokens,
+                        pretokenized=self.pretokenized, max_words=self.max_words, sort_window=self.sort_window,
+                        threads=self.threads)
+            per_worker = [{"device": d} for d in self.devices]
+            self._pool = OrderedPool(self.name, opts, self.workers, chunk_size=self.chunk_size, per_worker=per_worker)
+            log.info("stanza: %d worker processes on devices %s", self.workers, ", ".join(self.devices))
+        yield from self._pool.parse(items)
+
+    def _parse_window(self, window: list[tuple[str, str]]) -> list[ParseResult]:
+        results: list[ParseResult | None] = [None] * len(window)
+        todo: list[int] = []
+        lengths: list[int] = [0] * len(window)
+        for i, (item_id, text) in enumerate(window):
+            bad = check_text(text, self.max_words)
+            if bad:
+                results[i] = ParseResult(item_id, None, bad)
+            else:
+                lengths[i] = len(text.split())
+                todo.append(i)
+        todo.sort(key=lambda i: lengths[i])
+        for batch in self._batches(todo, lengths):
+            for i, res in self._run_batch(window, batch, lengths):
+                results[i] = res
+        assert all(r is not None for r in results)
+        return results  # type: ignore[return-value]
+
+    def _batches(self, order: Sequence[int], lengths: Sequence[int]) -> Iterator[list[int]]:
+        """Cut length-sorted indices into batches of at most ``batch_tokens`` padded tokens.
+        The budget is read anew for every batch, so a halving after an OOM applies at once."""
+        batch: list[int] = []
+        longest = 0
+        for i in order:
+            n = max(1, lengths[i])
+            if batch and (len(batch) + 1) * max(longest, n) > self.batch_tokens:
+                yield batch
+                batch, longest = [], 0
+            batch.append(i)
+            longest = max(longest, n)
+        if batch:
+            yield batch
+
+    def _run_batch(self, window, batch: list[int], lengths) -> Iterator[tuple[int, ParseResult]]:
+        from stanza.models.common.doc import Document
+
+        texts = [one_line(window[i][1]) for i in batch]
+        try:
+            docs = self._nlp.bulk_process([Document([], text=t) for t in texts])
+        except Exception as e:
+            if is_oom(e):
+                yield from self._on_oom(window, batch, lengths, e)
+                return
+            if len(batch) == 1:
+                i = batch[0]
+                log.warning("stanza failed on %s: %s: %s", window[i][0], type(e).__name__, e)
+                yield i, ParseResult(window[i][0], None, f"{PARSE_ERROR}: {type(e).__name__}: {e}")
+                return
+            log.warning("stanza failed on a batch of %d sentences (%s: %s); retrying them one at a time",
+                        len(batch), type(e).__name__, e)
+            for i in batch:
+                yield from self._run_batch(window, [i], lengths)
+            return
+        for i, t, doc in zip(batch, texts, docs):
+            yield i, self._result(window[i][0], window[i][1], t, doc)
+
+    def _on_oom(self, window, batch, lengths, e) -> Iterator[tuple[int, ParseResult]]:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        padded = len(batch) * max(max(1, lengths[i]) for i in batch)
+        self.oom_halvings += 1
+        if len(batch) == 1:
+            i = batch[0]
+            log.warning("out of memory on sentence %s alone (%d tokens) on %s; rejected", window[i][0], padded, self.device)
+            yield i, ParseResult(window[i][0], None, f"{OUT_OF_MEMORY}: {padded} tokens do not fit on {self.device} alone")
+            return
+        self.batch_tokens = max(1, min(self.batch_tokens, padded) // 2)
+        mid = len(batch) // 2
+        log.warning(
+            "out of memory on %s with a batch of %d sentences (%d padded tokens): halving the batch and retrying "
+            "as %d + %d sentences; batch budget is now %d tokens (%s)",
+            self.device, len(batch), padded, mid, len(batch) - mid, self.batch_tokens, str(e).splitlines()[0][:120] if str(e) else type(e).__name__,
+        )
+        yield from self._run_batch(window, batch[:mid], lengths)
+        yield from self._run_batch(window, batch[mid:], lengths)
+
+    def _result(self, item_id: str, text: str, passed: str, doc) -> ParseResult:
+        sents = doc.sentences
+        if len(sents) != 1:
+            return ParseResult(item_id, None, f"{SPLIT}: the tokenizer made {len(sents)} sentences; expected 1")
+        tokens = []
+        for tok in sents[0].tokens:
+            words = [Word(w.text, w.lemma or "_", w.upos or "_", w.xpos or "_", w.feats or "_",
+                          int(w.head) if w.head is not None else -1, w.deprel or "_") for w in tok.words]
+            if self.pretokenized:
+                space = True
+            else:
+                end = getattr(tok, "end_char", None)
+                space = end is None or end >= len(passed) or passed[end].isspace()
+            tokens.append(Token(tok.text, words, space))
+        conllu = format_tree(item_id, text, tokens)
+        bad = validate_tree(item_id, conllu)
+        if bad:
+            return ParseResult(item_id, None, bad)
+        return ParseResult(item_id, conllu, None)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        self._drop_resources_tmp()
+        self._nlp = None
+
+    def _drop_resources_tmp(self) -> None:
+        if self._resources_tmp:
+            try:
+                os.unlink(self._resources_tmp)
+            except OSError:
+                pass
+            self._resources_tmp = None

@@ -1,0 +1,196 @@
+"""The ``udpipe`` parser: UDPipe 1 (``ufal.udpipe``) on CPU, N worker processes.
+
+Per item: raw text goes through the model's tokenizer with the options
+``presegmented;normalized_spaces`` (the item is one sentence; only the standard
+``SpaceAfter=No`` markup is produced), pretokenized text is split on whitespace
+into tokens; then the model's tagger and parser run on the sentence and the tree is
+written with :func:`synprep.parsers.base.format_tree` and validated.
+
+Scaling: the binding holds the GIL while it works, so threads would not help;
+``workers=N`` (N >= 2) runs N processes, each with its own copy of the model, over
+chunks of ``chunk_size`` items (:class:`synprep.parsers.pool.OrderedPool`), and
+keeps input order. ``workers=1`` parses in the calling process.
+
+Models load from a local file only. ``model`` is a path; without it, ``lang``
+selects the demo model ``resources/udpipe/<lang>.udpipe`` shipped with synprep.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ..errors import ConfigError, SynprepError
+from ..registry import register_parser
+from .base import (
+    PARSE_ERROR,
+    SPLIT,
+    ParseResult,
+    Parser,
+    Token,
+    Word,
+    check_text,
+    format_tree,
+    log,
+    validate_tree,
+)
+
+#: UDPipe 1 models for UD 2.5 (CC BY-NC-SA 4.0), for the "model missing" message
+_UD25 = "https://lindat.mff.cuni.cz/repository/xmlui/bitstream/handle/11234/1-3131"
+_UD25_NAMES = {"en": "english-ewt-ud-2.5-191206.udpipe", "de": "german-gsd-ud-2.5-191206.udpipe"}
+
+
+def resources_dir() -> Path:
+    """Where the demo models live: ``$SYNPREP_RESOURCES`` or ``<repo>/resources``."""
+    env = os.environ.get("SYNPREP_RESOURCES")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "resources"
+
+
+def download_hint(path: str, lang: str | None) -> str:
+    name = _UD25_NAMES.get(lang or "", "<language>-<treebank>-ud-2.5-191206.udpipe")
+    return (
+        f"on a machine with internet, download a released model (UD 2.5, CC BY-NC-SA; list at "
+        f"https://lindat.mff.cuni.cz/repository/xmlui/handle/11234/1-3131): "
+        f"curl -L -o {path} {_UD25}/{name}  -- or train one from a treebank: "
+        f"synprep train-parser TRAIN.conllu --heldout DEV.conllu -o {path}"
+    )
+
+
+@register_parser("udpipe")
+class UDPipeParser(Parser):
+    """UDPipe 1 tokenizer + tagger + parser on CPU."""
+
+    name = "udpipe"
+    OPTIONS = ("model", "lang", "workers", "pretokenized", "max_words", "chunk_size", "device", "batch_tokens")
+
+    def __init__(self, model: str | None = None, lang: str | None = None, *, workers: int = 1,
+                 pretokenized: bool = False, max_words: int | None = 300, chunk_size: int = 200,
+                 **kw):
+        self._check_options(self.name, kw, ("device", "batch_tokens"))
+        if kw.get("device") not in (None, "cpu", "auto"):
+            raise ConfigError(f"udpipe runs on the CPU only; got device {kw['device']!r} (use --backend stanza for a GPU)")
+        # batch_tokens is accepted and ignored: UDPipe parses one sentence at a time
+        if model is None:
+            if not lang:
+                raise ConfigError("udpipe needs a model path (--model) or a language (--lang) with a demo model")
+            model = str(resources_dir() / "udpipe" / f"{lang}.udpipe")
+        self.model_path = os.fspath(model)
+        self.lang = lang
+        self.workers = int(workers)
+        if self.workers < 1:
+            raise ConfigError(f"workers must be >= 1, got {workers}")
+        self.pretokenized = bool(pretokenized)
+        self.max_words = max_words
+        self.chunk_size = int(chunk_size)
+        self._model = self._load()
+        self._pool = None
+
+    # -- model ---------------------------------------------------------------------
+    def _load(self):
+        import ufal.udpipe as udpipe
+
+        path = self.model_path
+        if not os.path.isfile(path):
+            what = "is a directory" if os.path.isdir(path) else "not found"
+            raise SynprepError(f"UDPipe model {path} {what}; {download_hint(path, self.lang)}")
+        model = udpipe.Model.load(path)
+        if model is None:
+            raise SynprepError(
+                f"UDPipe model {path} cannot be loaded (not a UDPipe 1 model, or truncated); {download_hint(path, self.lang)}"
+            )
+        if not self.pretokenized and model.newTokenizer(udpipe.Model.DEFAULT) is None:
+            raise ConfigError(
+                f"UDPipe model {path} has no tokenizer, so it cannot parse raw text; "
+                "give tokenized text with --pretokenized, or train a model with a tokenizer"
+            )
+        return model
+
+    def describe(self) -> str:
+        mode = "pretokenized" if self.pretokenized else "raw text"
+        return f"udpipe model={self.model_path} device=cpu workers={self.workers} input={mode}"
+
+    # -- parsing -------------------------------------------------------------------
+    def parse(self, items: Iterable[tuple[str, str]]) -> Iterator[ParseResult]:
+        if self.workers == 1:
+            yield from self._parse_here(items)
+            return
+        from .pool import OrderedPool
+
+        if self._pool is None:
+            opts = dict(model=self.model_path, lang=self.lang, workers=1, pretokenized=self.pretokenized,
+                        max_words=self.max_words)
+            self._pool = OrderedPool(self.name, opts, self.workers, chunk_size=self.chunk_size)
+        yield from self._pool.parse(items)
+
+    def _parse_here(self, items: Iterable[tuple[str, str]]) -> Iterator[ParseResult]:
+        import ufal.udpipe as udpipe
+
+        tokenizer = None if self.pretokenized else self._model.newTokenizer("presegmented;normalized_spaces")
+        for item_id, text in items:
+            bad = check_text(text, self.max_words)
+            if bad:
+                yield ParseResult(item_id, None, bad)
+                continue
+            try:
+                yield self._parse_one(udpipe, tokenizer, item_id, text)
+            except Exception as e:  # a binding error must not stop the corpus
+                log.warning("udpipe failed on %s: %s", item_id, e)
+                yield ParseResult(item_id, None, f"{PARSE_ERROR}: {type(e).__name__}: {e}")
+
+    def _parse_one(self, udpipe, tokenizer, item_id: str, text: str) -> ParseResult:
+        err = udpipe.ProcessingError()
+        if tokenizer is None:
+            sent = udpipe.Sentence()
+            for tok in text.split():
+                sent.addWord(tok)
+        else:
+            tokenizer.setText(" ".join(text.split()))
+            sents = []
+            s = udpipe.Sentence()
+            while tokenizer.nextSentence(s, err):
+                sents.append(s)
+                s = udpipe.Sentence()
+            if err.occurred():
+                return ParseResult(item_id, None, f"{PARSE_ERROR}: tokenizer: {err.message}")
+            if len(sents) != 1:
+                return ParseResult(item_id, None, f"{SPLIT}: the tokenizer made {len(sents)} sentences; expected 1")
+            sent = sents[0]
+        if not self._model.tag(sent, udpipe.Model.DEFAULT, err) or not self._model.parse(sent, udpipe.Model.DEFAULT, err):
+            return ParseResult(item_id, None, f"{PARSE_ERROR}: {err.message or 'udpipe returned failure'}")
+        conllu = format_tree(item_id, text, _tokens(sent, pretokenized=tokenizer is None))
+        bad = validate_tree(item_id, conllu)
+        if bad:
+            return ParseResult(item_id, None, bad)
+        return ParseResult(item_id, conllu, None)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+
+def _tokens(sent, *, pretokenized: bool) -> list[Token]:
+    """ufal.udpipe.Sentence -> tokens with their words (multiword tokens grouped)."""
+    words = sent.words  # index 0 is the technical root
+    mwt_at = {m.idFirst: m for m in sent.multiwordTokens}
+    tokens: list[Token] = []
+    i = 1
+    n = len(words)
+    while i < n:
+        m = mwt_at.get(i)
+        if m is not None:
+            ws = [_word(words[j]) for j in range(m.idFirst, m.idLast + 1)]
+            tokens.append(Token(m.form, ws, pretokenized or "SpaceAfter=No" not in m.misc))
+            i = m.idLast + 1
+        else:
+            w = words[i]
+            tokens.append(Token(w.form, [_word(w)], pretokenized or "SpaceAfter=No" not in w.misc))
+            i += 1
+    return tokens
+
+
+def _word(w) -> Word:
+    return Word(w.form, w.lemma, w.upostag, w.xpostag, w.feats, w.head, w.deprel)

@@ -1,0 +1,38 @@
+"""``synprep eval-parse PRED GOLD``: UAS, LAS and per-label scores of parsed CoNLL-U.
+
+See :mod:`synprep.parsers.evaluate` for the alignment modes and the metrics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("pred", help="parsed CoNLL-U (e.g. from synprep parse)")
+    p.add_argument("gold", help="gold CoNLL-U with the same sentences in the same order")
+    p.add_argument("--align", choices=["strict", "chars"], default="strict",
+                   help="strict (default): same words required (parse gold words with --pretokenized); "
+                        "chars: align words by character spans, for raw-text parses (F1 scores)")
+    p.add_argument("--by-id", action="store_true",
+                   help="pair sentences by # sent_id instead of order; gold sentences missing from PRED count as wrong")
+    p.add_argument("--full-labels", action="store_true", help="compare full labels (nsubj:pass), not the universal part")
+    p.add_argument("--no-per-label", action="store_true", help="leave out the per-label table")
+    p.add_argument("--json", action="store_true", help="print the scores as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..parsers.evaluate import evaluate, format_report
+
+    res = evaluate(args.pred, args.gold, align=args.align, by_id=args.by_id, full_labels=args.full_labels)
+    if args.json:
+        d = res.as_dict()
+        if args.no_per_label:
+            d.pop("per_label")
+        json.dump(d, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_report(res, args.pred, args.gold, per_label=not args.no_per_label))
+    return 0

@@ -1,0 +1,144 @@
+"""``synprep parse``: sentences in, UD trees (CoNLL-U) out.
+
+Input: one sentence a line, or ``id<TAB>text`` (``--format``), optionally ``.gz``,
+``-`` for stdin. Output: CoNLL-U with ``# sent_id`` = the item id and ``# text``,
+in input order. Sentences the parser rejects go to ``--rejects`` (TSV
+``id<TAB>stage<TAB>reason<TAB>detail``, as every stage writes them) and are counted on stderr; nothing is dropped
+silently. (The workflow builds parsers from its config's ``parse:`` section with
+:func:`synprep.corpus.parser_settings`; this command takes flags.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import logging
+import os
+import sys
+import time
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", nargs="?", default="-", help="sentences: one a line, or id<TAB>text; .gz ok; - = stdin")
+    p.add_argument("-o", "--output", default="-", help="CoNLL-U to write (.gz ok; default stdout)")
+    p.add_argument("--rejects", default=None, metavar="TSV", help="write rejected sentences here as id<TAB>stage<TAB>reason<TAB>detail")
+    p.add_argument("--backend", default=None, help="parser backend: udpipe (default) or stanza")
+    p.add_argument("--model", default=None,
+                   help="udpipe: a .udpipe file; stanza: a model folder (default: the demo model / ~/stanza_resources)")
+    p.add_argument("--lang", default=None, help="language code, e.g. en (picks the demo model when --model is not given)")
+    p.add_argument("--device", default=None, help="stanza: auto (default), cpu, cuda, cuda:N, or a list cuda:0,cuda:1 (one process each)")
+    p.add_argument("--batch-tokens", type=int, default=None, help="stanza: padded tokens a batch (default 3000)")
+    p.add_argument("--workers", type=int, default=None, help="worker processes (udpipe: CPU processes; default 1 = in process)")
+    p.add_argument("--threads", type=int, default=None, help="stanza on CPU: torch threads a process (default: torch's default)")
+    p.add_argument("--pretokenized", action="store_true", default=None, help="the text is already tokenized: split on whitespace")
+    p.add_argument("--max-words", type=int, default=None, help="reject longer sentences (whitespace tokens; default 300, 0 = no limit)")
+    p.add_argument("--format", default="auto", choices=["auto", "lines", "tsv"], help="input format (auto: .tsv[.gz] = tsv)")
+    p.add_argument("--id-prefix", default="", help="lines format: prefix of the ids (ids are line numbers)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+
+
+def options_from(args: argparse.Namespace) -> tuple[str, dict]:
+    """(backend, parser options) from the flags; unset flags keep the backend's defaults."""
+    from ..errors import ConfigError
+
+    flags = {
+        "model": args.model, "lang": args.lang, "device": args.device,
+        "batch_tokens": args.batch_tokens, "workers": args.workers, "threads": args.threads,
+        "pretokenized": args.pretokenized, "max_words": args.max_words,
+    }
+    opts = {k: v for k, v in flags.items() if v is not None}
+    backend = args.backend or "udpipe"
+    if opts.get("max_words") == 0:
+        opts["max_words"] = None
+    if backend != "stanza":
+        for k in ("threads", "batch_tokens"):
+            if k in opts:
+                raise ConfigError(f"--{k.replace('_', '-')} applies to --backend stanza only")
+        if opts.get("device", "cpu") not in ("cpu", "auto"):
+            raise ConfigError(f"--device {opts['device']} needs --backend stanza; {backend} runs on the CPU")
+    return backend, opts
+
+
+def _open_out(path: str):
+    if path == "-":
+        return sys.stdout, None
+    tmp = path + ".tmp"
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    if path.endswith(".gz"):
+        return gzip.open(tmp, "wt", encoding="utf-8"), tmp
+    return open(tmp, "w", encoding="utf-8"), tmp
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import registry
+    from ..parsers.base import reject_code
+    from ..parsers.inputs import count_lines, read_items
+
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    backend, opts = options_from(args)
+    items = read_items(args.input, args.format, args.id_prefix)
+    first = next(items, None)  # fail on a missing/unreadable input before loading a model
+    total = count_lines(args.input)
+    parser_cls = registry.get("parser", backend)
+    log = logging.getLogger("synprep.parse")
+    with parser_cls(**opts) as parser:
+        log.info("parsing %s with %s", args.input, parser.describe())
+        out, tmp = _open_out(args.output)
+        rej = None
+        if args.rejects:
+            from ..accounting import RejectWriter
+
+            rej = RejectWriter(args.rejects)
+        counts: collections.Counter[str] = collections.Counter()
+        n = words = 0
+        t0 = time.perf_counter()
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="sent", file=sys.stderr, disable=args.no_progress or args.quiet,
+                   mininterval=1.0, dynamic_ncols=True)
+        ok = False
+        try:
+            def stream():
+                if first is not None:
+                    yield first
+                yield from items
+
+            for r in parser.parse(stream()):
+                n += 1
+                bar.update(1)
+                if r.reject is not None:
+                    counts[reject_code(r.reject)] += 1
+                    if rej:
+                        rej.write(r.id, "parse", reject_code(r.reject), r.reject)
+                    elif sum(counts.values()) <= 10:
+                        log.warning("rejected %s: %s", r.id, r.reject)
+                    continue
+                words += sum(1 for line in r.conllu.split("\n") if line[:1].isdigit() and "\t" in line
+                             and line.split("\t", 1)[0].isdigit())
+                out.write(r.conllu)
+            ok = True
+        finally:
+            bar.close()
+            if rej:
+                rej.close() if ok else rej.abort()
+            if tmp is not None:
+                out.close()
+                if ok:
+                    os.replace(tmp, args.output)
+                else:
+                    os.unlink(tmp)
+            else:
+                out.flush()
+    secs = time.perf_counter() - t0
+    nrej = sum(counts.values())
+    summary = ", ".join(f"{k} {v}" for k, v in counts.most_common()) or "none"
+    print(
+        f"synprep parse: {n} sentences, {n - nrej} parsed ({words} words) in {secs:.1f} s "
+        f"({words / secs if secs > 0 else 0:.0f} words/s); rejected {nrej}: {summary}",
+        file=sys.stderr,
+    )
+    return 0

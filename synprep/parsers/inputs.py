@@ -1,0 +1,98 @@
+"""Reading the sentences to parse: one a line, or ``id<TAB>text``; ``.gz``; ``-``.
+
+* ``lines``: every line is one item (an empty line too: it becomes an ``empty``
+  reject, so that line numbers and counts stay aligned with the input); its id is
+  ``<id_prefix><line number>`` (1-based).
+* ``tsv``: every line is ``id<TAB>text`` (the text is everything after the first
+  tab); an empty line or a line without a tab is an error naming FILE:LINE.
+* ``auto``: ``tsv`` if the name ends in ``.tsv`` or ``.tsv.gz``, else ``lines``.
+
+Text must be UTF-8; a line that is not is an :class:`synprep.errors.InputError`
+naming the file and line, as is a missing or unreadable file. A trailing ``\\r``
+is dropped (CRLF files).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+from ..conllu import open_binary
+from ..errors import ConfigError, InputError
+
+FORMATS = ("auto", "lines", "tsv")
+
+
+def detect_format(path: str, fmt: str = "auto") -> str:
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown input format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if fmt != "auto":
+        return fmt
+    name = path[:-3] if path.endswith(".gz") else path
+    return "tsv" if name.endswith(".tsv") else "lines"
+
+
+def read_items(path: str | os.PathLike, fmt: str = "auto", id_prefix: str = "") -> Iterator[tuple[str, str]]:
+    """Yield ``(id, text)`` for every line of ``path`` (see the module docstring)."""
+    path = os.fspath(path)
+    fmt = detect_format(path, fmt)
+    stream, name, own = open_binary(path)
+    seen: set[str] = set()
+    try:
+        lineno = 0
+        while True:
+            try:
+                raw = stream.readline()
+            except (OSError, EOFError) as e:
+                raise InputError(name, lineno + 1 if lineno else None, f"cannot be read: {e}", reason="unreadable") from None
+            if not raw:
+                return
+            lineno += 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(name, lineno, f"bytes that are not UTF-8 at column {e.start + 1}; expected UTF-8 text (re-encode the file)",
+                                 reason="encoding") from None
+            line = line.rstrip("\n")
+            if line.endswith("\r"):
+                line = line[:-1]
+            if fmt == "lines":
+                yield f"{id_prefix}{lineno}", line
+                continue
+            item_id, tab, text = line.partition("\t")
+            if not tab:
+                raise InputError(name, lineno, "no tab; expected id<TAB>text (or use --format lines for one sentence a line)",
+                                 reason="columns")
+            item_id = item_id.strip()
+            if not item_id:
+                raise InputError(name, lineno, "empty id; expected id<TAB>text with a non-empty id", reason="id")
+            if item_id in seen:
+                raise InputError(name, lineno, f"id {item_id!r} was used before; expected unique ids", reason="id")
+            seen.add(item_id)
+            yield item_id, text
+    finally:
+        if own:
+            stream.close()
+
+
+def count_lines(path: str) -> int | None:
+    """Number of lines of a regular file (for the progress bar), None for stdin."""
+    if path == "-" or not os.path.isfile(path):
+        return None
+    stream, _name, own = open_binary(path)
+    try:
+        n = 0
+        last = b"\n"
+        while True:
+            try:
+                block = stream.read(1 << 20)
+            except (OSError, EOFError):
+                return None
+            if not block:
+                break
+            n += block.count(b"\n")
+            last = block[-1:]
+        return n + (0 if last == b"\n" else 1)
+    finally:
+        if own:
+            stream.close()
