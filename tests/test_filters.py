@@ -244,7 +244,9 @@ def test_langid_scores_and_decisions():
 
 def test_batch_langid_matches_py3langid():
     texts = EN + DE + ["", "123", "HELLO WORLD, THIS IS LOUD", "Привет, как дела?", "日本語のテキストです", "a" * 3000]
+    texts += ["ÉCOLE NORMALE SUPÉRIEURE", "une e\u0301cole de ve\u0301lo"]  # upper case, NFD input
     assert _self_check(texts, ["en", "de", "fr", "ru", "ja"]) < 1e-4
+    assert _self_check(texts + ["two lines\nin one text"], ["en", "de", "fr"]) < 1e-4  # per-text path
     b = BatchLangID(["de", "en"], chunk=2)  # chunking must not change results
     c = BatchLangID(["de", "en"])
     assert abs(b.probs(texts) - c.probs(texts)).max() < 1e-6

@@ -9,12 +9,14 @@ are divided by ``sqrt(len(bytes))`` and passed through a softmax. Its own
 :class:`BatchLangID` computes exactly the same quantities for many texts at once:
 
 1. every text is encoded as py3langid does (NFC, lower-cased when all upper-case,
-   UTF-8); texts are sorted by byte length and cut into chunks so padding is small;
-2. the DFA runs for a whole chunk in lock step: one numpy gather per byte position
-   (``state = nextmove[rowbase[state] + byte]``), padded positions keep their state;
-3. emitted (text, feature) events are counted with one ``np.unique``; the naive-Bayes
-   product is a gather of the model rows for those features times ``log1p(count)``,
-   summed per text with ``np.add.reduceat``;
+   UTF-8), with one NFC pass and one encoding for the whole batch joined by newlines;
+2. texts are sorted by byte length and the DFA runs for the whole batch in lock step:
+   one numpy gather per byte position over the texts still running (a contiguous
+   slice of the sorted order), from a table built once that packs, for every (state
+   row, byte), the next state's row offset and the feature it emits;
+3. emitted (text, feature) events are packed into one 32-bit key each and counted
+   with one sort; the naive-Bayes product is a gather (``np.take``) of the model rows
+   for those features times ``log1p(count)``, summed per text with ``np.add.reduceat``;
 4. only the columns of the candidate languages are kept (as ``set_languages`` does),
    so the matrix product and the softmax run over a handful of classes.
 
@@ -50,7 +52,11 @@ def _full_model():
     nextmove = np.frombuffer(ident.tk_nextmove, dtype=_np_dtype(ident.tk_nextmove)).astype(np.int64)
     rowbase = np.asarray(ident._rowbase, dtype=np.int64)
     output = np.asarray(ident.tk_output, dtype=np.int64)
-    return ident, np.asarray(nb_ptc), np.asarray(nb_pc, dtype=np.float32), list(classes), nextmove, rowbase, output
+    # one table for a whole DFA step: entry [row offset + byte] packs the row offset of
+    # the next state (high bits) and its emitted feature id + 1 (low bits, 0 = none)
+    step = (rowbase[nextmove] << BatchLangID.STEP_SHIFT) | (output[nextmove] + 1)
+    start_row = int(rowbase[0])
+    return ident, np.asarray(nb_ptc), np.asarray(nb_pc, dtype=np.float32), list(classes), step, start_row
 
 
 def _np_dtype(arr) -> np.dtype:
@@ -71,8 +77,12 @@ def encode(text: str) -> bytes:
 class BatchLangID:
     """py3langid's normalized probabilities for many texts at once, over ``languages``."""
 
+    #: bits of a packed step-table entry that hold the feature id + 1
+    STEP_SHIFT = 20
+
     def __init__(self, languages: Sequence[str], chunk: int = 4096):
-        _ident, ptc, pc, classes, self.nextmove, self.rowbase, self.output = _full_model()
+        _ident, ptc, pc, classes, self.step, self.start_row = _full_model()
+        self._fmask = (1 << self.STEP_SHIFT) - 1
         unknown = sorted(set(languages) - set(classes))
         if unknown:
             raise ValueError(f"unknown language code(s) {unknown}")
@@ -83,58 +93,96 @@ class BatchLangID:
         self.languages = labels
         self._cols = np.asarray(cols)
         self._fold = np.asarray([labels.index(classes[i]) for i in cols])
-        self.ptc = np.ascontiguousarray(ptc[:, cols], dtype=np.float32)  # (features, classes)
+        nfeat = ptc.shape[0]
+        if nfeat + 1 >= 1 << self.STEP_SHIFT:
+            raise ValueError(f"py3langid model with {nfeat} features: raise STEP_SHIFT")
+        # (text, feature) keys packed in one integer, 32 bits when they fit; feature
+        # id `mask` (>= nfeat) stands for "no feature" and has a zero model row
+        self._bits = int(nfeat).bit_length()
+        self._mask = (1 << self._bits) - 1
+        self._key_dtype = np.uint32 if (chunk - 1).bit_length() + self._bits <= 32 else np.uint64
+        self.ptc = np.zeros((self._mask + 1, len(cols)), dtype=np.float32)  # (features, classes)
+        self.ptc[:nfeat] = ptc[:, cols]
         self.pc = pc[cols]  # (classes,)
         self.chunk = chunk
 
     def probs(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), len(self.languages)) normalized probabilities."""
-        enc = [encode(t) for t in texts]
-        out = np.empty((len(enc), len(self.languages)), dtype=np.float32)
-        lens = np.fromiter((len(b) for b in enc), dtype=np.int64, count=len(enc))
-        order = np.argsort(lens, kind="stable")
-        for start in range(0, len(order), self.chunk):
-            idx = order[start : start + self.chunk]
-            out[idx] = self._chunk_probs([enc[i] for i in idx], lens[idx])
+        out = np.empty((len(texts), len(self.languages)), dtype=np.float32)
+        for start in range(0, len(texts), self.chunk):
+            out[start : start + self.chunk] = self._chunk_probs(texts[start : start + self.chunk])
         return out
 
-    def _chunk_probs(self, enc: list[bytes], lens: np.ndarray) -> np.ndarray:
-        n = len(enc)
-        width = int(lens.max()) if n else 0
-        buf = np.zeros((n, max(width, 1)), dtype=np.int64)
-        if width:
+    @staticmethod
+    def _encode_all(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(all bytes, start of each text, byte length of each text), encoded as
+        :func:`encode` does; one NFC pass and one UTF-8 encoding for the whole batch."""
+        if any("\n" in t for t in texts):
+            enc = [encode(t) for t in texts]
+            lens = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
             flat = np.frombuffer(b"".join(enc), dtype=np.uint8)
-            rows = np.repeat(np.arange(n), lens)
-            starts = np.cumsum(lens) - lens
-            cols = np.arange(len(flat)) - np.repeat(starts, lens)
-            buf[rows, cols] = flat
-        state = np.zeros(n, dtype=np.int64)
-        ev_text: list[np.ndarray] = []
-        ev_feat: list[np.ndarray] = []
-        alive = n
-        # texts are sorted by length: at position t only the last `alive` ones go on
-        first_alive = 0
+            return flat, np.cumsum(lens) - lens, lens
+        # "\n" never composes under NFC, so normalizing the joined text is the same
+        # as normalizing each text; it then separates the texts in the bytes
+        joined = "\n".join([t.lower() if t.isupper() else t for t in texts])
+        if not joined.isascii():
+            joined = unicodedata.normalize("NFC", joined)
+        flat = np.frombuffer(joined.encode("utf8", errors="surrogatepass"), dtype=np.uint8)
+        ends = np.flatnonzero(flat == 10)
+        ends = np.append(ends, len(flat)).astype(np.int64)
+        starts = np.empty_like(ends)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        return flat, starts, ends - starts
+
+    def _chunk_probs(self, texts: Sequence[str]) -> np.ndarray:
+        n = len(texts)
+        if n == 0:
+            return np.zeros((0, len(self.languages)), dtype=np.float32)
+        flat, starts, lens = self._encode_all(texts)
+        # texts sorted by length: at byte position t the texts still running are a
+        # suffix of the order, so every step works on a contiguous slice
+        order = np.argsort(lens, kind="stable").astype(np.int32)
+        s_starts = starts[order].astype(np.int32 if len(flat) < 2**31 else np.int64)
+        s_lens = lens[order]
+        width = int(s_lens[-1])
+        first = np.searchsorted(s_lens, np.arange(width), side="right")  # first text with len > t
+        step = self.step
+        shift, fmask = self.STEP_SHIFT, self._fmask
+        row = np.full(n, self.start_row, dtype=np.int64)  # row offset of each text's state
+        emitted: list[np.ndarray] = []
         for t in range(width):
-            while first_alive < n and lens[first_alive] <= t:
-                first_alive += 1
-            alive = slice(first_alive, n)
-            s = self.nextmove[self.rowbase[state[alive]] + buf[alive, t]]
-            state[alive] = s
-            f = self.output[s]
-            hit = f >= 0
-            if hit.any():
-                ev_text.append(np.nonzero(hit)[0] + first_alive)
-                ev_feat.append(f[hit])
+            lo = first[t]
+            c = step[row[lo:] + flat[s_starts[lo:] + t]]
+            row[lo:] = c >> shift
+            emitted.append(c)
         scores = np.zeros((n, len(self._cols)), dtype=np.float32)
-        if ev_text:
-            nfeat = self.ptc.shape[0]
-            keys = np.concatenate(ev_text) * nfeat + np.concatenate(ev_feat)
-            uniq, counts = np.unique(keys, return_counts=True)
-            text_of = uniq // nfeat
-            contrib = self.ptc[uniq % nfeat] * np.log1p(counts.astype(np.float32))[:, None]
-            starts = np.flatnonzero(np.r_[True, text_of[1:] != text_of[:-1]])
-            has = text_of[starts]
-            scores[has] = np.add.reduceat(contrib, starts, axis=0) + self.pc
+        if width:
+            kd = self._key_dtype
+            # feature id per event; no feature (0 - 1 wraps around) -> id `mask`,
+            # which is past every real id and has a zero model row
+            f = (np.concatenate(emitted).astype(kd) - kd(1)) & kd(self._mask)
+            # the text (in sorted order) of every event, matching the concatenation:
+            # step t contributes texts first[t] .. n-1
+            per_step = n - first
+            offsets = np.cumsum(per_step) - per_step
+            rows = np.arange(len(f), dtype=kd) - np.repeat((offsets - first).astype(kd), per_step)
+            # key = row << bits | feature id, sorted to count (text, feature) pairs
+            keys = np.sort((rows << kd(self._bits)) | f)
+            edge = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+            counts = np.diff(np.append(edge, len(keys))).astype(np.float32)
+            uniq = keys[edge]
+            feat = (uniq & kd(self._mask)).astype(np.intp)
+            contrib = np.take(self.ptc, feat, axis=0)  # (pairs, classes)
+            contrib *= np.log1p(counts)[:, None]
+            text_of = (uniq >> kd(self._bits)).astype(np.intp)
+            tstart = np.flatnonzero(np.concatenate(([True], text_of[1:] != text_of[:-1])))
+            sums = np.add.reduceat(contrib, tstart, axis=0)
+            # a text without any real feature has one key, the "no feature" one; it
+            # keeps zero scores (py3langid: a uniform distribution)
+            size = np.diff(np.append(tstart, len(uniq)))
+            real = (size > 1) | (feat[tstart] != self._mask)
+            scores[order[text_of[tstart][real]]] = sums[real] + self.pc
             scores /= np.sqrt(np.maximum(lens, 1)).astype(np.float32)[:, None]
         # featureless texts keep all-zero scores: a uniform distribution, as py3langid
         scores -= scores.max(axis=1, keepdims=True)
