@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 import numpy as np
 
 from .errors import ConfigError
-from .features import ragged_arange
+from .features import _iota, ragged_arange
 
 if TYPE_CHECKING:  # torch is imported lazily (CLI start-up stays cheap)
     import torch
@@ -146,26 +146,42 @@ class Batch:
 class _Segment:
     """Numpy views over one record batch of one shard."""
 
-    __slots__ = ("rows", "lists", "nested", "ids")
+    __slots__ = ("rows", "lists", "nested", "ids", "groups", "_id_lists")
 
     def __init__(self, batch, columns: Sequence[str]):
+        from .shards import numpy_view
+
         self.rows = batch.num_rows
         self.lists: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.nested: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.ids: dict[str, object] = {}
+        #: list columns with equal offsets (pieces, word_ids, parent_pos; heads, rels;
+        #: the four edge columns) share one gather index per batch
+        self.groups: list[list[str]] = []
+        self._id_lists: dict[str, list[str]] = {}
         for name in columns:
             arr = batch.column(batch.schema.get_field_index(name))
             if name.endswith("_id"):
                 self.ids[name] = arr
             elif name.endswith("_root_path"):
                 inner = arr.values
-                self.nested[name] = (
-                    arr.offsets.to_numpy(zero_copy_only=True),
-                    inner.offsets.to_numpy(zero_copy_only=True),
-                    inner.values.to_numpy(zero_copy_only=True),
-                )
+                self.nested[name] = (numpy_view(arr.offsets), numpy_view(inner.offsets), numpy_view(inner.values))
             else:
-                self.lists[name] = (arr.offsets.to_numpy(zero_copy_only=True), arr.values.to_numpy(zero_copy_only=True))
+                self.lists[name] = (numpy_view(arr.offsets), numpy_view(arr.values))
+        for name, (off, _) in self.lists.items():
+            for g in self.groups:
+                if np.array_equal(self.lists[g[0]][0], off):
+                    g.append(name)
+                    break
+            else:
+                self.groups.append([name])
+
+    def id_list(self, name: str) -> list[str]:
+        """The id column as Python strings (made on first use; ids are small)."""
+        ids = self._id_lists.get(name)
+        if ids is None:
+            ids = self._id_lists[name] = self.ids[name].to_pylist()
+        return ids
 
     def lengths(self, name: str) -> np.ndarray:
         off = self.lists[name][0] if name in self.lists else self.nested[name][0]
@@ -288,15 +304,22 @@ class ShardDataset:
             return Columns({}, {}, {}, 0)
         seg0 = parts[0][0]
         for name in seg0.ids:
-            ids[name] = [x for seg, j in parts for x in seg.ids[name].take(j).to_pylist()]
-        for name in seg0.lists:
-            vals, lens = [], []
-            for seg, j in parts:
-                off, v = seg.lists[name]
+            ids[name] = [x for seg, j in parts for x in map(seg.id_list(name).__getitem__, j.tolist())]
+        gathered: dict[str, tuple[list, list]] = {name: ([], []) for name in seg0.lists}
+        for seg, j in parts:
+            for group in seg.groups:
+                off = seg.lists[group[0]][0]
                 ln = (off[j + 1] - off[j]).astype(np.int64)
-                vals.append(v[ragged_arange(off[j], ln)])
-                lens.append(ln)
-            lists[name] = (_cat(vals, v.dtype), _cat(lens))
+                at = ragged_arange(off[j], ln)
+                for name in group:
+                    gathered[name][0].append(seg.lists[name][1].take(at))
+                    gathered[name][1].append(ln)
+        merged: dict[tuple[int, ...], np.ndarray] = {}  # columns of a group keep sharing one lengths array
+        for name, (vals, lens) in gathered.items():
+            key = tuple(map(id, lens))
+            if key not in merged:
+                merged[key] = _cat(lens)
+            lists[name] = (_cat(vals, seg0.lists[name][1].dtype), merged[key])
         for name in seg0.nested:
             vals, plens, words = [], [], []
             for seg, j in parts:
@@ -304,7 +327,7 @@ class ShardDataset:
                 nw = (outer[j + 1] - outer[j]).astype(np.int64)
                 w = ragged_arange(outer[j], nw)  # the rows' words
                 pl = (inner[w + 1] - inner[w]).astype(np.int64)
-                vals.append(v[ragged_arange(inner[w], pl)])
+                vals.append(v.take(ragged_arange(inner[w], pl)))
                 plens.append(pl)
                 words.append(nw)
             paths[name] = (_cat(vals, v.dtype), _cat(plens), _cat(words))
@@ -322,6 +345,10 @@ class ShardDataset:
                 np.maximum(out[a:b], seg.lengths(c) + 1, out=out[a:b])
         return out
 
+    def shard_of_rows(self) -> np.ndarray:
+        """(N,) int64: the record batch (shard) each row is stored in."""
+        return np.repeat(np.arange(len(self._segments)), np.diff(self._starts))
+
     def collate(self) -> "Collate":
         """The collate function matching this dataset's manifest."""
         return Collate.from_manifest(self.manifest)
@@ -337,7 +364,10 @@ class TokenBudgetSampler:
     ``(seed, epoch)``; the sorted order is cut greedily so that
     ``rows in batch * longest row <= max_tokens`` (a row longer than the budget is
     a batch on its own) and at most ``max_rows`` rows; with ``shuffle`` the batch
-    order is permuted too. Usable as ``DataLoader(batch_sampler=...)``."""
+    order is permuted too. With ``groups`` (one label per row, e.g. the shard of
+    each row, :meth:`ShardDataset.shard_of_rows`), batches never mix groups: each
+    batch then reads one memory-mapped shard. Usable as
+    ``DataLoader(batch_sampler=...)``."""
 
     def __init__(
         self,
@@ -346,10 +376,14 @@ class TokenBudgetSampler:
         seed: int = 0,
         shuffle: bool = True,
         max_rows: int | None = None,
+        groups: np.ndarray | None = None,
     ):
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be positive, not {max_tokens}")
         self.lengths = np.asarray(lengths, dtype=np.int64)
+        if groups is not None and len(groups) != len(self.lengths):
+            raise ConfigError(f"groups has {len(groups)} labels for {len(self.lengths)} rows")
+        self.groups = None if groups is None else np.asarray(groups)
         self.max_tokens = int(max_tokens)
         self.seed = seed
         self.shuffle = shuffle
@@ -367,16 +401,18 @@ class TokenBudgetSampler:
         n = len(self.lengths)
         if self.shuffle:
             perm = rng.permutation(n)
-            order = perm[np.argsort(self.lengths[perm], kind="stable")]
         else:
-            order = np.argsort(self.lengths, kind="stable")
+            perm = np.arange(n)
+        keys = [self.lengths[perm]] if self.groups is None else [self.lengths[perm], self.groups[perm]]
+        order = perm[np.lexsort(keys)]  # by group, then length; ties in permutation order
         lens = self.lengths[order].tolist()
+        grp = [0] * n if self.groups is None else self.groups[order].tolist()
         cap = self.max_rows or n or 1
         out: list[list[int]] = []
         start = 0
         budget = self.max_tokens
-        for k, L in enumerate(lens):  # ascending: the newest row is the longest
-            if k > start and ((k - start + 1) * L > budget or k - start >= cap):
+        for k, L in enumerate(lens):  # ascending within a group: the newest row is the longest
+            if k > start and (grp[k] != grp[start] or (k - start + 1) * L > budget or k - start >= cap):
                 out.append(order[start:k].tolist())
                 start = k
         if start < n:
@@ -463,7 +499,21 @@ class Collate:
 
 
 def _cat(arrs: list[np.ndarray], dtype=np.int64) -> np.ndarray:
+    if len(arrs) == 1:
+        return arrs[0]
     return np.concatenate(arrs) if arrs else np.zeros(0, dtype=dtype)
+
+
+def _flat_index(lens: np.ndarray, width: int, _cache: dict = {}) -> np.ndarray:
+    """Flat positions in a ``(B, width)`` array of every value when rows of these
+    lengths are laid out left-aligned; the last result is cached, since the columns
+    of one group share ``lens``."""
+    hit = _cache.get("last")
+    if hit is not None and hit[0] is lens and hit[1] == width:
+        return hit[2]
+    idx = ragged_arange(_iota(len(lens)) * width, lens)
+    _cache["last"] = (lens, width, idx)
+    return idx
 
 
 def _pad(values: np.ndarray, lens: np.ndarray, pad, append=None, dtype=np.int64) -> np.ndarray:
@@ -472,9 +522,9 @@ def _pad(values: np.ndarray, lens: np.ndarray, pad, append=None, dtype=np.int64)
     width = int(lens.max(initial=0)) + (append is not None)
     out = np.full((B, width), pad, dtype=dtype)
     if len(values):
-        out[np.repeat(np.arange(B), lens), ragged_arange(np.zeros(B, dtype=np.int64), lens)] = values
+        out.reshape(-1)[_flat_index(lens, width)] = values
     if append is not None:
-        out[np.arange(B), lens] = append
+        out[_iota(B), lens] = append
     return out
 
 
@@ -483,23 +533,21 @@ def _root_paths(paths, word_ids, width: int, pad: int) -> np.ndarray:
     vals, plens, words = paths
     wv, wl = word_ids  # per piece: row-local word index; pieces per row
     B = len(words)
+    W = len(plens)
+    depth = int(plens.max(initial=1))
+    # one padded row per word (and an all-pad row W), then one gather for all slots
+    per_word = np.full((W + 1, depth), pad, dtype=np.int64)
+    if len(vals):
+        per_word.reshape(-1)[ragged_arange(_iota(W) * depth, plens)] = vals
     word_base = np.zeros(B, dtype=np.int64)
     if B > 1:
         np.cumsum(words[:-1], out=word_base[1:])
-    path_start = np.zeros(len(plens), dtype=np.int64)
-    if len(plens) > 1:
-        np.cumsum(plens[:-1], out=path_start[1:])
-    g = wv.astype(np.int64) + np.repeat(word_base, wl)  # global word of each piece
-    p_start, p_len = path_start[g], plens[g]
-    depth = int(p_len.max(initial=1))
-    out = np.full((B, width, depth), pad, dtype=np.int64)
-    if len(p_len):
-        brow = np.repeat(np.arange(B), wl)
-        pcol = ragged_arange(np.zeros(B, dtype=np.int64), wl)
-        out[np.repeat(brow, p_len), np.repeat(pcol, p_len), ragged_arange(np.zeros_like(p_len), p_len)] = vals[
-            ragged_arange(p_start, p_len)
-        ]
-    return out
+    slot = np.full(B * width, W, dtype=np.int64)  # the word shown at each (row, position)
+    if len(wv):
+        g = np.repeat(word_base, wl)
+        g += wv  # the global word of each piece
+        slot[_flat_index(wl, width)] = g
+    return per_word[slot].reshape(B, width, depth)
 
 
 def make_loader(
@@ -510,10 +558,15 @@ def make_loader(
     num_workers: int = 0,
     columns: Sequence[str] | None = None,
     pin_memory: bool = False,
+    by_shard: bool = True,
 ):
-    """A DataLoader over a dataset directory with the token-budget sampler."""
+    """A DataLoader over a dataset directory with the token-budget sampler.
+
+    ``by_shard``: batches take their rows from one shard (faster gathers; the batch
+    order is still shuffled over all shards)."""
     from torch.utils.data import DataLoader
 
     ds = ShardDataset(path, columns=columns)
-    sampler = TokenBudgetSampler(ds.lengths(), max_tokens, seed=seed, shuffle=shuffle)
+    groups = ds.shard_of_rows() if by_shard else None
+    sampler = TokenBudgetSampler(ds.lengths(), max_tokens, seed=seed, shuffle=shuffle, groups=groups)
     return DataLoader(ds, batch_sampler=sampler, collate_fn=ds.collate(), num_workers=num_workers, pin_memory=pin_memory)

@@ -113,20 +113,35 @@ def flat_from_sentences(
 
 
 def _excl_cumsum(a: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(a), dtype=np.int64)
-    if len(a) > 1:
-        np.cumsum(a[:-1], out=out[1:])
+    """Exclusive prefix sums (int64): ``[0, a0, a0 + a1, ...]``."""
+    out = np.cumsum(a, dtype=np.int64)
+    out -= a
     return out
 
 
+_IOTA = np.arange(1 << 16, dtype=np.int64)
+
+
+def _iota(n: int) -> np.ndarray:
+    """``arange(n)`` as a view of a cached array (no allocation on hot paths)."""
+    global _IOTA
+    if len(_IOTA) < n:
+        _IOTA = np.arange(max(n, 2 * len(_IOTA)), dtype=np.int64)
+    return _IOTA[:n]
+
+
 def ragged_arange(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """``concat(arange(s, s + l) for s, l in zip(starts, lengths))`` without a loop."""
+    """``concat(arange(s, s + l) for s, l in zip(starts, lengths))`` without a loop.
+
+    One allocation of the result (large temporaries cost page faults when the C
+    heap is trimmed between calls, which dominated the reader's time)."""
     lengths = np.asarray(lengths, dtype=np.int64)
     total = int(lengths.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    shift = np.repeat(np.asarray(starts, dtype=np.int64) - _excl_cumsum(lengths), lengths)
-    return np.arange(total, dtype=np.int64) + shift
+    out = np.repeat(np.asarray(starts, dtype=np.int64) - _excl_cumsum(lengths), lengths)
+    out += _iota(total)
+    return out
 
 
 def _ragged_product(hs, hl, ds, dl) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -129,10 +129,19 @@ def test_sampler_budget_coverage_and_determinism():
     assert max(len(b) for b in TokenBudgetSampler(np.ones(50, dtype=int), 1000, max_rows=8)) == 8
     with pytest.raises(ConfigError):
         TokenBudgetSampler(lengths, 0)
+    # with groups (shards), no batch mixes two groups
+    groups = np.repeat([0, 1, 2], [300, 300, 400])
+    gb = TokenBudgetSampler(lengths, 600, seed=5, groups=groups).batches()
+    assert sorted(i for b in gb for i in b) == list(range(1000))
+    assert all(len(set(groups[b].tolist())) == 1 and len(b) * lengths[b].max() <= 600 for b in gb)
+    with pytest.raises(ConfigError, match="groups"):
+        TokenBudgetSampler(lengths, 600, groups=groups[:10])
 
 
 def test_dataloader_over_shards(ds_dir):
     loader = make_loader(ds_dir, max_tokens=200, seed=1)
+    shard = ShardDataset(ds_dir).shard_of_rows()
+    assert shard.tolist() == [0, 0, 0, 1]
     seen = []
     for b in loader:
         assert b.src_tokens.dtype == torch.int64 and b.src_parent_pos.dtype == torch.float32
