@@ -31,6 +31,8 @@ include: "workflow/rules/report.smk"
 
 rule all:
     input:
+        # the shards are targets too, so that a deleted shard is rebuilt
+        expand(rules.write_shard.output.dataset, shard=SHARDS),
         rules.write_manifest.output.manifest,
         rules.make_report.output.html,
         TRAIN_REPORT_INPUT.values(),

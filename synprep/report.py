@@ -108,8 +108,8 @@ def shard_stats(
 
     stats: dict = {"shard": shard}
     table = read_arrow(arrow) if arrow is not None else None
-    if kept_ids is None and table is not None and "id" in table.column_names:
-        kept_ids = table.column("id").to_pylist()
+    if kept_ids is None and table is not None:
+        kept_ids = table_ids(table)
     kept = set(kept_ids) if kept_ids is not None else None
 
     if pairs is not None:
@@ -206,6 +206,17 @@ def read_arrow(path: str | os.PathLike):
             pass
     with pa.memory_map(path, "r") as source:
         return pa.ipc.open_stream(source).read_all()
+
+
+def table_ids(table) -> list[str]:
+    """The pair ids of a shard table: its ``id`` column, else ``tgt_id`` or ``src_id``
+    (synprep shards carry the id per side; both are the pair id)."""
+    for col in ("id", "tgt_id", "src_id"):
+        if col in table.column_names:
+            return [str(x) for x in table.column(col).to_pylist()]
+    from .errors import InputError
+
+    raise InputError("<arrow>", None, f"no id column (columns: {', '.join(table.column_names)})")
 
 
 def merge_stats(parts: Sequence[Mapping]) -> dict:
@@ -347,8 +358,9 @@ def _plot_projectivity(fig, stats: Mapping) -> None:
         ax1.bar(i, share, color=_COLORS[side])
         ax1.bar(i, 100 - share, bottom=share, color=_COLORS[side], alpha=0.3)
         ax1.text(i, share / 2, f"{share:.1f}%\nprojective", ha="center", va="center", color="white", fontsize=8)
-        ax1.text(i, share + (100 - share) / 2, f"{p.get('trees', 0) - p.get('projective', 0):,} not", ha="center",
-                 va="center", fontsize=8)
+        if share < 100:
+            ax1.text(i, share + (100 - share) / 2, f"{p.get('trees', 0) - p.get('projective', 0):,} not", ha="center",
+                     va="center", fontsize=8)
     ax1.set_xticks(range(len(sides)), sides)
     ax1.set_ylim(0, 100)
     ax1.set_ylabel("% of parsed trees")

@@ -172,7 +172,7 @@ def _tiny_config(root: Path) -> Path:
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg["corpus"].update(name="tiny", src=str(root / "tiny.en.gz"), tgt=str(root / "tiny.de"))
     cfg["shards"]["count"] = 2
-    cfg["bpe"]["vocab_size"] = 300
+    cfg["bpe"]["vocab_size"] = 500
     cfg["report"]["title"] = "tiny"
     path = root / "tiny.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))

@@ -72,14 +72,9 @@ def _read_ids(path: str) -> list[str]:
     import os
 
     if os.path.isdir(path) or path.endswith((".arrow", ".feather", ".ipc")):
-        from ..report import read_arrow
+        from ..report import read_arrow, table_ids
 
-        table = read_arrow(path)
-        if "id" not in table.column_names:
-            from ..errors import InputError
-
-            raise InputError(path, None, f"has no 'id' column (columns: {', '.join(table.column_names)})")
-        return [str(x) for x in table.column("id").to_pylist()]
+        return table_ids(read_arrow(path))
     with open(path, encoding="utf-8", newline="\n") as f:
         return [line.split("\t", 1)[0].rstrip("\n") for line in f if line.strip()]
 

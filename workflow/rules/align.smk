@@ -19,6 +19,7 @@ rule filter_alignment:
     params:
         filters=ALIGN_FILTERS,
         stage="align",
+        seed=config["align"]["seed"],
     conda:
         "../envs/synprep.yaml"
     log:

@@ -9,27 +9,30 @@ import yaml
 from synprep import accounting, report
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
-with open(sm.log[0], "w") as log:
-    sys.stderr = log
+# everything, tracebacks included, goes to the rule's log
+log = sys.stderr = open(sm.log[0], "w", buffering=1)
 
-    def load(path):
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
 
-    ledgers = [load(p) for p in sm.input.ledgers]
-    summary = accounting.summarize(ledgers, sm.params.stages)
-    stats = report.merge_stats([load(p) for p in sm.input.stats])
-    runs = [report.read_run(name, sm.input.get(f"{name}_metrics"), sm.input.get(f"{name}_scores"))
-            for name in sm.params.runs]
-    report.write_report(
-        sm.output.html,
-        stats,
-        summary,
-        runs,
-        os.path.dirname(sm.output.plots[0]),
-        title=sm.params.title,
-        config_text=yaml.safe_dump(dict(sm.config), sort_keys=False, allow_unicode=True),
-        manifest=load(sm.input.manifest),
-        top_labels=sm.params.top_labels,
-    )
-    print(accounting.render(summary), file=log)
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+ledgers = [load(p) for p in sm.input.ledgers]
+summary = accounting.summarize(ledgers, sm.params.stages)
+stats = report.merge_stats([load(p) for p in sm.input.stats])
+runs = [report.read_run(name, sm.input.get(f"{name}_metrics"), sm.input.get(f"{name}_scores"))
+        for name in sm.params.runs]
+report.write_report(
+    sm.output.html,
+    stats,
+    summary,
+    runs,
+    os.path.dirname(sm.output.plots[0]),
+    title=sm.params.title,
+    config_text=yaml.safe_dump(dict(sm.config), sort_keys=False, allow_unicode=True),
+    manifest=load(sm.input.manifest),
+    top_labels=sm.params.top_labels,
+)
+print(accounting.render(summary), file=log)

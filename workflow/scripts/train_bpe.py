@@ -7,8 +7,8 @@ from synprep.corpus import build_vocabulary
 from synprep.shards import ShardConfig
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
-with open(sm.log[0], "w") as log:
-    sys.stderr = log
-    cfg = ShardConfig(**sm.params.settings)
-    m = build_vocabulary(list(zip(sm.input.src, sm.input.tgt)), os.path.dirname(sm.output.manifest), cfg)
-    print(f"{len(m['labels'])} labels; models: {m['pieces']}; sampled pairs: {m['inputs']['sampled_pairs']}", file=log)
+# everything, tracebacks included, goes to the rule's log
+log = sys.stderr = open(sm.log[0], "w", buffering=1)
+cfg = ShardConfig(**sm.params.settings)
+m = build_vocabulary(list(zip(sm.input.src, sm.input.tgt)), os.path.dirname(sm.output.manifest), cfg)
+print(f"{len(m['labels'])} labels; models: {m['pieces']}; sampled pairs: {m['inputs']['sampled_pairs']}", file=log)

@@ -8,10 +8,10 @@ from synprep.accounting import conllu_ids, dataset_rejects, write_rejects
 from synprep.shards import ShardConfig, build_dataset
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
-with open(sm.log[0], "w") as log:
-    sys.stderr = log
-    cfg = ShardConfig(**sm.params.settings)
-    m = build_dataset(sm.output.dataset, sm.input.src, sm.input.tgt, cfg,
-                      vocab_from=os.path.dirname(sm.input.vocab), log=lambda msg: print(msg, file=log))
-    n = write_rejects(sm.output.rejects, dataset_rejects(sm.output.dataset, conllu_ids(sm.input.src), sm.params.stage))
-    print(f"shard {sm.wildcards.shard}: {m['counts']}; {n} rejects", file=log)
+# everything, tracebacks included, goes to the rule's log
+log = sys.stderr = open(sm.log[0], "w", buffering=1)
+cfg = ShardConfig(**sm.params.settings)
+m = build_dataset(sm.output.dataset, sm.input.src, sm.input.tgt, cfg,
+                  vocab_from=os.path.dirname(sm.input.vocab), log=lambda msg: print(msg, file=log))
+n = write_rejects(sm.output.rejects, dataset_rejects(sm.output.dataset, conllu_ids(sm.input.src), sm.params.stage))
+print(f"shard {sm.wildcards.shard}: {m['counts']}; {n} rejects", file=log)
