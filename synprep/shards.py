@@ -502,6 +502,11 @@ def build_dataset(
                 models[s] = SubwordModel.load(spm[s])
     need_labels = labels is None
     need_models = not models
+    if (need_labels or need_models) and "-" in inputs.values():
+        raise ConfigError(
+            "standard input can be read only once, but the labels and subword model need a first pass; "
+            "give files, or reuse the vocabularies of a dataset with --vocab-from"
+        )
     if need_labels or need_models:
         say("pass 1: labels and subword training sample")
         stage = _TreeStage(cfg, tside, None)

@@ -188,3 +188,18 @@ def test_batched_gather_equals_row_by_row(ds_dir):
     _assert_same_batch(c(plain), c(ds.__getitems__(range(len(ds)))))
     with pytest.raises(IndexError):
         ds.__getitems__([0, 9])
+
+
+@pytest.mark.slow
+def test_dataloader_workers_reopen_the_maps(ds_dir):
+    """Under spawn, each worker unpickles the dataset by reopening the shards."""
+    from torch.utils.data import DataLoader
+
+    ds = ShardDataset(ds_dir)
+    sampler = TokenBudgetSampler(ds.lengths(), 10_000, seed=0, shuffle=False, groups=ds.shard_of_rows())
+    ref = [ds.collate()(ds.__getitems__(b)) for b in sampler]
+    loader = DataLoader(ds, batch_sampler=sampler, collate_fn=ds.collate(), num_workers=2, multiprocessing_context="spawn")
+    got = list(loader)
+    assert len(got) == len(ref)
+    for a, b in zip(got, ref):
+        _assert_same_batch(a, b)

@@ -171,7 +171,7 @@ def projective_trees(draw, max_words=12):
     return heads, rels, counts
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(projective_trees(), min_size=1, max_size=4), st.integers(2, 6))
 def test_invariants_on_random_trees(sents, max_depth):
     heads = [s[0] for s in sents]
