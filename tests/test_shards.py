@@ -159,6 +159,33 @@ def test_round_trip_gives_the_trees_back(dataset, pair_files):
     assert "zum" in models["tgt"].decode_words(rows[0]["tgt_pieces"], rows[0]["tgt_word_ids"])
 
 
+def test_every_token_is_legal_under_the_decoder_mask(dataset):
+    """The manifest's token layout drives synprep.transitions.legal_mask."""
+    from synprep.transitions import END, State, legal_mask
+
+    out, m = dataset
+    tok, labels = m["tokens"], m["labels"]
+    model = SubwordModel.load(out / m["pieces"]["models"]["tgt"]["file"])
+    V, end, size = tok["arc_base"], tok["end_id"], tok["decoder_vocab_size"]
+    begins = np.flatnonzero(model.begins_mask())
+    continues = np.flatnonzero(~model.begins_mask() & ~model.special_mask())
+    _, tables = open_dataset(out)
+    for r in (row_dict(t, i) for t in tables for i in range(t.num_rows)):
+        state = State()
+        for x in r["tgt_transitions"] + [end]:
+            mask = legal_mask(state, begins, continues, slice(V, V + 2 * len(labels)), end, size)
+            assert mask[x] and mask.shape == (size,)
+            if x == end:
+                t = END
+            elif x >= V:
+                k, rt = divmod(x - V, 2)
+                t = right(labels[k]) if rt else left(labels[k])
+            else:
+                t = Piece(model.pieces[x], bool(model.begins_mask()[x]))
+            t.apply(state)
+        assert state.tree()[0] == r["tgt_heads"]
+
+
 def test_identical_bytes_across_runs_and_chunk_sizes(tmp_path, pair_files):
     a = build_dataset(tmp_path / "a", *pair_files, ShardConfig(**CFG))
     b = build_dataset(tmp_path / "b", *pair_files, ShardConfig(**CFG), chunk=1)
