@@ -1,0 +1,55 @@
+"""``synprep train``: train one model variant from synprep shards.
+
+The run is described by a config file (YAML/JSON: ``preset:``, ``model:``, ``train:``;
+see docs/models.md) plus ``--set key=value`` overrides and a few shortcuts
+(``--variant``, ``--preset``, ``--train``, ``--valid``, ``--out``, ``--max-steps``,
+``--max-minutes``). Running the same command again on the same ``--out`` resumes
+from ``checkpoint_last.pt`` (the architecture comes from the checkpoint).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="FILE", help="run config (YAML or JSON) with preset:, model: and train:")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key, e.g. --set train.lr=5e-4 (repeatable)")
+    p.add_argument("--variant", help="model.variant (vanilla, bitrans, linearized, parent, gcn, gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard)")
+    p.add_argument("--preset", help="model size preset: base, tree-medium, small, tiny")
+    p.add_argument("--train", metavar="DIR", help="train.train: training dataset directory")
+    p.add_argument("--valid", metavar="DIR", help="train.valid: validation dataset directory")
+    p.add_argument("--out", metavar="DIR", help="train.out: run directory (config.json, checkpoints, metrics.jsonl)")
+    p.add_argument("--max-steps", type=int, metavar="N", help="train.max_steps")
+    p.add_argument("--max-minutes", type=float, metavar="M", help="train.max_minutes (wall time, validation included)")
+    p.add_argument("--no-resume", action="store_true", help="refuse to continue a run found in --out (default: resume it)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..train import load_config, train
+
+    overrides = list(args.overrides)
+    short = {
+        "model.variant": args.variant,
+        "preset": args.preset,
+        "train.train": args.train,
+        "train.valid": args.valid,
+        "train.out": args.out,
+        "train.max_steps": args.max_steps,
+        "train.max_minutes": args.max_minutes,
+        "train.progress": False if args.no_progress else None,
+    }
+    for k, v in short.items():
+        if v is not None:
+            overrides.append(f"{k}={json.dumps(v)}")
+    cfg = load_config(args.config, overrides)
+    if args.print_config:
+        print(json.dumps(cfg.to_dict(), indent=2))
+        return 0
+    summary = train(cfg, resume=not args.no_resume)
+    print(json.dumps(summary, indent=2))
+    return 0

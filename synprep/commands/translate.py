@@ -1,0 +1,60 @@
+"""``synprep translate``: translate a dataset's source side with a trained checkpoint.
+
+Writes one detokenized hypothesis a line (``--out``, default stdout); transition
+decoders can also write the predicted target trees (``--trees``, CoNLL-U). With
+``--tree-scores`` a structured-attention model (``sa``, ``sa-hard``) also writes its
+per-sentence piece-level arc marginals for ``synprep induce-eval``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--checkpoint", required=True, metavar="PT", help="checkpoint_best.pt or checkpoint_last.pt of a run")
+    p.add_argument("--data", required=True, metavar="DIR", help="dataset directory whose source side is translated")
+    p.add_argument("--out", default="-", metavar="FILE", help="hypotheses, one a line (default: stdout)")
+    p.add_argument("--trees", metavar="CONLLU", help="transition decoders: write the predicted target trees here")
+    p.add_argument("--tree-scores", metavar="NPZ", help="sa/sa-hard: write source arc marginals (.npz, induce-eval format)")
+    p.add_argument("--beam", type=int, default=5, help="beam size (1 = greedy; default 5)")
+    p.add_argument("--length-penalty", type=float, default=1.0, help="hypothesis score = log p / length^alpha (default 1.0)")
+    p.add_argument("--lang", default="en", help="target language for the Moses detokenizer (default en)")
+    p.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (divided by the beam)")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..data import ShardDataset
+    from ..decode import TargetVocab, tree_conllu
+    from ..errors import ConfigError
+    from ..evaluate import dump_tree_scores, translate_dataset
+    from ..train import _device, load_model
+
+    if args.beam < 1:
+        raise ConfigError(f"--beam {args.beam}: expected >= 1")
+    device = _device(args.device)
+    model, cfg, _ = load_model(args.checkpoint, device)
+    if args.trees and model.target != "transitions":
+        raise ConfigError(f"--trees: variant {cfg.model.variant!r} decodes pieces and predicts no target tree")
+    ds = ShardDataset(args.data)
+    vocab = TargetVocab.from_manifest(ds.manifest, args.data)
+    tr = translate_dataset(
+        model, ds, vocab, beam=args.beam, lang=args.lang, max_tokens=args.max_tokens,
+        length_penalty=args.length_penalty, device=device, progress=sys.stderr.isatty(),
+    )
+    text = "".join(t.text + "\n" for t in tr)
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    if args.trees:
+        with open(args.trees, "w", encoding="utf-8") as f:
+            for t in tr:
+                f.write(tree_conllu(t.words, t.heads, t.labels, sent_id=t.id, text=t.text))
+    if args.tree_scores:
+        n = dump_tree_scores(model, ds, args.tree_scores, device=device)
+        print(f"synprep translate: wrote {n} score matrices to {args.tree_scores}", file=sys.stderr)
+    return 0

@@ -1,0 +1,533 @@
+"""The training loop: one model variant, trained from synprep shards.
+
+Everything a run needs is one :class:`RunConfig` (``model`` + ``train`` + an optional
+size ``preset``); switching ``model.variant`` is the one change a comparison needs.
+
+Loop. Batches come from :class:`synprep.data.TokenBudgetSampler` (length-bucketed,
+``train.max_tokens`` padded tokens, shuffled per epoch from ``(seed, epoch)``), one
+update per batch. The loss is the label-smoothed cross-entropy averaged over the
+target tokens of the batch (bidirectional decoders in sampled mode: the unbiased
+weighted estimate, see :mod:`synprep.models.bidirectional`). Adam with linear warm-up
+from ``warmup_init_lr`` to ``lr`` over ``warmup`` updates, then inverse-square-root
+decay ``lr * sqrt(warmup / step)``; gradient-norm clipping; bf16 autocast on CUDA.
+
+Validation every ``valid_every`` updates: per-token cross-entropy (no smoothing, exact
+prefixes) and perplexity, and, with ``valid_bleu > 0``, BLEU/chrF++ of greedy
+translations of that many validation sentences. The best checkpoint is chosen by BLEU
+when it is computed, else by validation loss.
+
+Files in ``train.out``:
+
+* ``config.json`` -- the full resolved config (vocabulary sizes from the manifest);
+* ``checkpoint_last.pt`` / ``checkpoint_best.pt`` -- model, optimizer, step, epoch,
+  position in the epoch, best score, RNG states, elapsed time and the full config;
+* ``metrics.jsonl`` -- one JSON object a line: ``{"event": "train", "step", "epoch",
+  "loss", "lr", "grad_norm", "tokens", "tokens_per_s", "elapsed_s"}`` every
+  ``log_every`` updates, ``{"event": "valid", "step", "loss", "ppl", ["bleu",
+  "chrf++"], "best", "elapsed_s"}`` at each validation.
+
+Exact resume: a run started again on the same ``out`` directory loads
+``checkpoint_last.pt`` -- the architecture and every setting come from the checkpoint
+(only the run-length and logging keys of :data:`RESUMABLE` may change) -- restores the
+RNG states and skips the batches of the current epoch already seen, so an interrupted
+run ends with the same parameters as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from .errors import ConfigError, InputError
+from .models.config import PRESETS, Config, ModelConfig, _merge
+
+__all__ = ["TrainConfig", "RunConfig", "train", "load_model", "model_from_manifest", "inverse_sqrt", "RESUMABLE"]
+
+
+@dataclass
+class TrainConfig(Config):
+    """How to train. Defaults follow the Transformer base recipe."""
+
+    # dataset directory (manifest + shards) to train on; required
+    train: str = ""
+    # dataset directory for validation; "" = no validation (the last checkpoint is the best)
+    valid: str = ""
+    # where config.json, checkpoints and metrics.jsonl go
+    out: str = "runs/run"
+    # peak learning rate of the inverse-sqrt schedule: fairseq's Transformer En-De
+    # recipe (also PASCAL's released script)
+    lr: float = 7e-4
+    # linear warm-up updates (Vaswani et al.: 4000)
+    warmup: int = 4000
+    # learning rate at update 0 (fairseq's inverse_sqrt default)
+    warmup_init_lr: float = 1e-7
+    # Adam betas and epsilon of Vaswani et al.
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
+    adam_eps: float = 1e-9
+    # no weight decay in the Transformer recipe
+    weight_decay: float = 0.0
+    # label smoothing 0.1 (Vaswani et al., after Szegedy et al.)
+    label_smoothing: float = 0.1
+    # gradient-norm clipping; 1.0 guards small-batch CPU runs against loss spikes
+    # (0 = off, as in the fairseq recipe)
+    clip_norm: float = 1.0
+    # padded tokens per batch (the sampler's budget); one update per batch
+    max_tokens: int = 4096
+    # stop after this many updates
+    max_steps: int = 100_000
+    # stop after this many epochs (0 = no limit)
+    max_epochs: int = 0
+    # stop after this much wall time, validation included, summed over resumes (0 = no limit)
+    max_minutes: float = 0.0
+    # validate (and save checkpoints) every this many updates
+    valid_every: int = 1000
+    # validate on the first N validation pairs only (0 = all)
+    valid_sentences: int = 0
+    # greedy-translate the first N validation pairs at each validation and select the
+    # best checkpoint by BLEU (0 = select by validation loss)
+    valid_bleu: int = 0
+    # target language of the detokenizer (validation BLEU)
+    lang: str = "en"
+    # write a train record to metrics.jsonl every this many updates
+    log_every: int = 100
+    # seed of parameters, dropout, prefix sampling and batch order
+    seed: int = 1
+    # "auto" (CUDA when available), "cpu", "cuda", "cuda:1", ...
+    device: str = "auto"
+    # bf16 autocast on CUDA (ignored on CPU, where bf16 matmuls are slow)
+    bf16: bool = True
+    # torch intra-op threads (0 = torch's default)
+    threads: int = 0
+    # progress bar on stderr
+    progress: bool = True
+
+    def __post_init__(self):
+        if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
+            raise ConfigError(f"betas = {self.betas}: expected two numbers in [0, 1)")
+        for k in ("lr", "adam_eps"):
+            if getattr(self, k) <= 0:
+                raise ConfigError(f"{k} = {getattr(self, k)}: expected > 0")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ConfigError(f"label_smoothing = {self.label_smoothing}: expected 0 <= x < 1")
+        for k in ("warmup", "max_tokens", "max_steps", "valid_every", "log_every"):
+            if getattr(self, k) < 1:
+                raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 1")
+        for k in ("max_epochs", "valid_sentences", "valid_bleu", "threads"):
+            if getattr(self, k) < 0:
+                raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 0")
+
+
+#: train keys a resumed run may change (everything else comes from the checkpoint)
+RESUMABLE = ("max_steps", "max_epochs", "max_minutes", "valid_every", "log_every", "progress", "threads", "device")
+
+
+@dataclass
+class RunConfig(Config):
+    """A whole run: ``preset`` (a size from models.config.PRESETS) under ``model``."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    preset: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, data: dict | None, where: str | None = None):
+        data = dict(data or {})
+        preset = data.get("preset")
+        if preset is not None:
+            if not isinstance(preset, str) or preset not in PRESETS:
+                raise ConfigError(f"preset = {preset!r}: expected one of {', '.join(sorted(PRESETS))}")
+            model = data.get("model") or {}
+            if not isinstance(model, dict):
+                raise ConfigError(f"model = {model!r}: expected a mapping")
+            data["model"] = _merge(dict(PRESETS[preset]), model)
+        return super().from_dict(data, where or "config")
+
+
+def _yaml_loader():
+    """SafeLoader that also reads ``5e-4`` as a float (YAML 1.1 wants ``5.0e-4``)."""
+    import re
+
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789")
+    )
+    return Loader
+
+
+def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) -> RunConfig:
+    """A RunConfig from a YAML/JSON file (or none) plus ``key.sub=value`` overrides
+    (values parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``)."""
+    import yaml
+
+    loader = _yaml_loader()
+
+    data: dict = {}
+    if path:
+        p = os.fspath(path)
+        try:
+            text = Path(p).read_text(encoding="utf-8")
+        except OSError as e:
+            raise InputError(p, None, f"cannot read the config ({e.strerror})", "unreadable") from None
+        try:
+            data = yaml.load(text, Loader=loader) or {}
+        except yaml.YAMLError as e:
+            line = getattr(getattr(e, "problem_mark", None), "line", None)
+            raise InputError(p, None if line is None else line + 1, f"not valid YAML ({getattr(e, 'problem', e)})", "invalid") from None
+        if not isinstance(data, dict):
+            raise InputError(p, None, "expected a mapping with model:, train: and optionally preset:", "invalid")
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=5e-4")
+        try:
+            v = yaml.load(value, Loader=loader)
+        except yaml.YAMLError:
+            v = value
+        d = data
+        parts = key.split(".")
+        for part in parts[:-1]:
+            d = d.setdefault(part, {})
+            if not isinstance(d, dict):
+                raise ConfigError(f"--set {item!r}: {part} is not a mapping")
+        d[parts[-1]] = v
+    return RunConfig.from_dict(data)
+
+
+def inverse_sqrt(step: int, lr: float, warmup: int, init: float) -> float:
+    """Learning rate at update ``step`` (1-based): linear warm-up, then lr * sqrt(warmup/step)."""
+    if step < warmup:
+        return init + (lr - init) * step / warmup
+    return lr * math.sqrt(warmup / step)
+
+
+def model_from_manifest(mc: ModelConfig, manifest: dict, where: str) -> ModelConfig:
+    """``mc`` with the vocabulary sizes, label count and special ids of a dataset."""
+    models = manifest.get("pieces", {}).get("models", {})
+    if "src" not in models or "tgt" not in models:
+        raise InputError(where, None, "a training dataset needs both sides (src and tgt); this one has " + ", ".join(sorted(models)), "invalid")
+    tok = manifest.get("tokens") or {}
+    values = {
+        "src_vocab": models["src"]["vocab_size"],
+        "tgt_vocab": tok.get("target_vocab_size", models["tgt"]["vocab_size"]),
+        "n_labels": len(manifest["labels"]),
+        "pad_id": tok.get("pad_id", models["tgt"]["pad_id"]),
+        "bos_id": tok.get("bos_id", models["tgt"]["bos_id"]),
+        "eos_id": tok.get("eos_id", models["tgt"]["eos_id"]),
+    }
+    for k in ("src_vocab", "tgt_vocab", "n_labels"):
+        have = getattr(mc, k)
+        if have and have != values[k]:
+            raise ConfigError(f"model.{k} = {have} but the dataset {where} has {values[k]}; leave it unset (0)")
+    return mc.updated(values)
+
+
+def _same_vocab(a: dict, b: dict) -> bool:
+    sha = lambda m: {s: e["sha256"] for s, e in m["pieces"]["models"].items()}  # noqa: E731
+    return a["labels"] == b["labels"] and sha(a) == sha(b)
+
+
+def _device(name: str):
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(name)
+    except RuntimeError:
+        raise ConfigError(f"train.device = {name!r}: expected auto, cpu, cuda or cuda:N") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"train.device = {name!r} but no CUDA device is available")
+    return dev
+
+
+def _atomic_save(obj: Any, path: Path) -> None:
+    import torch
+
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
+    """(model, RunConfig, checkpoint dict) from a checkpoint; the architecture comes
+    from the config stored in it."""
+    import torch
+
+    from .models import build_model
+
+    path = os.fspath(checkpoint)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except FileNotFoundError:
+        raise InputError(path, None, "no such checkpoint", "unreadable") from None
+    except Exception as e:  # torch raises many types for a foreign file
+        raise InputError(path, None, f"not a synprep checkpoint ({type(e).__name__}: {e})", "invalid") from None
+    if not isinstance(state, dict) or "config" not in state or "model" not in state:
+        raise InputError(path, None, "not a synprep checkpoint (no config/model entries)", "invalid")
+    cfg = RunConfig.from_dict(state["config"])
+    model = build_model(cfg.model)
+    model.load_state_dict(state["model"])
+    return model.to(device).eval(), cfg, state
+
+
+class _Metrics:
+    def __init__(self, path: Path):
+        self.f = open(path, "a", encoding="utf-8")
+
+    def write(self, rec: dict) -> None:
+        self.f.write(json.dumps(rec) + "\n")
+        self.f.flush()
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def validate(model, ds, tc: TrainConfig, device, vocab=None) -> dict:
+    """Validation loss (per target token, no smoothing, exact) and optional greedy BLEU."""
+    import numpy as np
+    import torch
+
+    from .data import TokenBudgetSampler
+
+    model.eval()
+    n = len(ds) if not tc.valid_sentences else min(len(ds), tc.valid_sentences)
+    rows = np.arange(n)
+    sampler = TokenBudgetSampler(ds.lengths()[:n], tc.max_tokens, shuffle=False)
+    collate = ds.collate()
+    total, ntok = 0.0, 0
+    with torch.no_grad():
+        for b in sampler.batches():
+            batch = collate([ds[int(rows[i])] for i in b]).to(device)
+            loss, k = model.loss(batch, 0.0)
+            total += float(loss)
+            ntok += k
+    out = {"loss": total / max(1, ntok)}
+    out["ppl"] = math.exp(min(out["loss"], 50.0))
+    if tc.valid_bleu and vocab is not None:
+        from .evaluate import reference_texts, score, translate_dataset
+
+        m = min(len(ds), tc.valid_bleu)
+        tr = translate_dataset(model, ds, vocab, beam=1, lang=tc.lang, max_tokens=tc.max_tokens, rows=range(m), device=device)
+        s = score([t.text for t in tr], reference_texts(ds, vocab, tc.lang, range(m)))
+        out["bleu"], out["chrf++"] = s["bleu"], s["chrf++"]
+    model.train()
+    return out
+
+
+def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None = None) -> dict:
+    """Train (or resume) a run; returns a summary dict (steps, best score, paths)."""
+    import torch
+
+    from .data import ShardDataset, TokenBudgetSampler
+    from .models import build_model
+
+    say = log or (lambda msg: print(msg, file=sys.stderr))
+    from .models import variant_class
+
+    variant_class(cfg.model.variant)  # an unknown variant fails before any data is read
+    if not cfg.train.train:
+        raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
+    out = Path(cfg.train.out)
+    out.mkdir(parents=True, exist_ok=True)
+    last_path, best_path = out / "checkpoint_last.pt", out / "checkpoint_best.pt"
+    state = None
+    if last_path.exists():
+        if not resume:
+            raise ConfigError(f"{out} already holds a run (checkpoint_last.pt); resume it or choose another --out")
+        state = torch.load(last_path, map_location="cpu", weights_only=False)
+        saved = RunConfig.from_dict(state["config"])
+        changes = {k: getattr(cfg.train, k) for k in RESUMABLE}
+        ignored = [
+            k for k, v in cfg.train.to_dict().items() if k not in RESUMABLE and k != "out" and v != getattr(saved.train, k)
+        ]
+        if cfg.model.variant != saved.model.variant:
+            ignored.append("model.variant")
+        if ignored:
+            say(f"resuming {last_path}: the checkpoint's settings are kept for {', '.join(ignored)}")
+        cfg = RunConfig.from_dict({**saved.to_dict(), "train": {**saved.train.to_dict(), **changes, "out": cfg.train.out}})
+    tc = cfg.train
+    if tc.threads:
+        torch.set_num_threads(tc.threads)
+    device = _device(tc.device)
+    torch.manual_seed(tc.seed)
+
+    train_ds = ShardDataset(tc.train)
+    valid_ds = ShardDataset(tc.valid) if tc.valid else None
+    if valid_ds is not None and not _same_vocab(train_ds.manifest, valid_ds.manifest):
+        raise InputError(tc.valid, None, f"its vocabularies or labels differ from {tc.train}'s; write it with vocab_from= the training set", "invalid")
+    mcfg = model_from_manifest(cfg.model, train_ds.manifest, tc.train)
+    if state is not None and mcfg.to_dict() != RunConfig.from_dict(state["config"]).model.to_dict():
+        raise InputError(tc.train, None, "the dataset's vocabularies differ from the checkpoint's; resume on the same data", "invalid")
+    cfg = RunConfig.from_dict({**cfg.to_dict(), "model": mcfg.to_dict()})
+    model = build_model(mcfg).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=tc.lr, betas=tuple(tc.betas), eps=tc.adam_eps, weight_decay=tc.weight_decay)
+    step, epoch, pos, elapsed_before = 0, 0, 0, 0.0
+    best: Optional[float] = None
+    best_step = 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        step, epoch, pos = state["step"], state["epoch"], state["pos"]
+        best, best_step, elapsed_before = state["best_score"], state["best_step"], state["elapsed_s"]
+        torch.set_rng_state(state["rng"]["torch"])
+        if device.type == "cuda" and state["rng"].get("cuda") is not None:
+            torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+        say(f"resumed {last_path} at update {step} (epoch {epoch}, batch {pos})")
+    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    vocab = None
+    if tc.valid_bleu and valid_ds is not None:
+        from .decode import TargetVocab
+
+        vocab = TargetVocab.from_manifest(valid_ds.manifest, tc.valid)
+    sampler = TokenBudgetSampler(train_ds.lengths(), tc.max_tokens, seed=tc.seed, shuffle=True)
+    collate = train_ds.collate()
+    metrics = _Metrics(out / "metrics.jsonl")
+    if state is None:
+        n_params = sum(p.numel() for p in model.parameters())
+        metrics.write({"event": "start", "variant": mcfg.variant, "parameters": n_params, "device": str(device), "config": cfg.to_dict()})
+    autocast = (
+        torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" and tc.bf16 else contextlib.nullcontext()
+    )
+    start = time.perf_counter()
+    elapsed = lambda: elapsed_before + time.perf_counter() - start  # noqa: E731
+    acc = {"loss": 0.0, "tokens": 0, "steps": 0, "t": time.perf_counter(), "gnorm": 0.0}
+    last_valid = -1
+
+    def checkpoint(valid: Optional[dict]) -> None:
+        nonlocal best, best_step
+        improved = False
+        if valid is not None:
+            sc = valid["bleu"] if "bleu" in valid else -valid["loss"]
+            if best is None or sc > best:
+                best, best_step, improved = sc, step, True
+        st = {
+            "model": model.state_dict(),
+            "optimizer": opt.state_dict(),
+            "step": step,
+            "epoch": epoch,
+            "pos": pos,
+            "best_score": best,
+            "best_step": best_step,
+            "best_metric": "bleu" if tc.valid_bleu else "-loss",
+            "elapsed_s": elapsed(),
+            "rng": {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if device.type == "cuda" else None},
+            "config": cfg.to_dict(),
+        }
+        _atomic_save(st, last_path)
+        if improved or valid_ds is None:
+            _atomic_save(st, best_path)
+
+    def run_validation() -> None:
+        nonlocal last_valid
+        rec: dict = {"event": "valid", "step": step, "epoch": epoch}
+        v = None
+        if valid_ds is not None:
+            v = validate(model, valid_ds, tc, device, vocab)
+            rec.update({k: round(x, 4) for k, x in v.items()})
+        checkpoint(v)
+        last_valid = step
+        if v is not None:
+            rec["best"] = best_step == step
+            rec["elapsed_s"] = round(elapsed(), 1)
+            metrics.write(rec)
+            say(f"update {step}: valid loss {v['loss']:.3f} ppl {v['ppl']:.2f}" + (f" BLEU {v['bleu']:.2f}" if "bleu" in v else ""))
+
+    bar = None
+    if tc.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=tc.max_steps, initial=step, desc=mcfg.variant, unit="upd", dynamic_ncols=True)
+
+    def out_of_time() -> bool:
+        return bool(tc.max_minutes) and elapsed() >= tc.max_minutes * 60.0
+
+    stop = step >= tc.max_steps or (tc.max_epochs and epoch >= tc.max_epochs) or out_of_time()
+    params = [p for p in model.parameters() if p.requires_grad]
+    try:
+        while not stop:
+            sampler.set_epoch(epoch)
+            batches = sampler.batches()
+            while pos < len(batches):
+                idx = batches[pos]
+                rows = train_ds.__getitems__(idx) if hasattr(train_ds, "__getitems__") else [train_ds[i] for i in idx]
+                batch = collate(rows).to(device)
+                model.train()
+                lr = inverse_sqrt(step + 1, tc.lr, tc.warmup, tc.warmup_init_lr)
+                for g in opt.param_groups:
+                    g["lr"] = lr
+                with autocast:
+                    loss_sum, ntok = model.loss(batch, tc.label_smoothing)
+                loss = loss_sum / max(1, ntok)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                gnorm = float(torch.nn.utils.clip_grad_norm_(params, tc.clip_norm if tc.clip_norm > 0 else float("inf")))
+                opt.step()
+                step += 1
+                pos += 1
+                acc["loss"] += float(loss_sum.detach())
+                acc["tokens"] += ntok
+                acc["steps"] += 1
+                acc["gnorm"] += gnorm
+                if bar is not None:
+                    bar.update(1)
+                if step % tc.log_every == 0:
+                    now = time.perf_counter()
+                    rec = {
+                        "event": "train",
+                        "step": step,
+                        "epoch": epoch,
+                        "loss": round(acc["loss"] / max(1, acc["tokens"]), 4),
+                        "lr": lr,
+                        "grad_norm": round(acc["gnorm"] / acc["steps"], 4),
+                        "tokens": acc["tokens"],
+                        "tokens_per_s": round(acc["tokens"] / max(1e-9, now - acc["t"]), 1),
+                        "elapsed_s": round(elapsed(), 1),
+                    }
+                    metrics.write(rec)
+                    if bar is not None:
+                        bar.set_postfix(loss=rec["loss"], lr=f"{lr:.2e}", tok_s=int(rec["tokens_per_s"]))
+                    acc = {"loss": 0.0, "tokens": 0, "steps": 0, "t": now, "gnorm": 0.0}
+                if step % tc.valid_every == 0:
+                    tv = time.perf_counter()
+                    run_validation()
+                    acc["t"] += time.perf_counter() - tv  # throughput counts training time only
+                if step >= tc.max_steps or out_of_time():
+                    stop = True
+                    break
+            if not stop:
+                epoch += 1
+                pos = 0
+                if tc.max_epochs and epoch >= tc.max_epochs:
+                    stop = True
+        if last_valid != step:
+            run_validation()
+    except KeyboardInterrupt:
+        checkpoint(None)
+        say(f"interrupted: saved {last_path} at update {step}; run the same command to resume")
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+        metrics.close()
+    return {
+        "steps": step,
+        "epochs": epoch,
+        "best_score": None if best is None else float(best),
+        "best_metric": "bleu" if tc.valid_bleu else "-loss",
+        "best_step": best_step,
+        "elapsed_s": round(elapsed(), 1),
+        "checkpoint_last": str(last_path),
+        "checkpoint_best": str(best_path),
+    }
