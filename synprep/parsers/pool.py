@@ -48,11 +48,22 @@ def _init_worker(backend: str, options: dict, per_worker) -> None:
         opts = dict(options)
         if per_worker is not None:
             opts.update(per_worker.get())
-        from .. import registry
-
-        _PARSER = registry.get("parser", backend)(**opts)
+        _PARSER = parser_class(backend)(**opts)
     except BaseException as e:  # reported on the first chunk, with its message
         _INIT_ERROR = e
+
+
+def parser_class(backend: str):
+    """A registered backend name, or ``package.module:Class`` (for tests and plug-ins
+    that are not registered in the child process)."""
+    if ":" in backend:
+        import importlib
+
+        mod, _, cls = backend.partition(":")
+        return getattr(importlib.import_module(mod), cls)
+    from .. import registry
+
+    return registry.get("parser", backend)
 
 
 def _run_chunk(chunk: list[tuple[str, str]]) -> list[tuple]:

@@ -96,11 +96,18 @@ class UDPipeParser(Parser):
         if not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "not found"
             raise SynprepError(f"UDPipe model {path} {what}; {download_hint(path, self.lang)}")
-        model = udpipe.Model.load(path)
+        model = _load_model(path)
         if model is None:
             raise SynprepError(
                 f"UDPipe model {path} cannot be loaded (not a UDPipe 1 model, or truncated); {download_hint(path, self.lang)}"
             )
+        # which components does it have? (a model may be trained without some)
+        probe = udpipe.Sentence()
+        probe.addWord("x")
+        err = udpipe.ProcessingError()
+        self._has_tagger = bool(model.tag(probe, udpipe.Model.DEFAULT, err))
+        if not model.parse(probe, udpipe.Model.DEFAULT, udpipe.ProcessingError()):
+            raise ConfigError(f"UDPipe model {path} has no parser (trained with --parser none?); it cannot make trees")
         if not self.pretokenized and model.newTokenizer(udpipe.Model.DEFAULT) is None:
             raise ConfigError(
                 f"UDPipe model {path} has no tokenizer, so it cannot parse raw text; "
@@ -158,7 +165,9 @@ class UDPipeParser(Parser):
             if len(sents) != 1:
                 return ParseResult(item_id, None, f"{SPLIT}: the tokenizer made {len(sents)} sentences; expected 1")
             sent = sents[0]
-        if not self._model.tag(sent, udpipe.Model.DEFAULT, err) or not self._model.parse(sent, udpipe.Model.DEFAULT, err):
+        if (self._has_tagger and not self._model.tag(sent, udpipe.Model.DEFAULT, err)) or not self._model.parse(
+            sent, udpipe.Model.DEFAULT, err
+        ):
             return ParseResult(item_id, None, f"{PARSE_ERROR}: {err.message or 'udpipe returned failure'}")
         conllu = format_tree(item_id, text, _tokens(sent, pretokenized=tokenizer is None))
         bad = validate_tree(item_id, conllu)
@@ -170,6 +179,26 @@ class UDPipeParser(Parser):
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+
+_MODELS: dict[tuple, object] = {}
+
+
+def _load_model(path: str):
+    """``Model.load``, cached by (path, size, mtime): a UDPipe model is read-only once
+    loaded, so parsers of the same file in one process share it."""
+    import ufal.udpipe as udpipe
+
+    st = os.stat(path)
+    key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+    if key not in _MODELS:
+        model = udpipe.Model.load(path)
+        if model is None:
+            return None
+        if len(_MODELS) >= 4:
+            _MODELS.pop(next(iter(_MODELS)))
+        _MODELS[key] = model
+    return _MODELS[key]
 
 
 def _tokens(sent, *, pretokenized: bool) -> list[Token]:

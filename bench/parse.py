@@ -1,0 +1,129 @@
+"""Benchmark: parsing throughput of both backends on Multi30k English, in one run.
+
+1. stanza, the same model and process, over the same sentences:
+   batched (length-sorted token-budget batches through ``bulk_process``) versus one
+   ``Pipeline`` call a sentence (the baseline). Target: batched >= 5x on CPU.
+2. UDPipe: 1 worker (in process) versus 2 worker processes (spawned, each loading
+   the model; their start-up is inside the timing).
+
+Words/s count the syntactic words written. No stanza model can be downloaded here,
+so unless ``--stanza-model`` is given, a small English stanza model is trained once
+with ``synprep train-parser --backend stanza --size small`` on UD English-EWT dev
+(test as dev) and cached; it is far smaller than stanza's released models, so the
+absolute stanza figures are not those of a released model, but batched and
+unbatched run the very same model. ::
+
+    python bench/parse.py                      # 3000 sentences for stanza, all 29k for UDPipe
+    python bench/parse.py --sentences 1000 --udpipe-sentences 5000
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import sys
+import time
+from itertools import islice
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
+
+
+def load(path: Path, n: int | None) -> list[tuple[str, str]]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        lines = [line.rstrip("\n") for line in islice(f, n)]
+    return [(f"train-{i + 1}", t) for i, t in enumerate(lines)]
+
+
+def words_of(results) -> int:
+    n = 0
+    for r in results:
+        if r.conllu:
+            n += sum(1 for line in r.conllu.split("\n") if line and line.split("\t", 1)[0].isdigit())
+    return n
+
+
+def timed(fn, items):
+    t0 = time.perf_counter()
+    res = list(fn(items))
+    secs = time.perf_counter() - t0
+    assert [r.id for r in res] == [i for i, _ in items], "order or ids changed"
+    return res, secs
+
+
+def stanza_model(args) -> str:
+    if args.stanza_model:
+        return args.stanza_model
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "synprep" / "bench" / "stanza-en-small"
+    if not (cache / "depparse.pt").exists():
+        from synprep.parsers.stanza_train import train_stanza
+
+        print(f"training a small English stanza model into {cache} (once) ...", file=sys.stderr)
+        r = train_stanza(DATA / "ud" / "en_ewt-ud-dev.conllu", DATA / "ud" / "en_ewt-ud-test.conllu", cache,
+                         lang="en", size="small")
+        print(f"  trained in {r.seconds:.0f} s", file=sys.stderr)
+    return str(cache)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", default=str(DATA / "multi30k" / "train.en.gz"))
+    ap.add_argument("--sentences", type=int, default=3000, help="sentences for the stanza comparison")
+    ap.add_argument("--udpipe-sentences", type=int, default=0, help="sentences for UDPipe (0 = all)")
+    ap.add_argument("--stanza-model", default=None, help="a stanza model folder (default: train a small one, cached)")
+    ap.add_argument("--udpipe-model", default=str(REPO / "resources" / "udpipe" / "en.udpipe"))
+    ap.add_argument("--batch-tokens", type=int, default=3000)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads for stanza on CPU (both modes)")
+    ap.add_argument("--skip-stanza", action="store_true")
+    ap.add_argument("--skip-udpipe", action="store_true")
+    args = ap.parse_args()
+    if not Path(args.corpus).exists():
+        print(f"{args.corpus} is absent: the shared Multi30k data is needed", file=sys.stderr)
+        return 2
+
+    from synprep import registry
+
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
+    if not args.skip_stanza:
+        import torch
+
+        items = load(Path(args.corpus), args.sentences)
+        model = stanza_model(args)
+        p = registry.get("parser", "stanza")(model=model, lang="en", device="auto",
+                                             batch_tokens=args.batch_tokens, threads=args.threads)
+        print(f"stanza: {p.describe()} (torch {torch.__version__}, {torch.get_num_threads()} thread(s))")
+        warm = items[:64]
+        list(p.parse(warm))
+        list(p.parse_unbatched(warm))
+        res_b, sec_b = timed(p.parse, items)
+        res_u, sec_u = timed(p.parse_unbatched, items)
+        wb, wu = words_of(res_b), words_of(res_u)
+        same = sum(a.conllu == b.conllu for a, b in zip(res_b, res_u))
+        print(f"stanza, {len(items)} sentences of {args.corpus}:")
+        print(f"  one sentence a call : {sec_u:8.1f} s  {wu / sec_u:8.0f} words/s  ({len(items) / sec_u:.0f} sentences/s)")
+        print(f"  batched ({args.batch_tokens} tokens) : {sec_b:8.1f} s  {wb / sec_b:8.0f} words/s  ({len(items) / sec_b:.0f} sentences/s)")
+        print(f"  speed-up batched / one a call: {sec_u / sec_b:.1f}x   (identical trees: {same}/{len(items)})")
+        p.close()
+
+    if not args.skip_udpipe:
+        items = load(Path(args.corpus), args.udpipe_sentences or None)
+        print(f"udpipe, {len(items)} sentences of {args.corpus}, model {args.udpipe_model}:")
+        out = {}
+        for workers in (1, 2):
+            p = registry.get("parser", "udpipe")(model=args.udpipe_model, workers=workers)
+            res, sec = timed(p.parse, items)
+            p.close()
+            out[workers] = (res, sec)
+            w = words_of(res)
+            how = "in process" if workers == 1 else "processes, start-up included"
+            print(f"  {workers} worker(s) ({how}): {sec:8.1f} s  {w / sec:8.0f} words/s")
+        same = all(a.conllu == b.conllu for a, b in zip(out[1][0], out[2][0]))
+        print(f"  scaling 2 workers / 1: {out[1][1] / out[2][1]:.2f}x  (outputs identical: {same})")
+    print(f"load average at end {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

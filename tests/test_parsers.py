@@ -1,0 +1,572 @@
+"""Parsers: the common interface on both backends, batching, failure paths, CLI, eval.
+
+The UDPipe tests use the demo models shipped in resources/udpipe. The stanza tests
+train a tiny stanza model once per session with stanza's own training entry points
+(synprep.parsers.stanza_train) and then run the real ``stanza.Pipeline`` inference
+path on it, offline.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+
+import pytest
+
+from synprep.cli import main
+from synprep.conllu import read_conllu, read_conllu_string
+from synprep.errors import ConfigError, InputError, SynprepError
+from synprep import registry
+from synprep.parsers.base import ParseResult, Token, Word, check_text, format_tree, reject_code, validate_tree
+from synprep.parsers.evaluate import evaluate
+from synprep.parsers.inputs import read_items
+from synprep.parsers.udpipe_backend import resources_dir
+
+from .conftest import ud_path
+
+EN_MODEL = resources_dir() / "udpipe" / "en.udpipe"
+DE_MODEL = resources_dir() / "udpipe" / "de.udpipe"
+
+ITEMS = [
+    ("s1", "The cat sat on the mat."),
+    ("s2", ""),
+    ("s3", "She gave him a book, and he read it quickly."),
+    ("s4", "   "),
+    ("s5", "Dogs bark."),
+]
+
+
+def _check_results(items, results, rejected_ids=()):
+    """Every item once, in order, with its id; trees valid with the right comments."""
+    assert [r.id for r in results] == [i for i, _ in items]
+    for (item_id, text), r in zip(items, results):
+        assert (r.conllu is None) != (r.reject is None)
+        if item_id in rejected_ids:
+            assert r.reject is not None, item_id
+            continue
+        assert r.reject is None, (item_id, r.reject)
+        (sent,) = read_conllu_string(r.conllu)
+        assert sent.sent_id == item_id
+        assert sent.text == text.strip()
+        # the words' surface forms, glued, are the text without spaces
+        surface = "".join(t for t in _tokens(sent))
+        assert surface == "".join(text.split())
+
+
+def _tokens(sent):
+    """Surface tokens of a read sentence (multiword tokens once)."""
+    out, i = [], 0
+    mw = {a: (b, f) for a, b, f, _m in sent.mwts}
+    while i < len(sent):
+        if i in mw:
+            out.append(mw[i][1])
+            i = mw[i][0] + 1
+        else:
+            out.append(sent.forms[i])
+            i += 1
+    return out
+
+
+# -- base ---------------------------------------------------------------------------
+
+
+def test_format_tree_writes_multiword_tokens_and_space_after():
+    toks = [
+        Token("Er", [Word("Er", "er", "PRON", head=2, deprel="nsubj")], True),
+        Token("geht", [Word("geht", "gehen", "VERB", head=0, deprel="root")], True),
+        Token("zum", [Word("zu", "zu", "ADP", head=5, deprel="case"), Word("dem", "der", "DET", head=5, deprel="det")], True),
+        Token("Zug", [Word("Zug", "Zug", "NOUN", head=2, deprel="obl")], False),
+        Token(".", [Word(".", ".", "PUNCT", head=2, deprel="punct")], False),
+    ]
+    text = "Er geht zum Zug."
+    out = format_tree("p 7", text, toks)
+    (s,) = read_conllu_string(out)
+    assert s.sent_id == "p_7"  # whitespace cannot survive in a comment value
+    assert s.text == text
+    assert s.forms == ["Er", "geht", "zu", "dem", "Zug", "."]
+    assert s.mwts == [(2, 3, "zum", "_")]
+    assert s.space_after() == [True, True, False, True, False, True]
+    assert "5\tZug\tZug\tNOUN\t_\t_\t2\tobl\t_\tSpaceAfter=No" in out
+    assert out.endswith("\n\n")
+
+
+def test_validate_tree_and_reject_codes():
+    good = format_tree("a", "x y", [Token("x", [Word("x", head=0, deprel="root")]), Token("y", [Word("y", head=1, deprel="dep")])])
+    assert validate_tree("a", good) is None
+    cyclic = format_tree("a", "x y", [Token("x", [Word("x", head=2, deprel="dep")]), Token("y", [Word("y", head=1, deprel="dep")])])
+    reason = validate_tree("a", cyclic)
+    assert reject_code(reason) == "invalid-tree" and "root" in reason
+    assert reject_code(check_text("  ", None)) == "empty"
+    assert reject_code(check_text("a b c", 2)) == "too-long"
+    assert check_text("a b", 2) is None
+
+
+def test_registry_knows_both_backends():
+    assert {"stanza", "udpipe"} <= set(registry.names("parser"))
+    with pytest.raises(ConfigError, match="known: .*stanza.*udpipe"):
+        registry.get("parser", "spacy")
+
+
+# -- inputs -------------------------------------------------------------------------
+
+
+def test_read_items_lines_tsv_gz(tmp_path):
+    p = tmp_path / "a.txt"
+    p.write_bytes(b"one two\n\nthree\r\n")
+    assert list(read_items(p)) == [("1", "one two"), ("2", ""), ("3", "three")]
+    assert list(read_items(p, id_prefix="c-"))[0] == ("c-1", "one two")
+    t = tmp_path / "a.tsv.gz"
+    t.write_bytes(gzip.compress(b"x1\tHello there\ty\nx2\t\n"))
+    assert list(read_items(t)) == [("x1", "Hello there\ty"), ("x2", "")]
+
+
+def test_read_items_errors_name_file_and_line(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        list(read_items(tmp_path / "missing.txt"))
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine\nnot \xff utf8\n")
+    with pytest.raises(InputError, match=r"bad.txt:2: .*UTF-8"):
+        list(read_items(bad))
+    tsv = tmp_path / "b.tsv"
+    tsv.write_text("a\tok\nno tab here\n")
+    with pytest.raises(InputError, match=r"b.tsv:2: no tab"):
+        list(read_items(tsv))
+    tsv.write_text("a\tok\na\tagain\n")
+    with pytest.raises(InputError, match=r"b.tsv:2: id 'a' was used before"):
+        list(read_items(tsv))
+
+
+# -- udpipe -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def udpipe_en():
+    p = registry.get("parser", "udpipe")(model=str(EN_MODEL), lang="en")
+    yield p
+    p.close()
+
+
+def test_udpipe_raw_text_keeps_order_ids_and_rejects(udpipe_en):
+    res = list(udpipe_en.parse(ITEMS))
+    _check_results(ITEMS, res, rejected_ids={"s2", "s4"})
+    assert reject_code(res[1].reject) == "empty"
+    (s1,) = read_conllu_string(res[0].conllu)
+    # the tokenizer split "mat." and marked that no space followed "mat"
+    assert s1.forms[-2:] == ["mat", "."]
+    assert s1.space_after()[-2] is False
+    assert sum(1 for h in s1.heads if h == -1) == 1
+
+
+def test_udpipe_pretokenized_uses_the_given_tokens(tmp_path):
+    p = registry.get("parser", "udpipe")(model=str(EN_MODEL), pretokenized=True, max_words=5)
+    items = [("a", "New York 's mayor ."), ("b", "one two three four five six")]
+    res = list(p.parse(items))
+    (s,) = read_conllu_string(res[0].conllu)
+    assert s.forms == ["New", "York", "'s", "mayor", "."]
+    assert all(s.space_after())
+    assert reject_code(res[1].reject) == "too-long"
+
+
+@pytest.mark.slow
+def test_udpipe_german_demo_model_parses():
+    p = registry.get("parser", "udpipe")(lang="de")  # the demo model from resources/
+    items = [("d1", "Der Hund schläft im Garten."), ("d2", "Wir fahren morgen nach Berlin.")]
+    _check_results(items, list(p.parse(items)))
+
+
+def test_udpipe_a_failing_sentence_is_rejected_not_lost(udpipe_en, monkeypatch):
+    real = udpipe_en._parse_one
+
+    def flaky(udpipe, tok, item_id, text):
+        if item_id == "s3":
+            raise RuntimeError("binding exploded")
+        return real(udpipe, tok, item_id, text)
+
+    monkeypatch.setattr(udpipe_en, "_parse_one", flaky)
+    res = list(udpipe_en.parse(ITEMS))
+    _check_results(ITEMS, res, rejected_ids={"s2", "s3", "s4"})
+    assert res[2].reject == "parse-error: RuntimeError: binding exploded"
+
+
+def test_udpipe_missing_or_broken_model_says_how_to_get_one(tmp_path):
+    missing = tmp_path / "models" / "en.udpipe"
+    with pytest.raises(SynprepError) as e:
+        registry.get("parser", "udpipe")(model=str(missing), lang="en")
+    msg = str(e.value)
+    assert str(missing) in msg and "curl" in msg and "english-ewt" in msg and "synprep train-parser" in msg
+    junk = tmp_path / "junk.udpipe"
+    junk.write_bytes(b"\x00not a model" * 10)
+    with pytest.raises(SynprepError, match="cannot be loaded"):
+        registry.get("parser", "udpipe")(model=str(junk))
+    with pytest.raises(ConfigError, match="unknown option"):
+        registry.get("parser", "udpipe")(model=str(EN_MODEL), colour="red")
+    with pytest.raises(ConfigError, match="CPU only"):
+        registry.get("parser", "udpipe")(model=str(EN_MODEL), device="cuda")
+
+
+@pytest.mark.slow
+def test_udpipe_two_worker_processes_give_the_same_output(udpipe_en):
+    items = [(f"i{k}", t) for k, (_i, t) in enumerate(ITEMS * 12)]
+    one = list(udpipe_en.parse(items))
+    p2 = registry.get("parser", "udpipe")(model=str(EN_MODEL), workers=2, chunk_size=7)
+    try:
+        two = list(p2.parse(items))
+    finally:
+        p2.close()
+    assert two == one
+    _check_results(items, two, rejected_ids={i for i, t in items if not t.strip()})
+
+
+# -- worker pool --------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_pool_survives_a_worker_crash_and_keeps_order(caplog):
+    from synprep.parsers.pool import OrderedPool
+
+    items = [(f"k{i}", f"w{i} x y") for i in range(20)]
+    items[7] = ("k7", "this will CRASH")
+    pool = OrderedPool("tests.parser_helpers:EchoParser", {}, 2, chunk_size=3,
+                       per_worker=[{"tag": "dev0"}, {"tag": "dev1"}])
+    with caplog.at_level(logging.WARNING, logger="synprep.parsers"):
+        try:
+            res = list(pool.parse(items))
+        finally:
+            pool.close()
+    assert [r.id for r in res] == [i for i, _ in items]
+    assert reject_code(res[7].reject) == "worker-crash"
+    assert all(r.conllu for k, r in enumerate(res) if k != 7)
+    assert pool.restarts >= 1 and "died" in caplog.text
+    # each worker got its own options (here: a tag standing in for a CUDA device)
+    tags = {next(read_conllu_string(r.conllu)).text.split()[-1] for r in res if r.conllu}
+    assert tags <= {"dev0", "dev1"} and tags
+
+
+@pytest.mark.slow
+def test_pool_reports_a_model_that_cannot_load():
+    from synprep.parsers.pool import OrderedPool
+
+    pool = OrderedPool("tests.parser_helpers:BrokenInit", {}, 1)
+    try:
+        with pytest.raises(SynprepError, match="get-model /nowhere"):
+            list(pool.parse([("a", "b")]))
+    finally:
+        pool.close()
+
+
+# -- stanza -------------------------------------------------------------------------
+
+
+def test_stanza_missing_model_names_path_and_download_command(tmp_path):
+    StanzaParser = registry.get("parser", "stanza")
+    with pytest.raises(SynprepError) as e:
+        StanzaParser(model=str(tmp_path / "nope"), lang="de")
+    msg = str(e.value)
+    assert str(tmp_path / "nope") in msg
+    assert f"stanza.download('de', model_dir='{tmp_path / 'nope'}'" in msg
+    (tmp_path / "flat").mkdir()
+    (tmp_path / "flat" / "depparse.pt").write_bytes(b"")
+    with pytest.raises(SynprepError, match="lacks pos.pt, lemma.pt, pretrain.pt, tokenize.pt"):
+        StanzaParser(model=str(tmp_path / "flat"), lang="en")
+    (tmp_path / "res").mkdir()
+    (tmp_path / "res" / "resources.json").write_text("{}")
+    with pytest.raises(SynprepError, match="no stanza models for language 'en'"):
+        StanzaParser(model=str(tmp_path / "res"), lang="en")
+
+
+@pytest.fixture(scope="session")
+def tiny_stanza(tmp_path_factory):
+    from synprep.parsers.stanza_train import train_stanza
+
+    out = tmp_path_factory.mktemp("stanza") / "en"
+    train_stanza(ud_path("en_ewt-ud-dev.conllu"), ud_path("en_ewt-ud-test.conllu"), out, lang="en", size="tiny")
+    return out
+
+
+@pytest.fixture
+def stanza_en(tiny_stanza):
+    p = registry.get("parser", "stanza")(model=str(tiny_stanza), lang="en", device="auto", batch_tokens=24, threads=1)
+    yield p
+    p.close()
+
+
+@pytest.mark.slow
+def test_stanza_trained_model_files(tiny_stanza):
+    names = {p.name for p in tiny_stanza.iterdir()}
+    assert {"tokenize.pt", "pos.pt", "lemma.pt", "depparse.pt", "pretrain.pt"} <= names
+
+
+@pytest.mark.slow
+def test_stanza_batches_keep_order_and_match_one_at_a_time(stanza_en):
+    import torch
+
+    assert "device=cuda" in stanza_en.describe() if torch.cuda.is_available() else "device=cpu" in stanza_en.describe()
+    items = ITEMS + [("s6", "A very long sentence with many many words in it to make its own batch here ."),
+                     ("s7", "Short one ."), ("s8", "I saw her.")]
+    batched = list(stanza_en.parse(items))
+    _check_results(items, batched, rejected_ids={"s2", "s4"})
+    # several batches were formed: the budget of 24 padded tokens cannot hold them all
+    lengths = [len(t.split()) for _i, t in items if t.strip()]
+    assert len(list(stanza_en._batches(sorted(range(len(lengths)), key=lengths.__getitem__), lengths))) >= 3
+    single = list(stanza_en.parse_unbatched(items))
+    assert [r.id for r in single] == [r.id for r in batched]
+    assert [r.conllu for r in single] == [r.conllu for r in batched]
+
+
+@pytest.mark.slow
+def test_stanza_pretokenized_keeps_tokens(tiny_stanza):
+    p = registry.get("parser", "stanza")(model=str(tiny_stanza), lang="en", pretokenized=True, threads=1)
+    try:
+        res = list(p.parse([("a", "Do n't stop , please"), ("b", "")]))
+    finally:
+        p.close()
+    (s,) = read_conllu_string(res[0].conllu)
+    assert s.forms == ["Do", "n't", "stop", ",", "please"] and not s.mwts
+    assert reject_code(res[1].reject) == "empty"
+
+
+@pytest.mark.slow
+def test_stanza_out_of_memory_halves_the_batch_and_retries(stanza_en, monkeypatch, caplog):
+    import torch
+
+    nlp = stanza_en._nlp
+    real = nlp.bulk_process
+    calls = []
+
+    def oom_once(docs, *a, **kw):
+        calls.append(len(docs))
+        if len(calls) == 1:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real(docs, *a, **kw)
+
+    monkeypatch.setattr(nlp, "bulk_process", oom_once)
+    stanza_en.batch_tokens = 1000  # one batch for all
+    items = [(f"o{i}", t) for i, t in enumerate(["The dog runs .", "Cats sleep a lot .", "Birds fly .", "It is cold ."])]
+    with caplog.at_level(logging.WARNING, logger="synprep.parsers"):
+        res = list(stanza_en.parse(items))
+    _check_results(items, res)
+    assert calls[0] == 4 and calls[1:] == [2, 2]
+    assert stanza_en.oom_halvings == 1 and stanza_en.batch_tokens < 1000
+    assert "out of memory" in caplog.text and "halving the batch" in caplog.text
+
+
+@pytest.mark.slow
+def test_stanza_a_sentence_that_always_fails_is_rejected(stanza_en, monkeypatch):
+    import torch
+
+    nlp = stanza_en._nlp
+    real = nlp.bulk_process
+
+    def picky(docs, *a, **kw):
+        if any("BOOM" in d.text for d in docs):
+            raise ValueError("cannot handle BOOM")
+        return real(docs, *a, **kw)
+
+    monkeypatch.setattr(nlp, "bulk_process", picky)
+    items = [("a", "The dog runs ."), ("b", "BOOM goes the dynamite ."), ("c", "Cats sleep .")]
+    res = list(stanza_en.parse(items))
+    _check_results(items, res, rejected_ids={"b"})
+    assert res[1].reject == "parse-error: ValueError: cannot handle BOOM"
+
+    # alone and out of memory: a reject, not a crash
+    def oom(docs, *a, **kw):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+
+    monkeypatch.setattr(nlp, "bulk_process", oom)
+    res = list(stanza_en.parse([("x", "Too big .")]))
+    assert reject_code(res[0].reject) == "out-of-memory"
+
+
+@pytest.mark.slow  # imports torch
+def test_stanza_device_must_exist():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    from synprep.parsers.stanza_backend import resolve_device
+
+    assert resolve_device("auto") == "cpu"
+    with pytest.raises(ConfigError, match="no CUDA device"):
+        resolve_device("cuda:0")
+    with pytest.raises(ConfigError, match="unknown device"):
+        resolve_device("tpu")
+
+
+# -- CLI ----------------------------------------------------------------------------
+
+
+def test_cli_parse_writes_conllu_in_order_and_rejects(tmp_path, capsys):
+    src = tmp_path / "in.tsv"
+    src.write_text("p1\tThe cat sat.\np2\t\np3\tDogs bark loudly.\n")
+    out, rej = tmp_path / "out.conllu.gz", tmp_path / "rej.tsv"
+    assert main(["parse", str(src), "-o", str(out), "--rejects", str(rej), "--model", str(EN_MODEL), "--no-progress", "-q"]) == 0
+    sents = list(read_conllu(str(out)))
+    assert [s.sent_id for s in sents] == ["p1", "p3"]
+    assert rej.read_text().split("\t")[:3] == ["p2", "parse", "empty"]
+    assert "rejected 1: empty 1" in capsys.readouterr().err
+
+
+def test_cli_parse_unreadable_input_and_bad_options(tmp_path, capsys):
+    assert main(["parse", str(tmp_path / "none.txt"), "--model", str(EN_MODEL), "-q"]) == 2
+    assert "none.txt: no such file" in capsys.readouterr().err
+    assert main(["parse", str(tmp_path), "--model", str(EN_MODEL), "-q"]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    f = tmp_path / "x.txt"
+    f.write_text("a b\n")
+    assert main(["parse", str(f), "--model", str(tmp_path / "nomodel.udpipe"), "-q"]) == 2
+    assert "nomodel.udpipe not found" in capsys.readouterr().err
+    assert main(["parse", str(f), "--backend", "udpipe", "--device", "cuda", "-q"]) == 2
+    assert "needs --backend stanza" in capsys.readouterr().err
+    assert main(["parse", str(f), "--backend", "nope", "-q"]) == 2
+    assert "unknown parser 'nope'" in capsys.readouterr().err
+
+
+# -- eval-parse ---------------------------------------------------------------------
+
+GOLD = """# sent_id = g1
+# text = The cat sat.
+1\tThe\tthe\tDET\t_\t_\t2\tdet\t_\t_
+2\tcat\tcat\tNOUN\t_\t_\t3\tnsubj\t_\t_
+3\tsat\tsit\tVERB\t_\t_\t0\troot\t_\tSpaceAfter=No
+4\t.\t.\tPUNCT\t_\t_\t3\tpunct\t_\t_
+
+# sent_id = g2
+# text = Im Haus.
+1-2\tIm\t_\t_\t_\t_\t_\t_\t_\t_
+1\tIn\tin\tADP\t_\t_\t3\tcase\t_\t_
+2\tdem\tder\tDET\t_\t_\t3\tdet\t_\t_
+3\tHaus\tHaus\tNOUN\t_\t_\t0\troot\t_\tSpaceAfter=No
+4\t.\t.\tPUNCT\t_\t_\t3\tpunct\t_\t_
+
+"""
+
+
+def _pred(tmp_path, text, name="pred.conllu"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_eval_strict_counts_heads_labels_and_punct(tmp_path):
+    gold = _pred(tmp_path, GOLD, "gold.conllu")
+    assert evaluate(gold, gold).all.LAS == 100.0
+    # g1: "The" gets the wrong head; "cat" the right head and a wrong label (nsubj:pass keeps nsubj);
+    # g2: "." the wrong label
+    pred = GOLD.replace("1\tThe\tthe\tDET\t_\t_\t2\tdet", "1\tThe\tthe\tDET\t_\t_\t3\tdet")
+    pred = pred.replace("2\tcat\tcat\tNOUN\t_\t_\t3\tnsubj", "2\tcat\tcat\tNOUN\t_\t_\t3\tobj")
+    head, tail = pred.rsplit("\tpunct\t", 1)
+    pred = head + "\tdep\t" + tail
+    r = evaluate(_pred(tmp_path, pred), gold)
+    assert (r.all.gold, r.all.uas, r.all.las) == (8, 7, 5)
+    assert (r.nopunct.gold, r.nopunct.uas, r.nopunct.las) == (6, 5, 4)
+    assert r.all.UAS == pytest.approx(87.5) and r.all.LAS == pytest.approx(62.5)
+    per = r.as_dict()["per_label"]
+    assert per["nsubj"] == {"gold": 1, "pred": 0, "correct": 0, "precision": 0.0, "recall": 0.0, "f1": 0.0}
+    assert per["obj"]["pred"] == 1 and per["punct"]["recall"] == 50.0
+    sub = GOLD.replace("\tnsubj\t", "\tnsubj:pass\t")
+    assert evaluate(_pred(tmp_path, sub, "sub.conllu"), gold).all.LAS == 100.0
+    assert evaluate(_pred(tmp_path, sub, "sub.conllu"), gold, full_labels=True).all.LAS == pytest.approx(87.5)
+
+
+def test_eval_strict_refuses_other_words_with_a_clear_error(tmp_path, capsys):
+    gold = _pred(tmp_path, GOLD, "gold.conllu")
+    other = _pred(tmp_path, GOLD.replace("\tcat\tcat\t", "\tdog\tdog\t"))
+    with pytest.raises(InputError, match=r"pred.conllu:4: word 2 of sentence 1 is 'dog' but the gold word at .*gold.conllu:4 is 'cat'"):
+        evaluate(other, gold)
+    one = _pred(tmp_path, GOLD.split("\n\n")[0] + "\n\n", "one.conllu")
+    assert main(["eval-parse", str(one), str(gold)]) == 2
+    assert "has 1 sentences but" in capsys.readouterr().err
+
+
+def test_eval_chars_aligns_a_different_tokenization(tmp_path):
+    gold = _pred(tmp_path, GOLD, "gold.conllu")
+    # the prediction did not split "sat." and did not expand "Im"
+    pred = """# sent_id = g1
+1\tThe\tthe\tDET\t_\t_\t2\tdet\t_\t_
+2\tcat\tcat\tNOUN\t_\t_\t3\tnsubj\t_\t_
+3\tsat.\tsit\tVERB\t_\t_\t0\troot\t_\t_
+
+# sent_id = g2
+1\tIm\tin\tADP\t_\t_\t2\tcase\t_\t_
+2\tHaus\tHaus\tNOUN\t_\t_\t0\troot\t_\tSpaceAfter=No
+3\t.\t.\tPUNCT\t_\t_\t2\tpunct\t_\t_
+
+"""
+    p = _pred(tmp_path, pred)
+    with pytest.raises(InputError, match="--align chars"):
+        evaluate(p, gold)
+    r = evaluate(p, gold, align="chars")
+    # aligned: The, cat (g1); Haus, . (g2). "cat" hangs off "sat." which aligns with no gold
+    # word, so its head is wrong; the other three are right, labels too
+    assert (r.all.gold, r.all.pred, r.all.aligned, r.all.uas, r.all.las) == (8, 6, 4, 3, 3)
+    assert r.all.UAS == pytest.approx(100 * 2 * (3 / 6) * (3 / 8) / (3 / 6 + 3 / 8))
+    assert r.all.words_f1 == pytest.approx(100 * 2 * (4 / 6) * (4 / 8) / (4 / 6 + 4 / 8))
+
+
+def test_eval_by_id_counts_a_missing_sentence_as_wrong(tmp_path, capsys):
+    gold = _pred(tmp_path, GOLD, "gold.conllu")
+    only2 = _pred(tmp_path, "\n\n".join(GOLD.split("\n\n")[1:]))
+    r = evaluate(only2, gold, by_id=True)
+    assert r.missing == 1 and r.all.gold == 8 and r.all.UAS == 50.0
+    assert main(["eval-parse", str(only2), str(gold), "--by-id", "--json"]) == 0
+    assert '"missing_sentences": 1' in capsys.readouterr().out
+
+
+# -- training and the real data -----------------------------------------------------
+
+
+@pytest.mark.slow
+def test_train_parser_builds_a_udpipe_model_that_parses(tmp_path, capsys):
+    train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
+    from synprep.conllu import format_conllu
+
+    sents = list(read_conllu(str(ud_path("en_ewt-ud-dev.conllu"))))
+    train.write_text("".join(format_conllu(s) for s in sents[:80]))
+    dev.write_text("".join(format_conllu(s) for s in sents[80:100]))
+    model = tmp_path / "m" / "en.udpipe"
+    cheap_tagger = "iterations=1;guesser_suffix_rules=1;guesser_enrich_dictionary=1"
+    cheap_parser = "iterations=1;hidden_layer=16;structured_interval=0"
+    rc = main(["train-parser", str(train), "--heldout", str(dev), "-o", str(model),
+               "--tokenizer", "epochs=1;dimension=16;segment_size=20", "--tagger", cheap_tagger, "--parser", cheap_parser])
+    assert rc == 0 and model.stat().st_size > 0
+    assert "from 80 training and 20 heldout sentences" in capsys.readouterr().err
+    p = registry.get("parser", "udpipe")(model=str(model))
+    _check_results(ITEMS, list(p.parse(ITEMS)), rejected_ids={"s2", "s4"})
+    # no tokenizer: pretokenized input only
+    notok = tmp_path / "notok.udpipe"
+    assert main(["train-parser", str(train), "-o", str(notok), "--tokenizer", "none", "--tagger", "none",
+                 "--parser", cheap_parser]) == 0
+    with pytest.raises(ConfigError, match="has no tokenizer"):
+        registry.get("parser", "udpipe")(model=str(notok))
+    res = list(registry.get("parser", "udpipe")(model=str(notok), pretokenized=True).parse([("a", "I run .")]))
+    assert next(read_conllu_string(res[0].conllu)).forms == ["I", "run", "."]
+    noparse = tmp_path / "noparse.udpipe"
+    assert main(["train-parser", str(train), "-o", str(noparse), "--tokenizer", "none", "--tagger", cheap_tagger,
+                 "--parser", "none"]) == 0
+    with pytest.raises(ConfigError, match="has no parser"):
+        registry.get("parser", "udpipe")(model=str(noparse), pretokenized=True)
+    assert main(["train-parser", str(train), "-o", str(tmp_path / "c.udpipe"), "--parser", "iterations"]) == 2
+    assert "has no value" in capsys.readouterr().err
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tx\tx\tX\t_\t_\t0\troot\t_\t_\n2\ty\n\n")
+    assert main(["train-parser", str(bad), "-o", str(tmp_path / "b.udpipe")]) == 2
+    assert "bad.conllu:2: found 2 tab-separated columns" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_udpipe_demo_model_on_pud_gold_words(tmp_path):
+    """The shipped English model on the first 100 PUD sentences, gold words in."""
+    gold = ud_path("en_pud-ud-test.conllu")
+    sents = [s for _, s in zip(range(100), read_conllu(str(gold)))]
+    g = tmp_path / "gold.conllu"
+    from synprep.conllu import format_conllu
+
+    g.write_text("".join(format_conllu(s) for s in sents))
+    p = registry.get("parser", "udpipe")(model=str(EN_MODEL), pretokenized=True)
+    out = tmp_path / "pred.conllu"
+    res = list(p.parse((s.sent_id, " ".join(s.forms)) for s in sents))
+    assert [r.id for r in res] == [s.sent_id for s in sents]
+    out.write_text("".join(r.conllu for r in res))
+    r = evaluate(out, g)
+    # far better than chance: attaching every word to its neighbour gets about a third
+    assert r.all.gold == sum(len(s) for s in sents) and r.all.UAS > 55
