@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .decode import TargetVocab, beam_search, detokenize, tree_conllu
+from .decode import TargetVocab, beam_search, detokenize, one_line, tree_conllu
 from .errors import InputError
 
 __all__ = [
@@ -119,7 +119,7 @@ def translate_dataset(
         for pos, (j, h) in enumerate(zip(b, hyps)):
             out[j] = Translation(
                 id=batch.ids[pos],
-                text=detokenize(h.words, lang),
+                text=one_line(detokenize(h.words, lang)),
                 words=h.words,
                 tokens=h.tokens,
                 score=h.score,

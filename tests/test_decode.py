@@ -189,3 +189,7 @@ def test_words_detokenize_and_conllu():
 
     (s,) = list(read_conllu_string(block, "pred"))
     assert s.heads == [1, -1]
+    # generated pieces can spell tabs and line breaks: outputs stay one line / 10 columns
+    block = tree_conllu(["a\tb", "\n"], [-1, 0], ["root", "dep"], text="a\tb\n")
+    (s,) = list(read_conllu_string(block, "pred"))
+    assert s.forms == ["a b", "_"] and s.text == "a b"

@@ -1,0 +1,239 @@
+"""Tests of synprep.train, synprep.evaluate and the train/translate/evaluate commands:
+the schedule, strict run configs, checkpoints that restore the architecture, exact
+resume, the metrics log, scoring, and the CLI end to end on PUD shards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from synprep.cli import main
+from synprep.errors import ConfigError
+from synprep.evaluate import score
+from synprep.train import RunConfig, inverse_sqrt, load_config, load_model, train
+
+UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="module")
+def pud(tmp_path_factory):
+    """Train (120 pairs) and valid (24 pairs) datasets of the en-de PUD treebanks."""
+    from synprep.conllu import format_conllu, read_conllu
+    from synprep.shards import ShardConfig, build_dataset
+
+    en, de = UD / "en_pud-ud-test.conllu", UD / "de_pud-ud-test.conllu"
+    if not en.exists() or not de.exists():
+        pytest.skip(f"{UD} lacks the PUD treebanks: the shared UD data is needed for this test")
+    d = tmp_path_factory.mktemp("pud")
+    # English sentences without multiword tokens: their surface words (the shards') are
+    # the syntactic words induce-eval scores against
+    pairs = [(a, b) for a, b in zip(read_conllu(en), read_conllu(de)) if not a.mwts]
+    for name, sl in (("train", slice(0, 120)), ("valid", slice(120, 144))):
+        (d / f"{name}.en.conllu").write_text("".join(format_conllu(a) for a, _ in pairs[sl]), encoding="utf-8")
+        (d / f"{name}.de.conllu").write_text("".join(format_conllu(b) for _, b in pairs[sl]), encoding="utf-8")
+    build_dataset(d / "train", src=str(d / "train.en.conllu"), tgt=str(d / "train.de.conllu"), cfg=ShardConfig(vocab_size=600, projectivity="lift"))
+    build_dataset(d / "valid", src=str(d / "valid.en.conllu"), tgt=str(d / "valid.de.conllu"), cfg=ShardConfig(projectivity="lift"), vocab_from=d / "train")
+    return d
+
+
+def run_cfg(pud: Path, out: Path, variant: str = "vanilla", **train) -> RunConfig:
+    t = dict(
+        train=str(pud / "train"),
+        valid=str(pud / "valid"),
+        out=str(out),
+        max_tokens=600,
+        warmup=4,
+        lr=1e-3,
+        valid_every=3,
+        log_every=1,
+        progress=False,
+    )
+    t.update(train)
+    return RunConfig.from_dict({"preset": "tiny", "model": {"variant": variant, "dropout": 0.1}, "train": t})
+
+
+# --------------------------------------------------------------------------- config and schedule
+
+
+def test_inverse_sqrt_schedule():
+    assert inverse_sqrt(0, 1e-3, 4000, 1e-7) == pytest.approx(1e-7)
+    assert inverse_sqrt(2000, 1e-3, 4000, 1e-7) == pytest.approx(1e-7 + (1e-3 - 1e-7) / 2)
+    assert inverse_sqrt(4000, 1e-3, 4000, 1e-7) == pytest.approx(1e-3)
+    assert inverse_sqrt(16000, 1e-3, 4000, 1e-7) == pytest.approx(5e-4)
+
+
+def test_run_config_is_strict_and_applies_presets(tmp_path):
+    cfg = RunConfig.from_dict({"preset": "tree-medium", "model": {"variant": "parent", "n_heads": 4}})
+    assert (cfg.model.d_model, cfg.model.n_heads, cfg.model.enc_layers) == (256, 4, 4)
+    with pytest.raises(ConfigError, match="unknown key 'lr_max'"):
+        RunConfig.from_dict({"train": {"lr_max": 1.0}})
+    with pytest.raises(ConfigError, match="preset = 'large'"):
+        RunConfig.from_dict({"preset": "large"})
+    with pytest.raises(ConfigError, match="betas"):
+        RunConfig.from_dict({"train": {"betas": [0.9]}})
+    f = tmp_path / "run.yaml"
+    f.write_text("preset: small\nmodel:\n  variant: pascal\n  pascal: {heads: 1}\ntrain:\n  lr: 5e-4\n", encoding="utf-8")
+    cfg = load_config(f, ["train.warmup=100", "model.parent.layers=[1, 2]"])
+    assert cfg.train.lr == 5e-4 and cfg.train.warmup == 100 and cfg.model.parent.layers == [1, 2]
+    assert cfg.model.pascal.heads == 1 and cfg.model.d_model == 256
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        load_config(None, ["train.lr"])
+
+
+# --------------------------------------------------------------------------- training runs
+
+
+def _params(path: Path) -> dict:
+    return torch.load(path, map_location="cpu", weights_only=False)["model"]
+
+
+@pytest.mark.parametrize("variant", ["vanilla", pytest.param("parent", marks=pytest.mark.slow)])
+def test_resume_is_exact(pud, tmp_path, variant):
+    """3 updates, stop, resume to 7 == 7 updates straight (dropout and sampled prefixes
+    draw random numbers; the batch order crosses an epoch boundary)."""
+    kw = dict(max_tokens=2500)  # 5 batches an epoch
+    straight = train(run_cfg(pud, tmp_path / "a", variant, max_steps=7, **kw), log=lambda m: None)
+    assert straight["steps"] == 7
+    train(run_cfg(pud, tmp_path / "b", variant, max_steps=3, **kw), log=lambda m: None)
+    resumed = train(run_cfg(pud, tmp_path / "b", variant, max_steps=7, **kw), log=lambda m: None)
+    assert resumed["steps"] == 7 and resumed["epochs"] >= 1
+    a, b = _params(tmp_path / "a" / "checkpoint_last.pt"), _params(tmp_path / "b" / "checkpoint_last.pt")
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    # the metrics log of the resumed run has the same train losses as the straight one
+    la = [r for r in map(json.loads, open(tmp_path / "a" / "metrics.jsonl")) if r["event"] == "train"]
+    lb = [r for r in map(json.loads, open(tmp_path / "b" / "metrics.jsonl")) if r["event"] == "train"]
+    assert [r["loss"] for r in la] == [r["loss"] for r in lb]
+
+
+def test_checkpoint_restores_the_architecture_and_the_run(pud, tmp_path):
+    out = tmp_path / "run"
+    summary = train(run_cfg(pud, out, "gps", max_steps=3), log=lambda m: None)
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["model"]["variant"] == "gps" and cfg["model"]["n_labels"] > 0 and cfg["model"]["src_vocab"] > 0
+    state = torch.load(out / "checkpoint_last.pt", map_location="cpu", weights_only=False)
+    assert {"model", "optimizer", "step", "best_score", "config", "rng", "epoch", "pos"} <= set(state)
+    assert state["step"] == 3 and state["config"] == cfg
+    model, rcfg, _ = load_model(out / "checkpoint_best.pt")
+    assert type(model).__name__ == "GPS" and rcfg.model == RunConfig.from_dict(cfg).model
+    # resuming with another variant keeps the checkpoint's architecture
+    messages = []
+    train(run_cfg(pud, out, "vanilla", max_steps=4), log=messages.append)
+    assert any("model.variant" in m for m in messages)
+    assert json.loads((out / "config.json").read_text())["model"]["variant"] == "gps"
+    recs = [json.loads(line) for line in open(out / "metrics.jsonl")]
+    assert recs[0]["event"] == "start" and recs[0]["parameters"] > 0
+    train_recs = [r for r in recs if r["event"] == "train"]
+    valid_recs = [r for r in recs if r["event"] == "valid"]
+    assert [r["step"] for r in train_recs] == [1, 2, 3, 4]
+    assert {"loss", "lr", "grad_norm", "tokens", "tokens_per_s", "elapsed_s"} <= set(train_recs[0])
+    assert [r["step"] for r in valid_recs] == [3, 4] and all(np.isfinite(r["loss"]) for r in valid_recs)
+    assert summary["best_metric"] == "-loss"
+    with pytest.raises(ConfigError, match="already holds a run"):
+        train(run_cfg(pud, out, "gps", max_steps=5), resume=False)
+
+
+@pytest.mark.slow
+def test_training_lowers_the_loss(pud, tmp_path):
+    s = train(run_cfg(pud, tmp_path / "r", "linearized", max_steps=40, valid_every=20, lr=3e-3, warmup=10, max_tokens=2000), log=lambda m: None)
+    recs = [json.loads(line) for line in open(tmp_path / "r" / "metrics.jsonl")]
+    losses = [r["loss"] for r in recs if r["event"] == "train"]
+    valid = [r["loss"] for r in recs if r["event"] == "valid"]
+    assert np.mean(losses[-5:]) < np.mean(losses[:5]) - 1.0
+    assert valid[-1] < valid[0]
+    assert s["best_step"] == 40
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def test_score_overall_and_by_length():
+    refs = ["a b c", "the cat sat on the mat today , yes indeed ok", " ".join(["w"] * 25)]
+    s = score(refs, refs)
+    assert s["bleu"] == pytest.approx(100.0) and s["chrf++"] == pytest.approx(100.0)
+    assert [b["n"] for b in s["by_length"]] == [1, 1, 1, 0, 0]
+    bad = score(["x y z", "nothing in common here", "q"], refs)
+    assert bad["bleu"] < 5 and bad["by_length"][0]["bleu"] == pytest.approx(0.0)
+    with pytest.raises(ValueError):
+        score(["a"], refs)
+
+
+# --------------------------------------------------------------------------- the commands
+
+
+@pytest.mark.slow
+def test_commands_end_to_end(pud, tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(
+        [
+            "train", "--preset", "tiny", "--variant", "linearized", "--train", str(pud / "train"), "--valid", str(pud / "valid"),
+            "--out", str(out), "--max-steps", "2", "--no-progress", "--set", "train.valid_every=2", "--set", "train.max_tokens=800",
+            "--set", "train.valid_bleu=4", "--set", "train.lang=de",
+        ]
+    )
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["steps"] == 2 and summary["best_metric"] == "bleu"
+    ck = str(out / "checkpoint_best.pt")
+    hyps, trees = tmp_path / "hyps.txt", tmp_path / "trees.conllu"
+    assert main(["translate", "--checkpoint", ck, "--data", str(pud / "valid"), "--beam", "2", "--out", str(hyps), "--trees", str(trees), "--lang", "de"]) == 0
+    assert len(hyps.read_text(encoding="utf-8").splitlines()) == 24
+    from synprep.conllu import read_conllu
+
+    assert len(list(read_conllu(str(trees)))) == 24  # every hypothesis is a valid tree
+    ev = tmp_path / "ev"
+    ref = tmp_path / "ref.txt"
+    ref.write_text("".join(f"Das ist die Referenz Nummer {i} .\n" for i in range(24)), encoding="utf-8")
+    assert main(["evaluate", "--checkpoint", ck, "--data", str(pud / "valid"), "--out", str(ev), "--beam", "1", "--ref", str(ref), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["n"] == 24 and "bleu" in s and "chrf++" in s and len(s["by_length"]) == 5
+    assert {p.name for p in ev.iterdir()} == {"hyps.txt", "refs.txt", "hyps.conllu", "scores.json"}
+    assert (ev / "refs.txt").read_text(encoding="utf-8").splitlines()[3] == "Das ist die Referenz Nummer 3 ."
+    # score a file of hypotheses without a model: the references score 100 against themselves
+    assert main(["evaluate", "--hyps", str(ref), "--data", str(pud / "valid"), "--out", str(tmp_path / "ev2"), "--ref", str(ref), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bleu"] == pytest.approx(100.0)
+
+
+def test_command_errors_exit_2(pud, tmp_path, capsys):
+    assert main(["train", "--set", "model.d_modle=8", "--train", str(pud / "train")]) == 2
+    assert "unknown key 'd_modle'" in capsys.readouterr().err
+    assert main(["train", "--variant", "vanila", "--train", str(pud / "train")]) == 2
+    assert "unknown variant 'vanila'" in capsys.readouterr().err
+    assert main(["translate", "--checkpoint", str(tmp_path / "none.pt"), "--data", str(pud / "valid")]) == 2
+    assert "no such checkpoint" in capsys.readouterr().err
+    short = tmp_path / "short.txt"
+    short.write_text("one line\n", encoding="utf-8")
+    assert main(["evaluate", "--hyps", str(short), "--data", str(pud / "valid"), "--out", str(tmp_path / "e")]) == 2
+    assert "1 references for 24 sentences" in capsys.readouterr().err
+
+
+def test_sa_tree_scores_feed_induce_eval(pud, tmp_path, capsys):
+    out = tmp_path / "sa"
+    train(run_cfg(pud, out, "sa", max_steps=2), log=lambda m: None)
+    npz = tmp_path / "scores.npz"
+    rc = main(["translate", "--checkpoint", str(out / "checkpoint_last.pt"), "--data", str(pud / "valid"), "--beam", "1", "--out", str(tmp_path / "h.txt"), "--tree-scores", str(npz)])
+    assert rc == 0
+    capsys.readouterr()
+    from synprep.induce import load_scores
+
+    mats = list(load_scores(npz))
+    assert len(mats) == 24
+    for M, wid in mats:
+        assert M.shape == (len(wid) + 1, len(wid) + 1)
+    assert main(["induce-eval", "--gold", str(pud / "valid.en.conllu"), "--scores", str(npz), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["sentences"] == 24
+    induced = [v for k, v in res["systems"].items() if "branching" not in k]
+    assert len(induced) == 1 and 0.0 <= induced[0]["directed"] <= 100.0
