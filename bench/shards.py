@@ -16,9 +16,10 @@ so that every pair is kept. All figures come from one run, on this machine:
    in JSON lines read with the ``json`` module (same sampler, same collate).
    Tokens = source pieces + target pieces + transitions, EOS/END included. The
    clock includes opening/loading the data.
-3. Memory (in a fresh process): opening the dataset and running the epoch from the
-   shards grows anonymous memory (copies) by far less than the shards' size; the
-   mapped pages show up as file-backed resident memory (page cache, shared).
+3. Memory (in fresh processes): opening the dataset grows resident memory by a
+   small fraction of the shards' size, and a whole epoch grows anonymous memory
+   (copies) by little; the pages read show up as file-backed resident memory (the
+   mapped page cache, shared and reclaimable). Loading the JSON lines, for contrast.
 
     python bench/shards.py [--min-pairs 30000] [--max-tokens 8192] [--shard-size 10000]
 """
@@ -197,8 +198,9 @@ def json_epoch(jsonl: Path, manifest: dict, lengths, groups, max_tokens: int, se
     return c, tokens, batches
 
 
-def memcheck(dataset: str, max_tokens: int) -> None:
-    """Run in a fresh process: memory growth while opening and reading the shards."""
+def memcheck(dataset: str, max_tokens: int, jsonl: str | None) -> None:
+    """Run in a fresh process: memory growth while opening and reading the shards
+    (or, with ``jsonl``, while loading the same rows from JSON lines)."""
     import pyarrow  # noqa: F401  (every import before the first measurement)
     import torch  # noqa: F401
     import torch.utils.data  # noqa: F401
@@ -206,18 +208,23 @@ def memcheck(dataset: str, max_tokens: int) -> None:
     from synprep.data import ShardDataset
     from synprep.shards import read_manifest
 
-    size = sum(s["bytes"] for s in read_manifest(dataset)["shards"])
-    biggest = max(s["bytes"] for s in read_manifest(dataset)["shards"])
-    # the first open pulls in pyarrow's lazy imports (pandas, ~25 MB); open once so
-    # that the figures below count the dataset, not the imports
+    m = read_manifest(dataset)
+    size = sum(s["bytes"] for s in m["shards"])
+    biggest = max(s["bytes"] for s in m["shards"])
+    # the first open pulls in lazy imports; open once so that the figures below
+    # count the data, not the imports
     ShardDataset(dataset).__getitems__([0])
     before = status()
-    ds = ShardDataset(dataset)
-    opened = status()
-    _, tokens, _ = shard_epoch(Path(dataset), max_tokens, seed=1)
-    after = status()
+    if jsonl:
+        ds = JsonLinesDataset(Path(jsonl))
+        opened = after = status()
+    else:
+        ds = ShardDataset(dataset)
+        opened = status()
+        shard_epoch(Path(dataset), max_tokens, seed=1)
+        after = status()
+    print(json.dumps({"shard_bytes": size, "biggest_shard": biggest, "before": before, "opened": opened, "after": after}))
     del ds
-    print(json.dumps({"shard_bytes": size, "biggest_shard": biggest, "before": before, "opened": opened, "after": after, "tokens": tokens}))
 
 
 def main() -> int:
@@ -226,9 +233,10 @@ def main() -> int:
     ap.add_argument("--max-tokens", type=int, default=8192)
     ap.add_argument("--shard-size", type=int, default=10_000)
     ap.add_argument("--memcheck", metavar="DATASET", help=argparse.SUPPRESS)
+    ap.add_argument("--memcheck-json", metavar="JSONL", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.memcheck:
-        memcheck(args.memcheck, args.max_tokens)
+        memcheck(args.memcheck, args.max_tokens, args.memcheck_json)
         return 0
     if not (SRC.exists() and TGT.exists()):
         print(f"skipped: {UD} is absent (the shared UD data is needed)")
@@ -301,23 +309,29 @@ def main() -> int:
         print(f"JSON lines:      {cj.cpu:7.3f} ({cj.wall:.3f}) s  {tok_j / cj.cpu:12,.0f} tokens/s  (best of 2)")
         print(f"ratio: shards deliver {cj.cpu / cs.cpu:.1f}x the tokens/s of JSON lines (CPU time; wall {cj.wall / cs.wall:.1f}x; target >= 20x)")
 
-        # ---- memory, in a fresh process
-        r = subprocess.run(
-            [sys.executable, __file__, "--memcheck", str(tmp / "ds"), "--max-tokens", str(args.max_tokens)],
-            capture_output=True,
-            text=True,
-        )
-        if r.returncode != 0:
-            print(r.stderr)
-            return 1
-        mem = json.loads(r.stdout)
+        # ---- memory, in fresh processes
+        def fresh(*extra):
+            r = subprocess.run(
+                [sys.executable, __file__, "--memcheck", str(tmp / "ds"), "--max-tokens", str(args.max_tokens), *extra],
+                capture_output=True,
+                text=True,
+            )
+            if r.returncode != 0:
+                raise SystemExit(r.stderr)
+            return json.loads(r.stdout)
+
+        mem, memj = fresh(), fresh("--memcheck-json", str(jsonl))
         b, o, a = mem["before"], mem["opened"], mem["after"]
-        print(f"\n== memory (fresh process; shards total {mb(mem['shard_bytes'])}, biggest {mb(mem['biggest_shard'])}) ==")
-        print(f"opening the dataset: anonymous +{mb(o['RssAnon'] - b['RssAnon'])}, file-backed +{mb(o['RssFile'] - b['RssFile'])}")
-        print(f"after a full epoch:  anonymous +{mb(a['RssAnon'] - b['RssAnon'])}, file-backed +{mb(a['RssFile'] - b['RssFile'])} "
-              f"(mapped shard pages, page cache)")
-        grown = a["RssAnon"] - b["RssAnon"]
-        print(f"check: copied (anonymous) memory grew by {100 * grown / mem['shard_bytes']:.1f} % of the shards' size")
+        print(f"\n== memory (fresh processes; shards total {mb(mem['shard_bytes'])}, biggest {mb(mem['biggest_shard'])}) ==")
+        print(f"shards, opened:           resident +{mb(o['VmRSS'] - b['VmRSS'])} "
+              f"(anonymous +{mb(o['RssAnon'] - b['RssAnon'])}, file-backed +{mb(o['RssFile'] - b['RssFile'])})")
+        print(f"shards, after an epoch:   resident +{mb(a['VmRSS'] - b['VmRSS'])} "
+              f"(anonymous +{mb(a['RssAnon'] - b['RssAnon'])}, file-backed +{mb(a['RssFile'] - b['RssFile'])}: "
+              f"the mapped shard pages, shared page cache)")
+        bj, aj = memj["before"], memj["after"]
+        print(f"JSON lines, loaded:       resident +{mb(aj['VmRSS'] - bj['VmRSS'])} (anonymous +{mb(aj['RssAnon'] - bj['RssAnon'])})")
+        print(f"check: opening maps the shards: resident memory grew by {100 * (o['VmRSS'] - b['VmRSS']) / mem['shard_bytes']:.1f} % "
+              f"of their size; a whole epoch copied (anonymous) {100 * (a['RssAnon'] - b['RssAnon']) / mem['shard_bytes']:.1f} %")
     return 0
 
 

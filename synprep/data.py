@@ -143,6 +143,17 @@ class Batch:
 # =========================================================================== dataset
 
 
+#: list columns that share the offsets of another column (same lengths per row)
+_OFFSETS_OF = {
+    "word_ids": "pieces",
+    "parent_pos": "pieces",
+    "rels": "heads",
+    "edge_dep": "edge_head",
+    "edge_label": "edge_head",
+    "edge_step": "edge_head",
+}
+
+
 class _Segment:
     """Numpy views over one record batch of one shard."""
 
@@ -168,13 +179,13 @@ class _Segment:
                 self.nested[name] = (numpy_view(arr.offsets), numpy_view(inner.offsets), numpy_view(inner.values))
             else:
                 self.lists[name] = (numpy_view(arr.offsets), numpy_view(arr.values))
-        for name, (off, _) in self.lists.items():
-            for g in self.groups:
-                if np.array_equal(self.lists[g[0]][0], off):
-                    g.append(name)
-                    break
-            else:
-                self.groups.append([name])
+        # by the schema (the writer builds these columns on one offsets array each);
+        # comparing the offsets instead would fault their pages in at open
+        by_key: dict[str, list[str]] = {}
+        for name in self.lists:
+            side, col = name.split("_", 1)
+            by_key.setdefault(f"{side}_{_OFFSETS_OF.get(col, col)}", []).append(name)
+        self.groups = list(by_key.values())
 
     def id_list(self, name: str) -> list[str]:
         """The id column as Python strings (made on first use; ids are small)."""
@@ -228,7 +239,12 @@ class Columns:
                 paths[name] = (_cat(vals), _cat(plens), np.asarray(words, dtype=np.int64))
             else:
                 arrs = [np.asarray(r[name]) for r in rows]
-                lists[name] = (np.concatenate(arrs), np.fromiter(map(len, arrs), dtype=np.int64, count=len(arrs)))
+                lens = np.fromiter(map(len, arrs), dtype=np.int64, count=len(arrs))
+                side, col = name.split("_", 1)
+                base = lists.get(f"{side}_{_OFFSETS_OF.get(col, col)}")
+                if base is not None and np.array_equal(base[1], lens):
+                    lens = base[1]  # share, as ShardDataset does, so the collate reuses its index
+                lists[name] = (np.concatenate(arrs), lens)
         return cls(ids, lists, paths, len(rows))
 
 
