@@ -457,7 +457,7 @@ def _plot_training(fig, runs: Sequence[Mapping]) -> None:
         for x, v in zip(xs, vals):
             ax2.text(x, v, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
     ax2.set_xticks(range(len(metrics)), metrics)
-    ax2.set_title("scores on the test set", fontsize=10)
+    ax2.set_title("final scores on the held-out data", fontsize=10)
     ax2.legend(fontsize=7, frameon=False)
     _style(ax2)
 
@@ -610,21 +610,32 @@ def write_report(
 
 
 def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | os.PathLike | None = None) -> dict:
-    """One training run for the report: ``metrics`` a JSON-lines log (one object a
-    line with ``step`` and numeric values such as ``train_loss``, ``valid_loss``),
-    ``scores`` a JSON object of final scores (``bleu``, ``chrf``...)."""
+    """One training run for the report.
+
+    ``metrics``: the trainer's JSON-lines log (``synprep.train``): ``{"event":
+    "train", "step", "loss", ...}`` and ``{"event": "valid", "step", "loss", "bleu",
+    ...}`` records become ``train_loss`` and ``valid_loss`` points (records that
+    already carry ``train_loss``/``valid_loss`` are taken as they are);
+    ``scores``: a JSON object of final scores (``synprep evaluate``'s scores.json:
+    ``bleu``, ``chrf++``; counts and nested tables are left out)."""
     run: dict = {"name": name, "metrics": [], "scores": {}}
     if metrics and os.path.exists(metrics):
         with open(metrics, encoding="utf-8") as f:
             for line in f:
                 line = line.strip()
-                if line:
-                    row = json.loads(line)
-                    if isinstance(row, dict) and isinstance(row.get("step"), (int, float)):
-                        run["metrics"].append(row)
+                if not line:
+                    continue
+                row = json.loads(line)
+                if not isinstance(row, dict) or not isinstance(row.get("step"), (int, float)):
+                    continue
+                event = row.get("event")
+                if event in ("train", "valid") and isinstance(row.get("loss"), (int, float)):
+                    row = {**row, f"{event}_loss": row["loss"]}
+                run["metrics"].append(row)
     if scores and os.path.exists(scores):
         with open(scores, encoding="utf-8") as f:
             obj = json.load(f)
         if isinstance(obj, dict):
-            run["scores"] = {k: v for k, v in obj.items() if isinstance(v, (int, float))}
+            run["scores"] = {k: v for k, v in obj.items()
+                             if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"}
     return run

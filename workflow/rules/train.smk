@@ -1,7 +1,114 @@
-# Stage train: the final rule, one training run per configured variant.
+# Stage train: the final rule, one training run per configured run.
 #
-# Each run trains on results/shards/ and writes results/train/{run}/ (checkpoints,
-# metrics log, scores); the report plots the training curves and scores.
+# The last `train.heldout_shards` shards are held out: results/shards/train/ and
+# results/shards/heldout/ are datasets (a manifest each) over the training and the
+# held-out shards. Since a pair's shard is a hash of its text, a sentence pair and
+# its copies are never on both sides of that split. Each run trains with
+# `synprep.train` on the training shards, validating on the held-out ones, into
+# results/train/{run}/ (config.json, checkpoints, metrics.jsonl, summary.json);
+# `synprep evaluate` then scores its best checkpoint on the held-out shards
+# (results/train/{run}/eval/scores.json: BLEU, chrF++). The run configs are checked
+# by the trainer when the workflow starts. A killed run resumes from its last
+# checkpoint (the trainer resumes exactly).
 
-TRAIN_RUNS = config["train"]["variants"]
+import os
+
+TRAIN = config["train"]
+TRAIN_RUNS = TRAIN["runs"]
+HELDOUT = SHARDS[len(SHARDS) - TRAIN["heldout_shards"] :] if TRAIN["heldout_shards"] else []
+TRAINING_SHARDS = [s for s in SHARDS if s not in HELDOUT]
 TRAIN_REPORT_INPUT = {}
+
+if TRAIN_RUNS:
+    from synprep.train import RunConfig
+
+    if len(TRAINING_SHARDS) == 0:
+        raise ValueError(
+            f"config train.heldout_shards = {TRAIN['heldout_shards']} leaves no shard to train on "
+            f"(shards.count = {len(SHARDS)})"
+        )
+    for run in TRAIN_RUNS:  # unknown keys and bad values stop the workflow here
+        RunConfig.from_dict(run["config"], where=f"config train.runs[{run['name']}].config")
+    RUN_CONFIGS = {run["name"]: run["config"] for run in TRAIN_RUNS}
+
+
+wildcard_constraints:
+    run=r"[A-Za-z0-9._-]+",
+
+
+if TRAIN_RUNS and HELDOUT:
+
+    rule split_heldout:
+        input:
+            shards=expand(rules.write_shard.output.dataset, shard=SHARDS),
+            ledgers=expand(rules.account_shard.output.ledger, shard=SHARDS),
+            vocab=rules.train_bpe.output.manifest,
+        output:
+            train="results/shards/train/manifest.json",
+            heldout="results/shards/heldout/manifest.json",
+        params:
+            names=SHARDS,
+            training=TRAINING_SHARDS,
+            heldout=HELDOUT,
+            stages=STAGES,
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            "logs/split_heldout/datasets.log",
+        script:
+            "../scripts/split_heldout.py"
+
+    TRAIN_DATA = rules.split_heldout.output.train
+    HELDOUT_DATA = rules.split_heldout.output.heldout
+else:
+    TRAIN_DATA = rules.write_manifest.output.manifest
+    HELDOUT_DATA = None
+
+
+if TRAIN_RUNS:
+
+    rule train_model:
+        input:
+            train=TRAIN_DATA,
+            **({"valid": HELDOUT_DATA} if HELDOUT_DATA else {}),
+        output:
+            summary="results/train/{run}/summary.json",
+        params:
+            config=lambda wildcards: RUN_CONFIGS[wildcards.run],
+            lang=LANGS["tgt"],
+        threads: TRAIN["threads"]
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            "logs/train_model/{run}.log",
+        script:
+            "../scripts/train_model.py"
+
+    TRAIN_REPORT_INPUT = {
+        f"{name}_summary": rules.train_model.output.summary.format(run=name) for name in RUN_CONFIGS
+    }
+
+if TRAIN_RUNS and HELDOUT_DATA:
+
+    rule evaluate_model:
+        input:
+            summary=rules.train_model.output.summary,
+            data=HELDOUT_DATA,
+        output:
+            scores="results/train/{run}/eval/scores.json",
+        params:
+            checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
+            data=lambda wildcards, input: os.path.dirname(input.data),
+            lang=LANGS["tgt"],
+            beam=TRAIN["beam"],
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            "logs/evaluate_model/{run}.log",
+        shell:
+            "synprep evaluate --checkpoint {params.checkpoint} --data {params.data} "
+            "--out $(dirname {output.scores}) --lang {params.lang} --beam {params.beam} > {log} 2>&1"
+
+    TRAIN_REPORT_INPUT.update(
+        {f"{name}_scores": rules.evaluate_model.output.scores.format(run=name) for name in RUN_CONFIGS}
+    )

@@ -22,8 +22,11 @@ def load(path):
 ledgers = [load(p) for p in sm.input.ledgers]
 summary = accounting.summarize(ledgers, sm.params.stages)
 stats = report.merge_stats([load(p) for p in sm.input.stats])
-runs = [report.read_run(name, sm.input.get(f"{name}_metrics"), sm.input.get(f"{name}_scores"))
-        for name in sm.params.runs]
+runs = []
+for name in sm.params.runs:
+    run_dir = os.path.dirname(sm.input[f"{name}_summary"])
+    scores = sm.input[f"{name}_scores"] if f"{name}_scores" in sm.input.keys() else None
+    runs.append(report.read_run(name, os.path.join(run_dir, "metrics.jsonl"), scores))
 report.write_report(
     sm.output.html,
     stats,
