@@ -12,8 +12,9 @@ so that every pair is kept. All figures come from one run, on this machine:
    The two tables are checked to be equal. Reading + trees alone is timed too, to
    show what the writer's own share is.
 2. Reading (tokens/s): one epoch through ``torch.utils.data.DataLoader`` with the
-   token-budget sampler and the collate, from the shards versus from the same rows
-   in JSON lines read with the ``json`` module (same sampler, same collate).
+   token-budget sampler (batches within a shard) and the collate, from the shards
+   versus from the same rows in JSON lines read with the ``json`` module (the same
+   batches, the same collate).
    Tokens = source pieces + target pieces + transitions, EOS/END included. The
    clock includes opening/loading the data.
 3. Memory (in fresh processes): opening the dataset grows resident memory by a
@@ -219,10 +220,15 @@ def memcheck(dataset: str, max_tokens: int, jsonl: str | None) -> None:
         ds = JsonLinesDataset(Path(jsonl))
         opened = after = status()
     else:
+        from torch.utils.data import DataLoader
+
+        from synprep.data import TokenBudgetSampler
+
         ds = ShardDataset(dataset)
         opened = status()
-        shard_epoch(Path(dataset), max_tokens, seed=1)
-        after = status()
+        sampler = TokenBudgetSampler(ds.lengths(), max_tokens, seed=1, groups=ds.shard_of_rows())
+        epoch(DataLoader(ds, batch_sampler=sampler, collate_fn=ds.collate()))
+        after = status()  # the dataset, and its maps, still open
     print(json.dumps({"shard_bytes": size, "biggest_shard": biggest, "before": before, "opened": opened, "after": after}))
     del ds
 
