@@ -106,3 +106,14 @@ def test_model_without_word_start_marks_is_refused(tmp_path):
     )
     with pytest.raises(InputError, match="add_dummy_prefix"):
         SubwordModel(out.getvalue(), "nodummy.model")
+
+
+def test_golden_pieces_and_word_ids():
+    m = train_spm(SENTS, vocab_size=400, character_coverage=1.0, sample_size=1000, seed=3)
+    words = ["John", "Ŝ", "coalsy", "Matratze"]
+    # seen words are whole pieces, an unseen suffix splits off, an unseen character is bytes
+    assert m.encode_words_str(words) == [["▁John"], ["▁", "<0xC5>", "<0x9C>"], ["▁coals", "y"], ["▁Matratze"]]
+    ids, word_ids = m.encode_words(words)
+    assert word_ids.tolist() == [0, 1, 1, 1, 2, 2, 3]
+    assert [m.pieces[i] for i in ids] == ["▁John", "▁", "<0xC5>", "<0x9C>", "▁coals", "y", "▁Matratze"]
+    assert m.decode_words(ids, word_ids) == words
