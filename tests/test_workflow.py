@@ -249,6 +249,11 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
     scores = json.loads((res / "train" / "tiny" / "eval" / "scores.json").read_text())
     assert scores["n"] == held["counts"]["kept"] and 0 <= scores["bleu"] <= 100
     assert "Training" in page
+    # snakemake's own report carries the plots
+    _snakemake("--report", "report.html", "--configfile", str(config), "--replace-workflow-config",
+               "--directory", str(first), cwd=first)
+    snake_report = (first / "report.html").read_text(errors="replace")
+    assert "report.html" in snake_report and "rejects.png" in snake_report
 
 
 @pytest.mark.workflow
