@@ -181,3 +181,103 @@ def test_cli_split(tmp_path):
     assert "6 lines read" in r.stderr
     bad = subprocess.run(cmd[:-4] + ["--shard", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "give --out and --rejects" in bad.stderr
+
+
+# ----------------------------------------------------------------------------------
+# per-shard steps
+
+
+class _FakeParser:
+    """Parses every text but those in `bad` (a reject with that reason)."""
+
+    def __init__(self, bad: dict[str, str]):
+        self.bad = bad
+
+    def parse(self, items):
+        from synprep.parsers.base import ParseResult
+
+        for pid, text in items:
+            if text in self.bad:
+                yield ParseResult(pid, None, self.bad[text])
+            else:
+                words = text.split()
+                rows = [f"{i + 1}\t{w}\t_\t_\t_\t_\t{0 if i == 0 else 1}\t{'root' if i == 0 else 'dep'}\t_\t_"
+                        for i, w in enumerate(words)]
+                yield ParseResult(pid, f"# sent_id = {pid}\n# text = {text}\n" + "\n".join(rows) + "\n\n", None)
+
+
+def test_parse_shard_keeps_pairs_whose_two_sides_parse(tmp_path):
+    from synprep.conllu import read_conllu
+    from synprep.corpus import parse_shard, write_pairs
+
+    pairs = tmp_path / "p.tsv"
+    write_pairs(pairs, [("c:1", "a b", "x y"), ("c:2", "bad src", "z"), ("c:3", "c", "bad tgt"),
+                        ("c:4", "bad src", "bad tgt"), ("c:5", "d e f", "w")])
+    parsers = {"src": _FakeParser({"bad src": "too-long: 9 > 8"}), "tgt": _FakeParser({"bad tgt": "parse-error: boom"})}
+    out = {"src": tmp_path / "s.conllu", "tgt": tmp_path / "t.conllu"}
+    counts = parse_shard(pairs, parsers, out, tmp_path / "r.tsv")
+    assert counts == {"input": 5, "kept": 2, "rejected": {"too-long": 2, "parse-error": 1}}
+    for side in ("src", "tgt"):
+        assert [s.sent_id for s in read_conllu(out[side])] == ["c:1", "c:5"]
+    rejects = list(read_rejects(tmp_path / "r.tsv"))
+    assert [(r[0], r[1], r[2]) for r in rejects] == [
+        ("c:2", "parse", "too-long"), ("c:3", "parse", "parse-error"), ("c:4", "parse", "too-long")]
+    assert rejects[2][3] == "src: too-long: 9 > 8; tgt: parse-error: boom"
+
+
+def test_filter_shard_writes_kept_pairs_rejects_and_scores(tmp_path):
+    from synprep.corpus import filter_shard, write_pairs
+
+    pairs = tmp_path / "p.tsv"
+    write_pairs(pairs, [("c:1", "The cat.", "Die Katze."), ("c:2", "", "leer"), ("c:3", "The cat.", "Die Katze."),
+                        ("c:4", "Dog.", "Hund.")])
+    counts = filter_shard(pairs, [{"name": "empty"}, {"name": "duplicates"}], tmp_path / "k.tsv", tmp_path / "r.tsv",
+                          tmp_path / "details")
+    assert counts["kept"] == 2 and counts["seeded_eflomal"] is False
+    assert [r[0] for r in read_shard(tmp_path / "k.tsv")] == ["c:1", "c:4"]
+    assert [(r[0], r[1], r[2]) for r in read_rejects(tmp_path / "r.tsv")] == [
+        ("c:2", "filter", "empty"), ("c:3", "filter", "duplicates")]
+    assert (tmp_path / "details" / "filter.json").is_file()
+
+
+def test_seeded_eflomal_sets_and_restores_the_environment(monkeypatch):
+    import os
+    import shutil as sh
+
+    from synprep.corpus import seeded_eflomal
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    with seeded_eflomal(None) as s:
+        assert not s.active and os.environ["OMP_NUM_THREADS"] == "7"
+    if not sys.platform.startswith("linux") or not (sh.which("cc") or sh.which("gcc")):
+        pytest.skip("the seed shim needs Linux and a C compiler")
+    with seeded_eflomal(5) as s:
+        assert s.active
+        assert os.environ["SYNPREP_EFLOMAL_SEED"] == "5" and os.environ["OMP_NUM_THREADS"] == "1"
+        assert os.environ["LD_PRELOAD"].endswith(".so") and os.path.isfile(os.environ["LD_PRELOAD"])
+    assert os.environ["OMP_NUM_THREADS"] == "7" and "LD_PRELOAD" not in os.environ
+    assert "SYNPREP_EFLOMAL_SEED" not in os.environ
+
+
+def test_seeded_shim_makes_dev_urandom_reproducible(tmp_path):
+    """A child process reading /dev/urandom under the shim gets the seed's bytes."""
+    import shutil as sh
+
+    from synprep.corpus import seeded_eflomal
+
+    if not sys.platform.startswith("linux") or not (sh.which("cc") or sh.which("gcc")):
+        pytest.skip("the seed shim needs Linux and a C compiler")
+    # a C program that reads /dev/urandom through fopen, as eflomal does
+    prog = tmp_path / "r.c"
+    prog.write_text('#include <stdio.h>\nint main(void){FILE*f=fopen("/dev/urandom","rb");unsigned char b[8];'
+                    'fread(b,1,8,f);for(int i=0;i<8;i++)printf("%02x",b[i]);return 0;}\n')
+    exe = tmp_path / "r"
+    subprocess.run([sh.which("cc") or sh.which("gcc"), "-o", str(exe), str(prog)], check=True)
+
+    def draw(seed):
+        with seeded_eflomal(seed):
+            return subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+
+    assert draw(3) == draw(3) != draw(4)
+    assert subprocess.run([str(exe)], capture_output=True, text=True).stdout != draw(3)

@@ -93,6 +93,20 @@ def test_reject_files_round_trip_and_fields_are_cleaned(tmp_path):
         list(acc.read_rejects(tmp_path / "bad.tsv"))
 
 
+def test_dataset_rejects_are_named_by_pair_id(tmp_path):
+    (tmp_path / "rejects.tsv").write_text(
+        "2\ttgt\tnon-projective\tx.conllu:9\tnon-projective tree (policy drop)\n"
+        "3\tsrc\ttoo-long\tc:7\t300 pieces > max_len 250\n"
+    )
+    rows = list(acc.dataset_rejects(tmp_path, ["c:1", "c:4", "c:7"], "oracle"))
+    assert rows == [
+        ("c:4", "oracle", "non-projective", "tgt: non-projective tree (policy drop)"),
+        ("c:7", "oracle", "too-long", "src: 300 pieces > max_len 250"),
+    ]
+    with pytest.raises(acc.InputError, match="rejects.tsv:1"):
+        list(acc.dataset_rejects(tmp_path, ["c:1"], "oracle"))
+
+
 CONLLU = """# sent_id = c:1
 # text = The cat sleeps.
 1\tThe\tthe\tDET\t_\t_\t2\tdet\t_\t_
@@ -130,6 +144,22 @@ def test_shard_stats_from_pairs_and_trees(tmp_path):
     assert merged["labels"]["src"]["det"] == 2 and merged["projectivity"]["src"]["trees"] == 4
 
 
+def test_page_embeds_plots_tables_and_escapes_text():
+    from synprep.report import render_html
+
+    led = acc.account_shard("000", IDS, _rej(("c:4", "filter", "empty")), ["c:1", "c:5", "c:9"], ["filter"])
+    summary = acc.summarize([led], ["filter"])
+    pngs = {name: name.encode() for name in PLOTS}
+    page = render_html({}, summary, [], pngs, title="A <b>", config_text="x: <y>")
+    # every plot but training (no run) as a data URI, in PLOTS order
+    assert page.count("data:image/png;base64,") == len(PLOTS) - 1
+    assert page.index("cmVqZWN0cw==") < page.index("bGVuZ3Rocw==")  # "rejects" before "lengths"
+    assert "A &lt;b&gt;" in page and "x: &lt;y&gt;" in page
+    assert "<td>filter</td><td>4</td><td>3</td><td>1</td><td>empty 1</td>" in page
+    assert "class='ok'>yes" in page
+
+
+@pytest.mark.slow
 def test_report_writes_every_plot_and_a_standalone_page(tmp_path):
     led = acc.account_shard("000", IDS, _rej(("c:4", "filter", "empty")), ["c:1", "c:5", "c:9"], ["filter"])
     summary = acc.summarize([led], ["filter"])
