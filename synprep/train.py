@@ -339,7 +339,6 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
     if not cfg.train.train:
         raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
     out = Path(cfg.train.out)
-    out.mkdir(parents=True, exist_ok=True)
     last_path, best_path = out / "checkpoint_last.pt", out / "checkpoint_best.pt"
     state = None
     if last_path.exists():
@@ -384,6 +383,7 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
         if device.type == "cuda" and state["rng"].get("cuda") is not None:
             torch.cuda.set_rng_state_all(state["rng"]["cuda"])
         say(f"resumed {last_path} at update {step} (epoch {epoch}, batch {pos})")
+    out.mkdir(parents=True, exist_ok=True)  # only once the data and the model are known to be good
     (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n", encoding="utf-8")
 
     vocab = None

@@ -128,8 +128,9 @@ class PrefixSeq2Seq(Seq2Seq):
         keys = torch.arange(T, device=tokens.device)[None, :] <= cut[:, None]  # (N, T)
         base = keys[:, None, None, :].expand(N, 1, T, T)  # (N, 1, T, T) bidirectional within the prefix
         x = self.embed_prefix(tokens, graph)  # (N, T, d)
-        h = self.decoder(x, memory, self_masks=self.self_masks(base, graph), causal=False, caches=caches)  # (N, T, d)
-        return h[torch.arange(N, device=h.device), cut]  # (N, d)
+        masks = self.self_masks(base, graph)
+        h = self.decoder(x, memory, self_masks=masks, causal=False, caches=caches, query_pos=cut)  # (N, 1, d)
+        return h[:, 0]  # (N, d)
 
     #: rows are sorted by cut and cut into at least this many groups, each as wide as
     #: its longest cut: uniform cuts then waste ~1/8 of the positions instead of ~1/2

@@ -119,8 +119,16 @@ class SelfAttention(nn.Module):
         causal: bool = False,
         logits_fn: Optional[LogitsFn] = None,
         cache: Optional[dict] = None,
+        query_pos: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
+        """``query_pos`` (B,): compute the output of that one position per row only
+        (keys and values still come from every position); returns (B, 1, d)."""
         q, k, v = (split_heads(t, self.h) for t in self.qkv(x).chunk(3, dim=-1))  # 3 x (B, h, T, dh)
+        if query_pos is not None:
+            rows = torch.arange(q.size(0), device=q.device)
+            q = q[rows, :, query_pos].unsqueeze(2)  # (B, h, 1, dh)
+            if mask is not None and mask.size(-2) > 1:
+                mask = mask.expand(mask.size(0), -1, x.size(1), -1)[rows, :, query_pos].unsqueeze(2)  # (B, h|1, 1, T)
         if cache is not None:
             if "k" in cache:
                 k = torch.cat([cache["k"], k], dim=2)
@@ -255,14 +263,16 @@ class DecoderLayer(nn.Module):
         mask: Optional[torch.Tensor],  # broadcastable to (B, h, T, T + cached); None with causal
         causal: bool,
         cache: Optional[dict] = None,
+        query_pos: Optional[torch.Tensor] = None,  # (B,): output only this position -> (B, 1, d)
     ) -> torch.Tensor:
         sc = None if cache is None else cache.get("self")  # past keys/values (causal decoding)
         cc = None if cache is None else cache.get("cross")  # projected memory
+        res = x if query_pos is None else x[torch.arange(x.size(0), device=x.device), query_pos].unsqueeze(1)
         if self.pre:
-            x = x + self.drop(self.self_attn(self.ln1(x), mask, causal, cache=sc))
+            x = res + self.drop(self.self_attn(self.ln1(x), mask, causal, cache=sc, query_pos=query_pos))
             x = x + self.drop(self.cross(self.ln2(x), memory, cc))
             return x + self.drop(self.ff(self.ln3(x)))
-        x = self.ln1(x + self.drop(self.self_attn(x, mask, causal, cache=sc)))
+        x = self.ln1(res + self.drop(self.self_attn(x, mask, causal, cache=sc, query_pos=query_pos)))
         x = self.ln2(x + self.drop(self.cross(x, memory, cc)))
         return self.ln3(x + self.drop(self.ff(x)))
 
@@ -292,8 +302,13 @@ class Decoder(nn.Module):
         self_masks: Optional[list[Optional[torch.Tensor]]] = None,  # one per layer
         causal: bool = True,
         caches: Optional[list[dict]] = None,
+        query_pos: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
+        """States (B, T, d); with ``query_pos`` (B,) only that position of each row,
+        (B, 1, d): the last layer then computes one query per row (bidirectional
+        decoders need one state per prefix)."""
+        last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
             m = None if self_masks is None else self_masks[i]
-            x = layer(x, memory, m, causal, None if caches is None else caches[i])
-        return self.ln(x)  # (B, T, d)
+            x = layer(x, memory, m, causal, None if caches is None else caches[i], query_pos if i == last else None)
+        return self.ln(x)

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Benchmark: training throughput of every model variant relative to ``vanilla``, and
+``vanilla`` relative to ``torch.nn.Transformer`` of the same size.
+
+Every model trains (forward, label-smoothed loss, backward, clipping, Adam step) on
+the same real batches: the en-de PUD treebanks written as shards by synprep (or
+``--data DIR``, e.g. Multi30k shards), token-budget batches from synprep.data. The
+models are timed round-robin (``--rounds`` rounds, the median per model), so load
+from other processes affects all of them alike. Throughput counts the target pieces
+of the pairs trained on (the same unit for every variant: transition decoders read
+about twice as many decoder tokens, which is their cost, not extra work done); the
+ratio is a variant's time over vanilla's on the same batches.
+
+Bidirectional decoders (bitrans, parent, gcn*) run in the mode the config gives
+(default: sampled prefixes, k = 4); ``--exact`` adds rows for the exact mode.
+
+The torch.nn.Transformer baseline: the same embeddings, sinusoidal positions, tied
+output projection and loss around ``nn.Transformer`` with the same d_model, heads,
+layers, feed-forward size, dropout and pre-norm.
+
+    python bench/train.py [--preset tree-medium] [--max-tokens 2048] [--batches 6] [--rounds 3] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+UD = REPO.parent / "shared" / "data" / "ud"
+
+VARIANTS = ["vanilla", "pascal", "gps", "parent", "gcn", "gcn-nogates", "gcn-nolabels", "sa", "sa-hard", "bitrans", "linearized"]
+TARGETS = {"pascal": 1.3, "parent": 1.3, "gps": 1.3, "gcn": 1.6, "sa": 2.0, "torch.nn.Transformer": 1.2}
+
+
+def build_pud(tmp: Path) -> Path:
+    from synprep.shards import ShardConfig, build_dataset
+
+    out = tmp / "pud"
+    build_dataset(out, src=str(UD / "en_pud-ud-test.conllu"), tgt=str(UD / "de_pud-ud-test.conllu"), cfg=ShardConfig(vocab_size=8000, projectivity="lift"))
+    return out
+
+
+class TorchTransformer:
+    """nn.Transformer with the same embeddings/output/loss as synprep's vanilla."""
+
+    def __init__(self, cfg):
+        import torch.nn as nn
+
+        from synprep.models.layers import Embedding
+
+        self.cfg = cfg
+        d = cfg.d_model
+        self.src_embed = Embedding(cfg.src_vocab, d, cfg.max_len, cfg.dropout, cfg.pad_id)
+        self.tgt_embed = Embedding(cfg.tgt_vocab, d, cfg.max_len, cfg.dropout, cfg.pad_id)
+        self.core = nn.Transformer(
+            d, cfg.n_heads, cfg.enc_layers, cfg.dec_layers, cfg.d_ff, cfg.dropout, batch_first=True, norm_first=cfg.norm_first
+        )
+        self.proj = nn.Linear(d, cfg.tgt_vocab, bias=False)
+        self.proj.weight = self.tgt_embed.tok.weight
+        self.module = nn.ModuleList([self.src_embed, self.tgt_embed, self.core, self.proj])
+
+    def loss(self, batch, ls):
+        import torch
+        import torch.nn.functional as F
+
+        tgt = batch.tgt_tokens
+        inp = torch.cat([torch.full_like(tgt[:, :1], self.cfg.bos_id), tgt[:, :-1]], 1)
+        T = inp.size(1)
+        causal = torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.bool)
+        h = self.core(
+            self.src_embed(batch.src_tokens),
+            self.tgt_embed(inp),
+            tgt_mask=causal,
+            src_key_padding_mask=batch.src_pad_mask,
+            memory_key_padding_mask=batch.src_pad_mask,
+            tgt_is_causal=True,
+        )
+        keep = ~batch.tgt_pad_mask
+        ce = F.cross_entropy(self.proj(h)[keep].float(), tgt[keep], label_smoothing=ls, reduction="sum")
+        return ce, int(keep.sum())
+
+    def parameters(self):
+        return self.module.parameters()
+
+    def train(self):
+        self.module.train()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", help="dataset directory (default: build PUD shards in a temporary directory)")
+    ap.add_argument("--preset", default="tree-medium", help="model size (default tree-medium: 4+4 layers, d=256, 8 heads)")
+    ap.add_argument("--max-tokens", type=int, default=2048, help="token budget of a batch")
+    ap.add_argument("--batches", type=int, default=6, help="batches per timing round")
+    ap.add_argument("--rounds", type=int, default=3, help="round-robin rounds (median)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (1: robust to other load on a small machine)")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated variants")
+    ap.add_argument("--exact", action="store_true", help="also time bidirectional decoders in exact mode")
+    ap.add_argument("--k", type=int, default=None, help="prefixes per sentence of the sampled mode (default: the config's)")
+    args = ap.parse_args()
+
+    import numpy as np
+    import torch
+
+    from synprep.data import ShardDataset, TokenBudgetSampler
+    from synprep.models import build_model, model_config
+    from synprep.train import model_from_manifest
+
+    torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.data:
+            data = Path(args.data)
+        else:
+            if not (UD / "en_pud-ud-test.conllu").exists():
+                print(f"skipped: {UD} is absent (the shared UD data is needed)")
+                return 0
+            data = build_pud(Path(tmp))
+        ds = ShardDataset(data)
+        sampler = TokenBudgetSampler(ds.lengths(), args.max_tokens, seed=0)
+        collate = ds.collate()
+        batches = [collate([ds[i] for i in b]) for b in sampler.batches()[: args.batches]]
+        tgt_tokens = sum(int(b.tgt_lengths.sum()) for b in batches)
+        trans_tokens = sum(int(b.trans_lengths.sum()) for b in batches)
+        pairs = sum(len(b) for b in batches)
+
+        base = model_config(args.preset)
+        models: dict[str, tuple] = {}
+        names = [v.strip() for v in args.variants.split(",") if v.strip()]
+        for v in names:
+            over = {"variant": v}
+            if args.k is not None:
+                over["prefix"] = {"mode": "sampled", "k": args.k}
+            cfg = model_from_manifest(base.updated(over), ds.manifest, str(data))
+            models[v] = (build_model(cfg), cfg.prefix.mode if v in ("bitrans", "parent", "gcn", "gcn-nogates", "gcn-nolabels") else "")
+            if args.exact and models[v][1]:
+                cfg_e = cfg.updated({"prefix": {"mode": "exact"}})
+                models[f"{v} (exact)"] = (build_model(cfg_e), "exact")
+        vcfg = model_from_manifest(base.updated({"variant": "vanilla"}), ds.manifest, str(data))
+        models["torch.nn.Transformer"] = (TorchTransformer(vcfg), "")
+        opts = {n: torch.optim.Adam(m.parameters(), lr=1e-4) for n, (m, _) in models.items()}
+
+        def step(name, batch):
+            m, _ = models[name]
+            m.train()
+            loss, ntok = m.loss(batch, 0.1)
+            opts[name].zero_grad(set_to_none=True)
+            (loss / ntok).backward()
+            torch.nn.utils.clip_grad_norm_(list(m.parameters()), 1.0)
+            opts[name].step()
+
+        for name in models:  # warm-up: allocator, kernels
+            step(name, batches[0])
+        times: dict[str, list[float]] = {n: [] for n in models}
+        for r in range(args.rounds):
+            for name in models:
+                t0 = time.perf_counter()
+                for b in batches:
+                    step(name, b)
+                times[name].append(time.perf_counter() - t0)
+            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+
+    med = {n: statistics.median(t) for n, t in times.items()}
+    van = med["vanilla"]
+    van_tps = tgt_tokens / van
+    print(
+        f"data: {data if args.data else 'PUD en-de (1000 pairs, built in a temporary directory)'}; preset {args.preset} "
+        f"({base.enc_layers}+{base.dec_layers} layers, d={base.d_model}, {base.n_heads} heads, ff {base.d_ff}); "
+        f"{len(batches)} batches of <= {args.max_tokens} tokens ({pairs} pairs, {tgt_tokens} target pieces + EOS, "
+        f"{trans_tokens} transition tokens + END); {args.threads} thread(s); median of {args.rounds} rounds"
+    )
+    print(
+        "tok/s: the model's own training tokens per second (pieces for piece decoders, transitions for transition\n"
+        "decoders); ratio: vanilla tok/s / model tok/s (torch.nn.Transformer row: vanilla's time / torch's);\n"
+        "pair time: time per batch relative to vanilla (same pairs); predictions/s: output positions scored\n"
+        "(sampled mode scores k per sentence and weights them to estimate the loss of all tokens)"
+    )
+    print(f"{'model':<24} {'mode':<9} {'s/batch':>8} {'tok/s':>7} {'ratio':>6} {'target':>12} {'pair time':>10} {'predictions/s':>14}")
+    for name, (m, mode) in models.items():
+        own = trans_tokens if getattr(m, "target", "pieces") == "transitions" else tgt_tokens
+        tps = own / med[name]
+        ratio = van_tps / tps
+        if name == "torch.nn.Transformer":
+            ratio = van / med[name]
+        preds = own
+        if mode == "sampled":
+            k = m.cfg.prefix.k
+            lens = [b.trans_lengths if m.target == "transitions" else b.tgt_lengths for b in batches]
+            preds = sum(int(l.clamp(max=k).sum()) for l in lens)
+        tgt = TARGETS.get(name)
+        verdict = "" if tgt is None else f"<={tgt} {'ok' if ratio <= tgt else 'MISSED'}"
+        label = f"{mode}{'' if mode != 'sampled' else f' k={m.cfg.prefix.k}'}"
+        print(f"{name:<24} {label:<9} {med[name] / len(batches):>8.3f} {tps:>7.0f} {ratio:>6.2f} {verdict:>12} {med[name] / van:>10.2f} {preds / med[name]:>14.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
