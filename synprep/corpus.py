@@ -40,6 +40,15 @@ Output (one shard): ``id<TAB>src<TAB>tgt`` a line, UTF-8, no header, no quoting,
 corpus order; rejects: ``id<TAB>stage<TAB>reason<TAB>detail`` (see
 :mod:`synprep.accounting`). Both are written atomically (temporary file, then
 rename), so a killed job never leaves a partial shard behind.
+
+The workflow's per-shard steps that join the other modules to these shards also live
+here, each a thin layer over one package function: :func:`filter_shard` (the filters
+of :mod:`synprep.filters`, with :class:`seeded_eflomal` making the alignment filter
+reproducible), :func:`parse_shard` (both sides with a :mod:`synprep.parsers` parser;
+a pair is kept when both sides parse), :func:`build_vocabulary` (the labels and
+subword model all shards share, for :func:`synprep.shards.build_dataset`), and the
+config helpers :func:`stage_filters` and :func:`parser_settings`. Each keeps the
+invariant: every pair it reads is written to its output or to its reject file.
 """
 
 from __future__ import annotations
