@@ -14,8 +14,9 @@ all cores) is the parse stage's speed-up over one bare core.
     python bench/workflow.py                    # 29,000 pairs, 8 shards, all cores
     python bench/workflow.py --pairs 5000 --shards 4 --train
 
-Figures measured on the development machine (2 cores, shared with other jobs; see
-the note of the workflow issue for the exact run) are in docs/workflow.md.
+Figures measured on the development machine (2 cores, shared with other jobs) are
+in docs/workflow.md ("Measured"): 213.5 s in total for 29,000 pairs, 8 shards,
+2 cores; parse 53 %, align 28 %.
 """
 
 from __future__ import annotations

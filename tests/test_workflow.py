@@ -172,6 +172,10 @@ def _tiny_config(root: Path) -> Path:
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg["corpus"].update(name="tiny", src=str(root / "tiny.en.gz"), tgt=str(root / "tiny.de"))
     cfg["shards"]["count"] = 2
+    for entry in cfg["align"]["filters"]:  # the demo's reference set, from the repository
+        for key in ("reference_src", "reference_tgt"):
+            if entry.get(key):
+                entry[key] = str(REPO / entry[key])
     cfg["bpe"]["vocab_size"] = 500
     cfg["report"]["title"] = "tiny"
     # one tiny training run of a few steps, validated and scored on shard 001
