@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import resource
 import sys
 import time
 from itertools import islice
@@ -51,6 +52,12 @@ def timed(fn, items):
     secs = time.perf_counter() - t0
     assert [r.id for r in res] == [i for i, _ in items], "order or ids changed"
     return res, secs
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its reaped children (worker processes)."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
 def stanza_model(args) -> str:
@@ -112,13 +119,18 @@ def main() -> int:
         print(f"udpipe, {len(items)} sentences of {args.corpus}, model {args.udpipe_model}:")
         out = {}
         for workers in (1, 2):
+            cpu0 = _cpu()
             p = registry.get("parser", "udpipe")(model=args.udpipe_model, workers=workers)
             res, sec = timed(p.parse, items)
-            p.close()
+            p.close()  # joins the workers, so their CPU time is counted
+            cpu = _cpu() - cpu0
             out[workers] = (res, sec)
             w = words_of(res)
             how = "in process" if workers == 1 else "processes, start-up included"
-            print(f"  {workers} worker(s) ({how}): {sec:8.1f} s  {w / sec:8.0f} words/s")
+            # CPU seconds / wall seconds: how many cores the run actually got (the
+            # machine may be shared; 2 workers cannot scale beyond what they get)
+            print(f"  {workers} worker(s) ({how}): {sec:8.1f} s  {w / sec:8.0f} words/s  "
+                  f"(CPU {cpu:.0f} s = {cpu / sec:.2f} cores busy)")
         same = all(a.conllu == b.conllu for a, b in zip(out[1][0], out[2][0]))
         print(f"  scaling 2 workers / 1: {out[1][1] / out[2][1]:.2f}x  (outputs identical: {same})")
     print(f"load average at end {os.getloadavg()[0]:.1f}")

@@ -17,7 +17,7 @@ from synprep.cli import main
 from synprep.conllu import read_conllu, read_conllu_string
 from synprep.errors import ConfigError, InputError, SynprepError
 from synprep import registry
-from synprep.parsers.base import ParseResult, Token, Word, check_text, format_tree, reject_code, validate_tree
+from synprep.parsers.base import Token, Word, check_text, format_tree, reject_code, validate_tree
 from synprep.parsers.evaluate import evaluate
 from synprep.parsers.inputs import read_items
 from synprep.parsers.udpipe_backend import resources_dir
@@ -170,8 +170,13 @@ def test_udpipe_pretokenized_uses_the_given_tokens(tmp_path):
 @pytest.mark.slow
 def test_udpipe_german_demo_model_parses():
     p = registry.get("parser", "udpipe")(lang="de")  # the demo model from resources/
-    items = [("d1", "Der Hund schläft im Garten."), ("d2", "Wir fahren morgen nach Berlin.")]
-    _check_results(items, list(p.parse(items)))
+    items = [("d1", "Der Hund schläft im Garten."), ("d2", "Ich gehe zum Bahnhof.")]
+    res = list(p.parse(items))
+    _check_results(items, res)
+    # a multiword token: "zum" = "zu dem", written with its range line
+    (s,) = read_conllu_string(res[1].conllu)
+    assert s.mwts == [(2, 3, "zum", "_")] and s.forms[2:4] == ["zu", "dem"]
+    assert "3-4\tzum\t" in res[1].conllu
 
 
 def test_udpipe_a_failing_sentence_is_rejected_not_lost(udpipe_en, monkeypatch):
@@ -311,6 +316,20 @@ def test_stanza_batches_keep_order_and_match_one_at_a_time(stanza_en):
     single = list(stanza_en.parse_unbatched(items))
     assert [r.id for r in single] == [r.id for r in batched]
     assert [r.conllu for r in single] == [r.conllu for r in batched]
+
+
+@pytest.mark.slow
+def test_stanza_one_process_a_device_keeps_order(tiny_stanza, stanza_en):
+    """device="cpu,cpu" stands in for cuda:0,cuda:1: one worker process a device."""
+    items = [(f"d{i}", t) for i, (_j, t) in enumerate(ITEMS * 2)]
+    p = registry.get("parser", "stanza")(model=str(tiny_stanza), lang="en", device="cpu,cpu", sort_window=3, threads=1)
+    try:
+        assert p.workers == 2 and "device=cpu,cpu" in p.describe()
+        got = list(p.parse(items))
+    finally:
+        p.close()
+    assert got == list(stanza_en.parse(items))
+    _check_results(items, got, rejected_ids={i for i, t in items if not t.strip()})
 
 
 @pytest.mark.slow

@@ -75,7 +75,7 @@ SIZES = {
                 "--deep_biaff_hidden_dim", "64", "--composite_deep_biaff_hidden_dim", "32", "--word_emb_dim", "32",
                 "--char_emb_dim", "16", "--tag_emb_dim", "16", "--transformed_dim", "64", "--num_layers", "1",
                 "--batch_size", "32", "--no_second_optim"],
-        "lemma": ["--num_epoch", "3", "--hidden_dim", "32", "--emb_dim", "16", "--pos_dim", "8", "--batch_size", "100"],
+        "lemma": ["--num_epoch", "3", "--hidden_dim", "32", "--emb_dim", "16", "--pos_dim", "16", "--batch_size", "100"],
         "depparse": ["--max_steps", "900", "--eval_interval", "300", "--hidden_dim", "96", "--char_hidden_dim", "32",
                      "--deep_biaff_hidden_dim", "96", "--deep_biaff_output_dim", "32", "--word_emb_dim", "32",
                      "--char_emb_dim", "16", "--tag_emb_dim", "16", "--transformed_dim", "64", "--num_layers", "2",
