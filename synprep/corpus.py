@@ -674,8 +674,8 @@ def build_vocabulary(
         "sides": ["src", "tgt"],
         "transition_side": "tgt",
         "labels": label_list,
-        "pieces": {"joint": cfg.joint, "models": {s: sh._model_entry(n, m) for s, (n, m) in models.items()}},
-        "tokens": sh._token_layout(models["tgt"][1], len(label_list)),
+        "pieces": {"joint": cfg.joint, "models": {s: sh.model_entry(n, m) for s, (n, m) in models.items()}},
+        "tokens": sh.token_layout(models["tgt"][1], len(label_list)),
         "counts": {"input": 0, "kept": 0, "rejected": {}},
         "inputs": {"vocabulary_from": [[os.fspath(a), os.fspath(b)] for a, b in conllu_pairs],
                    "sampled_pairs": len(sample)},
@@ -683,7 +683,7 @@ def build_vocabulary(
                                                    "model_type", "joint", "sample", "seed")},
         "shards": [],
     }
-    sh._atomic_write(out / sh.MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    sh.atomic_write(out / sh.MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     return manifest
 
 

@@ -411,7 +411,7 @@ class ShardWriter:
         self.pending_rows = rest.num_rows
         name = f"shard-{len(self.shards):05d}.arrow"
         data = encode_shard(head, name)
-        _atomic_write(self.out_dir / name, data)
+        atomic_write(self.out_dir / name, data)
         self.shards.append({"file": name, "rows": rows, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
 
 
@@ -429,7 +429,8 @@ def encode_shard(table, name: str) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary name beside ``path``, fsync, then rename."""
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     with open(tmp, "wb") as f:
         f.write(data)
@@ -610,13 +611,13 @@ def build_dataset(
         name = "spm.model"
         models[sides[0]].save(out / name)
         for s in sides:
-            model_entries[s] = _model_entry(name, models[s])
+            model_entries[s] = model_entry(name, models[s])
     else:
         for s in sides:
             name = f"{s}.model"
             models[s].save(out / name)
-            model_entries[s] = _model_entry(name, models[s])
-    _atomic_write(
+            model_entries[s] = model_entry(name, models[s])
+    atomic_write(
         out / REJECTS,
         "".join(f"{r.ordinal}\t{r.side}\t{r.reason}\t{r.where}\t{_tsv(r.message)}\n" for r in rejects).encode("utf-8"),
     )
@@ -631,7 +632,7 @@ def build_dataset(
         "columns": {f.name: str(f.type) for f in sch},
         "labels": labels,
         "pieces": {"joint": joint, "models": model_entries},
-        "tokens": _token_layout(tmodel, len(labels)),
+        "tokens": token_layout(tmodel, len(labels)),
         "features": {
             "parent_pos": "per piece: mean 0-based position of the parent word's pieces within the side's pieces "
             "(no BOS counted); the root points at its own mean",
@@ -659,7 +660,7 @@ def build_dataset(
     for p in out.glob("shard-*.arrow"):
         if p.name not in written:
             p.unlink()
-    _atomic_write(out / MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    atomic_write(out / MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     return manifest
 
 
@@ -677,7 +678,8 @@ def _tsv(s: str) -> str:
     return s.replace("\t", " ").replace("\n", " ")
 
 
-def _model_entry(name: str, m) -> dict:
+def model_entry(name: str, m) -> dict:
+    """The manifest entry of a subword model saved as ``name``."""
     return {
         "file": name,
         "sha256": m.sha256,
@@ -689,7 +691,8 @@ def _model_entry(name: str, m) -> dict:
     }
 
 
-def _token_layout(model, n_labels: int) -> dict:
+def token_layout(model, n_labels: int) -> dict:
+    """The manifest's ``tokens`` section: where arc tokens and END sit in the decoder vocabulary."""
     if model is None:
         return {}
     V = model.vocab_size
