@@ -5,8 +5,9 @@
 Every model trains (forward, label-smoothed loss, backward, clipping, Adam step) on
 the same real batches: the en-de PUD treebanks written as shards by synprep (or
 ``--data DIR``, e.g. Multi30k shards), token-budget batches from synprep.data. The
-models are timed round-robin (``--rounds`` rounds, the median per model), so load
-from other processes affects all of them alike. Throughput counts the target pieces
+models take each batch in turn (one update each, ``--rounds`` rounds); a model's time
+is the sum over batches of its median update time, so load from other processes
+affects all of them alike. Throughput counts the target pieces
 of the pairs trained on (the same unit for every variant: transition decoders read
 about twice as many decoder tokens, which is their cost, not extra work done); the
 ratio is a variant's time over vanilla's on the same batches.
@@ -104,7 +105,6 @@ def main() -> int:
     ap.add_argument("--k", type=int, default=None, help="prefixes per sentence of the sampled mode (default: the config's)")
     args = ap.parse_args()
 
-    import numpy as np
     import torch
 
     from synprep.data import ShardDataset, TokenBudgetSampler
@@ -155,14 +155,18 @@ def main() -> int:
 
         for name in models:  # warm-up: allocator, kernels
             step(name, batches[0])
-        times: dict[str, list[float]] = {n: [] for n in models}
+        # interleaved at the finest grain: every model takes the same batch one after the
+        # other, so a change in the machine's load hits all of them alike
+        per: dict[str, list[list[float]]] = {n: [[] for _ in batches] for n in models}
         for r in range(args.rounds):
-            for name in models:
-                t0 = time.perf_counter()
-                for b in batches:
+            for i, b in enumerate(batches):
+                for name in models:
+                    t0 = time.perf_counter()
                     step(name, b)
-                times[name].append(time.perf_counter() - t0)
+                    per[name][i].append(time.perf_counter() - t0)
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+        # a model's time: the sum over batches of its median time on each batch
+        times = {n: [sum(statistics.median(t) for t in per[n])] for n in models}
 
     med = {n: statistics.median(t) for n, t in times.items()}
     van = med["vanilla"]
@@ -171,7 +175,7 @@ def main() -> int:
         f"data: {data if args.data else 'PUD en-de (1000 pairs, built in a temporary directory)'}; preset {args.preset} "
         f"({base.enc_layers}+{base.dec_layers} layers, d={base.d_model}, {base.n_heads} heads, ff {base.d_ff}); "
         f"{len(batches)} batches of <= {args.max_tokens} tokens ({pairs} pairs, {tgt_tokens} target pieces + EOS, "
-        f"{trans_tokens} transition tokens + END); {args.threads} thread(s); median of {args.rounds} rounds"
+        f"{trans_tokens} transition tokens + END); {args.threads} thread(s); median of {args.rounds} rounds per batch"
     )
     print(
         "tok/s: the model's own training tokens per second (pieces for piece decoders, transitions for transition\n"

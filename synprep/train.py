@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .errors import ConfigError, InputError
-from .models.config import PRESETS, Config, ModelConfig, _merge
+from .models.config import PRESETS, Config, ModelConfig, merge_dicts
 
 __all__ = ["TrainConfig", "RunConfig", "train", "load_model", "model_from_manifest", "inverse_sqrt", "RESUMABLE"]
 
@@ -146,7 +146,7 @@ class RunConfig(Config):
             model = data.get("model") or {}
             if not isinstance(model, dict):
                 raise ConfigError(f"model = {model!r}: expected a mapping")
-            data["model"] = _merge(dict(PRESETS[preset]), model)
+            data["model"] = merge_dicts(dict(PRESETS[preset]), model)
         return super().from_dict(data, where or "config")
 
 
@@ -379,6 +379,7 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
         opt.load_state_dict(state["optimizer"])
         step, epoch, pos = state["step"], state["epoch"], state["pos"]
         best, best_step, elapsed_before = state["best_score"], state["best_step"], state["elapsed_s"]
+        resumed_valid = state.get("valid_step", -1)
         torch.set_rng_state(state["rng"]["torch"])
         if device.type == "cuda" and state["rng"].get("cuda") is not None:
             torch.cuda.set_rng_state_all(state["rng"]["cuda"])
@@ -394,6 +395,9 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
     sampler = TokenBudgetSampler(train_ds.lengths(), tc.max_tokens, seed=tc.seed, shuffle=True)
     collate = train_ds.collate()
     metrics = _Metrics(out / "metrics.jsonl")
+    if getattr(model, "prefix_decoder", False):
+        mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
+        say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")
     if state is None:
         n_params = sum(p.numel() for p in model.parameters())
         metrics.write({"event": "start", "variant": mcfg.variant, "parameters": n_params, "device": str(device), "config": cfg.to_dict()})
@@ -403,7 +407,7 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
     start = time.perf_counter()
     elapsed = lambda: elapsed_before + time.perf_counter() - start  # noqa: E731
     acc = {"loss": 0.0, "tokens": 0, "steps": 0, "t": time.perf_counter(), "gnorm": 0.0}
-    last_valid = -1
+    last_valid = resumed_valid if state is not None else -1  # a finished run is not validated twice
 
     def checkpoint(valid: Optional[dict]) -> None:
         nonlocal best, best_step
@@ -422,6 +426,7 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
             "best_step": best_step,
             "best_metric": "bleu" if tc.valid_bleu else "-loss",
             "elapsed_s": elapsed(),
+            "valid_step": last_valid if valid is None else step,
             "rng": {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if device.type == "cuda" else None},
             "config": cfg.to_dict(),
         }

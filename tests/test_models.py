@@ -533,7 +533,7 @@ def test_every_variant_overfits_32_pairs_of_a_real_shard(pud, variant):
         prefix={"mode": "sampled", "k": 8},
     )
     model = build_model(cfg)
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    opt = torch.optim.Adam(model.parameters(), lr=5e-3)
     start = time.perf_counter()
     for step in range(400):
         model.train()

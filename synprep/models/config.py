@@ -33,6 +33,7 @@ __all__ = [
     "PrefixConfig",
     "PRESETS",
     "model_config",
+    "merge_dicts",
 ]
 
 
@@ -124,14 +125,15 @@ class Config:
 
     def updated(self, changes: dict):
         """A copy with ``changes`` merged in (nested dicts merge into sub-configs)."""
-        return type(self).from_dict(_merge(self.to_dict(), changes))
+        return type(self).from_dict(merge_dicts(self.to_dict(), changes))
 
 
-def _merge(base: dict, changes: dict) -> dict:
+def merge_dicts(base: dict, changes: dict) -> dict:
+    """``base`` with ``changes`` merged in, recursively for nested dicts."""
     out = dict(base)
     for k, v in changes.items():
         if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
+            out[k] = merge_dicts(out[k], v)
         else:
             out[k] = v
     return out
@@ -272,13 +274,14 @@ class ModelConfig(Config):
     # which model (see docs/models.md): vanilla, bitrans, linearized, parent, gcn,
     # gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard
     variant: str = "vanilla"
-    # vocabulary sizes and label count: filled from the shards' manifest, not knobs
+    # vocabulary sizes, label count and special ids: filled from the shards' manifest
+    # (the trainer overwrites them), not knobs; the ids default to synprep's layout
     src_vocab: int = 0
     tgt_vocab: int = 0  # target pieces; transition variants add 2 arc tokens per label
     n_labels: int = 0
     pad_id: int = 0
     bos_id: int = 2
-    eos_id: int = 3
+    eos_id: int = 3  # also END of transition sequences
     # Transformer base (Vaswani et al., 2017)
     d_model: int = 512
     n_heads: int = 8
@@ -350,4 +353,4 @@ def model_config(preset: str | None = None, **overrides: Any) -> ModelConfig:
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(sorted(PRESETS))}")
         base = dict(PRESETS[preset])
-    return ModelConfig.from_dict(_merge(base, overrides), "model")
+    return ModelConfig.from_dict(merge_dicts(base, overrides), "model")
