@@ -23,7 +23,10 @@ Two steps, so that the expensive part runs per shard and in parallel:
 2. :func:`merge_stats` adds the shards up; :func:`write_report` draws the plots
    (PNG files, also embedded in the page so the HTML file stands alone) and writes
    the page with the accounting (:mod:`synprep.accounting`), the training curves
-   and scores when there are any, and the configuration of the run.
+   and scores when there are any, the analysis stage's results when it ran
+   (challenge-set counts per phenomenon with a plot, :mod:`synprep.challenge`;
+   attachment accuracy of induced trees against branching baselines,
+   :mod:`synprep.induce`), and the configuration of the run.
 
 Plots are written with fixed names (:data:`PLOTS`) whether or not there is data
 for them (a plot without data says so), so that a workflow can declare them.
@@ -70,6 +73,12 @@ PLOTS: dict[str, tuple[str, str]] = {
     "training": (
         "Training",
         "Loss curves and final scores of each trained model variant.",
+    ),
+    "challenge": (
+        "Syntactic challenge sets",
+        "Pairs of the analysed data with a long-distance dependency, per phenomenon and detection side "
+        "(dark: an arc spans at least min_dist words; light: the phenomenon at any distance), "
+        "and the distances of the long arcs.",
     ),
 }
 
@@ -462,8 +471,60 @@ def _plot_training(fig, runs: Sequence[Mapping]) -> None:
     _style(ax2)
 
 
+def _subset_name(name: str, counts: Mapping) -> str:
+    lang = counts.get("lang")
+    return f"{name} ({lang})" if lang else name
+
+
+def _plot_challenge(fig, challenge: Mapping | None) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax1, ax2 = fig.subplots(1, 2)
+    subsets = (challenge or {}).get("subsets") or {}
+    if not subsets:
+        _no_data(ax1, "no challenge sets")
+        _no_data(ax2, "no challenge sets")
+        return
+    names = list(subsets)
+    y = list(range(len(names)))[::-1]
+    anyd = [subsets[n].get("sentences_any_distance", 0) or 0 for n in names]
+    long = [subsets[n].get("sentences", 0) or 0 for n in names]
+    colors = [_COLORS["src"] if subsets[n].get("side") == "src" else _COLORS["tgt"] for n in names]
+    ax1.barh(y, anyd, color=colors, alpha=0.3)
+    ax1.barh(y, long, color=colors)
+    for yi, a, b in zip(y, anyd, long):
+        ax1.text(max(a, b), yi, f" {b:,} / {a:,}", va="center", fontsize=7)
+    ax1.set_yticks(y, [_subset_name(n, subsets[n]) for n in names], fontsize=8)
+    ax1.set_xlabel("pairs")
+    ax1.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax1.margins(x=0.15)
+    pairs = challenge.get("pairs")
+    ax1.set_title(f"pairs with a long arc / at any distance (of {pairs:,}, min_dist {challenge.get('min_dist')})"
+                  if isinstance(pairs, int) else "pairs with a long arc / at any distance", fontsize=10)
+    ax1.spines["top"].set_visible(False)
+    ax1.spines["right"].set_visible(False)
+    hists = [(n, subsets[n].get("distance_histogram") or {}) for n in names]
+    hists = [(n, h) for n, h in hists if h]
+    if not hists:
+        _no_data(ax2, "no long arcs")
+        return
+    width = 0.8 / len(hists)
+    for i, (n, h) in enumerate(hists):
+        xs, ws = _expand(h)
+        ax2.bar([x + (i - (len(hists) - 1) / 2) * width for x in xs], ws, width=width,
+                color=_STAGE_COLORS[(i + 3) % len(_STAGE_COLORS)], label=_subset_name(n, subsets[n]))
+    ax2.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax2.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax2.set_xlabel("|head - dependent| (words)")
+    ax2.set_ylabel("long arcs")
+    ax2.set_title("distance of the long arcs", fontsize=10)
+    ax2.margins(y=0.3)  # room for the legend
+    ax2.legend(fontsize=7, frameon=False, loc="upper right")
+    _style(ax2)
+
+
 def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], plots_dir: str | os.PathLike,
-               top_labels: int = 20) -> dict[str, bytes]:
+               top_labels: int = 20, challenge: Mapping | None = None) -> dict[str, bytes]:
     """Draw every plot of :data:`PLOTS` into ``plots_dir/<name>.png``; returns the PNG bytes."""
     import matplotlib
 
@@ -480,11 +541,12 @@ def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappin
         "labels": lambda f: _plot_labels(f, stats, top_labels),
         "transitions": lambda f: _plot_transitions(f, stats),
         "training": lambda f: _plot_training(f, runs),
+        "challenge": lambda f: _plot_challenge(f, challenge),
     }
     out: dict[str, bytes] = {}
     with plt.rc_context({"font.size": 9, "axes.titleweight": "bold"}):
         for name, fn in draw.items():
-            height = 5.0 if name == "labels" else 3.6
+            height = {"labels": 5.0, "challenge": 3.0}.get(name, 3.6)
             fig = plt.figure(figsize=(11, height), dpi=100, layout="constrained")
             fig.suptitle(PLOTS[name][0], fontsize=12, fontweight="bold")
             fn(fig)
@@ -524,9 +586,63 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return f"<table><tr>{h}</tr>{body}</table>"
 
 
+def _figure(name: str, data: bytes) -> str:
+    t, caption = PLOTS[name]
+    b64 = base64.b64encode(data).decode("ascii")
+    return (f"<figure><img alt='{html.escape(t)}' src='data:image/png;base64,{b64}'>"
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def _num(v: object, fmt: str = "{:,}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def _challenge_html(challenge: Mapping, png: bytes | None) -> str:
+    """The challenge-set section: counts per phenomenon (a :func:`synprep.challenge.extract`
+    result, as the workflow's summary.json) and the plot."""
+    pairs = challenge.get("pairs")
+    what = {"heldout": "the held-out shards", "all": "every shard"}.get(challenge.get("data") or "", "the input")
+    shards = challenge.get("shards") or []
+    sub = (f"{_num(pairs)} pairs kept in {what}" + (f" ({', '.join(shards)})" if shards else "")
+           + f"; a pair counts when an arc with the phenomenon spans at least {challenge.get('min_dist')} words "
+           f"(rules: {challenge.get('rules')}).")
+    parts = ["<h2>Syntactic challenge sets</h2>", f"<p class='sub'>{html.escape(sub)}</p>"]
+    if png is not None:
+        parts.append(_figure("challenge", png))
+    rows = []
+    for name, c in (challenge.get("subsets") or {}).items():
+        rows.append((name, c.get("side") or "-", c.get("lang") or "-", _num(c.get("sentences")), _num(c.get("arcs")),
+                     _num(c.get("mean_distance"), "{:.2f}"), _num(c.get("max_distance")),
+                     _num(c.get("sentences_any_distance")), _num(c.get("arcs_any_distance"))))
+    parts.append(_table(("subset", "side", "lang", "sentences", "arcs", "mean distance", "max distance",
+                         "sentences (any distance)", "arcs (any distance)"), rows))
+    skipped = challenge.get("skipped") or []
+    if skipped:
+        items = "".join(f"<li>{html.escape(str(s.get('side')))} {html.escape(str(s.get('phenomenon')))}: "
+                        f"{html.escape(str(s.get('reason')))}</li>" for s in skipped)
+        parts.append(f"<p class='sub'>Not run:</p><ul class='sub'>{items}</ul>")
+    return "".join(parts)
+
+
+def _induce_html(induce: Mapping) -> str:
+    """The induced-trees section: attachment accuracy of each run and of the
+    branching baselines (an :func:`synprep.induce.evaluate` or
+    :func:`synprep.analysis.evaluate_induction` result)."""
+    sub = (f"Trees decoded from the structured attention of each run (Chu-Liu-Edmonds, root: "
+           f"{induce.get('root') or '-'}) against the parser's source trees: {_num(induce.get('sentences'))} "
+           f"sentences, {_num(induce.get('words'))} words scored, punctuation excluded. Attachment accuracy in %.")
+    rows = []
+    for name, r in (induce.get("systems") or {}).items():
+        kind = "baseline" if name in ("left-branching", "right-branching") else "model"
+        rows.append((name, kind, _num(r.get("directed"), "{:.2f}"), _num(r.get("undirected"), "{:.2f}")))
+    return ("<h2>Induced trees</h2>" + f"<p class='sub'>{html.escape(sub)}</p>"
+            + _table(("system", "", "directed %", "undirected %"), rows))
+
+
 def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], pngs: Mapping[str, bytes],
                 title: str = "synprep report", config_text: str | None = None,
-                manifest: Mapping | None = None) -> str:
+                manifest: Mapping | None = None, challenge: Mapping | None = None,
+                induce: Mapping | None = None) -> str:
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
     if accounting:
@@ -549,10 +665,7 @@ def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappi
         data = pngs.get(name)
         if data is None:
             continue
-        t, caption = PLOTS[name]
-        b64 = base64.b64encode(data).decode("ascii")
-        parts.append(f"<figure><img alt='{html.escape(t)}' src='data:image/png;base64,{b64}'>"
-                     f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+        parts.append(_figure(name, data))
         if name == "rejects" and accounting:
             rows = []
             for s in accounting["stages"]:
@@ -572,6 +685,10 @@ def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappi
             rows = [[r["name"]] + [f"{r['scores'][m]:.2f}" if isinstance(r["scores"].get(m), (int, float)) else "-"
                                    for m in metrics] for r in runs if r.get("scores")]
             parts.append(_table(["variant"] + metrics, rows))
+    if challenge:
+        parts.append(_challenge_html(challenge, pngs.get("challenge")))
+    if induce:
+        parts.append(_induce_html(induce))
     if manifest:
         parts.append("<details><summary>manifest</summary><pre>"
                      + html.escape(json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False)[:200_000])
@@ -593,13 +710,18 @@ def write_report(
     config_text: str | None = None,
     manifest: Mapping | None = None,
     top_labels: int = 20,
+    challenge: Mapping | None = None,
+    induce: Mapping | None = None,
 ) -> None:
-    """Draw the plots and write the HTML page (atomically)."""
+    """Draw the plots and write the HTML page (atomically). ``challenge``: the
+    challenge-set counts (the analysis stage's summary.json); ``induce``: the
+    induced-tree accuracies (induce.json); each section appears only when given."""
     out_html = os.fspath(out_html)
     if plots_dir is None:
         plots_dir = os.path.join(os.path.dirname(out_html) or ".", "plots")
-    pngs = draw_plots(stats, accounting, runs, plots_dir, top_labels=top_labels)
-    text = render_html(stats, accounting, runs, pngs, title=title, config_text=config_text, manifest=manifest)
+    pngs = draw_plots(stats, accounting, runs, plots_dir, top_labels=top_labels, challenge=challenge)
+    text = render_html(stats, accounting, runs, pngs, title=title, config_text=config_text, manifest=manifest,
+                       challenge=challenge, induce=induce)
     d = os.path.dirname(out_html)
     if d:
         os.makedirs(d, exist_ok=True)

@@ -151,12 +151,85 @@ def test_page_embeds_plots_tables_and_escapes_text():
     summary = acc.summarize([led], ["filter"])
     pngs = {name: name.encode() for name in PLOTS}
     page = render_html({}, summary, [], pngs, title="A <b>", config_text="x: <y>")
-    # every plot but training (no run) as a data URI, in PLOTS order
-    assert page.count("data:image/png;base64,") == len(PLOTS) - 1
+    # every plot but training (no run) and challenge (no analysis) as a data URI, in PLOTS order
+    assert page.count("data:image/png;base64,") == len(PLOTS) - 2
+    assert "<h2>" not in page
     assert page.index("cmVqZWN0cw==") < page.index("bGVuZ3Rocw==")  # "rejects" before "lengths"
     assert "A &lt;b&gt;" in page and "x: &lt;y&gt;" in page
     assert "<td>filter</td><td>4</td><td>3</td><td>1</td><td>empty 1</td>" in page
     assert "class='ok'>yes" in page
+
+
+# hand-made analysis results: what synprep.analysis.challenge_sets and evaluate_induction write
+CHALLENGE = {
+    "data": "heldout", "shards": ["003"], "pairs": 80, "min_dist": 2, "rules": "synprep",
+    "subsets": {
+        "tgt_particle": {"phenomenon": "particle", "side": "tgt", "lang": "de", "sentences": 7, "arcs": 8,
+                         "mean_distance": 3.125, "max_distance": 6, "distance_histogram": {"2": 3, "4": 4, "6": 1},
+                         "sentences_any_distance": 9, "arcs_any_distance": 10},
+        "tgt_reflexive": {"phenomenon": "reflexive", "side": "tgt", "lang": "de", "sentences": 0, "arcs": 0,
+                          "mean_distance": None, "max_distance": None, "distance_histogram": {},
+                          "sentences_any_distance": 2, "arcs_any_distance": 2},
+    },
+    "skipped": [{"phenomenon": "preposition_stranding", "side": "tgt", "lang": "de",
+                 "reason": "defined for en only; the tgt side is de"}],
+}
+INDUCE = {
+    "sentences": 80, "words": 512, "root": "best-score", "runs": ["latent"],
+    "systems": {"latent": {"directed": 21.5, "undirected": 47.25},
+                "left-branching": {"directed": 30.1, "undirected": 41.0},
+                "right-branching": {"directed": 6.0, "undirected": 40.5}},
+}
+
+
+def test_page_shows_challenge_counts_and_induction_accuracy():
+    from synprep.report import render_html
+
+    pngs = {name: name.encode() for name in PLOTS}
+    page = render_html({}, None, [], pngs, config_text="c", challenge=CHALLENGE, induce=INDUCE)
+    # the challenge section: its plot, one row a subset, what was not run
+    assert "<h2>Syntactic challenge sets</h2>" in page and "80 pairs kept in the held-out shards (003)" in page
+    assert page.count("data:image/png;base64,Y2hhbGxlbmdl") == 1  # b"challenge"
+    assert ("<tr><td>tgt_particle</td><td>tgt</td><td>de</td><td>7</td><td>8</td><td>3.12</td><td>6</td>"
+            "<td>9</td><td>10</td></tr>") in page
+    assert "<tr><td>tgt_reflexive</td><td>tgt</td><td>de</td><td>0</td><td>0</td><td>-</td><td>-</td>" in page
+    assert "preposition_stranding: defined for en only" in page
+    # the induction table: the run, then the baselines
+    assert "<h2>Induced trees</h2>" in page and "80 sentences, 512 words scored" in page
+    rows = ["<tr><td>latent</td><td>model</td><td>21.50</td><td>47.25</td></tr>",
+            "<tr><td>left-branching</td><td>baseline</td><td>30.10</td><td>41.00</td></tr>",
+            "<tr><td>right-branching</td><td>baseline</td><td>6.00</td><td>40.50</td></tr>"]
+    positions = [page.index(r) for r in rows]
+    assert positions == sorted(positions)
+    assert page.index("Syntactic challenge sets</h2>") < positions[0] < page.index("configuration")
+    # one section without the other
+    only = render_html({}, None, [], pngs, induce=INDUCE)
+    assert "Induced trees" in only and "challenge sets" not in only and "Y2hhbGxlbmdl" not in only
+
+
+def test_challenge_plot_draws_the_counts():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from synprep.report import _plot_challenge
+
+    fig = Figure()
+    _plot_challenge(fig, CHALLENGE)
+    counts, dists = fig.axes
+    # per subset (top to bottom): a light bar at any distance, a dark one with a long arc
+    widths = [p.get_width() for p in counts.patches]
+    assert widths == [9, 2, 7, 0]
+    top_down = sorted(counts.get_yticklabels(), key=lambda t: -t.get_position()[1])
+    assert [t.get_text() for t in top_down] == ["tgt_particle (de)", "tgt_reflexive (de)"]
+    # the distance histogram of the subsets with long arcs
+    assert sorted((round(p.get_x() + p.get_width() / 2), p.get_height()) for p in dists.patches) == [
+        (2, 3), (4, 4), (6, 1)]
+    empty = Figure()
+    _plot_challenge(empty, None)
+    assert all(not a.patches for a in empty.axes)
+    assert "no challenge sets" in [t.get_text() for t in empty.axes[0].texts]
 
 
 @pytest.mark.slow
@@ -174,13 +247,32 @@ def test_report_writes_every_plot_and_a_standalone_page(tmp_path):
              "length_after": {"src": {"3": 2}, "tgt": {"4": 2}},
              "labels": {"src": {"nsubj": 3, "root": 2}, "tgt": {"det": 1}}}
     out = tmp_path / "r" / "report.html"
-    write_report(out, stats, summary, [run], title="T <&>", config_text="shards: 4")
+    write_report(out, stats, summary, [run], title="T <&>", config_text="shards: 4", challenge=CHALLENGE,
+                 induce=INDUCE)
     for name in PLOTS:
         png = tmp_path / "r" / "plots" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = out.read_text()
     assert page.count("data:image/png;base64,") == len(PLOTS)
     assert "T &lt;&amp;&gt;" in page and "shards: 4" in page and "vanilla" in page
+    assert "<td>tgt_particle</td>" in page and "<td>latent</td>" in page
+
+
+@pytest.mark.slow
+def test_cli_html_takes_the_analysis_results(tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps(CHALLENGE))
+    (tmp_path / "i.json").write_text(json.dumps(INDUCE))
+    out = tmp_path / "report.html"
+    base = [sys.executable, "-m", "synprep.cli", "report", "html", "-o", str(out)]
+    r = subprocess.run(base + ["--challenge", str(tmp_path / "c.json"), "--induce", str(tmp_path / "i.json")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    page = out.read_text()
+    assert "<td>tgt_particle</td>" in page and "<td>latent</td><td>model</td><td>21.50</td>" in page
+    assert (tmp_path / "plots" / "challenge.png").is_file()
+    (tmp_path / "bad.json").write_text("{not json")
+    r = subprocess.run(base + ["--induce", str(tmp_path / "bad.json")], capture_output=True, text=True)
+    assert r.returncode == 2 and "bad.json:1: not JSON" in r.stderr
 
 
 def test_cli_accounting_exit_status(tmp_path):

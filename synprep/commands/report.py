@@ -59,6 +59,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     h.add_argument("--run", nargs=3, action="append", default=[], metavar=("NAME", "METRICS", "SCORES"),
                    help="a training run: its name, metrics log (JSON lines) and scores (JSON); repeatable")
     h.add_argument("--manifest", help="the shards' manifest (JSON), shown in the report")
+    h.add_argument("--challenge", metavar="JSON",
+                   help="challenge-set counts (summary.json of `synprep challenge -o` or of the workflow's analysis stage)")
+    h.add_argument("--induce", metavar="JSON", help="induced-tree accuracies (`synprep induce-eval --json`, or induce.json)")
     h.add_argument("--config", help="the configuration file of the run, shown in the report")
     h.add_argument("--title", default="synprep report")
     h.add_argument("--top-labels", type=int, default=20, help="labels shown per side (default: 20)")
@@ -134,8 +137,11 @@ def run(args: argparse.Namespace) -> int:
         with open(args.config, encoding="utf-8") as f:
             config_text = f.read()
     manifest = _load_json(args.manifest) if args.manifest else None
+    challenge = _load_json(args.challenge) if args.challenge else None
+    induce = _load_json(args.induce) if args.induce else None
     rep.write_report(args.output, stats, summary, runs, args.plots_dir, title=args.title,
-                     config_text=config_text, manifest=manifest, top_labels=args.top_labels)
+                     config_text=config_text, manifest=manifest, top_labels=args.top_labels,
+                     challenge=challenge, induce=induce)
     if summary is not None:
         if args.summary:
             acc.write_json(args.summary, {k: v for k, v in summary.items()})
