@@ -26,6 +26,7 @@ include: "workflow/rules/bpe.smk"
 include: "workflow/rules/oracle.smk"
 include: "workflow/rules/shards.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -36,4 +37,5 @@ rule all:
         rules.write_manifest.output.manifest,
         rules.make_report.output.html,
         TRAIN_REPORT_INPUT.values(),
+        ANALYSIS_REPORT_INPUT.values(),
     default_target: True

@@ -1,8 +1,9 @@
 """The Snakemake workflow: lint, config validation, dry runs, and real runs on a tiny corpus.
 
 The real runs (marked ``workflow`` and ``slow``) run the whole workflow on the first
-lines of the demo corpus with 2 shards, and check that the accounting holds per
-shard, that a second run from scratch (with another number of cores) writes
+lines of the demo corpus with 2 shards (one tiny structured-attention run, challenge
+sets and induced trees of the held-out shard), and check that the accounting holds per
+shard, that the analysis reads the held-out pairs in dataset order, that a second run from scratch (with another number of cores) writes
 byte-identical shards, and that deleting one shard's output rebuilds only what
 depends on it.
 """
@@ -87,6 +88,11 @@ def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
     cfg = _validate({"corpus": {"name": "mine", "tsv": "pairs.tsv"}})
     assert cfg["shards"]["count"] == 4 and cfg["parse"]["backend"] == "udpipe"
     assert cfg["corpus"]["columns"] == [0, 1] and cfg["bpe"]["joint"] is True
+    assert cfg["analysis"]["challenge"]["enabled"] is False and cfg["analysis"]["challenge"]["min_dist"] == 2
+    assert cfg["analysis"]["induce"] == {"enabled": False, "root": "best-score"}
+    # the demo extracts challenge sets from its held-out shard
+    demo = _validate(_demo_config())
+    assert demo["analysis"]["challenge"]["enabled"] is True and demo["train"]["heldout_shards"] >= 1
 
 
 @pytest.mark.parametrize(
@@ -96,6 +102,11 @@ def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
         (("corpuss",), {}, "corpuss"),
         (("oracle", "projectivity"), "lifted", "lifted"),
         (("shards", "count"), 0, "minimum"),
+        (("analysis", "challenge", "min_dis"), 3, "min_dis"),
+        (("analysis", "challenge", "phenomena"), ["particles"], "particles"),
+        (("analysis", "challenge", "detect_on"), "target", "target"),
+        (("analysis", "induce", "enabled"), "yes", "boolean"),
+        (("analysis", "induce", "checkpoint"), "last", "checkpoint"),
     ],
 )
 def test_misspelled_or_bad_key_is_an_error(path, value, word):
@@ -139,8 +150,36 @@ def test_dry_run_of_the_demo():
     shards = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["shards"]["count"]
     for rule in ("split_corpus", "filter_pairs", "filter_alignment", "parse_pairs", "write_shard", "account_shard"):
         assert counts.get(rule) == shards, (rule, counts)
-    for rule in ("train_bpe", "write_manifest", "make_report", "all"):
+    for rule in ("train_bpe", "write_manifest", "extract_challenge", "make_report", "all"):
         assert counts.get(rule) == 1, (rule, counts)
+    # the demo trains no structured-attention run: no induced trees
+    assert "dump_tree_scores" not in counts and "evaluate_induction" not in counts
+
+
+SA_RUN = {"name": "latent", "config": {"preset": "tiny", "model": {"variant": "sa"}, "train": {"max_steps": 10}}}
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_induction_rules_run_only_with_a_structured_attention_run(tmp_path):
+    _need_models()
+    cfg = _demo_config()
+    cfg["analysis"]["challenge"]["enabled"] = False
+    cfg["analysis"]["induce"]["enabled"] = True
+    path = tmp_path / "induce.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    # asked for without a run that induces trees: an error before any job
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO, check=False)
+    assert r.returncode != 0 and "no training run induces trees" in r.stdout + r.stderr
+    cfg["train"]["runs"].append(SA_RUN)
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    counts = _job_counts(_snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config",
+                                    cwd=REPO).stdout)
+    # one score dump for the sa run only, one evaluation over all such runs, no challenge sets
+    assert counts.get("dump_tree_scores") == 1 and counts.get("evaluate_induction") == 1, counts
+    assert counts.get("train_model") == 3 and "extract_challenge" not in counts
+    lint = _snakemake("--lint", "--configfile", str(path), "--replace-workflow-config", cwd=REPO, check=False)
+    assert "Lints for" not in lint.stdout + lint.stderr and lint.returncode == 0, (lint.stdout + lint.stderr)[-3000:]
 
 
 @pytest.mark.workflow
@@ -178,11 +217,15 @@ def _tiny_config(root: Path) -> Path:
                 entry[key] = str(REPO / entry[key])
     cfg["bpe"]["vocab_size"] = 500
     cfg["report"]["title"] = "tiny"
-    # one tiny training run of a few steps, validated and scored on shard 001
+    # one tiny training run of a few steps, validated and scored on shard 001; a
+    # structured-attention run, so that its induced trees are scored too
     cfg["train"].update(heldout_shards=1, beam=1, threads=1)
     cfg["train"]["runs"] = [{"name": "tiny", "config": {
-        "preset": "tiny", "model": {"variant": "vanilla"},
+        "preset": "tiny", "model": {"variant": "sa"},
         "train": {"max_steps": 6, "warmup": 2, "max_tokens": 1000, "valid_every": 3, "log_every": 1}}}]
+    # challenge sets of the held-out shard (both sides), induced trees of the run
+    cfg["analysis"]["challenge"].update(enabled=True, detect_on="both")
+    cfg["analysis"]["induce"]["enabled"] = True
     path = root / "tiny.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
@@ -243,7 +286,7 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
     assert page.count("data:image/png;base64,") >= 6 and "tiny" in page
     for rule in ("split_corpus", "filter_pairs", "filter_alignment", "parse_pairs", "train_bpe", "write_shard",
                  "account_shard", "write_manifest", "collect_stats", "split_heldout", "train_model",
-                 "evaluate_model", "make_report"):
+                 "evaluate_model", "extract_challenge", "dump_tree_scores", "evaluate_induction", "make_report"):
         assert list((first / "logs" / rule).glob("*.log")), rule
     # training: shard 000 trains, shard 001 validates and is scored
     held = json.loads((res / "shards" / "heldout" / "manifest.json").read_text())
@@ -253,6 +296,26 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
     scores = json.loads((res / "train" / "tiny" / "eval" / "scores.json").read_text())
     assert scores["n"] == held["counts"]["kept"] and 0 <= scores["bleu"] <= 100
     assert "Training" in page
+    # analysis: the held-out pairs, in dataset order (the order the evaluation translates)
+    from synprep.conllu import read_conllu
+    from synprep.report import read_arrow, table_ids
+
+    held_ids = table_ids(read_arrow(res / "shards" / "001"))
+    challenge = json.loads((res / "analysis" / "challenge" / "summary.json").read_text())
+    assert challenge["shards"] == ["001"] and challenge["pairs"] == len(held_ids) == scores["n"]
+    for side in ("src", "tgt"):
+        trees = res / "analysis" / "challenge" / f"trees.{side}.conllu"
+        assert [s.sent_id for s in read_conllu(str(trees))] == held_ids
+    assert {"src_particle", "tgt_particle", "tgt_reflexive"} <= set(challenge["subsets"])
+    for name, c in challenge["subsets"].items():
+        ids = (res / "analysis" / "challenge" / "sets" / f"{name}.ids").read_text().split()
+        assert len(ids) == c["sentences"] <= c["sentences_any_distance"] and set(ids) <= set(held_ids)
+    induce = json.loads((res / "analysis" / "induce.json").read_text())
+    assert induce["runs"] == ["tiny"] and induce["sentences"] == len(held_ids)
+    assert list(induce["systems"]) == ["tiny", "left-branching", "right-branching"]
+    assert all(0 <= v["directed"] <= v["undirected"] <= 100 for v in induce["systems"].values())
+    assert "<h2>Syntactic challenge sets</h2>" in page and "<td>tgt_particle</td>" in page
+    assert "<h2>Induced trees</h2>" in page and "<td>tiny</td><td>model</td>" in page
     # snakemake's own report carries the plots
     _snakemake("--report", "report.html", "--configfile", str(config), "--replace-workflow-config",
                "--directory", str(first), cwd=first)

@@ -2,7 +2,7 @@
 #
 # collect_stats reads a shard's prepared pairs, its parsed trees and its Arrow
 # files (results/report/stats/{shard}.json); make_report merges them with the
-# accounting and the training runs and draws the plots
+# accounting, the training runs and the analysis stage's results and draws the plots
 # (results/report/report.html, standalone; the PNG files in results/report/plots/
 # also appear in `snakemake --report report.html`).
 
@@ -33,6 +33,7 @@ rule collect_stats:
 rule make_report:
     input:
         **TRAIN_REPORT_INPUT,
+        **ANALYSIS_REPORT_INPUT,
         stats=expand(rules.collect_stats.output.stats, shard=SHARDS),
         ledgers=expand(rules.account_shard.output.ledger, shard=SHARDS),
         manifest=rules.write_manifest.output.manifest,

@@ -27,6 +27,7 @@ for name in sm.params.runs:
     run_dir = os.path.dirname(sm.input[f"{name}_summary"])
     scores = sm.input[f"{name}_scores"] if f"{name}_scores" in sm.input.keys() else None
     runs.append(report.read_run(name, os.path.join(run_dir, "metrics.jsonl"), scores))
+analysis = {key: load(sm.input[key]) if key in sm.input.keys() else None for key in ("challenge", "induce")}
 report.write_report(
     sm.output.html,
     stats,
@@ -37,5 +38,6 @@ report.write_report(
     config_text=yaml.safe_dump(dict(sm.config), sort_keys=False, allow_unicode=True),
     manifest=load(sm.input.manifest),
     top_labels=sm.params.top_labels,
+    **analysis,
 )
 print(accounting.render(summary), file=log)

@@ -1,0 +1,98 @@
+# Stage analysis: challenge sets of the test data, and the trees that
+# structured-attention runs induce. Both are off unless `analysis:` turns them on,
+# and both feed the report.
+#
+# extract_challenge selects the kept pairs of the held-out shards (or of every
+# shard: analysis.challenge.data) from the parsed trees, in dataset order, so that a
+# subset's `index` is the line of the pair in the evaluation's hyps.txt, and runs
+# `synprep challenge` on them: results/analysis/challenge/summary.json (counts per
+# phenomenon), trees.{src,tgt}.conllu (the pairs analysed) and sets/ (one subset a
+# phenomenon and side). For each sa/sa-hard run, dump_tree_scores writes the source
+# arc marginals of its best checkpoint on the held-out shards, and
+# evaluate_induction scores the decoded trees against the parser's source trees
+# (at the shards' word level) next to the branching baselines:
+# results/analysis/induce.json. The settings are checked when the workflow starts.
+
+from synprep.analysis import analysis_settings
+
+ANALYSIS_CONFIG = config["analysis"]
+ANALYSIS_RUN_VARIANTS = {}
+if ANALYSIS_CONFIG["induce"]["enabled"] and TRAIN_RUNS:
+    from synprep.train import RunConfig
+
+    ANALYSIS_RUN_VARIANTS = {
+        run["name"]: RunConfig.from_dict(run["config"], where=f"config train.runs[{run['name']}].config").model.variant
+        for run in TRAIN_RUNS
+    }
+ANALYSIS = analysis_settings(
+    ANALYSIS_CONFIG, langs=LANGS, shards=SHARDS, heldout=HELDOUT, runs=ANALYSIS_RUN_VARIANTS
+)
+CHALLENGE = ANALYSIS["challenge"]
+INDUCE = ANALYSIS["induce"]
+ANALYSIS_REPORT_INPUT = {}
+
+
+if CHALLENGE:
+
+    rule extract_challenge:
+        input:
+            src=expand(rules.parse_pairs.output.src, shard=CHALLENGE["shards"]),
+            tgt=expand(rules.parse_pairs.output.tgt, shard=CHALLENGE["shards"]),
+            datasets=expand(rules.write_shard.output.dataset, shard=CHALLENGE["shards"]),
+        output:
+            summary="results/analysis/challenge/summary.json",
+            src="results/analysis/challenge/trees.src.conllu",
+            tgt="results/analysis/challenge/trees.tgt.conllu",
+            sets=directory("results/analysis/challenge/sets"),
+        params:
+            settings=CHALLENGE,
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            "logs/extract_challenge/challenge.log",
+        script:
+            "../scripts/extract_challenge.py"
+
+    ANALYSIS_REPORT_INPUT["challenge"] = rules.extract_challenge.output.summary
+
+
+if INDUCE:
+
+    rule dump_tree_scores:
+        input:
+            summary=rules.train_model.output.summary,
+            data=HELDOUT_DATA,
+        output:
+            scores="results/analysis/induce/{run}.scores.npz",
+        params:
+            checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
+            data=lambda wildcards, input: os.path.dirname(input.data),
+        threads: TRAIN["threads"]
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            "logs/dump_tree_scores/{run}.log",
+        script:
+            "../scripts/dump_tree_scores.py"
+
+    rule evaluate_induction:
+        input:
+            scores=expand(rules.dump_tree_scores.output.scores, run=INDUCE["runs"]),
+            src=expand(rules.parse_pairs.output.src, shard=INDUCE["shards"]),
+            datasets=expand(rules.write_shard.output.dataset, shard=INDUCE["shards"]),
+        output:
+            result="results/analysis/induce.json",
+            gold="results/analysis/induce/gold.src.conllu",
+        params:
+            runs=INDUCE["runs"],
+            root=INDUCE["root"],
+            words=config["oracle"]["words"],
+            labels=config["oracle"]["labels"],
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            "logs/evaluate_induction/induce.log",
+        script:
+            "../scripts/evaluate_induction.py"
+
+    ANALYSIS_REPORT_INPUT["induce"] = rules.evaluate_induction.output.result

@@ -1,0 +1,31 @@
+"""Snakemake script: challenge sets of the kept pairs of the chosen shards
+(synprep.analysis.challenge_sets)."""
+
+import sys
+
+from synprep.analysis import challenge_sets
+
+sm = snakemake  # noqa: F821  (injected by snakemake)
+# everything, tracebacks included, goes to the rule's log
+log = sys.stderr = open(sm.log[0], "w", buffering=1)
+s = sm.params.settings
+parts = [({"src": src, "tgt": tgt}, ds) for src, tgt, ds in zip(sm.input.src, sm.input.tgt, sm.input.datasets)]
+result = challenge_sets(
+    parts,
+    {"src": sm.output.src, "tgt": sm.output.tgt},
+    sm.output.sets,
+    sm.output.summary,
+    langs=s["langs"],
+    detect_on=s["detect_on"],
+    phenomena=s["phenomena"],
+    min_dist=s["min_dist"],
+    rules=s["rules"],
+    data=s["data"],
+    shards=s["shards"],
+)
+print(f"{result['pairs']} pairs of shards {', '.join(s['shards'])}", file=log)
+for name, c in result["subsets"].items():
+    print(f"{name}: {c['sentences']} pairs, {c['arcs']} long arcs ({c['sentences_any_distance']} pairs at any distance)",
+          file=log)
+for skip in result["skipped"]:
+    print(f"skipped {skip['side']} {skip['phenomenon']}: {skip['reason']}", file=log)
