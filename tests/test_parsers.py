@@ -333,6 +333,33 @@ def test_stanza_one_process_a_device_keeps_order(tiny_stanza, stanza_en):
 
 
 @pytest.mark.slow
+def test_stanza_reads_the_layout_stanza_download_writes(tiny_stanza, tmp_path):
+    """DIR/resources.json + DIR/<lang>/<processor>/<package>.pt, as stanza.download
+    makes it (here with the tiny models), loaded with download_method=None."""
+    import json
+    import shutil
+
+    d = tmp_path / "stanza_resources"
+    res = {"en": {"lang_name": "English", "packages": {"default": {p: "tiny" for p in
+                                                                   ("tokenize", "mwt", "pos", "lemma", "depparse")}}}}
+    for proc in ("tokenize", "mwt", "pos", "lemma", "depparse", "pretrain"):
+        (d / "en" / proc).mkdir(parents=True)
+        shutil.copy(tiny_stanza / f"{proc}.pt", d / "en" / proc / "tiny.pt")
+        res["en"][proc] = {"tiny": {"dependencies": [{"model": "pretrain", "package": "tiny"}]} if proc in ("pos", "depparse") else {}}
+    (d / "resources.json").write_text(json.dumps(res))
+    p = registry.get("parser", "stanza")(model=str(d), lang="en", threads=1)
+    try:
+        assert list(p._nlp.processors) == ["tokenize", "mwt", "pos", "lemma", "depparse"]  # stanza added mwt
+        _check_results(ITEMS, list(p.parse(ITEMS)), rejected_ids={"s2", "s4"})
+    finally:
+        p.close()
+    (d / "en" / "depparse" / "tiny.pt").unlink()
+    with pytest.raises(SynprepError) as e:
+        registry.get("parser", "stanza")(model=str(d), lang="en")
+    assert "depparse/tiny.pt" in str(e.value) and f"stanza.download('en', model_dir='{d}'" in str(e.value)
+
+
+@pytest.mark.slow
 def test_stanza_pretokenized_keeps_tokens(tiny_stanza):
     p = registry.get("parser", "stanza")(model=str(tiny_stanza), lang="en", pretokenized=True, threads=1)
     try:

@@ -215,8 +215,9 @@ class StanzaParser(Parser):
             cfg.update(dir=d, resources_filepath=self._resources_tmp, allow_unknown_language=True)
         else:
             cfg["dir"] = self.model_dir
-            if self.pretokenized:
-                cfg["processors"] = "tokenize,pos,lemma,depparse"
+            # stanza adds mwt itself where the language's package has one (and not
+            # for pretokenized input); asking for it could fail for languages without
+            cfg["processors"] = "tokenize,pos,lemma,depparse"
         return cfg
 
     def _load(self):
@@ -227,8 +228,8 @@ class StanzaParser(Parser):
         try:
             nlp = stanza.Pipeline(**cfg)
         except (FileNotFoundError, OSError) as e:
-            path = getattr(e, "filename", None) or self.model_dir
-            raise SynprepError(f"stanza model file {path} cannot be loaded ({e}); {download_hint(self.model_dir, self.lang)}") from None
+            what = f"model file {e.filename}" if getattr(e, "filename", None) else f"models in {self.model_dir}"
+            raise SynprepError(f"stanza {what} cannot be loaded ({e}); {download_hint(self.model_dir, self.lang)}") from None
         except Exception as e:
             if type(e).__name__ in ("LanguageNotDownloadedError", "UnsupportedProcessorError", "ResourcesFileNotFoundError"):
                 raise SynprepError(f"stanza models in {self.model_dir}: {e}; {download_hint(self.model_dir, self.lang)}") from None
