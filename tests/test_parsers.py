@@ -277,6 +277,8 @@ def test_stanza_missing_model_names_path_and_download_command(tmp_path):
     (tmp_path / "res" / "resources.json").write_text("{}")
     with pytest.raises(SynprepError, match="no stanza models for language 'en'"):
         StanzaParser(model=str(tmp_path / "res"), lang="en")
+    with pytest.raises(ConfigError, match="unknown option.*colour"):
+        StanzaParser(model=str(tmp_path / "res"), lang="en", colour="red")
 
 
 @pytest.fixture(scope="session")
@@ -436,6 +438,8 @@ def test_stanza_device_must_exist():
         resolve_device("cuda:0")
     with pytest.raises(ConfigError, match="unknown device"):
         resolve_device("tpu")
+    with pytest.raises(ConfigError, match="cuda:N"):
+        resolve_device("cuda:x")
 
 
 # -- CLI ----------------------------------------------------------------------------

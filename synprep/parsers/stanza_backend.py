@@ -100,12 +100,13 @@ def resolve_device(device: str | None) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda"):
+        num = device[len("cuda"):]
+        if num and not (num[0] == ":" and num[1:].isdigit()):
+            raise ConfigError(f"unknown device {device!r}; expected cuda or cuda:N with N a device number")
         if not torch.cuda.is_available():
             raise ConfigError(f"device {device!r} asked for, but torch sees no CUDA device; use --device cpu or auto")
-        if ":" in device:
-            idx = int(device.split(":", 1)[1])
-            if idx >= torch.cuda.device_count():
-                raise ConfigError(f"device {device!r} does not exist; this machine has {torch.cuda.device_count()} CUDA device(s)")
+        if num and int(num[1:]) >= torch.cuda.device_count():
+            raise ConfigError(f"device {device!r} does not exist; this machine has {torch.cuda.device_count()} CUDA device(s)")
         return device
     if device != "cpu":
         raise ConfigError(f"unknown device {device!r}; expected auto, cpu, cuda or cuda:N")
@@ -121,7 +122,8 @@ class StanzaParser(Parser):
     def __init__(self, model: str | None = None, lang: str = "en", *, device: str | None = "auto",
                  batch_tokens: int = 3000, pretokenized: bool = False, max_words: int | None = 300,
                  sort_window: int = 4096, workers: int = 1, chunk_size: int | None = None,
-                 threads: int | None = None):
+                 threads: int | None = None, **kw):
+        self._check_options(self.name, kw, ())
         self.model_dir = os.fspath(model) if model else default_model_dir()
         self.lang = lang or "en"
         self.batch_tokens = int(batch_tokens)
