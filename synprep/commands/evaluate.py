@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+from .translate import add_decoding_arguments
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", metavar="PT", help="checkpoint to translate with (or give --hyps)")
@@ -17,11 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="where hyps.txt, refs.txt, hyps.conllu and scores.json go")
     p.add_argument("--ref", metavar="FILE", help="raw references, one a line in dataset order (.gz ok); default: the dataset's target side, detokenized")
     p.add_argument("--hyps", metavar="FILE", help="score these hypotheses (one a line) instead of translating")
-    p.add_argument("--beam", type=int, default=5, help="beam size (1 = greedy; default 5)")
-    p.add_argument("--length-penalty", type=float, default=1.0, help="hypothesis score = log p / length^alpha (default 1.0)")
-    p.add_argument("--lang", default="en", help="target language for the Moses detokenizer (default en)")
-    p.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (divided by the beam)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    add_decoding_arguments(p)
     p.add_argument("--json", action="store_true", help="print scores.json instead of a table")
 
 

@@ -18,6 +18,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="-", metavar="FILE", help="hypotheses, one a line (default: stdout)")
     p.add_argument("--trees", metavar="CONLLU", help="transition decoders: write the predicted target trees here")
     p.add_argument("--tree-scores", metavar="NPZ", help="sa/sa-hard: write source arc marginals (.npz, induce-eval format)")
+    add_decoding_arguments(p)
+
+
+def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
+    """The decoding options `synprep translate` and `synprep evaluate` share."""
     p.add_argument("--beam", type=int, default=5, help="beam size (1 = greedy; default 5)")
     p.add_argument("--length-penalty", type=float, default=1.0, help="hypothesis score = log p / length^alpha (default 1.0)")
     p.add_argument("--lang", default="en", help="target language for the Moses detokenizer (default en)")
