@@ -248,6 +248,30 @@ def test_pool_survives_a_worker_crash_and_keeps_order(caplog):
 
 
 @pytest.mark.slow
+def test_pool_survives_a_crash_noticed_only_when_submitting():
+    """The pool can break between two submits, before any pending result says so."""
+    import time
+
+    from synprep.parsers.pool import OrderedPool
+
+    def items():
+        yield ("k0", "this will CRASH")
+        yield ("k1", "w1 x y")
+        time.sleep(3)  # the worker has died by now: the next submit meets a broken pool
+        for i in range(2, 8):
+            yield (f"k{i}", f"w{i} x y")
+
+    pool = OrderedPool("tests.parser_helpers:EchoParser", {}, 2, chunk_size=1)
+    try:
+        res = list(pool.parse(items()))
+    finally:
+        pool.close()
+    assert [r.id for r in res] == [f"k{i}" for i in range(8)]
+    assert reject_code(res[0].reject) == "worker-crash"
+    assert all(r.conllu for r in res[1:]) and pool.restarts >= 1
+
+
+@pytest.mark.slow
 def test_pool_reports_a_model_that_cannot_load():
     from synprep.parsers.pool import OrderedPool
 

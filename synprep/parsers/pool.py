@@ -120,13 +120,23 @@ class OrderedPool:
         return self._start()
 
     def parse(self, items: Iterable[tuple[str, str]]) -> Iterator[ParseResult]:
-        pool = self._pool or self._start()
+        if self._pool is None:
+            self._start()
         pending: collections.deque[tuple[list, Future]] = collections.deque()
         for chunk in chunked(items, self.chunk_size):
-            pending.append((chunk, pool.submit(_run_chunk, chunk)))
+            try:
+                fut = self._pool.submit(_run_chunk, chunk)  # type: ignore[union-attr]
+            except BrokenProcessPool:
+                # a worker died before any result said so: the chunks in flight
+                # carry the error; take them (rerun in isolation), then resubmit
+                while pending:
+                    yield from self._take(pending)
+                if self._pool is None or getattr(self._pool, "_broken", False):
+                    self._restart()
+                fut = self._pool.submit(_run_chunk, chunk)  # type: ignore[union-attr]
+            pending.append((chunk, fut))
             while len(pending) >= 2 * self.workers:
                 yield from self._take(pending)
-                pool = self._pool  # type: ignore[assignment]
         while pending:
             yield from self._take(pending)
 
