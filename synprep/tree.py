@@ -95,12 +95,11 @@ def _merge_mwts(sent: Sentence, rels: list[str]) -> Tree:
     rows, heads = sent.rows, sent.heads
     n = len(rows)
     new_index = list(range(n))  # syntactic word -> surface word
-    rep = list(range(n))  # surface word -> representative syntactic word
+    rep: list[int] = []  # surface word -> representative syntactic word
     forms: list[str] = []
     space: list[bool] = []
     span_of = {a: (b, form, misc) for a, b, form, misc in sent.mwts}
     i = 0
-    rep = []
     while i < n:
         k = len(forms)
         if i in span_of:
@@ -150,13 +149,8 @@ def _merge_mwts(sent: Sentence, rels: list[str]) -> Tree:
 
 def is_projective(heads: list[int]) -> bool:
     """True iff no two arcs cross (the root arc included; see module doc)."""
-    n = len(heads)
-    # position 0 is the artificial root, words are 1..n
-    spans = sorted(
-        ((h + 1, d + 1) if h + 1 < d + 1 else (d + 1, h + 1)) if h >= 0 else (0, d + 1)
-        for d, h in enumerate(heads)
-    )
-    # sort by left ascending, right descending
+    # position 0 is the artificial root, words are 1..n; sort by left ascending, right descending
+    spans = [(0, d + 1) if h < 0 else (min(h, d) + 1, max(h, d) + 1) for d, h in enumerate(heads)]
     spans.sort(key=lambda s: (s[0], -s[1]))
     stack_r: list[int] = []
     for left, right in spans:
@@ -165,7 +159,6 @@ def is_projective(heads: list[int]) -> bool:
         if stack_r and stack_r[-1] < right:
             return False
         stack_r.append(right)
-    del n
     return True
 
 

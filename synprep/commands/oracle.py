@@ -72,17 +72,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..conllu import read_conllu
     from ..errors import InputError
     from ..oracle_io import SentenceOracle, Summary, stream_oracle
 
     summary = Summary()
-    invalid: list[InputError] = []
-
     def on_invalid(err: InputError) -> None:
         summary.invalid += 1
         print(f"skipped: {err}", file=sys.stderr)
-        invalid.append(err)
 
     segmenter = None
     if args.spm:
