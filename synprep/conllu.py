@@ -116,9 +116,9 @@ def open_binary(source: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, str, bo
     return f, path, True
 
 
-def _lines(stream: BinaryIO, name: str) -> Iterator[str | None]:
-    """Decoded lines without their newline; ``None`` for a line that is not UTF-8
-    (the caller reports it). Lines are numbered by position: the n-th yielded is line n."""
+def _blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
+    """The stream in blocks of about ``_BLOCK`` bytes that each end with a newline
+    (one is added to a last line that lacks it)."""
     rest = b""
     while True:
         try:
@@ -133,9 +133,16 @@ def _lines(stream: BinaryIO, name: str) -> Iterator[str | None]:
             rest = block
             continue
         rest = block[cut + 1 :]
-        yield from _decode(block[: cut + 1])
+        yield block[: cut + 1]
     if rest:
-        yield from _decode(rest + b"\n")
+        yield rest + b"\n"
+
+
+def _lines(stream: BinaryIO, name: str) -> Iterator[str | None]:
+    """Decoded lines without their newline; ``None`` for a line that is not UTF-8
+    (the caller reports it). Lines are numbered by position: the n-th yielded is line n."""
+    for block in _blocks(stream, name):
+        yield from _decode(block)
 
 
 def _decode(block: bytes) -> Iterator[str | None]:

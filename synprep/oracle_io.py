@@ -138,7 +138,7 @@ def stream_oracle(
         _python_records(read_conllu(path, on_invalid=on_invalid), conv, jsonl, write, on_invalid)
         return
     from . import _fastoracle
-    from .conllu import _BLOCK, _decode, _read_lines
+    from .conllu import _blocks, _decode, _read_lines
 
     stream, name, own = open_binary(path)
     bname = name.encode("utf-8", "surrogateescape")
@@ -152,35 +152,22 @@ def stream_oracle(
         _python_records(_read_lines(lines, name, on_invalid, first_line), conv, jsonl, write, on_invalid)
 
     try:
-        rest = b""
+        carry = b""  # the start of a sentence that the next block completes
         line_no = 1
-        eof = False
-        while not eof:
-            try:
-                block = stream.read(_BLOCK)
-            except (OSError, EOFError) as e:
-                from .errors import InputError
-
-                raise InputError(name, None, f"cannot be read: {e}", reason="unreadable") from None
-            eof = not block
-            data = rest + block
-            if not eof:
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    rest = data
-                    continue
-                rest = data[cut + 1 :]
-                data = data[: cut + 1]
-            else:
-                rest = b""
+        blocks = _blocks(stream, name)
+        nxt = next(blocks, None)
+        while nxt is not None:
+            block, nxt = nxt, next(blocks, None)
+            eof = nxt is None
+            data = carry + block
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError:
                 # let the Python path name the bad line; hand it only whole sentences
-                end = _last_sentence_end(data) if not eof else len(data)
+                end = len(data) if eof else _last_sentence_end(data)
                 python_region(data[:end], line_no)
                 line_no += data.count(b"\n", 0, end)
-                rest = data[end:] + rest
+                carry = data[end:]
                 continue
             pos = 0
             while True:
@@ -200,7 +187,7 @@ def stream_oracle(
                 python_region(data[pos:fb_end], line_no)
                 line_no += fb_lines
                 pos = fb_end
-            rest = data[pos:] + rest
+            carry = data[pos:]
     finally:
         if own:
             stream.close()
