@@ -20,7 +20,7 @@ it returns NEED_MORE (or FALLBACK for the unterminated tail when ``eof``).
 """
 
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy, memcmp, memmove
+from libc.string cimport memcpy, memcmp
 
 cdef enum:
     MAXW = 1024
@@ -89,13 +89,11 @@ cdef int put_int(Buf* b, long v) except -1:
 
 cdef const char* HEX = "0123456789abcdef"
 
-cdef int put_json_str(Buf* b, const unsigned char* s, Py_ssize_t n) except -1:
-    """A JSON string as json.dumps(ensure_ascii=False) writes it."""
+cdef int put_json_body(Buf* b, const unsigned char* s, Py_ssize_t n) except -1:
+    """The inside of a JSON string, escaped as json.dumps(ensure_ascii=False) does."""
     cdef Py_ssize_t i
     cdef unsigned char c
-    buf_grow(b, n * 6 + 2)
-    b.data[b.len] = 34
-    b.len += 1
+    buf_grow(b, n * 6)
     for i in range(n):
         c = s[i]
         if c == 34 or c == 92:
@@ -129,8 +127,14 @@ cdef int put_json_str(Buf* b, const unsigned char* s, Py_ssize_t n) except -1:
         else:
             b.data[b.len] = c
             b.len += 1
-    b.data[b.len] = 34
-    b.len += 1
+    return 0
+
+
+cdef int put_json_str(Buf* b, const unsigned char* s, Py_ssize_t n) except -1:
+    """A JSON string, quotes included."""
+    putc(b, 34)
+    put_json_body(b, s, n)
+    putc(b, 34)
     return 0
 
 cdef inline bint is_ws(unsigned char c) nogil:
@@ -295,22 +299,11 @@ cdef int emit_arc(Buf* out, const char* name, int nlen, const unsigned char* lab
     if jsonl:
         putc(out, 34)
         put(out, name, nlen)
-        # labels cannot hold quotes or control characters? escape anyway
-        buf_grow(out, llen * 6)
         put_json_body(out, lab, llen)
         putc(out, 34)
     else:
         put(out, name, nlen)
         put(out, <const char*>lab, llen)
-    return 0
-
-
-cdef int put_json_body(Buf* b, const unsigned char* s, Py_ssize_t n) except -1:
-    cdef Py_ssize_t start = b.len
-    put_json_str(b, s, n)
-    # drop the quotes put_json_str added
-    memmove(b.data + start, b.data + start + 1, b.len - start - 2)
-    b.len -= 2
     return 0
 
 
@@ -550,7 +543,6 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                     put_json_str(&out, src + idoff, idlen)
                 else:
                     putc(&out, 34)
-                    buf_grow(&out, len(path) * 6 + 32)
                     put_json_body(&out, <const unsigned char*>(<char*>path), len(path))
                     putc(&out, 58)
                     put_int(&out, sent_line)
