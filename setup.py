@@ -1,4 +1,5 @@
-"""Build the optional compiled fast path (synprep/_fastoracle.pyx).
+"""Build the optional compiled fast paths (synprep/_fastoracle.pyx: the oracle;
+synprep/_fastcollate.pyx: gathering and padding batches).
 
 All metadata lives in pyproject.toml. If the extension cannot be compiled, synprep
 still installs and runs the pure-Python reference path (only slower).
@@ -12,7 +13,10 @@ except ImportError:  # pragma: no cover - Cython is a build requirement
     ext_modules = []
 else:
     ext_modules = cythonize(
-        [Extension("synprep._fastoracle", ["synprep/_fastoracle.pyx"], optional=True, extra_compile_args=["-O2"])],
+        [
+            Extension(f"synprep.{name}", [f"synprep/{name}.pyx"], optional=True, extra_compile_args=["-O2"])
+            for name in ("_fastoracle", "_fastcollate")
+        ],
         language_level=3,
         quiet=True,
     )

@@ -8,8 +8,14 @@
   permutation), cuts the sorted order greedily into batches whose padded size
   ``rows * longest`` stays within ``max_tokens``, and shuffles the batch order;
   the same seed and epoch give the same batches.
-* :class:`Collate` turns rows into a :class:`Batch` of padded tensors with numpy
-  scatter operations (no Python loop over tokens).
+* :class:`Collate` turns rows into a :class:`Batch` of padded tensors (no Python
+  loop over rows or tokens).
+
+The gathers (a batch's rows out of the mapped buffers, one ``memcpy`` a row and
+column) and the padding run in small compiled kernels (:mod:`synprep._fastcollate`)
+when the extension is built; the numpy path (``ragged_arange`` + ``take``, scatters
+into ``np.full``) is the reference, gives identical batches (tested), and is used
+when the extension is missing or ``SYNPREP_PURE_PYTHON=1``.
 
 The contract with the trainer is :class:`Batch` (field names are stable; see
 ``docs/shards.md`` for the token layout). Conventions, all recorded in the
@@ -321,11 +327,21 @@ class ShardDataset:
         seg0 = parts[0][0]
         for name in seg0.ids:
             ids[name] = [x for seg, j in parts for x in map(seg.id_list(name).__getitem__, j.tolist())]
+        fast = _fast()
         gathered: dict[str, tuple[list, list]] = {name: ([], []) for name in seg0.lists}
         for seg, j in parts:
             for group in seg.groups:
                 off = seg.lists[group[0]][0]
                 ln = (off[j + 1] - off[j]).astype(np.int64)
+                if fast is not None and off.dtype == np.int32:
+                    total = int(ln.sum())
+                    for name in group:
+                        val = seg.lists[name][1]
+                        out = np.empty(total, dtype=val.dtype)
+                        fast.gather(val.view(np.uint8), val.itemsize, off, j, out.view(np.uint8))
+                        gathered[name][0].append(out)
+                        gathered[name][1].append(ln)
+                    continue
                 at = ragged_arange(off[j], ln)
                 for name in group:
                     gathered[name][0].append(seg.lists[name][1].take(at))
@@ -341,6 +357,14 @@ class ShardDataset:
             for seg, j in parts:
                 outer, inner, v = seg.nested[name]
                 nw = (outer[j + 1] - outer[j]).astype(np.int64)
+                if fast is not None and outer.dtype == inner.dtype == np.int32:
+                    out = np.empty(int((inner[outer[j + 1]] - inner[outer[j]]).sum()), dtype=v.dtype)
+                    pl = np.empty(int(nw.sum()), dtype=np.int64)
+                    fast.gather_nested(v.view(np.uint8), v.itemsize, outer, inner, j, out.view(np.uint8), pl)
+                    vals.append(out)
+                    plens.append(pl)
+                    words.append(nw)
+                    continue
                 w = ragged_arange(outer[j], nw)  # the rows' words
                 pl = (inner[w + 1] - inner[w]).astype(np.int64)
                 vals.append(v.take(ragged_arange(inner[w], pl)))
@@ -451,8 +475,8 @@ class TokenBudgetSampler:
 class Collate:
     """Rows -> :class:`Batch` (see the field comments). Accepts the
     :class:`Columns` of ``ShardDataset.__getitems__`` (the DataLoader's path) or a
-    list of item dicts. All padding is done with numpy scatters, no Python loop over
-    rows or tokens."""
+    list of item dicts. Padding runs in the compiled kernels or, without them, as
+    numpy scatters; there is no Python loop over rows or tokens either way."""
 
     def __init__(self, pad_id: int, bos_id: int, eos_id: int, num_labels: int, end_id: int | None = None):
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
@@ -532,10 +556,31 @@ def _flat_index(lens: np.ndarray, width: int, _cache: dict = {}) -> np.ndarray:
     return idx
 
 
+def _fast():
+    """The compiled gather/pad kernels (:mod:`synprep._fastcollate`), or None: not
+    built, or ``SYNPREP_PURE_PYTHON=1`` (the numpy reference path)."""
+    if os.environ.get("SYNPREP_PURE_PYTHON") == "1":
+        return None
+    return _FAST
+
+
+try:
+    from . import _fastcollate as _FAST
+except ImportError:  # pragma: no cover - the extension is optional
+    _FAST = None
+
+
 def _pad(values: np.ndarray, lens: np.ndarray, pad, append=None, dtype=np.int64) -> np.ndarray:
     """(B, longest [+1]): each row's values, ``append`` after them, ``pad`` after that."""
     B = len(lens)
     width = int(lens.max(initial=0)) + (append is not None)
+    fast = _fast()
+    if fast is not None and dtype in (np.int64, np.float32):
+        out = np.empty((B, width), dtype=dtype)
+        kernel = fast.pad_i64 if dtype == np.int64 else fast.pad_f32
+        has = append is not None
+        kernel(np.ascontiguousarray(values, dtype=dtype), np.ascontiguousarray(lens, dtype=np.int64), out, pad, append if has else pad, has)
+        return out
     out = np.full((B, width), pad, dtype=dtype)
     if len(values):
         out.reshape(-1)[_flat_index(lens, width)] = values
@@ -551,6 +596,15 @@ def _root_paths(paths, word_ids, width: int, pad: int) -> np.ndarray:
     B = len(words)
     W = len(plens)
     depth = int(plens.max(initial=1))
+    fast = _fast()
+    if fast is not None:
+        out = np.empty((B, width, depth), dtype=np.int64)
+        i64 = np.int64
+        fast.root_paths(
+            np.ascontiguousarray(vals, dtype=i64), np.ascontiguousarray(plens, dtype=i64), np.ascontiguousarray(words, dtype=i64),
+            np.ascontiguousarray(wv, dtype=i64), np.ascontiguousarray(wl, dtype=i64), out, pad,
+        )
+        return out
     # one padded row per word (and an all-pad row W), then one gather for all slots
     per_word = np.full((W + 1, depth), pad, dtype=np.int64)
     if len(vals):

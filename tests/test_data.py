@@ -203,3 +203,90 @@ def test_dataloader_workers_reopen_the_maps(ds_dir):
     assert len(got) == len(ref)
     for a, b in zip(got, ref):
         _assert_same_batch(a, b)
+
+
+# --------------------------------------------------------------------------- compiled kernels
+
+
+def _batches_both_paths(monkeypatch, ds, batches, collate):
+    """The same batches through the compiled kernels and the numpy reference path."""
+    from synprep import data
+
+    if data._FAST is None:
+        pytest.skip("the compiled collate kernels (synprep._fastcollate) are not built")
+    monkeypatch.delenv("SYNPREP_PURE_PYTHON", raising=False)
+    fast = [collate(ds.__getitems__(b)) for b in batches]
+    monkeypatch.setenv("SYNPREP_PURE_PYTHON", "1")
+    ref = [collate(ds.__getitems__(b)) for b in batches]
+    monkeypatch.delenv("SYNPREP_PURE_PYTHON")
+    return fast, ref
+
+
+@pytest.fixture(scope="module")
+def pud_ds(tmp_path_factory):
+    from .conftest import ud_path
+
+    src, tgt = ud_path("en_pud-ud-test.conllu"), ud_path("de_pud-ud-test.conllu")
+    d = tmp_path_factory.mktemp("pud")
+    # keep the non-projective pairs as rejects; 4 shards, so that batches span shards
+    build_dataset(d / "ds", str(src), str(tgt), ShardConfig(vocab_size=2000, shard_size=250, max_len=1000))
+    return d / "ds"
+
+
+def test_compiled_gather_and_pad_equal_the_numpy_path(pud_ds, monkeypatch):
+    """Real PUD en-de shards: every batch of an epoch (within shards and across
+    them), every field identical between the kernels and the numpy reference."""
+    ds = ShardDataset(pud_ds)
+    assert len(ds._segments) >= 3
+    c = ds.collate()
+    for groups in (ds.shard_of_rows(), None):
+        batches = list(TokenBudgetSampler(ds.lengths(), 3000, seed=3, groups=groups))
+        fast, ref = _batches_both_paths(monkeypatch, ds, batches, c)
+        assert sum(len(b) for b in fast) == len(ds)
+        for a, b in zip(fast, ref):
+            _assert_same_batch(a, b)
+    # rows from another source (plain lists, int64) go through the same kernels
+    def plain(v):
+        if isinstance(v, str):
+            return v
+        if isinstance(v, tuple):  # root paths: a list of lists
+            offs, vals = v
+            return [vals[offs[w] : offs[w + 1]].tolist() for w in range(len(offs) - 1)]
+        return v.tolist()
+
+    rows = [{k: plain(v) for k, v in ds[i].items()} for i in range(40)]
+    monkeypatch.setenv("SYNPREP_PURE_PYTHON", "1")
+    ref = c(rows)
+    monkeypatch.delenv("SYNPREP_PURE_PYTHON")
+    _assert_same_batch(c(rows), ref)
+    # the root paths really come from the rows: piece p of row 0 shows its word's path
+    b, r = ref, ds[0]
+    offs, vals = r["src_root_path"]
+    for p, w in enumerate(r["src_word_ids"].tolist()):
+        path = vals[offs[w] : offs[w + 1]].tolist()
+        assert b.src_root_path[0, p, : len(path)].tolist() == path
+        assert (b.src_root_path[0, p, len(path) :] == b.label_pad).all()
+
+
+def test_compiled_kernels_refuse_out_of_range_input():
+    from synprep import data
+
+    fast = data._FAST
+    if fast is None:
+        pytest.skip("the compiled collate kernels (synprep._fastcollate) are not built")
+    vals = np.arange(10, dtype=np.int16)
+    off = np.array([0, 4, 10], dtype=np.int32)
+    out = np.empty(10, dtype=np.int16)
+    assert fast.gather(vals.view(np.uint8), 2, off, np.array([1, 0]), out.view(np.uint8)) == 20
+    assert out.tolist() == [4, 5, 6, 7, 8, 9, 0, 1, 2, 3]
+    with pytest.raises(ValueError, match="row 2 out of range"):
+        fast.gather(vals.view(np.uint8), 2, off, np.array([2]), out.view(np.uint8))
+    with pytest.raises(ValueError, match="outside the values buffer"):
+        fast.gather(vals.view(np.uint8), 2, np.array([0, 11], dtype=np.int32), np.array([0]), np.empty(22, np.uint8))
+    with pytest.raises(ValueError, match="outside the values buffer"):  # output too small
+        fast.gather(vals.view(np.uint8), 2, off, np.array([1, 0]), np.empty(8, np.uint8))
+    with pytest.raises(ValueError, match="longer than the output"):
+        fast.pad_i64(np.arange(5), np.array([3, 2]), np.empty((2, 3), np.int64), 0, 9, True)
+    i64 = lambda *x: np.array(x, dtype=np.int64)  # noqa: E731
+    with pytest.raises(ValueError, match="word id outside"):  # piece of row 0 names word 2 of 2
+        fast.root_paths(i64(1, 1, 2), i64(1, 2), i64(2), i64(0, 2), i64(2), np.empty((1, 2, 2), np.int64), 9)
