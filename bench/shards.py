@@ -16,7 +16,9 @@ so that every pair is kept. All figures come from one run, on this machine:
    versus from the same rows in JSON lines read with the ``json`` module (the same
    batches, the same collate).
    Tokens = source pieces + target pieces + transitions, EOS/END included. The
-   clock includes opening/loading the data.
+   clock includes opening/loading the data. The shards are also read once with
+   the collate's numpy reference path (``SYNPREP_PURE_PYTHON=1``, no compiled
+   gather/pad kernels), to show what the kernels contribute.
 3. Memory (in fresh processes): opening the dataset grows resident memory by a
    small fraction of the shards' size, and a whole epoch grows anonymous memory
    (copies) by little; the pages read show up as file-backed resident memory (the
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -309,11 +312,19 @@ def main() -> int:
         lengths, groups = ShardDataset(tmp / "ds").lengths(), ShardDataset(tmp / "ds").shard_of_rows()
         shard_epoch(tmp / "ds", args.max_tokens, seed=0)  # warm the page cache and imports
         cs, tok_s, nb = min((shard_epoch(tmp / "ds", args.max_tokens, seed=1) for _ in range(5)), key=lambda x: x[0].cpu)
+        os.environ["SYNPREP_PURE_PYTHON"] = "1"  # the numpy reference path of the collate, for comparison
+        try:
+            cn, tok_n, _ = min((shard_epoch(tmp / "ds", args.max_tokens, seed=1) for _ in range(3)), key=lambda x: x[0].cpu)
+        finally:
+            del os.environ["SYNPREP_PURE_PYTHON"]
         cj, tok_j, nbj = min((json_epoch(jsonl, m, lengths, groups, args.max_tokens, seed=1) for _ in range(2)), key=lambda x: x[0].cpu)
         assert tok_s == tok_j and nb == nbj, (tok_s, tok_j, nb, nbj)
         print(f"shards (mmap):   {cs.cpu:7.3f} ({cs.wall:.3f}) s  {tok_s / cs.cpu:12,.0f} tokens/s  ({nb} batches, {tok_s:,} tokens; best of 5)")
+        print(f"  numpy path:    {cn.cpu:7.3f} ({cn.wall:.3f}) s  {tok_n / cn.cpu:12,.0f} tokens/s  "
+              f"(SYNPREP_PURE_PYTHON=1: without the compiled gather/pad kernels; best of 3)")
         print(f"JSON lines:      {cj.cpu:7.3f} ({cj.wall:.3f}) s  {tok_j / cj.cpu:12,.0f} tokens/s  (best of 2)")
-        print(f"ratio: shards deliver {cj.cpu / cs.cpu:.1f}x the tokens/s of JSON lines (CPU time; wall {cj.wall / cs.wall:.1f}x; target >= 20x)")
+        print(f"ratio: shards deliver {cj.cpu / cs.cpu:.1f}x the tokens/s of JSON lines (CPU time; wall {cj.wall / cs.wall:.1f}x; target >= 20x); "
+              f"numpy path {cj.cpu / cn.cpu:.1f}x")
 
         # ---- memory, in fresh processes
         def fresh(*extra):
