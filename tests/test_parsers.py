@@ -466,6 +466,104 @@ def test_stanza_device_must_exist():
         resolve_device("cuda:x")
 
 
+
+# -- stanza's tree decoder, reimplemented (synprep.parsers.stanza_mst) ---------------
+
+
+def _decode_or_assert(decode, scores):
+    try:
+        return decode(scores).tolist()
+    except AssertionError:
+        return "AssertionError"
+
+
+@pytest.mark.slow  # imports stanza (torch)
+def test_stanza_mst_gives_stanza_s_trees_on_random_scores():
+    """The same tree as stanza's chuliu_edmonds_one_root -- not just one of equal
+    score: distinct scores, integer scores full of ties, and -inf arcs (some rows
+    all -inf, where both must fail alike)."""
+    import numpy as np
+    from stanza.models.common.chuliu_edmonds import chuliu_edmonds_one_root as stanza_decode
+
+    from synprep.parsers.stanza_mst import chuliu_edmonds_one_root
+
+    rng = np.random.default_rng(7)
+    failed = 0
+    for k in range(900):
+        n = int(rng.integers(2, 32))
+        if k % 3 == 0:
+            scores = rng.normal(size=(n, n)).astype(np.float32)
+        elif k % 3 == 1:
+            scores = rng.integers(-3, 1, size=(n, n)).astype(np.float32)
+        else:
+            scores = rng.normal(size=(n, n))
+            scores[rng.random((n, n)) < 0.4] = -np.inf
+        before = scores.copy()
+        ours = _decode_or_assert(chuliu_edmonds_one_root, scores)
+        assert np.array_equal(scores, before)  # the input is not modified
+        assert ours == _decode_or_assert(stanza_decode, scores), (k, scores)
+        failed += ours == "AssertionError"
+    assert 0 < failed < 100  # the failure path was exercised, but rarely
+
+
+@pytest.mark.slow  # imports stanza (torch)
+def test_stanza_mst_contracts_the_cycle_stanza_contracts():
+    """stanza's Tarjan search lists cycles by their smallest node and contracts the
+    last one; ours picks the same cycle of any functional graph."""
+    import numpy as np
+    from stanza.models.common.chuliu_edmonds import tarjan
+
+    from synprep.parsers.stanza_mst import _last_cycle
+
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        n = int(rng.integers(2, 25))
+        heads = rng.integers(0, n, size=n)
+        heads[0] = 0
+        heads[1:][heads[1:] == np.arange(1, n)] = 0  # no self-loops but the root's
+        cycles = tarjan(heads.copy())
+        want = np.flatnonzero(cycles[-1]).tolist() if cycles else None
+        assert _last_cycle(heads.tolist()) == want, heads
+
+
+@pytest.mark.slow
+def test_stanza_fast_decoder_gives_the_same_trees_as_stanza_s(tiny_stanza):
+    """On a real model: the decoder is installed on one pipeline only, decodes the
+    model's real scores as stanza does, and the CoNLL-U out is the same."""
+    from itertools import islice
+
+    import numpy as np
+    from stanza.models.common.chuliu_edmonds import chuliu_edmonds_one_root as stanza_decode
+
+    from synprep.parsers.stanza_mst import chuliu_edmonds_one_root
+
+    items = [(s.sent_id, s.text) for s in islice(read_conllu(ud_path("en_ewt-ud-test.conllu")), 300)]
+    StanzaParser = registry.get("parser", "stanza")
+    fast = StanzaParser(model=str(tiny_stanza), lang="en", threads=1)
+    plain = StanzaParser(model=str(tiny_stanza), lang="en", threads=1, fast_decode=False)
+    try:
+        model = fast._nlp.processors["depparse"].trainer.model
+        assert "decode_graph_predictions" in vars(model)
+        assert "decode_graph_predictions" not in vars(plain._nlp.processors["depparse"].trainer.model)
+        seen = []
+        decode = model.decode_graph_predictions
+
+        def spy(vocab, batch_size, preds, sentlens, **kw):
+            seen.extend(preds[0][i][:n, :n].copy() for i, n in enumerate(sentlens))
+            return decode(vocab, batch_size, preds, sentlens, **kw)
+
+        model.decode_graph_predictions = spy
+        got = list(fast.parse(items))
+        want = list(plain.parse(items))
+    finally:
+        fast.close()
+        plain.close()
+    assert [r.conllu for r in got] == [r.conllu for r in want]
+    assert sum(r.conllu is not None for r in got) == len(seen) > 250
+    for scores in seen:
+        assert np.array_equal(chuliu_edmonds_one_root(scores), stanza_decode(scores))
+
+
 # -- CLI ----------------------------------------------------------------------------
 
 

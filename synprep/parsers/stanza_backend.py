@@ -15,6 +15,12 @@ the log says so. A sentence that runs out of memory alone is rejected
 (``out-of-memory``). Any other exception in a batch reruns that batch one sentence
 at a time, so that only the sentence that fails is rejected (``parse-error``).
 
+Decoding. With ``fast_decode`` (the default) the pipeline's graph parser turns
+scores into trees with :mod:`synprep.parsers.stanza_mst`, stanza's own
+Chu-Liu-Edmonds step for step (identical trees) without its per-step overhead; it
+is installed on the loaded pipeline, so the batched and the one-a-call paths use
+the same decoder.
+
 Devices. ``device="auto"`` uses CUDA when torch sees a GPU and the CPU otherwise;
 the log names the device used. One process a GPU: ``device="cuda:0,cuda:1"`` (or
 ``workers=N``) runs one worker process a device, each with its own pipeline, over
@@ -122,7 +128,7 @@ class StanzaParser(Parser):
     def __init__(self, model: str | None = None, lang: str = "en", *, device: str | None = "auto",
                  batch_tokens: int = 3000, pretokenized: bool = False, max_words: int | None = 300,
                  sort_window: int = 4096, workers: int = 1, chunk_size: int | None = None,
-                 threads: int | None = None, **kw):
+                 threads: int | None = None, fast_decode: bool = True, **kw):
         self._check_options(self.name, kw, ())
         self.model_dir = os.fspath(model) if model else default_model_dir()
         self.lang = lang or "en"
@@ -133,6 +139,7 @@ class StanzaParser(Parser):
         self.max_words = max_words
         self.sort_window = int(sort_window)
         self.threads = threads
+        self.fast_decode = bool(fast_decode)
         self.oom_halvings = 0
         self._pool = None
         self._nlp = None
@@ -239,6 +246,13 @@ class StanzaParser(Parser):
         finally:
             self._drop_resources_tmp()
         log.info("stanza pipeline (%s) loaded in %.1f s on device %s", cfg["processors"], time.perf_counter() - t0, self.device)
+        if self.fast_decode:
+            from .stanza_mst import install
+
+            # the same trees as stanza's decoder, faster; on this pipeline only, so
+            # parse() and parse_unbatched() both use it
+            if not install(nlp):
+                log.info("stanza: this depparse model is not a graph parser synprep knows; stanza's own tree decoder is used")
         return nlp
 
     def describe(self) -> str:
@@ -279,7 +293,7 @@ class StanzaParser(Parser):
         if self._pool is None:
             opts = dict(model=self.model_dir, lang=self.lang, batch_tokens=self.batch_tokens,
                         pretokenized=self.pretokenized, max_words=self.max_words, sort_window=self.sort_window,
-                        threads=self.threads)
+                        threads=self.threads, fast_decode=self.fast_decode)
             per_worker = [{"device": d} for d in self.devices]
             self._pool = OrderedPool(self.name, opts, self.workers, chunk_size=self.chunk_size, per_worker=per_worker)
             log.info("stanza: %d worker processes on devices %s", self.workers, ", ".join(self.devices))
