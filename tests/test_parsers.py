@@ -564,6 +564,29 @@ def test_stanza_fast_decoder_gives_the_same_trees_as_stanza_s(tiny_stanza):
         assert np.array_equal(chuliu_edmonds_one_root(scores), stanza_decode(scores))
 
 
+@pytest.mark.slow  # imports torch
+def test_stanza_pipeline_call_pauses_the_collector_and_restores_it():
+    import gc
+
+    import torch
+
+    from synprep.parsers.stanza_backend import pipeline_call
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with pipeline_call():
+            assert not gc.isenabled() and torch.is_inference_mode_enabled()
+            raise RuntimeError("boom")
+    assert gc.isenabled() and not torch.is_inference_mode_enabled()
+    gc.disable()
+    try:
+        with pipeline_call():
+            pass
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
+
+
 # -- CLI ----------------------------------------------------------------------------
 
 
