@@ -3,6 +3,12 @@
 1. stanza, the same model and process, over the same sentences:
    batched (length-sorted token-budget batches through ``bulk_process``) versus one
    ``Pipeline`` call a sentence (the baseline). Target: batched >= 5x on CPU.
+   Both use the same loaded pipeline, so whatever synprep sets on it (its tree
+   decoder, inference mode, the paused garbage collector) is the same in both; the
+   ratio is given in wall time and in CPU time of this process (the machine may be
+   shared: CPU time is what the run itself used). ``--repeat N`` measures N rounds;
+   ``--stages`` adds CPU time a sentence per stanza processor; ``--stanza-decoder``
+   uses stanza's own tree decoder (synprep's gives the same trees, faster).
 2. UDPipe: 1 worker (in process) versus 2 worker processes (spawned, each loading
    the model; their start-up is inside the timing).
 
@@ -15,6 +21,7 @@ unbatched run the very same model. ::
 
     python bench/parse.py                      # 3000 sentences for stanza, all 29k for UDPipe
     python bench/parse.py --sentences 1000 --udpipe-sentences 5000
+    python bench/parse.py --stanza-model /tmp/stanza_small_en --skip-udpipe --repeat 3 --stages
 """
 
 from __future__ import annotations
@@ -54,6 +61,44 @@ def timed(fn, items):
     return res, secs
 
 
+def timed_cpu(fn, items):
+    """(results, wall seconds, CPU seconds of this process)."""
+    c0 = time.process_time()
+    res, secs = timed(fn, items)
+    return res, secs, time.process_time() - c0
+
+
+class StageClock:
+    """CPU seconds spent in each stanza processor (its outermost process or
+    bulk_process call), by wrapping the loaded pipeline's processors."""
+
+    def __init__(self, nlp):
+        import collections
+
+        self.cpu = collections.Counter()
+        self._depth = 0
+        for name, proc in nlp.processors.items():
+            for attr in ("process", "bulk_process"):
+                setattr(proc, attr, self._wrap(name, getattr(proc, attr)))
+
+    def _wrap(self, name, fn):
+        def timed_call(*a, **kw):
+            t0 = time.process_time()
+            self._depth += 1
+            try:
+                return fn(*a, **kw)
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.cpu[name] += time.process_time() - t0
+        return timed_call
+
+    def take(self) -> dict:
+        out = dict(self.cpu)
+        self.cpu.clear()
+        return out
+
+
 def _cpu() -> float:
     """CPU seconds of this process and of its reaped children (worker processes)."""
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -83,6 +128,10 @@ def main() -> int:
     ap.add_argument("--udpipe-model", default=str(REPO / "resources" / "udpipe" / "en.udpipe"))
     ap.add_argument("--batch-tokens", type=int, default=3000)
     ap.add_argument("--threads", type=int, default=1, help="torch threads for stanza on CPU (both modes)")
+    ap.add_argument("--repeat", type=int, default=1, help="rounds of the stanza comparison (each: batched, then one a call)")
+    ap.add_argument("--stages", action="store_true", help="also CPU time a sentence per stanza processor")
+    ap.add_argument("--stanza-decoder", action="store_true",
+                    help="stanza's own tree decoder instead of synprep's (same trees, slower; both modes)")
     ap.add_argument("--skip-stanza", action="store_true")
     ap.add_argument("--skip-udpipe", action="store_true")
     args = ap.parse_args()
@@ -98,20 +147,33 @@ def main() -> int:
 
         items = load(Path(args.corpus), args.sentences)
         model = stanza_model(args)
-        p = registry.get("parser", "stanza")(model=model, lang="en", device="auto",
-                                             batch_tokens=args.batch_tokens, threads=args.threads)
-        print(f"stanza: {p.describe()} (torch {torch.__version__}, {torch.get_num_threads()} thread(s))")
+        p = registry.get("parser", "stanza")(model=model, lang="en", device="auto", batch_tokens=args.batch_tokens,
+                                             threads=args.threads, fast_decode=not args.stanza_decoder)
+        decoder = "stanza's" if args.stanza_decoder else "synprep's (stanza_mst)"
+        print(f"stanza: {p.describe()} (torch {torch.__version__}, {torch.get_num_threads()} thread(s), {decoder} tree decoder)")
+        clock = StageClock(p._nlp) if args.stages else None
         warm = items[:64]
         list(p.parse(warm))
         list(p.parse_unbatched(warm))
-        res_b, sec_b = timed(p.parse, items)
-        res_u, sec_u = timed(p.parse_unbatched, items)
-        wb, wu = words_of(res_b), words_of(res_u)
-        same = sum(a.conllu == b.conllu for a, b in zip(res_b, res_u))
-        print(f"stanza, {len(items)} sentences of {args.corpus}:")
-        print(f"  one sentence a call : {sec_u:8.1f} s  {wu / sec_u:8.0f} words/s  ({len(items) / sec_u:.0f} sentences/s)")
-        print(f"  batched ({args.batch_tokens} tokens) : {sec_b:8.1f} s  {wb / sec_b:8.0f} words/s  ({len(items) / sec_b:.0f} sentences/s)")
-        print(f"  speed-up batched / one a call: {sec_u / sec_b:.1f}x   (identical trees: {same}/{len(items)})")
+        if clock:
+            clock.take()
+        n = len(items)
+        for round_ in range(1, args.repeat + 1):
+            res_b, sec_b, cpu_b = timed_cpu(p.parse, items)
+            stages_b = clock.take() if clock else {}
+            res_u, sec_u, cpu_u = timed_cpu(p.parse_unbatched, items)
+            stages_u = clock.take() if clock else {}
+            wb, wu = words_of(res_b), words_of(res_u)
+            same = sum(a.conllu == b.conllu for a, b in zip(res_b, res_u))
+            print(f"stanza, {n} sentences of {args.corpus}" + (f", round {round_}/{args.repeat}:" if args.repeat > 1 else ":"))
+            print(f"  one sentence a call : {sec_u:8.1f} s  {wu / sec_u:8.0f} words/s  ({n / sec_u:.0f} sentences/s)"
+                  f"  CPU {cpu_u:.1f} s = {1000 * cpu_u / n:.2f} ms a sentence")
+            print(f"  batched ({args.batch_tokens} tokens) : {sec_b:8.1f} s  {wb / sec_b:8.0f} words/s  ({n / sec_b:.0f} sentences/s)"
+                  f"  CPU {cpu_b:.1f} s = {1000 * cpu_b / n:.2f} ms a sentence")
+            for name in stages_u:
+                print(f"    {name:9s} CPU ms a sentence: one a call {1000 * stages_u[name] / n:6.2f}   batched {1000 * stages_b.get(name, 0) / n:6.2f}")
+            print(f"  speed-up batched / one a call: {sec_u / sec_b:.1f}x wall, {cpu_u / cpu_b:.1f}x CPU"
+                  f"   (identical trees: {same}/{n})")
         p.close()
 
     if not args.skip_udpipe:
