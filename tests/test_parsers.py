@@ -387,11 +387,21 @@ def test_stanza_reads_the_layout_stanza_download_writes(tiny_stanza, tmp_path):
 
 @pytest.mark.slow
 def test_stanza_pretokenized_keeps_tokens(tiny_stanza):
+    import logging
+
+    warnings: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: warnings.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("stanza").addHandler(handler)
     p = registry.get("parser", "stanza")(model=str(tiny_stanza), lang="en", pretokenized=True, threads=1)
     try:
         res = list(p.parse([("a", "Do n't stop , please"), ("b", "")]))
     finally:
         p.close()
+        logging.getLogger("stanza").removeHandler(handler)
+    # a folder of model files (no resources.json) loads without stanza calling the
+    # language "unsupported"
+    assert not [w for w in warnings if "unsupported language" in w.lower()], warnings
     (s,) = read_conllu_string(res[0].conllu)
     assert s.forms == ["Do", "n't", "stop", ",", "please"] and not s.mwts
     assert reject_code(res[1].reject) == "empty"

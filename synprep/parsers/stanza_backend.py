@@ -84,6 +84,16 @@ def default_model_dir() -> str:
     return os.environ.get("STANZA_RESOURCES_DIR") or os.path.join(os.path.expanduser("~"), "stanza_resources")
 
 
+def _lang_name(lang: str) -> str:
+    """The language name stanza itself would use for ``lang`` (e.g. ``English``)."""
+    try:
+        from stanza.models.common.constant import langcode_to_lang
+
+        return langcode_to_lang(lang)
+    except Exception:  # an older or newer stanza without it: the code is fine too
+        return lang
+
+
 def download_hint(model_dir: str, lang: str) -> str:
     return (
         "on a machine with internet run: "
@@ -256,10 +266,11 @@ class StanzaParser(Parser):
                 cfg[f"{p}_model_path"] = paths[p]
             cfg["pos_pretrain_path"] = paths["pretrain"]
             cfg["depparse_pretrain_path"] = paths["pretrain"]
-            # no resources.json: an empty one, and the processors named above
+            # no resources.json: one that only names the language (so that stanza does
+            # not warn that it is "unsupported"), and the processors named above
             fd, self._resources_tmp = tempfile.mkstemp(prefix="synprep-stanza-", suffix=".json")
             with os.fdopen(fd, "w") as f:
-                json.dump({}, f)
+                json.dump({self.lang: {"lang_name": _lang_name(self.lang)}}, f)
             cfg.update(dir=d, resources_filepath=self._resources_tmp, allow_unknown_language=True)
         else:
             cfg["dir"] = self.model_dir
