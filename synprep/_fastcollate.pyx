@@ -67,10 +67,15 @@ def gather_nested(const unsigned char[::1] src, Py_ssize_t itemsize, const int32
     return k, m
 
 
-def pad_i64(const int64_t[::1] values, const int64_t[::1] lens, int64_t[:, ::1] out,
-            int64_t pad, int64_t append, bint has_append):
-    """Row ``b`` of ``out``: its ``lens[b]`` values, ``append`` (if ``has_append``),
-    then ``pad`` to the end."""
+ctypedef fused padded_t:
+    int64_t
+    float
+
+
+cdef int _pad(const padded_t[::1] values, const int64_t[::1] lens, padded_t[:, ::1] out,
+              padded_t pad, padded_t append, bint has_append) except -1:
+    # specialised at compile time for each type; the def wrappers below call it
+    # without the run-time dispatch of a fused def function
     cdef Py_ssize_t b, j, n, k = 0
     cdef Py_ssize_t width = out.shape[1]
     if lens.shape[0] != out.shape[0]:
@@ -80,7 +85,7 @@ def pad_i64(const int64_t[::1] values, const int64_t[::1] lens, int64_t[:, ::1] 
         if n < 0 or n + has_append > width or k + n > values.shape[0]:
             raise ValueError("row longer than the output or the values")
         if n:
-            memcpy(&out[b, 0], &values[k], n * sizeof(int64_t))
+            memcpy(&out[b, 0], &values[k], n * sizeof(padded_t))
         k += n
         j = n
         if has_append:
@@ -89,29 +94,20 @@ def pad_i64(const int64_t[::1] values, const int64_t[::1] lens, int64_t[:, ::1] 
         while j < width:
             out[b, j] = pad
             j += 1
+    return 0
+
+
+def pad_i64(const int64_t[::1] values, const int64_t[::1] lens, int64_t[:, ::1] out,
+            int64_t pad, int64_t append, bint has_append):
+    """Row ``b`` of ``out``: its ``lens[b]`` values, ``append`` (if ``has_append``),
+    then ``pad`` to the end."""
+    _pad(values, lens, out, pad, append, has_append)
 
 
 def pad_f32(const float[::1] values, const int64_t[::1] lens, float[:, ::1] out,
             float pad, float append, bint has_append):
     """:func:`pad_i64` for float32 values."""
-    cdef Py_ssize_t b, j, n, k = 0
-    cdef Py_ssize_t width = out.shape[1]
-    if lens.shape[0] != out.shape[0]:
-        raise ValueError("one length per output row expected")
-    for b in range(out.shape[0]):
-        n = lens[b]
-        if n < 0 or n + has_append > width or k + n > values.shape[0]:
-            raise ValueError("row longer than the output or the values")
-        if n:
-            memcpy(&out[b, 0], &values[k], n * sizeof(float))
-        k += n
-        j = n
-        if has_append:
-            out[b, j] = append
-            j += 1
-        while j < width:
-            out[b, j] = pad
-            j += 1
+    _pad(values, lens, out, pad, append, has_append)
 
 
 def root_paths(const int64_t[::1] vals, const int64_t[::1] plens, const int64_t[::1] words,
