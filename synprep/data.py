@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 import numpy as np
 
 from .errors import ConfigError
+from .native import kernel
 from .features import _iota, ragged_arange
 
 if TYPE_CHECKING:  # torch is imported lazily (CLI start-up stays cheap)
@@ -333,18 +334,19 @@ class ShardDataset:
             for group in seg.groups:
                 off = seg.lists[group[0]][0]
                 ln = (off[j + 1] - off[j]).astype(np.int64)
-                if fast is not None and off.dtype == np.int32:
+                kernel = fast is not None and off.dtype == np.int32
+                if kernel:
                     total = int(ln.sum())
-                    for name in group:
-                        val = seg.lists[name][1]
+                else:
+                    at = ragged_arange(off[j], ln)
+                for name in group:
+                    val = seg.lists[name][1]
+                    if kernel:
                         out = np.empty(total, dtype=val.dtype)
                         fast.gather(val.view(np.uint8), val.itemsize, off, j, out.view(np.uint8))
-                        gathered[name][0].append(out)
-                        gathered[name][1].append(ln)
-                    continue
-                at = ragged_arange(off[j], ln)
-                for name in group:
-                    gathered[name][0].append(seg.lists[name][1].take(at))
+                    else:
+                        out = val.take(at)
+                    gathered[name][0].append(out)
                     gathered[name][1].append(ln)
         merged: dict[tuple[int, ...], np.ndarray] = {}  # columns of a group keep sharing one lengths array
         for name, (vals, lens) in gathered.items():
@@ -361,13 +363,11 @@ class ShardDataset:
                     out = np.empty(int((inner[outer[j + 1]] - inner[outer[j]]).sum()), dtype=v.dtype)
                     pl = np.empty(int(nw.sum()), dtype=np.int64)
                     fast.gather_nested(v.view(np.uint8), v.itemsize, outer, inner, j, out.view(np.uint8), pl)
-                    vals.append(out)
-                    plens.append(pl)
-                    words.append(nw)
-                    continue
-                w = ragged_arange(outer[j], nw)  # the rows' words
-                pl = (inner[w + 1] - inner[w]).astype(np.int64)
-                vals.append(v.take(ragged_arange(inner[w], pl)))
+                else:
+                    w = ragged_arange(outer[j], nw)  # the rows' words
+                    pl = (inner[w + 1] - inner[w]).astype(np.int64)
+                    out = v.take(ragged_arange(inner[w], pl))
+                vals.append(out)
                 plens.append(pl)
                 words.append(nw)
             paths[name] = (_cat(vals, v.dtype), _cat(plens), _cat(words))
@@ -559,15 +559,7 @@ def _flat_index(lens: np.ndarray, width: int, _cache: dict = {}) -> np.ndarray:
 def _fast():
     """The compiled gather/pad kernels (:mod:`synprep._fastcollate`), or None: not
     built, or ``SYNPREP_PURE_PYTHON=1`` (the numpy reference path)."""
-    if os.environ.get("SYNPREP_PURE_PYTHON") == "1":
-        return None
-    return _FAST
-
-
-try:
-    from . import _fastcollate as _FAST
-except ImportError:  # pragma: no cover - the extension is optional
-    _FAST = None
+    return kernel("_fastcollate")
 
 
 def _pad(values: np.ndarray, lens: np.ndarray, pad, append=None, dtype=np.int64) -> np.ndarray:

@@ -106,15 +106,9 @@ class SentenceOracle:
 def native_available() -> bool:
     """Whether the compiled fast path is importable (and not disabled by
     ``SYNPREP_PURE_PYTHON=1``)."""
-    import os
+    from .native import kernel
 
-    if os.environ.get("SYNPREP_PURE_PYTHON") == "1":
-        return False
-    try:
-        from . import _fastoracle  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return kernel("_fastoracle") is not None
 
 
 def stream_oracle(

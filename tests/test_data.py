@@ -210,11 +210,11 @@ def test_dataloader_workers_reopen_the_maps(ds_dir):
 
 def _batches_both_paths(monkeypatch, ds, batches, collate):
     """The same batches through the compiled kernels and the numpy reference path."""
-    from synprep import data
+    from synprep.native import kernel
 
-    if data._FAST is None:
-        pytest.skip("the compiled collate kernels (synprep._fastcollate) are not built")
     monkeypatch.delenv("SYNPREP_PURE_PYTHON", raising=False)
+    if kernel("_fastcollate") is None:
+        pytest.skip("the compiled collate kernels (synprep._fastcollate) are not built")
     fast = [collate(ds.__getitems__(b)) for b in batches]
     monkeypatch.setenv("SYNPREP_PURE_PYTHON", "1")
     ref = [collate(ds.__getitems__(b)) for b in batches]
@@ -268,10 +268,11 @@ def test_compiled_gather_and_pad_equal_the_numpy_path(pud_ds, monkeypatch):
         assert (b.src_root_path[0, p, len(path) :] == b.label_pad).all()
 
 
-def test_compiled_kernels_refuse_out_of_range_input():
-    from synprep import data
+def test_compiled_kernels_refuse_out_of_range_input(monkeypatch):
+    from synprep.native import kernel
 
-    fast = data._FAST
+    monkeypatch.delenv("SYNPREP_PURE_PYTHON", raising=False)
+    fast = kernel("_fastcollate")
     if fast is None:
         pytest.skip("the compiled collate kernels (synprep._fastcollate) are not built")
     vals = np.arange(10, dtype=np.int16)
