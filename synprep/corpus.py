@@ -724,6 +724,6 @@ def parser_settings(parse: dict, languages: dict[str, str]) -> dict[str, dict]:
             "pretokenized": parse["pretokenized"],
         }
         if parse["backend"] == "stanza":
-            opts.update(device=parse["device"], batch_tokens=parse["batch_tokens"], fast_decode=parse.get("fast_decode", True))
+            opts.update(device=parse["device"], batch_tokens=parse["batch_tokens"], fast_decode=parse["fast_decode"])
         out[side] = opts
     return out
