@@ -136,16 +136,34 @@ class TrainConfig(Config):
                 raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 0")
 
 
+@dataclass
+class DecodeConfig(Config):
+    """How ``synprep translate`` and ``synprep evaluate`` decode this run's checkpoints
+    (their ``--beam`` / ``--length-penalty`` override it)."""
+
+    # beam size (1 = greedy); 5 as the commands' former default
+    beam: int = 5
+    # hypotheses scored log p / length^alpha (fairseq's lenpen: PASCAL and GPS use beam 4
+    # and 0.6, 001 "Training details", 002 §4.1); 1.0 = the average log-probability
+    length_penalty: float = 1.0
+
+    def __post_init__(self):
+        if self.beam < 1:
+            raise ConfigError(f"beam = {self.beam}: expected >= 1")
+
+
 #: train keys a resumed run may change (everything else comes from the checkpoint)
 RESUMABLE = ("max_steps", "max_epochs", "max_minutes", "valid_every", "log_every", "progress", "threads", "device")
 
 
 @dataclass
 class RunConfig(Config):
-    """A whole run: ``preset`` (a size from models.config.PRESETS) under ``model``."""
+    """A whole run: ``preset`` (a size from models.config.PRESETS) under ``model``, and
+    how its checkpoints are decoded (``decode``)."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
     preset: Optional[str] = None
 
     @classmethod
@@ -159,7 +177,11 @@ class RunConfig(Config):
             if not isinstance(model, dict):
                 raise ConfigError(f"model = {model!r}: expected a mapping")
             data["model"] = merge_dicts(dict(PRESETS[preset]), model)
-        return super().from_dict(data, where or "config")
+        cfg = super().from_dict(data, where or "config")
+        from .models import resolve  # the variant must exist; its fixed values are shown resolved
+
+        cfg.model = resolve(cfg.model, data.get("model") if isinstance(data.get("model"), dict) else None)
+        return cfg
 
 
 def _yaml_loader():
@@ -177,27 +199,43 @@ def _yaml_loader():
     return Loader
 
 
+def read_config_file(path: str | os.PathLike, _seen: tuple = ()) -> dict:
+    """The plain dict of a run-config file (YAML/JSON). A file may start from another:
+    ``include: base.yaml`` (relative to the including file) is read first and this
+    file's keys are merged over it (nested mappings key by key)."""
+    import yaml
+
+    p = os.fspath(path)
+    if os.path.abspath(p) in _seen:
+        raise InputError(p, None, "includes itself (an include cycle)", "invalid")
+    try:
+        text = Path(p).read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(p, None, f"cannot read the config ({e.strerror})", "unreadable") from None
+    try:
+        data = yaml.load(text, Loader=_yaml_loader()) or {}
+    except yaml.YAMLError as e:
+        line = getattr(getattr(e, "problem_mark", None), "line", None)
+        raise InputError(p, None if line is None else line + 1, f"not valid YAML ({getattr(e, 'problem', e)})", "invalid") from None
+    if not isinstance(data, dict):
+        raise InputError(p, None, "expected a mapping with model:, train:, decode: and optionally preset: and include:", "invalid")
+    inc = data.pop("include", None)
+    if inc is None:
+        return data
+    if not isinstance(inc, str):
+        raise InputError(p, None, f"include: {inc!r}: expected the path of another run config", "invalid")
+    base = read_config_file(Path(p).parent / inc, _seen + (os.path.abspath(p),))
+    return merge_dicts(base, data)
+
+
 def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) -> RunConfig:
-    """A RunConfig from a YAML/JSON file (or none) plus ``key.sub=value`` overrides
-    (values parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``)."""
+    """A RunConfig from a YAML/JSON file (or none; see :func:`read_config_file` for
+    ``include:``) plus ``key.sub=value`` overrides (values parsed as YAML:
+    ``train.lr=5e-4``, ``model.parent.layers=[1,2]``)."""
     import yaml
 
     loader = _yaml_loader()
-
-    data: dict = {}
-    if path:
-        p = os.fspath(path)
-        try:
-            text = Path(p).read_text(encoding="utf-8")
-        except OSError as e:
-            raise InputError(p, None, f"cannot read the config ({e.strerror})", "unreadable") from None
-        try:
-            data = yaml.load(text, Loader=loader) or {}
-        except yaml.YAMLError as e:
-            line = getattr(getattr(e, "problem_mark", None), "line", None)
-            raise InputError(p, None if line is None else line + 1, f"not valid YAML ({getattr(e, 'problem', e)})", "invalid") from None
-        if not isinstance(data, dict):
-            raise InputError(p, None, "expected a mapping with model:, train: and optionally preset:", "invalid")
+    data: dict = read_config_file(path) if path else {}
     for item in overrides or []:
         key, sep, value = item.partition("=")
         if not sep or not key:

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from synprep.cli import main
-from synprep.errors import ConfigError
+from synprep.errors import ConfigError, InputError
 from synprep.evaluate import score
 from synprep.train import RunConfig, inverse_sqrt, load_config, load_model, train
 
@@ -90,6 +90,30 @@ def test_run_config_is_strict_and_applies_presets(tmp_path):
     assert cfg.model.pascal.heads == 1 and cfg.model.d_model == 256
     with pytest.raises(ConfigError, match="KEY=VALUE"):
         load_config(None, ["train.lr"])
+
+
+def test_print_config_shows_resolved_values_and_rejects_unknown_variants(capsys):
+    assert main(["train", "--variant", "gcn-nogates", "--preset", "tree-medium", "--print-config"]) == 0
+    cfg = json.loads(capsys.readouterr().out)
+    assert cfg["model"]["gcn"] == {"layers": 2, "gates": False, "labels": False}
+    assert cfg["model"]["prefix"]["mode"] == "exact" and cfg["decode"] == {"beam": 5, "length_penalty": 1.0}
+    assert main(["train", "--variant", "gcn-nolabels", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"]["gcn"]["labels"] is False
+    assert main(["train", "--variant", "gcn-nogate", "--print-config"]) == 2
+    assert "unknown variant 'gcn-nogate'" in capsys.readouterr().err
+    assert main(["train", "--variant", "gcn-nogates", "--set", "model.gcn.gates=true", "--print-config"]) == 2
+    assert "contradicts variant 'gcn-nogates'" in capsys.readouterr().err
+
+
+def test_config_files_include_a_base(tmp_path):
+    (tmp_path / "base.yaml").write_text("preset: tree-medium\nmodel: {variant: parent}\ntrain: {lr: 1.0e-4, warmup: 4000}\ndecode: {beam: 4, length_penalty: 0.6}\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "run.yaml").write_text("include: ../base.yaml\ntrain: {warmup: 100}\n")
+    cfg = load_config(tmp_path / "sub" / "run.yaml")
+    assert cfg.model.variant == "parent" and cfg.train.lr == 1e-4 and cfg.train.warmup == 100 and cfg.decode.beam == 4
+    (tmp_path / "loop.yaml").write_text("include: loop.yaml\n")
+    with pytest.raises(InputError, match="include cycle"):
+        load_config(tmp_path / "loop.yaml")
 
 
 # --------------------------------------------------------------------------- training runs

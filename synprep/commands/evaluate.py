@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from .translate import add_decoding_arguments
+from .translate import add_decoding_arguments, decoding_defaults
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,10 +42,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         from ..train import _device, load_model
 
-        if args.beam < 1:
+        if args.beam is not None and args.beam < 1:
             raise ConfigError(f"--beam {args.beam}: expected >= 1")
         device = _device(args.device)
         model, cfg, state = load_model(args.checkpoint, device)
+        decoding_defaults(args, cfg)
         tr = translate_dataset(
             model, ds, vocab, beam=args.beam, lang=args.lang, max_tokens=args.max_tokens,
             length_penalty=args.length_penalty, device=device, progress=sys.stderr.isatty(),
