@@ -27,9 +27,10 @@ Runs are independent: start several invocations with different ``--variants`` /
 all of them prints the table (nothing is retrained).
 
     python bench/paper.py --shards bench/out/learn/shards --work bench/out/paper \\
-        --variants vanilla,pascal,gps --seeds 1,2 --updates 500
-    python bench/paper.py --shards bench/out/learn/shards --work bench/out/paper \\
-        --variants parent --prefix exact,sampled --seeds 1 --updates 300 --max-target-pieces 16
+        --variants vanilla,pascal,gps --seeds 1,2
+    python bench/paper.py --shards bench/out/learn/shards --work bench/out/paper-parent \\
+        --variants parent --prefix exact,sampled --seeds 1 --updates 100 --warmup 50 \\
+        --max-tokens 1024 --max-target-pieces 12
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 M30K = REPO.parent / "shared" / "data" / "multi30k"
-PREFIX_DECODERS = ("bitrans", "parent", "gcn", "gcn-nogates", "gcn-nolabels", "gcn-ungated")
 
 
 def lines(path: Path) -> list[str]:
@@ -73,9 +73,11 @@ def subset(shards: Path, parsed: Path, work: Path, max_pieces: int, say) -> Path
 
 
 def run_specs(args) -> list[tuple[str, str, int]]:
+    from synprep.models import variant_class
+
     specs = []
     for v in [x.strip() for x in args.variants.split(",") if x.strip()]:
-        modes = [m.strip() for m in args.prefix.split(",")] if (args.prefix and v in PREFIX_DECODERS) else [""]
+        modes = [m.strip() for m in args.prefix.split(",")] if (args.prefix and variant_class(v).prefix_decoder) else [""]
         for mode in modes:
             for seed in [int(s) for s in args.seeds.split(",")]:
                 specs.append((v, mode, seed))
@@ -104,12 +106,12 @@ def main() -> int:
     ap.add_argument("--variants", default="vanilla,pascal,gps")
     ap.add_argument("--seeds", default="1,2")
     ap.add_argument("--prefix", default="", help="prefix modes for bidirectional decoders, e.g. exact,sampled (default: the preset's)")
-    ap.add_argument("--updates", type=int, default=500, help="updates of every run (the same for every model)")
+    ap.add_argument("--updates", type=int, default=200, help="updates of every run (the same for every model)")
     ap.add_argument("--preset", default="small", help="model size (default small: 3+3 layers, d=256, 4 heads)")
     ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--warmup", type=int, default=200)
-    ap.add_argument("--valid-every", type=int, default=100, help="validation and checkpoint interval (a killed run resumes from there)")
-    ap.add_argument("--max-tokens", type=int, default=4096)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--valid-every", type=int, default=50, help="validation and checkpoint interval (a killed run resumes from there)")
+    ap.add_argument("--max-tokens", type=int, default=2048)
     ap.add_argument("--max-target-pieces", type=int, help="train on the pairs whose target has at most N pieces")
     ap.add_argument("--valid-sentences", type=int, default=200)
     ap.add_argument("--beam", type=int, default=4, help="beam size (PASCAL and GPS: 4)")
@@ -157,7 +159,14 @@ def main() -> int:
         hyps_path, scores_path = out / "test_hyps.txt", out / "test_scores.json"
         if not scores_path.exists():
             say(f"training {name}: {args.updates} updates -> {out}")
+            c0, w0 = time.process_time(), time.perf_counter()
             summary = train(cfg, log=say)
+            cost = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}
+            cost_path = out / "cost.json"  # summed over invocations (a resumed run adds its part)
+            if cost_path.exists():
+                old = json.loads(cost_path.read_text())
+                cost = {k: cost[k] + old.get(k, 0.0) for k in cost}
+            cost_path.write_text(json.dumps(cost) + "\n")
             if summary["steps"] < args.updates:
                 say(f"{name}: stopped at {summary['steps']} updates")
                 continue
@@ -175,10 +184,12 @@ def main() -> int:
         s = json.loads(scores_path.read_text())
         recs = [json.loads(x) for x in open(out / "metrics.jsonl", encoding="utf-8")]
         valid = [r for r in recs if r["event"] == "valid"]
+        cost = json.loads((out / "cost.json").read_text()) if (out / "cost.json").exists() else {}
         results.append(
             {
                 "run": name, "variant": variant, "prefix": mode or None, "seed": seed, "updates": args.updates,
-                "train_minutes": train_minutes(out), "valid_loss": valid[-1]["loss"] if valid else None,
+                "train_minutes": train_minutes(out), "train_cpu_minutes": round(cost["cpu_s"] / 60, 1) if cost else None,
+                "valid_loss": valid[-1]["loss"] if valid else None,
                 "bleu": s["bleu"], "chrf+": s["chrf+"], "chrf++": s["chrf++"], "hyps": str(hyps_path),
                 "signatures": s.get("signatures"),
             }
@@ -190,11 +201,13 @@ def main() -> int:
         f"beam {args.beam}, length penalty {args.length_penalty}"
         + (f"; training pairs with <= {args.max_target_pieces} target pieces" if args.max_target_pieces else "")
     )
-    print(f"{'run':<22} {'train min':>9} {'valid loss':>10} {'BLEU':>6} {'chrF+':>6} {'chrF++':>6}")
+    print("train min: wall minutes of the updates (validation excluded); CPU min: process CPU time of the whole run")
+    print(f"{'run':<22} {'train min':>9} {'CPU min':>8} {'valid loss':>10} {'BLEU':>6} {'chrF+':>6} {'chrF++':>6}")
     for r in results:
         vl = "-" if r["valid_loss"] is None else f"{r['valid_loss']:.3f}"
         tm = "-" if r["train_minutes"] is None else f"{r['train_minutes']:.1f}"
-        print(f"{r['run']:<22} {tm:>9} {vl:>10} {r['bleu']:>6.2f} {r['chrf+']:>6.2f} {r['chrf++']:>6.2f}")
+        cm = "-" if r["train_cpu_minutes"] is None else f"{r['train_cpu_minutes']:.1f}"
+        print(f"{r['run']:<22} {tm:>9} {cm:>8} {vl:>10} {r['bleu']:>6.2f} {r['chrf+']:>6.2f} {r['chrf++']:>6.2f}")
     by_variant: dict[str, list[dict]] = {}
     for r in results:
         by_variant.setdefault(r["run"].rsplit("-s", 1)[0], []).append(r)

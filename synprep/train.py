@@ -45,7 +45,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional
 
 from .errors import ConfigError, InputError
 from .models.config import PRESETS, Config, ModelConfig, merge_dicts
@@ -68,6 +68,9 @@ class TrainConfig(Config):
     lr: float = 7e-4
     # linear warm-up updates (Vaswani et al.: 4000)
     warmup: int = 4000
+    # after the warm-up: inverse_sqrt (lr * sqrt(warmup / step), Vaswani et al.) or
+    # constant (lr; e.g. Bisk & Tran's Adam at 0.001, 004 §5.3)
+    schedule: Literal["inverse_sqrt", "constant"] = "inverse_sqrt"
     # learning rate at update 0 (fairseq's inverse_sqrt default)
     warmup_init_lr: float = 1e-7
     # Adam betas and epsilon of Vaswani et al.
@@ -252,6 +255,13 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) 
                 raise ConfigError(f"--set {item!r}: {part} is not a mapping")
         d[parts[-1]] = v
     return RunConfig.from_dict(data)
+
+
+def learning_rate(step: int, tc: "TrainConfig") -> float:
+    """The learning rate of update ``step`` (1-based) under ``tc.schedule``."""
+    if tc.schedule == "constant":
+        return tc.warmup_init_lr + (tc.lr - tc.warmup_init_lr) * step / tc.warmup if step < tc.warmup else tc.lr
+    return inverse_sqrt(step, tc.lr, tc.warmup, tc.warmup_init_lr)
 
 
 def inverse_sqrt(step: int, lr: float, warmup: int, init: float) -> float:
@@ -514,7 +524,7 @@ class Trainer:
 
         model, tc = self.model, self.tc
         model.train()
-        lr = inverse_sqrt(self.step + 1, tc.lr, tc.warmup, tc.warmup_init_lr)
+        lr = learning_rate(self.step + 1, tc)
         for g in self.opt.param_groups:
             g["lr"] = lr
         data = [self.collate(self.train_ds.__getitems__(idx)).to(self.device) for idx in batches]

@@ -180,6 +180,34 @@ def test_training_lowers_the_loss(pud, tmp_path):
     assert s["best_step"] == 40
 
 
+EXPERIMENTS = sorted((Path(__file__).resolve().parents[1] / "config" / "experiments").glob("*.yaml"))
+#: the tiny size every experiment is trained at here (6 encoder layers: the GPS layer
+#: study), with batches of at most 8 sentences and 600 tokens and no accumulation
+TINY = ["model.d_model=32", "model.n_heads=8", "model.enc_layers=6", "model.dec_layers=2", "model.d_ff=64",
+        "train.max_sentences=8", "train.max_tokens=600", "train.accumulate=1"]
+
+
+def test_there_is_an_experiment_config_per_paper_row():
+    names = {p.stem for p in EXPERIMENTS}
+    rows = [f"tree-decoder-medium-{v}" for v in ("vanilla", "bitrans", "linearized", "parent", "gcn", "gcn-nogates", "gcn-nolabels")]
+    rows += ["tree-decoder-large-parent", "pascal-nc11-en-de", "pascal-nc11-en-de-parent-only", "gps-nc11-de-en-all",
+             "structured-attention-transformer"] + [f"gps-nc11-de-en-layer{i}" for i in range(2, 7)]
+    assert set(rows) <= names
+    for p in EXPERIMENTS:  # each says which table it reproduces
+        head = p.read_text(encoding="utf-8").split("\n", 3)
+        assert "Table" in " ".join(head[:3]) or "Tables" in " ".join(head[:3]), p.name
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_every_experiment_config_trains_two_steps(pud, tmp_path, path):
+    over = TINY + [f"train.train={pud / 'train'}", "train.valid=\"\"", f"train.out={tmp_path / 'run'}", "train.max_steps=2", "train.progress=false"]
+    cfg = load_config(path, over)
+    s = train(cfg, log=lambda m: None)
+    assert s["steps"] == 2
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["model"]["variant"] == cfg.model.variant and saved["decode"] == cfg.decode.to_dict()
+
+
 # --------------------------------------------------------------------------- scoring
 
 

@@ -133,6 +133,18 @@ def test_misspelled_or_bad_key_is_an_error(path, value, word):
         _validate(cfg)
 
 
+def test_tree_decoder_recipe_is_a_valid_overlay_and_its_runs_load():
+    from synprep.models.config import merge_dicts
+    from synprep.train import RunConfig, read_config_file
+
+    recipe = yaml.safe_load((REPO / "config" / "recipes" / "tree-decoder.yaml").read_text())
+    cfg = _validate(merge_dicts(_demo_config(), recipe))
+    assert cfg["shards"]["max_target_pieces"] == 40 and len(cfg["train"]["runs"]) == 7
+    for run in cfg["train"]["runs"]:
+        rc = RunConfig.from_dict(read_config_file(REPO / run["file"]))
+        assert rc.train.max_sentences == 128 and rc.model.prefix.mode == "exact"
+
+
 def test_unknown_filter_parameter_is_an_error_before_any_job():
     from synprep.corpus import stage_filters
     from synprep.errors import ConfigError
