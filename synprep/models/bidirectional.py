@@ -95,7 +95,7 @@ def row_graph(batch: Any, rows_b: torch.Tensor, cut: torch.Tensor) -> RowGraph:
     return RowGraph(r, batch.edge_head[e] + 1, batch.edge_dep[e] + 1, batch.edge_label[e])
 
 
-def cut_groups(cut: torch.Tensor, slack: float = 0.1, min_positions: int = 4096) -> list[tuple[torch.Tensor, int]]:
+def cut_groups(cut: torch.Tensor, slack: float = 0.1, min_positions: int = 512) -> list[tuple[torch.Tensor, int]]:
     """Rows grouped by prefix width (``cut + 1``) for batched passes: (row indices, width)
     per group, widest first. A group's rows are at least ``(1 - slack)`` times its width
     (so at most ``slack`` of its positions are padding), unless the group would hold
@@ -153,7 +153,7 @@ class PrefixSeq2Seq(Seq2Seq):
 
     def rows_input(self, shared: dict, rows: torch.Tensor, width: int, graph: Optional[RowGraph]) -> torch.Tensor:
         """The decoder input (N, width, d) of rows ``rows`` (sentence indices)."""
-        return shared["x"].index_select(0, rows)[:, :width]
+        return shared["x"][:, :width].index_select(0, rows)
 
     def embed_prefix(self, tokens: torch.Tensor, graph: Optional[RowGraph]) -> torch.Tensor:
         """The decoder input (N, T, d) of rows whose decoder inputs are ``tokens`` (N, T)."""
@@ -189,7 +189,7 @@ class PrefixSeq2Seq(Seq2Seq):
         x = self.rows_input(shared, rows, T, graph)  # (N, T, d)
         qkv = None
         if shared["qkv"] is not None:
-            qkv = tuple(t.index_select(0, rows)[:, :, :T] for t in shared["qkv"])  # 3 x (N, h, T, dh)
+            qkv = tuple(t[:, :, :T].index_select(0, rows) for t in shared["qkv"])  # 3 x (N, h, T, dh)
         masks = self.self_masks(base, graph)
         h = self.decoder(x, memory, self_masks=masks, causal=False, caches=caches, query_pos=cut, first_qkv=qkv)  # (N, 1, d)
         return h[:, 0]  # (N, d)

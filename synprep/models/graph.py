@@ -154,9 +154,9 @@ class GCN(_GraphDecoder):
 
     def rows_input(self, shared: dict, rows: torch.Tensor, width: int, graph: Optional[RowGraph]) -> torch.Tensor:
         assert graph is not None
-        x = shared["x"].index_select(0, rows)[:, :width]  # (N, width, d)
+        x = shared["x"][:, :width].index_select(0, rows)  # (N, width, d)
         for i, layer in enumerate(self.gcn):
-            proj = shared["gcn"].index_select(0, rows)[:, :width] if i == 0 else None
+            proj = shared["gcn"][:, :width].index_select(0, rows) if i == 0 else None
             x = x + self.gcn_drop(layer(x, graph, proj))  # residual layers above the embeddings (000 §5)
         return x
 
