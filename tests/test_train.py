@@ -48,7 +48,7 @@ def pud(tmp_path_factory):
     return d
 
 
-def run_cfg(pud: Path, out: Path, variant: str = "vanilla", **train) -> RunConfig:
+def run_cfg(pud: Path, out: Path, variant: str = "vanilla", prefix: str = "exact", **train) -> RunConfig:
     t = dict(
         train=str(pud / "train"),
         valid=str(pud / "valid"),
@@ -61,7 +61,7 @@ def run_cfg(pud: Path, out: Path, variant: str = "vanilla", **train) -> RunConfi
         progress=False,
     )
     t.update(train)
-    return RunConfig.from_dict({"preset": "tiny", "model": {"variant": variant, "dropout": 0.1}, "train": t})
+    return RunConfig.from_dict({"preset": "tiny", "model": {"variant": variant, "dropout": 0.1, "prefix": {"mode": prefix}}, "train": t})
 
 
 # --------------------------------------------------------------------------- config and schedule
@@ -127,7 +127,7 @@ def _params(path: Path) -> dict:
 def test_resume_is_exact(pud, tmp_path, variant):
     """3 updates, stop, resume to 7 == 7 updates straight (dropout and sampled prefixes
     draw random numbers; the batch order crosses an epoch boundary)."""
-    kw = dict(max_tokens=2500)  # 5 batches an epoch
+    kw = dict(max_tokens=2500, prefix="sampled")  # 5 batches an epoch; sampled prefixes draw random numbers too
     straight = train(run_cfg(pud, tmp_path / "a", variant, max_steps=7, **kw), log=lambda m: None)
     assert straight["steps"] == 7
     train(run_cfg(pud, tmp_path / "b", variant, max_steps=3, **kw), log=lambda m: None)
