@@ -74,6 +74,25 @@ def test_inverse_sqrt_schedule():
     assert inverse_sqrt(16000, 1e-3, 4000, 1e-7) == pytest.approx(5e-4)
 
 
+def test_constant_schedule_and_decode_defaults_of_a_run():
+    import argparse
+
+    from synprep.commands.translate import decoding_defaults
+    from synprep.train import TrainConfig, learning_rate
+
+    tc = TrainConfig(train="x", lr=1e-3, warmup=10, schedule="constant")
+    assert learning_rate(5, tc) == pytest.approx(1e-7 + (1e-3 - 1e-7) / 2)
+    assert learning_rate(10, tc) == learning_rate(10_000, tc) == 1e-3
+    assert learning_rate(40, TrainConfig(train="x", lr=1e-3, warmup=10)) == pytest.approx(5e-4)  # inverse sqrt
+    cfg = RunConfig.from_dict({"decode": {"beam": 4, "length_penalty": 0.6}})
+    args = argparse.Namespace(beam=None, length_penalty=None)
+    decoding_defaults(args, cfg)
+    assert (args.beam, args.length_penalty) == (4, 0.6)
+    args = argparse.Namespace(beam=2, length_penalty=None)  # a flag wins over the run config
+    decoding_defaults(args, cfg)
+    assert (args.beam, args.length_penalty) == (2, 0.6)
+
+
 def test_run_config_is_strict_and_applies_presets(tmp_path):
     cfg = RunConfig.from_dict({"preset": "tree-medium", "model": {"variant": "parent", "n_heads": 4}})
     assert (cfg.model.d_model, cfg.model.n_heads, cfg.model.enc_layers) == (256, 4, 4)
