@@ -10,8 +10,10 @@ not trained again, a killed one resumes exactly):
 * ``--variants vanilla,pascal,gps --seeds 1,2`` (preset ``--preset``): every
   variant for ``--updates`` updates with the same schedule and batches;
 * ``--prefix exact,sampled`` adds, for bidirectional decoders (bitrans, parent,
-  gcn*), one run per prefix mode (``model.prefix.mode``), and the training time of
-  each (CPU wall seconds, from the run's metrics) to the table;
+  gcn*), one run per prefix mode (``model.prefix.mode``); the table has the cost of
+  every run: wall minutes of its updates (from its metrics) and the process CPU
+  minutes of training and validation (``cost.json``; shown when the invocations that
+  recorded it did all the updates -- a killed one records nothing);
 * ``--max-target-pieces N`` trains on a length-limited subset: the training pairs
   whose target has at most N pieces (arc tokens not counted), written from the parsed
   Multi30k CoNLL-U with the shards' vocabulary (``synprep.shards`` option
@@ -88,6 +90,15 @@ def run_name(variant: str, mode: str, seed: int) -> str:
     return f"{variant}{'-' + mode if mode else ''}-s{seed}"
 
 
+def resumed_at(out: Path) -> int:
+    """The update a run resumes from (its last checkpoint, written at each validation;
+    0 for a new run)."""
+    if not (out / "checkpoint_last.pt").exists() or not (out / "metrics.jsonl").exists():
+        return 0
+    recs = [json.loads(x) for x in open(out / "metrics.jsonl", encoding="utf-8")]
+    return max([r["step"] for r in recs if r["event"] == "valid"], default=0)
+
+
 def train_minutes(out: Path) -> float | None:
     """Training wall time (validation excluded) from the run's metrics.jsonl."""
     recs = [json.loads(x) for x in open(out / "metrics.jsonl", encoding="utf-8")]
@@ -159,13 +170,14 @@ def main() -> int:
         hyps_path, scores_path = out / "test_hyps.txt", out / "test_scores.json"
         if not scores_path.exists():
             say(f"training {name}: {args.updates} updates -> {out}")
+            start = resumed_at(out)
             c0, w0 = time.process_time(), time.perf_counter()
             summary = train(cfg, log=say)
-            cost = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}
+            cost = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0, "updates": summary["steps"] - start}
             cost_path = out / "cost.json"  # summed over invocations (a resumed run adds its part)
             if cost_path.exists():
                 old = json.loads(cost_path.read_text())
-                cost = {k: cost[k] + old.get(k, 0.0) for k in cost}
+                cost = {k: cost[k] + old.get(k, 0) for k in cost}
             cost_path.write_text(json.dumps(cost) + "\n")
             if summary["steps"] < args.updates:
                 say(f"{name}: stopped at {summary['steps']} updates")
@@ -188,7 +200,7 @@ def main() -> int:
         results.append(
             {
                 "run": name, "variant": variant, "prefix": mode or None, "seed": seed, "updates": args.updates,
-                "train_minutes": train_minutes(out), "train_cpu_minutes": round(cost["cpu_s"] / 60, 1) if cost else None,
+                "train_minutes": train_minutes(out), "train_cpu_minutes": round(cost["cpu_s"] / 60, 1) if cost.get("updates") == args.updates else None,
                 "valid_loss": valid[-1]["loss"] if valid else None,
                 "bleu": s["bleu"], "chrf+": s["chrf+"], "chrf++": s["chrf++"], "hyps": str(hyps_path),
                 "signatures": s.get("signatures"),
@@ -201,7 +213,8 @@ def main() -> int:
         f"beam {args.beam}, length penalty {args.length_penalty}"
         + (f"; training pairs with <= {args.max_target_pieces} target pieces" if args.max_target_pieces else "")
     )
-    print("train min: wall minutes of the updates (validation excluded); CPU min: process CPU time of the whole run")
+    print("train min: wall minutes of the updates (validation excluded); CPU min: process CPU time of training and validation "
+          "(- when a killed invocation did part of the updates: its CPU time is not recorded)")
     print(f"{'run':<22} {'train min':>9} {'CPU min':>8} {'valid loss':>10} {'BLEU':>6} {'chrF+':>6} {'chrF++':>6}")
     for r in results:
         vl = "-" if r["valid_loss"] is None else f"{r['valid_loss']:.3f}"
