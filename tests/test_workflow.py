@@ -160,9 +160,10 @@ def test_dry_run_of_the_demo():
     r = _snakemake("-n", "all", cwd=REPO)
     counts = _job_counts(r.stdout)
     shards = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["shards"]["count"]
-    for rule in ("split_corpus", "filter_pairs", "filter_alignment", "parse_pairs", "write_shard", "account_shard"):
+    for rule in ("filter_pairs", "filter_alignment", "parse_pairs", "write_shard", "account_shard"):
         assert counts.get(rule) == shards, (rule, counts)
-    for rule in ("train_bpe", "write_manifest", "extract_challenge", "make_report", "all"):
+    # one job reads the corpus once and writes every shard
+    for rule in ("split_corpus", "train_bpe", "write_manifest", "extract_challenge", "make_report", "all"):
         assert counts.get(rule) == 1, (rule, counts)
     # the demo trains no structured-attention run: no induced trees
     assert "dump_tree_scores" not in counts and "evaluate_induction" not in counts
@@ -300,6 +301,9 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
                  "account_shard", "write_manifest", "collect_stats", "split_heldout", "train_model",
                  "evaluate_model", "extract_challenge", "dump_tree_scores", "evaluate_induction", "make_report"):
         assert list((first / "logs" / rule).glob("*.log")), rule
+        # and its time and memory (snakemake's benchmark: s, max_rss, cpu_time, ...)
+        bench = list((first / "benchmarks" / rule).glob("*.tsv"))
+        assert bench and "max_rss" in bench[0].read_text().splitlines()[0], rule
     # training: shard 000 trains, shard 001 validates and is scored
     held = json.loads((res / "shards" / "heldout" / "manifest.json").read_text())
     assert [s["file"] for s in held["shards"]] == ["../001/shard-00000.arrow"]
@@ -355,6 +359,7 @@ def test_deleting_one_shard_rebuilds_only_what_depends_on_it(tiny_run):
     untouched = first / "results" / "shards" / "000"
     stamp = {p: p.stat().st_mtime_ns for p in untouched.rglob("*") if p.is_file()}
     shutil.rmtree(first / "results" / "shards" / "001")
+    shutil.rmtree(first / "benchmarks")  # benchmark records are not outputs that trigger reruns
     r = _snakemake("-n", "all", "--configfile", str(config), "--replace-workflow-config", "--directory", str(first),
                    cwd=first)
     counts = _job_counts(r.stdout)

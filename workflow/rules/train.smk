@@ -55,6 +55,8 @@ if TRAIN_RUNS and HELDOUT:
             "../envs/synprep.yaml"
         log:
             "logs/split_heldout/datasets.log",
+        benchmark:
+            "benchmarks/split_heldout/datasets.tsv"
         script:
             "../scripts/split_heldout.py"
 
@@ -81,6 +83,8 @@ if TRAIN_RUNS:
             "../envs/synprep.yaml"
         log:
             "logs/train_model/{run}.log",
+        benchmark:
+            "benchmarks/train_model/{run}.tsv"
         script:
             "../scripts/train_model.py"
 
@@ -105,6 +109,8 @@ if TRAIN_RUNS and HELDOUT_DATA:
             "../envs/synprep.yaml"
         log:
             "logs/evaluate_model/{run}.log",
+        benchmark:
+            "benchmarks/evaluate_model/{run}.tsv"
         shell:
             "synprep evaluate --checkpoint {params.checkpoint} --data {params.data} "
             "--out $(dirname {output.scores}) --lang {params.lang} --beam {params.beam} > {log} 2>&1"
