@@ -371,3 +371,21 @@ def test_deleting_one_shard_rebuilds_only_what_depends_on_it(tiny_run):
     _run(first, config)
     assert _checksums(first) == before
     assert {p: p.stat().st_mtime_ns for p in untouched.rglob("*") if p.is_file()} == stamp
+    # a lost prepared shard that a rebuild needs: the one split job would rerun, and with
+    # it every shard; `synprep split --shard` rewrites that shard alone, the same bytes
+    # (snakemake compares the checksums of rewritten inputs), and only the shard reruns
+    prep = first / "results" / "prepare"
+    old = {p.name: p.read_bytes() for p in prep.glob("001.*")}
+    for p in prep.glob("001.*"):
+        p.unlink()
+    shutil.rmtree(first / "results" / "shards" / "001")
+    dry = ("-n", "all", "--configfile", str(config), "--replace-workflow-config", "--directory", str(first))
+    counts = _job_counts(_snakemake(*dry, cwd=first).stdout)
+    assert counts.get("split_corpus") == 1 and counts.get("filter_pairs") == 2, counts
+    cfg = yaml.safe_load(config.read_text())["corpus"]
+    subprocess.run([sys.executable, "-m", "synprep.cli", "split", "--src", cfg["src"], "--tgt", cfg["tgt"], "--name",
+                    cfg["name"], "--shards", "2", "--shard", "1", "--out", str(prep / "001.tsv"),
+                    "--rejects", str(prep / "001.rejects.tsv"), "--summary", str(prep / "001.json")], check=True)
+    assert {p.name: p.read_bytes() for p in prep.glob("001.*")} == old
+    counts = _job_counts(_snakemake(*dry, cwd=first).stdout)
+    assert counts.get("write_shard") == 1 and "split_corpus" not in counts and "filter_pairs" not in counts, counts
