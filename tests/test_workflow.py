@@ -87,6 +87,7 @@ def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
     _validate(_demo_config())
     cfg = _validate({"corpus": {"name": "mine", "tsv": "pairs.tsv"}})
     assert cfg["shards"]["count"] == 4 and cfg["parse"]["backend"] == "udpipe"
+    assert cfg["train"]["gpus"] == 0  # no GPU asked for unless configured
     assert cfg["corpus"]["columns"] == [0, 1] and cfg["bpe"]["joint"] is True
     assert cfg["analysis"]["challenge"]["enabled"] is False and cfg["analysis"]["challenge"]["min_dist"] == 2
     assert cfg["analysis"]["induce"] == {"enabled": False, "root": "best-score"}
@@ -205,6 +206,9 @@ def test_slurm_profile_dry_run():
     assert "gpu=1" in parse and "slurm_partition=gpu" in parse
     split = r.stdout.split("rule split_corpus:", 1)[1].split("\n\n", 1)[0]
     assert "gpu=1" not in split and "slurm_partition=cpu" in split
+    # training jobs ask for the profile's train.gpus GPUs on the GPU partition
+    training = r.stdout.split("rule train_model:", 1)[1].split("\n\n", 1)[0]
+    assert "gpu=1" in training and "slurm_partition=gpu" in training
 
 
 # --------------------------------------------------------------------------- real runs

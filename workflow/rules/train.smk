@@ -9,7 +9,9 @@
 # `synprep evaluate` then scores its best checkpoint on the held-out shards
 # (results/train/{run}/eval/scores.json: BLEU, chrF++). The run configs are checked
 # by the trainer when the workflow starts. A killed run resumes from its last
-# checkpoint (the trainer resumes exactly).
+# checkpoint (the trainer resumes exactly). A job asks for resources gpu=train.gpus
+# (a profile or --set-resources train_model:gpu=N may change it); with N >= 2 GPUs the
+# run trains data-parallel on them (torchrun, one process a GPU).
 
 import os
 
@@ -79,6 +81,8 @@ if TRAIN_RUNS:
             config=lambda wildcards: RUN_CONFIGS[wildcards.run],
             lang=LANGS["tgt"],
         threads: TRAIN["threads"]
+        resources:
+            gpu=TRAIN["gpus"],
         conda:
             "../envs/synprep.yaml"
         log:
