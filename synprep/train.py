@@ -505,7 +505,12 @@ class Trainer:
         from .distributed import drop_tail
 
         self.sampler.set_epoch(self.epoch)
-        return drop_tail(self.sampler.batches(), self.group, self.dist)
+        every = self.sampler.batches()
+        batches = drop_tail(every, self.group, self.dist)
+        if every and not batches:  # every epoch would be empty: the run would never end
+            raise ConfigError(f"{self.tc.train}: an epoch has {len(every)} batch(es), fewer than the {self.dist.world} "
+                              "processes; lower train.max_tokens / max_sentences or start fewer processes")
+        return batches
 
     def update(self, batches: list[list[int]]) -> None:
         """One optimizer step on the batches of rows ``batches`` (``train.accumulate`` of

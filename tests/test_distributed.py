@@ -33,7 +33,8 @@ def test_an_update_group_is_shared_out_by_rank():
 
 
 def _config(pud: Path, out: Path, variant: str, **train) -> RunConfig:
-    cfg = run_cfg(pud, out, variant, max_tokens=800, threads=1, **train)  # 16 batches an epoch
+    train = {"max_tokens": 800, **train}  # 16 batches an epoch
+    cfg = run_cfg(pud, out, variant, threads=1, **train)
     # no dropout (each rank draws its own), every prefix (no sampling); Adam's epsilon
     # 1e-3: its first steps are ~lr * sign(g), so a parameter whose gradient is ~0 (a key
     # bias) would turn float noise in the sum of the ranks' gradients into lr-sized steps
@@ -80,22 +81,35 @@ def _same_run(ddp: Path, one: Path) -> None:
     assert _records(ddp, "start")[0]["processes"] == 2
 
 
-@pytest.mark.parametrize("variant", ["vanilla", pytest.param("parent", marks=pytest.mark.slow)])
-def test_two_processes_train_like_one_over_the_same_batches(pud, tmp_path, variant):  # noqa: F811
-    """2 processes x accumulate 2 (gradients synchronised once an update) == 1 process x
-    accumulate 4 over the same 4 batches an update."""
-    kw = dict(max_steps=3, valid_every=3)
-    summary = _torchrun(_config(pud, tmp_path / "ddp", variant, accumulate=2, **kw), tmp_path, "ddp")
-    assert summary["steps"] == 3
-    train(_config(pud, tmp_path / "one", variant, accumulate=4, **kw), log=lambda m: None)
-    _same_run(tmp_path / "ddp", tmp_path / "one")
+def test_two_processes_train_like_one_over_the_same_batches_and_resume_exactly(pud, tmp_path):  # noqa: F811
+    """2 processes x accumulate 2 (gradients synchronised once an update): 2 updates, stop,
+    resume to 5 (across the epoch's end) == 1 process x accumulate 4 straight to 5, over
+    the same 4 batches an update."""
+    ddp = tmp_path / "ddp"
+    assert _torchrun(_config(pud, ddp, "vanilla", accumulate=2, max_steps=2, valid_every=2), tmp_path, "a")["steps"] == 2
+    assert _torchrun(_config(pud, ddp, "vanilla", accumulate=2, max_steps=5, valid_every=2), tmp_path, "b")["steps"] == 5
+    train(_config(pud, tmp_path / "one", "vanilla", accumulate=4, max_steps=5, valid_every=2), log=lambda m: None)
+    _same_run(ddp, tmp_path / "one")
 
 
 @pytest.mark.slow
-def test_two_processes_resume_exactly(pud, tmp_path):  # noqa: F811
-    """2 processes: 2 updates, stop, resume to 5 (across the epoch's end) == 1 process
-    straight to 5."""
-    _torchrun(_config(pud, tmp_path / "ddp", "vanilla", accumulate=2, max_steps=2, valid_every=2), tmp_path, "a")
-    _torchrun(_config(pud, tmp_path / "ddp", "vanilla", accumulate=2, max_steps=5, valid_every=2), tmp_path, "b")
-    train(_config(pud, tmp_path / "one", "vanilla", accumulate=4, max_steps=5, valid_every=2), log=lambda m: None)
+def test_two_processes_train_a_bidirectional_decoder_like_one(pud, tmp_path):  # noqa: F811
+    """parent (its loss goes through the prefix predictions): 2 processes x accumulate 1 ==
+    1 process x accumulate 2."""
+    kw = dict(max_steps=3, valid_every=3)
+    _torchrun(_config(pud, tmp_path / "ddp", "parent", accumulate=1, **kw), tmp_path, "ddp")
+    train(_config(pud, tmp_path / "one", "parent", accumulate=2, **kw), log=lambda m: None)
     _same_run(tmp_path / "ddp", tmp_path / "one")
+
+
+def test_an_epoch_too_small_for_the_processes_is_an_error(pud, tmp_path):  # noqa: F811
+    """1 batch an epoch and 2 processes: a clear error, not a run that never ends."""
+    from synprep.errors import ConfigError
+    from synprep.train import Trainer
+
+    cfg = _config(pud, tmp_path / "r", "vanilla", max_tokens=100000)  # the 120 pairs in one batch
+    t = Trainer(cfg, say=lambda m: None)
+    t.dist, t.group = Dist(rank=0, world=2), 2  # as rank 0 of 2 would see it (no process group needed)
+    with pytest.raises(ConfigError, match="an epoch has 1 batch.*fewer than the 2 processes"):
+        t.epoch_batches()
+    t.close()
