@@ -113,3 +113,14 @@ def test_an_epoch_too_small_for_the_processes_is_an_error(pud, tmp_path):  # noq
     with pytest.raises(ConfigError, match="an epoch has 1 batch.*fewer than the 2 processes"):
         t.epoch_batches()
     t.close()
+
+
+@pytest.mark.gpu
+def test_two_gpus_train_like_one(pud, tmp_path):  # noqa: F811
+    """NCCL, one process a GPU (fp32 for the comparison): the same as one process."""
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two CUDA devices")
+    kw = dict(max_steps=3, valid_every=3, device="cuda", bf16=False)
+    _torchrun(_config(pud, tmp_path / "ddp", "vanilla", accumulate=1, **kw), tmp_path, "ddp")
+    train(_config(pud, tmp_path / "one", "vanilla", accumulate=2, **kw), log=lambda m: None)
+    _same_run(tmp_path / "ddp", tmp_path / "one")
