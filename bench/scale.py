@@ -331,6 +331,7 @@ def main() -> int:
         sys.exit(f"--sizes: at most {COPIES * 29000} pairs (Multi30k train tiled {COPIES} times)")
     root = Path(args.out)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    commit = commit or os.environ.get("SYNPREP_COMMIT", "?")  # a copy of the tree (git archive) has no .git
     print(f"machine: {os.cpu_count()} CPUs, --cores {args.cores}; load average at start {load()}; commit {commit}")
     src, tgt = tile(root / "corpus")
     results = []
