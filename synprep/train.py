@@ -22,8 +22,11 @@ Files in ``train.out``:
 
 * ``config.json`` -- the full resolved config (vocabulary sizes from the manifest);
 * ``checkpoint_last.pt`` / ``checkpoint_best.pt`` -- model, optimizer, step, epoch,
-  position in the epoch, best score, RNG states, elapsed time and the full config;
-* ``metrics.jsonl`` -- one JSON object a line: ``{"event": "train", "step", "epoch",
+  position in the epoch, best score, RNG states, elapsed time, the full config and
+  the training data's vocabulary fingerprint (:func:`vocab_fingerprint`, which
+  ``translate``/``evaluate`` check a dataset against: :func:`check_vocab`);
+* ``metrics.jsonl`` -- one JSON object a line: ``{"event": "start", ..., "warnings"}``
+  (e.g. a run that stops before its warm-up ends), ``{"event": "train", "step", "epoch",
   "loss", "lr", "grad_norm", "tokens", "tokens_per_s", "elapsed_s"}`` every
   ``log_every`` updates, ``{"event": "valid", "step", "loss", "ppl", ["bleu",
   "chrf++"], "best", "elapsed_s"}`` at each validation.
@@ -49,8 +52,12 @@ from typing import Any, Callable, Literal, Optional
 
 from .errors import ConfigError, InputError
 from .models.config import PRESETS, Config, ModelConfig, merge_dicts
+from .progress import progress
 
-__all__ = ["TrainConfig", "RunConfig", "Trainer", "train", "load_model", "model_from_manifest", "inverse_sqrt", "RESUMABLE"]
+__all__ = [
+    "TrainConfig", "RunConfig", "Trainer", "train", "load_model", "model_from_manifest", "inverse_sqrt", "RESUMABLE",
+    "PRESET_TRAIN", "vocab_fingerprint", "check_vocab",
+]
 
 
 @dataclass
@@ -106,8 +113,9 @@ class TrainConfig(Config):
     # greedy-translate the first N validation pairs at each validation and select the
     # best checkpoint by BLEU (0 = select by validation loss)
     valid_bleu: int = 0
-    # target language of the detokenizer (validation BLEU)
-    lang: str = "en"
+    # target language of the detokenizer (validation BLEU); "" = the one the
+    # validation dataset records (manifest "languages"), else en
+    lang: str = ""
     # write a train record to metrics.jsonl every this many updates
     log_every: int = 100
     # seed of parameters, dropout, prefix sampling and batch order
@@ -118,7 +126,7 @@ class TrainConfig(Config):
     bf16: bool = True
     # torch intra-op threads (0 = torch's default)
     threads: int = 0
-    # progress bar on stderr
+    # progress on stderr (synprep.progress): a bar on a terminal, else a line every 30 s
     progress: bool = True
 
     def __post_init__(self):
@@ -155,6 +163,17 @@ class DecodeConfig(Config):
             raise ConfigError(f"beam = {self.beam}: expected >= 1")
 
 
+#: train defaults that the quick presets bring (under the run's own ``train:`` keys;
+#: docs/models.md, "Presets"). The paper-sized presets (base, tree-medium) keep the
+#: Transformer recipe above: 4000 warm-up updates would keep a run of a few hundred
+#: updates at a rate near zero.
+PRESET_TRAIN: dict[str, dict[str, Any]] = {
+    # bench/learn.py's schedule: 20 CPU-minutes are about 700-900 updates of this size
+    "small": {"lr": 1e-3, "warmup": 500},
+    # smoke runs of tens to hundreds of updates (the demo's schedule)
+    "tiny": {"lr": 2e-3, "warmup": 50},
+}
+
 #: train keys a resumed run may change (everything else comes from the checkpoint)
 RESUMABLE = ("max_steps", "max_epochs", "max_minutes", "valid_every", "log_every", "progress", "threads", "device")
 
@@ -180,6 +199,8 @@ class RunConfig(Config):
             if not isinstance(model, dict):
                 raise ConfigError(f"model = {model!r}: expected a mapping")
             data["model"] = merge_dicts(dict(PRESETS[preset]), model)
+            if preset in PRESET_TRAIN and isinstance(data.get("train", {}), dict):
+                data["train"] = merge_dicts(dict(PRESET_TRAIN[preset]), data.get("train") or {})
         cfg = super().from_dict(data, where or "config")
         from .models import resolve  # the variant must exist; its fixed values are shown resolved
 
@@ -297,6 +318,49 @@ def _same_vocab(a: dict, b: dict) -> bool:
     return a["labels"] == b["labels"] and sha(a) == sha(b)
 
 
+def vocab_fingerprint(manifest: dict) -> dict:
+    """What fixes a dataset's ids, as a checkpoint stores it (``"vocab"``): the label
+    list and, per side, the subword model's file, SHA-256 and size."""
+    return {
+        "labels": list(manifest["labels"]),
+        "models": {s: {k: e[k] for k in ("file", "sha256", "vocab_size")} for s, e in manifest["pieces"]["models"].items()},
+    }
+
+
+def check_vocab(state: dict, manifest: dict, checkpoint: str | os.PathLike, data: str | os.PathLike) -> Optional[str]:
+    """Stop with an error naming both files when the dataset ``data`` does not have the
+    vocabularies the checkpoint was trained with (its ids would mean other pieces or
+    labels). Checkpoints written before the fingerprint was stored are compared by
+    vocabulary sizes and label count only; the returned note says so (else None)."""
+    ck, d = os.fspath(checkpoint), Path(data)
+    models = manifest["pieces"]["models"]
+    if "src" not in models:
+        raise InputError(str(d / "manifest.json"), None, "the dataset has no source side to translate", "invalid")
+    saved = state.get("vocab")
+    fix = "write the dataset with `synprep shard --vocab-from` the run's training data"
+    if saved is None:
+        mc = RunConfig.from_dict(state["config"]).model
+        tok = manifest.get("tokens") or {}
+        have = {"src_vocab": models["src"]["vocab_size"], "n_labels": len(manifest["labels"]),
+                "tgt_vocab": tok.get("target_vocab_size", models.get("tgt", models["src"])["vocab_size"])}
+        for k, v in have.items():
+            if getattr(mc, k) != v:
+                raise InputError(str(d / "manifest.json"), None, f"{k} is {v}, but checkpoint {ck} was trained with "
+                                 f"{getattr(mc, k)}: not the run's vocabularies; {fix}", "invalid")
+        return (f"checkpoint {ck} records no vocabulary fingerprint (an older synprep wrote it): only the "
+                "vocabulary sizes and the label count were compared with the dataset's")
+    for side, e in models.items():
+        want = saved["models"].get(side)
+        if want is not None and want["sha256"] != e["sha256"]:
+            raise InputError(str(d / e["file"]), None, f"the {side} subword model (sha256 {e['sha256'][:12]}, "
+                             f"{e['vocab_size']} pieces) is not the one checkpoint {ck} was trained with ({want['file']}, "
+                             f"sha256 {want['sha256'][:12]}, {want['vocab_size']} pieces); {fix}", "invalid")
+    if saved["labels"] != list(manifest["labels"]):
+        raise InputError(str(d / "manifest.json"), None, f"its label list ({len(manifest['labels'])} labels) is not the "
+                         f"one checkpoint {ck} was trained with ({len(saved['labels'])} labels); {fix}", "invalid")
+    return None
+
+
 def _device(name: str):
     import torch
 
@@ -342,15 +406,19 @@ def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
 
 
 class _Metrics:
-    def __init__(self, path: Path):
-        self.f = open(path, "a", encoding="utf-8")
+    """metrics.jsonl, appended to (``path`` None: nothing written, on ranks other than 0)."""
+
+    def __init__(self, path: Optional[Path]):
+        self.f = open(path, "a", encoding="utf-8") if path is not None else None
 
     def write(self, rec: dict) -> None:
-        self.f.write(json.dumps(rec) + "\n")
-        self.f.flush()
+        if self.f is not None:
+            self.f.write(json.dumps(rec) + "\n")
+            self.f.flush()
 
     def close(self) -> None:
-        self.f.close()
+        if self.f is not None:
+            self.f.close()
 
 
 def batch_sampler(lengths, tc: TrainConfig, shuffle: bool):
@@ -360,31 +428,45 @@ def batch_sampler(lengths, tc: TrainConfig, shuffle: bool):
     return TokenBudgetSampler(lengths, tc.max_tokens, seed=tc.seed, shuffle=shuffle, max_rows=tc.max_sentences or None)
 
 
-def validate(model, ds, tc: TrainConfig, device, vocab=None) -> dict:
-    """Validation loss (per target token, no smoothing, exact) and optional greedy BLEU."""
+def validate(model, ds, tc: TrainConfig, device, vocab=None, dist=None) -> dict:
+    """Validation loss (per target token, no smoothing, exact) and optional greedy BLEU.
+    ``dist`` (a :class:`synprep.distributed.Dist`): each rank scores every world-th
+    batch (and translates every world-th sentence), and all get the whole set's figures."""
     import numpy as np
     import torch
 
+    from .distributed import Dist
+
+    dist = dist or Dist()
     model.eval()
     n = len(ds) if not tc.valid_sentences else min(len(ds), tc.valid_sentences)
     rows = np.arange(n)
     sampler = batch_sampler(ds.lengths()[:n], tc, shuffle=False)
     collate = ds.collate()
     total, ntok = 0.0, 0
-    with torch.no_grad():
-        for b in sampler.batches():
+    batches = sampler.batches()[dist.rank :: dist.world]
+    with torch.no_grad(), progress(len(batches), desc="validation", unit="batch", enabled=tc.progress and dist.main, leave=False) as bar:
+        for b in batches:
             batch = collate([ds[int(rows[i])] for i in b]).to(device)
             loss, k = model.loss(batch, 0.0)
             total += float(loss)
             ntok += k
+            bar.update(1)
+    total, ntok = dist.all_sum(total, ntok)
     out = {"loss": total / max(1, ntok)}
     out["ppl"] = math.exp(min(out["loss"], 50.0))
     if tc.valid_bleu and vocab is not None:
+        from .decode import target_language
         from .evaluate import reference_texts, score, translate_dataset
 
         m = min(len(ds), tc.valid_bleu)
-        tr = translate_dataset(model, ds, vocab, beam=1, lang=tc.lang, max_tokens=tc.max_tokens or 4096, rows=range(m), device=device)
-        s = score([t.text for t in tr], reference_texts(ds, vocab, tc.lang, range(m)))
+        lang = target_language(ds.manifest, tc.lang)[0]
+        tr = translate_dataset(model, ds, vocab, beam=1, lang=lang, max_tokens=tc.max_tokens or 4096,
+                               rows=range(dist.rank, m, dist.world), device=device,
+                               progress=tc.progress and dist.main, leave=False)
+        parts = dist.gather([t.text for t in tr])  # sentence i was translated by rank i % world
+        hyps = [parts[i % dist.world][i // dist.world] for i in range(m)]
+        s = score(hyps, reference_texts(ds, vocab, lang, range(m)))
         out["bleu"], out["chrf++"] = s["bleu"], s["chrf++"]
     model.train()
     return out
@@ -416,25 +498,29 @@ class Trainer:
     """One training run, in the named steps of :func:`train`: :meth:`__init__` (setup:
     data, model, optimizer, restored state), :meth:`update` (one optimizer step),
     :meth:`log` (a metrics record), :meth:`validate` (validation + checkpoint),
-    :meth:`save` (checkpoint) and :meth:`done` (the stop condition)."""
+    :meth:`save` (checkpoint) and :meth:`done` (the stop condition). Under ``torchrun``
+    the same steps run data-parallel (:mod:`synprep.distributed`): one more step in
+    the setup, each rank's share of an update's batches, rank 0 writing the files."""
 
     def __init__(self, cfg: RunConfig, resume: bool = True, say: Callable[[str], None] = print):
         import torch
 
         from .data import ShardDataset
+        from .distributed import DataParallel, from_env
         from .models import build_model, variant_class
 
-        self.say = say
         variant_class(cfg.model.variant)  # an unknown variant fails before any data is read
         if not cfg.train.train:
             raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
+        self.dist = dist = from_env(cfg.train.device)  # data-parallel under torchrun (world 1 otherwise)
+        self.say = say = say if dist.main else (lambda msg: None)  # rank 0 reports
         cfg, state = _resume_config(cfg, resume, say)
         tc = cfg.train
         self.out = Path(tc.out)
         self.last_path, self.best_path = self.out / "checkpoint_last.pt", self.out / "checkpoint_best.pt"
         if tc.threads:
             torch.set_num_threads(tc.threads)
-        self.device = device = _device(tc.device)
+        self.device = device = dist.device if dist.active else _device(tc.device)
         torch.manual_seed(tc.seed)
 
         # data: the training set, the validation set with the same vocabularies
@@ -450,6 +536,8 @@ class Trainer:
 
         # model and optimizer
         self.model = build_model(mcfg).to(device)
+        if dist.rank:  # the same initial parameters everywhere; other dropout draws on other ranks
+            torch.manual_seed(tc.seed + 7919 * dist.rank)
         self.opt = torch.optim.Adam(self.model.parameters(), lr=tc.lr, betas=tuple(tc.betas), eps=tc.adam_eps, weight_decay=tc.weight_decay)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
 
@@ -464,12 +552,26 @@ class Trainer:
             self.step, self.epoch, self.pos = state["step"], state["epoch"], state["pos"]
             self.best, self.best_step, self.elapsed_before = state["best_score"], state["best_step"], state["elapsed_s"]
             self.last_valid = state.get("valid_step", -1)
-            torch.set_rng_state(state["rng"]["torch"])
-            if device.type == "cuda" and state["rng"].get("cuda") is not None:
-                torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+            rng = state["rng"]
+            ranks = rng.get("ranks") or []
+            if dist.active and len(ranks) == dist.world:
+                rng = ranks[dist.rank]  # every rank its own stream
+            elif dist.active:
+                say(f"{self.last_path} holds the random states of {len(ranks) or 1} process(es), not {dist.world}: "
+                    "the resume is not exact")
+                rng = rng if dist.main else None  # the other ranks keep their fresh seeds
+            if rng is not None:
+                torch.set_rng_state(rng["torch"])
+                if device.type == "cuda" and rng.get("cuda") is not None:
+                    torch.cuda.set_rng_state_all(rng["cuda"])
             say(f"resumed {self.last_path} at update {self.step} (epoch {self.epoch}, batch {self.pos})")
-        self.out.mkdir(parents=True, exist_ok=True)  # only once the data and the model are known to be good
-        (self.out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n", encoding="utf-8")
+        # the loss inside DDP's forward and the gradient all-reduce (alone: the model's loss)
+        self.parallel = DataParallel(self.model, dist)
+        #: batches an update takes from the epoch's list, over all ranks
+        self.group = tc.accumulate * dist.world
+        if dist.main:
+            self.out.mkdir(parents=True, exist_ok=True)  # only once the data and the model are known to be good
+            (self.out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n", encoding="utf-8")
 
         self.vocab = None
         if tc.valid_bleu and self.valid_ds is not None:
@@ -478,23 +580,40 @@ class Trainer:
             self.vocab = TargetVocab.from_manifest(self.valid_ds.manifest, tc.valid)
         self.sampler = batch_sampler(self.train_ds.lengths(), tc, shuffle=True)
         self.collate = self.train_ds.collate()
-        self.metrics = _Metrics(self.out / "metrics.jsonl")
+        self.metrics = _Metrics(self.out / "metrics.jsonl" if dist.main else None)
         if getattr(self.model, "prefix_decoder", False):
             mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
             say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")
+        self.warnings = self.schedule_warnings()
+        for w in self.warnings:
+            say(f"warning: {w}")
         if state is None:
             n_params = sum(p.numel() for p in self.model.parameters())
-            self.metrics.write({"event": "start", "variant": mcfg.variant, "parameters": n_params, "device": str(device), "config": cfg.to_dict()})
+            self.metrics.write({"event": "start", "variant": mcfg.variant, "target": self.model.target, "parameters": n_params,
+                                "device": str(device), "processes": dist.world, "warnings": self.warnings,
+                                "config": cfg.to_dict()})
         self.autocast = (
             torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" and tc.bf16 else contextlib.nullcontext()
         )
         self.start = time.perf_counter()
         self.acc = self._fresh_acc(self.start)
-        self.bar = None
-        if tc.progress:
-            from tqdm import tqdm
+        self.bar = progress(total=tc.max_steps, initial=self.step, desc=mcfg.variant, unit="upd",
+                            enabled=tc.progress and dist.main)
 
-            self.bar = tqdm(total=tc.max_steps, initial=self.step, desc=mcfg.variant, unit="upd", dynamic_ncols=True)
+    def schedule_warnings(self) -> list[str]:
+        """Setup, last part: what in the schedule defeats the run -- it stops
+        (``max_steps``, or ``max_epochs`` of this dataset) before the warm-up ends,
+        so the learning rate never reaches ``train.lr``."""
+        tc = self.tc
+        last = tc.max_steps
+        if tc.max_epochs:  # updates an epoch: its batches, tc.accumulate x processes at a time
+            last = min(last, tc.max_epochs * -(-len(self.sampler.batches()) // self.group))
+        if last >= tc.warmup:
+            return []
+        peak = learning_rate(last, tc)
+        return [f"the run stops after {last} updates, before the warm-up of train.warmup = {tc.warmup} updates ends: "
+                f"the learning rate only reaches {peak:.2g} of train.lr = {tc.lr:g}; lower the warm-up "
+                f"(e.g. --set train.warmup={max(1, last // 10)}) or train longer"]
 
     # ---- time and the stop condition
 
@@ -502,7 +621,9 @@ class Trainer:
         return self.elapsed_before + time.perf_counter() - self.start
 
     def out_of_time(self) -> bool:
-        return bool(self.tc.max_minutes) and self.elapsed() >= self.tc.max_minutes * 60.0
+        if not self.tc.max_minutes:
+            return False
+        return self.dist.any(self.elapsed() >= self.tc.max_minutes * 60.0)  # the ranks stop together
 
     def done(self) -> bool:
         """Stop condition: max_steps, max_epochs (checked at epoch ends) or max_minutes."""
@@ -512,29 +633,45 @@ class Trainer:
     # ---- one update
 
     def epoch_batches(self) -> list[list[int]]:
-        """This epoch's batches (row indices), the same for the same seed and epoch."""
+        """This epoch's batches (row indices), the same for the same seed and epoch (and on
+        every rank; a last group too short to give each rank a batch is left out)."""
+        from .distributed import drop_tail
+
         self.sampler.set_epoch(self.epoch)
-        return self.sampler.batches()
+        every = self.sampler.batches()
+        batches = drop_tail(every, self.group, self.dist)
+        if every and not batches:  # every epoch would be empty: the run would never end
+            raise ConfigError(f"{self.tc.train}: an epoch has {len(every)} batch(es), fewer than the {self.dist.world} "
+                              "processes; lower train.max_tokens / max_sentences or start fewer processes")
+        return batches
 
     def update(self, batches: list[list[int]]) -> None:
         """One optimizer step on the batches of rows ``batches`` (``train.accumulate`` of
-        them, fewer at the end of an epoch): the gradient of the label-smoothed loss
-        summed over every batch, divided by the target tokens of all of them."""
+        them a process, fewer at the end of an epoch): the gradient of the label-smoothed
+        loss summed over every batch, divided by the target tokens of all of them. Under
+        torchrun ``batches`` is the group of all ranks, and each rank trains on its share."""
         import torch
 
-        model, tc = self.model, self.tc
+        from .distributed import share
+
+        model, tc, world = self.model, self.tc, self.dist.world
         model.train()
+        self.parallel.train()
         lr = learning_rate(self.step + 1, tc)
         for g in self.opt.param_groups:
             g["lr"] = lr
-        data = [self.collate(self.train_ds.__getitems__(idx)).to(self.device) for idx in batches]
-        ntok = sum(int((~model.targets(b)[1]).sum()) for b in data)  # the update's target tokens
+        mine = share(batches, self.dist)
+        data = [self.collate(self.train_ds.__getitems__(idx)).to(self.device) for idx in mine]
+        ntok = sum(int((~model.targets(b)[1]).sum()) for b in data)  # this rank's target tokens
+        ntok = int(self.dist.all_sum(ntok)[0])  # the update's, over all ranks
         self.opt.zero_grad(set_to_none=True)
         loss_total = 0.0
-        for batch in data:
-            with self.autocast:
-                loss_sum, _ = model.loss(batch, tc.label_smoothing)
-            (loss_sum / max(1, ntok)).backward()
+        for i, batch in enumerate(data):
+            with self.parallel.sync(last=i == len(data) - 1):  # all-reduce in the last backward only
+                with self.autocast:
+                    loss_sum, _ = self.parallel.loss(batch, tc.label_smoothing)
+                # DDP averages over the world ranks: world * loss / ntok gives sum(loss) / ntok
+                (loss_sum / (max(1, ntok) / world)).backward()
             loss_total += float(loss_sum.detach())
         clip = tc.clip_norm if tc.clip_norm > 0 else float("inf")
         gnorm = float(torch.nn.utils.clip_grad_norm_(self.params, clip))
@@ -546,8 +683,7 @@ class Trainer:
         self.acc["tokens"] += ntok
         self.acc["steps"] += 1
         self.acc["gnorm"] += gnorm
-        if self.bar is not None:
-            self.bar.update(1)
+        self.bar.update(1)
 
     # ---- logging, validation, checkpoints
 
@@ -559,11 +695,12 @@ class Trainer:
         """A train record (averages since the last one) in metrics.jsonl and the bar."""
         now = time.perf_counter()
         acc = self.acc
+        loss = self.dist.all_sum(acc["loss"])[0]  # summed over the ranks (tokens already are)
         rec = {
             "event": "train",
             "step": self.step,
             "epoch": self.epoch,
-            "loss": round(acc["loss"] / max(1, acc["tokens"]), 4),
+            "loss": round(loss / max(1, acc["tokens"]), 4),
             "lr": self.lr,
             "grad_norm": round(acc["gnorm"] / acc["steps"], 4),
             "tokens": acc["tokens"],
@@ -571,13 +708,13 @@ class Trainer:
             "elapsed_s": round(self.elapsed(), 1),
         }
         self.metrics.write(rec)
-        if self.bar is not None:
-            self.bar.set_postfix(loss=rec["loss"], lr=f"{self.lr:.2e}", tok_s=int(rec["tokens_per_s"]))
+        self.bar.set_postfix(loss=rec["loss"], lr=f"{self.lr:.2e}", tok_s=int(rec["tokens_per_s"]))
         self.acc = self._fresh_acc(now)
 
-    def save(self, valid: Optional[dict]) -> None:
+    def save(self, valid: Optional[dict], gather: bool = True) -> None:
         """checkpoint_last.pt, and checkpoint_best.pt when ``valid`` improved on the best
-        score (or when there is no validation set)."""
+        score (or when there is no validation set). Under torchrun every rank calls it (the
+        RNG states of all are gathered: ``gather``) and rank 0 writes."""
         import torch
 
         improved = False
@@ -585,6 +722,11 @@ class Trainer:
             sc = valid["bleu"] if "bleu" in valid else -valid["loss"]
             if self.best is None or sc > self.best:
                 self.best, self.best_step, improved = sc, self.step, True
+        rng = {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None}
+        if self.dist.active:
+            rng["ranks"] = self.dist.gather({"torch": rng["torch"], "cuda": rng["cuda"]}) if gather else None
+            if not self.dist.main:
+                return
         st = {
             "model": self.model.state_dict(),
             "optimizer": self.opt.state_dict(),
@@ -596,8 +738,9 @@ class Trainer:
             "best_metric": self.best_metric,
             "elapsed_s": self.elapsed(),
             "valid_step": self.last_valid if valid is None else self.step,
-            "rng": {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None},
+            "rng": rng,
             "config": self.cfg.to_dict(),
+            "vocab": vocab_fingerprint(self.train_ds.manifest),
         }
         _atomic_save(st, self.last_path)
         if improved or self.valid_ds is None:
@@ -612,7 +755,7 @@ class Trainer:
         tv = time.perf_counter()
         v = None
         if self.valid_ds is not None:
-            v = validate(self.model, self.valid_ds, self.tc, self.device, self.vocab)
+            v = validate(self.model, self.valid_ds, self.tc, self.device, self.vocab, self.dist)
         self.save(v)
         self.last_valid = self.step
         if v is not None:
@@ -625,9 +768,9 @@ class Trainer:
         self.acc["t"] += time.perf_counter() - tv  # throughput counts training time only
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()
         self.metrics.close()
+        self.dist.close()
 
     def summary(self) -> dict:
         return {
@@ -657,7 +800,7 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
         while not stop:
             batches = t.epoch_batches()
             while t.pos < len(batches):
-                t.update(batches[t.pos : t.pos + tc.accumulate])
+                t.update(batches[t.pos : t.pos + t.group])
                 if t.step % tc.log_every == 0:
                     t.log()
                 if t.step % tc.valid_every == 0:
@@ -672,8 +815,8 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
         if t.last_valid != t.step:
             t.validate()
     except KeyboardInterrupt:
-        t.save(None)
-        say(f"interrupted: saved {t.last_path} at update {t.step}; run the same command to resume")
+        t.save(None, gather=False)
+        t.say(f"interrupted: saved {t.last_path} at update {t.step}; run the same command to resume")
         raise
     finally:
         t.close()

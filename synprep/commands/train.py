@@ -5,12 +5,20 @@ see docs/models.md) plus ``--set key=value`` overrides and a few shortcuts
 (``--variant``, ``--preset``, ``--train``, ``--valid``, ``--out``, ``--max-steps``,
 ``--max-minutes``). Running the same command again on the same ``--out`` resumes
 from ``checkpoint_last.pt`` (the architecture comes from the checkpoint).
+
+Data-parallel on N GPUs (or N CPU processes), one process each
+(:mod:`synprep.distributed`)::
+
+    torchrun --standalone --nproc-per-node N -m synprep.cli train --config run.yaml
+
+Rank 0 writes the files and prints the summary.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
@@ -25,7 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", type=int, metavar="N", help="train.max_steps")
     p.add_argument("--max-minutes", type=float, metavar="M", help="train.max_minutes (wall time, validation included)")
     p.add_argument("--no-resume", action="store_true", help="refuse to continue a run found in --out (default: resume it)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
 
 
@@ -51,5 +60,6 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0
     summary = train(cfg, resume=not args.no_resume)
-    print(json.dumps(summary, indent=2))
+    if int(os.environ.get("RANK", "0") or 0) == 0:  # under torchrun: once
+        print(json.dumps(summary, indent=2))
     return 0

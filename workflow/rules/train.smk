@@ -14,7 +14,9 @@
 # run-config file, e.g. config/experiments/) with `config` merged over it, or `config`
 # alone. The run configs are checked
 # by the trainer when the workflow starts. A killed run resumes from its last
-# checkpoint (the trainer resumes exactly).
+# checkpoint (the trainer resumes exactly). A job asks for resources gpu=train.gpus
+# (a profile or --set-resources train_model:gpu=N may change it); with N >= 2 GPUs the
+# run trains data-parallel on them (torchrun, one process a GPU).
 
 import os
 
@@ -65,6 +67,8 @@ if TRAIN_RUNS and HELDOUT:
             "../envs/synprep.yaml"
         log:
             "logs/split_heldout/datasets.log",
+        benchmark:
+            "benchmarks/split_heldout/datasets.tsv"
         script:
             "../scripts/split_heldout.py"
 
@@ -87,10 +91,14 @@ if TRAIN_RUNS:
             config=lambda wildcards: RUN_CONFIGS[wildcards.run],
             lang=LANGS["tgt"],
         threads: TRAIN["threads"]
+        resources:
+            gpu=TRAIN["gpus"],
         conda:
             "../envs/synprep.yaml"
         log:
             "logs/train_model/{run}.log",
+        benchmark:
+            "benchmarks/train_model/{run}.tsv"
         script:
             "../scripts/train_model.py"
 
@@ -118,6 +126,8 @@ if TRAIN_RUNS and HELDOUT_DATA:
             "../envs/synprep.yaml"
         log:
             "logs/evaluate_model/{run}.log",
+        benchmark:
+            "benchmarks/evaluate_model/{run}.tsv"
         shell:
             "synprep evaluate --checkpoint {params.checkpoint} --data {params.data} "
             "--out $(dirname {output.scores}) --lang {params.lang} --beam {params.beam} "
