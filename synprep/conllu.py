@@ -12,7 +12,9 @@ Invariants of every :class:`Sentence` yielded:
 * ``rows`` holds the ten columns of each syntactic word, IDs 1..n in order;
 * ``heads`` are 0-based with exactly one ``-1`` (the root), every head in range,
   and following heads from any word reaches the root (no cycles);
-* every DEPREL is non-empty;
+* IDs and HEADs are plain integers (ASCII digits, no sign, spaces, underscores or
+  leading zeros), as are both numbers of a range ``a-b`` and an empty node ``a.b``;
+* every FORM (of a word and of a multiword token) and every DEPREL is non-empty;
 * multiword-token ranges ``a-b`` start at the next word, have ``b > a``, do not
   overlap and end inside the sentence (``mwts`` holds them 0-based, inclusive).
 
@@ -234,6 +236,16 @@ def _build(
         return None
 
 
+_PLAIN = " (plain ASCII digits: no sign, spaces, underscores or leading zeros)"
+
+
+def _uint(s: str) -> bool:
+    """Is ``s`` a non-negative integer written the one plain way: ASCII digits, no
+    sign, no spaces or underscores, no leading zero (``int()`` accepts ``+3``,
+    `` 3``, ``0_3`` and other scripts' digits; the compiled reader does not)."""
+    return s.isascii() and s.isdigit() and (s[0] != "0" or len(s) == 1)
+
+
 def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | None:
     rows: list[list[str]] = []
     row_lines: list[int] = []
@@ -267,13 +279,12 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
             hint = " (are the columns separated by spaces instead of tabs?)" if len(f) < 10 and " " in line else ""
             raise InputError(name, lineno, f"found {len(f)} tab-separated columns; expected 10{hint}", "columns")
         wid = f[0]
-        if wid.isdigit():
-            try:
-                i = int(wid)
-            except ValueError:
-                raise InputError(name, lineno, f"ID {wid!r} is not an integer; expected {expected}", "id") from None
+        if _uint(wid):
+            i = int(wid)
             if i != expected:
                 raise InputError(name, lineno, f"ID {i} is out of order; expected {expected}", "id-order")
+            if not f[1]:
+                raise InputError(name, lineno, f"word {i} has an empty FORM; expected the word (UD writes a missing value as _)", "form")
             if not f[7] or f[7] == "_":
                 raise InputError(name, lineno, f"word {i} has an empty DEPREL; expected a relation label such as nsubj", "deprel")
             rows.append(f)
@@ -282,7 +293,7 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
             continue
         if "-" in wid:
             a, _, b = wid.partition("-")
-            if not (a.isdigit() and b.isdigit()):
+            if not (_uint(a) and _uint(b)):
                 raise InputError(name, lineno, f"multiword range {wid!r} is malformed; expected two integers like 3-4", "mwt")
             ia, ib = int(a), int(b)
             if ib <= ia:
@@ -291,15 +302,17 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
                 raise InputError(
                     name, lineno, f"multiword range {wid} does not start at the next word or overlaps another; expected {expected}-N", "mwt"
                 )
+            if not f[1]:
+                raise InputError(name, lineno, f"multiword token {wid} has an empty FORM; expected its surface form", "form")
             mwt_end = ib
             mwts.append((ia - 1, ib - 1, f[1], f[9]))
             continue
         if "." in wid:
             a, _, b = wid.partition(".")
-            if a.isdigit() and b.isdigit():
+            if _uint(a) and _uint(b):
                 continue  # empty node of the enhanced graph: ignored
             raise InputError(name, lineno, f"empty-node ID {wid!r} is malformed; expected N.M", "id")
-        raise InputError(name, lineno, f"ID {wid!r} is not an integer; expected {expected}", "id")
+        raise InputError(name, lineno, f"ID {wid!r} is not an integer; expected {expected}{_PLAIN}", "id")
 
     n = len(rows)
     if n == 0:
@@ -314,10 +327,12 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
     root = -1
     for i, r in enumerate(rows):
         h = r[6]
-        try:
+        if _uint(h):
             hv = int(h)
-        except ValueError:
-            raise InputError(name, row_lines[i], f"HEAD {h!r} of word {i + 1} is not an integer; expected 0..{n}", "head") from None
+        elif h[:1] == "-" and h[1:] != "0" and _uint(h[1:]):
+            hv = -int(h[1:])  # reported as out of range below
+        else:
+            raise InputError(name, row_lines[i], f"HEAD {h!r} of word {i + 1} is not an integer; expected 0..{n}{_PLAIN}", "head")
         if hv < 0 or hv > n:
             raise InputError(name, row_lines[i], f"HEAD {hv} of word {i + 1} is out of range; expected 0..{n}", "head-range")
         if hv == 0:

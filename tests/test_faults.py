@@ -1,0 +1,126 @@
+"""Bad input and faults (issue 14): one section a class of the issue, each with
+regression tests that failed before its fix. What they check, in short: no
+traceback, no silent loss (input = kept + rejected), no training on damaged data.
+The mutation-based fuzz suite is in tests/test_fuzz.py."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from synprep.conllu import read_conllu, read_conllu_string
+from synprep.errors import ConfigError, InputError
+from synprep.oracle_io import SentenceOracle, native_available, stream_oracle
+
+from .test_conllu import GERMAN, W1, row
+
+BOM = "\ufeff"
+
+
+def cli(*args, stdin: bytes | None = None, env: dict | None = None, cwd=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "synprep.cli", *args], input=stdin, capture_output=True, env=e, cwd=cwd)
+
+
+def oracle_both(data: bytes, name: str = "x.conllu", **kw) -> list[tuple[bytes, str | None]]:
+    """The output bytes and the error of the compiled and the Python path (or only
+    the Python path when the kernel is not built)."""
+    out = []
+    for native in ([True, False] if native_available() else [False]):
+        buf = io.BytesIO()
+        stream = io.BytesIO(data)
+        stream.name = name
+        err = None
+        try:
+            stream_oracle(stream, SentenceOracle(**kw), True, buf.write, native=native)
+        except InputError as e:
+            err = str(e)
+        out.append((buf.getvalue(), err))
+    return out
+
+
+def two_words(head1="2", id1="1", form1="a", id2="2"):
+    return "\t".join([id1, form1, "a", "X", "_", "_", head1, "dep", "_", "_"]) + "\n" + row(id2, "b", 0, "root") + "\n\n"
+
+
+# ============================================================ 1. integers in CoNLL-U
+
+
+@pytest.mark.parametrize("head", ["0_2", "+2", " 2", "2 ", "\u0662", "02", "\uff12"])
+def test_1_head_accepts_only_plain_ascii_digits(head):
+    with pytest.raises(InputError, match=r"HEAD .* of word 1 is not an integer; expected 0\.\.2") as e:
+        list(read_conllu_string(two_words(head1=head), "h.conllu"))
+    assert e.value.line == 1
+    results = oracle_both(two_words(head1=head).encode())
+    assert all(r == results[0] for r in results)
+    assert results[0][1] is not None and "HEAD" in results[0][1]
+
+
+@pytest.mark.parametrize("wid", ["\u0661", "01", "1 ", " 1", "+1", "1_"])
+def test_1_id_accepts_only_plain_ascii_digits(wid):
+    with pytest.raises(InputError, match=r"ID .* is not an integer") as e:
+        list(read_conllu_string(two_words(id1=wid), "i.conllu"))
+    assert e.value.line == 1
+
+
+@pytest.mark.parametrize("line", ["1-\u0662\tab\t_\t_\t_\t_\t_\t_\t_\t_", "01-2\tab\t_\t_\t_\t_\t_\t_\t_\t_",
+                                  "1.\u0661\tE\t_\t_\t_\t_\t_\t_\t_\t_", "1.01\tE\t_\t_\t_\t_\t_\t_\t_\t_"])
+def test_1_ranges_and_empty_nodes_too(line):
+    text = (line + "\n" + two_words()) if "-" in line else (W1 + "\n" + line + "\n\n")
+    with pytest.raises(InputError, match="malformed"):
+        list(read_conllu_string(text))
+
+
+def test_1_compiled_and_python_paths_agree_on_every_non_canonical_integer():
+    for bad in ["0_2", "+2", " 2", "\u0662", "02"]:
+        data = (GERMAN + two_words(head1=bad) + GERMAN).encode()
+        results = oracle_both(data)
+        assert all(r == results[0] for r in results), bad
+        out, err = results[0]
+        assert err is not None and err.startswith("x.conllu:12: HEAD")
+        assert out.count(b"\n") == 1  # the sentence before the bad one
+
+
+# ============================================================ 2. empty FORM
+
+
+def test_2_empty_form_is_invalid_in_the_reader():
+    with pytest.raises(InputError, match=r"word 1 has an empty FORM") as e:
+        list(read_conllu_string(two_words(form1=""), "f.conllu"))
+    assert e.value.line == 1
+    mwt = "1-2\t\t_\t_\t_\t_\t_\t_\t_\t_\n" + two_words()
+    with pytest.raises(InputError, match=r"multiword token 1-2 has an empty FORM"):
+        list(read_conllu_string(mwt, "f.conllu"))
+
+
+def test_2_oracle_stops_on_an_empty_form_on_both_paths(tmp_path):
+    data = (GERMAN + two_words(form1="")).encode()
+    results = oracle_both(data)
+    assert all(r == results[0] for r in results)
+    assert results[0][1] is not None and "empty FORM" in results[0][1]
+    f = tmp_path / "e.conllu"
+    f.write_bytes(data)
+    r = cli("oracle", str(f))
+    assert r.returncode == 2 and b"Traceback" not in r.stderr and b"empty FORM" in r.stderr
+
+
+def test_2_shard_rejects_the_pair_with_an_empty_form_and_keeps_the_rest(tmp_path):
+    src = tmp_path / "s.conllu"
+    tgt = tmp_path / "t.conllu"
+    good = row(1, "It", 2, "nsubj") + "\n" + row(2, "works", 0, "root") + "\n\n"
+    src.write_text(good + good + good)
+    tgt.write_text(good + two_words(form1="") + good)
+    r = cli("shard", str(src), str(tgt), "-o", str(tmp_path / "ds"), "--vocab-size", "300")
+    assert r.returncode == 0, r.stderr
+    assert b"Traceback" not in r.stderr
+    m = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    assert m["counts"]["input"] == 3 and m["counts"]["kept"] == 2 and m["counts"]["rejected"] == {"invalid": 1}
+    (rej,) = (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()
+    assert rej.startswith("2\ttgt\tinvalid\t") and "empty FORM" in rej
