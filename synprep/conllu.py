@@ -1,6 +1,8 @@
 """A fast, strict, streaming CoNLL-U reader.
 
-Algorithm. The input is read in binary blocks of about 1 MiB that end on a newline,
+Algorithm. The input is read in binary blocks of about 1 MiB that end on a newline
+(a UTF-8 byte-order mark at the very start of the input is skipped; U+FEFF anywhere
+else is text like any other, so it makes an ID or a comment line invalid),
 decoded strictly as UTF-8 (a block that fails is decoded line by line so the bad line
 can be named), and split into lines. Lines are grouped into sentences at blank lines;
 each sentence is validated and turned into a :class:`Sentence` in one pass over its
@@ -40,6 +42,8 @@ from .errors import InputError
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "format_conllu", "open_binary"]
 
 _BLOCK = 1 << 20
+#: the UTF-8 byte-order mark; skipped at the very start of a file by every synprep reader
+BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(slots=True)
@@ -120,8 +124,9 @@ def open_binary(source: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, str, bo
 
 def _blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The stream in blocks of about ``_BLOCK`` bytes that each end with a newline
-    (one is added to a last line that lacks it)."""
+    (one is added to a last line that lacks it), a leading byte-order mark removed."""
     rest = b""
+    first = True
     while True:
         try:
             block = stream.read(_BLOCK)
@@ -130,12 +135,21 @@ def _blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
         if not block:
             break
         block = rest + block
+        if first:
+            if len(block) < len(BOM) and BOM.startswith(block):
+                rest = block  # too short to tell yet (a pipe may deliver 1 byte)
+                continue
+            first = False
+            if block.startswith(BOM):
+                block = block[len(BOM) :]
         cut = block.rfind(b"\n")
         if cut < 0:
             rest = block
             continue
         rest = block[cut + 1 :]
         yield block[: cut + 1]
+    if first and rest.startswith(BOM):
+        rest = rest[len(BOM) :]
     if rest:
         yield rest + b"\n"
 

@@ -369,8 +369,18 @@ def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]])
 def read_shard(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
     """``(id, src, tgt)`` for each line of a shard written by :func:`write_shard`."""
     path = os.fspath(path)
-    with open(path, encoding="utf-8", newline="\n") as f:
-        for n, line in enumerate(f, 1):
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+    with f:
+        for n, raw in enumerate(f, 1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a byte-order mark at the very start of the file
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(path, n, "bytes that are not UTF-8; expected UTF-8 text", reason=BAD_ENCODING) from None
             cols = line.rstrip("\n").split("\t")
             if len(cols) != 3:
                 raise InputError(path, n, f"{len(cols)} column(s); expected 3 (id, src, tgt)", reason="bad-columns")

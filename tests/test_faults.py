@@ -124,3 +124,70 @@ def test_2_shard_rejects_the_pair_with_an_empty_form_and_keeps_the_rest(tmp_path
     assert m["counts"]["input"] == 3 and m["counts"]["kept"] == 2 and m["counts"]["rejected"] == {"invalid": 1}
     (rej,) = (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()
     assert rej.startswith("2\ttgt\tinvalid\t") and "empty FORM" in rej
+
+
+# ============================================================ 3. byte-order mark
+
+
+def test_3_bom_at_the_start_of_a_conllu_file_is_skipped_on_both_paths(tmp_path):
+    plain = oracle_both(GERMAN.encode())
+    with_bom = oracle_both((BOM + GERMAN).encode())
+    assert with_bom == plain and plain[0][1] is None
+    (s,) = list(read_conllu_string(BOM + GERMAN))
+    assert s.sent_id == "de-1" and s.comments[0] == "# sent_id = de-1"
+    f = tmp_path / "b.conllu.gz"
+    f.write_bytes(gzip.compress((BOM + GERMAN).encode()))
+    assert [s.sent_id for s in read_conllu(f)] == ["de-1"]
+    r = cli("oracle", str(f))
+    assert r.returncode == 0 and r.stdout.startswith(b"Er geht")
+
+
+def test_3_bom_elsewhere_is_ordinary_text_so_invalid_in_conllu():
+    with pytest.raises(InputError, match=r"ID '\\ufeff1' is not an integer") as e:
+        list(read_conllu_string(GERMAN + BOM + row(1, "a", 0, "root") + "\n\n", "m.conllu"))
+    assert e.value.line == 12
+    results = oracle_both((GERMAN + BOM + row(1, "a", 0, "root") + "\n\n").encode())
+    assert all(r == results[0] for r in results)
+
+
+def test_3_bom_in_text_and_tsv_inputs_of_parse(tmp_path):
+    from synprep.parsers.inputs import read_items
+
+    f = tmp_path / "in.txt"
+    f.write_text(BOM + "Hello world\nBye\n", encoding="utf-8")
+    assert list(read_items(str(f))) == [("1", "Hello world"), ("2", "Bye")]
+    t = tmp_path / "in.tsv"
+    t.write_text(BOM + "a\tHello\nb\tBye " + BOM + "\n", encoding="utf-8")
+    assert list(read_items(str(t))) == [("a", "Hello"), ("b", "Bye " + BOM)]
+
+
+def test_3_bom_in_filter_inputs_and_pair_shards(tmp_path):
+    from synprep.corpus import read_shard
+    from synprep.filters import read_pairs
+
+    s, t = tmp_path / "c.en", tmp_path / "c.de"
+    s.write_text(BOM + "Hello\nWorld\n", encoding="utf-8")
+    t.write_bytes(gzip.compress((BOM + "Hallo\nWelt\n").encode()))
+    t = t.rename(tmp_path / "c.de.gz")
+    pairs = read_pairs(s, t)
+    assert [(p.src, p.tgt) for p in pairs] == [("Hello", "Hallo"), ("World", "Welt")]
+    sh = tmp_path / "000.tsv"
+    sh.write_text(BOM + "c:1\tHello\tHallo\n", encoding="utf-8")
+    assert list(read_shard(sh)) == [("c:1", "Hello", "Hallo")]
+
+
+def test_3_bom_in_split_and_yaml_configs(tmp_path):
+    from synprep.corpus import CorpusSpec, iter_pairs
+    from synprep.filters import load_config as load_filters
+    from synprep.train import load_config as load_run
+
+    tsv = tmp_path / "c.tsv"
+    tsv.write_text(BOM + "Hello\tHallo\n", encoding="utf-8")
+    (p,) = list(iter_pairs(CorpusSpec(name="c", tsv=str(tsv))))
+    assert (p.src, p.tgt) == ("Hello", "Hallo")
+    y = tmp_path / "run.yaml"
+    y.write_text(BOM + "train:\n  lr: 5e-4\n", encoding="utf-8")
+    assert load_run(y).train.lr == 5e-4
+    fy = tmp_path / "filters.yaml"
+    fy.write_text(BOM + "- name: empty\n", encoding="utf-8")
+    assert [f.name for f in load_filters(fy)] == ["empty"]

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from ..conllu import BOM
 from ..errors import ConfigError, InputError
 from .base import Filter, Pair, Score, build_filters
 
@@ -297,12 +298,15 @@ def _lines(path: Path) -> Iterator[str]:
     """Lines of a UTF-8 text file (``.gz`` allowed) without their ``\n`` / ``\r\n``.
 
     Lines are split on ``\n`` only (a lone ``\r`` or U+2028 inside a line stays in it)
-    and decoded one by one, so an encoding error names its line.
+    and decoded one by one, so an encoding error names its line. A UTF-8 byte-order
+    mark at the very start of the file is dropped (U+FEFF anywhere else is text).
     """
     lineno = 0
     try:
         with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
             for lineno, raw in enumerate(f, 1):
+                if lineno == 1 and raw.startswith(BOM):
+                    raw = raw[len(BOM):]
                 if raw.endswith(b"\n"):
                     raw = raw[:-1]
                     if raw.endswith(b"\r"):

@@ -9,7 +9,8 @@
 
 Text must be UTF-8; a line that is not is an :class:`synprep.errors.InputError`
 naming the file and line, as is a missing or unreadable file. A trailing ``\\r``
-is dropped (CRLF files).
+is dropped (CRLF files), and so is a UTF-8 byte-order mark at the very start of the
+file (U+FEFF anywhere else is text).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
-from ..conllu import open_binary
+from ..conllu import BOM, open_binary
 from ..errors import ConfigError, InputError
 
 FORMATS = ("auto", "lines", "tsv")
@@ -48,6 +49,8 @@ def read_items(path: str | os.PathLike, fmt: str = "auto", id_prefix: str = "") 
             if not raw:
                 return
             lineno += 1
+            if lineno == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM):]
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
