@@ -191,3 +191,44 @@ def test_3_bom_in_split_and_yaml_configs(tmp_path):
     fy = tmp_path / "filters.yaml"
     fy.write_text(BOM + "- name: empty\n", encoding="utf-8")
     assert [f.name for f in load_filters(fy)] == ["empty"]
+
+
+# ============================================================ 4. control characters in text to parse
+
+CONTROL_TEXTS = ["Hello\x00 big world .", "a\x0bb c", "tab ok\x01 no", "p\x85q r", "m\u2028n o", "cr\rhere"]
+
+
+def test_4_udpipe_rejects_control_characters_instead_of_losing_words():
+    from synprep.parsers.base import reject_code
+    from synprep.parsers.udpipe_backend import UDPipeParser
+
+    p = UDPipeParser(lang="en")
+    items = [(str(i), t) for i, t in enumerate(CONTROL_TEXTS)] + [("ok", "Hello\tbig world .")]
+    got = list(p.parse(items))
+    assert [r.id for r in got] == [i for i, _ in items]
+    for r, (_i, t) in zip(got[:-1], items):
+        assert r.conllu is None and reject_code(r.reject) == "bad-char", (t, r)
+    assert "U+0000 at character 6" in got[0].reject
+    assert got[-1].reject is None and "\tbig\t" in got[-1].conllu
+
+
+def test_4_parse_cli_counts_the_reject_and_keeps_the_other_lines(tmp_path):
+    f = tmp_path / "in.txt"
+    f.write_bytes(b"Hello world .\nHello\x00 big world .\nBye .\n")
+    out, rej = tmp_path / "out.conllu", tmp_path / "rej.tsv"
+    r = cli("parse", str(f), "--lang", "en", "-o", str(out), "--rejects", str(rej), "--no-progress", "-q")
+    assert r.returncode == 0, r.stderr
+    assert [s.sent_id for s in read_conllu(out)] == ["1", "3"]
+    (line,) = rej.read_text().splitlines()
+    assert line.startswith("2\tparse\tbad-char\t")
+    assert b"rejected 1: bad-char 1" in r.stderr
+
+
+def test_4_a_parser_whose_tokens_do_not_spell_the_text_is_caught():
+    from synprep.parsers.base import Token, Word, lost_text
+
+    toks = [Token("Hello", [Word("Hello")])]
+    assert lost_text("Hello big world", toks).startswith("lost-text: ")
+    assert lost_text("  Hello  ", toks) is None
+    mwt = [Token("zum", [Word("zu"), Word("dem")]), Token("Haus", [Word("Haus")])]
+    assert lost_text("zum Haus", mwt) is None
