@@ -305,7 +305,10 @@ class _SideArrays:
         wo = np.zeros(len(trees) + 1, dtype=np.int64)
         np.cumsum(nw, out=wo[1:])
         per_sent = np.add.reduceat(counts, wo[:-1]) if len(trees) else np.zeros(0, dtype=np.int64)
-        return ids, counts, per_sent
+        bad: dict[int, str] = {}
+        for k, why in self.model.check_words(words, ids, counts):
+            bad.setdefault(int(np.searchsorted(wo, k, side="right")) - 1, why)
+        return ids, counts, per_sent, bad
 
     def columns(self, trees, ids, counts, prefix: str) -> dict:
         import pyarrow as pa
@@ -572,17 +575,24 @@ def build_dataset(
         if not buf:
             return
         enc = {s: arrays[s].encode([b[1][s] for b in buf]) for s in sides}
+        bad_words = np.zeros(len(buf), dtype=bool)
+        for s in sides:  # source first: a pair is rejected for its first failing side
+            for i, why in sorted(enc[s][3].items()):
+                if not bad_words[i]:
+                    bad_words[i] = True
+                    rejects.append(_Reject(buf[i][0], s, "subwords", buf[i][2][s], why))
         too_long = np.zeros(len(buf), dtype=bool)
         for s in sides:
             too_long |= enc[s][2] > cfg.max_len
+        too_long &= ~bad_words
         for i in np.flatnonzero(too_long):
             n, trees, where = buf[i]
             s = next(s for s in sides if enc[s][2][i] > cfg.max_len)
             rejects.append(_Reject(n, s, "too-long", where[s], f"{int(enc[s][2][i])} pieces > max_len {cfg.max_len}"))
-        keep = ~too_long
+        keep = ~(too_long | bad_words)
         cols = {}
         for s in sides:
-            ids, counts, per_sent = enc[s]
+            ids, counts, per_sent, _bad = enc[s]
             trees = [b[1][s] for b, k in zip(buf, keep) if k]
             wkeep = np.repeat(keep, [len(b[1][s].words) for b in buf])
             pkeep = np.repeat(wkeep, counts)

@@ -232,3 +232,83 @@ def test_4_a_parser_whose_tokens_do_not_spell_the_text_is_caught():
     assert lost_text("  Hello  ", toks) is None
     mwt = [Token("zum", [Word("zu"), Word("dem")]), Token("Haus", [Word("Haus")])]
     assert lost_text("zum Haus", mwt) is None
+
+
+# ============================================================ 5. words with the subword encoding's own marks
+
+MARK_WORDS = ["a\u2581b", "\u2581", "x\u2581", "a\ue000b", "\ue001", "\ue001\ue002", "p q"]
+
+
+def _replay_stored(row_, labels, begins, V):
+    from synprep.transitions import Piece, left, replay, right
+
+    seq = []
+    for x in row_["tgt_transitions"]:
+        if x < V:
+            seq.append(Piece(str(x), bool(begins[x])))
+        else:
+            k, rt = divmod(x - V, 2)
+            seq.append(right(labels[k]) if rt else left(labels[k]))
+    return replay(seq, len(row_["tgt_heads"]))
+
+
+def test_5_words_with_marks_round_trip_exactly_and_keep_the_word_start_rule():
+    from synprep.subwords import train_spm
+
+    m = train_spm([["the", "cat", "sat"]] * 20 + [["a", "b"]] * 5, vocab_size=300)
+    begins = m.begins_mask()
+    for w in MARK_WORDS + ["t\tu", "\x00"]:
+        ids, lengths = m.encode_many([w])
+        assert m.check_words([w], ids, lengths) == [], w
+        assert begins[ids[0]] and not begins[ids[1:]].any(), w
+        assert m.decode_word(ids) == w, w
+    ids, lengths = m.encode_many(["a", ""])
+    assert m.check_words(["a", ""], ids, lengths) == [(1, "the word '' encodes to no pieces")]
+    assert lengths[1] == 0
+
+
+def test_5_shard_stores_words_with_marks_exactly_and_their_transitions_replay(tmp_path):
+    from synprep.shards import ShardConfig, build_dataset, open_dataset, row_dict
+    from synprep.subwords import SubwordModel
+
+    rows = "".join(
+        f"# sent_id = m{k}\n" + row(1, w, 2, "nsubj") + "\n" + row(2, "works", 0, "root") + "\n" + row(3, "here", 2, "advmod") + "\n\n"
+        for k, w in enumerate(MARK_WORDS)
+    )
+    f = tmp_path / "marks.conllu"
+    f.write_text(rows * 3, encoding="utf-8")
+    m = build_dataset(tmp_path / "ds", None, str(f), ShardConfig(vocab_size=300, character_coverage=1.0))
+    assert m["counts"]["kept"] == m["counts"]["input"] == 3 * len(MARK_WORDS)
+    model = SubwordModel.load(tmp_path / "ds" / "spm.model")
+    _, tables = open_dataset(tmp_path / "ds")
+    seen = 0
+    for t in tables:
+        for i in range(t.num_rows):
+            r = row_dict(t, i)
+            k = int(r["tgt_id"][1:])
+            assert model.decode_words(r["tgt_pieces"], r["tgt_word_ids"]) == [MARK_WORDS[k], "works", "here"]
+            heads, _labels = _replay_stored(r, m["labels"], model.begins_mask(), m["tokens"]["arc_base"])
+            assert heads == r["tgt_heads"] == [1, -1, 1]
+            seen += 1
+    assert seen == 3 * len(MARK_WORDS)
+
+
+def test_5_a_model_that_cannot_spell_a_word_makes_a_reject_with_a_reason(tmp_path):
+    """A model trained elsewhere without byte fallback: a character it never saw is
+    <unk>, which would decode to another word; the pair is rejected, not stored."""
+    import sentencepiece as spm
+
+    from synprep.shards import ShardConfig, build_dataset
+
+    text = tmp_path / "train.txt"
+    text.write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(tmp_path / "ext"), vocab_size=30,
+                                   model_type="bpe", minloglevel=2)
+    good = row(1, "the", 2, "det") + "\n" + row(2, "cat", 0, "root") + "\n\n"
+    bad = row(1, "the", 2, "det") + "\n" + row(2, "Zebra", 0, "root") + "\n\n"
+    f = tmp_path / "t.conllu"
+    f.write_text(good + bad + good, encoding="utf-8")
+    m = build_dataset(tmp_path / "ds", None, str(f), ShardConfig(), spm={"joint": str(tmp_path / "ext.model")})
+    assert m["counts"]["rejected"] == {"subwords": 1} and m["counts"]["kept"] == 2
+    (line,) = (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()
+    assert line.split("\t")[:3] == ["2", "tgt", "subwords"] and "'Zebra'" in line

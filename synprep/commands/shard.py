@@ -22,8 +22,9 @@ sample of --sample sentences per side, and sentencepiece BPE is trained on it
 this for dev and test sets, so that ids agree).
 
 rejects: invalid sentence (invalid), multiword-token cycle (mwt-cycle),
-non-projective tree under --projectivity drop (non-projective), longer than
---max-len pieces (too-long), label not in --vocab-from's list (unknown-label).
+non-projective tree under --projectivity drop (non-projective), a word the subword
+model cannot spell back exactly (subwords), longer than --max-len pieces
+(too-long), label not in --vocab-from's list (unknown-label).
 Each is counted in manifest.json and listed in rejects.tsv; input = kept +
 rejected. Exit status 0 (rejects are not errors), 2 on a bad option or file.
 
