@@ -71,6 +71,7 @@ BAD_COLUMNS = "bad-columns"
 #: characters that break one-record-a-line text (str.splitlines' separators and tab)
 _BREAKS = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+_SPLIT_FILE = re.compile(r"^(\d+(\.rejects)?\.tsv|.*\.json)$")
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -313,14 +314,20 @@ def write_shard(
 
 
 def write_all_shards(spec: CorpusSpec, n_shards: int, out_dir: str | os.PathLike) -> SplitSummary:
-    """Write every shard as ``OUT_DIR/<shard>.tsv`` + ``OUT_DIR/<shard>.rejects.tsv`` in one pass."""
-    out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
-    targets = {
-        i: (os.path.join(out_dir, f"{name}.tsv"), os.path.join(out_dir, f"{name}.rejects.tsv"))
-        for i, name in enumerate(shard_names(n_shards))
-    }
-    return _write(spec, n_shards, targets)
+    """Write every shard as ``OUT_DIR/<shard>.tsv`` + ``OUT_DIR/<shard>.rejects.tsv`` in one
+    pass. ``OUT_DIR`` is replaced as a whole when all shards are written
+    (:func:`synprep.outputs.replace_dir`), so it never mixes shards of two runs."""
+    from .outputs import replace_dir
+
+    def owned(d) -> bool:  # an earlier split's output: shard files, summaries
+        return all(_SPLIT_FILE.match(n) or n.startswith(".") for n in os.listdir(d))
+
+    with replace_dir(out_dir, owned=owned, option="--out-dir") as tmp:
+        targets = {
+            i: (os.path.join(tmp, f"{name}.tsv"), os.path.join(tmp, f"{name}.rejects.tsv"))
+            for i, name in enumerate(shard_names(n_shards))
+        }
+        return _write(spec, n_shards, targets)
 
 
 def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]]) -> SplitSummary:
@@ -635,16 +642,17 @@ def build_vocabulary(
     then reuses with ``synprep shard --vocab-from`` so that every shard numbers pieces
     and labels alike. Deterministic for a given input and ``cfg.seed``."""
     import json
-    from pathlib import Path
 
     from . import shards as sh
     from .conllu import read_conllu
+    from .outputs import check_replaceable, replace_dir
     from .errors import InputError as _InputError
     from .subwords import reservoir_sample, train_spm
     from .tree import to_tree
 
     cfg = cfg or sh.ShardConfig()
     cfg.check()
+    check_replaceable(out_dir, sh.is_dataset_dir)
     labels: set[str] = {"root"}
 
     def pairs_of_words():
@@ -663,8 +671,6 @@ def build_vocabulary(
     if not sample:
         raise ConfigError("no parsed pair to build the vocabulary from: every pair was rejected before parsing?")
     samples = {"src": [p[0] for p in sample], "tgt": [p[1] for p in sample]}
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     if cfg.joint:
         model = train_spm(samples["src"] + samples["tgt"], cfg.vocab_size, cfg.character_coverage, cfg.model_type,
                           sample_size=2 * cfg.sample, seed=cfg.seed, name="spm.model")
@@ -675,8 +681,6 @@ def build_vocabulary(
                                         cfg.sample, cfg.seed, f"{s}.model"))
             for s in ("src", "tgt")
         }
-    for name, model in {name: m for name, m in models.values()}.items():
-        model.save(out / name)
     label_list = sorted(labels)
     manifest = {
         "format": sh.FORMAT,
@@ -693,7 +697,10 @@ def build_vocabulary(
                                                    "model_type", "joint", "sample", "seed")},
         "shards": [],
     }
-    sh.atomic_write(out / sh.MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    with replace_dir(out_dir, owned=sh.is_dataset_dir) as out:  # the model(s) and manifest as a whole
+        for name, model in {name: m for name, m in models.values()}.items():
+            model.save(out / name)
+        sh.atomic_write(out / sh.MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     return manifest
 
 

@@ -39,9 +39,11 @@ them, see :mod:`synprep.data`). Features are defined in :mod:`synprep.features`.
 
 Guarantees of the writer:
 
-* atomic: a shard, the model files and the manifest are written under a temporary
-  name in the output directory and renamed into place; the manifest last, so a
-  directory with a manifest is complete;
+* atomic: the whole directory is written beside the output directory and swapped
+  in when complete (:func:`synprep.outputs.replace_dir`), so the output directory
+  always holds one complete dataset, old or new, never shards of one beside the
+  manifest of the other; inside it, every file is written under a temporary name
+  and renamed, the manifest last;
 * deterministic: identical input and settings give byte-identical shards, models
   and manifest (no times, no host names; the sentencepiece sample is seeded);
 * nothing is lost: ``counts.input == counts.kept + sum(counts.rejected.values())``,
@@ -297,8 +299,9 @@ class _SideArrays:
         self.max_depth = max_depth
         self.transitions = transitions
 
-    def encode(self, trees) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(piece ids, pieces per word, pieces per sentence)."""
+    def encode(self, trees) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
+        """(piece ids, pieces per word, pieces per sentence, {sentence index: why}
+        for the sentences with a word whose pieces do not give it back exactly)."""
         words = [w for t in trees for w in t.words]
         ids, counts = self.model.encode_many(words)
         nw = np.fromiter((len(t.words) for t in trees), dtype=np.int64, count=len(trees))
@@ -451,6 +454,12 @@ def _side_of_inputs(src: str | None, tgt: str | None, cfg: ShardConfig) -> tuple
     return {cfg.side: one}, cfg.side
 
 
+def is_dataset_dir(path: Path) -> bool:
+    """Does the directory hold only what :func:`build_dataset` writes (so that it may
+    be replaced by a new dataset)?"""
+    return all(n in (MANIFEST, REJECTS) or n.endswith((".arrow", ".model")) or n.startswith(".") for n in os.listdir(path))
+
+
 def build_dataset(
     out_dir: str | os.PathLike,
     src: str | None = None,
@@ -467,7 +476,20 @@ def build_dataset(
     ``{"src": path, "tgt": path}``; ``vocab_from``: a dataset directory (or its
     manifest) whose subword models and label list are reused (for dev/test sets).
     Otherwise a first pass over the input collects the labels (sorted) and a seeded
-    sample of sentences, and the subword model(s) are trained on it."""
+    sample of sentences, and the subword model(s) are trained on it.
+
+    ``out_dir`` is replaced as a whole (:func:`synprep.outputs.replace_dir`): the
+    dataset is written beside it and swapped in when complete, so at every instant
+    it holds the complete old dataset or the complete new one; a non-empty directory
+    that is not a dataset is an error before any work."""
+    from .outputs import replace_dir
+
+    with replace_dir(out_dir, owned=is_dataset_dir) as tmp:
+        return _write_dataset(tmp, src, tgt, cfg, spm, vocab_from, chunk, log)
+
+
+def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log) -> dict:
+    """:func:`build_dataset` into the (new, empty) directory ``out_dir``."""
     import pyarrow as pa
 
     from .subwords import SubwordModel, train_spm
@@ -665,11 +687,6 @@ def build_dataset(
         "rejects_file": REJECTS,
     }
     assert total == kept + sum(reasons.values())
-    # shards left over from an earlier, larger run in the same directory
-    written = {s["file"] for s in shards}
-    for p in out.glob("shard-*.arrow"):
-        if p.name not in written:
-            p.unlink()
     atomic_write(out / MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     return manifest
 

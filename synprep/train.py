@@ -358,11 +358,13 @@ class Trainer:
 
         from .data import ShardDataset, TokenBudgetSampler
         from .models import build_model, variant_class
+        from .outputs import check_output_dir
 
         self.say = say
         variant_class(cfg.model.variant)  # an unknown variant fails before any data is read
         if not cfg.train.train:
             raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
+        check_output_dir(cfg.train.out, "train.out (--out)")
         cfg, state = _resume_config(cfg, resume, say)
         tc = cfg.train
         self.out = Path(tc.out)

@@ -312,3 +312,151 @@ def test_5_a_model_that_cannot_spell_a_word_makes_a_reject_with_a_reason(tmp_pat
     assert m["counts"]["rejected"] == {"subwords": 1} and m["counts"]["kept"] == 2
     (line,) = (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()
     assert line.split("\t")[:3] == ["2", "tgt", "subwords"] and "'Zebra'" in line
+
+
+# ============================================================ 6. directory outputs replaced as a whole
+
+#: runs a synprep command in a process that kills itself (SIGKILL, no clean-up of
+#: any kind) at its N-th os.replace: in the middle of writing its output
+KILLER = """
+import os, signal, sys
+n = int(sys.argv[1]); real = os.replace; count = [0]
+def replace(*a, **k):
+    count[0] += 1
+    if count[0] == n:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*a, **k)
+os.replace = replace
+from synprep.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def run_killed(n: int, *args):
+    return subprocess.run([sys.executable, "-c", KILLER, str(n), *args], capture_output=True)
+
+
+def run_main(capsys, *args) -> tuple[int, str]:
+    """``synprep ARGS`` in this process: (exit status, stderr)."""
+    from synprep.cli import main
+
+    capsys.readouterr()
+    rc = main([str(a) for a in args])
+    return rc, capsys.readouterr().err
+
+
+def snapshot(d) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+
+
+def conllu_of(n: int, word: str) -> str:
+    return "".join(f"# sent_id = {word}{k}\n" + row(1, f"{word}{k % 7}", 2, "nsubj") + "\n" + row(2, "works", 0, "root") + "\n\n"
+                   for k in range(n))
+
+
+def test_6_shard_killed_midway_leaves_the_old_dataset_intact(tmp_path, capsys):
+    from synprep.data import ShardDataset
+    from synprep.shards import verify
+
+    old, new = tmp_path / "old.conllu", tmp_path / "new.conllu"
+    old.write_text(conllu_of(30, "old"))
+    new.write_text(conllu_of(40, "new"))
+    ds = tmp_path / "ds"
+    args = ["--vocab-size", "300", "--shard-size", "5", "-q"]
+    assert run_main(capsys, "shard", old, "-o", ds, *args)[0] == 0
+    before = snapshot(ds)
+    r = run_killed(3, "shard", str(new), "-o", str(ds), *args)  # two new shards written, then killed
+    assert r.returncode == -9, r.stderr
+    assert snapshot(ds) == before
+    verify(ds)
+    assert len(ShardDataset(ds, verify=True)) == 30
+    # the next run cleans up what the killed one left and replaces the dataset whole
+    assert run_main(capsys, "shard", new, "-o", ds, *args)[0] == 0
+    assert len(ShardDataset(ds, verify=True)) == 40 and not list(tmp_path.glob(".ds.*"))
+    assert sorted(p.name for p in ds.iterdir()) == ["manifest.json", "rejects.tsv"] + [f"shard-{i:05d}.arrow" for i in range(8)] + ["spm.model"]
+
+
+def test_6_filter_killed_midway_leaves_the_old_output_intact(tmp_path, capsys):
+    src, tgt = tmp_path / "c.src", tmp_path / "c.tgt"
+    src.write_text("".join(f"sentence number {i}\n" for i in range(20)))
+    tgt.write_text("".join(f"Satz Nummer {i}\n" for i in range(20)))
+    cfg = tmp_path / "f.yaml"
+    cfg.write_text("- name: empty\n- name: length\n  max_words: 10\n")
+    out = tmp_path / "out"
+    assert run_main(capsys, "filter", src, tgt, "-c", cfg, "-o", out, "--no-progress")[0] == 0
+    before = snapshot(out)
+    src.write_text("".join(f"another sentence {i}\n" for i in range(20)))
+    r = run_killed(2, "filter", str(src), str(tgt), "-c", str(cfg), "-o", str(out), "--no-progress")
+    assert r.returncode == -9, r.stderr
+    assert snapshot(out) == before
+    r = run_killed(3, "filter", "--recut", str(out), "-c", str(cfg), "--no-progress")  # in place
+    assert r.returncode == -9 and snapshot(out) == before
+
+
+def test_6_split_killed_midway_leaves_the_old_shards_intact(tmp_path, capsys):
+    c = tmp_path / "c.tsv"
+    c.write_text("".join(f"s{i}\tt{i}\n" for i in range(50)))
+    out = tmp_path / "split"
+    split = ["split", "--tsv", c, "--name", "c", "--out-dir", out, "--shards"]
+    assert run_main(capsys, *split, 4)[0] == 0
+    before = snapshot(out)
+    c.write_text("".join(f"u{i}\tv{i}\n" for i in range(50)))
+    r = run_killed(3, *map(str, split), "4")
+    assert r.returncode == -9 and snapshot(out) == before
+    # fewer shards than before: no shard of the earlier run stays behind
+    assert run_main(capsys, *split, 2)[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["000.rejects.tsv", "000.tsv", "001.rejects.tsv", "001.tsv"]
+
+
+def test_6_a_directory_that_is_not_a_dataset_is_never_replaced(tmp_path, capsys):
+    f = tmp_path / "t.conllu"
+    f.write_text(conllu_of(5, "w"))
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "notes.txt").write_text("keep me")
+    rc, err = run_main(capsys, "shard", f, "-o", d, "--vocab-size", "300")
+    assert rc == 2 and "not an output of this command" in err
+    assert (d / "notes.txt").read_text() == "keep me" and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+# ============================================================ 10. an output path that names the wrong kind of thing
+
+
+def test_10_every_output_directory_naming_a_file_stops_before_any_work(tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("x")
+    conllu = tmp_path / "t.conllu"
+    conllu.write_text(conllu_of(5, "w"))
+    txt = tmp_path / "c.txt"
+    txt.write_text("a b\n")
+    nodata = tmp_path / "nodata"
+    runs = {
+        "shard": ["shard", conllu, "-o", "{out}"],
+        "filter": ["filter", txt, txt, "-o", "{out}", "--no-progress", "--no-align"],
+        "split": ["split", "--src", txt, "--tgt", txt, "--name", "c", "--shards", "2", "--out-dir", "{out}"],
+        "challenge": ["challenge", "--conllu", conllu, "--lang", "en", "-o", "{out}"],
+        "export": ["export", "pascal", nodata, "{out}"],
+        "evaluate": ["evaluate", "--hyps", txt, "--data", nodata, "--out", "{out}"],
+        "train": ["train", "--train", nodata, "--out", "{out}", "--no-progress"],
+        "train-parser": ["train-parser", "--backend", "stanza", "--lang", "en", conllu, "-o", "{out}"],
+    }
+    for name, args in runs.items():
+        for out in (f, f / "sub"):
+            rc, err = run_main(capsys, *[str(a).format(out=out) for a in args])
+            assert rc == 2 and str(out) in err and (" is a file" in err or "an existing file" in err), (name, err)
+    assert f.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "file", "t.conllu"]
+
+
+def test_10_every_output_file_naming_a_directory_stops_before_any_work(tmp_path, capsys):
+    d = tmp_path / "dir"
+    d.mkdir()
+    txt = tmp_path / "c.txt"
+    txt.write_text("Hello world .\n")
+    for args in (["parse", txt, "--lang", "en", "-o", d],
+                 ["parse", txt, "--lang", "en", "-o", tmp_path / "o.conllu", "--rejects", d],
+                 ["train-parser", txt, "-o", d],
+                 ["translate", "--checkpoint", txt, "--data", txt, "--out", d],
+                 ["report", "html", "-o", d]):
+        rc, err = run_main(capsys, *args)
+        assert rc == 2 and "an existing directory" in err, (args, err)
+    assert list(d.iterdir()) == [] and not (tmp_path / "o.conllu").exists()

@@ -31,7 +31,10 @@ def run(args: argparse.Namespace) -> int:
 
     if bool(args.checkpoint) == bool(args.hyps):
         raise ConfigError("give either --checkpoint (translate and score) or --hyps (score a file)")
-    ds = ShardDataset(args.data)
+    from ..outputs import check_output_dir
+
+    check_output_dir(args.out, "--out")
+    ds = ShardDataset(args.data, verify=not args.no_verify)
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
     refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, args.lang)
     settings: dict = {"data": args.data, "references": args.ref or "dataset target side", "lang": args.lang}

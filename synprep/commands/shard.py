@@ -41,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
     p.add_argument("files", nargs="+", metavar="CONLLU", help="SRC TGT (a pair of parallel files) or one file; .gz ok")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="dataset directory (created; its shards are replaced)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="dataset directory (created; replaced as a whole once the new dataset is complete)")
     p.add_argument("--side", choices=("src", "tgt"), default=d.side, help="the side of a single input file (default: tgt)")
     p.add_argument("--words", choices=("surface", "syntactic"), default=d.words, help="word level (default: surface)")
     p.add_argument("--labels", choices=("full", "universal"), default=d.labels, help="label set (default: full)")
@@ -77,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
 
     if len(args.files) > 2:
         raise ConfigError(f"give one or two CoNLL-U files, not {len(args.files)}")
+    from ..outputs import check_replaceable
+    from ..shards import is_dataset_dir
+
+    check_replaceable(args.output, is_dataset_dir)
     cfg = ShardConfig(
         words=args.words,
         labels=args.labels,

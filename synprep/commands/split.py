@@ -15,7 +15,10 @@ input: two text files with one sentence a line (--src, --tgt), or one TSV file
 output: per shard, OUT_DIR/<shard>.tsv with one pair a line (id TAB src TAB tgt;
 the id of line n is NAME:n) and OUT_DIR/<shard>.rejects.tsv with the lines that
 could not be read as a pair (id TAB stage TAB reason TAB detail; reasons
-bad-encoding, bad-columns). Line n goes to shard (n - 1) mod SHARDS.
+bad-encoding, bad-columns). A pair goes to shard h mod SHARDS, h a 64-bit BLAKE2b
+hash of its two sides, case-folded with whitespace collapsed: a shard depends on
+the text alone, and every copy of a duplicated pair lands in the same shard
+(docs/workflow.md). OUT_DIR is replaced as a whole once every shard is written.
 With --shard K only shard K is written, to --out and --rejects (what the
 workflow does, one job a shard).
 
@@ -48,13 +51,18 @@ def run(args: argparse.Namespace) -> int:
     from ..accounting import write_json
     from ..corpus import CorpusSpec, shard_names, write_all_shards, write_shard
     from ..errors import ConfigError
+    from ..outputs import check_output_file
 
     spec = CorpusSpec(name=args.name, src=args.src, tgt=args.tgt, tsv=args.tsv,
                       columns=tuple(args.columns), max_pairs=args.max_pairs)
     names = shard_names(args.shards)
+    if args.summary:
+        check_output_file(args.summary, "--summary")
     if args.shard is not None:
         if args.out_dir or not (args.out and args.rejects):
             raise ConfigError("--shard K writes one shard: give --out and --rejects (and no --out-dir)")
+        check_output_file(args.out, "--out")
+        check_output_file(args.rejects, "--rejects")
         summary = write_shard(spec, args.shards, args.shard, args.out, args.rejects)
         which = names[args.shard] if 0 <= args.shard < len(names) else str(args.shard)
     else:

@@ -39,6 +39,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.beam < 1:
         raise ConfigError(f"--beam {args.beam}: expected >= 1")
+    from ..outputs import check_output_file
+
+    for opt in ("out", "trees", "tree_scores"):
+        if getattr(args, opt):
+            check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
     device = _device(args.device)
     model, cfg, _ = load_model(args.checkpoint, device)
     if args.trees and model.target != "transitions":

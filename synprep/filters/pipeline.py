@@ -407,18 +407,27 @@ def write_outputs(
     fmt: str = "parquet",
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Path]:
-    """Write kept files, ids, scores and rejects tables and filter.json into ``out``."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write kept files, ids, scores and rejects tables and filter.json into ``out``,
+    which is replaced as a whole (:func:`synprep.outputs.replace_dir`: written beside
+    it and swapped in when complete, so it never holds a mix of two runs). Returns
+    the final paths."""
+    from ..outputs import replace_dir
+
     suffix = TABLE_SUFFIX[fmt]
-    paths = {
-        "src": out / src_name,
-        "tgt": out / tgt_name,
-        "ids": out / "ids.txt",
-        "scores": out / f"scores{suffix}",
-        "rejects": out / f"rejects{suffix}",
-        "summary": out / "filter.json",
-    }
+    names = {"src": src_name, "tgt": tgt_name, "ids": "ids.txt", "scores": f"scores{suffix}",
+             "rejects": f"rejects{suffix}", "summary": "filter.json"}
+    with replace_dir(out, owned=is_filter_dir) as tmp:
+        _write_outputs({k: tmp / n for k, n in names.items()}, result, src_name, tgt_name, fmt, extra)
+    return {k: Path(out) / n for k, n in names.items()}
+
+
+def is_filter_dir(path: Path) -> bool:
+    """Is the directory the output of ``synprep filter`` (so that it may be replaced)?"""
+    return (path / "filter.json").is_file()
+
+
+def _write_outputs(paths: dict[str, Path], result: FilterResult, src_name: str, tgt_name: str,
+                   fmt: str, extra: dict[str, Any] | None) -> None:
     _write_lines(paths["src"], (p.src for p in result.kept))
     _write_lines(paths["tgt"], (p.tgt for p in result.kept))
     _write_lines(paths["ids"], (p.id for p in result.kept))
@@ -436,7 +445,6 @@ def write_outputs(
     tmp = paths["summary"].with_name("filter.json.tmp")
     tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=_json_default) + "\n", encoding="utf-8")
     os.replace(tmp, paths["summary"])
-    return paths
 
 
 def _json_default(o):
