@@ -819,30 +819,89 @@ def open_shard(path: str | os.PathLike, expected_rows: int | None = None):
 
 
 def open_dataset(path: str | os.PathLike, verify_checksums: bool = False) -> tuple[dict, list]:
-    """(manifest, memory-mapped tables of every shard)."""
+    """(manifest, memory-mapped tables of every shard); with ``verify_checksums``,
+    every shard's size and SHA-256 are checked first (:func:`verify`, remembered)."""
     m = read_manifest(path)
     base = _manifest_dir(path)
     if verify_checksums:
-        verify(path)
+        verify(path, cache=True)
     return m, [open_shard(base / s["file"], s["rows"]) for s in m["shards"]]
 
 
-def verify(path: str | os.PathLike) -> None:
+def verify(path: str | os.PathLike, cache: bool = False) -> None:
     """Check every shard's size and SHA-256 against the manifest (InputError naming
-    the first file that differs)."""
+    the first file that differs, saying how to go on).
+
+    With ``cache``, a shard hashed once is not hashed again while its size,
+    modification and change times (ns) and inode stay those it had when it matched:
+    the verified states are remembered in ``$XDG_CACHE_HOME/synprep/verified/`` (default
+    ``~/.cache``), one small JSON file a dataset, never in the dataset itself (so a
+    read-only dataset verifies as well; only the remembering is skipped where the cache
+    cannot be written)."""
     m = read_manifest(path)
     base = _manifest_dir(path)
+    remembered = _VerifiedCache(base) if cache else None
+    hint = "write the dataset again (or pass --no-verify to use it as it is)"
     for s in m["shards"]:
         p = base / s["file"]
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            raise InputError(str(p), None, f"listed in the manifest but missing; {hint}", "unreadable") from None
+        if "bytes" in s and st.st_size != s["bytes"]:
+            raise InputError(str(p), None, f"{st.st_size} bytes, the manifest says {s['bytes']}: the shard was changed "
+                             f"or truncated; {hint}", "truncated")
+        state = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, s["sha256"]]
+        if remembered is not None and remembered.get(s["file"]) == state:
+            continue
         h = hashlib.sha256()
         try:
             with open(p, "rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     h.update(block)
-        except FileNotFoundError:
-            raise InputError(str(p), None, "listed in the manifest but missing", "unreadable") from None
+        except OSError as e:
+            raise InputError(str(p), None, f"cannot be read ({e.strerror})", "unreadable") from None
         if h.hexdigest() != s["sha256"]:
-            raise InputError(str(p), None, "checksum differs from the manifest: the shard was changed or truncated", "truncated")
+            raise InputError(str(p), None, f"checksum differs from the manifest: the shard was changed or truncated; {hint}", "truncated")
+        if remembered is not None:
+            remembered.put(s["file"], state)
+    if remembered is not None:
+        remembered.save()
+
+
+class _VerifiedCache:
+    """Per dataset directory: shard file -> [size, mtime_ns, ctime_ns, inode, sha256]
+    of its last successful verification (see :func:`verify`)."""
+
+    def __init__(self, base: Path):
+        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        real = os.path.realpath(base)
+        self.path = Path(root) / "synprep" / "verified" / (hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json")
+        self.files: dict = {}
+        self.changed = False
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("dataset") == real and isinstance(data.get("files"), dict):
+                self.files = data["files"]
+        except (OSError, ValueError, AttributeError):
+            pass  # no cache yet, or an unreadable one: verify everything
+        self.real = real
+
+    def get(self, name: str):
+        return self.files.get(name)
+
+    def put(self, name: str, state: list) -> None:
+        self.files[name] = state
+        self.changed = True
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps({"dataset": self.real, "files": self.files}).encode("utf-8"))
+        except OSError:
+            pass  # a read-only cache: verification still happened, it is only not remembered
 
 
 def row_dict(table, i: int) -> dict:

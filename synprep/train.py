@@ -30,7 +30,14 @@ Exact resume: a run started again on the same ``out`` directory loads
 ``checkpoint_last.pt`` -- the architecture and every setting come from the checkpoint
 (only the run-length and logging keys of :data:`RESUMABLE` may change) -- restores the
 RNG states and skips the batches of the current epoch already seen, so an interrupted
-run ends with the same parameters as an uninterrupted one.
+run ends with the same parameters as an uninterrupted one; the records metrics.jsonl
+got after the checkpoint are dropped, since the resumed run logs those updates again.
+
+Faults. Checkpoints are written atomically (temporary file, fsync, rename) and loaded
+with ``torch.load(weights_only=True)`` (:func:`load_checkpoint`); an empty, truncated
+or foreign file is an error naming it and saying how to start over. The datasets are
+verified against their manifests before use (``verify``); a dataset without rows is
+an error, not an endless loop over empty epochs.
 """
 
 from __future__ import annotations
@@ -48,7 +55,8 @@ from typing import Any, Callable, Optional
 from .errors import ConfigError, InputError
 from .models.config import PRESETS, Config, ModelConfig, merge_dicts
 
-__all__ = ["TrainConfig", "RunConfig", "Trainer", "train", "load_model", "model_from_manifest", "inverse_sqrt", "RESUMABLE"]
+__all__ = ["TrainConfig", "RunConfig", "Trainer", "train", "load_model", "load_checkpoint", "model_from_manifest",
+           "inverse_sqrt", "RESUMABLE"]
 
 
 @dataclass
@@ -255,30 +263,79 @@ def _atomic_save(obj: Any, path: Path) -> None:
     import torch
 
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    torch.save(obj, tmp)
+    with open(tmp, "wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())  # the rename never makes a checkpoint whose bytes are not on disk
     os.replace(tmp, path)
+
+
+#: what every checkpoint written by :class:`Trainer` holds
+CHECKPOINT_KEYS = ("model", "optimizer", "step", "epoch", "pos", "best_score", "best_step", "elapsed_s", "rng", "config")
+
+
+def load_checkpoint(path: str | os.PathLike, start_over: str = "") -> dict:
+    """The state dict of a checkpoint, loaded with ``weights_only=True`` (tensors and
+    plain containers only: a checkpoint cannot run code). An empty, truncated,
+    corrupt or foreign file is an InputError naming it; ``start_over`` says how to
+    go on without it."""
+    import torch
+
+    path = os.fspath(path)
+    hint = f"; {start_over}" if start_over else ""
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        raise InputError(path, None, "no such checkpoint", "unreadable") from None
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror})", "unreadable") from None
+    if size == 0:
+        raise InputError(path, None, f"an empty file, not a checkpoint{hint}", "invalid")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a truncated or foreign file
+        why = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        raise InputError(path, None, f"cannot be loaded: truncated, corrupt or not a synprep checkpoint "
+                         f"({type(e).__name__}{': ' + why if why else ''}){hint}", "invalid") from None
+    missing = [k for k in CHECKPOINT_KEYS if not isinstance(state, dict) or k not in state]
+    if missing:
+        raise InputError(path, None, f"not a synprep checkpoint (no {', '.join(missing)}){hint}", "invalid")
+    return state
 
 
 def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
     """(model, RunConfig, checkpoint dict) from a checkpoint; the architecture comes
     from the config stored in it."""
-    import torch
-
     from .models import build_model
 
     path = os.fspath(checkpoint)
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
-    except FileNotFoundError:
-        raise InputError(path, None, "no such checkpoint", "unreadable") from None
-    except Exception as e:  # torch raises many types for a foreign file
-        raise InputError(path, None, f"not a synprep checkpoint ({type(e).__name__}: {e})", "invalid") from None
-    if not isinstance(state, dict) or "config" not in state or "model" not in state:
-        raise InputError(path, None, "not a synprep checkpoint (no config/model entries)", "invalid")
+    state = load_checkpoint(path)
     cfg = RunConfig.from_dict(state["config"])
     model = build_model(cfg.model)
     model.load_state_dict(state["model"])
     return model.to(device).eval(), cfg, state
+
+
+def _trim_metrics(path: Path, step: int) -> None:
+    """Drop the records of updates after ``step`` (and a line cut off by a kill) from
+    a run's metrics.jsonl: a run resumed from its checkpoint at ``step`` logs them
+    again, and they must not appear twice."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except FileNotFoundError:
+        return
+    keep = []
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if line.endswith("\n") and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
+            keep.append(line)
+    if keep != lines:
+        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+        tmp.write_text("".join(keep), encoding="utf-8")
+        os.replace(tmp, path)
 
 
 class _Metrics:
@@ -328,14 +385,12 @@ def validate(model, ds, tc: TrainConfig, device, vocab=None) -> dict:
 def _resume_config(cfg: RunConfig, resume: bool, say: Callable[[str], None]) -> tuple[RunConfig, Optional[dict]]:
     """Setup, part 1: the run config and the saved state of a run found in ``train.out``
     (the checkpoint's settings win, except the keys of :data:`RESUMABLE`)."""
-    import torch
-
     last_path = Path(cfg.train.out) / "checkpoint_last.pt"
     if not last_path.exists():
         return cfg, None
     if not resume:
         raise ConfigError(f"{cfg.train.out} already holds a run (checkpoint_last.pt); resume it or choose another --out")
-    state = torch.load(last_path, map_location="cpu", weights_only=False)
+    state = load_checkpoint(last_path, f"to start over, delete {cfg.train.out} or use a new --out")
     saved = RunConfig.from_dict(state["config"])
     changes = {k: getattr(cfg.train, k) for k in RESUMABLE}
     ignored = [k for k, v in cfg.train.to_dict().items() if k not in RESUMABLE and k != "out" and v != getattr(saved.train, k)]
@@ -353,7 +408,7 @@ class Trainer:
     :meth:`log` (a metrics record), :meth:`validate` (validation + checkpoint),
     :meth:`save` (checkpoint) and :meth:`done` (the stop condition)."""
 
-    def __init__(self, cfg: RunConfig, resume: bool = True, say: Callable[[str], None] = print):
+    def __init__(self, cfg: RunConfig, resume: bool = True, say: Callable[[str], None] = print, verify: bool = True):
         import torch
 
         from .data import ShardDataset, TokenBudgetSampler
@@ -374,9 +429,15 @@ class Trainer:
         self.device = device = _device(tc.device)
         torch.manual_seed(tc.seed)
 
-        # data: the training set, the validation set with the same vocabularies
-        self.train_ds = ShardDataset(tc.train)
-        self.valid_ds = ShardDataset(tc.valid) if tc.valid else None
+        # data: the training set, the validation set with the same vocabularies; each
+        # verified against its manifest (sizes, rows, checksums) unless verify=False
+        self.train_ds = ShardDataset(tc.train, verify=verify)
+        self.valid_ds = ShardDataset(tc.valid, verify=verify) if tc.valid else None
+        for ds in (self.train_ds, self.valid_ds):
+            if ds is not None and len(ds) == 0:
+                c = ds.manifest.get("counts", {})
+                raise InputError(ds.path, None, f"the dataset has no rows (input {c.get('input', '?')}, kept "
+                                 f"{c.get('kept', '?')}; every pair was rejected?): nothing to train or validate on", "empty")
         if self.valid_ds is not None and not _same_vocab(self.train_ds.manifest, self.valid_ds.manifest):
             raise InputError(tc.valid, None, f"its vocabularies or labels differ from {tc.train}'s; write it with vocab_from= the training set", "invalid")
         mcfg = model_from_manifest(cfg.model, self.train_ds.manifest, tc.train)
@@ -415,6 +476,8 @@ class Trainer:
             self.vocab = TargetVocab.from_manifest(self.valid_ds.manifest, tc.valid)
         self.sampler = TokenBudgetSampler(self.train_ds.lengths(), tc.max_tokens, seed=tc.seed, shuffle=True)
         self.collate = self.train_ds.collate()
+        if state is not None:  # the records after the checkpoint are written again from here
+            _trim_metrics(self.out / "metrics.jsonl", self.step)
         self.metrics = _Metrics(self.out / "metrics.jsonl")
         if getattr(self.model, "prefix_decoder", False):
             mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
@@ -451,7 +514,10 @@ class Trainer:
     def epoch_batches(self) -> list[list[int]]:
         """This epoch's batches (row indices), the same for the same seed and epoch."""
         self.sampler.set_epoch(self.epoch)
-        return self.sampler.batches()
+        batches = self.sampler.batches()
+        if not batches:  # every loop makes progress or stops
+            raise InputError(self.tc.train, None, f"epoch {self.epoch} has no batches; the dataset has {len(self.train_ds)} rows", "empty")
+        return batches
 
     def update(self, idx: list[int]) -> None:
         """One optimizer step on the batch of rows ``idx``."""
@@ -574,15 +640,17 @@ class Trainer:
         }
 
 
-def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None = None) -> dict:
+def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None = None, verify: bool = True) -> dict:
     """Train (or resume) a run; returns a summary dict (steps, best score, paths).
+    ``verify``: check the datasets against their manifests first (see
+    :func:`synprep.shards.verify`; a damaged dataset is an error naming the file).
 
     The loop, top to bottom: setup; per epoch, its batches from the saved position on;
     per batch one update, a metrics record every ``log_every`` updates, validation and
     a checkpoint every ``valid_every``; stop at ``max_steps``, ``max_epochs`` or
     ``max_minutes``; a last validation unless the final update was just validated."""
     say = log or (lambda msg: print(msg, file=sys.stderr))
-    t = Trainer(cfg, resume, say)
+    t = Trainer(cfg, resume, say, verify)
     tc = t.tc
     try:
         stop = t.done()

@@ -419,6 +419,192 @@ def test_6_a_directory_that_is_not_a_dataset_is_never_replaced(tmp_path, capsys)
     assert (d / "notes.txt").read_text() == "keep me" and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+# ============================================================ 7. training reads only intact data
+
+
+def pair_conllu(n: int, tag: str) -> tuple[str, str]:
+    """n parallel sentences of three words."""
+    src = "".join(f"# sent_id = {tag}{k}\n" + row(1, f"the{k % 5}", 2, "det") + "\n" + row(2, f"cat{k % 9}", 3, "nsubj")
+                  + "\n" + row(3, "sat", 0, "root") + "\n\n" for k in range(n))
+    tgt = src.replace("the", "die").replace("cat", "Katze").replace("sat", "saß")
+    return src, tgt
+
+
+@pytest.fixture(scope="module")
+def tiny_pairs(tmp_path_factory):
+    from synprep.shards import ShardConfig, build_dataset
+
+    d = tmp_path_factory.mktemp("pairs")
+    src, tgt = pair_conllu(40, "p")
+    (d / "s.conllu").write_text(src)
+    (d / "t.conllu").write_text(tgt)
+    build_dataset(d / "ds", str(d / "s.conllu"), str(d / "t.conllu"), ShardConfig(vocab_size=300, shard_size=15))
+    return d / "ds"
+
+
+def train_args(ds, out, *more):
+    return ["train", "--preset", "tiny", "--train", ds, "--out", out, "--no-progress",
+            "--set", "train.max_tokens=400", "--set", "train.threads=1", *more]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tiny_pairs, tmp_path_factory):
+    """A run directory after one update (checkpoints, config, metrics)."""
+    from synprep.cli import main
+
+    out = tmp_path_factory.mktemp("run") / "run"
+    assert main([str(a) for a in train_args(tiny_pairs, out, "--max-steps", "1")]) == 0
+    return out
+
+
+def test_7_train_translate_evaluate_refuse_a_damaged_dataset_naming_the_file(tiny_pairs, tiny_run, tmp_path, capsys, monkeypatch):
+    import shutil
+
+    from synprep.shards import open_dataset
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    bad = tmp_path / "bad"
+    shutil.copytree(tiny_pairs, bad)
+    shard = bad / "shard-00001.arrow"
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one bit in the middle: the Arrow stream still reads
+    shard.write_bytes(bytes(data))
+    open_dataset(bad)  # the damage is invisible to the reader itself
+    rc, err = run_main(capsys, *train_args(bad, tmp_path / "run", "--max-steps", "1"))
+    assert rc == 2 and str(shard) in err and "checksum differs" in err and "--no-verify" in err, err
+    assert not (tmp_path / "run").exists()
+    ck = tiny_run / "checkpoint_last.pt"
+    for args in (["translate", "--checkpoint", ck, "--data", bad, "--out", tmp_path / "h.txt", "--beam", "1"],
+                 ["evaluate", "--checkpoint", ck, "--data", bad, "--out", tmp_path / "ev", "--beam", "1"]):
+        rc, err = run_main(capsys, *args)
+        assert rc == 2 and str(shard) in err and "checksum differs" in err, err
+        assert run_main(capsys, *args, "--no-verify")[0] == 0  # explicitly skipped
+    assert run_main(capsys, *train_args(bad, tmp_path / "run2", "--max-steps", "1", "--no-verify"))[0] == 0
+    # a shard cut short is caught by its size before any hashing
+    shard.write_bytes(bytes(data[:-8]))
+    rc, err = run_main(capsys, *train_args(bad, tmp_path / "run3", "--max-steps", "1"))
+    assert rc == 2 and "the manifest says" in err
+
+
+def test_7_a_dataset_is_hashed_once_and_remembered_outside_it(tiny_pairs, tmp_path, monkeypatch):
+    import hashlib
+    import shutil
+
+    from synprep import shards
+    from synprep.shards import verify
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ds = tmp_path / "ds"
+    shutil.copytree(tiny_pairs, ds)
+    names = sorted(p.name for p in ds.iterdir())
+    hashed = []
+
+    class Counting:
+        def __getattr__(self, k):
+            return getattr(hashlib, k)
+
+        def sha256(self, *a):
+            hashed.append(1)
+            return hashlib.sha256(*a)
+
+    monkeypatch.setattr(shards, "hashlib", Counting())
+    n = len(shards.read_manifest(ds)["shards"])
+    verify(ds, cache=True)
+    first = len(hashed)
+    verify(ds, cache=True)
+    assert first >= n and len(hashed) - first <= 1  # at most the cache file's name, no shard
+    assert sorted(p.name for p in ds.iterdir()) == names  # nothing written into the dataset
+    # a changed shard is hashed again (its change time moved), even with its old size and mtime
+    shard = ds / "shard-00000.arrow"
+    data = bytearray(shard.read_bytes())
+    data[-100] ^= 0xFF
+    st = shard.stat()
+    shard.write_bytes(bytes(data))
+    os.utime(shard, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(InputError, match="checksum differs"):
+        verify(ds, cache=True)
+    # a cache that cannot be written only costs the remembering
+    monkeypatch.setenv("XDG_CACHE_HOME", str(ds / "rejects.tsv"))
+    with pytest.raises(InputError, match="checksum differs"):
+        verify(ds, cache=True)
+
+
+# ============================================================ 8. no endless loops
+
+
+def test_8_a_dataset_without_rows_is_an_error_not_an_endless_loop(tmp_path):
+    from synprep.shards import ShardConfig, build_dataset
+    from synprep.train import RunConfig, Trainer
+
+    src, tgt = pair_conllu(3, "z")
+    (tmp_path / "s.conllu").write_text(src)
+    (tmp_path / "t.conllu").write_text(tgt)
+    m = build_dataset(tmp_path / "ds", str(tmp_path / "s.conllu"), str(tmp_path / "t.conllu"),
+                      ShardConfig(vocab_size=300, max_len=2))  # every pair too long
+    assert m["counts"]["kept"] == 0 and m["shards"] == []
+    cfg = RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tmp_path / "ds"), "out": str(tmp_path / "r"),
+                                                           "progress": False}})
+    with pytest.raises(InputError, match="the dataset has no rows"):
+        t = Trainer(cfg, say=lambda m: None)
+        t.epoch_batches()  # (before the fix: [], and train() went round these forever)
+
+
+def test_8_an_epoch_without_batches_stops_with_an_error(tiny_pairs, tmp_path):
+    from synprep.train import RunConfig, Trainer
+
+    cfg = RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "out": str(tmp_path / "r"), "progress": False}})
+    t = Trainer(cfg, say=lambda m: None)
+    t.sampler.batches = lambda: []
+    try:
+        with pytest.raises(InputError, match="epoch 0 has no batches"):
+            t.epoch_batches()
+    finally:
+        t.close()
+
+
+# ============================================================ 9. bad checkpoints
+
+
+def test_9_a_bad_checkpoint_is_an_error_naming_it_and_how_to_start_over(tiny_pairs, tiny_run, tmp_path, capsys):
+    import shutil
+
+    import torch
+
+    for damage in ("truncated", "empty", "garbage", "foreign", "code"):
+        out = tmp_path / damage
+        shutil.copytree(tiny_run, out)
+        ck = out / "checkpoint_last.pt"
+        good = ck.read_bytes()
+        if damage == "truncated":
+            ck.write_bytes(good[: len(good) // 2])
+        elif damage == "empty":
+            ck.write_bytes(b"")
+        elif damage == "garbage":
+            ck.write_bytes(bytes(range(256)) * 16)
+        elif damage == "foreign":
+            torch.save({"weights": torch.zeros(3)}, ck)
+        else:  # a pickle that would run code if it were loaded without weights_only
+            state = torch.load(ck, weights_only=True)
+            state["extra"] = subprocess.CompletedProcess(["x"], 0)
+            torch.save(state, ck)
+        rc, err = run_main(capsys, *train_args(tiny_pairs, out, "--max-steps", "2"))
+        assert rc == 2 and str(ck) in err and f"delete {out} or use a new --out" in err, (damage, err)
+        rc, err = run_main(capsys, "translate", "--checkpoint", ck, "--data", tiny_pairs, "--out", tmp_path / "h.txt")
+        assert rc == 2 and str(ck) in err, (damage, err)
+
+
+def test_9_checkpoints_are_written_for_weights_only_loading(tiny_run):
+    import torch
+
+    from synprep.train import load_model
+
+    for name in ("checkpoint_last.pt", "checkpoint_best.pt"):
+        state = torch.load(tiny_run / name, map_location="cpu", weights_only=True)
+        assert state["step"] == 1 and isinstance(state["rng"]["torch"], torch.Tensor)
+    _model, cfg, _ = load_model(tiny_run / "checkpoint_best.pt")
+    assert cfg.model.variant == "vanilla"
+
+
 # ============================================================ 10. an output path that names the wrong kind of thing
 
 
@@ -460,3 +646,36 @@ def test_10_every_output_file_naming_a_directory_stops_before_any_work(tmp_path,
         rc, err = run_main(capsys, *args)
         assert rc == 2 and "an existing directory" in err, (args, err)
     assert list(d.iterdir()) == [] and not (tmp_path / "o.conllu").exists()
+
+
+# ============================================================ 12. small untruths
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL in this process: nothing catches it, nothing is saved."""
+
+
+def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatch):
+    from synprep import train as tr
+
+    out = tmp_path / "run"
+    cfg = tr.RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "out": str(out), "max_steps": 4,
+                                                              "max_tokens": 400, "valid_every": 2, "log_every": 1,
+                                                              "progress": False}})
+    log = tr.Trainer.log
+
+    def log_then_die(self):
+        log(self)
+        if self.step == 3:
+            raise Killed
+
+    monkeypatch.setattr(tr.Trainer, "log", log_then_die)
+    with pytest.raises(Killed):
+        tr.train(cfg, log=lambda m: None)
+    steps = [json.loads(x).get("step") for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [None, 1, 2, 3]  # the checkpoint is at update 2
+    monkeypatch.setattr(tr.Trainer, "log", log)
+    assert tr.train(cfg, log=lambda m: None)["steps"] == 4
+    recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in recs if r["event"] == "train"] == [1, 2, 3, 4]
+    assert [r["event"] for r in recs].count("start") == 1

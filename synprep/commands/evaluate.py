@@ -19,6 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="where hyps.txt, refs.txt, hyps.conllu and scores.json go")
     p.add_argument("--ref", metavar="FILE", help="raw references, one a line in dataset order (.gz ok); default: the dataset's target side, detokenized")
     p.add_argument("--hyps", metavar="FILE", help="score these hypotheses (one a line) instead of translating")
+    p.add_argument("--no-verify", action="store_true",
+                   help="use the dataset without checking it against its manifest (sizes, rows, SHA-256; checked by default)")
     add_decoding_arguments(p)
     p.add_argument("--json", action="store_true", help="print scores.json instead of a table")
 

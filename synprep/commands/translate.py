@@ -18,6 +18,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="-", metavar="FILE", help="hypotheses, one a line (default: stdout)")
     p.add_argument("--trees", metavar="CONLLU", help="transition decoders: write the predicted target trees here")
     p.add_argument("--tree-scores", metavar="NPZ", help="sa/sa-hard: write source arc marginals (.npz, induce-eval format)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="use the dataset without checking it against its manifest (sizes, rows, SHA-256; checked by default)")
     add_decoding_arguments(p)
 
 
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     model, cfg, _ = load_model(args.checkpoint, device)
     if args.trees and model.target != "transitions":
         raise ConfigError(f"--trees: variant {cfg.model.variant!r} decodes pieces and predicts no target tree")
-    ds = ShardDataset(args.data)
+    ds = ShardDataset(args.data, verify=not args.no_verify)
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
     tr = translate_dataset(
         model, ds, vocab, beam=args.beam, lang=args.lang, max_tokens=args.max_tokens,
