@@ -158,40 +158,17 @@ class RunConfig(Config):
         return super().from_dict(data, where or "config")
 
 
-def _yaml_loader():
-    """SafeLoader that also reads ``5e-4`` as a float (YAML 1.1 wants ``5.0e-4``)."""
-    import re
-
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_implicit_resolver(
-        "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789")
-    )
-    return Loader
-
-
 def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) -> RunConfig:
     """A RunConfig from a YAML/JSON file (or none) plus ``key.sub=value`` overrides
-    (values parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``)."""
-    import yaml
-
-    loader = _yaml_loader()
+    (values parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``). The
+    file is read strictly (:mod:`synprep.yamlio`: a key given twice is an error
+    naming both lines)."""
+    from .yamlio import load_yaml, load_yaml_file
 
     data: dict = {}
     if path:
         p = os.fspath(path)
-        try:
-            text = Path(p).read_text(encoding="utf-8")
-        except OSError as e:
-            raise InputError(p, None, f"cannot read the config ({e.strerror})", "unreadable") from None
-        try:
-            data = yaml.load(text, Loader=loader) or {}
-        except yaml.YAMLError as e:
-            line = getattr(getattr(e, "problem_mark", None), "line", None)
-            raise InputError(p, None if line is None else line + 1, f"not valid YAML ({getattr(e, 'problem', e)})", "invalid") from None
+        data = load_yaml_file(p, what="run config") or {}
         if not isinstance(data, dict):
             raise InputError(p, None, "expected a mapping with model:, train: and optionally preset:", "invalid")
     for item in overrides or []:
@@ -199,8 +176,8 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) 
         if not sep or not key:
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=5e-4")
         try:
-            v = yaml.load(value, Loader=loader)
-        except yaml.YAMLError:
+            v = load_yaml(value, f"--set {key}")
+        except ConfigError:
             v = value
         d = data
         parts = key.split(".")

@@ -679,3 +679,75 @@ def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatc
     recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in recs if r["event"] == "train"] == [1, 2, 3, 4]
     assert [r["event"] for r in recs].count("start") == 1
+
+
+# ============================================================ 11. configs
+
+
+def test_11_a_key_given_twice_is_an_error_naming_both_lines_in_every_yaml(tmp_path):
+    from synprep.filters import load_config as load_filters
+    from synprep.train import load_config as load_run
+
+    run = tmp_path / "run.yaml"
+    run.write_text("train:\n  lr: 5e-4\n  warmup: 100\n  lr: 1e-3\n")
+    with pytest.raises(ConfigError, match=r"run\.yaml:4: key 'lr' is given twice \(lines 2 and 4\)"):
+        load_run(run)
+    filters = tmp_path / "filters.yaml"
+    filters.write_text("- name: length\n  max_words: 50\n  max_words: 80\n")
+    with pytest.raises(ConfigError, match=r"filters\.yaml:3: key 'max_words' is given twice \(lines 2 and 3\)"):
+        load_filters(filters)
+    top = tmp_path / "top.yaml"
+    top.write_text("filters:\n- name: empty\nfilters:\n- name: length\n")
+    with pytest.raises(ConfigError, match=r"top\.yaml:3: key 'filters' is given twice \(lines 1 and 3\)"):
+        load_filters(top)
+    # the same key in two different mappings is fine, and merge keys may override
+    ok = tmp_path / "ok.yaml"
+    ok.write_text("base: &b {lr: 1.0}\ntrain:\n  <<: *b\n  lr: 2.0\nmodel: {lr: 3}\n")
+    from synprep.yamlio import load_yaml_file
+
+    assert load_yaml_file(ok)["train"] == {"lr": 2.0}
+
+
+def test_11_syntax_errors_name_file_and_line(tmp_path):
+    from synprep.train import load_config as load_run
+    from synprep.yamlio import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("train:\n  lr: 1e-3\n  betas: [0.9, 0.98\nmodel: {}\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml:\d+: invalid YAML: .*line 3"):
+        load_run(bad)
+    nul = tmp_path / "nul.yaml"
+    nul.write_text("train:\n  lr: 1e-3\x00\n")
+    with pytest.raises(ConfigError, match=r"nul\.yaml:2: invalid YAML: the character '\\x00'"):
+        load_run(nul)
+    assert main([str(bad), str(nul)]) == 2
+
+
+def test_11_an_unknown_script_name_is_an_error_listing_the_known_ones():
+    from synprep.filters import build_filter
+
+    with pytest.raises(ConfigError, match=r"unknown script 'Latn'.*known: .*CYRILLIC.*HAN.*LATIN"):
+        build_filter({"name": "script", "src_scripts": ["Latn"]})
+    f = build_filter({"name": "script", "src_scripts": ["latin"], "tgt_scripts": ["Han", "Hiragana", "Katakana"]})
+    from synprep.filters import Pair
+
+    assert next(f.score([Pair("1", "Hello", "日本語です")]))[:2] == (1.0, 1.0)
+
+
+@pytest.mark.workflow
+def test_11_the_workflow_config_is_read_strictly(tmp_path):
+    from .conftest import REPO
+
+    (tmp_path / "config").mkdir()
+    text = (REPO / "config" / "config.yaml").read_text()
+    (tmp_path / "config" / "config.yaml").write_text(text)
+    (tmp_path / "dup.yaml").write_text("shards:\n  count: 2\nreport:\n  title: x\nshards:\n  count: 3\n")
+    snake = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"), "--cores", "1"]
+    r = subprocess.run([*snake, "--configfile", "dup.yaml"], cwd=tmp_path, capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "dup.yaml:5: key 'shards' is given twice (lines 1 and 5)" in out, out[-2000:]
+    (tmp_path / "config" / "config.yaml").write_text(text + "report: [1, 2\n")
+    r = subprocess.run(snake, cwd=tmp_path, capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    n = text.count("\n") + 1
+    assert r.returncode != 0 and f"config/config.yaml:{n + 1}: invalid YAML" in out and f"at line {n}" in out, out[-2000:]
