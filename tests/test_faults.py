@@ -681,6 +681,35 @@ def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatc
     assert [r["event"] for r in recs].count("start") == 1
 
 
+def test_12_a_balanced_shard_logs_no_false_alarm(tmp_path, capsys):
+    c = tmp_path / "c.tsv"
+    c.write_text("".join(f"s{i}\tt{i}\n" for i in range(12)))
+    out = tmp_path / "split"
+    assert run_main(capsys, "split", "--tsv", c, "--name", "c", "--shards", 2, "--out-dir", out,
+                    "--summary", tmp_path / "split.json")[0] == 0
+    (out / "000.kept.tsv").write_text((out / "000.tsv").read_text())
+    rc, err = run_main(capsys, "report", "accounting", "--shard", "000", "--split", tmp_path / "split.json",
+                       "--input", out / "000.tsv", out / "000.rejects.tsv", "--kept", out / "000.kept.tsv",
+                       "--stages", "prepare", "-o", tmp_path / "l.json")
+    assert rc == 0 and json.loads((tmp_path / "l.json").read_text())["balanced"]
+    assert " NO" not in err and "lost" not in err and "yes" in err, err
+
+
+def test_12_split_help_describes_the_split_the_code_does(tmp_path, capsys):
+    from synprep.corpus import read_shard, shard_key
+
+    with pytest.raises(SystemExit):
+        run_main(capsys, "split", "--help")
+    text = capsys.readouterr().out
+    assert "(n - 1) mod" not in text and "h mod SHARDS" in text and "BLAKE2b" in text
+    c = tmp_path / "c.tsv"
+    c.write_text("".join(f"s{i}\tt{i}\n" for i in range(20)))
+    assert run_main(capsys, "split", "--tsv", c, "--name", "c", "--shards", 3, "--out-dir", tmp_path / "o")[0] == 0
+    for k in range(3):
+        for pid, s, t in read_shard(tmp_path / "o" / f"00{k}.tsv"):
+            assert shard_key(s, t) % 3 == k
+
+
 # ============================================================ 11. configs
 
 

@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         ledger = acc.account_shard(args.shard, input_ids, rejects, _read_ids(args.kept), args.stages,
                                    corpus_lines=split["lines"])
         acc.write_json(args.output, ledger)
-        summary = acc.summarize([ledger], args.stages)
+        summary = acc.summarize([ledger], args.stages, partition=False)  # one shard is not the corpus
         print(acc.render(summary), file=sys.stderr)
         if not ledger["balanced"]:
             print(f"synprep report accounting: shard {args.shard} is out of balance", file=sys.stderr)
