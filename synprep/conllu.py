@@ -293,7 +293,7 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
             hint = " (are the columns separated by spaces instead of tabs?)" if len(f) < 10 and " " in line else ""
             raise InputError(name, lineno, f"found {len(f)} tab-separated columns; expected 10{hint}", "columns")
         wid = f[0]
-        if _uint(wid):
+        if wid.isdigit() and wid.isascii() and wid[0] != "0":  # _uint but "0" (never a word's ID), inlined
             i = int(wid)
             if i != expected:
                 raise InputError(name, lineno, f"ID {i} is out of order; expected {expected}", "id-order")
@@ -326,6 +326,8 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
             if _uint(a) and _uint(b):
                 continue  # empty node of the enhanced graph: ignored
             raise InputError(name, lineno, f"empty-node ID {wid!r} is malformed; expected N.M", "id")
+        if wid == "0":
+            raise InputError(name, lineno, f"ID 0 is out of order; expected {expected}", "id-order")
         raise InputError(name, lineno, f"ID {wid!r} is not an integer; expected {expected}{_PLAIN}", "id")
 
     n = len(rows)
@@ -341,7 +343,7 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
     root = -1
     for i, r in enumerate(rows):
         h = r[6]
-        if _uint(h):
+        if h.isdigit() and h.isascii() and (h[0] != "0" or len(h) == 1):  # _uint, inlined: per word
             hv = int(h)
         elif h[:1] == "-" and h[1:] != "0" and _uint(h[1:]):
             hv = -int(h[1:])  # reported as out of range below
