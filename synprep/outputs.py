@@ -148,6 +148,8 @@ def replace_dir(path: str | os.PathLike, owned: Callable[[Path], bool] | None = 
     ``owned(path)`` says whether an existing, non-empty ``path`` is an earlier output
     of the same kind (only then may it be replaced)."""
     p = check_replaceable(path, owned, option)
+    if p.is_symlink():  # replace the directory it points to, where it is
+        p = Path(os.path.realpath(p))
     p.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(p)
     tmp = p.parent / f".{p.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}"

@@ -419,6 +419,32 @@ def test_6_a_directory_that_is_not_a_dataset_is_never_replaced(tmp_path, capsys)
     assert (d / "notes.txt").read_text() == "keep me" and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+def test_6_replace_dir_swaps_whole_directories_or_leaves_them(tmp_path, monkeypatch, exchange):
+    from synprep import outputs
+
+    if not exchange:  # a file system or kernel without renameat2(RENAME_EXCHANGE)
+        monkeypatch.setattr(outputs, "_exchange", lambda a, b: False)
+    d = tmp_path / "out"
+    for version in ("one", "two"):
+        with outputs.replace_dir(d, owned=lambda p: (p / "v").exists()) as tmp:
+            assert not d.exists() or (d / "v").read_text() != version
+            (tmp / "v").write_text(version)
+            (tmp / version).write_text("x")
+        assert sorted(p.name for p in d.iterdir()) == sorted(["v", version]) and (d / "v").read_text() == version
+    with pytest.raises(RuntimeError):
+        with outputs.replace_dir(d) as tmp:
+            (tmp / "v").write_text("three")
+            raise RuntimeError("killed")
+    assert (d / "v").read_text() == "two" and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    # a symlink to a directory: the directory it points to is replaced, the link stays
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with outputs.replace_dir(tmp_path / "link") as tmp:
+        (tmp / "v").write_text("linked")
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "real" / "v").read_text() == "linked"
+
+
 # ============================================================ 7. training reads only intact data
 
 
