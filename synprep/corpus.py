@@ -206,14 +206,16 @@ def _raw_lines(path: str) -> Iterator[bytes]:
                 raise InputError(name, None, f"cannot be read: {e}", reason="unreadable") from None
             if not raw:
                 return
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-                if raw.endswith(b"\r"):
-                    raw = raw[:-1]
             if first:
                 first = False
                 if raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]
+                    if not raw:
+                        return  # a byte-order mark alone: an empty file
+            if raw.endswith(b"\n"):
+                raw = raw[:-1]
+                if raw.endswith(b"\r"):
+                    raw = raw[:-1]
             yield raw
     finally:
         stream.close()
@@ -384,6 +386,8 @@ def read_shard(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
         for n, raw in enumerate(f, 1):
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]  # a byte-order mark at the very start of the file
+                if not raw:
+                    return
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:

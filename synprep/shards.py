@@ -768,7 +768,59 @@ def read_manifest(path: str | os.PathLike) -> dict:
         raise InputError(
             str(mpath), None, f"schema version {v}, but this synprep reads version {SCHEMA_VERSION}; rewrite the shards", "invalid"
         )
+    _check_manifest(m, str(mpath))
     return m
+
+
+def _check_manifest(m: dict, where: str) -> None:
+    """The types of the manifest entries that readers use (InputError naming the entry):
+    a hand-edited or damaged manifest fails here, not as a TypeError further on."""
+
+    def bad(key: str, value, expected: str):
+        raise InputError(where, None, f"{key} is {value!r}; expected {expected} (the manifest was changed: "
+                         "write the dataset again)", "invalid")
+
+    def is_int(x, lo=0) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and x >= lo
+
+    sides = m.get("sides")
+    if not isinstance(sides, list) or not sides or not all(x in SIDES for x in sides) or len(set(sides)) != len(sides):
+        bad("sides", sides, "a list of src and/or tgt")
+    if m.get("transition_side") not in (*sides, None):
+        bad("transition_side", m.get("transition_side"), "one of the sides or null")
+    labels = m.get("labels")
+    if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
+        bad("labels", labels, "a list of label names")
+    pieces = m.get("pieces")
+    models = pieces.get("models") if isinstance(pieces, dict) else None
+    if not isinstance(models, dict):
+        bad("pieces", pieces, "an object with the subword models")
+    for side, e in models.items():
+        if not isinstance(e, dict) or not isinstance(e.get("file"), str) or not e["file"]:
+            bad(f"pieces.models.{side}", e, "an object with a model file name")
+        for k in ("vocab_size", "pad_id", "unk_id", "bos_id", "eos_id"):
+            if not is_int(e.get(k), -1):
+                bad(f"pieces.models.{side}.{k}", e.get(k), "an integer")
+        if not isinstance(e.get("sha256"), str):
+            bad(f"pieces.models.{side}.sha256", e.get("sha256"), "the model's SHA-256")
+    tokens = m.get("tokens", {})
+    if not isinstance(tokens, dict) or not all(is_int(v, -1) for k, v in tokens.items() if k.endswith(("_id", "_size", "_base"))):
+        bad("tokens", tokens, "an object of integer ids and sizes")
+    shards = m.get("shards")
+    if not isinstance(shards, list):
+        bad("shards", shards, "a list of shard entries")
+    for i, e in enumerate(shards):
+        if not isinstance(e, dict):
+            bad(f"shards[{i}]", e, "an object with file, rows, bytes and sha256")
+        if not isinstance(e.get("file"), str) or not e["file"]:
+            bad(f"shards[{i}].file", e.get("file"), "a file name")
+        if not is_int(e.get("rows")):
+            bad(f"shards[{i}].rows", e.get("rows"), "a row count")
+        if "bytes" in e and not is_int(e["bytes"]):
+            bad(f"shards[{i}].bytes", e["bytes"], "a size in bytes")
+        sha = e.get("sha256")
+        if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+            bad(f"shards[{i}].sha256", sha, "a SHA-256 in hex")
 
 
 def shard_paths(path: str | os.PathLike) -> list[Path]:
@@ -829,8 +881,9 @@ def open_dataset(path: str | os.PathLike, verify_checksums: bool = False) -> tup
 
 
 def verify(path: str | os.PathLike, cache: bool = False) -> None:
-    """Check every shard's size and SHA-256 against the manifest (InputError naming
-    the first file that differs, saying how to go on).
+    """Check every shard's size and SHA-256, and every subword model's SHA-256,
+    against the manifest (InputError naming the first file that differs, saying how
+    to go on).
 
     With ``cache``, a shard hashed once is not hashed again while its size,
     modification and change times (ns) and inode stay those it had when it matched:
@@ -842,7 +895,8 @@ def verify(path: str | os.PathLike, cache: bool = False) -> None:
     base = _manifest_dir(path)
     remembered = _VerifiedCache(base) if cache else None
     hint = "write the dataset again (or pass --no-verify to use it as it is)"
-    for s in m["shards"]:
+    models = {e["file"]: e for e in m["pieces"]["models"].values() if "sha256" in e}
+    for s in m["shards"] + [{"file": f, "sha256": e["sha256"]} for f, e in sorted(models.items())]:
         p = base / s["file"]
         try:
             st = os.stat(p)

@@ -307,6 +307,8 @@ def _lines(path: Path) -> Iterator[str]:
             for lineno, raw in enumerate(f, 1):
                 if lineno == 1 and raw.startswith(BOM):
                     raw = raw[len(BOM):]
+                    if not raw:
+                        return  # a byte-order mark alone: an empty file
                 if raw.endswith(b"\n"):
                     raw = raw[:-1]
                     if raw.endswith(b"\r"):

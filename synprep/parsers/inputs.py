@@ -48,9 +48,11 @@ def read_items(path: str | os.PathLike, fmt: str = "auto", id_prefix: str = "") 
                 raise InputError(name, lineno + 1 if lineno else None, f"cannot be read: {e}", reason="unreadable") from None
             if not raw:
                 return
-            lineno += 1
-            if lineno == 1 and raw.startswith(BOM):
+            if lineno == 0 and raw.startswith(BOM):
                 raw = raw[len(BOM):]
+                if not raw:
+                    return  # a byte-order mark alone: an empty file
+            lineno += 1
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
