@@ -674,68 +674,6 @@ def test_10_every_output_file_naming_a_directory_stops_before_any_work(tmp_path,
     assert list(d.iterdir()) == [] and not (tmp_path / "o.conllu").exists()
 
 
-# ============================================================ 12. small untruths
-
-
-class Killed(BaseException):
-    """Stands in for SIGKILL in this process: nothing catches it, nothing is saved."""
-
-
-def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatch):
-    from synprep import train as tr
-
-    out = tmp_path / "run"
-    cfg = tr.RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "out": str(out), "max_steps": 4,
-                                                              "max_tokens": 400, "valid_every": 2, "log_every": 1,
-                                                              "progress": False}})
-    log = tr.Trainer.log
-
-    def log_then_die(self):
-        log(self)
-        if self.step == 3:
-            raise Killed
-
-    monkeypatch.setattr(tr.Trainer, "log", log_then_die)
-    with pytest.raises(Killed):
-        tr.train(cfg, log=lambda m: None)
-    steps = [json.loads(x).get("step") for x in (out / "metrics.jsonl").read_text().splitlines()]
-    assert steps == [None, 1, 2, 3]  # the checkpoint is at update 2
-    monkeypatch.setattr(tr.Trainer, "log", log)
-    assert tr.train(cfg, log=lambda m: None)["steps"] == 4
-    recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in recs if r["event"] == "train"] == [1, 2, 3, 4]
-    assert [r["event"] for r in recs].count("start") == 1
-
-
-def test_12_a_balanced_shard_logs_no_false_alarm(tmp_path, capsys):
-    c = tmp_path / "c.tsv"
-    c.write_text("".join(f"s{i}\tt{i}\n" for i in range(12)))
-    out = tmp_path / "split"
-    assert run_main(capsys, "split", "--tsv", c, "--name", "c", "--shards", 2, "--out-dir", out,
-                    "--summary", tmp_path / "split.json")[0] == 0
-    (out / "000.kept.tsv").write_text((out / "000.tsv").read_text())
-    rc, err = run_main(capsys, "report", "accounting", "--shard", "000", "--split", tmp_path / "split.json",
-                       "--input", out / "000.tsv", out / "000.rejects.tsv", "--kept", out / "000.kept.tsv",
-                       "--stages", "prepare", "-o", tmp_path / "l.json")
-    assert rc == 0 and json.loads((tmp_path / "l.json").read_text())["balanced"]
-    assert " NO" not in err and "lost" not in err and "yes" in err, err
-
-
-def test_12_split_help_describes_the_split_the_code_does(tmp_path, capsys):
-    from synprep.corpus import read_shard, shard_key
-
-    with pytest.raises(SystemExit):
-        run_main(capsys, "split", "--help")
-    text = capsys.readouterr().out
-    assert "(n - 1) mod" not in text and "h mod SHARDS" in text and "BLAKE2b" in text
-    c = tmp_path / "c.tsv"
-    c.write_text("".join(f"s{i}\tt{i}\n" for i in range(20)))
-    assert run_main(capsys, "split", "--tsv", c, "--name", "c", "--shards", 3, "--out-dir", tmp_path / "o")[0] == 0
-    for k in range(3):
-        for pid, s, t in read_shard(tmp_path / "o" / f"00{k}.tsv"):
-            assert shard_key(s, t) % 3 == k
-
-
 # ============================================================ 11. configs
 
 
@@ -806,3 +744,65 @@ def test_11_the_workflow_config_is_read_strictly(tmp_path):
     out = r.stdout + r.stderr
     n = text.count("\n") + 1
     assert r.returncode != 0 and f"config/config.yaml:{n + 1}: invalid YAML" in out and f"at line {n}" in out, out[-2000:]
+
+
+# ============================================================ 12. small untruths
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL in this process: nothing catches it, nothing is saved."""
+
+
+def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatch):
+    from synprep import train as tr
+
+    out = tmp_path / "run"
+    cfg = tr.RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "out": str(out), "max_steps": 4,
+                                                              "max_tokens": 400, "valid_every": 2, "log_every": 1,
+                                                              "progress": False}})
+    log = tr.Trainer.log
+
+    def log_then_die(self):
+        log(self)
+        if self.step == 3:
+            raise Killed
+
+    monkeypatch.setattr(tr.Trainer, "log", log_then_die)
+    with pytest.raises(Killed):
+        tr.train(cfg, log=lambda m: None)
+    steps = [json.loads(x).get("step") for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [None, 1, 2, 3]  # the checkpoint is at update 2
+    monkeypatch.setattr(tr.Trainer, "log", log)
+    assert tr.train(cfg, log=lambda m: None)["steps"] == 4
+    recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in recs if r["event"] == "train"] == [1, 2, 3, 4]
+    assert [r["event"] for r in recs].count("start") == 1
+
+
+def test_12_a_balanced_shard_logs_no_false_alarm(tmp_path, capsys):
+    c = tmp_path / "c.tsv"
+    c.write_text("".join(f"s{i}\tt{i}\n" for i in range(12)))
+    out = tmp_path / "split"
+    assert run_main(capsys, "split", "--tsv", c, "--name", "c", "--shards", 2, "--out-dir", out,
+                    "--summary", tmp_path / "split.json")[0] == 0
+    (out / "000.kept.tsv").write_text((out / "000.tsv").read_text())
+    rc, err = run_main(capsys, "report", "accounting", "--shard", "000", "--split", tmp_path / "split.json",
+                       "--input", out / "000.tsv", out / "000.rejects.tsv", "--kept", out / "000.kept.tsv",
+                       "--stages", "prepare", "-o", tmp_path / "l.json")
+    assert rc == 0 and json.loads((tmp_path / "l.json").read_text())["balanced"]
+    assert " NO" not in err and "lost" not in err and "yes" in err, err
+
+
+def test_12_split_help_describes_the_split_the_code_does(tmp_path, capsys):
+    from synprep.corpus import read_shard, shard_key
+
+    with pytest.raises(SystemExit):
+        run_main(capsys, "split", "--help")
+    text = capsys.readouterr().out
+    assert "(n - 1) mod" not in text and "h mod SHARDS" in text and "BLAKE2b" in text
+    c = tmp_path / "c.tsv"
+    c.write_text("".join(f"s{i}\tt{i}\n" for i in range(20)))
+    assert run_main(capsys, "split", "--tsv", c, "--name", "c", "--shards", 3, "--out-dir", tmp_path / "o")[0] == 0
+    for k in range(3):
+        for pid, s, t in read_shard(tmp_path / "o" / f"00{k}.tsv"):
+            assert shard_key(s, t) % 3 == k
