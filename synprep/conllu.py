@@ -38,12 +38,11 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from .errors import InputError
+from .textio import BOM  # skipped at the very start of a file by every synprep reader
 
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "format_conllu", "open_binary"]
 
 _BLOCK = 1 << 20
-#: the UTF-8 byte-order mark; skipped at the very start of a file by every synprep reader
-BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(slots=True)

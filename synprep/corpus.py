@@ -195,28 +195,12 @@ class _OwningGzip(gzip.GzipFile):
 
 
 def _raw_lines(path: str) -> Iterator[bytes]:
-    """The lines of a file without their line ending (LF or CRLF)."""
-    stream, name = open_raw(path), path
+    """The lines of a file without their line ending (LF or CRLF; :func:`synprep.textio.lines`)."""
+    from .textio import lines
+
+    stream = open_raw(path)
     try:
-        first = True
-        while True:
-            try:
-                raw = stream.readline()
-            except (OSError, EOFError) as e:  # a truncated or corrupt .gz
-                raise InputError(name, None, f"cannot be read: {e}", reason="unreadable") from None
-            if not raw:
-                return
-            if first:
-                first = False
-                if raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                    if not raw:
-                        return  # a byte-order mark alone: an empty file
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-                if raw.endswith(b"\r"):
-                    raw = raw[:-1]
-            yield raw
+        yield from lines(stream, path)
     finally:
         stream.close()
 
@@ -382,17 +366,15 @@ def read_shard(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
         f = open(path, "rb")
     except OSError as e:
         raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+    from .textio import lines
+
     with f:
-        for n, raw in enumerate(f, 1):
-            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]  # a byte-order mark at the very start of the file
-                if not raw:
-                    return
+        for n, raw in enumerate(lines(f, path), 1):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise InputError(path, n, "bytes that are not UTF-8; expected UTF-8 text", reason=BAD_ENCODING) from None
-            cols = line.rstrip("\n").split("\t")
+            cols = line.split("\t")
             if len(cols) != 3:
                 raise InputError(path, n, f"{len(cols)} column(s); expected 3 (id, src, tgt)", reason="bad-columns")
             yield cols[0], cols[1], cols[2]

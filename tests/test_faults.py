@@ -677,43 +677,33 @@ def test_10_every_output_file_naming_a_directory_stops_before_any_work(tmp_path,
 # ============================================================ 11. configs
 
 
-def test_11_a_key_given_twice_is_an_error_naming_both_lines_in_every_yaml(tmp_path):
+BAD_YAML = [  # (reader, file, text, the error it must give)
+    ("run", "run.yaml", "train:\n  lr: 5e-4\n  warmup: 100\n  lr: 1e-3\n",
+     r"run\.yaml:4: key 'lr' is given twice \(lines 2 and 4\)"),
+    ("filters", "filters.yaml", "- name: length\n  max_words: 50\n  max_words: 80\n",
+     r"filters\.yaml:3: key 'max_words' is given twice \(lines 2 and 3\)"),
+    ("filters", "top.yaml", "filters:\n- name: empty\nfilters:\n- name: length\n",
+     r"top\.yaml:3: key 'filters' is given twice \(lines 1 and 3\)"),
+    ("run", "bad.yaml", "train:\n  lr: 1e-3\n  betas: [0.9, 0.98\nmodel: {}\n", r"bad\.yaml:\d+: invalid YAML: .*line 3"),
+    ("run", "nul.yaml", "train:\n  lr: 1e-3\x00\n", r"nul\.yaml:2: invalid YAML: the character '\\x00'"),
+]
+
+
+def test_11_keys_given_twice_and_syntax_errors_name_file_and_lines_in_every_yaml(tmp_path):
     from synprep.filters import load_config as load_filters
     from synprep.train import load_config as load_run
+    from synprep.yamlio import load_yaml_file, main
 
-    run = tmp_path / "run.yaml"
-    run.write_text("train:\n  lr: 5e-4\n  warmup: 100\n  lr: 1e-3\n")
-    with pytest.raises(ConfigError, match=r"run\.yaml:4: key 'lr' is given twice \(lines 2 and 4\)"):
-        load_run(run)
-    filters = tmp_path / "filters.yaml"
-    filters.write_text("- name: length\n  max_words: 50\n  max_words: 80\n")
-    with pytest.raises(ConfigError, match=r"filters\.yaml:3: key 'max_words' is given twice \(lines 2 and 3\)"):
-        load_filters(filters)
-    top = tmp_path / "top.yaml"
-    top.write_text("filters:\n- name: empty\nfilters:\n- name: length\n")
-    with pytest.raises(ConfigError, match=r"top\.yaml:3: key 'filters' is given twice \(lines 1 and 3\)"):
-        load_filters(top)
+    readers = {"run": load_run, "filters": load_filters}
+    for reader, name, text, error in BAD_YAML:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ConfigError, match=error):
+            readers[reader](tmp_path / name)
+    assert main([str(tmp_path / name) for _r, name, _t, _e in BAD_YAML]) == 2
     # the same key in two different mappings is fine, and merge keys may override
     ok = tmp_path / "ok.yaml"
     ok.write_text("base: &b {lr: 1.0}\ntrain:\n  <<: *b\n  lr: 2.0\nmodel: {lr: 3}\n")
-    from synprep.yamlio import load_yaml_file
-
     assert load_yaml_file(ok)["train"] == {"lr": 2.0}
-
-
-def test_11_syntax_errors_name_file_and_line(tmp_path):
-    from synprep.train import load_config as load_run
-    from synprep.yamlio import main
-
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("train:\n  lr: 1e-3\n  betas: [0.9, 0.98\nmodel: {}\n")
-    with pytest.raises(ConfigError, match=r"bad\.yaml:\d+: invalid YAML: .*line 3"):
-        load_run(bad)
-    nul = tmp_path / "nul.yaml"
-    nul.write_text("train:\n  lr: 1e-3\x00\n")
-    with pytest.raises(ConfigError, match=r"nul\.yaml:2: invalid YAML: the character '\\x00'"):
-        load_run(nul)
-    assert main([str(bad), str(nul)]) == 2
 
 
 def test_11_an_unknown_script_name_is_an_error_listing_the_known_ones():

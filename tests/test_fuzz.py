@@ -139,6 +139,16 @@ def fuzz(reader: str, slow: bool = False):
                     suppress_health_check=list(HealthCheck))
 
 
+def fuzz_tests(reader: str, *strategies):
+    """The default and the ``slow`` property of one reader, from one test body."""
+
+    def make(body):
+        return (fuzz(reader)(given(*strategies)(body)),
+                pytest.mark.slow(fuzz(reader, slow=True)(given(*strategies)(body))))
+
+    return make
+
+
 def named(data: bytes, name: str) -> io.BytesIO:
     b = io.BytesIO(data)
     b.name = name
@@ -218,19 +228,12 @@ def check_oracle(data: bytes) -> None:
             assert rec["heads"] == [int(r[6]) - 1 for r in words]
 
 
-@fuzz("oracle")
-@given(MUTATIONS)
-def test_oracle(mutations):
+def _oracle(mutations):
     with time_limit():
         check_oracle(mutate(CONLLU.encode(), mutations))
 
 
-@pytest.mark.slow
-@fuzz("oracle", slow=True)
-@given(MUTATIONS)
-def test_oracle_long(mutations):
-    with time_limit():
-        check_oracle(mutate(CONLLU.encode(), mutations))
+test_oracle, test_oracle_long = fuzz_tests("oracle", MUTATIONS)(_oracle)
 
 
 # ============================================================ shard
@@ -285,23 +288,14 @@ def check_shard(tmp: Path, spm: str, src: bytes, tgt: bytes) -> None:
             assert model.decode_words(r[f"{side}_pieces"], r[f"{side}_word_ids"]) == want
 
 
-@fuzz("shard")
-@given(MUTATIONS, st.booleans(), BOMS)
-def test_shard(spm_model, tmp_path_factory, mutations, both, bom):
+def _shard(spm_model, tmp_path_factory, mutations, both, bom):
     tmp = tmp_path_factory.mktemp("fz")
     good = CONLLU.encode()
     with time_limit():
         check_shard(tmp, spm_model, mutate(good, mutations) if both else good, bom + mutate(good, mutations))
 
 
-@pytest.mark.slow
-@fuzz("shard", slow=True)
-@given(MUTATIONS, st.booleans(), BOMS)
-def test_shard_long(spm_model, tmp_path_factory, mutations, both, bom):
-    tmp = tmp_path_factory.mktemp("fz")
-    good = CONLLU.encode()
-    with time_limit():
-        check_shard(tmp, spm_model, mutate(good, mutations) if both else good, bom + mutate(good, mutations))
+test_shard, test_shard_long = fuzz_tests("shard", MUTATIONS, st.booleans(), BOMS)(_shard)
 
 
 # ============================================================ split
@@ -340,19 +334,12 @@ def check_split(tmp: Path, data: bytes, gz: bool) -> None:
             assert p.reason in ("bad-encoding", "bad-columns")
 
 
-@fuzz("split")
-@given(MUTATIONS, st.booleans(), BOMS)
-def test_split(tmp_path_factory, mutations, gz, bom):
+def _split(tmp_path_factory, mutations, gz, bom):
     with time_limit():
         check_split(tmp_path_factory.mktemp("fz"), bom + mutate(TSV.encode(), mutations), gz)
 
 
-@pytest.mark.slow
-@fuzz("split", slow=True)
-@given(MUTATIONS, st.booleans(), BOMS)
-def test_split_long(tmp_path_factory, mutations, gz, bom):
-    with time_limit():
-        check_split(tmp_path_factory.mktemp("fz"), bom + mutate(TSV.encode(), mutations), gz)
+test_split, test_split_long = fuzz_tests("split", MUTATIONS, st.booleans(), BOMS)(_split)
 
 
 # ============================================================ filter
@@ -379,21 +366,13 @@ def check_filter(tmp: Path, src: bytes, tgt: bytes) -> None:
         assert (p.src.encode("utf-8"), p.tgt.encode("utf-8")) == (s_lines[n - 1], t_lines[n - 1])
 
 
-@fuzz("filter")
-@given(MUTATIONS, st.booleans(), BOMS)
-def test_filter(tmp_path_factory, mutations, both, bom):
+def _filter(tmp_path_factory, mutations, both, bom):
     good = TEXT.encode()
     with time_limit():
         check_filter(tmp_path_factory.mktemp("fz"), bom + mutate(good, mutations), mutate(good, mutations) if both else good)
 
 
-@pytest.mark.slow
-@fuzz("filter", slow=True)
-@given(MUTATIONS, st.booleans(), BOMS)
-def test_filter_long(tmp_path_factory, mutations, both, bom):
-    good = TEXT.encode()
-    with time_limit():
-        check_filter(tmp_path_factory.mktemp("fz"), bom + mutate(good, mutations), mutate(good, mutations) if both else good)
+test_filter, test_filter_long = fuzz_tests("filter", MUTATIONS, st.booleans(), BOMS)(_filter)
 
 
 # ============================================================ parse
@@ -449,21 +428,13 @@ def check_parse(tmp: Path, parser, data: bytes, fmt: str) -> None:
         assert "".join("".join(surface).split()) == "".join(text.split())  # every word, as written
 
 
-@fuzz("parse")
-@given(MUTATIONS, st.sampled_from(["lines", "tsv"]), BOMS)
-def test_parse(udpipe, tmp_path_factory, mutations, fmt, bom):
+def _parse(udpipe, tmp_path_factory, mutations, fmt, bom):
     good = (TEXT if fmt == "lines" else "".join(f"id{i}\t{t}\n" for i, t in enumerate(TEXT.splitlines()))).encode()
     with time_limit():
         check_parse(tmp_path_factory.mktemp("fz"), udpipe, bom + mutate(good, mutations), fmt)
 
 
-@pytest.mark.slow
-@fuzz("parse", slow=True)
-@given(MUTATIONS, st.sampled_from(["lines", "tsv"]), BOMS)
-def test_parse_long(udpipe, tmp_path_factory, mutations, fmt, bom):
-    good = (TEXT if fmt == "lines" else "".join(f"id{i}\t{t}\n" for i, t in enumerate(TEXT.splitlines()))).encode()
-    with time_limit():
-        check_parse(tmp_path_factory.mktemp("fz"), udpipe, bom + mutate(good, mutations), fmt)
+test_parse, test_parse_long = fuzz_tests("parse", MUTATIONS, st.sampled_from(["lines", "tsv"]), BOMS)(_parse)
 
 
 # ============================================================ the dataset loader
@@ -504,19 +475,12 @@ def check_loader(tmp: Path, pristine: Path, which: int, mutations) -> None:
     assert sum(len(b) for b in got) == len(d)
 
 
-@fuzz("loader")
-@given(st.integers(0, 100), MUTATIONS)
-def test_loader(dataset, tmp_path_factory, which, mutations):
+def _loader(dataset, tmp_path_factory, which, mutations):
     with time_limit():
         check_loader(tmp_path_factory.mktemp("fz"), dataset, which, mutations)
 
 
-@pytest.mark.slow
-@fuzz("loader", slow=True)
-@given(st.integers(0, 100), MUTATIONS)
-def test_loader_long(dataset, tmp_path_factory, which, mutations):
-    with time_limit():
-        check_loader(tmp_path_factory.mktemp("fz"), dataset, which, mutations)
+test_loader, test_loader_long = fuzz_tests("loader", st.integers(0, 100), MUTATIONS)(_loader)
 
 
 # ============================================================ the CLI, a few fixed cases

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..conllu import BOM
+from .. import textio
 from ..errors import ConfigError, InputError
 from .base import Filter, Pair, Score, build_filters
 
@@ -301,18 +301,9 @@ def _lines(path: Path) -> Iterator[str]:
     and decoded one by one, so an encoding error names its line. A UTF-8 byte-order
     mark at the very start of the file is dropped (U+FEFF anywhere else is text).
     """
-    lineno = 0
     try:
         with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
-            for lineno, raw in enumerate(f, 1):
-                if lineno == 1 and raw.startswith(BOM):
-                    raw = raw[len(BOM):]
-                    if not raw:
-                        return  # a byte-order mark alone: an empty file
-                if raw.endswith(b"\n"):
-                    raw = raw[:-1]
-                    if raw.endswith(b"\r"):
-                        raw = raw[:-1]
+            for lineno, raw in enumerate(textio.lines(f, str(path)), 1):
                 try:
                     yield raw.decode("utf-8")
                 except UnicodeDecodeError as e:
@@ -323,10 +314,13 @@ def _lines(path: Path) -> Iterator[str]:
                         f"expected UTF-8 text (re-encode the file)",
                         reason="encoding",
                     ) from None
-    except (gzip.BadGzipFile, EOFError, OSError) as e:
-        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
-            raise InputError(str(path), None, f"cannot read: {e.strerror}", reason="missing") from None
-        raise InputError(str(path), lineno + 1 if lineno else None, f"not a valid gzip file ({e}); expected gzip-compressed text for a .gz name", reason="invalid") from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        raise InputError(str(path), None, f"cannot read: {e.strerror}", reason="missing") from None
+    except InputError as e:
+        if e.reason != "unreadable" or path.suffix != ".gz":
+            raise
+        raise InputError(str(path), e.line, f"not a valid gzip file ({e.message.split(': ', 1)[-1]}); expected "
+                         "gzip-compressed text for a .gz name", reason="invalid") from None
 
 
 def corpus_name(src: str | Path) -> str:
