@@ -293,10 +293,11 @@ def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
     return model.to(device).eval(), cfg, state
 
 
-def _trim_metrics(path: Path, step: int) -> None:
+def _trim_metrics(path: Path, step: Optional[int]) -> None:
     """Drop the records of updates after ``step`` (and a line cut off by a kill) from
     a run's metrics.jsonl: a run resumed from its checkpoint at ``step`` logs them
-    again, and they must not appear twice."""
+    again, and they must not appear twice. ``step`` None (a run that starts over, no
+    checkpoint having been written) drops every record."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     except FileNotFoundError:
@@ -307,7 +308,7 @@ def _trim_metrics(path: Path, step: int) -> None:
             rec = json.loads(line)
         except ValueError:
             continue
-        if line.endswith("\n") and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
+        if step is not None and line.endswith("\n") and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
             keep.append(line)
     if keep != lines:
         tmp = path.with_name(path.name + f".tmp{os.getpid()}")
@@ -453,8 +454,8 @@ class Trainer:
             self.vocab = TargetVocab.from_manifest(self.valid_ds.manifest, tc.valid)
         self.sampler = TokenBudgetSampler(self.train_ds.lengths(), tc.max_tokens, seed=tc.seed, shuffle=True)
         self.collate = self.train_ds.collate()
-        if state is not None:  # the records after the checkpoint are written again from here
-            _trim_metrics(self.out / "metrics.jsonl", self.step)
+        # the records after the checkpoint (all of them without one) are written again from here
+        _trim_metrics(self.out / "metrics.jsonl", self.step if state is not None else None)
         self.metrics = _Metrics(self.out / "metrics.jsonl")
         if getattr(self.model, "prefix_decoder", False):
             mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
@@ -556,10 +557,8 @@ class Trainer:
         import torch
 
         improved = False
-        if valid is not None:
-            sc = valid["bleu"] if "bleu" in valid else -valid["loss"]
-            if self.best is None or sc > self.best:
-                self.best, self.best_step, improved = sc, self.step, True
+        if valid is not None and self._improves(valid):
+            self.best, self.best_step, improved = self._score(valid), self.step, True
         st = {
             "model": self.model.state_dict(),
             "optimizer": self.opt.state_dict(),
@@ -578,6 +577,13 @@ class Trainer:
         if improved or self.valid_ds is None:
             _atomic_save(st, self.best_path)
 
+    @staticmethod
+    def _score(valid: dict) -> float:
+        return valid["bleu"] if "bleu" in valid else -valid["loss"]
+
+    def _improves(self, valid: dict) -> bool:
+        return self.best is None or self._score(valid) > self.best
+
     @property
     def best_metric(self) -> str:
         return "bleu" if self.tc.valid_bleu else "-loss"
@@ -588,14 +594,16 @@ class Trainer:
         v = None
         if self.valid_ds is not None:
             v = validate(self.model, self.valid_ds, self.tc, self.device, self.vocab)
+            rec: dict = {"event": "valid", "step": self.step, "epoch": self.epoch}
+            rec.update({k: round(x, 4) for k, x in v.items()})
+            rec["best"] = self._improves(v)
+            rec["elapsed_s"] = round(self.elapsed(), 1)
+            # the record before the checkpoint: a run killed between the two resumes from the
+            # previous checkpoint, drops this record (_trim_metrics) and validates again
+            self.metrics.write(rec)
         self.save(v)
         self.last_valid = self.step
         if v is not None:
-            rec: dict = {"event": "valid", "step": self.step, "epoch": self.epoch}
-            rec.update({k: round(x, 4) for k, x in v.items()})
-            rec["best"] = self.best_step == self.step
-            rec["elapsed_s"] = round(self.elapsed(), 1)
-            self.metrics.write(rec)
             self.say(f"update {self.step}: valid loss {v['loss']:.3f} ppl {v['ppl']:.2f}" + (f" BLEU {v['bleu']:.2f}" if "bleu" in v else ""))
         self.acc["t"] += time.perf_counter() - tv  # throughput counts training time only
 

@@ -747,7 +747,8 @@ def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatc
     from synprep import train as tr
 
     out = tmp_path / "run"
-    cfg = tr.RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "out": str(out), "max_steps": 4,
+    cfg = tr.RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "valid": str(tiny_pairs),
+                                                              "out": str(out), "max_steps": 4,
                                                               "max_tokens": 400, "valid_every": 2, "log_every": 1,
                                                               "progress": False}})
     log = tr.Trainer.log
@@ -761,12 +762,29 @@ def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatc
     with pytest.raises(Killed):
         tr.train(cfg, log=lambda m: None)
     steps = [json.loads(x).get("step") for x in (out / "metrics.jsonl").read_text().splitlines()]
-    assert steps == [None, 1, 2, 3]  # the checkpoint is at update 2
+    assert steps == [None, 1, 2, 2, 3]  # the checkpoint is at update 2
     monkeypatch.setattr(tr.Trainer, "log", log)
     assert tr.train(cfg, log=lambda m: None)["steps"] == 4
     recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in recs if r["event"] == "train"] == [1, 2, 3, 4]
+    assert [r["step"] for r in recs if r["event"] == "valid"] == [2, 4]
     assert [r["event"] for r in recs].count("start") == 1
+    # killed between a validation record and its checkpoint (here the run's first):
+    # the run starts over and logs every update once
+    save = tr._atomic_save
+
+    def die_saving(obj, path):
+        raise Killed
+
+    monkeypatch.setattr(tr, "_atomic_save", die_saving)
+    cfg2 = tr.RunConfig.from_dict({**cfg.to_dict(), "train": {**cfg.train.to_dict(), "out": str(tmp_path / "r2")}})
+    with pytest.raises(Killed):
+        tr.train(cfg2, log=lambda m: None)
+    monkeypatch.setattr(tr, "_atomic_save", save)
+    assert tr.train(cfg2, log=lambda m: None)["steps"] == 4
+    recs = [json.loads(x) for x in (tmp_path / "r2" / "metrics.jsonl").read_text().splitlines()]
+    assert [(r["event"], r.get("step")) for r in recs] == [("start", None), ("train", 1), ("train", 2), ("valid", 2),
+                                                           ("train", 3), ("train", 4), ("valid", 4)]
 
 
 def test_12_a_balanced_shard_logs_no_false_alarm(tmp_path, capsys):
