@@ -302,14 +302,14 @@ test_shard, test_shard_long = fuzz_tests("shard", MUTATIONS, st.booleans(), BOMS
 
 
 def raw_lines(data: bytes) -> list[bytes]:
-    """The lines of a text file as the readers see them: split on LF, CR of CRLF and
-    a leading byte-order mark removed."""
+    """The lines of a text file as the readers see them: split on LF, the CR of a CRLF
+    and a leading byte-order mark removed."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    return [x[:-1] if x.endswith(b"\r") else x for x in lines]
+    last = lines.pop()  # after the last LF: a line without its end, or nothing
+    lines = [x[:-1] if x.endswith(b"\r") else x for x in lines]  # CR of a CRLF only
+    return lines + ([last] if last else [])
 
 
 def check_split(tmp: Path, data: bytes, gz: bool) -> None:
