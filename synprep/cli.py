@@ -30,7 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("synprep.commands.export", "export shards to other trainers' text formats (PASCAL/fairseq, linearized transitions)"),
     "train": ("synprep.commands.train", "train a model variant (vanilla, parent, gcn, pascal, gps, sa, ...) from shards; resumes a run"),
     "translate": ("synprep.commands.translate", "translate a dataset with a checkpoint (greedy/beam; transition decoders also output trees)"),
-    "evaluate": ("synprep.commands.evaluate", "translate and score a test set: BLEU and chrF++ overall and by sentence length"),
+    "evaluate": ("synprep.commands.evaluate", "translate and score a test set: BLEU, chrF+, chrF++ and tokenized BLEU overall and by sentence length"),
+    "compare": ("synprep.commands.compare", "compare systems on one test set: scores, differences, bootstrap confidence intervals and p-values, sign test"),
     "induce-eval": ("synprep.commands.induce_eval", "decode induced trees from attention scores and score them against gold heads"),
     "report": ("synprep.commands.report", "check that every pair is kept or rejected once and write the HTML report with plots"),
 }

@@ -403,7 +403,8 @@ class TokenBudgetSampler:
     Rows are sorted by length with ties broken by a permutation drawn from
     ``(seed, epoch)``; the sorted order is cut greedily so that
     ``rows in batch * longest row <= max_tokens`` (a row longer than the budget is
-    a batch on its own) and at most ``max_rows`` rows; with ``shuffle`` the batch
+    a batch on its own) and at most ``max_rows`` rows (``max_tokens = 0``: no token
+    budget, batches of ``max_rows`` rows -- "a batch of 128 sentences"); with ``shuffle`` the batch
     order is permuted too. With ``groups`` (one label per row, e.g. the shard of
     each row, :meth:`ShardDataset.shard_of_rows`), batches never mix groups: each
     batch then reads one memory-mapped shard. Usable as
@@ -418,8 +419,10 @@ class TokenBudgetSampler:
         max_rows: int | None = None,
         groups: np.ndarray | None = None,
     ):
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens must be positive, not {max_tokens}")
+        if max_tokens < 0 or (max_tokens == 0 and not max_rows):
+            raise ConfigError(f"max_tokens = {max_tokens}: expected a positive token budget (0 only with a row limit, max_rows)")
+        if max_rows is not None and max_rows < 0:
+            raise ConfigError(f"max_rows = {max_rows}: expected >= 0 (0 or None = no row limit)")
         self.lengths = np.asarray(lengths, dtype=np.int64)
         if groups is not None and len(groups) != len(self.lengths):
             raise ConfigError(f"groups has {len(groups)} labels for {len(self.lengths)} rows")
@@ -450,7 +453,7 @@ class TokenBudgetSampler:
         cap = self.max_rows or n or 1
         out: list[list[int]] = []
         start = 0
-        budget = self.max_tokens
+        budget = self.max_tokens or float("inf")
         for k, L in enumerate(lens):  # ascending within a group: the newest row is the longest
             if k > start and (grp[k] != grp[start] or (k - start + 1) * L > budget or k - start >= cap):
                 out.append(order[start:k].tolist())

@@ -43,7 +43,8 @@ def pud(tmp_path_factory):
     for name, sl in (("train", slice(0, 120)), ("valid", slice(120, 144))):
         (d / f"{name}.en.conllu").write_text("".join(format_conllu(a) for a, _ in pairs[sl]), encoding="utf-8")
         (d / f"{name}.de.conllu").write_text("".join(format_conllu(b) for _, b in pairs[sl]), encoding="utf-8")
-    build_dataset(d / "train", src=str(d / "train.en.conllu"), tgt=str(d / "train.de.conllu"), cfg=ShardConfig(vocab_size=600, projectivity="lift"))
+    build_dataset(d / "train", src=str(d / "train.en.conllu"), tgt=str(d / "train.de.conllu"), cfg=ShardConfig(vocab_size=600, projectivity="lift"),
+                  languages={"src": "en", "tgt": "de"})
     build_dataset(d / "valid", src=str(d / "valid.en.conllu"), tgt=str(d / "valid.de.conllu"), cfg=ShardConfig(projectivity="lift"), vocab_from=d / "train")
     return d
 
@@ -156,6 +157,115 @@ def test_training_lowers_the_loss(pud, tmp_path):
     assert s["best_step"] == 40
 
 
+def test_quick_presets_bring_schedules_that_fit_them():
+    tiny = RunConfig.from_dict({"preset": "tiny"}).train
+    assert (tiny.warmup, tiny.lr) == (50, 2e-3)
+    assert RunConfig.from_dict({"preset": "small"}).train.warmup == 500
+    assert RunConfig.from_dict({"preset": "tiny", "train": {"warmup": 7}}).train.warmup == 7  # the run's own keys win
+    for preset in ("base", "tree-medium", None):  # the paper-sized presets keep the Transformer recipe
+        assert RunConfig.from_dict({"preset": preset}).train.warmup == 4000
+
+
+def test_a_run_that_stops_before_its_warm_up_ends_says_so(pud, tmp_path):
+    from synprep.train import Trainer
+
+    def warnings(**train_keys) -> tuple[list[str], dict]:
+        said: list[str] = []
+        out = tmp_path / str(len(list(tmp_path.iterdir())))
+        Trainer(run_cfg(pud, out, **train_keys), say=said.append).close()
+        start = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
+        return [m for m in said if m.startswith("warning:")], start
+
+    said, start = warnings(max_steps=30, warmup=4000, lr=7e-4)
+    assert len(said) == 1 and "stops after 30 updates" in said[0] and "train.warmup = 4000" in said[0]
+    assert start["event"] == "start" and start["warnings"] == [said[0][len("warning: "):]]
+    from synprep.data import ShardDataset, TokenBudgetSampler
+
+    epoch = len(TokenBudgetSampler(ShardDataset(pud / "train").lengths(), 2500).batches())
+    said, _ = warnings(max_steps=1000, max_epochs=1, warmup=100, max_tokens=2500)
+    assert len(said) == 1 and f"stops after {epoch} updates" in said[0]
+    said, start = warnings(max_steps=30, warmup=30)
+    assert said == [] and start["warnings"] == []
+
+
+def test_training_progress_goes_to_a_log_as_lines_or_nowhere(pud, tmp_path, capsys, monkeypatch):
+    import re
+
+    train(run_cfg(pud, tmp_path / "p", max_steps=2, valid_every=2, valid_bleu=3, progress=True), log=lambda m: None)
+    err = capsys.readouterr().err  # not a terminal: plain lines, no carriage returns
+    assert re.search(r"^vanilla: 2 upd in \d+:\d\d \(", err, re.M), err
+    assert "validation:" not in err and "translate:" not in err  # quick inner steps leave no trace
+    monkeypatch.setenv("SYNPREP_PROGRESS_INTERVAL", "0")  # a line at every step
+    train(run_cfg(pud, tmp_path / "p2", max_steps=2, valid_every=2, valid_bleu=3, progress=True), log=lambda m: None)
+    err = capsys.readouterr().err
+    assert re.search(r"^vanilla: 1/2 upd \(50%\), .* upd/s, \d+:\d\d elapsed, ETA \d+:\d\d$", err, re.M), err
+    assert re.search(r"^validation: 1/\d+ batch ", err, re.M) and re.search(r"^validation: \d+ batch in ", err, re.M)
+    assert "\r" not in err
+    monkeypatch.delenv("SYNPREP_PROGRESS_INTERVAL")
+    train(run_cfg(pud, tmp_path / "q", max_steps=2, valid_every=2, valid_bleu=3), log=lambda m: None)
+    assert capsys.readouterr().err == ""  # progress=False
+
+
+@pytest.fixture(scope="module")
+def checkpoint(pud, tmp_path_factory):
+    out = tmp_path_factory.mktemp("ck") / "run"
+    train(run_cfg(pud, out, max_steps=1), log=lambda m: None)
+    return out / "checkpoint_last.pt"
+
+
+def test_translate_checks_the_checkpoints_vocabularies(pud, checkpoint, tmp_path, capsys):
+    from synprep.shards import ShardConfig, build_dataset
+
+    # the same sizes but another subword model: the ids would mean other pieces
+    m = build_dataset(tmp_path / "other", src=str(pud / "train.en.conllu"), tgt=str(pud / "train.de.conllu"),
+                      cfg=ShardConfig(vocab_size=600, projectivity="lift", seed=2, sample=100))
+    m_train = json.loads((pud / "train" / "manifest.json").read_text())
+    assert m["tokens"] == m_train["tokens"] and m["pieces"]["models"]["tgt"]["sha256"] != m_train["pieces"]["models"]["tgt"]["sha256"]
+    args = ["--checkpoint", str(checkpoint), "--beam", "1", "--no-progress"]
+    assert main(["translate", *args, "--data", str(tmp_path / "other"), "--out", str(tmp_path / "h.txt")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'other' / 'spm.model'}: the src subword model" in err and str(checkpoint) in err and "--vocab-from" in err
+    assert main(["evaluate", *args, "--data", str(tmp_path / "other"), "--out", str(tmp_path / "ev")]) == 2
+    assert "is not the one checkpoint" in capsys.readouterr().err
+    # a dataset with the training set's vocabularies translates
+    assert main(["translate", *args, "--data", str(pud / "valid"), "--out", str(tmp_path / "h.txt")]) == 0
+    assert capsys.readouterr().err == ""
+    # a checkpoint from before the fingerprint: the sizes are compared, and it says so
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    del state["vocab"]
+    old = tmp_path / "old.pt"
+    torch.save(state, old)
+    assert main(["translate", "--checkpoint", str(old), "--beam", "1", "--no-progress", "--data", str(pud / "valid"), "--out", str(tmp_path / "h.txt")]) == 0
+    assert "records no vocabulary fingerprint" in capsys.readouterr().err
+    small = build_dataset(tmp_path / "small", src=str(pud / "valid.en.conllu"), tgt=str(pud / "valid.de.conllu"),
+                          cfg=ShardConfig(vocab_size=400, projectivity="lift"))
+    assert small["tokens"]["target_vocab_size"] != m_train["tokens"]["target_vocab_size"]
+    assert main(["translate", "--checkpoint", str(old), "--data", str(tmp_path / "small"), "--out", str(tmp_path / "h.txt")]) == 2
+    assert "src_vocab is" in capsys.readouterr().err
+
+
+def test_translate_shows_progress_and_detokenizes_in_the_datasets_language(pud, checkpoint, tmp_path, capsys):
+    hyps = tmp_path / "h.txt"
+    assert main(["translate", "--checkpoint", str(checkpoint), "--data", str(pud / "valid"), "--beam", "1", "--out", str(hyps)]) == 0
+    err = capsys.readouterr().err
+    assert "translate: 24 sent in " in err and "detokenizing as en" not in err
+    assert main(["translate", "--checkpoint", str(checkpoint), "--data", str(pud / "valid"), "--beam", "1", "--out", str(hyps), "--no-progress"]) == 0
+    assert "translate:" not in capsys.readouterr().err
+    # evaluate detokenizes the references in the target language the dataset records, unless --lang says otherwise
+    for extra, lang in (([], "de"), (["--lang", "en"], "en")):
+        ev = tmp_path / f"ev-{lang}"
+        assert main(["evaluate", "--hyps", str(hyps), "--data", str(pud / "valid"), "--out", str(ev), *extra]) == 0
+        assert json.loads((ev / "scores.json").read_text())["settings"]["lang"] == lang
+
+
+def test_target_language():
+    from synprep.decode import target_language
+
+    assert target_language({"languages": {"tgt": "de"}}) == ("de", "dataset")
+    assert target_language({"languages": {"tgt": "de"}}, "fr") == ("fr", "option")
+    assert target_language({}) == ("en", "default")
+
+
 # --------------------------------------------------------------------------- scoring
 
 
@@ -163,9 +273,9 @@ def test_score_overall_and_by_length():
     refs = ["a b c", "the cat sat on the mat today , yes indeed ok", " ".join(["w"] * 25)]
     s = score(refs, refs)
     assert s["bleu"] == pytest.approx(100.0) and s["chrf++"] == pytest.approx(100.0)
-    assert [b["n"] for b in s["by_length"]] == [1, 1, 1, 0, 0]
+    assert [b["n"] for b in s["by_ref_length"]] == [1, 1, 1, 0, 0]
     bad = score(["x y z", "nothing in common here", "q"], refs)
-    assert bad["bleu"] < 5 and bad["by_length"][0]["bleu"] == pytest.approx(0.0)
+    assert bad["bleu"] < 5 and bad["by_ref_length"][0]["bleu"] == pytest.approx(0.0)
     with pytest.raises(ValueError):
         score(["a"], refs)
 
@@ -198,7 +308,8 @@ def test_commands_end_to_end(pud, tmp_path, capsys):
     ref.write_text("".join(f"Das ist die Referenz Nummer {i} .\n" for i in range(24)), encoding="utf-8")
     assert main(["evaluate", "--checkpoint", ck, "--data", str(pud / "valid"), "--out", str(ev), "--beam", "1", "--ref", str(ref), "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
-    assert s["n"] == 24 and "bleu" in s and "chrf++" in s and len(s["by_length"]) == 5
+    assert s["n"] == 24 and "bleu" in s and "chrf++" in s and "bleu-tok" in s and len(s["by_ref_length"]) == 5
+    assert sum(b["n"] for b in s["by_src_length"]) == 24
     assert {p.name for p in ev.iterdir()} == {"hyps.txt", "refs.txt", "hyps.conllu", "scores.json"}
     assert (ev / "refs.txt").read_text(encoding="utf-8").splitlines()[3] == "Das ist die Referenz Nummer 3 ."
     # score a file of hypotheses without a model: the references score 100 against themselves
@@ -237,3 +348,59 @@ def test_sa_tree_scores_feed_induce_eval(pud, tmp_path, capsys):
     assert res["sentences"] == 24
     induced = [v for k, v in res["systems"].items() if "branching" not in k]
     assert len(induced) == 1 and 0.0 <= induced[0]["directed"] <= 100.0
+
+
+# --------------------------------------------------------------------------- batches in sentences, accumulation
+
+
+def test_batches_counted_in_sentences(pud):
+    from synprep.data import ShardDataset
+    from synprep.train import TrainConfig, batch_sampler
+
+    lengths = ShardDataset(pud / "train").lengths()
+    alone = batch_sampler(lengths, TrainConfig(train="x", max_tokens=0, max_sentences=16), shuffle=True).batches()
+    assert sorted(len(b) for b in alone)[1:] == [16] * (len(alone) - 1)  # all full but at most one
+    assert sorted(i for b in alone for i in b) == list(range(len(lengths)))
+    both = batch_sampler(lengths, TrainConfig(train="x", max_tokens=400, max_sentences=16), shuffle=True).batches()
+    assert all(len(b) <= 16 and (len(b) == 1 or len(b) * lengths[b].max() <= 400) for b in both)
+    assert len(both) > len(alone)  # the token budget cut some batches further
+    with pytest.raises(ConfigError, match="max_tokens = 0 and max_sentences = 0"):
+        TrainConfig(train="x", max_tokens=0)
+
+
+@pytest.mark.parametrize("variant", ["vanilla", "parent"])
+def test_accumulated_update_equals_one_update_on_the_union(pud, tmp_path, variant):
+    """accumulate: 2 over batches A and B gives the parameters of one update on A + B."""
+    from synprep.train import Trainer
+
+    def trainer(name, **kw):
+        cfg = run_cfg(pud, tmp_path / name, variant, max_tokens=100000, clip_norm=0.0, **kw)  # no clipping: it would hide a scale error
+        cfg = RunConfig.from_dict({**cfg.to_dict(), "model": {**cfg.model.to_dict(), "dropout": 0.0, "prefix": {"mode": "exact", "k": 4}}})
+        return Trainer(cfg, say=lambda m: None)
+
+    a, b = list(range(0, 6)), list(range(40, 47))
+    one, acc = trainer("one"), trainer("acc", accumulate=2)
+    for p, q in zip(one.model.parameters(), acc.model.parameters()):
+        assert torch.equal(p, q)  # same seed, same start
+    one.update([a + b])
+    acc.update([a, b])
+    assert (one.step, acc.step, one.pos, acc.pos) == (1, 1, 1, 2)
+    assert one.acc["tokens"] == acc.acc["tokens"] > 0
+    assert acc.acc["loss"] == pytest.approx(one.acc["loss"], rel=1e-5)
+    # the gradients (kept until the next update) are the same; Adam's first step is
+    # ~lr * sign(g), so parameters whose gradient is ~0 (a key bias) would amplify
+    # float noise -- compare what the update was computed from
+    for (n, p), q in zip(one.model.named_parameters(), acc.model.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-7, msg=n)
+    moved = sum(float((p - q).detach().abs().sum()) for p, q in zip(one.model.parameters(), trainer("fresh").model.parameters()))
+    assert moved > 0  # the update changed the parameters
+    one.close(), acc.close()
+
+
+def test_accumulation_trains_end_to_end(pud, tmp_path):
+    s = train(run_cfg(pud, tmp_path / "r", "vanilla", max_steps=4, accumulate=3, max_sentences=8, max_tokens=0, valid_every=2), log=lambda m: None)
+    assert s["steps"] == 4
+    recs = [json.loads(line) for line in open(tmp_path / "r" / "metrics.jsonl")]
+    cp = torch.load(tmp_path / "r" / "checkpoint_last.pt", weights_only=False)
+    assert cp["pos"] == 12  # 4 updates x 3 batches
+    assert [r["step"] for r in recs if r["event"] == "train"] == [1, 2, 3, 4]

@@ -28,7 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-verify", action="store_true",
                    help="use the datasets without checking them against their manifests (sizes, rows, SHA-256; "
                         "checked by default, each file hashed once and remembered by size and times)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
 
 
