@@ -361,10 +361,17 @@ def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
     from .models import build_model
 
     path = os.fspath(checkpoint)
-    state = load_checkpoint(path)
+    other = ("give another checkpoint of the run (checkpoint_best.pt or checkpoint_last.pt in its --out), "
+             "or train it again (synprep train)")
+    state = load_checkpoint(path, other)
     cfg = RunConfig.from_dict(state["config"])
     model = build_model(cfg.model)
-    model.load_state_dict(state["model"])
+    try:
+        model.load_state_dict(state["model"])
+    except (RuntimeError, KeyError, TypeError) as e:  # weights of another architecture than its config
+        why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        raise InputError(path, None, f"its weights do not fit the model its config describes ({why}); {other}",
+                         "invalid") from None
     return model.to(device).eval(), cfg, state
 
 

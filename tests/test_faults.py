@@ -615,8 +615,16 @@ def test_9_a_bad_checkpoint_is_an_error_naming_it_and_how_to_start_over(tiny_pai
             torch.save(state, ck)
         rc, err = run_main(capsys, *train_args(tiny_pairs, out, "--max-steps", "2"))
         assert rc == 2 and str(ck) in err and f"delete {out} or use a new --out" in err, (damage, err)
-        rc, err = run_main(capsys, "translate", "--checkpoint", ck, "--data", tiny_pairs, "--out", tmp_path / "h.txt")
-        assert rc == 2 and str(ck) in err, (damage, err)
+        for cmd in ("translate", "evaluate"):  # decoding: another checkpoint, or train again
+            rc, err = run_main(capsys, cmd, "--checkpoint", ck, "--data", tiny_pairs, "--out", tmp_path / cmd)
+            assert rc == 2 and str(ck) in err and "give another checkpoint" in err, (damage, cmd, err)
+    # weights that do not fit the architecture of the config stored beside them
+    state = torch.load(tiny_run / "checkpoint_best.pt", weights_only=True)
+    state["model"] = {k: v[:1] for k, v in state["model"].items()}
+    ck = tmp_path / "mismatch.pt"
+    torch.save(state, ck)
+    rc, err = run_main(capsys, "translate", "--checkpoint", ck, "--data", tiny_pairs, "--out", tmp_path / "h.txt")
+    assert rc == 2 and str(ck) in err and "do not fit the model" in err, err
 
 
 def test_9_checkpoints_are_written_for_weights_only_loading(tiny_run):
