@@ -19,6 +19,7 @@ from synprep.errors import ConfigError, InputError
 from synprep.oracle_io import SentenceOracle, native_available, stream_oracle
 
 from .test_conllu import GERMAN, W1, row
+from .test_shards import replay_stored
 
 BOM = "\ufeff"
 
@@ -239,19 +240,6 @@ def test_4_a_parser_whose_tokens_do_not_spell_the_text_is_caught():
 MARK_WORDS = ["a\u2581b", "\u2581", "x\u2581", "a\ue000b", "\ue001", "\ue001\ue002", "p q"]
 
 
-def _replay_stored(row_, labels, begins, V):
-    from synprep.transitions import Piece, left, replay, right
-
-    seq = []
-    for x in row_["tgt_transitions"]:
-        if x < V:
-            seq.append(Piece(str(x), bool(begins[x])))
-        else:
-            k, rt = divmod(x - V, 2)
-            seq.append(right(labels[k]) if rt else left(labels[k]))
-    return replay(seq, len(row_["tgt_heads"]))
-
-
 def test_5_words_with_marks_round_trip_exactly_and_keep_the_word_start_rule():
     from synprep.subwords import train_spm
 
@@ -287,7 +275,7 @@ def test_5_shard_stores_words_with_marks_exactly_and_their_transitions_replay(tm
             r = row_dict(t, i)
             k = int(r["tgt_id"][1:])
             assert model.decode_words(r["tgt_pieces"], r["tgt_word_ids"]) == [MARK_WORDS[k], "works", "here"]
-            heads, _labels = _replay_stored(r, m["labels"], model.begins_mask(), m["tokens"]["arc_base"])
+            heads, _labels = replay_stored(r, m["labels"], model.begins_mask(), m["tokens"]["arc_base"])
             assert heads == r["tgt_heads"] == [1, -1, 1]
             seen += 1
     assert seen == 3 * len(MARK_WORDS)
