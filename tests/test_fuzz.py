@@ -140,7 +140,7 @@ def fuzz(reader: str, slow: bool = False):
                     suppress_health_check=list(HealthCheck))
 
 
-#: the long run is asked for explicitly (``SYNPREP_FUZZ_LONG=1``): at a few minutes it
+#: the long run is asked for explicitly (``SYNPREP_FUZZ_LONG=1``): at 1-2 minutes it
 #: does not fit the CI budget, where the plain ``python -m pytest`` runs slow tests too
 LONG = pytest.mark.skipif(not os.environ.get("SYNPREP_FUZZ_LONG"),
                           reason=f"the long fuzz run ({SLOW} times the cases): set SYNPREP_FUZZ_LONG=1")
