@@ -393,7 +393,8 @@ def test_6_split_killed_midway_leaves_the_old_shards_intact(tmp_path, capsys):
     assert r.returncode == -9 and snapshot(out) == before
     # fewer shards than before: no shard of the earlier run stays behind
     assert run_main(capsys, *split, 2)[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == ["000.rejects.tsv", "000.tsv", "001.rejects.tsv", "001.tsv"]
+    assert sorted(p.name for p in out.iterdir()) == ["000.json", "000.rejects.tsv", "000.tsv", "001.json", "001.rejects.tsv",
+                                                         "001.tsv"]
 
 
 def test_6_a_directory_that_is_not_a_dataset_is_never_replaced(tmp_path, capsys):

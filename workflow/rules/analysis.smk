@@ -50,6 +50,8 @@ if CHALLENGE:
             "../envs/synprep.yaml"
         log:
             "logs/extract_challenge/challenge.log",
+        benchmark:
+            "benchmarks/extract_challenge/challenge.tsv"
         script:
             "../scripts/extract_challenge.py"
 
@@ -72,6 +74,8 @@ if INDUCE:
             "../envs/synprep.yaml"
         log:
             "logs/dump_tree_scores/{run}.log",
+        benchmark:
+            "benchmarks/dump_tree_scores/{run}.tsv"
         script:
             "../scripts/dump_tree_scores.py"
 
@@ -92,6 +96,8 @@ if INDUCE:
             "../envs/synprep.yaml"
         log:
             "logs/evaluate_induction/induce.log",
+        benchmark:
+            "benchmarks/evaluate_induction/induce.tsv"
         script:
             "../scripts/evaluate_induction.py"
 
