@@ -18,6 +18,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="-", metavar="FILE", help="hypotheses, one a line (default: stdout)")
     p.add_argument("--trees", metavar="CONLLU", help="transition decoders: write the predicted target trees here")
     p.add_argument("--tree-scores", metavar="NPZ", help="sa/sa-hard: write source arc marginals (.npz, induce-eval format)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="use the dataset without checking it against its manifest (sizes, rows, SHA-256; checked by default)")
     add_decoding_arguments(p)
 
 
@@ -66,8 +68,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.beam is not None and args.beam < 1:
         raise ConfigError(f"--beam {args.beam}: expected >= 1")
+    from ..outputs import check_output_file
+
+    for opt in ("out", "trees", "tree_scores"):
+        if getattr(args, opt):
+            check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
     device = _device(args.device)
-    ds = ShardDataset(args.data)
+    ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)
     decoding_defaults(args, cfg)
     if args.trees and model.target != "transitions":
