@@ -91,6 +91,7 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=30.0, help="wall time of each training run (default 30)")
     ap.add_argument("--variants", default="vanilla,parent")
     ap.add_argument("--preset", default="small", help="model size (default small: 3+3 layers, d=256, 4 heads)")
+    ap.add_argument("--prefix", choices=("exact", "sampled"), default="exact", help="prefix mode of bidirectional decoders (default exact, the papers')")
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--warmup", type=int, default=500, help="warm-up updates (30 CPU-minutes are ~2,000 updates of the small model)")
     ap.add_argument("--max-tokens", type=int, default=4096)
@@ -128,7 +129,7 @@ def main() -> int:
         cfg = RunConfig.from_dict(
             {
                 "preset": args.preset,
-                "model": {"variant": variant},
+                "model": {"variant": variant, "prefix": {"mode": args.prefix}},
                 "train": {
                     "train": str(data["train"]),
                     "valid": str(data["valid"]),

@@ -19,7 +19,13 @@ B. the full default config of `synprep filter` (empty, identical, duplicates,
 Targets (issue 5): langid recall >= 0.95 with precision >= 0.95; align recall >= 0.85
 with precision >= 0.85; no kept clean pair altered.
 
-    python bench/noise.py [--pairs 29000] [--seed 0]
+``--thresholds`` measures instead how to set an *absolute* alignment-cost cut (the
+align filter's ``max_cost``, the analogue of the tree decoder's fast_align score
+threshold -180, 003 §5): empty and langid first, then the align filter's per-pair
+costs of the clean and the misaligned pairs -- their quantiles, and precision and
+recall (misaligned pairs rejected) of each candidate ``max_cost``.
+
+    python bench/noise.py [--pairs 29000] [--seed 0] [--thresholds]
 """
 
 from __future__ import annotations
@@ -62,6 +68,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=29000, help="use the first N training pairs")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--thresholds", action="store_true", help="measure absolute align cost cuts (max_cost) instead")
     args = ap.parse_args()
     src, tgt = MULTI30K / "train.en.gz", MULTI30K / "train.de.gz"
     if not (src.exists() and tgt.exists()):
@@ -70,6 +77,8 @@ def main() -> int:
     clean = read_pairs(src, tgt)[: args.pairs]
     noisy, damage = make_noise(clean, seed=args.seed)
     print(f"Multi30k train: {len(clean)} pairs, seed {args.seed}; damaged {len(damage)}")
+    if args.thresholds:
+        return thresholds(noisy, damage)
     status = 0
     for title, specs in (
         ("A. target filters alone (empty, langid, align; default parameters)", target_filters()),
@@ -92,6 +101,32 @@ def main() -> int:
         elif overall["kept_clean_altered"]:
             status = 1
     return status
+
+
+def thresholds(noisy, damage, cuts=(6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0)) -> int:
+    """Costs of clean vs misaligned pairs after empty + langid, and P/R of max_cost cuts."""
+    import numpy as np
+
+    first = run_filters(noisy, build_filters(target_filters()[:2]))
+    align = build_filters([{"name": "align", "max_cost": 1e9}])[0]
+    t = time.perf_counter()
+    scores = list(align.score(first.kept))
+    print(f"align (eflomal HMM, default score parameters) on the {len(first.kept)} pairs empty and langid kept: "
+          f"{time.perf_counter() - t:.1f} s")
+    cost = np.array([s[align.columns.index("cost")] for s in scores])
+    kind = np.array([damage.get(p.id, "clean") for p in first.kept])
+    for k in ("clean", "misaligned"):
+        c = cost[kind == k]
+        q = np.quantile(c[np.isfinite(c)], [0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99])
+        print(f"{k:>10}: {len(c)} pairs; cost quantiles 1/5/25/50/75/95/99 %: " + " ".join(f"{x:.2f}" for x in q))
+    bad = kind == "misaligned"
+    print(f"{'max_cost':>8} {'rejected':>8} {'misaligned':>10} {'clean':>6} {'precision':>9} {'recall':>7}")
+    for cut in cuts:
+        rej = ~(cost <= cut)
+        tp = int((rej & bad).sum())
+        prec = tp / max(1, int(rej.sum()))
+        print(f"{cut:>8.1f} {int(rej.sum()):>8} {tp:>10} {int((rej & ~bad).sum()):>6} {prec:>9.3f} {tp / max(1, int(bad.sum())):>7.3f}")
+    return 0
 
 
 if __name__ == "__main__":

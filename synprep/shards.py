@@ -154,6 +154,11 @@ class ShardConfig:
     projectivity: str = "drop"  # transition side: drop | lift non-projective trees
     src_projectivity: str = "keep"  # other side: keep (no transitions needed) | drop | lift
     max_len: int = 250  # pieces per side; longer pairs are rejected as too-long
+    # pieces of the target (the transition side), arc tokens not counted; longer pairs are
+    # rejected as target-too-long. 0 = no cap. The tree-decoder papers train on targets of
+    # at most 40 pieces (000 App. B "40 non-transition tokens (BPE)"); for training sets
+    # only -- a test set is never capped
+    max_target_pieces: int = 0
     max_depth: int = 16  # root paths: first max_depth-1 labels + the word's own
     vocab_size: int = 8000
     character_coverage: float = 0.9995
@@ -178,6 +183,8 @@ class ShardConfig:
                 raise ConfigError(f"{k} must be one of {', '.join(allowed)}, not {getattr(self, k)!r}")
         if not 1 <= self.max_len <= MAX_PIECES:
             raise ConfigError(f"max_len must be in 1..{MAX_PIECES} (positions are int16), not {self.max_len}")
+        if not 0 <= self.max_target_pieces <= MAX_PIECES:
+            raise ConfigError(f"max_target_pieces must be in 0..{MAX_PIECES} (0 = no cap), not {self.max_target_pieces}")
         if self.max_depth < 2:
             raise ConfigError(f"max_depth must be at least 2, not {self.max_depth}")
         if self.shard_size < 1:
@@ -625,6 +632,14 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
             s = next(s for s in sides if enc[s][2][i] > cfg.max_len)
             rejects.append(_Reject(n, s, "too-long", where[s], f"{int(enc[s][2][i])} pieces > max_len {cfg.max_len}"))
         keep = ~(too_long | bad_words)
+        if cfg.max_target_pieces and tside is not None:
+            # pieces only: the arc tokens of the transition sequence are not counted
+            tgt_long = keep & (enc[tside][2] > cfg.max_target_pieces)
+            for i in np.flatnonzero(tgt_long):
+                n, trees, where = buf[i]
+                msg = f"{int(enc[tside][2][i])} target pieces > max_target_pieces {cfg.max_target_pieces} (arc tokens not counted)"
+                rejects.append(_Reject(n, tside, "target-too-long", where[tside], msg))
+            keep &= ~tgt_long
         cols = {}
         for s in sides:
             ids, counts, per_sent, _bad = enc[s]

@@ -55,7 +55,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional
 
 from .errors import ConfigError, InputError
 from .models.config import PRESETS, Config, ModelConfig, merge_dicts
@@ -82,6 +82,9 @@ class TrainConfig(Config):
     lr: float = 7e-4
     # linear warm-up updates (Vaswani et al.: 4000)
     warmup: int = 4000
+    # after the warm-up: inverse_sqrt (lr * sqrt(warmup / step), Vaswani et al.) or
+    # constant (lr; e.g. Bisk & Tran's Adam at 0.001, 004 §5.3)
+    schedule: Literal["inverse_sqrt", "constant"] = "inverse_sqrt"
     # learning rate at update 0 (fairseq's inverse_sqrt default)
     warmup_init_lr: float = 1e-7
     # Adam betas and epsilon of Vaswani et al.
@@ -151,6 +154,22 @@ class TrainConfig(Config):
                 raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 0")
 
 
+@dataclass
+class DecodeConfig(Config):
+    """How ``synprep translate`` and ``synprep evaluate`` decode this run's checkpoints
+    (their ``--beam`` / ``--length-penalty`` override it)."""
+
+    # beam size (1 = greedy); 5 as the commands' former default
+    beam: int = 5
+    # hypotheses scored log p / length^alpha (fairseq's lenpen: PASCAL and GPS use beam 4
+    # and 0.6, 001 "Training details", 002 §4.1); 1.0 = the average log-probability
+    length_penalty: float = 1.0
+
+    def __post_init__(self):
+        if self.beam < 1:
+            raise ConfigError(f"beam = {self.beam}: expected >= 1")
+
+
 #: train defaults that the quick presets bring (under the run's own ``train:`` keys;
 #: docs/models.md, "Presets"). The paper-sized presets (base, tree-medium) keep the
 #: Transformer recipe above: 4000 warm-up updates would keep a run of a few hundred
@@ -168,10 +187,12 @@ RESUMABLE = ("max_steps", "max_epochs", "max_minutes", "valid_every", "log_every
 
 @dataclass
 class RunConfig(Config):
-    """A whole run: ``preset`` (a size from models.config.PRESETS) under ``model``."""
+    """A whole run: ``preset`` (a size from models.config.PRESETS) under ``model``, and
+    how its checkpoints are decoded (``decode``)."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
     preset: Optional[str] = None
 
     @classmethod
@@ -187,22 +208,42 @@ class RunConfig(Config):
             data["model"] = merge_dicts(dict(PRESETS[preset]), model)
             if preset in PRESET_TRAIN and isinstance(data.get("train", {}), dict):
                 data["train"] = merge_dicts(dict(PRESET_TRAIN[preset]), data.get("train") or {})
-        return super().from_dict(data, where or "config")
+        cfg = super().from_dict(data, where or "config")
+        from .models import resolve  # the variant must exist; its fixed values are shown resolved
+
+        cfg.model = resolve(cfg.model, data.get("model") if isinstance(data.get("model"), dict) else None)
+        return cfg
+
+
+def read_config_file(path: str | os.PathLike, _seen: tuple = ()) -> dict:
+    """The plain dict of a run-config file (YAML/JSON), read strictly
+    (:mod:`synprep.yamlio`: a key given twice is an error naming both lines). A file
+    may start from another: ``include: base.yaml`` (relative to the including file) is
+    read first and this file's keys are merged over it (nested mappings key by key)."""
+    from .yamlio import load_yaml_file
+
+    p = os.fspath(path)
+    if os.path.abspath(p) in _seen:
+        raise InputError(p, None, "includes itself (an include cycle)", "invalid")
+    data = load_yaml_file(p, what="run config") or {}
+    if not isinstance(data, dict):
+        raise InputError(p, None, "expected a mapping with model:, train:, decode: and optionally preset: and include:", "invalid")
+    inc = data.pop("include", None)
+    if inc is None:
+        return data
+    if not isinstance(inc, str):
+        raise InputError(p, None, f"include: {inc!r}: expected the path of another run config", "invalid")
+    base = read_config_file(Path(p).parent / inc, _seen + (os.path.abspath(p),))
+    return merge_dicts(base, data)
 
 
 def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) -> RunConfig:
-    """A RunConfig from a YAML/JSON file (or none) plus ``key.sub=value`` overrides
-    (values parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``). The
-    file is read strictly (:mod:`synprep.yamlio`: a key given twice is an error
-    naming both lines)."""
-    from .yamlio import load_yaml, load_yaml_file
+    """A RunConfig from a YAML/JSON file (or none; see :func:`read_config_file` for
+    ``include:`` and the strict reading) plus ``key.sub=value`` overrides (values
+    parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``)."""
+    from .yamlio import load_yaml
 
-    data: dict = {}
-    if path:
-        p = os.fspath(path)
-        data = load_yaml_file(p, what="run config") or {}
-        if not isinstance(data, dict):
-            raise InputError(p, None, "expected a mapping with model:, train: and optionally preset:", "invalid")
+    data: dict = read_config_file(path) if path else {}
     for item in overrides or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -219,6 +260,13 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) 
                 raise ConfigError(f"--set {item!r}: {part} is not a mapping")
         d[parts[-1]] = v
     return RunConfig.from_dict(data)
+
+
+def learning_rate(step: int, tc: "TrainConfig") -> float:
+    """The learning rate of update ``step`` (1-based) under ``tc.schedule``."""
+    if tc.schedule == "constant":
+        return tc.warmup_init_lr + (tc.lr - tc.warmup_init_lr) * step / tc.warmup if step < tc.warmup else tc.lr
+    return inverse_sqrt(step, tc.lr, tc.warmup, tc.warmup_init_lr)
 
 
 def inverse_sqrt(step: int, lr: float, warmup: int, init: float) -> float:
@@ -611,7 +659,7 @@ class Trainer:
             last = min(last, tc.max_epochs * -(-len(self.sampler.batches()) // self.group))
         if last >= tc.warmup:
             return []
-        peak = inverse_sqrt(last, tc.lr, tc.warmup, tc.warmup_init_lr)
+        peak = learning_rate(last, tc)
         return [f"the run stops after {last} updates, before the warm-up of train.warmup = {tc.warmup} updates ends: "
                 f"the learning rate only reaches {peak:.2g} of train.lr = {tc.lr:g}; lower the warm-up "
                 f"(e.g. --set train.warmup={max(1, last // 10)}) or train longer"]
@@ -660,7 +708,7 @@ class Trainer:
         model, tc, world = self.model, self.tc, self.dist.world
         model.train()
         self.parallel.train()
-        lr = inverse_sqrt(self.step + 1, tc.lr, tc.warmup, tc.warmup_init_lr)
+        lr = learning_rate(self.step + 1, tc)
         for g in self.opt.param_groups:
             g["lr"] = lr
         mine = share(batches, self.dist)

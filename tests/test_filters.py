@@ -235,11 +235,29 @@ def test_langid_scores_and_decisions():
     got, ok = scores(f, pairs)
     assert all(s[0] > 0.9 and s[1] > 0.9 for s in got[:3])
     assert got[3][1] < 0.1 and got[4][0] < 0.1
-    assert got[5] == (1.0, 1.0)
+    assert got[5] == (1.0, 1.0, 1.0, 1.0)
     assert ok == [True, True, True, False, False, True]
     assert f.failing(got[3]) == 1 and f.failing(got[4]) == 0
     strict = build_filter({"name": "langid", "src_lang": "en", "tgt_lang": "de", "skip_no_letters": False})
     assert scores(strict, pairs[5:])[1] == [False]  # uniform over the candidates
+    # margins: expected probability minus the best other candidate's
+    assert all(s[2] > 0.8 and s[3] > 0.8 for s in got[:3]) and got[3][3] < 0 and got[4][2] < 0
+
+
+def test_langid_rejects_when_the_most_likely_language_is_not_the_expected_one():
+    """The tree decoder's rule (003 §5): min_margin 0 rejects a side whose most likely
+    language is another one, even where its own probability passes min_prob."""
+    mixed = "Der Mann liest the newspaper in the garden today."  # more English than German
+    pairs = [P(0, EN[0], DE[0]), P(1, EN[1], mixed)]
+    loose = build_filter({"name": "langid", "src_lang": "en", "tgt_lang": "de", "languages": ["en", "de"], "min_prob": 0.0})
+    top = build_filter({"name": "langid", "src_lang": "en", "tgt_lang": "de", "languages": "all", "min_prob": 0.0, "min_margin": 0.0})
+    (a, b), ok_loose = scores(loose, pairs)
+    got, ok_top = scores(top, pairs)
+    assert ok_loose == [True, True] and ok_top == [True, False]
+    assert got[1][3] < 0 and top.failing(got[1]) == 3
+    assert len(top._languages) > 50  # languages: all
+    with pytest.raises(ConfigError, match="'all'"):
+        build_filter({"name": "langid", "src_lang": "en", "tgt_lang": "de", "languages": "some"})
 
 
 def test_batch_langid_matches_py3langid():
@@ -523,3 +541,22 @@ def test_cli_print_default_config_round_trips(tmp_path, capsys):
     fs = load_config(tmp_path / "d.yaml")
     assert [f.name for f in fs] == [s["name"] for s in default_config("en", "fr")]
     assert fs[-2].tgt_lang == "fr"
+
+
+def test_tree_decoder_filter_recipe_loads_and_matches_the_workflow_recipe():
+    """config/filters/tree-decoder.yaml builds, and the workflow recipe has the same filters."""
+    import yaml
+    from pathlib import Path
+
+    from synprep.filters import load_config
+
+    repo = Path(__file__).resolve().parents[1]
+    filters = load_config(str(repo / "config" / "filters" / "tree-decoder.yaml"))
+    assert [f.name for f in filters] == ["empty", "length", "ratio", "langid", "align"]
+    recipe = yaml.safe_load((repo / "config" / "recipes" / "tree-decoder.yaml").read_text())
+    listed = yaml.safe_load((repo / "config" / "filters" / "tree-decoder.yaml").read_text())
+    for entry in listed:  # the workflow's langid takes the languages from corpus.src_lang/tgt_lang
+        if entry["name"] == "langid":
+            del entry["src_lang"], entry["tgt_lang"]
+    assert recipe["filter"]["filters"] + recipe["align"]["filters"] == listed
+    assert recipe["shards"]["max_target_pieces"] == 40

@@ -158,6 +158,89 @@ def test_tree_decoder_medium_preset():
     assert (cfg.enc_layers, cfg.dec_layers, cfg.d_model, cfg.n_heads) == (4, 4, 256, 8)
 
 
+def test_tree_large_preset_and_paper_defaults():
+    cfg = model_config("tree-large")
+    assert (cfg.enc_layers, cfg.dec_layers, cfg.d_model, cfg.n_heads) == (6, 6, 512, 8)
+    for preset in ("tree-medium", "tree-large"):  # 000 §5: 2 residual GCN layers; 003 §3: every prefix
+        c = model_config(preset)
+        assert c.gcn.layers == 2 and c.prefix.mode == "exact"
+    assert ModelConfig().prefix.mode == "exact"  # sampled must be asked for
+
+
+@pytest.mark.parametrize(
+    "variant,gates,labels", [("gcn", True, True), ("gcn-nolabels", True, False), ("gcn-nogates", False, False)]
+)
+def test_gcn_ablations_as_the_papers_define_them(variant, gates, labels):
+    """-Gates has neither gate nor label parameters, -Labels no label parameters (checked
+    on the built module: parameter shapes, not the config)."""
+    model = build_model(tiny(variant, gcn={"layers": 2}))
+    assert len(model.gcn) == 2
+    for layer in model.gcn:
+        names = {n for n, _ in layer.named_parameters()}
+        assert ({"gate_w.weight", "gate_b.weight"} <= names) == gates
+        assert not gates or layer.gate_b.weight.shape[0] == layer.bias.weight.shape[0]
+        # a label-specific bias per (direction, label) + self, or one per direction
+        assert layer.bias.weight.shape[0] == (2 * len(LABELS) + 1 if labels else 3)
+    # the label ids reach the layer output only when there are label parameters
+    torch.manual_seed(0)
+    for layer in model.gcn:
+        torch.nn.init.normal_(layer.bias.weight)
+    model.eval()
+    batch = make_batch(2, seed=12)
+    other = clone_batch(batch)
+    other.edge_label = (other.edge_label + 1) % len(LABELS)
+    inp = model.shift(batch.trans_tokens)
+    rows, cut = torch.arange(2), torch.full((2,), inp.size(1))
+    with torch.no_grad():
+        a = model.embed_prefix(inp, model.graph_for(batch, rows, cut))
+        b = model.embed_prefix(inp, model.graph_for(other, rows, cut))
+    assert torch.allclose(a, b) != labels
+
+
+def test_variant_settings_are_resolved_and_contradictions_rejected():
+    from synprep.models import resolve
+
+    cfg = resolve(tiny("gcn-nogates"))
+    assert (cfg.gcn.gates, cfg.gcn.labels) == (False, False)
+    assert resolve(tiny("gcn-nolabels")).gcn.labels is False
+    with pytest.raises(ConfigError, match="contradicts variant 'gcn-nogates'"):
+        resolve(tiny("gcn-nogates", gcn={"gates": True}), {"gcn": {"gates": True}})
+    with pytest.raises(ConfigError, match="unknown variant 'gcn-nogate'"):
+        resolve(tiny("gcn-nogate"))
+    # the gates-off-labels-on GCN, which the papers did not train, is gcn with gates off
+    model = build_model(tiny("gcn", gcn={"gates": False}))
+    assert not hasattr(model.gcn[0], "gate_w") and model.gcn[0].bias.weight.shape[0] == 2 * len(LABELS) + 1
+
+
+def test_gps_layer_list_adds_the_path_term_to_each_layer():
+    torch.manual_seed(0)
+    one = build_model(tiny("gps"))
+    both = build_model(tiny("gps", gps={"layer": [1, 2]}))
+    batch = make_batch(2, seed=13)
+    assert set(one.encoder_hooks(batch)) == {0} and set(both.encoder_hooks(batch)) == {0, 1}
+    assert both.pos_q.weight.shape[0] == 2 * one.pos_q.weight.shape[0]
+    with pytest.raises(ConfigError, match="exceeds enc_layers"):
+        tiny("gps", gps={"layer": [1, 3]})
+    with pytest.raises(ConfigError, match="given twice"):
+        tiny("gps", gps={"layer": [1, 1]})
+
+
+def test_pascal_parent_only_attends_to_the_parent_position():
+    torch.manual_seed(0)
+    model = build_model(tiny("pascal", pascal={"heads": 1, "weighting": "parent-only"})).eval()
+    batch = make_batch(2, seed=6)
+    B, S = batch.src_tokens.shape
+    scores = torch.randn(B, 4, S, S)
+    out = model.encoder_hooks(batch)[0](scores)
+    p = torch.softmax(out[:, 0], -1)  # (B, S, S)
+    pos = batch.src_parent_pos
+    for b in range(B):
+        for t in range((~batch.src_pad_mask[b]).sum()):
+            on = (torch.arange(S).float() - pos[b, t]).abs() <= 0.5
+            assert float(p[b, t][on].sum()) == pytest.approx(1.0) and on.sum() in (1, 2)
+    torch.testing.assert_close(out[:, 1:], scores[:, 1:])
+
+
 # --------------------------------------------------------------------------- no future information
 
 
@@ -484,6 +567,65 @@ def test_sampled_loss_is_unbiased():
             draws.append(float((ce[b, c] * w).sum()))
     assert np.mean(draws) == pytest.approx(float(exact), rel=0.01)
     assert n == int((~batch.tgt_pad_mask).sum())
+
+
+def naive_prefix_logits(model, batch) -> torch.Tensor:
+    """Reference for the exact mode: every (sentence, cut) run alone through the plain
+    modules -- embeddings, GCN layers, the decoder over the whole prefix with no query
+    selection, no shared projections, no grouping (what 003 §3 footnote 3 describes)."""
+    from synprep.models.bidirectional import RowGraph
+
+    memory = model.encode(batch)
+    tgt, pad = model.targets(batch)
+    inp = model.shift(tgt)
+    full = torch.zeros(*tgt.shape, model.vocab_size)
+    for b in range(tgt.size(0)):
+        for c in range(int((~pad[b]).sum())):
+            tokens = inp[b : b + 1, : c + 1]
+            graph = model.graph_for(batch, torch.tensor([b]), torch.tensor([c])) if model.uses_graph else None
+            x = model.tgt_embed(tokens)
+            for layer in getattr(model, "gcn", []):
+                x = x + layer(x, graph)
+            base = torch.ones(1, 1, c + 1, c + 1, dtype=torch.bool)
+            masks = model.self_masks(base, graph)
+            h = model.decoder(x, memory.select(torch.tensor([b])), self_masks=masks, causal=False)  # (1, c+1, d)
+            full[b, c] = model.logits(h[0, c])
+    return full
+
+
+@pytest.mark.parametrize(
+    "variant,over",
+    [("bitrans", {}), ("parent", {}), ("gcn", {"gcn": {"layers": 2}}), ("gcn-nogates", {}), ("gcn-nolabels", {}), ("parent", {"norm_first": False})],
+)
+def test_exact_prefixes_equal_the_naive_per_prefix_passes(variant, over):
+    """The exact mode (shared per-sentence inputs, grouped rows, query-only last layer)
+    gives the logits and the gradients of running every prefix on its own."""
+    torch.manual_seed(0)
+    model = build_model(tiny(variant, dropout=0.0, prefix={"mode": "exact", "k": 4}, **over)).train()
+    batch = make_batch(4, seed=11, lengths=(2, 9))
+    fast = model(batch)
+    ref = naive_prefix_logits(model, batch)
+    torch.testing.assert_close(fast, ref, rtol=1e-5, atol=1e-5)
+    _, pad = model.targets(batch)
+    gf = torch.autograd.grad(fast[~pad].square().sum(), list(model.parameters()), allow_unused=True)
+    gr = torch.autograd.grad(ref[~pad].square().sum(), list(model.parameters()), allow_unused=True)
+    for (name, _), a, b in zip(model.named_parameters(), gf, gr):
+        assert (a is None) == (b is None), name
+        if a is not None:
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_cut_groups_cover_every_row_once_with_little_padding():
+    from synprep.models.bidirectional import cut_groups
+
+    cut = torch.tensor([0, 5, 3, 39, 12, 12, 40, 7, 1, 30, 31, 2] * 50)
+    groups = cut_groups(cut, slack=0.1, min_positions=0)
+    rows = torch.cat([g for g, _ in groups])
+    assert sorted(rows.tolist()) == list(range(cut.numel()))
+    for idx, width in groups:
+        assert int(cut[idx].max()) + 1 == width and bool((cut[idx] + 1 >= 0.9 * width).all())
+    # small groups are merged up to min_positions
+    assert len(cut_groups(cut, slack=0.1, min_positions=10**6)) == 1
 
 
 # --------------------------------------------------------------------------- overfitting a real shard

@@ -97,6 +97,31 @@ def test_counts_and_rejects_with_reasons(dataset):
     assert sum(s["rows"] for s in m["shards"]) == 2 and [s["rows"] for s in m["shards"]] == [2]
 
 
+def test_target_cap_counts_pieces_not_arc_tokens(tmp_path, pair_files):
+    """max_target_pieces caps the target's pieces; its arc tokens (about as many again)
+    do not count, the source is not capped, and every reject has its reason."""
+    full = build_dataset(tmp_path / "full", *pair_files, ShardConfig(**CFG))
+    rows = {r["tgt_id"]: r for r in (row_dict(t, i) for t in open_dataset(tmp_path / "full")[1] for i in range(t.num_rows))}
+    n_pieces = {k: len(r["tgt_pieces"]) for k, r in rows.items()}
+    n_trans = {k: len(r["tgt_transitions"]) for k, r in rows.items()}
+    assert all(n_trans[k] > n_pieces[k] for k in rows)  # the arc tokens are there
+    longest = max(n_pieces, key=n_pieces.get)
+    cap = n_pieces[longest]
+    m = build_dataset(tmp_path / "cap", *pair_files, ShardConfig(**CFG, max_target_pieces=cap))
+    assert m["counts"] == full["counts"]  # every target fits in pieces, though not in transitions
+    assert n_trans[longest] > cap
+    m = build_dataset(tmp_path / "cap1", *pair_files, ShardConfig(**CFG, max_target_pieces=cap - 1))
+    c = m["counts"]
+    assert c["kept"] == full["counts"]["kept"] - sum(v >= cap for v in n_pieces.values())
+    assert c["rejected"]["target-too-long"] == sum(v >= cap for v in n_pieces.values()) >= 1
+    assert c["rejected_by_side"]["tgt"]["target-too-long"] == c["rejected"]["target-too-long"]
+    assert c["input"] == c["kept"] + sum(c["rejected"].values())
+    lines = [ln.split("\t") for ln in (tmp_path / "cap1" / "rejects.tsv").read_text().splitlines()]
+    assert any(ln[2] == "target-too-long" and "arc tokens not counted" in ln[4] for ln in lines)
+    with pytest.raises(ConfigError, match="max_target_pieces"):
+        ShardConfig(max_target_pieces=-1).check()
+
+
 def test_manifest_records_vocabularies_layout_and_checksums(dataset):
     out, m = dataset
     assert read_manifest(out) == m == json.loads((out / MANIFEST).read_text())

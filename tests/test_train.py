@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from synprep.cli import main
-from synprep.errors import ConfigError
+from synprep.errors import ConfigError, InputError
 from synprep.evaluate import score
 from synprep.train import RunConfig, inverse_sqrt, load_config, load_model, train
 
@@ -49,7 +49,7 @@ def pud(tmp_path_factory):
     return d
 
 
-def run_cfg(pud: Path, out: Path, variant: str = "vanilla", **train) -> RunConfig:
+def run_cfg(pud: Path, out: Path, variant: str = "vanilla", prefix: str = "exact", **train) -> RunConfig:
     t = dict(
         train=str(pud / "train"),
         valid=str(pud / "valid"),
@@ -62,7 +62,7 @@ def run_cfg(pud: Path, out: Path, variant: str = "vanilla", **train) -> RunConfi
         progress=False,
     )
     t.update(train)
-    return RunConfig.from_dict({"preset": "tiny", "model": {"variant": variant, "dropout": 0.1}, "train": t})
+    return RunConfig.from_dict({"preset": "tiny", "model": {"variant": variant, "dropout": 0.1, "prefix": {"mode": prefix}}, "train": t})
 
 
 # --------------------------------------------------------------------------- config and schedule
@@ -73,6 +73,25 @@ def test_inverse_sqrt_schedule():
     assert inverse_sqrt(2000, 1e-3, 4000, 1e-7) == pytest.approx(1e-7 + (1e-3 - 1e-7) / 2)
     assert inverse_sqrt(4000, 1e-3, 4000, 1e-7) == pytest.approx(1e-3)
     assert inverse_sqrt(16000, 1e-3, 4000, 1e-7) == pytest.approx(5e-4)
+
+
+def test_constant_schedule_and_decode_defaults_of_a_run():
+    import argparse
+
+    from synprep.commands.translate import decoding_defaults
+    from synprep.train import TrainConfig, learning_rate
+
+    tc = TrainConfig(train="x", lr=1e-3, warmup=10, schedule="constant")
+    assert learning_rate(5, tc) == pytest.approx(1e-7 + (1e-3 - 1e-7) / 2)
+    assert learning_rate(10, tc) == learning_rate(10_000, tc) == 1e-3
+    assert learning_rate(40, TrainConfig(train="x", lr=1e-3, warmup=10)) == pytest.approx(5e-4)  # inverse sqrt
+    cfg = RunConfig.from_dict({"decode": {"beam": 4, "length_penalty": 0.6}})
+    args = argparse.Namespace(beam=None, length_penalty=None)
+    decoding_defaults(args, cfg)
+    assert (args.beam, args.length_penalty) == (4, 0.6)
+    args = argparse.Namespace(beam=2, length_penalty=None)  # a flag wins over the run config
+    decoding_defaults(args, cfg)
+    assert (args.beam, args.length_penalty) == (2, 0.6)
 
 
 def test_run_config_is_strict_and_applies_presets(tmp_path):
@@ -93,6 +112,30 @@ def test_run_config_is_strict_and_applies_presets(tmp_path):
         load_config(None, ["train.lr"])
 
 
+def test_print_config_shows_resolved_values_and_rejects_unknown_variants(capsys):
+    assert main(["train", "--variant", "gcn-nogates", "--preset", "tree-medium", "--print-config"]) == 0
+    cfg = json.loads(capsys.readouterr().out)
+    assert cfg["model"]["gcn"] == {"layers": 2, "gates": False, "labels": False}
+    assert cfg["model"]["prefix"]["mode"] == "exact" and cfg["decode"] == {"beam": 5, "length_penalty": 1.0}
+    assert main(["train", "--variant", "gcn-nolabels", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"]["gcn"]["labels"] is False
+    assert main(["train", "--variant", "gcn-nogate", "--print-config"]) == 2
+    assert "unknown variant 'gcn-nogate'" in capsys.readouterr().err
+    assert main(["train", "--variant", "gcn-nogates", "--set", "model.gcn.gates=true", "--print-config"]) == 2
+    assert "contradicts variant 'gcn-nogates'" in capsys.readouterr().err
+
+
+def test_config_files_include_a_base(tmp_path):
+    (tmp_path / "base.yaml").write_text("preset: tree-medium\nmodel: {variant: parent}\ntrain: {lr: 1.0e-4, warmup: 4000}\ndecode: {beam: 4, length_penalty: 0.6}\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "run.yaml").write_text("include: ../base.yaml\ntrain: {warmup: 100}\n")
+    cfg = load_config(tmp_path / "sub" / "run.yaml")
+    assert cfg.model.variant == "parent" and cfg.train.lr == 1e-4 and cfg.train.warmup == 100 and cfg.decode.beam == 4
+    (tmp_path / "loop.yaml").write_text("include: loop.yaml\n")
+    with pytest.raises(InputError, match="include cycle"):
+        load_config(tmp_path / "loop.yaml")
+
+
 # --------------------------------------------------------------------------- training runs
 
 
@@ -104,7 +147,7 @@ def _params(path: Path) -> dict:
 def test_resume_is_exact(pud, tmp_path, variant):
     """3 updates, stop, resume to 7 == 7 updates straight (dropout and sampled prefixes
     draw random numbers; the batch order crosses an epoch boundary)."""
-    kw = dict(max_tokens=2500)  # 5 batches an epoch
+    kw = dict(max_tokens=2500, prefix="sampled")  # 5 batches an epoch; sampled prefixes draw random numbers too
     straight = train(run_cfg(pud, tmp_path / "a", variant, max_steps=7, **kw), log=lambda m: None)
     assert straight["steps"] == 7
     train(run_cfg(pud, tmp_path / "b", variant, max_steps=3, **kw), log=lambda m: None)
@@ -155,6 +198,34 @@ def test_training_lowers_the_loss(pud, tmp_path):
     assert np.mean(losses[-5:]) < np.mean(losses[:5]) - 1.0
     assert valid[-1] < valid[0]
     assert s["best_step"] == 40
+
+
+EXPERIMENTS = sorted((Path(__file__).resolve().parents[1] / "config" / "experiments").glob("*.yaml"))
+#: the tiny size every experiment is trained at here (6 encoder layers: the GPS layer
+#: study), with batches of at most 8 sentences and 600 tokens and no accumulation
+TINY = ["model.d_model=32", "model.n_heads=8", "model.enc_layers=6", "model.dec_layers=2", "model.d_ff=64",
+        "train.max_sentences=8", "train.max_tokens=600", "train.accumulate=1"]
+
+
+def test_there_is_an_experiment_config_per_paper_row():
+    names = {p.stem for p in EXPERIMENTS}
+    rows = [f"tree-decoder-medium-{v}" for v in ("vanilla", "bitrans", "linearized", "parent", "gcn", "gcn-nogates", "gcn-nolabels")]
+    rows += ["tree-decoder-large-parent", "pascal-nc11-en-de", "pascal-nc11-en-de-parent-only", "gps-nc11-de-en-all",
+             "structured-attention-transformer"] + [f"gps-nc11-de-en-layer{i}" for i in range(2, 7)]
+    assert set(rows) <= names
+    for p in EXPERIMENTS:  # each says which table it reproduces
+        head = p.read_text(encoding="utf-8").split("\n", 3)
+        assert "Table" in " ".join(head[:3]) or "Tables" in " ".join(head[:3]), p.name
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_every_experiment_config_trains_two_steps(pud, tmp_path, path):
+    over = TINY + [f"train.train={pud / 'train'}", "train.valid=\"\"", f"train.out={tmp_path / 'run'}", "train.max_steps=2", "train.progress=false"]
+    cfg = load_config(path, over)
+    s = train(cfg, log=lambda m: None)
+    assert s["steps"] == 2
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["model"]["variant"] == cfg.model.variant and saved["decode"] == cfg.decode.to_dict()
 
 
 def test_quick_presets_bring_schedules_that_fit_them():

@@ -134,6 +134,18 @@ def test_misspelled_or_bad_key_is_an_error(path, value, word):
         _validate(cfg)
 
 
+def test_tree_decoder_recipe_is_a_valid_overlay_and_its_runs_load():
+    from synprep.models.config import merge_dicts
+    from synprep.train import RunConfig, read_config_file
+
+    recipe = yaml.safe_load((REPO / "config" / "recipes" / "tree-decoder.yaml").read_text())
+    cfg = _validate(merge_dicts(_demo_config(), recipe))
+    assert cfg["shards"]["max_target_pieces"] == 40 and len(cfg["train"]["runs"]) == 7
+    for run in cfg["train"]["runs"]:
+        rc = RunConfig.from_dict(read_config_file(REPO / run["file"]))
+        assert rc.train.max_sentences == 128 and rc.model.prefix.mode == "exact"
+
+
 def test_unknown_filter_parameter_is_an_error_before_any_job():
     from synprep.corpus import stage_filters
     from synprep.errors import ConfigError
@@ -241,9 +253,12 @@ def _tiny_config(root: Path) -> Path:
     # one tiny training run of a few steps, validated and scored on shard 001; a
     # structured-attention run, so that its induced trees are scored too
     cfg["train"].update(heldout_shards=1, beam=1, threads=1)
-    cfg["train"]["runs"] = [{"name": "tiny", "config": {
-        "preset": "tiny", "model": {"variant": "sa"},
-        "train": {"max_steps": 6, "warmup": 2, "max_tokens": 1000, "valid_every": 3, "log_every": 1}}}]
+    # the run from a run-config file with overrides merged over it (train.runs[].file)
+    (root / "run.yaml").write_text("preset: tiny\nmodel: {variant: sa}\ntrain: {max_steps: 100, warmup: 2}\n")
+    cfg["train"]["runs"] = [{"name": "tiny", "file": str(root / "run.yaml"), "config": {
+        "train": {"max_steps": 6, "max_tokens": 1000, "valid_every": 3, "log_every": 1}}}]
+    # a target cap that the longest training pairs exceed: training shards only
+    cfg["shards"]["max_target_pieces"] = 9
     # challenge sets of the held-out shard (both sides), induced trees of the run
     cfg["analysis"]["challenge"].update(enabled=True, detect_on="both")
     cfg["analysis"]["induce"]["enabled"] = True
@@ -294,6 +309,13 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
         assert [s["stage"] for s in ledger["stages"]] == ["prepare", "filter", "align", "parse", "oracle"]
         total += ledger["input"]
     assert total == TINY_PAIRS
+    # the target cap rejected training pairs (shard 000) and no held-out pair (001)
+    capped = {}
+    for shard in ("000", "001"):
+        ledger = json.loads((res / "shards" / "accounting" / f"{shard}.json").read_text())
+        oracle = next(s for s in ledger["stages"] if s["stage"] == "oracle")
+        capped[shard] = oracle["rejected"].get("target-too-long", 0)
+    assert capped["000"] >= 1 and capped["001"] == 0, capped
     # the demo's noisy line 18 (empty target) is rejected by the empty filter
     rejects = (res / "filter" / "000.rejects.tsv").read_text() + (res / "filter" / "001.rejects.tsv").read_text()
     assert "tiny:18\tfilter\tempty\t" in rejects
@@ -302,6 +324,8 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
 
     m, tables = open_dataset(res / "shards", verify_checksums=True)
     assert sum(t.num_rows for t in tables) == counts["kept"]
+    held_max = max(len(p) for t in open_dataset(res / "shards" / "001")[1] for p in t.column("tgt_pieces").to_pylist())
+    assert held_max > 9  # a held-out target longer than the training cap was kept
     # the report, and every log
     page = (res / "report" / "report.html").read_text()
     assert page.count("data:image/png;base64,") >= 6 and "tiny" in page

@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from .translate import add_decoding_arguments, load_for_decoding
+from .translate import add_decoding_arguments, decoding_defaults, load_for_decoding
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,10 +50,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         from ..train import _device
 
-        if args.beam < 1:
+        if args.beam is not None and args.beam < 1:
             raise ConfigError(f"--beam {args.beam}: expected >= 1")
         device = _device(args.device)
         model, cfg, state, lang = load_for_decoding(args, ds, device)
+        decoding_defaults(args, cfg)
     refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, lang)
     settings: dict = {"data": args.data, "references": args.ref or "dataset target side", "lang": lang}
     if args.hyps:

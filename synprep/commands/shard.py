@@ -23,8 +23,9 @@ this for dev and test sets, so that ids agree).
 
 rejects: invalid sentence (invalid), multiword-token cycle (mwt-cycle),
 non-projective tree under --projectivity drop (non-projective), a word the subword
-model cannot spell back exactly (subwords), longer than --max-len pieces
-(too-long), label not in --vocab-from's list (unknown-label).
+model cannot spell back exactly (subwords), longer than --max-len pieces (too-long),
+target longer than --max-target-pieces pieces (target-too-long; arc tokens not
+counted), label not in --vocab-from's list (unknown-label).
 Each is counted in manifest.json and listed in rejects.tsv; input = kept +
 rejected. Exit status 0 (rejects are not errors), 2 on a bad option or file.
 
@@ -55,6 +56,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="non-projective source trees; keep them as they are by default (no transitions are made for the source)",
     )
     p.add_argument("--max-len", type=int, default=d.max_len, help=f"most pieces per side (default: {d.max_len})")
+    p.add_argument(
+        "--max-target-pieces", type=int, default=d.max_target_pieces, metavar="N",
+        help="training sets: reject pairs whose target has more than N pieces, arc tokens not counted "
+        "(the tree-decoder papers' 40); 0 = no cap (default); never cap a test set",
+    )
     p.add_argument("--max-depth", type=int, default=d.max_depth, help=f"longest root path kept (default: {d.max_depth})")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--spm", metavar="MODEL", help="an existing sentencepiece model for both sides")
@@ -111,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         projectivity=args.projectivity,
         src_projectivity=args.src_projectivity,
         max_len=args.max_len,
+        max_target_pieces=args.max_target_pieces,
         max_depth=args.max_depth,
         vocab_size=args.vocab_size,
         character_coverage=args.character_coverage,

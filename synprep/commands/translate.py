@@ -25,8 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     """The decoding options `synprep translate` and `synprep evaluate` share."""
-    p.add_argument("--beam", type=int, default=5, help="beam size (1 = greedy; default 5)")
-    p.add_argument("--length-penalty", type=float, default=1.0, help="hypothesis score = log p / length^alpha (default 1.0)")
+    p.add_argument("--beam", type=int, help="beam size (1 = greedy; default: the run config's decode.beam, 5 unless set)")
+    p.add_argument("--length-penalty", type=float, help="hypothesis score = log p / length^alpha (default: the run config's decode.length_penalty, 1.0 unless set)")
     p.add_argument("--lang", help="target language for the Moses detokenizer (default: the one the dataset records, else en)")
     p.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (divided by the beam)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
@@ -51,6 +51,14 @@ def load_for_decoding(args: argparse.Namespace, ds, device):
     return model, cfg, state, lang
 
 
+def decoding_defaults(args: argparse.Namespace, cfg) -> None:
+    """--beam and --length-penalty not given: the run config's ``decode`` values."""
+    if args.beam is None:
+        args.beam = cfg.decode.beam
+    if args.length_penalty is None:
+        args.length_penalty = cfg.decode.length_penalty
+
+
 def run(args: argparse.Namespace) -> int:
     from ..data import ShardDataset
     from ..decode import TargetVocab, tree_conllu
@@ -58,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluate import dump_tree_scores, translate_dataset
     from ..train import _device
 
-    if args.beam < 1:
+    if args.beam is not None and args.beam < 1:
         raise ConfigError(f"--beam {args.beam}: expected >= 1")
     from ..outputs import check_output_file
 
@@ -68,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     device = _device(args.device)
     ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)
+    decoding_defaults(args, cfg)
     if args.trees and model.target != "transitions":
         raise ConfigError(f"--trees: variant {cfg.model.variant!r} decodes pieces and predicts no target tree")
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)

@@ -210,6 +210,15 @@ class LangIDFilter(Filter):
     A side passes when its probability is at least ``min_prob``. A side with no
     letters (numbers, punctuation) has a uniform distribution; with ``skip_no_letters``
     (the default) it scores 1.0 instead, since its language cannot be wrong.
+
+    Scores ``src_margin`` and ``tgt_margin``: the expected language's probability minus
+    the largest probability of another candidate (> 0: the expected language is the
+    most likely one; 1.0 for a side without letters under ``skip_no_letters``). With
+    ``min_margin`` set, a side passes only when its margin is at least that:
+    ``min_margin: 0.0`` is the rule of langid.py's ``classify`` as the tree-decoder
+    paper used it (reject when the most likely language is not the expected one,
+    003 §5, 000 App. B); ``languages: all`` makes every language py3langid knows a
+    candidate.
     """
 
     name = "langid"
@@ -218,22 +227,30 @@ class LangIDFilter(Filter):
         "tgt_lang": None,
         "languages": None,
         "min_prob": 0.5,
+        "min_margin": None,
         "skip_no_letters": True,
         "batch_size": 10000,
     }
-    TYPES = {"src_lang": (str,), "tgt_lang": (str,), "languages": (list,)}
-    CUT_PARAMS = frozenset({"min_prob", "batch_size"})
-    columns = ("src_prob", "tgt_prob")
+    TYPES = {"src_lang": (str,), "tgt_lang": (str,), "languages": (list, str), "min_margin": (int, float)}
+    CUT_PARAMS = frozenset({"min_prob", "min_margin", "batch_size"})
+    columns = ("src_prob", "tgt_prob", "src_margin", "tgt_margin")
 
     def validate(self) -> None:
         require_range(self, "min_prob", 0.0, 1.0)
+        if self.min_margin is not None:
+            require_range(self, "min_margin", -1.0, 1.0)
+        if isinstance(self.languages, str) and self.languages != "all":
+            raise ConfigError(f"filter {self.label!r}: languages = {self.languages!r}: expected a list of codes or 'all'")
         require_range(self, "batch_size", 1)
         if not self.src_lang or not self.tgt_lang:
             raise ConfigError(
                 f"filter {self.label!r}: src_lang and tgt_lang are required (ISO 639-1 codes such as en, de)"
             )
         known = set(known_languages())
-        langs = self.languages if self.languages is not None else [*DEFAULT_EXTRA_LANGUAGES]
+        if self.languages == "all":
+            langs = sorted(known)
+        else:
+            langs = self.languages if self.languages is not None else [*DEFAULT_EXTRA_LANGUAGES]
         langs = list(dict.fromkeys([self.src_lang, self.tgt_lang, *langs]))
         bad = [x for x in langs if x not in known]
         if bad:
@@ -266,15 +283,20 @@ class LangIDFilter(Filter):
                 return
             probs = model.probs([p.src for p in batch] + [p.tgt for p in batch])
             n = len(batch)
+            others = probs.copy()
+            others[:n, si] = -1.0
+            others[n:, ti] = -1.0
+            best_other = others.max(axis=1) if probs.shape[1] > 1 else np.zeros(2 * n)  # (2n,)
             for k, p in enumerate(batch):
                 a = float(probs[k, si])
                 b = float(probs[n + k, ti])
+                ma, mb = a - float(best_other[k]), b - float(best_other[n + k])
                 if self.skip_no_letters:
                     if not _has_letter(p.src):
-                        a = 1.0
+                        a = ma = 1.0
                     if not _has_letter(p.tgt):
-                        b = 1.0
-                yield (a, b)
+                        b = mb = 1.0
+                yield (a, b, ma, mb)
             if n < self.batch_size:
                 return
 
@@ -282,6 +304,10 @@ class LangIDFilter(Filter):
         for i in (0, 1):
             if not score[i] >= self.min_prob:
                 return i
+        if self.min_margin is not None:
+            for i in (2, 3):
+                if not score[i] >= self.min_margin:
+                    return i
         return None
 
 

@@ -8,8 +8,8 @@ Every variant is registered here, in one place, with ``@register_variant(name)``
 ``linearized``     the Transformer decoder on the transition sequence, no graph
 ``parent``         transition decoder, bidirectional, one head on parents only
 ``gcn``            transition decoder with a gated labelled GCN over the graph
-``gcn-nogates``    ablation: no edge gates
-``gcn-nolabels``   ablation: no label biases
+``gcn-nogates``    ablation "-Gates": no edge gates and no label biases
+``gcn-nolabels``   ablation "-Labels": no label biases
 ``pascal``         encoder heads scaled by a Gaussian around the parent position
 ``gps``            root-path positions (LSTM) added to encoder attention logits
 ``sa``             structured attention (matrix-tree marginals) in the encoder
@@ -21,12 +21,15 @@ Every variant is registered here, in one place, with ``@register_variant(name)``
 
 from __future__ import annotations
 
+from typing import Optional
+
+from ..errors import ConfigError
 from ..registry import get, names
 from . import bidirectional, graph, gps, pascal, structured, transformer  # noqa: F401  (registration)
 from .config import PRESETS, ModelConfig, model_config
 from .transformer import Seq2Seq
 
-__all__ = ["build_model", "variant_class", "variants", "ModelConfig", "model_config", "PRESETS", "Seq2Seq"]
+__all__ = ["build_model", "resolve", "variant_class", "variants", "ModelConfig", "model_config", "PRESETS", "Seq2Seq"]
 
 
 def variant_class(name: str) -> type[Seq2Seq]:
@@ -37,6 +40,35 @@ def variants() -> list[str]:
     return names("variant")
 
 
+def _flat(d: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def resolve(cfg: ModelConfig, given: Optional[dict] = None) -> ModelConfig:
+    """``cfg`` with the values its variant fixes (``settings`` of the variant class, e.g.
+    ``gcn-nogates``: ``gcn.gates = gcn.labels = false``); a ConfigError for an unknown
+    variant, or when ``given`` (the model keys the user wrote) sets one of them to
+    another value."""
+    forced = variant_class(cfg.variant).settings
+    if not forced:
+        return cfg
+    for key, want in _flat(forced).items():
+        have = _flat(given or {}).get(key, want)
+        if have != want:
+            raise ConfigError(
+                f"model.{key} = {have!r} contradicts variant {cfg.variant!r}, which fixes it to {want!r}; "
+                f"remove the key, or choose the variant that has it (e.g. gcn with gcn.gates/gcn.labels)"
+            )
+    return cfg.updated(forced)
+
+
 def build_model(cfg: ModelConfig) -> Seq2Seq:
-    """The model of ``cfg.variant`` (a ConfigError naming the known ones if unknown)."""
-    return variant_class(cfg.variant)(cfg)
+    """The model of ``cfg.variant`` (a ConfigError naming the known ones if unknown),
+    with the values the variant fixes (:func:`resolve`)."""
+    return variant_class(cfg.variant)(resolve(cfg))

@@ -34,7 +34,7 @@ from ..registry import register_variant
 from .layers import Memory
 from .transformer import DecodeState, Seq2Seq
 
-__all__ = ["RowGraph", "PrefixSeq2Seq", "BiTrans", "choose_rows", "row_graph"]
+__all__ = ["RowGraph", "PrefixSeq2Seq", "BiTrans", "choose_rows", "row_graph", "cut_groups"]
 
 
 @dataclass
@@ -77,11 +77,39 @@ def choose_rows(
 
 def row_graph(batch: Any, rows_b: torch.Tensor, cut: torch.Tensor) -> RowGraph:
     """Edges of sentence ``rows_b[r]`` with ``edge_step < cut[r]``, for every row ``r``,
-    shifted to decoder-input positions. The only place where edge visibility is decided."""
-    eb, st = batch.edge_batch, batch.edge_step  # (E,)
-    member = (eb[None, :] == rows_b[:, None]) & (st[None, :] < cut[:, None])  # (N, E)
-    r, e = member.nonzero(as_tuple=True)
+    shifted to decoder-input positions. The only place where edge visibility is decided.
+
+    Edges sorted by (sentence, step): a row's visible edges are one contiguous range of
+    them, found by binary search -- O(visible edges), not O(rows x edges)."""
+    eb, st = batch.edge_batch.long(), batch.edge_step.long()  # (E,)
+    dev = rows_b.device
+    span = int(st.max()) + 2 if st.numel() else 1
+    key = eb * span + st  # (E,) sentence-major, then step
+    key, perm = torch.sort(key, stable=True)
+    lo = torch.searchsorted(key, rows_b.long() * span)  # (N,) first edge of the row's sentence
+    hi = torch.searchsorted(key, rows_b.long() * span + cut.long().clamp(max=span - 1))  # (N,) first with step >= cut
+    n = hi - lo  # (N,) visible edges per row
+    r = torch.repeat_interleave(torch.arange(rows_b.numel(), device=dev), n)  # (M,)
+    start = torch.repeat_interleave(lo - torch.cumsum(n, 0) + n, n)  # (M,) lo[r] - (offset of r's first edge)
+    e = perm[start + torch.arange(r.numel(), device=dev)]  # (M,) edge ids
     return RowGraph(r, batch.edge_head[e] + 1, batch.edge_dep[e] + 1, batch.edge_label[e])
+
+
+def cut_groups(cut: torch.Tensor, slack: float = 0.1, min_positions: int = 512) -> list[tuple[torch.Tensor, int]]:
+    """Rows grouped by prefix width (``cut + 1``) for batched passes: (row indices, width)
+    per group, widest first. A group's rows are at least ``(1 - slack)`` times its width
+    (so at most ``slack`` of its positions are padding), unless the group would hold
+    fewer than ``min_positions`` positions (small groups make small, slow matmuls)."""
+    order = torch.argsort(cut, descending=True, stable=True)
+    w = (cut[order] + 1).tolist()
+    groups, i, N = [], 0, len(w)
+    while i < N:
+        width, j = w[i], i + 1
+        while j < N and (w[j] >= width * (1.0 - slack) or (j - i) * width < min_positions):
+            j += 1
+        groups.append((order[i:j], width))
+        i = j
+    return groups
 
 
 class _Edges:
@@ -93,11 +121,23 @@ class _Edges:
 
 
 class PrefixSeq2Seq(Seq2Seq):
-    """A decoder whose every prediction is its own bidirectional pass over its prefix."""
+    """A decoder whose every prediction is its own bidirectional pass over its prefix.
+
+    What is shared between the rows of a sentence is computed once a sentence
+    (:meth:`prefix_inputs`): the embeddings (dropout drawn once a sentence, as in a
+    causal decoder) and, when the first decoder layer reads them unchanged (``bitrans``,
+    ``parent``), that layer's self-attention queries, keys and values; the encoder
+    memory is projected for the cross-attention once a sentence too. Everything that
+    depends on the cut -- the states of every later layer, which re-read the prefix --
+    is computed per row, rows grouped by width (:func:`cut_groups`) into few large
+    passes, and the last layer computes the one position each row predicts from."""
 
     prefix_decoder = True
     #: rows per chunk when no gradient is needed (bounds memory in evaluation)
     eval_chunk = 1024
+    #: the first decoder layer reads the embeddings as they are (not a graph encoding of
+    #: them), so its self-attention projections are the same for every row of a sentence
+    shares_first_layer = True
 
     # ---- hooks of the graph decoders
 
@@ -105,8 +145,20 @@ class PrefixSeq2Seq(Seq2Seq):
         """Edges each row may see (None: this decoder reads no graph)."""
         return None
 
+    def prefix_inputs(self, tokens: torch.Tensor) -> dict:
+        """What every row of a sentence reads alike, from its decoder input (B, T):
+        ``x`` the embeddings (B, T, d) and ``qkv`` the first layer's projections."""
+        x = self.tgt_embed(tokens)  # (B, T, d)
+        return {"x": x, "qkv": self.decoder.layers[0].self_qkv(x) if self.shares_first_layer else None}
+
+    def rows_input(self, shared: dict, rows: torch.Tensor, width: int, graph: Optional[RowGraph]) -> torch.Tensor:
+        """The decoder input (N, width, d) of rows ``rows`` (sentence indices)."""
+        return shared["x"][:, :width].index_select(0, rows)
+
     def embed_prefix(self, tokens: torch.Tensor, graph: Optional[RowGraph]) -> torch.Tensor:
-        return self.tgt_embed(tokens)  # (N, T, d)
+        """The decoder input (N, T, d) of rows whose decoder inputs are ``tokens`` (N, T)."""
+        N, T = tokens.shape
+        return self.rows_input(self.prefix_inputs(tokens), torch.arange(N, device=tokens.device), T, graph)
 
     def self_masks(self, base: torch.Tensor, graph: Optional[RowGraph]) -> list[torch.Tensor]:
         """Per-layer self-attention masks from the prefix mask ``base`` (N, 1, T, T)."""
@@ -121,41 +173,45 @@ class PrefixSeq2Seq(Seq2Seq):
         cut: torch.Tensor,
         graph: Optional[RowGraph],
         caches: Optional[list[dict]] = None,
+        shared: Optional[dict] = None,
+        rows: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         """States (N, d) at position ``cut[r]`` of row ``r``; ``tokens`` (N, T) are the rows'
-        decoder inputs, ``memory`` (and ``caches``, the projected memory) one row per row."""
+        decoder inputs, ``memory`` (and ``caches``, the projected memory) one row per row.
+        ``shared``/``rows``: the per-sentence :meth:`prefix_inputs` and each row's
+        sentence, when the caller has them (else they are computed from ``tokens``)."""
         N, T = tokens.shape
+        if shared is None:
+            shared, rows = self.prefix_inputs(tokens), torch.arange(N, device=tokens.device)
+        assert rows is not None
         keys = torch.arange(T, device=tokens.device)[None, :] <= cut[:, None]  # (N, T)
         base = keys[:, None, None, :].expand(N, 1, T, T)  # (N, 1, T, T) bidirectional within the prefix
-        x = self.embed_prefix(tokens, graph)  # (N, T, d)
+        x = self.rows_input(shared, rows, T, graph)  # (N, T, d)
+        qkv = None
+        if shared["qkv"] is not None:
+            qkv = tuple(t[:, :, :T].index_select(0, rows) for t in shared["qkv"])  # 3 x (N, h, T, dh)
         masks = self.self_masks(base, graph)
-        h = self.decoder(x, memory, self_masks=masks, causal=False, caches=caches, query_pos=cut)  # (N, 1, d)
+        h = self.decoder(x, memory, self_masks=masks, causal=False, caches=caches, query_pos=cut, first_qkv=qkv)  # (N, 1, d)
         return h[:, 0]  # (N, d)
-
-    #: rows are sorted by cut and cut into at least this many groups, each as wide as
-    #: its longest cut: uniform cuts then waste ~1/8 of the positions instead of ~1/2
-    buckets = 4
 
     def _row_logits(self, batch: Any, memory: Memory, rows_b: torch.Tensor, cut: torch.Tensor) -> torch.Tensor:
         tgt, _ = self.targets(batch)
         inp = self.shift(tgt)  # (B, T)
         cross = self.decoder.cross_caches(memory)  # memory projected once per sentence
-        N = rows_b.numel()
-        order = torch.argsort(cut, stable=True)
-        size = max(1, -(-N // self.buckets))
-        if not torch.is_grad_enabled():
-            size = min(size, self.eval_chunk)
-        out = []
-        for s in range(0, N, size):
-            idx = order[s : s + size]
-            rb, c = rows_b[idx], cut[idx]
-            width = int(c.max()) + 1  # positions after the longest cut are never read
-            caches = [{"cross": {k: v.index_select(0, rb) for k, v in lc["cross"].items()}} for lc in cross]
-            graph = self.graph_for(batch, rb, c)
-            h = self.prefix_states(memory.select_mask(rb), inp.index_select(0, rb)[:, :width], c, graph, caches)
-            out.append(self.logits(h))  # (n, V)
+        shared = self.prefix_inputs(inp)  # embeddings (+ first-layer projections) once per sentence
+        out, index = [], []
+        for idx, width in cut_groups(cut):
+            chunk = idx.numel() if torch.is_grad_enabled() else self.eval_chunk
+            for s in range(0, idx.numel(), chunk):
+                sub = idx[s : s + chunk]
+                rb, c = rows_b[sub], cut[sub]
+                caches = [{"cross": {k: v.index_select(0, rb) for k, v in lc["cross"].items()}} for lc in cross]
+                graph = self.graph_for(batch, rb, c)
+                h = self.prefix_states(memory.select_mask(rb), inp.index_select(0, rb)[:, :width], c, graph, caches, shared, rb)
+                out.append(self.logits(h))  # (n, V)
+                index.append(sub)
         logits = torch.cat(out, dim=0)
-        return logits[torch.argsort(order)]  # back to the rows' order
+        return logits[torch.argsort(torch.cat(index))]  # back to the rows' order
 
     def forward(self, batch: Any) -> torch.Tensor:
         """Exact logits (B, T, V): every cut of every sentence."""

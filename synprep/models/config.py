@@ -161,6 +161,11 @@ class PascalConfig(Config):
     # probability of ignoring the parent for a (head, token) during training (its scores
     # are left unscaled); 0 = the method as defined. The released en->de script used 0.4.
     parent_ignoring: float = 0.0
+    # gaussian: scores times N(j; p_t, variance) (001 Eq. 5-6); parent-only: the head
+    # attends to the parent position alone, the keys j with |j - p_t| <= 0.5 (the middle
+    # piece(s) of the parent word) -- 001 Table 7b's "Parent-only" row, "weights only
+    # placed on parents" (our reading: no weight elsewhere)
+    weighting: Literal["gaussian", "parent-only"] = "gaussian"
 
     def __post_init__(self):
         _check(self.heads >= 1, f"heads = {self.heads}: expected at least 1")
@@ -173,9 +178,10 @@ class PascalConfig(Config):
 class GPSConfig(Config):
     """Root-path (global syntactic position) encoding added to attention logits."""
 
-    # 1-based encoder layer whose attention logits get the path term; the first layer,
-    # where positional information enters (as in decoupled positional attention, TUPE)
-    layer: int = 1
+    # 1-based encoder layer(s) whose attention logits get the path term: the first layer,
+    # the paper's main setting (002 §4.1 "at the bottom layer"); a list adds it to several
+    # layers, [1, 2, 3, 4, 5, 6] = 002 Table 3's "1-6" (each layer its own projections)
+    layer: Union[int, list[int]] = 1
     # size of the label embeddings fed to the LSTM: labels are few (~40), 32 is plenty
     d_label: int = 32
     # size of the LSTM state = the syntactic position vector
@@ -185,9 +191,16 @@ class GPSConfig(Config):
     max_depth: int = 32
 
     def __post_init__(self):
-        _check(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
+        layers = self.layers
+        _check(len(layers) >= 1 and all(x >= 1 for x in layers), f"layer = {self.layer}: expected 1-based layer numbers")
+        _check(len(set(layers)) == len(layers), f"layer = {self.layer}: a layer is given twice")
         _check(self.d_label >= 1 and self.d_path >= 1, "d_label and d_path must be positive")
         _check(self.max_depth >= 1, f"max_depth = {self.max_depth}: expected >= 1")
+
+    @property
+    def layers(self) -> list[int]:
+        """The 1-based layers, as a list."""
+        return [self.layer] if isinstance(self.layer, int) else list(self.layer)
 
 
 @dataclass
@@ -217,13 +230,16 @@ class GCNConfig(Config):
     """Gated labelled graph convolution over the decoder graph (Marcheggiani & Titov,
     2017; Bastings et al., 2017)."""
 
-    # one GCN layer above the embeddings: Bastings et al. found 1-2 enough, and each
-    # layer is recomputed for every prefix of the bidirectional decoder
+    # residual GCN layers above the embeddings; the tree-decoder papers use 2 (000 §5
+    # "The GCN architecture includes 2 layers with residual connections"; the tree-medium
+    # and tree-large presets set it). 1 outside them: each layer is recomputed for every
+    # prefix of the bidirectional decoder, and Bastings et al. found 1-2 enough
     layers: int = 1
-    # scalar edge gates sigma(h_u . w_dir + b_label) (paper); false is the -gates ablation
+    # scalar edge gates sigma(h_u . w_dir + b_label) (003 §4); variant gcn-nogates
+    # (the papers' -Gates) switches them off together with the labels
     gates: bool = True
-    # label-specific biases b_(dir,label) (paper); false (direction-only biases) is the
-    # -labels ablation
+    # label-specific biases b_(dir,label) (003 §4); false (direction-only biases) is the
+    # -Labels ablation (variant gcn-nolabels)
     labels: bool = True
 
     def __post_init__(self):
@@ -253,10 +269,12 @@ class PrefixConfig(Config):
     ``exact``: every prefix is its own pass (what the model means; quadratic in the
     target length). ``sampled``: ``k`` prefixes per sentence drawn uniformly without
     replacement, their losses weighted by length/k -- an unbiased estimate of the exact
-    loss at about k/2 single passes of cost."""
+    loss at about k/2 single passes of cost, but only k predictions a sentence carry
+    gradient (an approximation of ours, never the papers')."""
 
-    # sampled by default: exact costs ~T/2 passes per sentence, too slow for CPU training
-    mode: Literal["exact", "sampled"] = "sampled"
+    # exact: the papers train on every prefix, recomputing the decoder after every
+    # generated token (003 §3 and footnote 3); sampled must be asked for
+    mode: Literal["exact", "sampled"] = "exact"
     # prefixes per sentence in sampled mode; 4 gives ~2 passes of compute per sentence
     k: int = 4
 
@@ -272,7 +290,7 @@ class ModelConfig(Config):
     """The encoder-decoder Transformer and its variant. Defaults: Transformer base."""
 
     # which model (see docs/models.md): vanilla, bitrans, linearized, parent, gcn,
-    # gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard
+    # gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard (the registry checks the name)
     variant: str = "vanilla"
     # vocabulary sizes, label count and special ids: filled from the shards' manifest
     # (the trainer overwrites them), not knobs; the ids default to synprep's layout
@@ -319,7 +337,7 @@ class ModelConfig(Config):
         _check(self.max_len >= 8, f"max_len = {self.max_len}: expected >= 8")
         _check(self.pascal.heads <= self.n_heads, f"pascal.heads = {self.pascal.heads} > n_heads = {self.n_heads}")
         _check(self.pascal.layer <= self.enc_layers, f"pascal.layer = {self.pascal.layer} > enc_layers = {self.enc_layers}")
-        _check(self.gps.layer <= self.enc_layers, f"gps.layer = {self.gps.layer} > enc_layers = {self.enc_layers}")
+        _check(max(self.gps.layers) <= self.enc_layers, f"gps.layer = {self.gps.layer}: a layer exceeds enc_layers = {self.enc_layers}")
         _check(self.sa.layer <= self.enc_layers, f"sa.layer = {self.sa.layer} > enc_layers = {self.enc_layers}")
         _check(self.parent.heads <= self.n_heads, f"parent.heads = {self.parent.heads} > n_heads = {self.n_heads}")
         if self.parent.layers is not None:
@@ -337,8 +355,12 @@ class ModelConfig(Config):
 PRESETS: dict[str, dict[str, Any]] = {
     # Transformer base (Vaswani et al., 2017); also PASCAL's transformer_wmt_en_de
     "base": dict(d_model=512, n_heads=8, enc_layers=6, dec_layers=6, d_ff=2048),
-    # the tree decoder paper's medium model (Choshen & Abend): 4+4 layers, d=256, 8 heads
-    "tree-medium": dict(d_model=256, n_heads=8, enc_layers=4, dec_layers=4, d_ff=1024),
+    # the tree decoder paper's medium and large models (000 §5 "Model": embedding size
+    # 256 (512), 4 (6) encoder and decoder blocks, 8 heads; the feed-forward size is not
+    # reported: 4 x d as in Transformer base), with the paper's 2 residual GCN layers and
+    # exact prefixes (003 §3, footnote 3)
+    "tree-medium": dict(d_model=256, n_heads=8, enc_layers=4, dec_layers=4, d_ff=1024, gcn={"layers": 2}, prefix={"mode": "exact"}),
+    "tree-large": dict(d_model=512, n_heads=8, enc_layers=6, dec_layers=6, d_ff=2048, gcn={"layers": 2}, prefix={"mode": "exact"}),
     # a CPU-sized model for Multi30k-scale runs (bench/learn.py)
     "small": dict(d_model=256, n_heads=4, enc_layers=3, dec_layers=3, d_ff=1024),
     # tests and smoke runs

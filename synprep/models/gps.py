@@ -4,8 +4,9 @@ A word's *root path* is the sequence of relation labels from the root down to it
 (``[root, obl, case]`` for a preposition under an oblique of the main verb). An LSTM
 over the embedded labels gives a vector ``p`` per path (its last state); all pieces of a
 word share their word's path. The position enters attention decoupled from the token
-content, as in TUPE (Ke et al., 2021): in encoder layer ``gps.layer`` every head adds a
-query-key product of the positions alone to its logits::
+content, as in TUPE (Ke et al., 2021): in encoder layer ``gps.layer`` (or each of a list
+of layers, 002 Table 3's layer study, "1-6" = every layer, each with its own ``Uq, Uk``)
+every head adds a query-key product of the positions alone to its logits::
 
     logits[t, j] = (x_t Wq)(x_j Wk)^T / sqrt(dh)  +  (p_t Uq)(p_j Uk)^T / sqrt(dh)
 
@@ -71,16 +72,25 @@ class GPS(Seq2Seq):
             raise ConfigError("model.n_labels must be set (from the manifest) for gps")
         g = cfg.gps
         self.paths = PathEncoder(cfg.n_labels, g.d_label, g.d_path, g.max_depth)
-        self.pos_q = nn.Linear(g.d_path, cfg.d_model, bias=False)
-        self.pos_k = nn.Linear(g.d_path, cfg.d_model, bias=False)
+        # U_q, U_k of every layer with the path term, side by side: (d_path -> layers * d)
+        self.pos_q = nn.Linear(g.d_path, cfg.d_model * len(g.layers), bias=False)
+        self.pos_k = nn.Linear(g.d_path, cfg.d_model * len(g.layers), bias=False)
 
     def encoder_hooks(self, batch: Any) -> dict[int, LogitsFn]:
-        p = self.paths(batch.src_root_path)  # (B, S, d_path)
-        h = self.cfg.n_heads
-        pq, pk = split_heads(self.pos_q(p), h), split_heads(self.pos_k(p), h)  # (B, h, S, dh)
-        extra = torch.matmul(pq, pk.transpose(-2, -1)) * (pq.size(-1) ** -0.5)  # (B, h, S, S)
+        p = self.paths(batch.src_root_path)  # (B, S, d_path): one path encoding, every layer reads it
+        h, d = self.cfg.n_heads, self.cfg.d_model
+        q_all, k_all = self.pos_q(p), self.pos_k(p)  # (B, S, layers * d)
+        hooks: dict[int, LogitsFn] = {}
+        for i, layer in enumerate(self.cfg.gps.layers):
+            pq = split_heads(q_all[..., i * d : (i + 1) * d], h)  # (B, h, S, dh)
+            pk = split_heads(k_all[..., i * d : (i + 1) * d], h)
+            extra = torch.matmul(pq, pk.transpose(-2, -1)) * (pq.size(-1) ** -0.5)  # (B, h, S, S): 002 Eq. 5, second term
+            hooks[layer - 1] = _adder(extra)
+        return hooks
 
-        def add(scores: torch.Tensor) -> torch.Tensor:  # (B, h, S, S)
-            return scores + extra.to(scores.dtype)
 
-        return {self.cfg.gps.layer - 1: add}
+def _adder(extra: torch.Tensor) -> LogitsFn:
+    def add(scores: torch.Tensor) -> torch.Tensor:  # (B, h, S, S)
+        return scores + extra.to(scores.dtype)
+
+    return add

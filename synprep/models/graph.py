@@ -17,8 +17,10 @@ et al., 2017) above the embeddings, with three edge directions -- self loop, *in
     g_uv = sigmoid(h_u . w_dir(u,v) + c_lab(u,v))
 
 where ``lab(u, v)`` is the pair (direction, label); the layer output is added to its
-input (residual). Ablations: ``gcn-nogates`` (``g = 1``), ``gcn-nolabels`` (biases per
-direction only).
+input (residual). Ablations as the papers define them: ``gcn-nolabels`` (biases per
+direction only) and ``gcn-nogates`` (no gates *and* no labels: 000 Table 2 caption,
+003 Table 1 caption and §6.2). A GCN without gates but with labels, which the papers
+did not train, is ``variant: gcn`` with ``gcn.gates: false``.
 """
 
 from __future__ import annotations
@@ -70,7 +72,11 @@ class Parent(_GraphDecoder):
 
 
 class GatedGCNLayer(nn.Module):
-    """One gated labelled GCN layer (directions: self, in, out)."""
+    """One gated labelled GCN layer (directions: self, in, out).
+
+    ``gates=False`` drops the gate parameters (``g = 1``); ``labels=False`` keeps one
+    bias per direction instead of one per (direction, label): the layer then has no
+    parameter that depends on a label (000 §6.3, Table 2: "-Gates" has neither)."""
 
     def __init__(self, d: int, n_labels: int, gates: bool, labels: bool):
         super().__init__()
@@ -92,60 +98,81 @@ class GatedGCNLayer(nn.Module):
             return 1 + 2 * label + direction
         return torch.full_like(label, 1 + direction)
 
-    def forward(self, x: torch.Tensor, g: RowGraph) -> torch.Tensor:
+    def project(self, x: torch.Tensor) -> torch.Tensor:
+        """Everything the layer computes from a node alone, (..., 3d [+ 3]): the messages
+        ``W_dir h`` of the three directions and, with gates, the gate logits ``h . w_dir``.
+        A position's projections do not depend on the graph, so a caller can compute
+        them once for inputs that every prefix of a sentence shares."""
+        if not self.gates:
+            return self.W(x)
+        return torch.cat([self.W(x), self.gate_w(x)], dim=-1)
+
+    def forward(self, x: torch.Tensor, g: RowGraph, proj: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """``x`` (N, T, d), the rows' edges ``g``; ``proj`` = :meth:`project` of ``x`` when
+        the caller has it. Returns the layer output (N, T, d) (before the residual)."""
         N, T, d = x.shape
-        flat = x.reshape(N * T, d)  # (N*T, d)
-        m_self, m_in, m_out = self.W(flat).chunk(3, dim=-1)  # 3 x (N*T, d)
+        if proj is None:
+            proj = self.project(x)
+        flat = proj.reshape(N * T, -1)  # (N*T, 3d [+ 3])
+        m_self, m_in, m_out = flat[:, :d], flat[:, d : 2 * d], flat[:, 2 * d : 3 * d]  # 3 x (N*T, d)
         src = g.row * T + g.head  # (M,) flat index of the head
         dst = g.row * T + g.dep  # (M,) flat index of the dependent
         b_self = self.bias.weight[0]
         b_in = self.bias(self._bias_ids(g.label, 0))  # (M, d)
         b_out = self.bias(self._bias_ids(g.label, 1))
-        msg_in = m_in.index_select(0, src) + b_in  # head -> dependent
+        msg_in = m_in.index_select(0, src) + b_in  # 003 §4: f_uv = W_dir h_u + b_lab, head -> dependent
         msg_out = m_out.index_select(0, dst) + b_out  # dependent -> head
         out = m_self + b_self
-        if self.gates:
-            gl = self.gate_w(flat)  # (N*T, 3)
+        if self.gates:  # 003 §4: g_uv = sigmoid(h_u . w_dir + b^_lab)
+            gl = flat[:, 3 * d :]  # (N*T, 3)
             out = out * torch.sigmoid(gl[:, 0:1] + self.gate_b.weight[0])
             msg_in = msg_in * torch.sigmoid(gl.index_select(0, src)[:, 1:2] + self.gate_b(self._bias_ids(g.label, 0)))
             msg_out = msg_out * torch.sigmoid(gl.index_select(0, dst)[:, 2:3] + self.gate_b(self._bias_ids(g.label, 1)))
         out = out.index_add(0, dst, msg_in.to(out.dtype)).index_add(0, src, msg_out.to(out.dtype))
-        return F.relu(out).view(N, T, d)
+        return F.relu(out).view(N, T, d)  # gcn(h, v, G) = ReLU(sum_u g_uv f_uv)
 
 
 @register_variant("gcn")
 class GCN(_GraphDecoder):
-    """Transition decoder with a gated labelled GCN above the embeddings."""
+    """Transition decoder with a gated labelled GCN above the embeddings
+    (``gcn.layers`` residual layers; ``gcn.gates`` and ``gcn.labels`` switch the gates
+    and the label biases off, any combination)."""
+
+    #: the first decoder layer reads the GCN's output, which changes with the graph
+    shares_first_layer = False
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
-        g = self.gcn_options(cfg)
-        self.gcn = nn.ModuleList(
-            GatedGCNLayer(cfg.d_model, cfg.n_labels, g["gates"], g["labels"]) for _ in range(cfg.gcn.layers)
-        )
+        g = cfg.gcn
+        self.gcn = nn.ModuleList(GatedGCNLayer(cfg.d_model, cfg.n_labels, g.gates, g.labels) for _ in range(g.layers))
         self.gcn_drop = nn.Dropout(cfg.dropout)
 
-    def gcn_options(self, cfg: ModelConfig) -> dict:
-        return {"gates": cfg.gcn.gates, "labels": cfg.gcn.labels}
+    def prefix_inputs(self, tokens: torch.Tensor) -> dict:
+        out = super().prefix_inputs(tokens)
+        out["gcn"] = self.gcn[0].project(out["x"])  # (B, T, 3d [+ 3]): the first layer's, once a sentence
+        return out
 
-    def embed_prefix(self, tokens: torch.Tensor, graph: Optional[RowGraph]) -> torch.Tensor:
-        x = self.tgt_embed(tokens)  # (N, T, d)
-        for layer in self.gcn:
-            x = x + self.gcn_drop(layer(x, graph))
+    def rows_input(self, shared: dict, rows: torch.Tensor, width: int, graph: Optional[RowGraph]) -> torch.Tensor:
+        assert graph is not None
+        x = shared["x"][:, :width].index_select(0, rows)  # (N, width, d)
+        for i, layer in enumerate(self.gcn):
+            proj = shared["gcn"][:, :width].index_select(0, rows) if i == 0 else None
+            x = x + self.gcn_drop(layer(x, graph, proj))  # residual layers above the embeddings (000 §5)
         return x
 
 
 @register_variant("gcn-nogates")
 class GCNNoGates(GCN):
-    """Ablation: the GCN without edge gates."""
+    """The papers' "-Gates" ablation: the GCN without gates *and* without labels
+    (000 Table 2 caption and §6.3, 003 Table 1 caption and §6.2: "Ungated ... also
+    relies solely on the graph structure")."""
 
-    def gcn_options(self, cfg: ModelConfig) -> dict:
-        return {"gates": False, "labels": cfg.gcn.labels}
+    settings = {"gcn": {"gates": False, "labels": False}}
 
 
 @register_variant("gcn-nolabels")
 class GCNNoLabels(GCN):
-    """Ablation: the GCN with direction-only biases (no label information)."""
+    """The papers' "-Labels" ablation: the gated GCN without label information
+    (direction-only biases)."""
 
-    def gcn_options(self, cfg: ModelConfig) -> dict:
-        return {"gates": cfg.gcn.gates, "labels": False}
+    settings = {"gcn": {"labels": False}}

@@ -112,6 +112,10 @@ class SelfAttention(nn.Module):
         self.out = nn.Linear(d, d)
         self.dropout = dropout
 
+    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Queries, keys and values of ``x`` (B, T, d): 3 x (B, h, T, dh)."""
+        return tuple(split_heads(t, self.h) for t in self.qkv(x).chunk(3, dim=-1))  # type: ignore[return-value]
+
     def forward(
         self,
         x: torch.Tensor,  # (B, T, d)
@@ -120,13 +124,26 @@ class SelfAttention(nn.Module):
         logits_fn: Optional[LogitsFn] = None,
         cache: Optional[dict] = None,
         query_pos: Optional[torch.Tensor] = None,
+        qkv: Optional[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = None,
     ) -> torch.Tensor:
         """``query_pos`` (B,): compute the output of that one position per row only
-        (keys and values still come from every position); returns (B, 1, d)."""
-        q, k, v = (split_heads(t, self.h) for t in self.qkv(x).chunk(3, dim=-1))  # 3 x (B, h, T, dh)
+        (keys and values still come from every position, the query is projected for
+        that position alone); returns (B, 1, d). ``qkv``: the projections
+        :meth:`project` would compute from ``x`` (3 x (B, h, T, dh)), computed by the
+        caller (bidirectional decoders share them between the prefixes of a sentence)."""
+        rows = torch.arange(x.size(0), device=x.device)
+        if qkv is not None:
+            q, k, v = qkv
+            if query_pos is not None:
+                q = q[rows, :, query_pos].unsqueeze(2)  # (B, h, 1, dh)
+        elif query_pos is not None:
+            d = x.size(-1)
+            w, b = self.qkv.weight, self.qkv.bias
+            q = F.linear(x[rows, query_pos], w[:d], b[:d]).view(x.size(0), self.h, 1, -1)  # (B, h, 1, dh)
+            k, v = (split_heads(t, self.h) for t in F.linear(x, w[d:], b[d:]).chunk(2, dim=-1))  # 2 x (B, h, T, dh)
+        else:
+            q, k, v = self.project(x)  # 3 x (B, h, T, dh)
         if query_pos is not None:
-            rows = torch.arange(q.size(0), device=q.device)
-            q = q[rows, :, query_pos].unsqueeze(2)  # (B, h, 1, dh)
             if mask is not None and mask.size(-2) > 1:
                 mask = mask.expand(mask.size(0), -1, x.size(1), -1)[rows, :, query_pos].unsqueeze(2)  # (B, h|1, 1, T)
         if cache is not None:
@@ -256,6 +273,11 @@ class DecoderLayer(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
         self.pre = cfg.norm_first
 
+    def self_qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The self-attention's queries, keys and values of the layer input ``x`` (B, T, d),
+        position by position (LayerNorm first in pre-norm): 3 x (B, h, T, dh)."""
+        return self.self_attn.project(self.ln1(x) if self.pre else x)
+
     def forward(
         self,
         x: torch.Tensor,  # (B, T, d)
@@ -264,15 +286,17 @@ class DecoderLayer(nn.Module):
         causal: bool,
         cache: Optional[dict] = None,
         query_pos: Optional[torch.Tensor] = None,  # (B,): output only this position -> (B, 1, d)
+        qkv: Optional[tuple] = None,  # this layer's self_qkv(x), computed by the caller
     ) -> torch.Tensor:
         sc = None if cache is None else cache.get("self")  # past keys/values (causal decoding)
         cc = None if cache is None else cache.get("cross")  # projected memory
         res = x if query_pos is None else x[torch.arange(x.size(0), device=x.device), query_pos].unsqueeze(1)
         if self.pre:
-            x = res + self.drop(self.self_attn(self.ln1(x), mask, causal, cache=sc, query_pos=query_pos))
+            a = x if qkv is not None else self.ln1(x)  # the norm only feeds the projections
+            x = res + self.drop(self.self_attn(a, mask, causal, cache=sc, query_pos=query_pos, qkv=qkv))
             x = x + self.drop(self.cross(self.ln2(x), memory, cc))
             return x + self.drop(self.ff(self.ln3(x)))
-        x = self.ln1(res + self.drop(self.self_attn(x, mask, causal, cache=sc, query_pos=query_pos)))
+        x = self.ln1(res + self.drop(self.self_attn(x, mask, causal, cache=sc, query_pos=query_pos, qkv=qkv)))
         x = self.ln2(x + self.drop(self.cross(x, memory, cc)))
         return self.ln3(x + self.drop(self.ff(x)))
 
@@ -303,12 +327,15 @@ class Decoder(nn.Module):
         causal: bool = True,
         caches: Optional[list[dict]] = None,
         query_pos: Optional[torch.Tensor] = None,
+        first_qkv: Optional[tuple] = None,
     ) -> torch.Tensor:
         """States (B, T, d); with ``query_pos`` (B,) only that position of each row,
         (B, 1, d): the last layer then computes one query per row (bidirectional
-        decoders need one state per prefix)."""
+        decoders need one state per prefix). ``first_qkv``: the first layer's
+        ``self_qkv(x)``, when the caller has it (shared by the prefixes of a sentence)."""
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
             m = None if self_masks is None else self_masks[i]
-            x = layer(x, memory, m, causal, None if caches is None else caches[i], query_pos if i == last else None)
+            qkv = first_qkv if i == 0 else None
+            x = layer(x, memory, m, causal, None if caches is None else caches[i], query_pos if i == last else None, qkv)
         return self.ln(x)

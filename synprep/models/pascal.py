@@ -15,6 +15,10 @@ source positions. The scaling happens before the padding mask, as in the release
 Parent ignoring (training only): for each (sentence, PASCAL head, token) independently,
 with probability ``q`` the token's scores are left unscaled (the released code's
 ``parent_ignoring``; ``N`` row replaced by 1).
+
+``pascal.weighting: parent-only`` (001 Table 7b, "Parent-only": weights only on the
+parent): the PASCAL heads attend to the parent position alone -- the keys within 0.5
+of ``p_t`` (the middle piece(s) of the parent word); an ignored row is left unmasked.
 """
 
 from __future__ import annotations
@@ -28,14 +32,21 @@ from ..registry import register_variant
 from .layers import LogitsFn
 from .transformer import Seq2Seq
 
-__all__ = ["Pascal", "pascal_weights"]
+__all__ = ["Pascal", "pascal_weights", "parent_only"]
 
 
 def pascal_weights(parent_pos: torch.Tensor, length: int, variance: float) -> torch.Tensor:
     """(B, S, L) Gaussian densities ``N(j; p_t, variance)`` for parents (B, S), j < L."""
     j = torch.arange(length, dtype=torch.float32, device=parent_pos.device)  # (L,)
     diff = j[None, None, :] - parent_pos.float()[:, :, None]  # (B, S, L)
-    return torch.exp(-diff.pow(2) / (2.0 * variance)) / math.sqrt(2.0 * math.pi * variance)
+    return torch.exp(-diff.pow(2) / (2.0 * variance)) / math.sqrt(2.0 * math.pi * variance)  # 001 Eq. 6
+
+
+def parent_only(parent_pos: torch.Tensor, length: int) -> torch.Tensor:
+    """(B, S, L) bool: key ``j`` is the parent position of token ``t`` (``|j - p_t| <=
+    0.5``: the middle piece of the parent word, both middle pieces for an even count)."""
+    j = torch.arange(length, dtype=torch.float32, device=parent_pos.device)  # (L,)
+    return (j[None, None, :] - parent_pos.float()[:, :, None]).abs() <= 0.5
 
 
 @register_variant("pascal")
@@ -54,7 +65,17 @@ class Pascal(Seq2Seq):
             ignore = torch.rand(B, ph, S, 1, device=w.device) < pc.parent_ignoring  # (B, ph, S, 1)
             w = torch.where(ignore, torch.ones_like(w), w)
 
+        if pc.weighting == "parent-only":  # 001 Table 7b: no weight off the parent
+            only = parent_only(batch.src_parent_pos, S)[:, None].expand(B, ph, S, S)  # (B, ph, S, S)
+            if self.training and pc.parent_ignoring > 0:
+                only = only | ignore
+
+            def keep_parent(scores: torch.Tensor) -> torch.Tensor:  # (B, H, S, S)
+                return torch.cat([scores[:, :ph].masked_fill(~only, torch.finfo(scores.dtype).min), scores[:, ph:]], dim=1)
+
+            return {pc.layer - 1: keep_parent}
+
         def scale(scores: torch.Tensor) -> torch.Tensor:  # (B, H, S, S)
-            return torch.cat([scores[:, :ph] * w.to(scores.dtype), scores[:, ph:]], dim=1)
+            return torch.cat([scores[:, :ph] * w.to(scores.dtype), scores[:, ph:]], dim=1)  # 001 Eq. 5
 
         return {pc.layer - 1: scale}

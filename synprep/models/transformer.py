@@ -68,6 +68,9 @@ class Seq2Seq(nn.Module):
     prefix_decoder: ClassVar[bool] = False
     #: the decoder reads the decoder graph (edges); decoding must rebuild it
     uses_graph: ClassVar[bool] = False
+    #: config values this variant fixes (e.g. an ablation's switches), applied by
+    #: :func:`synprep.models.resolve` so that the resolved config shows them
+    settings: ClassVar[dict] = {}
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()

@@ -20,9 +20,9 @@ ANALYSIS_RUN_VARIANTS = {}
 if ANALYSIS_CONFIG["induce"]["enabled"] and TRAIN_RUNS:
     from synprep.train import RunConfig
 
-    ANALYSIS_RUN_VARIANTS = {
-        run["name"]: RunConfig.from_dict(run["config"], where=f"config train.runs[{run['name']}].config").model.variant
-        for run in TRAIN_RUNS
+    ANALYSIS_RUN_VARIANTS = {  # RUN_CONFIGS (train.smk): each run's file with its config merged over it
+        name: RunConfig.from_dict(run_config, where=f"config train.runs[{name}]").model.variant
+        for name, run_config in RUN_CONFIGS.items()
     }
 ANALYSIS = analysis_settings(
     ANALYSIS_CONFIG, langs=LANGS, shards=SHARDS, heldout=HELDOUT, runs=ANALYSIS_RUN_VARIANTS

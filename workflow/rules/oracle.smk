@@ -5,7 +5,8 @@
 # Per shard: the dataset directory results/shards/{shard}/ (Arrow files, its own
 # manifest and rejects.tsv), and its rejects as pair ids in
 # results/oracle/{shard}.rejects.tsv (non-projective under `drop`, too-long in
-# pieces, mwt-cycle, unknown-label).
+# pieces, target-too-long (training shards only, shards.max_target_pieces), mwt-cycle,
+# unknown-label).
 
 ORACLE = config["oracle"]
 
@@ -29,9 +30,12 @@ rule write_shard:
         dataset=directory("results/shards/{shard}"),
         rejects="results/oracle/{shard}.rejects.tsv",
     params:
-        settings={
+        # the target cap (shards.max_target_pieces) holds for training shards only: the
+        # held-out shards (HELDOUT, train.smk) are the test data and are never capped
+        settings=lambda wildcards: {
             **ORACLE,
             "max_len": config["shards"]["max_len"],
+            "max_target_pieces": 0 if wildcards.shard in HELDOUT else config["shards"]["max_target_pieces"],
             "shard_size": config["shards"]["rows_per_file"],
         },
         stage="oracle",

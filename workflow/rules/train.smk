@@ -9,7 +9,10 @@
 # `synprep evaluate` then scores its best checkpoint on the held-out shards
 # (results/train/{run}/eval/: scores.json with BLEU, chrF+, chrF++, tokenized BLEU, by
 # reference and source length; hyps.txt, refs.txt, which the report compares with
-# those of the first run). The run configs are checked
+# those of the first run), decoding with the run config's decode.beam /
+# decode.length_penalty (else train.beam, 1.0). A run's config is its `file` (a
+# run-config file, e.g. config/experiments/) with `config` merged over it, or `config`
+# alone. The run configs are checked
 # by the trainer when the workflow starts. A killed run resumes from its last
 # checkpoint (the trainer resumes exactly). A job asks for resources gpu=train.gpus
 # (a profile or --set-resources train_model:gpu=N may change it); with N >= 2 GPUs the
@@ -24,16 +27,21 @@ TRAINING_SHARDS = [s for s in SHARDS if s not in HELDOUT]
 TRAIN_REPORT_INPUT = {}
 
 if TRAIN_RUNS:
-    from synprep.train import RunConfig
+    from synprep.models.config import merge_dicts
+    from synprep.train import RunConfig, read_config_file
 
     if len(TRAINING_SHARDS) == 0:
         raise ValueError(
             f"config train.heldout_shards = {TRAIN['heldout_shards']} leaves no shard to train on "
             f"(shards.count = {len(SHARDS)})"
         )
-    for run in TRAIN_RUNS:  # unknown keys and bad values stop the workflow here
-        RunConfig.from_dict(run["config"], where=f"config train.runs[{run['name']}].config")
-    RUN_CONFIGS = {run["name"]: run["config"] for run in TRAIN_RUNS}
+    # a run's config: its `file` (e.g. config/experiments/*.yaml) with `config` merged over it
+    RUN_CONFIGS = {
+        run["name"]: merge_dicts(read_config_file(run["file"]) if "file" in run else {}, run.get("config") or {})
+        for run in TRAIN_RUNS
+    }
+    for name, run_config in RUN_CONFIGS.items():  # unknown keys and bad values stop the workflow here
+        RunConfig.from_dict(run_config, where=f"config train.runs[{name}]")
 
 
 wildcard_constraints:
@@ -112,7 +120,8 @@ if TRAIN_RUNS and HELDOUT_DATA:
             checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
             data=lambda wildcards, input: os.path.dirname(input.data),
             lang=LANGS["tgt"],
-            beam=TRAIN["beam"],
+            beam=lambda wildcards: RUN_CONFIGS[wildcards.run].get("decode", {}).get("beam", TRAIN["beam"]),
+            length_penalty=lambda wildcards: RUN_CONFIGS[wildcards.run].get("decode", {}).get("length_penalty", 1.0),
         conda:
             "../envs/synprep.yaml"
         log:
@@ -121,7 +130,8 @@ if TRAIN_RUNS and HELDOUT_DATA:
             "benchmarks/evaluate_model/{run}.tsv"
         shell:
             "synprep evaluate --checkpoint {params.checkpoint} --data {params.data} "
-            "--out $(dirname {output.scores}) --lang {params.lang} --beam {params.beam} > {log} 2>&1"
+            "--out $(dirname {output.scores}) --lang {params.lang} --beam {params.beam} "
+            "--length-penalty {params.length_penalty} > {log} 2>&1"
 
     TRAIN_REPORT_INPUT.update(
         {f"{name}_scores": rules.evaluate_model.output.scores.format(run=name) for name in RUN_CONFIGS}
