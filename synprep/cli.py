@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "translate": ("synprep.commands.translate", "translate a dataset with a checkpoint (greedy/beam; transition decoders also output trees)"),
     "evaluate": ("synprep.commands.evaluate", "translate and score a test set: BLEU and chrF++ overall and by sentence length"),
     "induce-eval": ("synprep.commands.induce_eval", "decode induced trees from attention scores and score them against gold heads"),
+    "gate-stats": ("synprep.commands.gate_stats", "summarize structured attention's gate norms (Eq. 17) by target part of speech"),
     "report": ("synprep.commands.report", "check that every pair is kept or rejected once and write the HTML report with plots"),
 }
 

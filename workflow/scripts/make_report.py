@@ -27,7 +27,7 @@ for name in sm.params.runs:
     run_dir = os.path.dirname(sm.input[f"{name}_summary"])
     scores = sm.input[f"{name}_scores"] if f"{name}_scores" in sm.input.keys() else None
     runs.append(report.read_run(name, os.path.join(run_dir, "metrics.jsonl"), scores))
-analysis = {key: load(sm.input[key]) if key in sm.input.keys() else None for key in ("challenge", "induce")}
+analysis = {key: load(sm.input[key]) if key in sm.input.keys() else None for key in ("challenge", "induce", "gates")}
 report.write_report(
     sm.output.html,
     stats,
