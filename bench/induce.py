@@ -59,8 +59,8 @@ def run_config(args, variant: str, data: Path, out: Path):
                 "lr": args.lr,
                 "warmup": args.warmup if args.warmup is not None else max(1, args.steps // 4),
                 "max_tokens": args.max_tokens,
-                "max_steps": args.steps,
-                "valid_every": args.steps,
+                "max_steps": args.stop_at or args.steps,
+                "valid_every": args.valid_every or args.steps,
                 "valid_sentences": args.valid_sentences,
                 "log_every": 25,
                 "lang": "de",
@@ -77,8 +77,10 @@ def train_one(args, variant: str, data: Path, out: Path, say) -> dict:
 
     done = out / "summary.json"
     if done.exists():
-        return json.loads(done.read_text())
-    say(f"training {variant} for {args.steps} updates -> {out}")
+        s = json.loads(done.read_text())
+        if s["steps"] >= (args.stop_at or args.steps):
+            return s
+    say(f"training {variant} for {args.stop_at or args.steps} updates -> {out}")
     t, c = time.perf_counter(), time.process_time()
     s = train(run_config(args, variant, data, out), log=say)
     s = {**s, "wall_s": round(time.perf_counter() - t, 1), "cpu_s": round(time.process_time() - c, 1)}
@@ -141,6 +143,8 @@ def main() -> int:
     ap.add_argument("--variants", default="sa,sa-hard,fa")
     ap.add_argument("--phase", choices=["all", "train", "eval"], default="all")
     ap.add_argument("--steps", type=int, default=250, help="updates of each run (default 250: ~50 min a run on a busy 2-core box)")
+    ap.add_argument("--valid-every", type=int, help="validation (and checkpoint) every N updates (default: once, at the end)")
+    ap.add_argument("--stop-at", type=int, help="stop (or resume up to) this update instead of --steps; the warm-up and the run's name stay those of --steps")
     ap.add_argument("--preset", default="small")
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--warmup", type=int, help="warm-up updates (default: a quarter of --steps)")

@@ -282,13 +282,21 @@ def challenge_sets(
 
 def dump_tree_scores(checkpoint: str | os.PathLike, data: str | os.PathLike, out: str | os.PathLike,
                      *, device: str = "auto", threads: int | None = None) -> int:
-    """Load a structured-attention checkpoint and write its source arc marginals
-    over ``data`` (a dataset directory) to ``out`` (``.npz``, the format of
-    ``synprep induce-eval --scores``). Returns the number of sentences."""
-    import torch
-
+    """Load a structured-attention checkpoint and write its source scores phi over
+    ``data`` (a dataset directory) to ``out`` (``.npz``, the format of ``synprep
+    induce-eval --scores``). Returns the number of sentences."""
     from .data import ShardDataset
     from .evaluate import dump_tree_scores as dump
+
+    model, dev = _load_for_output(checkpoint, out, device, threads)
+    return dump(model, ShardDataset(os.fspath(data)), out, device=dev)
+
+
+def _load_for_output(checkpoint: str | os.PathLike, out: str | os.PathLike, device: str, threads: int | None):
+    """(model of ``checkpoint`` on ``device`` (auto: cuda when there is one), the
+    device); with ``threads`` torch threads, and ``out``'s directory made."""
+    import torch
+
     from .train import load_model
 
     if threads:
@@ -300,7 +308,7 @@ def dump_tree_scores(checkpoint: str | os.PathLike, data: str | os.PathLike, out
     d = os.path.dirname(os.fspath(out))
     if d:
         os.makedirs(d, exist_ok=True)
-    return dump(model, ShardDataset(os.fspath(data)), out, device=dev)
+    return model, dev
 
 
 def evaluate_induction(gold: str | os.PathLike, scores: Mapping[str, str | os.PathLike], *,
@@ -348,25 +356,14 @@ def dump_gate_norms(checkpoint: str | os.PathLike, data: str | os.PathLike, out:
     """The gate norms (004 Eq. 17) of a run's best checkpoint over the references of
     ``data``, teacher-forced, as ``synprep translate --gate-norms --gate-of refs``
     writes them. Returns the number of target pieces."""
-    import torch
-
     from .data import ShardDataset
     from .decode import TargetVocab
     from .gates import gate_rows, write_gate_tsv
-    from .train import load_model
 
-    if threads:
-        torch.set_num_threads(threads)
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    dev = torch.device(device)
-    model, _cfg, _ = load_model(checkpoint, dev)
+    model, dev = _load_for_output(checkpoint, out, device, threads)
     ds = ShardDataset(os.fspath(data))
     vocab = TargetVocab.from_manifest(ds.manifest, os.fspath(data))
     layers, rows = gate_rows(model, ds, vocab, of="refs", device=dev)
-    d = os.path.dirname(os.fspath(out))
-    if d:
-        os.makedirs(d, exist_ok=True)
     write_gate_tsv(out, layers, rows)
     return len(rows)
 

@@ -14,7 +14,11 @@ of shape ``(n + 1, n + 1)`` whose row and column 0 stand for ROOT:
 * row 0 (ROOT has no head) and the diagonal (no self-loops) are ignored.
 
 The sa-nmt layout -- shape ``(n, n)``, ``S[d, h]`` with the root scores on the
-diagonal -- is read with ``layout="diagonal"``.
+diagonal -- is read with ``layout="diagonal"``; it is what ``synprep translate
+--tree-scores`` writes (the scores ``phi`` of Bisk & Tran, 004 §4.1, with the
+``layout`` and each sentence's ``ids`` recorded in the ``.npz``:
+:func:`score_file_meta`). :func:`evaluate` checks those ids against the gold
+sentences' ``sent_id``, so that a sentence a dataset dropped is an error.
 
 Algorithm.
 

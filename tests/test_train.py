@@ -261,7 +261,9 @@ def test_table3_path_scores_every_sentence_of_english_pud(pud, sa_run, tmp_path,
     assert main(["shard", str(gold), "-o", str(ds), "--side", "src", "--vocab-from", str(pud / "train"), "--words", "syntactic",
                  "--projectivity", "lift", "--unknown-labels", "map", "-q"]) == 0
     m = json.loads((ds / "manifest.json").read_text())
-    assert m["counts"]["kept"] == 1000 and m["counts"]["mapped_labels"]
+    assert m["counts"]["kept"] == 1000
+    # the 120 training pairs lack some labels and `dep` itself: those fall back to root
+    assert "vocative -> root" in m["counts"]["mapped_labels"] and "dep" not in m["labels"]
     from synprep.data import ShardDataset
     from synprep.evaluate import dump_tree_scores
 

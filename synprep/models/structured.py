@@ -107,7 +107,8 @@ def matrix_tree(phi: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch
     """Head-word marginals of single-root non-projective trees (004 Eq. 6-9).
 
     phi (B, n, n): ``phi[b, i, j]`` the score of ``i`` heading ``j``, root scores on the
-    diagonal; mask (B, n) True at the tree's tokens (others get zero marginals).
+    diagonal; mask (B, n) True at the tree's tokens, a prefix of each row as a batch's
+    pieces are (the others get zero marginals).
     Returns beta (B, n, n) in the same layout, dtype of phi."""
     B, n, _ = phi.shape
     dev = phi.device
