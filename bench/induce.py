@@ -20,7 +20,10 @@ Steps (each skipped when its output exists in ``--out``):
    --vocab-from TRAIN --words syntactic --projectivity lift --unknown-labels map``,
    every sentence kept), the scores phi of each model
    (:func:`synprep.evaluate.dump_tree_scores`, what ``synprep translate
-   --tree-scores`` writes), and ``synprep induce-eval`` on them.
+   --tree-scores`` writes), and ``synprep induce-eval`` on them;
+5. gate norms (004 §6, Eq. 17) on the test references, teacher-forced, by the UPOS of
+   the parsed test targets (``synprep translate --gate-norms --gate-of refs`` and
+   ``synprep gate-stats``).
 
     python bench/induce.py [--steps 250] [--variants sa,sa-hard,fa] [--out DIR] [--phase all|train|eval]
 """
@@ -136,6 +139,27 @@ def induce_one(out: Path, gold_ds: Path, say) -> dict:
     return json.loads(res.stdout)
 
 
+def gates_one(out: Path, data: Path, say) -> dict | None:
+    """Gate norms (004 Eq. 17) on the test references, teacher-forced, by the UPOS of
+    the parsed test targets (bench/learn.py's parsed/test.de.aligned.conllu)."""
+    from synprep.data import ShardDataset
+    from synprep.decode import TargetVocab
+    from synprep.gates import gate_rows, summarize, write_gate_tsv
+    from synprep.train import load_model
+
+    conllu = data.parent / "parsed" / "test.de.aligned.conllu"
+    if not conllu.exists():
+        return None
+    tsv = out / "test_gates.tsv"
+    if not tsv.exists():
+        model, _, _ = load_model(out / "checkpoint_best.pt")
+        test = ShardDataset(data / "test")
+        say(f"gate norms on the test references -> {tsv}")
+        layers, rows = gate_rows(model, test, TargetVocab.from_manifest(test.manifest, data / "test"), of="refs")
+        write_gate_tsv(tsv, layers, rows)
+    return summarize(tsv, conllu)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(REPO.parent / "data" / "learn" / "shards"), help="Multi30k shards: train/, valid/, test/")
@@ -174,17 +198,22 @@ def main() -> int:
     gold_ds = gold_dataset(data, work, say)
     rows = []
     base = None
+    gates: dict = {}
     for v, out in runs.items():
         s = json.loads((out / "summary.json").read_text())
         t = translate_one(args, out, data, say)
         ind = induce_one(out, gold_ds, say)
         base = ind
+        g = gates_one(out, data, say)
+        if g is not None:
+            (out / "test_gates.json").write_text(json.dumps(g, indent=2) + "\n")
+            gates[v] = g
         valid = [r for r in map(json.loads, open(out / "metrics.jsonl")) if r["event"] == "valid"]
         rows.append({"variant": v, "updates": s["steps"], "train_wall_min": round(s["wall_s"] / 60, 1),
                      "train_cpu_min": round(s["cpu_s"] / 60, 1), "valid_loss": valid[-1]["loss"] if valid else None,
                      "bleu": t["bleu"], "chrf+": t.get("chrf+"), "chrf++": t["chrf++"],
                      "directed": ind["systems"]["induced"]["directed"], "undirected": ind["systems"]["induced"]["undirected"]})
-    (work / "results.json").write_text(json.dumps({"runs": rows, "baselines": base["systems"] if base else {}}, indent=2) + "\n")
+    (work / "results.json").write_text(json.dumps({"runs": rows, "baselines": base["systems"] if base else {}, "gates": gates}, indent=2) + "\n")
     print(f"Multi30k en->de, preset {args.preset}, {args.steps} updates each; test_2016_flickr beam {args.beam}; "
           f"induced trees on {GOLD.name} ({base['sentences']} sentences, {base['words']} words, punctuation excluded)")
     print(f"{'system':<16} {'updates':>7} {'wall min':>8} {'valid loss':>10} {'BLEU':>6} {'chrF+':>6} {'chrF++':>7} {'DA':>6} {'UA':>6}")
@@ -196,6 +225,13 @@ def main() -> int:
     for name in ("left-branching", "right-branching"):
         b = base["systems"][name]
         print(f"{name:<16} {'':>7} {'':>8} {'':>10} {'':>6} {'':>6} {'':>7} {b['directed']:>6.2f} {b['undirected']:>6.2f}")
+    if gates:
+        ups = ["VERB", "AUX", "NOUN", "PROPN", "ADJ", "ADP", "DET", "PRON", "PUNCT"]
+        print("gate norm z (Eq. 17) on the test references, mean by UPOS (sentences whose highest z falls there)")
+        print(f"{'system':<10} {'EOS':>6} " + " ".join(f"{u:>12}" for u in ups))
+        for v, g in gates.items():
+            cells = [f"{g['by_upos'][u]['mean']:.3f} ({g['by_upos'][u]['highest_in_sentence']})" if u in g["by_upos"] else "-" for u in ups]
+            print(f"{v:<10} {g['eos']['mean']:>6.3f} " + " ".join(f"{c:>12}" for c in cells))
     return 0
 
 
