@@ -1,5 +1,5 @@
-"""Translate a dataset and score it: BLEU, chrF+ and chrF++ (sacrebleu) on detokenized text,
-overall and by reference length.
+"""Translate a dataset and score it: BLEU, chrF+, chrF++ (sacrebleu) on detokenized text
+and tokenized BLEU, overall, by reference length and by source length.
 
 Hypotheses are the decoded pieces with arc tokens removed, spelled as words by the
 target sentencepiece model and detokenized with sacremoses; references are either a
@@ -8,8 +8,34 @@ comparable numbers, e.g. Multi30k's ``test_2016_flickr.de``) or, by default, the
 dataset's own target side spelled and detokenized the same way (UNK pieces and
 tokenization differences then show in the references too).
 
-Length buckets count reference words (whitespace-separated tokens of the detokenized
-reference): 1-10, 11-20, 21-30, 31-40, 41+. Each bucket is scored as its own corpus.
+The metrics (:data:`METRICS`; each score carries its signature in ``signatures``):
+
+* ``bleu``: sacreBLEU's default (13a tokenization, mixed case) on detokenized text, as
+  PASCAL reports it (001, "Experimental Setup", footnote 8);
+* ``chrf+``: the tree-decoder papers' chrF+ (000 App. B), see :func:`_metrics`;
+* ``chrf++``: chrF++ (word bigrams, beta 2), an extra;
+* ``bleu-tok`` (only when the target language is given): tokenized BLEU as Bisk & Tran
+  report it, "BLEU scores computed using the standard multi-bleu.perl script" (004 §5.3)
+  on Moses-tokenized text (their released test sets, ketranm/sa-nmt ``iwslt/*.tok.bpe``,
+  are tokenized with the Moses tokenizer: ``&quot;`` escapes, no ``@-@`` dash splits).
+  Here: hypotheses and references tokenized with sacremoses' Moses tokenizer for the
+  target language (no aggressive dash splits; no escaping, which changes no n-gram
+  match and so no score), then sacrebleu with ``tokenize='none'`` (whitespace split,
+  as multi-bleu.perl) and no smoothing (multi-bleu.perl gives 0 when an n-gram order
+  has no match), case-sensitive. Tokenized BLEU depends on the tokenizer: it is not
+  comparable with the detokenized ``bleu`` nor across tokenizers.
+
+Length buckets, each scored as its own corpus (a bucket without sentences has
+``None`` scores):
+
+* ``by_ref_length``: words (whitespace-separated tokens) of the detokenized reference,
+  :data:`REF_BUCKETS` 1-10, 11-20, 21-30, 31-40, 41+;
+* ``by_src_length`` (when the source lengths are given; ``synprep evaluate`` takes them
+  from the dataset: the parser's words of each source sentence, punctuation included,
+  i.e. tokenized words): :data:`SRC_BUCKETS`, the GPS paper's groups "{0-20, 20-30,
+  30-40, 40-50, 50+}" of source sentence length (002 §4.2.1, Fig. 2; PASCAL's Fig. 3
+  analyses the same by sentence length). The paper's shared bounds are read as
+  belonging to the lower group: 0-20, 21-30, 31-40, 41-50, 51+.
 
 Outputs of :func:`write_outputs`: ``hyps.txt`` (one detokenized hypothesis a line),
 ``hyps.conllu`` (transition decoders: the predicted target trees), ``refs.txt`` and
@@ -31,19 +57,21 @@ from .decode import TargetVocab, beam_search, detokenize, one_line, tree_conllu
 from .errors import InputError
 
 __all__ = [
-    "BUCKETS",
+    "METRICS",
+    "REF_BUCKETS",
+    "SRC_BUCKETS",
+    "TOK_BLEU",
     "Translation",
     "reference_texts",
     "read_references",
     "translate_dataset",
     "score",
+    "signature",
+    "moses_tokenize",
+    "source_lengths",
     "write_outputs",
     "dump_tree_scores",
 ]
-
-#: reference-length buckets (words, inclusive); None = no upper bound
-BUCKETS: list[tuple[int, Optional[int]]] = [(1, 10), (11, 20), (21, 30), (31, 40), (41, None)]
-
 
 @dataclass
 class Translation:
@@ -66,20 +94,21 @@ def reference_texts(ds: Any, vocab: TargetVocab, lang: str, rows: Optional[Seque
     return out
 
 
-def read_references(path: str | os.PathLike, expected: int | None = None) -> list[str]:
-    """One reference a line from a text file (``.gz`` is read compressed)."""
+def read_references(path: str | os.PathLike, expected: int | None = None, what: str = "references") -> list[str]:
+    """One reference (or, as ``what`` says, hypothesis) a line from a text file (``.gz``
+    is read compressed)."""
     path = os.fspath(path)
     try:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as f:
             refs = [line.rstrip("\n") for line in f]
     except FileNotFoundError:
-        raise InputError(path, None, "no such reference file", "unreadable") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(path, None, f"cannot read the references ({e})", "unreadable") from None
+        raise InputError(path, None, f"no such file (expected the {what}, one a line)", "unreadable") from None
+    except (OSError, UnicodeDecodeError, EOFError) as e:
+        raise InputError(path, None, f"cannot read the {what} ({e})", "unreadable") from None
     if expected is not None and len(refs) != expected:
         raise InputError(
-            path, None, f"{len(refs)} references for {expected} sentences; expected one line a sentence, in the dataset's order", "misaligned"
+            path, None, f"{len(refs)} {what} for {expected} sentences; expected one line a sentence, in the dataset's order", "misaligned"
         )
     return refs
 
@@ -147,41 +176,108 @@ def _metrics() -> dict:
     return {"bleu": BLEU(), "chrf+": CHRF(char_order=6, word_order=1, beta=3), "chrf++": CHRF(word_order=2)}
 
 
+def _tok_bleu():
+    """Tokenized BLEU on Moses-tokenized text: multi-bleu.perl's computation (004 §5.3;
+    whitespace tokens, no smoothing, case-sensitive), see the module doc."""
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(tokenize="none", smooth_method="none")
+
+
 METRICS = ("bleu", "chrf+", "chrf++")
+#: the metric key of tokenized BLEU (computed when a target language is given)
+TOK_BLEU = "bleu-tok"
+
+#: reference-length buckets (words, inclusive); None = no upper bound
+REF_BUCKETS: list[tuple[int, Optional[int]]] = [(1, 10), (11, 20), (21, 30), (31, 40), (41, None)]
+#: source-length buckets of the GPS paper (002 §4.2.1: "{0-20, 20-30, 30-40, 40-50, 50+}";
+#: a shared bound goes to the lower bucket), in source words
+SRC_BUCKETS: list[tuple[int, Optional[int]]] = [(0, 20), (21, 30), (31, 40), (41, 50), (51, None)]
 
 
-def _scores(hyps: Sequence[str], refs: Sequence[str]) -> dict:
+def signature(name: str, metric: Any, lang: Optional[str] = None) -> str:
+    """sacrebleu's signature of ``metric``, completed where sacrebleu's leaves a setting
+    out: chrF's beta (chrF+ and chrF++ differ in it), and for tokenized BLEU the Moses
+    tokenization applied before it."""
+    sig = str(metric.get_signature())
+    if hasattr(metric, "beta"):
+        sig += f"|beta:{metric.beta}"
+    if name == TOK_BLEU:
+        import sacremoses
+
+        sig += f"|pretok:moses-{lang}|sacremoses:{getattr(sacremoses, '__version__', '?')}"
+    return sig
+
+
+def moses_tokenize(texts: Sequence[str], lang: str) -> list[str]:
+    """Moses tokenization (sacremoses, the target language's rules; no aggressive dash
+    splits, no escaping) of each text, tokens joined by single spaces."""
+    from sacremoses import MosesTokenizer
+
+    mt = MosesTokenizer(lang=lang)
+    return [mt.tokenize(t, escape=False, aggressive_dash_splits=False, return_str=True) for t in texts]
+
+
+def _scores(hyps: Sequence[str], refs: Sequence[str], tok: Optional[tuple[list[str], list[str], str]] = None,
+            sigs: Optional[dict] = None) -> dict:
+    """The corpus scores of one set of sentences; ``tok``: the Moses-tokenized
+    hypotheses and references and their language (adds tokenized BLEU); ``sigs``:
+    filled with each metric's signature (sacrebleu knows it once the metric has scored)."""
     out: dict = {"n": len(hyps)}
-    sigs = {}
-    for name, m in _metrics().items():
-        out[name] = round(m.corpus_score(list(hyps), [list(refs)]).score, 2)
-        sig = str(m.get_signature())
-        if hasattr(m, "beta"):  # sacrebleu's chrF signature leaves beta out; chrF+ and chrF++ differ in it
-            sig += f"|beta:{m.beta}"
-        sigs[name] = sig
-    out["_sig"] = sigs
+    metrics = [(name, m, hyps, refs) for name, m in _metrics().items()]
+    if tok is not None:
+        metrics.append((TOK_BLEU, _tok_bleu(), tok[0], tok[1]))
+    for name, m, h, r in metrics:
+        out[name] = round(m.corpus_score(list(h), [list(r)]).score, 2)
+        if sigs is not None:
+            sigs[name] = signature(name, m, tok[2] if tok is not None else None)
     return out
 
 
-def score(hyps: Sequence[str], refs: Sequence[str]) -> dict:
-    """BLEU, chrF+ and chrF++ overall and per reference-length bucket, with the
-    sacrebleu signature of each metric."""
+def _buckets(bounds, lengths: Sequence[int], hyps, refs, tok, names: Sequence[str]) -> list[dict]:
+    out = []
+    for lo, hi in bounds:
+        sel = [i for i, n in enumerate(lengths) if n >= lo and (hi is None or n <= hi)]
+        bucket = f"{lo}-{hi}" if hi is not None else f"{lo}+"
+        if not sel:
+            out.append({"bucket": bucket, "n": 0, **{m: None for m in names}})
+            continue
+        t = ([tok[0][i] for i in sel], [tok[1][i] for i in sel], tok[2]) if tok is not None else None
+        out.append({"bucket": bucket, **_scores([hyps[i] for i in sel], [refs[i] for i in sel], t)})
+    return out
+
+
+def score(hyps: Sequence[str], refs: Sequence[str], *, lang: Optional[str] = None,
+          src_lengths: Optional[Sequence[int]] = None) -> dict:
+    """BLEU, chrF+ and chrF++ overall and per reference-length bucket (``by_ref_length``),
+    with the sacrebleu signature of each metric. ``lang`` (the target language) adds
+    tokenized BLEU (``bleu-tok``); ``src_lengths`` (source words of each sentence) adds
+    the source-length buckets (``by_src_length``)."""
     if len(hyps) != len(refs):
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
-    overall = _scores(hyps, refs)
-    sigs = overall.pop("_sig")
-    lens = [len(r.split()) for r in refs]
-    buckets = []
-    for lo, hi in BUCKETS:
-        sel = [i for i, n in enumerate(lens) if n >= lo and (hi is None or n <= hi)]
-        name = f"{lo}-{hi}" if hi is not None else f"{lo}+"
-        if not sel:
-            buckets.append({"bucket": name, "n": 0, **{m: None for m in METRICS}})
-            continue
-        s = _scores([hyps[i] for i in sel], [refs[i] for i in sel])
-        s.pop("_sig")
-        buckets.append({"bucket": name, **s})
-    return {**overall, "by_length": buckets, "signatures": sigs}
+    if src_lengths is not None and len(src_lengths) != len(hyps):
+        raise ValueError(f"{len(src_lengths)} source lengths for {len(hyps)} hypotheses")
+    tok = (moses_tokenize(hyps, lang), moses_tokenize(refs, lang), lang) if lang else None
+    names = METRICS + ((TOK_BLEU,) if tok is not None else ())
+    sigs: dict = {}
+    out = _scores(hyps, refs, tok, sigs)
+    out["by_ref_length"] = _buckets(REF_BUCKETS, [len(r.split()) for r in refs], hyps, refs, tok, names)
+    if src_lengths is not None:
+        out["by_src_length"] = _buckets(SRC_BUCKETS, src_lengths, hyps, refs, tok, names)
+    out["signatures"] = sigs
+    return out
+
+
+def source_lengths(ds: Any, rows: Optional[Sequence[int]] = None) -> Optional[list[int]]:
+    """Words of each source sentence of the dataset (the parser's words: tokenized,
+    punctuation included), or None when the dataset has no source side."""
+    if "src" not in getattr(ds, "sides", ()):
+        return None
+    out = []
+    for i in rows if rows is not None else range(len(ds)):
+        wid = ds[int(i)]["src_word_ids"]
+        out.append(int(wid.max()) + 1 if len(wid) else 0)
+    return out
 
 
 def write_outputs(out_dir: str | os.PathLike, translations: Sequence[Translation], refs: Sequence[str], scores: dict, settings: dict) -> None:

@@ -23,7 +23,8 @@ Two steps, so that the expensive part runs per shard and in parallel:
 2. :func:`merge_stats` adds the shards up; :func:`write_report` draws the plots
    (PNG files, also embedded in the page so the HTML file stands alone) and writes
    the page with the accounting (:mod:`synprep.accounting`), the training curves
-   and scores when there are any, the analysis stage's results when it ran
+   and scores when there are any (with the scores by source length, and each run
+   compared with the first: :func:`compare_runs`, :mod:`synprep.significance`), the analysis stage's results when it ran
    (challenge-set counts per phenomenon with a plot, :mod:`synprep.challenge`;
    attachment accuracy of induced trees against branching baselines,
    :mod:`synprep.induce`; gate norms by target part of speech, :mod:`synprep.gates`),
@@ -669,10 +670,53 @@ def _gates_html(gates: Mapping) -> str:
     return "".join(parts)
 
 
+def _src_length_html(runs: Sequence[Mapping]) -> str:
+    """The scores of each run by source length (the GPS paper's buckets, 002 §4.2.1;
+    ``synprep evaluate``'s ``by_src_length``); empty when no run has them."""
+    runs = [r for r in runs if r.get("by_src_length")]
+    if not runs:
+        return ""
+    buckets = [b["bucket"] for b in runs[0]["by_src_length"]]
+    rows = []
+    for r in runs:
+        for m, label in (("bleu", "BLEU"), ("chrf+", "chrF+")):
+            by = {b["bucket"]: b for b in r["by_src_length"]}
+            rows.append([r["name"], label] + [_num(by.get(k, {}).get(m), "{:.2f}") for k in buckets])
+    counts = {b["bucket"]: b["n"] for b in runs[0]["by_src_length"]}
+    head = ["run", "metric"] + [f"{k} ({counts.get(k, 0):,})" for k in buckets]
+    sub = ("Held-out scores by source sentence length in words (the parser's words; sentences per bucket in "
+           "brackets), each bucket scored as its own corpus, in the GPS paper's buckets (002 §4.2.1).")
+    return "<h2>Scores by source length</h2>" + f"<p class='sub'>{html.escape(sub)}</p>" + _table(head, rows)
+
+
+def _comparison_html(comparison: Mapping) -> str:
+    """The significance section: each run against the first (a
+    :func:`synprep.significance.compare` result, or ``{"note": ...}``)."""
+    parts = ["<h2>Significance against the first run</h2>"]
+    if comparison.get("note"):
+        return parts[0] + f"<p class='sub'>{html.escape(comparison['note'])}</p>"
+    comps = comparison.get("comparisons") or []
+    base = comps[0]["a"] if comps else "-"
+    sub = (f"Each run against {base} on the held-out sentences: delta = run - {base}; 95 % interval of the delta and "
+           "one-sided p-value of paired bootstrap resampling (1,000 resamples, Koehn 2004); two-sided exact sign test "
+           "on sentence-level chrF+, ties dropped (000 §6.2). Definitions: synprep.significance.")
+    parts.append(f"<p class='sub'>{html.escape(sub)}</p>")
+    scores = comparison.get("systems") or {}
+    rows = []
+    for c in comps:
+        s = scores.get(c["b"], {}).get(c["metric"])
+        rows.append((c["b"], c["metric"], _num(s, "{:.2f}"), f"{c['delta']:+.2f}",
+                     f"[{c['ci'][0]:.2f}, {c['ci'][1]:.2f}]", f"{c['p_bootstrap']:.4f}",
+                     "-" if c["p_sign"] is None else f"{c['p_sign']:.3g}"))
+    parts.append(_table(("run", "metric", "score", "delta", "95% CI", "p (bootstrap)", "p (sign test)"), rows))
+    return "".join(parts)
+
+
 def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], pngs: Mapping[str, bytes],
                 title: str = "synprep report", config_text: str | None = None,
                 manifest: Mapping | None = None, challenge: Mapping | None = None,
-                induce: Mapping | None = None, gates: Mapping | None = None) -> str:
+                induce: Mapping | None = None, comparison: Mapping | None = None,
+                gates: Mapping | None = None) -> str:
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
     if accounting:
@@ -715,6 +759,9 @@ def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappi
             rows = [[r["name"]] + [f"{r['scores'][m]:.2f}" if isinstance(r["scores"].get(m), (int, float)) else "-"
                                    for m in metrics] for r in runs if r.get("scores")]
             parts.append(_table(["variant"] + metrics, rows))
+        parts.append(_src_length_html(runs))
+    if comparison:
+        parts.append(_comparison_html(comparison))
     if challenge:
         parts.append(_challenge_html(challenge, pngs.get("challenge")))
     if induce:
@@ -744,19 +791,20 @@ def write_report(
     top_labels: int = 20,
     challenge: Mapping | None = None,
     induce: Mapping | None = None,
+    comparison: Mapping | None = None,
     gates: Mapping | None = None,
 ) -> None:
     """Draw the plots and write the HTML page (atomically). ``challenge``: the
     challenge-set counts (the analysis stage's summary.json); ``induce``: the
-    induced-tree accuracies (induce.json); ``gates``: the gate norms by target UPOS
-    (gates.json, or one ``synprep gate-stats --json``); each section appears only when
-    given."""
+    induced-tree accuracies (induce.json); ``comparison``: the runs compared with the
+    first (:func:`compare_runs`); ``gates``: the gate norms by target UPOS (gates.json,
+    or one ``synprep gate-stats --json``); each section appears only when given."""
     out_html = os.fspath(out_html)
     if plots_dir is None:
         plots_dir = os.path.join(os.path.dirname(out_html) or ".", "plots")
     pngs = draw_plots(stats, accounting, runs, plots_dir, top_labels=top_labels, challenge=challenge)
     text = render_html(stats, accounting, runs, pngs, title=title, config_text=config_text, manifest=manifest,
-                       challenge=challenge, induce=induce, gates=gates)
+                       challenge=challenge, induce=induce, comparison=comparison, gates=gates)
     d = os.path.dirname(out_html)
     if d:
         os.makedirs(d, exist_ok=True)
@@ -774,7 +822,8 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
     ...}`` records become ``train_loss`` and ``valid_loss`` points (records that
     already carry ``train_loss``/``valid_loss`` are taken as they are);
     ``scores``: a JSON object of final scores (``synprep evaluate``'s scores.json:
-    ``bleu``, ``chrf++``; counts and nested tables are left out)."""
+    ``bleu``, ``chrf+``, ``chrf++``, ``bleu-tok``; counts and nested tables are left out,
+    except the source-length buckets, kept as ``by_src_length``)."""
     run: dict = {"name": name, "metrics": [], "scores": {}}
     if metrics and os.path.exists(metrics):
         with open(metrics, encoding="utf-8") as f:
@@ -795,4 +844,26 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
         if isinstance(obj, dict):
             run["scores"] = {k: v for k, v in obj.items()
                              if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"}
+            if isinstance(obj.get("by_src_length"), list):
+                run["by_src_length"] = obj["by_src_length"]
     return run
+
+
+def compare_runs(eval_dirs: Mapping[str, str | os.PathLike], *, samples: int | None = None) -> dict | None:
+    """:func:`synprep.significance.compare` of the training runs' evaluations
+    (``hyps.txt`` and ``refs.txt`` in each run's ``eval/`` directory), each against the
+    first run. None when fewer than two runs were evaluated; ``{"note": why}`` when
+    their references differ (the runs were not scored on the same sentences)."""
+    from .significance import DEFAULT_SAMPLES, compare, read_lines
+
+    dirs = {name: os.fspath(d) for name, d in eval_dirs.items()
+            if os.path.exists(os.path.join(d, "hyps.txt")) and os.path.exists(os.path.join(d, "refs.txt"))}
+    if len(dirs) < 2:
+        return None
+    names = list(dirs)
+    refs = read_lines(os.path.join(dirs[names[0]], "refs.txt"), "references")
+    for name in names[1:]:
+        if read_lines(os.path.join(dirs[name], "refs.txt"), "references") != refs:
+            return {"note": f"not compared: run {name} was scored on other references than run {names[0]}"}
+    systems = [(name, read_lines(os.path.join(dirs[name], "hyps.txt"))) for name in names]
+    return compare(refs, systems, samples=samples or DEFAULT_SAMPLES)

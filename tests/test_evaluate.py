@@ -53,3 +53,112 @@ def test_metrics_equal_sacrebleu_command_line(tmp_path):
     assert set(sig) == {"bleu", "chrf+", "chrf++"}
     assert "nc:6|nw:1" in sig["chrf+"] and sig["chrf+"].endswith("|beta:3") and "nw:2" in sig["chrf++"] and "tok:13a" in sig["bleu"]
     json.dumps(s)  # scores.json-ready
+
+
+# --------------------------------------------------------------------------- tokenized BLEU (004 §5.3)
+
+
+def _multi_bleu(hyps: list[str], refs: list[str]) -> float:
+    """multi-bleu.perl's corpus BLEU written out (whitespace tokens, clipped n-gram
+    counts, brevity penalty, no smoothing: an order without a match gives 0), as an
+    independent check of sacrebleu with tokenize='none'."""
+    import math
+    from collections import Counter
+
+    correct, total = [0] * 4, [0] * 4
+    hyp_len = ref_len = 0
+    for h, r in zip(hyps, refs):
+        hw, rw = h.split(), r.split()
+        hyp_len += len(hw)
+        ref_len += len(rw)
+        for n in range(1, 5):
+            hc = Counter(tuple(hw[i : i + n]) for i in range(len(hw) - n + 1))
+            rc = Counter(tuple(rw[i : i + n]) for i in range(len(rw) - n + 1))
+            total[n - 1] += sum(hc.values())
+            correct[n - 1] += sum(min(c, rc[g]) for g, c in hc.items())
+    if not all(correct):
+        return 0.0
+    bp = math.exp(1 - ref_len / hyp_len) if hyp_len < ref_len else 1.0
+    return 100 * bp * math.exp(sum(math.log(c / t) for c, t in zip(correct, total)) / 4)
+
+
+def test_tokenized_bleu_is_multi_bleu_on_moses_tokens(tmp_path):
+    from synprep.evaluate import moses_tokenize
+
+    # the Moses tokenizer splits punctuation off (quotes, colon, final period), keeps
+    # dashed compounds and German abbreviations whole
+    assert moses_tokenize(['Er sagte: "Das ist z.B. ein Haus-Boot."'], "de") == ['Er sagte : " Das ist z.B. ein Haus-Boot . "']
+    hyps, refs = _multi30k_pair(tmp_path)
+    hyps = [h.replace(" ", ", ", 1) + "." if i % 3 == 0 else h for i, h in enumerate(hyps)]  # punctuation to tokenize
+    s = score(hyps, refs, lang="de")
+    expected = _multi_bleu(moses_tokenize(hyps, "de"), moses_tokenize(refs, "de"))
+    assert s["bleu-tok"] == pytest.approx(expected, abs=0.006)
+    # on whitespace tokens it would differ: the tokenization is part of the score
+    assert abs(_multi_bleu(hyps, refs) - expected) > 0.1
+    sig = s["signatures"]["bleu-tok"]
+    assert "tok:none" in sig and "smooth:none" in sig and "pretok:moses-de" in sig
+    # every metric has its signature, chrF's with beta (#16 item 8)
+    assert set(s["signatures"]) == {"bleu", "chrf+", "chrf++", "bleu-tok"}
+    for bucket in s["by_ref_length"]:
+        assert bucket["n"] == 0 or bucket["bleu-tok"] is not None
+    # without a language there is no tokenized BLEU
+    assert "bleu-tok" not in score(hyps[:5], refs[:5])
+
+
+# --------------------------------------------------------------------------- source-length buckets
+
+
+@pytest.fixture(scope="module")
+def pud_test(tmp_path_factory):
+    """A dataset of 60 en-de PUD pairs (no training) and its source CoNLL-U."""
+    from synprep.conllu import format_conllu, read_conllu
+    from synprep.shards import ShardConfig, build_dataset
+
+    from .conftest import ud_path
+
+    en, de = read_conllu(ud_path("en_pud-ud-test.conllu")), read_conllu(ud_path("de_pud-ud-test.conllu"))
+    pairs = [(a, b) for a, b in zip(en, de) if not a.mwts][:60]
+    d = tmp_path_factory.mktemp("pud_eval")
+    (d / "en.conllu").write_text("".join(format_conllu(a) for a, _ in pairs), encoding="utf-8")
+    (d / "de.conllu").write_text("".join(format_conllu(b) for _, b in pairs), encoding="utf-8")
+    build_dataset(d / "data", src=str(d / "en.conllu"), tgt=str(d / "de.conllu"), cfg=ShardConfig(vocab_size=400, projectivity="lift"))
+    return d, pairs
+
+
+def test_source_buckets_assign_sentences_by_source_length(pud_test, capsys):
+    from synprep.cli import main
+    from synprep.data import ShardDataset
+    from synprep.evaluate import SRC_BUCKETS
+
+    d, pairs = pud_test
+    ds = ShardDataset(d / "data")
+    ids = [ds[i]["src_id"] for i in range(len(ds))]
+    words = {a.sent_id: sum(1 for r in a.rows if r[0].isdigit()) for a, _ in pairs}  # word rows of the source tree
+    refs = {a.sent_id: b.text for a, b in pairs}
+    src_len = [words[i] for i in ids]
+    assert len(set(src_len)) > 5 and max(src_len) > 30  # several buckets are used
+    ref_file = d / "refs.txt"
+    ref_file.write_text("".join(refs[i] + "\n" for i in ids), encoding="utf-8")
+    # the hypothesis is the reference for short sources and garbage for long ones: bucket
+    # 0-20 scores 100, the others 0, whatever the reference lengths
+    hyp_file = d / "hyps.txt"
+    hyp_file.write_text("".join((refs[i] if n <= 20 else "xq zv") + "\n" for i, n in zip(ids, src_len)), encoding="utf-8")
+    assert main(["evaluate", "--hyps", str(hyp_file), "--ref", str(ref_file), "--data", str(d / "data"), "--out",
+                 str(d / "ev"), "--lang", "de", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    buckets = s["by_src_length"]
+    assert [b["bucket"] for b in buckets] == ["0-20", "21-30", "31-40", "41-50", "51+"]
+    expected = [sum(1 for n in src_len if lo <= n and (hi is None or n <= hi)) for lo, hi in SRC_BUCKETS]
+    assert [b["n"] for b in buckets] == expected and sum(expected) == len(ids)
+    assert buckets[0]["bleu"] == pytest.approx(100.0) and buckets[0]["chrf+"] == pytest.approx(100.0)
+    assert all(b["bleu"] == pytest.approx(0.0) for b in buckets[1:] if b["n"])
+    # the reference-length buckets are still there, under their own name, and differ
+    assert [b["n"] for b in s["by_ref_length"]] != expected and sum(b["n"] for b in s["by_ref_length"]) == len(ids)
+    assert json.loads((d / "ev" / "scores.json").read_text())["by_src_length"] == buckets
+    # the table shows both kinds of buckets; every signature goes to stderr
+    assert main(["evaluate", "--hyps", str(hyp_file), "--ref", str(ref_file), "--data", str(d / "data"), "--out",
+                 str(d / "ev"), "--lang", "de"]) == 0
+    out, err = capsys.readouterr()
+    assert "source words 0-20" in out and "reference words 1-10" in out and "tokBLEU" in out
+    for name in ("bleu", "chrf+", "chrf++", "bleu-tok"):
+        assert f"\n{name}: " in "\n" + err

@@ -229,6 +229,53 @@ def test_page_shows_the_gold_treebank_and_the_gate_norms():
     assert "<td>VERB</td><td>60</td><td>9.125</td><td>50</td>" in one and "Induced trees" not in one
 
 
+def _eval_dir(path, hyps, refs, by_src=None):
+    """What ``synprep evaluate`` writes into a run's eval/ directory."""
+    path.mkdir(parents=True)
+    (path / "hyps.txt").write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+    (path / "refs.txt").write_text("".join(r + "\n" for r in refs), encoding="utf-8")
+    (path / "scores.json").write_text(json.dumps({"n": len(refs), "bleu": 1.0, "by_src_length": by_src or []}))
+    return path
+
+
+def test_runs_are_compared_with_the_first_and_shown_by_source_length(tmp_path):
+    from synprep.report import compare_runs, render_html
+
+    refs = [f"der Hund Nummer {i} läuft schnell über die grüne Wiese" for i in range(40)]
+    worse = [" ".join(r.split()[:4]) for r in refs]
+    better = [" ".join(r.split()[:8]) for r in refs]
+    by_src = [{"bucket": "0-20", "n": 30, "bleu": 12.5, "chrf+": 40.0}, {"bucket": "21-30", "n": 10, "bleu": 3.25,
+                                                                       "chrf+": None}]
+    dirs = {"vanilla": _eval_dir(tmp_path / "v", worse, refs, by_src), "parent": _eval_dir(tmp_path / "p", better, refs),
+            "gcn": _eval_dir(tmp_path / "g", worse, refs), "absent": tmp_path / "none"}
+    comparison = compare_runs(dirs, samples=100)
+    assert list(comparison["systems"]) == ["vanilla", "parent", "gcn"]
+    assert [(c["a"], c["b"], c["metric"]) for c in comparison["comparisons"]] == [
+        ("vanilla", "parent", "bleu"), ("vanilla", "parent", "chrf+"), ("vanilla", "gcn", "bleu"), ("vanilla", "gcn", "chrf+")]
+    parent = comparison["comparisons"][1]
+    assert parent["delta"] > 0 and parent["p_sign"] < 0.01 and comparison["comparisons"][3]["p_bootstrap"] == 1.0
+    runs = [read_run(name, None, d / "scores.json") for name, d in dirs.items() if name != "absent"]
+    assert runs[0]["by_src_length"] == by_src and "by_src_length" not in runs[0]["scores"]
+    pngs = {name: name.encode() for name in PLOTS}
+    page = render_html({}, None, runs, pngs, comparison=comparison)
+    assert "<h2>Significance against the first run</h2>" in page
+    c = parent
+    row = (f"<tr><td>parent</td><td>chrf+</td><td>{comparison['systems']['parent']['chrf+']:.2f}</td>"
+           f"<td>{c['delta']:+.2f}</td><td>[{c['ci'][0]:.2f}, {c['ci'][1]:.2f}]</td><td>{c['p_bootstrap']:.4f}</td>"
+           f"<td>{c['p_sign']:.3g}</td></tr>")
+    section = page.split("<h2>Significance against the first run</h2>", 1)[1]
+    assert row in section and "<td>parent</td><td>bleu</td>" in section and section.count("<td>gcn</td>") == 2
+    assert "<h2>Scores by source length</h2>" in page and "<th>0-20 (30)</th><th>21-30 (10)</th>" in page
+    assert "<tr><td>vanilla</td><td>BLEU</td><td>12.50</td><td>3.25</td></tr>" in page
+    assert "<tr><td>vanilla</td><td>chrF+</td><td>40.00</td><td>-</td></tr>" in page
+    # one run, or runs scored on other references: no comparison, and the page says why
+    assert compare_runs({"vanilla": dirs["vanilla"]}) is None
+    other = compare_runs({"vanilla": dirs["vanilla"], "x": _eval_dir(tmp_path / "x", worse, refs[::-1])})
+    assert "other references" in other["note"]
+    assert "other references" in render_html({}, None, runs, pngs, comparison=other)
+    assert "Significance" not in render_html({}, None, runs, pngs)
+
+
 def test_challenge_plot_draws_the_counts():
     import matplotlib
 

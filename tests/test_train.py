@@ -163,9 +163,9 @@ def test_score_overall_and_by_length():
     refs = ["a b c", "the cat sat on the mat today , yes indeed ok", " ".join(["w"] * 25)]
     s = score(refs, refs)
     assert s["bleu"] == pytest.approx(100.0) and s["chrf++"] == pytest.approx(100.0)
-    assert [b["n"] for b in s["by_length"]] == [1, 1, 1, 0, 0]
+    assert [b["n"] for b in s["by_ref_length"]] == [1, 1, 1, 0, 0]
     bad = score(["x y z", "nothing in common here", "q"], refs)
-    assert bad["bleu"] < 5 and bad["by_length"][0]["bleu"] == pytest.approx(0.0)
+    assert bad["bleu"] < 5 and bad["by_ref_length"][0]["bleu"] == pytest.approx(0.0)
     with pytest.raises(ValueError):
         score(["a"], refs)
 
@@ -198,7 +198,8 @@ def test_commands_end_to_end(pud, tmp_path, capsys):
     ref.write_text("".join(f"Das ist die Referenz Nummer {i} .\n" for i in range(24)), encoding="utf-8")
     assert main(["evaluate", "--checkpoint", ck, "--data", str(pud / "valid"), "--out", str(ev), "--beam", "1", "--ref", str(ref), "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
-    assert s["n"] == 24 and "bleu" in s and "chrf++" in s and len(s["by_length"]) == 5
+    assert s["n"] == 24 and "bleu" in s and "chrf++" in s and "bleu-tok" in s and len(s["by_ref_length"]) == 5
+    assert sum(b["n"] for b in s["by_src_length"]) == 24
     assert {p.name for p in ev.iterdir()} == {"hyps.txt", "refs.txt", "hyps.conllu", "scores.json"}
     assert (ev / "refs.txt").read_text(encoding="utf-8").splitlines()[3] == "Das ist die Referenz Nummer 3 ."
     # score a file of hypotheses without a model: the references score 100 against themselves

@@ -166,6 +166,10 @@ def test_dry_run_of_the_demo():
         assert counts.get(rule) == 1, (rule, counts)
     # the demo trains no structured-attention run: no induced trees
     assert "dump_tree_scores" not in counts and "evaluate_induction" not in counts
+    # the report reads every run's held-out hypotheses, to compare the runs with the first
+    report_job = r.stdout.split("rule make_report:", 1)[1].split("\n\n", 1)[0]
+    runs = [run["name"] for run in yaml.safe_load((REPO / "config" / "config.yaml").read_text())["train"]["runs"]]
+    assert len(runs) >= 2 and all(f"results/train/{run}/eval/hyps.txt" in report_job for run in runs)
 
 
 SA_RUN = {"name": "latent", "config": {"preset": "tiny", "model": {"variant": "sa"}, "train": {"max_steps": 10}}}
@@ -325,7 +329,9 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
     assert summary["steps"] == 6
     scores = json.loads((res / "train" / "tiny" / "eval" / "scores.json").read_text())
     assert scores["n"] == held["counts"]["kept"] and 0 <= scores["bleu"] <= 100
-    assert "Training" in page
+    assert 0 <= scores["bleu-tok"] <= 100 and sum(b["n"] for b in scores["by_src_length"]) == scores["n"]
+    assert "Training" in page and "<h2>Scores by source length</h2>" in page
+    assert "Significance against the first run" not in page  # one run: nothing to compare
     # analysis: the held-out pairs, in dataset order (the order the evaluation translates)
     from synprep.conllu import read_conllu
     from synprep.report import read_arrow, table_ids

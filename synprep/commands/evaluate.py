@@ -1,7 +1,9 @@
 """``synprep evaluate``: translate a test set with a checkpoint (or read hypotheses) and
-report BLEU, chrF+ and chrF++ (sacrebleu) on detokenized text, overall and by reference
-length; writes hyps.txt, refs.txt, hyps.conllu (transition decoders) and scores.json
-into ``--out``.
+report BLEU, chrF+ and chrF++ (sacrebleu) on detokenized text and tokenized BLEU (Moses
+tokenization for ``--lang``, as multi-bleu.perl), overall, by reference length and by
+source length (the dataset's source words; the GPS paper's buckets); writes hyps.txt,
+refs.txt, hyps.conllu (transition decoders) and scores.json into ``--out``. Metrics and
+buckets: :mod:`synprep.evaluate`.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hyps", metavar="FILE", help="score these hypotheses (one a line) instead of translating")
     add_decoding_arguments(p)
     p.add_argument("--json", action="store_true", help="print scores.json instead of a table")
+    p.epilog = ("Tokenized BLEU (bleu-tok) tokenizes hypotheses and references with the Moses tokenizer for --lang; "
+                "source-length buckets count the dataset's source words (0-20, 21-30, 31-40, 41-50, 51+, as the GPS paper).")
 
 
 def run(args: argparse.Namespace) -> int:
     from ..data import ShardDataset
     from ..decode import TargetVocab
     from ..errors import ConfigError
-    from ..evaluate import Translation, read_references, reference_texts, score, translate_dataset, write_outputs
+    from ..evaluate import (Translation, read_references, reference_texts, score, source_lengths, translate_dataset,
+                            write_outputs)
 
     if bool(args.checkpoint) == bool(args.hyps):
         raise ConfigError("give either --checkpoint (translate and score) or --hyps (score a file)")
@@ -51,15 +56,26 @@ def run(args: argparse.Namespace) -> int:
             length_penalty=args.length_penalty, device=device, progress=sys.stderr.isatty(),
         )
         settings.update({"checkpoint": args.checkpoint, "variant": cfg.model.variant, "step": state.get("step"), "beam": args.beam, "length_penalty": args.length_penalty})
-    scores = score([t.text for t in tr], refs)
+    scores = score([t.text for t in tr], refs, lang=args.lang, src_lengths=source_lengths(ds))
     write_outputs(args.out, tr, refs, scores, settings)
     if args.json:
         print(json.dumps({**scores, "settings": settings}, indent=2))
         return 0
-    print(f"{'':>8} {'n':>6} {'BLEU':>7} {'chrF+':>7} {'chrF++':>7}")
-    for b in [{"bucket": "all", **scores}, *scores["by_length"]]:
-        if b["n"]:
-            print(f"{b['bucket']:>8} {b['n']:>6} {b['bleu']:>7.2f} {b['chrf+']:>7.2f} {b['chrf++']:>7.2f}")
+    print(format_table(scores))
     for name, sig in scores["signatures"].items():
         print(f"{name}: {sig}", file=sys.stderr)
     return 0
+
+
+def format_table(scores: dict) -> str:
+    """The scores overall and per length bucket (buckets without sentences left out)."""
+    cols = [("BLEU", "bleu"), ("chrF+", "chrf+"), ("chrF++", "chrf++"), ("tokBLEU", "bleu-tok")]
+    cols = [(h, k) for h, k in cols if k in scores]
+    lines = [f"{'':>22} {'n':>6} " + " ".join(f"{h:>7}" for h, _ in cols)]
+    groups = [("", [{"bucket": "all", **scores}]), ("reference words ", scores.get("by_ref_length", [])),
+              ("source words ", scores.get("by_src_length", []))]
+    for label, rows in groups:
+        for b in rows:
+            if b["n"]:
+                lines.append(f"{label + b['bucket']:>22} {b['n']:>6} " + " ".join(f"{b[k]:>7.2f}" for _, k in cols))
+    return "\n".join(lines)

@@ -7,7 +7,9 @@
 # `synprep.train` on the training shards, validating on the held-out ones, into
 # results/train/{run}/ (config.json, checkpoints, metrics.jsonl, summary.json);
 # `synprep evaluate` then scores its best checkpoint on the held-out shards
-# (results/train/{run}/eval/scores.json: BLEU, chrF++). The run configs are checked
+# (results/train/{run}/eval/: scores.json with BLEU, chrF+, chrF++, tokenized BLEU, by
+# reference and source length; hyps.txt, refs.txt, which the report compares with
+# those of the first run). The run configs are checked
 # by the trainer when the workflow starts. A killed run resumes from its last
 # checkpoint (the trainer resumes exactly).
 
@@ -96,6 +98,8 @@ if TRAIN_RUNS and HELDOUT_DATA:
             data=HELDOUT_DATA,
         output:
             scores="results/train/{run}/eval/scores.json",
+            hyps="results/train/{run}/eval/hyps.txt",
+            refs="results/train/{run}/eval/refs.txt",
         params:
             checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
             data=lambda wildcards, input: os.path.dirname(input.data),
@@ -111,4 +115,7 @@ if TRAIN_RUNS and HELDOUT_DATA:
 
     TRAIN_REPORT_INPUT.update(
         {f"{name}_scores": rules.evaluate_model.output.scores.format(run=name) for name in RUN_CONFIGS}
+    )
+    TRAIN_REPORT_INPUT.update(  # the report compares the runs' hypotheses (synprep.report.compare_runs)
+        {f"{name}_hyps": rules.evaluate_model.output.hyps.format(run=name) for name in RUN_CONFIGS}
     )

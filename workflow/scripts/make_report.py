@@ -28,6 +28,10 @@ for name in sm.params.runs:
     scores = sm.input[f"{name}_scores"] if f"{name}_scores" in sm.input.keys() else None
     runs.append(report.read_run(name, os.path.join(run_dir, "metrics.jsonl"), scores))
 analysis = {key: load(sm.input[key]) if key in sm.input.keys() else None for key in ("challenge", "induce", "gates")}
+# each evaluated run against the first: bootstrap and sign tests on the held-out hypotheses
+comparison = report.compare_runs(
+    {name: os.path.dirname(sm.input[f"{name}_hyps"]) for name in sm.params.runs if f"{name}_hyps" in sm.input.keys()}
+)
 report.write_report(
     sm.output.html,
     stats,
@@ -38,6 +42,7 @@ report.write_report(
     config_text=yaml.safe_dump(dict(sm.config), sort_keys=False, allow_unicode=True),
     manifest=load(sm.input.manifest),
     top_labels=sm.params.top_labels,
+    comparison=comparison,
     **analysis,
 )
 print(accounting.render(summary), file=log)

@@ -1,0 +1,168 @@
+"""synprep.significance and ``synprep compare``: paired bootstrap (Koehn 2004, on
+sacrebleu's draws) and the sign test on sentence chrF+ (000 §6.2), on Multi30k."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+
+import numpy as np
+import pytest
+
+from synprep.cli import main
+from synprep.evaluate import _metrics
+from synprep.significance import compare, corpus_score, paired_bootstrap, sentence_stats, sign_test
+
+from .conftest import MULTI30K
+
+N = 300  # test sentences used (of 1,000)
+
+
+@pytest.fixture(scope="module")
+def m30k():
+    """Multi30k test_2016_flickr German references and three damaged copies: ``worse``
+    and ``other`` drop 20 % of the words (different draws), ``better`` 10 %."""
+    path = MULTI30K / "test_2016_flickr.de.gz"
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the shared Multi30k data (../shared/data/multi30k) is needed")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        refs = [x.rstrip("\n") for x in f][:N]
+
+    def damage(rate: float, seed: int) -> list[str]:
+        rng = random.Random(seed)
+        return [" ".join(w for w in r.split() if rng.random() > rate) for r in refs]
+
+    return refs, {"worse": damage(0.2, 1), "better": damage(0.1, 2), "other": damage(0.2, 3)}
+
+
+def _write(tmp_path, name: str, lines: list[str]) -> str:
+    p = tmp_path / name
+    p.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return str(p)
+
+
+def test_statistics_give_sacrebleus_corpus_and_sentence_scores(m30k):
+    refs, sys_ = m30k
+    for name, m in _metrics().items():
+        st = sentence_stats(m, sys_["worse"], refs)
+        assert corpus_score(m, st) == pytest.approx(m.corpus_score(sys_["worse"], [refs]).score, abs=1e-9), name
+    chrf = _metrics()["chrf+"]
+    st = sentence_stats(chrf, sys_["worse"][:20], refs[:20])
+    for row, h, r in zip(st, sys_["worse"], refs):
+        assert corpus_score(chrf, row) == pytest.approx(chrf.sentence_score(h, [r]).score, abs=1e-9)
+
+
+def test_bootstrap_draws_are_sacrebleus(m30k):
+    """With the same seed and sample count, each system's resampled scores are those of
+    sacrebleu's paired bootstrap (its mean of the resamples)."""
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    refs, sys_ = m30k
+    refs, a, b = refs[:200], sys_["worse"][:200], sys_["other"][:200]
+    metrics = {"bleu": BLEU(), "chrf": CHRF(char_order=6, word_order=1, beta=3)}
+    _, res = PairedTest([("a", a), ("b", b)], metrics, [refs], test_type="bs", n_samples=1000)()
+    ours = _metrics()
+    for key, name in (("BLEU", "bleu"), ("chrF3+", "chrf+")):
+        m = ours[name]
+        bs = paired_bootstrap(m, sentence_stats(m, a, refs), sentence_stats(m, b, refs))
+        assert res[key][1].mean == pytest.approx(bs.scores_b.mean(), abs=1e-4)  # sacrebleu sums in float32
+        assert res[key][0].mean == pytest.approx(bs.scores_a.mean(), abs=1e-4)
+
+
+def test_bootstrap_is_seeded_and_a_system_is_not_better_than_itself(m30k):
+    refs, sys_ = m30k
+    m = _metrics()["bleu"]
+    a, b = sentence_stats(m, sys_["worse"], refs), sentence_stats(m, sys_["other"], refs)
+    one, two = paired_bootstrap(m, a, b, seed=7), paired_bootstrap(m, a, b, seed=7)
+    assert one.p == two.p and one.ci == two.ci and np.array_equal(one.scores_b, two.scores_b)
+    assert not np.array_equal(paired_bootstrap(m, a, b, seed=8).scores_b, one.scores_b)
+    same = paired_bootstrap(m, a, a.copy())
+    assert same.delta == 0 and same.ci == (0.0, 0.0) and same.p > 0.5
+    # two equally damaged copies: no significant difference either way
+    assert 0.05 < one.p <= 1 and one.ci[0] < one.delta < one.ci[1]
+
+
+def test_a_clearly_better_system_is_significant(m30k):
+    refs, sys_ = m30k
+    r = compare(refs, [("worse", sys_["worse"]), ("better", sys_["better"]), ("worse again", sys_["worse"])])
+    assert list(r["systems"]) == ["worse", "better", "worse again"]
+    assert r["systems"]["better"]["bleu"] > r["systems"]["worse"]["bleu"] + 5
+    better = {c["metric"]: c for c in r["comparisons"] if c["b"] == "better"}
+    for metric in ("bleu", "chrf+"):
+        c = better[metric]
+        assert c["delta"] > 0 and 0 < c["ci"][0] < c["delta"] < c["ci"][1] and c["p_bootstrap"] < 0.05
+        assert c["delta"] == pytest.approx(r["systems"]["better"][metric] - r["systems"]["worse"][metric], abs=0.011)
+    assert better["chrf+"]["p_sign"] < 0.05 and better["bleu"]["p_sign"] is None
+    again = {c["metric"]: c for c in r["comparisons"] if c["b"] == "worse again"}
+    assert again["chrf+"]["p_bootstrap"] == 1.0 and again["chrf+"]["p_sign"] == 1.0 and again["bleu"]["delta"] == 0
+
+
+def test_sign_test_is_the_exact_binomial():
+    # b wins 7 sentences, loses 2, ties 3: two-sided P = 2 * P(X <= 2), X ~ Bin(9, 1/2)
+    a = [0.5] * 12
+    b = [0.9] * 7 + [0.1] * 2 + [0.5] * 3
+    wins, losses, ties, p = sign_test(a, b)
+    assert (wins, losses, ties) == (7, 2, 3)
+    assert p == pytest.approx(2 * (1 + 9 + 36) / 2**9)
+    assert sign_test(b, a)[3] == pytest.approx(p)  # symmetric
+    assert sign_test([1, 2], [1, 2]) == (0, 0, 2, 1.0)  # no trial
+    assert sign_test([0] * 5, [1] * 5)[3] == pytest.approx(2 / 32)
+    assert sign_test([0, 1], [1, 0])[3] == 1.0  # capped at 1
+
+
+def test_compare_sign_test_counts_sentence_chrf_plus(m30k):
+    refs, sys_ = m30k
+    refs, a, b = refs[:40], sys_["worse"][:40], sys_["better"][:40]
+    chrf = _metrics()["chrf+"]
+    sa = [chrf.sentence_score(h, [r]).score for h, r in zip(a, refs)]
+    sb = [chrf.sentence_score(h, [r]).score for h, r in zip(b, refs)]
+    wins, losses = sum(y > x for x, y in zip(sa, sb)), sum(y < x for x, y in zip(sa, sb))
+    k, n = min(wins, losses), wins + losses
+    expected = min(1.0, 2 * sum(__import__("math").comb(n, i) for i in range(k + 1)) / 2**n)
+    r = compare(refs, [("a", a), ("b", b)], samples=50)
+    assert next(c for c in r["comparisons"] if c["metric"] == "chrf+")["p_sign"] == pytest.approx(expected)
+
+
+def test_cli_json_shape(m30k, tmp_path, capsys):
+    refs, sys_ = m30k
+    ref = _write(tmp_path, "ref.de", refs[:150])
+    hyps = [_write(tmp_path, f"{k}.de", v[:150]) for k, v in sys_.items()]
+    assert main(["compare", "--ref", ref, *hyps, "--json", "--samples", "100"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"systems", "comparisons"}
+    assert list(out["systems"]) == hyps
+    for s in out["systems"].values():
+        assert set(s) == {"bleu", "chrf+", "chrf++"} and all(isinstance(v, float) for v in s.values())
+    assert [(c["a"], c["b"], c["metric"]) for c in out["comparisons"]] == [
+        (hyps[0], h, m) for h in hyps[1:] for m in ("bleu", "chrf+")]
+    for c in out["comparisons"]:
+        assert set(c) == {"a", "b", "metric", "delta", "ci", "p_bootstrap", "p_sign"}
+        assert len(c["ci"]) == 2 and c["ci"][0] <= c["ci"][1] and 0 < c["p_bootstrap"] <= 1
+        assert (c["p_sign"] is None) == (c["metric"] == "bleu")
+    # the table
+    assert main(["compare", "--ref", ref, hyps[0], hyps[1], "--samples", "100"]) == 0
+    text = capsys.readouterr().out
+    assert "95% CI" in text and "chrf+" in text and hyps[1] in text
+
+
+def test_cli_bad_input_exits_2_naming_the_file(m30k, tmp_path, capsys):
+    refs, sys_ = m30k
+    ref = _write(tmp_path, "ref.de", refs)
+    good = _write(tmp_path, "good.de", sys_["worse"])
+    short = _write(tmp_path, "short.de", sys_["better"][:-1])
+    empty = _write(tmp_path, "empty.de", [])
+    missing = str(tmp_path / "missing.de")
+    for args, words in (
+        ([good, short], [short, f"{N - 1} lines", f"have {N}"]),
+        ([good, empty], [empty, "empty"]),
+        ([good, missing], [missing, "no such file"]),
+        ([good], ["at least 2"]),
+    ):
+        assert main(["compare", "--ref", ref, *args]) == 2, args
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and all(w in err for w in words), (args, err)
+    assert main(["compare", "--ref", empty, good, good]) == 2
+    assert empty in capsys.readouterr().err
+    assert main(["compare", "--ref", ref, good, good, "--samples", "0"]) == 2
