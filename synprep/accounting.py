@@ -193,8 +193,11 @@ def account_shard(
     }
 
 
-def summarize(ledgers: Sequence[dict], stages: Sequence[str] = ()) -> dict:
-    """All shards' ledgers plus the totals per stage and reason."""
+def summarize(ledgers: Sequence[dict], stages: Sequence[str] = (), partition: bool = True) -> dict:
+    """All shards' ledgers plus the totals per stage and reason. ``partition=False``
+    for a subset of a run's shards (the training or held-out shards), whose inputs
+    cannot partition the corpus lines: each shard is then only checked on its own,
+    and ``"subset": true`` says so."""
     order = list(stages)
     for led in ledgers:
         for row in led["stages"]:
@@ -211,8 +214,9 @@ def summarize(ledgers: Sequence[dict], stages: Sequence[str] = ()) -> dict:
         r = sum(by_stage[s].values())
         rows.append({"stage": s, "input": entering, "kept": entering - r, "rejected": dict(sorted(by_stage[s].items()))})
         entering -= r
-    problems = _partition_problems(ledgers)
+    problems = _partition_problems(ledgers) if partition else []
     return {
+        **({} if partition else {"subset": True}),
         "balanced": all(led["balanced"] for led in ledgers) and not problems,
         "input": total_in,
         "kept": sum(led["kept"] for led in ledgers),
@@ -344,6 +348,8 @@ def dataset_manifest(
                 rejected[f"{row['stage']}/{reason}"] = n
         counts = {"input": summary["input"], "kept": summary["kept"], "rejected": rejected,
                   "balanced": summary["balanced"], "stages": summary["stages"]}
+        if summary.get("subset"):
+            counts["subset"] = True
     counts["lifted_sentences"] = dict(sorted(lifted_sentences.items()))
     counts["lifted_arcs"] = dict(sorted(lifted_arcs.items()))
     base = first or vocab
@@ -352,6 +358,7 @@ def dataset_manifest(
         "schema_version": sh.SCHEMA_VERSION,
         "sides": base.get("sides", ["src", "tgt"]),
         "transition_side": base.get("transition_side", "tgt"),
+        "languages": vocab.get("languages") or base.get("languages") or {},
         "columns": base.get("columns", {}),
         "labels": vocab["labels"],
         "pieces": vocab["pieces"],
@@ -399,3 +406,75 @@ def dataset_rejects(dataset_dir: str | os.PathLike, ids: Sequence[str], stage: s
                 raise InputError(path, n, "expected ordinal, side, reason, where, message (ordinal within the input)")
             ordinal, side, reason, _where, message = cols[:5]
             yield ids[int(ordinal) - 1], stage, reason, f"{side}: {message}"
+
+
+def shard_damage(dataset_dir: str | os.PathLike) -> str | None:
+    """What is wrong with a shard's dataset directory (``synprep shard``'s output, as
+    the workflow's ``results/shards/NNN/``), or None when it is what its manifest says
+    -- or absent, which the workflow rebuilds anyway.
+
+    Cheap enough to run on every start of the workflow: the manifest must be readable,
+    every file it lists present with its size; subword models (small) are checked by
+    SHA-256, and an Arrow file only when it is newer than the manifest (the writer
+    renames the manifest into place after every other file, so in a complete
+    directory no listed file is newer), as well as the reject list's presence."""
+    import hashlib
+    from pathlib import Path
+
+    d = Path(dataset_dir)
+    if not d.is_dir():
+        return None
+    mpath = d / "manifest.json"
+    try:
+        m = json.loads(mpath.read_text(encoding="utf-8"))
+        written = mpath.stat().st_mtime_ns
+        files = [(s["file"], s["bytes"], s["sha256"], False) for s in m["shards"]]
+        files += [(e["file"], None, e["sha256"], True) for e in m["pieces"]["models"].values()]
+    except FileNotFoundError:
+        return "manifest.json is missing"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return f"manifest.json is unreadable ({type(e).__name__}: {e})"
+    for name, size, sha, always in files:
+        p = d / name
+        try:
+            st = p.stat()
+        except OSError:
+            return f"{name} is missing"
+        if size is not None and st.st_size != size:
+            return f"{name} has {st.st_size:,} bytes, the manifest says {size:,}"
+        if always or st.st_mtime_ns > written:
+            h = hashlib.sha256()
+            with open(p, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            if h.hexdigest() != sha:
+                return f"{name} differs from the manifest (SHA-256)"
+    if not (d / m.get("rejects_file", "rejects.tsv")).is_file():
+        return f"{m.get('rejects_file', 'rejects.tsv')} is missing"
+    return None
+
+
+def remove_damaged_shards(dataset_dirs: Sequence[str | os.PathLike], lock_dir: str = ".snakemake/locks") -> list[str]:
+    """The workflow's start-up check: each directory of ``dataset_dirs`` that
+    :func:`shard_damage` finds damaged is removed, with a line on stderr, so that
+    snakemake (which sees only the directory) rebuilds it and what reads it. Nothing is
+    removed while another snakemake holds a lock in ``lock_dir`` (it may be writing a
+    shard). Returns the removed directories."""
+    import glob
+    import shutil
+    import sys
+
+    locked = bool(glob.glob(os.path.join(lock_dir, "*")))
+    removed = []
+    for d in dataset_dirs:
+        why = shard_damage(d)
+        if why is None:
+            continue
+        if locked:
+            print(f"{d}: {why}; left as it is while the directory is locked by snakemake "
+                  "(run snakemake --unlock if no other run is going on, then run again)", file=sys.stderr)
+            continue
+        print(f"{d}: {why}; removed, the shard is rebuilt", file=sys.stderr)
+        shutil.rmtree(d)
+        removed.append(os.fspath(d))
+    return removed

@@ -563,6 +563,7 @@ def parse_shard(
     out_rejects: str | os.PathLike,
     *,
     stage: str = "parse",
+    progress: bool = False,
 ) -> dict:
     """Parse both sides of one shard with ``parsers`` (side -> a
     :class:`synprep.parsers.Parser`) and keep the pairs whose two sides both parsed:
@@ -570,14 +571,19 @@ def parse_shard(
     n of one is the translation of sentence n of the other; ``sent_id`` is the pair
     id). A pair with a side the parser rejected goes to ``out_rejects`` with the
     parser's reason code (the first failing side's; the detail names the side(s)).
-    Returns counts."""
+    ``progress``: sentences parsed, on stderr (:mod:`synprep.progress`). Returns counts."""
     from .accounting import RejectWriter
     from .parsers.base import reject_code
+    from .progress import progress as bar
 
     rows = list(read_shard(pairs_path))
     results: dict[str, list] = {}
     for side, col in (("src", 1), ("tgt", 2)):
-        got = list(parsers[side].parse((r[0], r[col]) for r in rows))
+        with bar(len(rows), desc=f"parse {side}", unit="sent", enabled=progress) as b:
+            got = []
+            for g in parsers[side].parse((r[0], r[col]) for r in rows):
+                got.append(g)
+                b.update(1)
         if [g.id for g in got] != [r[0] for r in rows]:
             raise RuntimeError(f"the {side} parser returned other ids or another order than its input")
         results[side] = got
@@ -613,6 +619,7 @@ def build_vocabulary(
     conllu_pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]],
     out_dir: str | os.PathLike,
     cfg=None,
+    languages: dict[str, str] | None = None,
 ) -> dict:
     """The vocabularies every shard shares: the label list and the subword model(s).
 
@@ -623,7 +630,8 @@ def build_vocabulary(
     (:func:`synprep.subwords.train_spm`, joint or one model a side). Writes the
     model file(s) and a manifest without shards into ``out_dir``, which each shard
     then reuses with ``synprep shard --vocab-from`` so that every shard numbers pieces
-    and labels alike. Deterministic for a given input and ``cfg.seed``."""
+    and labels alike, and inherits ``languages`` (side -> code) from. Deterministic
+    for a given input and ``cfg.seed``."""
     import json
     from pathlib import Path
 
@@ -673,6 +681,7 @@ def build_vocabulary(
         "schema_version": sh.SCHEMA_VERSION,
         "sides": ["src", "tgt"],
         "transition_side": "tgt",
+        "languages": dict(languages or {}),
         "labels": label_list,
         "pieces": {"joint": cfg.joint, "models": {s: sh.model_entry(n, m) for s, (n, m) in models.items()}},
         "tokens": sh.token_layout(models["tgt"][1], len(label_list)),

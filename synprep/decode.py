@@ -35,7 +35,7 @@ import numpy as np
 
 from .transitions import END, LeftArc, Piece, RightArc, State, Transition, left, legal_mask, right
 
-__all__ = ["TargetVocab", "GraphTracker", "Hypothesis", "beam_search", "detokenize", "tree_conllu", "one_line"]
+__all__ = ["TargetVocab", "GraphTracker", "Hypothesis", "beam_search", "detokenize", "tree_conllu", "one_line", "target_language"]
 
 
 class TargetVocab:
@@ -334,6 +334,18 @@ def detokenize(words: Sequence[str], lang: str = "en") -> str:
 
 
 _DETOK: dict[str, Any] = {}
+
+
+def target_language(manifest: dict, lang: str | None = None) -> tuple[str, str]:
+    """The detokenizer's language and where it came from: ``lang`` when given
+    (``"option"``), else the target language the dataset's manifest records
+    (``languages.tgt``, ``"dataset"``), else English (``"default"``)."""
+    if lang:
+        return lang, "option"
+    recorded = (manifest.get("languages") or {}).get("tgt")
+    if recorded:
+        return str(recorded), "dataset"
+    return "en", "default"
 
 
 def one_line(text: str) -> str:

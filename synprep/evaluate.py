@@ -55,6 +55,7 @@ import numpy as np
 
 from .decode import TargetVocab, beam_search, detokenize, one_line, tree_conllu
 from .errors import InputError
+from .progress import progress as _progress
 
 __all__ = [
     "METRICS",
@@ -125,9 +126,12 @@ def translate_dataset(
     length_penalty: float = 1.0,
     device: Any = "cpu",
     progress: bool = False,
+    leave: bool = True,
 ) -> list[Translation]:
     """Translations of the dataset's rows (all, or ``rows``), in that order. Batches are
-    length-sorted under a token budget (beam search multiplies it by ``beam``)."""
+    length-sorted under a token budget (beam search multiplies it by ``beam``).
+    ``progress``: sentences translated, on stderr (:mod:`synprep.progress`; ``leave=False``
+    for an inner step such as validation BLEU)."""
     from .data import TokenBudgetSampler
 
     idx = np.arange(len(ds)) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -136,11 +140,7 @@ def translate_dataset(
     collate = ds.collate()
     out: list[Optional[Translation]] = [None] * len(idx)
     batches = sampler.batches()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(idx), desc="translate", unit="sent", leave=False)
+    bar = _progress(total=len(idx), desc="translate", unit="sent", enabled=progress, leave=leave)
     for b in batches:
         rows_b = [int(idx[j]) for j in b]
         batch = collate([ds[r] for r in rows_b]).to(device)
@@ -155,10 +155,8 @@ def translate_dataset(
                 heads=h.heads,
                 labels=h.labels,
             )
-        if bar is not None:
-            bar.update(len(b))
-    if bar is not None:
-        bar.close()
+        bar.update(len(b))
+    bar.close()
     return out  # type: ignore[return-value]
 
 

@@ -94,8 +94,16 @@ class SentenceOracle:
             rec["heads"] = heads
             rec["lifted"] = lifted
         seq = oracle(heads, tree.labels)
-        units = pieces if pieces is not None else [[w] for w in tree.words]
-        rec["transitions"] = with_pieces(seq, units, self.marker)
+        if pieces is None:
+            rec["transitions"] = with_pieces(seq, [[w] for w in tree.words], self.marker)
+        elif self.marker is not None:
+            # BPE style: no sentencepiece word marks, byte pieces joined, MARK on all
+            # but a word's last token (the exporters' style=bpe)
+            from .exporters import render_word
+
+            rec["transitions"] = with_pieces(seq, [render_word(ps, self.marker) for ps in pieces])
+        else:
+            rec["transitions"] = with_pieces(seq, pieces)
         s.written += 1
         return rec
 

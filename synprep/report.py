@@ -74,10 +74,12 @@ PLOTS: dict[str, tuple[str, str]] = {
     ),
     "training": (
         "Training",
-        "Loss curves and final scores of each trained model variant.",
+        "Loss curves of each run (solid: training, dashed: validation), in one panel per kind of target "
+        "sequence: a loss per target piece and a loss per transition token (pieces and arc tokens, "
+        "transition decoders) are not comparable; and the final scores on the held-out data.",
     ),
     "challenge": (
-        "Syntactic challenge sets",
+        "Long-distance dependencies per phenomenon",
         "Pairs of the analysed data with a long-distance dependency, per phenomenon and detection side "
         "(dark: an arc spans at least min_dist words; light: the phenomenon at any distance), "
         "and the distances of the long arcs.",
@@ -210,13 +212,20 @@ def read_arrow(path: str | os.PathLike):
 
             return schema(m["sides"], m.get("transition_side")).empty_table()
         return pa.concat_tables(tables)
+    from .errors import InputError
+
+    if not os.path.isfile(path):
+        raise InputError(path, None, "no such Arrow file or dataset directory", "unreadable")
     with pa.memory_map(path, "r") as source:
         try:
             return pa.ipc.open_file(source).read_all()
         except pa.ArrowInvalid:
             pass
     with pa.memory_map(path, "r") as source:
-        return pa.ipc.open_stream(source).read_all()
+        try:
+            return pa.ipc.open_stream(source).read_all()
+        except (pa.ArrowInvalid, OSError) as e:
+            raise InputError(path, None, f"not an Arrow file or stream ({e})", "invalid") from None
 
 
 def table_ids(table) -> list[str]:
@@ -270,6 +279,12 @@ def _no_data(ax, what: str) -> None:
         s.set_visible(False)
 
 
+def _integer_ticks():
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
 def _style(ax) -> None:
     ax.spines["top"].set_visible(False)
     ax.spines["right"].set_visible(False)
@@ -309,6 +324,7 @@ def _plot_rejects(fig, accounting: Mapping | None) -> None:
     for yi, r in zip(y, rows):
         ax2.text(r[1], yi, f" {r[1]:,} ({100 * r[1] / total:.1f}%)", va="center", fontsize=7)
     ax2.set_xlabel("rejected pairs")
+    ax2.xaxis.set_major_locator(_integer_ticks())
     ax2.set_title("rejects by stage and reason", fontsize=10)
     ax2.spines["top"].set_visible(False)
     ax2.spines["right"].set_visible(False)
@@ -348,18 +364,38 @@ def _plot_pieces(fig, stats: Mapping) -> None:
         ax.set_title(f"{side}: {total:,} words, mean {_mean(hist):.2f} pieces a word", fontsize=10)
         ax.set_xlabel("pieces per word")
         ax.set_ylabel("% of words")
-        ax.set_xticks(xs)
+        lo, hi = int(min(xs)), int(max(xs))
+        if hi - lo <= 30:  # every count on the axis, also those no word has
+            ax.set_xticks(range(lo, hi + 1))
+        else:
+            ax.xaxis.set_major_locator(_integer_ticks())
         _style(ax)
 
 
 def _plot_projectivity(fig, stats: Mapping) -> None:
-    ax1, ax2 = fig.subplots(1, 2)
     proj = stats.get("projectivity")
     if not proj:
-        _no_data(ax1, "no parsed trees")
-        _no_data(ax2, "no parsed trees")
+        _no_data(fig.subplots(), "no parsed trees")
         return
     sides = [s for s in SIDES if s in proj]
+    lifted = [(side, *_expand(proj[side].get("lifted"))) for side in sides]
+    if not any(xs for _, xs, _ in lifted):
+        # every tree is projective: one short panel, no empty half
+        fig.set_figheight(1.2 + 0.5 * len(sides))
+        ax = fig.subplots()
+        for i, side in enumerate(sides):
+            trees = proj[side].get("trees", 0)
+            ax.barh(i, 100, color=_COLORS[side], height=0.7)
+            ax.text(50, i, f"{side}: {trees:,} trees, all projective", ha="center", va="center", color="white", fontsize=9)
+        ax.set_yticks(range(len(sides)), sides)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("% of parsed trees")
+        ax.set_title("every parsed tree is projective: lifting moves no arc", fontsize=10)
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+        return
+    ax1, ax2 = fig.subplots(1, 2)
     shares = []
     for i, side in enumerate(sides):
         p = proj[side]
@@ -378,15 +414,11 @@ def _plot_projectivity(fig, stats: Mapping) -> None:
     ax1.set_title("projective trees", fontsize=10)
     _style(ax1)
     width = 0.4
-    drew = False
-    for i, side in enumerate(sides):
-        xs, ws = _expand(proj[side].get("lifted"))
+    for i, (side, xs, ws) in enumerate(lifted):
         if xs:
-            drew = True
             ax2.bar([x + (i - 0.5) * width for x in xs], ws, width=width, color=_COLORS[side], label=side)
-    if not drew:
-        _no_data(ax2, "every tree is projective")
-        return
+    ax2.xaxis.set_major_locator(_integer_ticks())
+    ax2.yaxis.set_major_locator(_integer_ticks())
     ax2.set_xlabel("arcs lifted to make the tree projective")
     ax2.set_ylabel("non-projective trees")
     ax2.set_title("lifted arcs per non-projective tree", fontsize=10)
@@ -436,41 +468,59 @@ def _plot_transitions(fig, stats: Mapping) -> None:
         _no_data(ax2, "no data")
 
 
+_METRIC_NAMES = {"bleu": "BLEU", "chrf+": "chrF+", "chrf++": "chrF++", "bleu-tok": "tokenized BLEU"}
+
+#: what a run's loss is averaged over, by the ``target`` of its start record
+_LOSS_UNIT = {"pieces": "per target piece", "transitions": "per transition token (pieces and arc tokens)"}
+
+
 def _plot_training(fig, runs: Sequence[Mapping]) -> None:
-    ax1, ax2 = fig.subplots(1, 2)
+    """Loss curves, one panel per kind of target sequence (a loss per target piece and
+    one per transition token are not comparable), and the final scores, one panel per
+    metric with its own scale (so that a BLEU of 0.2 stays visible next to a chrF++ of 10)."""
+    left, right = fig.subfigures(1, 2, width_ratios=[1.5, 1])
+    color = {r["name"]: _STAGE_COLORS[(i + 1) % len(_STAGE_COLORS)] for i, r in enumerate(runs)}
     curves = [r for r in runs if r.get("metrics")]
     if not curves:
-        _no_data(ax1, "no training run")
+        _no_data(left.subplots(), "no training run")
     else:
-        for i, run in enumerate(curves):
-            color = _STAGE_COLORS[(i + 1) % len(_STAGE_COLORS)]
-            for key, style in (("train_loss", "-"), ("valid_loss", "--")):
-                pts = [(m["step"], m[key]) for m in run["metrics"] if isinstance(m.get(key), (int, float))]
-                if pts:
-                    ax1.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color,
-                             label=f"{run['name']} {key.split('_')[0]}", marker="o" if key == "valid_loss" else None,
-                             markersize=3)
-        ax1.set_xlabel("step")
-        ax1.set_ylabel("loss")
-        ax1.set_title("loss (solid: training, dashed: validation)", fontsize=10)
-        ax1.legend(fontsize=7, frameon=False)
-        _style(ax1)
+        kinds = list(dict.fromkeys(r.get("target") or "" for r in curves))
+        for ax, kind in zip(left.subplots(1, len(kinds), squeeze=False)[0], kinds):
+            for run in (r for r in curves if (r.get("target") or "") == kind):
+                for key, style in (("train_loss", "-"), ("valid_loss", "--")):
+                    pts = [(m["step"], m[key]) for m in run["metrics"] if isinstance(m.get(key), (int, float))]
+                    if pts:
+                        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color[run["name"]],
+                                label=f"{run['name']} {key.split('_')[0]}", marker="o" if key == "valid_loss" else None,
+                                markersize=3)
+            ax.set_xlabel("step")
+            ax.set_ylabel(f"loss {_LOSS_UNIT[kind]}" if kind in _LOSS_UNIT and len(kinds) == 1 else "loss")
+            ax.set_title(f"loss {_LOSS_UNIT[kind]}" if kind in _LOSS_UNIT and len(kinds) > 1
+                         else "loss (solid: training, dashed: validation)", fontsize=9 if len(kinds) > 1 else 10)
+            ax.legend(fontsize=7, frameon=False)
+            _style(ax)
     scored = [r for r in runs if r.get("scores")]
     if not scored:
-        _no_data(ax2, "no scores")
+        _no_data(right.subplots(), "no scores")
         return
-    metrics = sorted({k for r in scored for k, v in r["scores"].items() if isinstance(v, (int, float))})
-    width = 0.8 / max(1, len(scored))
-    for i, run in enumerate(scored):
-        vals = [run["scores"].get(m, 0) or 0 for m in metrics]
-        xs = [j + (i - (len(scored) - 1) / 2) * width for j in range(len(metrics))]
-        ax2.bar(xs, vals, width=width, color=_STAGE_COLORS[(i + 1) % len(_STAGE_COLORS)], label=run["name"])
-        for x, v in zip(xs, vals):
-            ax2.text(x, v, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
-    ax2.set_xticks(range(len(metrics)), metrics)
-    ax2.set_title("final scores on the held-out data", fontsize=10)
-    ax2.legend(fontsize=7, frameon=False)
-    _style(ax2)
+    found = {k for r in scored for k, v in r["scores"].items() if isinstance(v, (int, float))}
+    metrics = [m for m in _METRIC_NAMES if m in found] + sorted(found - set(_METRIC_NAMES))
+    y = list(range(len(scored)))[::-1]
+    cols = 1 if len(metrics) <= 2 else 2
+    grid = right.subplots(-(-len(metrics) // cols), cols, squeeze=False)
+    right.suptitle("final scores on the held-out data", fontsize=10, fontweight="bold")
+    for ax in grid.flat[len(metrics):]:
+        ax.set_visible(False)
+    for ax, m in zip(grid.flat, metrics):
+        vals = [float(r["scores"].get(m) or 0) for r in scored]
+        ax.barh(y, vals, color=[color[r["name"]] for r in scored], height=0.6)
+        for yi, v in zip(y, vals):
+            ax.text(v, yi, f" {v:.2f}", va="center", fontsize=8)
+        ax.set_yticks(y, [r["name"] for r in scored], fontsize=8)
+        ax.set_xlim(0, max(1.0, max(vals) * 1.3))  # at least 0..1: tiny scores stay visible, not magnified
+        ax.set_title(_METRIC_NAMES.get(m, m), fontsize=9)
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
 
 
 def _subset_name(name: str, counts: Mapping) -> str:
@@ -759,6 +809,12 @@ def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappi
             rows = [[r["name"]] + [f"{r['scores'][m]:.2f}" if isinstance(r["scores"].get(m), (int, float)) else "-"
                                    for m in metrics] for r in runs if r.get("scores")]
             parts.append(_table(["variant"] + metrics, rows))
+            bleu = [r["scores"]["bleu"] for r in runs if isinstance((r.get("scores") or {}).get("bleu"), (int, float))]
+            if bleu and max(bleu) < 1.0:
+                parts.append("<p class='sub'>Every BLEU is below 1: these models have not learnt to translate (the "
+                             "demo trains tiny models for a few hundred updates on a few hundred pairs, enough to "
+                             "draw the curves). The scores show that training and evaluation ran, not how the "
+                             "variants compare.</p>")
         parts.append(_src_length_html(runs))
     if comparison:
         parts.append(_comparison_html(comparison))
@@ -823,7 +879,9 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
     already carry ``train_loss``/``valid_loss`` are taken as they are);
     ``scores``: a JSON object of final scores (``synprep evaluate``'s scores.json:
     ``bleu``, ``chrf+``, ``chrf++``, ``bleu-tok``; counts and nested tables are left out,
-    except the source-length buckets, kept as ``by_src_length``)."""
+    except the source-length buckets, kept as ``by_src_length``). The start record
+    gives the run's ``variant`` and ``target`` (``pieces`` or ``transitions``: what
+    its loss is averaged over)."""
     run: dict = {"name": name, "metrics": [], "scores": {}}
     if metrics and os.path.exists(metrics):
         with open(metrics, encoding="utf-8") as f:
@@ -832,6 +890,8 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
                 if not line:
                     continue
                 row = json.loads(line)
+                if isinstance(row, dict) and row.get("event") == "start":
+                    run.update({k: row[k] for k in ("variant", "target") if isinstance(row.get(k), str)})
                 if not isinstance(row, dict) or not isinstance(row.get("step"), (int, float)):
                     continue
                 event = row.get("event")

@@ -212,9 +212,10 @@ def _items(path) -> Iterator:
         yield pending.pop(0)
 
 
-def _pairs(inputs: dict[str, str]) -> Iterator[tuple[int, dict]]:
+def _pairs(inputs: dict[str, str], bar=None) -> Iterator[tuple[int, dict]]:
     """(ordinal, {side: Sentence | InputError}) in file order; pairs by position and
-    checks that sent_ids agree where both sides have one."""
+    checks that sent_ids agree where both sides have one. ``bar``: a progress bar
+    (:mod:`synprep.progress`) counting the pairs."""
     sides = list(inputs)
     its = [_items(inputs[s]) for s in sides]
     n = 0
@@ -244,6 +245,8 @@ def _pairs(inputs: dict[str, str]) -> Iterator[tuple[int, dict]]:
                     "the files must be parallel (same order); remove the unpaired sentences",
                     reason="misaligned",
                 )
+        if bar is not None:
+            bar.update(1)
         yield n, dict(zip(sides, got))
 
 
@@ -476,6 +479,8 @@ def build_dataset(
     vocab_from: str | os.PathLike | None = None,
     chunk: int = 2048,
     log=None,
+    languages: dict[str, str] | None = None,
+    progress: bool = False,
 ) -> dict:
     """Parse -> trees -> subwords -> features -> shards + manifest; returns the manifest.
 
@@ -483,9 +488,13 @@ def build_dataset(
     ``{"src": path, "tgt": path}``; ``vocab_from``: a dataset directory (or its
     manifest) whose subword models and label list are reused (for dev/test sets).
     Otherwise a first pass over the input collects the labels (sorted) and a seeded
-    sample of sentences, and the subword model(s) are trained on it."""
+    sample of sentences, and the subword model(s) are trained on it. ``languages``
+    (side -> code, recorded as the manifest's ``languages``; the detokenizer of
+    ``synprep translate`` reads the target's) is completed from ``vocab_from``'s.
+    ``progress``: pairs read in each pass, on stderr (:mod:`synprep.progress`)."""
     import pyarrow as pa
 
+    from .progress import progress as _progress
     from .subwords import SubwordModel, train_spm
 
     cfg = cfg or ShardConfig()
@@ -503,6 +512,7 @@ def build_dataset(
         m = read_manifest(vocab_from)
         base = _manifest_dir(vocab_from)
         labels = list(m["labels"])
+        languages = {**(m.get("languages") or {}), **(languages or {})}
         pm = m["pieces"]
         joint = bool(pm["joint"])
         for s in inputs:
@@ -534,8 +544,10 @@ def build_dataset(
         samples: dict[str, list] = {s: [] for s in inputs}
         from .subwords import reservoir_sample
 
+        bar1 = _progress(desc="shard pass 1", unit="pair", enabled=progress)
+
         def sentences(side):
-            for n, items in _pairs(inputs):
+            for n, items in _pairs(inputs, bar1):
                 trees, rej = stage(n, items)
                 if trees is None:
                     continue
@@ -548,8 +560,9 @@ def build_dataset(
         if len(sides) == 1:
             samples[sides[0]] = reservoir_sample(sentences(sides[0]), cfg.sample, cfg.seed)
         else:
-            both = reservoir_sample(_both(inputs, stage, seen), cfg.sample, cfg.seed)
+            both = reservoir_sample(_both(inputs, stage, seen, bar1), cfg.sample, cfg.seed)
             samples = {"src": [b[0] for b in both], "tgt": [b[1] for b in both]}
+        bar1.close()
         if need_labels:
             labels = sorted(seen | {"root"})
         if need_models:
@@ -610,7 +623,8 @@ def build_dataset(
         writer.add(batch)
         kept += int(keep.sum())
 
-    for n, items in _pairs(inputs):
+    bar2 = _progress(desc="shard pass 2", unit="pair", enabled=progress)
+    for n, items in _pairs(inputs, bar2):
         total += 1
         trees, rej = stage(n, items)
         if rej is not None:
@@ -621,6 +635,7 @@ def build_dataset(
             process(buf)
             buf = []
     process(buf)
+    bar2.close()
     shards = writer.close()
     rejects.sort(key=lambda r: r.ordinal)
 
@@ -648,6 +663,7 @@ def build_dataset(
         "schema_version": SCHEMA_VERSION,
         "sides": sides,
         "transition_side": tside,
+        "languages": {s: (languages or {})[s] for s in sides if (languages or {}).get(s)},
         "columns": {f.name: str(f.type) for f in sch},
         "labels": labels,
         "pieces": {"joint": joint, "models": model_entries},
@@ -684,8 +700,8 @@ def build_dataset(
     return manifest
 
 
-def _both(inputs, stage, seen):
-    for n, items in _pairs(inputs):
+def _both(inputs, stage, seen, bar=None):
+    for n, items in _pairs(inputs, bar):
         trees, rej = stage(n, items)
         if trees is None:
             continue

@@ -22,8 +22,11 @@ Files in ``train.out``:
 
 * ``config.json`` -- the full resolved config (vocabulary sizes from the manifest);
 * ``checkpoint_last.pt`` / ``checkpoint_best.pt`` -- model, optimizer, step, epoch,
-  position in the epoch, best score, RNG states, elapsed time and the full config;
-* ``metrics.jsonl`` -- one JSON object a line: ``{"event": "train", "step", "epoch",
+  position in the epoch, best score, RNG states, elapsed time, the full config and
+  the training data's vocabulary fingerprint (:func:`vocab_fingerprint`, which
+  ``translate``/``evaluate`` check a dataset against: :func:`check_vocab`);
+* ``metrics.jsonl`` -- one JSON object a line: ``{"event": "start", ..., "warnings"}``
+  (e.g. a run that stops before its warm-up ends), ``{"event": "train", "step", "epoch",
   "loss", "lr", "grad_norm", "tokens", "tokens_per_s", "elapsed_s"}`` every
   ``log_every`` updates, ``{"event": "valid", "step", "loss", "ppl", ["bleu",
   "chrf++"], "best", "elapsed_s"}`` at each validation.
@@ -49,8 +52,12 @@ from typing import Any, Callable, Optional
 
 from .errors import ConfigError, InputError
 from .models.config import PRESETS, Config, ModelConfig, merge_dicts
+from .progress import progress
 
-__all__ = ["TrainConfig", "RunConfig", "Trainer", "train", "load_model", "model_from_manifest", "inverse_sqrt", "RESUMABLE"]
+__all__ = [
+    "TrainConfig", "RunConfig", "Trainer", "train", "load_model", "model_from_manifest", "inverse_sqrt", "RESUMABLE",
+    "PRESET_TRAIN", "vocab_fingerprint", "check_vocab",
+]
 
 
 @dataclass
@@ -103,8 +110,9 @@ class TrainConfig(Config):
     # greedy-translate the first N validation pairs at each validation and select the
     # best checkpoint by BLEU (0 = select by validation loss)
     valid_bleu: int = 0
-    # target language of the detokenizer (validation BLEU)
-    lang: str = "en"
+    # target language of the detokenizer (validation BLEU); "" = the one the
+    # validation dataset records (manifest "languages"), else en
+    lang: str = ""
     # write a train record to metrics.jsonl every this many updates
     log_every: int = 100
     # seed of parameters, dropout, prefix sampling and batch order
@@ -115,7 +123,7 @@ class TrainConfig(Config):
     bf16: bool = True
     # torch intra-op threads (0 = torch's default)
     threads: int = 0
-    # progress bar on stderr
+    # progress on stderr (synprep.progress): a bar on a terminal, else a line every 30 s
     progress: bool = True
 
     def __post_init__(self):
@@ -135,6 +143,17 @@ class TrainConfig(Config):
             if getattr(self, k) < 0:
                 raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 0")
 
+
+#: train defaults that the quick presets bring (under the run's own ``train:`` keys;
+#: docs/models.md, "Presets"). The paper-sized presets (base, tree-medium) keep the
+#: Transformer recipe above: 4000 warm-up updates would keep a run of a few hundred
+#: updates at a rate near zero.
+PRESET_TRAIN: dict[str, dict[str, Any]] = {
+    # bench/learn.py's schedule: 20 CPU-minutes are about 700-900 updates of this size
+    "small": {"lr": 1e-3, "warmup": 500},
+    # smoke runs of tens to hundreds of updates (the demo's schedule)
+    "tiny": {"lr": 2e-3, "warmup": 50},
+}
 
 #: train keys a resumed run may change (everything else comes from the checkpoint)
 RESUMABLE = ("max_steps", "max_epochs", "max_minutes", "valid_every", "log_every", "progress", "threads", "device")
@@ -159,6 +178,8 @@ class RunConfig(Config):
             if not isinstance(model, dict):
                 raise ConfigError(f"model = {model!r}: expected a mapping")
             data["model"] = merge_dicts(dict(PRESETS[preset]), model)
+            if preset in PRESET_TRAIN and isinstance(data.get("train", {}), dict):
+                data["train"] = merge_dicts(dict(PRESET_TRAIN[preset]), data.get("train") or {})
         return super().from_dict(data, where or "config")
 
 
@@ -249,6 +270,49 @@ def _same_vocab(a: dict, b: dict) -> bool:
     return a["labels"] == b["labels"] and sha(a) == sha(b)
 
 
+def vocab_fingerprint(manifest: dict) -> dict:
+    """What fixes a dataset's ids, as a checkpoint stores it (``"vocab"``): the label
+    list and, per side, the subword model's file, SHA-256 and size."""
+    return {
+        "labels": list(manifest["labels"]),
+        "models": {s: {k: e[k] for k in ("file", "sha256", "vocab_size")} for s, e in manifest["pieces"]["models"].items()},
+    }
+
+
+def check_vocab(state: dict, manifest: dict, checkpoint: str | os.PathLike, data: str | os.PathLike) -> Optional[str]:
+    """Stop with an error naming both files when the dataset ``data`` does not have the
+    vocabularies the checkpoint was trained with (its ids would mean other pieces or
+    labels). Checkpoints written before the fingerprint was stored are compared by
+    vocabulary sizes and label count only; the returned note says so (else None)."""
+    ck, d = os.fspath(checkpoint), Path(data)
+    models = manifest["pieces"]["models"]
+    if "src" not in models:
+        raise InputError(str(d / "manifest.json"), None, "the dataset has no source side to translate", "invalid")
+    saved = state.get("vocab")
+    fix = "write the dataset with `synprep shard --vocab-from` the run's training data"
+    if saved is None:
+        mc = RunConfig.from_dict(state["config"]).model
+        tok = manifest.get("tokens") or {}
+        have = {"src_vocab": models["src"]["vocab_size"], "n_labels": len(manifest["labels"]),
+                "tgt_vocab": tok.get("target_vocab_size", models.get("tgt", models["src"])["vocab_size"])}
+        for k, v in have.items():
+            if getattr(mc, k) != v:
+                raise InputError(str(d / "manifest.json"), None, f"{k} is {v}, but checkpoint {ck} was trained with "
+                                 f"{getattr(mc, k)}: not the run's vocabularies; {fix}", "invalid")
+        return (f"checkpoint {ck} records no vocabulary fingerprint (an older synprep wrote it): only the "
+                "vocabulary sizes and the label count were compared with the dataset's")
+    for side, e in models.items():
+        want = saved["models"].get(side)
+        if want is not None and want["sha256"] != e["sha256"]:
+            raise InputError(str(d / e["file"]), None, f"the {side} subword model (sha256 {e['sha256'][:12]}, "
+                             f"{e['vocab_size']} pieces) is not the one checkpoint {ck} was trained with ({want['file']}, "
+                             f"sha256 {want['sha256'][:12]}, {want['vocab_size']} pieces); {fix}", "invalid")
+    if saved["labels"] != list(manifest["labels"]):
+        raise InputError(str(d / "manifest.json"), None, f"its label list ({len(manifest['labels'])} labels) is not the "
+                         f"one checkpoint {ck} was trained with ({len(saved['labels'])} labels); {fix}", "invalid")
+    return None
+
+
 def _device(name: str):
     import torch
 
@@ -323,20 +387,25 @@ def validate(model, ds, tc: TrainConfig, device, vocab=None) -> dict:
     sampler = batch_sampler(ds.lengths()[:n], tc, shuffle=False)
     collate = ds.collate()
     total, ntok = 0.0, 0
-    with torch.no_grad():
-        for b in sampler.batches():
+    batches = sampler.batches()
+    with torch.no_grad(), progress(len(batches), desc="validation", unit="batch", enabled=tc.progress, leave=False) as bar:
+        for b in batches:
             batch = collate([ds[int(rows[i])] for i in b]).to(device)
             loss, k = model.loss(batch, 0.0)
             total += float(loss)
             ntok += k
+            bar.update(1)
     out = {"loss": total / max(1, ntok)}
     out["ppl"] = math.exp(min(out["loss"], 50.0))
     if tc.valid_bleu and vocab is not None:
+        from .decode import target_language
         from .evaluate import reference_texts, score, translate_dataset
 
         m = min(len(ds), tc.valid_bleu)
-        tr = translate_dataset(model, ds, vocab, beam=1, lang=tc.lang, max_tokens=tc.max_tokens or 4096, rows=range(m), device=device)
-        s = score([t.text for t in tr], reference_texts(ds, vocab, tc.lang, range(m)))
+        lang = target_language(ds.manifest, tc.lang)[0]
+        tr = translate_dataset(model, ds, vocab, beam=1, lang=lang, max_tokens=tc.max_tokens or 4096, rows=range(m),
+                               device=device, progress=tc.progress, leave=False)
+        s = score([t.text for t in tr], reference_texts(ds, vocab, lang, range(m)))
         out["bleu"], out["chrf++"] = s["bleu"], s["chrf++"]
     model.train()
     return out
@@ -434,19 +503,34 @@ class Trainer:
         if getattr(self.model, "prefix_decoder", False):
             mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
             say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")
+        self.warnings = self.schedule_warnings()
+        for w in self.warnings:
+            say(f"warning: {w}")
         if state is None:
             n_params = sum(p.numel() for p in self.model.parameters())
-            self.metrics.write({"event": "start", "variant": mcfg.variant, "parameters": n_params, "device": str(device), "config": cfg.to_dict()})
+            self.metrics.write({"event": "start", "variant": mcfg.variant, "target": self.model.target, "parameters": n_params,
+                                "device": str(device), "warnings": self.warnings, "config": cfg.to_dict()})
         self.autocast = (
             torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" and tc.bf16 else contextlib.nullcontext()
         )
         self.start = time.perf_counter()
         self.acc = self._fresh_acc(self.start)
-        self.bar = None
-        if tc.progress:
-            from tqdm import tqdm
+        self.bar = progress(total=tc.max_steps, initial=self.step, desc=mcfg.variant, unit="upd", enabled=tc.progress)
 
-            self.bar = tqdm(total=tc.max_steps, initial=self.step, desc=mcfg.variant, unit="upd", dynamic_ncols=True)
+    def schedule_warnings(self) -> list[str]:
+        """Setup, last part: what in the schedule defeats the run -- it stops
+        (``max_steps``, or ``max_epochs`` of this dataset) before the warm-up ends,
+        so the learning rate never reaches ``train.lr``."""
+        tc = self.tc
+        last = tc.max_steps
+        if tc.max_epochs:  # updates an epoch: its batches, tc.accumulate at a time
+            last = min(last, tc.max_epochs * -(-len(self.sampler.batches()) // tc.accumulate))
+        if last >= tc.warmup:
+            return []
+        peak = inverse_sqrt(last, tc.lr, tc.warmup, tc.warmup_init_lr)
+        return [f"the run stops after {last} updates, before the warm-up of train.warmup = {tc.warmup} updates ends: "
+                f"the learning rate only reaches {peak:.2g} of train.lr = {tc.lr:g}; lower the warm-up "
+                f"(e.g. --set train.warmup={max(1, last // 10)}) or train longer"]
 
     # ---- time and the stop condition
 
@@ -498,8 +582,7 @@ class Trainer:
         self.acc["tokens"] += ntok
         self.acc["steps"] += 1
         self.acc["gnorm"] += gnorm
-        if self.bar is not None:
-            self.bar.update(1)
+        self.bar.update(1)
 
     # ---- logging, validation, checkpoints
 
@@ -523,8 +606,7 @@ class Trainer:
             "elapsed_s": round(self.elapsed(), 1),
         }
         self.metrics.write(rec)
-        if self.bar is not None:
-            self.bar.set_postfix(loss=rec["loss"], lr=f"{self.lr:.2e}", tok_s=int(rec["tokens_per_s"]))
+        self.bar.set_postfix(loss=rec["loss"], lr=f"{self.lr:.2e}", tok_s=int(rec["tokens_per_s"]))
         self.acc = self._fresh_acc(now)
 
     def save(self, valid: Optional[dict]) -> None:
@@ -550,6 +632,7 @@ class Trainer:
             "valid_step": self.last_valid if valid is None else self.step,
             "rng": {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None},
             "config": self.cfg.to_dict(),
+            "vocab": vocab_fingerprint(self.train_ds.manifest),
         }
         _atomic_save(st, self.last_path)
         if improved or self.valid_ds is None:
@@ -577,8 +660,7 @@ class Trainer:
         self.acc["t"] += time.perf_counter() - tv  # throughput counts training time only
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()
         self.metrics.close()
 
     def summary(self) -> dict:

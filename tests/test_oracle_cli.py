@@ -116,8 +116,19 @@ def test_spm_pieces(tmp_path):
     # the arcs are those of the unsplit sequence; each word's pieces replace it
     arcs = [t for t in rec["transitions"] if "-ARC:" in t]
     assert arcs == ["LEFT-ARC:nsubj", "LEFT-ARC:det", "RIGHT-ARC:obj", "RIGHT-ARC:compound:prt"]
-    assert sum(len(p) for p in rec["pieces"]) == len(rec["transitions"]) - 4
-    assert sum(t.endswith("@@") for t in rec["transitions"]) == sum(len(p) - 1 for p in rec["pieces"])
+    # BPE style, as README, docs/trees.md and --help show it: no sentencepiece word
+    # marks, a lone word mark dropped, @@ on every token of a word but its last
+    tokens = [t for t in rec["transitions"] if "-ARC:" not in t]
+    assert not any("\u2581" in t for t in tokens)
+    assert " ".join(tokens).replace("@@ ", "").split() == rec["words"]
+    assert sum(not t.endswith("@@") for t in tokens) == len(rec["words"])
+    text = cli("--spm", str(tmp_path / "m.model"), "--bpe-marker", "@@", str(f))
+    out = text.stdout.decode("utf-8")
+    assert out.split() == rec["transitions"]
+    assert out.startswith(("John put LEFT-ARC:nsubj", "Jo@@ hn put LEFT-ARC:nsubj", "J@@ o@@ hn put LEFT-ARC:nsubj")), out
+    # without --bpe-marker the pieces print as sentencepiece writes them
+    raw = json.loads(cli("--format", "jsonl", "--spm", str(tmp_path / "m.model"), str(f)).stdout)
+    assert [t for t in raw["transitions"] if "-ARC:" not in t] == [p for ps in rec["pieces"] for p in ps]
 
 
 # ----------------------------------------------------------------------------- native == python

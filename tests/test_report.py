@@ -80,6 +80,47 @@ def test_summary_checks_that_shards_partition_the_corpus():
     assert not acc.summarize([a, b_twice])["balanced"]
 
 
+def test_a_subset_of_the_shards_is_balanced_without_partitioning_the_corpus():
+    """The workflow's training and held-out datasets are subsets of the shards: their
+    lines cannot partition the corpus, which is no reason to call them unbalanced."""
+    a = acc.account_shard("000", ["c:1", "c:3"], [], ["c:1", "c:3"], corpus_lines=4)
+    b = acc.account_shard("001", ["c:2", "c:4"], _rej(("c:4", "filter", "empty")), ["c:2"], corpus_lines=4)
+    assert not acc.summarize([b])["balanced"]  # as a whole run, one shard is not the corpus
+    s = acc.summarize([b], ["filter"], partition=False)
+    assert s["balanced"] and s["subset"] and not s["problems"] and (s["input"], s["kept"]) == (2, 1)
+    assert "subset" not in acc.summarize([a, b])
+    # a shard out of balance still shows
+    lost = acc.account_shard("001", ["c:2", "c:4"], [], ["c:2"], corpus_lines=4)
+    assert not acc.summarize([lost], partition=False)["balanced"]
+
+
+def test_shard_damage_names_what_is_wrong(tmp_path):
+    from synprep.accounting import shard_damage
+    from synprep.shards import ShardConfig, build_dataset
+
+    conllu = "# sent_id = 1\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
+    (tmp_path / "a.conllu").write_text(conllu)
+    d = tmp_path / "ds"
+    build_dataset(d, src=str(tmp_path / "a.conllu"), tgt=str(tmp_path / "a.conllu"), cfg=ShardConfig(vocab_size=300))
+    assert shard_damage(d) is None and shard_damage(tmp_path / "absent") is None
+    (d / "spm.model").write_bytes((d / "spm.model").read_bytes()[:-1])
+    assert shard_damage(d) == "spm.model differs from the manifest (SHA-256)"
+    (d / "rejects.tsv").unlink()
+    (d / "manifest.json").write_text("{")
+    assert shard_damage(d).startswith("manifest.json is unreadable")
+    (d / "manifest.json").unlink()
+    assert shard_damage(d) == "manifest.json is missing"
+    # the workflow's start-up check removes it, but not while snakemake holds a lock
+    from synprep.accounting import remove_damaged_shards
+
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    (locks / "0.input.lock").write_text("")
+    assert remove_damaged_shards([d], lock_dir=str(locks)) == [] and d.is_dir()
+    (locks / "0.input.lock").unlink()
+    assert remove_damaged_shards([d, tmp_path / "absent"], lock_dir=str(locks)) == [str(d)] and not d.exists()
+
+
 def test_reject_files_round_trip_and_fields_are_cleaned(tmp_path):
     path = tmp_path / "r.tsv"
     n = acc.write_rejects(path, [("c:1", "filter", "langid", "src\tprob=0.1\nx"), ("c:2", "parse", "too-long", 412)])
@@ -301,6 +342,73 @@ def test_challenge_plot_draws_the_counts():
     assert "no challenge sets" in [t.get_text() for t in empty.axes[0].texts]
 
 
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    return Figure(layout="constrained")
+
+
+def test_projectivity_plot_has_no_empty_half_when_every_tree_is_projective():
+    from synprep.report import _plot_projectivity
+
+    every = {"projectivity": {s: {"trees": 9, "projective": 9, "lifted": {}} for s in ("src", "tgt")}}
+    fig = _figure()
+    _plot_projectivity(fig, every)
+    assert len(fig.axes) == 1 and "every parsed tree is projective" in fig.axes[0].get_title()
+    assert [p.get_width() for p in fig.axes[0].patches] == [100, 100]
+    some = {"projectivity": {"src": {"trees": 9, "projective": 9, "lifted": {}},
+                             "tgt": {"trees": 9, "projective": 7, "lifted": {"1": 1, "3": 1}}}}
+    fig = _figure()
+    _plot_projectivity(fig, some)
+    shares, lifted = fig.axes
+    assert sorted((round(p.get_x() + p.get_width() / 2), p.get_height()) for p in lifted.patches) == [(1, 1), (3, 1)]
+
+
+def test_pieces_per_word_axis_shows_every_count():
+    from synprep.report import _plot_pieces
+
+    fig = _figure()
+    _plot_pieces(fig, {"pieces_per_word": {"src": {"1": 8, "2": 3}, "tgt": {"1": 8, "2": 3, "3": 2, "5": 1, "7": 1}}})
+    assert [list(ax.get_xticks()) for ax in fig.axes] == [[1, 2], [1, 2, 3, 4, 5, 6, 7]]
+
+
+def test_training_plot_keeps_piece_and_transition_losses_apart_and_small_scores_visible(tmp_path):
+    from synprep.report import _plot_training, render_html
+
+    runs = []
+    for name, target, bleu in (("vanilla", "pieces", 0.23), ("parent", "transitions", 0.14)):
+        m = tmp_path / f"{name}.jsonl"
+        m.write_text("".join(json.dumps(r) + "\n" for r in (
+            {"event": "start", "variant": name, "target": target, "config": {}},
+            {"event": "train", "step": 1, "loss": 8.0}, {"event": "valid", "step": 1, "loss": 7.5})))
+        sc = tmp_path / f"{name}.json"
+        sc.write_text(json.dumps({"n": 73, "bleu": bleu, "chrf++": 9.7}))
+        runs.append(read_run(name, m, sc))
+    assert [(r["variant"], r["target"]) for r in runs] == [("vanilla", "pieces"), ("parent", "transitions")]
+    fig = _figure()
+    _plot_training(fig, runs)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles[:2] == ["loss per target piece", "loss per transition token (pieces and arc tokens)"]
+    assert [len(ax.lines) for ax in fig.axes[:2]] == [2, 2]  # each run's curves in its own panel
+    bleu_ax = fig.axes[titles.index("BLEU")]
+    assert bleu_ax.get_xlim()[1] == 1.0 and sorted(p.get_width() for p in bleu_ax.patches) == [0.14, 0.23]
+    # the page says what such scores mean, and only then
+    page = render_html({}, None, runs, {})
+    assert "Every BLEU is below 1" in page
+    runs[0]["scores"]["bleu"] = 12.0
+    assert "Every BLEU is below 1" not in render_html({}, None, runs, {})
+
+
+def test_challenge_section_has_one_heading():
+    from synprep.report import render_html
+
+    page = render_html({}, None, [], {name: name.encode() for name in PLOTS}, challenge=CHALLENGE)
+    assert page.count("Syntactic challenge sets") == 1
+
+
 @pytest.mark.slow
 def test_report_writes_every_plot_and_a_standalone_page(tmp_path):
     led = acc.account_shard("000", IDS, _rej(("c:4", "filter", "empty")), ["c:1", "c:5", "c:9"], ["filter"])
@@ -362,3 +470,7 @@ def test_cli_accounting_exit_status(tmp_path):
     assert json.loads((tmp_path / "l.json").read_text())["balanced"]
     lost = subprocess.run(base + ["--rejects", str(prep), "--kept", str(kept)], capture_output=True, text=True)
     assert lost.returncode == 1 and "c:2" in lost.stderr
+    # a kept set that is not there: an error naming it, no traceback
+    for missing in (tmp_path / "nope", tmp_path / "nope.arrow"):
+        r = subprocess.run(base + ["--rejects", str(prep), "--kept", str(missing)], capture_output=True, text=True)
+        assert r.returncode == 2 and f"{missing}:" in r.stderr and "Traceback" not in r.stderr, r.stderr

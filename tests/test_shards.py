@@ -348,6 +348,28 @@ def test_cli_shard_inspect(tmp_path, pair_files, capsys, monkeypatch):
     assert r.returncode == 0 and "The" in r.stdout and "Traceback" not in r.stderr
 
 
+def test_cli_shard_records_the_languages(tmp_path, pair_files, capsys, monkeypatch):
+    """The manifest records each side's language (the detokenizer of translate and
+    evaluate reads the target's): given, guessed from the file names, or inherited
+    from --vocab-from."""
+    import shutil
+
+    from synprep.cli import main
+    from synprep.commands.shard import language_from_name
+
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    assert main(["shard", *pair_files, "-o", str(tmp_path / "a"), "--vocab-size", "400", "--tgt-lang", "de", "-q"]) == 0
+    assert read_manifest(tmp_path / "a")["languages"] == {"tgt": "de"}
+    named = [str(shutil.copy(f, tmp_path / n)) for f, n in zip(pair_files, ("dev.en.conllu", "dev.de.conllu"))]
+    assert main(["shard", *named, "-o", str(tmp_path / "b"), "--vocab-size", "400", "-q"]) == 0
+    assert read_manifest(tmp_path / "b")["languages"] == {"src": "en", "tgt": "de"}
+    assert main(["shard", *pair_files, "-o", str(tmp_path / "c"), "--vocab-from", str(tmp_path / "b"), "-q"]) == 0
+    assert read_manifest(tmp_path / "c")["languages"] == {"src": "en", "tgt": "de"}
+    assert main(["shard", pair_files[0], "-o", str(tmp_path / "d"), "--side", "src", "--vocab-from", str(tmp_path / "b"), "-q"]) == 0
+    assert read_manifest(tmp_path / "d")["languages"] == {"src": "en"}
+    assert [language_from_name(n) for n in ("de_gsd-ud-dev.conllu", "x/test.fr.conllu.gz", "src.conllu", "-")] == ["de", "fr", None, None]
+
+
 # --------------------------------------------------------------------------- invariants over ../shared/data/ud
 
 

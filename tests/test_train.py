@@ -43,7 +43,8 @@ def pud(tmp_path_factory):
     for name, sl in (("train", slice(0, 120)), ("valid", slice(120, 144))):
         (d / f"{name}.en.conllu").write_text("".join(format_conllu(a) for a, _ in pairs[sl]), encoding="utf-8")
         (d / f"{name}.de.conllu").write_text("".join(format_conllu(b) for _, b in pairs[sl]), encoding="utf-8")
-    build_dataset(d / "train", src=str(d / "train.en.conllu"), tgt=str(d / "train.de.conllu"), cfg=ShardConfig(vocab_size=600, projectivity="lift"))
+    build_dataset(d / "train", src=str(d / "train.en.conllu"), tgt=str(d / "train.de.conllu"), cfg=ShardConfig(vocab_size=600, projectivity="lift"),
+                  languages={"src": "en", "tgt": "de"})
     build_dataset(d / "valid", src=str(d / "valid.en.conllu"), tgt=str(d / "valid.de.conllu"), cfg=ShardConfig(projectivity="lift"), vocab_from=d / "train")
     return d
 
@@ -154,6 +155,115 @@ def test_training_lowers_the_loss(pud, tmp_path):
     assert np.mean(losses[-5:]) < np.mean(losses[:5]) - 1.0
     assert valid[-1] < valid[0]
     assert s["best_step"] == 40
+
+
+def test_quick_presets_bring_schedules_that_fit_them():
+    tiny = RunConfig.from_dict({"preset": "tiny"}).train
+    assert (tiny.warmup, tiny.lr) == (50, 2e-3)
+    assert RunConfig.from_dict({"preset": "small"}).train.warmup == 500
+    assert RunConfig.from_dict({"preset": "tiny", "train": {"warmup": 7}}).train.warmup == 7  # the run's own keys win
+    for preset in ("base", "tree-medium", None):  # the paper-sized presets keep the Transformer recipe
+        assert RunConfig.from_dict({"preset": preset}).train.warmup == 4000
+
+
+def test_a_run_that_stops_before_its_warm_up_ends_says_so(pud, tmp_path):
+    from synprep.train import Trainer
+
+    def warnings(**train_keys) -> tuple[list[str], dict]:
+        said: list[str] = []
+        out = tmp_path / str(len(list(tmp_path.iterdir())))
+        Trainer(run_cfg(pud, out, **train_keys), say=said.append).close()
+        start = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
+        return [m for m in said if m.startswith("warning:")], start
+
+    said, start = warnings(max_steps=30, warmup=4000, lr=7e-4)
+    assert len(said) == 1 and "stops after 30 updates" in said[0] and "train.warmup = 4000" in said[0]
+    assert start["event"] == "start" and start["warnings"] == [said[0][len("warning: "):]]
+    from synprep.data import ShardDataset, TokenBudgetSampler
+
+    epoch = len(TokenBudgetSampler(ShardDataset(pud / "train").lengths(), 2500).batches())
+    said, _ = warnings(max_steps=1000, max_epochs=1, warmup=100, max_tokens=2500)
+    assert len(said) == 1 and f"stops after {epoch} updates" in said[0]
+    said, start = warnings(max_steps=30, warmup=30)
+    assert said == [] and start["warnings"] == []
+
+
+def test_training_progress_goes_to_a_log_as_lines_or_nowhere(pud, tmp_path, capsys, monkeypatch):
+    import re
+
+    train(run_cfg(pud, tmp_path / "p", max_steps=2, valid_every=2, valid_bleu=3, progress=True), log=lambda m: None)
+    err = capsys.readouterr().err  # not a terminal: plain lines, no carriage returns
+    assert re.search(r"^vanilla: 2 upd in \d+:\d\d \(", err, re.M), err
+    assert "validation:" not in err and "translate:" not in err  # quick inner steps leave no trace
+    monkeypatch.setenv("SYNPREP_PROGRESS_INTERVAL", "0")  # a line at every step
+    train(run_cfg(pud, tmp_path / "p2", max_steps=2, valid_every=2, valid_bleu=3, progress=True), log=lambda m: None)
+    err = capsys.readouterr().err
+    assert re.search(r"^vanilla: 1/2 upd \(50%\), .* upd/s, \d+:\d\d elapsed, ETA \d+:\d\d$", err, re.M), err
+    assert re.search(r"^validation: 1/\d+ batch ", err, re.M) and re.search(r"^validation: \d+ batch in ", err, re.M)
+    assert "\r" not in err
+    monkeypatch.delenv("SYNPREP_PROGRESS_INTERVAL")
+    train(run_cfg(pud, tmp_path / "q", max_steps=2, valid_every=2, valid_bleu=3), log=lambda m: None)
+    assert capsys.readouterr().err == ""  # progress=False
+
+
+@pytest.fixture(scope="module")
+def checkpoint(pud, tmp_path_factory):
+    out = tmp_path_factory.mktemp("ck") / "run"
+    train(run_cfg(pud, out, max_steps=1), log=lambda m: None)
+    return out / "checkpoint_last.pt"
+
+
+def test_translate_checks_the_checkpoints_vocabularies(pud, checkpoint, tmp_path, capsys):
+    from synprep.shards import ShardConfig, build_dataset
+
+    # the same sizes but another subword model: the ids would mean other pieces
+    m = build_dataset(tmp_path / "other", src=str(pud / "train.en.conllu"), tgt=str(pud / "train.de.conllu"),
+                      cfg=ShardConfig(vocab_size=600, projectivity="lift", seed=2, sample=100))
+    m_train = json.loads((pud / "train" / "manifest.json").read_text())
+    assert m["tokens"] == m_train["tokens"] and m["pieces"]["models"]["tgt"]["sha256"] != m_train["pieces"]["models"]["tgt"]["sha256"]
+    args = ["--checkpoint", str(checkpoint), "--beam", "1", "--no-progress"]
+    assert main(["translate", *args, "--data", str(tmp_path / "other"), "--out", str(tmp_path / "h.txt")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'other' / 'spm.model'}: the src subword model" in err and str(checkpoint) in err and "--vocab-from" in err
+    assert main(["evaluate", *args, "--data", str(tmp_path / "other"), "--out", str(tmp_path / "ev")]) == 2
+    assert "is not the one checkpoint" in capsys.readouterr().err
+    # a dataset with the training set's vocabularies translates
+    assert main(["translate", *args, "--data", str(pud / "valid"), "--out", str(tmp_path / "h.txt")]) == 0
+    assert capsys.readouterr().err == ""
+    # a checkpoint from before the fingerprint: the sizes are compared, and it says so
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    del state["vocab"]
+    old = tmp_path / "old.pt"
+    torch.save(state, old)
+    assert main(["translate", "--checkpoint", str(old), "--beam", "1", "--no-progress", "--data", str(pud / "valid"), "--out", str(tmp_path / "h.txt")]) == 0
+    assert "records no vocabulary fingerprint" in capsys.readouterr().err
+    small = build_dataset(tmp_path / "small", src=str(pud / "valid.en.conllu"), tgt=str(pud / "valid.de.conllu"),
+                          cfg=ShardConfig(vocab_size=400, projectivity="lift"))
+    assert small["tokens"]["target_vocab_size"] != m_train["tokens"]["target_vocab_size"]
+    assert main(["translate", "--checkpoint", str(old), "--data", str(tmp_path / "small"), "--out", str(tmp_path / "h.txt")]) == 2
+    assert "src_vocab is" in capsys.readouterr().err
+
+
+def test_translate_shows_progress_and_detokenizes_in_the_datasets_language(pud, checkpoint, tmp_path, capsys):
+    hyps = tmp_path / "h.txt"
+    assert main(["translate", "--checkpoint", str(checkpoint), "--data", str(pud / "valid"), "--beam", "1", "--out", str(hyps)]) == 0
+    err = capsys.readouterr().err
+    assert "translate: 24 sent in " in err and "detokenizing as en" not in err
+    assert main(["translate", "--checkpoint", str(checkpoint), "--data", str(pud / "valid"), "--beam", "1", "--out", str(hyps), "--no-progress"]) == 0
+    assert "translate:" not in capsys.readouterr().err
+    # evaluate detokenizes the references in the target language the dataset records, unless --lang says otherwise
+    for extra, lang in (([], "de"), (["--lang", "en"], "en")):
+        ev = tmp_path / f"ev-{lang}"
+        assert main(["evaluate", "--hyps", str(hyps), "--data", str(pud / "valid"), "--out", str(ev), *extra]) == 0
+        assert json.loads((ev / "scores.json").read_text())["settings"]["lang"] == lang
+
+
+def test_target_language():
+    from synprep.decode import target_language
+
+    assert target_language({"languages": {"tgt": "de"}}) == ("de", "dataset")
+    assert target_language({"languages": {"tgt": "de"}}, "fr") == ("fr", "option")
+    assert target_language({}) == ("en", "default")
 
 
 # --------------------------------------------------------------------------- scoring

@@ -325,6 +325,12 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
     # training: shard 000 trains, shard 001 validates and is scored
     held = json.loads((res / "shards" / "heldout" / "manifest.json").read_text())
     assert [s["file"] for s in held["shards"]] == ["../001/shard-00000.arrow"]
+    trained = json.loads((res / "shards" / "train" / "manifest.json").read_text())
+    for m in (held, trained):  # subsets of the shards: in balance, not a partition of the corpus
+        assert m["counts"]["balanced"] and m["counts"]["subset"], m["counts"]
+    assert "subset" not in counts and counts["balanced"]
+    # the target language reaches every dataset (the detokenizer of translate/evaluate reads it)
+    assert manifest["languages"] == held["languages"] == {"src": "en", "tgt": "de"}
     summary = json.loads((res / "train" / "tiny" / "summary.json").read_text())
     assert summary["steps"] == 6
     scores = json.loads((res / "train" / "tiny" / "eval" / "scores.json").read_text())
@@ -396,3 +402,37 @@ def test_deleting_one_shard_rebuilds_only_what_depends_on_it(tiny_run):
     _run(first, config)
     assert _checksums(first) == before
     assert {p: p.stat().st_mtime_ns for p in untouched.rglob("*") if p.is_file()} == stamp
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_a_missing_or_damaged_file_inside_a_shard_rebuilds_that_shard(tiny_run):
+    """snakemake sees only the shard's directory; the workflow checks its files against
+    the shard's manifest when it starts and removes a damaged shard, which is rebuilt."""
+    root, config, first = tiny_run
+    shards = first / "results" / "shards"
+
+    def arrow_checksums():
+        return {s: json.loads((shards / s / "manifest.json").read_text())["shards"] for s in ("000", "001")}
+
+    before = arrow_checksums()
+    (shards / "001" / "shard-00000.arrow").unlink()
+    args = ("all", "--configfile", str(config), "--replace-workflow-config", "--directory", str(first))
+    r = _snakemake("-n", *args, cwd=first)
+    assert "results/shards/001: shard-00000.arrow is missing; removed, the shard is rebuilt" in r.stderr
+    assert _job_counts(r.stdout).get("write_shard") == 1
+    # one byte changed, same size: found by the checksum (the file is newer than the manifest)
+    arrow = shards / "000" / "shard-00000.arrow"
+    data = bytearray(arrow.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    arrow.write_bytes(bytes(data))
+    r = _snakemake("-n", *args, cwd=first)
+    assert "results/shards/000: shard-00000.arrow differs from the manifest (SHA-256)" in r.stderr
+    counts = _job_counts(r.stdout)
+    assert counts.get("write_shard") == 2 and counts.get("write_manifest") == 1 and "parse_pairs" not in counts
+    # rebuild just the two shards (the rest of the rebuild is the deletion test's)
+    _snakemake("--cores", "2", "results/shards/000", "results/shards/001", *args[1:], cwd=first)
+    assert arrow_checksums() == before
+    r = _snakemake("-n", "results/shards/000", "results/shards/001", *args[1:], cwd=first)
+    assert "Nothing to be done" in r.stdout + r.stderr and "removed" not in r.stderr
+

@@ -1,7 +1,8 @@
 """``synprep evaluate``: translate a test set with a checkpoint (or read hypotheses) and
 report BLEU, chrF+ and chrF++ (sacrebleu) on detokenized text and tokenized BLEU (Moses
-tokenization for ``--lang``, as multi-bleu.perl), overall, by reference length and by
-source length (the dataset's source words; the GPS paper's buckets); writes hyps.txt,
+tokenization for the target language, ``--lang`` or the dataset's, as multi-bleu.perl),
+overall, by reference length and by source length (the dataset's source words; the GPS
+paper's buckets); writes hyps.txt,
 refs.txt, hyps.conllu (transition decoders) and scores.json into ``--out``. Metrics and
 buckets: :mod:`synprep.evaluate`.
 """
@@ -12,7 +13,7 @@ import argparse
 import json
 import sys
 
-from .translate import add_decoding_arguments
+from .translate import add_decoding_arguments, load_for_decoding
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,13 +24,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hyps", metavar="FILE", help="score these hypotheses (one a line) instead of translating")
     add_decoding_arguments(p)
     p.add_argument("--json", action="store_true", help="print scores.json instead of a table")
-    p.epilog = ("Tokenized BLEU (bleu-tok) tokenizes hypotheses and references with the Moses tokenizer for --lang; "
+    p.epilog = ("Tokenized BLEU (bleu-tok) tokenizes hypotheses and references with the Moses tokenizer of the target "
+                "language (--lang, else the dataset's); "
                 "source-length buckets count the dataset's source words (0-20, 21-30, 31-40, 41-50, 51+, as the GPS paper).")
 
 
 def run(args: argparse.Namespace) -> int:
     from ..data import ShardDataset
-    from ..decode import TargetVocab
+    from ..decode import TargetVocab, target_language
     from ..errors import ConfigError
     from ..evaluate import (Translation, read_references, reference_texts, score, source_lengths, translate_dataset,
                             write_outputs)
@@ -38,25 +40,28 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give either --checkpoint (translate and score) or --hyps (score a file)")
     ds = ShardDataset(args.data)
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
-    refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, args.lang)
-    settings: dict = {"data": args.data, "references": args.ref or "dataset target side", "lang": args.lang}
+    if args.hyps:
+        lang = target_language(ds.manifest, args.lang)[0]
+    else:
+        from ..train import _device
+
+        if args.beam < 1:
+            raise ConfigError(f"--beam {args.beam}: expected >= 1")
+        device = _device(args.device)
+        model, cfg, state, lang = load_for_decoding(args, ds, device)
+    refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, lang)
+    settings: dict = {"data": args.data, "references": args.ref or "dataset target side", "lang": lang}
     if args.hyps:
         hyps = read_references(args.hyps, len(ds))
         tr = [Translation(id=str(i), text=h, words=h.split(), tokens=[], score=0.0) for i, h in enumerate(hyps)]
         settings["hyps"] = args.hyps
     else:
-        from ..train import _device, load_model
-
-        if args.beam < 1:
-            raise ConfigError(f"--beam {args.beam}: expected >= 1")
-        device = _device(args.device)
-        model, cfg, state = load_model(args.checkpoint, device)
         tr = translate_dataset(
-            model, ds, vocab, beam=args.beam, lang=args.lang, max_tokens=args.max_tokens,
-            length_penalty=args.length_penalty, device=device, progress=sys.stderr.isatty(),
+            model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens,
+            length_penalty=args.length_penalty, device=device, progress=not args.no_progress,
         )
         settings.update({"checkpoint": args.checkpoint, "variant": cfg.model.variant, "step": state.get("step"), "beam": args.beam, "length_penalty": args.length_penalty})
-    scores = score([t.text for t in tr], refs, lang=args.lang, src_lengths=source_lengths(ds))
+    scores = score([t.text for t in tr], refs, lang=lang, src_lengths=source_lengths(ds))
     write_outputs(args.out, tr, refs, scores, settings)
     if args.json:
         print(json.dumps({**scores, "settings": settings}, indent=2))

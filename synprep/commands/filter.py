@@ -35,13 +35,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", help="corpus name used in pair ids <corpus>:<line> (default: SRC's name without suffixes)")
     p.add_argument("--format", choices=("parquet", "arrow"), default="parquet", help="table format (default: parquet)")
     p.add_argument(
+        "--seed",
+        default="1",
+        metavar="N",
+        help="seed of the alignment filter's eflomal runs, so that two runs reject the same pairs (default: 1; "
+        "'none' leaves eflomal random; needs a C compiler on Linux, see docs/filters.md)",
+    )
+    p.add_argument(
         "--recut",
         metavar="OUTDIR",
         help="re-apply (new) thresholds to the stored scores in OUTDIR without rescoring; "
         "with --config only cut parameters may change",
     )
     p.add_argument("--print-default-config", action="store_true", help="print the default filter config as YAML and exit")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
 
 
 def _lang_from_name(path: str | None) -> str | None:
@@ -56,6 +63,15 @@ def _lang_from_name(path: str | None) -> str | None:
     from ..filters.langid import known_languages
 
     return ext.lower() if ext.lower() in known_languages() else None
+
+
+def _seed(value: str) -> int | None:
+    if value.lower() == "none":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"--seed {value!r}: expected an integer or none") from None
 
 
 def _filters(args):
@@ -116,9 +132,17 @@ def run(args) -> int:
     from ..filters import read_pairs, run_filters, write_outputs
     from ..filters.pipeline import output_names
 
+    from ..corpus import seeded_eflomal
+
+    seed = _seed(args.seed)
     filters = _filters(args)  # config errors before reading a large corpus
     pairs = read_pairs(args.src, args.tgt, args.corpus)
-    result = run_filters(pairs, filters, progress=not args.no_progress)
+    aligns = any(f.name == "align" for f in filters)
+    with seeded_eflomal(seed if aligns else None) as seeded:
+        result = run_filters(pairs, filters, progress=not args.no_progress)
+    if aligns and seed is not None and not seeded.active:
+        print("synprep filter: note: eflomal could not be seeded (no C compiler, or not Linux): "
+              "another run may reject other pairs", file=sys.stderr)
     out = Path(args.out or "filtered")
     src_name, tgt_name = output_names(args.src, args.tgt)
     write_outputs(
@@ -127,7 +151,7 @@ def run(args) -> int:
         src_name,
         tgt_name,
         args.format,
-        extra={"inputs": {"src": str(args.src), "tgt": str(args.tgt)}},
+        extra={"inputs": {"src": str(args.src), "tgt": str(args.tgt)}, "seed": seed, "seeded_eflomal": seeded.active},
     )
     print(summary_table(result.counts, result.n_input, len(result.kept)), file=sys.stderr)
     print(f"kept {len(result.kept)} of {result.n_input} pairs; written to {out}/", file=sys.stderr)

@@ -22,7 +22,8 @@ output (--format jsonl), one object a sentence:
   projective   whether the tree as read is projective
   lifted       how many arcs --non-projective lift moved
   dropped      only when the sentence was dropped: the reason
-  pieces       only with --spm: the pieces of each word
+  pieces       only with --spm: the pieces of each word, as sentencepiece
+               writes them (with --bpe-marker, transitions show them BPE-style)
 
 Non-projective trees are dropped by default (the papers' choice): text output
 skips them, jsonl prints them with transitions null. Either way they are counted
@@ -61,8 +62,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--bpe-marker",
         metavar="MARK",
-        help="print pieces in BPE style, MARK appended to every piece but a word's last (e.g. @@ gives 'Jo@@ hn'); "
-        "without it pieces print as sentencepiece writes them",
+        help="print pieces in BPE style: without sentencepiece's word mark, MARK appended to every piece but a "
+        "word's last (e.g. @@ gives 'Jo@@ hn'); without it pieces print as sentencepiece writes them ('▁Jo hn')",
     )
     p.add_argument(
         "--skip-invalid",

@@ -34,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-words", type=int, default=None, help="reject longer sentences (whitespace tokens; default 300, 0 = no limit)")
     p.add_argument("--format", default="auto", choices=["auto", "lines", "tsv"], help="input format (auto: .tsv[.gz] = tsv)")
     p.add_argument("--id-prefix", default="", help="lines format: prefix of the ids (ids are line numbers)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
 
 
@@ -96,10 +96,9 @@ def run(args: argparse.Namespace) -> int:
         counts: collections.Counter[str] = collections.Counter()
         n = words = 0
         t0 = time.perf_counter()
-        from tqdm import tqdm
+        from ..progress import progress
 
-        bar = tqdm(total=total, unit="sent", file=sys.stderr, disable=args.no_progress or args.quiet,
-                   mininterval=1.0, dynamic_ncols=True)
+        bar = progress(total=total, desc="parse", unit="sent", enabled=not (args.no_progress or args.quiet))
         ok = False
         try:
             def stream():

@@ -18,8 +18,8 @@ EPILOG = """\
 examples:
   synprep report accounting --shard 000 --split results/prepare/000.json \\
       --input results/prepare/000.tsv results/prepare/000.rejects.tsv \\
-      --rejects results/*/000.rejects.tsv --kept results/shards/000.arrow -o acc/000.json
-  synprep report stats --shard 000 --pairs results/prepare/000.tsv --arrow results/shards/000.arrow \\
+      --rejects results/*/000.rejects.tsv --kept results/shards/000 -o acc/000.json
+  synprep report stats --shard 000 --pairs results/prepare/000.tsv --arrow results/shards/000 \\
       --conllu src=results/parse/000.src.conllu --conllu tgt=results/parse/000.tgt.conllu -o stats/000.json
   synprep report html --accounting acc/*.json --stats stats/*.json --config config/config.yaml -o report.html
 """
@@ -79,8 +79,16 @@ def _read_ids(path: str) -> list[str]:
         from ..report import read_arrow, table_ids
 
         return table_ids(read_arrow(path))
-    with open(path, encoding="utf-8", newline="\n") as f:
-        return [line.split("\t", 1)[0].rstrip("\n") for line in f if line.strip()]
+    from ..errors import InputError
+
+    try:
+        with open(path, encoding="utf-8", newline="\n") as f:
+            return [line.split("\t", 1)[0].rstrip("\n") for line in f if line.strip()]
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror}); expected a dataset directory, an Arrow file "
+                         "or a TSV of ids", "unreadable") from None
+    except UnicodeDecodeError as e:
+        raise InputError(path, None, f"not UTF-8 text ({e.reason})", "invalid") from None
 
 
 def _load_json(path: str):

@@ -76,7 +76,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sample", type=int, default=d.sample, help=f"sentences per side to train on (default: {d.sample})")
     p.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default: {d.seed})")
     p.add_argument("--shard-size", type=int, default=d.shard_size, help=f"rows per shard (default: {d.shard_size})")
+    p.add_argument("--src-lang", metavar="CODE", help="source language, recorded in the manifest (default: from the file "
+                   "name, train.en.conllu or en_ewt-ud-dev.conllu; with --vocab-from: that dataset's)")
+    p.add_argument("--tgt-lang", metavar="CODE", help="target language, recorded in the manifest; translate and evaluate "
+                   "detokenize with it (default: as --src-lang)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress or summary on stderr")
+
+
+def language_from_name(path: str | None) -> str | None:
+    """A language code in a CoNLL-U file name: a suffix (``train.en.conllu``) or a
+    UD treebank's prefix (``de_gsd-ud-dev.conllu``); None when there is none."""
+    import re
+    from pathlib import Path
+
+    if not path or path == "-":
+        return None
+    name = Path(path).name
+    for suffix in (".gz", ".conllu", ".conll"):
+        name = name[: -len(suffix)] if name.endswith(suffix) else name
+    _, dot, ext = name.rpartition(".")
+    if dot and 2 <= len(ext) <= 3 and ext.isalpha():
+        return ext.lower()
+    m = re.match(r"([a-z]{2,3})_[a-z0-9]+-ud-", name)
+    return m.group(1) if m else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -110,7 +134,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         src, tgt = (args.files[0], None) if args.side == "src" else (None, args.files[0])
     log = None if args.quiet else (lambda m: print(f"synprep shard: {m}", file=sys.stderr))
-    m = build_dataset(args.output, src, tgt, cfg, spm=spm, vocab_from=args.vocab_from, log=log)
+    given = {"src": args.src_lang or language_from_name(src), "tgt": args.tgt_lang or language_from_name(tgt)}
+    languages = {side: code for side, code in given.items() if code}
+    m = build_dataset(args.output, src, tgt, cfg, spm=spm, vocab_from=args.vocab_from, log=log, languages=languages,
+                      progress=not (args.quiet or args.no_progress))
     if not args.quiet:
         c = m["counts"]
         rej = ", ".join(f"{k} {v}" for k, v in c["rejected"].items()) or "none"

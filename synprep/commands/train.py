@@ -25,7 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", type=int, metavar="N", help="train.max_steps")
     p.add_argument("--max-minutes", type=float, metavar="M", help="train.max_minutes (wall time, validation included)")
     p.add_argument("--no-resume", action="store_true", help="refuse to continue a run found in --out (default: resume it)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
 
 

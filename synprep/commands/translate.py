@@ -42,9 +42,28 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     """The decoding options `synprep translate` and `synprep evaluate` share."""
     p.add_argument("--beam", type=int, default=5, help="beam size (1 = greedy; default 5)")
     p.add_argument("--length-penalty", type=float, default=1.0, help="hypothesis score = log p / length^alpha (default 1.0)")
-    p.add_argument("--lang", default="en", help="target language for the Moses detokenizer (default en)")
+    p.add_argument("--lang", help="target language for the Moses detokenizer (default: the one the dataset records, else en)")
     p.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (divided by the beam)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
+
+
+def load_for_decoding(args: argparse.Namespace, ds, device):
+    """The checkpoint's model, run config and state, checked against the dataset's
+    vocabularies, and the detokenizer's language (``--lang``, else the dataset's)."""
+    from ..decode import target_language
+    from ..train import check_vocab, load_model
+
+    model, cfg, state = load_model(args.checkpoint, device)
+    note = check_vocab(state, ds.manifest, args.checkpoint, args.data)
+    if note:
+        print(f"synprep {args.command}: note: {note}", file=sys.stderr)
+    lang, source = target_language(ds.manifest, args.lang)
+    if source == "default":
+        print(f"synprep {args.command}: note: {args.data} records no target language; detokenizing as en (give --lang)",
+              file=sys.stderr)
+    return model, cfg, state, lang
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,21 +71,21 @@ def run(args: argparse.Namespace) -> int:
     from ..decode import TargetVocab, tree_conllu
     from ..errors import ConfigError
     from ..evaluate import dump_tree_scores, translate_dataset
-    from ..train import _device, load_model
+    from ..train import _device
 
     if args.beam < 1:
         raise ConfigError(f"--beam {args.beam}: expected >= 1")
     device = _device(args.device)
-    model, cfg, _ = load_model(args.checkpoint, device)
+    ds = ShardDataset(args.data)
+    model, cfg, _, lang = load_for_decoding(args, ds, device)
     if args.gate_norms and not hasattr(model, "gate_norms"):
         raise ConfigError(f"--gate-norms: variant {cfg.model.variant!r} has no syntactic gate (sa, sa-hard and fa have one)")
     if args.trees and model.target != "transitions":
         raise ConfigError(f"--trees: variant {cfg.model.variant!r} decodes pieces and predicts no target tree")
-    ds = ShardDataset(args.data)
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
     tr = translate_dataset(
-        model, ds, vocab, beam=args.beam, lang=args.lang, max_tokens=args.max_tokens,
-        length_penalty=args.length_penalty, device=device, progress=sys.stderr.isatty(),
+        model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens,
+        length_penalty=args.length_penalty, device=device, progress=not args.no_progress,
     )
     text = "".join(t.text + "\n" for t in tr)
     if args.out == "-":

@@ -94,8 +94,8 @@ def run_filters(
 ) -> FilterResult:
     """Apply ``filters`` in order; see the module docstring for the invariants.
 
-    ``progress``: True for tqdm bars on stderr (one per filter), or a callable with
-    tqdm's signature.
+    ``progress``: True for progress on stderr (one bar per filter, :mod:`synprep.progress`),
+    or a callable with tqdm's signature.
     """
     bar = _progress_factory(progress)
     current = list(pairs)
@@ -142,30 +142,12 @@ def _counting(pairs: list[Pair], pbar) -> Iterator[Pair]:
     pbar.update(step)
 
 
-class _NoBar:
-    def __init__(self, *a, **k):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, n=1):
-        pass
-
-
 def _progress_factory(progress: bool | ProgressFactory) -> ProgressFactory:
+    from ..progress import progress as bar
+
     if callable(progress):
         return progress
-    if progress:
-        import sys
-
-        from tqdm import tqdm
-
-        return lambda **kw: tqdm(file=sys.stderr, dynamic_ncols=True, **kw)
-    return _NoBar
+    return lambda **kw: bar(**kw, enabled=bool(progress))
 
 
 # -- tables ------------------------------------------------------------------------

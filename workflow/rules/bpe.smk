@@ -3,8 +3,9 @@
 # One job reads the parsed pairs of all shards: the label list is that of every
 # tree, and sentencepiece is trained on a seeded sample of `bpe.sample` pairs
 # (joint, or one model a side). Output: results/bpe/manifest.json (labels, models,
-# token layout; no shards) and the model file(s); each shard is then written with
-# `--vocab-from results/bpe`, so piece and label ids agree across shards.
+# token layout, the corpus languages; no shards) and the model file(s); each shard is
+# then written with `--vocab-from results/bpe`, so piece and label ids agree across
+# shards, and every dataset records the languages.
 
 BPE = config["bpe"]
 BPE_MODELS = ["spm.model"] if BPE["joint"] else ["src.model", "tgt.model"]
@@ -23,6 +24,7 @@ rule train_bpe:
             "words": config["oracle"]["words"],
             "labels": config["oracle"]["labels"],
         },
+        languages=LANGS,
     conda:
         "../envs/synprep.yaml"
     log:

@@ -10,6 +10,16 @@
 ORACLE = config["oracle"]
 
 
+# Snakemake sees only a shard's directory: one whose files no longer match its
+# manifest (a file missing, truncated or changed) is removed when the workflow
+# starts, so that it is rebuilt with everything that reads it. Only in the main
+# snakemake process (jobs that parse this file again never touch outputs).
+if getattr(workflow, "is_main_process", True):
+    from synprep.accounting import remove_damaged_shards
+
+    remove_damaged_shards([f"results/shards/{shard}" for shard in SHARDS])
+
+
 rule write_shard:
     input:
         src=rules.parse_pairs.output.src,

@@ -20,7 +20,7 @@ try:
         parsers[side] = backend(**opts)
         print(f"{side}: {parsers[side].describe()}", file=log)
     counts = parse_shard(sm.input.pairs, parsers, {"src": sm.output.src, "tgt": sm.output.tgt},
-                         sm.output.rejects, stage=sm.params.stage)
+                         sm.output.rejects, stage=sm.params.stage, progress=True)
 finally:
     for p in parsers.values():
         p.close()

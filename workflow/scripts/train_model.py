@@ -18,7 +18,7 @@ tc["valid"] = os.path.dirname(sm.input.valid) if "valid" in sm.input.keys() else
 tc["out"] = os.path.dirname(sm.output.summary)
 tc.setdefault("lang", sm.params.lang)
 tc["threads"] = sm.threads
-tc["progress"] = False
+tc.setdefault("progress", True)  # the log is not a terminal: a progress line every 30 s
 summary = train(RunConfig.from_dict(cfg, where=f"run {sm.wildcards.run}"), resume=True,
                 log=lambda msg: print(msg, file=log))
 tmp = f"{sm.output.summary}.tmp"
