@@ -1,11 +1,38 @@
 """Build the optional compiled fast paths (synprep/_fastoracle.pyx: the oracle;
-synprep/_fastcollate.pyx: gathering and padding batches).
+synprep/_fastcollate.pyx: gathering and padding batches), and put the demo parser
+models into the package.
 
 All metadata lives in pyproject.toml. If the extension cannot be compiled, synprep
 still installs and runs the pure-Python reference path (only slower).
+
+The demo models live in ``resources/`` of the repository (README, LICENSE,
+``udpipe/*.udpipe``); a built wheel or a non-editable install carries a copy as
+``synprep/resources/``, where :func:`synprep.parsers.udpipe_backend.resources_dir`
+finds them (an editable install reads the repository's folder itself).
 """
 
+import os
+import shutil
+
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+RESOURCES = [os.path.join("resources", f) for f in ("README.md", "LICENSE")] + [
+    os.path.join("resources", "udpipe", f) for f in ("en.udpipe", "de.udpipe")
+]
+
+
+class build_py_with_resources(build_py):
+    """build_py, then the demo models into the built package (synprep/resources/)."""
+
+    def run(self):
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return  # the package is the source tree, which finds resources/ beside it
+        for path in RESOURCES:
+            target = os.path.join(self.build_lib, "synprep", path)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(path, target)
 
 try:
     from Cython.Build import cythonize
@@ -21,4 +48,4 @@ else:
         quiet=True,
     )
 
-setup(ext_modules=ext_modules)
+setup(ext_modules=ext_modules, cmdclass={"build_py": build_py_with_resources})

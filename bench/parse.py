@@ -2,7 +2,11 @@
 
 1. stanza, the same model and process, over the same sentences:
    batched (length-sorted token-budget batches through ``bulk_process``) versus one
-   ``Pipeline`` call a sentence (the baseline). Target: batched >= 5x on CPU.
+   ``Pipeline`` call a sentence (the baseline). Target: batched >= 5x on CPU. With
+   ``--device cuda`` the same comparison runs on the CPU (the baseline) and then on
+   the GPU, in one run, and the GPU's speed-up over the CPU is printed (batched and
+   one a call). Without a CUDA device, ``--device cuda`` says so and prints the CPU
+   figures only.
    Both use the same loaded pipeline, so whatever synprep sets on it (its tree
    decoder, inference mode, the paused garbage collector) is the same in both; the
    ratio is given in wall time and in CPU time of this process (the machine may be
@@ -22,6 +26,7 @@ unbatched run the very same model. ::
     python bench/parse.py                      # 3000 sentences for stanza, all 29k for UDPipe
     python bench/parse.py --sentences 1000 --udpipe-sentences 5000
     python bench/parse.py --stanza-model /tmp/stanza_small_en --skip-udpipe --repeat 3 --stages
+    python bench/parse.py --device cuda --sentences 20000 --skip-udpipe    # GPU beside the CPU
 """
 
 from __future__ import annotations
@@ -61,10 +66,17 @@ def timed(fn, items):
     return res, secs
 
 
-def timed_cpu(fn, items):
-    """(results, wall seconds, CPU seconds of this process)."""
+def timed_cpu(fn, items, device: str = "cpu"):
+    """(results, wall seconds, CPU seconds of this process); on a GPU the clock stops
+    once the device has finished."""
     c0 = time.process_time()
     res, secs = timed(fn, items)
+    if device.startswith("cuda"):
+        import torch
+
+        t0 = time.perf_counter()
+        torch.cuda.synchronize()
+        secs += time.perf_counter() - t0
     return res, secs, time.process_time() - c0
 
 
@@ -119,6 +131,46 @@ def stanza_model(args) -> str:
     return str(cache)
 
 
+def stanza_rounds(args, items, model: str, device: str) -> tuple[float, float]:
+    """The batched-versus-one-a-call comparison on ``device``; prints it and returns the
+    words/s (batched, one a call) of the last round."""
+    import torch
+
+    from synprep import registry
+
+    p = registry.get("parser", "stanza")(model=model, lang="en", device=device, batch_tokens=args.batch_tokens,
+                                         threads=args.threads, fast_decode=not args.stanza_decoder)
+    decoder = "stanza's" if args.stanza_decoder else "synprep's (stanza_mst)"
+    print(f"stanza: {p.describe()} (torch {torch.__version__}, {torch.get_num_threads()} thread(s), {decoder} tree decoder)")
+    clock = StageClock(p._nlp) if args.stages else None
+    warm = items[:64]
+    list(p.parse(warm))
+    list(p.parse_unbatched(warm))
+    if clock:
+        clock.take()
+    n = len(items)
+    for round_ in range(1, args.repeat + 1):
+        res_b, sec_b, cpu_b = timed_cpu(p.parse, items, device)
+        stages_b = clock.take() if clock else {}
+        res_u, sec_u, cpu_u = timed_cpu(p.parse_unbatched, items, device)
+        stages_u = clock.take() if clock else {}
+        wb, wu = words_of(res_b), words_of(res_u)
+        same = sum(a.conllu == b.conllu for a, b in zip(res_b, res_u))
+        print(f"stanza on {device}, {n} sentences of {args.corpus}" + (f", round {round_}/{args.repeat}:" if args.repeat > 1 else ":"))
+        print(f"  one sentence a call : {sec_u:8.1f} s  {wu / sec_u:8.0f} words/s  ({n / sec_u:.0f} sentences/s)"
+              f"  CPU {cpu_u:.1f} s = {1000 * cpu_u / n:.2f} ms a sentence")
+        print(f"  batched ({args.batch_tokens} tokens) : {sec_b:8.1f} s  {wb / sec_b:8.0f} words/s  ({n / sec_b:.0f} sentences/s)"
+              f"  CPU {cpu_b:.1f} s = {1000 * cpu_b / n:.2f} ms a sentence")
+        for name in stages_u:
+            print(f"    {name:9s} CPU ms a sentence: one a call {1000 * stages_u[name] / n:6.2f}   batched {1000 * stages_b.get(name, 0) / n:6.2f}")
+        print(f"  speed-up batched / one a call: {sec_u / sec_b:.1f}x wall, {cpu_u / cpu_b:.1f}x CPU"
+              f"   (identical trees: {same}/{n})")
+        if device == "cuda":
+            print(f"  GPU memory: peak {torch.cuda.max_memory_allocated() / 2**20:.0f} MB allocated")
+    p.close()
+    return wb / sec_b, wu / sec_u
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", default=str(DATA / "multi30k" / "train.en.gz"))
@@ -132,6 +184,8 @@ def main() -> int:
     ap.add_argument("--stages", action="store_true", help="also CPU time a sentence per stanza processor")
     ap.add_argument("--stanza-decoder", action="store_true",
                     help="stanza's own tree decoder instead of synprep's (same trees, slower; both modes)")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="stanza: cpu, or cuda = the CPU figures and then the GPU's (default cpu)")
     ap.add_argument("--skip-stanza", action="store_true")
     ap.add_argument("--skip-udpipe", action="store_true")
     args = ap.parse_args()
@@ -147,34 +201,17 @@ def main() -> int:
 
         items = load(Path(args.corpus), args.sentences)
         model = stanza_model(args)
-        p = registry.get("parser", "stanza")(model=model, lang="en", device="auto", batch_tokens=args.batch_tokens,
-                                             threads=args.threads, fast_decode=not args.stanza_decoder)
-        decoder = "stanza's" if args.stanza_decoder else "synprep's (stanza_mst)"
-        print(f"stanza: {p.describe()} (torch {torch.__version__}, {torch.get_num_threads()} thread(s), {decoder} tree decoder)")
-        clock = StageClock(p._nlp) if args.stages else None
-        warm = items[:64]
-        list(p.parse(warm))
-        list(p.parse_unbatched(warm))
-        if clock:
-            clock.take()
-        n = len(items)
-        for round_ in range(1, args.repeat + 1):
-            res_b, sec_b, cpu_b = timed_cpu(p.parse, items)
-            stages_b = clock.take() if clock else {}
-            res_u, sec_u, cpu_u = timed_cpu(p.parse_unbatched, items)
-            stages_u = clock.take() if clock else {}
-            wb, wu = words_of(res_b), words_of(res_u)
-            same = sum(a.conllu == b.conllu for a, b in zip(res_b, res_u))
-            print(f"stanza, {n} sentences of {args.corpus}" + (f", round {round_}/{args.repeat}:" if args.repeat > 1 else ":"))
-            print(f"  one sentence a call : {sec_u:8.1f} s  {wu / sec_u:8.0f} words/s  ({n / sec_u:.0f} sentences/s)"
-                  f"  CPU {cpu_u:.1f} s = {1000 * cpu_u / n:.2f} ms a sentence")
-            print(f"  batched ({args.batch_tokens} tokens) : {sec_b:8.1f} s  {wb / sec_b:8.0f} words/s  ({n / sec_b:.0f} sentences/s)"
-                  f"  CPU {cpu_b:.1f} s = {1000 * cpu_b / n:.2f} ms a sentence")
-            for name in stages_u:
-                print(f"    {name:9s} CPU ms a sentence: one a call {1000 * stages_u[name] / n:6.2f}   batched {1000 * stages_b.get(name, 0) / n:6.2f}")
-            print(f"  speed-up batched / one a call: {sec_u / sec_b:.1f}x wall, {cpu_u / cpu_b:.1f}x CPU"
-                  f"   (identical trees: {same}/{n})")
-        p.close()
+        devices = ["cpu"]
+        if args.device == "cuda":
+            if torch.cuda.is_available():
+                devices.append("cuda")
+            else:
+                print("--device cuda: torch sees no CUDA device on this machine; GPU figures skipped (CPU only)")
+        rates = {d: stanza_rounds(args, items, model, d) for d in devices}
+        if "cuda" in rates:
+            (cb, cu), (gb, gu) = rates["cpu"], rates["cuda"]
+            print(f"GPU ({torch.cuda.get_device_name()}) / CPU ({args.threads} thread(s)), words/s: "
+                  f"batched {gb / cb:.1f}x, one a call {gu / cu:.1f}x")
 
     if not args.skip_udpipe:
         items = load(Path(args.corpus), args.udpipe_sentences or None)

@@ -20,6 +20,11 @@ output projection and loss around ``nn.Transformer`` with the same d_model, head
 layers, feed-forward size, dropout and pre-norm.
 
     python bench/train.py [--preset tree-medium] [--max-tokens 2048] [--batches 6] [--rounds 3] [--threads 1]
+    python bench/train.py --device cuda --preset base --max-tokens 4096     # GPU columns beside the CPU's
+
+``--device cuda`` times every model on the CPU (the baseline) and then on the GPU with
+bf16 autocast, as the trainer runs on CUDA, and adds GPU tok/s and GPU/CPU columns.
+Without a CUDA device it says so and prints the CPU figures only.
 """
 
 from __future__ import annotations
@@ -92,6 +97,45 @@ class TorchTransformer:
         self.module.train()
 
 
+def time_models(models: dict, batches: list, rounds: int, device) -> dict[str, float]:
+    """A model's time on ``device``: the sum over the batches of its median update time
+    (forward, label-smoothed loss, backward, clipping, Adam), the models interleaved
+    batch by batch so that a change in the machine's load hits all of them alike. On
+    CUDA under bf16 autocast, as the trainer runs there, and timed to the device's end."""
+    import contextlib
+
+    import torch
+
+    cuda = device.type == "cuda"
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else contextlib.nullcontext()
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    opts = {n: torch.optim.Adam(m.parameters(), lr=1e-4) for n, (m, _) in models.items()}
+
+    def step(name, batch):
+        m, _ = models[name]
+        m.train()
+        with autocast:
+            loss, ntok = m.loss(batch, 0.1)
+        opts[name].zero_grad(set_to_none=True)
+        (loss / ntok).backward()
+        torch.nn.utils.clip_grad_norm_(list(m.parameters()), 1.0)
+        opts[name].step()
+
+    for name in models:  # warm-up: allocator, kernels
+        step(name, batches[0])
+    sync()
+    per: dict[str, list[list[float]]] = {n: [[] for _ in batches] for n in models}
+    for r in range(rounds):
+        for i, b in enumerate(batches):
+            for name in models:
+                t0 = time.perf_counter()
+                step(name, b)
+                sync()
+                per[name][i].append(time.perf_counter() - t0)
+        print(f"{device.type}: round {r + 1}/{rounds} done", file=sys.stderr, flush=True)
+    return {n: sum(statistics.median(t) for t in per[n]) for n in models}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", help="dataset directory (default: build PUD shards in a temporary directory)")
@@ -103,6 +147,8 @@ def main() -> int:
     ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated variants")
     ap.add_argument("--exact", action="store_true", help="also time bidirectional decoders in exact mode")
     ap.add_argument("--k", type=int, default=None, help="prefixes per sentence of the sampled mode (default: the config's)")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="cpu, or cuda = the CPU figures and then the same batches on the GPU (bf16) beside them")
     args = ap.parse_args()
 
     import torch
@@ -142,33 +188,18 @@ def main() -> int:
                 models[f"{v} (exact)"] = (build_model(cfg_e), "exact")
         vcfg = model_from_manifest(base.updated({"variant": "vanilla"}), ds.manifest, str(data))
         models["torch.nn.Transformer"] = (TorchTransformer(vcfg), "")
-        opts = {n: torch.optim.Adam(m.parameters(), lr=1e-4) for n, (m, _) in models.items()}
+        times = time_models(models, batches, args.rounds, torch.device("cpu"))
+        gpu = None
+        if args.device == "cuda":
+            if torch.cuda.is_available():
+                dev = torch.device("cuda")
+                for m, _ in models.values():
+                    (m.module if isinstance(m, TorchTransformer) else m).to(dev)
+                gpu = time_models(models, [b.to(dev) for b in batches], args.rounds, dev)
+            else:
+                print("--device cuda: torch sees no CUDA device on this machine; GPU figures skipped (CPU only)")
 
-        def step(name, batch):
-            m, _ = models[name]
-            m.train()
-            loss, ntok = m.loss(batch, 0.1)
-            opts[name].zero_grad(set_to_none=True)
-            (loss / ntok).backward()
-            torch.nn.utils.clip_grad_norm_(list(m.parameters()), 1.0)
-            opts[name].step()
-
-        for name in models:  # warm-up: allocator, kernels
-            step(name, batches[0])
-        # interleaved at the finest grain: every model takes the same batch one after the
-        # other, so a change in the machine's load hits all of them alike
-        per: dict[str, list[list[float]]] = {n: [[] for _ in batches] for n in models}
-        for r in range(args.rounds):
-            for i, b in enumerate(batches):
-                for name in models:
-                    t0 = time.perf_counter()
-                    step(name, b)
-                    per[name][i].append(time.perf_counter() - t0)
-            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
-        # a model's time: the sum over batches of its median time on each batch
-        times = {n: [sum(statistics.median(t) for t in per[n])] for n in models}
-
-    med = {n: statistics.median(t) for n, t in times.items()}
+    med = times
     van = med["vanilla"]
     van_tps = tgt_tokens / van
     print(
@@ -183,7 +214,12 @@ def main() -> int:
         "pair time: time per batch relative to vanilla (same pairs); predictions/s: output positions scored\n"
         "(sampled mode scores k per sentence and weights them to estimate the loss of all tokens)"
     )
-    print(f"{'model':<24} {'mode':<9} {'s/batch':>8} {'tok/s':>7} {'ratio':>6} {'target':>12} {'pair time':>10} {'predictions/s':>14}")
+    if gpu is not None:
+        print(f"GPU: {torch.cuda.get_device_name()}, bf16 autocast (as the trainer on CUDA); GPU tok/s and GPU/CPU:"
+              " the same batches on the GPU; peak GPU memory "
+              f"{torch.cuda.max_memory_allocated() / 2**20:.0f} MB")
+    gpu_head = f" {'GPU tok/s':>10} {'GPU/CPU':>8}" if gpu is not None else ""
+    print(f"{'model':<24} {'mode':<9} {'s/batch':>8} {'tok/s':>7} {'ratio':>6} {'target':>12} {'pair time':>10} {'predictions/s':>14}{gpu_head}")
     for name, (m, mode) in models.items():
         own = trans_tokens if getattr(m, "target", "pieces") == "transitions" else tgt_tokens
         tps = own / med[name]
@@ -198,7 +234,8 @@ def main() -> int:
         tgt = TARGETS.get(name)
         verdict = "" if tgt is None else f"<={tgt} {'ok' if ratio <= tgt else 'MISSED'}"
         label = f"{mode}{'' if mode != 'sampled' else f' k={m.cfg.prefix.k}'}"
-        print(f"{name:<24} {label:<9} {med[name] / len(batches):>8.3f} {tps:>7.0f} {ratio:>6.2f} {verdict:>12} {med[name] / van:>10.2f} {preds / med[name]:>14.0f}")
+        gpu_cells = f" {own / gpu[name]:>10.0f} {med[name] / gpu[name]:>7.1f}x" if gpu is not None else ""
+        print(f"{name:<24} {label:<9} {med[name] / len(batches):>8.3f} {tps:>7.0f} {ratio:>6.2f} {verdict:>12} {med[name] / van:>10.2f} {preds / med[name]:>14.0f}{gpu_cells}")
     return 0
 
 

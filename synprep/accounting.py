@@ -51,6 +51,11 @@ def _field(value: object) -> str:
     return _FIELD.sub(" ", text)
 
 
+def reject_line(pair_id: str, stage: str, reason: str, detail: object = "") -> str:
+    """One line of a reject file (``id TAB stage TAB reason TAB detail``, newline included)."""
+    return f"{_field(pair_id)}\t{_field(stage)}\t{_field(reason)}\t{_field(detail)}\n"
+
+
 class RejectWriter:
     """Writes a reject file atomically: to ``PATH.tmpPID``, renamed on :meth:`close`."""
 
@@ -64,7 +69,7 @@ class RejectWriter:
         self.count = 0
 
     def write(self, pair_id: str, stage: str, reason: str, detail: object = "") -> None:
-        self._f.write(f"{_field(pair_id)}\t{_field(stage)}\t{_field(reason)}\t{_field(detail)}\n")
+        self._f.write(reject_line(pair_id, stage, reason, detail))
         self.count += 1
 
     def close(self) -> None:

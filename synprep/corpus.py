@@ -17,9 +17,15 @@ shards are balanced up to hashing noise, and every copy of a duplicated pair, ex
 or differing only in case and spacing, lands in the same shard, where the
 ``duplicates`` filter sees all of them (a per-shard filter could not catch copies
 spread over shards). Lines that are not a readable pair are hashed by their bytes.
-Shard names are zero-padded indices (``000``, ``001``, ...). :func:`write_shard`
-writes one shard, so that a workflow can build (and rebuild) each shard on its own;
-each such job reads the raw corpus once. Within a shard, pairs keep corpus order.
+Shard names are zero-padded indices (``000``, ``001``, ...).
+:func:`write_all_shards` writes every shard in one read of the corpus (the
+workflow's ``split_corpus`` job: the cost of the split does not grow with the number
+of shards); :func:`write_shard` writes one shard alone, byte for byte what
+:func:`write_all_shards` writes for it, so that one shard can be rebuilt on its own
+(at the price of a read of the whole corpus). Within a shard, pairs keep corpus
+order. Memory is bounded whatever the number of shards: lines are buffered per shard
+and appended to the shards' temporary files every ``FLUSH_CHARS`` characters, so
+neither the corpus nor an open file a shard is needed.
 
 Nothing is lost: every line of the corpus (up to ``max_pairs``) is either written to
 its shard or rejected, with its id and a reason, into the shard's reject file:
@@ -122,13 +128,34 @@ class RawPair:
 
 @dataclass
 class SplitSummary:
-    """What one split wrote."""
+    """What one split wrote (``kept``/``rejected``: over the shards it wrote)."""
 
     lines: int = 0
     kept: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
-    #: sides in which a tab or line-break character became a space
+    #: sides in which a tab or line-break character became a space (all lines read)
     normalized: int = 0
+    #: per shard written (0-based index): pairs kept, and rejects by reason
+    shard_kept: dict[int, int] = field(default_factory=dict)
+    shard_rejected: dict[int, dict[str, int]] = field(default_factory=dict)
+
+    def record(self, spec: "CorpusSpec", n_shards: int, shard: int | None) -> dict:
+        """The JSON summary of one shard (``shard``) or of all (None) -- what
+        ``synprep split --summary`` and the workflow's ``results/prepare/<shard>.json``
+        hold. ``lines`` and ``normalized_sides`` count every line read."""
+        which = "all" if shard is None else shard_names(n_shards)[shard]
+        kept = self.kept if shard is None else self.shard_kept.get(shard, 0)
+        rejected = self.rejected if shard is None else self.shard_rejected.get(shard, {})
+        return {
+            "corpus": spec.name,
+            "files": spec.files,
+            "n_shards": n_shards,
+            "shard": which,
+            "lines": self.lines,
+            "kept": kept,
+            "rejected": dict(sorted(rejected.items())),
+            "normalized_sides": self.normalized,
+        }
 
 
 def pair_id(name: str, line: int) -> str:
@@ -312,57 +339,109 @@ def write_shard(
     return _write(spec, n_shards, {shard: (os.fspath(out), os.fspath(rejects))})
 
 
-def write_all_shards(spec: CorpusSpec, n_shards: int, out_dir: str | os.PathLike) -> SplitSummary:
-    """Write every shard as ``OUT_DIR/<shard>.tsv`` + ``OUT_DIR/<shard>.rejects.tsv`` in one pass."""
+def write_all_shards(spec: CorpusSpec, n_shards: int, out_dir: str | os.PathLike,
+                     summaries: bool = False) -> SplitSummary:
+    """Write every shard as ``OUT_DIR/<shard>.tsv`` + ``OUT_DIR/<shard>.rejects.tsv`` in
+    one read of the corpus; with ``summaries``, also each shard's JSON summary
+    ``OUT_DIR/<shard>.json`` (:meth:`SplitSummary.record`, the bytes ``synprep split
+    --shard K --summary`` writes). Every file is written atomically."""
+    from .accounting import write_json
+
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
+    names = shard_names(n_shards)
     targets = {
         i: (os.path.join(out_dir, f"{name}.tsv"), os.path.join(out_dir, f"{name}.rejects.tsv"))
-        for i, name in enumerate(shard_names(n_shards))
+        for i, name in enumerate(names)
     }
-    return _write(spec, n_shards, targets)
+    summary = _write(spec, n_shards, targets)
+    if summaries:
+        for i, name in enumerate(names):
+            write_json(os.path.join(out_dir, f"{name}.json"), summary.record(spec, n_shards, i))
+    return summary
 
 
-def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]]) -> SplitSummary:
-    from .accounting import RejectWriter
+#: characters buffered over all shards before they are appended to the shard files
+FLUSH_CHARS = 1 << 25
 
-    summary = SplitSummary()
-    outs: dict[int, tuple[io.TextIOWrapper, RejectWriter, str]] = {}
-    try:
-        for i, (out, rej) in targets.items():
-            for p in (out, rej):
-                d = os.path.dirname(p)
-                if d:
-                    os.makedirs(d, exist_ok=True)
-            tmp = f"{out}.tmp{os.getpid()}"
-            outs[i] = (open(tmp, "w", encoding="utf-8", newline="\n"), RejectWriter(rej), tmp)
-        for pair in iter_pairs(spec, summary):
-            summary.lines += 1
-            k = shard_of(pair, n_shards)
-            if k not in outs:
-                continue
-            f, rw, _ = outs[k]
-            if pair.reason is not None:
-                rw.write(pair.id, STAGE, pair.reason, pair.detail)
-                summary.rejected[pair.reason] = summary.rejected.get(pair.reason, 0) + 1
-            else:
-                f.write(f"{pair.id}\t{pair.src}\t{pair.tgt}\n")
-                summary.kept += 1
-        if summary.lines == 0:
-            raise InputError(spec.files[0], None, "the corpus is empty; expected one pair a line")
-        for i, (f, rw, tmp) in outs.items():
-            f.close()
-            rw.close()
-            os.replace(tmp, targets[i][0])
-        outs.clear()
-    finally:
-        for f, rw, tmp in outs.values():  # on an error: leave nothing behind
-            f.close()
-            rw.abort()
+
+class _ShardFiles:
+    """The pairs and reject files of the shards being written, as temporary files
+    (``PATH.tmpPID``) that :meth:`commit` renames into place and :meth:`abort`
+    removes. Lines are buffered per shard and appended to the files whenever the
+    buffers hold more than :data:`FLUSH_CHARS` characters: memory stays bounded and
+    no file stays open, whatever the number of shards."""
+
+    def __init__(self, targets: dict[int, tuple[str, str]]):
+        self.final = {(i, kind): path for i, paths in targets.items() for kind, path in enumerate(paths)}
+        self.tmp = {key: f"{path}.tmp{os.getpid()}" for key, path in self.final.items()}
+        self.buffers: dict[tuple[int, int], list[str]] = {key: [] for key in self.final}
+        self.chars = 0
+        for path in self.final.values():
+            d = os.path.dirname(path)
+            if d:
+                os.makedirs(d, exist_ok=True)
+        for tmp in self.tmp.values():
+            open(tmp, "w").close()
+
+    def add(self, shard: int, kind: int, line: str) -> None:
+        """Append ``line`` to shard ``shard``'s pairs (``kind`` 0) or rejects (1)."""
+        self.buffers[(shard, kind)].append(line)
+        self.chars += len(line)
+        if self.chars > FLUSH_CHARS:
+            self.flush()
+
+    def flush(self) -> None:
+        for key, buf in self.buffers.items():
+            if buf:
+                with open(self.tmp[key], "a", encoding="utf-8", newline="\n") as f:
+                    f.write("".join(buf))
+                buf.clear()
+        self.chars = 0
+
+    def commit(self) -> None:
+        self.flush()
+        for key, path in self.final.items():
+            os.replace(self.tmp[key], path)
+
+    def abort(self) -> None:
+        for tmp in self.tmp.values():
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]]) -> SplitSummary:
+    """One read of the corpus, writing the shards of ``targets`` (index -> (pairs
+    path, rejects path)); the other shards' pairs are skipped."""
+    from .accounting import reject_line
+
+    summary = SplitSummary()
+    summary.shard_kept = {i: 0 for i in targets}
+    summary.shard_rejected = {i: {} for i in targets}
+    files = _ShardFiles(targets)
+    try:
+        for pair in iter_pairs(spec, summary):
+            summary.lines += 1
+            k = shard_of(pair, n_shards)
+            if k not in targets:
+                continue
+            if pair.reason is not None:
+                files.add(k, 1, reject_line(pair.id, STAGE, pair.reason, pair.detail))
+                summary.rejected[pair.reason] = summary.rejected.get(pair.reason, 0) + 1
+                per = summary.shard_rejected[k]
+                per[pair.reason] = per.get(pair.reason, 0) + 1
+            else:
+                files.add(k, 0, f"{pair.id}\t{pair.src}\t{pair.tgt}\n")
+                summary.kept += 1
+                summary.shard_kept[k] += 1
+        if summary.lines == 0:
+            raise InputError(spec.files[0], None, "the corpus is empty; expected one pair a line")
+        files.commit()
+    except BaseException:
+        files.abort()  # on an error: leave nothing behind
+        raise
     return summary
 
 

@@ -358,15 +358,19 @@ def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
 
 
 class _Metrics:
-    def __init__(self, path: Path):
-        self.f = open(path, "a", encoding="utf-8")
+    """metrics.jsonl, appended to (``path`` None: nothing written, on ranks other than 0)."""
+
+    def __init__(self, path: Optional[Path]):
+        self.f = open(path, "a", encoding="utf-8") if path is not None else None
 
     def write(self, rec: dict) -> None:
-        self.f.write(json.dumps(rec) + "\n")
-        self.f.flush()
+        if self.f is not None:
+            self.f.write(json.dumps(rec) + "\n")
+            self.f.flush()
 
     def close(self) -> None:
-        self.f.close()
+        if self.f is not None:
+            self.f.close()
 
 
 def batch_sampler(lengths, tc: TrainConfig, shuffle: bool):
@@ -376,25 +380,31 @@ def batch_sampler(lengths, tc: TrainConfig, shuffle: bool):
     return TokenBudgetSampler(lengths, tc.max_tokens, seed=tc.seed, shuffle=shuffle, max_rows=tc.max_sentences or None)
 
 
-def validate(model, ds, tc: TrainConfig, device, vocab=None) -> dict:
-    """Validation loss (per target token, no smoothing, exact) and optional greedy BLEU."""
+def validate(model, ds, tc: TrainConfig, device, vocab=None, dist=None) -> dict:
+    """Validation loss (per target token, no smoothing, exact) and optional greedy BLEU.
+    ``dist`` (a :class:`synprep.distributed.Dist`): each rank scores every world-th
+    batch (and translates every world-th sentence), and all get the whole set's figures."""
     import numpy as np
     import torch
 
+    from .distributed import Dist
+
+    dist = dist or Dist()
     model.eval()
     n = len(ds) if not tc.valid_sentences else min(len(ds), tc.valid_sentences)
     rows = np.arange(n)
     sampler = batch_sampler(ds.lengths()[:n], tc, shuffle=False)
     collate = ds.collate()
     total, ntok = 0.0, 0
-    batches = sampler.batches()
-    with torch.no_grad(), progress(len(batches), desc="validation", unit="batch", enabled=tc.progress, leave=False) as bar:
+    batches = sampler.batches()[dist.rank :: dist.world]
+    with torch.no_grad(), progress(len(batches), desc="validation", unit="batch", enabled=tc.progress and dist.main, leave=False) as bar:
         for b in batches:
             batch = collate([ds[int(rows[i])] for i in b]).to(device)
             loss, k = model.loss(batch, 0.0)
             total += float(loss)
             ntok += k
             bar.update(1)
+    total, ntok = dist.all_sum(total, ntok)
     out = {"loss": total / max(1, ntok)}
     out["ppl"] = math.exp(min(out["loss"], 50.0))
     if tc.valid_bleu and vocab is not None:
@@ -403,9 +413,12 @@ def validate(model, ds, tc: TrainConfig, device, vocab=None) -> dict:
 
         m = min(len(ds), tc.valid_bleu)
         lang = target_language(ds.manifest, tc.lang)[0]
-        tr = translate_dataset(model, ds, vocab, beam=1, lang=lang, max_tokens=tc.max_tokens or 4096, rows=range(m),
-                               device=device, progress=tc.progress, leave=False)
-        s = score([t.text for t in tr], reference_texts(ds, vocab, lang, range(m)))
+        tr = translate_dataset(model, ds, vocab, beam=1, lang=lang, max_tokens=tc.max_tokens or 4096,
+                               rows=range(dist.rank, m, dist.world), device=device,
+                               progress=tc.progress and dist.main, leave=False)
+        parts = dist.gather([t.text for t in tr])  # sentence i was translated by rank i % world
+        hyps = [parts[i % dist.world][i // dist.world] for i in range(m)]
+        s = score(hyps, reference_texts(ds, vocab, lang, range(m)))
         out["bleu"], out["chrf++"] = s["bleu"], s["chrf++"]
     model.train()
     return out
@@ -437,25 +450,29 @@ class Trainer:
     """One training run, in the named steps of :func:`train`: :meth:`__init__` (setup:
     data, model, optimizer, restored state), :meth:`update` (one optimizer step),
     :meth:`log` (a metrics record), :meth:`validate` (validation + checkpoint),
-    :meth:`save` (checkpoint) and :meth:`done` (the stop condition)."""
+    :meth:`save` (checkpoint) and :meth:`done` (the stop condition). Under ``torchrun``
+    the same steps run data-parallel (:mod:`synprep.distributed`): one more step in
+    the setup, each rank's share of an update's batches, rank 0 writing the files."""
 
     def __init__(self, cfg: RunConfig, resume: bool = True, say: Callable[[str], None] = print):
         import torch
 
         from .data import ShardDataset
+        from .distributed import DataParallel, from_env
         from .models import build_model, variant_class
 
-        self.say = say
         variant_class(cfg.model.variant)  # an unknown variant fails before any data is read
         if not cfg.train.train:
             raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
+        self.dist = dist = from_env(cfg.train.device)  # data-parallel under torchrun (world 1 otherwise)
+        self.say = say = say if dist.main else (lambda msg: None)  # rank 0 reports
         cfg, state = _resume_config(cfg, resume, say)
         tc = cfg.train
         self.out = Path(tc.out)
         self.last_path, self.best_path = self.out / "checkpoint_last.pt", self.out / "checkpoint_best.pt"
         if tc.threads:
             torch.set_num_threads(tc.threads)
-        self.device = device = _device(tc.device)
+        self.device = device = dist.device if dist.active else _device(tc.device)
         torch.manual_seed(tc.seed)
 
         # data: the training set, the validation set with the same vocabularies
@@ -471,6 +488,8 @@ class Trainer:
 
         # model and optimizer
         self.model = build_model(mcfg).to(device)
+        if dist.rank:  # the same initial parameters everywhere; other dropout draws on other ranks
+            torch.manual_seed(tc.seed + 7919 * dist.rank)
         self.opt = torch.optim.Adam(self.model.parameters(), lr=tc.lr, betas=tuple(tc.betas), eps=tc.adam_eps, weight_decay=tc.weight_decay)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
 
@@ -485,12 +504,26 @@ class Trainer:
             self.step, self.epoch, self.pos = state["step"], state["epoch"], state["pos"]
             self.best, self.best_step, self.elapsed_before = state["best_score"], state["best_step"], state["elapsed_s"]
             self.last_valid = state.get("valid_step", -1)
-            torch.set_rng_state(state["rng"]["torch"])
-            if device.type == "cuda" and state["rng"].get("cuda") is not None:
-                torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+            rng = state["rng"]
+            ranks = rng.get("ranks") or []
+            if dist.active and len(ranks) == dist.world:
+                rng = ranks[dist.rank]  # every rank its own stream
+            elif dist.active:
+                say(f"{self.last_path} holds the random states of {len(ranks) or 1} process(es), not {dist.world}: "
+                    "the resume is not exact")
+                rng = rng if dist.main else None  # the other ranks keep their fresh seeds
+            if rng is not None:
+                torch.set_rng_state(rng["torch"])
+                if device.type == "cuda" and rng.get("cuda") is not None:
+                    torch.cuda.set_rng_state_all(rng["cuda"])
             say(f"resumed {self.last_path} at update {self.step} (epoch {self.epoch}, batch {self.pos})")
-        self.out.mkdir(parents=True, exist_ok=True)  # only once the data and the model are known to be good
-        (self.out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n", encoding="utf-8")
+        # the loss inside DDP's forward and the gradient all-reduce (alone: the model's loss)
+        self.parallel = DataParallel(self.model, dist)
+        #: batches an update takes from the epoch's list, over all ranks
+        self.group = tc.accumulate * dist.world
+        if dist.main:
+            self.out.mkdir(parents=True, exist_ok=True)  # only once the data and the model are known to be good
+            (self.out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n", encoding="utf-8")
 
         self.vocab = None
         if tc.valid_bleu and self.valid_ds is not None:
@@ -499,7 +532,7 @@ class Trainer:
             self.vocab = TargetVocab.from_manifest(self.valid_ds.manifest, tc.valid)
         self.sampler = batch_sampler(self.train_ds.lengths(), tc, shuffle=True)
         self.collate = self.train_ds.collate()
-        self.metrics = _Metrics(self.out / "metrics.jsonl")
+        self.metrics = _Metrics(self.out / "metrics.jsonl" if dist.main else None)
         if getattr(self.model, "prefix_decoder", False):
             mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
             say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")
@@ -509,13 +542,15 @@ class Trainer:
         if state is None:
             n_params = sum(p.numel() for p in self.model.parameters())
             self.metrics.write({"event": "start", "variant": mcfg.variant, "target": self.model.target, "parameters": n_params,
-                                "device": str(device), "warnings": self.warnings, "config": cfg.to_dict()})
+                                "device": str(device), "processes": dist.world, "warnings": self.warnings,
+                                "config": cfg.to_dict()})
         self.autocast = (
             torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" and tc.bf16 else contextlib.nullcontext()
         )
         self.start = time.perf_counter()
         self.acc = self._fresh_acc(self.start)
-        self.bar = progress(total=tc.max_steps, initial=self.step, desc=mcfg.variant, unit="upd", enabled=tc.progress)
+        self.bar = progress(total=tc.max_steps, initial=self.step, desc=mcfg.variant, unit="upd",
+                            enabled=tc.progress and dist.main)
 
     def schedule_warnings(self) -> list[str]:
         """Setup, last part: what in the schedule defeats the run -- it stops
@@ -523,8 +558,8 @@ class Trainer:
         so the learning rate never reaches ``train.lr``."""
         tc = self.tc
         last = tc.max_steps
-        if tc.max_epochs:  # updates an epoch: its batches, tc.accumulate at a time
-            last = min(last, tc.max_epochs * -(-len(self.sampler.batches()) // tc.accumulate))
+        if tc.max_epochs:  # updates an epoch: its batches, tc.accumulate x processes at a time
+            last = min(last, tc.max_epochs * -(-len(self.sampler.batches()) // self.group))
         if last >= tc.warmup:
             return []
         peak = inverse_sqrt(last, tc.lr, tc.warmup, tc.warmup_init_lr)
@@ -538,7 +573,9 @@ class Trainer:
         return self.elapsed_before + time.perf_counter() - self.start
 
     def out_of_time(self) -> bool:
-        return bool(self.tc.max_minutes) and self.elapsed() >= self.tc.max_minutes * 60.0
+        if not self.tc.max_minutes:
+            return False
+        return self.dist.any(self.elapsed() >= self.tc.max_minutes * 60.0)  # the ranks stop together
 
     def done(self) -> bool:
         """Stop condition: max_steps, max_epochs (checked at epoch ends) or max_minutes."""
@@ -548,29 +585,45 @@ class Trainer:
     # ---- one update
 
     def epoch_batches(self) -> list[list[int]]:
-        """This epoch's batches (row indices), the same for the same seed and epoch."""
+        """This epoch's batches (row indices), the same for the same seed and epoch (and on
+        every rank; a last group too short to give each rank a batch is left out)."""
+        from .distributed import drop_tail
+
         self.sampler.set_epoch(self.epoch)
-        return self.sampler.batches()
+        every = self.sampler.batches()
+        batches = drop_tail(every, self.group, self.dist)
+        if every and not batches:  # every epoch would be empty: the run would never end
+            raise ConfigError(f"{self.tc.train}: an epoch has {len(every)} batch(es), fewer than the {self.dist.world} "
+                              "processes; lower train.max_tokens / max_sentences or start fewer processes")
+        return batches
 
     def update(self, batches: list[list[int]]) -> None:
         """One optimizer step on the batches of rows ``batches`` (``train.accumulate`` of
-        them, fewer at the end of an epoch): the gradient of the label-smoothed loss
-        summed over every batch, divided by the target tokens of all of them."""
+        them a process, fewer at the end of an epoch): the gradient of the label-smoothed
+        loss summed over every batch, divided by the target tokens of all of them. Under
+        torchrun ``batches`` is the group of all ranks, and each rank trains on its share."""
         import torch
 
-        model, tc = self.model, self.tc
+        from .distributed import share
+
+        model, tc, world = self.model, self.tc, self.dist.world
         model.train()
+        self.parallel.train()
         lr = inverse_sqrt(self.step + 1, tc.lr, tc.warmup, tc.warmup_init_lr)
         for g in self.opt.param_groups:
             g["lr"] = lr
-        data = [self.collate(self.train_ds.__getitems__(idx)).to(self.device) for idx in batches]
-        ntok = sum(int((~model.targets(b)[1]).sum()) for b in data)  # the update's target tokens
+        mine = share(batches, self.dist)
+        data = [self.collate(self.train_ds.__getitems__(idx)).to(self.device) for idx in mine]
+        ntok = sum(int((~model.targets(b)[1]).sum()) for b in data)  # this rank's target tokens
+        ntok = int(self.dist.all_sum(ntok)[0])  # the update's, over all ranks
         self.opt.zero_grad(set_to_none=True)
         loss_total = 0.0
-        for batch in data:
-            with self.autocast:
-                loss_sum, _ = model.loss(batch, tc.label_smoothing)
-            (loss_sum / max(1, ntok)).backward()
+        for i, batch in enumerate(data):
+            with self.parallel.sync(last=i == len(data) - 1):  # all-reduce in the last backward only
+                with self.autocast:
+                    loss_sum, _ = self.parallel.loss(batch, tc.label_smoothing)
+                # DDP averages over the world ranks: world * loss / ntok gives sum(loss) / ntok
+                (loss_sum / (max(1, ntok) / world)).backward()
             loss_total += float(loss_sum.detach())
         clip = tc.clip_norm if tc.clip_norm > 0 else float("inf")
         gnorm = float(torch.nn.utils.clip_grad_norm_(self.params, clip))
@@ -594,11 +647,12 @@ class Trainer:
         """A train record (averages since the last one) in metrics.jsonl and the bar."""
         now = time.perf_counter()
         acc = self.acc
+        loss = self.dist.all_sum(acc["loss"])[0]  # summed over the ranks (tokens already are)
         rec = {
             "event": "train",
             "step": self.step,
             "epoch": self.epoch,
-            "loss": round(acc["loss"] / max(1, acc["tokens"]), 4),
+            "loss": round(loss / max(1, acc["tokens"]), 4),
             "lr": self.lr,
             "grad_norm": round(acc["gnorm"] / acc["steps"], 4),
             "tokens": acc["tokens"],
@@ -609,9 +663,10 @@ class Trainer:
         self.bar.set_postfix(loss=rec["loss"], lr=f"{self.lr:.2e}", tok_s=int(rec["tokens_per_s"]))
         self.acc = self._fresh_acc(now)
 
-    def save(self, valid: Optional[dict]) -> None:
+    def save(self, valid: Optional[dict], gather: bool = True) -> None:
         """checkpoint_last.pt, and checkpoint_best.pt when ``valid`` improved on the best
-        score (or when there is no validation set)."""
+        score (or when there is no validation set). Under torchrun every rank calls it (the
+        RNG states of all are gathered: ``gather``) and rank 0 writes."""
         import torch
 
         improved = False
@@ -619,6 +674,11 @@ class Trainer:
             sc = valid["bleu"] if "bleu" in valid else -valid["loss"]
             if self.best is None or sc > self.best:
                 self.best, self.best_step, improved = sc, self.step, True
+        rng = {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None}
+        if self.dist.active:
+            rng["ranks"] = self.dist.gather({"torch": rng["torch"], "cuda": rng["cuda"]}) if gather else None
+            if not self.dist.main:
+                return
         st = {
             "model": self.model.state_dict(),
             "optimizer": self.opt.state_dict(),
@@ -630,7 +690,7 @@ class Trainer:
             "best_metric": self.best_metric,
             "elapsed_s": self.elapsed(),
             "valid_step": self.last_valid if valid is None else self.step,
-            "rng": {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None},
+            "rng": rng,
             "config": self.cfg.to_dict(),
             "vocab": vocab_fingerprint(self.train_ds.manifest),
         }
@@ -647,7 +707,7 @@ class Trainer:
         tv = time.perf_counter()
         v = None
         if self.valid_ds is not None:
-            v = validate(self.model, self.valid_ds, self.tc, self.device, self.vocab)
+            v = validate(self.model, self.valid_ds, self.tc, self.device, self.vocab, self.dist)
         self.save(v)
         self.last_valid = self.step
         if v is not None:
@@ -662,6 +722,7 @@ class Trainer:
     def close(self) -> None:
         self.bar.close()
         self.metrics.close()
+        self.dist.close()
 
     def summary(self) -> dict:
         return {
@@ -691,7 +752,7 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
         while not stop:
             batches = t.epoch_batches()
             while t.pos < len(batches):
-                t.update(batches[t.pos : t.pos + tc.accumulate])
+                t.update(batches[t.pos : t.pos + t.group])
                 if t.step % tc.log_every == 0:
                     t.log()
                 if t.step % tc.valid_every == 0:
@@ -706,8 +767,8 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
         if t.last_valid != t.step:
             t.validate()
     except KeyboardInterrupt:
-        t.save(None)
-        say(f"interrupted: saved {t.last_path} at update {t.step}; run the same command to resume")
+        t.save(None, gather=False)
+        t.say(f"interrupted: saved {t.last_path} at update {t.step}; run the same command to resume")
         raise
     finally:
         t.close()

@@ -31,3 +31,12 @@ def ud_path(name: str) -> Path:
 @pytest.fixture(params=UD_FILES)
 def ud_file(request) -> Path:
     return ud_path(request.param)
+
+
+def pytest_runtest_setup(item):
+    """Tests marked ``gpu`` skip, before their fixtures are built, without a CUDA device."""
+    if item.get_closest_marker("gpu") is not None:
+        import torch
+
+        if not torch.cuda.is_available():
+            pytest.skip("needs a CUDA device (marker gpu); torch sees none")

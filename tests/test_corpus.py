@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -179,6 +181,7 @@ def test_cli_split(tmp_path):
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "6 lines read" in r.stderr
+    assert json.loads((tmp_path / "o" / "001.json").read_text())["shard"] == "001"  # each shard's counts
     bad = subprocess.run(cmd[:-4] + ["--shard", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "give --out and --rejects" in bad.stderr
 
@@ -281,3 +284,81 @@ def test_seeded_shim_makes_dev_urandom_reproducible(tmp_path):
 
     assert draw(3) == draw(3) != draw(4)
     assert subprocess.run([str(exe)], capture_output=True, text=True).stdout != draw(3)
+
+
+# ----------------------------------------------------------------------------------
+# one read for every shard: the bytes of the per-shard split it replaces
+
+REPO = Path(__file__).resolve().parents[1]
+EMPTY = "e3b0c44298fc1c14"  # sha256 of an empty file
+
+#: SHA-256 prefixes of (pairs, rejects) per shard and each shard's (kept, rejected,
+#: normalized sides), written by the per-shard split the workflow ran before the one-read
+#: split (one `synprep split --shard K --out --rejects --summary` job a shard, commit 7481818)
+GOLDEN = {
+    "demo": (4, 326, [("4d630e6942d69a08", EMPTY, 67, {}, 0), ("efde990a2708a0f4", EMPTY, 99, {}, 0),
+                 ("435bddf1472b53ad", EMPTY, 84, {}, 0), ("93ef0daf10b6ecf1", EMPTY, 76, {}, 0)]),
+    "multi30k": (8, 3000, [("066af8983eb78b03", EMPTY, 379, {}, 0), ("9c3fe05e87a9918b", EMPTY, 404, {}, 0),
+                     ("640a5c671bcad8c7", EMPTY, 374, {}, 0), ("6102eae3d429b1f2", EMPTY, 395, {}, 0),
+                     ("1dd074a6b4e5a6da", EMPTY, 381, {}, 0), ("ed68d337cdd79556", EMPTY, 387, {}, 0),
+                     ("91c0aba5c12ab2c9", EMPTY, 378, {}, 0), ("033f04620cd0df6e", EMPTY, 302, {}, 0)]),
+    "damaged": (3, 326, [("d5ebe9624b9c2902", EMPTY, 111, {}, 1),
+                    ("eded729813c25cf5", "28066add55b9d5f3", 93, {"bad-columns": 1, "bad-encoding": 1}, 1),
+                    ("d1fc9455a6c10694", EMPTY, 120, {}, 1)]),
+}
+
+
+def _damaged_tsv(path: Path) -> str:
+    """The demo corpus as one CRLF TSV with a line of one column, one not UTF-8 and
+    one with a vertical tab inside a side."""
+    en = (REPO / "config/demo/demo.en").read_bytes().split(b"\n")[:-1]
+    de = (REPO / "config/demo/demo.de").read_bytes().split(b"\n")[:-1]
+    lines = [a + b"\t" + b for a, b in zip(en, de)]
+    lines[6] = en[6]
+    lines[10] = en[10] + b"\t\xff\xfe" + de[10]
+    lines[12] = en[12] + b"\x0b" + b"\t" + de[12]
+    path.write_bytes(b"\r\n".join(lines) + b"\r\n")
+    return str(path)
+
+
+def _golden_spec(case: str, tmp_path: Path) -> CorpusSpec:
+    if case == "demo":
+        return CorpusSpec(name="demo", src=str(REPO / "config/demo/demo.en"), tgt=str(REPO / "config/demo/demo.de"))
+    if case == "multi30k":
+        m = REPO.parent / "shared" / "data" / "multi30k"
+        if not (m / "train.en.gz").is_file():
+            pytest.skip(f"{m} is absent: the shared Multi30k data is needed for this test")
+        return CorpusSpec(name="multi30k", src=str(m / "train.en.gz"), tgt=str(m / "train.de.gz"), max_pairs=3000)
+    return CorpusSpec(name="damaged", tsv=_damaged_tsv(tmp_path / "damaged.tsv"))
+
+
+def _sha(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN))
+def test_one_read_writes_the_bytes_of_the_per_shard_split(case, tmp_path, monkeypatch):
+    import synprep.corpus as corpus
+
+    spec = _golden_spec(case, tmp_path)
+    n, lines, expected = GOLDEN[case]
+    opened = []
+    real_open = corpus.open_raw
+    monkeypatch.setattr(corpus, "open_raw", lambda path: opened.append(path) or real_open(path))
+    monkeypatch.setattr(corpus, "FLUSH_CHARS", 4000)  # many flushes: bytes do not depend on buffering
+    write_all_shards(spec, n, tmp_path / "all", summaries=True)
+    assert sorted(opened) == sorted(spec.files)  # one read of the corpus for every shard
+    for name, (pairs, rejects, kept, rejected, normalized) in zip(shard_names(n), expected):
+        out = tmp_path / "all"
+        assert (_sha(out / f"{name}.tsv"), _sha(out / f"{name}.rejects.tsv")) == (pairs, rejects), name
+        record = json.loads((out / f"{name}.json").read_text())
+        assert record == {"corpus": spec.name, "files": spec.files, "n_shards": n, "shard": name, "lines": lines,
+                          "kept": kept, "rejected": rejected, "normalized_sides": normalized}
+    # one shard alone (rebuilding it) gives the same bytes
+    write_shard(spec, n, n - 1, tmp_path / "one.tsv", tmp_path / "one.rej")
+    last = shard_names(n)[-1]
+    assert (tmp_path / "one.tsv").read_bytes() == (tmp_path / "all" / f"{last}.tsv").read_bytes()
+    assert (tmp_path / "one.rej").read_bytes() == (tmp_path / "all" / f"{last}.rejects.tsv").read_bytes()
+    assert not [p for p in (tmp_path / "all").iterdir() if ".tmp" in p.name]

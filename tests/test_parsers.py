@@ -344,6 +344,31 @@ def test_stanza_batches_keep_order_and_match_one_at_a_time(stanza_en):
     assert [r.conllu for r in single] == [r.conllu for r in batched]
 
 
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_stanza_batched_on_the_gpu(tiny_stanza):
+    """On CUDA: batches keep order and ids, every tree is valid, and the GPU's trees are
+    the CPU's (the same model; float rounding may move an arc or two)."""
+    items = ITEMS + [(f"m{i}", t) for i, t in enumerate(["A man rides a horse on the beach.", "Zwei Hunde spielen.",
+                                                          "The children who were playing in the park went home ."])]
+    gpu = registry.get("parser", "stanza")(model=str(tiny_stanza), lang="en", device="cuda", batch_tokens=24)
+    cpu = registry.get("parser", "stanza")(model=str(tiny_stanza), lang="en", device="cpu", batch_tokens=24, threads=1)
+    try:
+        assert "device=cuda" in gpu.describe()
+        on_gpu, on_cpu = list(gpu.parse(items)), list(cpu.parse(items))
+    finally:
+        gpu.close()
+        cpu.close()
+    _check_results(items, on_gpu, rejected_ids={"s2", "s4"})
+
+    def heads(results):
+        return [line.split("\t")[6] for r in results if r.conllu for line in r.conllu.splitlines()
+                if line and not line.startswith("#")]
+
+    a, b = heads(on_gpu), heads(on_cpu)
+    assert len(a) == len(b) and sum(x == y for x, y in zip(a, b)) >= 0.9 * len(a)
+
+
 @pytest.mark.slow
 def test_stanza_one_process_a_device_keeps_order(tiny_stanza, stanza_en):
     """device="cpu,cpu" stands in for cuda:0,cuda:1: one worker process a device."""

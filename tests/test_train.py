@@ -503,3 +503,20 @@ def test_accumulation_trains_end_to_end(pud, tmp_path):
     cp = torch.load(tmp_path / "r" / "checkpoint_last.pt", weights_only=False)
     assert cp["pos"] == 12  # 4 updates x 3 batches
     assert [r["step"] for r in recs if r["event"] == "train"] == [1, 2, 3, 4]
+
+
+@pytest.mark.gpu
+def test_bf16_training_on_the_gpu(pud, tmp_path):
+    """On CUDA the trainer runs the model under bf16 autocast: the losses stay close to
+    fp32's, and the checkpoint holds fp32 parameters."""
+    runs = {}
+    for bf16 in (True, False):
+        out = tmp_path / f"bf16-{bf16}"
+        train(run_cfg(pud, out, "parent", max_steps=4, device="cuda", bf16=bf16), log=lambda m: None)
+        recs = [json.loads(line) for line in open(out / "metrics.jsonl")]
+        assert recs[0]["device"].startswith("cuda")
+        runs[bf16] = [r["loss"] for r in recs if r["event"] == "train"]
+        state = torch.load(out / "checkpoint_last.pt", map_location="cpu", weights_only=False)
+        assert all(v.dtype == torch.float32 for v in state["model"].values() if v.is_floating_point())
+    assert all(np.isfinite(runs[True])) and runs[True] != runs[False]  # autocast changed the arithmetic
+    assert runs[True] == pytest.approx(runs[False], abs=0.05)

@@ -87,6 +87,7 @@ def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
     _validate(_demo_config())
     cfg = _validate({"corpus": {"name": "mine", "tsv": "pairs.tsv"}})
     assert cfg["shards"]["count"] == 4 and cfg["parse"]["backend"] == "udpipe"
+    assert cfg["train"]["gpus"] == 0  # no GPU asked for unless configured
     assert cfg["corpus"]["columns"] == [0, 1] and cfg["bpe"]["joint"] is True
     assert cfg["analysis"]["challenge"]["enabled"] is False and cfg["analysis"]["challenge"]["min_dist"] == 2
     assert cfg["analysis"]["induce"] == {"enabled": False, "root": "best-score", "gold": None, "gates": True}
@@ -160,9 +161,10 @@ def test_dry_run_of_the_demo():
     r = _snakemake("-n", "all", cwd=REPO)
     counts = _job_counts(r.stdout)
     shards = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["shards"]["count"]
-    for rule in ("split_corpus", "filter_pairs", "filter_alignment", "parse_pairs", "write_shard", "account_shard"):
+    for rule in ("filter_pairs", "filter_alignment", "parse_pairs", "write_shard", "account_shard"):
         assert counts.get(rule) == shards, (rule, counts)
-    for rule in ("train_bpe", "write_manifest", "extract_challenge", "make_report", "all"):
+    # one job reads the corpus once and writes every shard
+    for rule in ("split_corpus", "train_bpe", "write_manifest", "extract_challenge", "make_report", "all"):
         assert counts.get(rule) == 1, (rule, counts)
     # the demo trains no structured-attention run: no induced trees
     assert "dump_tree_scores" not in counts and "evaluate_induction" not in counts
@@ -216,6 +218,9 @@ def test_slurm_profile_dry_run():
     assert "gpu=1" in parse and "slurm_partition=gpu" in parse
     split = r.stdout.split("rule split_corpus:", 1)[1].split("\n\n", 1)[0]
     assert "gpu=1" not in split and "slurm_partition=cpu" in split
+    # training jobs ask for the profile's train.gpus GPUs on the GPU partition
+    training = r.stdout.split("rule train_model:", 1)[1].split("\n\n", 1)[0]
+    assert "gpu=1" in training and "slurm_partition=gpu" in training
 
 
 # --------------------------------------------------------------------------- real runs
@@ -322,6 +327,9 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
                  "evaluate_model", "extract_challenge", "dump_tree_scores", "evaluate_induction", "dump_gate_norms",
                  "summarize_gates", "make_report"):
         assert list((first / "logs" / rule).glob("*.log")), rule
+        # and its time and memory (snakemake's benchmark: s, max_rss, cpu_time, ...)
+        bench = list((first / "benchmarks" / rule).glob("*.tsv"))
+        assert bench and "max_rss" in bench[0].read_text().splitlines()[0], rule
     # training: shard 000 trains, shard 001 validates and is scored
     held = json.loads((res / "shards" / "heldout" / "manifest.json").read_text())
     assert [s["file"] for s in held["shards"]] == ["../001/shard-00000.arrow"]
@@ -391,6 +399,7 @@ def test_deleting_one_shard_rebuilds_only_what_depends_on_it(tiny_run):
     untouched = first / "results" / "shards" / "000"
     stamp = {p: p.stat().st_mtime_ns for p in untouched.rglob("*") if p.is_file()}
     shutil.rmtree(first / "results" / "shards" / "001")
+    shutil.rmtree(first / "benchmarks")  # benchmark records are not outputs that trigger reruns
     r = _snakemake("-n", "all", "--configfile", str(config), "--replace-workflow-config", "--directory", str(first),
                    cwd=first)
     counts = _job_counts(r.stdout)
@@ -402,6 +411,26 @@ def test_deleting_one_shard_rebuilds_only_what_depends_on_it(tiny_run):
     _run(first, config)
     assert _checksums(first) == before
     assert {p: p.stat().st_mtime_ns for p in untouched.rglob("*") if p.is_file()} == stamp
+    # a lost prepared shard that a rebuild needs: the one split job would rerun, and with
+    # it every shard; `synprep split --shard` rewrites that shard alone, the same bytes
+    # (snakemake compares the checksums of rewritten inputs), and only the shard reruns
+    prep = first / "results" / "prepare"
+    old = {p.name: p.read_bytes() for p in prep.glob("001.*")}
+    for p in prep.glob("001.*"):
+        p.unlink()
+    shutil.rmtree(first / "results" / "shards" / "001")
+    dry = ("-n", "all", "--configfile", str(config), "--replace-workflow-config", "--directory", str(first))
+    counts = _job_counts(_snakemake(*dry, cwd=first).stdout)
+    assert counts.get("split_corpus") == 1 and counts.get("filter_pairs") == 2, counts
+    cfg = yaml.safe_load(config.read_text())["corpus"]
+    subprocess.run([sys.executable, "-m", "synprep.cli", "split", "--src", cfg["src"], "--tgt", cfg["tgt"], "--name",
+                    cfg["name"], "--shards", "2", "--shard", "1", "--out", str(prep / "001.tsv"),
+                    "--rejects", str(prep / "001.rejects.tsv"), "--summary", str(prep / "001.json")], check=True)
+    assert {p.name: p.read_bytes() for p in prep.glob("001.*")} == old
+    counts = _job_counts(_snakemake(*dry, cwd=first).stdout)
+    assert counts.get("write_shard") == 1 and "split_corpus" not in counts and "filter_pairs" not in counts, counts
+    _run(first, config)  # the module's run is complete again for the tests after this one
+    assert _checksums(first) == before
 
 
 @pytest.mark.workflow

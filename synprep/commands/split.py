@@ -13,11 +13,14 @@ input: two text files with one sentence a line (--src, --tgt), or one TSV file
 (--tsv, sides in --columns); any of them may be gzipped.
 
 output: per shard, OUT_DIR/<shard>.tsv with one pair a line (id TAB src TAB tgt;
-the id of line n is NAME:n) and OUT_DIR/<shard>.rejects.tsv with the lines that
+the id of line n is NAME:n), OUT_DIR/<shard>.rejects.tsv with the lines that
 could not be read as a pair (id TAB stage TAB reason TAB detail; reasons
-bad-encoding, bad-columns). Line n goes to shard (n - 1) mod SHARDS.
-With --shard K only shard K is written, to --out and --rejects (what the
-workflow does, one job a shard).
+bad-encoding, bad-columns) and OUT_DIR/<shard>.json with the shard's counts, all
+in one read of the corpus (what the workflow does). A pair goes to shard
+h mod SHARDS, h a 64-bit hash of its two sides (case-folded, spaces collapsed), so
+copies of a pair share a shard. With --shard K only shard K is written, to --out
+and --rejects (and --summary): the same bytes as with --out-dir, for rebuilding
+one shard alone (it reads the whole corpus too).
 
 examples:
   synprep split --src corpus.en.gz --tgt corpus.de.gz --name wmt --shards 8 --out-dir shards/
@@ -37,11 +40,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", required=True, help="corpus name; pair ids are NAME:LINE")
     p.add_argument("--shards", type=int, required=True, help="number of shards")
     p.add_argument("--max-pairs", type=int, help="read only the first N lines")
-    p.add_argument("--out-dir", help="write every shard into this folder")
+    p.add_argument("--out-dir", help="write every shard (pairs, rejects, counts) into this folder")
     p.add_argument("--shard", type=int, help="write only this shard (0-based), to --out and --rejects")
     p.add_argument("--out", help="with --shard: the pairs file")
     p.add_argument("--rejects", help="with --shard: the reject file")
-    p.add_argument("--summary", help="write counts (JSON): lines read, kept, rejected by reason")
+    p.add_argument("--summary", help="write counts (JSON): lines read, kept, rejected by reason "
+                   "(with --out-dir: of all shards)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,22 +60,13 @@ def run(args: argparse.Namespace) -> int:
         if args.out_dir or not (args.out and args.rejects):
             raise ConfigError("--shard K writes one shard: give --out and --rejects (and no --out-dir)")
         summary = write_shard(spec, args.shards, args.shard, args.out, args.rejects)
-        which = names[args.shard] if 0 <= args.shard < len(names) else str(args.shard)
+        which = names[args.shard]
     else:
         if not args.out_dir or args.out or args.rejects:
             raise ConfigError("give --out-dir (all shards), or --shard K with --out and --rejects (one shard)")
-        summary = write_all_shards(spec, args.shards, args.out_dir)
+        summary = write_all_shards(spec, args.shards, args.out_dir, summaries=True)
         which = "all"
-    record = {
-        "corpus": spec.name,
-        "files": spec.files,
-        "n_shards": args.shards,
-        "shard": which,
-        "lines": summary.lines,
-        "kept": summary.kept,
-        "rejected": dict(sorted(summary.rejected.items())),
-        "normalized_sides": summary.normalized,
-    }
+    record = summary.record(spec, args.shards, args.shard)
     if args.summary:
         write_json(args.summary, record)
     rej = sum(summary.rejected.values())

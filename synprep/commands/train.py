@@ -5,12 +5,20 @@ see docs/models.md) plus ``--set key=value`` overrides and a few shortcuts
 (``--variant``, ``--preset``, ``--train``, ``--valid``, ``--out``, ``--max-steps``,
 ``--max-minutes``). Running the same command again on the same ``--out`` resumes
 from ``checkpoint_last.pt`` (the architecture comes from the checkpoint).
+
+Data-parallel on N GPUs (or N CPU processes), one process each
+(:mod:`synprep.distributed`)::
+
+    torchrun --standalone --nproc-per-node N -m synprep.cli train --config run.yaml
+
+Rank 0 writes the files and prints the summary.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
@@ -52,5 +60,6 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0
     summary = train(cfg, resume=not args.no_resume)
-    print(json.dumps(summary, indent=2))
+    if int(os.environ.get("RANK", "0") or 0) == 0:  # under torchrun: once
+        print(json.dumps(summary, indent=2))
     return 0

@@ -12,7 +12,8 @@ chunks of ``chunk_size`` items (:class:`synprep.parsers.pool.OrderedPool`), and
 keeps input order. ``workers=1`` parses in the calling process.
 
 Models load from a local file only. ``model`` is a path; without it, ``lang``
-selects the demo model ``resources/udpipe/<lang>.udpipe`` shipped with synprep.
+selects the demo model ``resources/udpipe/<lang>.udpipe`` shipped with synprep (in
+the repository, and inside the package of a wheel: :func:`resources_dir`).
 """
 
 from __future__ import annotations
@@ -42,11 +43,16 @@ _UD25_NAMES = {"en": "english-ewt-ud-2.5-191206.udpipe", "de": "german-gsd-ud-2.
 
 
 def resources_dir() -> Path:
-    """Where the demo models live: ``$SYNPREP_RESOURCES`` or ``<repo>/resources``."""
+    """Where the demo models live: ``$SYNPREP_RESOURCES``; else ``resources/`` inside
+    the installed package (a wheel or ``pip install .`` carries a copy, see setup.py);
+    else ``<repo>/resources`` (a checkout or an editable install)."""
     env = os.environ.get("SYNPREP_RESOURCES")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "resources"
+    package = Path(__file__).resolve().parents[1]
+    if (package / "resources").is_dir():
+        return package / "resources"
+    return package.parent / "resources"
 
 
 def download_hint(path: str, lang: str | None) -> str:

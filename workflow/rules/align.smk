@@ -24,5 +24,7 @@ rule filter_alignment:
         "../envs/synprep.yaml"
     log:
         "logs/filter_alignment/{shard}.log",
+    benchmark:
+        "benchmarks/filter_alignment/{shard}.tsv"
     script:
         "../scripts/filter_pairs.py"

@@ -57,6 +57,8 @@ if CHALLENGE:
             "../envs/synprep.yaml"
         log:
             "logs/extract_challenge/challenge.log",
+        benchmark:
+            "benchmarks/extract_challenge/challenge.tsv"
         script:
             "../scripts/extract_challenge.py"
 
@@ -79,6 +81,8 @@ if INDUCE:
             "../envs/synprep.yaml"
         log:
             "logs/dump_tree_scores/{run}.log",
+        benchmark:
+            "benchmarks/dump_tree_scores/{run}.tsv"
         script:
             "../scripts/dump_tree_scores.py"
 
@@ -144,6 +148,8 @@ if INDUCE:
             "../envs/synprep.yaml"
         log:
             "logs/evaluate_induction/induce.log",
+        benchmark:
+            "benchmarks/evaluate_induction/induce.tsv"
         script:
             "../scripts/evaluate_induction.py"
 

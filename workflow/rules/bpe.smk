@@ -29,5 +29,7 @@ rule train_bpe:
         "../envs/synprep.yaml"
     log:
         "logs/train_bpe/vocab.log",
+    benchmark:
+        "benchmarks/train_bpe/vocab.tsv"
     script:
         "../scripts/train_bpe.py"

@@ -14,7 +14,7 @@ FILTERS = stage_filters(config["filter"]["filters"], LANGS, "filter.filters")
 
 rule filter_pairs:
     input:
-        pairs=rules.split_corpus.output.pairs,
+        pairs=PREPARE["pairs"],
     output:
         pairs="results/filter/{shard}.tsv",
         rejects="results/filter/{shard}.rejects.tsv",
@@ -26,5 +26,7 @@ rule filter_pairs:
         "../envs/synprep.yaml"
     log:
         "logs/filter_pairs/{shard}.log",
+    benchmark:
+        "benchmarks/filter_pairs/{shard}.tsv"
     script:
         "../scripts/filter_pairs.py"

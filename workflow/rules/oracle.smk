@@ -39,5 +39,7 @@ rule write_shard:
         "../envs/synprep.yaml"
     log:
         "logs/write_shard/{shard}.log",
+    benchmark:
+        "benchmarks/write_shard/{shard}.tsv"
     script:
         "../scripts/write_shard.py"

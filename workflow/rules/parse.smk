@@ -35,5 +35,7 @@ rule parse_pairs:
         "../envs/synprep.yaml"
     log:
         "logs/parse_pairs/{shard}.log",
+    benchmark:
+        "benchmarks/parse_pairs/{shard}.tsv"
     script:
         "../scripts/parse_pairs.py"

@@ -1,10 +1,14 @@
 # Stage prepare: split the raw corpus into shards of pairs with stable ids.
 #
-# One job a shard: each job reads the raw corpus once and keeps the pairs whose
-# text hashes to its shard, so that a shard can be rebuilt on its own. Per shard:
+# One job reads the raw corpus once and writes every shard (so the stage costs one
+# read whatever shards.count is; `synprep split --out-dir`). Per shard:
 # results/prepare/{shard}.tsv (id, src, tgt; ids are <corpus>:<line>), the lines
-# that are not a readable pair in {shard}.rejects.tsv, counts in {shard}.json.
+# that are not a readable pair in {shard}.rejects.tsv, counts in {shard}.json. The
+# later stages run one job a shard and name a shard's files by the patterns in
+# PREPARE. `synprep split --shard K` rewrites one shard alone, byte for byte (see
+# docs/workflow.md, "Shards, ids and the split").
 
+import os
 import shlex
 
 from synprep.corpus import CorpusSpec, shard_names
@@ -26,13 +30,21 @@ wildcard_constraints:
     shard=r"\d\d\d+",
 
 
+#: a shard's files as split_corpus writes them (one job writes every shard)
+PREPARE = {
+    "pairs": "results/prepare/{shard}.tsv",
+    "rejects": "results/prepare/{shard}.rejects.tsv",
+    "summary": "results/prepare/{shard}.json",
+}
+
+
 rule split_corpus:
     input:
         CORPUS.files,
     output:
-        pairs="results/prepare/{shard}.tsv",
-        rejects="results/prepare/{shard}.rejects.tsv",
-        summary="results/prepare/{shard}.json",
+        pairs=expand(PREPARE["pairs"], shard=SHARDS),
+        rejects=expand(PREPARE["rejects"], shard=SHARDS),
+        summary=expand(PREPARE["summary"], shard=SHARDS),
     params:
         corpus=(
             f"--tsv {shlex.quote(CORPUS.tsv)} --columns {CORPUS.columns[0]} {CORPUS.columns[1]}"
@@ -41,13 +53,14 @@ rule split_corpus:
         ),
         name=CORPUS.name,
         shards=len(SHARDS),
-        index=lambda wildcards: SHARDS.index(wildcards.shard),
         max_pairs=f"--max-pairs {CORPUS.max_pairs}" if CORPUS.max_pairs else "",
+        out_dir=lambda wildcards, output: os.path.dirname(output.pairs[0]),
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/split_corpus/{shard}.log",
+        "logs/split_corpus/corpus.log",
+    benchmark:
+        "benchmarks/split_corpus/corpus.tsv"
     shell:
         "synprep split {params.corpus} --name {params.name} --shards {params.shards} "
-        "{params.max_pairs} --shard {params.index} --out {output.pairs} "
-        "--rejects {output.rejects} --summary {output.summary} 2> {log}"
+        "{params.max_pairs} --out-dir {params.out_dir} 2> {log}"

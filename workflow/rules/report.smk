@@ -11,7 +11,7 @@ from synprep.report import PLOTS
 
 rule collect_stats:
     input:
-        pairs=rules.split_corpus.output.pairs,
+        pairs=PREPARE["pairs"],
         dataset=rules.write_shard.output.dataset,
         src=rules.parse_pairs.output.src,
         tgt=rules.parse_pairs.output.tgt,
@@ -24,6 +24,8 @@ rule collect_stats:
         "../envs/synprep.yaml"
     log:
         "logs/collect_stats/{shard}.log",
+    benchmark:
+        "benchmarks/collect_stats/{shard}.tsv"
     shell:
         "synprep report stats --shard {wildcards.shard} --pairs {input.pairs} "
         "--arrow {input.dataset} --conllu src={input.src} --conllu tgt={input.tgt} "
@@ -60,5 +62,7 @@ rule make_report:
         "../envs/synprep.yaml"
     log:
         "logs/make_report/report.log",
+    benchmark:
+        "benchmarks/make_report/report.tsv"
     script:
         "../scripts/make_report.py"

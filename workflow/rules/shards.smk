@@ -14,11 +14,11 @@ STAGES = ["prepare", "filter", "align", "parse", "oracle"]
 
 rule account_shard:
     input:
-        summary=rules.split_corpus.output.summary,
-        pairs=rules.split_corpus.output.pairs,
-        prepare_rejects=rules.split_corpus.output.rejects,
+        summary=PREPARE["summary"],
+        pairs=PREPARE["pairs"],
+        prepare_rejects=PREPARE["rejects"],
         rejects=[
-            rules.split_corpus.output.rejects,
+            PREPARE["rejects"],
             rules.filter_pairs.output.rejects,
             rules.filter_alignment.output.rejects,
             rules.parse_pairs.output.rejects,
@@ -33,6 +33,8 @@ rule account_shard:
         "../envs/synprep.yaml"
     log:
         "logs/account_shard/{shard}.log",
+    benchmark:
+        "benchmarks/account_shard/{shard}.tsv"
     shell:
         "synprep report accounting --shard {wildcards.shard} --split {input.summary} "
         "--input {input.pairs} {input.prepare_rejects} --rejects {input.rejects} "
@@ -55,5 +57,7 @@ rule write_manifest:
         "../envs/synprep.yaml"
     log:
         "logs/write_manifest/dataset.log",
+    benchmark:
+        "benchmarks/write_manifest/dataset.tsv"
     script:
         "../scripts/write_manifest.py"

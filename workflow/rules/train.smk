@@ -11,7 +11,9 @@
 # reference and source length; hyps.txt, refs.txt, which the report compares with
 # those of the first run). The run configs are checked
 # by the trainer when the workflow starts. A killed run resumes from its last
-# checkpoint (the trainer resumes exactly).
+# checkpoint (the trainer resumes exactly). A job asks for resources gpu=train.gpus
+# (a profile or --set-resources train_model:gpu=N may change it); with N >= 2 GPUs the
+# run trains data-parallel on them (torchrun, one process a GPU).
 
 import os
 
@@ -57,6 +59,8 @@ if TRAIN_RUNS and HELDOUT:
             "../envs/synprep.yaml"
         log:
             "logs/split_heldout/datasets.log",
+        benchmark:
+            "benchmarks/split_heldout/datasets.tsv"
         script:
             "../scripts/split_heldout.py"
 
@@ -79,10 +83,14 @@ if TRAIN_RUNS:
             config=lambda wildcards: RUN_CONFIGS[wildcards.run],
             lang=LANGS["tgt"],
         threads: TRAIN["threads"]
+        resources:
+            gpu=TRAIN["gpus"],
         conda:
             "../envs/synprep.yaml"
         log:
             "logs/train_model/{run}.log",
+        benchmark:
+            "benchmarks/train_model/{run}.tsv"
         script:
             "../scripts/train_model.py"
 
@@ -109,6 +117,8 @@ if TRAIN_RUNS and HELDOUT_DATA:
             "../envs/synprep.yaml"
         log:
             "logs/evaluate_model/{run}.log",
+        benchmark:
+            "benchmarks/evaluate_model/{run}.tsv"
         shell:
             "synprep evaluate --checkpoint {params.checkpoint} --data {params.data} "
             "--out $(dirname {output.scores}) --lang {params.lang} --beam {params.beam} > {log} 2>&1"

@@ -1,9 +1,12 @@
 """Snakemake script: one training run (synprep.train.train) with the run's config,
-on the workflow's datasets; resumes from the run directory's last checkpoint."""
+on the workflow's datasets; resumes from the run directory's last checkpoint. With
+N >= 2 GPUs (resources gpu: train.gpus, or the profile's) the run is N data-parallel
+processes, one a GPU (torchrun --standalone -m synprep.cli train; synprep.distributed)."""
 
 import copy
 import json
 import os
+import subprocess
 import sys
 
 from synprep.train import RunConfig, train
@@ -17,10 +20,24 @@ tc["train"] = os.path.dirname(sm.input.train)
 tc["valid"] = os.path.dirname(sm.input.valid) if "valid" in sm.input.keys() else ""
 tc["out"] = os.path.dirname(sm.output.summary)
 tc.setdefault("lang", sm.params.lang)
-tc["threads"] = sm.threads
+gpus = int(getattr(sm.resources, "gpu", 0) or 0)  # train.gpus, or what a profile sets
+tc["threads"] = max(1, sm.threads // max(1, gpus))
 tc.setdefault("progress", True)  # the log is not a terminal: a progress line every 30 s
-summary = train(RunConfig.from_dict(cfg, where=f"run {sm.wildcards.run}"), resume=True,
-                log=lambda msg: print(msg, file=log))
+run = RunConfig.from_dict(cfg, where=f"run {sm.wildcards.run}")
+if gpus >= 2:
+    os.makedirs(tc["out"], exist_ok=True)
+    launch = os.path.join(tc["out"], "torchrun.json")
+    with open(launch, "w", encoding="utf-8") as f:
+        json.dump(run.to_dict(), f, indent=1)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}",
+           "-m", "synprep.cli", "train", "--config", launch]
+    print(" ".join(cmd), file=log)
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
+    if done.returncode != 0:
+        sys.exit(f"torchrun failed ({done.returncode}); see the lines above")
+    summary = json.loads(done.stdout)  # rank 0's
+else:
+    summary = train(run, resume=True, log=lambda msg: print(msg, file=log))
 tmp = f"{sm.output.summary}.tmp"
 with open(tmp, "w", encoding="utf-8") as f:
     json.dump(summary, f, indent=1, sort_keys=True)
