@@ -166,7 +166,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(REPO / "bench" / "out" / "induce"), help="runs and results go here")
     ap.add_argument("--variants", default="sa,sa-hard,fa")
     ap.add_argument("--phase", choices=["all", "train", "eval"], default="all")
-    ap.add_argument("--steps", type=int, default=250, help="updates of each run (default 250: ~50 min a run on a busy 2-core box)")
+    ap.add_argument("--steps", type=int, default=250, help="updates of each run (default 250; 150 updates took 72 min wall, 8.7 min CPU, a run on a busy 2-core box: docs/analysis.md)")
     ap.add_argument("--valid-every", type=int, help="validation (and checkpoint) every N updates (default: once, at the end)")
     ap.add_argument("--stop-at", type=int, help="stop (or resume up to) this update instead of --steps; the warm-up and the run's name stay those of --steps")
     ap.add_argument("--preset", default="small")
