@@ -103,6 +103,8 @@ if INDUCE:
                 "../envs/synprep.yaml"
             log:
                 "logs/shard_gold_treebank/treebank.log",
+            benchmark:
+                "benchmarks/shard_gold_treebank/treebank.tsv"
             shell:
                 "synprep shard {input.gold} -o {output.dataset} --side src --vocab-from {input.vocab} "
                 "--words syntactic --projectivity lift --unknown-labels map --labels {params.labels} "
@@ -122,6 +124,8 @@ if INDUCE:
                 "../envs/synprep.yaml"
             log:
                 "logs/dump_treebank_scores/{run}.log",
+            benchmark:
+                "benchmarks/dump_treebank_scores/{run}.tsv"
             script:
                 "../scripts/dump_tree_scores.py"
 
@@ -172,6 +176,8 @@ if INDUCE and INDUCE["gate_runs"]:
             "../envs/synprep.yaml"
         log:
             "logs/dump_gate_norms/{run}.log",
+        benchmark:
+            "benchmarks/dump_gate_norms/{run}.tsv"
         script:
             "../scripts/dump_gate_norms.py"
 
@@ -191,6 +197,8 @@ if INDUCE and INDUCE["gate_runs"]:
             "../envs/synprep.yaml"
         log:
             "logs/summarize_gates/gates.log",
+        benchmark:
+            "benchmarks/summarize_gates/gates.tsv"
         script:
             "../scripts/summarize_gates.py"
 
