@@ -430,8 +430,9 @@ def test_deleting_one_shard_rebuilds_only_what_depends_on_it(tiny_run):
     assert {p.name: p.read_bytes() for p in prep.glob("001.*")} == old
     counts = _job_counts(_snakemake(*dry, cwd=first).stdout)
     assert counts.get("write_shard") == 1 and "split_corpus" not in counts and "filter_pairs" not in counts, counts
-    _run(first, config)  # the module's run is complete again for the tests after this one
-    assert _checksums(first) == before
+    # the shard back (not the whole run: training would rerun) for the tests after this one
+    _snakemake("--cores", "2", "results/shards/001", *dry[2:], cwd=first)
+    assert (first / "results" / "shards" / "001" / "manifest.json").exists()
 
 
 @pytest.mark.workflow
