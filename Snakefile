@@ -9,7 +9,17 @@
 
 from snakemake.utils import min_version, validate
 
+from synprep.yamlio import check_config_files
+
 min_version("8.0")
+
+
+# The config is read strictly first (synprep.yamlio): a key given twice is an error
+# naming both lines (snakemake would keep the last one), a syntax error in
+# config/config.yaml names its line. Files given with --configfile are parsed by
+# snakemake before this line runs: for a syntax error there snakemake names no line,
+# and `python -m synprep.yamlio FILE` does.
+check_config_files(["config/config.yaml", *workflow.overwrite_configfiles])
 
 
 configfile: "config/config.yaml"

@@ -142,10 +142,11 @@ cdef inline bint is_ws(unsigned char c) nogil:
     return c == 32 or (9 <= c <= 13) or (28 <= c <= 31)
 
 cdef inline int parse_uint(const unsigned char* s, Py_ssize_t n) nogil:
-    """ASCII digits only, at most 9 of them; -1 otherwise."""
+    """ASCII digits only, at most 9 of them, no leading zero (the plain integers of
+    synprep.conllu._uint); -1 otherwise."""
     cdef int v = 0
     cdef Py_ssize_t i
-    if n == 0 or n > 9:
+    if n == 0 or n > 9 or (n > 1 and s[0] == 48):
         return -1
     for i in range(n):
         if s[i] < 48 or s[i] > 57:
@@ -446,8 +447,8 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                     if wid != expected or s.n >= MAXW:
                         ok = False
                         continue
-                    if fe[7] == fs[7] or (fe[7] - fs[7] == 1 and src[fs[7]] == 95):
-                        ok = False
+                    if fe[7] == fs[7] or (fe[7] - fs[7] == 1 and src[fs[7]] == 95) or fe[1] == fs[1]:
+                        ok = False  # empty DEPREL or empty FORM
                         continue
                     h = parse_uint(src + fs[6], fe[6] - fs[6])
                     if h < 0:
@@ -469,7 +470,7 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                 if k2 < fe[0]:
                     a = parse_uint(src + fs[0], k2 - fs[0])
                     b = parse_uint(src + k2 + 1, fe[0] - k2 - 1)
-                    if a < 0 or b < 0 or b <= a or a != expected or mwt_end >= expected or s.nmwt >= MAXW:
+                    if a < 0 or b < 0 or b <= a or a != expected or mwt_end >= expected or s.nmwt >= MAXW or fe[1] == fs[1]:
                         ok = False
                         continue
                     mwt_end = b

@@ -200,9 +200,9 @@ def account_shard(
 
 def summarize(ledgers: Sequence[dict], stages: Sequence[str] = (), partition: bool = True) -> dict:
     """All shards' ledgers plus the totals per stage and reason. ``partition=False``
-    for a subset of a run's shards (the training or held-out shards), whose inputs
-    cannot partition the corpus lines: each shard is then only checked on its own,
-    and ``"subset": true`` says so."""
+    for a subset of a run's shards (a shard's own log, the training or held-out
+    shards), whose inputs cannot partition the corpus lines: each shard is then only
+    checked on its own, and ``"subset": true`` says so."""
     order = list(stages)
     for led in ledgers:
         for row in led["stages"]:

@@ -1,6 +1,8 @@
 """A fast, strict, streaming CoNLL-U reader.
 
-Algorithm. The input is read in binary blocks of about 1 MiB that end on a newline,
+Algorithm. The input is read in binary blocks of about 1 MiB that end on a newline
+(a UTF-8 byte-order mark at the very start of the input is skipped; U+FEFF anywhere
+else is text like any other, so it makes an ID or a comment line invalid),
 decoded strictly as UTF-8 (a block that fails is decoded line by line so the bad line
 can be named), and split into lines. Lines are grouped into sentences at blank lines;
 each sentence is validated and turned into a :class:`Sentence` in one pass over its
@@ -12,7 +14,9 @@ Invariants of every :class:`Sentence` yielded:
 * ``rows`` holds the ten columns of each syntactic word, IDs 1..n in order;
 * ``heads`` are 0-based with exactly one ``-1`` (the root), every head in range,
   and following heads from any word reaches the root (no cycles);
-* every DEPREL is non-empty;
+* IDs and HEADs are plain integers (ASCII digits, no sign, spaces, underscores or
+  leading zeros), as are both numbers of a range ``a-b`` and an empty node ``a.b``;
+* every FORM (of a word and of a multiword token) and every DEPREL is non-empty;
 * multiword-token ranges ``a-b`` start at the next word, have ``b > a``, do not
   overlap and end inside the sentence (``mwts`` holds them 0-based, inclusive).
 
@@ -34,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from .errors import InputError
+from .textio import BOM  # skipped at the very start of a file by every synprep reader
 
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "format_conllu", "open_binary"]
 
@@ -118,8 +123,9 @@ def open_binary(source: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, str, bo
 
 def _blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The stream in blocks of about ``_BLOCK`` bytes that each end with a newline
-    (one is added to a last line that lacks it)."""
+    (one is added to a last line that lacks it), a leading byte-order mark removed."""
     rest = b""
+    first = True
     while True:
         try:
             block = stream.read(_BLOCK)
@@ -128,12 +134,21 @@ def _blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
         if not block:
             break
         block = rest + block
+        if first:
+            if len(block) < len(BOM) and BOM.startswith(block):
+                rest = block  # too short to tell yet (a pipe may deliver 1 byte)
+                continue
+            first = False
+            if block.startswith(BOM):
+                block = block[len(BOM) :]
         cut = block.rfind(b"\n")
         if cut < 0:
             rest = block
             continue
         rest = block[cut + 1 :]
         yield block[: cut + 1]
+    if first and rest.startswith(BOM):
+        rest = rest[len(BOM) :]
     if rest:
         yield rest + b"\n"
 
@@ -234,6 +249,16 @@ def _build(
         return None
 
 
+_PLAIN = " (plain ASCII digits: no sign, spaces, underscores or leading zeros)"
+
+
+def _uint(s: str) -> bool:
+    """Is ``s`` a non-negative integer written the one plain way: ASCII digits, no
+    sign, no spaces or underscores, no leading zero (``int()`` accepts ``+3``,
+    `` 3``, ``0_3`` and other scripts' digits; the compiled reader does not)."""
+    return s.isascii() and s.isdigit() and (s[0] != "0" or len(s) == 1)
+
+
 def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | None:
     rows: list[list[str]] = []
     row_lines: list[int] = []
@@ -267,13 +292,12 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
             hint = " (are the columns separated by spaces instead of tabs?)" if len(f) < 10 and " " in line else ""
             raise InputError(name, lineno, f"found {len(f)} tab-separated columns; expected 10{hint}", "columns")
         wid = f[0]
-        if wid.isdigit():
-            try:
-                i = int(wid)
-            except ValueError:
-                raise InputError(name, lineno, f"ID {wid!r} is not an integer; expected {expected}", "id") from None
+        if wid.isdigit() and wid.isascii() and wid[0] != "0":  # _uint but "0" (never a word's ID), inlined
+            i = int(wid)
             if i != expected:
                 raise InputError(name, lineno, f"ID {i} is out of order; expected {expected}", "id-order")
+            if not f[1]:
+                raise InputError(name, lineno, f"word {i} has an empty FORM; expected the word (UD writes a missing value as _)", "form")
             if not f[7] or f[7] == "_":
                 raise InputError(name, lineno, f"word {i} has an empty DEPREL; expected a relation label such as nsubj", "deprel")
             rows.append(f)
@@ -282,7 +306,7 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
             continue
         if "-" in wid:
             a, _, b = wid.partition("-")
-            if not (a.isdigit() and b.isdigit()):
+            if not (_uint(a) and _uint(b)):
                 raise InputError(name, lineno, f"multiword range {wid!r} is malformed; expected two integers like 3-4", "mwt")
             ia, ib = int(a), int(b)
             if ib <= ia:
@@ -291,15 +315,19 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
                 raise InputError(
                     name, lineno, f"multiword range {wid} does not start at the next word or overlaps another; expected {expected}-N", "mwt"
                 )
+            if not f[1]:
+                raise InputError(name, lineno, f"multiword token {wid} has an empty FORM; expected its surface form", "form")
             mwt_end = ib
             mwts.append((ia - 1, ib - 1, f[1], f[9]))
             continue
         if "." in wid:
             a, _, b = wid.partition(".")
-            if a.isdigit() and b.isdigit():
+            if _uint(a) and _uint(b):
                 continue  # empty node of the enhanced graph: ignored
             raise InputError(name, lineno, f"empty-node ID {wid!r} is malformed; expected N.M", "id")
-        raise InputError(name, lineno, f"ID {wid!r} is not an integer; expected {expected}", "id")
+        if wid == "0":
+            raise InputError(name, lineno, f"ID 0 is out of order; expected {expected}", "id-order")
+        raise InputError(name, lineno, f"ID {wid!r} is not an integer; expected {expected}{_PLAIN}", "id")
 
     n = len(rows)
     if n == 0:
@@ -314,10 +342,12 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
     root = -1
     for i, r in enumerate(rows):
         h = r[6]
-        try:
+        if h.isdigit() and h.isascii() and (h[0] != "0" or len(h) == 1):  # _uint, inlined: per word
             hv = int(h)
-        except ValueError:
-            raise InputError(name, row_lines[i], f"HEAD {h!r} of word {i + 1} is not an integer; expected 0..{n}", "head") from None
+        elif h[:1] == "-" and h[1:] != "0" and _uint(h[1:]):
+            hv = -int(h[1:])  # reported as out of range below
+        else:
+            raise InputError(name, row_lines[i], f"HEAD {h!r} of word {i + 1} is not an integer; expected 0..{n}{_PLAIN}", "head")
         if hv < 0 or hv > n:
             raise InputError(name, row_lines[i], f"HEAD {hv} of word {i + 1} is out of range; expected 0..{n}", "head-range")
         if hv == 0:

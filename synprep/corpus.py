@@ -77,6 +77,7 @@ BAD_COLUMNS = "bad-columns"
 #: characters that break one-record-a-line text (str.splitlines' separators and tab)
 _BREAKS = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+_SPLIT_FILE = re.compile(r"^(\d+(\.rejects)?\.tsv|.*\.json)$")
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -221,26 +222,12 @@ class _OwningGzip(gzip.GzipFile):
 
 
 def _raw_lines(path: str) -> Iterator[bytes]:
-    """The lines of a file without their line ending (LF or CRLF)."""
-    stream, name = open_raw(path), path
+    """The lines of a file without their line ending (LF or CRLF; :func:`synprep.textio.lines`)."""
+    from .textio import lines
+
+    stream = open_raw(path)
     try:
-        first = True
-        while True:
-            try:
-                raw = stream.readline()
-            except (OSError, EOFError) as e:  # a truncated or corrupt .gz
-                raise InputError(name, None, f"cannot be read: {e}", reason="unreadable") from None
-            if not raw:
-                return
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-                if raw.endswith(b"\r"):
-                    raw = raw[:-1]
-            if first:
-                first = False
-                if raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-            yield raw
+        yield from lines(stream, path)
     finally:
         stream.close()
 
@@ -344,20 +331,25 @@ def write_all_shards(spec: CorpusSpec, n_shards: int, out_dir: str | os.PathLike
     """Write every shard as ``OUT_DIR/<shard>.tsv`` + ``OUT_DIR/<shard>.rejects.tsv`` in
     one read of the corpus; with ``summaries``, also each shard's JSON summary
     ``OUT_DIR/<shard>.json`` (:meth:`SplitSummary.record`, the bytes ``synprep split
-    --shard K --summary`` writes). Every file is written atomically."""
+    --shard K --summary`` writes). ``OUT_DIR`` is replaced as a whole when all shards
+    are written (:func:`synprep.outputs.replace_dir`), so it never mixes shards of
+    two runs."""
     from .accounting import write_json
+    from .outputs import replace_dir
 
-    out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
+    def owned(d) -> bool:  # an earlier split's output: shard files, summaries
+        return all(_SPLIT_FILE.match(n) or n.startswith(".") for n in os.listdir(d))
+
     names = shard_names(n_shards)
-    targets = {
-        i: (os.path.join(out_dir, f"{name}.tsv"), os.path.join(out_dir, f"{name}.rejects.tsv"))
-        for i, name in enumerate(names)
-    }
-    summary = _write(spec, n_shards, targets)
-    if summaries:
-        for i, name in enumerate(names):
-            write_json(os.path.join(out_dir, f"{name}.json"), summary.record(spec, n_shards, i))
+    with replace_dir(out_dir, owned=owned, option="--out-dir") as tmp:
+        targets = {
+            i: (os.path.join(tmp, f"{name}.tsv"), os.path.join(tmp, f"{name}.rejects.tsv"))
+            for i, name in enumerate(names)
+        }
+        summary = _write(spec, n_shards, targets)
+        if summaries:
+            for i, name in enumerate(names):
+                write_json(os.path.join(tmp, f"{name}.json"), summary.record(spec, n_shards, i))
     return summary
 
 
@@ -448,9 +440,19 @@ def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]])
 def read_shard(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
     """``(id, src, tgt)`` for each line of a shard written by :func:`write_shard`."""
     path = os.fspath(path)
-    with open(path, encoding="utf-8", newline="\n") as f:
-        for n, line in enumerate(f, 1):
-            cols = line.rstrip("\n").split("\t")
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+    from .textio import lines
+
+    with f:
+        for n, raw in enumerate(lines(f, path), 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(path, n, "bytes that are not UTF-8; expected UTF-8 text", reason=BAD_ENCODING) from None
+            cols = line.split("\t")
             if len(cols) != 3:
                 raise InputError(path, n, f"{len(cols)} column(s); expected 3 (id, src, tgt)", reason="bad-columns")
             yield cols[0], cols[1], cols[2]
@@ -712,16 +714,17 @@ def build_vocabulary(
     and labels alike, and inherits ``languages`` (side -> code) from. Deterministic
     for a given input and ``cfg.seed``."""
     import json
-    from pathlib import Path
 
     from . import shards as sh
     from .conllu import read_conllu
+    from .outputs import check_replaceable, replace_dir
     from .errors import InputError as _InputError
     from .subwords import reservoir_sample, train_spm
     from .tree import to_tree
 
     cfg = cfg or sh.ShardConfig()
     cfg.check()
+    check_replaceable(out_dir, sh.is_dataset_dir)
     labels: set[str] = {"root"}
 
     def pairs_of_words():
@@ -740,8 +743,6 @@ def build_vocabulary(
     if not sample:
         raise ConfigError("no parsed pair to build the vocabulary from: every pair was rejected before parsing?")
     samples = {"src": [p[0] for p in sample], "tgt": [p[1] for p in sample]}
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     if cfg.joint:
         model = train_spm(samples["src"] + samples["tgt"], cfg.vocab_size, cfg.character_coverage, cfg.model_type,
                           sample_size=2 * cfg.sample, seed=cfg.seed, name="spm.model")
@@ -752,8 +753,6 @@ def build_vocabulary(
                                         cfg.sample, cfg.seed, f"{s}.model"))
             for s in ("src", "tgt")
         }
-    for name, model in {name: m for name, m in models.values()}.items():
-        model.save(out / name)
     label_list = sorted(labels)
     manifest = {
         "format": sh.FORMAT,
@@ -771,7 +770,10 @@ def build_vocabulary(
                                                    "model_type", "joint", "sample", "seed")},
         "shards": [],
     }
-    sh.atomic_write(out / sh.MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    with replace_dir(out_dir, owned=sh.is_dataset_dir) as out:  # the model(s) and manifest as a whole
+        for name, model in {name: m for name, m in models.values()}.items():
+            model.save(out / name)
+        sh.atomic_write(out / sh.MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     return manifest
 
 

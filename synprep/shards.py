@@ -39,9 +39,11 @@ them, see :mod:`synprep.data`). Features are defined in :mod:`synprep.features`.
 
 Guarantees of the writer:
 
-* atomic: a shard, the model files and the manifest are written under a temporary
-  name in the output directory and renamed into place; the manifest last, so a
-  directory with a manifest is complete;
+* atomic: the whole directory is written beside the output directory and swapped
+  in when complete (:func:`synprep.outputs.replace_dir`), so the output directory
+  always holds one complete dataset, old or new, never shards of one beside the
+  manifest of the other; inside it, every file is written under a temporary name
+  and renamed, the manifest last;
 * deterministic: identical input and settings give byte-identical shards, models
   and manifest (no times, no host names; the sentencepiece sample is seeded);
 * nothing is lost: ``counts.input == counts.kept + sum(counts.rejected.values())``,
@@ -319,15 +321,19 @@ class _SideArrays:
         self.max_depth = max_depth
         self.transitions = transitions
 
-    def encode(self, trees) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(piece ids, pieces per word, pieces per sentence)."""
+    def encode(self, trees) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
+        """(piece ids, pieces per word, pieces per sentence, {sentence index: why}
+        for the sentences with a word whose pieces do not give it back exactly)."""
         words = [w for t in trees for w in t.words]
         ids, counts = self.model.encode_many(words)
         nw = np.fromiter((len(t.words) for t in trees), dtype=np.int64, count=len(trees))
         wo = np.zeros(len(trees) + 1, dtype=np.int64)
         np.cumsum(nw, out=wo[1:])
         per_sent = np.add.reduceat(counts, wo[:-1]) if len(trees) else np.zeros(0, dtype=np.int64)
-        return ids, counts, per_sent
+        bad: dict[int, str] = {}
+        for k, why in self.model.check_words(words, ids, counts):
+            bad.setdefault(int(np.searchsorted(wo, k, side="right")) - 1, why)
+        return ids, counts, per_sent, bad
 
     def columns(self, trees, ids, counts, prefix: str) -> dict:
         import pyarrow as pa
@@ -470,6 +476,12 @@ def _side_of_inputs(src: str | None, tgt: str | None, cfg: ShardConfig) -> tuple
     return {cfg.side: one}, cfg.side
 
 
+def is_dataset_dir(path: Path) -> bool:
+    """Does the directory hold only what :func:`build_dataset` writes (so that it may
+    be replaced by a new dataset)?"""
+    return all(n in (MANIFEST, REJECTS) or n.endswith((".arrow", ".model")) or n.startswith(".") for n in os.listdir(path))
+
+
 def build_dataset(
     out_dir: str | os.PathLike,
     src: str | None = None,
@@ -491,7 +503,20 @@ def build_dataset(
     sample of sentences, and the subword model(s) are trained on it. ``languages``
     (side -> code, recorded as the manifest's ``languages``; the detokenizer of
     ``synprep translate`` reads the target's) is completed from ``vocab_from``'s.
-    ``progress``: pairs read in each pass, on stderr (:mod:`synprep.progress`)."""
+    ``progress``: pairs read in each pass, on stderr (:mod:`synprep.progress`).
+
+    ``out_dir`` is replaced as a whole (:func:`synprep.outputs.replace_dir`): the
+    dataset is written beside it and swapped in when complete, so at every instant
+    it holds the complete old dataset or the complete new one; a non-empty directory
+    that is not a dataset is an error before any work."""
+    from .outputs import replace_dir
+
+    with replace_dir(out_dir, owned=is_dataset_dir) as tmp:
+        return _write_dataset(tmp, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress)
+
+
+def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress) -> dict:
+    """:func:`build_dataset` into the (new, empty) directory ``out_dir``."""
     import pyarrow as pa
 
     from .progress import progress as _progress
@@ -604,17 +629,24 @@ def build_dataset(
         if not buf:
             return
         enc = {s: arrays[s].encode([b[1][s] for b in buf]) for s in sides}
+        bad_words = np.zeros(len(buf), dtype=bool)
+        for s in sides:  # source first: a pair is rejected for its first failing side
+            for i, why in sorted(enc[s][3].items()):
+                if not bad_words[i]:
+                    bad_words[i] = True
+                    rejects.append(_Reject(buf[i][0], s, "subwords", buf[i][2][s], why))
         too_long = np.zeros(len(buf), dtype=bool)
         for s in sides:
             too_long |= enc[s][2] > cfg.max_len
+        too_long &= ~bad_words
         for i in np.flatnonzero(too_long):
             n, trees, where = buf[i]
             s = next(s for s in sides if enc[s][2][i] > cfg.max_len)
             rejects.append(_Reject(n, s, "too-long", where[s], f"{int(enc[s][2][i])} pieces > max_len {cfg.max_len}"))
-        keep = ~too_long
+        keep = ~(too_long | bad_words)
         cols = {}
         for s in sides:
-            ids, counts, per_sent = enc[s]
+            ids, counts, per_sent, _bad = enc[s]
             trees = [b[1][s] for b, k in zip(buf, keep) if k]
             wkeep = np.repeat(keep, [len(b[1][s].words) for b in buf])
             pkeep = np.repeat(wkeep, counts)
@@ -691,11 +723,6 @@ def build_dataset(
         "rejects_file": REJECTS,
     }
     assert total == kept + sum(reasons.values())
-    # shards left over from an earlier, larger run in the same directory
-    written = {s["file"] for s in shards}
-    for p in out.glob("shard-*.arrow"):
-        if p.name not in written:
-            p.unlink()
     atomic_write(out / MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     return manifest
 
@@ -777,7 +804,59 @@ def read_manifest(path: str | os.PathLike) -> dict:
         raise InputError(
             str(mpath), None, f"schema version {v}, but this synprep reads version {SCHEMA_VERSION}; rewrite the shards", "invalid"
         )
+    _check_manifest(m, str(mpath))
     return m
+
+
+def _check_manifest(m: dict, where: str) -> None:
+    """The types of the manifest entries that readers use (InputError naming the entry):
+    a hand-edited or damaged manifest fails here, not as a TypeError further on."""
+
+    def bad(key: str, value, expected: str):
+        raise InputError(where, None, f"{key} is {value!r}; expected {expected} (the manifest was changed: "
+                         "write the dataset again)", "invalid")
+
+    def is_int(x, lo=0) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and x >= lo
+
+    sides = m.get("sides")
+    if not isinstance(sides, list) or not sides or not all(x in SIDES for x in sides) or len(set(sides)) != len(sides):
+        bad("sides", sides, "a list of src and/or tgt")
+    if m.get("transition_side") not in (*sides, None):
+        bad("transition_side", m.get("transition_side"), "one of the sides or null")
+    labels = m.get("labels")
+    if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
+        bad("labels", labels, "a list of label names")
+    pieces = m.get("pieces")
+    models = pieces.get("models") if isinstance(pieces, dict) else None
+    if not isinstance(models, dict):
+        bad("pieces", pieces, "an object with the subword models")
+    for side, e in models.items():
+        if not isinstance(e, dict) or not isinstance(e.get("file"), str) or not e["file"]:
+            bad(f"pieces.models.{side}", e, "an object with a model file name")
+        for k in ("vocab_size", "pad_id", "unk_id", "bos_id", "eos_id"):
+            if not is_int(e.get(k), -1):
+                bad(f"pieces.models.{side}.{k}", e.get(k), "an integer")
+        if not isinstance(e.get("sha256"), str):
+            bad(f"pieces.models.{side}.sha256", e.get("sha256"), "the model's SHA-256")
+    tokens = m.get("tokens", {})
+    if not isinstance(tokens, dict) or not all(is_int(v, -1) for k, v in tokens.items() if k.endswith(("_id", "_size", "_base"))):
+        bad("tokens", tokens, "an object of integer ids and sizes")
+    shards = m.get("shards")
+    if not isinstance(shards, list):
+        bad("shards", shards, "a list of shard entries")
+    for i, e in enumerate(shards):
+        if not isinstance(e, dict):
+            bad(f"shards[{i}]", e, "an object with file, rows, bytes and sha256")
+        if not isinstance(e.get("file"), str) or not e["file"]:
+            bad(f"shards[{i}].file", e.get("file"), "a file name")
+        if not is_int(e.get("rows")):
+            bad(f"shards[{i}].rows", e.get("rows"), "a row count")
+        if "bytes" in e and not is_int(e["bytes"]):
+            bad(f"shards[{i}].bytes", e["bytes"], "a size in bytes")
+        sha = e.get("sha256")
+        if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+            bad(f"shards[{i}].sha256", sha, "a SHA-256 in hex")
 
 
 def shard_paths(path: str | os.PathLike) -> list[Path]:
@@ -828,30 +907,91 @@ def open_shard(path: str | os.PathLike, expected_rows: int | None = None):
 
 
 def open_dataset(path: str | os.PathLike, verify_checksums: bool = False) -> tuple[dict, list]:
-    """(manifest, memory-mapped tables of every shard)."""
+    """(manifest, memory-mapped tables of every shard); with ``verify_checksums``,
+    every shard's size and SHA-256 are checked first (:func:`verify`, remembered)."""
     m = read_manifest(path)
     base = _manifest_dir(path)
     if verify_checksums:
-        verify(path)
+        verify(path, cache=True)
     return m, [open_shard(base / s["file"], s["rows"]) for s in m["shards"]]
 
 
-def verify(path: str | os.PathLike) -> None:
-    """Check every shard's size and SHA-256 against the manifest (InputError naming
-    the first file that differs)."""
+def verify(path: str | os.PathLike, cache: bool = False) -> None:
+    """Check every shard's size and SHA-256, and every subword model's SHA-256,
+    against the manifest (InputError naming the first file that differs, saying how
+    to go on).
+
+    With ``cache``, a shard hashed once is not hashed again while its size,
+    modification and change times (ns) and inode stay those it had when it matched:
+    the verified states are remembered in ``$XDG_CACHE_HOME/synprep/verified/`` (default
+    ``~/.cache``), one small JSON file a dataset, never in the dataset itself (so a
+    read-only dataset verifies as well; only the remembering is skipped where the cache
+    cannot be written)."""
     m = read_manifest(path)
     base = _manifest_dir(path)
-    for s in m["shards"]:
+    remembered = _VerifiedCache(base) if cache else None
+    hint = "write the dataset again (or pass --no-verify to use it as it is)"
+    models = {e["file"]: e for e in m["pieces"]["models"].values() if "sha256" in e}
+    for s in m["shards"] + [{"file": f, "sha256": e["sha256"]} for f, e in sorted(models.items())]:
         p = base / s["file"]
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            raise InputError(str(p), None, f"listed in the manifest but missing; {hint}", "unreadable") from None
+        if "bytes" in s and st.st_size != s["bytes"]:
+            raise InputError(str(p), None, f"{st.st_size} bytes, the manifest says {s['bytes']}: the shard was changed "
+                             f"or truncated; {hint}", "truncated")
+        state = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, s["sha256"]]
+        if remembered is not None and remembered.get(s["file"]) == state:
+            continue
         h = hashlib.sha256()
         try:
             with open(p, "rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     h.update(block)
-        except FileNotFoundError:
-            raise InputError(str(p), None, "listed in the manifest but missing", "unreadable") from None
+        except OSError as e:
+            raise InputError(str(p), None, f"cannot be read ({e.strerror})", "unreadable") from None
         if h.hexdigest() != s["sha256"]:
-            raise InputError(str(p), None, "checksum differs from the manifest: the shard was changed or truncated", "truncated")
+            raise InputError(str(p), None, f"checksum differs from the manifest: the shard was changed or truncated; {hint}", "truncated")
+        if remembered is not None:
+            remembered.put(s["file"], state)
+    if remembered is not None:
+        remembered.save()
+
+
+class _VerifiedCache:
+    """Per dataset directory: shard file -> [size, mtime_ns, ctime_ns, inode, sha256]
+    of its last successful verification (see :func:`verify`)."""
+
+    def __init__(self, base: Path):
+        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        real = os.path.realpath(base)
+        self.path = Path(root) / "synprep" / "verified" / (hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json")
+        self.files: dict = {}
+        self.changed = False
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("dataset") == real and isinstance(data.get("files"), dict):
+                self.files = data["files"]
+        except (OSError, ValueError, AttributeError):
+            pass  # no cache yet, or an unreadable one: verify everything
+        self.real = real
+
+    def get(self, name: str):
+        return self.files.get(name)
+
+    def put(self, name: str, state: list) -> None:
+        self.files[name] = state
+        self.changed = True
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps({"dataset": self.real, "files": self.files}).encode("utf-8"))
+        except OSError:
+            pass  # a read-only cache: verification still happened, it is only not remembered
 
 
 def row_dict(table, i: int) -> dict:

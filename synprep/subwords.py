@@ -16,7 +16,17 @@ back, exactly. Three training settings make that hold for any input:
 
 A word that itself contains whitespace (UD allows ``10 000`` in some treebanks)
 would break the last rule, so its spaces are encoded as U+E000 (a private-use
-character) and decoded back to a space.
+character) and decoded back to a space. sentencepiece's own mark ``▁`` (U+2581) in a
+word would be read as a word start, and a literal U+E000 would decode to a space,
+so these are escaped too: U+E001 is an escape character that makes the next one
+literal (``\ue001\ue002`` is ``▁``, ``\ue001\ue000`` is U+E000, ``\ue001\ue001``
+is U+E001); :func:`protect` and :func:`unprotect` are inverse for every string.
+
+Exactness is checked, not assumed: :meth:`SubwordModel.check_words` names every word
+whose pieces break the word-start rule, contain ``<unk>`` or (for a word that is
+not printable ASCII) do not decode back to it -- which a model made elsewhere, with
+another normalization or without byte fallback, can do. The shard writer rejects
+such a pair (reason ``subwords``) instead of storing pieces that spell another word.
 
 Training (:func:`train_spm`) is deterministic: the sample of ``sample_size``
 sentences is drawn by reservoir sampling with ``random.Random(seed)`` in input
@@ -34,6 +44,7 @@ import hashlib
 import io
 import os
 import random
+import re
 from itertools import chain
 from typing import Iterable, Sequence
 
@@ -41,11 +52,37 @@ import numpy as np
 
 from .errors import ConfigError, InputError
 
-__all__ = ["SubwordModel", "train_spm", "reservoir_sample", "load_spm", "SPACE_STANDIN"]
+__all__ = ["SubwordModel", "train_spm", "reservoir_sample", "load_spm", "SPACE_STANDIN", "protect", "unprotect"]
 
 #: stands in for a space inside a word while encoding (decoded back to " ")
 SPACE_STANDIN = "\ue000"
+#: makes the next character literal (see the module docstring)
+ESCAPE = "\ue001"
 _META = "\u2581"  # sentencepiece's word-boundary mark
+_META_STANDIN = "\ue002"
+_PROTECT = str.maketrans({" ": SPACE_STANDIN, _META: ESCAPE + _META_STANDIN, SPACE_STANDIN: ESCAPE + SPACE_STANDIN,
+                          ESCAPE: ESCAPE + ESCAPE})
+_MARKS = re.compile(f"[ {_META}{SPACE_STANDIN}{ESCAPE}]")
+_UNPROTECT = re.compile(f"{ESCAPE}(.)|{SPACE_STANDIN}", re.DOTALL)
+
+
+def protect(word: str) -> str:
+    """The text sentencepiece encodes for ``word``: spaces and the marks escaped."""
+    return word.translate(_PROTECT) if _MARKS.search(word) else word
+
+
+def _unescape(m: "re.Match[str]") -> str:
+    c = m.group(1)
+    if c is None:
+        return " "
+    return _META if c == _META_STANDIN else c
+
+
+def unprotect(text: str) -> str:
+    """The inverse of :func:`protect` (``unprotect(protect(w)) == w`` for every ``w``)."""
+    if SPACE_STANDIN not in text and ESCAPE not in text:
+        return text
+    return _UNPROTECT.sub(_unescape, text)
 
 
 class SubwordModel:
@@ -76,6 +113,7 @@ class SubwordModel:
                 "unreadable",
             )
         self._pieces: list[str] | None = None
+        self._begins_mask: np.ndarray | None = None
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -126,23 +164,63 @@ class SubwordModel:
     def encode_many(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Encode a flat list of words (of any number of sentences) in one call.
 
-        Returns (pieces int32, pieces per word int64)."""
-        words = [_protect(w) for w in words]
-        enc = self.sp.encode(words)
+        Returns (pieces int32, pieces per word int64). A word that encodes to no
+        pieces (the empty word) gets 0; :meth:`check_words` reports it."""
+        enc = self.sp.encode(_protect_all(words))
         lengths = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
-        if lengths.size and not lengths.all():
-            bad = words[int(np.argmin(lengths))]
-            raise ValueError(f"the word {bad!r} encodes to no pieces (empty words are not allowed)")
         ids = np.fromiter(chain.from_iterable(enc), dtype=np.int32, count=int(lengths.sum()))
         return ids, lengths
 
+    def check_words(self, words: Sequence[str], ids: np.ndarray, lengths: np.ndarray) -> list[tuple[int, str]]:
+        """``(index, why)`` for every word whose pieces (``encode_many``'s output) do
+        not give it back exactly, in order: no pieces; a piece after the first that
+        begins a word (or a first that does not); ``<unk>``; or, for a word that is
+        not printable ASCII, a decoding that differs. (Printable ASCII is not
+        decoded, to keep this cheap: no normalization, NFKC included, rewrites it,
+        so a model can only lose such a character to ``<unk>``, which is checked.)"""
+        if not len(words):
+            return []
+        begins = self._begins()
+        starts = np.zeros(len(lengths), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        first = np.zeros(len(ids), dtype=bool)
+        first[starts[lengths > 0]] = True
+        suspect = np.zeros(len(words), dtype=bool)
+        suspect[lengths == 0] = True
+        wrong = np.flatnonzero((begins[ids] != first) | (ids == self.unk_id))
+        if len(wrong):
+            suspect[np.searchsorted(starts, wrong, side="right") - 1] = True
+        for k, w in enumerate(words):
+            if not (w.isascii() and w.isprintable()):
+                suspect[k] = True
+        out = []
+        for k in np.flatnonzero(suspect).tolist():
+            w = words[k]
+            piece_ids = ids[starts[k] : starts[k] + lengths[k]].tolist()
+            if not piece_ids:
+                out.append((k, f"the word {w!r} encodes to no pieces"))
+            elif not begins[piece_ids[0]] or begins[piece_ids[1:]].any():
+                out.append((k, f"the pieces of {w!r} ({' '.join(self.pieces[i] for i in piece_ids)}) do not mark one word start"))
+            elif self.unk_id in piece_ids:
+                out.append((k, f"the pieces of {w!r} contain <unk> (a model without byte fallback)"))
+            else:
+                back = self.decode_word(piece_ids)
+                if back != w:
+                    out.append((k, f"the pieces of {w!r} decode to {back!r}"))
+        return out
+
+    def _begins(self) -> np.ndarray:
+        if self._begins_mask is None:
+            self._begins_mask = self.begins_mask()
+        return self._begins_mask
+
     def encode_words_str(self, words: Sequence[str]) -> list[list[str]]:
         """Piece strings per word."""
-        return self.sp.encode([_protect(w) for w in words], out_type=str)
+        return self.sp.encode(_protect_all(words), out_type=str)
 
     def decode_word(self, ids: Sequence[int]) -> str:
         """The word that a word's pieces spell."""
-        return self.sp.decode([int(i) for i in ids]).replace(SPACE_STANDIN, " ")
+        return unprotect(self.sp.decode([int(i) for i in ids]))
 
     def decode_words(self, ids: Sequence[int], word_ids: Sequence[int]) -> list[str]:
         """Words of a sentence from its pieces and word ids."""
@@ -156,10 +234,13 @@ class SubwordModel:
         return [self.decode_word(p) for p in out]
 
 
-def _protect(word: str) -> str:
-    if " " in word or "\t" in word or "\n" in word:
-        return word.replace("\t", " ").replace("\n", " ").replace(" ", SPACE_STANDIN)
-    return word
+def _protect_all(words: Sequence[str]) -> list[str]:
+    """:func:`protect` of each word; one search over all of them in the usual case
+    where none has a space or a mark."""
+    words = list(words)
+    if not _MARKS.search("\n".join(words)):
+        return words
+    return [protect(w) for w in words]
 
 
 # --------------------------------------------------------------------------- training
@@ -204,7 +285,7 @@ def train_spm(
         raise ConfigError(f"character coverage must be in (0, 1], not {character_coverage}")
     if vocab_size < 300:
         raise ConfigError(f"vocab size {vocab_size} is too small: byte fallback alone takes 256 + 4 ids; use >= 300")
-    sample = reservoir_sample((" ".join(_protect(w) for w in s) for s in sentences), sample_size, seed)
+    sample = reservoir_sample((" ".join(_protect_all(s)) for s in sentences), sample_size, seed)
     if not sample:
         raise ConfigError("no sentences to train the subword model on (every input sentence was rejected?)")
     out = io.BytesIO()

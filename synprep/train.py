@@ -35,7 +35,14 @@ Exact resume: a run started again on the same ``out`` directory loads
 ``checkpoint_last.pt`` -- the architecture and every setting come from the checkpoint
 (only the run-length and logging keys of :data:`RESUMABLE` may change) -- restores the
 RNG states and skips the batches of the current epoch already seen, so an interrupted
-run ends with the same parameters as an uninterrupted one.
+run ends with the same parameters as an uninterrupted one; the records metrics.jsonl
+got after the checkpoint are dropped, since the resumed run logs those updates again.
+
+Faults. Checkpoints are written atomically (temporary file, fsync, rename) and loaded
+with ``torch.load(weights_only=True)`` (:func:`load_checkpoint`); an empty, truncated
+or foreign file is an error naming it and saying how to start over. The datasets are
+verified against their manifests before use (``verify``); a dataset without rows is
+an error, not an endless loop over empty epochs.
 """
 
 from __future__ import annotations
@@ -55,8 +62,8 @@ from .models.config import PRESETS, Config, ModelConfig, merge_dicts
 from .progress import progress
 
 __all__ = [
-    "TrainConfig", "RunConfig", "Trainer", "train", "load_model", "model_from_manifest", "inverse_sqrt", "RESUMABLE",
-    "PRESET_TRAIN", "vocab_fingerprint", "check_vocab",
+    "TrainConfig", "RunConfig", "Trainer", "train", "load_model", "load_checkpoint", "model_from_manifest",
+    "inverse_sqrt", "RESUMABLE", "PRESET_TRAIN", "vocab_fingerprint", "check_vocab",
 ]
 
 
@@ -183,40 +190,17 @@ class RunConfig(Config):
         return super().from_dict(data, where or "config")
 
 
-def _yaml_loader():
-    """SafeLoader that also reads ``5e-4`` as a float (YAML 1.1 wants ``5.0e-4``)."""
-    import re
-
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_implicit_resolver(
-        "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789")
-    )
-    return Loader
-
-
 def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) -> RunConfig:
     """A RunConfig from a YAML/JSON file (or none) plus ``key.sub=value`` overrides
-    (values parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``)."""
-    import yaml
-
-    loader = _yaml_loader()
+    (values parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``). The
+    file is read strictly (:mod:`synprep.yamlio`: a key given twice is an error
+    naming both lines)."""
+    from .yamlio import load_yaml, load_yaml_file
 
     data: dict = {}
     if path:
         p = os.fspath(path)
-        try:
-            text = Path(p).read_text(encoding="utf-8")
-        except OSError as e:
-            raise InputError(p, None, f"cannot read the config ({e.strerror})", "unreadable") from None
-        try:
-            data = yaml.load(text, Loader=loader) or {}
-        except yaml.YAMLError as e:
-            line = getattr(getattr(e, "problem_mark", None), "line", None)
-            raise InputError(p, None if line is None else line + 1, f"not valid YAML ({getattr(e, 'problem', e)})", "invalid") from None
+        data = load_yaml_file(p, what="run config") or {}
         if not isinstance(data, dict):
             raise InputError(p, None, "expected a mapping with model:, train: and optionally preset:", "invalid")
     for item in overrides or []:
@@ -224,8 +208,8 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) 
         if not sep or not key:
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=5e-4")
         try:
-            v = yaml.load(value, Loader=loader)
-        except yaml.YAMLError:
+            v = load_yaml(value, f"--set {key}")
+        except ConfigError:
             v = value
         d = data
         parts = key.split(".")
@@ -331,30 +315,87 @@ def _atomic_save(obj: Any, path: Path) -> None:
     import torch
 
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    torch.save(obj, tmp)
+    with open(tmp, "wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())  # the rename never makes a checkpoint whose bytes are not on disk
     os.replace(tmp, path)
+
+
+#: what every checkpoint written by :class:`Trainer` holds
+CHECKPOINT_KEYS = ("model", "optimizer", "step", "epoch", "pos", "best_score", "best_step", "elapsed_s", "rng", "config")
+
+
+def load_checkpoint(path: str | os.PathLike, start_over: str = "") -> dict:
+    """The state dict of a checkpoint, loaded with ``weights_only=True`` (tensors and
+    plain containers only: a checkpoint cannot run code). An empty, truncated,
+    corrupt or foreign file is an InputError naming it; ``start_over`` says how to
+    go on without it."""
+    import torch
+
+    path = os.fspath(path)
+    hint = f"; {start_over}" if start_over else ""
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        raise InputError(path, None, "no such checkpoint", "unreadable") from None
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror})", "unreadable") from None
+    if size == 0:
+        raise InputError(path, None, f"an empty file, not a checkpoint{hint}", "invalid")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a truncated or foreign file
+        why = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        raise InputError(path, None, f"cannot be loaded: truncated, corrupt or not a synprep checkpoint "
+                         f"({type(e).__name__}{': ' + why if why else ''}){hint}", "invalid") from None
+    missing = [k for k in CHECKPOINT_KEYS if not isinstance(state, dict) or k not in state]
+    if missing:
+        raise InputError(path, None, f"not a synprep checkpoint (no {', '.join(missing)}){hint}", "invalid")
+    return state
 
 
 def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
     """(model, RunConfig, checkpoint dict) from a checkpoint; the architecture comes
     from the config stored in it."""
-    import torch
-
     from .models import build_model
 
     path = os.fspath(checkpoint)
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
-    except FileNotFoundError:
-        raise InputError(path, None, "no such checkpoint", "unreadable") from None
-    except Exception as e:  # torch raises many types for a foreign file
-        raise InputError(path, None, f"not a synprep checkpoint ({type(e).__name__}: {e})", "invalid") from None
-    if not isinstance(state, dict) or "config" not in state or "model" not in state:
-        raise InputError(path, None, "not a synprep checkpoint (no config/model entries)", "invalid")
+    other = ("give another checkpoint of the run (checkpoint_best.pt or checkpoint_last.pt in its --out), "
+             "or train it again (synprep train)")
+    state = load_checkpoint(path, other)
     cfg = RunConfig.from_dict(state["config"])
     model = build_model(cfg.model)
-    model.load_state_dict(state["model"])
+    try:
+        model.load_state_dict(state["model"])
+    except (RuntimeError, KeyError, TypeError) as e:  # weights of another architecture than its config
+        why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        raise InputError(path, None, f"its weights do not fit the model its config describes ({why}); {other}",
+                         "invalid") from None
     return model.to(device).eval(), cfg, state
+
+
+def _trim_metrics(path: Path, step: Optional[int]) -> None:
+    """Drop the records of updates after ``step`` (and a line cut off by a kill) from
+    a run's metrics.jsonl: a run resumed from its checkpoint at ``step`` logs them
+    again, and they must not appear twice. ``step`` None (a run that starts over, no
+    checkpoint having been written) drops every record."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except FileNotFoundError:
+        return
+    keep = []
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if step is not None and line.endswith("\n") and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
+            keep.append(line)
+    if keep != lines:
+        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+        tmp.write_text("".join(keep), encoding="utf-8")
+        os.replace(tmp, path)
 
 
 class _Metrics:
@@ -427,14 +468,12 @@ def validate(model, ds, tc: TrainConfig, device, vocab=None, dist=None) -> dict:
 def _resume_config(cfg: RunConfig, resume: bool, say: Callable[[str], None]) -> tuple[RunConfig, Optional[dict]]:
     """Setup, part 1: the run config and the saved state of a run found in ``train.out``
     (the checkpoint's settings win, except the keys of :data:`RESUMABLE`)."""
-    import torch
-
     last_path = Path(cfg.train.out) / "checkpoint_last.pt"
     if not last_path.exists():
         return cfg, None
     if not resume:
         raise ConfigError(f"{cfg.train.out} already holds a run (checkpoint_last.pt); resume it or choose another --out")
-    state = torch.load(last_path, map_location="cpu", weights_only=False)
+    state = load_checkpoint(last_path, f"to start over, delete {cfg.train.out} or use a new --out")
     saved = RunConfig.from_dict(state["config"])
     changes = {k: getattr(cfg.train, k) for k in RESUMABLE}
     ignored = [k for k, v in cfg.train.to_dict().items() if k not in RESUMABLE and k != "out" and v != getattr(saved.train, k)]
@@ -454,16 +493,18 @@ class Trainer:
     the same steps run data-parallel (:mod:`synprep.distributed`): one more step in
     the setup, each rank's share of an update's batches, rank 0 writing the files."""
 
-    def __init__(self, cfg: RunConfig, resume: bool = True, say: Callable[[str], None] = print):
+    def __init__(self, cfg: RunConfig, resume: bool = True, say: Callable[[str], None] = print, verify: bool = True):
         import torch
 
         from .data import ShardDataset
         from .distributed import DataParallel, from_env
         from .models import build_model, variant_class
+        from .outputs import check_output_dir
 
         variant_class(cfg.model.variant)  # an unknown variant fails before any data is read
         if not cfg.train.train:
             raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
+        check_output_dir(cfg.train.out, "train.out (--out)")
         self.dist = dist = from_env(cfg.train.device)  # data-parallel under torchrun (world 1 otherwise)
         self.say = say = say if dist.main else (lambda msg: None)  # rank 0 reports
         cfg, state = _resume_config(cfg, resume, say)
@@ -475,9 +516,15 @@ class Trainer:
         self.device = device = dist.device if dist.active else _device(tc.device)
         torch.manual_seed(tc.seed)
 
-        # data: the training set, the validation set with the same vocabularies
-        self.train_ds = ShardDataset(tc.train)
-        self.valid_ds = ShardDataset(tc.valid) if tc.valid else None
+        # data: the training set, the validation set with the same vocabularies; each
+        # verified against its manifest (sizes, rows, checksums) unless verify=False
+        self.train_ds = ShardDataset(tc.train, verify=verify)
+        self.valid_ds = ShardDataset(tc.valid, verify=verify) if tc.valid else None
+        for ds in (self.train_ds, self.valid_ds):
+            if ds is not None and len(ds) == 0:
+                c = ds.manifest.get("counts", {})
+                raise InputError(ds.path, None, f"the dataset has no rows (input {c.get('input', '?')}, kept "
+                                 f"{c.get('kept', '?')}; every pair was rejected?): nothing to train or validate on", "empty")
         if self.valid_ds is not None and not _same_vocab(self.train_ds.manifest, self.valid_ds.manifest):
             raise InputError(tc.valid, None, f"its vocabularies or labels differ from {tc.train}'s; write it with vocab_from= the training set", "invalid")
         mcfg = model_from_manifest(cfg.model, self.train_ds.manifest, tc.train)
@@ -532,6 +579,8 @@ class Trainer:
             self.vocab = TargetVocab.from_manifest(self.valid_ds.manifest, tc.valid)
         self.sampler = batch_sampler(self.train_ds.lengths(), tc, shuffle=True)
         self.collate = self.train_ds.collate()
+        if dist.main:  # the records after the checkpoint (all of them without one) are written again from here
+            _trim_metrics(self.out / "metrics.jsonl", self.step if state is not None else None)
         self.metrics = _Metrics(self.out / "metrics.jsonl" if dist.main else None)
         if getattr(self.model, "prefix_decoder", False):
             mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
@@ -591,8 +640,10 @@ class Trainer:
 
         self.sampler.set_epoch(self.epoch)
         every = self.sampler.batches()
+        if not every:  # every loop makes progress or stops
+            raise InputError(self.tc.train, None, f"epoch {self.epoch} has no batches; the dataset has {len(self.train_ds)} rows", "empty")
         batches = drop_tail(every, self.group, self.dist)
-        if every and not batches:  # every epoch would be empty: the run would never end
+        if not batches:  # every epoch would be empty: the run would never end
             raise ConfigError(f"{self.tc.train}: an epoch has {len(every)} batch(es), fewer than the {self.dist.world} "
                               "processes; lower train.max_tokens / max_sentences or start fewer processes")
         return batches
@@ -670,10 +721,8 @@ class Trainer:
         import torch
 
         improved = False
-        if valid is not None:
-            sc = valid["bleu"] if "bleu" in valid else -valid["loss"]
-            if self.best is None or sc > self.best:
-                self.best, self.best_step, improved = sc, self.step, True
+        if valid is not None and self._improves(valid):
+            self.best, self.best_step, improved = self._score(valid), self.step, True
         rng = {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None}
         if self.dist.active:
             rng["ranks"] = self.dist.gather({"torch": rng["torch"], "cuda": rng["cuda"]}) if gather else None
@@ -698,6 +747,13 @@ class Trainer:
         if improved or self.valid_ds is None:
             _atomic_save(st, self.best_path)
 
+    @staticmethod
+    def _score(valid: dict) -> float:
+        return valid["bleu"] if "bleu" in valid else -valid["loss"]
+
+    def _improves(self, valid: dict) -> bool:
+        return self.best is None or self._score(valid) > self.best
+
     @property
     def best_metric(self) -> str:
         return "bleu" if self.tc.valid_bleu else "-loss"
@@ -708,14 +764,16 @@ class Trainer:
         v = None
         if self.valid_ds is not None:
             v = validate(self.model, self.valid_ds, self.tc, self.device, self.vocab, self.dist)
+            rec: dict = {"event": "valid", "step": self.step, "epoch": self.epoch}
+            rec.update({k: round(x, 4) for k, x in v.items()})
+            rec["best"] = self._improves(v)
+            rec["elapsed_s"] = round(self.elapsed(), 1)
+            # the record before the checkpoint: a run killed between the two resumes from the
+            # previous checkpoint, drops this record (_trim_metrics) and validates again
+            self.metrics.write(rec)
         self.save(v)
         self.last_valid = self.step
         if v is not None:
-            rec: dict = {"event": "valid", "step": self.step, "epoch": self.epoch}
-            rec.update({k: round(x, 4) for k, x in v.items()})
-            rec["best"] = self.best_step == self.step
-            rec["elapsed_s"] = round(self.elapsed(), 1)
-            self.metrics.write(rec)
             self.say(f"update {self.step}: valid loss {v['loss']:.3f} ppl {v['ppl']:.2f}" + (f" BLEU {v['bleu']:.2f}" if "bleu" in v else ""))
         self.acc["t"] += time.perf_counter() - tv  # throughput counts training time only
 
@@ -737,15 +795,17 @@ class Trainer:
         }
 
 
-def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None = None) -> dict:
+def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None = None, verify: bool = True) -> dict:
     """Train (or resume) a run; returns a summary dict (steps, best score, paths).
+    ``verify``: check the datasets against their manifests first (see
+    :func:`synprep.shards.verify`; a damaged dataset is an error naming the file).
 
     The loop, top to bottom: setup; per epoch, its batches from the saved position on;
     per ``accumulate`` batches one update, a metrics record every ``log_every`` updates, validation and
     a checkpoint every ``valid_every``; stop at ``max_steps``, ``max_epochs`` or
     ``max_minutes``; a last validation unless the final update was just validated."""
     say = log or (lambda msg: print(msg, file=sys.stderr))
-    t = Trainer(cfg, resume, say)
+    t = Trainer(cfg, resume, say, verify)
     tc = t.tc
     try:
         stop = t.done()

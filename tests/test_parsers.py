@@ -370,6 +370,20 @@ def test_stanza_batched_on_the_gpu(tiny_stanza):
 
 
 @pytest.mark.slow
+def test_stanza_rejects_control_characters_as_udpipe_does(stanza_en):
+    """Issue 14, class 4: the same reject as UDPipe (test_faults.py), before the model
+    sees the text; the words of clean text all come back (no lost-text reject)."""
+    from synprep.parsers.udpipe_backend import UDPipeParser
+
+    items = [("nul", "Hello\x00 big world ."), ("vt", "a\x0bb c"), ("ok", "Hello big world .")]
+    got = list(stanza_en.parse(items)) + list(stanza_en.parse_unbatched(items[:1]))
+    expected = list(UDPipeParser(lang="en").parse(items[:2]))
+    assert [r.reject for r in got[:2]] == [r.reject for r in expected] and got[0].reject.startswith("bad-char: U+0000")
+    assert got[3].reject == got[0].reject
+    assert got[2].reject is None and [ln.split("\t")[1] for ln in got[2].conllu.splitlines()[2:] if ln] == "Hello big world .".split()
+
+
+@pytest.mark.slow
 def test_stanza_one_process_a_device_keeps_order(tiny_stanza, stanza_en):
     """device="cpu,cpu" stands in for cuda:0,cuda:1: one worker process a device."""
     items = [(f"d{i}", t) for i, (_j, t) in enumerate(ITEMS * 2)]

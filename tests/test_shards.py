@@ -112,6 +112,20 @@ def test_manifest_records_vocabularies_layout_and_checksums(dataset):
     verify(out)
 
 
+def replay_stored(row_, labels, begins, V):
+    """(heads, labels) of a shard row's stored target transitions, replayed through
+    the transition system (``begins``: the word-start mask of the target pieces,
+    ``V``: the manifest's ``arc_base``)."""
+    seq = []
+    for x in row_["tgt_transitions"]:
+        if x < V:
+            seq.append(Piece(str(x), bool(begins[x])))
+        else:
+            k, rt = divmod(x - V, 2)
+            seq.append(right(labels[k]) if rt else left(labels[k]))
+    return replay(seq, len(row_["tgt_heads"]))
+
+
 def _trees(path, policy=None):
     out = {}
     for s in read_conllu(path, on_invalid=lambda e: None):
@@ -144,15 +158,7 @@ def test_round_trip_gives_the_trees_back(dataset, pair_files):
             assert len(r[f"{side}_root_path"]) == len(tree.words) and len(r[f"{side}_parent_pos"]) == len(r[f"{side}_pieces"])
         # the transitions replay through the transition system to the target tree
         V = m["tokens"]["arc_base"]
-        begins = models["tgt"].begins_mask()
-        seq = []
-        for x in r["tgt_transitions"]:
-            if x < V:
-                seq.append(Piece(str(x), bool(begins[x])))
-            else:
-                k, rt = divmod(x - V, 2)
-                seq.append(right(labels[k]) if rt else left(labels[k]))
-        heads, labs = replay(seq, len(r["tgt_heads"]))
+        heads, labs = replay_stored(r, labels, models["tgt"].begins_mask(), V)
         assert heads == r["tgt_heads"]
         assert [x for x, h in zip(labs, heads) if h >= 0] == [labels[k] for k, h in zip(r["tgt_rels"], heads) if h >= 0]
     # the German multiword token is one surface word

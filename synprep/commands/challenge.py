@@ -49,6 +49,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..challenge import extract
+    from ..outputs import check_output_dir
+
+    if args.out_dir:
+        check_output_dir(args.out_dir, "--out-dir")
 
     if args.conllu:
         if args.src or args.tgt:

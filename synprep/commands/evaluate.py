@@ -22,6 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="where hyps.txt, refs.txt, hyps.conllu and scores.json go")
     p.add_argument("--ref", metavar="FILE", help="raw references, one a line in dataset order (.gz ok); default: the dataset's target side, detokenized")
     p.add_argument("--hyps", metavar="FILE", help="score these hypotheses (one a line) instead of translating")
+    p.add_argument("--no-verify", action="store_true",
+                   help="use the dataset without checking it against its manifest (sizes, rows, SHA-256; checked by default)")
     add_decoding_arguments(p)
     p.add_argument("--json", action="store_true", help="print scores.json instead of a table")
     p.epilog = ("Tokenized BLEU (bleu-tok) tokenizes hypotheses and references with the Moses tokenizer of the target "
@@ -38,7 +40,10 @@ def run(args: argparse.Namespace) -> int:
 
     if bool(args.checkpoint) == bool(args.hyps):
         raise ConfigError("give either --checkpoint (translate and score) or --hyps (score a file)")
-    ds = ShardDataset(args.data)
+    from ..outputs import check_output_dir
+
+    check_output_dir(args.out, "--out")
+    ds = ShardDataset(args.data, verify=not args.no_verify)
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
     if args.hyps:
         lang = target_language(ds.manifest, args.lang)[0]

@@ -38,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not (args.name and args.dataset and args.out):
         raise ConfigError("usage: synprep export NAME DATASET OUT [-O key=value ...] (or --list)")
+    from ..outputs import check_output_dir
+
+    check_output_dir(args.out, "OUT")
     cls = registry.get("exporter", args.name)
     exporter = cls(**parse_options(args.option))
     for f in exporter.export(args.dataset, args.out):

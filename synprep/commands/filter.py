@@ -28,7 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="YAML list of filters ({name: ..., params...}); default: the built-in list "
         "(see --print-default-config and docs/filters.md)",
     )
-    p.add_argument("-o", "--out", help="output directory (default: filtered/ in the current directory)")
+    p.add_argument("-o", "--out", help="output directory (default: filtered/ in the current directory); "
+                   "replaced as a whole when complete")
     p.add_argument("--src-lang", help="source language code for langid in the default config (default: from SRC's suffix, e.g. train.en)")
     p.add_argument("--tgt-lang", help="target language code for langid in the default config (default: from TGT's suffix)")
     p.add_argument("--no-align", action="store_true", help="leave the alignment filter out of the default config")
@@ -109,6 +110,8 @@ def summary_table(counts: dict[str, dict[str, int]], n_input: int, n_kept: int) 
 def run(args) -> int:
     from ..filters import default_config
     from ..filters.defaults import to_yaml
+    from ..filters.pipeline import is_filter_dir
+    from ..outputs import check_replaceable
 
     if args.print_default_config:
         src_lang = args.src_lang or _lang_from_name(args.src) or "en"
@@ -122,6 +125,7 @@ def run(args) -> int:
         if args.src or args.tgt:
             raise ConfigError("--recut reads the texts from OUTDIR; do not give SRC and TGT with it")
         filters = load_config(args.config) if args.config else None
+        check_replaceable(args.out or args.recut, is_filter_dir)
         res, info = recut_dir(args.recut, filters, args.out)
         print(summary_table(res.counts, info["input"], info["kept"]), file=sys.stderr)
         print(f"re-cut written to {args.out or args.recut}", file=sys.stderr)
@@ -135,7 +139,8 @@ def run(args) -> int:
     from ..corpus import seeded_eflomal
 
     seed = _seed(args.seed)
-    filters = _filters(args)  # config errors before reading a large corpus
+    filters = _filters(args)  # config and output errors before reading a large corpus
+    out = check_replaceable(args.out or "filtered", is_filter_dir)
     pairs = read_pairs(args.src, args.tgt, args.corpus)
     aligns = any(f.name == "align" for f in filters)
     with seeded_eflomal(seed if aligns else None) as seeded:
@@ -143,7 +148,6 @@ def run(args) -> int:
     if aligns and seed is not None and not seeded.active:
         print("synprep filter: note: eflomal could not be seeded (no C compiler, or not Linux): "
               "another run may reject other pairs", file=sys.stderr)
-    out = Path(args.out or "filtered")
     src_name, tgt_name = output_names(args.src, args.tgt)
     write_outputs(
         out,

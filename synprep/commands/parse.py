@@ -80,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     backend, opts = options_from(args)
+    from ..outputs import check_output_file
+
+    check_output_file(args.output, "-o")
+    if args.rejects:
+        check_output_file(args.rejects, "--rejects")
     items = read_items(args.input, args.format, args.id_prefix)
     first = next(items, None)  # fail on a missing/unreadable input before loading a model
     total = count_lines(args.input)

@@ -106,6 +106,9 @@ def _load_json(path: str):
 def run(args: argparse.Namespace) -> int:
     from .. import accounting as acc
     from .. import report as rep
+    from ..outputs import check_output_file
+
+    check_output_file(args.output, "-o")
 
     if args.step == "accounting":
         split = _load_json(args.split)
@@ -114,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         ledger = acc.account_shard(args.shard, input_ids, rejects, _read_ids(args.kept), args.stages,
                                    corpus_lines=split["lines"])
         acc.write_json(args.output, ledger)
-        summary = acc.summarize([ledger], args.stages)
+        summary = acc.summarize([ledger], args.stages, partition=False)  # one shard is not the corpus
         print(acc.render(summary), file=sys.stderr)
         if not ledger["balanced"]:
             print(f"synprep report accounting: shard {args.shard} is out of balance", file=sys.stderr)
@@ -143,8 +146,13 @@ def run(args: argparse.Namespace) -> int:
     runs = [rep.read_run(name, metrics, scores) for name, metrics, scores in args.run]
     config_text = None
     if args.config:
-        with open(args.config, encoding="utf-8") as f:
-            config_text = f.read()
+        try:
+            with open(args.config, encoding="utf-8") as f:
+                config_text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            from ..errors import InputError
+
+            raise InputError(args.config, None, f"cannot be read as UTF-8 text ({e})", "unreadable") from None
     manifest = _load_json(args.manifest) if args.manifest else None
     challenge = _load_json(args.challenge) if args.challenge else None
     induce = _load_json(args.induce) if args.induce else None

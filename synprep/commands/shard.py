@@ -22,10 +22,11 @@ sample of --sample sentences per side, and sentencepiece BPE is trained on it
 this for dev and test sets, so that ids agree).
 
 rejects: invalid sentence (invalid), multiword-token cycle (mwt-cycle),
-non-projective tree under --projectivity drop (non-projective), longer than
---max-len pieces (too-long), label not in --vocab-from's list (unknown-label;
---unknown-labels map keeps the sentence, the label mapped to its universal part,
-else to dep, else to root).
+non-projective tree under --projectivity drop (non-projective), a word the subword
+model cannot spell back exactly (subwords), longer than --max-len pieces
+(too-long), label not in --vocab-from's list (unknown-label; --unknown-labels map
+keeps the sentence, the label mapped to its universal part, else to dep, else to
+root).
 Each is counted in manifest.json and listed in rejects.tsv; input = kept +
 rejected. Exit status 0 (rejects are not errors), 2 on a bad option or file.
 
@@ -42,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
     p.add_argument("files", nargs="+", metavar="CONLLU", help="SRC TGT (a pair of parallel files) or one file; .gz ok")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="dataset directory (created; its shards are replaced)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="dataset directory (created; replaced as a whole once the new dataset is complete)")
     p.add_argument("--side", choices=("src", "tgt"), default=d.side, help="the side of a single input file (default: tgt)")
     p.add_argument("--words", choices=("surface", "syntactic"), default=d.words, help="word level (default: surface)")
     p.add_argument("--labels", choices=("full", "universal"), default=d.labels, help="label set (default: full)")
@@ -109,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
 
     if len(args.files) > 2:
         raise ConfigError(f"give one or two CoNLL-U files, not {len(args.files)}")
+    from ..outputs import check_replaceable
+    from ..shards import is_dataset_dir
+
+    check_replaceable(args.output, is_dataset_dir)
     cfg = ShardConfig(
         words=args.words,
         labels=args.labels,

@@ -17,10 +17,12 @@ the id of line n is NAME:n), OUT_DIR/<shard>.rejects.tsv with the lines that
 could not be read as a pair (id TAB stage TAB reason TAB detail; reasons
 bad-encoding, bad-columns) and OUT_DIR/<shard>.json with the shard's counts, all
 in one read of the corpus (what the workflow does). A pair goes to shard
-h mod SHARDS, h a 64-bit hash of its two sides (case-folded, spaces collapsed), so
-copies of a pair share a shard. With --shard K only shard K is written, to --out
-and --rejects (and --summary): the same bytes as with --out-dir, for rebuilding
-one shard alone (it reads the whole corpus too).
+h mod SHARDS, h a 64-bit BLAKE2b hash of its two sides (case-folded, whitespace
+collapsed): a shard depends on the text alone, and every copy of a duplicated pair
+lands in the same shard (docs/workflow.md). OUT_DIR is replaced as a whole once
+every shard is written. With --shard K only shard K is written, to --out and
+--rejects (and --summary): the same bytes as with --out-dir, for rebuilding one
+shard alone (it reads the whole corpus too).
 
 examples:
   synprep split --src corpus.en.gz --tgt corpus.de.gz --name wmt --shards 8 --out-dir shards/
@@ -52,13 +54,18 @@ def run(args: argparse.Namespace) -> int:
     from ..accounting import write_json
     from ..corpus import CorpusSpec, shard_names, write_all_shards, write_shard
     from ..errors import ConfigError
+    from ..outputs import check_output_file
 
     spec = CorpusSpec(name=args.name, src=args.src, tgt=args.tgt, tsv=args.tsv,
                       columns=tuple(args.columns), max_pairs=args.max_pairs)
     names = shard_names(args.shards)
+    if args.summary:
+        check_output_file(args.summary, "--summary")
     if args.shard is not None:
         if args.out_dir or not (args.out and args.rejects):
             raise ConfigError("--shard K writes one shard: give --out and --rejects (and no --out-dir)")
+        check_output_file(args.out, "--out")
+        check_output_file(args.rejects, "--rejects")
         summary = write_shard(spec, args.shards, args.shard, args.out, args.rejects)
         which = names[args.shard]
     else:

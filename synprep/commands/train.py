@@ -33,6 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", type=int, metavar="N", help="train.max_steps")
     p.add_argument("--max-minutes", type=float, metavar="M", help="train.max_minutes (wall time, validation included)")
     p.add_argument("--no-resume", action="store_true", help="refuse to continue a run found in --out (default: resume it)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="use the datasets without checking them against their manifests (sizes, rows, SHA-256; "
+                        "checked by default, each file hashed once and remembered by size and times)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.print_config:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0
-    summary = train(cfg, resume=not args.no_resume)
+    summary = train(cfg, resume=not args.no_resume, verify=not args.no_verify)
     if int(os.environ.get("RANK", "0") or 0) == 0:  # under torchrun: once
         print(json.dumps(summary, indent=2))
     return 0

@@ -35,6 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="hyps",
         help="--gate-norms over the hypotheses (default) or the dataset's references, teacher-forced",
     )
+    p.add_argument("--no-verify", action="store_true",
+                   help="use the dataset without checking it against its manifest (sizes, rows, SHA-256; checked by default)")
     add_decoding_arguments(p)
 
 
@@ -75,8 +77,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.beam < 1:
         raise ConfigError(f"--beam {args.beam}: expected >= 1")
+    from ..outputs import check_output_file
+
+    for opt in ("out", "trees", "tree_scores", "gate_norms"):
+        if getattr(args, opt):
+            check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
     device = _device(args.device)
-    ds = ShardDataset(args.data)
+    ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)
     if args.gate_norms and not hasattr(model, "gate_norms"):
         raise ConfigError(f"--gate-norms: variant {cfg.model.variant!r} has no syntactic gate (sa, sa-hard and fa have one)")

@@ -215,26 +215,15 @@ def load_config(path: str | Path) -> list[Filter]:
     """Filters from a YAML file holding a list of ``{name: ..., params...}`` mappings.
 
     A top-level mapping with a single ``filters:`` key holding that list is accepted too.
-    Errors name the file and the line of the offending entry.
+    Errors name the file and the line of the offending entry; the YAML is read
+    strictly (:mod:`synprep.yamlio`: a key given twice is an error naming both lines).
     """
-    import yaml
+    from ..yamlio import load_yaml_file
 
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: filter config file does not exist; give a YAML file (see docs/filters.md)")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: not UTF-8 text; expected a YAML file") from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{p}{line}: invalid YAML: {e.problem or e}; fix the syntax") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{p}: invalid YAML: {e}") from None
+    data, node = load_yaml_file(p, with_node=True, what="filter config")
     if isinstance(data, dict) and set(data) == {"filters"}:
         data = data["filters"]
         node = next(v for k, v in node.value if k.value == "filters")

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from .. import textio
 from ..errors import ConfigError, InputError
 from .base import Filter, Pair, Score, build_filters
 
@@ -279,16 +280,12 @@ def _lines(path: Path) -> Iterator[str]:
     """Lines of a UTF-8 text file (``.gz`` allowed) without their ``\n`` / ``\r\n``.
 
     Lines are split on ``\n`` only (a lone ``\r`` or U+2028 inside a line stays in it)
-    and decoded one by one, so an encoding error names its line.
+    and decoded one by one, so an encoding error names its line. A UTF-8 byte-order
+    mark at the very start of the file is dropped (U+FEFF anywhere else is text).
     """
-    lineno = 0
     try:
         with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
-            for lineno, raw in enumerate(f, 1):
-                if raw.endswith(b"\n"):
-                    raw = raw[:-1]
-                    if raw.endswith(b"\r"):
-                        raw = raw[:-1]
+            for lineno, raw in enumerate(textio.lines(f, str(path)), 1):
                 try:
                     yield raw.decode("utf-8")
                 except UnicodeDecodeError as e:
@@ -299,10 +296,13 @@ def _lines(path: Path) -> Iterator[str]:
                         f"expected UTF-8 text (re-encode the file)",
                         reason="encoding",
                     ) from None
-    except (gzip.BadGzipFile, EOFError, OSError) as e:
-        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
-            raise InputError(str(path), None, f"cannot read: {e.strerror}", reason="missing") from None
-        raise InputError(str(path), lineno + 1 if lineno else None, f"not a valid gzip file ({e}); expected gzip-compressed text for a .gz name", reason="invalid") from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        raise InputError(str(path), None, f"cannot read: {e.strerror}", reason="missing") from None
+    except InputError as e:
+        if e.reason != "unreadable" or path.suffix != ".gz":
+            raise
+        raise InputError(str(path), e.line, f"not a valid gzip file ({e.message.split(': ', 1)[-1]}); expected "
+                         "gzip-compressed text for a .gz name", reason="invalid") from None
 
 
 def corpus_name(src: str | Path) -> str:
@@ -385,18 +385,27 @@ def write_outputs(
     fmt: str = "parquet",
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Path]:
-    """Write kept files, ids, scores and rejects tables and filter.json into ``out``."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write kept files, ids, scores and rejects tables and filter.json into ``out``,
+    which is replaced as a whole (:func:`synprep.outputs.replace_dir`: written beside
+    it and swapped in when complete, so it never holds a mix of two runs). Returns
+    the final paths."""
+    from ..outputs import replace_dir
+
     suffix = TABLE_SUFFIX[fmt]
-    paths = {
-        "src": out / src_name,
-        "tgt": out / tgt_name,
-        "ids": out / "ids.txt",
-        "scores": out / f"scores{suffix}",
-        "rejects": out / f"rejects{suffix}",
-        "summary": out / "filter.json",
-    }
+    names = {"src": src_name, "tgt": tgt_name, "ids": "ids.txt", "scores": f"scores{suffix}",
+             "rejects": f"rejects{suffix}", "summary": "filter.json"}
+    with replace_dir(out, owned=is_filter_dir) as tmp:
+        _write_outputs({k: tmp / n for k, n in names.items()}, result, src_name, tgt_name, fmt, extra)
+    return {k: Path(out) / n for k, n in names.items()}
+
+
+def is_filter_dir(path: Path) -> bool:
+    """Is the directory the output of ``synprep filter`` (so that it may be replaced)?"""
+    return (path / "filter.json").is_file()
+
+
+def _write_outputs(paths: dict[str, Path], result: FilterResult, src_name: str, tgt_name: str,
+                   fmt: str, extra: dict[str, Any] | None) -> None:
     _write_lines(paths["src"], (p.src for p in result.kept))
     _write_lines(paths["tgt"], (p.tgt for p in result.kept))
     _write_lines(paths["ids"], (p.id for p in result.kept))
@@ -414,7 +423,6 @@ def write_outputs(
     tmp = paths["summary"].with_name("filter.json.tmp")
     tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=_json_default) + "\n", encoding="utf-8")
     os.replace(tmp, paths["summary"])
-    return paths
 
 
 def _json_default(o):

@@ -220,6 +220,29 @@ def _char_class(ch: str) -> tuple[bool, str | None]:
     return False, script
 
 
+#: code point ranges of letters whose script is known without reading each name
+_NAMED_RANGES = {"HAN": [(0x3400, 0x4DC0), (0x4E00, 0xA000), (0x20000, 0x323B0)], "HANGUL": [(0xAC00, 0xD7A4)],
+                 "TANGUT": [(0x17000, 0x18B00)]}
+
+
+@lru_cache(maxsize=1)
+def known_scripts() -> frozenset[str]:
+    """Every script name :func:`_char_class` can give a letter (the first words of the
+    Unicode names of letters, CJK as HAN), for checking configured names."""
+    skip = sorted(r for rs in _NAMED_RANGES.values() for r in rs)
+    found = set(_NAMED_RANGES)
+    start = 0
+    for a, b in skip + [(0x110000, 0x110000)]:
+        for cp in range(start, a):
+            ch = chr(cp)
+            if unicodedata.category(ch)[0] == "L":
+                script = _char_class(ch)[1]
+                if script:
+                    found.add(script)
+        start = b
+    return frozenset(found)
+
+
 def _side_stats(text: str, scripts: frozenset[str] | None) -> tuple[float, float]:
     """(fraction of letters in ``scripts`` (1.0 without letters or scripts), junk fraction)."""
     if not text:
@@ -273,6 +296,10 @@ class ScriptFilter(Filter):
             v = getattr(self, key)
             if v is not None and (not v or not all(isinstance(s, str) and s for s in v)):
                 raise self.error(key, f"is {v!r}; expected a non-empty list of script names such as [Latin]")
+            unknown = [s for s in v or () if s.upper() not in known_scripts()]
+            if unknown:  # an unknown name would match no letter and reject almost every pair
+                raise self.error(key, f"unknown script {unknown[0]!r} (scripts are the first word of Unicode letter "
+                                      f"names, any case); known: {', '.join(sorted(known_scripts()))}")
         self._scripts = [
             frozenset(s.upper() for s in v) if v is not None else None for v in (self.src_scripts, self.tgt_scripts)
         ]

@@ -18,9 +18,9 @@ Invariants every backend keeps (the tests check them on each):
   ``# text = <the item's text>`` and ``SpaceAfter=No`` where the surface text had
   no space after a token. The item is always parsed as *one* sentence: tokenizers
   run with sentence splitting off;
-* a sentence the parser cannot handle (empty text, too long, an exception inside
-  the parser, an output tree that fails validation, no memory even alone) becomes a
-  reject whose reason is a short code, optionally followed by ``": "`` and detail
+* a sentence the parser cannot handle (empty text, a control character, too long,
+  an exception inside the parser, tokens that do not spell the text, an output tree
+  that fails validation, no memory even alone) becomes a reject whose reason is a short code, optionally followed by ``": "`` and detail
   (``parse-error: RuntimeError: ...``). :func:`reject_code` gives the code, which
   is what counts are grouped by.
 
@@ -49,6 +49,7 @@ __all__ = [
     "format_tree",
     "reject_code",
     "check_text",
+    "lost_text",
     "sent_id_for",
 ]
 
@@ -60,6 +61,14 @@ INVALID_TREE = "invalid-tree"
 OUT_OF_MEMORY = "out-of-memory"
 SPLIT = "split"
 WORKER_CRASH = "worker-crash"
+BAD_CHAR = "bad-char"
+LOST_TEXT = "lost-text"
+
+#: characters no parser is given: the control characters but tab (C0, DEL, C1) and
+#: the Unicode line and paragraph separators. UDPipe reads C strings, so a NUL ended
+#: its text (every word after it was lost); the others are not text, and the line
+#: breaks among them would break the one-line ``# text`` comment.
+_BAD_CHAR = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class ParseResult(NamedTuple):
@@ -158,6 +167,17 @@ def format_tree(item_id: str, text: str, tokens: Sequence[Token]) -> str:
     return "\n".join(out) + "\n"
 
 
+def lost_text(text: str, tokens: Sequence[Token]) -> str | None:
+    """None when the tokens spell the text (whitespace aside), else a reject reason:
+    a parser must never drop or change a word without saying so."""
+    want = "".join(text.split())
+    got = "".join("".join(t.form.split()) for t in tokens)
+    if got == want:
+        return None
+    k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    return f"{LOST_TEXT}: the parser's tokens spell {got[max(0, k - 10):k + 10]!r}, the text {want[max(0, k - 10):k + 10]!r}"
+
+
 def validate_tree(item_id: str, conllu: str) -> str | None:
     """None if ``conllu`` is one valid sentence, else a reject reason naming the problem."""
     try:
@@ -170,10 +190,15 @@ def validate_tree(item_id: str, conllu: str) -> str | None:
 
 
 def check_text(text: str, max_words: int | None) -> str | None:
-    """A reject reason for text no parser should see (empty; more whitespace-separated
-    tokens than ``max_words``), or None."""
+    """A reject reason for text no parser should see (empty; a control character or
+    line separator, see ``_BAD_CHAR``; more whitespace-separated tokens than
+    ``max_words``), or None. Both backends call it first, so they reject alike."""
     if not text or text.isspace():
         return f"{EMPTY}: the text is empty"
+    bad = _BAD_CHAR.search(text)
+    if bad:
+        return (f"{BAD_CHAR}: U+{ord(bad.group()):04X} at character {bad.start() + 1}; parsers take no control "
+                "characters (remove them, or drop such lines with the script filter)")
     if max_words:
         n = len(text.split())
         if n > max_words:

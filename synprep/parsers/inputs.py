@@ -9,7 +9,8 @@
 
 Text must be UTF-8; a line that is not is an :class:`synprep.errors.InputError`
 naming the file and line, as is a missing or unreadable file. A trailing ``\\r``
-is dropped (CRLF files).
+is dropped (CRLF files), and so is a UTF-8 byte-order mark at the very start of the
+file (U+FEFF anywhere else is text).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 from typing import Iterator
 
 from ..conllu import open_binary
+from ..textio import lines
 from ..errors import ConfigError, InputError
 
 FORMATS = ("auto", "lines", "tsv")
@@ -39,23 +41,12 @@ def read_items(path: str | os.PathLike, fmt: str = "auto", id_prefix: str = "") 
     stream, name, own = open_binary(path)
     seen: set[str] = set()
     try:
-        lineno = 0
-        while True:
-            try:
-                raw = stream.readline()
-            except (OSError, EOFError) as e:
-                raise InputError(name, lineno + 1 if lineno else None, f"cannot be read: {e}", reason="unreadable") from None
-            if not raw:
-                return
-            lineno += 1
+        for lineno, raw in enumerate(lines(stream, name), 1):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
                 raise InputError(name, lineno, f"bytes that are not UTF-8 at column {e.start + 1}; expected UTF-8 text (re-encode the file)",
                                  reason="encoding") from None
-            line = line.rstrip("\n")
-            if line.endswith("\r"):
-                line = line[:-1]
             if fmt == "lines":
                 yield f"{id_prefix}{lineno}", line
                 continue

@@ -67,6 +67,7 @@ from .base import (
     check_text,
     format_tree,
     log,
+    lost_text,
     one_line,
     validate_tree,
 )
@@ -444,7 +445,7 @@ class StanzaParser(Parser):
                 space = end is None or end >= len(passed) or passed[end].isspace()
             tokens.append(Token(tok.text, words, space))
         conllu = format_tree(item_id, text, tokens)
-        bad = validate_tree(item_id, conllu)
+        bad = lost_text(text, tokens) or validate_tree(item_id, conllu)
         if bad:
             return ParseResult(item_id, None, bad)
         return ParseResult(item_id, conllu, None)

@@ -34,6 +34,7 @@ from .base import (
     check_text,
     format_tree,
     log,
+    lost_text,
     validate_tree,
 )
 
@@ -175,8 +176,9 @@ class UDPipeParser(Parser):
             sent, udpipe.Model.DEFAULT, err
         ):
             return ParseResult(item_id, None, f"{PARSE_ERROR}: {err.message or 'udpipe returned failure'}")
-        conllu = format_tree(item_id, text, _tokens(sent, pretokenized=tokenizer is None))
-        bad = validate_tree(item_id, conllu)
+        tokens = _tokens(sent, pretokenized=tokenizer is None)
+        conllu = format_tree(item_id, text, tokens)
+        bad = lost_text(text, tokens) or validate_tree(item_id, conllu)
         if bad:
             return ParseResult(item_id, None, bad)
         return ParseResult(item_id, conllu, None)

@@ -1,0 +1,45 @@
+"""Text files line by line, read the same way by every line reader of synprep.
+
+:func:`lines` is what the text readers share (the raw corpus of ``split``, the text
+pairs of ``filter``, the sentences of ``parse``, the pair shards of the workflow):
+lines split on LF only, the CR of a CRLF removed, and the byte-order-mark rule of
+every synprep reader (docs/trees.md): a UTF-8 BOM at the very start of the file is
+skipped -- a file of nothing but the mark has no lines -- and U+FEFF anywhere else is
+text. Decoding is left to the caller, so that it can name the line that is not UTF-8.
+The CoNLL-U reader applies the same rule to its blocks (:func:`synprep.conllu._blocks`).
+"""
+
+from __future__ import annotations
+
+from typing import BinaryIO, Iterator
+
+from .errors import InputError
+
+__all__ = ["BOM", "lines"]
+
+#: the UTF-8 byte-order mark
+BOM = b"\xef\xbb\xbf"
+
+
+def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
+    """The lines of a binary stream without their LF or CRLF, a leading byte-order
+    mark skipped. A read error (e.g. a truncated .gz) is an InputError naming the
+    file and the line being read."""
+    n = 0
+    while True:
+        try:
+            raw = stream.readline()
+        except (OSError, EOFError) as e:
+            raise InputError(name, n + 1, f"cannot be read: {e}", reason="unreadable") from None
+        if not raw:
+            return
+        if n == 0 and raw.startswith(BOM):
+            raw = raw[len(BOM):]
+            if not raw:
+                return
+        n += 1
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+        yield raw

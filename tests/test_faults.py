@@ -1,0 +1,813 @@
+"""Bad input and faults (issue 14): one section a class of the issue, each with
+regression tests that failed before its fix. What they check, in short: no
+traceback, no silent loss (input = kept + rejected), no training on damaged data.
+The mutation-based fuzz suite is in tests/test_fuzz.py."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from synprep.conllu import read_conllu, read_conllu_string
+from synprep.errors import ConfigError, InputError
+from synprep.oracle_io import SentenceOracle, native_available, stream_oracle
+
+from .test_conllu import GERMAN, W1, row
+from .test_shards import replay_stored
+
+BOM = "\ufeff"
+
+
+def cli(*args, stdin: bytes | None = None, env: dict | None = None, cwd=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "synprep.cli", *args], input=stdin, capture_output=True, env=e, cwd=cwd)
+
+
+def oracle_both(data: bytes, name: str = "x.conllu", **kw) -> list[tuple[bytes, str | None]]:
+    """The output bytes and the error of the compiled and the Python path (or only
+    the Python path when the kernel is not built)."""
+    out = []
+    for native in ([True, False] if native_available() else [False]):
+        buf = io.BytesIO()
+        stream = io.BytesIO(data)
+        stream.name = name
+        err = None
+        try:
+            stream_oracle(stream, SentenceOracle(**kw), True, buf.write, native=native)
+        except InputError as e:
+            err = str(e)
+        out.append((buf.getvalue(), err))
+    return out
+
+
+def two_words(head1="2", id1="1", form1="a", id2="2"):
+    return "\t".join([id1, form1, "a", "X", "_", "_", head1, "dep", "_", "_"]) + "\n" + row(id2, "b", 0, "root") + "\n\n"
+
+
+# ============================================================ 1. integers in CoNLL-U
+
+
+@pytest.mark.parametrize("head", ["0_2", "+2", " 2", "2 ", "\u0662", "02", "\uff12"])
+def test_1_head_accepts_only_plain_ascii_digits(head):
+    with pytest.raises(InputError, match=r"HEAD .* of word 1 is not an integer; expected 0\.\.2") as e:
+        list(read_conllu_string(two_words(head1=head), "h.conllu"))
+    assert e.value.line == 1
+    results = oracle_both(two_words(head1=head).encode())
+    assert all(r == results[0] for r in results)
+    assert results[0][1] is not None and "HEAD" in results[0][1]
+
+
+@pytest.mark.parametrize("wid", ["\u0661", "01", "1 ", " 1", "+1", "1_"])
+def test_1_id_accepts_only_plain_ascii_digits(wid):
+    with pytest.raises(InputError, match=r"ID .* is not an integer") as e:
+        list(read_conllu_string(two_words(id1=wid), "i.conllu"))
+    assert e.value.line == 1
+
+
+@pytest.mark.parametrize("line", ["1-\u0662\tab\t_\t_\t_\t_\t_\t_\t_\t_", "01-2\tab\t_\t_\t_\t_\t_\t_\t_\t_",
+                                  "1.\u0661\tE\t_\t_\t_\t_\t_\t_\t_\t_", "1.01\tE\t_\t_\t_\t_\t_\t_\t_\t_"])
+def test_1_ranges_and_empty_nodes_too(line):
+    text = (line + "\n" + two_words()) if "-" in line else (W1 + "\n" + line + "\n\n")
+    with pytest.raises(InputError, match="malformed"):
+        list(read_conllu_string(text))
+
+
+def test_1_compiled_and_python_paths_agree_on_every_non_canonical_integer():
+    for bad in ["0_2", "+2", " 2", "\u0662", "02"]:
+        data = (GERMAN + two_words(head1=bad) + GERMAN).encode()
+        results = oracle_both(data)
+        assert all(r == results[0] for r in results), bad
+        out, err = results[0]
+        assert err is not None and err.startswith("x.conllu:12: HEAD")
+        assert out.count(b"\n") == 1  # the sentence before the bad one
+
+
+# ============================================================ 2. empty FORM
+
+
+def test_2_empty_form_is_invalid_in_the_reader():
+    with pytest.raises(InputError, match=r"word 1 has an empty FORM") as e:
+        list(read_conllu_string(two_words(form1=""), "f.conllu"))
+    assert e.value.line == 1
+    mwt = "1-2\t\t_\t_\t_\t_\t_\t_\t_\t_\n" + two_words()
+    with pytest.raises(InputError, match=r"multiword token 1-2 has an empty FORM"):
+        list(read_conllu_string(mwt, "f.conllu"))
+
+
+def test_2_oracle_stops_on_an_empty_form_on_both_paths(tmp_path):
+    data = (GERMAN + two_words(form1="")).encode()
+    results = oracle_both(data)
+    assert all(r == results[0] for r in results)
+    assert results[0][1] is not None and "empty FORM" in results[0][1]
+    f = tmp_path / "e.conllu"
+    f.write_bytes(data)
+    r = cli("oracle", str(f))
+    assert r.returncode == 2 and b"Traceback" not in r.stderr and b"empty FORM" in r.stderr
+
+
+def test_2_shard_rejects_the_pair_with_an_empty_form_and_keeps_the_rest(tmp_path):
+    src = tmp_path / "s.conllu"
+    tgt = tmp_path / "t.conllu"
+    good = row(1, "It", 2, "nsubj") + "\n" + row(2, "works", 0, "root") + "\n\n"
+    src.write_text(good + good + good)
+    tgt.write_text(good + two_words(form1="") + good)
+    r = cli("shard", str(src), str(tgt), "-o", str(tmp_path / "ds"), "--vocab-size", "300")
+    assert r.returncode == 0, r.stderr
+    assert b"Traceback" not in r.stderr
+    m = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    assert m["counts"]["input"] == 3 and m["counts"]["kept"] == 2 and m["counts"]["rejected"] == {"invalid": 1}
+    (rej,) = (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()
+    assert rej.startswith("2\ttgt\tinvalid\t") and "empty FORM" in rej
+
+
+# ============================================================ 3. byte-order mark
+
+
+def test_3_bom_at_the_start_of_a_conllu_file_is_skipped_on_both_paths(tmp_path):
+    plain = oracle_both(GERMAN.encode())
+    with_bom = oracle_both((BOM + GERMAN).encode())
+    assert with_bom == plain and plain[0][1] is None
+    (s,) = list(read_conllu_string(BOM + GERMAN))
+    assert s.sent_id == "de-1" and s.comments[0] == "# sent_id = de-1"
+    f = tmp_path / "b.conllu.gz"
+    f.write_bytes(gzip.compress((BOM + GERMAN).encode()))
+    assert [s.sent_id for s in read_conllu(f)] == ["de-1"]
+    r = cli("oracle", str(f))
+    assert r.returncode == 0 and r.stdout.startswith(b"Er geht")
+
+
+def test_3_bom_elsewhere_is_ordinary_text_so_invalid_in_conllu():
+    with pytest.raises(InputError, match=r"ID '\\ufeff1' is not an integer") as e:
+        list(read_conllu_string(GERMAN + BOM + row(1, "a", 0, "root") + "\n\n", "m.conllu"))
+    assert e.value.line == 12
+    results = oracle_both((GERMAN + BOM + row(1, "a", 0, "root") + "\n\n").encode())
+    assert all(r == results[0] for r in results)
+
+
+def test_3_bom_in_text_and_tsv_inputs_of_parse(tmp_path):
+    from synprep.parsers.inputs import read_items
+
+    f = tmp_path / "in.txt"
+    f.write_text(BOM + "Hello world\nBye\n", encoding="utf-8")
+    assert list(read_items(str(f))) == [("1", "Hello world"), ("2", "Bye")]
+    t = tmp_path / "in.tsv"
+    t.write_text(BOM + "a\tHello\nb\tBye " + BOM + "\n", encoding="utf-8")
+    assert list(read_items(str(t))) == [("a", "Hello"), ("b", "Bye " + BOM)]
+
+
+def test_3_bom_in_filter_inputs_and_pair_shards(tmp_path):
+    from synprep.corpus import read_shard
+    from synprep.filters import read_pairs
+
+    s, t = tmp_path / "c.en", tmp_path / "c.de"
+    s.write_text(BOM + "Hello\nWorld\n", encoding="utf-8")
+    t.write_bytes(gzip.compress((BOM + "Hallo\nWelt\n").encode()))
+    t = t.rename(tmp_path / "c.de.gz")
+    pairs = read_pairs(s, t)
+    assert [(p.src, p.tgt) for p in pairs] == [("Hello", "Hallo"), ("World", "Welt")]
+    sh = tmp_path / "000.tsv"
+    sh.write_text(BOM + "c:1\tHello\tHallo\n", encoding="utf-8")
+    assert list(read_shard(sh)) == [("c:1", "Hello", "Hallo")]
+
+
+def test_3_bom_in_split_and_yaml_configs(tmp_path):
+    from synprep.corpus import CorpusSpec, iter_pairs
+    from synprep.filters import load_config as load_filters
+    from synprep.train import load_config as load_run
+
+    tsv = tmp_path / "c.tsv"
+    tsv.write_text(BOM + "Hello\tHallo\n", encoding="utf-8")
+    (p,) = list(iter_pairs(CorpusSpec(name="c", tsv=str(tsv))))
+    assert (p.src, p.tgt) == ("Hello", "Hallo")
+    y = tmp_path / "run.yaml"
+    y.write_text(BOM + "train:\n  lr: 5e-4\n", encoding="utf-8")
+    assert load_run(y).train.lr == 5e-4
+    fy = tmp_path / "filters.yaml"
+    fy.write_text(BOM + "- name: empty\n", encoding="utf-8")
+    assert [f.name for f in load_filters(fy)] == ["empty"]
+
+
+# ============================================================ 4. control characters in text to parse
+
+CONTROL_TEXTS = ["Hello\x00 big world .", "a\x0bb c", "tab ok\x01 no", "p\x85q r", "m\u2028n o", "cr\rhere"]
+
+
+def test_4_udpipe_rejects_control_characters_instead_of_losing_words():
+    from synprep.parsers.base import reject_code
+    from synprep.parsers.udpipe_backend import UDPipeParser
+
+    p = UDPipeParser(lang="en")
+    items = [(str(i), t) for i, t in enumerate(CONTROL_TEXTS)] + [("ok", "Hello\tbig world .")]
+    got = list(p.parse(items))
+    assert [r.id for r in got] == [i for i, _ in items]
+    for r, (_i, t) in zip(got[:-1], items):
+        assert r.conllu is None and reject_code(r.reject) == "bad-char", (t, r)
+    assert "U+0000 at character 6" in got[0].reject
+    assert got[-1].reject is None and "\tbig\t" in got[-1].conllu
+
+
+def test_4_parse_cli_counts_the_reject_and_keeps_the_other_lines(tmp_path):
+    f = tmp_path / "in.txt"
+    f.write_bytes(b"Hello world .\nHello\x00 big world .\nBye .\n")
+    out, rej = tmp_path / "out.conllu", tmp_path / "rej.tsv"
+    r = cli("parse", str(f), "--lang", "en", "-o", str(out), "--rejects", str(rej), "--no-progress", "-q")
+    assert r.returncode == 0, r.stderr
+    assert [s.sent_id for s in read_conllu(out)] == ["1", "3"]
+    (line,) = rej.read_text().splitlines()
+    assert line.startswith("2\tparse\tbad-char\t")
+    assert b"rejected 1: bad-char 1" in r.stderr
+
+
+def test_4_a_parser_whose_tokens_do_not_spell_the_text_is_caught():
+    from synprep.parsers.base import Token, Word, lost_text
+
+    toks = [Token("Hello", [Word("Hello")])]
+    assert lost_text("Hello big world", toks).startswith("lost-text: ")
+    assert lost_text("  Hello  ", toks) is None
+    mwt = [Token("zum", [Word("zu"), Word("dem")]), Token("Haus", [Word("Haus")])]
+    assert lost_text("zum Haus", mwt) is None
+
+
+# ============================================================ 5. words with the subword encoding's own marks
+
+MARK_WORDS = ["a\u2581b", "\u2581", "x\u2581", "a\ue000b", "\ue001", "\ue001\ue002", "p q"]
+
+
+def test_5_words_with_marks_round_trip_exactly_and_keep_the_word_start_rule():
+    from synprep.subwords import train_spm
+
+    m = train_spm([["the", "cat", "sat"]] * 20 + [["a", "b"]] * 5, vocab_size=300)
+    begins = m.begins_mask()
+    for w in MARK_WORDS + ["t\tu", "\x00"]:
+        ids, lengths = m.encode_many([w])
+        assert m.check_words([w], ids, lengths) == [], w
+        assert begins[ids[0]] and not begins[ids[1:]].any(), w
+        assert m.decode_word(ids) == w, w
+    ids, lengths = m.encode_many(["a", ""])
+    assert m.check_words(["a", ""], ids, lengths) == [(1, "the word '' encodes to no pieces")]
+    assert lengths[1] == 0
+
+
+def test_5_shard_stores_words_with_marks_exactly_and_their_transitions_replay(tmp_path):
+    from synprep.shards import ShardConfig, build_dataset, open_dataset, row_dict
+    from synprep.subwords import SubwordModel
+
+    rows = "".join(
+        f"# sent_id = m{k}\n" + row(1, w, 2, "nsubj") + "\n" + row(2, "works", 0, "root") + "\n" + row(3, "here", 2, "advmod") + "\n\n"
+        for k, w in enumerate(MARK_WORDS)
+    )
+    f = tmp_path / "marks.conllu"
+    f.write_text(rows * 3, encoding="utf-8")
+    m = build_dataset(tmp_path / "ds", None, str(f), ShardConfig(vocab_size=300, character_coverage=1.0))
+    assert m["counts"]["kept"] == m["counts"]["input"] == 3 * len(MARK_WORDS)
+    model = SubwordModel.load(tmp_path / "ds" / "spm.model")
+    _, tables = open_dataset(tmp_path / "ds")
+    seen = 0
+    for t in tables:
+        for i in range(t.num_rows):
+            r = row_dict(t, i)
+            k = int(r["tgt_id"][1:])
+            assert model.decode_words(r["tgt_pieces"], r["tgt_word_ids"]) == [MARK_WORDS[k], "works", "here"]
+            heads, _labels = replay_stored(r, m["labels"], model.begins_mask(), m["tokens"]["arc_base"])
+            assert heads == r["tgt_heads"] == [1, -1, 1]
+            seen += 1
+    assert seen == 3 * len(MARK_WORDS)
+
+
+def test_5_a_model_that_cannot_spell_a_word_makes_a_reject_with_a_reason(tmp_path):
+    """A model trained elsewhere without byte fallback: a character it never saw is
+    <unk>, which would decode to another word; the pair is rejected, not stored."""
+    import sentencepiece as spm
+
+    from synprep.shards import ShardConfig, build_dataset
+
+    text = tmp_path / "train.txt"
+    text.write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(tmp_path / "ext"), vocab_size=30,
+                                   model_type="bpe", minloglevel=2)
+    good = row(1, "the", 2, "det") + "\n" + row(2, "cat", 0, "root") + "\n\n"
+    bad = row(1, "the", 2, "det") + "\n" + row(2, "Zebra", 0, "root") + "\n\n"
+    f = tmp_path / "t.conllu"
+    f.write_text(good + bad + good, encoding="utf-8")
+    m = build_dataset(tmp_path / "ds", None, str(f), ShardConfig(), spm={"joint": str(tmp_path / "ext.model")})
+    assert m["counts"]["rejected"] == {"subwords": 1} and m["counts"]["kept"] == 2
+    (line,) = (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()
+    assert line.split("\t")[:3] == ["2", "tgt", "subwords"] and "'Zebra'" in line
+
+
+# ============================================================ 6. directory outputs replaced as a whole
+
+#: runs a synprep command in a process that kills itself (SIGKILL, no clean-up of
+#: any kind) at its N-th os.replace: in the middle of writing its output
+KILLER = """
+import os, signal, sys
+n = int(sys.argv[1]); real = os.replace; count = [0]
+def replace(*a, **k):
+    count[0] += 1
+    if count[0] == n:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*a, **k)
+os.replace = replace
+from synprep.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def run_killed(n: int, *args):
+    return subprocess.run([sys.executable, "-c", KILLER, str(n), *args], capture_output=True)
+
+
+def run_main(capsys, *args) -> tuple[int, str]:
+    """``synprep ARGS`` in this process: (exit status, stderr)."""
+    from synprep.cli import main
+
+    capsys.readouterr()
+    rc = main([str(a) for a in args])
+    return rc, capsys.readouterr().err
+
+
+def snapshot(d) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+
+
+def conllu_of(n: int, word: str) -> str:
+    return "".join(f"# sent_id = {word}{k}\n" + row(1, f"{word}{k % 7}", 2, "nsubj") + "\n" + row(2, "works", 0, "root") + "\n\n"
+                   for k in range(n))
+
+
+def test_6_shard_killed_midway_leaves_the_old_dataset_intact(tmp_path, capsys):
+    from synprep.data import ShardDataset
+    from synprep.shards import verify
+
+    old, new = tmp_path / "old.conllu", tmp_path / "new.conllu"
+    old.write_text(conllu_of(30, "old"))
+    new.write_text(conllu_of(40, "new"))
+    ds = tmp_path / "ds"
+    args = ["--vocab-size", "300", "--shard-size", "5", "-q"]
+    assert run_main(capsys, "shard", old, "-o", ds, *args)[0] == 0
+    before = snapshot(ds)
+    r = run_killed(3, "shard", str(new), "-o", str(ds), *args)  # two new shards written, then killed
+    assert r.returncode == -9, r.stderr
+    assert snapshot(ds) == before
+    verify(ds)
+    assert len(ShardDataset(ds, verify=True)) == 30
+    # the next run cleans up what the killed one left and replaces the dataset whole
+    assert run_main(capsys, "shard", new, "-o", ds, *args)[0] == 0
+    assert len(ShardDataset(ds, verify=True)) == 40 and not list(tmp_path.glob(".ds.*"))
+    assert sorted(p.name for p in ds.iterdir()) == ["manifest.json", "rejects.tsv"] + [f"shard-{i:05d}.arrow" for i in range(8)] + ["spm.model"]
+
+
+def test_6_filter_killed_midway_leaves_the_old_output_intact(tmp_path, capsys):
+    src, tgt = tmp_path / "c.src", tmp_path / "c.tgt"
+    src.write_text("".join(f"sentence number {i}\n" for i in range(20)))
+    tgt.write_text("".join(f"Satz Nummer {i}\n" for i in range(20)))
+    cfg = tmp_path / "f.yaml"
+    cfg.write_text("- name: empty\n- name: length\n  max_words: 10\n")
+    out = tmp_path / "out"
+    assert run_main(capsys, "filter", src, tgt, "-c", cfg, "-o", out, "--no-progress")[0] == 0
+    before = snapshot(out)
+    src.write_text("".join(f"another sentence {i}\n" for i in range(20)))
+    r = run_killed(2, "filter", str(src), str(tgt), "-c", str(cfg), "-o", str(out), "--no-progress")
+    assert r.returncode == -9, r.stderr
+    assert snapshot(out) == before
+    r = run_killed(3, "filter", "--recut", str(out), "-c", str(cfg), "--no-progress")  # in place
+    assert r.returncode == -9 and snapshot(out) == before
+
+
+def test_6_split_killed_midway_leaves_the_old_shards_intact(tmp_path, capsys):
+    c = tmp_path / "c.tsv"
+    c.write_text("".join(f"s{i}\tt{i}\n" for i in range(50)))
+    out = tmp_path / "split"
+    split = ["split", "--tsv", c, "--name", "c", "--out-dir", out, "--shards"]
+    assert run_main(capsys, *split, 4)[0] == 0
+    before = snapshot(out)
+    c.write_text("".join(f"u{i}\tv{i}\n" for i in range(50)))
+    r = run_killed(3, *map(str, split), "4")
+    assert r.returncode == -9 and snapshot(out) == before
+    # fewer shards than before: no shard of the earlier run stays behind
+    assert run_main(capsys, *split, 2)[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["000.json", "000.rejects.tsv", "000.tsv", "001.json", "001.rejects.tsv",
+                                                         "001.tsv"]
+
+
+def test_6_a_directory_that_is_not_a_dataset_is_never_replaced(tmp_path, capsys):
+    f = tmp_path / "t.conllu"
+    f.write_text(conllu_of(5, "w"))
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "notes.txt").write_text("keep me")
+    rc, err = run_main(capsys, "shard", f, "-o", d, "--vocab-size", "300")
+    assert rc == 2 and "not an output of this command" in err
+    assert (d / "notes.txt").read_text() == "keep me" and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+def test_6_replace_dir_swaps_whole_directories_or_leaves_them(tmp_path, monkeypatch, exchange):
+    from synprep import outputs
+
+    if not exchange:  # a file system or kernel without renameat2(RENAME_EXCHANGE)
+        monkeypatch.setattr(outputs, "_exchange", lambda a, b: False)
+    d = tmp_path / "out"
+    for version in ("one", "two"):
+        with outputs.replace_dir(d, owned=lambda p: (p / "v").exists()) as tmp:
+            assert not d.exists() or (d / "v").read_text() != version
+            (tmp / "v").write_text(version)
+            (tmp / version).write_text("x")
+        assert sorted(p.name for p in d.iterdir()) == sorted(["v", version]) and (d / "v").read_text() == version
+    with pytest.raises(RuntimeError):
+        with outputs.replace_dir(d) as tmp:
+            (tmp / "v").write_text("three")
+            raise RuntimeError("killed")
+    assert (d / "v").read_text() == "two" and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    # a symlink to a directory: the directory it points to is replaced, the link stays
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with outputs.replace_dir(tmp_path / "link") as tmp:
+        (tmp / "v").write_text("linked")
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "real" / "v").read_text() == "linked"
+
+
+# ============================================================ 7. training reads only intact data
+
+
+def pair_conllu(n: int, tag: str) -> tuple[str, str]:
+    """n parallel sentences of three words."""
+    src = "".join(f"# sent_id = {tag}{k}\n" + row(1, f"the{k % 5}", 2, "det") + "\n" + row(2, f"cat{k % 9}", 3, "nsubj")
+                  + "\n" + row(3, "sat", 0, "root") + "\n\n" for k in range(n))
+    tgt = src.replace("the", "die").replace("cat", "Katze").replace("sat", "saß")
+    return src, tgt
+
+
+@pytest.fixture(scope="module")
+def tiny_pairs(tmp_path_factory):
+    from synprep.shards import ShardConfig, build_dataset
+
+    d = tmp_path_factory.mktemp("pairs")
+    src, tgt = pair_conllu(40, "p")
+    (d / "s.conllu").write_text(src)
+    (d / "t.conllu").write_text(tgt)
+    build_dataset(d / "ds", str(d / "s.conllu"), str(d / "t.conllu"), ShardConfig(vocab_size=300, shard_size=15))
+    return d / "ds"
+
+
+def train_args(ds, out, *more):
+    return ["train", "--preset", "tiny", "--train", ds, "--out", out, "--no-progress",
+            "--set", "train.max_tokens=400", "--set", "train.threads=1", *more]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tiny_pairs, tmp_path_factory):
+    """A run directory after one update (checkpoints, config, metrics)."""
+    from synprep.cli import main
+
+    out = tmp_path_factory.mktemp("run") / "run"
+    assert main([str(a) for a in train_args(tiny_pairs, out, "--max-steps", "1")]) == 0
+    return out
+
+
+def test_7_train_translate_evaluate_refuse_a_damaged_dataset_naming_the_file(tiny_pairs, tiny_run, tmp_path, capsys, monkeypatch):
+    import shutil
+
+    from synprep.shards import open_dataset
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    bad = tmp_path / "bad"
+    shutil.copytree(tiny_pairs, bad)
+    shard = bad / "shard-00001.arrow"
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one bit in the middle: the Arrow stream still reads
+    shard.write_bytes(bytes(data))
+    open_dataset(bad)  # the damage is invisible to the reader itself
+    rc, err = run_main(capsys, *train_args(bad, tmp_path / "run", "--max-steps", "1"))
+    assert rc == 2 and str(shard) in err and "checksum differs" in err and "--no-verify" in err, err
+    assert not (tmp_path / "run").exists()
+    ck = tiny_run / "checkpoint_last.pt"
+    for args in (["translate", "--checkpoint", ck, "--data", bad, "--out", tmp_path / "h.txt", "--beam", "1"],
+                 ["evaluate", "--checkpoint", ck, "--data", bad, "--out", tmp_path / "ev", "--beam", "1"]):
+        rc, err = run_main(capsys, *args)
+        assert rc == 2 and str(shard) in err and "checksum differs" in err, err
+        assert run_main(capsys, *args, "--no-verify")[0] == 0  # explicitly skipped
+    assert run_main(capsys, *train_args(bad, tmp_path / "run2", "--max-steps", "1", "--no-verify"))[0] == 0
+    # a shard cut short is caught by its size before any hashing
+    shard.write_bytes(bytes(data[:-8]))
+    rc, err = run_main(capsys, *train_args(bad, tmp_path / "run3", "--max-steps", "1"))
+    assert rc == 2 and "the manifest says" in err
+
+
+def test_7_a_dataset_is_hashed_once_and_remembered_outside_it(tiny_pairs, tmp_path, monkeypatch):
+    import hashlib
+    import shutil
+
+    from synprep import shards
+    from synprep.shards import verify
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ds = tmp_path / "ds"
+    shutil.copytree(tiny_pairs, ds)
+    names = sorted(p.name for p in ds.iterdir())
+    hashed = []
+
+    class Counting:
+        def __getattr__(self, k):
+            return getattr(hashlib, k)
+
+        def sha256(self, *a):
+            hashed.append(1)
+            return hashlib.sha256(*a)
+
+    monkeypatch.setattr(shards, "hashlib", Counting())
+    n = len(shards.read_manifest(ds)["shards"])
+    verify(ds, cache=True)
+    first = len(hashed)
+    verify(ds, cache=True)
+    assert first >= n and len(hashed) - first <= 1  # at most the cache file's name, no shard
+    assert sorted(p.name for p in ds.iterdir()) == names  # nothing written into the dataset
+    # a changed shard is hashed again (its change time moved), even with its old size and mtime
+    shard = ds / "shard-00000.arrow"
+    data = bytearray(shard.read_bytes())
+    data[-100] ^= 0xFF
+    st = shard.stat()
+    shard.write_bytes(bytes(data))
+    os.utime(shard, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(InputError, match="checksum differs"):
+        verify(ds, cache=True)
+    # a cache that cannot be written only costs the remembering
+    monkeypatch.setenv("XDG_CACHE_HOME", str(ds / "rejects.tsv"))
+    with pytest.raises(InputError, match="checksum differs"):
+        verify(ds, cache=True)
+
+
+# ============================================================ 8. no endless loops
+
+
+def test_8_a_dataset_without_rows_is_an_error_not_an_endless_loop(tmp_path):
+    from synprep.shards import ShardConfig, build_dataset
+    from synprep.train import RunConfig, Trainer
+
+    src, tgt = pair_conllu(3, "z")
+    (tmp_path / "s.conllu").write_text(src)
+    (tmp_path / "t.conllu").write_text(tgt)
+    m = build_dataset(tmp_path / "ds", str(tmp_path / "s.conllu"), str(tmp_path / "t.conllu"),
+                      ShardConfig(vocab_size=300, max_len=2))  # every pair too long
+    assert m["counts"]["kept"] == 0 and m["shards"] == []
+    cfg = RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tmp_path / "ds"), "out": str(tmp_path / "r"),
+                                                           "progress": False}})
+    with pytest.raises(InputError, match="the dataset has no rows"):
+        t = Trainer(cfg, say=lambda m: None)
+        t.epoch_batches()  # (before the fix: [], and train() went round these forever)
+
+
+def test_8_an_epoch_without_batches_stops_with_an_error(tiny_pairs, tmp_path):
+    from synprep.train import RunConfig, Trainer
+
+    cfg = RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "out": str(tmp_path / "r"), "progress": False}})
+    t = Trainer(cfg, say=lambda m: None)
+    t.sampler.batches = lambda: []
+    try:
+        with pytest.raises(InputError, match="epoch 0 has no batches"):
+            t.epoch_batches()
+    finally:
+        t.close()
+
+
+# ============================================================ 9. bad checkpoints
+
+
+def test_9_a_bad_checkpoint_is_an_error_naming_it_and_how_to_start_over(tiny_pairs, tiny_run, tmp_path, capsys):
+    import shutil
+
+    import torch
+
+    for damage in ("truncated", "empty", "garbage", "foreign", "code"):
+        out = tmp_path / damage
+        shutil.copytree(tiny_run, out)
+        ck = out / "checkpoint_last.pt"
+        good = ck.read_bytes()
+        if damage == "truncated":
+            ck.write_bytes(good[: len(good) // 2])
+        elif damage == "empty":
+            ck.write_bytes(b"")
+        elif damage == "garbage":
+            ck.write_bytes(bytes(range(256)) * 16)
+        elif damage == "foreign":
+            torch.save({"weights": torch.zeros(3)}, ck)
+        else:  # a pickle that would run code if it were loaded without weights_only
+            state = torch.load(ck, weights_only=True)
+            state["extra"] = subprocess.CompletedProcess(["x"], 0)
+            torch.save(state, ck)
+        rc, err = run_main(capsys, *train_args(tiny_pairs, out, "--max-steps", "2"))
+        assert rc == 2 and str(ck) in err and f"delete {out} or use a new --out" in err, (damage, err)
+        for cmd in ("translate", "evaluate"):  # decoding: another checkpoint, or train again
+            rc, err = run_main(capsys, cmd, "--checkpoint", ck, "--data", tiny_pairs, "--out", tmp_path / cmd)
+            assert rc == 2 and str(ck) in err and "give another checkpoint" in err, (damage, cmd, err)
+    # weights that do not fit the architecture of the config stored beside them
+    state = torch.load(tiny_run / "checkpoint_best.pt", weights_only=True)
+    state["model"] = {k: v[:1] for k, v in state["model"].items()}
+    ck = tmp_path / "mismatch.pt"
+    torch.save(state, ck)
+    rc, err = run_main(capsys, "translate", "--checkpoint", ck, "--data", tiny_pairs, "--out", tmp_path / "h.txt")
+    assert rc == 2 and str(ck) in err and "do not fit the model" in err, err
+
+
+def test_9_checkpoints_are_written_for_weights_only_loading(tiny_run):
+    import torch
+
+    from synprep.train import load_model
+
+    for name in ("checkpoint_last.pt", "checkpoint_best.pt"):
+        state = torch.load(tiny_run / name, map_location="cpu", weights_only=True)
+        assert state["step"] == 1 and isinstance(state["rng"]["torch"], torch.Tensor)
+    _model, cfg, _ = load_model(tiny_run / "checkpoint_best.pt")
+    assert cfg.model.variant == "vanilla"
+
+
+# ============================================================ 10. an output path that names the wrong kind of thing
+
+
+def test_10_every_output_directory_naming_a_file_stops_before_any_work(tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("x")
+    conllu = tmp_path / "t.conllu"
+    conllu.write_text(conllu_of(5, "w"))
+    txt = tmp_path / "c.txt"
+    txt.write_text("a b\n")
+    nodata = tmp_path / "nodata"
+    runs = {
+        "shard": ["shard", conllu, "-o", "{out}"],
+        "filter": ["filter", txt, txt, "-o", "{out}", "--no-progress", "--no-align"],
+        "split": ["split", "--src", txt, "--tgt", txt, "--name", "c", "--shards", "2", "--out-dir", "{out}"],
+        "challenge": ["challenge", "--conllu", conllu, "--lang", "en", "-o", "{out}"],
+        "export": ["export", "pascal", nodata, "{out}"],
+        "evaluate": ["evaluate", "--hyps", txt, "--data", nodata, "--out", "{out}"],
+        "train": ["train", "--train", nodata, "--out", "{out}", "--no-progress"],
+        "train-parser": ["train-parser", "--backend", "stanza", "--lang", "en", conllu, "-o", "{out}"],
+    }
+    for name, args in runs.items():
+        for out in (f, f / "sub"):
+            rc, err = run_main(capsys, *[str(a).format(out=out) for a in args])
+            assert rc == 2 and str(out) in err and (" is a file" in err or "an existing file" in err), (name, err)
+    assert f.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "file", "t.conllu"]
+
+
+def test_10_every_output_file_naming_a_directory_stops_before_any_work(tmp_path, capsys):
+    d = tmp_path / "dir"
+    d.mkdir()
+    txt = tmp_path / "c.txt"
+    txt.write_text("Hello world .\n")
+    for args in (["parse", txt, "--lang", "en", "-o", d],
+                 ["parse", txt, "--lang", "en", "-o", tmp_path / "o.conllu", "--rejects", d],
+                 ["train-parser", txt, "-o", d],
+                 ["translate", "--checkpoint", txt, "--data", txt, "--out", d],
+                 ["report", "html", "-o", d]):
+        rc, err = run_main(capsys, *args)
+        assert rc == 2 and "an existing directory" in err, (args, err)
+    assert list(d.iterdir()) == [] and not (tmp_path / "o.conllu").exists()
+
+
+# ============================================================ 11. configs
+
+
+BAD_YAML = [  # (reader, file, text, the error it must give)
+    ("run", "run.yaml", "train:\n  lr: 5e-4\n  warmup: 100\n  lr: 1e-3\n",
+     r"run\.yaml:4: key 'lr' is given twice \(lines 2 and 4\)"),
+    ("filters", "filters.yaml", "- name: length\n  max_words: 50\n  max_words: 80\n",
+     r"filters\.yaml:3: key 'max_words' is given twice \(lines 2 and 3\)"),
+    ("filters", "top.yaml", "filters:\n- name: empty\nfilters:\n- name: length\n",
+     r"top\.yaml:3: key 'filters' is given twice \(lines 1 and 3\)"),
+    ("run", "bad.yaml", "train:\n  lr: 1e-3\n  betas: [0.9, 0.98\nmodel: {}\n", r"bad\.yaml:\d+: invalid YAML: .*line 3"),
+    ("run", "nul.yaml", "train:\n  lr: 1e-3\x00\n", r"nul\.yaml:2: invalid YAML: the character '\\x00'"),
+]
+
+
+def test_11_keys_given_twice_and_syntax_errors_name_file_and_lines_in_every_yaml(tmp_path):
+    from synprep.filters import load_config as load_filters
+    from synprep.train import load_config as load_run
+    from synprep.yamlio import load_yaml_file, main
+
+    readers = {"run": load_run, "filters": load_filters}
+    for reader, name, text, error in BAD_YAML:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ConfigError, match=error):
+            readers[reader](tmp_path / name)
+    assert main([str(tmp_path / name) for _r, name, _t, _e in BAD_YAML]) == 2
+    # the same key in two different mappings is fine, and merge keys may override
+    ok = tmp_path / "ok.yaml"
+    ok.write_text("base: &b {lr: 1.0}\ntrain:\n  <<: *b\n  lr: 2.0\nmodel: {lr: 3}\n")
+    assert load_yaml_file(ok)["train"] == {"lr": 2.0}
+
+
+def test_11_an_unknown_script_name_is_an_error_listing_the_known_ones():
+    from synprep.filters import build_filter
+
+    with pytest.raises(ConfigError, match=r"unknown script 'Latn'.*known: .*CYRILLIC.*HAN.*LATIN"):
+        build_filter({"name": "script", "src_scripts": ["Latn"]})
+    f = build_filter({"name": "script", "src_scripts": ["latin"], "tgt_scripts": ["Han", "Hiragana", "Katakana"]})
+    from synprep.filters import Pair
+
+    assert next(f.score([Pair("1", "Hello", "日本語です")]))[:2] == (1.0, 1.0)
+
+
+@pytest.mark.workflow
+def test_11_the_workflow_config_is_read_strictly(tmp_path):
+    from .conftest import REPO
+
+    (tmp_path / "config").mkdir()
+    text = (REPO / "config" / "config.yaml").read_text()
+    (tmp_path / "config" / "config.yaml").write_text(text)
+    (tmp_path / "dup.yaml").write_text("shards:\n  count: 2\nreport:\n  title: x\nshards:\n  count: 3\n")
+    snake = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"), "--cores", "1"]
+    r = subprocess.run([*snake, "--configfile", "dup.yaml"], cwd=tmp_path, capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "dup.yaml:5: key 'shards' is given twice (lines 1 and 5)" in out, out[-2000:]
+    (tmp_path / "config" / "config.yaml").write_text(text + "report: [1, 2\n")
+    r = subprocess.run(snake, cwd=tmp_path, capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    n = text.count("\n") + 1
+    assert r.returncode != 0 and f"config/config.yaml:{n + 1}: invalid YAML" in out and f"at line {n}" in out, out[-2000:]
+
+
+# ============================================================ 12. small untruths
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL in this process: nothing catches it, nothing is saved."""
+
+
+def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatch):
+    from synprep import train as tr
+
+    out = tmp_path / "run"
+    cfg = tr.RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "valid": str(tiny_pairs),
+                                                              "out": str(out), "max_steps": 4,
+                                                              "max_tokens": 400, "valid_every": 2, "log_every": 1,
+                                                              "progress": False}})
+    log = tr.Trainer.log
+
+    def log_then_die(self):
+        log(self)
+        if self.step == 3:
+            raise Killed
+
+    monkeypatch.setattr(tr.Trainer, "log", log_then_die)
+    with pytest.raises(Killed):
+        tr.train(cfg, log=lambda m: None)
+    steps = [json.loads(x).get("step") for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [None, 1, 2, 2, 3]  # the checkpoint is at update 2
+    monkeypatch.setattr(tr.Trainer, "log", log)
+    assert tr.train(cfg, log=lambda m: None)["steps"] == 4
+    recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in recs if r["event"] == "train"] == [1, 2, 3, 4]
+    assert [r["step"] for r in recs if r["event"] == "valid"] == [2, 4]
+    assert [r["event"] for r in recs].count("start") == 1
+    # killed between a validation record and its checkpoint (here the run's first):
+    # the run starts over and logs every update once
+    save = tr._atomic_save
+
+    def die_saving(obj, path):
+        raise Killed
+
+    monkeypatch.setattr(tr, "_atomic_save", die_saving)
+    cfg2 = tr.RunConfig.from_dict({**cfg.to_dict(), "train": {**cfg.train.to_dict(), "out": str(tmp_path / "r2")}})
+    with pytest.raises(Killed):
+        tr.train(cfg2, log=lambda m: None)
+    monkeypatch.setattr(tr, "_atomic_save", save)
+    assert tr.train(cfg2, log=lambda m: None)["steps"] == 4
+    recs = [json.loads(x) for x in (tmp_path / "r2" / "metrics.jsonl").read_text().splitlines()]
+    assert [(r["event"], r.get("step")) for r in recs] == [("start", None), ("train", 1), ("train", 2), ("valid", 2),
+                                                           ("train", 3), ("train", 4), ("valid", 4)]
+
+
+def test_12_a_balanced_shard_logs_no_false_alarm(tmp_path, capsys):
+    c = tmp_path / "c.tsv"
+    c.write_text("".join(f"s{i}\tt{i}\n" for i in range(12)))
+    out = tmp_path / "split"
+    assert run_main(capsys, "split", "--tsv", c, "--name", "c", "--shards", 2, "--out-dir", out,
+                    "--summary", tmp_path / "split.json")[0] == 0
+    (out / "000.kept.tsv").write_text((out / "000.tsv").read_text())
+    rc, err = run_main(capsys, "report", "accounting", "--shard", "000", "--split", tmp_path / "split.json",
+                       "--input", out / "000.tsv", out / "000.rejects.tsv", "--kept", out / "000.kept.tsv",
+                       "--stages", "prepare", "-o", tmp_path / "l.json")
+    assert rc == 0 and json.loads((tmp_path / "l.json").read_text())["balanced"]
+    assert " NO" not in err and "lost" not in err and "yes" in err, err
+
+
+def test_12_split_help_describes_the_split_the_code_does(tmp_path, capsys):
+    from synprep.corpus import read_shard, shard_key
+
+    with pytest.raises(SystemExit):
+        run_main(capsys, "split", "--help")
+    text = capsys.readouterr().out
+    assert "(n - 1) mod" not in text and "h mod SHARDS" in text and "BLAKE2b" in text
+    c = tmp_path / "c.tsv"
+    c.write_text("".join(f"s{i}\tt{i}\n" for i in range(20)))
+    assert run_main(capsys, "split", "--tsv", c, "--name", "c", "--shards", 3, "--out-dir", tmp_path / "o")[0] == 0
+    for k in range(3):
+        for pid, s, t in read_shard(tmp_path / "o" / f"00{k}.tsv"):
+            assert shard_key(s, t) % 3 == k

@@ -1,0 +1,523 @@
+"""The fuzz suite (issue 14): valid inputs, mutated, fed to every reader.
+
+Mutations, one to four applied in a row to a valid input: flip a byte; set a column
+of a line to another value (empty, ``_``, non-canonical or non-ASCII digits, marks of
+the subword encoding, control characters, random text); drop a line; duplicate a
+line; insert a control character (or U+2028, U+FEFF); or replace the whole input with
+random bytes.
+
+Readers: ``oracle`` (the compiled and the Python path), ``shard``, ``split``,
+``filter``, ``parse`` (reading, then UDPipe) and the dataset loader (manifest and
+shard bytes). They are called in this process (fast); the CLI runs as a subprocess
+for one fixed mutated input a command (:func:`test_cli_exit_status_and_no_traceback`).
+
+Invariants, for every reader and input:
+
+* nothing escapes but a :class:`~synprep.errors.SynprepError` (which the CLI prints
+  as ``FILE:LINE: message`` with exit status 2), and the CLI exits 0, 1 or 2
+  without a traceback;
+* input = kept + rejected, counted independently of the reader where possible
+  (sentence blocks of the CoNLL-U, lines of a text file);
+* what is kept is the input, byte for byte (the words of a CoNLL-U sentence, the
+  text of a line, the words a parser returns);
+* no hang: every example runs under a time limit (``LIMIT`` seconds, far above what
+  any of them takes).
+
+Examples: ``COUNTS`` a reader in the default run (derandomized, so the same cases
+every time: 390 in all, plus 6 CLI runs; about 20 s), ``SLOW`` times as many in the
+long run (3,900; ``slow``-marked and skipped unless ``SYNPREP_FUZZ_LONG=1``, since
+CI runs slow tests too); README.md ("Run the tests") gives the numbers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from synprep.errors import SynprepError
+
+from .test_conllu import GERMAN, row
+
+#: examples a reader in the default run; the slow run tries SLOW times as many
+COUNTS = {"oracle": 120, "shard": 40, "split": 80, "filter": 50, "parse": 60, "loader": 40}
+SLOW = 10
+#: seconds an example may take before it counts as a hang
+LIMIT = 30
+
+CONLLU = (
+    GERMAN
+    + "# sent_id = s2\n# text = John put the coals out\n"
+    + "\n".join([row(1, "John", 2, "nsubj"), row(2, "put", 0, "root"), row(3, "the", 4, "det"),
+                 row(4, "coals", 2, "obj"), row(5, "out", 2, "compound:prt")]) + "\n\n"
+    + "# sent_id = s3\n" + "\n".join([row(1, "A", 0, "root"), row(2, "hearing", 1, "dep"), row(3, "is", 1, "dep"),
+                                      row(4, "on", 2, "nmod")]) + "\n\n"
+    + "# newdoc\n\n" + row(1, "Ja", 0, "root") + "\n" + row(2, "!", 1, "punct") + "\n\n"
+)
+TEXT = "The cat sat on the mat .\nEine Katze .\n\n  spaced   out  \nDas ist es\nlast line\n"
+TSV = "Hello there\tHallo da\nA cat\tEine Katze\n\tleer\nsame\tsame\nx\ty\tz\n"
+
+CONTROL = "\x00\x01\x07\x08\t\x0b\x0c\r\x1b\x1c\x7f\x85\u2028\ufeff\ue000\u2581"
+VALUES = st.one_of(
+    st.sampled_from(["", "_", "0", "1", "2", "-1", "01", "+1", " 1", "1 ", "1_0", "\u0661", "\uff11", "1-2", "2-1",
+                     "1.1", "1.x", "x", "root", "a\u2581b", "\ue000", "\ue001", "#", "10 000", "99999999999"]),
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=4),
+)
+POS = st.integers(0, 1 << 20)
+MUTATION = st.one_of(
+    st.tuples(st.just("flip"), POS, st.integers(1, 255)),
+    st.tuples(st.just("column"), POS, st.integers(0, 11), VALUES),
+    st.tuples(st.just("drop"), POS),
+    st.tuples(st.just("dup"), POS),
+    st.tuples(st.just("control"), POS, st.sampled_from(CONTROL)),
+    st.tuples(st.just("bytes"), st.binary(max_size=200)),
+)
+MUTATIONS = st.lists(MUTATION, min_size=1, max_size=4)
+#: a UTF-8 byte-order mark in front of the mutated input, or not
+BOMS = st.sampled_from([b"", b"\xef\xbb\xbf"])
+
+
+def mutate(data: bytes, mutations) -> bytes:
+    for m in mutations:
+        kind = m[0]
+        if kind == "bytes":
+            data = m[1]
+        elif kind == "flip":
+            if data:
+                i = m[1] % len(data)
+                data = data[:i] + bytes([data[i] ^ m[2]]) + data[i + 1:]
+        elif kind == "control":
+            i = m[1] % (len(data) + 1)
+            data = data[:i] + m[2].encode("utf-8") + data[i:]
+        else:
+            lines = data.split(b"\n")
+            i = m[1] % len(lines)
+            if kind == "drop":
+                del lines[i]
+            elif kind == "dup":
+                lines.insert(i, lines[i])
+            else:
+                cols = lines[i].split(b"\t")
+                cols[m[2] % len(cols)] = m[3].encode("utf-8")
+                lines[i] = b"\t".join(cols)
+            data = b"\n".join(lines)
+    return data
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int = LIMIT):
+    """Fail (as a hang) when the block runs longer than ``seconds``."""
+
+    def hang(*_):
+        raise TimeoutError(f"no result after {seconds} s: a hang")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def fuzz(reader: str, slow: bool = False):
+    """The hypothesis settings of ``reader``'s property (derandomized: the same cases
+    on every run)."""
+    n = COUNTS[reader] * (SLOW if slow else 1)
+    return settings(max_examples=n, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+#: the long run is asked for explicitly (``SYNPREP_FUZZ_LONG=1``): at 1-2 minutes it
+#: does not fit the CI budget, where the plain ``python -m pytest`` runs slow tests too
+LONG = pytest.mark.skipif(not os.environ.get("SYNPREP_FUZZ_LONG"),
+                          reason=f"the long fuzz run ({SLOW} times the cases): set SYNPREP_FUZZ_LONG=1")
+
+
+def fuzz_tests(reader: str, *strategies):
+    """The default and the long (``slow``, ``SYNPREP_FUZZ_LONG=1``) property of one
+    reader, from one test body."""
+
+    def make(body):
+        return (fuzz(reader)(given(*strategies)(body)),
+                LONG(pytest.mark.slow(fuzz(reader, slow=True)(given(*strategies)(body)))))
+
+    return make
+
+
+def named(data: bytes, name: str) -> io.BytesIO:
+    b = io.BytesIO(data)
+    b.name = name
+    return b
+
+
+# ============================================================ oracle
+
+
+def sentence_blocks(data: bytes) -> list[tuple[int, list[str | None]]]:
+    """(first line, lines) of every block the reader must account for, found without
+    the reader: runs of non-blank lines, minus terminated blocks of comments only; a
+    line that is not UTF-8 is None (and not blank)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    raw = data.split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    lines: list[str | None] = []
+    for r in raw:
+        try:
+            lines.append(r.decode("utf-8"))
+        except UnicodeDecodeError:
+            lines.append(None)
+    blocks, cur, start = [], [], 0
+    for n, line in enumerate(lines, 1):
+        if line is not None and (not line or line.isspace() or line == "\r"):
+            if cur and not all(x is not None and x[:1] == "#" for x in cur):
+                blocks.append((start, cur))
+            cur = []
+            continue
+        if not cur:
+            start = n
+        cur.append(line)
+    if cur:
+        blocks.append((start, cur))  # unterminated: always an error (truncated)
+    return blocks
+
+
+def plain_int(s: str) -> bool:
+    return s.isascii() and s.isdigit() and (s[0] != "0" or len(s) == 1)
+
+
+def check_oracle(data: bytes) -> None:
+    from synprep.errors import InputError
+    from synprep.oracle_io import SentenceOracle, native_available, stream_oracle
+
+    results = []
+    for native in ([True, False] if native_available() else [False]):
+        out, errors = io.BytesIO(), []
+        conv = SentenceOracle(words="syntactic", policy="lift")
+        stream_oracle(named(data, "f.conllu"), conv, True, out.write, on_invalid=errors.append, native=native)
+        assert all(isinstance(e, InputError) and e.path == "f.conllu" and e.line for e in errors)
+        results.append((out.getvalue(), [str(e) for e in errors], conv.summary.sentences))
+    assert all(r == results[0] for r in results), "the compiled and the Python path differ"
+    out, errors, n_sentences = results[0]
+    if not data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark in front changes nothing
+        out2, errors2 = io.BytesIO(), []
+        stream_oracle(named(b"\xef\xbb\xbf" + data, "f.conllu"), SentenceOracle(words="syntactic", policy="lift"), True,
+                      out2.write, on_invalid=errors2.append)
+        assert (out2.getvalue(), [str(e) for e in errors2]) == (out, errors)
+    records = [json.loads(x) for x in out.decode("utf-8").split("\n") if x]  # (not splitlines: U+0085 is text)
+    blocks = sentence_blocks(data)
+    # input = kept + rejected: one record or one error a block
+    assert len(records) == n_sentences and len(records) + len(errors) == len(blocks), (len(records), errors, blocks)
+    # what is kept is the input: the words of each record are the FORMs of its block
+    error_lines = [int(e.split(":")[1]) for e in errors]
+    valid = [b for b in blocks if not any(b[0] <= ln <= b[0] + len(b[1]) for ln in error_lines)]
+    assert len(valid) == len(records)
+    for (start, lines), rec in zip(valid, records):
+        rows = [ln.rstrip("\r").split("\t") for ln in lines if ln[:1] != "#"]
+        words = [r for r in rows if "-" not in r[0] and "." not in r[0]]
+        # a sentence is read only when every ID and HEAD is a plain integer and no FORM is empty
+        assert all(plain_int(r[0]) and plain_int(r[6]) and r[1] for r in words), lines
+        assert rec["words"] == [r[1] for r in words]
+        if rec["lifted"] == 0:
+            assert rec["heads"] == [int(r[6]) - 1 for r in words]
+
+
+def _oracle(mutations):
+    with time_limit():
+        check_oracle(mutate(CONLLU.encode(), mutations))
+
+
+test_oracle, test_oracle_long = fuzz_tests("oracle", MUTATIONS)(_oracle)
+
+
+# ============================================================ shard
+
+
+@pytest.fixture(scope="module")
+def spm_model(tmp_path_factory):
+    """A subword model (byte fallback: any character encodes) trained once."""
+    from synprep.conllu import read_conllu_string
+    from synprep.subwords import train_spm
+
+    m = train_spm([s.forms for s in read_conllu_string(CONLLU)] * 10, vocab_size=300)
+    path = tmp_path_factory.mktemp("spm") / "spm.model"
+    m.save(path)
+    return str(path)
+
+
+def check_shard(tmp: Path, spm: str, src: bytes, tgt: bytes) -> None:
+    from synprep.conllu import read_conllu
+    from synprep.errors import InputError
+    from synprep.shards import ShardConfig, build_dataset, open_dataset, row_dict
+    from synprep.subwords import SubwordModel
+    from synprep.tree import to_tree
+
+    (tmp / "s.conllu").write_bytes(src)
+    (tmp / "t.conllu").write_bytes(tgt)
+    out = tmp / "ds"
+    try:
+        m = build_dataset(out, str(tmp / "s.conllu"), str(tmp / "t.conllu"), ShardConfig(projectivity="lift", shard_size=3),
+                          spm={"joint": spm})
+    except SynprepError as e:
+        assert isinstance(e, InputError) and e.reason in ("misaligned", "unreadable"), e
+        return
+    c = m["counts"]
+    items = {}
+    for side in ("src", "tgt"):
+        its: list = []  # sentences and errors in reading order (as the writer pairs them)
+        for s in read_conllu(tmp / f"{side[0]}.conllu", on_invalid=its.append):
+            its.append(s)
+        items[side] = its
+    assert c["input"] == len(items["src"]) == len(items["tgt"]) == c["kept"] + sum(c["rejected"].values())
+    rejected = [int(x.split("\t")[0]) for x in (out / "rejects.tsv").read_text(encoding="utf-8").splitlines()]
+    assert len(rejected) == sum(c["rejected"].values())
+    kept = [n for n in range(1, c["input"] + 1) if n not in set(rejected)]
+    model = SubwordModel.load(spm)
+    _, tables = open_dataset(out)
+    rows = [row_dict(t, i) for t in tables for i in range(t.num_rows)]
+    assert len(rows) == len(kept) == c["kept"]
+    for n, r in zip(kept, rows):
+        for side in ("src", "tgt"):
+            want = to_tree(items[side][n - 1]).words
+            assert model.decode_words(r[f"{side}_pieces"], r[f"{side}_word_ids"]) == want
+
+
+def _shard(spm_model, tmp_path_factory, mutations, both, bom):
+    tmp = tmp_path_factory.mktemp("fz")
+    good = CONLLU.encode()
+    with time_limit():
+        check_shard(tmp, spm_model, mutate(good, mutations) if both else good, bom + mutate(good, mutations))
+
+
+test_shard, test_shard_long = fuzz_tests("shard", MUTATIONS, st.booleans(), BOMS)(_shard)
+
+
+# ============================================================ split
+
+
+def raw_lines(data: bytes) -> list[bytes]:
+    """The lines of a text file as the readers see them: split on LF, the CR of a CRLF
+    and a leading byte-order mark removed."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines = data.split(b"\n")
+    last = lines.pop()  # after the last LF: a line without its end, or nothing
+    lines = [x[:-1] if x.endswith(b"\r") else x for x in lines]  # CR of a CRLF only
+    return lines + ([last] if last else [])
+
+
+def check_split(tmp: Path, data: bytes, gz: bool) -> None:
+    from synprep.corpus import CorpusSpec, SplitSummary, _clean, iter_pairs
+
+    path = tmp / ("c.tsv.gz" if gz else "c.tsv")
+    path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
+    summary = SplitSummary()
+    try:
+        pairs = list(iter_pairs(CorpusSpec(name="c", tsv=str(path)), summary))
+    except SynprepError:
+        return
+    lines = raw_lines(data)
+    assert len(pairs) == len(lines)
+    kept = [p for p in pairs if p.reason is None]
+    assert len(kept) + sum(1 for p in pairs if p.reason) == len(lines)
+    for p in pairs:
+        cols = lines[p.line - 1].split(b"\t")
+        if p.reason is None:  # kept: the columns, with only the documented line-break normalization
+            assert (p.src, p.tgt) == (_clean(cols[0].decode("utf-8"), None), _clean(cols[1].decode("utf-8"), None))
+        else:
+            assert p.reason in ("bad-encoding", "bad-columns")
+
+
+def _split(tmp_path_factory, mutations, gz, bom):
+    with time_limit():
+        check_split(tmp_path_factory.mktemp("fz"), bom + mutate(TSV.encode(), mutations), gz)
+
+
+test_split, test_split_long = fuzz_tests("split", MUTATIONS, st.booleans(), BOMS)(_split)
+
+
+# ============================================================ filter
+
+
+def check_filter(tmp: Path, src: bytes, tgt: bytes) -> None:
+    from synprep.filters import build_filters, read_pairs, run_filters
+
+    (tmp / "c.src").write_bytes(src)
+    (tmp / "c.tgt").write_bytes(tgt)
+    try:
+        pairs = read_pairs(tmp / "c.src", tmp / "c.tgt", "c")
+    except SynprepError:
+        return
+    s_lines, t_lines = raw_lines(src), raw_lines(tgt)
+    assert len(pairs) == len(s_lines) == len(t_lines)
+    filters = build_filters([{"name": "empty"}, {"name": "identical"}, {"name": "length", "max_words": 6},
+                             {"name": "ratio"}, {"name": "script", "max_junk_ratio": 0.0}, {"name": "duplicates"}])
+    res = run_filters(pairs, filters)
+    assert res.n_input == len(pairs) == len(res.kept) + len(res.rejects)
+    assert {p.id for p in res.kept}.isdisjoint(r.id for r in res.rejects)
+    for p in [*res.kept, *res.rejects]:  # the texts exactly as read, kept or rejected
+        n = int(p.id.split(":")[1])
+        assert (p.src.encode("utf-8"), p.tgt.encode("utf-8")) == (s_lines[n - 1], t_lines[n - 1])
+
+
+def _filter(tmp_path_factory, mutations, both, bom):
+    good = TEXT.encode()
+    with time_limit():
+        check_filter(tmp_path_factory.mktemp("fz"), bom + mutate(good, mutations), mutate(good, mutations) if both else good)
+
+
+test_filter, test_filter_long = fuzz_tests("filter", MUTATIONS, st.booleans(), BOMS)(_filter)
+
+
+# ============================================================ parse
+
+PARSE_CODES = {"empty", "bad-char", "too-long", "parse-error", "split", "lost-text", "invalid-tree"}
+
+
+@pytest.fixture(scope="module")
+def udpipe():
+    from synprep.parsers.udpipe_backend import UDPipeParser
+
+    try:
+        p = UDPipeParser(lang="en", max_words=20)
+    except SynprepError as e:
+        pytest.skip(f"the demo UDPipe model is not available: {e}")
+    yield p
+    p.close()
+
+
+def check_parse(tmp: Path, parser, data: bytes, fmt: str) -> None:
+    from synprep.conllu import read_conllu_string
+    from synprep.parsers.base import one_line, reject_code
+    from synprep.parsers.inputs import read_items
+
+    path = tmp / f"in.{fmt}"
+    path.write_bytes(data)
+    try:
+        items = list(read_items(str(path), fmt))
+    except SynprepError:
+        return
+    lines = raw_lines(data)
+    assert len(items) == len(lines)
+    if fmt == "lines":
+        assert [t.encode("utf-8") for _i, t in items] == lines
+    results = list(parser.parse(items))
+    assert [r.id for r in results] == [i for i, _t in items]  # one result an item, in order
+    for (item_id, text), r in zip(items, results):
+        assert (r.conllu is None) != (r.reject is None)
+        if r.reject is not None:
+            assert reject_code(r.reject) in PARSE_CODES, r.reject
+            continue
+        (s,) = list(read_conllu_string(r.conllu))
+        assert s.text == one_line(text)
+        surface, skip = [], set()
+        for a, b, form, _misc in s.mwts:
+            skip.update(range(a, b + 1))
+        mwt_at = {a: form for a, _b, form, _m in s.mwts}
+        for i, form in enumerate(s.forms):
+            if i in mwt_at:
+                surface.append(mwt_at[i])
+            elif i not in skip:
+                surface.append(form)
+        assert "".join("".join(surface).split()) == "".join(text.split())  # every word, as written
+
+
+def _parse(udpipe, tmp_path_factory, mutations, fmt, bom):
+    good = (TEXT if fmt == "lines" else "".join(f"id{i}\t{t}\n" for i, t in enumerate(TEXT.splitlines()))).encode()
+    with time_limit():
+        check_parse(tmp_path_factory.mktemp("fz"), udpipe, bom + mutate(good, mutations), fmt)
+
+
+test_parse, test_parse_long = fuzz_tests("parse", MUTATIONS, st.sampled_from(["lines", "tsv"]), BOMS)(_parse)
+
+
+# ============================================================ the dataset loader
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory, spm_model):
+    from synprep.shards import ShardConfig, build_dataset
+
+    d = tmp_path_factory.mktemp("ds")
+    (d / "c.conllu").write_text(CONLLU * 3, encoding="utf-8")
+    build_dataset(d / "ds", str(d / "c.conllu"), str(d / "c.conllu"), ShardConfig(projectivity="lift", shard_size=4),
+                  spm={"joint": spm_model})
+    return d / "ds"
+
+
+def check_loader(tmp: Path, pristine: Path, which: int, mutations) -> None:
+    from synprep.data import ShardDataset, TokenBudgetSampler
+    from synprep.errors import InputError
+
+    ds = tmp / "ds"
+    shutil.copytree(pristine, ds)
+    files = sorted(p.name for p in ds.iterdir())
+    name = files[which % len(files)]
+    before = (ds / name).read_bytes()
+    after = mutate(before, mutations)
+    (ds / name).write_bytes(after)
+    try:
+        d = ShardDataset(ds, verify=True)
+        batches = TokenBudgetSampler(d.lengths(), 200, shuffle=False).batches()
+        collate = d.collate()
+        got = [collate(d.__getitems__(b)) for b in batches]
+    except InputError as e:
+        assert str(e).startswith(str(ds)), e  # names the file
+        return
+    # read without complaint: only a file that no reader depends on may have changed
+    assert after == before or name == "rejects.tsv" or (name == "manifest.json" and json.loads(after)), name
+    assert sum(len(b) for b in got) == len(d)
+
+
+def _loader(dataset, tmp_path_factory, which, mutations):
+    with time_limit():
+        check_loader(tmp_path_factory.mktemp("fz"), dataset, which, mutations)
+
+
+test_loader, test_loader_long = fuzz_tests("loader", st.integers(0, 100), MUTATIONS)(_loader)
+
+
+# ============================================================ the CLI, a few fixed cases
+
+
+def test_cli_exit_status_and_no_traceback(tmp_path):
+    rng = random.Random(14)
+
+    def damaged(text: str) -> bytes:
+        data = text.encode()
+        for _ in range(6):
+            i = rng.randrange(len(data))
+            data = data[:i] + bytes([rng.choice(b"\x00\t\n#-._01x\xff\xe2")]) + data[i:]
+        return data
+
+    (tmp_path / "a.conllu").write_bytes(damaged(CONLLU))
+    (tmp_path / "b.conllu").write_bytes(damaged(CONLLU))
+    (tmp_path / "c.tsv").write_bytes(damaged(TSV))
+    (tmp_path / "c.en").write_bytes(damaged(TEXT))
+    (tmp_path / "c.de").write_bytes(TEXT.encode())
+    runs = [
+        ["oracle", "--skip-invalid", "a.conllu", "b.conllu"],
+        ["oracle", "a.conllu"],
+        ["shard", "a.conllu", "b.conllu", "-o", "ds", "--vocab-size", "300"],
+        ["split", "--tsv", "c.tsv", "--name", "c", "--shards", "2", "--out-dir", "split"],
+        ["filter", "c.en", "c.de", "-o", "filtered", "--no-align", "--no-progress"],
+        ["parse", "c.en", "--lang", "en", "-o", "p.conllu", "--rejects", "p.tsv", "--no-progress", "-q"],
+    ]
+    for args in runs:
+        r = subprocess.run([sys.executable, "-m", "synprep.cli", *args], cwd=tmp_path, capture_output=True, timeout=300)
+        assert r.returncode in (0, 1, 2), (args, r.returncode, r.stderr[-2000:])
+        assert b"Traceback" not in r.stderr, (args, r.stderr[-2000:])
