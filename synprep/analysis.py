@@ -16,12 +16,17 @@ the evaluation's ``hyps.txt``.
   trees (syntactic words, as parsed) and writes a summary with the counts per
   phenomenon for the report.
 * :func:`evaluate_induction` scores the score matrices that
-  :func:`dump_tree_scores` wrote for each ``sa``/``sa-hard`` run
-  (:func:`synprep.evaluate.dump_tree_scores`, the function behind
-  ``synprep translate --tree-scores``) with :func:`synprep.induce.evaluate`. The
-  gold trees are the parser's source trees at the word level of the shards
-  (``oracle.words``: a multiword token is one word at the ``surface`` level), since
-  the score matrices are over the pieces of those words.
+  :func:`dump_tree_scores` wrote for each structured-attention run (``sa``,
+  ``sa-hard``, ``fa``, ``sa-1set``; :func:`synprep.evaluate.dump_tree_scores`, the
+  function behind ``synprep translate --tree-scores``) with
+  :func:`synprep.induce.evaluate`. The gold trees are the parser's source trees at
+  the word level of the shards (``oracle.words``: a multiword token is one word at
+  the ``surface`` level), since the score matrices are over the pieces of those
+  words; and, when ``analysis.induce.gold`` names a treebank, its own trees, scored
+  from a dataset of every treebank sentence at its syntactic words (004 Table 3).
+* :func:`dump_gate_norms` and :func:`summarize_gates` give the gate norms of Eq. 17
+  (004 §6) of each gated run on the held-out references, by the UPOS of the
+  parser's target trees (:mod:`synprep.gates`).
 
 :func:`analysis_settings` resolves and checks the ``analysis:`` section of the
 workflow config when the workflow starts, so that a phenomenon that cannot run on
@@ -40,17 +45,22 @@ from .errors import ConfigError, InputError
 
 __all__ = [
     "TREE_VARIANTS",
+    "GATED_VARIANTS",
     "analysis_settings",
     "select_trees",
     "tree_conllu",
     "challenge_sets",
     "dump_tree_scores",
     "evaluate_induction",
+    "dump_gate_norms",
+    "summarize_gates",
     "write_json",
 ]
 
 #: model variants whose encoder induces latent source trees (they dump score matrices)
-TREE_VARIANTS = frozenset({"sa", "sa-hard"})
+TREE_VARIANTS = frozenset({"sa", "sa-hard", "fa", "sa-1set"})
+#: those whose decoder gates the syntactic context (004 Eq. 11; sa-1set has no decoder gate)
+GATED_VARIANTS = frozenset({"sa", "sa-hard", "fa"})
 
 
 # --------------------------------------------------------------------------- settings
@@ -117,7 +127,15 @@ def analysis_settings(
                 f"{where}.induce scores the trees of the held-out shards, but train.heldout_shards is 0; "
                 "set train.heldout_shards >= 1, or analysis.induce.enabled: false"
             )
-        out["induce"] = {"runs": tree_runs, "shards": list(heldout), "root": ind.get("root", "best-score")}
+        gold = ind.get("gold")
+        if gold is not None and not os.path.isfile(gold):
+            raise ConfigError(
+                f"{where}.induce.gold = {gold!r}: no such file; give a CoNLL-U treebank of the source language "
+                "(path relative to the working directory), or null"
+            )
+        gate_runs = [name for name in tree_runs if runs[name] in GATED_VARIANTS] if ind.get("gates", True) else []
+        out["induce"] = {"runs": tree_runs, "shards": list(heldout), "root": ind.get("root", "best-score"),
+                         "gold": gold, "gate_runs": gate_runs}
     return out
 
 
@@ -264,13 +282,21 @@ def challenge_sets(
 
 def dump_tree_scores(checkpoint: str | os.PathLike, data: str | os.PathLike, out: str | os.PathLike,
                      *, device: str = "auto", threads: int | None = None) -> int:
-    """Load a structured-attention checkpoint and write its source arc marginals
-    over ``data`` (a dataset directory) to ``out`` (``.npz``, the format of
-    ``synprep induce-eval --scores``). Returns the number of sentences."""
-    import torch
-
+    """Load a structured-attention checkpoint and write its source scores phi over
+    ``data`` (a dataset directory) to ``out`` (``.npz``, the format of ``synprep
+    induce-eval --scores``). Returns the number of sentences."""
     from .data import ShardDataset
     from .evaluate import dump_tree_scores as dump
+
+    model, dev = _load_for_output(checkpoint, out, device, threads)
+    return dump(model, ShardDataset(os.fspath(data)), out, device=dev)
+
+
+def _load_for_output(checkpoint: str | os.PathLike, out: str | os.PathLike, device: str, threads: int | None):
+    """(model of ``checkpoint`` on ``device`` (auto: cuda when there is one), the
+    device); with ``threads`` torch threads, and ``out``'s directory made."""
+    import torch
+
     from .train import load_model
 
     if threads:
@@ -282,24 +308,32 @@ def dump_tree_scores(checkpoint: str | os.PathLike, data: str | os.PathLike, out
     d = os.path.dirname(os.fspath(out))
     if d:
         os.makedirs(d, exist_ok=True)
-    return dump(model, ShardDataset(os.fspath(data)), out, device=dev)
+    return model, dev
 
 
 def evaluate_induction(gold: str | os.PathLike, scores: Mapping[str, str | os.PathLike], *,
-                       root: str = "best-score") -> dict:
+                       root: str = "best-score", treebank: str | os.PathLike | None = None,
+                       treebank_scores: Mapping[str, str | os.PathLike] | None = None) -> dict:
     """Directed and undirected attachment accuracy (%, punctuation excluded) of the
     trees decoded from each run's scores (run name -> ``.npz``), and of the left-
     and right-branching baselines, against ``gold``. The result has induce-eval's
     shape with one system a run: ``{"gold", "sentences", "words", "punctuation",
-    "root", "runs", "systems": {run or baseline: {...}}}``."""
-    from .induce import evaluate, gold_from_conllu, load_scores
+    "root", "runs", "systems": {run or baseline: {...}}}``. With ``treebank`` (a gold
+    CoNLL-U) and each run's scores on it, ``"treebank"`` holds the same for it (004
+    Table 3: every treebank sentence, its syntactic words)."""
+    if treebank is not None:
+        result = evaluate_induction(gold, scores, root=root)
+        result["treebank"] = evaluate_induction(treebank, treebank_scores or {}, root=root)
+        return result
+    from .induce import evaluate, gold_from_conllu, load_scores, score_file_meta
 
     gold = os.fspath(gold)
     results = {}
     for run, path in scores.items():
         path = os.fspath(path)
-        results[run] = evaluate(gold_from_conllu(gold), load_scores(path), root=root, scores_name=path,
-                                gold_name=gold)
+        meta = score_file_meta(path)
+        results[run] = evaluate(gold_from_conllu(gold), load_scores(path), layout=meta["layout"] or "root", root=root,
+                                scores_name=path, gold_name=gold, ids=meta["ids"])
     base = next(iter(results.values())) if results else evaluate(gold_from_conllu(gold), None, gold_name=gold)
     systems = {run: r["systems"]["induced"] for run, r in results.items()}
     systems.update({k: v for k, v in base["systems"].items() if k != "induced"})
@@ -312,6 +346,34 @@ def evaluate_induction(gold: str | os.PathLike, scores: Mapping[str, str | os.Pa
         "runs": list(results),
         "systems": systems,
     }
+
+
+# --------------------------------------------------------------------------- gates
+
+
+def dump_gate_norms(checkpoint: str | os.PathLike, data: str | os.PathLike, out: str | os.PathLike,
+                    *, device: str = "auto", threads: int | None = None) -> int:
+    """The gate norms (004 Eq. 17) of a run's best checkpoint over the references of
+    ``data``, teacher-forced, as ``synprep translate --gate-norms --gate-of refs``
+    writes them. Returns the number of target pieces."""
+    from .data import ShardDataset
+    from .decode import TargetVocab
+    from .gates import gate_rows, write_gate_tsv
+
+    model, dev = _load_for_output(checkpoint, out, device, threads)
+    ds = ShardDataset(os.fspath(data))
+    vocab = TargetVocab.from_manifest(ds.manifest, os.fspath(data))
+    layers, rows = gate_rows(model, ds, vocab, of="refs", device=dev)
+    write_gate_tsv(out, layers, rows)
+    return len(rows)
+
+
+def summarize_gates(gold: str | os.PathLike, gates: Mapping[str, str | os.PathLike], *, words: str = "surface") -> dict:
+    """``{"gold", "runs": {run: synprep.gates.summarize(...)}}``: each run's gate norms
+    by the UPOS of the target trees in ``gold`` (one a TSV sentence, same words)."""
+    from .gates import summarize
+
+    return {"gold": os.fspath(gold), "runs": {run: summarize(path, gold, words=words) for run, path in gates.items()}}
 
 
 def write_json(path: str | os.PathLike, obj: object) -> None:

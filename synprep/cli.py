@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("synprep.commands.evaluate", "translate and score a test set: BLEU, chrF+, chrF++ and tokenized BLEU overall and by sentence length"),
     "compare": ("synprep.commands.compare", "compare systems on one test set: scores, differences, bootstrap confidence intervals and p-values, sign test"),
     "induce-eval": ("synprep.commands.induce_eval", "decode induced trees from attention scores and score them against gold heads"),
+    "gate-stats": ("synprep.commands.gate_stats", "summarize structured attention's gate norms (Eq. 17) by target part of speech"),
     "report": ("synprep.commands.report", "check that every pair is kept or rejected once and write the HTML report with plots"),
 }
 

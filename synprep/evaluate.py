@@ -293,24 +293,31 @@ def write_outputs(out_dir: str | os.PathLike, translations: Sequence[Translation
 
 
 def dump_tree_scores(model: Any, ds: Any, path: str | os.PathLike, *, max_tokens: int = 4000, device: Any = "cpu") -> int:
-    """Write the structured-attention marginals of every source sentence, in dataset
-    order, as ``.npz`` (``scores_<k>``, ``word_ids_<k>``) for ``synprep induce-eval``.
-    Returns the number of sentences."""
+    """Write the structured-attention scores phi of every source sentence, in dataset
+    order, as ``.npz`` for ``synprep induce-eval``: ``scores_<k>`` (P, P) in sa-nmt's
+    diagonal layout (row = dependent piece, column = head piece, the root scores on the
+    diagonal; 004 §4.1, §7.1), ``word_ids_<k>`` (P,) the word of each piece, ``ids``
+    the row id of each sentence and ``layout`` = "diagonal". Returns the number of
+    sentences."""
     from .data import TokenBudgetSampler
 
     if not hasattr(model, "tree_scores"):
-        raise InputError(os.fspath(path), None, f"variant {model.cfg.variant!r} has no latent trees (only sa and sa-hard do)", "invalid")
+        raise InputError(
+            os.fspath(path), None, f"variant {model.cfg.variant!r} has no latent trees (sa, sa-hard, fa and sa-1set do)", "invalid"
+        )
     n = len(ds)
     mats: list[Any] = [None] * n
+    ids: list[str] = [""] * n
     collate = ds.collate()
     was = model.training
     model.eval()
     for b in TokenBudgetSampler(ds.lengths(), max_tokens, shuffle=False).batches():
         batch = collate([ds[i] for i in b]).to(device)
-        for i, m in zip(b, model.tree_scores(batch)):
+        for pos, (i, m) in enumerate(zip(b, model.tree_scores(batch))):
             mats[i] = m
+            ids[i] = batch.ids[pos]
     model.train(was)
-    arrays = {}
+    arrays: dict[str, Any] = {"layout": np.array("diagonal"), "ids": np.array(ids, dtype=str)}
     for k, (M, wid) in enumerate(mats):
         arrays[f"scores_{k}"] = M
         arrays[f"word_ids_{k}"] = wid

@@ -14,7 +14,11 @@ of shape ``(n + 1, n + 1)`` whose row and column 0 stand for ROOT:
 * row 0 (ROOT has no head) and the diagonal (no self-loops) are ignored.
 
 The sa-nmt layout -- shape ``(n, n)``, ``S[d, h]`` with the root scores on the
-diagonal -- is read with ``layout="diagonal"``.
+diagonal -- is read with ``layout="diagonal"``; it is what ``synprep translate
+--tree-scores`` writes (the scores ``phi`` of Bisk & Tran, 004 §4.1, with the
+``layout`` and each sentence's ``ids`` recorded in the ``.npz``:
+:func:`score_file_meta`). :func:`evaluate` checks those ids against the gold
+sentences' ``sent_id``, so that a sentence a dataset dropped is an error.
 
 Algorithm.
 
@@ -77,6 +81,7 @@ __all__ = [
     "Gold",
     "gold_from_conllu",
     "load_scores",
+    "score_file_meta",
     "evaluate",
     "ROOT_POLICIES",
 ]
@@ -307,12 +312,13 @@ class Gold:
     heads: list[int]
     scored: list[bool]  # False for punctuation
     name: str = ""
+    sent_id: str | None = None
 
     @classmethod
     def from_sentence(cls, s: Sentence) -> "Gold":
         scored = [u != "PUNCT" and r.split(":", 1)[0] != "punct" for u, r in zip(s.upos, s.deprels)]
         where = f"{s.path}:{s.line}" + (f" (sent_id {s.sent_id})" if s.sent_id else "")
-        return cls(list(s.heads), scored, where)
+        return cls(list(s.heads), scored, where, s.sent_id)
 
 
 def gold_from_conllu(path: str | os.PathLike) -> Iterator[Gold]:
@@ -379,12 +385,37 @@ def _npz_items(path: str) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
             wid = z[f"word_ids_{k}"] if f"word_ids_{k}" in keys else None
             yield z[f"{prefix}{k}"], wid
             k += 1
-        used = {f"{prefix}{i}" for i in range(k)} | {f"word_ids_{i}" for i in range(k)}
+        used = {f"{prefix}{i}" for i in range(k)} | {f"word_ids_{i}" for i in range(k)} | set(META_ARRAYS)
         extra = sorted(keys - used)
         if extra:
             raise InputError(
                 path, None, f"unexpected arrays {', '.join(extra[:5])}; expected {prefix}0..{prefix}{k - 1} and word_ids_0.. numbered without gaps", "format"
             )
+
+
+#: optional arrays of a score .npz besides the matrices: the layout of every matrix
+#: ("root" or "diagonal") and the id of each matrix's sentence (dataset row id)
+META_ARRAYS = ("layout", "ids")
+
+
+def score_file_meta(path: str | os.PathLike) -> dict:
+    """``{"layout": str or None, "ids": list of str or None}`` of a score file: what
+    ``synprep translate --tree-scores`` records besides the matrices (``.npz`` only)."""
+    path = os.fspath(path)
+    meta: dict = {"layout": None, "ids": None}
+    if not path.endswith(".npz"):
+        return meta
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if "layout" in z.files:
+                meta["layout"] = str(z["layout"])
+                if meta["layout"] not in LAYOUTS:
+                    raise InputError(path, None, f"layout {meta['layout']!r}; expected one of {', '.join(LAYOUTS)}", "format")
+            if "ids" in z.files:
+                meta["ids"] = [str(x) for x in z["ids"]]
+    except (OSError, ValueError, AttributeError):
+        return meta  # unreadable: load_scores names the problem
+    return meta
 
 
 def _arrow_items(path: str, scores_column: str, word_ids_column: str) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
@@ -476,12 +507,15 @@ def evaluate(
     scores_name: str = "scores",
     gold_name: str = "gold",
     trees_out: list | None = None,
+    ids: Sequence[str] | None = None,
 ) -> dict:
     """Attachment accuracy (in %, punctuation excluded) of the trees decoded from
     ``scores`` (when given) and of the branching baselines, against ``gold``.
     Returns ``{"sentences", "words", "systems": {name: {"directed", "undirected",
     "directed_correct", "undirected_correct"}}}``. Decoded trees are appended to
-    ``trees_out`` when it is a list."""
+    ``trees_out`` when it is a list. ``ids``: the sentence id of each score matrix
+    (:func:`score_file_meta`); each must equal its gold sentence's ``sent_id``, so that
+    a dropped or reordered sentence is an error, not a silent misalignment."""
     if layout not in LAYOUTS:
         raise ConfigError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
     if root not in ROOT_POLICIES:
@@ -498,7 +532,17 @@ def evaluate(
         if score_iter is not None:
             item = next(score_iter, None)
             if item is None:
-                raise InputError(scores_name, None, f"has {k} sentences but {gold_name} has more; expected one score matrix a gold sentence", "misaligned")
+                raise InputError(
+                    scores_name, None, f"has {k} sentences but {gold_name} has more; expected one score matrix a gold sentence{_DATASET_HINT}", "misaligned"
+                )
+            if ids is not None and k < len(ids) and g.sent_id is not None and ids[k] != g.sent_id:
+                raise InputError(
+                    scores_name,
+                    None,
+                    f"sentence {k} (0-based) is {ids[k]!r} but gold sentence {k} at {g.name} is {g.sent_id!r}; "
+                    f"expected the gold sentences, in order{_DATASET_HINT}",
+                    "misaligned",
+                )
             preds["induced"] = _decode_item(item, n, k, layout, root, scores_name, g.name)
             if trees_out is not None:
                 trees_out.append(preds["induced"])
@@ -527,6 +571,14 @@ def evaluate(
     }
 
 
+#: how to make a dataset whose score matrices line up with every sentence of a gold treebank
+_DATASET_HINT = (
+    "; to score a treebank, make its dataset with `synprep shard GOLD.conllu -o DIR --side src --vocab-from TRAIN "
+    "--words syntactic --projectivity lift --unknown-labels map` (every sentence kept, its syntactic words; a sentence "
+    "it still rejects is in DIR/rejects.tsv) and dump the scores with `synprep translate --data DIR --tree-scores`"
+)
+
+
 def _decode_item(item, n_words: int, k: int, layout: str, root: str, scores_name: str, gold_where: str) -> list[int]:
     a, wid = item
     a = np.asarray(a)
@@ -553,7 +605,12 @@ def _decode_item(item, n_words: int, k: int, layout: str, root: str, scores_name
         )
     if wid.size and int(wid.max()) + 1 != n_words:
         raise InputError(
-            scores_name, None, f"{where}: word ids name {int(wid.max()) + 1} words but the gold tree at {gold_where} has {n_words}", "shape"
+            scores_name,
+            None,
+            f"{where}: word ids name {int(wid.max()) + 1} words but the gold tree at {gold_where} has {n_words}; "
+            "the scores must be over the gold's syntactic words (a multiword token is several words): "
+            "build the dataset with --words syntactic" + _DATASET_HINT,
+            "shape",
         )
     if np.isnan(a).any() or np.isposinf(a).any():
         raise InputError(scores_name, None, f"{where}: scores contain NaN or +inf", "value")

@@ -27,7 +27,8 @@ Two steps, so that the expensive part runs per shard and in parallel:
    compared with the first: :func:`compare_runs`, :mod:`synprep.significance`), the analysis stage's results when it ran
    (challenge-set counts per phenomenon with a plot, :mod:`synprep.challenge`;
    attachment accuracy of induced trees against branching baselines,
-   :mod:`synprep.induce`), and the configuration of the run.
+   :mod:`synprep.induce`; gate norms by target part of speech, :mod:`synprep.gates`),
+   and the configuration of the run.
 
 Plots are written with fixed names (:data:`PLOTS`) whether or not there is data
 for them (a plot without data says so), so that a workflow can declare them.
@@ -686,8 +687,37 @@ def _induce_html(induce: Mapping) -> str:
     for name, r in (induce.get("systems") or {}).items():
         kind = "baseline" if name in ("left-branching", "right-branching") else "model"
         rows.append((name, kind, _num(r.get("directed"), "{:.2f}"), _num(r.get("undirected"), "{:.2f}")))
-    return ("<h2>Induced trees</h2>" + f"<p class='sub'>{html.escape(sub)}</p>"
-            + _table(("system", "", "directed %", "undirected %"), rows))
+    out = ("<h2>Induced trees</h2>" + f"<p class='sub'>{html.escape(sub)}</p>"
+           + _table(("system", "", "directed %", "undirected %"), rows))
+    tb = induce.get("treebank")
+    if tb:
+        sub = (f"The same runs on the gold treebank {tb.get('gold')}: every one of its {_num(tb.get('sentences'))} "
+               f"sentences at its syntactic words, {_num(tb.get('words'))} words scored, punctuation excluded "
+               "(Bisk & Tran's Table 3).")
+        rows = [(name, "baseline" if name in ("left-branching", "right-branching") else "model",
+                 _num(r.get("directed"), "{:.2f}"), _num(r.get("undirected"), "{:.2f}"))
+                for name, r in (tb.get("systems") or {}).items()]
+        out += f"<p class='sub'>{html.escape(sub)}</p>" + _table(("system", "", "directed %", "undirected %"), rows)
+    return out
+
+
+def _gates_html(gates: Mapping) -> str:
+    """The gate-norm section (Bisk & Tran 004 §6, Eq. 17): per run, the mean norm of the
+    syntactic gate by target UPOS and on which UPOS each sentence's highest norm falls.
+    ``gates``: the workflow's gates.json (``{"gold", "runs": {run: summary}}``) or one
+    ``synprep gate-stats --json`` summary."""
+    runs = gates.get("runs") if "runs" in gates else {"gate-stats": gates}
+    parts = ["<h2>Syntactic gate norms</h2>",
+             "<p class='sub'>How much source syntax flows into the decoder before each target word: "
+             "z = ||sigmoid(W_g h)||_2 (Bisk &amp; Tran, Eq. 17), a word's z the mean of its pieces', "
+             "by the UPOS of the target trees. 'highest' counts the sentences whose highest z falls on that UPOS.</p>"]
+    for name, r in (runs or {}).items():
+        sub = (f"{name}: {_num(r.get('sentences'))} sentences, {_num(r.get('words'))} words, mean z "
+               f"{_num(r.get('mean'), '{:.3f}')}; at end of sentence {_num((r.get('eos') or {}).get('mean'), '{:.3f}')}.")
+        rows = [(u, _num(v.get("words")), _num(v.get("mean"), "{:.3f}"), _num(v.get("highest_in_sentence")))
+                for u, v in (r.get("by_upos") or {}).items()]
+        parts.append(f"<p class='sub'>{html.escape(sub)}</p>" + _table(("UPOS", "words", "mean z", "highest"), rows))
+    return "".join(parts)
 
 
 def _src_length_html(runs: Sequence[Mapping]) -> str:
@@ -735,7 +765,8 @@ def _comparison_html(comparison: Mapping) -> str:
 def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], pngs: Mapping[str, bytes],
                 title: str = "synprep report", config_text: str | None = None,
                 manifest: Mapping | None = None, challenge: Mapping | None = None,
-                induce: Mapping | None = None, comparison: Mapping | None = None) -> str:
+                induce: Mapping | None = None, comparison: Mapping | None = None,
+                gates: Mapping | None = None) -> str:
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
     if accounting:
@@ -791,6 +822,8 @@ def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappi
         parts.append(_challenge_html(challenge, pngs.get("challenge")))
     if induce:
         parts.append(_induce_html(induce))
+    if gates:
+        parts.append(_gates_html(gates))
     if manifest:
         parts.append("<details><summary>manifest</summary><pre>"
                      + html.escape(json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False)[:200_000])
@@ -815,17 +848,19 @@ def write_report(
     challenge: Mapping | None = None,
     induce: Mapping | None = None,
     comparison: Mapping | None = None,
+    gates: Mapping | None = None,
 ) -> None:
     """Draw the plots and write the HTML page (atomically). ``challenge``: the
     challenge-set counts (the analysis stage's summary.json); ``induce``: the
     induced-tree accuracies (induce.json); ``comparison``: the runs compared with the
-    first (:func:`compare_runs`); each section appears only when given."""
+    first (:func:`compare_runs`); ``gates``: the gate norms by target UPOS (gates.json,
+    or one ``synprep gate-stats --json``); each section appears only when given."""
     out_html = os.fspath(out_html)
     if plots_dir is None:
         plots_dir = os.path.join(os.path.dirname(out_html) or ".", "plots")
     pngs = draw_plots(stats, accounting, runs, plots_dir, top_labels=top_labels, challenge=challenge)
     text = render_html(stats, accounting, runs, pngs, title=title, config_text=config_text, manifest=manifest,
-                       challenge=challenge, induce=induce, comparison=comparison)
+                       challenge=challenge, induce=induce, comparison=comparison, gates=gates)
     d = os.path.dirname(out_html)
     if d:
         os.makedirs(d, exist_ok=True)

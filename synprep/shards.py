@@ -168,6 +168,11 @@ class ShardConfig:
     seed: int = 1
     shard_size: int = 10_000  # rows per shard
     side: str = "tgt"  # single-side input: which side the sentences are
+    # a label missing from the reused (--vocab-from) label list: reject the sentence, or
+    # map it to its universal part (obl:tmod -> obl), else to `dep` (UD's unspecified
+    # dependency), else to `root` (in every synprep label list) -- for evaluation sets,
+    # e.g. a gold treebank scored by induce-eval, which must keep every sentence
+    unknown_labels: str = "reject"
 
     def check(self) -> None:
         choices = {
@@ -177,6 +182,7 @@ class ShardConfig:
             "src_projectivity": ("keep", "drop", "lift"),
             "model_type": ("bpe", "unigram"),
             "side": SIDES,
+            "unknown_labels": ("reject", "map"),
         }
         for k, allowed in choices.items():
             if getattr(self, k) not in allowed:
@@ -262,6 +268,7 @@ class _TreeStage:
         self.label_ids = label_ids
         self.lifted_sentences = Counter()
         self.lifted_arcs = Counter()
+        self.mapped_labels: Counter = Counter()  # "from -> to" under unknown_labels = map
 
     def __call__(self, n: int, items: dict) -> tuple[dict | None, _Reject | None]:
         """({side: tree}, None) or (None, reject). Each tree's ``sent_id`` is set to
@@ -290,6 +297,8 @@ class _TreeStage:
                     self.lifted_arcs[side] += lifts
                 tree = new
             if self.label_ids is not None:
+                if self.cfg.unknown_labels == "map":
+                    tree.labels = [self._map_label(lab) for lab in tree.labels]
                 unknown = sorted(set(tree.labels) - self.label_ids.keys())
                 if unknown:
                     return None, _Reject(
@@ -298,6 +307,16 @@ class _TreeStage:
             tree.sent_id = it.sent_id if it.sent_id is not None else where
             trees[side] = tree
         return trees, None
+
+    def _map_label(self, label: str) -> str:
+        """``label`` if known, else its universal part, else ``dep``, else ``root``."""
+        if label in self.label_ids:
+            return label
+        for to in (label.split(":", 1)[0], "dep", "root"):
+            if to in self.label_ids:
+                self.mapped_labels[f"{label} -> {to}"] += 1
+                return to
+        return label  # rejected as unknown-label
 
 
 class _SideArrays:
@@ -711,6 +730,7 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
             "rejected_by_side": by_side,
             "lifted_sentences": dict(stage.lifted_sentences),
             "lifted_arcs": dict(stage.lifted_arcs),
+            "mapped_labels": dict(sorted(stage.mapped_labels.items())),
         },
         "inputs": inputs,
         "settings": asdict(cfg) | {"joint": joint, "vocab_from": None if vocab_from is None else os.fspath(vocab_from)},

@@ -161,6 +161,10 @@ def test_evaluate_induction_scores_each_run_next_to_the_baselines(tmp_path):
     assert res["root"] == "best-score"
     base = an.evaluate_induction(gold, {})
     assert base["runs"] == [] and list(base["systems"]) == ["left-branching", "right-branching"]
+    # a gold treebank besides the parser's trees: the same shape under "treebank"
+    both = an.evaluate_induction(gold, {"gold": tmp_path / "g.npz"}, treebank=gold, treebank_scores={"gold": tmp_path / "c.npz"})
+    assert both["systems"]["gold"] == res["systems"]["gold"]
+    assert both["treebank"]["systems"]["gold"] == res["systems"]["chain"] and both["treebank"]["gold"] == str(gold)
 
 
 def test_analysis_settings_resolve_and_check_the_config():
@@ -180,9 +184,17 @@ def test_analysis_settings_resolve_and_check_the_config():
     with pytest.raises(ConfigError, match="analysis.challenge: phenomenon 'preposition_stranding' is defined for en only"):
         an.analysis_settings({"challenge": {"enabled": True, "phenomena": ["preposition_stranding"]}}, langs=langs,
                              shards=shards, heldout=held)
-    runs = {"base": "vanilla", "latent": "sa", "hard": "sa-hard"}
+    runs = {"base": "vanilla", "latent": "sa", "hard": "sa-hard", "one": "sa-1set"}
     got = an.analysis_settings({"induce": {"enabled": True}}, langs=langs, shards=shards, heldout=held, runs=runs)
-    assert got["induce"] == {"runs": ["latent", "hard"], "shards": ["002"], "root": "best-score"}
+    # sa-1set induces trees but has no decoder gate to measure
+    assert got["induce"] == {"runs": ["latent", "hard", "one"], "shards": ["002"], "root": "best-score", "gold": None,
+                             "gate_runs": ["latent", "hard"]}
+    got = an.analysis_settings({"induce": {"enabled": True, "gates": False, "gold": __file__}}, langs=langs,
+                               shards=shards, heldout=held, runs=runs)
+    assert got["induce"]["gate_runs"] == [] and got["induce"]["gold"] == __file__
+    with pytest.raises(ConfigError, match="induce.gold = 'nope.conllu': no such file"):
+        an.analysis_settings({"induce": {"enabled": True, "gold": "nope.conllu"}}, langs=langs, shards=shards,
+                             heldout=held, runs=runs)
     with pytest.raises(ConfigError, match=r"no training run induces trees \(train.runs: base \(vanilla\)\)"):
         an.analysis_settings({"induce": {"enabled": True}}, langs=langs, shards=shards, heldout=held,
                              runs={"base": "vanilla"})

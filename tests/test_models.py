@@ -21,7 +21,7 @@ from synprep.models.bidirectional import choose_rows, row_graph
 from synprep.models.config import ModelConfig
 from synprep.models.graph import parent_mask
 from synprep.models.pascal import pascal_weights
-from synprep.models.structured import tree_marginals
+from synprep.models.structured import flat_attention, greedy_hard, matrix_tree
 
 UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
 
@@ -46,6 +46,8 @@ ALL = [
     "gps",
     "sa",
     "sa-hard",
+    "fa",
+    "sa-1set",
 ]
 
 # --------------------------------------------------------------------------- synthetic batches
@@ -434,91 +436,246 @@ def all_trees(n: int):
             yield heads
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
-def test_tree_marginals_equal_brute_force(n):
-    g = torch.Generator().manual_seed(n)
-    arc = torch.randn(1, n, n, generator=g, dtype=torch.float64) * 2
-    root = torch.randn(1, n, generator=g, dtype=torch.float64) * 2
-    P, Pr = tree_marginals(arc, root)
-    EP = np.zeros((n, n))
-    ER = np.zeros(n)
+# --------------------------------------------------------------------------- structured attention (004)
+
+
+def enumerate_marginals(phi: np.ndarray) -> np.ndarray:
+    """beta[i, j] = p(i heads j), beta[j, j] = p(j is the root), by summing
+    exp(sum of the tree's scores) over every single-root tree (004 Eq. 5)."""
+    n = phi.shape[0]
+    E = np.zeros((n, n))
     Z = 0.0
-    a, r = arc[0].numpy(), root[0].numpy()
     trees = list(all_trees(n))
     assert len(trees) == (n ** (n - 1) if n > 1 else 1)  # Cayley: n^(n-2) trees x n roots
     for heads in trees:
-        w = math.exp(sum(r[d] if h < 0 else a[d, h] for d, h in enumerate(heads)))
+        w = math.exp(sum(phi[j, j] if h < 0 else phi[h, j] for j, h in enumerate(heads)))
         Z += w
-        for d, h in enumerate(heads):
-            if h < 0:
-                ER[d] += w
-            else:
-                EP[d, h] += w
-    np.testing.assert_allclose(P[0].numpy(), EP / Z, atol=1e-10)
-    np.testing.assert_allclose(Pr[0].numpy(), ER / Z, atol=1e-10)
-    # every word has exactly one head in expectation
-    np.testing.assert_allclose(P[0].sum(1).numpy() + Pr[0].numpy(), np.ones(n), atol=1e-10)
+        for j, h in enumerate(heads):
+            E[j if h < 0 else h, j] += w
+    return E / Z
 
 
-def test_tree_marginals_ignore_padding_and_shift():
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_matrix_tree_equals_enumeration_with_the_root_on_the_diagonal(n):
+    g = torch.Generator().manual_seed(n)
+    phi = torch.randn(1, n, n, generator=g, dtype=torch.float64) * 2
+    beta = matrix_tree(phi)
+    np.testing.assert_allclose(beta[0].numpy(), enumerate_marginals(phi[0].numpy()), atol=1e-10)
+    # every word has exactly one head or is the root: the columns sum to 1
+    np.testing.assert_allclose(beta[0].sum(0).numpy(), np.ones(n), atol=1e-10)
+
+
+def test_matrix_tree_ignores_padding_and_is_shift_invariant():
     g = torch.Generator().manual_seed(0)
-    arc = torch.randn(2, 6, 6, generator=g, dtype=torch.float64)
-    root = torch.randn(2, 6, generator=g, dtype=torch.float64)
+    phi = torch.randn(2, 6, 6, generator=g, dtype=torch.float64)
     mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
-    P, Pr = tree_marginals(arc, root, mask)
-    P4, Pr4 = tree_marginals(arc[1:, :4, :4], root[1:, :4])
-    torch.testing.assert_close(P[1, :4, :4], P4[0])
-    torch.testing.assert_close(Pr[1, :4], Pr4[0])
-    assert float(P[1, 4:].abs().sum() + P[1, :, 4:].abs().sum() + Pr[1, 4:].abs().sum()) == 0.0
-    # large scores do not overflow (shift invariance)
-    P2, _ = tree_marginals(arc + 500.0, root + 500.0, mask)
-    torch.testing.assert_close(P2, P)
+    beta = matrix_tree(phi, mask)
+    torch.testing.assert_close(beta[1, :4, :4], matrix_tree(phi[1:, :4, :4])[0])
+    assert float(beta[1, 4:].abs().sum() + beta[1, :, 4:].abs().sum()) == 0.0
+    torch.testing.assert_close(matrix_tree(phi + 500.0, mask), beta)  # no overflow
+    # huge scores at padding neither overflow nor poison the gradient
+    phi2 = phi.clone().requires_grad_(True)
+    big = torch.zeros_like(phi)
+    big[1, 4:, :] = 1e4
+    matrix_tree(phi2 + big, mask).sum().backward()
+    assert torch.isfinite(phi2.grad).all()
 
 
-def test_tree_marginals_gradcheck():
+def test_matrix_tree_gradcheck():
     g = torch.Generator().manual_seed(1)
-    arc = torch.randn(2, 4, 4, generator=g, dtype=torch.float64, requires_grad=True)
-    root = torch.randn(2, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    phi = torch.randn(2, 4, 4, generator=g, dtype=torch.float64, requires_grad=True)
     mask = torch.tensor([[True] * 4, [True, True, True, False]])
-    assert torch.autograd.gradcheck(lambda a, r: tree_marginals(a, r, mask), (arc, root))
+    assert torch.autograd.gradcheck(lambda p: matrix_tree(p, mask), (phi,))
 
 
-def test_sa_tree_scores_layout():
+def test_fa_is_a_softmax_over_each_dependents_heads():
+    g = torch.Generator().manual_seed(2)
+    phi = torch.randn(2, 5, 5, generator=g)
+    mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
+    beta = flat_attention(phi, mask)
+    # each dependent's distribution over heads (a column of beta, a row of the dump) sums to 1
+    torch.testing.assert_close(beta[0].sum(0), torch.ones(5))
+    torch.testing.assert_close(beta[1].sum(0), torch.tensor([1.0, 1.0, 1.0, 0.0, 0.0]))
+    torch.testing.assert_close(beta[1, :3, :3], torch.softmax(phi[1, :3, :3], dim=0))
+    assert float(beta[1, 3:].abs().sum()) == 0.0
+    # the variant uses it: its M is S_v softmax(phi)
+    torch.manual_seed(0)
+    model = build_model(tiny("fa")).eval()
+    batch = make_batch(2, seed=7)
+    with torch.no_grad():
+        mask, phi, b, M = model.parse(batch, *model.encoder_states(batch))
+        torch.testing.assert_close(b, flat_attention(phi, mask))
+
+
+def test_greedy_hard_is_the_argmax_of_the_marginals_with_their_gradient():
+    """004 Eq. 15: each word takes its most probable head (or the root, the diagonal);
+    the backward pass is the soft marginals' (straight-through)."""
+    g = torch.Generator().manual_seed(3)
+    phi = (torch.randn(2, 6, 6, generator=g, dtype=torch.float64) * 3).requires_grad_(True)
+    mask = torch.tensor([[True] * 6, [True] * 5 + [False]])
+    soft = matrix_tree(phi, mask)
+    hard = greedy_hard(soft, mask)
+    for b, n in ((0, 6), (1, 5)):
+        for j in range(n):
+            col = hard[b, :, j].detach()
+            assert float(col.sum()) == 1.0 and int(col.argmax()) == int(soft[b, :n, j].argmax())
+    assert float(hard[1, :, 5].detach().abs().sum()) == 0.0
+    G = torch.randn(2, 6, 6, generator=g, dtype=torch.float64)
+    (gh,) = torch.autograd.grad((hard * G).sum(), phi, retain_graph=True)
+    (gs,) = torch.autograd.grad((soft * G).sum(), phi)
+    torch.testing.assert_close(gh, gs)
+
+
+def test_syntactic_annotations_weight_the_own_value_by_the_root_marginal():
+    """M = S_v beta (004 §4.1): beta_jj multiplies word j's own value; no root vector."""
     torch.manual_seed(0)
     model = build_model(tiny("sa")).eval()
+    assert not [n for n, _ in model.named_parameters() if "root" in n]
+    S = torch.randn(2, 5, 32)
+    mask = torch.tensor([[True] * 5, [True] * 4 + [False]])
+    with torch.no_grad():
+        phi, beta, M = model.select(S, mask)
+        Sv = model.select.v(S)
+        own = torch.diagonal(beta, dim1=1, dim2=2)[..., None] * Sv  # beta_jj Sv_j
+        others = torch.einsum("bij,bid->bjd", beta * (1 - torch.eye(5)), Sv)  # sum_{i != j} beta_ij Sv_i
+    torch.testing.assert_close(M[0], (own + others)[0])
+    torch.testing.assert_close(M[1, :4], (own + others)[1, :4])
+    assert float(M[1, 4].abs().sum()) == 0.0
+    assert float(own.abs().sum()) > 0.1 * float(M.abs().sum())  # the root term is not negligible
+    torch.testing.assert_close(phi, model.select.q(S) @ model.select.k(S).transpose(1, 2) / math.sqrt(32))
+
+
+def _cross_inputs(model, seed=0):
+    batch = make_batch(2, seed=seed)
+    memory = model.encode(batch)
+    x = torch.randn(2, 4, 32)
+    return memory, x
+
+
+def test_gate_reads_the_query_state_only():
+    """004 Eq. 11: sigma(W_g h) -- no gradient from, and no change with, the syntactic
+    context (the old gate read [query; context])."""
+    torch.manual_seed(0)
+    model = build_model(tiny("sa")).eval()
+    layer = model.decoder.layers[0].cross
+    memory, x = _cross_inputs(model)
+    syn = memory.extra["syn"].detach().requires_grad_(True)
+    memory.extra["syn"] = syn
+    layer.record = []
+    out = layer(x, memory)
+    (gate,) = layer.record
+    assert torch.autograd.grad(gate.sum(), syn, allow_unused=True)[0] is None
+    assert torch.autograd.grad(out.sum(), syn)[0].abs().sum() > 0  # while the output reads it
+    layer.record = []
+    memory.extra["syn"] = torch.randn_like(syn)
+    layer(x, memory)
+    torch.testing.assert_close(layer.record[0], gate.detach())
+    layer.record = None
+    # gate norms (Eq. 17): one per target position and structure-reading layer
+    batch = make_batch(2, seed=0)
+    z = model.gate_norms(batch, batch.tgt_tokens)
+    assert z.shape == (*batch.tgt_tokens.shape, 2)
+    assert torch.all(z > 0) and torch.all(z <= math.sqrt(32))
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_shared_attention_weights_both_contexts(shared):
+    """Eq. 10: d = alpha M with the content attention's alpha; Eq. 13-14 (shared false):
+    d uses its own softmax over M."""
+    torch.manual_seed(0)
+    model = build_model(tiny("sa", sa={"shared": shared, "gate": "none"})).eval()
+    layer = model.decoder.layers[1].cross
+    memory, x = _cross_inputs(model, seed=3)
+    from synprep.models.layers import merge_heads, split_heads
+
+    with torch.no_grad():
+        q = split_heads(layer.q(x), 4)
+        k, v = (split_heads(t, 4) for t in layer.kv(memory.states).chunk(2, dim=-1))
+        logits = (q @ k.transpose(-2, -1) / math.sqrt(8)).masked_fill(~memory.key_mask, float("-inf"))
+        alpha = torch.softmax(logits, dim=-1)  # (B, h, T, S)
+        vs = split_heads(layer.vs(memory.extra["syn"]), 4)
+        c = merge_heads(alpha @ v)
+        if shared:
+            d = merge_heads(alpha @ vs)
+        else:
+            qs, ks = split_heads(layer.qs(x), 4), split_heads(layer.ks(memory.extra["syn"]), 4)
+            gamma = torch.softmax((qs @ ks.transpose(-2, -1) / math.sqrt(8)).masked_fill(~memory.key_mask, float("-inf")), -1)
+            assert not torch.allclose(gamma, alpha)
+            d = merge_heads(gamma @ vs)
+        torch.testing.assert_close(layer(x, memory), layer.out(c) + layer.out_syn(d), rtol=1e-5, atol=1e-5)
+
+
+def test_sa_variants_configs_and_layers():
+    from synprep.models.layers import CrossAttention
+    from synprep.models.structured import SyntacticCrossAttention
+
+    assert build_model(tiny("sa")).hard == "none" and build_model(tiny("sa-hard")).hard == "greedy"
+    assert build_model(tiny("sa-hard", sa={"hard": "cle"})).select.hard == "cle"
+    with pytest.raises(ConfigError, match="'greedy'.*'cle'"):
+        tiny("sa", sa={"hard": True})
+    with pytest.raises(ConfigError, match="'vector'"):
+        tiny("sa", sa={"gate": False})
+    with pytest.raises(ConfigError, match="d_arc: removed"):
+        tiny("sa", sa={"d_arc": 64})
+    with pytest.raises(ConfigError, match="use variant 'sa'"):
+        build_model(tiny("sa-hard", sa={"hard": "none"}))
+    with pytest.raises(ConfigError, match="no hard form"):
+        build_model(tiny("fa", sa={"hard": "greedy"}))
+    with pytest.raises(ConfigError, match="exceeds dec_layers"):
+        tiny("sa", sa={"dec_layers": [3]})
+    # only the chosen decoder layers read the structure
+    kinds = [type(layer.cross) for layer in build_model(tiny("sa", sa={"dec_layers": [2]})).decoder.layers]
+    assert kinds == [CrossAttention, SyntacticCrossAttention]
+    # per-head gates: one scalar per head
+    assert build_model(tiny("sa", sa={"gate": "head"})).decoder.layers[0].cross.gate.out_features == 4
+
+
+def test_sa_1set_adds_the_gated_context_to_one_set_of_annotations():
+    """Eq. 16: s_bar = s + sigma(W_g s) * M, read by a standard decoder."""
+    from synprep.models.layers import CrossAttention
+
+    torch.manual_seed(0)
+    model = build_model(tiny("sa-1set")).eval()
+    assert all(type(layer.cross) is CrossAttention for layer in model.decoder.layers)
+    batch = make_batch(2, seed=4)
+    with torch.no_grad():
+        states, kept = model.encoder_states(batch)
+        _, _, _, M = model.parse(batch, states, kept)
+        mem = model.encode(batch)
+    torch.testing.assert_close(mem.states, states + torch.sigmoid(model.gate1(states)) * M)
+    assert "syn" not in mem.extra
+
+
+@pytest.mark.parametrize("variant", ["sa", "sa-hard", "fa"])
+def test_tree_scores_are_phi_in_the_diagonal_layout(variant):
+    torch.manual_seed(0)
+    model = build_model(tiny(variant)).eval()
     batch = make_batch(2, seed=7)
     out = model.tree_scores(batch)
-    for b, (M, wid) in enumerate(out):
+    with torch.no_grad():
+        _, phi, _, _ = model.parse(batch, *model.encoder_states(batch))
+    for b, (S, wid) in enumerate(out):
         P = int((batch.src_word_ids[b] >= 0).sum())
-        assert M.shape == (P + 1, P + 1) and len(wid) == P
-        np.testing.assert_allclose(M[1:].sum(1), np.ones(P), atol=1e-4)  # each piece: one head
-        assert np.all(np.diag(M)[1:] == 0) and np.all(M[0] == 0)
+        assert S.shape == (P, P) and len(wid) == P
+        np.testing.assert_allclose(S, phi[b, :P, :P].T.numpy(), rtol=1e-6)  # S[dep, head], root on the diagonal
+        assert np.all(wid == batch.src_word_ids[b, :P].numpy())
 
 
-def test_sa_hard_forward_uses_a_tree_and_backward_the_marginals():
+@pytest.mark.parametrize("hard", ["greedy", "cle"])
+def test_sa_hard_trains_through_the_soft_marginals(hard):
     torch.manual_seed(0)
-    model = build_model(tiny("sa-hard")).train()
+    model = build_model(tiny("sa-hard", sa={"hard": hard})).train()
     batch = make_batch(2, seed=8)
-    captured = {}
-    orig = model.memory_extras
-
-    def spy(b, states, kept, key_mask):
-        out = orig(b, states, kept, key_mask)
-        captured["syn"] = out["syn"]
-        return out
-
-    model.memory_extras = spy
     loss, _ = model.loss(batch)
     loss.backward()
-    assert model.arc_dep.weight.grad is not None and model.arc_dep.weight.grad.abs().sum() > 0
-    # forward value: the syntactic context is exactly one parent state (or the root vector)
-    x, mask, arc, root, P, Pr = model.parse(batch, *model.encoder(model.src_embed(batch.src_tokens), (~batch.src_pad_mask)[:, None, None, :]))
-    from synprep.models.structured import _hard_trees
-
-    H, R = _hard_trees(arc, root, mask)
-    assert torch.all((H.sum(-1) + R)[mask] == 1)
-    assert torch.all(R.sum(-1) == 1)
-
+    assert model.select.q.weight.grad is not None and model.select.q.weight.grad.abs().sum() > 0
+    with torch.no_grad():
+        mask, phi, beta, _ = model.parse(batch, *model.encoder_states(batch))
+    # forward: 0/1 head choices, one per piece; cle's is a tree with one root
+    assert set(beta[mask[:, None, :].expand_as(beta)].unique().tolist()) <= {0.0, 1.0}
+    assert torch.all(beta.sum(1)[mask] == 1)
+    if hard == "cle":
+        assert torch.all(torch.diagonal(beta, dim1=1, dim2=2).sum(-1) == 1)
 
 # --------------------------------------------------------------------------- prefix rows
 

@@ -248,6 +248,28 @@ def test_page_shows_challenge_counts_and_induction_accuracy():
     assert "Induced trees" in only and "challenge sets" not in only and "Y2hhbGxlbmdl" not in only
 
 
+GATES = {"gold": "g.conllu", "runs": {"latent": {
+    "sentences": 80, "words": 512, "mean": 7.25, "eos": {"tokens": 80, "mean": 5.5},
+    "by_upos": {"VERB": {"words": 60, "mean": 9.125, "highest_in_sentence": 50},
+                "DET": {"words": 90, "mean": 4.0, "highest_in_sentence": 1}}}}}
+
+
+def test_page_shows_the_gold_treebank_and_the_gate_norms():
+    from synprep.report import render_html
+
+    treebank = {**INDUCE, "gold": "en_pud.conllu", "sentences": 1000, "words": 18732,
+                "systems": {"latent": {"directed": 12.5, "undirected": 30.0}, **{k: v for k, v in INDUCE["systems"].items() if k != "latent"}}}
+    page = render_html({}, None, [], {}, induce={**INDUCE, "treebank": treebank}, gates=GATES)
+    assert "gold treebank en_pud.conllu: every one of its 1,000 sentences" in page
+    assert "<tr><td>latent</td><td>model</td><td>21.50</td><td>47.25</td></tr>" in page  # the parser's trees
+    assert "<tr><td>latent</td><td>model</td><td>12.50</td><td>30.00</td></tr>" in page  # the treebank
+    assert "<h2>Syntactic gate norms</h2>" in page and "latent: 80 sentences, 512 words, mean z 7.250" in page
+    assert page.index("<td>VERB</td><td>60</td><td>9.125</td><td>50</td>") < page.index("<td>DET</td>")
+    # one gate-stats summary alone (synprep report html --gates out.json)
+    one = render_html({}, None, [], {}, gates=GATES["runs"]["latent"])
+    assert "<td>VERB</td><td>60</td><td>9.125</td><td>50</td>" in one and "Induced trees" not in one
+
+
 def _eval_dir(path, hyps, refs, by_src=None):
     """What ``synprep evaluate`` writes into a run's eval/ directory."""
     path.mkdir(parents=True)

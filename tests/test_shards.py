@@ -255,6 +255,20 @@ def test_single_side_and_vocab_reuse(tmp_path, pair_files, dataset):
     other.write_text(sent("q", row(1, "Hi", 0, "root"), row(2, "!", 1, "discourse:emo")))
     m2 = build_dataset(tmp_path / "x", None, str(other), ShardConfig(**CFG), vocab_from=out)
     assert m2["counts"]["rejected"] == {"unknown-label": 1}
+    # ... unless mapped (evaluation sets): to the universal part, else dep, else root
+    other.write_text(sent("q", row(1, "Hi", 0, "root"), row(2, "!", 1, "discourse:emo"), row(3, "x", 1, "orphan:zz")))
+    known = set(m["labels"])
+    assert {"discourse", "discourse:emo", "orphan"}.isdisjoint(known) and {"dep", "compound:prt"} <= known
+    m3 = build_dataset(tmp_path / "x", None, str(other), ShardConfig(**(CFG | {"unknown_labels": "map"})), vocab_from=out)
+    assert m3["counts"]["kept"] == 1 and m3["counts"]["mapped_labels"] == {"discourse:emo -> dep": 1, "orphan:zz -> dep": 1}
+    from synprep.data import ShardDataset
+
+    rels = ShardDataset(tmp_path / "x")[0]["tgt_rels"].tolist()
+    assert rels == [m["labels"].index(x) for x in ("root", "dep", "dep")]
+    # a universal part that is known wins; root is the last resort (every list has it)
+    other.write_text(sent("q", row(1, "Hi", 0, "root"), row(2, "!", 1, "compound:zz")))
+    m4 = build_dataset(tmp_path / "x", None, str(other), ShardConfig(**(CFG | {"unknown_labels": "map"})), vocab_from=out)
+    assert m4["counts"]["mapped_labels"] == ({"compound:zz -> compound": 1} if "compound" in known else {"compound:zz -> dep": 1})
 
 
 def test_misaligned_pairs_are_an_error(tmp_path, pair_files):

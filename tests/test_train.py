@@ -401,9 +401,16 @@ def test_command_errors_exit_2(pud, tmp_path, capsys):
     assert "1 references for 24 sentences" in capsys.readouterr().err
 
 
-def test_sa_tree_scores_feed_induce_eval(pud, tmp_path, capsys):
-    out = tmp_path / "sa"
+@pytest.fixture(scope="module")
+def sa_run(pud, tmp_path_factory) -> Path:
+    """An sa run trained for 2 updates on the PUD training pairs."""
+    out = tmp_path_factory.mktemp("sa") / "run"
     train(run_cfg(pud, out, "sa", max_steps=2), log=lambda m: None)
+    return out
+
+
+def test_sa_tree_scores_feed_induce_eval(pud, sa_run, tmp_path, capsys):
+    out = sa_run
     npz = tmp_path / "scores.npz"
     rc = main(["translate", "--checkpoint", str(out / "checkpoint_last.pt"), "--data", str(pud / "valid"), "--beam", "1", "--out", str(tmp_path / "h.txt"), "--tree-scores", str(npz)])
     assert rc == 0
@@ -413,12 +420,104 @@ def test_sa_tree_scores_feed_induce_eval(pud, tmp_path, capsys):
     mats = list(load_scores(npz))
     assert len(mats) == 24
     for M, wid in mats:
-        assert M.shape == (len(wid) + 1, len(wid) + 1)
+        assert M.shape == (len(wid), len(wid))  # phi in the diagonal layout
     assert main(["induce-eval", "--gold", str(pud / "valid.en.conllu"), "--scores", str(npz), "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["sentences"] == 24
     induced = [v for k, v in res["systems"].items() if "branching" not in k]
     assert len(induced) == 1 and 0.0 <= induced[0]["directed"] <= 100.0
+
+
+def test_table3_path_scores_every_sentence_of_english_pud(pud, sa_run, tmp_path, capsys):
+    """The documented Table-3 sequence on a whole gold treebank (multiword tokens,
+    non-projective trees, labels the training set lacks): every one of the 1,000
+    sentences is scored, at the treebank's syntactic words."""
+    from synprep.conllu import read_conllu
+    from synprep.induce import Gold, evaluate
+
+    gold = UD / "en_pud-ud-test.conllu"
+    sents = list(read_conllu(gold))
+    assert len(sents) == 1000 and any(s.mwts for s in sents)
+    out = sa_run
+    ds = tmp_path / "pud-en"
+    assert main(["shard", str(gold), "-o", str(ds), "--side", "src", "--vocab-from", str(pud / "train"), "--words", "syntactic",
+                 "--projectivity", "lift", "--unknown-labels", "map", "-q"]) == 0
+    m = json.loads((ds / "manifest.json").read_text())
+    assert m["counts"]["kept"] == 1000
+    # the 120 training pairs lack some labels and `dep` itself: those fall back to root
+    assert "vocative -> root" in m["counts"]["mapped_labels"] and "dep" not in m["labels"]
+    from synprep.data import ShardDataset
+    from synprep.evaluate import dump_tree_scores
+
+    # what `synprep translate --data DIR --tree-scores FILE` writes (its CLI is tested
+    # above; translating 1,000 sentences would only slow this test down)
+    npz = tmp_path / "pud.npz"
+    model, _, _ = load_model(out / "checkpoint_last.pt")
+    assert dump_tree_scores(model, ShardDataset(ds), npz) == 1000
+    assert main(["induce-eval", "--gold", str(gold), "--scores", str(npz), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["sentences"] == 1000 and res["words"] == 18732  # every non-punctuation syntactic word
+    assert 0.0 <= res["systems"]["induced"]["directed"] <= 100.0
+    # on the first 200 sentences (a few multiword tokens and non-projective trees):
+    # a surface-word dataset (multiword tokens merged) is refused with the way out
+    from synprep.conllu import format_conllu
+
+    gold = tmp_path / "gold200.conllu"
+    gold.write_text("".join(format_conllu(s) for s in sents[:200]), encoding="utf-8")
+    surface = tmp_path / "pud-surface"
+    assert main(["shard", str(gold), "-o", str(surface), "--side", "src", "--vocab-from", str(pud / "train"),
+                 "--projectivity", "lift", "--unknown-labels", "map", "-q"]) == 0
+    dump_tree_scores(model, ShardDataset(surface), tmp_path / "surface.npz")
+    assert main(["induce-eval", "--gold", str(gold), "--scores", str(tmp_path / "surface.npz")]) == 2
+    assert "--words syntactic" in capsys.readouterr().err
+    # a dataset that dropped sentences (the default shard settings) is refused by id
+    dropped = tmp_path / "pud-dropped"
+    assert main(["shard", str(gold), "-o", str(dropped), "--side", "src", "--vocab-from", str(pud / "train"), "--words", "syntactic", "-q"]) == 0
+    dump_tree_scores(model, ShardDataset(dropped), tmp_path / "dropped.npz")
+    assert main(["induce-eval", "--gold", str(gold), "--scores", str(tmp_path / "dropped.npz")]) == 2
+    assert "expected the gold sentences, in order" in capsys.readouterr().err
+
+
+def test_gate_norms_next_to_the_translations_and_by_part_of_speech(pud, sa_run, tmp_path, capsys):
+    """004 §6, Eq. 17: one norm a target piece, equal to the model's own gate; summarized
+    by the UPOS of the target trees."""
+    from synprep.data import ShardDataset
+    from synprep.gates import read_gate_tsv
+
+    ckpt = str(sa_run / "checkpoint_last.pt")
+    refs = tmp_path / "refs.tsv"
+    assert main(["translate", "--checkpoint", ckpt, "--data", str(pud / "valid"), "--beam", "1", "--out", str(tmp_path / "h.txt"),
+                 "--gate-norms", str(refs), "--gate-of", "refs"]) == 0
+    capsys.readouterr()
+    ds = ShardDataset(pud / "valid")
+    sents = list(read_gate_tsv(refs))
+    assert len(sents) == 24 and [len(r) for r in sents] == [len(ds[i]["tgt_pieces"]) + 1 for i in range(24)]
+    header = refs.read_text(encoding="utf-8").splitlines()[0].split("\t")
+    assert header[-2:] == ["z_l1", "z_l2"]
+    # the values are the model's teacher-forced gate norms, mean over the two layers
+    model, _, _ = load_model(sa_run / "checkpoint_last.pt")
+    batch = ds.collate()([ds[0]])
+    z = model.gate_norms(batch, batch.tgt_tokens)[0]  # (T, L)
+    np.testing.assert_allclose([r["z"] for r in sents[0]], z.mean(-1).numpy(), atol=1e-5)
+    assert sents[0][-1]["piece"] == "</s>" and sents[0][-1]["word"] == -1
+    out = tmp_path / "gates.json"
+    assert main(["gate-stats", "--gates", str(refs), "--conllu", str(pud / "valid.de.conllu"), "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    n_words = sum(int(ds[i]["tgt_word_ids"][-1]) + 1 for i in range(24))
+    assert res["sentences"] == 24 and res["words"] == n_words and res["eos"]["tokens"] == 24
+    assert sum(r["words"] for r in res["by_upos"].values()) == n_words
+    assert sum(r["highest_in_sentence"] for r in res["by_upos"].values()) == 24
+    assert {"NOUN", "VERB", "DET"} <= set(res["by_upos"]) and "NOUN" in capsys.readouterr().out
+    # hypotheses: their words are written for parsing; the references' trees do not fit them
+    hyps = tmp_path / "hyps.tsv"
+    assert main(["translate", "--checkpoint", ckpt, "--data", str(pud / "valid"), "--beam", "1", "--out", str(tmp_path / "h.txt"),
+                 "--gate-norms", str(hyps)]) == 0
+    toks = tmp_path / "hyps.tok"
+    assert main(["gate-stats", "--gates", str(hyps), "--tokens", str(toks)]) == 0
+    assert len(toks.read_text(encoding="utf-8").splitlines()) == 24
+    capsys.readouterr()
+    assert main(["gate-stats", "--gates", str(hyps), "--conllu", str(pud / "valid.de.conllu")]) == 2
+    assert "expected the same words" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- batches in sentences, accumulation

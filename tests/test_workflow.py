@@ -90,7 +90,7 @@ def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
     assert cfg["train"]["gpus"] == 0  # no GPU asked for unless configured
     assert cfg["corpus"]["columns"] == [0, 1] and cfg["bpe"]["joint"] is True
     assert cfg["analysis"]["challenge"]["enabled"] is False and cfg["analysis"]["challenge"]["min_dist"] == 2
-    assert cfg["analysis"]["induce"] == {"enabled": False, "root": "best-score"}
+    assert cfg["analysis"]["induce"] == {"enabled": False, "root": "best-score", "gold": None, "gates": True}
     # the stanza options reach the parser; the tree decoder can be switched back to stanza's
     import inspect
 
@@ -205,9 +205,17 @@ def test_induction_rules_run_only_with_a_structured_attention_run(tmp_path):
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     counts = _job_counts(_snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config",
                                     cwd=REPO).stdout)
-    # one score dump for the sa run only, one evaluation over all such runs, no challenge sets
+    # one score dump for the sa run only, one evaluation over all such runs, no challenge sets;
+    # the gate norms of the sa run; no gold treebank unless one is named
     assert counts.get("dump_tree_scores") == 1 and counts.get("evaluate_induction") == 1, counts
+    assert counts.get("dump_gate_norms") == 1 and counts.get("summarize_gates") == 1, counts
     assert counts.get("train_model") == 3 and "extract_challenge" not in counts
+    assert "shard_gold_treebank" not in counts and "dump_treebank_scores" not in counts
+    cfg["analysis"]["induce"]["gold"] = str(REPO / "tests" / "__init__.py")  # any existing file, for a dry run
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    counts = _job_counts(_snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config",
+                                    cwd=REPO).stdout)
+    assert counts.get("shard_gold_treebank") == 1 and counts.get("dump_treebank_scores") == 1, counts
     lint = _snakemake("--lint", "--configfile", str(path), "--replace-workflow-config", cwd=REPO, check=False)
     assert "Lints for" not in lint.stdout + lint.stderr and lint.returncode == 0, (lint.stdout + lint.stderr)[-3000:]
 
@@ -230,6 +238,7 @@ def test_slurm_profile_dry_run():
 # --------------------------------------------------------------------------- real runs
 
 TINY_PAIRS = 40
+GOLD_SENTENCES = 30
 
 
 def _tiny_config(root: Path) -> Path:
@@ -259,9 +268,17 @@ def _tiny_config(root: Path) -> Path:
         "train": {"max_steps": 6, "max_tokens": 1000, "valid_every": 3, "log_every": 1}}}]
     # a target cap that the longest training pairs exceed: training shards only
     cfg["shards"]["max_target_pieces"] = 9
-    # challenge sets of the held-out shard (both sides), induced trees of the run
+    # challenge sets of the held-out shard (both sides), induced trees of the run, also
+    # against the first sentences of a gold treebank, and its gate norms
     cfg["analysis"]["challenge"].update(enabled=True, detect_on="both")
     cfg["analysis"]["induce"]["enabled"] = True
+    pud = REPO.parent / "shared" / "data" / "ud" / "en_pud-ud-test.conllu"
+    if pud.exists():
+        from synprep.conllu import format_conllu, read_conllu
+
+        sents = list(read_conllu(pud))[:GOLD_SENTENCES]
+        (root / "gold.conllu").write_text("".join(format_conllu(s) for s in sents), encoding="utf-8")
+        cfg["analysis"]["induce"]["gold"] = str(root / "gold.conllu")
     path = root / "tiny.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
@@ -331,7 +348,9 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
     assert page.count("data:image/png;base64,") >= 6 and "tiny" in page
     for rule in ("split_corpus", "filter_pairs", "filter_alignment", "parse_pairs", "train_bpe", "write_shard",
                  "account_shard", "write_manifest", "collect_stats", "split_heldout", "train_model",
-                 "evaluate_model", "extract_challenge", "dump_tree_scores", "evaluate_induction", "make_report"):
+                 "evaluate_model", "extract_challenge", "dump_tree_scores", "evaluate_induction", "dump_gate_norms",
+                 "summarize_gates", "make_report") + (("shard_gold_treebank", "dump_treebank_scores")
+                                                      if (root / "gold.conllu").exists() else ()):
         assert list((first / "logs" / rule).glob("*.log")), rule
         # and its time and memory (snakemake's benchmark: s, max_rss, cpu_time, ...)
         bench = list((first / "benchmarks" / rule).glob("*.tsv"))
@@ -372,6 +391,12 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
     assert all(0 <= v["directed"] <= v["undirected"] <= 100 for v in induce["systems"].values())
     assert "<h2>Syntactic challenge sets</h2>" in page and "<td>tgt_particle</td>" in page
     assert "<h2>Induced trees</h2>" in page and "<td>tiny</td><td>model</td>" in page
+    if "treebank" in induce:  # the gold treebank: every sentence scored
+        assert induce["treebank"]["sentences"] == GOLD_SENTENCES and induce["treebank"]["runs"] == ["tiny"]
+        assert "gold treebank" in page
+    gates = json.loads((res / "analysis" / "gates.json").read_text())
+    assert gates["runs"]["tiny"]["sentences"] == len(held_ids) and gates["runs"]["tiny"]["by_upos"]
+    assert "<h2>Syntactic gate norms</h2>" in page
     # snakemake's own report carries the plots
     _snakemake("--report", "report.html", "--configfile", str(config), "--replace-workflow-config",
                "--directory", str(first), cwd=first)

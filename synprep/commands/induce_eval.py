@@ -3,6 +3,10 @@ report directed and undirected attachment accuracy against gold heads, without
 punctuation, next to the left- and right-branching baselines.
 
 Without ``--scores`` only the baselines are reported. Formats: docs/analysis.md.
+Score files of ``synprep translate --tree-scores`` record their layout (sa-nmt's
+diagonal layout of the scores phi, 004 §7.1) and the id of every sentence; each id
+must match its gold sentence's ``sent_id``, so no gold sentence is skipped or
+misaligned silently.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--word-ids", metavar="TXT", help="word index of each piece, one line a sentence (overrides word ids in --scores)")
     p.add_argument(
         "--layout",
-        choices=["root", "diagonal"],
-        default="root",
-        help="root: (n+1, n+1) with ROOT at row/column 0 (default); diagonal: sa-nmt's (n, n) with root scores on the diagonal",
+        choices=["auto", "root", "diagonal"],
+        default="auto",
+        help="auto: the layout recorded in the .npz (synprep translate --tree-scores writes diagonal), else root (default); "
+        "root: (n+1, n+1) with ROOT at row/column 0; diagonal: sa-nmt's (n, n) with root scores on the diagonal",
     )
     p.add_argument(
         "--root",
@@ -37,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..conllu import format_conllu, read_conllu
     from ..errors import ConfigError, InputError
-    from ..induce import Gold, evaluate, load_scores
+    from ..induce import Gold, evaluate, load_scores, score_file_meta
 
     if args.trees and not args.scores:
         raise ConfigError("--trees needs --scores (there is nothing induced to write)")
@@ -52,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
             yield Gold.from_sentence(s)
 
     scores = None
+    meta = score_file_meta(args.scores) if args.scores else {"layout": None, "ids": None}
+    layout = (meta["layout"] or "root") if args.layout == "auto" else args.layout
     if args.scores:
         scores = load_scores(
             args.scores, word_ids=args.word_ids, scores_column=args.scores_column, word_ids_column=args.word_ids_column
@@ -60,11 +67,12 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate(
         gold(),
         scores,
-        layout=args.layout,
+        layout=layout,
         root=args.root,
         scores_name=args.scores or "scores",
         gold_name=args.gold,
         trees_out=trees,
+        ids=meta["ids"],
     )
     if args.trees:
         try:

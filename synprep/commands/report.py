@@ -62,6 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     h.add_argument("--challenge", metavar="JSON",
                    help="challenge-set counts (summary.json of `synprep challenge -o` or of the workflow's analysis stage)")
     h.add_argument("--induce", metavar="JSON", help="induced-tree accuracies (`synprep induce-eval --json`, or induce.json)")
+    h.add_argument("--gates", metavar="JSON", help="gate norms by target UPOS (`synprep gate-stats --json`, or gates.json)")
     h.add_argument("--config", help="the configuration file of the run, shown in the report")
     h.add_argument("--title", default="synprep report")
     h.add_argument("--top-labels", type=int, default=20, help="labels shown per side (default: 20)")
@@ -155,9 +156,10 @@ def run(args: argparse.Namespace) -> int:
     manifest = _load_json(args.manifest) if args.manifest else None
     challenge = _load_json(args.challenge) if args.challenge else None
     induce = _load_json(args.induce) if args.induce else None
+    gates = _load_json(args.gates) if args.gates else None
     rep.write_report(args.output, stats, summary, runs, args.plots_dir, title=args.title,
                      config_text=config_text, manifest=manifest, top_labels=args.top_labels,
-                     challenge=challenge, induce=induce)
+                     challenge=challenge, induce=induce, gates=gates)
     if summary is not None:
         if args.summary:
             acc.write_json(args.summary, {k: v for k, v in summary.items()})

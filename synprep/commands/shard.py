@@ -25,7 +25,9 @@ rejects: invalid sentence (invalid), multiword-token cycle (mwt-cycle),
 non-projective tree under --projectivity drop (non-projective), a word the subword
 model cannot spell back exactly (subwords), longer than --max-len pieces (too-long),
 target longer than --max-target-pieces pieces (target-too-long; arc tokens not
-counted), label not in --vocab-from's list (unknown-label).
+counted), label not in --vocab-from's list (unknown-label; --unknown-labels map
+keeps the sentence, the label mapped to its universal part, else to dep, else to
+root).
 Each is counted in manifest.json and listed in rejects.tsv; input = kept +
 rejected. Exit status 0 (rejects are not errors), 2 on a bad option or file.
 
@@ -54,6 +56,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=("keep", "drop", "lift"),
         default=d.src_projectivity,
         help="non-projective source trees; keep them as they are by default (no transitions are made for the source)",
+    )
+    p.add_argument(
+        "--unknown-labels",
+        choices=("reject", "map"),
+        default=d.unknown_labels,
+        help="a label not in --vocab-from's list: reject the sentence (default), or map it to its universal part "
+        "(obl:tmod -> obl), else to dep, else to root (evaluation sets, e.g. a gold treebank for induce-eval)",
     )
     p.add_argument("--max-len", type=int, default=d.max_len, help=f"most pieces per side (default: {d.max_len})")
     p.add_argument(
@@ -127,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         shard_size=args.shard_size,
         side=args.side,
+        unknown_labels=args.unknown_labels,
     )
     if bool(args.src_spm) != bool(args.tgt_spm):
         raise ConfigError("--src-spm and --tgt-spm go together (or use --spm for one joint model)")
@@ -149,4 +159,7 @@ def run(args: argparse.Namespace) -> int:
             f"{len(m['shards'])} shard(s) in {args.output}",
             file=sys.stderr,
         )
+        if c.get("mapped_labels"):
+            mapped = ", ".join(f"{k} ({v})" for k, v in c["mapped_labels"].items())
+            print(f"synprep shard: labels mapped (--unknown-labels map): {mapped}", file=sys.stderr)
     return 0

@@ -2,8 +2,10 @@
 
 Writes one detokenized hypothesis a line (``--out``, default stdout); transition
 decoders can also write the predicted target trees (``--trees``, CoNLL-U). With
-``--tree-scores`` a structured-attention model (``sa``, ``sa-hard``) also writes its
-per-sentence piece-level arc marginals for ``synprep induce-eval``.
+``--tree-scores`` a structured-attention model (``sa``, ``sa-hard``, ``fa``,
+``sa-1set``) also writes its per-sentence piece-level scores phi (004 §4.1, §7.1) for
+``synprep induce-eval``, and with ``--gate-norms`` the gate norm of every target piece
+(004 §6, Eq. 17; :mod:`synprep.gates`) for ``synprep gate-stats``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, metavar="DIR", help="dataset directory whose source side is translated")
     p.add_argument("--out", default="-", metavar="FILE", help="hypotheses, one a line (default: stdout)")
     p.add_argument("--trees", metavar="CONLLU", help="transition decoders: write the predicted target trees here")
-    p.add_argument("--tree-scores", metavar="NPZ", help="sa/sa-hard: write source arc marginals (.npz, induce-eval format)")
+    p.add_argument(
+        "--tree-scores",
+        metavar="NPZ",
+        help="sa, sa-hard, fa, sa-1set: write the source scores phi (.npz: diagonal layout, sentence ids; induce-eval's input)",
+    )
+    p.add_argument(
+        "--gate-norms",
+        metavar="TSV",
+        help="sa, sa-hard, fa: write the gate norm of 004 Eq. 17 of every target piece (synprep gate-stats' input)",
+    )
+    p.add_argument(
+        "--gate-of",
+        choices=("hyps", "refs"),
+        default="hyps",
+        help="--gate-norms over the hypotheses (default) or the dataset's references, teacher-forced",
+    )
     p.add_argument("--no-verify", action="store_true",
                    help="use the dataset without checking it against its manifest (sizes, rows, SHA-256; checked by default)")
     add_decoding_arguments(p)
@@ -70,13 +87,15 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--beam {args.beam}: expected >= 1")
     from ..outputs import check_output_file
 
-    for opt in ("out", "trees", "tree_scores"):
+    for opt in ("out", "trees", "tree_scores", "gate_norms"):
         if getattr(args, opt):
             check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
     device = _device(args.device)
     ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)
     decoding_defaults(args, cfg)
+    if args.gate_norms and not hasattr(model, "gate_norms"):
+        raise ConfigError(f"--gate-norms: variant {cfg.model.variant!r} has no syntactic gate (sa, sa-hard and fa have one)")
     if args.trees and model.target != "transitions":
         raise ConfigError(f"--trees: variant {cfg.model.variant!r} decodes pieces and predicts no target tree")
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
@@ -97,4 +116,10 @@ def run(args: argparse.Namespace) -> int:
     if args.tree_scores:
         n = dump_tree_scores(model, ds, args.tree_scores, device=device)
         print(f"synprep translate: wrote {n} score matrices to {args.tree_scores}", file=sys.stderr)
+    if args.gate_norms:
+        from ..gates import gate_rows, write_gate_tsv
+
+        layers, rows = gate_rows(model, ds, vocab, of=args.gate_of, translations=tr, device=device)
+        write_gate_tsv(args.gate_norms, layers, rows)
+        print(f"synprep translate: wrote the gate norms of {len(rows)} target pieces ({args.gate_of}) to {args.gate_norms}", file=sys.stderr)
     return 0

@@ -12,8 +12,10 @@ Every variant is registered here, in one place, with ``@register_variant(name)``
 ``gcn-nolabels``   ablation "-Labels": no label biases
 ``pascal``         encoder heads scaled by a Gaussian around the parent position
 ``gps``            root-path positions (LSTM) added to encoder attention logits
-``sa``             structured attention (matrix-tree marginals) in the encoder
-``sa-hard``        the same with hard trees (straight-through estimator)
+``sa``             SA-NMT: matrix-tree head-word marginals, shared attention, gate
+``sa-hard``        SA-NMT-hard: greedy hard head words (straight-through, Eq. 15)
+``fa``             FA-NMT: the same with flat self-attention (softmax) instead
+``sa-1set``        SA-NMT-1set: the syntactic context gated into one annotation set
 =================  ===============================================================
 
 :func:`build_model` makes one from a :class:`ModelConfig`. See docs/models.md.

@@ -205,24 +205,71 @@ class GPSConfig(Config):
 
 @dataclass
 class SAConfig(Config):
-    """Structured attention with the matrix-tree theorem (Bisk & Tran, 2018)."""
+    """Structured attention (Bisk & Tran, 2018: ../shared/papers/004, §4-§5) and its
+    comparison systems (variants ``sa``, ``sa-hard``, ``fa``, ``sa-1set``)."""
 
-    # hard: forward pass with the maximum spanning tree of the marginals, backward
-    # through the soft marginals (straight-through estimator); soft is the paper's default
-    hard: bool = False
-    # size of the head/dependent projections that score arcs (bilinear scorer);
-    # small because the scorer only ranks n^2 arcs per sentence
-    d_arc: int = 64
-    # 1-based encoder layer whose output is parsed; 0 = the top layer (the states the
-    # decoder attends to, as in sa-nmt where the parser reads the encoder states)
+    # hard attention over the head-word marginals: "none" = soft marginals (SA-NMT);
+    # "greedy" = 004 Eq. 15, each word takes the argmax of its marginals (forward hard,
+    # backward straight-through; SA-NMT-hard); "cle" = the Chu-Liu-Edmonds tree of the
+    # scores instead (004 §4.3 names it and rejects it as slow; not a paper system).
+    # null = the variant's own: none for sa, fa and sa-1set, greedy for sa-hard
+    hard: Optional[Literal["none", "greedy", "cle"]] = None
+    # share the content attention's weights with the syntactic context (004 Eq. 10,
+    # the paper's SA-NMT and FA-NMT "shared"); false = a separate attention over M
+    # (004 Eq. 13-14, the "no-shared" rows of Tables 2-3). Unused by sa-1set.
+    shared: bool = True
+    # gate on the syntactic context, from the decoder's query state only (004 Eq. 11):
+    # "vector" = sigma(W_g h) with W_g d x d, one gate per dimension (the paper's);
+    # "head" = one scalar gate per attention head (a coarser Transformer option);
+    # "none" = the context is added ungated (an ablation)
+    gate: Literal["vector", "head", "none"] = "vector"
+    # 1-based encoder layer whose output is S (the annotations the head-word selection
+    # reads, 004 §4.1); 0 = the top layer: the states the decoder attends to, which in
+    # the paper's BiLSTM are the same S (004 Eq. 1, §4)
     layer: int = 0
-    # gate the syntactic context into the decoder's cross-attention (Bisk & Tran's gate);
-    # false adds it ungated (an ablation)
-    gate: bool = True
+    # 1-based decoder layers whose cross-attention reads the syntactic context; null =
+    # every layer: each Transformer cross-attention is an instance of 004 Eq. 3-4, so
+    # each gets Eq. 10-12 (the paper's LSTM has a single attention)
+    dec_layers: Optional[list[int]] = None
+    # clamp the scores phi to [lo, hi] before the marginals; null = no clamp (the
+    # paper, §4.1). ketranm/sa-nmt's models.py clamps to [-5, 7] (its -min_thres,
+    # -max_thres defaults): a compatibility option
+    clamp: Optional[list[float]] = None
+
+    @classmethod
+    def from_dict(cls, data: dict | None, where: str | None = None):
+        where = where or cls.__name__
+        data = dict(data or {})
+        if isinstance(data.get("hard"), bool):
+            raise ConfigError(
+                f"{where}.hard = {str(data['hard']).lower()}: sa.hard is a string since the Eq. 15 hard attention: "
+                "'none' (soft marginals), 'greedy' (004 Eq. 15, the default of variant sa-hard) or 'cle' "
+                "(the Chu-Liu-Edmonds tree the old 'true' meant); or leave it out for the variant's default"
+            )
+        if isinstance(data.get("gate"), bool):
+            raise ConfigError(
+                f"{where}.gate = {str(data['gate']).lower()}: sa.gate is a string: 'vector' (004 Eq. 11, the old true), "
+                "'head' or 'none' (the old false)"
+            )
+        if "d_arc" in data:
+            raise ConfigError(
+                f"{where}.d_arc: removed; the scores are phi = S_q^T S_k / sqrt(d) with full d x d projections "
+                "(004 §4.1), so there is no arc size to set"
+            )
+        return super().from_dict(data, where)
 
     def __post_init__(self):
-        _check(self.d_arc >= 1, f"d_arc = {self.d_arc}: expected >= 1")
         _check(self.layer >= 0, f"layer = {self.layer}: expected 0 (top) or a 1-based layer number")
+        if self.dec_layers is not None:
+            _check(
+                len(self.dec_layers) >= 1 and all(x >= 1 for x in self.dec_layers),
+                f"dec_layers = {self.dec_layers}: expected null (all) or 1-based decoder layer numbers",
+            )
+        if self.clamp is not None:
+            _check(
+                len(self.clamp) == 2 and self.clamp[0] < self.clamp[1],
+                f"clamp = {self.clamp}: expected [lo, hi] with lo < hi, or null",
+            )
 
 
 @dataclass
@@ -290,7 +337,7 @@ class ModelConfig(Config):
     """The encoder-decoder Transformer and its variant. Defaults: Transformer base."""
 
     # which model (see docs/models.md): vanilla, bitrans, linearized, parent, gcn,
-    # gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard (the registry checks the name)
+    # gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard, fa, sa-1set
     variant: str = "vanilla"
     # vocabulary sizes, label count and special ids: filled from the shards' manifest
     # (the trainer overwrites them), not knobs; the ids default to synprep's layout
@@ -339,6 +386,11 @@ class ModelConfig(Config):
         _check(self.pascal.layer <= self.enc_layers, f"pascal.layer = {self.pascal.layer} > enc_layers = {self.enc_layers}")
         _check(max(self.gps.layers) <= self.enc_layers, f"gps.layer = {self.gps.layer}: a layer exceeds enc_layers = {self.enc_layers}")
         _check(self.sa.layer <= self.enc_layers, f"sa.layer = {self.sa.layer} > enc_layers = {self.enc_layers}")
+        if self.sa.dec_layers is not None:
+            _check(
+                all(x <= self.dec_layers for x in self.sa.dec_layers),
+                f"sa.dec_layers = {self.sa.dec_layers}: a layer exceeds dec_layers = {self.dec_layers}",
+            )
         _check(self.parent.heads <= self.n_heads, f"parent.heads = {self.parent.heads} > n_heads = {self.n_heads}")
         if self.parent.layers is not None:
             _check(

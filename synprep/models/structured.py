@@ -1,218 +1,441 @@
-"""Structured attention (Bisk & Tran, 2018) on a Transformer encoder: latent
-non-projective dependency trees whose arc marginals come from the matrix-tree theorem.
+"""Structured attention (Bisk & Tran, 2018; ../shared/papers/004) on a Transformer:
+latent non-projective dependency trees over the source, and the comparison systems of
+the paper's Table 2. Variants: ``sa`` (SA-NMT), ``sa-hard`` (SA-NMT-hard, Eq. 15),
+``fa`` (FA-NMT, flat self-attention), ``sa-1set`` (SA-NMT-1set, Eq. 16); ``sa.shared:
+false`` gives the "no-shared" systems (Eq. 13-14).
 
-Scores. From the states ``x`` (B, n, d) of encoder layer ``sa.layer`` (the top one by
-default): ``arc[d, h] = (x_d Wd) . (x_h Wh) / sqrt(d_arc)`` -- the score of ``h`` heading
-``d`` -- and ``root[d] = x_d . w_r``. EOS and padding are not part of the tree (the
-tree is over the source pieces, ``src_word_ids >= 0``).
+Notation and layout: the paper's. ``S`` (B, n, d) are the source annotations (the
+states of encoder layer ``sa.layer``, the top one by default), one row a source piece;
+EOS and padding are not part of the tree (``src_word_ids >= 0`` marks the pieces).
 
-Marginals (Koo et al., 2007; as used by Liu & Lapata, 2018, whom sa-nmt follows). With
-``A[h, d] = exp(arc[d, h])`` (zero diagonal), ``r[d] = exp(root[d])``, the Laplacian
-``L[h, d] = -A[h, d]`` off the diagonal and ``L[d, d] = sum_h A[h, d]``, and ``L^`` the
-Laplacian whose first row is replaced by ``r`` (exactly one word attaches to ROOT),
-``Z = det L^`` sums the weights of all single-root spanning trees and::
+* Head-word selection (004 §4.1): ``S_q = S W_q``, ``S_k = S W_k``, ``S_v = S W_v``
+  with full ``d x d`` matrices (no bias, as ketranm/sa-nmt), and the scores
+  ``phi = S_q S_k^T / sqrt(d)`` (B, n, n): ``phi[b, i, j]`` scores piece ``i`` as the
+  head of piece ``j``; the **diagonal** ``phi[b, j, j]`` scores ``j`` as the root
+  (Eq. 7, 9).
+* Marginals (``sattn``; :func:`matrix_tree`, Eq. 6-9, after Koo et al., 2007):
+  ``L[i, j] = -exp(phi[i, j])`` for ``i != j``, ``L[j, j] = sum_{k != j} exp(phi[k, j])``
+  (Eq. 6); ``L^`` is ``L`` with its first row replaced by the root weights
+  ``exp(phi[j, j])`` (Eq. 7); with ``Linv`` the inverse of ``L^`` (0-based here, the
+  paper's index 1 is our 0)::
 
-    P(h -> d)    = A[h, d] ([d != 0] Linv[d, d] - [h != 0] Linv[d, h])
-    P(ROOT -> d) = r[d] Linv[d, 0]                    (Linv = inverse of L^)
+      beta[i, j] = [j != 0] exp(phi[i, j]) Linv[j, j] - [i != 0] exp(phi[i, j]) Linv[j, i]   (Eq. 8, i != j)
+      beta[j, j] = exp(phi[j, j]) Linv[j, 0]                                                 (Eq. 9)
 
-Scores are shifted by their maximum first (every tree has ``n`` factors, so a common
-shift cancels) and the computation runs in float32 (float64 when given float64) outside
-autocast. :func:`tree_marginals` is checked against enumeration of all trees and with
-``torch.autograd.gradcheck`` in the tests.
+  ``beta[i, j] = p(i = head(j) | x)`` and ``beta[j, j] = p(j is the root | x)``; each
+  column sums to 1 (a piece has one head or is the root). Computed in float64 outside
+  autocast after shifting every score by the sentence's maximum (every tree has ``n``
+  factors, so a common shift cancels). Tested against enumeration of all trees for
+  ``n <= 5`` and with ``gradcheck``.
+* FA-NMT (004 §5.2): ``beta = softmax(phi)`` over the heads ``i`` of each dependent
+  ``j`` (the diagonal included), so again each column -- each dependent's distribution
+  over heads -- sums to 1 (:func:`flat_attention`).
+* Hard attention (004 §4.3, Eq. 15; :func:`greedy_hard`): ``beta_bar[k, j] = 1`` for
+  ``k = argmax_i beta[i, j]`` (the diagonal, i.e. the root, included; no cycle repair),
+  forward ``beta_bar``, backward the gradient of ``beta`` (straight-through:
+  ``beta_bar + (beta - beta.detach())``). ``sa.hard: cle`` uses the Chu-Liu-Edmonds tree of
+  ``phi`` instead (:func:`cle_hard`; ROOT to the best root score, as sa-nmt's
+  extract_tree.py), also straight-through.
+* Syntactic annotations (004 §4.1): ``M = S_v beta``, i.e. ``M[j] = sum_i beta[i, j]
+  S_v[i]``: the diagonal weights the piece's own value by its root marginal; there is no
+  learned root vector. EOS and padding get ``M = 0``.
 
-Syntactic context: ``u_d = sum_h P(h -> d) x_h + P(ROOT -> d) e_root`` -- each token's
-expected parent. The decoder's cross-attention applies its attention weights to the
-values of ``u`` as well as to those of ``x`` (one softmax, shared) and adds the
-syntactic context to the standard one through a gate ``g = sigmoid(W [query; s])``.
+Decoder (004 §4.2), in every cross-attention of the layers ``sa.dec_layers`` (all by
+default; :class:`SyntacticCrossAttention`):
 
-Hard variant (``sa.hard``): the forward pass uses the tree decoded from the scores with
-Chu-Liu-Edmonds (:func:`synprep.induce.decode`, ROOT linked to the best root score, as
-sa-nmt), as a 0/1 matrix; the backward pass uses the soft marginals' gradient
-(straight-through: ``hard + soft - soft.detach()``).
+* shared attention (Eq. 10): the weights ``alpha`` of the content attention over ``S``
+  (the Transformer's per-head softmax of Eq. 3) also weight the values of ``M``:
+  ``d = alpha (M W_m)`` -- one softmax, both contexts; ``sa.shared: false`` gives ``M``
+  its own attention (Eq. 13-14: ``gamma = softmax(q' k'(M)^T)``);
+* gate (Eq. 11): ``d_hat = d * sigmoid(W_g h)`` where ``h`` is the query state of the
+  cross-attention (the decoder state that also computes ``alpha``) -- never the
+  syntactic context itself;
+* output (Eq. 12, ``u = g(h, c, d_hat)``): ``W_o c + W_s d_hat``, added to the residual
+  stream that carries ``h``.
 
-:meth:`SA.tree_scores` returns per-sentence piece-level matrices in the layout
-``synprep induce-eval`` reads (``(P+1, P+1)``, row = dependent, column 0 = ROOT).
+Transformer adaptations (docs/models.md): ``S`` is the top encoder output (or layer
+``sa.layer``); ``alpha`` is multi-head, so ``d`` is computed per head from a per-layer
+value projection ``W_m`` of ``M`` (as the content values are ``S W_v`` per layer);
+the gate is a ``d``-vector per layer (``sa.gate: vector``) or one scalar per head
+(``head``).
+
+SA-NMT-1set (Eq. 16): one set of annotations ``s_bar = s + sigmoid(W_g s) * M``; the
+decoder is the standard Transformer decoder over ``s_bar``.
+
+Induced trees (004 §7.1): :meth:`SA.tree_scores` returns, per sentence, ``phi`` over its
+pieces in sa-nmt's **diagonal layout** ``(P, P)``, ``S[d, h] = phi[h, d]`` with the root
+scores on the diagonal -- the layout of ``synprep induce-eval --layout diagonal``, which
+sums it over each word's pieces as Eq. of §7.1 and decodes with Chu-Liu-Edmonds.
+
+Gate analysis (004 §6, Eq. 17): :meth:`SA.gate_norms` gives ``z_t = ||sigmoid(W_g h)||_2``
+per target position and structure-reading layer.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Optional
 
 import numpy as np
 import torch
 import torch.nn as nn
 
+from ..errors import ConfigError
 from ..registry import register_variant
 from .config import ModelConfig
 from .layers import CrossAttention, Memory, attend, merge_heads, split_heads
 from .transformer import Seq2Seq
 
-__all__ = ["SA", "tree_marginals", "SyntacticCrossAttention"]
+__all__ = [
+    "matrix_tree",
+    "flat_attention",
+    "greedy_hard",
+    "cle_hard",
+    "HeadWordSelection",
+    "SyntacticCrossAttention",
+    "SA",
+    "SAHard",
+    "FA",
+    "SA1Set",
+]
 
 
-def tree_marginals(
-    arc: torch.Tensor, root: torch.Tensor, mask: Optional[torch.Tensor] = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Arc marginals of single-root non-projective trees.
+# --------------------------------------------------------------------------- sattn
 
-    arc (B, n, n) with ``arc[b, d, h]`` the score of h heading d; root (B, n); mask (B, n)
-    True at tokens of the tree (a prefix of each row; others are ignored).
-    Returns (P (B, n, n) with ``P[b, d, h] = P(h -> d)``, Proot (B, n))."""
-    B, n, _ = arc.shape
-    dtype = torch.float64 if arc.dtype == torch.float64 else torch.float32
-    dev = arc.device
+
+def matrix_tree(phi: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Head-word marginals of single-root non-projective trees (004 Eq. 6-9).
+
+    phi (B, n, n): ``phi[b, i, j]`` the score of ``i`` heading ``j``, root scores on the
+    diagonal; mask (B, n) True at the tree's tokens, a prefix of each row as a batch's
+    pieces are (the others get zero marginals).
+    Returns beta (B, n, n) in the same layout, dtype of phi."""
+    B, n, _ = phi.shape
+    dev = phi.device
     if mask is None:
         mask = torch.ones(B, n, dtype=torch.bool, device=dev)
     with torch.autocast(device_type=dev.type, enabled=False):
-        arc = arc.to(dtype)
-        root = root.to(dtype)
+        x = phi.to(torch.float64)
         eye = torch.eye(n, dtype=torch.bool, device=dev)
-        pair = mask[:, :, None] & mask[:, None, :] & ~eye  # (B, n, n) real arcs [d, h]
-        neg = torch.finfo(dtype).min
-        shift = torch.maximum(
-            arc.masked_fill(~pair, neg).amax(dim=(1, 2)), root.masked_fill(~mask, neg).amax(dim=1)
-        ).detach()  # (B,)
-        # clamp keeps exp() away from exact zeros (a singular Laplacian); e^-60 is negligible
-        A = torch.exp((arc - shift[:, None, None]).clamp(min=-60.0)).masked_fill(~pair, 0.0)  # (B, n[d], n[h])
-        A = A.transpose(1, 2)  # (B, n[h], n[d]): A[h, d]
-        r = torch.exp((root - shift[:, None]).clamp(min=-60.0)).masked_fill(~mask, 0.0)  # (B, n)
-        L = torch.diag_embed(A.sum(dim=1)) - A  # (B, n, n): L[d, d] = sum_h A[h, d]
-        L = L + torch.diag_embed((~mask).to(dtype))  # padding: isolated unit rows
-        Lhat = torch.cat([r[:, None, :], L[:, 1:, :]], dim=1)  # first row -> root weights
+        pair = mask[:, :, None] & mask[:, None, :]  # (B, n, n) entries of the tree, diagonal included
+        neg = torch.finfo(torch.float64).min
+        shift = x.masked_fill(~pair, neg).amax(dim=(1, 2)).detach()  # (B,)
+        shift = torch.where(pair.flatten(1).any(dim=1), shift, torch.zeros_like(shift))
+        # entries outside the tree are zeroed before exp() (no overflow, no NaN gradient);
+        # the clamp keeps exp() away from exact zeros (a singular Laplacian): e^-60 is negligible
+        z = (x - shift[:, None, None]).masked_fill(~pair, 0.0).clamp(min=-60.0)
+        E = torch.exp(z).masked_fill(~pair, 0.0)  # (B, n, n) exp(phi)
+        A = E.masked_fill(eye, 0.0)  # (B, n[i], n[j]) arc weights exp(phi_ij), i != j
+        r = torch.diagonal(E, dim1=1, dim2=2)  # (B, n) root weights exp(phi_jj)
+        # Eq. 6: L_jj = sum_{k != j} exp(phi_kj) (column sums), L_ij = -exp(phi_ij)
+        L = torch.diag_embed(A.sum(dim=1)) - A  # (B, n, n)
+        L = L + torch.diag_embed((~mask).to(torch.float64))  # padding: isolated unit rows
+        # Eq. 7: the first row holds the root weights (an empty sentence keeps a unit there)
+        first = r.clone()
+        first[:, 0] = first[:, 0] + (~mask[:, 0]).to(torch.float64)
+        Lhat = torch.cat([first[:, None, :], L[:, 1:, :]], dim=1)
         Linv = torch.linalg.inv(Lhat)  # (B, n, n)
-        not0 = torch.ones(n, dtype=dtype, device=dev)
+        not0 = torch.ones(n, dtype=torch.float64, device=dev)
         not0[0] = 0.0
-        diag = torch.diagonal(Linv, dim1=1, dim2=2)  # (B, n): Linv[d, d]
-        # P(h -> d) = A[h, d] ([d != 0] Linv[d, d] - [h != 0] Linv[d, h])
-        term1 = (not0 * diag)[:, None, :]  # (B, 1, n[d])
-        term2 = not0[None, :, None] * Linv.transpose(1, 2)  # (B, n[h], n[d]): [h != 0] Linv[d, h]
-        P = (A * (term1 - term2)).transpose(1, 2)  # (B, n[d], n[h])
-        Proot = r * Linv[:, :, 0]  # (B, n): r[d] Linv[d, 0]
-    return P, Proot
+        diag = torch.diagonal(Linv, dim1=1, dim2=2)  # (B, n): Linv[j, j]
+        # Eq. 8: beta_ij = (1 - delta_1j) exp(phi_ij) Linv[j, j] - (1 - delta_i1) exp(phi_ij) Linv[j, i]
+        beta = A * ((not0 * diag)[:, None, :] - not0[None, :, None] * Linv.transpose(1, 2))
+        # Eq. 9: beta_kk = exp(phi_kk) Linv[k, 1] (the paper's 1 is our 0)
+        beta = beta + torch.diag_embed(r * Linv[:, :, 0])
+    return beta.to(phi.dtype)
 
 
-def _hard_trees(arc: torch.Tensor, root: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """0/1 (B, n, n) [d, h] and (B, n) of each sentence's Chu-Liu-Edmonds tree."""
+def flat_attention(phi: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """FA-NMT's ``beta = softmax(phi)`` (004 §5.2): for each dependent ``j`` a softmax
+    over the heads ``i`` (the diagonal included) of ``phi[:, i, j]``; columns sum to 1.
+    Masked tokens take and get no weight."""
+    B, n, _ = phi.shape
+    if mask is None:
+        mask = torch.ones(B, n, dtype=torch.bool, device=phi.device)
+    logits = phi.float().masked_fill(~mask[:, :, None], -1e9)  # (B, n[i], n[j]); masked heads get no weight
+    beta = torch.softmax(logits, dim=1) * (mask[:, :, None] & mask[:, None, :])
+    return beta.to(phi.dtype)
+
+
+def straight_through(hard: torch.Tensor, soft: torch.Tensor) -> torch.Tensor:
+    """Forward ``hard`` (exactly: ``soft - soft.detach()`` is 0), backward the gradient
+    of ``soft`` (Bengio et al., 2013)."""
+    return hard + (soft - soft.detach())
+
+
+def greedy_hard(beta: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """004 Eq. 15: ``beta_bar[k, j] = 1`` for ``k = argmax_i beta[i, j]`` (root included:
+    the diagonal), straight-through. No cycle repair (004 §4.3)."""
+    B, n, _ = beta.shape
+    if mask is None:
+        mask = torch.ones(B, n, dtype=torch.bool, device=beta.device)
+    k = beta.detach().masked_fill(~mask[:, :, None], -1.0).argmax(dim=1)  # (B, n[j]) best head of each j
+    hard = torch.zeros_like(beta).scatter_(1, k[:, None, :], 1.0) * mask[:, None, :]  # (B, n[i], n[j])
+    return straight_through(hard, beta)
+
+
+def cle_hard(phi: torch.Tensor, beta: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The Chu-Liu-Edmonds tree of ``phi`` (ROOT to the best root score, as sa-nmt's
+    extract_tree.py; :func:`synprep.induce.decode`) as a 0/1 matrix in ``beta``'s layout
+    (root on the diagonal), straight-through with ``beta``. ``sa.hard: cle``."""
     from ..induce import decode
 
-    B, n, _ = arc.shape
-    H = torch.zeros(B, n, n, dtype=arc.dtype)
-    R = torch.zeros(B, n, dtype=arc.dtype)
-    a, r, m = arc.detach().float().cpu().numpy(), root.detach().float().cpu().numpy(), mask.cpu().numpy()
+    B, n, _ = phi.shape
+    hard = torch.zeros(B, n, n, dtype=beta.dtype)
+    p, m = phi.detach().double().cpu().numpy(), mask.cpu().numpy()
     for b in range(B):
         k = int(m[b].sum())
-        S = np.full((k + 1, k + 1), -np.inf)
-        S[1:, 1:] = a[b, :k, :k]
-        S[1:, 0] = r[b, :k]
-        for d, h in enumerate(decode(S)):
-            if h < 0:
-                R[b, d] = 1.0
-            else:
-                H[b, d, h] = 1.0
-    return H.to(arc.device), R.to(arc.device)
+        if k == 0:
+            continue
+        for j, h in enumerate(decode(p[b, :k, :k].T, layout="diagonal")):  # diagonal layout: [dep, head]
+            hard[b, j if h < 0 else h, j] = 1.0
+    return straight_through(hard.to(beta.device), beta)
+
+
+class HeadWordSelection(nn.Module):
+    """004 §4.1: scores ``phi``, attention ``beta`` (tree marginals or flat), and the
+    syntactic annotations ``M = S_v beta``."""
+
+    def __init__(self, d: int, attention: str, hard: str, clamp: Optional[list[float]] = None):
+        super().__init__()
+        self.q = nn.Linear(d, d, bias=False)  # W_q
+        self.k = nn.Linear(d, d, bias=False)  # W_k
+        self.v = nn.Linear(d, d, bias=False)  # W_v
+        self.scale = d**-0.5
+        self.attention = attention  # "tree" (sattn, Eq. 6-9) or "flat" (FA-NMT)
+        self.hard = hard  # "none", "greedy" (Eq. 15) or "cle"
+        self.clamp = clamp
+
+    def scores(self, S: torch.Tensor) -> torch.Tensor:
+        """phi (B, n[i], n[j]) of annotations S (B, n, d): ``S_q^T S_k / sqrt(d)``."""
+        phi = torch.matmul(self.q(S), self.k(S).transpose(1, 2)) * self.scale  # (B, n, n): q_i . k_j
+        if self.clamp is not None:
+            phi = phi.clamp(self.clamp[0], self.clamp[1])  # sa-nmt's -min_thres/-max_thres
+        return phi
+
+    def forward(self, S: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(phi, beta (both (B, n[i], n[j])), M (B, n, d)). mask (B, n): tree tokens."""
+        phi = self.scores(S)
+        beta = matrix_tree(phi, mask) if self.attention == "tree" else flat_attention(phi, mask)
+        if self.hard == "greedy":
+            beta = greedy_hard(beta, mask)
+        elif self.hard == "cle":
+            beta = cle_hard(phi, beta, mask)
+        Sv = self.v(S)  # (B, n, d)
+        M = torch.matmul(beta.transpose(1, 2).to(Sv.dtype), Sv)  # (B, n[j], d): M_j = sum_i beta_ij Sv_i
+        return phi, beta, M * mask[..., None].to(M.dtype)
+
+
+# --------------------------------------------------------------------------- decoder side
 
 
 class SyntacticCrossAttention(CrossAttention):
-    """Cross-attention whose weights also read the syntactic context, added through a gate."""
+    """A cross-attention that also reads the syntactic annotations ``M``
+    (``memory.extra["syn"]``): shared weights (Eq. 10) or its own (Eq. 13-14), gated
+    from the query state only (Eq. 11), output ``W_o c + W_s d_hat`` (Eq. 12)."""
 
-    def __init__(self, d: int, heads: int, dropout: float, gate: bool):
+    def __init__(self, d: int, heads: int, dropout: float, shared: bool, gate: str):
         super().__init__(d, heads, dropout)
-        self.vs = nn.Linear(d, d)
-        self.gate = nn.Linear(2 * d, d) if gate else None
+        self.shared = shared
+        self.vs = nn.Linear(d, d)  # W_m: per-layer values of M (as kv gives the values of S)
+        if not shared:  # Eq. 13: gamma = softmax(h W_m M), its own query and keys
+            self.qs = nn.Linear(d, d)
+            self.ks = nn.Linear(d, d)
+        self.gate_mode = gate
+        self.gate = None if gate == "none" else nn.Linear(d, d if gate == "vector" else heads)  # W_g
+        self.out_syn = nn.Linear(d, d)  # W_s of Eq. 12
+        #: when a list, each forward appends its gate activations (B, T, d or heads)
+        self.record: Optional[list] = None
 
     def prepare(self, memory: Memory, cache: dict) -> None:
         self.memory_kv(memory, cache)
-        self.syntactic_values(memory, cache)
+        self.syntactic_kv(memory, cache)
 
-    def syntactic_values(self, memory: Memory, cache: Optional[dict]) -> torch.Tensor:
+    def syntactic_kv(self, memory: Memory, cache: Optional[dict]) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """Per-head values of M (B, h, S, dh) and, without sharing, keys of M."""
         if cache is not None and "ms" in cache:
-            return cache["ms"]
-        vs = split_heads(self.vs(memory.extra["syn"]), self.h)  # (B, h, S, dh)
+            return cache["ms"], cache.get("mks")
+        M = memory.extra["syn"]  # (B, S, d)
+        vs = split_heads(self.vs(M), self.h)  # (B, h, S, dh)
+        ks = None if self.shared else split_heads(self.ks(M), self.h)
         if cache is not None:
             cache["ms"] = vs
-        return vs
+            if ks is not None:
+                cache["mks"] = ks
+        return vs, ks
+
+    def gate_values(self, x: torch.Tensor) -> Optional[torch.Tensor]:
+        """sigma(W_g h) (B, T, d or heads) of the query states x (004 Eq. 11)."""
+        return None if self.gate is None else torch.sigmoid(self.gate(x))
 
     def forward(self, x: torch.Tensor, memory: Memory, cache: Optional[dict] = None) -> torch.Tensor:
         q = split_heads(self.q(x), self.h)  # (B, h, T, dh)
         k, v = self.memory_kv(memory, cache)  # (B, h, S, dh)
-        vs = self.syntactic_values(memory, cache)  # (B, h, S, dh)
+        vs, ks = self.syntactic_kv(memory, cache)  # (B, h, S, dh)
         p = self.dropout if self.training else 0.0
-        y = attend(q, k, torch.cat([v, vs], dim=-1), memory.key_mask, False, p)  # (B, h, T, 2 dh): one softmax
         dh = v.size(-1)
-        c, s = merge_heads(y[..., :dh]), merge_heads(y[..., dh:])  # (B, T, d) each
-        if self.gate is not None:
-            s = torch.sigmoid(self.gate(torch.cat([x, s], dim=-1))) * s
-        return self.out(c + s)
+        if self.shared:
+            # Eq. 4 and 10: one softmax alpha weights S's values and M's values
+            y = attend(q, k, torch.cat([v, vs], dim=-1), memory.key_mask, False, p)  # (B, h, T, 2 dh)
+            c, d = y[..., :dh], y[..., dh:]  # (B, h, T, dh) each
+        else:
+            c = attend(q, k, v, memory.key_mask, False, p)  # Eq. 4
+            qs = split_heads(self.qs(x), self.h)
+            d = attend(qs, ks, vs, memory.key_mask, False, p)  # Eq. 13-14: d = M gamma^T
+        g = self.gate_values(x)  # Eq. 11: from the query state h only
+        if g is not None and self.record is not None:
+            self.record.append(g)
+        if self.gate_mode == "head":
+            d = d * g.transpose(1, 2)[..., None]  # (B, h, T, dh) * (B, h, T, 1)
+        d = merge_heads(d)  # (B, T, d)
+        if self.gate_mode == "vector":
+            d = d * g  # Eq. 11: d_hat = d (.) sigma(W_g h)
+        return self.out(merge_heads(c)) + self.out_syn(d)  # Eq. 12: g(h, c, d_hat), h via the residual
+
+
+# --------------------------------------------------------------------------- variants
 
 
 @register_variant("sa")
 class SA(Seq2Seq):
-    """Transformer with a structured-attention (matrix-tree) layer on the encoder."""
+    """SA-NMT (004 §4): structured self-attention (matrix-tree marginals) on the encoder,
+    its syntactic context shared with every structure-reading cross-attention."""
 
     needs = ("src_word_ids",)
+    #: how beta is computed from phi: "tree" (Eq. 6-9) or "flat" (FA-NMT)
+    attention = "tree"
+    #: sa.hard when the config leaves it null
+    default_hard = "none"
+    #: the decoder reads M through SyntacticCrossAttention (False: sa-1set)
+    two_sets = True
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
-        d, da = cfg.d_model, cfg.sa.d_arc
-        self.arc_dep = nn.Linear(d, da)
-        self.arc_head = nn.Linear(d, da)
-        self.root_score = nn.Linear(d, 1)
-        self.root_vec = nn.Parameter(torch.zeros(d))
-        self.hard = cfg.sa.hard
+        self.hard = cfg.sa.hard or self.default_hard
+        self.check_config(cfg)
+        self.select = HeadWordSelection(cfg.d_model, self.attention, self.hard, cfg.sa.clamp)
+
+    def check_config(self, cfg: ModelConfig) -> None:
+        """Settings that contradict the variant (raise ConfigError)."""
+
+    def structure_layers(self) -> list[int]:
+        """1-based decoder layers whose cross-attention reads M."""
+        return sorted(set(self.cfg.sa.dec_layers or range(1, self.cfg.dec_layers + 1)))
 
     def cross_attention_factory(self):
+        if not self.two_sets:
+            return None
         cfg = self.cfg
-        return lambda: SyntacticCrossAttention(cfg.d_model, cfg.n_heads, cfg.attn_dropout, cfg.sa.gate)
+        wanted = set(self.structure_layers())
+        counter = itertools.count(1)  # the decoder makes its layers' cross-attentions in order
+
+        def make():
+            if next(counter) in wanted:
+                return SyntacticCrossAttention(cfg.d_model, cfg.n_heads, cfg.attn_dropout, cfg.sa.shared, cfg.sa.gate)
+            return CrossAttention(cfg.d_model, cfg.n_heads, cfg.attn_dropout)
+
+        return make
 
     def kept_layers(self) -> set[int]:
         return set() if self.cfg.sa.layer == 0 else {self.cfg.sa.layer - 1}
 
-    def scores(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """arc (B, n, n) [d, h] and root (B, n) scores of states x (B, n, d)."""
-        dep, head = self.arc_dep(x), self.arc_head(x)  # (B, n, d_arc)
-        arc = torch.matmul(dep, head.transpose(1, 2)) * (dep.size(-1) ** -0.5)  # (B, n[d], n[h])
-        return arc, self.root_score(x).squeeze(-1)
+    def annotations(self, states: torch.Tensor, kept: dict[int, torch.Tensor]) -> torch.Tensor:
+        """S (B, n, d): the states the head-word selection reads."""
+        return states if self.cfg.sa.layer == 0 else kept[self.cfg.sa.layer - 1]
 
     def parse(self, batch: Any, states: torch.Tensor, kept: dict[int, torch.Tensor]):
-        x = states if self.cfg.sa.layer == 0 else kept[self.cfg.sa.layer - 1]
+        """(mask (B, n), phi, beta (B, n, n), M (B, n, d)) of a batch's encoder output."""
         mask = batch.src_word_ids >= 0  # (B, S) pieces (not EOS, not padding)
-        arc, root = self.scores(x)
-        P, Pr = tree_marginals(arc, root, mask)
-        return x, mask, arc, root, P, Pr
+        phi, beta, M = self.select(self.annotations(states, kept), mask)
+        return mask, phi, beta, M
 
     def memory_extras(self, batch, states, kept, key_mask) -> dict:
-        x, mask, arc, root, P, Pr = self.parse(batch, states, kept)
-        if self.hard:
-            H, R = _hard_trees(arc, root, mask)
-            P = H + P - P.detach()
-            Pr = R + Pr - Pr.detach()
-        P, Pr = P.to(x.dtype), Pr.to(x.dtype)
-        syn = torch.matmul(P, x) + Pr[..., None] * self.root_vec  # (B, S, d) expected parent
-        return {"syn": syn * mask[..., None].to(x.dtype)}
+        _, _, _, M = self.parse(batch, states, kept)
+        return {"syn": M}
 
-    @torch.no_grad()
-    def tree_scores(self, batch: Any) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per sentence: the (P+1, P+1) marginal matrix over its pieces (row = dependent,
-        column = head, column 0 = ROOT) and the word id of each piece."""
+    def encoder_states(self, batch: Any) -> tuple[torch.Tensor, dict[int, torch.Tensor]]:
         self.check_batch(batch)
         x = self.src_embed(batch.src_tokens)
         key_mask = (~batch.src_pad_mask)[:, None, None, :]
-        states, kept = self.encoder(x, key_mask, self.encoder_hooks(batch), self.kept_layers())
-        _, mask, _, _, P, Pr = self.parse(batch, states, kept)
+        return self.encoder(x, key_mask, self.encoder_hooks(batch), self.kept_layers())
+
+    @torch.no_grad()
+    def tree_scores(self, batch: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per sentence: phi over its P pieces in the diagonal layout (P, P) -- row =
+        dependent, column = head, the root scores on the diagonal (``S[d, h] =
+        phi[h, d]``, 004 §4.1, §7.1) -- and the word id of each piece."""
+        states, kept = self.encoder_states(batch)
+        mask, phi, _, _ = self.parse(batch, states, kept)
         out = []
-        for b in range(P.size(0)):
+        for b in range(phi.size(0)):
             k = int(mask[b].sum())
-            M = np.zeros((k + 1, k + 1), dtype=np.float32)
-            M[1:, 1:] = P[b, :k, :k].float().cpu().numpy()
-            M[1:, 0] = Pr[b, :k].float().cpu().numpy()
-            out.append((M, batch.src_word_ids[b, :k].cpu().numpy().astype(np.int64)))
+            S = phi[b, :k, :k].transpose(0, 1).float().cpu().numpy()  # (P[dep], P[head])
+            out.append((S, batch.src_word_ids[b, :k].cpu().numpy().astype(np.int64)))
         return out
+
+    def structure_modules(self) -> list[SyntacticCrossAttention]:
+        return [layer.cross for layer in self.decoder.layers if isinstance(layer.cross, SyntacticCrossAttention)]
+
+    @torch.no_grad()
+    def gate_norms(self, batch: Any, tokens: torch.Tensor) -> torch.Tensor:
+        """004 Eq. 17: ``z_t = ||sigma(W_g h_t)||_2`` (B, T, L) of every target position
+        and structure-reading layer when the decoder reads ``tokens`` (B, T) (target
+        pieces + EOS, teacher-forced: position t is the step that predicts tokens[:, t])."""
+        mods = self.structure_modules()
+        if not mods or mods[0].gate is None:
+            raise ConfigError(f"variant {self.cfg.variant!r} with sa.gate = {self.cfg.sa.gate!r} has no gate to measure")
+        for m in mods:
+            m.record = []
+        try:
+            memory = self.encode(batch)
+            self.decoder(self.tgt_embed(self.shift(tokens)), memory, causal=True)
+            norms = [m.record[0].float().norm(dim=-1) for m in mods]  # L x (B, T)
+        finally:
+            for m in mods:
+                m.record = None
+        return torch.stack(norms, dim=-1)
 
 
 @register_variant("sa-hard")
 class SAHard(SA):
-    """Structured attention with hard trees (straight-through estimator)."""
+    """SA-NMT-hard (004 §4.3, Eq. 15): greedy hard head words, straight-through."""
+
+    default_hard = "greedy"
+
+    def check_config(self, cfg: ModelConfig) -> None:
+        if self.hard == "none":
+            raise ConfigError("variant 'sa-hard' with sa.hard = 'none' is soft attention: use variant 'sa'")
+
+
+@register_variant("fa")
+class FA(SA):
+    """FA-NMT (004 §5.2): ``beta = softmax(phi)`` (flat self-attention, no tree), the
+    same two annotation sets and shared attention (``sa.shared: false`` = no-shared)."""
+
+    attention = "flat"
+
+    def check_config(self, cfg: ModelConfig) -> None:
+        if self.hard != "none":
+            raise ConfigError(f"variant 'fa' has no hard form (sa.hard = {self.hard!r}); hard attention is sa-hard's")
+
+
+@register_variant("sa-1set")
+class SA1Set(SA):
+    """SA-NMT-1set (004 §5.2, Eq. 16): one set of annotations
+    ``s_bar = s + sigmoid(W_g s) * M`` read by the standard decoder."""
+
+    two_sets = False
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
-        self.hard = True
+        self.gate1 = nn.Linear(cfg.d_model, cfg.d_model)  # W_g of Eq. 16
+
+    def check_config(self, cfg: ModelConfig) -> None:
+        if self.hard != "none":
+            raise ConfigError(f"variant 'sa-1set' is soft (sa.hard = {self.hard!r}); hard attention is sa-hard's")
+
+    def encode(self, batch: Any) -> Memory:
+        mem = super().encode(batch)
+        M = mem.extra.pop("syn")  # (B, S, d), zero at EOS and padding
+        s = mem.states
+        return Memory(s + torch.sigmoid(self.gate1(s)) * M, mem.key_mask, mem.extra)  # Eq. 16

@@ -7,11 +7,18 @@
 # subset's `index` is the line of the pair in the evaluation's hyps.txt, and runs
 # `synprep challenge` on them: results/analysis/challenge/summary.json (counts per
 # phenomenon), trees.{src,tgt}.conllu (the pairs analysed) and sets/ (one subset a
-# phenomenon and side). For each sa/sa-hard run, dump_tree_scores writes the source
-# arc marginals of its best checkpoint on the held-out shards, and
-# evaluate_induction scores the decoded trees against the parser's source trees
-# (at the shards' word level) next to the branching baselines:
-# results/analysis/induce.json. The settings are checked when the workflow starts.
+# phenomenon and side). For each structured-attention run (sa, sa-hard, fa,
+# sa-1set), dump_tree_scores writes the source scores phi of its best checkpoint on
+# the held-out shards, and evaluate_induction scores the decoded trees against the
+# parser's source trees (at the shards' word level) next to the branching
+# baselines: results/analysis/induce.json. With analysis.induce.gold, a gold
+# treebank is scored too: shard_gold_treebank makes a dataset of every one of its
+# sentences (syntactic words, the workflow's vocabularies), dump_treebank_scores the
+# runs' scores on it, and induce.json gets a "treebank" entry. With
+# analysis.induce.gates, dump_gate_norms writes the gate norms (004 Eq. 17) of each
+# gated run on the held-out references and summarize_gates sums them up by the UPOS
+# of the parser's target trees: results/analysis/gates.json. The settings are
+# checked when the workflow starts.
 
 from synprep.analysis import analysis_settings
 
@@ -79,11 +86,60 @@ if INDUCE:
         script:
             "../scripts/dump_tree_scores.py"
 
+    # the gold treebank's inputs of evaluate_induction (none without analysis.induce.gold)
+    TREEBANK_INDUCTION_INPUT = {}
+
+    if INDUCE["gold"]:
+
+        rule shard_gold_treebank:
+            input:
+                gold=INDUCE["gold"],
+                vocab=rules.train_bpe.output.manifest,
+            output:
+                dataset=directory("results/analysis/induce/treebank/dataset"),
+            params:
+                labels=config["oracle"]["labels"],
+            conda:
+                "../envs/synprep.yaml"
+            log:
+                "logs/shard_gold_treebank/treebank.log",
+            benchmark:
+                "benchmarks/shard_gold_treebank/treebank.tsv"
+            shell:
+                "synprep shard {input.gold} -o {output.dataset} --side src --vocab-from {input.vocab} "
+                "--words syntactic --projectivity lift --unknown-labels map --labels {params.labels} "
+                "--max-len 16000 > {log} 2>&1"
+
+        rule dump_treebank_scores:
+            input:
+                summary=rules.train_model.output.summary,
+                data=rules.shard_gold_treebank.output.dataset,
+            output:
+                scores="results/analysis/induce/treebank/{run}.scores.npz",
+            params:
+                checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
+                data=lambda wildcards, input: input.data,
+            threads: TRAIN["threads"]
+            conda:
+                "../envs/synprep.yaml"
+            log:
+                "logs/dump_treebank_scores/{run}.log",
+            benchmark:
+                "benchmarks/dump_treebank_scores/{run}.tsv"
+            script:
+                "../scripts/dump_tree_scores.py"
+
+        TREEBANK_INDUCTION_INPUT = {
+            "treebank": INDUCE["gold"],
+            "treebank_scores": expand(rules.dump_treebank_scores.output.scores, run=INDUCE["runs"]),
+        }
+
     rule evaluate_induction:
         input:
             scores=expand(rules.dump_tree_scores.output.scores, run=INDUCE["runs"]),
             src=expand(rules.parse_pairs.output.src, shard=INDUCE["shards"]),
             datasets=expand(rules.write_shard.output.dataset, shard=INDUCE["shards"]),
+            **TREEBANK_INDUCTION_INPUT,
         output:
             result="results/analysis/induce.json",
             gold="results/analysis/induce/gold.src.conllu",
@@ -102,3 +158,48 @@ if INDUCE:
             "../scripts/evaluate_induction.py"
 
     ANALYSIS_REPORT_INPUT["induce"] = rules.evaluate_induction.output.result
+
+
+if INDUCE and INDUCE["gate_runs"]:
+
+    rule dump_gate_norms:
+        input:
+            summary=rules.train_model.output.summary,
+            data=HELDOUT_DATA,
+        output:
+            gates="results/analysis/gates/{run}.tsv",
+        params:
+            checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
+            data=lambda wildcards, input: os.path.dirname(input.data),
+        threads: TRAIN["threads"]
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            "logs/dump_gate_norms/{run}.log",
+        benchmark:
+            "benchmarks/dump_gate_norms/{run}.tsv"
+        script:
+            "../scripts/dump_gate_norms.py"
+
+    rule summarize_gates:
+        input:
+            gates=expand(rules.dump_gate_norms.output.gates, run=INDUCE["gate_runs"]),
+            tgt=expand(rules.parse_pairs.output.tgt, shard=INDUCE["shards"]),
+            datasets=expand(rules.write_shard.output.dataset, shard=INDUCE["shards"]),
+        output:
+            result="results/analysis/gates.json",
+            gold="results/analysis/gates/gold.tgt.conllu",
+        params:
+            runs=INDUCE["gate_runs"],
+            words=config["oracle"]["words"],
+            labels=config["oracle"]["labels"],
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            "logs/summarize_gates/gates.log",
+        benchmark:
+            "benchmarks/summarize_gates/gates.tsv"
+        script:
+            "../scripts/summarize_gates.py"
+
+    ANALYSIS_REPORT_INPUT["gates"] = rules.summarize_gates.output.result

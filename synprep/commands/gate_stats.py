@@ -1,0 +1,54 @@
+"""``synprep gate-stats``: summarize the gate norms of ``synprep translate
+--gate-norms`` (004 §6, Eq. 17) by target part of speech: the mean norm by UPOS, at
+EOS, and on which UPOS each sentence's highest norm falls (:mod:`synprep.gates`).
+
+The UPOS come from a CoNLL-U file with the same sentences and words: the parsed
+target side the dataset was made from (gate norms of the references), or the
+hypotheses parsed as tokenized (``--tokens FILE`` writes them for ``synprep parse
+--pretokenized``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--gates", required=True, metavar="TSV", help="the gate norms (synprep translate --gate-norms)")
+    p.add_argument("--conllu", metavar="CONLLU", help="target trees with UPOS, one a TSV sentence, same words")
+    p.add_argument("--words", choices=("surface", "syntactic"), default="surface",
+                   help="word level of --conllu matched against the TSV's words (default surface, as the shards)")
+    p.add_argument("--tokens", metavar="TXT", help="write the TSV's words, one sentence a line (for synprep parse --pretokenized)")
+    p.add_argument("--json", metavar="FILE", help="also write the summary as JSON here (synprep report html --gates)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import ConfigError
+    from ..gates import summarize, write_tokens
+
+    if not args.conllu and not args.tokens:
+        raise ConfigError("give --conllu (to summarize by UPOS) or --tokens (to write the words for parsing)")
+    if args.tokens:
+        n = write_tokens(args.gates, args.tokens)
+        print(f"synprep gate-stats: wrote the words of {n} sentences to {args.tokens}", file=sys.stderr)
+    if not args.conllu:
+        return 0
+    res = summarize(args.gates, args.conllu, words=args.words)
+    if args.json:
+        from ..analysis import write_json
+
+        write_json(args.json, res)
+    print(format_table(res))
+    return 0
+
+
+def format_table(res: dict) -> str:
+    lines = [
+        f"{res['sentences']} sentences, {res['words']} words; mean gate norm {res['mean']} (EOS: {res['eos']['mean']})",
+        f"{'UPOS':<8} {'words':>7} {'mean z':>8} {'highest in sentence':>20}",
+    ]
+    for u, r in res["by_upos"].items():
+        lines.append(f"{u:<8} {r['words']:>7} {r['mean']:>8.4f} {r['highest_in_sentence']:>20}")
+    return "\n".join(lines)
