@@ -40,6 +40,7 @@ from collections import Counter
 from typing import Iterable, Iterator, Sequence
 
 from .errors import InputError, SynprepError
+from .outputs import write_json
 
 _FIELD = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 #: how many example ids a ledger lists per kind of problem
@@ -57,15 +58,18 @@ def reject_line(pair_id: str, stage: str, reason: str, detail: object = "") -> s
 
 
 class RejectWriter:
-    """Writes a reject file atomically: to ``PATH.tmpPID``, renamed on :meth:`close`."""
+    """Writes a reject file atomically (:mod:`synprep.outputs`): to a temporary file
+    that :meth:`close` renames into place and :meth:`abort` removes; or, given
+    ``group`` (a :class:`synprep.outputs.FileGroup`), as one of the files that group
+    replaces together (the group then renames or removes it)."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, group=None):
+        from .outputs import FileGroup
+
         self.path = os.fspath(path)
-        d = os.path.dirname(self.path)
-        if d:
-            os.makedirs(d, exist_ok=True)
-        self._tmp = f"{self.path}.tmp{os.getpid()}"
-        self._f = open(self._tmp, "w", encoding="utf-8", newline="\n")
+        self._own = group is None
+        self._group = FileGroup() if group is None else group
+        self._f = self._group.open(self.path, "w", newline="\n")
         self.count = 0
 
     def write(self, pair_id: str, stage: str, reason: str, detail: object = "") -> None:
@@ -73,15 +77,12 @@ class RejectWriter:
         self.count += 1
 
     def close(self) -> None:
-        self._f.close()
-        os.replace(self._tmp, self.path)
+        if self._own:
+            self._group.commit()
 
     def abort(self) -> None:
-        self._f.close()
-        try:
-            os.unlink(self._tmp)
-        except OSError:
-            pass
+        if self._own:
+            self._group.abort()
 
     def __enter__(self) -> "RejectWriter":
         return self
@@ -272,19 +273,6 @@ def render(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def write_json(path: str | os.PathLike, obj: object) -> None:
-    """Write JSON atomically with sorted keys (same bytes for the same content)."""
-    path = os.fspath(path)
-    d = os.path.dirname(path)
-    if d:
-        os.makedirs(d, exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        json.dump(obj, f, indent=1, sort_keys=True, ensure_ascii=False)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
 class AccountingError(SynprepError):
     """Some shard is out of balance: pairs were lost or repeated."""
 
@@ -318,6 +306,7 @@ def dataset_manifest(
     from pathlib import Path
 
     from . import shards as sh
+    from .outputs import atomic_files
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -341,10 +330,8 @@ def dataset_manifest(
         lifted_sentences.update(m["counts"].get("lifted_sentences", {}))
         lifted_arcs.update(m["counts"].get("lifted_arcs", {}))
     for entry in {e["file"] for e in vocab["pieces"]["models"].values()}:
-        src, dst = vbase / entry, out / entry
-        tmp = out / f"{entry}.tmp{os.getpid()}"
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
+        with atomic_files() as g:
+            shutil.copyfile(vbase / entry, g.path(out / entry))
     counts: dict = {"input": 0, "kept": 0, "rejected": {}}
     if summary is not None:
         rejected: dict[str, int] = {}
@@ -375,10 +362,7 @@ def dataset_manifest(
         "config": config or {},
         "shards": files,
     }
-    text = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
-    tmp = out / f"{sh.MANIFEST}.tmp{os.getpid()}"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out / sh.MANIFEST)
+    write_json(out / sh.MANIFEST, manifest, sort_keys=False)
     sh.verify(out)
     return manifest
 

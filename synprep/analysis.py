@@ -36,9 +36,7 @@ stops the run before any job.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .errors import ConfigError, InputError
@@ -186,15 +184,11 @@ def select_trees(
     from .conllu import format_conllu, read_conllu
     from .tree import to_tree
 
-    tmp = {side: f"{os.fspath(p)}.tmp{os.getpid()}" for side, p in out.items()}
-    files = {}
+    from .outputs import atomic_files
+
     n = 0
-    try:
-        for side, path in out.items():
-            d = os.path.dirname(os.fspath(path))
-            if d:
-                os.makedirs(d, exist_ok=True)
-            files[side] = open(tmp[side], "w", encoding="utf-8", newline="\n")
+    with atomic_files() as group:  # every side replaced together, or none
+        files = {side: group.open(path, "w", newline="\n") for side, path in out.items()}
         for conllu, dataset in parts:
             missing = [s for s in out if s not in conllu]
             if missing:
@@ -229,14 +223,6 @@ def select_trees(
                     "or not in the same order; expected the dataset's rows to be parsed sentences, in parse order",
                     reason="misaligned",
                 )
-        for side, f in files.items():
-            f.close()
-            os.replace(tmp[side], out[side])
-    finally:
-        for side, f in files.items():
-            f.close()
-            if os.path.exists(tmp[side]):
-                os.unlink(tmp[side])
     return n
 
 
@@ -377,11 +363,8 @@ def summarize_gates(gold: str | os.PathLike, gates: Mapping[str, str | os.PathLi
 
 
 def write_json(path: str | os.PathLike, obj: object) -> None:
-    """Write ``obj`` as indented JSON, atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2, ensure_ascii=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    """Write ``obj`` as indented JSON (indent 2, keys in order), atomically
+    (:func:`synprep.outputs.write_json`, in the format these files always had)."""
+    from .outputs import write_json as _write
+
+    _write(path, obj, indent=2, sort_keys=False)

@@ -5,7 +5,10 @@ Each subcommand lives in ``synprep/commands/<name>.py`` and defines
 their subcommand runs, so that ``synprep oracle`` does not pay for importing torch.
 
 Exit codes: 0 success, 1 finished but some input was skipped as invalid
-(``--skip-invalid``), 2 stopped on an error in the input or the options.
+(``--skip-invalid``), or stopped on a fault of the machine (a full disk, a read-only
+folder, a permission: ``synprep CMD: error: PATH: CAUSE``, never a traceback; the
+writes of :mod:`synprep.outputs` leave no temporary file and every old output as it
+was), 2 stopped on an error in the input or the options.
 """
 
 from __future__ import annotations
@@ -80,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout = None  # type: ignore[assignment]
         finally:
             return 0
+    except OSError as e:  # the machine's fault, not the input's: say where and why
+        from .outputs import describe_os_error
+
+        print(f"synprep {args.command}: error: {describe_os_error(e)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

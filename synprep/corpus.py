@@ -77,8 +77,9 @@ BAD_COLUMNS = "bad-columns"
 #: characters that break one-record-a-line text (str.splitlines' separators and tab)
 _BREAKS = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
-_SPLIT_FILE = re.compile(r"^(\d+(\.rejects)?\.tsv|.*\.json)$")
 _GZIP_MAGIC = b"\x1f\x8b"
+#: the kind a ``split --out-dir`` folder's output marker records (:mod:`synprep.outputs`)
+SPLIT_KIND = "split"
 
 
 @dataclass(frozen=True)
@@ -334,14 +335,10 @@ def write_all_shards(spec: CorpusSpec, n_shards: int, out_dir: str | os.PathLike
     --shard K --summary`` writes). ``OUT_DIR`` is replaced as a whole when all shards
     are written (:func:`synprep.outputs.replace_dir`), so it never mixes shards of
     two runs."""
-    from .accounting import write_json
-    from .outputs import replace_dir
-
-    def owned(d) -> bool:  # an earlier split's output: shard files, summaries
-        return all(_SPLIT_FILE.match(n) or n.startswith(".") for n in os.listdir(d))
+    from .outputs import replace_dir, write_json
 
     names = shard_names(n_shards)
-    with replace_dir(out_dir, owned=owned, option="--out-dir") as tmp:
+    with replace_dir(out_dir, SPLIT_KIND, option="--out-dir") as tmp:
         targets = {
             i: (os.path.join(tmp, f"{name}.tsv"), os.path.join(tmp, f"{name}.rejects.tsv"))
             for i, name in enumerate(names)
@@ -359,22 +356,21 @@ FLUSH_CHARS = 1 << 25
 
 class _ShardFiles:
     """The pairs and reject files of the shards being written, as temporary files
-    (``PATH.tmpPID``) that :meth:`commit` renames into place and :meth:`abort`
-    removes. Lines are buffered per shard and appended to the files whenever the
+    (:class:`synprep.outputs.FileGroup` ``group``, which renames them into place
+    together or removes them). Lines are buffered per shard and appended to the files whenever the
     buffers hold more than :data:`FLUSH_CHARS` characters: memory stays bounded and
     no file stays open, whatever the number of shards."""
 
     def __init__(self, targets: dict[int, tuple[str, str]]):
+        from .outputs import FileGroup
+
         self.final = {(i, kind): path for i, paths in targets.items() for kind, path in enumerate(paths)}
-        self.tmp = {key: f"{path}.tmp{os.getpid()}" for key, path in self.final.items()}
+        self.group = FileGroup()
+        self.tmp: dict[tuple[int, int], os.PathLike] = {}
         self.buffers: dict[tuple[int, int], list[str]] = {key: [] for key in self.final}
         self.chars = 0
-        for path in self.final.values():
-            d = os.path.dirname(path)
-            if d:
-                os.makedirs(d, exist_ok=True)
-        for tmp in self.tmp.values():
-            open(tmp, "w").close()
+        for key, path in self.final.items():
+            self.tmp[key] = self.group.path(path)
 
     def add(self, shard: int, kind: int, line: str) -> None:
         """Append ``line`` to shard ``shard``'s pairs (``kind`` 0) or rejects (1)."""
@@ -391,17 +387,9 @@ class _ShardFiles:
                 buf.clear()
         self.chars = 0
 
-    def commit(self) -> None:
-        self.flush()
-        for key, path in self.final.items():
-            os.replace(self.tmp[key], path)
-
-    def abort(self) -> None:
+    def create(self) -> None:
         for tmp in self.tmp.values():
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            open(tmp, "w").close()
 
 
 def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]]) -> SplitSummary:
@@ -413,7 +401,8 @@ def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]])
     summary.shard_kept = {i: 0 for i in targets}
     summary.shard_rejected = {i: {} for i in targets}
     files = _ShardFiles(targets)
-    try:
+    with files.group:  # every file renamed into place at the end, or none (and no temporary left)
+        files.create()
         for pair in iter_pairs(spec, summary):
             summary.lines += 1
             k = shard_of(pair, n_shards)
@@ -430,10 +419,7 @@ def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]])
                 summary.shard_kept[k] += 1
         if summary.lines == 0:
             raise InputError(spec.files[0], None, "the corpus is empty; expected one pair a line")
-        files.commit()
-    except BaseException:
-        files.abort()  # on an error: leave nothing behind
-        raise
+        files.flush()
     return summary
 
 
@@ -461,18 +447,14 @@ def read_shard(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
 def write_pairs(path: str | os.PathLike, pairs: Iterable) -> int:
     """Write ``(id, src, tgt)`` triples (or objects with those attributes) as a shard
     file, atomically; returns how many."""
-    path = os.fspath(path)
-    d = os.path.dirname(path)
-    if d:
-        os.makedirs(d, exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
+    from .outputs import atomic_file
+
     n = 0
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+    with atomic_file(path, "w", newline="\n") as f:
         for p in pairs:
             pid, src, tgt = (p.id, p.src, p.tgt) if hasattr(p, "src") else p
             f.write(f"{pid}\t{_clean(src, None)}\t{_clean(tgt, None)}\n")
             n += 1
-    os.replace(tmp, path)
     return n
 
 
@@ -543,20 +525,22 @@ def _seed_shim() -> str | None:
     if os.path.isfile(so):
         return so
     os.makedirs(cache, exist_ok=True)
+    from .outputs import FileGroup
+
     src = os.path.join(cache, f"eflomal-seed-{tag}.{os.getpid()}.c")
-    tmp = f"{so}.{os.getpid()}.tmp"
+    group = FileGroup()  # atomic: parallel jobs may build it at the same time
     with open(src, "w") as f:
         f.write(_SEED_SHIM)
     try:
-        r = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", tmp, src, "-ldl", "-lpthread"],
+        r = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", group.path(so), src, "-ldl", "-lpthread"],
                            capture_output=True, text=True)
         if r.returncode != 0:
             return None
-        os.replace(tmp, so)  # atomic: parallel jobs may build it at the same time
+        group.commit()
     finally:
-        for p in (src, tmp):
-            if os.path.exists(p):
-                os.unlink(p)
+        group.abort()  # the temporary file of a failed build (nothing once committed)
+        if os.path.exists(src):
+            os.unlink(src)
     return so
 
 
@@ -668,12 +652,13 @@ def parse_shard(
         if [g.id for g in got] != [r[0] for r in rows]:
             raise RuntimeError(f"the {side} parser returned other ids or another order than its input")
         results[side] = got
-    tmp = {side: f"{os.fspath(p)}.tmp{os.getpid()}" for side, p in out_conllu.items()}
+    from .outputs import atomic_files
+
     kept = 0
     rejected: dict[str, int] = {}
-    files = {side: open(tmp[side], "w", encoding="utf-8", newline="\n") for side in ("src", "tgt")}
-    try:
-        with RejectWriter(out_rejects) as rw:
+    with atomic_files() as group:  # both sides and the rejects replaced together
+        files = {side: group.open(out_conllu[side], "w", newline="\n") for side in ("src", "tgt")}
+        with RejectWriter(out_rejects, group) as rw:
             for i, row in enumerate(rows):
                 bad = [(side, results[side][i].reject) for side in ("src", "tgt") if results[side][i].reject]
                 if bad:
@@ -684,15 +669,6 @@ def parse_shard(
                 for side in ("src", "tgt"):
                     files[side].write(results[side][i].conllu)
                 kept += 1
-        for side, f in files.items():
-            f.close()
-            os.replace(tmp[side], out_conllu[side])
-    finally:
-        for side, f in files.items():
-            if not f.closed:
-                f.close()
-            if os.path.exists(tmp[side]):
-                os.unlink(tmp[side])
     return {"input": len(rows), "kept": kept, "rejected": rejected}
 
 
@@ -713,18 +689,16 @@ def build_vocabulary(
     then reuses with ``synprep shard --vocab-from`` so that every shard numbers pieces
     and labels alike, and inherits ``languages`` (side -> code) from. Deterministic
     for a given input and ``cfg.seed``."""
-    import json
-
     from . import shards as sh
     from .conllu import read_conllu
-    from .outputs import check_replaceable, replace_dir
+    from .outputs import check_replaceable, replace_dir, write_json
     from .errors import InputError as _InputError
     from .subwords import reservoir_sample, train_spm
     from .tree import to_tree
 
     cfg = cfg or sh.ShardConfig()
     cfg.check()
-    check_replaceable(out_dir, sh.is_dataset_dir)
+    check_replaceable(out_dir, sh.DATASET_KIND)
     labels: set[str] = {"root"}
 
     def pairs_of_words():
@@ -770,10 +744,10 @@ def build_vocabulary(
                                                    "model_type", "joint", "sample", "seed")},
         "shards": [],
     }
-    with replace_dir(out_dir, owned=sh.is_dataset_dir) as out:  # the model(s) and manifest as a whole
+    with replace_dir(out_dir, sh.DATASET_KIND) as out:  # the model(s) and manifest as a whole
         for name, model in {name: m for name, m in models.values()}.items():
             model.save(out / name)
-        sh.atomic_write(out / sh.MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+        write_json(out / sh.MANIFEST, manifest, sort_keys=False)
     return manifest
 
 

@@ -279,17 +279,21 @@ def source_lengths(ds: Any, rows: Optional[Sequence[int]] = None) -> Optional[li
 
 
 def write_outputs(out_dir: str | os.PathLike, translations: Sequence[Translation], refs: Sequence[str], scores: dict, settings: dict) -> None:
-    """hyps.txt, hyps.conllu (when trees were predicted), refs.txt and scores.json."""
+    """hyps.txt, hyps.conllu (when trees were predicted), refs.txt and scores.json,
+    replaced together (:func:`synprep.outputs.atomic_files`): a failure while writing
+    any of them leaves the folder's old files as they were."""
+    from .outputs import atomic_files
+
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "hyps.txt").write_text("".join(t.text + "\n" for t in translations), encoding="utf-8")
-    (out / "refs.txt").write_text("".join(r + "\n" for r in refs), encoding="utf-8")
-    if translations and translations[0].heads is not None:
-        (out / "hyps.conllu").write_text(
-            "".join(tree_conllu(t.words, t.heads, t.labels, sent_id=t.id, text=t.text) for t in translations if t.heads),
-            encoding="utf-8",
-        )
-    (out / "scores.json").write_text(json.dumps({**scores, "settings": settings}, indent=2) + "\n", encoding="utf-8")
+    with atomic_files() as g:
+        g.open(out / "hyps.txt").write("".join(t.text + "\n" for t in translations))
+        g.open(out / "refs.txt").write("".join(r + "\n" for r in refs))
+        if translations and translations[0].heads is not None:
+            g.open(out / "hyps.conllu").write(
+                "".join(tree_conllu(t.words, t.heads, t.labels, sent_id=t.id, text=t.text) for t in translations if t.heads)
+            )
+        text = json.dumps({**scores, "settings": settings}, indent=2) + "\n"  # ASCII-escaped, as always
+        g.open(out / "scores.json").write(text)
 
 
 def dump_tree_scores(model: Any, ds: Any, path: str | os.PathLike, *, max_tokens: int = 4000, device: Any = "cpu") -> int:
@@ -321,8 +325,8 @@ def dump_tree_scores(model: Any, ds: Any, path: str | os.PathLike, *, max_tokens
     for k, (M, wid) in enumerate(mats):
         arrays[f"scores_{k}"] = M
         arrays[f"word_ids_{k}"] = wid
-    path = os.fspath(path)
-    tmp = path + ".tmp.npz"
-    np.savez_compressed(tmp, **arrays)
-    os.replace(tmp, path)
+    from .outputs import atomic_files
+
+    with atomic_files() as g:
+        np.savez_compressed(g.path(path), **arrays)
     return n

@@ -168,12 +168,12 @@ def parent_line(heads: Sequence[int], words: Sequence[Sequence[str]]) -> str:
 
 
 def _write(path: Path, lines: list[str]) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+    from .outputs import atomic_file
+
+    with atomic_file(path, "w", newline="\n") as f:
         for line in lines:
             f.write(line)
             f.write("\n")
-    os.replace(tmp, path)
     return path
 
 

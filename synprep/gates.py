@@ -139,15 +139,14 @@ def _clean(s: str) -> str:
 
 def write_gate_tsv(path: str | os.PathLike, layers: Sequence[int], rows: Sequence[dict]) -> None:
     """The per-token TSV (module docstring), atomically."""
-    path = os.fspath(path)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
+    from .outputs import atomic_file
+
+    with atomic_file(path, "w", newline="") as f:
         f.write("\t".join(HEADER + [f"z_l{k}" for k in layers]) + "\n")
         for r in rows:
             vals = [r["sentence"], _clean(str(r["id"])), r["position"], _clean(r["piece"]), r["word"], _clean(r["form"]), f"{r['z']:.6f}"]
             vals += [f"{v:.6f}" for v in r["layers"]]
             f.write("\t".join(map(str, vals)) + "\n")
-    os.replace(tmp, path)
 
 
 def read_gate_tsv(path: str | os.PathLike) -> Iterator[list[dict]]:

@@ -1,29 +1,53 @@
-"""Output paths: checked before any work, and directories replaced as a whole.
+"""Outputs: the one place that decides what synprep may replace, and how it writes.
+
+Every file and folder a synprep command (or a workflow script) writes goes through
+this module; no other module calls ``os.replace``. Three mechanisms:
 
 Checks. :func:`check_output_dir` and :func:`check_output_file` are called by every
 command before it reads its input, so that ``-o`` naming an existing file (for a
-directory output), an existing directory (for a file output), a path under a file,
-or a place that cannot be written is an error (exit 2) at once, not an exception
-after an hour of work.
+folder output), an existing folder (for a file output), a path under a file, or a
+place that cannot be written is an error (exit 2) at once, not an exception after an
+hour of work.
 
-Replacement. :func:`replace_dir` is how a command writes a directory output (``synprep
+Files. :func:`atomic_file` (one file), :func:`write_bytes`, :func:`write_text` and
+:func:`write_json` write into a hidden temporary file beside the target
+(``.NAME.tmp-PID-XXXXXXXX``), flush it to disk (fsync) and only then rename it over
+the target; on any failure, a full disk or Ctrl-C included, the temporary file is
+removed and the target is left as it was. :func:`atomic_files` does the same for
+files that belong together (a split's pairs and rejects, ``synprep evaluate``'s
+hypotheses, references and scores): all are written first and renamed into place
+together only when every one is complete, ``scores.json``-like summaries last (in the
+order they were opened), so a failure while writing leaves every old file intact.
+
+Folders. :func:`replace_dir` is how a command writes a folder output (``synprep
 shard``, ``filter``, ``split --out-dir``, the workflow's vocabulary): everything is
-written into a fresh sibling directory ``.NAME.tmp-PID``, and only when all of it is
-written does that directory take the place of ``NAME``:
+written into a fresh sibling folder ``.NAME.tmp-PID-XXXXXXXX``, and only when all of
+it is written does that folder take the place of ``NAME``:
 
-* on Linux with ``renameat2(RENAME_EXCHANGE)`` (ext4, xfs, btrfs, tmpfs, ...) the
-  two directories are swapped in one atomic step, so at every instant ``NAME`` holds
-  either the complete old output or the complete new one; the old one is then
-  deleted;
-* elsewhere ``NAME`` is renamed away and the new directory renamed into place: for
-  the instant between the two renames ``NAME`` does not exist (a reader finds no
-  output, never a mix), and a run killed exactly there leaves the old output as
+* on Linux with ``renameat2(RENAME_EXCHANGE)`` (ext4, xfs, btrfs, tmpfs, ...) the two
+  folders are swapped in one atomic step, so at every instant ``NAME`` holds either
+  the complete old output or the complete new one; the old one is then deleted;
+* elsewhere ``NAME`` is renamed away and the new folder renamed into place: for the
+  instant between the two renames ``NAME`` does not exist (a reader finds no output,
+  never a mix), and a run killed exactly there leaves the old output as
   ``.NAME.old-PID``.
 
-A run killed before the swap leaves ``NAME`` untouched and a ``.NAME.tmp-PID``
-directory, which the next run into ``NAME`` deletes (once that process is gone). A
-non-empty ``NAME`` that is not this command's output (``owned`` says so) is never
-replaced: that is an error naming it, before any work.
+The rule (what may be replaced). A folder output carries a marker,
+``.synprep-output.json`` (:data:`MARKER`), that lists the command kind that wrote it
+and every file it wrote with its size. An existing ``NAME`` is replaced only when it
+is empty, or when its marker is of the same kind and every file and folder in it is
+one the marker lists, with the listed size. Anything else -- a file the user put
+there (``NOTES.md``, ``.git/``, another ``*.json``), a file of ours that changed
+size, a folder without a marker (written by hand, by another program, or by a
+synprep older than the marker) -- is refused before any work, with an error naming a
+few of the files that are not ours and how many there are. synprep never guesses
+from file names whether a folder is its own: the user moves such a folder away (or
+deletes it) and runs again. ``-o`` naming the current folder or one that holds it is
+refused too (a folder cannot be swapped while it is the working directory).
+
+A run killed before the swap leaves ``NAME`` untouched and a ``.NAME.tmp-PID-...``
+folder; the next run into ``NAME`` deletes it only when the marker written into it
+when it was made names that PID and that process is gone.
 """
 
 from __future__ import annotations
@@ -31,14 +55,37 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import json
 import os
+import re
 import shutil
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import IO, Any, Iterator
 
 from .errors import ConfigError
 
-__all__ = ["check_output_dir", "check_output_file", "check_replaceable", "replace_dir"]
+__all__ = [
+    "MARKER",
+    "FileGroup",
+    "atomic_file",
+    "atomic_files",
+    "check_output_dir",
+    "check_output_file",
+    "check_replaceable",
+    "describe_os_error",
+    "replace_dir",
+    "write_bytes",
+    "write_json",
+    "write_text",
+]
+
+#: the file inside a folder output that proves synprep wrote the folder (module docstring)
+MARKER = ".synprep-output.json"
+#: foreign files named in a refusal (the rest are counted)
+_SHOWN = 5
+
+
+# ----------------------------------------------------------------------------- checks
 
 
 def _nearest_existing(p: Path) -> Path:
@@ -78,6 +125,210 @@ def check_output_file(path: str | os.PathLike, option: str = "-o") -> Path:
     return p
 
 
+# ----------------------------------------------------------------------------- faults
+
+#: a temporary name of this module (a file or a folder): ``.NAME.tmp-PID-XXXXXXXX[.SUFFIX]``
+_TEMP = re.compile(r"^\.(.+)\.tmp-\d+-[0-9a-f]{8}(\.[^./]*)?$")
+
+_HINTS = {
+    errno.ENOSPC: "the disk is full: free some space or write the output elsewhere",
+    errno.EDQUOT: "the disk quota is used up: free some space or write the output elsewhere",
+    errno.EFBIG: "the file is larger than this process may write (ulimit -f): raise the limit or write less",
+    errno.EROFS: "a read-only file system: write the output elsewhere",
+    errno.EACCES: "permission denied: choose a place you may write (or read), or change its permissions",
+    errno.EPERM: "not permitted: choose a place you may write (or read), or change its permissions",
+    errno.EIO: "an input/output error of the disk or the network file system: check it, then run again",
+}
+
+
+def public_path(path: str | os.PathLike) -> str:
+    """``path`` with each temporary name of this module replaced by the name it
+    stands for (the output the user asked for)."""
+    parts = []
+    for part in Path(path).parts:
+        m = _TEMP.match(part)
+        parts.append(m.group(1) if m else part)
+    return os.fspath(Path(*parts)) if parts else os.fspath(path)
+
+
+def describe_os_error(e: OSError) -> str:
+    """``PATH: CAUSE; HINT`` for an OSError (the CLI's message for a fault of the
+    machine); the writes of this module left every output as it was."""
+    cause = e.strerror or str(e) or type(e).__name__
+    where = ""
+    if e.filename is not None:
+        where = public_path(os.fsdecode(e.filename)) + ": "
+        if e.filename2 is not None:
+            where = f"{where[:-2]} -> {public_path(os.fsdecode(e.filename2))}: "
+    hint = _HINTS.get(e.errno or 0)
+    return f"{where}{cause}" + (f"; {hint}" if hint else "") + " (no output was replaced)"
+
+
+def _with_path(e: BaseException, path: str | os.PathLike) -> BaseException:
+    """An OSError raised by a write that does not name a file (``f.write`` on a full
+    disk) as the same error naming ``path``; any other exception as it is."""
+    if isinstance(e, OSError) and e.filename is None and e.errno is not None:
+        return OSError(e.errno, e.strerror or os.strerror(e.errno), os.fspath(path))
+    return e
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def _temp_name(path: Path) -> Path:
+    """A hidden temporary name beside ``path``, keeping its suffix (numpy's savez
+    appends ``.npz`` to a name without it)."""
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}{path.suffix}")
+
+
+def _fsync_path(p: str | os.PathLike, directory: bool = False) -> None:
+    """fsync a file (an error is raised: its bytes may not be on disk) or a folder
+    (best effort: some file systems refuse it)."""
+    try:
+        fd = os.open(p, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    except OSError:
+        if directory:
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not directory:
+            raise
+    finally:
+        os.close(fd)
+
+
+class FileGroup:
+    """Files that belong together, written under temporary names and renamed into
+    place together by :meth:`commit` (in the order they were registered), or all
+    removed by :meth:`abort`. As a context manager (``with FileGroup() as g``, or
+    :func:`atomic_files`): committed when the block ends without an exception,
+    aborted otherwise (an OSError that names no file then names the group's)."""
+
+    def __init__(self, fsync: bool = True):
+        self.fsync = fsync
+        self._items: list[tuple[Path, Path]] = []  # (temporary, final)
+        self._open: list[IO] = []
+        self._done = False
+
+    def path(self, path: str | os.PathLike) -> Path:
+        """The temporary path to write ``path``'s content to (for writers that want a
+        path: pyarrow, polars, numpy, gzip); it takes ``path``'s place on commit."""
+        final = Path(path)
+        if final.parent != Path(""):
+            final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _temp_name(final)
+        self._items.append((tmp, final))
+        return tmp
+
+    def open(self, path: str | os.PathLike, mode: str = "w", **kw: Any) -> IO:
+        """``open(mode)`` on the temporary path of ``path`` (text: UTF-8 unless
+        ``encoding`` is given); closed, flushed and renamed by :meth:`commit`."""
+        if "b" not in mode:
+            kw.setdefault("encoding", "utf-8")
+        f = open(self.path(path), mode, **kw)
+        self._open.append(f)
+        return f
+
+    def __enter__(self) -> "FileGroup":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc is None:
+            try:
+                self.commit()
+            except BaseException as e:
+                self.abort()
+                named = _with_path(e, self.where())
+                if named is e:
+                    raise
+                raise named from e
+            return
+        self.abort()
+        named = _with_path(exc, self.where())
+        if named is not exc:
+            raise named from exc
+
+    def where(self) -> str:
+        """The file this group writes, or the folder of its files (for messages)."""
+        finals = [final for _, final in self._items]
+        if len(finals) == 1:
+            return os.fspath(finals[0])
+        return os.path.commonpath([os.path.abspath(f) for f in finals]) if finals else "."
+
+    def commit(self) -> None:
+        for f in self._open:
+            f.close()  # a full disk shows here at the latest (OSError: nothing is renamed)
+        if self.fsync:
+            for tmp, _ in self._items:
+                _fsync_path(tmp)
+        dirs = []
+        for tmp, final in self._items:
+            os.replace(tmp, final)
+            if final.parent not in dirs:
+                dirs.append(final.parent)
+        self._done = True
+        if self.fsync:
+            for d in dirs:
+                _fsync_path(d, directory=True)
+
+    def abort(self) -> None:
+        for f in self._open:
+            with contextlib.suppress(OSError):
+                f.close()
+        if not self._done:
+            for tmp, _ in self._items:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        self._done = True
+
+
+@contextlib.contextmanager
+def atomic_files(fsync: bool = True) -> Iterator[FileGroup]:
+    """A :class:`FileGroup`: every file opened (``g.open(path, mode)``) or named
+    (``g.path(path)``) in the block replaces its target when the block ends without
+    an exception; on any exception (KeyboardInterrupt included) none does and every
+    temporary file is removed."""
+    with FileGroup(fsync) as g:
+        yield g
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike, mode: str = "w", fsync: bool = True, **kw: Any) -> Iterator[IO]:
+    """``open(path, mode, **kw)`` written atomically (module docstring): the handle
+    is a temporary file beside ``path`` that replaces it when the block ends without
+    an exception and is removed otherwise."""
+    with atomic_files(fsync) as g:
+        yield g.open(path, mode, **kw)
+
+
+def write_bytes(path: str | os.PathLike, data: bytes, fsync: bool = True) -> None:
+    """``data`` as the content of ``path``, atomically."""
+    with atomic_file(path, "wb", fsync) as f:
+        f.write(data)
+
+
+def write_text(path: str | os.PathLike, text: str, newline: str | None = "\n", fsync: bool = True) -> None:
+    """``text`` (UTF-8) as the content of ``path``, atomically; ``newline`` as for
+    :func:`open` (``"\\n"``: written as given on every platform)."""
+    with atomic_file(path, "w", fsync, newline=newline) as f:
+        f.write(text)
+
+
+def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 1, sort_keys: bool = True,
+               ensure_ascii: bool = False, default: Any = None, end: str = "\n", fsync: bool = True) -> None:
+    """``obj`` as JSON, atomically. synprep's format is the default: indent 1, keys
+    sorted, UTF-8 as is, a final newline (the same bytes for the same content). The
+    parameters keep the bytes of outputs that had another format before this one
+    owner existed (e.g. ``manifest.json``: keys in the order written)."""
+    text = json.dumps(obj, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii, default=default) + end
+    write_text(path, text, fsync=fsync)
+
+
+# ----------------------------------------------------------------------------- folders
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -88,13 +339,138 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _read_marker(p: Path) -> dict | None:
+    try:
+        m = json.loads((p / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(m, dict) or m.get("synprep") != "output" or not isinstance(m.get("files", {}), dict):
+        return None
+    return m
+
+
+def _entries(p: Path) -> dict[str, int | None]:
+    """Every file (relative path -> size) and folder (-> None) under ``p``; links are
+    entries, never followed."""
+    out: dict[str, int | None] = {}
+    for root, dirs, files in os.walk(p):
+        rel = os.path.relpath(root, p)
+        for name in dirs:
+            q = os.path.join(root, name)
+            out[os.path.normpath(os.path.join(rel, name))] = os.lstat(q).st_size if os.path.islink(q) else None
+        for name in files:
+            out[os.path.normpath(os.path.join(rel, name))] = os.lstat(os.path.join(root, name)).st_size
+    return out
+
+
+def _write_marker(d: Path, kind: str, files: dict[str, int] | None) -> None:
+    from . import __version__
+
+    m = {"synprep": "output", "version": __version__, "kind": kind, "pid": os.getpid(),
+         "complete": files is not None, "files": files or {}}
+    write_json(d / MARKER, m)
+
+
 def _remove_stale(p: Path) -> None:
-    """Temporary directories of earlier runs into ``p`` that were killed."""
+    """Temporary folders of killed runs into ``p``: only those whose marker names the
+    PID in their name, when that process is gone."""
     prefix = f".{p.name}.tmp-"
     for q in p.parent.glob(f"{prefix}*"):
         pid = q.name[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if not (pid.isdigit() and int(pid) != os.getpid() and q.is_dir() and not q.is_symlink()):
+            continue
+        m = _read_marker(q)
+        if m is not None and m.get("pid") == int(pid) and not _alive(int(pid)):
             shutil.rmtree(q, ignore_errors=True)
+
+
+def _few(names: list[str]) -> str:
+    shown = ", ".join(names[:_SHOWN])
+    return shown + (f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
+
+
+def _refusal(p: Path, kind: str, option: str) -> str | None:
+    """Why ``p`` (an existing folder) may not be replaced by a ``kind`` output, or
+    None when it may (the rule of the module docstring)."""
+    entries = _entries(p)
+    if not entries:
+        return None
+    how = "move the folder away or delete it yourself if you no longer need it, or choose another " + option
+    m = _read_marker(p)
+    if m is None:
+        return (f"{option} {p}: a folder synprep cannot prove it wrote (no {MARKER}: made by hand, by another program, "
+                f"or by a synprep older than that marker); it holds {len(entries)} file(s) and folder(s): "
+                f"{_few(sorted(entries))}. synprep replaces only an empty folder or its own output: {how}")
+    if m.get("kind") != kind:
+        return (f"{option} {p}: the output of another kind of command ({m.get('kind')!r}, not {kind!r}); "
+                f"it is not replaced: {how}")
+    listed = {str(k): v for k, v in m["files"].items()}
+    allowed = set(listed) | {MARKER}
+    for name in listed:
+        parent = os.path.dirname(name)
+        while parent:
+            allowed.add(parent)
+            parent = os.path.dirname(parent)
+    foreign = sorted(n for n in entries if n not in allowed)
+    changed = sorted(n for n, size in listed.items() if n in entries and entries[n] != size)
+    if foreign:
+        return (f"{option} {p}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: {_few(foreign)}; "
+                f"the folder is replaced as a whole, so it is not replaced: {how}")
+    if changed:
+        return (f"{option} {p}: {len(changed)} file(s) changed since synprep wrote them: {_few(changed)}; "
+                f"it is not replaced: {how}")
+    return None
+
+
+def _holds_cwd(p: Path) -> bool:
+    real = os.path.realpath(p)
+    cwd = os.path.realpath(os.getcwd())
+    return cwd == real or cwd.startswith(real.rstrip(os.sep) + os.sep)
+
+
+def check_replaceable(path: str | os.PathLike, kind: str, option: str = "-o") -> Path:
+    """:func:`check_output_dir`, and the rule of the module docstring: an existing
+    ``path`` must be empty or a ``kind`` output synprep wrote (ConfigError naming the
+    files that are not). The check :func:`replace_dir` makes, for commands to make
+    before any work."""
+    p = check_output_dir(path, option)
+    if _holds_cwd(p):
+        raise ConfigError(f"{option} {p}: the current folder (or one holding it) cannot be replaced by an output folder; "
+                          f"give a new folder name (e.g. {option} {os.path.join(os.fspath(p), 'out')})")
+    if p.is_dir():
+        why = _refusal(Path(os.path.realpath(p)), kind, option)
+        if why:
+            raise ConfigError(why)
+    return p
+
+
+@contextlib.contextmanager
+def replace_dir(path: str | os.PathLike, kind: str, option: str = "-o") -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``path``; when the block ends without
+    an exception, the files written in it are listed in its marker (kind ``kind``)
+    and it replaces ``path`` as a whole (see the module docstring); on an exception
+    it is deleted and ``path`` is left as it was. ``path`` must be empty or an
+    earlier ``kind`` output (:func:`check_replaceable`)."""
+    p = check_replaceable(path, kind, option)
+    if p.is_symlink():  # replace the directory it points to, where it is
+        p = Path(os.path.realpath(p))
+    p.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(p)
+    tmp = p.parent / f".{p.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    tmp.mkdir()
+    try:
+        _write_marker(tmp, kind, None)  # so that a killed run's folder is known to be ours
+        yield tmp
+        files = {n: size for n, size in _entries(tmp).items() if size is not None and n != MARKER}
+        _write_marker(tmp, kind, dict(sorted(files.items())))
+        _fsync_path(tmp, directory=True)
+        _swap(tmp, p)
+    except BaseException as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        named = _with_path(e, p)
+        if named is e:
+            raise
+        raise named from e
 
 
 _RENAME_EXCHANGE = 2
@@ -116,65 +492,22 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(e, os.strerror(e), os.fspath(a))
 
 
-def _fsync_dir(p: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def check_replaceable(path: str | os.PathLike, owned: Callable[[Path], bool] | None = None, option: str = "-o") -> Path:
-    """:func:`check_output_dir`, and a non-empty existing directory must be ``owned``
-    (an earlier output of the same kind): the check :func:`replace_dir` makes, for
-    commands to make before any work."""
-    p = check_output_dir(path, option)
-    if p.is_dir() and owned is not None and any(p.iterdir()) and not owned(p):
-        raise ConfigError(
-            f"{option} {p}: a directory that is not an output of this command (its files would be replaced); "
-            "choose a new or empty directory"
-        )
-    return p
-
-
-@contextlib.contextmanager
-def replace_dir(path: str | os.PathLike, owned: Callable[[Path], bool] | None = None,
-                option: str = "-o") -> Iterator[Path]:
-    """Yield an empty temporary directory beside ``path``; when the block ends without
-    an exception, it replaces ``path`` as a whole (see the module docstring); on an
-    exception it is deleted and ``path`` is left as it was.
-
-    ``owned(path)`` says whether an existing, non-empty ``path`` is an earlier output
-    of the same kind (only then may it be replaced)."""
-    p = check_replaceable(path, owned, option)
-    if p.is_symlink():  # replace the directory it points to, where it is
-        p = Path(os.path.realpath(p))
-    p.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale(p)
-    tmp = p.parent / f".{p.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
-    tmp.mkdir()
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    _fsync_dir(tmp)
+def _swap(tmp: Path, p: Path) -> None:
+    """``tmp`` takes the place of ``p`` (module docstring); the old ``p`` is deleted."""
     if not p.exists():
         try:
             os.rename(tmp, p)
-            _fsync_dir(p.parent)
+            _fsync_path(p.parent, directory=True)
             return
         except OSError as e:
             if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
-                shutil.rmtree(tmp, ignore_errors=True)
                 raise
     if _exchange(tmp, p):
-        _fsync_dir(p.parent)
+        _fsync_path(p.parent, directory=True)
         shutil.rmtree(tmp, ignore_errors=True)  # now the old output
         return
     old = p.parent / f".{p.name}.old-{os.getpid()}"
     os.rename(p, old)
     os.rename(tmp, p)
-    _fsync_dir(p.parent)
+    _fsync_path(p.parent, directory=True)
     shutil.rmtree(old, ignore_errors=True)

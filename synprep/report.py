@@ -44,6 +44,8 @@ import os
 from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
+from .outputs import write_bytes, write_text
+
 SIDES = ("src", "tgt")
 
 #: plot file stem -> (title, what it shows)
@@ -606,11 +608,7 @@ def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappin
             fig.savefig(buf, format="png", metadata={"Software": None})
             plt.close(fig)
             data = buf.getvalue()
-            path = os.path.join(plots_dir, f"{name}.png")
-            tmp = f"{path}.tmp{os.getpid()}"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
+            write_bytes(os.path.join(plots_dir, f"{name}.png"), data)
             out[name] = data
     return out
 
@@ -861,13 +859,7 @@ def write_report(
     pngs = draw_plots(stats, accounting, runs, plots_dir, top_labels=top_labels, challenge=challenge)
     text = render_html(stats, accounting, runs, pngs, title=title, config_text=config_text, manifest=manifest,
                        challenge=challenge, induce=induce, comparison=comparison, gates=gates)
-    d = os.path.dirname(out_html)
-    if d:
-        os.makedirs(d, exist_ok=True)
-    tmp = f"{out_html}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-    os.replace(tmp, out_html)
+    write_text(out_html, text)
 
 
 def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | os.PathLike | None = None) -> dict:

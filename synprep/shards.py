@@ -43,7 +43,10 @@ Guarantees of the writer:
   in when complete (:func:`synprep.outputs.replace_dir`), so the output directory
   always holds one complete dataset, old or new, never shards of one beside the
   manifest of the other; inside it, every file is written under a temporary name
-  and renamed, the manifest last;
+  and renamed, the manifest last. The folder also holds ``.synprep-output.json``
+  (:data:`synprep.outputs.MARKER`), the list of files synprep wrote, which is how a
+  rerun knows that it may replace the folder; the manifest does not list it and
+  nothing that reads the dataset reads it;
 * deterministic: identical input and settings give byte-identical shards, models
   and manifest (no times, no host names; the sentencepiece sample is seeded);
 * nothing is lost: ``counts.input == counts.kept + sum(counts.rejected.values())``,
@@ -71,10 +74,14 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from .errors import ConfigError, InputError
+from .outputs import write_bytes, write_json
 
 SCHEMA_VERSION = 1
 FORMAT = "synprep-shards"
 MANIFEST = "manifest.json"
+#: the kind a dataset folder's output marker records (:mod:`synprep.outputs`): ``synprep shard``
+#: and the workflow's vocabulary write it, and only such a folder is replaced by them
+DATASET_KIND = "dataset"
 REJECTS = "rejects.tsv"
 SIDES = ("src", "tgt")
 #: an Arrow IPC stream starts with a continuation marker and ends with this
@@ -446,7 +453,7 @@ class ShardWriter:
         self.pending_rows = rest.num_rows
         name = f"shard-{len(self.shards):05d}.arrow"
         data = encode_shard(head, name)
-        atomic_write(self.out_dir / name, data)
+        write_bytes(self.out_dir / name, data)
         self.shards.append({"file": name, "rows": rows, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
 
 
@@ -464,16 +471,6 @@ def encode_shard(table, name: str) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary name beside ``path``, fsync, then rename."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def _side_of_inputs(src: str | None, tgt: str | None, cfg: ShardConfig) -> tuple[dict[str, str], str | None]:
     if src is not None and tgt is not None:
         return {"src": src, "tgt": tgt}, "tgt"
@@ -481,12 +478,6 @@ def _side_of_inputs(src: str | None, tgt: str | None, cfg: ShardConfig) -> tuple
     if one is None:
         raise ConfigError("give a CoNLL-U file (single side) or two (source and target)")
     return {cfg.side: one}, cfg.side
-
-
-def is_dataset_dir(path: Path) -> bool:
-    """Does the directory hold only what :func:`build_dataset` writes (so that it may
-    be replaced by a new dataset)?"""
-    return all(n in (MANIFEST, REJECTS) or n.endswith((".arrow", ".model")) or n.startswith(".") for n in os.listdir(path))
 
 
 def build_dataset(
@@ -518,7 +509,7 @@ def build_dataset(
     that is not a dataset is an error before any work."""
     from .outputs import replace_dir
 
-    with replace_dir(out_dir, owned=is_dataset_dir) as tmp:
+    with replace_dir(out_dir, DATASET_KIND) as tmp:
         return _write_dataset(tmp, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress)
 
 
@@ -698,7 +689,7 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
             name = f"{s}.model"
             models[s].save(out / name)
             model_entries[s] = model_entry(name, models[s])
-    atomic_write(
+    write_bytes(
         out / REJECTS,
         "".join(f"{r.ordinal}\t{r.side}\t{r.reason}\t{r.where}\t{_tsv(r.message)}\n" for r in rejects).encode("utf-8"),
     )
@@ -738,7 +729,7 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
         "rejects_file": REJECTS,
     }
     assert total == kept + sum(reasons.values())
-    atomic_write(out / MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_json(out / MANIFEST, manifest, sort_keys=False)  # keys in the order above
     return manifest
 
 
@@ -1004,7 +995,7 @@ class _VerifiedCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, json.dumps({"dataset": self.real, "files": self.files}).encode("utf-8"))
+            write_json(self.path, {"dataset": self.real, "files": self.files}, indent=None, sort_keys=False, end="")
         except OSError:
             pass  # a read-only cache: verification still happened, it is only not remembered
 

@@ -128,11 +128,9 @@ class SubwordModel:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model file atomically."""
-        path = os.fspath(path)
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(self.proto)
-        os.replace(tmp, path)
+        from .outputs import write_bytes
+
+        write_bytes(path, self.proto)
 
     @property
     def sha256(self) -> str:

@@ -362,12 +362,10 @@ def _device(name: str):
 def _atomic_save(obj: Any, path: Path) -> None:
     import torch
 
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
+    from .outputs import atomic_file
+
+    with atomic_file(path, "wb") as f:  # fsync'd: the rename never makes a checkpoint whose bytes are not on disk
         torch.save(obj, f)
-        f.flush()
-        os.fsync(f.fileno())  # the rename never makes a checkpoint whose bytes are not on disk
-    os.replace(tmp, path)
 
 
 #: what every checkpoint written by :class:`Trainer` holds
@@ -441,9 +439,9 @@ def _trim_metrics(path: Path, step: Optional[int]) -> None:
         if step is not None and line.endswith("\n") and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
             keep.append(line)
     if keep != lines:
-        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-        tmp.write_text("".join(keep), encoding="utf-8")
-        os.replace(tmp, path)
+        from .outputs import write_text
+
+        write_text(path, "".join(keep), newline=None)
 
 
 class _Metrics:

@@ -16,6 +16,7 @@ import pytest
 
 from synprep.conllu import read_conllu, read_conllu_string
 from synprep.errors import ConfigError, InputError
+from synprep.outputs import MARKER
 from synprep.oracle_io import SentenceOracle, native_available, stream_oracle
 
 from .test_conllu import GERMAN, W1, row
@@ -353,7 +354,7 @@ def test_6_shard_killed_midway_leaves_the_old_dataset_intact(tmp_path, capsys):
     args = ["--vocab-size", "300", "--shard-size", "5", "-q"]
     assert run_main(capsys, "shard", old, "-o", ds, *args)[0] == 0
     before = snapshot(ds)
-    r = run_killed(3, "shard", str(new), "-o", str(ds), *args)  # two new shards written, then killed
+    r = run_killed(4, "shard", str(new), "-o", str(ds), *args)  # the marker and two new shards written, then killed
     assert r.returncode == -9, r.stderr
     assert snapshot(ds) == before
     verify(ds)
@@ -361,7 +362,7 @@ def test_6_shard_killed_midway_leaves_the_old_dataset_intact(tmp_path, capsys):
     # the next run cleans up what the killed one left and replaces the dataset whole
     assert run_main(capsys, "shard", new, "-o", ds, *args)[0] == 0
     assert len(ShardDataset(ds, verify=True)) == 40 and not list(tmp_path.glob(".ds.*"))
-    assert sorted(p.name for p in ds.iterdir()) == ["manifest.json", "rejects.tsv"] + [f"shard-{i:05d}.arrow" for i in range(8)] + ["spm.model"]
+    assert sorted(p.name for p in ds.iterdir()) == [MARKER, "manifest.json", "rejects.tsv"] + [f"shard-{i:05d}.arrow" for i in range(8)] + ["spm.model"]
 
 
 def test_6_filter_killed_midway_leaves_the_old_output_intact(tmp_path, capsys):
@@ -393,8 +394,8 @@ def test_6_split_killed_midway_leaves_the_old_shards_intact(tmp_path, capsys):
     assert r.returncode == -9 and snapshot(out) == before
     # fewer shards than before: no shard of the earlier run stays behind
     assert run_main(capsys, *split, 2)[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == ["000.json", "000.rejects.tsv", "000.tsv", "001.json", "001.rejects.tsv",
-                                                         "001.tsv"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "000.json", "000.rejects.tsv", "000.tsv", "001.json",
+                                                     "001.rejects.tsv", "001.tsv"]
 
 
 def test_6_a_directory_that_is_not_a_dataset_is_never_replaced(tmp_path, capsys):
@@ -404,7 +405,7 @@ def test_6_a_directory_that_is_not_a_dataset_is_never_replaced(tmp_path, capsys)
     d.mkdir()
     (d / "notes.txt").write_text("keep me")
     rc, err = run_main(capsys, "shard", f, "-o", d, "--vocab-size", "300")
-    assert rc == 2 and "not an output of this command" in err
+    assert rc == 2 and "cannot prove it wrote" in err and "notes.txt" in err
     assert (d / "notes.txt").read_text() == "keep me" and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
@@ -416,20 +417,20 @@ def test_6_replace_dir_swaps_whole_directories_or_leaves_them(tmp_path, monkeypa
         monkeypatch.setattr(outputs, "_exchange", lambda a, b: False)
     d = tmp_path / "out"
     for version in ("one", "two"):
-        with outputs.replace_dir(d, owned=lambda p: (p / "v").exists()) as tmp:
+        with outputs.replace_dir(d, "test") as tmp:
             assert not d.exists() or (d / "v").read_text() != version
             (tmp / "v").write_text(version)
             (tmp / version).write_text("x")
-        assert sorted(p.name for p in d.iterdir()) == sorted(["v", version]) and (d / "v").read_text() == version
+        assert sorted(p.name for p in d.iterdir()) == sorted([MARKER, "v", version]) and (d / "v").read_text() == version
     with pytest.raises(RuntimeError):
-        with outputs.replace_dir(d) as tmp:
+        with outputs.replace_dir(d, "test") as tmp:
             (tmp / "v").write_text("three")
             raise RuntimeError("killed")
     assert (d / "v").read_text() == "two" and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     # a symlink to a directory: the directory it points to is replaced, the link stays
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
-    with outputs.replace_dir(tmp_path / "link") as tmp:
+    with outputs.replace_dir(tmp_path / "link", "test") as tmp:
         (tmp / "v").write_text("linked")
     assert (tmp_path / "link").is_symlink() and (tmp_path / "real" / "v").read_text() == "linked"
 

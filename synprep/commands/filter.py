@@ -110,7 +110,7 @@ def summary_table(counts: dict[str, dict[str, int]], n_input: int, n_kept: int) 
 def run(args) -> int:
     from ..filters import default_config
     from ..filters.defaults import to_yaml
-    from ..filters.pipeline import is_filter_dir
+    from ..filters.pipeline import FILTER_KIND
     from ..outputs import check_replaceable
 
     if args.print_default_config:
@@ -125,7 +125,7 @@ def run(args) -> int:
         if args.src or args.tgt:
             raise ConfigError("--recut reads the texts from OUTDIR; do not give SRC and TGT with it")
         filters = load_config(args.config) if args.config else None
-        check_replaceable(args.out or args.recut, is_filter_dir)
+        check_replaceable(args.out or args.recut, FILTER_KIND)
         res, info = recut_dir(args.recut, filters, args.out)
         print(summary_table(res.counts, info["input"], info["kept"]), file=sys.stderr)
         print(f"re-cut written to {args.out or args.recut}", file=sys.stderr)
@@ -140,7 +140,7 @@ def run(args) -> int:
 
     seed = _seed(args.seed)
     filters = _filters(args)  # config and output errors before reading a large corpus
-    out = check_replaceable(args.out or "filtered", is_filter_dir)
+    out = check_replaceable(args.out or "filtered", FILTER_KIND)
     pairs = read_pairs(args.src, args.tgt, args.corpus)
     aligns = any(f.name == "align" for f in filters)
     with seeded_eflomal(seed if aligns else None) as seeded:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import collections
 import gzip
+import io
 import logging
 import os
 import sys
@@ -60,16 +61,15 @@ def options_from(args: argparse.Namespace) -> tuple[str, dict]:
     return backend, opts
 
 
-def _open_out(path: str):
+def _open_out(path: str, group):
+    """The CoNLL-U output: stdout for ``-``, else a file of ``group`` (written under a
+    temporary name, renamed when the group commits), gzipped for ``.gz``."""
     if path == "-":
-        return sys.stdout, None
-    tmp = path + ".tmp"
-    d = os.path.dirname(path)
-    if d:
-        os.makedirs(d, exist_ok=True)
+        return sys.stdout
     if path.endswith(".gz"):
-        return gzip.open(tmp, "wt", encoding="utf-8"), tmp
-    return open(tmp, "w", encoding="utf-8"), tmp
+        raw = group.open(path, "wb")
+        return io.TextIOWrapper(gzip.GzipFile(os.path.basename(path), "wb", fileobj=raw), encoding="utf-8")
+    return group.open(path, "w")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,21 +90,19 @@ def run(args: argparse.Namespace) -> int:
     total = count_lines(args.input)
     parser_cls = registry.get("parser", backend)
     log = logging.getLogger("synprep.parse")
-    with parser_cls(**opts) as parser:
-        log.info("parsing %s with %s", args.input, parser.describe())
-        out, tmp = _open_out(args.output)
-        rej = None
-        if args.rejects:
-            from ..accounting import RejectWriter
+    from ..accounting import RejectWriter
+    from ..outputs import FileGroup
 
-            rej = RejectWriter(args.rejects)
+    with parser_cls(**opts) as parser, FileGroup() as group:  # the parses and the rejects replaced together
+        log.info("parsing %s with %s", args.input, parser.describe())
+        out = _open_out(args.output, group)
+        rej = RejectWriter(args.rejects, group) if args.rejects else None
         counts: collections.Counter[str] = collections.Counter()
         n = words = 0
         t0 = time.perf_counter()
         from ..progress import progress
 
         bar = progress(total=total, desc="parse", unit="sent", enabled=not (args.no_progress or args.quiet))
-        ok = False
         try:
             def stream():
                 if first is not None:
@@ -124,19 +122,12 @@ def run(args: argparse.Namespace) -> int:
                 words += sum(1 for line in r.conllu.split("\n") if line[:1].isdigit() and "\t" in line
                              and line.split("\t", 1)[0].isdigit())
                 out.write(r.conllu)
-            ok = True
         finally:
             bar.close()
-            if rej:
-                rej.close() if ok else rej.abort()
-            if tmp is not None:
-                out.close()
-                if ok:
-                    os.replace(tmp, args.output)
-                else:
-                    os.unlink(tmp)
-            else:
-                out.flush()
+        if out is sys.stdout:
+            out.flush()
+        else:
+            out.close()  # the gzip trailer; the group renames the files when the block ends
     secs = time.perf_counter() - t0
     nrej = sum(counts.values())
     summary = ", ".join(f"{k} {v}" for k, v in counts.most_common()) or "none"

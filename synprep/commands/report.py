@@ -105,6 +105,7 @@ def _load_json(path: str):
 
 def run(args: argparse.Namespace) -> int:
     from .. import accounting as acc
+    from ..outputs import write_json
     from .. import report as rep
     from ..outputs import check_output_file
 
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         rejects = [r for path in args.rejects for r in acc.read_rejects(path)]
         ledger = acc.account_shard(args.shard, input_ids, rejects, _read_ids(args.kept), args.stages,
                                    corpus_lines=split["lines"])
-        acc.write_json(args.output, ledger)
+        write_json(args.output, ledger)
         summary = acc.summarize([ledger], args.stages, partition=False)  # one shard is not the corpus
         print(acc.render(summary), file=sys.stderr)
         if not ledger["balanced"]:
@@ -136,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         kept = _read_ids(args.kept) if args.kept else None
         stats = rep.shard_stats(args.shard, args.pairs, kept, args.arrow, conllu or None,
                                 words=args.words, labels=args.labels)
-        acc.write_json(args.output, stats)
+        write_json(args.output, stats)
         return 0
 
     ledgers = [_load_json(p) for p in args.accounting]
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
                      challenge=challenge, induce=induce, gates=gates)
     if summary is not None:
         if args.summary:
-            acc.write_json(args.summary, {k: v for k, v in summary.items()})
+            write_json(args.summary, {k: v for k, v in summary.items()})
         print(acc.render(summary), file=sys.stderr)
         if args.strict and not summary["balanced"]:
             return 1

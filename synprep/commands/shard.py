@@ -117,9 +117,9 @@ def run(args: argparse.Namespace) -> int:
     if len(args.files) > 2:
         raise ConfigError(f"give one or two CoNLL-U files, not {len(args.files)}")
     from ..outputs import check_replaceable
-    from ..shards import is_dataset_dir
+    from ..shards import DATASET_KIND
 
-    check_replaceable(args.output, is_dataset_dir)
+    check_replaceable(args.output, DATASET_KIND)
     cfg = ShardConfig(
         words=args.words,
         labels=args.labels,

@@ -51,10 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..accounting import write_json
     from ..corpus import CorpusSpec, shard_names, write_all_shards, write_shard
     from ..errors import ConfigError
-    from ..outputs import check_output_file
+    from ..outputs import check_output_file, write_json
 
     spec = CorpusSpec(name=args.name, src=args.src, tgt=args.tgt, tsv=args.tsv,
                       columns=tuple(args.columns), max_pairs=args.max_pairs)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -345,12 +344,14 @@ TABLE_SUFFIX = {"parquet": ".parquet", "arrow": ".arrow"}
 
 
 def write_table(df, path: Path, fmt: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    if fmt == "parquet":
-        df.write_parquet(tmp)
-    else:
-        df.write_ipc(tmp, compression="uncompressed")
-    os.replace(tmp, path)
+    from ..outputs import atomic_files
+
+    with atomic_files() as g:
+        tmp = g.path(path)
+        if fmt == "parquet":
+            df.write_parquet(tmp)
+        else:
+            df.write_ipc(tmp, compression="uncompressed")
 
 
 def read_table(path: Path):
@@ -360,12 +361,12 @@ def read_table(path: Path):
 
 
 def _write_lines(path: Path, lines: Iterable[str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+    from ..outputs import atomic_file
+
+    with atomic_file(path, "w", newline="\n") as f:
         for line in lines:
             f.write(line)
             f.write("\n")
-    os.replace(tmp, path)
 
 
 def output_names(src: str | Path, tgt: str | Path) -> tuple[str, str]:
@@ -394,14 +395,13 @@ def write_outputs(
     suffix = TABLE_SUFFIX[fmt]
     names = {"src": src_name, "tgt": tgt_name, "ids": "ids.txt", "scores": f"scores{suffix}",
              "rejects": f"rejects{suffix}", "summary": "filter.json"}
-    with replace_dir(out, owned=is_filter_dir) as tmp:
+    with replace_dir(out, FILTER_KIND) as tmp:
         _write_outputs({k: tmp / n for k, n in names.items()}, result, src_name, tgt_name, fmt, extra)
     return {k: Path(out) / n for k, n in names.items()}
 
 
-def is_filter_dir(path: Path) -> bool:
-    """Is the directory the output of ``synprep filter`` (so that it may be replaced)?"""
-    return (path / "filter.json").is_file()
+#: the kind a filter folder's output marker records (:mod:`synprep.outputs`)
+FILTER_KIND = "filter"
 
 
 def _write_outputs(paths: dict[str, Path], result: FilterResult, src_name: str, tgt_name: str,
@@ -420,9 +420,9 @@ def _write_outputs(paths: dict[str, Path], result: FilterResult, src_name: str, 
         "files": {"src": src_name, "tgt": tgt_name, "format": fmt},
         **(extra or {}),
     }
-    tmp = paths["summary"].with_name("filter.json.tmp")
-    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=_json_default) + "\n", encoding="utf-8")
-    os.replace(tmp, paths["summary"])
+    from ..outputs import write_json
+
+    write_json(paths["summary"], summary, indent=2, sort_keys=False, default=_json_default)
 
 
 def _json_default(o):

@@ -30,6 +30,7 @@ from typing import Sequence
 
 from ..conllu import read_conllu
 from ..errors import ConfigError, InputError, SynprepError
+from ..outputs import write_bytes
 
 __all__ = ["train_udpipe", "TrainResult", "DEMO_OPTIONS"]
 
@@ -124,8 +125,5 @@ def train_udpipe(
         raise SynprepError(f"UDPipe training failed: {err.message or 'no model produced'} (check the option strings)")
     if isinstance(model, str):  # older bindings return str
         model = model.encode("latin-1")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_bytes(model)
-    os.replace(tmp, out)
+    write_bytes(out, model)
     return TrainResult(out, len(model), seconds, len(train_s), len(held_s))

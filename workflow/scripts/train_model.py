@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+from synprep.outputs import write_json
 from synprep.train import RunConfig, train
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
@@ -38,7 +39,4 @@ if gpus >= 2:
     summary = json.loads(done.stdout)  # rank 0's
 else:
     summary = train(run, resume=True, log=lambda msg: print(msg, file=log))
-tmp = f"{sm.output.summary}.tmp"
-with open(tmp, "w", encoding="utf-8") as f:
-    json.dump(summary, f, indent=1, sort_keys=True)
-os.replace(tmp, sm.output.summary)
+write_json(sm.output.summary, summary, ensure_ascii=True, end="")  # the bytes it always had

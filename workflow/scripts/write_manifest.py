@@ -6,6 +6,7 @@ import os
 import sys
 
 from synprep import accounting
+from synprep.outputs import write_json
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log
@@ -17,7 +18,7 @@ for path in sm.input.ledgers:
 summary = accounting.summarize(ledgers, sm.params.stages)
 print(accounting.render(summary), file=log)
 accounting.check(summary)  # fails the job when a pair was lost or repeated
-accounting.write_json(sm.output.accounting, summary)
+write_json(sm.output.accounting, summary)
 accounting.dataset_manifest(
     list(zip(sm.params.names, sm.input.shards)),
     os.path.dirname(sm.input.vocab),
