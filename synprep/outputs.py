@@ -164,12 +164,37 @@ def describe_os_error(e: OSError) -> str:
     return f"{where}{cause}" + (f"; {hint}" if hint else "") + " (no output was replaced)"
 
 
-def _with_path(e: BaseException, path: str | os.PathLike) -> BaseException:
+def _with_path(e: BaseException, path: str | os.PathLike, temps: list[Path] | None = None) -> BaseException:
     """An OSError raised by a write that does not name a file (``f.write`` on a full
-    disk) as the same error naming ``path``; any other exception as it is."""
+    disk) as the same error naming ``path``; an error of a library that hides the
+    OSError of a failed write (torch.save raises RuntimeError) as the OSError the
+    machine's state shows (:func:`_disk_fault`); any other exception as it is."""
     if isinstance(e, OSError) and e.filename is None and e.errno is not None:
         return OSError(e.errno, e.strerror or os.strerror(e.errno), os.fspath(path))
+    if isinstance(e, Exception) and not isinstance(e, OSError) and temps:
+        fault = _disk_fault(temps)
+        if fault is not None:
+            return OSError(fault, os.strerror(fault), os.fspath(path))
     return e
+
+
+def _disk_fault(temps: list[Path]) -> int | None:
+    """EFBIG when a temporary file reached the size this process may write (ulimit
+    -f), ENOSPC when its file system has no free block; else None."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    for t in temps:
+        try:
+            size = os.stat(t).st_size
+            vfs = os.statvfs(t.parent)
+        except OSError:
+            continue
+        if limit != resource.RLIM_INFINITY and size >= limit:
+            return errno.EFBIG
+        if vfs.f_bavail == 0 or vfs.f_bfree == 0:
+            return errno.ENOSPC
+    return None
 
 
 # ----------------------------------------------------------------------------- files
@@ -239,22 +264,26 @@ class FileGroup:
             try:
                 self.commit()
             except BaseException as e:
+                named = _with_path(e, self.where(), self.temps())
                 self.abort()
-                named = _with_path(e, self.where())
                 if named is e:
                     raise
                 raise named from e
             return
+        named = _with_path(exc, self.where(), self.temps())
         self.abort()
-        named = _with_path(exc, self.where())
         if named is not exc:
             raise named from exc
 
+    def temps(self) -> list[Path]:
+        return [tmp for tmp, _ in self._items]
+
     def where(self) -> str:
-        """The file this group writes, or the folder of its files (for messages)."""
-        finals = [final for _, final in self._items]
-        if len(finals) == 1:
-            return os.fspath(finals[0])
+        """The files this group writes (up to three), else their folder (for messages
+        about an error that named no file)."""
+        finals = [os.fspath(final) for _, final in self._items]
+        if 0 < len(finals) <= 3:
+            return " or ".join(finals)
         return os.path.commonpath([os.path.abspath(f) for f in finals]) if finals else "."
 
     def commit(self) -> None:
@@ -466,8 +495,8 @@ def replace_dir(path: str | os.PathLike, kind: str, option: str = "-o") -> Itera
         _fsync_path(tmp, directory=True)
         _swap(tmp, p)
     except BaseException as e:
+        named = _with_path(e, p, [q for q in tmp.rglob("*") if q.is_file()] if tmp.is_dir() else None)
         shutil.rmtree(tmp, ignore_errors=True)
-        named = _with_path(e, p)
         if named is e:
             raise
         raise named from e

@@ -1,0 +1,317 @@
+"""synprep.outputs: the one owner of what synprep may replace and how it writes.
+
+Issue 20, class 1 (an output folder holding files synprep did not write was
+deleted) and class 6 (faults of the machine: tracebacks, ``.tmp`` leftovers, outputs
+that belong together replaced one by one). Each property runs the real commands on
+small real inputs (the helpers of tests/test_faults.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from synprep import outputs
+from synprep.outputs import MARKER
+
+from .test_faults import pair_conllu, run_main
+
+REPO = Path(__file__).resolve().parents[1]
+SHARD_ARGS = ["--vocab-size", "300", "--shard-size", "5", "-q"]
+
+
+def tree(d: Path) -> dict[str, bytes | None]:
+    """Every file (-> bytes) and folder (-> None) under ``d``."""
+    return {os.path.relpath(p, d): (None if p.is_dir() else p.read_bytes()) for p in sorted(d.rglob("*"))}
+
+
+def leftovers(d: Path) -> list[str]:
+    """Temporary files or folders of synprep anywhere under ``d`` (new names and old ones)."""
+    return [os.path.relpath(p, d) for p in d.rglob("*") if re.search(r"\.tmp", p.name)]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    """Small real inputs of shard (parsed pairs), split (a TSV corpus) and filter
+    (two text files and a filter config), two versions each."""
+    d = tmp_path_factory.mktemp("inputs")
+    for v, n in (("a", 12), ("b", 16)):
+        src, tgt = pair_conllu(n, v)
+        (d / f"{v}.s.conllu").write_text(src)
+        (d / f"{v}.t.conllu").write_text(tgt)
+        (d / f"{v}.tsv").write_text("".join(f"{v}s{i}\t{v}t{i}\n" for i in range(n)))
+        (d / f"{v}.src").write_text("".join(f"{v} sentence number {i}\n" for i in range(n)))
+        (d / f"{v}.tgt").write_text("".join(f"{v} Satz Nummer {i}\n" for i in range(n)))
+    (d / "f.yaml").write_text("- name: empty\n- name: length\n  max_words: 10\n")
+    return d
+
+
+def command(name: str, inp: Path, out, version: str = "a") -> list:
+    """The synprep command line ``name`` writing the folder ``out`` from input ``version``."""
+    if name == "shard":
+        return ["shard", inp / f"{version}.s.conllu", inp / f"{version}.t.conllu", "-o", out, *SHARD_ARGS]
+    if name == "split":
+        return ["split", "--tsv", inp / f"{version}.tsv", "--name", "c", "--out-dir", out, "--shards", "2"]
+    return ["filter", inp / f"{version}.src", inp / f"{version}.tgt", "-c", inp / "f.yaml", "-o", out, "--no-progress"]
+
+
+#: a file of every output (to see that a rerun really wrote the new input's)
+PROBE = {"shard": "rejects.tsv", "split": "000.tsv", "filter": "ids.txt"}
+
+COMMANDS = ["shard", "split", "filter"]
+
+
+@pytest.fixture(scope="module")
+def made(inputs, tmp_path_factory) -> dict[str, Path]:
+    """Each command's output folder, written from input ``a`` and then rerun with
+    input ``b`` into the same folder (a rerun replaces synprep's own output)."""
+    from synprep.cli import main
+
+    base = tmp_path_factory.mktemp("made")
+    out = {}
+    for name in COMMANDS:
+        d = base / name
+        assert main([str(a) for a in command(name, inputs, d, "a")]) == 0
+        first = tree(d)
+        assert main([str(a) for a in command(name, inputs, d, "b")]) == 0
+        assert tree(d) != first and leftovers(base) == []
+        out[name] = d
+    return out
+
+
+def test_a_rerun_into_its_own_output_replaces_it(made):
+    for name, d in made.items():
+        m = json.loads((d / MARKER).read_text())
+        files = {os.path.relpath(p, d): p.stat().st_size for p in d.rglob("*") if p.is_file() and p.name != MARKER}
+        assert m["kind"] == {"shard": "dataset"}.get(name, name) and m["files"] == files and m["complete"]
+    assert "bs0" in (made["split"] / "000.tsv").read_text() + (made["split"] / "001.tsv").read_text()
+    assert len((made["filter"] / "ids.txt").read_text().splitlines()) == 16  # input b's 16 pairs, not a's 12
+    assert "b sentence" in (made["filter"] / "b.src").read_text()
+
+
+#: foreign names: the user's files, and names the old per-command guesses took for their own
+FOREIGN = st.one_of(
+    st.sampled_from(["NOTES.md", ".git/config", ".hidden", "x.json", "y.arrow", "spm2.model", "filter.json",
+                     "manifest.json", "000.tsv", "rejects.tsv", "sub/shard-00000.arrow", "000.rejects.tsv"]),
+    st.from_regex(r"\.?[A-Za-z0-9_][A-Za-z0-9_.-]{0,12}(/[A-Za-z0-9_][A-Za-z0-9_.-]{0,8})?", fullmatch=True),
+)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+@settings(max_examples=8, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(foreign=FOREIGN)
+def test_a_folder_with_a_foreign_file_is_refused_before_any_work_and_left_byte_identical(
+        name, foreign, made, inputs, tmp_path, capsys):
+    work = tmp_path / f"w{abs(hash(foreign))}"
+    d = work / "out"
+    shutil.copytree(made[name], d)
+    target = d / foreign
+    if target.name == MARKER or any(part in (".", "..") for part in Path(foreign).parts):
+        return
+    if target.is_dir():
+        target = target / "user.txt"
+    if target.is_file():  # one of synprep's files, changed by the user
+        target.write_bytes(target.read_bytes() + b"# edited by hand\n")
+    elif any(p.is_file() for p in [*target.parents][: len(Path(foreign).parts) - 1]):
+        return  # a path under one of synprep's files
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("the user's\n")
+    before = tree(d)
+    rc, err = run_main(capsys, *command(name, inputs, d, "a"))
+    assert rc == 2, err
+    assert "synprep did not write" in err or "changed since synprep wrote" in err
+    assert Path(foreign).parts[0] in err and ("move the folder away" in err)
+    assert tree(d) == before and leftovers(work) == [] and sorted(p.name for p in work.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_a_folder_without_the_marker_is_refused_naming_its_files(name, made, inputs, tmp_path, capsys):
+    """What an older synprep (or a user) left: the issue's example (filter.json and
+    NOTES.md), a .git folder, or a complete output of ours without its marker."""
+    for case in ("issue", "git", "unmarked"):
+        d = tmp_path / case / "out"
+        if case == "unmarked":
+            shutil.copytree(made[name], d)
+            (d / MARKER).unlink()
+        else:
+            d.mkdir(parents=True)
+            if case == "issue":
+                (d / "filter.json").write_text("{}\n")
+                (d / "NOTES.md").write_text("n\n")
+            else:
+                (d / ".git").mkdir()
+                (d / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        before = tree(d)
+        rc, err = run_main(capsys, *command(name, inputs, d))
+        assert rc == 2 and "cannot prove it wrote" in err and "delete it yourself" in err, (case, err)
+        assert tree(d) == before and leftovers(tmp_path) == []
+    assert "NOTES.md" in run_main(capsys, *command(name, inputs, tmp_path / "issue" / "out"))[1]
+
+
+def test_an_output_of_another_kind_is_not_replaced(made, inputs, tmp_path, capsys):
+    d = tmp_path / "out"
+    shutil.copytree(made["split"], d)
+    before = tree(d)
+    rc, err = run_main(capsys, *command("filter", inputs, d))
+    assert rc == 2 and "'split'" in err and tree(d) == before
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_the_current_folder_or_one_holding_it_is_refused_cleanly(name, inputs, tmp_path, capsys, monkeypatch):
+    here = tmp_path / "parent" / "here"
+    here.mkdir(parents=True)
+    monkeypatch.chdir(here)
+    for out in (".", "..", str(here)):
+        rc, err = run_main(capsys, *command(name, inputs, out))
+        assert rc == 2 and "current folder" in err, err
+    assert list(here.iterdir()) == [] and sorted(p.name for p in (tmp_path / "parent").iterdir()) == ["here"]
+
+
+def test_a_killed_runs_folder_is_removed_only_when_it_is_ours_and_its_process_gone(made, inputs, tmp_path, capsys):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    ours = tmp_path / f".out.tmp-{pid}-0badc0de"
+    shutil.copytree(made["split"], ours)
+    (ours / MARKER).write_text(json.dumps({**json.loads((ours / MARKER).read_text()), "pid": pid, "complete": False}))
+    users = tmp_path / f".out.tmp-{pid}-12345678"  # the same name pattern, but the user's
+    users.mkdir()
+    (users / "keep.txt").write_text("mine\n")
+    assert run_main(capsys, *command("split", inputs, tmp_path / "out"))[0] == 0
+    assert not ours.exists() and (users / "keep.txt").read_text() == "mine\n"
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def test_every_replace_goes_through_the_one_owner():
+    """No module but synprep/outputs.py renames a temporary file into place."""
+    hits = []
+    for root in ("synprep", "workflow/scripts"):
+        for p in (REPO / root).rglob("*.py"):
+            if p != REPO / "synprep" / "outputs.py" and re.search(r"\bos\.replace\(|\.rename\(", p.read_text()):
+                hits.append(os.path.relpath(p, REPO))
+    assert hits == []
+
+
+def test_atomic_file_keeps_the_old_file_on_any_failure_and_leaves_no_temporary(tmp_path):
+    f = tmp_path / "x.txt"
+    f.write_text("old\n")
+    for exc in (KeyboardInterrupt(), OSError(28, "No space left on device"), ValueError("bad")):
+        with pytest.raises(type(exc)) as got:
+            with outputs.atomic_file(f) as h:
+                h.write("new\n" * 1000)
+                raise exc
+        assert f.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["x.txt"]
+    assert got.type is ValueError
+    # an OSError of a write that names no file names the file it was writing
+    with pytest.raises(OSError) as e:
+        with outputs.atomic_files() as g:
+            g.open(f).write("a")
+            raise OSError(28, "No space left on device")
+    assert e.value.filename == str(f) and f.read_text() == "old\n"
+    outputs.write_json(f, {"b": "é", "a": [1]})
+    assert f.read_text(encoding="utf-8") == json.dumps({"a": [1], "b": "é"}, indent=1, ensure_ascii=False) + "\n"
+
+
+def test_files_that_belong_together_are_replaced_together(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("old a\n")
+    b.write_text("old b\n")
+    with pytest.raises(RuntimeError):
+        with outputs.atomic_files() as g:
+            g.open(a).write("new a\n")
+            g.open(b).write("new b\n")
+            raise RuntimeError("killed before the end")
+    assert (a.read_text(), b.read_text()) == ("old a\n", "old b\n") and len(list(tmp_path.iterdir())) == 2
+    with outputs.atomic_files() as g:
+        g.open(a).write("new a\n")
+        g.open(b).write("new b\n")
+    assert (a.read_text(), b.read_text()) == ("new a\n", "new b\n") and len(list(tmp_path.iterdir())) == 2
+
+
+# ----------------------------------------------------------------------------- faults of the machine
+
+
+def run_limited(fsize: int, *args, cwd=None) -> subprocess.CompletedProcess:
+    """``synprep ARGS`` in a process that may write no file larger than ``fsize``
+    bytes (``ulimit -f``: a full disk, as the process sees it)."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    return subprocess.run([sys.executable, "-m", "synprep.cli", *map(str, args)], capture_output=True, text=True,
+                          preexec_fn=limit, cwd=cwd)
+
+
+def assert_clean_fault(r: subprocess.CompletedProcess, path: Path, work: Path) -> None:
+    """Exit 1, ``synprep CMD: error: PATH...: File too large; hint``, no traceback, no leftovers."""
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr and "File too large" in r.stderr and "ulimit -f" in r.stderr, r.stderr
+    assert re.search(r"synprep \S+: error: \S*" + re.escape(path.name), r.stderr), r.stderr
+    assert leftovers(work) == []
+
+
+@pytest.fixture(scope="module")
+def dataset(inputs, tmp_path_factory) -> Path:
+    from synprep.cli import main
+
+    d = tmp_path_factory.mktemp("ds") / "ds"
+    assert main([str(a) for a in command("shard", inputs, d, "b")]) == 0
+    return d
+
+
+@pytest.mark.parametrize("name", ["shard", "split"])
+def test_a_full_disk_stops_a_folder_output_cleanly_and_keeps_the_old_one(name, made, inputs, tmp_path):
+    work = tmp_path / "w"
+    d = work / "out"
+    shutil.copytree(made[name], d)
+    before = tree(d)
+    r = run_limited(120, *command(name, inputs, d, "a"))
+    assert_clean_fault(r, d, work)
+    assert tree(d) == before
+
+
+def test_a_full_disk_stops_parse_cleanly(tmp_path):
+    f = tmp_path / "in.txt"
+    f.write_text("Hello world .\n" * 30 + "Hello\x00 big world .\n")
+    out, rej = tmp_path / "out.conllu", tmp_path / "rej.tsv"
+    r = run_limited(600, "parse", f, "--lang", "en", "-o", out, "--rejects", rej, "--no-progress", "-q")
+    assert_clean_fault(r, out, tmp_path)
+    assert not out.exists() and not rej.exists()
+
+
+def test_a_full_disk_stops_evaluate_and_leaves_the_old_folder_intact(dataset, tmp_path, capsys):
+    from synprep.data import ShardDataset
+
+    n = len(ShardDataset(dataset, verify=False))
+    ref = tmp_path / "ref.txt"
+    ref.write_text("".join(f"Die Katze saß {'sehr lange ' * 30}{i}\n" for i in range(n)))
+    hyp = tmp_path / "hyp.txt"
+    ev = tmp_path / "ev"
+    args = ["evaluate", "--hyps", hyp, "--ref", ref, "--data", dataset, "--out", ev, "--lang", "de", "--no-verify"]
+    hyp.write_text("".join(f"Die Katze {i}\n" for i in range(n)))
+    assert run_main(capsys, *args)[0] == 0
+    before = tree(ev)
+    hyp.write_text("".join(f"Der Hund {i}\n" for i in range(n)))  # new hypotheses fit, the references do not
+    r = run_limited(ref.stat().st_size - 1, *args)
+    assert_clean_fault(r, ev, tmp_path)
+    assert tree(ev) == before
+
+
+@pytest.mark.slow
+def test_a_full_disk_stops_train_cleanly(dataset, tmp_path):
+    out = tmp_path / "run"
+    r = run_limited(20000, "train", "--preset", "tiny", "--train", dataset, "--out", out, "--no-progress",
+                    "--max-steps", "1", "--set", "train.max_tokens=400", "--set", "train.threads=1")
+    assert_clean_fault(r, out, tmp_path)
