@@ -15,6 +15,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from synprep import outputs
-from synprep.outputs import MARKER
 
 from .test_faults import pair_conllu, run_main
 
 REPO = Path(__file__).resolve().parents[1]
+#: the marker file of a folder output, as docs/shards.md names it
+MARKER = ".synprep-output.json"
 SHARD_ARGS = ["--vocab-size", "300", "--shard-size", "5", "-q"]
 
 
@@ -113,7 +115,7 @@ FOREIGN = st.one_of(
 @given(foreign=FOREIGN)
 def test_a_folder_with_a_foreign_file_is_refused_before_any_work_and_left_byte_identical(
         name, foreign, made, inputs, tmp_path, capsys):
-    work = tmp_path / f"w{abs(hash(foreign))}"
+    work = Path(tempfile.mkdtemp(dir=tmp_path))
     d = work / "out"
     shutil.copytree(made[name], d)
     target = d / foreign
@@ -130,10 +132,10 @@ def test_a_folder_with_a_foreign_file_is_refused_before_any_work_and_left_byte_i
         target.write_text("the user's\n")
     before = tree(d)
     rc, err = run_main(capsys, *command(name, inputs, d, "a"))
+    assert tree(d) == before and leftovers(work) == [] and sorted(p.name for p in work.iterdir()) == ["out"]
     assert rc == 2, err
     assert "synprep did not write" in err or "changed since synprep wrote" in err
     assert Path(foreign).parts[0] in err and ("move the folder away" in err)
-    assert tree(d) == before and leftovers(work) == [] and sorted(p.name for p in work.iterdir()) == ["out"]
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -155,8 +157,8 @@ def test_a_folder_without_the_marker_is_refused_naming_its_files(name, made, inp
                 (d / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
         before = tree(d)
         rc, err = run_main(capsys, *command(name, inputs, d))
+        assert tree(d) == before and leftovers(tmp_path) == [], case
         assert rc == 2 and "cannot prove it wrote" in err and "delete it yourself" in err, (case, err)
-        assert tree(d) == before and leftovers(tmp_path) == []
     assert "NOTES.md" in run_main(capsys, *command(name, inputs, tmp_path / "issue" / "out"))[1]
 
 
