@@ -395,8 +395,9 @@ def _entries(p: Path) -> dict[str, int | None]:
 def _write_marker(d: Path, kind: str, files: dict[str, int] | None) -> None:
     from . import __version__
 
-    m = {"synprep": "output", "version": __version__, "kind": kind, "pid": os.getpid(),
-         "complete": files is not None, "files": files or {}}
+    m = {"synprep": "output", "version": __version__, "kind": kind, "complete": files is not None, "files": files or {}}
+    if files is None:  # a folder being written: whose (the complete marker has no PID: same bytes every run)
+        m["pid"] = os.getpid()
     write_json(d / MARKER, m)
 
 
