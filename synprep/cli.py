@@ -6,9 +6,10 @@ their subcommand runs, so that ``synprep oracle`` does not pay for importing tor
 
 Exit codes: 0 success, 1 finished but some input was skipped as invalid
 (``--skip-invalid``), or stopped on a fault of the machine (a full disk, a read-only
-folder, a permission: ``synprep CMD: error: PATH: CAUSE``, never a traceback; the
-writes of :mod:`synprep.outputs` leave no temporary file and every old output as it
-was), 2 stopped on an error in the input or the options.
+folder, a permission: ``synprep CMD: error: PATH: CAUSE; HINT``, never a traceback;
+the writes of :mod:`synprep.outputs` leave no temporary file and the output being
+written as it was), 2 stopped on an error in the input or the options (a path that
+does not exist, or names a folder where a file is expected, included).
 """
 
 from __future__ import annotations
@@ -83,11 +84,13 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout = None  # type: ignore[assignment]
         finally:
             return 0
-    except OSError as e:  # the machine's fault, not the input's: say where and why
+    except OSError as e:  # say where and why, never a traceback
+        import errno
+
         from .outputs import describe_os_error
 
         print(f"synprep {args.command}: error: {describe_os_error(e)}", file=sys.stderr)
-        return 1
+        return 2 if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR) else 1  # a bad path; else the machine
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -153,7 +153,7 @@ def public_path(path: str | os.PathLike) -> str:
 
 def describe_os_error(e: OSError) -> str:
     """``PATH: CAUSE; HINT`` for an OSError (the CLI's message for a fault of the
-    machine); the writes of this module left every output as it was."""
+    machine), the path as the user named it (not a temporary name of this module)."""
     cause = e.strerror or str(e) or type(e).__name__
     where = ""
     if e.filename is not None:
@@ -161,7 +161,7 @@ def describe_os_error(e: OSError) -> str:
         if e.filename2 is not None:
             where = f"{where[:-2]} -> {public_path(os.fsdecode(e.filename2))}: "
     hint = _HINTS.get(e.errno or 0)
-    return f"{where}{cause}" + (f"; {hint}" if hint else "") + " (no output was replaced)"
+    return f"{where}{cause}" + (f"; {hint}" if hint else "")
 
 
 def _with_path(e: BaseException, path: str | os.PathLike, temps: list[Path] | None = None) -> BaseException:
