@@ -14,10 +14,13 @@ Files. :func:`atomic_file` (one file), :func:`write_bytes`, :func:`write_text` a
 (``.NAME.tmp-PID-XXXXXXXX``), flush it to disk (fsync) and only then rename it over
 the target; on any failure, a full disk or Ctrl-C included, the temporary file is
 removed and the target is left as it was. :func:`atomic_files` does the same for
-files that belong together (a split's pairs and rejects, ``synprep evaluate``'s
-hypotheses, references and scores): all are written first and renamed into place
-together only when every one is complete, ``scores.json``-like summaries last (in the
-order they were opened), so a failure while writing leaves every old file intact.
+files that belong together (a split's pairs and rejects, ``parse``'s trees and
+rejects, ``synprep evaluate``'s hypotheses, references and scores): all are written
+first and renamed into place only when every one is complete, in the order they were
+opened (summaries last); a rename that fails (a read-only target) puts back the old
+files renamed before it (kept as hard links until the end), so a failure leaves
+every old file intact. Only a crash of the machine between two renames of a group
+can leave some files new and some old (a folder output, swapped in one step, never).
 
 Folders. :func:`replace_dir` is how a command writes a folder output (``synprep
 shard``, ``filter``, ``split --out-dir``, the workflow's vocabulary): everything is
@@ -157,9 +160,9 @@ def describe_os_error(e: OSError) -> str:
     cause = e.strerror or str(e) or type(e).__name__
     where = ""
     if e.filename is not None:
-        where = public_path(os.fsdecode(e.filename)) + ": "
-        if e.filename2 is not None:
-            where = f"{where[:-2]} -> {public_path(os.fsdecode(e.filename2))}: "
+        first = public_path(os.fsdecode(e.filename))
+        second = None if e.filename2 is None else public_path(os.fsdecode(e.filename2))
+        where = f"{first}: " if second in (None, first) else f"{first} -> {second}: "
     hint = _HINTS.get(e.errno or 0)
     return f"{where}{cause}" + (f"; {hint}" if hint else "")
 
@@ -292,15 +295,48 @@ class FileGroup:
         if self.fsync:
             for tmp, _ in self._items:
                 _fsync_path(tmp)
-        dirs = []
-        for tmp, final in self._items:
-            os.replace(tmp, final)
-            if final.parent not in dirs:
-                dirs.append(final.parent)
+        self._rename_all()
         self._done = True
         if self.fsync:
-            for d in dirs:
+            for d in dict.fromkeys(final.parent for _, final in self._items):
                 _fsync_path(d, directory=True)
+
+    def _rename_all(self) -> None:
+        """Every temporary file onto its target, or none: with several files, each
+        old target is kept as a hard link until all are renamed, and a rename that
+        fails (a read-only or immutable target) puts back those renamed before it."""
+        several = len(self._items) > 1
+        undo: list[tuple[Path, Path | None, bool]] = []  # (target renamed onto, link to its old file, existed)
+        backup: Path | None = None
+        try:
+            for tmp, final in self._items:
+                backup = None
+                existed = os.path.lexists(final)
+                if several and existed:
+                    backup = _temp_name(final)
+                    try:
+                        os.link(final, backup, follow_symlinks=False)
+                    except OSError:
+                        backup = None  # no hard links here: that file cannot be put back
+                os.replace(tmp, final)
+                undo.append((final, backup, existed))
+                backup = None
+        except BaseException:
+            for final, old, existed in reversed(undo):
+                with contextlib.suppress(OSError):
+                    if old is not None:
+                        os.replace(old, final)
+                    elif not existed:
+                        os.unlink(final)
+            raise
+        finally:
+            for _, old, _ in undo:
+                if old is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(old)
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
 
     def abort(self) -> None:
         for f in self._open:

@@ -316,3 +316,33 @@ def test_a_full_disk_stops_train_cleanly(dataset, tmp_path):
     r = run_limited(20000, "train", "--preset", "tiny", "--train", dataset, "--out", out, "--no-progress",
                     "--max-steps", "1", "--set", "train.max_tokens=400", "--set", "train.threads=1")
     assert_clean_fault(r, out, tmp_path)
+
+
+@pytest.fixture
+def immutable():
+    """``make(path)``: the file may not be replaced, not even by root (chattr +i, as a
+    read-only file system refuses it); undone after the test."""
+    done = []
+
+    def make(path: Path) -> None:
+        r = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if r.returncode != 0:
+            pytest.skip(f"chattr +i is not possible here ({r.stderr.decode().strip()}): needed to make a read-only file")
+        done.append(path)
+
+    yield make
+    for p in done:
+        subprocess.run(["chattr", "-i", str(p)], capture_output=True)
+
+
+def test_a_read_only_output_stops_parse_and_puts_back_the_files_of_its_group(tmp_path, capsys, immutable):
+    f = tmp_path / "in.txt"
+    f.write_text("Hello world .\nHello\x00 big world .\n")
+    out, rej = tmp_path / "out.conllu", tmp_path / "rej.tsv"
+    out.write_text("old trees\n")
+    rej.write_text("old rejects\n")
+    immutable(rej)  # the trees are renamed into place first, then the rejects fail
+    rc, err = run_main(capsys, "parse", f, "--lang", "en", "-o", out, "--rejects", rej, "--no-progress", "-q")
+    assert rc == 1 and f"synprep parse: error: {rej}: Operation not permitted; not permitted: choose" in err, err
+    assert out.read_text() == "old trees\n" and rej.read_text() == "old rejects\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.conllu", "rej.tsv"]
