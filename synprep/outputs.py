@@ -11,8 +11,8 @@ hour of work.
 
 Files. :func:`atomic_file` (one file), :func:`write_bytes`, :func:`write_text` and
 :func:`write_json` write into a hidden temporary file beside the target
-(``.NAME.tmp-PID-XXXXXXXX``), flush it to disk (fsync) and only then rename it over
-the target; on any failure, a full disk or Ctrl-C included, the temporary file is
+(``.NAME.tmp-PID-XXXXXXXX``), flush it to disk (fsync; ``SYNPREP_FSYNC=0`` skips
+that, e.g. in the test suite) and only then rename it over the target; on any failure, a full disk or Ctrl-C included, the temporary file is
 removed and the target is left as it was. :func:`atomic_files` does the same for
 files that belong together (a split's pairs and rejects, ``parse``'s trees and
 rejects, ``synprep evaluate``'s hypotheses, references and scores): all are written
@@ -209,9 +209,18 @@ def _temp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}{path.suffix}")
 
 
+def _fsync_wanted() -> bool:
+    """Whether files are flushed to disk before they are renamed into place: yes,
+    unless ``SYNPREP_FSYNC=0`` (the test suite, scratch runs: each fsync costs a few ms
+    on a disk; the renames stay atomic, only durability over a power loss is lost)."""
+    return os.environ.get("SYNPREP_FSYNC", "1") != "0"
+
+
 def _fsync_path(p: str | os.PathLike, directory: bool = False) -> None:
     """fsync a file (an error is raised: its bytes may not be on disk) or a folder
-    (best effort: some file systems refuse it)."""
+    (best effort: some file systems refuse it; skipped with ``SYNPREP_FSYNC=0``)."""
+    if directory and not _fsync_wanted():
+        return
     try:
         fd = os.open(p, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
     except OSError:
@@ -234,8 +243,8 @@ class FileGroup:
     :func:`atomic_files`): committed when the block ends without an exception,
     aborted otherwise (an OSError that names no file then names the group's)."""
 
-    def __init__(self, fsync: bool = True):
-        self.fsync = fsync
+    def __init__(self, fsync: bool | None = None):
+        self.fsync = _fsync_wanted() if fsync is None else fsync
         self._items: list[tuple[Path, Path]] = []  # (temporary, final)
         self._open: list[IO] = []
         self._done = False
@@ -350,7 +359,7 @@ class FileGroup:
 
 
 @contextlib.contextmanager
-def atomic_files(fsync: bool = True) -> Iterator[FileGroup]:
+def atomic_files(fsync: bool | None = None) -> Iterator[FileGroup]:
     """A :class:`FileGroup`: every file opened (``g.open(path, mode)``) or named
     (``g.path(path)``) in the block replaces its target when the block ends without
     an exception; on any exception (KeyboardInterrupt included) none does and every
@@ -360,7 +369,7 @@ def atomic_files(fsync: bool = True) -> Iterator[FileGroup]:
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike, mode: str = "w", fsync: bool = True, **kw: Any) -> Iterator[IO]:
+def atomic_file(path: str | os.PathLike, mode: str = "w", fsync: bool | None = None, **kw: Any) -> Iterator[IO]:
     """``open(path, mode, **kw)`` written atomically (module docstring): the handle
     is a temporary file beside ``path`` that replaces it when the block ends without
     an exception and is removed otherwise."""
@@ -368,13 +377,13 @@ def atomic_file(path: str | os.PathLike, mode: str = "w", fsync: bool = True, **
         yield g.open(path, mode, **kw)
 
 
-def write_bytes(path: str | os.PathLike, data: bytes, fsync: bool = True) -> None:
+def write_bytes(path: str | os.PathLike, data: bytes, fsync: bool | None = None) -> None:
     """``data`` as the content of ``path``, atomically."""
     with atomic_file(path, "wb", fsync) as f:
         f.write(data)
 
 
-def write_text(path: str | os.PathLike, text: str, newline: str | None = "\n", fsync: bool = True) -> None:
+def write_text(path: str | os.PathLike, text: str, newline: str | None = "\n", fsync: bool | None = None) -> None:
     """``text`` (UTF-8) as the content of ``path``, atomically; ``newline`` as for
     :func:`open` (``"\\n"``: written as given on every platform)."""
     with atomic_file(path, "w", fsync, newline=newline) as f:
@@ -382,7 +391,7 @@ def write_text(path: str | os.PathLike, text: str, newline: str | None = "\n", f
 
 
 def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 1, sort_keys: bool = True,
-               ensure_ascii: bool = False, default: Any = None, end: str = "\n", fsync: bool = True) -> None:
+               ensure_ascii: bool = False, default: Any = None, end: str = "\n", fsync: bool | None = None) -> None:
     """``obj`` as JSON, atomically. synprep's format is the default: indent 1, keys
     sorted, UTF-8 as is, a final newline (the same bytes for the same content). The
     parameters keep the bytes of outputs that had another format before this one

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# no fsync before each atomic rename (synprep.outputs): a few ms a file on a disk, and
+# the tests write thousands; the renames stay atomic. Subprocesses inherit it.
+os.environ.setdefault("SYNPREP_FSYNC", "0")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

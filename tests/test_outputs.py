@@ -227,7 +227,8 @@ def test_atomic_file_keeps_the_old_file_on_any_failure_and_leaves_no_temporary(t
     assert f.read_text(encoding="utf-8") == json.dumps({"a": [1], "b": "é"}, indent=1, ensure_ascii=False) + "\n"
 
 
-def test_files_that_belong_together_are_replaced_together(tmp_path):
+def test_files_that_belong_together_are_replaced_together(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYNPREP_FSYNC", "1")  # the default outside the test suite
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("old a\n")
     b.write_text("old b\n")
