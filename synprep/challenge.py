@@ -36,7 +36,6 @@ conditions for comparison) are documented in ``docs/analysis.md``.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from itertools import zip_longest
@@ -356,6 +355,8 @@ def write_subsets(subsets: dict[str, Subset], out_dir: str | os.PathLike, sides:
     alone in single-side mode), ``<name>.<side>.conllu``, ``<name>.ids``,
     ``<name>.marked.txt`` (detection side) and ``<name>.tsv`` (one row per long arc).
     Returns the paths written."""
+    from .outputs import atomic_file
+
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -384,7 +385,7 @@ def write_subsets(subsets: dict[str, Subset], out_dir: str | os.PathLike, sides:
         for fname, lines in files.items():
             path = out / fname
             try:
-                with open(path, "w", encoding="utf-8") as f:
+                with atomic_file(path, "w") as f:
                     f.writelines(lines)
             except OSError as e:
                 raise InputError(str(path), None, f"cannot be written ({e.strerror})", reason="unwritable") from None
@@ -483,7 +484,6 @@ def extract(
     else:
         pairs = _aligned(readers, {side: str(p) for side, p in inputs.items()})
     subsets, n = scan(pairs, detectors, min_dist)
-    written = write_subsets(subsets, out_dir, list(inputs)) if out_dir is not None else []
     result = {
         "inputs": {side: str(p) for side, p in inputs.items()},
         "langs": langs,
@@ -494,11 +494,17 @@ def extract(
         "subsets": {name: sub.counts() for name, sub in subsets.items()},
         "skipped": skipped,
     }
-    if out_dir is not None:
-        path = Path(out_dir) / "summary.json"
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2, ensure_ascii=False)
-            f.write("\n")
-        written.append(str(path))
+    written: list[str] = []
+    if out_dir is not None:  # the folder replaced as a whole (synprep.outputs: only an empty one or our own)
+        from .outputs import replace_dir, write_json
+
+        with replace_dir(out_dir, CHALLENGE_KIND, "--out-dir") as tmp:
+            names = write_subsets(subsets, tmp, list(inputs))
+            write_json(tmp / "summary.json", result, indent=2, sort_keys=False)
+        written = [os.path.join(out_dir, os.path.relpath(p, tmp)) for p in names] + [os.path.join(out_dir, "summary.json")]
     result["files"] = written
     return result
+
+
+#: the kind a challenge-set folder's output marker records (:mod:`synprep.outputs`)
+CHALLENGE_KIND = "challenge"

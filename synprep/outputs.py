@@ -23,7 +23,8 @@ every old file intact. Only a crash of the machine between two renames of a grou
 can leave some files new and some old (a folder output, swapped in one step, never).
 
 Folders. :func:`replace_dir` is how a command writes a folder output (``synprep
-shard``, ``filter``, ``split --out-dir``, the workflow's vocabulary): everything is
+shard``, ``filter``, ``split --out-dir``, ``challenge -o``, the workflow's
+vocabulary): everything is
 written into a fresh sibling folder ``.NAME.tmp-PID-XXXXXXXX``, and only when all of
 it is written does that folder take the place of ``NAME``:
 

@@ -307,7 +307,7 @@ def test_pud_subsets_match_an_independent_count(pud, tmp_path):
     import conllu as ref
 
     en, de = pud
-    res = ch.extract({"src": str(en), "tgt": str(de)}, langs={"src": "en", "tgt": "de"}, out_dir=tmp_path)
+    res = ch.extract({"src": str(en), "tgt": str(de)}, langs={"src": "en", "tgt": "de"}, out_dir=tmp_path / "sets")
     expected_ids = []
     with open(de, encoding="utf-8") as f:
         for tl in ref.parse_incr(f):
@@ -318,10 +318,10 @@ def test_pud_subsets_match_an_independent_count(pud, tmp_path):
                 for t in words
             ):
                 expected_ids.append(tl.metadata["sent_id"])
-    ids = (tmp_path / "tgt_particle.ids").read_text().split()
+    ids = (tmp_path / "sets" / "tgt_particle.ids").read_text().split()
     assert ids == expected_ids
     assert res["subsets"]["tgt_particle"]["sentences"] == len(expected_ids) > 0
     # both sides of every kept pair carry the same PUD sent_id
-    src_ids = [s.sent_id for s in read_conllu(tmp_path / "tgt_reflexive.src.conllu")]
-    tgt_ids = [s.sent_id for s in read_conllu(tmp_path / "tgt_reflexive.tgt.conllu")]
+    src_ids = [s.sent_id for s in read_conllu(tmp_path / "sets" / "tgt_reflexive.src.conllu")]
+    tgt_ids = [s.sent_id for s in read_conllu(tmp_path / "sets" / "tgt_reflexive.tgt.conllu")]
     assert src_ids == tgt_ids and len(src_ids) == res["subsets"]["tgt_reflexive"]["sentences"] > 0

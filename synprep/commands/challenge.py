@@ -49,10 +49,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..challenge import extract
-    from ..outputs import check_output_dir
+    from ..challenge import CHALLENGE_KIND
+    from ..outputs import check_replaceable
 
     if args.out_dir:
-        check_output_dir(args.out_dir, "--out-dir")
+        check_replaceable(args.out_dir, CHALLENGE_KIND, "--out-dir")
 
     if args.conllu:
         if args.src or args.tgt:

@@ -75,8 +75,10 @@ def run(args: argparse.Namespace) -> int:
         ids=meta["ids"],
     )
     if args.trees:
+        from ..outputs import atomic_file
+
         try:
-            with open(args.trees, "w", encoding="utf-8") as f:
+            with atomic_file(args.trees, "w") as f:
                 for s, heads in zip(sentences, trees):  # type: ignore[arg-type]
                     rows = [list(r) for r in s.rows]
                     for r, h in zip(rows, heads):

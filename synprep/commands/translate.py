@@ -103,14 +103,16 @@ def run(args: argparse.Namespace) -> int:
         model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens,
         length_penalty=args.length_penalty, device=device, progress=not args.no_progress,
     )
+    from ..outputs import atomic_files
+
     text = "".join(t.text + "\n" for t in tr)
-    if args.out == "-":
-        sys.stdout.write(text)
-    else:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text)
-    if args.trees:
-        with open(args.trees, "w", encoding="utf-8") as f:
+    with atomic_files() as group:  # the translations and their trees replaced together
+        if args.out == "-":
+            sys.stdout.write(text)
+        else:
+            group.open(args.out, "w").write(text)
+        if args.trees:
+            f = group.open(args.trees, "w")
             for t in tr:
                 f.write(tree_conllu(t.words, t.heads, t.labels, sent_id=t.id, text=t.text))
     if args.tree_scores:
