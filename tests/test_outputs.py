@@ -64,13 +64,13 @@ def command(name: str, inp: Path, out, version: str = "a") -> list:
         return ["shard", inp / f"{version}.s.conllu", inp / f"{version}.t.conllu", "-o", out, *SHARD_ARGS]
     if name == "split":
         return ["split", "--tsv", inp / f"{version}.tsv", "--name", "c", "--out-dir", out, "--shards", "2"]
+    if name == "challenge":
+        return ["challenge", "--src", inp / f"{version}.s.conllu", "--tgt", inp / f"{version}.t.conllu", "--src-lang", "en",
+                "--tgt-lang", "de", "-o", out]
     return ["filter", inp / f"{version}.src", inp / f"{version}.tgt", "-c", inp / "f.yaml", "-o", out, "--no-progress"]
 
 
-#: a file of every output (to see that a rerun really wrote the new input's)
-PROBE = {"shard": "rejects.tsv", "split": "000.tsv", "filter": "ids.txt"}
-
-COMMANDS = ["shard", "split", "filter"]
+COMMANDS = ["shard", "split", "filter", "challenge"]
 
 
 @pytest.fixture(scope="module")
