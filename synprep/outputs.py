@@ -50,8 +50,9 @@ deletes it) and runs again. ``-o`` naming the current folder or one that holds i
 refused too (a folder cannot be swapped while it is the working directory).
 
 A run killed before the swap leaves ``NAME`` untouched and a ``.NAME.tmp-PID-...``
-folder; the next run into ``NAME`` deletes it only when the marker written into it
-when it was made names that PID and that process is gone.
+folder; the next run into ``NAME`` deletes it only when that process is gone and the
+folder is provably ours: the marker written into it when it was made names that PID,
+or its complete marker lists everything in it.
 """
 
 from __future__ import annotations
@@ -448,15 +449,20 @@ def _write_marker(d: Path, kind: str, files: dict[str, int] | None) -> None:
 
 
 def _remove_stale(p: Path) -> None:
-    """Temporary folders of killed runs into ``p``: only those whose marker names the
-    PID in their name, when that process is gone."""
+    """Temporary folders of killed runs into ``p``, when the process named in the
+    folder's name is gone: only those whose marker names that PID (a run killed while
+    writing), or whose complete marker lists everything in them (killed just before
+    the swap)."""
     prefix = f".{p.name}.tmp-"
     for q in p.parent.glob(f"{prefix}*"):
         pid = q.name[len(prefix):].split("-", 1)[0]
         if not (pid.isdigit() and int(pid) != os.getpid() and q.is_dir() and not q.is_symlink()):
             continue
         m = _read_marker(q)
-        if m is not None and m.get("pid") == int(pid) and not _alive(int(pid)):
+        if m is None or _alive(int(pid)):
+            continue
+        # killed while writing (its marker names it), or after its last marker, before the swap
+        if m.get("pid") == int(pid) or (m.get("complete") is True and _refusal(q, m.get("kind"), "-o") is None):
             shutil.rmtree(q, ignore_errors=True)
 
 

@@ -187,11 +187,17 @@ def test_a_killed_runs_folder_is_removed_only_when_it_is_ours_and_its_process_go
     ours = tmp_path / f".out.tmp-{pid}-0badc0de"
     shutil.copytree(made["split"], ours)
     (ours / MARKER).write_text(json.dumps({**json.loads((ours / MARKER).read_text()), "pid": pid, "complete": False}))
+    complete = tmp_path / f".out.tmp-{pid}-aaaaaaaa"  # killed after its last marker, before the swap
+    shutil.copytree(made["split"], complete)
     users = tmp_path / f".out.tmp-{pid}-12345678"  # the same name pattern, but the user's
     users.mkdir()
     (users / "keep.txt").write_text("mine\n")
+    mixed = tmp_path / f".out.tmp-{pid}-bbbbbbbb"  # a complete marker, and a file it does not list
+    shutil.copytree(made["split"], mixed)
+    (mixed / "keep.txt").write_text("mine\n")
     assert run_main(capsys, *command("split", inputs, tmp_path / "out"))[0] == 0
-    assert not ours.exists() and (users / "keep.txt").read_text() == "mine\n"
+    assert not ours.exists() and not complete.exists()
+    assert (users / "keep.txt").read_text() == "mine\n" and (mixed / "keep.txt").read_text() == "mine\n"
 
 
 # ----------------------------------------------------------------------------- files
