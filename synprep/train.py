@@ -604,6 +604,14 @@ class Trainer:
         self.pos = 0
 
     def update(self, batches: list[list[int]]) -> None:
+        """One update (:meth:`optimizer_step`), timed: the longest so far is what the
+        time limit expects of the next one (:meth:`done`)."""
+        t0 = self.clock()
+        self.optimizer_step(batches)
+        self.update_s = max(self.update_s, self.clock() - t0)
+        self.bar.update(1)
+
+    def optimizer_step(self, batches: list[list[int]]) -> None:
         """One optimizer step on the batches of rows ``batches`` (``train.accumulate`` of
         them a process, fewer at the end of an epoch): the gradient of the label-smoothed
         loss summed over every batch, divided by the target tokens of all of them. Under
@@ -612,7 +620,6 @@ class Trainer:
 
         from .distributed import share
 
-        t0 = self.clock()
         model, tc, world = self.model, self.tc, self.dist.world
         model.train()
         self.parallel.train()
@@ -642,8 +649,6 @@ class Trainer:
         self.acc["tokens"] += ntok
         self.acc["steps"] += 1
         self.acc["gnorm"] += gnorm
-        self.update_s = max(self.update_s, self.clock() - t0)
-        self.bar.update(1)
 
     # ---- logging, validation, checkpoints
 
@@ -682,6 +687,8 @@ class Trainer:
         improved = False
         if valid is not None and self._improves(valid):
             self.best, self.best_step, improved = self._score(valid), self.step, True
+        write_best = improved or self.valid_ds is None or (final and not self.wrote_best)
+        self.wrote_best = self.wrote_best or write_best  # (on every rank: finish() asks it on every rank)
         rng = {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None}
         if self.dist.active:
             rng["ranks"] = self.dist.gather({"torch": rng["torch"], "cuda": rng["cuda"]}) if gather else None
@@ -704,9 +711,8 @@ class Trainer:
             "data": data_record(self.train_ds.manifest, None if self.valid_ds is None else self.valid_ds.manifest),
         }
         _atomic_save(st, self.last_path)
-        if improved or self.valid_ds is None or (final and not self.wrote_best):
+        if write_best:
             _atomic_save(st, self.best_path)
-            self.wrote_best = True
 
     @staticmethod
     def _score(valid: dict) -> float:
@@ -832,13 +838,14 @@ class Trainer:
 
 
 def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None = None, verify: bool = True,
-          stale: str = "refuse") -> dict:
+          stale: str = "refuse", clock: Callable[[], float] = time.perf_counter) -> dict:
     """Train (or resume) a run; returns a summary dict (steps, best score, paths).
     ``verify``: check the datasets against their manifests first (see
     :func:`synprep.shards.verify`; a damaged dataset is an error naming the file).
     ``stale``: what to do when ``train.out`` holds a run of other inputs (another
     dataset, vocabulary or config): ``refuse`` (the CLI's default) or ``start-over``
-    (the workflow's; :meth:`Trainer.restore_point`).
+    (the workflow's; :meth:`Trainer.restore_point`). ``clock``: the seconds clock of
+    the time limit and the records (tests pass a fake one).
 
     The loop, top to bottom: setup; per epoch, its batches from the saved position on;
     per ``accumulate`` batches one update, a metrics record every ``log_every`` updates,
@@ -846,7 +853,7 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
     (max_steps, max_epochs or max_minutes); a last validation (if it fits) and
     checkpoint (always) unless the final update was just validated."""
     say = log or (lambda msg: print(msg, file=sys.stderr))
-    t = Trainer(cfg, resume, say, verify, stale=stale)
+    t = Trainer(cfg, resume, say, verify, stale=stale, clock=clock)
     tc = t.tc
     try:
         while not t.done():
