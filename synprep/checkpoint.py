@@ -60,6 +60,10 @@ RESUMABLE = ("max_steps", "max_epochs", "max_minutes", "valid_every", "log_every
 #: content (:func:`data_digest`), the run folder is where the checkpoint was found
 PATH_KEYS = ("train", "valid", "out")
 
+#: model keys that come from the training data (synprep.train.model_from_manifest):
+#: compared through the fingerprint, not as settings
+DATASET_KEYS = ("src_vocab", "tgt_vocab", "n_labels", "pad_id", "bos_id", "eos_id")
+
 #: the special ids of a subword model that the fingerprint keeps
 SPECIAL_IDS = ("pad_id", "unk_id", "bos_id", "eos_id")
 
@@ -280,6 +284,7 @@ def resume_differences(state: dict, cfg: dict, train_manifest: dict, valid_manif
         d.pop("decode", None)
         d.pop("preset", None)  # what a preset sets is compared key by key
         d["train"] = {k: v for k, v in d["train"].items() if k not in RESUMABLE and k not in PATH_KEYS}
+        d["model"] = {k: v for k, v in d["model"].items() if k not in DATASET_KEYS}
         return d
 
     changed = _config_differences(settings(state["config"]), settings(cfg))

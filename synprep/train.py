@@ -22,25 +22,33 @@ Files in ``train.out``:
 
 * ``config.json`` -- the full resolved config (vocabulary sizes from the manifest);
 * ``checkpoint_last.pt`` / ``checkpoint_best.pt`` -- model, optimizer, step, epoch,
-  position in the epoch, best score, RNG states, elapsed time, the full config and
-  the training data's vocabulary fingerprint (:func:`vocab_fingerprint`, which
-  ``translate``/``evaluate`` check a dataset against: :func:`check_vocab`);
+  position in the epoch, best score, RNG states, elapsed time, the full config, the
+  training data's vocabulary fingerprint and the data record (:mod:`synprep.checkpoint`,
+  which owns writing, loading and checking checkpoints);
 * ``metrics.jsonl`` -- one JSON object a line: ``{"event": "start", ..., "warnings"}``
   (e.g. a run that stops before its warm-up ends), ``{"event": "train", "step", "epoch",
   "loss", "lr", "grad_norm", "tokens", "tokens_per_s", "elapsed_s"}`` every
   ``log_every`` updates, ``{"event": "valid", "step", "loss", "ppl", ["bleu",
-  "chrf++"], "best", "elapsed_s"}`` at each validation.
+  "chrf++"], "best", "elapsed_s"}`` at each validation (``{"event": "valid_skipped", ...}``
+  for one that did not fit in ``max_minutes``).
+
+Time. ``max_minutes`` is a hard limit, validation included: an update or a validation
+that would end past it (estimated from the longest update so far and the last
+validation) is not started, and the run ends with a checkpoint (:meth:`Trainer.done`,
+:meth:`Trainer.validate`).
 
 Exact resume: a run started again on the same ``out`` directory loads
-``checkpoint_last.pt`` -- the architecture and every setting come from the checkpoint
-(only the run-length and logging keys of :data:`RESUMABLE` may change) -- restores the
-RNG states and skips the batches of the current epoch already seen, so an interrupted
+``checkpoint_last.pt`` when it is of the same inputs -- vocabulary fingerprint, data
+record, and the config less the run-length and logging keys of :data:`RESUMABLE`
+(:func:`synprep.checkpoint.resume_differences`); otherwise it refuses (``stale =
+"refuse"``) or starts over (``"start-over"``, the workflow's) -- restores the RNG
+states and skips the batches of the current epoch already seen, so an interrupted
 run ends with the same parameters as an uninterrupted one; the records metrics.jsonl
 got after the checkpoint are dropped, since the resumed run logs those updates again.
 
 Faults. Checkpoints are written atomically (temporary file, fsync, rename) and loaded
-with ``torch.load(weights_only=True)`` (:func:`load_checkpoint`); an empty, truncated
-or foreign file is an error naming it and saying how to start over. The datasets are
+with ``torch.load(weights_only=True)`` (:func:`synprep.checkpoint.load_checkpoint`); an
+empty, truncated or foreign file is an error naming it and saying how to start over. The datasets are
 verified against their manifests before use (``verify``); a dataset without rows is
 an error, not an endless loop over empty epochs.
 """
@@ -66,8 +74,9 @@ from .models.config import PRESETS, Config, ModelConfig, merge_dicts
 from .progress import progress
 
 __all__ = [
-    "TrainConfig", "RunConfig", "Trainer", "train", "load_model", "load_checkpoint", "model_from_manifest",
-    "inverse_sqrt", "RESUMABLE", "PRESET_TRAIN", "vocab_fingerprint", "check_vocab",
+    "TrainConfig", "RunConfig", "Trainer", "train", "model_from_manifest", "inverse_sqrt", "PRESET_TRAIN",
+    # owned by synprep.checkpoint, importable from here as before
+    "load_model", "load_checkpoint", "RESUMABLE", "CHECKPOINT_KEYS", "vocab_fingerprint", "check_vocab",
 ]
 
 

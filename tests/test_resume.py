@@ -108,6 +108,24 @@ def test_resume_on_other_rows_with_the_same_vocabularies_is_refused(run, pud, ca
     assert "the training data differ" in err and "subword model" not in err, err
 
 
+def test_a_run_on_another_corpus_in_the_same_folder_starts_over_not_fails(run, pud, tmp_path, capsys):  # noqa: F811
+    """(issue 21: the demo's results/train/vanilla/ resumed on a user's corpus and failed
+    with `model.n_labels = 37 but the dataset ... has 44`, a key the user never set)"""
+    from synprep.shards import ShardConfig, build_dataset
+
+    data, out = run
+    m = build_dataset(tmp_path / "corpus", src=str(pud / "valid.en.conllu"), tgt=str(pud / "valid.de.conllu"),
+                      cfg=ShardConfig(vocab_size=400, projectivity="lift"))
+    assert len(m["labels"]) != len(json.loads((pud / "train" / "manifest.json").read_text())["labels"])
+    rebuild(data, tmp_path / "corpus")
+    assert main(train_args(data, out, "--max-steps", "2")) == 2
+    err = capsys.readouterr().err
+    assert "cannot resume" in err and "label list" in err and "n_labels" not in err, err
+    assert main(train_args(data, out, "--max-steps", "2", "--start-over-if-changed")) == 0
+    assert "start over" in capsys.readouterr().err
+    assert torch.load(out / "checkpoint_last.pt", weights_only=True)["config"]["model"]["n_labels"] == len(m["labels"])
+
+
 def test_resume_with_other_settings_is_refused_and_a_longer_run_resumes(run, capsys):
     data, out = run
     assert main(train_args(data, out, "--max-steps", "2", "--set", "train.lr=5e-4")) == 2
