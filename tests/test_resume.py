@@ -41,13 +41,22 @@ def train_args(data: Path, out: Path, *extra: str) -> list[str]:
             "--set", "train.max_tokens=600", "--set", "train.warmup=1", "--set", "train.log_every=1", *extra]
 
 
+@pytest.fixture(scope="module")
+def trained(pud, tmp_path_factory):  # noqa: F811
+    """A run of 1 update (synprep train) on a copy of the training set."""
+    d = tmp_path_factory.mktemp("trained")
+    shutil.copytree(pud / "train", d / "data")
+    assert main(train_args(d / "data", d / "run", "--max-steps", "1")) == 0
+    return d
+
+
 @pytest.fixture
-def run(pud, tmp_path, capsys):  # noqa: F811
-    """A run of 1 update on a copy of the training set (tmp_path/data), which a test may
-    then rebuild in place."""
-    shutil.copytree(pud / "train", tmp_path / "data")
-    assert main(train_args(tmp_path / "data", tmp_path / "run", "--max-steps", "1")) == 0
-    capsys.readouterr()
+def run(trained, tmp_path):
+    """A copy of that run and of its data (tmp_path/data), which a test may rebuild in
+    place; the run resumes on --train tmp_path/data (datasets are compared by content,
+    not by path)."""
+    for name in ("data", "run"):
+        shutil.copytree(trained / name, tmp_path / name)
     return tmp_path / "data", tmp_path / "run"
 
 
