@@ -124,7 +124,8 @@ class TrainConfig(Config):
     max_steps: int = 100_000
     # stop after this many epochs (0 = no limit)
     max_epochs: int = 0
-    # stop after this much wall time, validation included, summed over resumes (0 = no limit)
+    # stop after this much wall time, validation included, summed over resumes (0 = no limit); a hard
+    # limit: what would end past it (an update, a validation) is not started (Trainer.done)
     max_minutes: float = 0.0
     # validate (and save checkpoints) every this many updates
     valid_every: int = 1000
