@@ -95,7 +95,7 @@ def translate_one(args, out: Path, data: Path, say) -> dict:
     from synprep.data import ShardDataset
     from synprep.decode import TargetVocab
     from synprep.evaluate import score, translate_dataset
-    from synprep.train import load_model
+    from synprep.checkpoint import load_model
 
     done = out / "test_scores.json"
     if done.exists():
@@ -127,7 +127,7 @@ def gold_dataset(data: Path, work: Path, say) -> Path:
 def induce_one(out: Path, gold_ds: Path, say) -> dict:
     from synprep.data import ShardDataset
     from synprep.evaluate import dump_tree_scores
-    from synprep.train import load_model
+    from synprep.checkpoint import load_model
 
     npz = out / "pud-en.scores.npz"
     if not npz.exists():
@@ -145,7 +145,7 @@ def gates_one(out: Path, data: Path, say) -> dict | None:
     from synprep.data import ShardDataset
     from synprep.decode import TargetVocab
     from synprep.gates import gate_rows, summarize, write_gate_tsv
-    from synprep.train import load_model
+    from synprep.checkpoint import load_model
 
     conllu = data.parent / "parsed" / "test.de.aligned.conllu"
     if not conllu.exists():

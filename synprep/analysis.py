@@ -274,23 +274,29 @@ def dump_tree_scores(checkpoint: str | os.PathLike, data: str | os.PathLike, out
     from .data import ShardDataset
     from .evaluate import dump_tree_scores as dump
 
-    model, dev = _load_for_output(checkpoint, out, device, threads)
-    return dump(model, ShardDataset(os.fspath(data)), out, device=dev)
+    ds = ShardDataset(os.fspath(data))
+    model, dev = _load_for_output(checkpoint, ds, out, device, threads)
+    return dump(model, ds, out, device=dev)
 
 
-def _load_for_output(checkpoint: str | os.PathLike, out: str | os.PathLike, device: str, threads: int | None):
-    """(model of ``checkpoint`` on ``device`` (auto: cuda when there is one), the
-    device); with ``threads`` torch threads, and ``out``'s directory made."""
+def _load_for_output(checkpoint: str | os.PathLike, ds, out: str | os.PathLike, device: str, threads: int | None):
+    """(model of ``checkpoint`` on ``device`` (:func:`synprep.device.choose_device`), the
+    device), checked against the vocabularies of the dataset ``ds`` it is to run on
+    (:func:`synprep.checkpoint.load_model_for`); with ``threads`` torch threads, and
+    ``out``'s directory made."""
+    import sys
+
     import torch
 
-    from .train import load_model
+    from .checkpoint import load_model_for
+    from .device import choose_device
 
     if threads:
         torch.set_num_threads(threads)
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    dev = torch.device(device)
-    model, _cfg, _ = load_model(checkpoint, dev)
+    dev = choose_device(device)
+    model, _cfg, _, note = load_model_for(checkpoint, ds.manifest, ds.path, dev)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     d = os.path.dirname(os.fspath(out))
     if d:
         os.makedirs(d, exist_ok=True)
@@ -346,8 +352,8 @@ def dump_gate_norms(checkpoint: str | os.PathLike, data: str | os.PathLike, out:
     from .decode import TargetVocab
     from .gates import gate_rows, write_gate_tsv
 
-    model, dev = _load_for_output(checkpoint, out, device, threads)
     ds = ShardDataset(os.fspath(data))
+    model, dev = _load_for_output(checkpoint, ds, out, device, threads)
     vocab = TargetVocab.from_manifest(ds.manifest, os.fspath(data))
     layers, rows = gate_rows(model, ds, vocab, of="refs", device=dev)
     write_gate_tsv(out, layers, rows)

@@ -111,7 +111,9 @@ def from_env(device: str = "auto") -> Dist:
     if device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"train.device = {device!r} under torchrun: each process takes GPU LOCAL_RANK; "
                           "give device: cuda (or auto, or cpu)")
-    cuda = device == "cuda" or (device == "auto" and torch.cuda.is_available())
+    from .device import cuda_wanted
+
+    cuda = cuda_wanted(device)
     if cuda:
         if not torch.cuda.is_available():
             raise ConfigError("train.device = 'cuda' but no CUDA device is available")

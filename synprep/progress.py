@@ -7,7 +7,8 @@
   the ETA (``translate: 40%|####  | 346/865 [01:02<01:33, 5.55sent/s]``);
 * anything else (a log file of the workflow, a pipe, a captured stream): a plain
   line now and then, never carriage returns --
-  ``translate: 346/865 sent (40%), 5.55 sent/s, 1:02 elapsed, ETA 1:33`` -- every
+  ``translate: 346/865 sent (40%), 5.55 sent/s, 1:02 elapsed, ETA 1:33`` (never
+  past a time limit the caller gives: ``ETA 0:58 (time limit)``) -- every
   ``every`` items when that is given, and whenever ``interval`` seconds have passed
   since the last line (default 30, or ``SYNPREP_PROGRESS_INTERVAL``); and one last
   line when it closes (``translate: 865 sent in 2:35 (5.58 sent/s)``) -- for an
@@ -83,8 +84,10 @@ class LineProgress(NoProgress):
         interval: float = DEFAULT_INTERVAL,
         clock=time.monotonic,
         leave: bool = True,
+        time_left: Optional[float] = None,
     ):
         self.total, self.desc, self.unit, self.file = total, desc, unit, file
+        self.time_left = time_left
         self.n = self.start_n = initial
         self.every, self.interval, self.clock = every, interval, clock
         self.t0 = self.last = clock()
@@ -125,7 +128,11 @@ class LineProgress(NoProgress):
             text += f" {self.unit}"
         text += f", {_rate(done, secs, self.unit)}, {_clock(secs)} elapsed"
         if self.total and done > 0 and self.n < self.total:
-            text += f", ETA {_clock(secs / done * (self.total - self.n))}"
+            eta = secs / done * (self.total - self.n)
+            if self.time_left is not None and eta >= self.time_left - secs:  # the time limit comes first
+                text += f", ETA {_clock(max(0.0, self.time_left - secs))} (time limit)"
+            else:
+                text += f", ETA {_clock(eta)}"
         return text
 
     def _line(self, text: str) -> None:
@@ -148,11 +155,15 @@ def progress(
     every: Optional[int] = None,
     interval: Optional[float] = None,
     file: Optional[IO[str]] = None,
+    time_left: Optional[float] = None,
 ):
     """A progress bar on ``file`` (default stderr): tqdm on a terminal, plain lines
     otherwise, nothing when ``enabled`` is false (module doc). ``leave``: whether the
     bar stays when it closes (``False`` for inner bars such as validation batches:
-    tqdm clears it, line mode writes no last line unless it wrote one before)."""
+    tqdm clears it, line mode writes no last line unless it wrote one before).
+    ``time_left``: seconds the work may take at most (a time limit, e.g. ``train
+    --max-minutes``): the ETA is never later than the limit (line mode: ``ETA 2:00
+    (time limit)``; a tqdm bar shows no ETA of its own then)."""
     if not enabled:
         return NoProgress()
     f = file if file is not None else sys.stderr
@@ -163,11 +174,14 @@ def progress(
     if tty:
         from tqdm import tqdm
 
+        # with a time limit tqdm's ETA (the total at the current rate) may lie far past it: left out
+        fmt = None if time_left is None else "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]"
         return tqdm(total=total, desc=desc, unit=unit, initial=initial, leave=leave, file=f, dynamic_ncols=True,
-                    mininterval=0.5)
+                    mininterval=0.5, bar_format=fmt)
     if interval is None:
         try:
             interval = float(os.environ.get("SYNPREP_PROGRESS_INTERVAL", DEFAULT_INTERVAL))
         except ValueError:
             interval = DEFAULT_INTERVAL
-    return LineProgress(total, desc, unit, f, initial=initial, every=every, interval=interval, leave=leave)
+    return LineProgress(total, desc, unit, f, initial=initial, every=every, interval=interval, leave=leave,
+                        time_left=time_left)

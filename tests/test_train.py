@@ -172,10 +172,12 @@ def test_checkpoint_restores_the_architecture_and_the_run(pud, tmp_path):
     assert state["step"] == 3 and state["config"] == cfg
     model, rcfg, _ = load_model(out / "checkpoint_best.pt")
     assert type(model).__name__ == "GPS" and rcfg.model == RunConfig.from_dict(cfg).model
-    # resuming with another variant keeps the checkpoint's architecture
+    # another variant is another run: refused, saying what differs (synprep.checkpoint.resume_differences)
+    with pytest.raises(ConfigError, match=r"cannot resume: the run config differs in model.variant \('gps' -> 'vanilla'\)"):
+        train(run_cfg(pud, out, "vanilla", max_steps=4), log=lambda m: None)
     messages = []
-    train(run_cfg(pud, out, "vanilla", max_steps=4), log=messages.append)
-    assert any("model.variant" in m for m in messages)
+    train(run_cfg(pud, out, "gps", max_steps=4), log=messages.append)  # a longer run of the same config resumes
+    assert any(m.startswith("resuming ") for m in messages)
     assert json.loads((out / "config.json").read_text())["model"]["variant"] == "gps"
     recs = [json.loads(line) for line in open(out / "metrics.jsonl")]
     assert recs[0]["event"] == "start" and recs[0]["parameters"] > 0

@@ -48,11 +48,11 @@ def run(args: argparse.Namespace) -> int:
     if args.hyps:
         lang = target_language(ds.manifest, args.lang)[0]
     else:
-        from ..train import _device
+        from ..device import choose_device
 
         if args.beam is not None and args.beam < 1:
             raise ConfigError(f"--beam {args.beam}: expected >= 1")
-        device = _device(args.device)
+        device = choose_device(args.device)
         model, cfg, state, lang = load_for_decoding(args, ds, device)
         decoding_defaults(args, cfg)
     refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, lang)

@@ -4,7 +4,10 @@ The run is described by a config file (YAML/JSON: ``preset:``, ``model:``, ``tra
 see docs/models.md) plus ``--set key=value`` overrides and a few shortcuts
 (``--variant``, ``--preset``, ``--train``, ``--valid``, ``--out``, ``--max-steps``,
 ``--max-minutes``). Running the same command again on the same ``--out`` resumes
-from ``checkpoint_last.pt`` (the architecture comes from the checkpoint).
+from ``checkpoint_last.pt`` -- only when the run is the same: the same data and
+vocabularies, and the same settings except the run length and logging keys
+(``synprep.checkpoint.RESUMABLE``); otherwise it refuses, saying what differs
+(``--start-over-if-changed``: train from scratch in that folder instead).
 
 Data-parallel on N GPUs (or N CPU processes), one process each
 (:mod:`synprep.distributed`)::
@@ -31,8 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--valid", metavar="DIR", help="train.valid: validation dataset directory")
     p.add_argument("--out", metavar="DIR", help="train.out: run directory (config.json, checkpoints, metrics.jsonl)")
     p.add_argument("--max-steps", type=int, metavar="N", help="train.max_steps")
-    p.add_argument("--max-minutes", type=float, metavar="M", help="train.max_minutes (wall time, validation included)")
+    p.add_argument("--max-minutes", type=float, metavar="M", help="train.max_minutes: a hard limit on wall time, validation included (an update or validation that would end past it is not started; a final checkpoint is always written)")
     p.add_argument("--no-resume", action="store_true", help="refuse to continue a run found in --out (default: resume it)")
+    p.add_argument("--start-over-if-changed", action="store_true",
+                   help="when --out holds a run of other inputs (another dataset, vocabulary or setting than the run "
+                        "length and logging keys), train from scratch there, replacing its checkpoints, config.json "
+                        "and metrics.jsonl (default: refuse, saying what differs)")
     p.add_argument("--no-verify", action="store_true",
                    help="use the datasets without checking them against their manifests (sizes, rows, SHA-256; "
                         "checked by default, each file hashed once and remembered by size and times)")
@@ -62,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if args.print_config:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0
-    summary = train(cfg, resume=not args.no_resume, verify=not args.no_verify)
+    summary = train(cfg, resume=not args.no_resume, verify=not args.no_verify,
+                    stale="start-over" if args.start_over_if_changed else "refuse")
     if int(os.environ.get("RANK", "0") or 0) == 0:  # under torchrun: once
         print(json.dumps(summary, indent=2))
     return 0

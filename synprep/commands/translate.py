@@ -54,11 +54,10 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
 def load_for_decoding(args: argparse.Namespace, ds, device):
     """The checkpoint's model, run config and state, checked against the dataset's
     vocabularies, and the detokenizer's language (``--lang``, else the dataset's)."""
+    from ..checkpoint import load_model_for
     from ..decode import target_language
-    from ..train import check_vocab, load_model
 
-    model, cfg, state = load_model(args.checkpoint, device)
-    note = check_vocab(state, ds.manifest, args.checkpoint, args.data)
+    model, cfg, state, note = load_model_for(args.checkpoint, ds.manifest, args.data, device)
     if note:
         print(f"synprep {args.command}: note: {note}", file=sys.stderr)
     lang, source = target_language(ds.manifest, args.lang)
@@ -81,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from ..decode import TargetVocab, tree_conllu
     from ..errors import ConfigError
     from ..evaluate import dump_tree_scores, translate_dataset
-    from ..train import _device
+    from ..device import choose_device
 
     if args.beam is not None and args.beam < 1:
         raise ConfigError(f"--beam {args.beam}: expected >= 1")
@@ -90,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     for opt in ("out", "trees", "tree_scores", "gate_norms"):
         if getattr(args, opt):
             check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
-    device = _device(args.device)
+    device = choose_device(args.device)
     ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)
     decoding_defaults(args, cfg)

@@ -146,23 +146,10 @@ def pipeline_call():
 
 
 def resolve_device(device: str | None) -> str:
-    import torch
+    """The device name stanza gets (``cpu``, ``cuda``, ``cuda:N``): :func:`synprep.device.choose_device`."""
+    from ..device import choose_device
 
-    device = (device or "auto").strip()
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda"):
-        num = device[len("cuda"):]
-        if num and not (num[0] == ":" and num[1:].isdigit()):
-            raise ConfigError(f"unknown device {device!r}; expected cuda or cuda:N with N a device number")
-        if not torch.cuda.is_available():
-            raise ConfigError(f"device {device!r} asked for, but torch sees no CUDA device; use --device cpu or auto")
-        if num and int(num[1:]) >= torch.cuda.device_count():
-            raise ConfigError(f"device {device!r} does not exist; this machine has {torch.cuda.device_count()} CUDA device(s)")
-        return device
-    if device != "cpu":
-        raise ConfigError(f"unknown device {device!r}; expected auto, cpu, cuda or cuda:N")
-    return device
+    return str(choose_device(device, "device"))
 
 
 @register_parser("stanza")

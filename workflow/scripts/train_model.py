@@ -1,5 +1,8 @@
 """Snakemake script: one training run (synprep.train.train) with the run's config,
-on the workflow's datasets; resumes from the run directory's last checkpoint. With
+on the workflow's datasets; resumes from the run directory's last checkpoint when it
+is of the same inputs (data, vocabularies, run config), and otherwise starts over
+there, saying so in the log (stale="start-over"; a config edit that rebuilt the
+shards, or another corpus, never resumes the old model). With
 N >= 2 GPUs (resources gpu: train.gpus, or the profile's) the run is N data-parallel
 processes, one a GPU (torchrun --standalone -m synprep.cli train; synprep.distributed)."""
 
@@ -31,12 +34,12 @@ if gpus >= 2:
     with open(launch, "w", encoding="utf-8") as f:
         json.dump(run.to_dict(), f, indent=1)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}",
-           "-m", "synprep.cli", "train", "--config", launch]
+           "-m", "synprep.cli", "train", "--config", launch, "--start-over-if-changed"]
     print(" ".join(cmd), file=log)
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
     if done.returncode != 0:
         sys.exit(f"torchrun failed ({done.returncode}); see the lines above")
     summary = json.loads(done.stdout)  # rank 0's
 else:
-    summary = train(run, resume=True, log=lambda msg: print(msg, file=log))
+    summary = train(run, resume=True, log=lambda msg: print(msg, file=log), stale="start-over")
 write_json(sm.output.summary, summary, ensure_ascii=True, end="")  # the bytes it always had

@@ -1,0 +1,222 @@
+"""Nothing resumes from, or decodes with, a checkpoint made from other inputs
+(synprep.checkpoint): ``synprep train`` refuses to resume a run whose data,
+vocabularies or settings differ (saying what differs and how to go on) and starts
+over with ``--start-over-if-changed`` (what the workflow's train_model passes);
+translate, evaluate and the analysis dumps refuse a dataset whose vocabulary
+fingerprint is not the checkpoint's; and the workflow retrains after a config edit
+that changes the training data."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from synprep.cli import main
+from synprep.errors import InputError
+
+from .test_train import pud  # noqa: F401  (the PUD datasets fixture)
+
+
+@pytest.fixture(scope="module")
+def other(pud, tmp_path_factory):  # noqa: F811
+    """A dataset of the training pairs with another subword model of the same size
+    (as a rebuild with another sample or seed makes): the same sizes, other pieces."""
+    from synprep.shards import ShardConfig, build_dataset
+
+    d = tmp_path_factory.mktemp("other") / "train"
+    m = build_dataset(d, src=str(pud / "train.en.conllu"), tgt=str(pud / "train.de.conllu"),
+                      cfg=ShardConfig(vocab_size=600, projectivity="lift", seed=2, sample=100))
+    a = json.loads((pud / "train" / "manifest.json").read_text())
+    assert m["tokens"] == a["tokens"] and m["labels"] == a["labels"]
+    assert m["pieces"]["models"]["tgt"]["sha256"] != a["pieces"]["models"]["tgt"]["sha256"]
+    return d
+
+
+def train_args(data: Path, out: Path, *extra: str) -> list[str]:
+    return ["train", "--preset", "tiny", "--variant", "sa", "--train", str(data), "--out", str(out), "--no-progress",
+            "--set", "train.max_tokens=600", "--set", "train.warmup=1", "--set", "train.log_every=1", *extra]
+
+
+@pytest.fixture(scope="module")
+def trained(pud, tmp_path_factory):  # noqa: F811
+    """A run of 1 update (synprep train) on a copy of the training set."""
+    d = tmp_path_factory.mktemp("trained")
+    shutil.copytree(pud / "train", d / "data")
+    assert main(train_args(d / "data", d / "run", "--max-steps", "1")) == 0
+    return d
+
+
+@pytest.fixture
+def run(trained, tmp_path):
+    """A copy of that run and of its data (tmp_path/data), which a test may rebuild in
+    place; the run resumes on --train tmp_path/data (datasets are compared by content,
+    not by path)."""
+    for name in ("data", "run"):
+        shutil.copytree(trained / name, tmp_path / name)
+    return tmp_path / "data", tmp_path / "run"
+
+
+def rebuild(data: Path, like: Path) -> None:
+    """The dataset folder ``data`` made again, now as ``like``."""
+    shutil.rmtree(data)
+    shutil.copytree(like, data)
+
+
+def test_resume_on_a_dataset_rebuilt_with_another_subword_model_of_the_same_size_is_refused(run, other, capsys):
+    data, out = run
+    ck = out / "checkpoint_last.pt"
+    before = ck.read_bytes()
+    rebuild(data, other)
+    assert main(train_args(data, out, "--max-steps", "2")) == 2
+    err = capsys.readouterr().err
+    assert "cannot resume" in err and "subword model" in err and "--start-over-if-changed" in err, err
+    assert ck.read_bytes() == before  # refused before anything was written
+    # so the checkpoint still records its own vocabularies, and every route that decodes
+    # with it refuses the rebuilt dataset
+    for cmd, where in (("translate", data.parent / "h.txt"), ("evaluate", data.parent / "ev")):
+        assert main([cmd, "--checkpoint", str(ck), "--data", str(data), "--out", str(where), "--beam", "1",
+                     "--no-progress"]) == 2, cmd
+        assert "is not the one checkpoint" in capsys.readouterr().err
+    # --start-over-if-changed: trained from scratch on the rebuilt data, said in the log
+    assert main(train_args(data, out, "--max-steps", "2", "--start-over-if-changed")) == 0
+    err = capsys.readouterr().err
+    assert "start over" in err and "other inputs" in err, err
+    state = torch.load(ck, weights_only=True)
+    sha = json.loads((data / "manifest.json").read_text())["pieces"]["models"]["tgt"]["sha256"]
+    assert state["step"] == 2 and state["vocab"]["models"]["tgt"]["sha256"] == sha
+    recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["event"] for r in recs].count("start") == 1 and [r["step"] for r in recs if r["event"] == "train"] == [1, 2]
+    from synprep.checkpoint import load_model_for  # (the route of translate, evaluate and the analysis dumps)
+
+    assert load_model_for(ck, json.loads((data / "manifest.json").read_text()), data)[3] is None
+
+
+def test_the_analysis_dumps_check_the_checkpoints_vocabularies(run, other, tmp_path):
+    """The workflow's tree scores and gate norms (synprep.analysis) load the checkpoint
+    through the same check as translate and evaluate."""
+    from synprep.analysis import dump_gate_norms, dump_tree_scores
+
+    ck = run[1] / "checkpoint_best.pt"
+    for dump in (dump_tree_scores, dump_gate_norms):
+        with pytest.raises(InputError, match="subword model .* is not the one checkpoint"):
+            dump(ck, other, tmp_path / "dump" / "x.out", device="cpu")
+    assert not (tmp_path / "dump").exists()
+
+
+def test_resume_on_other_rows_with_the_same_vocabularies_is_refused(run, pud, capsys):  # noqa: F811
+    """The validation set, written with the training set's vocabularies: the same
+    fingerprint, other rows (a config edit that rebuilt the shards)."""
+    data, out = run
+    rebuild(data, pud / "valid")
+    assert main(train_args(data, out, "--max-steps", "2")) == 2
+    err = capsys.readouterr().err
+    assert "the training data differ" in err and "subword model" not in err, err
+
+
+def test_a_run_on_another_corpus_in_the_same_folder_starts_over_not_fails(run, pud, tmp_path, capsys):  # noqa: F811
+    """(issue 21: the demo's results/train/vanilla/ resumed on a user's corpus and failed
+    with `model.n_labels = 37 but the dataset ... has 44`, a key the user never set)"""
+    from synprep.shards import ShardConfig, build_dataset
+
+    data, out = run
+    m = build_dataset(tmp_path / "corpus", src=str(pud / "valid.en.conllu"), tgt=str(pud / "valid.de.conllu"),
+                      cfg=ShardConfig(vocab_size=400, projectivity="lift"))
+    assert len(m["labels"]) != len(json.loads((pud / "train" / "manifest.json").read_text())["labels"])
+    rebuild(data, tmp_path / "corpus")
+    assert main(train_args(data, out, "--max-steps", "2")) == 2
+    err = capsys.readouterr().err
+    assert "cannot resume" in err and "label list" in err and "n_labels" not in err, err
+    assert main(train_args(data, out, "--max-steps", "2", "--start-over-if-changed")) == 0
+    assert "start over" in capsys.readouterr().err
+    assert torch.load(out / "checkpoint_last.pt", weights_only=True)["config"]["model"]["n_labels"] == len(m["labels"])
+
+
+def test_resume_with_other_settings_is_refused_and_a_longer_run_resumes(run, capsys):
+    data, out = run
+    assert main(train_args(data, out, "--max-steps", "2", "--set", "train.lr=5e-4")) == 2
+    err = capsys.readouterr().err
+    assert "the run config differs in train.lr (0.002 -> 0.0005)" in err, err
+    assert main(train_args(data, out, "--max-steps", "2", "--set", "model.dropout=0.3")) == 2
+    assert "model.dropout" in capsys.readouterr().err
+    # the run length, the logging and the time limit may change: the same run, resumed
+    assert main(train_args(data, out, "--max-steps", "2", "--max-minutes", "30", "--set", "train.log_every=2")) == 0
+    assert "resuming" in capsys.readouterr().err
+    assert torch.load(out / "checkpoint_last.pt", weights_only=True)["step"] == 2
+
+
+def test_a_checkpoint_without_the_data_record_is_not_resumed(run, capsys):
+    """(an older synprep wrote it: nothing shows it was made from these data)"""
+    data, out = run
+    ck = out / "checkpoint_last.pt"
+    state = torch.load(ck, weights_only=True)
+    del state["data"]
+    torch.save(state, ck)
+    assert main(train_args(data, out, "--max-steps", "2")) == 2
+    assert "records no data checksum" in capsys.readouterr().err
+
+
+def test_the_fingerprint_covers_special_ids_and_arc_tokens(run):
+    """Not only the subword models' checksums and the labels: a manifest whose target
+    token layout or special ids differ is another vocabulary."""
+    from synprep.train import check_vocab
+
+    data, out = run
+    state = torch.load(out / "checkpoint_last.pt", weights_only=True)
+    manifest = json.loads((data / "manifest.json").read_text())
+    assert check_vocab(state, manifest, "ck.pt", data) is None
+    for edit in ({"tokens": {**manifest["tokens"], "arc_base": manifest["tokens"]["arc_base"] + 1}},
+                 {"tokens": {**manifest["tokens"], "eos_id": 5}}):
+        with pytest.raises(InputError, match="token layout"):
+            check_vocab(state, {**manifest, **edit}, "ck.pt", data)
+    models = json.loads(json.dumps(manifest["pieces"]))
+    models["models"]["src"]["pad_id"] = 7
+    with pytest.raises(InputError, match="src subword model's pad_id is 7"):
+        check_vocab(state, {**manifest, "pieces": models}, "ck.pt", data)
+
+
+# --------------------------------------------------------------------------- the workflow
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_workflow_retrains_after_a_config_edit_that_changes_the_training_data(tmp_path):
+    """A finished run, then shards.max_target_pieces 9 -> 12 (other training rows): the
+    training starts over (the log says so) and the evaluation scores the new model,
+    never the old one resumed and stopped at once."""
+    import yaml
+
+    from .test_workflow import _need_models, _snakemake, _tiny_config
+
+    _need_models()
+    config = _tiny_config(tmp_path)
+    cfg = yaml.safe_load(config.read_text())
+    cfg["analysis"]["challenge"]["enabled"] = cfg["analysis"]["induce"]["enabled"] = False
+    cfg["train"]["runs"] = [{"name": "tiny", "config": {"preset": "tiny", "model": {"variant": "vanilla"}, "train": {
+        "max_steps": 2, "max_tokens": 1000, "valid_every": 2, "warmup": 1}}}]
+    config.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    work = tmp_path / "work"
+    work.mkdir()
+    target = "results/train/tiny/eval/scores.json"  # and what it needs: no report, no analysis
+
+    def _run(*_args, **_kw):
+        _snakemake("--cores", "2", target, "--configfile", str(config), "--replace-workflow-config",
+                   "--directory", str(work), cwd=work)
+
+    _run()
+    run = work / "results" / "train" / "tiny"
+    first = {n: torch.load(run / n, weights_only=True) for n in ("checkpoint_last.pt", "checkpoint_best.pt")}
+    cfg["shards"]["max_target_pieces"] = 12
+    config.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    _run()
+    log = (work / "logs" / "train_model" / "tiny.log").read_text()
+    assert "start over" in log and "the training data differ" in log, log
+    for name, old in first.items():
+        new = torch.load(run / name, weights_only=True)
+        assert new["data"]["train"] != old["data"]["train"]
+        assert any(not torch.equal(new["model"][k], old["model"][k]) for k in old["model"]), name
+    scores = json.loads((run / "eval" / "scores.json").read_text())
+    assert scores["settings"]["step"] == 2
