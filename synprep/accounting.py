@@ -426,30 +426,33 @@ def shard_damage(dataset_dir: str | os.PathLike) -> str | None:
     import hashlib
     from pathlib import Path
 
+    from . import shards as sh
+
     d = Path(dataset_dir)
     if not d.is_dir():
         return None
     mpath = d / "manifest.json"
-    try:
-        m = json.loads(mpath.read_text(encoding="utf-8"))
-        written = mpath.stat().st_mtime_ns
-        files = [(s["file"], s["bytes"], s["sha256"], False) for s in m["shards"]]
-        files += [(e["file"], None, e["sha256"], True) for e in m["pieces"]["models"].values()]
-    except FileNotFoundError:
+    if not mpath.exists():
         return "manifest.json is missing"
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-        return f"manifest.json is unreadable ({type(e).__name__}: {e})"
+    try:
+        m = sh.read_manifest(d)  # validated: every file it names lies inside d
+        written = mpath.stat().st_mtime_ns
+        files = [(s["file"], s.get("bytes"), s["sha256"], False) for s in m["shards"]]
+        files += [(e["file"], None, e["sha256"], True) for e in m["pieces"]["models"].values()]
+    except (InputError, OSError) as e:
+        return f"manifest.json is unreadable ({e})"
     for name, size, sha, always in files:
-        p = d / name
         try:
-            st = p.stat()
+            st = sh.dataset_file(d, name).stat()
+        except InputError as e:
+            return e.message
         except OSError:
             return f"{name} is missing"
         if size is not None and st.st_size != size:
             return f"{name} has {st.st_size:,} bytes, the manifest says {size:,}"
         if always or st.st_mtime_ns > written:
             h = hashlib.sha256()
-            with open(p, "rb") as f:
+            with open(d / name, "rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     h.update(block)
             if h.hexdigest() != sha:

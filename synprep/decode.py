@@ -67,11 +67,10 @@ class TargetVocab:
 
     @classmethod
     def from_manifest(cls, manifest: dict, base: str | os.PathLike) -> "TargetVocab":
-        from .subwords import SubwordModel
+        from .shards import load_models
 
-        models = manifest["pieces"]["models"]
-        entry = models.get("tgt") or next(iter(models.values()))
-        m = SubwordModel.load(Path(base) / entry["file"])
+        models = load_models(base, manifest)
+        m = models.get("tgt") or next(iter(models.values()))
         tok = manifest.get("tokens") or {}
         return cls(
             m.pieces,

@@ -811,3 +811,151 @@ def test_12_split_help_describes_the_split_the_code_does(tmp_path, capsys):
     for k in range(3):
         for pid, s, t in read_shard(tmp_path / "o" / f"00{k}.tsv"):
             assert shard_key(s, t) % 3 == k
+
+
+# ============================================================ issue 20: datasets (h2-dataset)
+# Classes 4 (a manifest is input), 5 (subword models made elsewhere), 7 (pairs by id),
+# 8 (tracebacks left) and 9 (small untruths and bounds) of issue 20.
+
+
+def pud_blocks(lang: str, n: int) -> str:
+    """The first ``n`` sentences of the English or German PUD treebank (gold, sent_id-aligned)."""
+    from .conftest import ud_path
+
+    text = ud_path(f"{lang}_pud-ud-test.conllu").read_text(encoding="utf-8")
+    return "".join(b.strip("\n") + "\n\n" for b in text.split("\n\n")[:n])
+
+
+@pytest.fixture(scope="module")
+def pud_dataset(tmp_path_factory):
+    """A small en-de dataset of 24 PUD pairs in 3 shards (subword model trained here)."""
+    from synprep.shards import ShardConfig, build_dataset
+
+    d = tmp_path_factory.mktemp("pud")
+    (d / "en.conllu").write_text(pud_blocks("en", 24), encoding="utf-8")
+    (d / "de.conllu").write_text(pud_blocks("de", 24), encoding="utf-8")
+    build_dataset(d / "ds", str(d / "en.conllu"), str(d / "de.conllu"),
+                  ShardConfig(projectivity="lift", src_projectivity="keep", shard_size=8, vocab_size=400))
+    return d / "ds"
+
+
+@pytest.fixture
+def ds_copy(pud_dataset, tmp_path):
+    import shutil
+
+    shutil.copytree(pud_dataset, tmp_path / "ds")
+    return tmp_path / "ds"
+
+
+def edit_manifest(ds, change) -> None:
+    m = json.loads((ds / "manifest.json").read_text(encoding="utf-8"))
+    change(m)
+    (ds / "manifest.json").write_text(json.dumps(m, indent=1), encoding="utf-8")
+
+
+def readers(ds):
+    """Every way a command reads a dataset: the training reader (verified and not),
+    the exporters' rows, the subword models."""
+    from synprep.data import ShardDataset
+    from synprep.shards import iter_rows, load_models
+
+    yield lambda: ShardDataset(ds, verify=True)
+    yield lambda: ShardDataset(ds, verify=False)
+    yield lambda: list(iter_rows(ds))
+    yield lambda: load_models(ds)
+
+
+@pytest.mark.parametrize("name", ["../other/shard-00000.arrow", "/etc/passwd", "/no/such/file.arrow", "./shard-00000.arrow",
+                                  "a/../../shard-00000.arrow", "C:\\shard.arrow"])
+def test_20_4_a_manifest_names_files_inside_its_dataset_only(ds_copy, name, capsys):
+    import shutil
+
+    other = ds_copy.parent / "other"
+    shutil.copytree(ds_copy, other)  # a complete dataset next door: its shards verify
+    edit_manifest(ds_copy, lambda m: m["shards"][0].update(file=name))
+    for read in readers(ds_copy):
+        with pytest.raises(InputError, match="inside its dataset directory") as e:
+            read()
+        assert e.value.path == str(ds_copy / "manifest.json")
+        assert "exist" not in str(e.value) and "missing" not in str(e.value)  # says nothing of the outside file
+    for cmd in (["inspect", ds_copy], ["export", "pascal", ds_copy, ds_copy.parent / "x"]):
+        rc, err = run_main(capsys, *cmd)
+        assert rc == 2 and "inside its dataset directory" in err, err
+
+
+def test_20_4_a_symlink_out_of_the_dataset_is_refused(ds_copy, capsys):
+    import shutil
+
+    other = ds_copy.parent / "other"
+    shutil.copytree(ds_copy, other)
+    (ds_copy / "shard-00001.arrow").unlink()
+    (ds_copy / "shard-00001.arrow").symlink_to(other / "shard-00001.arrow")  # same bytes: the checksum matches
+    for read in list(readers(ds_copy))[:3]:  # the shard readers
+        with pytest.raises(InputError, match="leads out of the dataset"):
+            read()
+    (ds_copy / "sub").mkdir()  # a symlink inside the dataset is fine
+    shutil.copy(other / "shard-00001.arrow", ds_copy / "sub" / "s1.arrow")
+    (ds_copy / "shard-00001.arrow").unlink()
+    (ds_copy / "shard-00001.arrow").symlink_to(ds_copy / "sub" / "s1.arrow")
+    from synprep.data import ShardDataset
+
+    assert len(ShardDataset(ds_copy, verify=True)) == 24
+
+
+def test_20_4_shard_ids_are_checked_against_the_manifest_vocabularies(ds_copy, capsys):
+    """Remove a label (and adjust the token layout, so that the manifest is consistent
+    in itself): the shards hold label ids past the list's end. Every reader refuses,
+    also after the dataset was opened and remembered once."""
+    from synprep.data import ShardDataset
+
+    assert len(ShardDataset(ds_copy, verify=True)) == 24  # remembered as verified
+    m = json.loads((ds_copy / "manifest.json").read_text())
+    used = set()
+    for row in __import__("synprep.shards", fromlist=["iter_rows"]).iter_rows(ds_copy):
+        used.update(row["tgt_rels"])
+    last = max(used)
+
+    def drop(m):
+        del m["labels"][last]
+        m["tokens"]["decoder_vocab_size"] -= 2
+
+    edit_manifest(ds_copy, drop)
+    for read in list(readers(ds_copy))[:3]:
+        with pytest.raises(InputError, match=r"rels holds id \d+, outside|transitions holds id") as e:
+            read()
+        assert "shard-0000" in e.value.path
+    rc, err = run_main(capsys, "inspect", ds_copy, "--row", "0")
+    assert rc == 2 and "outside" in err, err
+    rc, err = run_main(capsys, "inspect", ds_copy / "shard-00000.arrow")
+    assert rc == 2 and "outside" in err, err
+    rc, err = run_main(capsys, "export", "pascal", ds_copy, ds_copy.parent / "x")
+    assert rc == 2 and "outside" in err and "Traceback" not in err, err
+    assert m["labels"][last]  # the label that was removed existed
+
+
+@pytest.mark.parametrize("change, what", [
+    (lambda m: m["tokens"].update(decoder_vocab_size=m["tokens"]["decoder_vocab_size"] - 2), "tokens.decoder_vocab_size"),
+    (lambda m: m["labels"].append(m["labels"][0]), "labels"),
+    (lambda m: m["pieces"]["models"]["tgt"].update(vocab_size=m["pieces"]["models"]["tgt"]["vocab_size"] + 5), "tokens"),
+    (lambda m: m["pieces"]["models"]["src"].update(pad_id=-1), "pad_id"),
+    (lambda m: m["pieces"]["models"].pop("src"), "one subword model for each side"),
+    (lambda m: m["shards"].append(dict(m["shards"][0])), "each shard file listed once"),
+])
+def test_20_4_manifest_vocabularies_must_agree(ds_copy, change, what):
+    from synprep.shards import read_manifest
+
+    edit_manifest(ds_copy, change)
+    with pytest.raises(InputError, match=what.replace(".", r"\.")):
+        read_manifest(ds_copy)
+
+
+def test_20_4_shard_vocab_from_checks_the_models_against_the_manifest(ds_copy, pud_dataset, tmp_path, capsys):
+    from synprep.conllu import read_conllu_string
+    from synprep.subwords import train_spm
+
+    other = train_spm([s.forms for s in read_conllu_string(pud_blocks("en", 24))], vocab_size=450)
+    other.save(ds_copy / "spm.model")  # another model where the manifest names its own
+    en = pud_dataset.parent / "en.conllu"
+    rc, err = run_main(capsys, "shard", en, en, "--vocab-from", ds_copy, "-o", tmp_path / "new")
+    assert rc == 2 and "spm.model" in err and "not the one the manifest lists" in err, err
+    assert not (tmp_path / "new").exists()
