@@ -959,3 +959,44 @@ def test_20_4_shard_vocab_from_checks_the_models_against_the_manifest(ds_copy, p
     rc, err = run_main(capsys, "shard", en, en, "--vocab-from", ds_copy, "-o", tmp_path / "new")
     assert rc == 2 and "spm.model" in err and "not the one the manifest lists" in err, err
     assert not (tmp_path / "new").exists()
+
+
+def test_20_5_a_sentencepiece_model_with_its_defaults_trains(tmp_path, capsys):
+    """sentencepiece's defaults (unk 0, bos 1, eos 2, pad -1), trained here on 300 raw
+    PUD sentences (en and de): shard gives the model its missing pad as an appended control piece,
+    and the dataset trains and validates (before: IndexError in the embedding)."""
+    import io
+
+    import sentencepiece as spm
+
+    from synprep.shards import read_manifest
+    from synprep.train import RunConfig, train
+
+    from .conftest import ud_path
+
+    raw = [ln[len("# text = "):] for lang in ("en", "de")
+           for ln in ud_path(f"{lang}_pud-ud-test.conllu").read_text(encoding="utf-8").splitlines()[:4000]
+           if ln.startswith("# text = ")]
+    buf = io.BytesIO()
+    assert len(raw) > 300
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(raw), model_writer=buf, vocab_size=600, minloglevel=2)
+    (tmp_path / "default.model").write_bytes(buf.getvalue())
+    plain = spm.SentencePieceProcessor(model_proto=buf.getvalue())
+    assert plain.pad_id() == -1 and plain.get_piece_size() == 600
+    (tmp_path / "en.conllu").write_text(pud_blocks("en", 24), encoding="utf-8")
+    (tmp_path / "de.conllu").write_text(pud_blocks("de", 24), encoding="utf-8")
+    rc, err = run_main(capsys, "shard", tmp_path / "en.conllu", tmp_path / "de.conllu", "--spm", tmp_path / "default.model",
+                       "--projectivity", "lift", "-o", tmp_path / "ds")
+    assert rc == 0, err
+    m = read_manifest(tmp_path / "ds")
+    e = m["pieces"]["models"]["tgt"]
+    assert (e["vocab_size"], e["pad_id"], e["unk_id"], e["bos_id"], e["eos_id"]) == (601, 600, 0, 1, 2)
+    assert m["counts"]["kept"] > 12  # most words of PUD round-trip through the default normalization
+    stored = spm.SentencePieceProcessor(model_file=str(tmp_path / "ds" / "spm.model"))
+    for text in raw[:50]:  # the same pieces as the model as it was given
+        assert stored.encode(text) == plain.encode(text)
+    cfg = RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tmp_path / "ds"), "valid": str(tmp_path / "ds"),
+                                                           "out": str(tmp_path / "run"), "max_steps": 2, "max_tokens": 400,
+                                                           "valid_every": 2, "progress": False}})
+    summary = train(cfg, log=lambda m: None)
+    assert summary["steps"] == 2
