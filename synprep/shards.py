@@ -211,55 +211,12 @@ class _Reject:
     message: str
 
 
-def _items(path) -> Iterator:
-    """Sentences of a CoNLL-U file with each invalid one as its InputError, in order."""
-    from .conllu import read_conllu
-
-    pending: list[InputError] = []
-    for sent in read_conllu(path, on_invalid=pending.append):
-        while pending:
-            yield pending.pop(0)
-        yield sent
-    while pending:
-        yield pending.pop(0)
-
-
 def _pairs(inputs: dict[str, str], bar=None) -> Iterator[tuple[int, dict]]:
-    """(ordinal, {side: Sentence | InputError}) in file order; pairs by position and
-    checks that sent_ids agree where both sides have one. ``bar``: a progress bar
-    (:mod:`synprep.progress`) counting the pairs."""
-    sides = list(inputs)
-    its = [_items(inputs[s]) for s in sides]
-    n = 0
-    end = object()
-    while True:
-        got = [next(it, end) for it in its]
-        if all(g is end for g in got):
-            return
-        n += 1
-        if any(g is end for g in got):
-            short = sides[got.index(end)]
-            raise InputError(
-                inputs[short],
-                None,
-                f"ends after {n - 1} sentences but {inputs[sides[1 - sides.index(short)]]} has more; "
-                "the two files must be parallel (one sentence each, same order)",
-                reason="misaligned",
-            )
-        if len(got) == 2:
-            a, b = got
-            ia, ib = getattr(a, "sent_id", None), getattr(b, "sent_id", None)
-            if ia is not None and ib is not None and ia != ib:
-                raise InputError(
-                    b.path,
-                    b.line,
-                    f"sent_id {ib!r} does not match {ia!r} of sentence {n} in {a.path} (line {a.line}); "
-                    "the files must be parallel (same order); remove the unpaired sentences",
-                    reason="misaligned",
-                )
-        if bar is not None:
-            bar.update(1)
-        yield n, dict(zip(sides, got))
+    """(ordinal, {side: Sentence | InputError}) in file order: the pairing of every
+    command that reads two sides (:func:`synprep.conllu.read_parallel`)."""
+    from .conllu import read_parallel
+
+    return read_parallel(inputs, bar=bar, invalid=True)
 
 
 class _TreeStage:
