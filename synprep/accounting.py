@@ -198,6 +198,47 @@ def account_shard(
     }
 
 
+def check_ledger(obj, path: str) -> dict:
+    """``obj`` (read from ``path``) if it has the shape :func:`account_shard` writes;
+    else InputError naming the file and the first entry that differs."""
+
+    def bad(where: str, value, expected: str):
+        raise InputError(path, None, f"{where} is {json.dumps(value)[:80]}; expected {expected} (a ledger that "
+                         "`synprep report accounting` writes)", "invalid")
+
+    def count(x) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+    if not isinstance(obj, dict):
+        bad("the file", obj, "an object")
+    if not isinstance(obj.get("shard"), str):
+        bad("shard", obj.get("shard"), "a shard name")
+    for k in ("input", "kept", "rejected"):
+        if not count(obj.get(k)):
+            bad(k, obj.get(k), "a count")
+    if not isinstance(obj.get("balanced"), bool):
+        bad("balanced", obj.get("balanced"), "true or false")
+    stages = obj.get("stages")
+    if not isinstance(stages, list):
+        bad("stages", stages, "a list of stages")
+    for i, row in enumerate(stages):
+        if (not isinstance(row, dict) or not isinstance(row.get("stage"), str) or not count(row.get("input"))
+                or not count(row.get("kept")) or not isinstance(row.get("rejected"), dict)
+                or not all(isinstance(r, str) and count(n) for r, n in row["rejected"].items())):
+            bad(f"stages[{i}]", row, "{stage, input, kept, rejected: {reason: count}}")
+    problems = obj.get("problems", {})
+    if not isinstance(problems, dict) or not all(
+            isinstance(p, dict) and count(p.get("count")) and isinstance(p.get("examples"), list) for p in problems.values()):
+        bad("problems", problems, "{kind: {count, examples}}")
+    if obj.get("corpus_lines") is not None:
+        if not count(obj["corpus_lines"]):
+            bad("corpus_lines", obj["corpus_lines"], "a line count or null")
+        lines = obj.get("lines")
+        if not isinstance(lines, dict) or not all(count(lines.get(k)) for k in ("count", "sum", "sumsq")):
+            bad("lines", lines, "{count, sum, sumsq}")
+    return obj
+
+
 def summarize(ledgers: Sequence[dict], stages: Sequence[str] = (), partition: bool = True) -> dict:
     """All shards' ledgers plus the totals per stage and reason. ``partition=False``
     for a subset of a run's shards (a shard's own log, the training or held-out

@@ -152,6 +152,10 @@ class TrainConfig(Config):
         for k in ("max_tokens", "max_sentences", "max_epochs", "valid_sentences", "valid_bleu", "threads"):
             if getattr(self, k) < 0:
                 raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 0")
+        if not (self.max_minutes >= 0 and math.isfinite(self.max_minutes)):  # NaN fails too
+            raise ConfigError(f"max_minutes = {self.max_minutes}: expected >= 0 (0 = no limit)")
+        if not 0 <= self.seed < 2**32:  # numpy's and the samplers' seeds are unsigned 32-bit
+            raise ConfigError(f"seed = {self.seed}: expected an integer in 0..{2**32 - 1}")
 
 
 @dataclass

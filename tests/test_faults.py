@@ -1000,3 +1000,27 @@ def test_20_5_a_sentencepiece_model_with_its_defaults_trains(tmp_path, capsys):
                                                            "valid_every": 2, "progress": False}})
     summary = train(cfg, log=lambda m: None)
     assert summary["steps"] == 2
+
+
+def test_20_7_commands_reading_two_sides_pair_by_sent_id_as_shard_does(tmp_path, capsys):
+    """PUD en/de with the German side rotated by one sentence: shard refuses it, and so
+    must challenge (before: unrelated pairs, rc 0) and eval-parse (before: scored)."""
+    en, de = pud_blocks("en", 12), pud_blocks("de", 12)
+    blocks = de.split("\n\n")[:-1]
+    (tmp_path / "en.conllu").write_text(en, encoding="utf-8")
+    (tmp_path / "de.conllu").write_text("\n\n".join(blocks[1:] + blocks[:1]) + "\n\n", encoding="utf-8")
+    out = tmp_path / "ch"
+    rc, err = run_main(capsys, "challenge", "--src", tmp_path / "en.conllu", "--tgt", tmp_path / "de.conllu",
+                       "--src-lang", "en", "--tgt-lang", "de", "-o", out)
+    assert rc == 2 and "de.conllu:1: sent_id" in err and "does not match" in err, err
+    rc, err = run_main(capsys, "shard", tmp_path / "en.conllu", tmp_path / "de.conllu", "-o", tmp_path / "ds")
+    assert rc == 2 and "does not match" in err  # the same refusal
+    gold = tmp_path / "gold.conllu"
+    gold.write_text(en, encoding="utf-8")
+    eb = en.split("\n\n")[:-1]
+    swapped = eb[:]  # the same words, two sentences' ids swapped: the trees are not the gold ones' pairs
+    swapped[0], swapped[1] = eb[0].replace("n01001011", "n01001013"), eb[1].replace("n01001013", "n01001011")
+    assert swapped != eb
+    (tmp_path / "pred.conllu").write_text("\n\n".join(swapped) + "\n\n", encoding="utf-8")
+    rc, err = run_main(capsys, "eval-parse", tmp_path / "pred.conllu", gold)
+    assert rc == 2 and "pred.conllu:1: sent_id 'n01001013' does not match 'n01001011'" in err, err
