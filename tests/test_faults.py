@@ -975,7 +975,7 @@ def test_20_5_a_sentencepiece_model_with_its_defaults_trains(tmp_path, capsys):
     from .conftest import ud_path
 
     raw = [ln[len("# text = "):] for lang in ("en", "de")
-           for ln in ud_path(f"{lang}_pud-ud-test.conllu").read_text(encoding="utf-8").splitlines()[:4000]
+           for ln in ud_path(f"{lang}_pud-ud-test.conllu").read_text(encoding="utf-8").splitlines()[:4400]
            if ln.startswith("# text = ")]
     buf = io.BytesIO()
     assert len(raw) > 300
@@ -1024,3 +1024,144 @@ def test_20_7_commands_reading_two_sides_pair_by_sent_id_as_shard_does(tmp_path,
     (tmp_path / "pred.conllu").write_text("\n\n".join(swapped) + "\n\n", encoding="utf-8")
     rc, err = run_main(capsys, "eval-parse", tmp_path / "pred.conllu", gold)
     assert rc == 2 and "pred.conllu:1: sent_id 'n01001013' does not match 'n01001011'" in err, err
+
+
+def _gold_sentence(tmp_path):
+    """The first English PUD sentence as a gold file, and its number of words."""
+    from synprep.conllu import read_conllu
+
+    gold = tmp_path / "gold.conllu"
+    gold.write_text(pud_blocks("en", 1), encoding="utf-8")
+    return gold, len(next(read_conllu(gold)).heads)
+
+
+def test_20_8_induce_eval_refuses_score_arrays_that_are_not_real_numbers(tmp_path, capsys):
+    import numpy as np
+    import pyarrow as pa
+
+    gold, n = _gold_sentence(tmp_path)
+    bad = {
+        "obj.npz": dict(scores_0=np.array([[1, 2], [3, 4]], dtype=object)),
+        "cplx.npz": dict(scores_0=np.zeros((n + 1, n + 1), dtype=complex)),
+        "str.npz": dict(scores_0=np.full((n + 1, n + 1), "a")),
+        "wid.npz": dict(scores_0=np.zeros((n + 1, n + 1)), word_ids_0=np.full(n, "x")),
+    }
+    for name, arrays in bad.items():
+        np.savez(tmp_path / name, **arrays)
+    tables = {"nullrow.arrow": pa.table({"scores": [[[0.0] * (n + 1)] * n + [None]]}),
+              "nullwid.arrow": pa.table({"scores": [[0.0] * (n + 1) ** 2], "word_ids": [[None] * n]})}
+    for name, t in tables.items():
+        with pa.ipc.new_file(str(tmp_path / name), t.schema) as w:
+            w.write_table(t)
+    for name in [*bad, *tables]:
+        rc, err = run_main(capsys, "induce-eval", "--gold", gold, "--scores", tmp_path / name)
+        assert rc == 2 and f"{name}: " in err and "Traceback" not in err, (name, err)
+    np.savez(tmp_path / "good.npz", scores_0=np.zeros((n + 1, n + 1)))  # the same route, with numbers, works
+    assert run_main(capsys, "induce-eval", "--gold", gold, "--scores", tmp_path / "good.npz")[0] == 0
+
+
+def _gates_tsv(path, words, z="0.5"):
+    from synprep.gates import HEADER
+
+    rows = ["\t".join(HEADER + ["z_l1"])]
+    for pos, w in enumerate(words):
+        rows.append("\t".join(map(str, [0, "s0", pos, "x", w, f"w{w}", z, z])))
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def test_20_8_gate_stats_names_a_gap_in_word_indices_and_refuses_nan(tmp_path, capsys):
+    gold = tmp_path / "g.conllu"
+    gold.write_text(row(1, "w0", 2, "nsubj") + "\n" + row(2, "w1", 0, "root") + "\n" + row(3, "w2", 2, "obj") + "\n\n")
+    _gates_tsv(tmp_path / "gap.tsv", [0, 0, 2, -1])
+    rc, err = run_main(capsys, "gate-stats", "--gates", tmp_path / "gap.tsv", "--conllu", gold)
+    assert rc == 2 and "gap.tsv:4:" in err and "no piece of word 1" in err, err
+    _gates_tsv(tmp_path / "nan.tsv", [0, 1, 2, -1], z="nan")
+    rc, err = run_main(capsys, "gate-stats", "--gates", tmp_path / "nan.tsv", "--conllu", gold, "--json", tmp_path / "s.json")
+    assert rc == 2 and "nan.tsv:2:" in err and "finite" in err, err
+    assert not (tmp_path / "s.json").exists()
+    _gates_tsv(tmp_path / "ok.tsv", [0, 1, 2, -1])
+    assert run_main(capsys, "gate-stats", "--gates", tmp_path / "ok.tsv", "--conllu", gold, "--json", tmp_path / "s.json")[0] == 0
+    json.loads((tmp_path / "s.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+
+
+def test_20_8_filter_recut_names_a_missing_or_garbage_table(tmp_path, capsys):
+    import shutil
+
+    from .conftest import MULTI30K
+
+    if not (MULTI30K / "val.en.gz").exists():
+        pytest.skip(f"{MULTI30K} is absent (../shared/data)")
+    for lang in ("en", "de"):
+        lines = gzip.open(MULTI30K / f"val.{lang}.gz", "rt", encoding="utf-8").read().splitlines()[:12]
+        (tmp_path / f"v.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rc, err = run_main(capsys, "filter", tmp_path / "v.en", tmp_path / "v.de", "-o", tmp_path / "f", "--no-align", "--no-progress")
+    assert rc == 0, err
+    for name, damage in [("scores.parquet", b"garbage"), ("rejects.parquet", None), ("scores.parquet", None)]:
+        d = tmp_path / f"f-{name}-{damage is None}"
+        shutil.copytree(tmp_path / "f", d)
+        if damage is None:
+            (d / name).unlink()
+        else:
+            (d / name).write_bytes(damage)
+        rc, err = run_main(capsys, "filter", "--recut", d, "-o", tmp_path / f"o-{d.name}")
+        assert rc == 2 and f"{name}: " in err and "run synprep filter again" in err and "Traceback" not in err, err
+
+
+def test_20_8_evaluate_a_source_only_dataset_needs_ref(tmp_path, capsys):
+    (tmp_path / "en.conllu").write_text(pud_blocks("en", 6), encoding="utf-8")
+    assert run_main(capsys, "shard", tmp_path / "en.conllu", "--side", "src", "--projectivity", "lift", "--vocab-size", "400",
+                    "-o", tmp_path / "ds")[0] == 0
+    (tmp_path / "h.txt").write_text("a\n" * 6)
+    rc, err = run_main(capsys, "evaluate", "--data", tmp_path / "ds", "--hyps", tmp_path / "h.txt", "--out", tmp_path / "e")
+    assert rc == 2 and "no target side" in err and "--ref" in err, err
+    (tmp_path / "r.txt").write_text("a b\n" * 6)
+    rc, err = run_main(capsys, "evaluate", "--data", tmp_path / "ds", "--hyps", tmp_path / "h.txt", "--ref", tmp_path / "r.txt",
+                       "--out", tmp_path / "e")
+    assert rc == 0, err
+    (tmp_path / "h5.txt").write_text("a\n" * 5)  # class 9: the hypotheses are called hypotheses
+    rc, err = run_main(capsys, "evaluate", "--data", tmp_path / "ds", "--hyps", tmp_path / "h5.txt", "--ref", tmp_path / "r.txt",
+                       "--out", tmp_path / "e2")
+    assert rc == 2 and "h5.txt: 5 hypotheses for 6 sentences" in err, err
+
+
+@pytest.mark.parametrize("key, value", [("seed", -1), ("seed", 2**32), ("max_minutes", -1), ("max_minutes", float("nan"))])
+def test_20_8_9_train_config_bounds(key, value):
+    from synprep.train import RunConfig
+
+    with pytest.raises(ConfigError, match=f"{key} = "):
+        RunConfig.from_dict({"train": {key: value}})
+
+
+def test_20_8_inspect_row_counts_over_the_dataset(pud_dataset, capsys):
+    """--row -1 is the dataset's last row (3 shards of 8 rows), not a row of the first shard."""
+    from synprep.cli import main
+
+    capsys.readouterr()
+    assert main(["inspect", str(pud_dataset), "--row", "-1"]) == 0
+    last = capsys.readouterr().out
+    assert main(["inspect", str(pud_dataset), "--row", "23"]) == 0
+    assert capsys.readouterr().out == last and last.startswith("shard-00002.arrow row 7 of 8")
+    for r in ("24", "-25"):
+        rc, err = run_main(capsys, "inspect", pud_dataset, "--row", r)
+        assert rc == 2 and "out of range" in err and "has 24 rows" in err, err
+
+
+@pytest.mark.parametrize("flag, content", [
+    ("--accounting", "[]"), ("--accounting", '{"shard": "000"}'),
+    ("--accounting", '{"shard": "000", "input": 1, "kept": 1, "rejected": 0, "balanced": true, "stages": [1]}'),
+    ("--stats", "[1, 2]"), ("--stats", '{"shard": "000", "length_before": 5}'),
+    ("--stats", '{"shard": "000", "length_before": {"src": {"ten": 1}}}'),
+    ("--stats", '{"shard": "000", "labels": {"src": {"nsubj": "many"}}}'),
+])
+def test_20_8_report_html_refuses_json_of_the_wrong_shape(tmp_path, capsys, flag, content):
+    (tmp_path / "in.json").write_text(content)
+    rc, err = run_main(capsys, "report", "html", flag, tmp_path / "in.json", "-o", tmp_path / "r.html")
+    assert rc == 2 and "in.json: " in err and "expected" in err and "Traceback" not in err, err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_20_8_report_html_names_a_metrics_line_that_is_not_json(tmp_path, capsys):
+    (tmp_path / "m.jsonl").write_text('{"event": "train", "step": 1, "loss": 2.0}\nnot json\n')
+    (tmp_path / "s.json").write_text('{"bleu": 1.0}')
+    rc, err = run_main(capsys, "report", "html", "--run", "a", tmp_path / "m.jsonl", tmp_path / "s.json", "-o", tmp_path / "r.html")
+    assert rc == 2 and "m.jsonl:2: not a JSON line" in err, err
