@@ -163,12 +163,33 @@ def pair_id(name: str, line: int) -> str:
     return f"{name}:{line}"
 
 
+#: the most shards a corpus is split into, decided before any input is read (``split
+#: --shards``, the workflow's ``shards.count``): each shard is a set of files and, in the
+#: workflow, a dozen jobs; 10,000 shards of the largest corpora synprep targets
+#: (4.5M pairs) still hold 450 pairs each, while 100,000,000 would take minutes only to
+#: name the shards. The workflow's schema repeats the bound (shards.count maximum).
+MAX_SHARDS = 10_000
+
+
 def shard_names(n_shards: int) -> list[str]:
-    """``['000', '001', ...]``: zero-padded to at least 3 digits."""
-    if n_shards < 1:
-        raise ConfigError(f"the number of shards must be >= 1, got {n_shards}")
+    """``['000', '001', ...]``: zero-padded to at least 3 digits; 1..MAX_SHARDS of them."""
+    if not 1 <= n_shards <= MAX_SHARDS:
+        raise ConfigError(f"the number of shards must be in 1..{MAX_SHARDS:,}, got {n_shards:,}")
     width = max(3, len(str(n_shards - 1)))
     return [f"{i:0{width}d}" for i in range(n_shards)]
+
+
+def check_shard_counts(config: dict) -> None:
+    """The workflow config's shard counts, beyond what its schema can say (the Snakefile
+    calls this after validating the schema): ``shards.count`` within 1..MAX_SHARDS, and
+    ``train.heldout_shards`` at most ``shards.count`` (the last N shards are held out:
+    more than there are would wrap around and hold out fewer)."""
+    count = config["shards"]["count"]
+    shard_names(count)  # the bound
+    held = config["train"]["heldout_shards"]
+    if held > count:
+        raise ConfigError(f"config train.heldout_shards = {held} is more than shards.count = {count}: the last N shards "
+                          f"are held out; give at most {count} (0 holds none out)")
 
 
 def shard_key(src: str | bytes, tgt: str | bytes) -> int:

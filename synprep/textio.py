@@ -2,7 +2,9 @@
 
 :func:`lines` is what the text readers share (the raw corpus of ``split``, the text
 pairs of ``filter``, the sentences of ``parse``, the pair shards of the workflow):
-lines split on LF only, the CR of a CRLF removed, and the byte-order-mark rule of
+lines split on LF only, the CR of a CRLF removed (a file with CR-only line endings,
+as classic Mac OS wrote them, is an error that says so and how to convert it: read on
+LF, it would be one line), and the byte-order-mark rule of
 every synprep reader (docs/trees.md): a UTF-8 BOM at the very start of the file is
 skipped -- a file of nothing but the mark has no lines -- and U+FEFF anywhere else is
 text. Decoding is left to the caller, so that it can name the line that is not UTF-8.
@@ -37,6 +39,10 @@ def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
             raw = raw[len(BOM):]
             if not raw:
                 return
+        if n == 0 and not raw.endswith(b"\n") and b"\r" in raw.rstrip(b"\r"):
+            # the first "line" is the whole file and holds CRs: lines end with CR alone
+            raise InputError(name, 1, "has CR-only line endings (no LF in the whole file; read on LF it would be one "
+                             "line): convert them to LF, e.g. `tr '\\r' '\\n' < FILE > FIXED`", reason="line-endings")
         n += 1
         if raw.endswith(b"\n"):
             raw = raw[:-1]

@@ -995,11 +995,10 @@ def test_20_5_a_sentencepiece_model_with_its_defaults_trains(tmp_path, capsys):
     stored = spm.SentencePieceProcessor(model_file=str(tmp_path / "ds" / "spm.model"))
     for text in raw[:50]:  # the same pieces as the model as it was given
         assert stored.encode(text) == plain.encode(text)
-    cfg = RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tmp_path / "ds"), "valid": str(tmp_path / "ds"),
-                                                           "out": str(tmp_path / "run"), "max_steps": 2, "max_tokens": 400,
-                                                           "valid_every": 2, "progress": False}})
-    summary = train(cfg, log=lambda m: None)
-    assert summary["steps"] == 2
+    cfg = RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tmp_path / "ds"), "out": str(tmp_path / "run"),
+                                                           "max_steps": 1, "max_tokens": 300, "progress": False}})
+    summary = train(cfg, log=lambda m: None)  # one update: padding and BOS/END are looked up in the embeddings
+    assert summary["steps"] == 1
 
 
 def test_20_7_commands_reading_two_sides_pair_by_sent_id_as_shard_does(tmp_path, capsys):
@@ -1165,3 +1164,43 @@ def test_20_8_report_html_names_a_metrics_line_that_is_not_json(tmp_path, capsys
     (tmp_path / "s.json").write_text('{"bleu": 1.0}')
     rc, err = run_main(capsys, "report", "html", "--run", "a", tmp_path / "m.jsonl", tmp_path / "s.json", "-o", tmp_path / "r.html")
     assert rc == 2 and "m.jsonl:2: not a JSON line" in err, err
+
+
+def test_20_9_shard_counts_are_bounded_before_any_input_is_read(tmp_path, capsys):
+    from synprep.corpus import MAX_SHARDS, check_shard_counts
+
+    # a corpus that does not exist: the count is refused before it is opened
+    rc, err = run_main(capsys, "split", "--src", tmp_path / "no.en", "--tgt", tmp_path / "no.de", "--name", "c",
+                       "--shards", "100000000", "--out-dir", tmp_path / "o")
+    assert rc == 2 and "number of shards must be in 1..10,000" in err, err
+    assert not (tmp_path / "o").exists()
+    check_shard_counts({"shards": {"count": 4}, "train": {"heldout_shards": 4}})
+    for shards, held in ((4, 5), (MAX_SHARDS + 1, 1)):
+        with pytest.raises(ConfigError):
+            check_shard_counts({"shards": {"count": shards}, "train": {"heldout_shards": held}})
+
+
+@pytest.mark.workflow
+def test_20_9_the_workflow_refuses_more_heldout_shards_than_shards(tmp_path):
+    """5 held out of 4 shards wrapped around to 1 held out; now the config check refuses it (dry run)."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("train:\n  heldout_shards: 5\n")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(cfg),
+                        "--directory", repo], capture_output=True, text=True, cwd=repo)
+    assert r.returncode != 0
+    assert "heldout_shards = 5 is more than shards.count = 4" in r.stdout + r.stderr
+
+
+def test_20_9_cr_only_line_endings_are_named(tmp_path, capsys):
+    (tmp_path / "c.en").write_bytes(b"a small dog\ra big cat\rtwo birds\r")
+    (tmp_path / "c.de").write_bytes(b"ein kleiner Hund\neine grosse Katze\nzwei Voegel\n")
+    rc, err = run_main(capsys, "split", "--src", tmp_path / "c.en", "--tgt", tmp_path / "c.de", "--name", "c",
+                       "--shards", "2", "--out-dir", tmp_path / "o")
+    assert rc == 2 and "c.en:1: has CR-only line endings" in err, err
+    rc, err = run_main(capsys, "filter", tmp_path / "c.en", tmp_path / "c.de", "-o", tmp_path / "f", "--no-align", "--no-progress")
+    assert rc == 2 and "CR-only line endings" in err, err
+    (tmp_path / "c.en").write_bytes(b"a small dog\r\na big cat\r\ntwo birds\r\n")  # CRLF is read as before
+    rc, err = run_main(capsys, "split", "--src", tmp_path / "c.en", "--tgt", tmp_path / "c.de", "--name", "c",
+                       "--shards", "2", "--out-dir", tmp_path / "o")
+    assert rc == 0, err
