@@ -596,7 +596,7 @@ def _decode_item(item, n_words: int, k: int, layout: str, root: str, scores_name
     where = f"sentence {k} (0-based)"
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise InputError(scores_name, None, f"{where}: score matrix has shape {a.shape}; expected a square matrix", "shape")
-    if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):  # not complex, bool, str, object
+    if a.dtype.kind not in "fiu":  # real numbers: not complex, bool, timedelta, str, bytes or object
         raise InputError(scores_name, None, f"{where}: scores have dtype {a.dtype}; expected real numbers", "format")
     n_pieces = a.shape[0] - 1 if layout == "root" else a.shape[0]
     if wid is None:
@@ -610,7 +610,7 @@ def _decode_item(item, n_words: int, k: int, layout: str, root: str, scores_name
             )
         wid = np.arange(n_pieces)
     wid = np.asarray(wid)
-    if not np.issubdtype(wid.dtype, np.integer):
+    if wid.dtype.kind not in "iu":
         raise InputError(scores_name, None, f"{where}: word ids have dtype {wid.dtype}; expected integers", "format")
     if wid.ndim != 1 or wid.size != n_pieces:
         raise InputError(

@@ -9,7 +9,8 @@ random bytes.
 Readers: ``oracle`` (the compiled and the Python path), ``shard``, ``split``,
 ``filter``, ``parse`` (reading, then UDPipe) and the dataset loader (manifest and
 shard bytes); and manifest mutations of issue 20 (files outside the dataset, symlinks
-out, vocabularies changed: refused, or the manifest's shards read exactly). They are called in this process (fast); the CLI runs as a subprocess
+out, vocabularies changed: refused, or the manifest's shards read exactly), second
+sides reordered (challenge, eval-parse: refused) and score files of any dtype (induce). They are called in this process (fast); the CLI runs as a subprocess
 for one fixed mutated input a command (:func:`test_cli_exit_status_and_no_traceback`).
 
 Invariants, for every reader and input:
@@ -25,8 +26,8 @@ Invariants, for every reader and input:
   any of them takes).
 
 Examples: ``COUNTS`` a reader in the default run (derandomized, so the same cases
-every time: 430 in all, plus 6 CLI runs; about 20 s), ``SLOW`` times as many in the
-long run (4,300; ``slow``-marked and skipped unless ``SYNPREP_FUZZ_LONG=1``, since
+every time: 495 in all, plus 6 CLI runs; about 20 s), ``SLOW`` times as many in the
+long run (4,950; ``slow``-marked and skipped unless ``SYNPREP_FUZZ_LONG=1``, since
 CI runs slow tests too); README.md ("Run the tests") gives the numbers.
 """
 
@@ -53,7 +54,8 @@ from synprep.errors import SynprepError
 from .test_conllu import GERMAN, row
 
 #: examples a reader in the default run; the slow run tries SLOW times as many
-COUNTS = {"oracle": 120, "shard": 40, "split": 80, "filter": 50, "parse": 60, "loader": 40, "manifest": 40}
+COUNTS = {"oracle": 120, "shard": 40, "split": 80, "filter": 50, "parse": 60, "loader": 40, "manifest": 40,
+          "pairing": 25, "scores": 40}
 SLOW = 10
 #: seconds an example may take before it counts as a hang
 LIMIT = 30
@@ -655,3 +657,78 @@ def _manifest(dataset, outsider, tmp_path_factory, mutations):
 
 
 test_manifest, test_manifest_long = fuzz_tests("manifest", st.lists(MANIFEST_MUTATION, min_size=1, max_size=3))(_manifest)
+
+
+# ============================================================ issue 20: two sides pair by id
+
+
+@pytest.fixture(scope="module")
+def pud_pair(tmp_path_factory):
+    from .conftest import ud_path
+
+    d = tmp_path_factory.mktemp("pud")
+    for lang in ("en", "de"):
+        text = ud_path(f"{lang}_pud-ud-test.conllu").read_text(encoding="utf-8")
+        (d / f"{lang}.blocks").write_text(json.dumps(text.split("\n\n")[:8]), encoding="utf-8")
+    return d
+
+
+def _pairing(pud_pair, tmp_path_factory, order):
+    """Every command that reads two sides (challenge, eval-parse; shard in test_faults)
+    refuses a reordered, shortened or repeated second side -- or it was not changed."""
+    from synprep.challenge import extract
+    from synprep.errors import InputError
+    from synprep.parsers.evaluate import evaluate
+
+    tmp = tmp_path_factory.mktemp("pair")
+    en, de = (json.loads((pud_pair / f"{lang}.blocks").read_text()) for lang in ("en", "de"))
+    (tmp / "en.conllu").write_text("\n\n".join(en) + "\n\n", encoding="utf-8")
+    (tmp / "de.conllu").write_text("\n\n".join(de[i] for i in order) + "\n\n", encoding="utf-8")
+    (tmp / "pred.conllu").write_text("\n\n".join(en[i] for i in order) + "\n\n", encoding="utf-8")
+    same = order == list(range(len(en)))
+    calls = [lambda: extract({"src": str(tmp / "en.conllu"), "tgt": str(tmp / "de.conllu")}, langs={"src": "en", "tgt": "de"}),
+             lambda: evaluate(tmp / "pred.conllu", tmp / "en.conllu")]
+    for call in calls:
+        try:
+            call()
+        except InputError as e:
+            assert not same and e.reason in ("misaligned", "alignment"), e
+            continue
+        assert same, (order, call)
+
+
+ORDERS = st.one_of(st.permutations(list(range(8))),
+                   st.lists(st.integers(0, 7), min_size=1, max_size=9))  # drops and repeats
+test_pairing, test_pairing_long = fuzz_tests("pairing", ORDERS)(_pairing)
+
+
+# ============================================================ issue 20: score files of any dtype
+
+
+SCORE_DTYPES = st.sampled_from(["f8", "f4", "i4", "u1", "c16", "U3", "S2", "O", "b1", "m8[s]"])
+
+
+def _score_file(tmp_path_factory, dtype, wid_dtype, n, shape_delta):
+    """induce-eval reads .npz score files of any dtype and shape: a result, or an
+    InputError naming the file -- never another exception."""
+    import numpy as np
+
+    from synprep.errors import InputError
+    from synprep.induce import Gold, evaluate, load_scores
+
+    tmp = tmp_path_factory.mktemp("sc")
+    side = n + 1 + shape_delta
+    scores = np.ones((max(side, 0), max(side, 0))).astype(dtype) if dtype != "O" else np.full((side, side), None)
+    arrays = {"scores_0": scores}
+    if wid_dtype is not None:
+        arrays["word_ids_0"] = np.arange(n).astype(wid_dtype) if wid_dtype != "O" else np.full(n, None)
+    np.savez(tmp / "s.npz", **arrays)
+    gold = [Gold(heads=[-1] + [0] * (n - 1), scored=[True] * n, name="gold:1", sent_id=None)]
+    try:
+        evaluate(gold, load_scores(tmp / "s.npz"), scores_name=str(tmp / "s.npz"))
+    except InputError as e:
+        assert e.path == str(tmp / "s.npz"), e
+
+
+test_scores, test_scores_long = fuzz_tests("scores", SCORE_DTYPES, st.one_of(st.none(), SCORE_DTYPES), st.integers(1, 5),
+                                           st.integers(-2, 1))(_score_file)
