@@ -35,20 +35,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections import Counter
 from typing import Iterable, Iterator, Sequence
 
 from .errors import InputError, SynprepError
+from .textio import one_line
 
-_FIELD = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 #: how many example ids a ledger lists per kind of problem
 EXAMPLES = 5
 
 
 def _field(value: object) -> str:
-    text = "" if value is None else str(value)
-    return _FIELD.sub(" ", text)
+    return one_line("" if value is None else str(value))
 
 
 def reject_line(pair_id: str, stage: str, reason: str, detail: object = "") -> str:

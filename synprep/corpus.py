@@ -75,7 +75,6 @@ BAD_ENCODING = "bad-encoding"
 BAD_COLUMNS = "bad-columns"
 
 #: characters that break one-record-a-line text (str.splitlines' separators and tab)
-_BREAKS = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 _SPLIT_FILE = re.compile(r"^(\d+(\.rejects)?\.tsv|.*\.json)$")
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -254,10 +253,12 @@ def _raw_lines(path: str) -> Iterator[bytes]:
 
 
 def _clean(text: str, summary: SplitSummary | None) -> str:
-    if _BREAKS.search(text):
+    from .textio import has_breaks, one_line
+
+    if has_breaks(text):
         if summary is not None:
             summary.normalized += 1
-        return _BREAKS.sub(" ", text)
+        return one_line(text)
     return text
 
 

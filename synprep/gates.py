@@ -135,7 +135,9 @@ def gate_rows(
 
 
 def _clean(s: str) -> str:
-    return s.replace("\t", " ").replace("\n", " ")
+    from .textio import one_line
+
+    return one_line(s)
 
 
 def write_gate_tsv(path: str | os.PathLike, layers: Sequence[int], rows: Sequence[dict]) -> None:

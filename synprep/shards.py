@@ -714,7 +714,9 @@ def _both(inputs, stage, seen, bar=None):
 
 
 def _tsv(s: str) -> str:
-    return s.replace("\t", " ").replace("\n", " ")
+    from .textio import one_line
+
+    return one_line(s)
 
 
 def model_entry(name: str, m) -> dict:

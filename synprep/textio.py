@@ -13,14 +13,37 @@ The CoNLL-U reader applies the same rule to its blocks (:func:`synprep.conllu._b
 
 from __future__ import annotations
 
+import re
 from typing import BinaryIO, Iterator
 
 from .errors import InputError
 
-__all__ = ["BOM", "lines"]
+__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "lines", "has_breaks", "one_line"]
 
 #: the UTF-8 byte-order mark
 BOM = b"\xef\xbb\xbf"
+
+#: what breaks a line in some reader: LF, CR, VT, FF, the file/group/record separators,
+#: NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR -- exactly the characters at which
+#: Python's ``str.splitlines`` breaks, so a text cleaned of them is one line anywhere
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+#: a line break or a tab: what may not appear inside one field of a TSV line
+BREAKS = "\t" + LINE_BREAKS
+_BREAKS = re.compile(f"[{BREAKS}]")
+_TABLES = {True: str.maketrans(dict.fromkeys(BREAKS, " ")), False: str.maketrans(dict.fromkeys(LINE_BREAKS, " "))}
+
+
+def has_breaks(text: str, tabs: bool = True) -> bool:
+    """Does ``text`` hold a line break (or, with ``tabs``, a tab)?"""
+    return bool(_BREAKS.search(text)) if tabs else any(c in text for c in LINE_BREAKS)
+
+
+def one_line(text: str, tabs: bool = True) -> str:
+    """The cleaning of a line of text, for every writer of one-line records (the
+    split's pair files, reject files, hypotheses, gate norms, ``# text`` comments):
+    each line break (:data:`LINE_BREAKS`) and, with ``tabs``, each tab becomes one
+    space; nothing else changes."""
+    return text.translate(_TABLES[tabs])
 
 
 def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:

@@ -1204,3 +1204,27 @@ def test_20_9_cr_only_line_endings_are_named(tmp_path, capsys):
     rc, err = run_main(capsys, "split", "--src", tmp_path / "c.en", "--tgt", tmp_path / "c.de", "--name", "c",
                        "--shards", "2", "--out-dir", tmp_path / "o")
     assert rc == 0, err
+
+
+# ============================================================ issue 24 item 2: one owner for cleaning a line
+
+
+def test_24_one_line_cleaning_is_exactly_what_breaks_a_line():
+    """synprep.textio.LINE_BREAKS is the set of characters at which str.splitlines breaks
+    (found here by trying every code point), and every writer of one-line records uses it."""
+    from synprep.textio import BREAKS, LINE_BREAKS, one_line
+
+    breaking = {chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000 and len(f"a{chr(c)}b".splitlines()) == 2}
+    assert breaking == set(LINE_BREAKS) and set(BREAKS) == breaking | {"\t"}
+    assert one_line("a" + BREAKS + "b") == "a" + " " * len(BREAKS) + "b"
+
+
+def test_24_gate_norms_of_a_form_with_any_line_break_stay_one_record(tmp_path):
+    from synprep.gates import read_gate_tsv, write_gate_tsv
+
+    forms = ["a\rb", "c\u2028d", "e\x85f", "g\x0bh"]
+    rows = [{"sentence": 0, "id": "s\r0", "position": k, "piece": f, "word": k, "form": f, "z": 0.5, "layers": [0.5]}
+            for k, f in enumerate(forms)]
+    write_gate_tsv(tmp_path / "g.tsv", [1], rows)
+    (got,) = list(read_gate_tsv(tmp_path / "g.tsv"))
+    assert [r["form"] for r in got] == ["a b", "c d", "e f", "g h"]
