@@ -397,24 +397,22 @@ def dataset_manifest(
     counts["lifted_sentences"] = dict(sorted(lifted_sentences.items()))
     counts["lifted_arcs"] = dict(sorted(lifted_arcs.items()))
     base = first or vocab
-    manifest = {
-        "format": sh.FORMAT,
-        "schema_version": sh.SCHEMA_VERSION,
-        "sides": base.get("sides", ["src", "tgt"]),
-        "transition_side": base.get("transition_side", "tgt"),
-        "languages": vocab.get("languages") or base.get("languages") or {},
-        "columns": base.get("columns", {}),
-        "labels": vocab["labels"],
-        "pieces": vocab["pieces"],
-        "tokens": vocab["tokens"],
-        "features": base.get("features", {}),
-        "counts": counts,
-        "inputs": {"shards": [name for name, _ in shard_dirs]},
-        "settings": (first or {}).get("settings", vocab.get("settings", {})),
-        "config": config or {},
-        "shards": files,
-    }
-    text = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+    manifest = sh.make_manifest(
+        sides=base.get("sides", ["src", "tgt"]),
+        transition_side=base.get("transition_side", "tgt"),
+        languages=vocab.get("languages") or base.get("languages") or {},
+        columns=base.get("columns", {}),
+        labels=vocab["labels"],
+        pieces=vocab["pieces"],
+        tokens=vocab["tokens"],
+        features=base.get("features", {}),
+        counts=counts,
+        inputs={"shards": [name for name, _ in shard_dirs]},
+        settings=(first or {}).get("settings", vocab.get("settings", {})),
+        config=config or {},
+        shards=files,
+    )
+    text = sh.manifest_bytes(manifest).decode("utf-8")
     tmp = out / f"{sh.MANIFEST}.tmp{os.getpid()}"
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, out / sh.MANIFEST)

@@ -735,7 +735,6 @@ def build_vocabulary(
     then reuses with ``synprep shard --vocab-from`` so that every shard numbers pieces
     and labels alike, and inherits ``languages`` (side -> code) from. Deterministic
     for a given input and ``cfg.seed``."""
-    import json
 
     from . import shards as sh
     from .conllu import read_conllu
@@ -776,26 +775,24 @@ def build_vocabulary(
             for s in ("src", "tgt")
         }
     label_list = sorted(labels)
-    manifest = {
-        "format": sh.FORMAT,
-        "schema_version": sh.SCHEMA_VERSION,
-        "sides": ["src", "tgt"],
-        "transition_side": "tgt",
-        "languages": dict(languages or {}),
-        "labels": label_list,
-        "pieces": {"joint": cfg.joint, "models": {s: sh.model_entry(n, m) for s, (n, m) in models.items()}},
-        "tokens": sh.token_layout(models["tgt"][1], len(label_list)),
-        "counts": {"input": 0, "kept": 0, "rejected": {}},
-        "inputs": {"vocabulary_from": [[os.fspath(a), os.fspath(b)] for a, b in conllu_pairs],
-                   "sampled_pairs": len(sample)},
-        "settings": {k: getattr(cfg, k) for k in ("words", "labels", "vocab_size", "character_coverage",
-                                                   "model_type", "joint", "sample", "seed")},
-        "shards": [],
-    }
+    manifest = sh.make_manifest(
+        sides=["src", "tgt"],
+        transition_side="tgt",
+        languages=dict(languages or {}),
+        labels=label_list,
+        pieces={"joint": cfg.joint, "models": {s: sh.model_entry(n, m) for s, (n, m) in models.items()}},
+        tokens=sh.token_layout(models["tgt"][1], len(label_list)),
+        counts={"input": 0, "kept": 0, "rejected": {}},
+        inputs={"vocabulary_from": [[os.fspath(a), os.fspath(b)] for a, b in conllu_pairs],
+                "sampled_pairs": len(sample)},
+        settings={k: getattr(cfg, k) for k in ("words", "labels", "vocab_size", "character_coverage",
+                                                "model_type", "joint", "sample", "seed")},
+        shards=[],
+    )
     with replace_dir(out_dir, owned=sh.is_dataset_dir) as out:  # the model(s) and manifest as a whole
         for name, model in {name: m for name, m in models.values()}.items():
             model.save(out / name)
-        sh.atomic_write(out / sh.MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+        sh.atomic_write(out / sh.MANIFEST, sh.manifest_bytes(manifest))
     return manifest
 
 

@@ -666,17 +666,15 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     reasons = Counter(r.reason for r in rejects)
     by_side = {s: dict(sorted(Counter(r.reason for r in rejects if r.side == s).items())) for s in sides}
     tmodel = models[tside] if tside else None
-    manifest = {
-        "format": FORMAT,
-        "schema_version": SCHEMA_VERSION,
-        "sides": sides,
-        "transition_side": tside,
-        "languages": {s: (languages or {})[s] for s in sides if (languages or {}).get(s)},
-        "columns": {f.name: str(f.type) for f in sch},
-        "labels": labels,
-        "pieces": {"joint": joint, "models": model_entries},
-        "tokens": token_layout(tmodel, len(labels)),
-        "features": {
+    manifest = make_manifest(
+        sides=sides,
+        transition_side=tside,
+        languages={s: (languages or {})[s] for s in sides if (languages or {}).get(s)},
+        columns={f.name: str(f.type) for f in sch},
+        labels=labels,
+        pieces={"joint": joint, "models": model_entries},
+        tokens=token_layout(tmodel, len(labels)),
+        features={
             "parent_pos": "per piece: mean 0-based position of the parent word's pieces within the side's pieces "
             "(no BOS counted); the root points at its own mean",
             "root_path": f"per word: label ids root..word; longer than {cfg.max_depth}: the first "
@@ -684,7 +682,7 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
             "edges": "for the arc token x at position p: H->D, x->D, H->x (H head word, D dependent word, "
             "every piece of a word), edge_step = p; positions index transitions",
         },
-        "counts": {
+        counts={
             "input": total,
             "kept": kept,
             "rejected": dict(sorted(reasons.items())),
@@ -693,14 +691,34 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
             "lifted_arcs": dict(stage.lifted_arcs),
             "mapped_labels": dict(sorted(stage.mapped_labels.items())),
         },
-        "inputs": inputs,
-        "settings": asdict(cfg) | {"joint": joint, "vocab_from": None if vocab_from is None else os.fspath(vocab_from)},
-        "shards": shards,
-        "rejects_file": REJECTS,
-    }
+        inputs=inputs,
+        settings=asdict(cfg) | {"joint": joint, "vocab_from": None if vocab_from is None else os.fspath(vocab_from)},
+        shards=shards,
+        rejects_file=REJECTS,
+    )
     assert total == kept + sum(reasons.values())
-    atomic_write(out / MANIFEST, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    atomic_write(out / MANIFEST, manifest_bytes(manifest))
     return manifest
+
+
+def make_manifest(*, sides, transition_side, languages, labels, pieces, tokens, counts, inputs, settings, shards,
+                  columns=None, features=None, config=None, rejects_file=None) -> dict:
+    """The one builder of a manifest (``synprep shard``'s dataset, the workflow's
+    vocabulary directory and its merged dataset): its sections in the one order every
+    manifest has (an optional section left out when None), checked as
+    :func:`read_manifest` checks it, so that nothing is written that would not read."""
+    m = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "sides": sides, "transition_side": transition_side,
+         "languages": languages, "columns": columns, "labels": labels, "pieces": pieces, "tokens": tokens,
+         "features": features, "counts": counts, "inputs": inputs, "settings": settings, "config": config,
+         "shards": shards, "rejects_file": rejects_file}
+    m = {k: v for k, v in m.items() if v is not None or k == "transition_side"}
+    _check_manifest(m, "the manifest being written")
+    return m
+
+
+def manifest_bytes(m: dict) -> bytes:
+    """The bytes of ``manifest.json`` (indented, UTF-8 as it is, a final newline)."""
+    return (json.dumps(m, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def _both(inputs, stage, seen, bar=None):
