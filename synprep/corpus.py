@@ -735,46 +735,30 @@ def build_vocabulary(
     then reuses with ``synprep shard --vocab-from`` so that every shard numbers pieces
     and labels alike, and inherits ``languages`` (side -> code) from. Deterministic
     for a given input and ``cfg.seed``."""
-
     from . import shards as sh
-    from .conllu import read_conllu
-    from .outputs import check_replaceable, replace_dir
+    from .conllu import read_parallel
     from .errors import InputError as _InputError
-    from .subwords import reservoir_sample, train_spm
+    from .outputs import check_replaceable, replace_dir
     from .tree import to_tree
 
     cfg = cfg or sh.ShardConfig()
     cfg.check()
     check_replaceable(out_dir, sh.is_dataset_dir)
-    labels: set[str] = {"root"}
 
-    def pairs_of_words():
+    def trees():
+        """Every pair whose two sentences make trees (the words and labels as the shards
+        will have them), the files paired as every command pairs two sides."""
         for src_path, tgt_path in conllu_pairs:
-            for s, t in zip(read_conllu(src_path), read_conllu(tgt_path)):
+            for _n, pair in read_parallel({"src": src_path, "tgt": tgt_path}, invalid=True):
+                if any(isinstance(x, _InputError) for x in pair.values()):
+                    continue  # an invalid sentence: the shard rejects the pair too
                 try:
-                    ts = to_tree(s, cfg.words, cfg.labels)
-                    tt = to_tree(t, cfg.words, cfg.labels)
+                    yield {s: to_tree(pair[s], cfg.words, cfg.labels) for s in ("src", "tgt")}
                 except _InputError:
                     continue
-                labels.update(ts.labels)
-                labels.update(tt.labels)
-                yield ts.words, tt.words
 
-    sample = reservoir_sample(pairs_of_words(), cfg.sample, cfg.seed)
-    if not sample:
-        raise ConfigError("no parsed pair to build the vocabulary from: every pair was rejected before parsing?")
-    samples = {"src": [p[0] for p in sample], "tgt": [p[1] for p in sample]}
-    if cfg.joint:
-        model = train_spm(samples["src"] + samples["tgt"], cfg.vocab_size, cfg.character_coverage, cfg.model_type,
-                          sample_size=2 * cfg.sample, seed=cfg.seed, name="spm.model")
-        models = {"src": ("spm.model", model), "tgt": ("spm.model", model)}
-    else:
-        models = {
-            s: (f"{s}.model", train_spm(samples[s], cfg.vocab_size, cfg.character_coverage, cfg.model_type,
-                                        cfg.sample, cfg.seed, f"{s}.model"))
-            for s in ("src", "tgt")
-        }
-    label_list = sorted(labels)
+    label_list, trained, sampled = sh.vocabulary_pass(trees(), ["src", "tgt"], cfg, cfg.joint)
+    models = {s: ("spm.model" if cfg.joint else f"{s}.model", m) for s, m in trained.items()}
     manifest = sh.make_manifest(
         sides=["src", "tgt"],
         transition_side="tgt",
@@ -784,7 +768,7 @@ def build_vocabulary(
         tokens=sh.token_layout(models["tgt"][1], len(label_list)),
         counts={"input": 0, "kept": 0, "rejected": {}},
         inputs={"vocabulary_from": [[os.fspath(a), os.fspath(b)] for a, b in conllu_pairs],
-                "sampled_pairs": len(sample)},
+                "sampled_pairs": sampled},
         settings={k: getattr(cfg, k) for k in ("words", "labels", "vocab_size", "character_coverage",
                                                 "model_type", "joint", "sample", "seed")},
         shards=[],

@@ -487,7 +487,7 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     import pyarrow as pa
 
     from .progress import progress as _progress
-    from .subwords import SubwordModel, train_spm
+    from .subwords import SubwordModel
 
     cfg = cfg or ShardConfig()
     cfg.check()
@@ -533,48 +533,15 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     if need_labels or need_models:
         say("pass 1: labels and subword training sample")
         stage = _TreeStage(cfg, tside, None)
-        seen: set[str] = set()
-        samples: dict[str, list] = {s: [] for s in inputs}
-        from .subwords import reservoir_sample
-
         bar1 = _progress(desc="shard pass 1", unit="pair", enabled=progress)
-
-        def sentences(side):
-            for n, items in _pairs(inputs, bar1):
-                trees, rej = stage(n, items)
-                if trees is None:
-                    continue
-                for t in trees.values():
-                    seen.update(t.labels)
-                yield trees[side].words
-
-        # one pass per side would read the files twice; a single pass feeds both samples
-        sides = list(inputs)
-        if len(sides) == 1:
-            samples[sides[0]] = reservoir_sample(sentences(sides[0]), cfg.sample, cfg.seed)
-        else:
-            both = reservoir_sample(_both(inputs, stage, seen, bar1), cfg.sample, cfg.seed)
-            samples = {"src": [b[0] for b in both], "tgt": [b[1] for b in both]}
+        # one pass over both sides (reading the files once) feeds the labels and the sample
+        kept = (trees for n, items in _pairs(inputs, bar1) for trees, _rej in [stage(n, items)] if trees is not None)
+        found, trained, _n = vocabulary_pass(kept, list(inputs), cfg, joint, train=need_models)
         bar1.close()
         if need_labels:
-            labels = sorted(seen | {"root"})
+            labels = found
         if need_models:
-            if joint:
-                mdl = train_spm(
-                    [w for s in sides for w in samples[s]],
-                    cfg.vocab_size,
-                    cfg.character_coverage,
-                    cfg.model_type,
-                    sample_size=len(sides) * cfg.sample,
-                    seed=cfg.seed,
-                    name="spm.model",
-                )
-                models = {s: mdl for s in sides}
-            else:
-                for s in sides:
-                    models[s] = train_spm(
-                        samples[s], cfg.vocab_size, cfg.character_coverage, cfg.model_type, cfg.sample, cfg.seed, f"{s}.model"
-                    )
+            models = trained
     assert labels is not None
     if len(labels) > MAX_LABELS:
         raise ConfigError(f"{len(labels)} labels: more than int16 arc-token layout allows")
@@ -721,14 +688,41 @@ def manifest_bytes(m: dict) -> bytes:
     return (json.dumps(m, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _both(inputs, stage, seen, bar=None):
-    for n, items in _pairs(inputs, bar):
-        trees, rej = stage(n, items)
-        if trees is None:
-            continue
-        for t in trees.values():
-            seen.update(t.labels)
-        yield trees["src"].words, trees["tgt"].words
+def vocabulary_pass(trees: Iterable[dict], sides: Sequence[str], cfg: ShardConfig, joint: bool,
+                    train: bool = True) -> tuple[list[str], dict, int]:
+    """The vocabularies of a dataset, from one pass over its trees (``{side: Tree}`` per
+    pair, in input order): the label list (every label seen, and ``root``, sorted) and,
+    with ``train``, the subword model(s) trained on a seeded reservoir sample of
+    ``cfg.sample`` pairs (:func:`synprep.subwords.reservoir_sample`; one model for all
+    sides when ``joint``, trained on the sample's sides one after the other, else one a
+    side). The one vocabulary pass of ``synprep shard`` (pass 1) and of the workflow's
+    shared vocabulary (:func:`synprep.corpus.build_vocabulary`), which differ only in
+    the trees they give it. Returns (labels, side -> model, pairs sampled)."""
+    from .subwords import reservoir_sample, train_spm
+
+    seen: set[str] = set()
+
+    def words():
+        for pair in trees:
+            for t in pair.values():
+                seen.update(t.labels)
+            yield tuple(pair[s].words for s in sides)
+
+    sample = reservoir_sample(words(), cfg.sample, cfg.seed)
+    labels = sorted(seen | {"root"})
+    if not train:
+        return labels, {}, len(sample)
+    if not sample:
+        raise ConfigError("no pair of trees to train the subword model on: every input sentence was rejected "
+                          "(see the rejects)")
+    samples = {s: [x[i] for x in sample] for i, s in enumerate(sides)}
+    if joint:
+        model = train_spm([w for s in sides for w in samples[s]], cfg.vocab_size, cfg.character_coverage, cfg.model_type,
+                          sample_size=len(sides) * cfg.sample, seed=cfg.seed, name="spm.model")
+        return labels, {s: model for s in sides}, len(sample)
+    models = {s: train_spm(samples[s], cfg.vocab_size, cfg.character_coverage, cfg.model_type, cfg.sample, cfg.seed,
+                           f"{s}.model") for s in sides}
+    return labels, models, len(sample)
 
 
 def _tsv(s: str) -> str:
