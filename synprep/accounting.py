@@ -380,7 +380,7 @@ def dataset_manifest(
         lifted_sentences.update(m["counts"].get("lifted_sentences", {}))
         lifted_arcs.update(m["counts"].get("lifted_arcs", {}))
     for entry in {e["file"] for e in vocab["pieces"]["models"].values()}:
-        src, dst = vbase / entry, out / entry
+        src, dst = sh.dataset_file(vbase, entry), out / entry
         tmp = out / f"{entry}.tmp{os.getpid()}"
         shutil.copyfile(src, tmp)
         os.replace(tmp, dst)
