@@ -102,6 +102,13 @@ __all__ = [
     "verify",
     "shard_paths",
     "row_dict",
+    "check_file_name",
+    "dataset_file",
+    "check_ids",
+    "load_models",
+    "make_manifest",
+    "manifest_bytes",
+    "vocabulary_pass",
 ]
 
 
