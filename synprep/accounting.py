@@ -344,7 +344,10 @@ def dataset_manifest(
     """One manifest over the per-shard datasets of a workflow run.
 
     ``shard_dirs``: ``(shard name, dataset directory)`` in order, each written by
-    ``synprep shard --vocab-from VOCAB_DIR`` into a subdirectory of ``out_dir``;
+    ``synprep shard --vocab-from VOCAB_DIR`` into a subdirectory of ``out_dir`` (a
+    shard directory outside ``out_dir``, as the workflow's train and heldout subsets
+    have them, is hard-linked into ``out_dir/NAME/``: a manifest names files inside
+    its own directory only, :func:`synprep.shards.check_file_name`);
     ``summary``: :func:`summarize` of the run. The result is what
     :func:`synprep.shards.read_manifest` and ``open_dataset(out_dir)`` read: the
     vocabularies (checked to be the same in every shard; the model files are copied
@@ -375,6 +378,11 @@ def dataset_manifest(
                 raise SynprepError(f"{d}: its {side} subword model differs from the one in {vocab_dir}; rebuild the shard")
         first = first or m
         rel = os.path.relpath(os.fspath(d), os.fspath(out))
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            # a shard beside the dataset (the workflow's train/heldout subsets): a manifest
+            # names files inside its own directory only, so the shard's files are linked in
+            rel = name
+            _link_in(Path(d), out / name, [s["file"] for s in m["shards"]])
         for s in m["shards"]:
             files.append({**s, "file": f"{rel}/{s['file']}" if rel != "." else s["file"]})
         lifted_sentences.update(m["counts"].get("lifted_sentences", {}))
@@ -418,6 +426,26 @@ def dataset_manifest(
     os.replace(tmp, out / sh.MANIFEST)
     sh.verify(out)
     return manifest
+
+
+def _link_in(src_dir, dst_dir, names: Sequence[str]) -> None:
+    """Each file ``names`` of ``src_dir`` also at ``dst_dir``: a hard link (no copy, and
+    the shard's bytes stay those its manifest hashed even when the shard is rebuilt
+    later), or a copy where the file system has no hard links. A file already there is
+    kept when it is the same file, else replaced (the directory is the dataset's own)."""
+    import shutil
+
+    dst_dir.mkdir(parents=True, exist_ok=True)
+    for n in names:
+        src, dst = src_dir / n, dst_dir / n
+        if dst.exists() and os.path.samefile(src, dst):
+            continue
+        if dst.exists() or dst.is_symlink():
+            dst.unlink()
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copyfile(src, dst)
 
 
 def conllu_ids(path: str | os.PathLike) -> list[str]:

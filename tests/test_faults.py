@@ -1228,3 +1228,21 @@ def test_24_gate_norms_of_a_form_with_any_line_break_stay_one_record(tmp_path):
     write_gate_tsv(tmp_path / "g.tsv", [1], rows)
     (got,) = list(read_gate_tsv(tmp_path / "g.tsv"))
     assert [r["form"] for r in got] == ["a b", "c d", "e f", "g h"]
+
+
+def test_20_4_the_workflow_subset_datasets_name_files_inside_themselves(pud_dataset, tmp_path):
+    """The workflow's train/heldout datasets sit beside their shards: their files are
+    hard-linked in (no copy), so that they read under the rule every manifest follows."""
+    from synprep.accounting import dataset_manifest
+    from synprep.data import ShardDataset
+    from synprep.shards import ShardConfig, build_dataset
+
+    en, de = pud_dataset.parent / "en.conllu", pud_dataset.parent / "de.conllu"
+    build_dataset(tmp_path / "shards" / "001", str(en), str(de), ShardConfig(projectivity="lift", shard_size=10),
+                  vocab_from=pud_dataset)
+    for _ in range(2):  # a second build keeps the links
+        m = dataset_manifest([("001", tmp_path / "shards" / "001")], pud_dataset, tmp_path / "shards" / "heldout")
+    assert [s["file"] for s in m["shards"]] == ["001/shard-00000.arrow", "001/shard-00001.arrow", "001/shard-00002.arrow"]
+    for s in m["shards"]:
+        assert os.path.samefile(tmp_path / "shards" / "heldout" / s["file"], tmp_path / "shards" / s["file"])
+    assert len(ShardDataset(tmp_path / "shards" / "heldout", verify=True)) == 24
