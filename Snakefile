@@ -9,6 +9,7 @@
 
 from snakemake.utils import min_version, validate
 
+from synprep.corpus import check_shard_counts
 from synprep.yamlio import check_config_files
 
 min_version("8.0")
@@ -26,6 +27,7 @@ configfile: "config/config.yaml"
 
 
 validate(config, "workflow/schemas/config.schema.yaml")
+check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.corpus)
 
 
 include: "workflow/rules/prepare.smk"

@@ -35,21 +35,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections import Counter
 from typing import Iterable, Iterator, Sequence
 
 from .errors import InputError, SynprepError
-from .outputs import write_json
+from .outputs import atomic_files, write_bytes, write_json
+from .textio import one_line
 
-_FIELD = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 #: how many example ids a ledger lists per kind of problem
 EXAMPLES = 5
 
 
 def _field(value: object) -> str:
-    text = "" if value is None else str(value)
-    return _FIELD.sub(" ", text)
+    return one_line("" if value is None else str(value))
 
 
 def reject_line(pair_id: str, stage: str, reason: str, detail: object = "") -> str:
@@ -199,6 +197,47 @@ def account_shard(
     }
 
 
+def check_ledger(obj, path: str) -> dict:
+    """``obj`` (read from ``path``) if it has the shape :func:`account_shard` writes;
+    else InputError naming the file and the first entry that differs."""
+
+    def bad(where: str, value, expected: str):
+        raise InputError(path, None, f"{where} is {json.dumps(value)[:80]}; expected {expected} (a ledger that "
+                         "`synprep report accounting` writes)", "invalid")
+
+    def count(x) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+    if not isinstance(obj, dict):
+        bad("the file", obj, "an object")
+    if not isinstance(obj.get("shard"), str):
+        bad("shard", obj.get("shard"), "a shard name")
+    for k in ("input", "kept", "rejected"):
+        if not count(obj.get(k)):
+            bad(k, obj.get(k), "a count")
+    if not isinstance(obj.get("balanced"), bool):
+        bad("balanced", obj.get("balanced"), "true or false")
+    stages = obj.get("stages")
+    if not isinstance(stages, list):
+        bad("stages", stages, "a list of stages")
+    for i, row in enumerate(stages):
+        if (not isinstance(row, dict) or not isinstance(row.get("stage"), str) or not count(row.get("input"))
+                or not count(row.get("kept")) or not isinstance(row.get("rejected"), dict)
+                or not all(isinstance(r, str) and count(n) for r, n in row["rejected"].items())):
+            bad(f"stages[{i}]", row, "{stage, input, kept, rejected: {reason: count}}")
+    problems = obj.get("problems", {})
+    if not isinstance(problems, dict) or not all(
+            isinstance(p, dict) and count(p.get("count")) and isinstance(p.get("examples"), list) for p in problems.values()):
+        bad("problems", problems, "{kind: {count, examples}}")
+    if obj.get("corpus_lines") is not None:
+        if not count(obj["corpus_lines"]):
+            bad("corpus_lines", obj["corpus_lines"], "a line count or null")
+        lines = obj.get("lines")
+        if not isinstance(lines, dict) or not all(count(lines.get(k)) for k in ("count", "sum", "sumsq")):
+            bad("lines", lines, "{count, sum, sumsq}")
+    return obj
+
+
 def summarize(ledgers: Sequence[dict], stages: Sequence[str] = (), partition: bool = True) -> dict:
     """All shards' ledgers plus the totals per stage and reason. ``partition=False``
     for a subset of a run's shards (a shard's own log, the training or held-out
@@ -293,7 +332,10 @@ def dataset_manifest(
     """One manifest over the per-shard datasets of a workflow run.
 
     ``shard_dirs``: ``(shard name, dataset directory)`` in order, each written by
-    ``synprep shard --vocab-from VOCAB_DIR`` into a subdirectory of ``out_dir``;
+    ``synprep shard --vocab-from VOCAB_DIR`` into a subdirectory of ``out_dir`` (a
+    shard directory outside ``out_dir``, as the workflow's train and heldout subsets
+    have them, is hard-linked into ``out_dir/NAME/``: a manifest names files inside
+    its own directory only, :func:`synprep.shards.check_file_name`);
     ``summary``: :func:`summarize` of the run. The result is what
     :func:`synprep.shards.read_manifest` and ``open_dataset(out_dir)`` read: the
     vocabularies (checked to be the same in every shard; the model files are copied
@@ -325,13 +367,18 @@ def dataset_manifest(
                 raise SynprepError(f"{d}: its {side} subword model differs from the one in {vocab_dir}; rebuild the shard")
         first = first or m
         rel = os.path.relpath(os.fspath(d), os.fspath(out))
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            # a shard beside the dataset (the workflow's train/heldout subsets): a manifest
+            # names files inside its own directory only, so the shard's files are linked in
+            rel = name
+            _link_in(Path(d), out / name, [s["file"] for s in m["shards"]])
         for s in m["shards"]:
             files.append({**s, "file": f"{rel}/{s['file']}" if rel != "." else s["file"]})
         lifted_sentences.update(m["counts"].get("lifted_sentences", {}))
         lifted_arcs.update(m["counts"].get("lifted_arcs", {}))
     for entry in {e["file"] for e in vocab["pieces"]["models"].values()}:
         with atomic_files() as g:
-            shutil.copyfile(vbase / entry, g.path(out / entry))
+            shutil.copyfile(sh.dataset_file(vbase, entry), g.path(out / entry))
     counts: dict = {"input": 0, "kept": 0, "rejected": {}}
     if summary is not None:
         rejected: dict[str, int] = {}
@@ -345,26 +392,44 @@ def dataset_manifest(
     counts["lifted_sentences"] = dict(sorted(lifted_sentences.items()))
     counts["lifted_arcs"] = dict(sorted(lifted_arcs.items()))
     base = first or vocab
-    manifest = {
-        "format": sh.FORMAT,
-        "schema_version": sh.SCHEMA_VERSION,
-        "sides": base.get("sides", ["src", "tgt"]),
-        "transition_side": base.get("transition_side", "tgt"),
-        "languages": vocab.get("languages") or base.get("languages") or {},
-        "columns": base.get("columns", {}),
-        "labels": vocab["labels"],
-        "pieces": vocab["pieces"],
-        "tokens": vocab["tokens"],
-        "features": base.get("features", {}),
-        "counts": counts,
-        "inputs": {"shards": [name for name, _ in shard_dirs]},
-        "settings": (first or {}).get("settings", vocab.get("settings", {})),
-        "config": config or {},
-        "shards": files,
-    }
-    write_json(out / sh.MANIFEST, manifest, sort_keys=False)
+    manifest = sh.make_manifest(
+        sides=base.get("sides", ["src", "tgt"]),
+        transition_side=base.get("transition_side", "tgt"),
+        languages=vocab.get("languages") or base.get("languages") or {},
+        columns=base.get("columns", {}),
+        labels=vocab["labels"],
+        pieces=vocab["pieces"],
+        tokens=vocab["tokens"],
+        features=base.get("features", {}),
+        counts=counts,
+        inputs={"shards": [name for name, _ in shard_dirs]},
+        settings=(first or {}).get("settings", vocab.get("settings", {})),
+        config=config or {},
+        shards=files,
+    )
+    write_bytes(out / sh.MANIFEST, sh.manifest_bytes(manifest))
     sh.verify(out)
     return manifest
+
+
+def _link_in(src_dir, dst_dir, names: Sequence[str]) -> None:
+    """Each file ``names`` of ``src_dir`` also at ``dst_dir``: a hard link (no copy, and
+    the shard's bytes stay those its manifest hashed even when the shard is rebuilt
+    later), or a copy where the file system has no hard links. A file already there is
+    kept when it is the same file, else replaced (the directory is the dataset's own)."""
+    import shutil
+
+    dst_dir.mkdir(parents=True, exist_ok=True)
+    for n in names:
+        src, dst = src_dir / n, dst_dir / n
+        if dst.exists() and os.path.samefile(src, dst):
+            continue
+        if dst.exists() or dst.is_symlink():
+            dst.unlink()
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copyfile(src, dst)
 
 
 def conllu_ids(path: str | os.PathLike) -> list[str]:
@@ -410,30 +475,33 @@ def shard_damage(dataset_dir: str | os.PathLike) -> str | None:
     import hashlib
     from pathlib import Path
 
+    from . import shards as sh
+
     d = Path(dataset_dir)
     if not d.is_dir():
         return None
     mpath = d / "manifest.json"
-    try:
-        m = json.loads(mpath.read_text(encoding="utf-8"))
-        written = mpath.stat().st_mtime_ns
-        files = [(s["file"], s["bytes"], s["sha256"], False) for s in m["shards"]]
-        files += [(e["file"], None, e["sha256"], True) for e in m["pieces"]["models"].values()]
-    except FileNotFoundError:
+    if not mpath.exists():
         return "manifest.json is missing"
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-        return f"manifest.json is unreadable ({type(e).__name__}: {e})"
+    try:
+        m = sh.read_manifest(d)  # validated: every file it names lies inside d
+        written = mpath.stat().st_mtime_ns
+        files = [(s["file"], s.get("bytes"), s["sha256"], False) for s in m["shards"]]
+        files += [(e["file"], None, e["sha256"], True) for e in m["pieces"]["models"].values()]
+    except (InputError, OSError) as e:
+        return f"manifest.json is unreadable ({e})"
     for name, size, sha, always in files:
-        p = d / name
         try:
-            st = p.stat()
+            st = sh.dataset_file(d, name).stat()
+        except InputError as e:
+            return e.message
         except OSError:
             return f"{name} is missing"
         if size is not None and st.st_size != size:
             return f"{name} has {st.st_size:,} bytes, the manifest says {size:,}"
         if always or st.st_mtime_ns > written:
             h = hashlib.sha256()
-            with open(p, "rb") as f:
+            with open(d / name, "rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     h.update(block)
             if h.hexdigest() != sha:

@@ -38,11 +38,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from itertools import zip_longest
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from .conllu import Sentence, format_conllu, read_conllu
+from .conllu import Sentence, format_conllu, read_parallel
 from .errors import ConfigError, InputError
 
 __all__ = [
@@ -396,33 +395,6 @@ def write_subsets(subsets: dict[str, Subset], out_dir: str | os.PathLike, sides:
 # --------------------------------------------------------------------------- driver
 
 
-def _aligned(readers: dict[str, Iterable[Sentence]], paths: dict[str, str]) -> Iterable[dict[str, Sentence]]:
-    sides = list(readers)
-    counts = dict.fromkeys(sides, 0)
-    done = object()
-    for group in zip_longest(*readers.values(), fillvalue=done):
-        if any(s is done for s in group):
-            # drain to report both sizes
-            for side, s in zip(sides, group):
-                if s is not done:
-                    counts[side] += 1
-            for side in sides:
-                for _ in readers[side]:
-                    counts[side] += 1
-            a, b = sides
-            longer = a if counts[a] > counts[b] else b
-            raise InputError(
-                paths[longer],
-                None,
-                f"the sides are not sentence-aligned: {paths[a]} has {counts[a]} sentences, "
-                f"{paths[b]} has {counts[b]}; expected the same number, in the same order",
-                reason="misaligned",
-            )
-        for side in sides:
-            counts[side] += 1
-        yield dict(zip(sides, group))
-
-
 def make_detectors(
     langs: dict[str, str | None],
     detect_on: Sequence[str],
@@ -477,12 +449,8 @@ def extract(
     langs = {side: (langs or {}).get(side) for side in inputs}
     detectors, skipped = make_detectors(langs, detect_on, phenomena, rules)
     _check_detectors(detectors, min_dist)
-    readers = {side: read_conllu(path) for side, path in inputs.items()}
-    if len(inputs) == 1:
-        (side, reader), = readers.items()
-        pairs: Iterable[dict[str, Sentence]] = ({side: s} for s in reader)
-    else:
-        pairs = _aligned(readers, {side: str(p) for side, p in inputs.items()})
+    # one or two sides, paired by position with matching sent_ids (as `synprep shard` pairs)
+    pairs: Iterable[dict[str, Sentence]] = (items for _n, items in read_parallel(inputs))
     subsets, n = scan(pairs, detectors, min_dist)
     result = {
         "inputs": {side: str(p) for side, p in inputs.items()},

@@ -40,7 +40,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 from .errors import InputError
 from .textio import BOM  # skipped at the very start of a file by every synprep reader
 
-__all__ = ["Sentence", "read_conllu", "read_conllu_string", "format_conllu", "open_binary"]
+__all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "open_binary"]
 
 _BLOCK = 1 << 20
 
@@ -190,6 +190,63 @@ def read_conllu(
     finally:
         if own:
             stream.close()
+
+
+def _items(path) -> Iterator:
+    """Sentences of a CoNLL-U file with each invalid one as its InputError, in order."""
+    pending: list[InputError] = []
+    for sent in read_conllu(path, on_invalid=pending.append):
+        while pending:
+            yield pending.pop(0)
+        yield sent
+    while pending:
+        yield pending.pop(0)
+
+
+def read_parallel(inputs: dict, bar=None, invalid: bool = False) -> Iterator[tuple[int, dict]]:
+    """(ordinal, {side: Sentence}) of one or two sentence-aligned CoNLL-U files
+    (``{"src": path, "tgt": path}``), in file order: the one pairing of every command
+    that reads two sides (``shard``, ``challenge``, ``eval-parse``, the workflow's
+    vocabulary). Pairs by position, and where both sentences carry a ``sent_id`` the
+    ids must agree: a missing, extra or reordered sentence is an InputError (reason
+    ``misaligned``) naming the file and line, never a pair of unrelated sentences;
+    so is one file ending before the other.
+
+    ``invalid``: an invalid sentence is yielded as its InputError in its place (the
+    caller rejects the pair) instead of raised. ``bar``: a progress bar
+    (:mod:`synprep.progress`) counting the pairs."""
+    sides = list(inputs)
+    its = [_items(inputs[s]) if invalid else read_conllu(inputs[s]) for s in sides]
+    n = 0
+    end = object()
+    while True:
+        got = [next(it, end) for it in its]
+        if all(g is end for g in got):
+            return
+        n += 1
+        if any(g is end for g in got):
+            short = sides[got.index(end)]
+            raise InputError(
+                os.fspath(inputs[short]),
+                None,
+                f"ends after {n - 1} sentences but {os.fspath(inputs[sides[1 - sides.index(short)]])} has more; "
+                "the two files must be parallel (one sentence each, same order)",
+                reason="misaligned",
+            )
+        if len(got) == 2:
+            a, b = got
+            ia, ib = getattr(a, "sent_id", None), getattr(b, "sent_id", None)
+            if ia is not None and ib is not None and ia != ib:
+                raise InputError(
+                    b.path,
+                    b.line,
+                    f"sent_id {ib!r} does not match {ia!r} of sentence {n} in {a.path} (line {a.line}); "
+                    "the files must be parallel (same order); remove the unpaired sentences",
+                    reason="misaligned",
+                )
+        if bar is not None:
+            bar.update(1)
+        yield n, dict(zip(sides, got))
 
 
 def read_conllu_string(text: str, name: str = "<string>", **kw) -> Iterator[Sentence]:

@@ -75,7 +75,6 @@ BAD_ENCODING = "bad-encoding"
 BAD_COLUMNS = "bad-columns"
 
 #: characters that break one-record-a-line text (str.splitlines' separators and tab)
-_BREAKS = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 _GZIP_MAGIC = b"\x1f\x8b"
 #: the kind a ``split --out-dir`` folder's output marker records (:mod:`synprep.outputs`)
@@ -164,12 +163,33 @@ def pair_id(name: str, line: int) -> str:
     return f"{name}:{line}"
 
 
+#: the most shards a corpus is split into, decided before any input is read (``split
+#: --shards``, the workflow's ``shards.count``): each shard is a set of files and, in the
+#: workflow, a dozen jobs; 10,000 shards of the largest corpora synprep targets
+#: (4.5M pairs) still hold 450 pairs each, while 100,000,000 would take minutes only to
+#: name the shards. The workflow's schema repeats the bound (shards.count maximum).
+MAX_SHARDS = 10_000
+
+
 def shard_names(n_shards: int) -> list[str]:
-    """``['000', '001', ...]``: zero-padded to at least 3 digits."""
-    if n_shards < 1:
-        raise ConfigError(f"the number of shards must be >= 1, got {n_shards}")
+    """``['000', '001', ...]``: zero-padded to at least 3 digits; 1..MAX_SHARDS of them."""
+    if not 1 <= n_shards <= MAX_SHARDS:
+        raise ConfigError(f"the number of shards must be in 1..{MAX_SHARDS:,}, got {n_shards:,}")
     width = max(3, len(str(n_shards - 1)))
     return [f"{i:0{width}d}" for i in range(n_shards)]
+
+
+def check_shard_counts(config: dict) -> None:
+    """The workflow config's shard counts, beyond what its schema can say (the Snakefile
+    calls this after validating the schema): ``shards.count`` within 1..MAX_SHARDS, and
+    ``train.heldout_shards`` at most ``shards.count`` (the last N shards are held out:
+    more than there are would wrap around and hold out fewer)."""
+    count = config["shards"]["count"]
+    shard_names(count)  # the bound
+    held = config["train"]["heldout_shards"]
+    if held > count:
+        raise ConfigError(f"config train.heldout_shards = {held} is more than shards.count = {count}: the last N shards "
+                          f"are held out; give at most {count} (0 holds none out)")
 
 
 def shard_key(src: str | bytes, tgt: str | bytes) -> int:
@@ -234,10 +254,12 @@ def _raw_lines(path: str) -> Iterator[bytes]:
 
 
 def _clean(text: str, summary: SplitSummary | None) -> str:
-    if _BREAKS.search(text):
+    from .textio import has_breaks, one_line
+
+    if has_breaks(text):
         if summary is not None:
             summary.normalized += 1
-        return _BREAKS.sub(" ", text)
+        return one_line(text)
     return text
 
 
@@ -690,64 +712,47 @@ def build_vocabulary(
     and labels alike, and inherits ``languages`` (side -> code) from. Deterministic
     for a given input and ``cfg.seed``."""
     from . import shards as sh
-    from .conllu import read_conllu
-    from .outputs import check_replaceable, replace_dir, write_json
+    from .conllu import read_parallel
     from .errors import InputError as _InputError
-    from .subwords import reservoir_sample, train_spm
+    from .outputs import check_replaceable, replace_dir, write_bytes
     from .tree import to_tree
 
     cfg = cfg or sh.ShardConfig()
     cfg.check()
     check_replaceable(out_dir, sh.DATASET_KIND)
-    labels: set[str] = {"root"}
 
-    def pairs_of_words():
+    def trees():
+        """Every pair whose two sentences make trees (the words and labels as the shards
+        will have them), the files paired as every command pairs two sides."""
         for src_path, tgt_path in conllu_pairs:
-            for s, t in zip(read_conllu(src_path), read_conllu(tgt_path)):
+            for _n, pair in read_parallel({"src": src_path, "tgt": tgt_path}, invalid=True):
+                if any(isinstance(x, _InputError) for x in pair.values()):
+                    continue  # an invalid sentence: the shard rejects the pair too
                 try:
-                    ts = to_tree(s, cfg.words, cfg.labels)
-                    tt = to_tree(t, cfg.words, cfg.labels)
+                    yield {s: to_tree(pair[s], cfg.words, cfg.labels) for s in ("src", "tgt")}
                 except _InputError:
                     continue
-                labels.update(ts.labels)
-                labels.update(tt.labels)
-                yield ts.words, tt.words
 
-    sample = reservoir_sample(pairs_of_words(), cfg.sample, cfg.seed)
-    if not sample:
-        raise ConfigError("no parsed pair to build the vocabulary from: every pair was rejected before parsing?")
-    samples = {"src": [p[0] for p in sample], "tgt": [p[1] for p in sample]}
-    if cfg.joint:
-        model = train_spm(samples["src"] + samples["tgt"], cfg.vocab_size, cfg.character_coverage, cfg.model_type,
-                          sample_size=2 * cfg.sample, seed=cfg.seed, name="spm.model")
-        models = {"src": ("spm.model", model), "tgt": ("spm.model", model)}
-    else:
-        models = {
-            s: (f"{s}.model", train_spm(samples[s], cfg.vocab_size, cfg.character_coverage, cfg.model_type,
-                                        cfg.sample, cfg.seed, f"{s}.model"))
-            for s in ("src", "tgt")
-        }
-    label_list = sorted(labels)
-    manifest = {
-        "format": sh.FORMAT,
-        "schema_version": sh.SCHEMA_VERSION,
-        "sides": ["src", "tgt"],
-        "transition_side": "tgt",
-        "languages": dict(languages or {}),
-        "labels": label_list,
-        "pieces": {"joint": cfg.joint, "models": {s: sh.model_entry(n, m) for s, (n, m) in models.items()}},
-        "tokens": sh.token_layout(models["tgt"][1], len(label_list)),
-        "counts": {"input": 0, "kept": 0, "rejected": {}},
-        "inputs": {"vocabulary_from": [[os.fspath(a), os.fspath(b)] for a, b in conllu_pairs],
-                   "sampled_pairs": len(sample)},
-        "settings": {k: getattr(cfg, k) for k in ("words", "labels", "vocab_size", "character_coverage",
-                                                   "model_type", "joint", "sample", "seed")},
-        "shards": [],
-    }
+    label_list, trained, sampled = sh.vocabulary_pass(trees(), ["src", "tgt"], cfg, cfg.joint)
+    models = {s: ("spm.model" if cfg.joint else f"{s}.model", m) for s, m in trained.items()}
+    manifest = sh.make_manifest(
+        sides=["src", "tgt"],
+        transition_side="tgt",
+        languages=dict(languages or {}),
+        labels=label_list,
+        pieces={"joint": cfg.joint, "models": {s: sh.model_entry(n, m) for s, (n, m) in models.items()}},
+        tokens=sh.token_layout(models["tgt"][1], len(label_list)),
+        counts={"input": 0, "kept": 0, "rejected": {}},
+        inputs={"vocabulary_from": [[os.fspath(a), os.fspath(b)] for a, b in conllu_pairs],
+                "sampled_pairs": sampled},
+        settings={k: getattr(cfg, k) for k in ("words", "labels", "vocab_size", "character_coverage",
+                                                "model_type", "joint", "sample", "seed")},
+        shards=[],
+    )
     with replace_dir(out_dir, sh.DATASET_KIND) as out:  # the model(s) and manifest as a whole
         for name, model in {name: m for name, m in models.values()}.items():
             model.save(out / name)
-        write_json(out / sh.MANIFEST, manifest, sort_keys=False)
+        write_bytes(out / sh.MANIFEST, sh.manifest_bytes(manifest))
     return manifest
 
 

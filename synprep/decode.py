@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .textio import one_line  # line breaks and tabs to spaces: a generated piece may spell any byte
 from .transitions import END, LeftArc, Piece, RightArc, State, Transition, left, legal_mask, right
 
 __all__ = ["TargetVocab", "GraphTracker", "Hypothesis", "beam_search", "detokenize", "tree_conllu", "one_line", "target_language"]
@@ -67,11 +67,10 @@ class TargetVocab:
 
     @classmethod
     def from_manifest(cls, manifest: dict, base: str | os.PathLike) -> "TargetVocab":
-        from .subwords import SubwordModel
+        from .shards import load_models
 
-        models = manifest["pieces"]["models"]
-        entry = models.get("tgt") or next(iter(models.values()))
-        m = SubwordModel.load(Path(base) / entry["file"])
+        models = load_models(base, manifest)
+        m = models.get("tgt") or next(iter(models.values()))
         tok = manifest.get("tokens") or {}
         return cls(
             m.pieces,
@@ -348,13 +347,6 @@ def target_language(manifest: dict, lang: str | None = None) -> tuple[str, str]:
     return "en", "default"
 
 
-def one_line(text: str) -> str:
-    """``text`` with line breaks and tabs turned into spaces (a generated piece may
-    spell any byte; outputs are one sentence a line)."""
-    return text.translate(_FLATTEN)
-
-
-_FLATTEN = {ord(c): " " for c in "\t\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 
 
 def tree_conllu(words: Sequence[str], heads: Sequence[int], labels: Sequence[str], sent_id: str | None = None, text: str | None = None) -> str:

@@ -87,6 +87,10 @@ class Translation:
 
 def reference_texts(ds: Any, vocab: TargetVocab, lang: str, rows: Optional[Sequence[int]] = None) -> list[str]:
     """The dataset's target side, spelled and detokenized like the hypotheses."""
+    if "tgt" not in getattr(ds, "sides", ("tgt",)):
+        raise InputError(os.path.join(os.fspath(getattr(ds, "path", "")), "manifest.json"), None,
+                         "the dataset has no target side to score against (a source-only dataset): give the "
+                         "references with --ref FILE (one a line, in the dataset's order)", "invalid")
     out = []
     for i in rows if rows is not None else range(len(ds)):
         r = ds[int(i)]

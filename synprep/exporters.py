@@ -128,12 +128,10 @@ class _Renderer:
     """Per-side token rendering from a dataset's subword models."""
 
     def __init__(self, dataset, style: str):
-        from .shards import _manifest_dir, read_manifest
-        from .subwords import SubwordModel
+        from .shards import load_models, read_manifest
 
         self.manifest = read_manifest(dataset)
-        base = _manifest_dir(dataset)
-        self.models = {s: SubwordModel.load(base / e["file"]) for s, e in self.manifest["pieces"]["models"].items()}
+        self.models = load_models(dataset, self.manifest)
         self.style = style
         self.labels = self.manifest["labels"]
 

@@ -34,6 +34,7 @@ paper's count).
 from __future__ import annotations
 
 import csv
+import math
 import os
 from collections import defaultdict
 from typing import Any, Iterator, Optional, Sequence
@@ -134,7 +135,9 @@ def gate_rows(
 
 
 def _clean(s: str) -> str:
-    return s.replace("\t", " ").replace("\n", " ")
+    from .textio import one_line
+
+    return one_line(s)
 
 
 def write_gate_tsv(path: str | os.PathLike, layers: Sequence[int], rows: Sequence[dict]) -> None:
@@ -171,9 +174,13 @@ def read_gate_tsv(path: str | os.PathLike) -> Iterator[list[dict]]:
                 raise InputError(path, ln, f"{len(rec)} fields; expected {len(header)}", "format")
             try:
                 r = {"sentence": int(rec[0]), "id": rec[1], "position": int(rec[2]), "piece": rec[3], "word": int(rec[4]),
-                     "form": rec[5], "z": float(rec[6])}
+                     "form": rec[5], "z": float(rec[6]), "line": ln}
             except ValueError:
                 raise InputError(path, ln, "sentence, position and word must be integers and z a number", "format") from None
+            if not math.isfinite(r["z"]):
+                raise InputError(path, ln, f"z is {rec[6]}; expected a finite number (a gate norm)", "format")
+            if r["word"] < -1:
+                raise InputError(path, ln, f"word {r['word']}; expected a 0-based word index, or -1 for EOS", "format")
             if last is not None and r["sentence"] != last:
                 if r["sentence"] != last + 1:
                     raise InputError(path, ln, f"sentence {r['sentence']} follows {last}; expected consecutive sentences", "format")
@@ -187,8 +194,9 @@ def read_gate_tsv(path: str | os.PathLike) -> Iterator[list[dict]]:
             yield cur
 
 
-def _words(rows: list[dict]) -> tuple[list[str], list[float], list[float]]:
-    """(forms, mean z of each word's pieces, z at EOS) of one sentence's rows."""
+def _words(rows: list[dict], path: str = "<gates>") -> tuple[list[str], list[float], list[float]]:
+    """(forms, mean z of each word's pieces, z at EOS) of one sentence's rows; the
+    words must be numbered 0..n-1 without a gap (InputError naming the line)."""
     forms: dict[int, str] = {}
     zs: dict[int, list[float]] = defaultdict(list)
     eos = []
@@ -199,6 +207,12 @@ def _words(rows: list[dict]) -> tuple[list[str], list[float], list[float]]:
             forms[r["word"]] = r["form"]
             zs[r["word"]].append(r["z"])
     n = len(forms)
+    if n and max(forms) != n - 1:
+        gap = next(w for w in range(n) if w not in forms)
+        first = next(r for r in rows if r["word"] > gap)
+        raise InputError(path, first.get("line"), f"sentence {rows[0]['sentence']} has no piece of word {gap} before "
+                         f"word {first['word']}; expected words numbered 0, 1, 2, ... without a gap "
+                         "(synprep translate --gate-norms)", "format")
     return [forms[w] for w in range(n)], [float(np.mean(zs[w])) for w in range(n)], eos
 
 
@@ -208,7 +222,7 @@ def write_tokens(gates: str | os.PathLike, out: str | os.PathLike) -> int:
     n = 0
     with open(os.fspath(out), "w", encoding="utf-8") as f:
         for rows in read_gate_tsv(gates):
-            forms, _, _ = _words(rows)
+            forms, _, _ = _words(rows, os.fspath(gates))
             f.write(" ".join(w.replace(" ", "_") for w in forms) + "\n")
             n += 1
     return n
@@ -228,7 +242,7 @@ def summarize(gates: str | os.PathLike, conllu: str | os.PathLike, *, words: str
     n_sent = n_words = 0
     trees = read_conllu(conllu)
     for k, rows in enumerate(read_gate_tsv(gates)):
-        forms, zs, eos = _words(rows)
+        forms, zs, eos = _words(rows, gates)
         sent = next(trees, None)
         if sent is None:
             raise InputError(conllu, None, f"has {k} sentences but {gates} has more; expected one tree a sentence, in order", "misaligned")

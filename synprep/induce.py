@@ -382,8 +382,13 @@ def _npz_items(path: str) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
             raise InputError(path, None, f"has no array 'scores_0'; expected scores_0, scores_1, ... (found {shown})", "format")
         k = 0
         while f"{prefix}{k}" in keys:
-            wid = z[f"word_ids_{k}"] if f"word_ids_{k}" in keys else None
-            yield z[f"{prefix}{k}"], wid
+            try:
+                wid = z[f"word_ids_{k}"] if f"word_ids_{k}" in keys else None
+                a = z[f"{prefix}{k}"]
+            except (OSError, ValueError, zipfile.BadZipFile) as e:  # object arrays (pickles), damaged members
+                raise InputError(path, None, f"array {prefix}{k} or word_ids_{k} cannot be read ({e}); expected "
+                                 "numeric arrays", "format") from None
+            yield a, wid
             k += 1
         used = {f"{prefix}{i}" for i in range(k)} | {f"word_ids_{i}" for i in range(k)} | set(META_ARRAYS)
         extra = sorted(keys - used)
@@ -445,17 +450,23 @@ def _arrow_items(path: str, scores_column: str, word_ids_column: str) -> Iterato
     for i, (s, w) in enumerate(zip(scores, wids)):
         if s is None:
             raise InputError(path, None, f"row {i}: {scores_column} is null", "format")
-        if s and isinstance(s[0], list):
-            a = np.array(s, dtype=np.float64) if len({len(r) for r in s}) == 1 else None
-            if a is None:
-                raise InputError(path, None, f"row {i}: the rows of {scores_column} have different lengths; expected a square matrix", "shape")
-        else:
-            flat = np.array(s, dtype=np.float64)
-            side = int(round(np.sqrt(flat.size)))
-            if side * side != flat.size:
-                raise InputError(path, None, f"row {i}: {flat.size} flattened scores is not a square number; expected (n+1)^2", "shape")
-            a = flat.reshape(side, side)
-        yield a, (None if w is None else np.array(w, dtype=np.int64))
+        try:
+            if s and isinstance(s[0], list):
+                if any(r is None for r in s) or len({len(r) for r in s}) != 1:
+                    raise InputError(path, None, f"row {i}: the rows of {scores_column} have different lengths or are "
+                                     "null; expected a square matrix", "shape")
+                a = np.array(s, dtype=np.float64)
+            else:
+                flat = np.array(s, dtype=np.float64)
+                side = int(round(np.sqrt(flat.size)))
+                if side * side != flat.size:
+                    raise InputError(path, None, f"row {i}: {flat.size} flattened scores is not a square number; expected (n+1)^2", "shape")
+                a = flat.reshape(side, side)
+            wid = None if w is None else np.array(w, dtype=np.int64)
+        except (TypeError, ValueError) as e:  # nulls or strings inside the lists
+            raise InputError(path, None, f"row {i}: {scores_column} or {word_ids_column} holds a value that is not a "
+                             f"number ({e}); expected numeric lists without nulls", "format") from None
+        yield a, wid
 
 
 def load_scores(
@@ -585,8 +596,8 @@ def _decode_item(item, n_words: int, k: int, layout: str, root: str, scores_name
     where = f"sentence {k} (0-based)"
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise InputError(scores_name, None, f"{where}: score matrix has shape {a.shape}; expected a square matrix", "shape")
-    if not np.issubdtype(a.dtype, np.number):
-        raise InputError(scores_name, None, f"{where}: scores have dtype {a.dtype}; expected numbers", "format")
+    if a.dtype.kind not in "fiu":  # real numbers: not complex, bool, timedelta, str, bytes or object
+        raise InputError(scores_name, None, f"{where}: scores have dtype {a.dtype}; expected real numbers", "format")
     n_pieces = a.shape[0] - 1 if layout == "root" else a.shape[0]
     if wid is None:
         if n_pieces != n_words:
@@ -599,6 +610,8 @@ def _decode_item(item, n_words: int, k: int, layout: str, root: str, scores_name
             )
         wid = np.arange(n_pieces)
     wid = np.asarray(wid)
+    if wid.dtype.kind not in "iu":
+        raise InputError(scores_name, None, f"{where}: word ids have dtype {wid.dtype}; expected integers", "format")
     if wid.ndim != 1 or wid.size != n_pieces:
         raise InputError(
             scores_name, None, f"{where}: {wid.size} word ids for a score matrix of shape {a.shape} ({n_pieces} pieces in the {layout} layout)", "shape"

@@ -44,6 +44,7 @@ import os
 from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
+from .errors import InputError
 from .outputs import write_bytes, write_text
 
 SIDES = ("src", "tgt")
@@ -239,6 +240,45 @@ def table_ids(table) -> list[str]:
     from .errors import InputError
 
     raise InputError("<arrow>", None, f"no id column (columns: {', '.join(table.column_names)})")
+
+
+#: sections of :func:`shard_stats` that are histograms keyed by a number
+_NUMERIC_HISTOGRAMS = ("length_before", "length_after", "pieces_per_word", "transitions", "transitions_vs_pieces")
+
+
+def check_stats(obj, path: str) -> dict:
+    """``obj`` (read from ``path``) if it has the shape :func:`shard_stats` writes: an
+    object whose sections are objects of numbers (nested), histograms keyed by
+    numbers; else InputError naming the file and the first entry that differs."""
+
+    def bad(where: str, value, expected: str):
+        raise InputError(path, None, f"{where} is {json.dumps(value)[:80]}; expected {expected} (a file that "
+                         "`synprep report stats` writes)", "invalid")
+
+    def walk(v, where: str, numeric_keys: bool) -> None:
+        if not isinstance(v, Mapping):
+            bad(where, v, "an object of counts")
+        for k, x in v.items():
+            if isinstance(x, Mapping):
+                walk(x, f"{where}.{k}", numeric_keys)
+                continue
+            if not isinstance(x, (int, float)) or isinstance(x, bool):
+                bad(f"{where}.{k}", x, "a number")
+            if numeric_keys:
+                try:
+                    float(k)
+                except ValueError:
+                    bad(f"the key {k!r} of {where}", k, "a number (a histogram bin)")
+
+    if not isinstance(obj, Mapping):
+        bad("the file", obj, "an object")
+    for k, v in obj.items():
+        if k == "shard":
+            if not isinstance(v, (str, int)):
+                bad("shard", v, "a shard name")
+            continue
+        walk(v, k, k in _NUMERIC_HISTOGRAMS)
+    return dict(obj)
 
 
 def merge_stats(parts: Sequence[Mapping]) -> dict:
@@ -877,11 +917,15 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
     run: dict = {"name": name, "metrics": [], "scores": {}}
     if metrics and os.path.exists(metrics):
         with open(metrics, encoding="utf-8") as f:
-            for line in f:
+            for ln, line in enumerate(f, 1):
                 line = line.strip()
                 if not line:
                     continue
-                row = json.loads(line)
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise InputError(os.fspath(metrics), ln, f"not a JSON line ({e.msg}); expected the trainer's "
+                                     "metrics.jsonl, one JSON object a line", "invalid") from None
                 if isinstance(row, dict) and row.get("event") == "start":
                     run.update({k: row[k] for k in ("variant", "target") if isinstance(row.get(k), str)})
                 if not isinstance(row, dict) or not isinstance(row.get("step"), (int, float)):
@@ -892,7 +936,11 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
                 run["metrics"].append(row)
     if scores and os.path.exists(scores):
         with open(scores, encoding="utf-8") as f:
-            obj = json.load(f)
+            try:
+                obj = json.load(f)
+            except json.JSONDecodeError as e:
+                raise InputError(os.fspath(scores), e.lineno, f"not JSON ({e.msg}); expected synprep evaluate's "
+                                 "scores.json", "invalid") from None
         if isinstance(obj, dict):
             run["scores"] = {k: v for k, v in obj.items()
                              if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"}

@@ -88,6 +88,9 @@ SIDES = ("src", "tgt")
 _EOS_MARKER = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 #: the longest side accepted, in pieces: keeps every position and word index in int16
 MAX_PIECES = 16000
+#: the most labels: label ids, and the arc tokens 2 * label id past the piece
+#: vocabulary, stay within int16 columns
+MAX_LABELS = 16000
 
 SIDE_COLUMNS = ("id", "pieces", "word_ids", "heads", "rels", "parent_pos", "root_path")
 TRANSITION_COLUMNS = ("transitions", "edge_head", "edge_dep", "edge_label", "edge_step")
@@ -106,6 +109,13 @@ __all__ = [
     "verify",
     "shard_paths",
     "row_dict",
+    "check_file_name",
+    "dataset_file",
+    "check_ids",
+    "load_models",
+    "make_manifest",
+    "manifest_bytes",
+    "vocabulary_pass",
 ]
 
 
@@ -215,55 +225,12 @@ class _Reject:
     message: str
 
 
-def _items(path) -> Iterator:
-    """Sentences of a CoNLL-U file with each invalid one as its InputError, in order."""
-    from .conllu import read_conllu
-
-    pending: list[InputError] = []
-    for sent in read_conllu(path, on_invalid=pending.append):
-        while pending:
-            yield pending.pop(0)
-        yield sent
-    while pending:
-        yield pending.pop(0)
-
-
 def _pairs(inputs: dict[str, str], bar=None) -> Iterator[tuple[int, dict]]:
-    """(ordinal, {side: Sentence | InputError}) in file order; pairs by position and
-    checks that sent_ids agree where both sides have one. ``bar``: a progress bar
-    (:mod:`synprep.progress`) counting the pairs."""
-    sides = list(inputs)
-    its = [_items(inputs[s]) for s in sides]
-    n = 0
-    end = object()
-    while True:
-        got = [next(it, end) for it in its]
-        if all(g is end for g in got):
-            return
-        n += 1
-        if any(g is end for g in got):
-            short = sides[got.index(end)]
-            raise InputError(
-                inputs[short],
-                None,
-                f"ends after {n - 1} sentences but {inputs[sides[1 - sides.index(short)]]} has more; "
-                "the two files must be parallel (one sentence each, same order)",
-                reason="misaligned",
-            )
-        if len(got) == 2:
-            a, b = got
-            ia, ib = getattr(a, "sent_id", None), getattr(b, "sent_id", None)
-            if ia is not None and ib is not None and ia != ib:
-                raise InputError(
-                    b.path,
-                    b.line,
-                    f"sent_id {ib!r} does not match {ia!r} of sentence {n} in {a.path} (line {a.line}); "
-                    "the files must be parallel (same order); remove the unpaired sentences",
-                    reason="misaligned",
-                )
-        if bar is not None:
-            bar.update(1)
-        yield n, dict(zip(sides, got))
+    """(ordinal, {side: Sentence | InputError}) in file order: the pairing of every
+    command that reads two sides (:func:`synprep.conllu.read_parallel`)."""
+    from .conllu import read_parallel
+
+    return read_parallel(inputs, bar=bar, invalid=True)
 
 
 class _TreeStage:
@@ -518,7 +485,7 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     import pyarrow as pa
 
     from .progress import progress as _progress
-    from .subwords import SubwordModel, train_spm
+    from .subwords import SubwordModel
 
     cfg = cfg or ShardConfig()
     cfg.check()
@@ -541,7 +508,8 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
         for s in inputs:
             if s not in pm["models"]:
                 raise ConfigError(f"{base / MANIFEST} has no subword model for the {s} side")
-            models[s] = SubwordModel.load(base / pm["models"][s]["file"])
+        reused = load_models(vocab_from, m)  # checked against the manifest (SHA-256, size, special ids)
+        models = {s: reused[s] for s in inputs}
     elif spm:
         if "joint" in spm:
             joint = True
@@ -563,50 +531,17 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     if need_labels or need_models:
         say("pass 1: labels and subword training sample")
         stage = _TreeStage(cfg, tside, None)
-        seen: set[str] = set()
-        samples: dict[str, list] = {s: [] for s in inputs}
-        from .subwords import reservoir_sample
-
         bar1 = _progress(desc="shard pass 1", unit="pair", enabled=progress)
-
-        def sentences(side):
-            for n, items in _pairs(inputs, bar1):
-                trees, rej = stage(n, items)
-                if trees is None:
-                    continue
-                for t in trees.values():
-                    seen.update(t.labels)
-                yield trees[side].words
-
-        # one pass per side would read the files twice; a single pass feeds both samples
-        sides = list(inputs)
-        if len(sides) == 1:
-            samples[sides[0]] = reservoir_sample(sentences(sides[0]), cfg.sample, cfg.seed)
-        else:
-            both = reservoir_sample(_both(inputs, stage, seen, bar1), cfg.sample, cfg.seed)
-            samples = {"src": [b[0] for b in both], "tgt": [b[1] for b in both]}
+        # one pass over both sides (reading the files once) feeds the labels and the sample
+        kept = (trees for n, items in _pairs(inputs, bar1) for trees, _rej in [stage(n, items)] if trees is not None)
+        found, trained, _n = vocabulary_pass(kept, list(inputs), cfg, joint, train=need_models)
         bar1.close()
         if need_labels:
-            labels = sorted(seen | {"root"})
+            labels = found
         if need_models:
-            if joint:
-                mdl = train_spm(
-                    [w for s in sides for w in samples[s]],
-                    cfg.vocab_size,
-                    cfg.character_coverage,
-                    cfg.model_type,
-                    sample_size=len(sides) * cfg.sample,
-                    seed=cfg.seed,
-                    name="spm.model",
-                )
-                models = {s: mdl for s in sides}
-            else:
-                for s in sides:
-                    models[s] = train_spm(
-                        samples[s], cfg.vocab_size, cfg.character_coverage, cfg.model_type, cfg.sample, cfg.seed, f"{s}.model"
-                    )
+            models = trained
     assert labels is not None
-    if len(labels) > 16000:
+    if len(labels) > MAX_LABELS:
         raise ConfigError(f"{len(labels)} labels: more than int16 arc-token layout allows")
     label_ids = {lab: i for i, lab in enumerate(labels)}
 
@@ -696,17 +631,15 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     reasons = Counter(r.reason for r in rejects)
     by_side = {s: dict(sorted(Counter(r.reason for r in rejects if r.side == s).items())) for s in sides}
     tmodel = models[tside] if tside else None
-    manifest = {
-        "format": FORMAT,
-        "schema_version": SCHEMA_VERSION,
-        "sides": sides,
-        "transition_side": tside,
-        "languages": {s: (languages or {})[s] for s in sides if (languages or {}).get(s)},
-        "columns": {f.name: str(f.type) for f in sch},
-        "labels": labels,
-        "pieces": {"joint": joint, "models": model_entries},
-        "tokens": token_layout(tmodel, len(labels)),
-        "features": {
+    manifest = make_manifest(
+        sides=sides,
+        transition_side=tside,
+        languages={s: (languages or {})[s] for s in sides if (languages or {}).get(s)},
+        columns={f.name: str(f.type) for f in sch},
+        labels=labels,
+        pieces={"joint": joint, "models": model_entries},
+        tokens=token_layout(tmodel, len(labels)),
+        features={
             "parent_pos": "per piece: mean 0-based position of the parent word's pieces within the side's pieces "
             "(no BOS counted); the root points at its own mean",
             "root_path": f"per word: label ids root..word; longer than {cfg.max_depth}: the first "
@@ -714,7 +647,7 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
             "edges": "for the arc token x at position p: H->D, x->D, H->x (H head word, D dependent word, "
             "every piece of a word), edge_step = p; positions index transitions",
         },
-        "counts": {
+        counts={
             "input": total,
             "kept": kept,
             "rejected": dict(sorted(reasons.items())),
@@ -723,28 +656,77 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
             "lifted_arcs": dict(stage.lifted_arcs),
             "mapped_labels": dict(sorted(stage.mapped_labels.items())),
         },
-        "inputs": inputs,
-        "settings": asdict(cfg) | {"joint": joint, "vocab_from": None if vocab_from is None else os.fspath(vocab_from)},
-        "shards": shards,
-        "rejects_file": REJECTS,
-    }
+        inputs=inputs,
+        settings=asdict(cfg) | {"joint": joint, "vocab_from": None if vocab_from is None else os.fspath(vocab_from)},
+        shards=shards,
+        rejects_file=REJECTS,
+    )
     assert total == kept + sum(reasons.values())
-    write_json(out / MANIFEST, manifest, sort_keys=False)  # keys in the order above
+    write_bytes(out / MANIFEST, manifest_bytes(manifest))  # keys in the order above
     return manifest
 
 
-def _both(inputs, stage, seen, bar=None):
-    for n, items in _pairs(inputs, bar):
-        trees, rej = stage(n, items)
-        if trees is None:
-            continue
-        for t in trees.values():
-            seen.update(t.labels)
-        yield trees["src"].words, trees["tgt"].words
+def make_manifest(*, sides, transition_side, languages, labels, pieces, tokens, counts, inputs, settings, shards,
+                  columns=None, features=None, config=None, rejects_file=None) -> dict:
+    """The one builder of a manifest (``synprep shard``'s dataset, the workflow's
+    vocabulary directory and its merged dataset): its sections in the one order every
+    manifest has (an optional section left out when None), checked as
+    :func:`read_manifest` checks it, so that nothing is written that would not read."""
+    m = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "sides": sides, "transition_side": transition_side,
+         "languages": languages, "columns": columns, "labels": labels, "pieces": pieces, "tokens": tokens,
+         "features": features, "counts": counts, "inputs": inputs, "settings": settings, "config": config,
+         "shards": shards, "rejects_file": rejects_file}
+    m = {k: v for k, v in m.items() if v is not None or k == "transition_side"}
+    _check_manifest(m, "the manifest being written")
+    return m
+
+
+def manifest_bytes(m: dict) -> bytes:
+    """The bytes of ``manifest.json`` (indented, UTF-8 as it is, a final newline)."""
+    return (json.dumps(m, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def vocabulary_pass(trees: Iterable[dict], sides: Sequence[str], cfg: ShardConfig, joint: bool,
+                    train: bool = True) -> tuple[list[str], dict, int]:
+    """The vocabularies of a dataset, from one pass over its trees (``{side: Tree}`` per
+    pair, in input order): the label list (every label seen, and ``root``, sorted) and,
+    with ``train``, the subword model(s) trained on a seeded reservoir sample of
+    ``cfg.sample`` pairs (:func:`synprep.subwords.reservoir_sample`; one model for all
+    sides when ``joint``, trained on the sample's sides one after the other, else one a
+    side). The one vocabulary pass of ``synprep shard`` (pass 1) and of the workflow's
+    shared vocabulary (:func:`synprep.corpus.build_vocabulary`), which differ only in
+    the trees they give it. Returns (labels, side -> model, pairs sampled)."""
+    from .subwords import reservoir_sample, train_spm
+
+    seen: set[str] = set()
+
+    def words():
+        for pair in trees:
+            for t in pair.values():
+                seen.update(t.labels)
+            yield tuple(pair[s].words for s in sides)
+
+    sample = reservoir_sample(words(), cfg.sample, cfg.seed)
+    labels = sorted(seen | {"root"})
+    if not train:
+        return labels, {}, len(sample)
+    if not sample:
+        raise ConfigError("no pair of trees to train the subword model on: every input sentence was rejected "
+                          "(see the rejects)")
+    samples = {s: [x[i] for x in sample] for i, s in enumerate(sides)}
+    if joint:
+        model = train_spm([w for s in sides for w in samples[s]], cfg.vocab_size, cfg.character_coverage, cfg.model_type,
+                          sample_size=len(sides) * cfg.sample, seed=cfg.seed, name="spm.model")
+        return labels, {s: model for s in sides}, len(sample)
+    models = {s: train_spm(samples[s], cfg.vocab_size, cfg.character_coverage, cfg.model_type, cfg.sample, cfg.seed,
+                           f"{s}.model") for s in sides}
+    return labels, models, len(sample)
 
 
 def _tsv(s: str) -> str:
-    return s.replace("\t", " ").replace("\n", " ")
+    from .textio import one_line
+
+    return one_line(s)
 
 
 def model_entry(name: str, m) -> dict:
@@ -764,18 +746,23 @@ def token_layout(model, n_labels: int) -> dict:
     """The manifest's ``tokens`` section: where arc tokens and END sit in the decoder vocabulary."""
     if model is None:
         return {}
-    V = model.vocab_size
+    return _layout(model_entry("", model), n_labels)
+
+
+def _layout(entry: dict, n_labels: int) -> dict:
+    """:func:`token_layout` from a model's manifest entry (:func:`model_entry`)."""
+    V = entry["vocab_size"]
     return {
         "target_vocab_size": V,
         "arc_base": V,
         "left_arc": "arc_base + 2 * label_id",
         "right_arc": "arc_base + 2 * label_id + 1",
         "decoder_vocab_size": V + 2 * n_labels,
-        "pad_id": model.pad_id,
-        "bos_id": model.bos_id,
-        "eos_id": model.eos_id,
-        "end_id": model.eos_id,
-        "unk_id": model.unk_id,
+        "pad_id": entry["pad_id"],
+        "bos_id": entry["bos_id"],
+        "eos_id": entry["eos_id"],
+        "end_id": entry["eos_id"],
+        "unk_id": entry["unk_id"],
         "end": "END is eos_id; it is not stored in transitions (append it when reading)",
         "bos": "not stored; a decoder input is [bos_id] + sequence[:-1]",
     }
@@ -815,8 +802,19 @@ def read_manifest(path: str | os.PathLike) -> dict:
 
 
 def _check_manifest(m: dict, where: str) -> None:
-    """The types of the manifest entries that readers use (InputError naming the entry):
-    a hand-edited or damaged manifest fails here, not as a TypeError further on."""
+    """Every manifest entry that readers use, checked (InputError naming the entry):
+    a hand-edited, damaged or hostile manifest fails here, not as a TypeError, an
+    IndexError or a read outside the dataset further on.
+
+    * types: sides, labels, subword model entries, token layout, shard entries;
+    * file names (shards and subword models) are relative paths inside the dataset
+      directory (:func:`check_file_name`; symlinks are checked where the files are
+      opened, :func:`dataset_file`);
+    * the vocabularies agree with each other: unique label names, one model a side,
+      one file for a joint model, special ids within each model's vocabulary, and
+      the token layout (``tokens``) that of the transition side's model and the label
+      list (:func:`token_layout`). The ids stored in the shards are checked against
+      these vocabularies when the dataset is opened (:func:`check_ids`)."""
 
     def bad(key: str, value, expected: str):
         raise InputError(where, None, f"{key} is {value!r}; expected {expected} (the manifest was changed: "
@@ -828,26 +826,48 @@ def _check_manifest(m: dict, where: str) -> None:
     sides = m.get("sides")
     if not isinstance(sides, list) or not sides or not all(x in SIDES for x in sides) or len(set(sides)) != len(sides):
         bad("sides", sides, "a list of src and/or tgt")
-    if m.get("transition_side") not in (*sides, None):
-        bad("transition_side", m.get("transition_side"), "one of the sides or null")
+    tside = m.get("transition_side")
+    if tside not in (*sides, None):
+        bad("transition_side", tside, "one of the sides or null")
     labels = m.get("labels")
     if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
         bad("labels", labels, "a list of label names")
+    if len(set(labels)) != len(labels):
+        bad("labels", [x for x in labels if labels.count(x) > 1][:3], "unique label names (a label is listed twice)")
+    if len(labels) > MAX_LABELS:
+        bad("labels", f"{len(labels)} labels", f"at most {MAX_LABELS} (label ids are int16)")
     pieces = m.get("pieces")
     models = pieces.get("models") if isinstance(pieces, dict) else None
     if not isinstance(models, dict):
         bad("pieces", pieces, "an object with the subword models")
     for side, e in models.items():
+        if side not in sides:
+            bad(f"pieces.models.{side}", e, f"a model of one of the sides {sides}")
         if not isinstance(e, dict) or not isinstance(e.get("file"), str) or not e["file"]:
             bad(f"pieces.models.{side}", e, "an object with a model file name")
-        for k in ("vocab_size", "pad_id", "unk_id", "bos_id", "eos_id"):
-            if not is_int(e.get(k), -1):
-                bad(f"pieces.models.{side}.{k}", e.get(k), "an integer")
-        if not isinstance(e.get("sha256"), str):
-            bad(f"pieces.models.{side}.sha256", e.get("sha256"), "the model's SHA-256")
+        check_file_name(e["file"], f"pieces.models.{side}.file", where)
+        if not is_int(e.get("vocab_size"), 1):
+            bad(f"pieces.models.{side}.vocab_size", e.get("vocab_size"), "a positive integer")
+        for k in ("pad_id", "unk_id", "bos_id", "eos_id"):
+            if not is_int(e.get(k), -1) or e[k] >= e["vocab_size"]:
+                bad(f"pieces.models.{side}.{k}", e.get(k), f"an id below the vocabulary size {e['vocab_size']}")
+        for k in ("pad_id", "bos_id", "eos_id"):
+            if e[k] < 0:
+                bad(f"pieces.models.{side}.{k}", e[k], "an id (synprep's models always have pad, bos and eos)")
+        sha = e.get("sha256")
+        if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+            bad(f"pieces.models.{side}.sha256", sha, "the model's SHA-256 in hex")
+    if sorted(models) != sorted(sides):
+        bad("pieces.models", sorted(models), f"one subword model for each side {sides}")
+    if pieces.get("joint") and len({(e["file"], e["sha256"]) for e in models.values()}) > 1:
+        bad("pieces.models", {s: e["file"] for s, e in models.items()}, "one model file for every side (joint is true)")
     tokens = m.get("tokens", {})
     if not isinstance(tokens, dict) or not all(is_int(v, -1) for k, v in tokens.items() if k.endswith(("_id", "_size", "_base"))):
         bad("tokens", tokens, "an object of integer ids and sizes")
+    if tside is not None and tside in models:
+        for k, v in _layout(models[tside], len(labels)).items():
+            if isinstance(v, int) and tokens.get(k) != v:
+                bad(f"tokens.{k}", tokens.get(k), f"{v}, as the {tside} subword model and the {len(labels)} labels give")
     shards = m.get("shards")
     if not isinstance(shards, list):
         bad("shards", shards, "a list of shard entries")
@@ -856,6 +876,7 @@ def _check_manifest(m: dict, where: str) -> None:
             bad(f"shards[{i}]", e, "an object with file, rows, bytes and sha256")
         if not isinstance(e.get("file"), str) or not e["file"]:
             bad(f"shards[{i}].file", e.get("file"), "a file name")
+        check_file_name(e["file"], f"shards[{i}].file", where)
         if not is_int(e.get("rows")):
             bad(f"shards[{i}].rows", e.get("rows"), "a row count")
         if "bytes" in e and not is_int(e["bytes"]):
@@ -863,12 +884,42 @@ def _check_manifest(m: dict, where: str) -> None:
         sha = e.get("sha256")
         if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
             bad(f"shards[{i}].sha256", sha, "a SHA-256 in hex")
+    names = [e["file"] for e in shards]
+    if len(set(names)) != len(names):
+        bad("shards", sorted({n for n in names if names.count(n) > 1})[:3], "each shard file listed once")
+
+
+def check_file_name(name: str, key: str, where: str) -> None:
+    """A file named in a manifest must be a relative path inside the dataset directory:
+    plain names joined by ``/`` (the workflow's dataset lists ``000/shard-00000.arrow``),
+    no absolute path, no ``..`` or ``.``, no backslash, no empty part."""
+    parts = name.split("/")
+    if (name.startswith("/") or "\\" in name or "\0" in name or any(p in ("", ".", "..") for p in parts)
+            or os.path.isabs(name) or (len(name) > 1 and name[1] == ":")):
+        raise InputError(where, None, f"{key} is {name!r}: a manifest names files inside its dataset directory only "
+                         "(a relative path without '..'); write the dataset again", "invalid")
+
+
+def dataset_file(base: str | os.PathLike, name: str, where: str | None = None) -> Path:
+    """The path of the file ``name`` (checked by :func:`check_file_name`) of the dataset
+    directory ``base``, refusing a symlink (or a symlinked folder) that leads out of it:
+    the real path must lie inside the directory's real path. Nothing is said about the
+    outside file (not even whether it exists)."""
+    base = Path(base)
+    where = where or str(base / MANIFEST)
+    check_file_name(name, "a file name", where)
+    p = base / name
+    real, root = os.path.realpath(p), os.path.realpath(base)
+    if os.path.commonpath([real, root]) != root:
+        raise InputError(where, None, f"{name} is a symbolic link that leads out of the dataset directory; a dataset's "
+                         "files must lie inside it (copy them in, or write the dataset again)", "invalid")
+    return p
 
 
 def shard_paths(path: str | os.PathLike) -> list[Path]:
     """The shard files of a dataset directory, in manifest order."""
     base = _manifest_dir(path)
-    return [base / s["file"] for s in read_manifest(path)["shards"]]
+    return [dataset_file(base, s["file"]) for s in read_manifest(path)["shards"]]
 
 
 def open_shard(path: str | os.PathLike, expected_rows: int | None = None):
@@ -913,19 +964,109 @@ def open_shard(path: str | os.PathLike, expected_rows: int | None = None):
 
 
 def open_dataset(path: str | os.PathLike, verify_checksums: bool = False) -> tuple[dict, list]:
-    """(manifest, memory-mapped tables of every shard); with ``verify_checksums``,
-    every shard's size and SHA-256 are checked first (:func:`verify`, remembered)."""
+    """(manifest, memory-mapped tables of every shard): the one way every command reads a
+    dataset. The manifest is validated (:func:`read_manifest`), every shard opened from
+    inside the dataset directory (:func:`dataset_file`) and its ids checked against the
+    manifest's vocabularies (:func:`check_ids`, remembered like the checksums); with
+    ``verify_checksums``, every shard's size and SHA-256 and every subword model are
+    checked first (:func:`verify`, remembered)."""
     m = read_manifest(path)
     base = _manifest_dir(path)
     if verify_checksums:
         verify(path, cache=True)
-    return m, [open_shard(base / s["file"], s["rows"]) for s in m["shards"]]
+    remembered = _VerifiedCache(base)
+    key = vocab_key(m)
+    tables = []
+    for s in m["shards"]:
+        p = dataset_file(base, s["file"])
+        table = open_shard(p, s["rows"])
+        st = os.stat(p)
+        state = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, key]
+        if remembered.get("ids:" + s["file"]) != state:
+            check_ids(table, m, str(p))
+            remembered.put("ids:" + s["file"], state)
+        tables.append(table)
+    remembered.save()
+    return m, tables
+
+
+def vocab_key(m: dict) -> str:
+    """A digest of the manifest entries the ids of the shards are checked against."""
+    keep = {k: m.get(k) for k in ("sides", "transition_side", "labels", "pieces", "tokens")}
+    return hashlib.sha256(json.dumps(keep, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _list_values(col, depth: int = 1) -> np.ndarray:
+    """The values of a list column (``depth`` levels of lists) as one numpy array."""
+    parts = []
+    for chunk in col.chunks:
+        for _ in range(depth):
+            chunk = chunk.flatten()
+        if len(chunk):
+            parts.append(numpy_view(chunk))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def check_ids(table, m: dict, name: str) -> None:
+    """Every column the manifest's sides need is in the shard, and every id it stores
+    lies in its vocabulary: pieces below the side's model size, label ids (``rels``,
+    ``root_path``, ``edge_label``) below the number of labels, transitions below the
+    decoder vocabulary (pieces and arc tokens), word indices (``heads``, ``word_ids``)
+    not negative but the root's -1. InputError naming the shard and the column: the
+    manifest (e.g. its label list) is not the one the shard was written with."""
+    labels = len(m["labels"])
+    models = m["pieces"]["models"]
+    missing = [c for c in column_names(m["sides"], m["transition_side"]) if c not in table.column_names]
+    if missing:
+        raise InputError(name, None, f"has no column {', '.join(missing[:3])}, which the manifest's sides "
+                         f"{m['sides']} need: the shard is not this manifest's; write the dataset again", "invalid")
+    for side in m["sides"]:
+        V = models[side]["vocab_size"]
+        bounds = {"pieces": (0, V), "rels": (0, labels), "heads": (-1, MAX_PIECES), "word_ids": (0, MAX_PIECES)}
+        if side == m["transition_side"]:
+            bounds.update(transitions=(0, V + 2 * labels), edge_label=(0, labels))
+        checks = [(f"{side}_{c}", lo, hi, _list_values(table.column(f"{side}_{c}"))) for c, (lo, hi) in bounds.items()]
+        checks.append((f"{side}_root_path", 0, labels, _list_values(table.column(f"{side}_root_path"), 2)))
+        for col, lo, hi, v in checks:
+            if len(v) and (int(v.min()) < lo or int(v.max()) >= hi):
+                x = int(v.min()) if int(v.min()) < lo else int(v.max())
+                what = {"pieces": f"the {side} subword model's {V} pieces", "transitions": f"the decoder vocabulary "
+                        f"({V} pieces + 2 x {labels} arc tokens)"}.get(col.split("_", 1)[1], f"{labels} labels")
+                if col.endswith(("heads", "word_ids")):
+                    what = "word indices"
+                raise InputError(name, None, f"{col} holds id {x}, outside {lo}..{hi - 1} ({what} in the manifest): "
+                                 "the manifest's vocabularies are not those the shard was written with; write the "
+                                 "dataset again", "invalid")
+
+
+def load_models(path: str | os.PathLike, m: dict | None = None) -> dict:
+    """Side -> :class:`~synprep.subwords.SubwordModel` of a dataset, each loaded from
+    inside the dataset directory and checked against its manifest entry (SHA-256,
+    vocabulary size, special ids): the one way a dataset's subword models are read."""
+    from .subwords import SubwordModel
+
+    m = m if m is not None else read_manifest(path)
+    base = _manifest_dir(path)
+    loaded: dict[str, object] = {}
+    out = {}
+    for side, e in m["pieces"]["models"].items():
+        if e["file"] not in loaded:
+            p = dataset_file(base, e["file"])
+            model = SubwordModel.load(p)
+            got = model_entry(e["file"], model)
+            diff = [k for k in ("sha256", "vocab_size", "pad_id", "unk_id", "bos_id", "eos_id") if got[k] != e[k]]
+            if diff:
+                raise InputError(str(p), None, f"this subword model is not the one the manifest lists ({diff[0]} "
+                                 f"{got[diff[0]]!r}, the manifest says {e[diff[0]]!r}); write the dataset again", "invalid")
+            loaded[e["file"]] = model
+        out[side] = loaded[e["file"]]
+    return out
 
 
 def verify(path: str | os.PathLike, cache: bool = False) -> None:
-    """Check every shard's size and SHA-256, and every subword model's SHA-256,
-    against the manifest (InputError naming the first file that differs, saying how
-    to go on).
+    """Check every shard's size and SHA-256, and every subword model (SHA-256,
+    vocabulary size and special ids, :func:`load_models`), against the manifest
+    (InputError naming the first file that differs, saying how to go on).
 
     With ``cache``, a shard hashed once is not hashed again while its size,
     modification and change times (ns) and inode stay those it had when it matched:
@@ -937,9 +1078,8 @@ def verify(path: str | os.PathLike, cache: bool = False) -> None:
     base = _manifest_dir(path)
     remembered = _VerifiedCache(base) if cache else None
     hint = "write the dataset again (or pass --no-verify to use it as it is)"
-    models = {e["file"]: e for e in m["pieces"]["models"].values() if "sha256" in e}
-    for s in m["shards"] + [{"file": f, "sha256": e["sha256"]} for f, e in sorted(models.items())]:
-        p = base / s["file"]
+    for s in m["shards"]:
+        p = dataset_file(base, s["file"])
         try:
             st = os.stat(p)
         except FileNotFoundError:
@@ -961,6 +1101,7 @@ def verify(path: str | os.PathLike, cache: bool = False) -> None:
             raise InputError(str(p), None, f"checksum differs from the manifest: the shard was changed or truncated; {hint}", "truncated")
         if remembered is not None:
             remembered.put(s["file"], state)
+    load_models(path, m)
     if remembered is not None:
         remembered.save()
 

@@ -35,7 +35,13 @@ sampling off, and one thread; two runs give byte-identical model files (tested).
 
 Special ids of models trained here: ``pad=0, unk=1, bos=2, eos=3``. Models from
 elsewhere are accepted when they use ``add_dummy_prefix`` (checked on load); their
-special ids are read from the model.
+special ids are read from the model. synprep needs all four (padding, the decoder's
+BOS, END = EOS): a model without one -- sentencepiece's own default is ``pad_id=-1``
+-- gets it as a control piece appended after its last piece (``<pad>``, ``<s>``,
+``</s>``; id = the old vocabulary size), by :func:`_add_special_pieces`. Appended
+control pieces never come out of encoding, so every word keeps its pieces; the
+amended model is the one a dataset stores (and its SHA-256 the one the manifest
+records).
 """
 
 from __future__ import annotations
@@ -98,6 +104,10 @@ class SubwordModel:
         sp = spm.SentencePieceProcessor()
         try:
             sp.LoadFromSerializedProto(self.proto)
+            if min(sp.pad_id(), sp.bos_id(), sp.eos_id()) < 0:
+                self.proto = _add_special_pieces(self.proto, sp)
+                sp = spm.SentencePieceProcessor()
+                sp.LoadFromSerializedProto(self.proto)
         except (OSError, RuntimeError, TypeError) as e:
             raise InputError(name, None, f"not a sentencepiece model ({e})", "unreadable") from None
         self.sp = sp
@@ -230,6 +240,53 @@ class SubwordModel:
                 last = w
             out[-1].append(int(i))
         return [self.decode_word(p) for p in out]
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes | int) -> bytes:
+    """One protobuf field: a varint (int) or a length-delimited payload (bytes)."""
+    if isinstance(payload, int):
+        return _varint(number << 3) + _varint(payload)
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+#: sentencepiece_model.proto: TrainerSpec field numbers of the special ids and pieces
+_SPECIAL_FIELDS = {"pad": (43, 48, "<pad>"), "bos": (41, 46, "<s>"), "eos": (42, 47, "</s>")}
+
+
+def _add_special_pieces(proto: bytes, sp) -> bytes:
+    """The serialized model with a control piece appended for each of pad, bos and
+    eos that it lacks (id -1), and its ``trainer_spec`` pointing at it.
+
+    Written as protobuf fields appended to the message (no protobuf library needed):
+    a repeated field (``ModelProto.pieces``, 1) appended to adds an element at the
+    end, a singular message field (``trainer_spec``, 2) given again is merged into
+    the first -- the protobuf wire format's rules, which sentencepiece's parser follows.
+    A ``SentencePiece`` is ``piece`` (1, string), ``score`` (2, float) and ``type``
+    (3; 3 = CONTROL)."""
+    V = sp.get_piece_size()
+    names = {sp.id_to_piece(i) for i in range(V)}
+    pieces, spec = b"", b""
+    for kind, have in (("pad", sp.pad_id()), ("bos", sp.bos_id()), ("eos", sp.eos_id())):
+        if have >= 0:
+            continue
+        id_field, piece_field, piece = _SPECIAL_FIELDS[kind]
+        while piece in names:  # a normal piece of that spelling: take another
+            piece = piece[:-1] + "_>"
+        names.add(piece)
+        entry = _field(1, piece.encode("utf-8")) + _varint(2 << 3 | 5) + b"\0\0\0\0" + _field(3, 3)
+        pieces += _field(1, entry)
+        spec += _field(id_field, V) + _field(piece_field, piece.encode("utf-8"))
+        V += 1
+    return proto + pieces + _field(2, spec)
 
 
 def _protect_all(words: Sequence[str]) -> list[str]:

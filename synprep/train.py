@@ -166,6 +166,10 @@ class TrainConfig(Config):
         for k in ("max_tokens", "max_sentences", "max_epochs", "valid_sentences", "valid_bleu", "threads"):
             if getattr(self, k) < 0:
                 raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 0")
+        if not (self.max_minutes >= 0 and math.isfinite(self.max_minutes)):  # NaN fails too
+            raise ConfigError(f"max_minutes = {self.max_minutes}: expected >= 0 (0 = no limit)")
+        if not 0 <= self.seed < 2**32:  # numpy's and the samplers' seeds are unsigned 32-bit
+            raise ConfigError(f"seed = {self.seed}: expected an integer in 0..{2**32 - 1}")
 
 
 @dataclass
@@ -330,9 +334,9 @@ def _trim_metrics(path: Path, step: Optional[int]) -> None:
         if step is not None and line.endswith("\n") and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
             keep.append(line)
     if keep != lines:
-        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-        tmp.write_text("".join(keep), encoding="utf-8")
-        os.replace(tmp, path)
+        from .outputs import write_text
+
+        write_text(path, "".join(keep), newline=None)
 
 
 class _Metrics:

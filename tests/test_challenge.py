@@ -260,7 +260,7 @@ def test_cli_counts_and_json(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--src", "{src}", "--tgt", "{tgt}"], "not sentence-aligned: .* has 3 sentences, .* has 5"),
+        (["--src", "{src}", "--tgt", "{tgt}"], "src.conllu: ends after 3 sentences but .*tgt.conllu has more"),
         (["--src", "{src}", "--tgt", "{missing}"], "no such file"),
         (["--src", "{src}"], "give --src and --tgt"),
         (["--conllu", "{src}", "--src", "{src}"], "either --conllu"),
@@ -283,11 +283,12 @@ def test_cli_bad_input_is_a_clear_error(tmp_path, capsys, argv, message):
         assert not out.exists()  # nothing written for a misaligned corpus
 
 
-def test_misaligned_error_names_the_longer_file(tmp_path):
+def test_misaligned_error_names_both_files(tmp_path):
+    # the pairing of `synprep shard` (conllu.read_parallel): the file that ended, and the other
     src, tgt = _write_pair(tmp_path, n_tgt_extra=1)
     with pytest.raises(InputError) as e:
         ch.extract({"src": str(src), "tgt": str(tgt)})
-    assert e.value.path == str(tgt)
+    assert e.value.path == str(src) and str(tgt) in e.value.message
 
 
 # --------------------------------------------------------------------------- real data

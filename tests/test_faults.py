@@ -812,3 +812,438 @@ def test_12_split_help_describes_the_split_the_code_does(tmp_path, capsys):
     for k in range(3):
         for pid, s, t in read_shard(tmp_path / "o" / f"00{k}.tsv"):
             assert shard_key(s, t) % 3 == k
+
+
+# ============================================================ issue 20: datasets (h2-dataset)
+# Classes 4 (a manifest is input), 5 (subword models made elsewhere), 7 (pairs by id),
+# 8 (tracebacks left) and 9 (small untruths and bounds) of issue 20.
+
+
+def pud_blocks(lang: str, n: int) -> str:
+    """The first ``n`` sentences of the English or German PUD treebank (gold, sent_id-aligned)."""
+    from .conftest import ud_path
+
+    text = ud_path(f"{lang}_pud-ud-test.conllu").read_text(encoding="utf-8")
+    return "".join(b.strip("\n") + "\n\n" for b in text.split("\n\n")[:n])
+
+
+@pytest.fixture(scope="module")
+def pud_dataset(tmp_path_factory):
+    """A small en-de dataset of 24 PUD pairs in 3 shards (subword model trained here)."""
+    from synprep.shards import ShardConfig, build_dataset
+
+    d = tmp_path_factory.mktemp("pud")
+    (d / "en.conllu").write_text(pud_blocks("en", 24), encoding="utf-8")
+    (d / "de.conllu").write_text(pud_blocks("de", 24), encoding="utf-8")
+    build_dataset(d / "ds", str(d / "en.conllu"), str(d / "de.conllu"),
+                  ShardConfig(projectivity="lift", src_projectivity="keep", shard_size=8, vocab_size=400))
+    return d / "ds"
+
+
+@pytest.fixture
+def ds_copy(pud_dataset, tmp_path):
+    import shutil
+
+    shutil.copytree(pud_dataset, tmp_path / "ds")
+    return tmp_path / "ds"
+
+
+def edit_manifest(ds, change) -> None:
+    m = json.loads((ds / "manifest.json").read_text(encoding="utf-8"))
+    change(m)
+    (ds / "manifest.json").write_text(json.dumps(m, indent=1), encoding="utf-8")
+
+
+def readers(ds):
+    """Every way a command reads a dataset: the training reader (verified and not),
+    the exporters' rows, the subword models."""
+    from synprep.data import ShardDataset
+    from synprep.shards import iter_rows, load_models
+
+    yield lambda: ShardDataset(ds, verify=True)
+    yield lambda: ShardDataset(ds, verify=False)
+    yield lambda: list(iter_rows(ds))
+    yield lambda: load_models(ds)
+
+
+@pytest.mark.parametrize("name", ["../other/shard-00000.arrow", "/etc/passwd", "/no/such/file.arrow", "./shard-00000.arrow",
+                                  "a/../../shard-00000.arrow", "C:\\shard.arrow"])
+def test_20_4_a_manifest_names_files_inside_its_dataset_only(ds_copy, name, capsys):
+    import shutil
+
+    other = ds_copy.parent / "other"
+    shutil.copytree(ds_copy, other)  # a complete dataset next door: its shards verify
+    edit_manifest(ds_copy, lambda m: m["shards"][0].update(file=name))
+    for read in readers(ds_copy):
+        with pytest.raises(InputError, match="inside its dataset directory") as e:
+            read()
+        assert e.value.path == str(ds_copy / "manifest.json")
+        assert "exist" not in str(e.value) and "missing" not in str(e.value)  # says nothing of the outside file
+    for cmd in (["inspect", ds_copy], ["export", "pascal", ds_copy, ds_copy.parent / "x"]):
+        rc, err = run_main(capsys, *cmd)
+        assert rc == 2 and "inside its dataset directory" in err, err
+
+
+def test_20_4_a_symlink_out_of_the_dataset_is_refused(ds_copy, capsys):
+    import shutil
+
+    other = ds_copy.parent / "other"
+    shutil.copytree(ds_copy, other)
+    (ds_copy / "shard-00001.arrow").unlink()
+    (ds_copy / "shard-00001.arrow").symlink_to(other / "shard-00001.arrow")  # same bytes: the checksum matches
+    for read in list(readers(ds_copy))[:3]:  # the shard readers
+        with pytest.raises(InputError, match="leads out of the dataset"):
+            read()
+    (ds_copy / "sub").mkdir()  # a symlink inside the dataset is fine
+    shutil.copy(other / "shard-00001.arrow", ds_copy / "sub" / "s1.arrow")
+    (ds_copy / "shard-00001.arrow").unlink()
+    (ds_copy / "shard-00001.arrow").symlink_to(ds_copy / "sub" / "s1.arrow")
+    from synprep.data import ShardDataset
+
+    assert len(ShardDataset(ds_copy, verify=True)) == 24
+
+
+def test_20_4_shard_ids_are_checked_against_the_manifest_vocabularies(ds_copy, capsys):
+    """Remove a label (and adjust the token layout, so that the manifest is consistent
+    in itself): the shards hold label ids past the list's end. Every reader refuses,
+    also after the dataset was opened and remembered once."""
+    from synprep.data import ShardDataset
+
+    assert len(ShardDataset(ds_copy, verify=True)) == 24  # remembered as verified
+    m = json.loads((ds_copy / "manifest.json").read_text())
+    used = set()
+    for row in __import__("synprep.shards", fromlist=["iter_rows"]).iter_rows(ds_copy):
+        used.update(row["tgt_rels"])
+    last = max(used)
+
+    def drop(m):
+        del m["labels"][last]
+        m["tokens"]["decoder_vocab_size"] -= 2
+
+    edit_manifest(ds_copy, drop)
+    for read in list(readers(ds_copy))[:3]:
+        with pytest.raises(InputError, match=r"rels holds id \d+, outside|transitions holds id") as e:
+            read()
+        assert "shard-0000" in e.value.path
+    rc, err = run_main(capsys, "inspect", ds_copy, "--row", "0")
+    assert rc == 2 and "outside" in err, err
+    rc, err = run_main(capsys, "inspect", ds_copy / "shard-00000.arrow")
+    assert rc == 2 and "outside" in err, err
+    rc, err = run_main(capsys, "export", "pascal", ds_copy, ds_copy.parent / "x")
+    assert rc == 2 and "outside" in err and "Traceback" not in err, err
+    assert m["labels"][last]  # the label that was removed existed
+
+
+@pytest.mark.parametrize("change, what", [
+    (lambda m: m["tokens"].update(decoder_vocab_size=m["tokens"]["decoder_vocab_size"] - 2), "tokens.decoder_vocab_size"),
+    (lambda m: m["labels"].append(m["labels"][0]), "labels"),
+    (lambda m: m["pieces"]["models"]["tgt"].update(vocab_size=m["pieces"]["models"]["tgt"]["vocab_size"] + 5), "tokens"),
+    (lambda m: m["pieces"]["models"]["src"].update(pad_id=-1), "pad_id"),
+    (lambda m: m["pieces"]["models"].pop("src"), "one subword model for each side"),
+    (lambda m: m["shards"].append(dict(m["shards"][0])), "each shard file listed once"),
+])
+def test_20_4_manifest_vocabularies_must_agree(ds_copy, change, what):
+    from synprep.shards import read_manifest
+
+    edit_manifest(ds_copy, change)
+    with pytest.raises(InputError, match=what.replace(".", r"\.")):
+        read_manifest(ds_copy)
+
+
+def test_20_4_shard_vocab_from_checks_the_models_against_the_manifest(ds_copy, pud_dataset, tmp_path, capsys):
+    from synprep.conllu import read_conllu_string
+    from synprep.subwords import train_spm
+
+    other = train_spm([s.forms for s in read_conllu_string(pud_blocks("en", 24))], vocab_size=450)
+    other.save(ds_copy / "spm.model")  # another model where the manifest names its own
+    en = pud_dataset.parent / "en.conllu"
+    rc, err = run_main(capsys, "shard", en, en, "--vocab-from", ds_copy, "-o", tmp_path / "new")
+    assert rc == 2 and "spm.model" in err and "not the one the manifest lists" in err, err
+    assert not (tmp_path / "new").exists()
+
+
+def test_20_5_a_sentencepiece_model_with_its_defaults_trains(tmp_path, capsys):
+    """sentencepiece's defaults (unk 0, bos 1, eos 2, pad -1), trained here on 300 raw
+    PUD sentences (en and de): shard gives the model its missing pad as an appended control piece,
+    and the dataset trains and validates (before: IndexError in the embedding)."""
+    import io
+
+    import sentencepiece as spm
+
+    from synprep.shards import read_manifest
+    from synprep.train import RunConfig, train
+
+    from .conftest import ud_path
+
+    raw = [ln[len("# text = "):] for lang in ("en", "de")
+           for ln in ud_path(f"{lang}_pud-ud-test.conllu").read_text(encoding="utf-8").splitlines()[:4400]
+           if ln.startswith("# text = ")]
+    buf = io.BytesIO()
+    assert len(raw) > 300
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(raw), model_writer=buf, vocab_size=600, minloglevel=2)
+    (tmp_path / "default.model").write_bytes(buf.getvalue())
+    plain = spm.SentencePieceProcessor(model_proto=buf.getvalue())
+    assert plain.pad_id() == -1 and plain.get_piece_size() == 600
+    (tmp_path / "en.conllu").write_text(pud_blocks("en", 24), encoding="utf-8")
+    (tmp_path / "de.conllu").write_text(pud_blocks("de", 24), encoding="utf-8")
+    rc, err = run_main(capsys, "shard", tmp_path / "en.conllu", tmp_path / "de.conllu", "--spm", tmp_path / "default.model",
+                       "--projectivity", "lift", "-o", tmp_path / "ds")
+    assert rc == 0, err
+    m = read_manifest(tmp_path / "ds")
+    e = m["pieces"]["models"]["tgt"]
+    assert (e["vocab_size"], e["pad_id"], e["unk_id"], e["bos_id"], e["eos_id"]) == (601, 600, 0, 1, 2)
+    assert m["counts"]["kept"] > 12  # most words of PUD round-trip through the default normalization
+    stored = spm.SentencePieceProcessor(model_file=str(tmp_path / "ds" / "spm.model"))
+    for text in raw[:50]:  # the same pieces as the model as it was given
+        assert stored.encode(text) == plain.encode(text)
+    cfg = RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tmp_path / "ds"), "out": str(tmp_path / "run"),
+                                                           "max_steps": 1, "max_tokens": 300, "progress": False}})
+    summary = train(cfg, log=lambda m: None)  # one update: padding and BOS/END are looked up in the embeddings
+    assert summary["steps"] == 1
+
+
+def test_20_7_commands_reading_two_sides_pair_by_sent_id_as_shard_does(tmp_path, capsys):
+    """PUD en/de with the German side rotated by one sentence: shard refuses it, and so
+    must challenge (before: unrelated pairs, rc 0) and eval-parse (before: scored)."""
+    en, de = pud_blocks("en", 12), pud_blocks("de", 12)
+    blocks = de.split("\n\n")[:-1]
+    (tmp_path / "en.conllu").write_text(en, encoding="utf-8")
+    (tmp_path / "de.conllu").write_text("\n\n".join(blocks[1:] + blocks[:1]) + "\n\n", encoding="utf-8")
+    out = tmp_path / "ch"
+    rc, err = run_main(capsys, "challenge", "--src", tmp_path / "en.conllu", "--tgt", tmp_path / "de.conllu",
+                       "--src-lang", "en", "--tgt-lang", "de", "-o", out)
+    assert rc == 2 and "de.conllu:1: sent_id" in err and "does not match" in err, err
+    rc, err = run_main(capsys, "shard", tmp_path / "en.conllu", tmp_path / "de.conllu", "-o", tmp_path / "ds")
+    assert rc == 2 and "does not match" in err  # the same refusal
+    gold = tmp_path / "gold.conllu"
+    gold.write_text(en, encoding="utf-8")
+    eb = en.split("\n\n")[:-1]
+    swapped = eb[:]  # the same words, two sentences' ids swapped: the trees are not the gold ones' pairs
+    swapped[0], swapped[1] = eb[0].replace("n01001011", "n01001013"), eb[1].replace("n01001013", "n01001011")
+    assert swapped != eb
+    (tmp_path / "pred.conllu").write_text("\n\n".join(swapped) + "\n\n", encoding="utf-8")
+    rc, err = run_main(capsys, "eval-parse", tmp_path / "pred.conllu", gold)
+    assert rc == 2 and "pred.conllu:1: sent_id 'n01001013' does not match 'n01001011'" in err, err
+
+
+def _gold_sentence(tmp_path):
+    """The first English PUD sentence as a gold file, and its number of words."""
+    from synprep.conllu import read_conllu
+
+    gold = tmp_path / "gold.conllu"
+    gold.write_text(pud_blocks("en", 1), encoding="utf-8")
+    return gold, len(next(read_conllu(gold)).heads)
+
+
+def test_20_8_induce_eval_refuses_score_arrays_that_are_not_real_numbers(tmp_path, capsys):
+    import numpy as np
+    import pyarrow as pa
+
+    gold, n = _gold_sentence(tmp_path)
+    bad = {
+        "obj.npz": dict(scores_0=np.array([[1, 2], [3, 4]], dtype=object)),
+        "cplx.npz": dict(scores_0=np.zeros((n + 1, n + 1), dtype=complex)),
+        "str.npz": dict(scores_0=np.full((n + 1, n + 1), "a")),
+        "wid.npz": dict(scores_0=np.zeros((n + 1, n + 1)), word_ids_0=np.full(n, "x")),
+    }
+    for name, arrays in bad.items():
+        np.savez(tmp_path / name, **arrays)
+    tables = {"nullrow.arrow": pa.table({"scores": [[[0.0] * (n + 1)] * n + [None]]}),
+              "nullwid.arrow": pa.table({"scores": [[0.0] * (n + 1) ** 2], "word_ids": [[None] * n]})}
+    for name, t in tables.items():
+        with pa.ipc.new_file(str(tmp_path / name), t.schema) as w:
+            w.write_table(t)
+    for name in [*bad, *tables]:
+        rc, err = run_main(capsys, "induce-eval", "--gold", gold, "--scores", tmp_path / name)
+        assert rc == 2 and f"{name}: " in err and "Traceback" not in err, (name, err)
+    np.savez(tmp_path / "good.npz", scores_0=np.zeros((n + 1, n + 1)))  # the same route, with numbers, works
+    assert run_main(capsys, "induce-eval", "--gold", gold, "--scores", tmp_path / "good.npz")[0] == 0
+
+
+def _gates_tsv(path, words, z="0.5"):
+    from synprep.gates import HEADER
+
+    rows = ["\t".join(HEADER + ["z_l1"])]
+    for pos, w in enumerate(words):
+        rows.append("\t".join(map(str, [0, "s0", pos, "x", w, f"w{w}", z, z])))
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def test_20_8_gate_stats_names_a_gap_in_word_indices_and_refuses_nan(tmp_path, capsys):
+    gold = tmp_path / "g.conllu"
+    gold.write_text(row(1, "w0", 2, "nsubj") + "\n" + row(2, "w1", 0, "root") + "\n" + row(3, "w2", 2, "obj") + "\n\n")
+    _gates_tsv(tmp_path / "gap.tsv", [0, 0, 2, -1])
+    rc, err = run_main(capsys, "gate-stats", "--gates", tmp_path / "gap.tsv", "--conllu", gold)
+    assert rc == 2 and "gap.tsv:4:" in err and "no piece of word 1" in err, err
+    _gates_tsv(tmp_path / "nan.tsv", [0, 1, 2, -1], z="nan")
+    rc, err = run_main(capsys, "gate-stats", "--gates", tmp_path / "nan.tsv", "--conllu", gold, "--json", tmp_path / "s.json")
+    assert rc == 2 and "nan.tsv:2:" in err and "finite" in err, err
+    assert not (tmp_path / "s.json").exists()
+    _gates_tsv(tmp_path / "ok.tsv", [0, 1, 2, -1])
+    assert run_main(capsys, "gate-stats", "--gates", tmp_path / "ok.tsv", "--conllu", gold, "--json", tmp_path / "s.json")[0] == 0
+    json.loads((tmp_path / "s.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+
+
+def test_20_8_filter_recut_names_a_missing_or_garbage_table(tmp_path, capsys):
+    import shutil
+
+    from .conftest import MULTI30K
+
+    if not (MULTI30K / "val.en.gz").exists():
+        pytest.skip(f"{MULTI30K} is absent (../shared/data)")
+    for lang in ("en", "de"):
+        lines = gzip.open(MULTI30K / f"val.{lang}.gz", "rt", encoding="utf-8").read().splitlines()[:12]
+        (tmp_path / f"v.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rc, err = run_main(capsys, "filter", tmp_path / "v.en", tmp_path / "v.de", "-o", tmp_path / "f", "--no-align", "--no-progress")
+    assert rc == 0, err
+    for name, damage in [("scores.parquet", b"garbage"), ("rejects.parquet", None), ("scores.parquet", None)]:
+        d = tmp_path / f"f-{name}-{damage is None}"
+        shutil.copytree(tmp_path / "f", d)
+        if damage is None:
+            (d / name).unlink()
+        else:
+            (d / name).write_bytes(damage)
+        rc, err = run_main(capsys, "filter", "--recut", d, "-o", tmp_path / f"o-{d.name}")
+        assert rc == 2 and f"{name}: " in err and "run synprep filter again" in err and "Traceback" not in err, err
+
+
+def test_20_8_evaluate_a_source_only_dataset_needs_ref(tmp_path, capsys):
+    (tmp_path / "en.conllu").write_text(pud_blocks("en", 6), encoding="utf-8")
+    assert run_main(capsys, "shard", tmp_path / "en.conllu", "--side", "src", "--projectivity", "lift", "--vocab-size", "400",
+                    "-o", tmp_path / "ds")[0] == 0
+    (tmp_path / "h.txt").write_text("a\n" * 6)
+    rc, err = run_main(capsys, "evaluate", "--data", tmp_path / "ds", "--hyps", tmp_path / "h.txt", "--out", tmp_path / "e")
+    assert rc == 2 and "no target side" in err and "--ref" in err, err
+    (tmp_path / "r.txt").write_text("a b\n" * 6)
+    rc, err = run_main(capsys, "evaluate", "--data", tmp_path / "ds", "--hyps", tmp_path / "h.txt", "--ref", tmp_path / "r.txt",
+                       "--out", tmp_path / "e")
+    assert rc == 0, err
+    (tmp_path / "h5.txt").write_text("a\n" * 5)  # class 9: the hypotheses are called hypotheses
+    rc, err = run_main(capsys, "evaluate", "--data", tmp_path / "ds", "--hyps", tmp_path / "h5.txt", "--ref", tmp_path / "r.txt",
+                       "--out", tmp_path / "e2")
+    assert rc == 2 and "h5.txt: 5 hypotheses for 6 sentences" in err, err
+
+
+@pytest.mark.parametrize("key, value", [("seed", -1), ("seed", 2**32), ("max_minutes", -1), ("max_minutes", float("nan"))])
+def test_20_8_9_train_config_bounds(key, value):
+    from synprep.train import RunConfig
+
+    with pytest.raises(ConfigError, match=f"{key} = "):
+        RunConfig.from_dict({"train": {key: value}})
+
+
+def test_20_8_inspect_row_counts_over_the_dataset(pud_dataset, capsys):
+    """--row -1 is the dataset's last row (3 shards of 8 rows), not a row of the first shard."""
+    from synprep.cli import main
+
+    capsys.readouterr()
+    assert main(["inspect", str(pud_dataset), "--row", "-1"]) == 0
+    last = capsys.readouterr().out
+    assert main(["inspect", str(pud_dataset), "--row", "23"]) == 0
+    assert capsys.readouterr().out == last and last.startswith("shard-00002.arrow row 7 of 8")
+    for r in ("24", "-25"):
+        rc, err = run_main(capsys, "inspect", pud_dataset, "--row", r)
+        assert rc == 2 and "out of range" in err and "has 24 rows" in err, err
+
+
+@pytest.mark.parametrize("flag, content", [
+    ("--accounting", "[]"), ("--accounting", '{"shard": "000"}'),
+    ("--accounting", '{"shard": "000", "input": 1, "kept": 1, "rejected": 0, "balanced": true, "stages": [1]}'),
+    ("--stats", "[1, 2]"), ("--stats", '{"shard": "000", "length_before": 5}'),
+    ("--stats", '{"shard": "000", "length_before": {"src": {"ten": 1}}}'),
+    ("--stats", '{"shard": "000", "labels": {"src": {"nsubj": "many"}}}'),
+])
+def test_20_8_report_html_refuses_json_of_the_wrong_shape(tmp_path, capsys, flag, content):
+    (tmp_path / "in.json").write_text(content)
+    rc, err = run_main(capsys, "report", "html", flag, tmp_path / "in.json", "-o", tmp_path / "r.html")
+    assert rc == 2 and "in.json: " in err and "expected" in err and "Traceback" not in err, err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_20_8_report_html_names_a_metrics_line_that_is_not_json(tmp_path, capsys):
+    (tmp_path / "m.jsonl").write_text('{"event": "train", "step": 1, "loss": 2.0}\nnot json\n')
+    (tmp_path / "s.json").write_text('{"bleu": 1.0}')
+    rc, err = run_main(capsys, "report", "html", "--run", "a", tmp_path / "m.jsonl", tmp_path / "s.json", "-o", tmp_path / "r.html")
+    assert rc == 2 and "m.jsonl:2: not a JSON line" in err, err
+
+
+def test_20_9_shard_counts_are_bounded_before_any_input_is_read(tmp_path, capsys):
+    from synprep.corpus import MAX_SHARDS, check_shard_counts
+
+    # a corpus that does not exist: the count is refused before it is opened
+    rc, err = run_main(capsys, "split", "--src", tmp_path / "no.en", "--tgt", tmp_path / "no.de", "--name", "c",
+                       "--shards", "100000000", "--out-dir", tmp_path / "o")
+    assert rc == 2 and "number of shards must be in 1..10,000" in err, err
+    assert not (tmp_path / "o").exists()
+    check_shard_counts({"shards": {"count": 4}, "train": {"heldout_shards": 4}})
+    for shards, held in ((4, 5), (MAX_SHARDS + 1, 1)):
+        with pytest.raises(ConfigError):
+            check_shard_counts({"shards": {"count": shards}, "train": {"heldout_shards": held}})
+
+
+@pytest.mark.workflow
+def test_20_9_the_workflow_refuses_more_heldout_shards_than_shards(tmp_path):
+    """5 held out of 4 shards wrapped around to 1 held out; now the config check refuses it (dry run)."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("train:\n  heldout_shards: 5\n")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(cfg),
+                        "--directory", repo], capture_output=True, text=True, cwd=repo)
+    assert r.returncode != 0
+    assert "heldout_shards = 5 is more than shards.count = 4" in r.stdout + r.stderr
+
+
+def test_20_9_cr_only_line_endings_are_named(tmp_path, capsys):
+    (tmp_path / "c.en").write_bytes(b"a small dog\ra big cat\rtwo birds\r")
+    (tmp_path / "c.de").write_bytes(b"ein kleiner Hund\neine grosse Katze\nzwei Voegel\n")
+    rc, err = run_main(capsys, "split", "--src", tmp_path / "c.en", "--tgt", tmp_path / "c.de", "--name", "c",
+                       "--shards", "2", "--out-dir", tmp_path / "o")
+    assert rc == 2 and "c.en:1: has CR-only line endings" in err, err
+    rc, err = run_main(capsys, "filter", tmp_path / "c.en", tmp_path / "c.de", "-o", tmp_path / "f", "--no-align", "--no-progress")
+    assert rc == 2 and "CR-only line endings" in err, err
+    (tmp_path / "c.en").write_bytes(b"a small dog\r\na big cat\r\ntwo birds\r\n")  # CRLF is read as before
+    rc, err = run_main(capsys, "split", "--src", tmp_path / "c.en", "--tgt", tmp_path / "c.de", "--name", "c",
+                       "--shards", "2", "--out-dir", tmp_path / "o")
+    assert rc == 0, err
+
+
+# ============================================================ issue 24 item 2: one owner for cleaning a line
+
+
+def test_24_one_line_cleaning_is_exactly_what_breaks_a_line():
+    """synprep.textio.LINE_BREAKS is the set of characters at which str.splitlines breaks
+    (found here by trying every code point), and every writer of one-line records uses it."""
+    from synprep.textio import BREAKS, LINE_BREAKS, one_line
+
+    breaking = {chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000 and len(f"a{chr(c)}b".splitlines()) == 2}
+    assert breaking == set(LINE_BREAKS) and set(BREAKS) == breaking | {"\t"}
+    assert one_line("a" + BREAKS + "b") == "a" + " " * len(BREAKS) + "b"
+
+
+def test_24_gate_norms_of_a_form_with_any_line_break_stay_one_record(tmp_path):
+    from synprep.gates import read_gate_tsv, write_gate_tsv
+
+    forms = ["a\rb", "c\u2028d", "e\x85f", "g\x0bh"]
+    rows = [{"sentence": 0, "id": "s\r0", "position": k, "piece": f, "word": k, "form": f, "z": 0.5, "layers": [0.5]}
+            for k, f in enumerate(forms)]
+    write_gate_tsv(tmp_path / "g.tsv", [1], rows)
+    (got,) = list(read_gate_tsv(tmp_path / "g.tsv"))
+    assert [r["form"] for r in got] == ["a b", "c d", "e f", "g h"]
+
+
+def test_20_4_the_workflow_subset_datasets_name_files_inside_themselves(pud_dataset, tmp_path):
+    """The workflow's train/heldout datasets sit beside their shards: their files are
+    hard-linked in (no copy), so that they read under the rule every manifest follows."""
+    from synprep.accounting import dataset_manifest
+    from synprep.data import ShardDataset
+    from synprep.shards import ShardConfig, build_dataset
+
+    en, de = pud_dataset.parent / "en.conllu", pud_dataset.parent / "de.conllu"
+    build_dataset(tmp_path / "shards" / "001", str(en), str(de), ShardConfig(projectivity="lift", shard_size=10),
+                  vocab_from=pud_dataset)
+    for _ in range(2):  # a second build keeps the links
+        m = dataset_manifest([("001", tmp_path / "shards" / "001")], pud_dataset, tmp_path / "shards" / "heldout")
+    assert [s["file"] for s in m["shards"]] == ["001/shard-00000.arrow", "001/shard-00001.arrow", "001/shard-00002.arrow"]
+    for s in m["shards"]:
+        assert os.path.samefile(tmp_path / "shards" / "heldout" / s["file"], tmp_path / "shards" / s["file"])
+    assert len(ShardDataset(tmp_path / "shards" / "heldout", verify=True)) == 24

@@ -8,7 +8,9 @@ random bytes.
 
 Readers: ``oracle`` (the compiled and the Python path), ``shard``, ``split``,
 ``filter``, ``parse`` (reading, then UDPipe) and the dataset loader (manifest and
-shard bytes). They are called in this process (fast); the CLI runs as a subprocess
+shard bytes); and manifest mutations of issue 20 (files outside the dataset, symlinks
+out, vocabularies changed: refused, or the manifest's shards read exactly), second
+sides reordered (challenge, eval-parse: refused) and score files of any dtype (induce). They are called in this process (fast); the CLI runs as a subprocess
 for one fixed mutated input a command (:func:`test_cli_exit_status_and_no_traceback`).
 
 Invariants, for every reader and input:
@@ -24,8 +26,8 @@ Invariants, for every reader and input:
   any of them takes).
 
 Examples: ``COUNTS`` a reader in the default run (derandomized, so the same cases
-every time: 390 in all, plus 6 CLI runs; about 20 s), ``SLOW`` times as many in the
-long run (3,900; ``slow``-marked and skipped unless ``SYNPREP_FUZZ_LONG=1``, since
+every time: 495 in all, plus 6 CLI runs; about 20 s), ``SLOW`` times as many in the
+long run (4,950; ``slow``-marked and skipped unless ``SYNPREP_FUZZ_LONG=1``, since
 CI runs slow tests too); README.md ("Run the tests") gives the numbers.
 """
 
@@ -52,7 +54,8 @@ from synprep.errors import SynprepError
 from .test_conllu import GERMAN, row
 
 #: examples a reader in the default run; the slow run tries SLOW times as many
-COUNTS = {"oracle": 120, "shard": 40, "split": 80, "filter": 50, "parse": 60, "loader": 40}
+COUNTS = {"oracle": 120, "shard": 40, "split": 80, "filter": 50, "parse": 60, "loader": 40, "manifest": 40,
+          "pairing": 25, "scores": 40}
 SLOW = 10
 #: seconds an example may take before it counts as a hang
 LIMIT = 30
@@ -522,3 +525,211 @@ def test_cli_exit_status_and_no_traceback(tmp_path):
         r = subprocess.run([sys.executable, "-m", "synprep.cli", *args], cwd=tmp_path, capture_output=True, timeout=300)
         assert r.returncode in (0, 1, 2), (args, r.returncode, r.stderr[-2000:])
         assert b"Traceback" not in r.stderr, (args, r.stderr[-2000:])
+
+
+# ============================================================ issue 20: manifests are input
+
+
+@pytest.fixture(scope="module")
+def outsider(tmp_path_factory, spm_model):
+    """Another dataset (other sentences) and another subword model, outside ``dataset``."""
+    from synprep.conllu import read_conllu_string
+    from synprep.shards import ShardConfig, build_dataset
+    from synprep.subwords import train_spm
+
+    d = tmp_path_factory.mktemp("outside")
+    (d / "g.conllu").write_text(GERMAN * 5, encoding="utf-8")
+    build_dataset(d / "ds", str(d / "g.conllu"), str(d / "g.conllu"), ShardConfig(projectivity="lift", shard_size=2),
+                  spm={"joint": spm_model})
+    other = train_spm([s.forms for s in read_conllu_string(CONLLU)] * 10, vocab_size=330, seed=7)
+    other.save(d / "other.model")
+    return d
+
+
+MANIFEST_MUTATION = st.one_of(
+    st.tuples(st.just("outside"), st.integers(0, 9), st.sampled_from(["../", "abs", "symlink", "a/../../"])),
+    st.tuples(st.just("swap-names"), st.integers(0, 9), st.integers(0, 9)),
+    st.tuples(st.just("drop-shard"), st.integers(0, 9)),
+    st.tuples(st.just("reverse"),),
+    st.tuples(st.just("drop-label"), st.integers(0, 99), st.booleans()),
+    st.tuples(st.just("rename-label"), st.integers(0, 99), st.text(max_size=6)),
+    st.tuples(st.just("model-swap"), st.booleans()),
+    st.tuples(st.just("vocab-size"), st.integers(-300, 300)),
+    st.tuples(st.just("special-id"), st.sampled_from(["pad_id", "bos_id", "eos_id", "unk_id"]), st.integers(-2, 400)),
+    st.tuples(st.just("model-file"), st.sampled_from(["../spm.model", "/etc/passwd", "shard-00000.arrow", "nope.model"])),
+)
+
+
+def apply_manifest_mutation(ds: Path, outside: Path, m: dict, mut) -> None:
+    """Change the copy ``ds`` (its manifest ``m``, written by the caller) as a careless or
+    hostile user would; a file named from outside gets the manifest entry of that file
+    (rows, bytes, SHA-256), as a hostile manifest would give it."""
+    import hashlib
+
+    kind, shards = mut[0], m["shards"]
+    if kind == "outside" and shards:
+        i = mut[1] % len(shards)
+        target = outside / "ds" / "shard-00000.arrow"
+        entry = {"file": {"../": "../outside/ds/shard-00000.arrow", "abs": str(target), "symlink": shards[i]["file"],
+                          "a/../../": "a/../../outside/ds/shard-00000.arrow"}[mut[2]],
+                 "rows": 2, "bytes": target.stat().st_size, "sha256": hashlib.sha256(target.read_bytes()).hexdigest()}
+        if mut[2] == "symlink":
+            (ds / shards[i]["file"]).unlink()
+            (ds / shards[i]["file"]).symlink_to(target)
+        if mut[2] != "abs":
+            (ds.parent / "outside").mkdir(exist_ok=True)
+            if not (ds.parent / "outside" / "ds").exists():
+                shutil.copytree(outside / "ds", ds.parent / "outside" / "ds")
+        shards[i] = entry
+    elif kind == "swap-names" and shards:
+        i, j = mut[1] % len(shards), mut[2] % len(shards)
+        shards[i]["file"], shards[j]["file"] = shards[j]["file"], shards[i]["file"]
+    elif kind == "drop-shard" and shards:
+        del shards[mut[1] % len(shards)]
+    elif kind == "reverse":
+        shards.reverse()
+    elif kind == "drop-label":
+        del m["labels"][mut[1] % len(m["labels"])]
+        if mut[2]:  # keep the manifest consistent in itself: only the shards' ids can tell
+            m["tokens"]["decoder_vocab_size"] -= 2
+    elif kind == "rename-label" and mut[2]:
+        m["labels"][mut[1] % len(m["labels"])] = mut[2]
+    elif kind == "model-swap":
+        shutil.copy(outside / "other.model", ds / "spm.model")
+        if mut[1]:  # and a manifest entry to match the swapped model's checksum
+            from synprep.subwords import SubwordModel
+
+            sw = SubwordModel.load(ds / "spm.model")
+            for e in m["pieces"]["models"].values():
+                e["sha256"], e["vocab_size"] = sw.sha256, sw.vocab_size
+            m["tokens"]["target_vocab_size"] = m["tokens"]["arc_base"] = sw.vocab_size
+            m["tokens"]["decoder_vocab_size"] = sw.vocab_size + 2 * len(m["labels"])
+    elif kind == "vocab-size":
+        for e in m["pieces"]["models"].values():
+            e["vocab_size"] += mut[1]
+    elif kind == "special-id":
+        for e in m["pieces"]["models"].values():
+            e[mut[1]] = mut[2]
+    elif kind == "model-file":
+        for e in m["pieces"]["models"].values():
+            e["file"] = mut[1]
+
+
+def check_manifest_mutation(tmp: Path, pristine: Path, outside: Path, mutations) -> None:
+    """Any manifest mutation is refused (an InputError naming a file of the dataset), or
+    the dataset reads exactly the rows of the shards its manifest lists, each a file
+    inside the dataset as it was written."""
+    from synprep.data import ShardDataset
+    from synprep.decode import TargetVocab
+    from synprep.errors import InputError
+    from synprep.shards import iter_rows, read_manifest
+
+    ds = tmp / "ds"
+    shutil.copytree(pristine, ds)
+    rows_of = {p.name: [r["tgt_id"] for r in iter_rows_file(p)] for p in sorted(pristine.glob("*.arrow"))}
+    m = json.loads((ds / "manifest.json").read_text())
+    for mut in mutations:
+        apply_manifest_mutation(ds, outside, m, mut)
+    (ds / "manifest.json").write_text(json.dumps(m))
+    expected = None
+    if all(s["file"] in rows_of and not (ds / s["file"]).is_symlink() for s in m["shards"]):
+        expected = [i for s in m["shards"] for i in rows_of[s["file"]]]
+    for read in (lambda: ShardDataset(ds, verify=True), lambda: list(iter_rows(ds)),
+                 lambda: TargetVocab.from_manifest(read_manifest(ds), ds)):  # the subword model, as translate loads it
+        try:
+            got = read()
+        except InputError as e:
+            assert e.path.startswith(str(ds)), e  # names the dataset's manifest or file
+            continue
+        if isinstance(got, ShardDataset):
+            ids = [got[i]["tgt_id"] for i in range(len(got))]
+            assert expected is not None and ids == expected, (mutations, ids, expected)
+
+
+def iter_rows_file(path: Path):
+    from synprep.shards import open_shard
+
+    return open_shard(path).to_pylist()
+
+
+def _manifest(dataset, outsider, tmp_path_factory, mutations):
+    with time_limit():
+        check_manifest_mutation(tmp_path_factory.mktemp("mf"), dataset, outsider, mutations)
+
+
+test_manifest, test_manifest_long = fuzz_tests("manifest", st.lists(MANIFEST_MUTATION, min_size=1, max_size=3))(_manifest)
+
+
+# ============================================================ issue 20: two sides pair by id
+
+
+@pytest.fixture(scope="module")
+def pud_pair(tmp_path_factory):
+    from .conftest import ud_path
+
+    d = tmp_path_factory.mktemp("pud")
+    for lang in ("en", "de"):
+        text = ud_path(f"{lang}_pud-ud-test.conllu").read_text(encoding="utf-8")
+        (d / f"{lang}.blocks").write_text(json.dumps(text.split("\n\n")[:8]), encoding="utf-8")
+    return d
+
+
+def _pairing(pud_pair, tmp_path_factory, order):
+    """Every command that reads two sides (challenge, eval-parse; shard in test_faults)
+    refuses a reordered, shortened or repeated second side -- or it was not changed."""
+    from synprep.challenge import extract
+    from synprep.errors import InputError
+    from synprep.parsers.evaluate import evaluate
+
+    tmp = tmp_path_factory.mktemp("pair")
+    en, de = (json.loads((pud_pair / f"{lang}.blocks").read_text()) for lang in ("en", "de"))
+    (tmp / "en.conllu").write_text("\n\n".join(en) + "\n\n", encoding="utf-8")
+    (tmp / "de.conllu").write_text("\n\n".join(de[i] for i in order) + "\n\n", encoding="utf-8")
+    (tmp / "pred.conllu").write_text("\n\n".join(en[i] for i in order) + "\n\n", encoding="utf-8")
+    same = order == list(range(len(en)))
+    calls = [lambda: extract({"src": str(tmp / "en.conllu"), "tgt": str(tmp / "de.conllu")}, langs={"src": "en", "tgt": "de"}),
+             lambda: evaluate(tmp / "pred.conllu", tmp / "en.conllu")]
+    for call in calls:
+        try:
+            call()
+        except InputError as e:
+            assert not same and e.reason in ("misaligned", "alignment"), e
+            continue
+        assert same, (order, call)
+
+
+ORDERS = st.one_of(st.permutations(list(range(8))),
+                   st.lists(st.integers(0, 7), min_size=1, max_size=9))  # drops and repeats
+test_pairing, test_pairing_long = fuzz_tests("pairing", ORDERS)(_pairing)
+
+
+# ============================================================ issue 20: score files of any dtype
+
+
+SCORE_DTYPES = st.sampled_from(["f8", "f4", "i4", "u1", "c16", "U3", "S2", "O", "b1", "m8[s]"])
+
+
+def _score_file(tmp_path_factory, dtype, wid_dtype, n, shape_delta):
+    """induce-eval reads .npz score files of any dtype and shape: a result, or an
+    InputError naming the file -- never another exception."""
+    import numpy as np
+
+    from synprep.errors import InputError
+    from synprep.induce import Gold, evaluate, load_scores
+
+    tmp = tmp_path_factory.mktemp("sc")
+    side = n + 1 + shape_delta
+    scores = np.ones((max(side, 0), max(side, 0))).astype(dtype) if dtype != "O" else np.full((side, side), None)
+    arrays = {"scores_0": scores}
+    if wid_dtype is not None:
+        arrays["word_ids_0"] = np.arange(n).astype(wid_dtype) if wid_dtype != "O" else np.full(n, None)
+    np.savez(tmp / "s.npz", **arrays)
+    gold = [Gold(heads=[-1] + [0] * (n - 1), scored=[True] * n, name="gold:1", sent_id=None)]
+    try:
+        evaluate(gold, load_scores(tmp / "s.npz"), scores_name=str(tmp / "s.npz"))
+    except InputError as e:
+        assert e.path == str(tmp / "s.npz"), e
+
+
+test_scores, test_scores_long = fuzz_tests("scores", SCORE_DTYPES, st.one_of(st.none(), SCORE_DTYPES), st.integers(1, 5),
+                                           st.integers(-2, 1))(_score_file)

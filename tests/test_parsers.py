@@ -719,7 +719,7 @@ def test_eval_strict_refuses_other_words_with_a_clear_error(tmp_path, capsys):
         evaluate(other, gold)
     one = _pred(tmp_path, GOLD.split("\n\n")[0] + "\n\n", "one.conllu")
     assert main(["eval-parse", str(one), str(gold)]) == 2
-    assert "has 1 sentences but" in capsys.readouterr().err
+    assert "one.conllu: ends after 1 sentences but" in capsys.readouterr().err
 
 
 def test_eval_chars_aligns_a_different_tokenization(tmp_path):

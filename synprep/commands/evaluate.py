@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, lang)
     settings: dict = {"data": args.data, "references": args.ref or "dataset target side", "lang": lang}
     if args.hyps:
-        hyps = read_references(args.hyps, len(ds))
+        hyps = read_references(args.hyps, len(ds), what="hypotheses")
         tr = [Translation(id=str(i), text=h, words=h.split(), tokens=[], score=0.0) for i, h in enumerate(hyps)]
         settings["hyps"] = args.hyps
     else:

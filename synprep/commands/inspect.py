@@ -14,7 +14,8 @@ import argparse
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("shard", metavar="SHARD", help="a shard file (shard-00000.arrow) or a dataset directory")
-    p.add_argument("--row", type=int, default=0, help="row number (in the shard, or in the dataset for a directory; default 0)")
+    p.add_argument("--row", type=int, default=0, help="row number (in the shard, or in the dataset for a directory; default 0; "
+                   "negative counts from the end: -1 is the last row)")
     p.add_argument("--summary", action="store_true", help="print the manifest's counts and shards instead of a row")
 
 
@@ -23,31 +24,21 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..errors import ConfigError, InputError
-    from ..shards import MANIFEST, open_dataset, open_shard, read_manifest, row_dict
+    from ..shards import MANIFEST, check_ids, open_dataset, open_shard, read_manifest, row_dict
 
     path = Path(args.shard)
     manifest = None
     if path.is_dir():
         manifest, tables = open_dataset(path)
         base = path
-        i = args.row
-        label = None
-        for t, s in zip(tables, manifest["shards"]):
-            if i < t.num_rows:
-                table, label = t, s["file"]
-                break
-            i -= t.num_rows
-        if label is None:
-            raise ConfigError(f"row {args.row} out of range: {path} has {sum(t.num_rows for t in tables)} rows")
+        named = list(zip(tables, (s["file"] for s in manifest["shards"])))
     else:
         table = open_shard(path)
         base = path.parent
-        label = path.name
-        i = args.row
         if (base / MANIFEST).exists():
             manifest = read_manifest(base)
-        if not 0 <= i < table.num_rows:
-            raise ConfigError(f"row {i} out of range: {path} has {table.num_rows} rows")
+            check_ids(table, manifest, str(path))  # the names shown come from this manifest
+        named = [(table, path.name)]
     if args.summary:
         if manifest is None:
             raise InputError(os.fspath(path), None, "no manifest.json beside the shard", "unreadable")
@@ -55,22 +46,25 @@ def run(args: argparse.Namespace) -> int:
 
         print(json.dumps({k: manifest[k] for k in ("counts", "settings", "shards", "tokens")}, indent=1, ensure_ascii=False))
         return 0
+    total = sum(t.num_rows for t, _ in named)
+    i = args.row + total if args.row < 0 else args.row  # -1: the last row of the dataset (or shard)
+    if not 0 <= i < total:
+        raise ConfigError(f"row {args.row} out of range: {path} has {total} rows (0..{total - 1}, or -{total}..-1 "
+                          "from the end)" if total else f"--row {args.row}: {path} has no rows")
+    for table, label in named:
+        if i < table.num_rows:
+            break
+        i -= table.num_rows
     print(render_row(row_dict(table, i), manifest, base, f"{label} row {i} of {table.num_rows}"))
     return 0
 
 
 def render_row(row: dict, manifest: dict | None, base, title: str) -> str:
     """The readable view of one row (see the module doc)."""
-    from ..subwords import SubwordModel
+    from ..shards import load_models
 
     labels = manifest["labels"] if manifest else None
-    models = {}
-    if manifest:
-        for s, e in manifest["pieces"]["models"].items():
-            try:
-                models[s] = SubwordModel.load(base / e["file"])
-            except Exception:  # a missing model only costs the piece names
-                pass
+    models = load_models(base, manifest) if manifest else {}
     lab = (lambda k: labels[k]) if labels else str
     out = [title]
     sides = [s for s in ("src", "tgt") if f"{s}_pieces" in row]

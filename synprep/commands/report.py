@@ -140,10 +140,10 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.output, stats)
         return 0
 
-    ledgers = [_load_json(p) for p in args.accounting]
+    ledgers = [acc.check_ledger(_load_json(p), p) for p in args.accounting]
     ledgers.sort(key=lambda led: led["shard"])
     summary = acc.summarize(ledgers, args.stages) if ledgers else None
-    stats = rep.merge_stats([_load_json(p) for p in sorted(args.stats)])
+    stats = rep.merge_stats([rep.check_stats(_load_json(p), p) for p in sorted(args.stats)])
     runs = [rep.read_run(name, metrics, scores) for name, metrics, scores in args.run]
     config_text = None
     if args.config:

@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--columns", type=int, nargs=2, default=(0, 1), metavar=("SRC", "TGT"),
                    help="0-based TSV columns of the source and target side (default: 0 1)")
     p.add_argument("--name", required=True, help="corpus name; pair ids are NAME:LINE")
-    p.add_argument("--shards", type=int, required=True, help="number of shards")
+    p.add_argument("--shards", type=int, required=True, help="number of shards (1..10,000)")
     p.add_argument("--max-pairs", type=int, help="read only the first N lines")
     p.add_argument("--out-dir", help="write every shard (pairs, rejects, counts) into this folder")
     p.add_argument("--shard", type=int, help="write only this shard (0-based), to --out and --rejects")

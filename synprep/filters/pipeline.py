@@ -354,10 +354,29 @@ def write_table(df, path: Path, fmt: str) -> None:
             df.write_ipc(tmp, compression="uncompressed")
 
 
-def read_table(path: Path):
+def read_table(path: Path, text: Sequence[str] = ("id",)):
+    """A table a ``synprep filter`` run wrote (scores or rejects), checked: readable,
+    the string columns ``text`` present, every other column of scores numeric
+    (InputError naming the file and what to do otherwise)."""
     import polars as pl
 
-    return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_ipc(path)
+    hint = "the filter output directory is damaged: run synprep filter again (without --recut)"
+    try:
+        df = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_ipc(path)
+    except FileNotFoundError:
+        raise InputError(str(path), None, f"missing; {hint}", "unreadable") from None
+    except Exception as e:  # polars raises its own errors (ComputeError, ...) for a file that is not a table
+        raise InputError(str(path), None, f"cannot be read as a {path.suffix[1:]} table ({type(e).__name__}: "
+                         f"{str(e)[:200]}); {hint}", "unreadable") from None
+    for c in text:
+        if c not in df.columns or df.schema[c] not in (pl.Utf8, pl.Null):
+            raise InputError(str(path), None, f"has no text column {c!r} (columns: {', '.join(df.columns) or 'none'}); "
+                             f"{hint}", "invalid")
+    if text == ("id",):  # a scores table: one number a filter column
+        for c, t in df.schema.items():
+            if c not in ("id", "kept", "rejected_by") and not (t.is_numeric() or t == pl.Null):
+                raise InputError(str(path), None, f"score column {c!r} holds {t}, not numbers; {hint}", "invalid")
+    return df
 
 
 def _write_lines(path: Path, lines: Iterable[str]) -> None:
@@ -457,7 +476,7 @@ def recut_dir(run_dir: str | Path, filters: Sequence[Filter] | None = None, out:
     if filters is None:
         filters = build_filters([{k: v for k, v in s.items() if k != "fitted_threshold"} for s in stored])
     scores = read_table(run_dir / f"scores{suffix}")
-    old_rejects = read_table(run_dir / f"rejects{suffix}")
+    old_rejects = read_table(run_dir / f"rejects{suffix}", ("id", "src", "tgt"))
     res = recut(scores, filters, stored)
     # every text is either in the kept files or in the rejects table
     text: dict[str, tuple[str, str]] = dict(

@@ -38,6 +38,8 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 
 from ..conllu import read_conllu_string
 from ..errors import ConfigError, InputError
+from ..textio import has_breaks
+from ..textio import one_line as _line  # this module's one_line also strips
 
 log = logging.getLogger("synprep.parsers")
 
@@ -114,7 +116,7 @@ def _clean(value: str | None) -> str:
     """A CoNLL-U field: never empty, no tabs or newlines (they would break the row)."""
     if value is None or value == "":
         return "_"
-    if "\t" in value or "\n" in value or "\r" in value:
+    if has_breaks(value):
         value = _WS.sub(" ", value).strip() or "_"
     return value
 
@@ -122,9 +124,7 @@ def _clean(value: str | None) -> str:
 def one_line(text: str) -> str:
     """The text as a comment value: line breaks become spaces (a comment is one line),
     leading and trailing whitespace go (the reader strips them); the rest is kept."""
-    if "\n" in text or "\r" in text:
-        text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
-    return text.strip()
+    return _line(text, tabs=False).strip()
 
 
 def sent_id_for(item_id: str) -> str:

@@ -35,7 +35,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..conllu import Sentence, read_conllu
+from ..conllu import Sentence, read_conllu, read_parallel
 from ..errors import ConfigError, InputError
 
 __all__ = ["evaluate", "EvalResult", "Counts"]
@@ -102,24 +102,16 @@ def _label(deprel: str, full: bool) -> str:
 
 def _pairs(pred: str, gold: str, by_id: bool) -> Iterator[tuple[Sentence | None, Sentence]]:
     if not by_id:
-        pi, gi = read_conllu(pred), read_conllu(gold)
-        n = 0
-        for g in gi:
-            p = next(pi, None)
-            n += 1
-            if p is None:
-                raise InputError(
-                    pred, None,
-                    f"has {n - 1} sentences but {gold} has more (sentence {n} starts at {gold}:{g.line}); "
-                    "sentences are paired in order: if the parser rejected some, parse ids that match the gold "
-                    "sent_ids (TSV input) and use --by-id",
-                    reason="alignment",
-                )
-            yield p, g
-        extra = next(pi, None)
-        if extra is not None:
-            raise InputError(pred, extra.line, f"has more sentences than {gold} ({n}); expected the same sentences in the same order",
-                             reason="alignment")
+        # in order, as every command pairs two files (conllu.read_parallel): where both
+        # sentences carry a sent_id, the ids must agree
+        try:
+            for _n, pair in read_parallel({"gold": gold, "pred": pred}):
+                yield pair["pred"], pair["gold"]
+        except InputError as e:
+            if e.reason != "misaligned":
+                raise
+            raise InputError(e.path, e.line, f"{e.message}; if the parser rejected some sentences, parse ids that "
+                             "match the gold sent_ids (TSV input) and use --by-id", reason="alignment") from None
         return
     preds: dict[str, Sentence] = {}
     for p in read_conllu(pred):
