@@ -39,7 +39,7 @@ from collections import Counter
 from typing import Iterable, Iterator, Sequence
 
 from .errors import InputError, SynprepError
-from .outputs import atomic_files, write_bytes, write_json
+from .outputs import write_bytes
 from .textio import one_line
 
 #: how many example ids a ledger lists per kind of problem
