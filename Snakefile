@@ -7,6 +7,7 @@
 #
 # One file a stage in workflow/rules/; docs/workflow.md describes them.
 
+import os
 import time
 
 from snakemake.utils import min_version
@@ -37,7 +38,7 @@ configfile: "config/config.yaml"
 # keys (synprep.workflow.validate_config), not snakemake's schema dump.
 validate_config(
     config,
-    "workflow/schemas/config.schema.yaml",
+    os.path.join(workflow.basedir, "workflow/schemas/config.schema.yaml"),
     ["config/config.yaml", *workflow.overwrite_configfiles],
 )
 
