@@ -7,12 +7,20 @@
 #
 # One file a stage in workflow/rules/; docs/workflow.md describes them.
 
-from snakemake.utils import min_version, validate
+import os
+import time
 
+from snakemake.utils import min_version
+
+# Only light modules at the top level (no torch, stanza, polars): every SLURM job
+# reads this file twice before it runs anything (docs/workflow.md, "Scale out").
+from synprep.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
 from synprep.corpus import check_shard_counts
 from synprep.yamlio import check_config_files
 
 min_version("8.0")
+
+RUN_STARTED = time.time()  # logs older than this are not this run's (onerror)
 
 
 # The config is read strictly first (synprep.yamlio): a key given twice is an error
@@ -20,26 +28,38 @@ min_version("8.0")
 # config/config.yaml names its line. Files given with --configfile are parsed by
 # snakemake before this line runs: for a syntax error there snakemake names no line,
 # and `python -m synprep.yamlio FILE` does.
-check_config_files(["config/config.yaml", *workflow.overwrite_configfiles])
+with stop_on_error():
+    check_config_files(["config/config.yaml", *workflow.overwrite_configfiles])
 
 
 configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
-check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.corpus)
+# A problem is one line naming the key, its file, line and section, and the known
+# keys (synprep.workflow.validate_config), not snakemake's schema dump.
+validate_config(
+    config,
+    os.path.join(workflow.basedir, "workflow/schemas/config.schema.yaml"),
+    ["config/config.yaml", *workflow.overwrite_configfiles],
+)
+with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
+    check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.corpus)
 
 
-include: "workflow/rules/prepare.smk"
-include: "workflow/rules/filter.smk"
-include: "workflow/rules/align.smk"
-include: "workflow/rules/parse.smk"
-include: "workflow/rules/bpe.smk"
-include: "workflow/rules/oracle.smk"
-include: "workflow/rules/shards.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/analysis.smk"
-include: "workflow/rules/report.smk"
+# A bad filter entry or run config read by the rule files stops here with one line
+# (synprep: error: ...), not a traceback.
+with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
+
+    include: "workflow/rules/prepare.smk"
+    include: "workflow/rules/filter.smk"
+    include: "workflow/rules/align.smk"
+    include: "workflow/rules/parse.smk"
+    include: "workflow/rules/bpe.smk"
+    include: "workflow/rules/oracle.smk"
+    include: "workflow/rules/shards.smk"
+    include: "workflow/rules/train.smk"
+    include: "workflow/rules/analysis.smk"
+    include: "workflow/rules/report.smk"
 
 
 rule all:
@@ -51,3 +71,15 @@ rule all:
         TRAIN_REPORT_INPUT.values(),
         ANALYSIS_REPORT_INPUT.values(),
     default_target: True
+
+
+# Under the SLURM executor, a job that asks for more CPUs, memory or GPUs than any
+# node of its partition has stops the run before anything is submitted (it would
+# pend forever, or be refused by sbatch, job after job).
+onstart:
+    check_slurm_requests(workflow)
+
+
+# snakemake says only "check log file(s)": show the failed jobs' errors here.
+onerror:
+    print_failed_logs(workflow, RUN_STARTED)

@@ -770,6 +770,13 @@ def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str 
     try:
         build_filters(out)
     except ConfigError as e:
+        for i, entry in enumerate(out):  # the entry at fault, for the error's place
+            try:
+                build_filters([entry])
+            except ConfigError:
+                err = ConfigError(f"{what}[{i}]: {e}")
+                err.config_path = [*what.split("."), i]  # located by synprep.workflow.stop_on_error
+                raise err from None
         raise ConfigError(f"config {what}: {e}") from None
     return out
 

@@ -25,7 +25,14 @@ _REGISTRIES: dict[str, dict[str, object]] = {
 _IMPLEMENTATIONS = {
     "parser": ["synprep.parsers"],
     "filter": ["synprep.filters"],
-    "variant": ["synprep.models"],
+    "variant": [  # one module a variant family (synprep/models/__init__.py lists the variants)
+        "synprep.models.transformer",
+        "synprep.models.bidirectional",
+        "synprep.models.graph",
+        "synprep.models.gps",
+        "synprep.models.pascal",
+        "synprep.models.structured",
+    ],
     "exporter": ["synprep.exporters"],
 }
 

@@ -273,7 +273,12 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) 
             if not isinstance(d, dict):
                 raise ConfigError(f"--set {item!r}: {part} is not a mapping")
         d[parts[-1]] = v
-    return RunConfig.from_dict(data)
+    try:
+        return RunConfig.from_dict(data)
+    except ConfigError as e:  # name the file (the key may also come from a --set override)
+        if not path:
+            raise
+        raise ConfigError(f"{os.fspath(path)}: {e}") from None
 
 
 def learning_rate(step: int, tc: "TrainConfig") -> float:

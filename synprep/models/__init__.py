@@ -23,13 +23,26 @@ Every variant is registered here, in one place, with ``@register_variant(name)``
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..errors import ConfigError
 from ..registry import get, names
-from . import bidirectional, graph, gps, pascal, structured, transformer  # noqa: F401  (registration)
 from .config import PRESETS, ModelConfig, model_config
-from .transformer import Seq2Seq
+
+# The variant modules (and torch) are imported by the registry on the first lookup
+# (synprep.registry._IMPLEMENTATIONS lists them), not here: the configs
+# (synprep.models.config, synprep.train's RunConfig) are read without torch, e.g. by
+# every job of the workflow when it reads the Snakefile.
+if TYPE_CHECKING:
+    from .transformer import Seq2Seq
+
+
+def __getattr__(name: str):
+    if name == "Seq2Seq":
+        from .transformer import Seq2Seq
+
+        return Seq2Seq
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["build_model", "resolve", "variant_class", "variants", "ModelConfig", "model_config", "PRESETS", "Seq2Seq"]
 

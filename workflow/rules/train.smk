@@ -29,6 +29,7 @@ TRAIN_REPORT_INPUT = {}
 if TRAIN_RUNS:
     from synprep.models.config import merge_dicts
     from synprep.train import RunConfig, read_config_file
+    from synprep.workflow import config_error_at
 
     if len(TRAINING_SHARDS) == 0:
         raise ValueError(
@@ -40,8 +41,16 @@ if TRAIN_RUNS:
         run["name"]: merge_dicts(read_config_file(run["file"]) if "file" in run else {}, run.get("config") or {})
         for run in TRAIN_RUNS
     }
-    for name, run_config in RUN_CONFIGS.items():  # unknown keys and bad values stop the workflow here
-        RunConfig.from_dict(run_config, where=f"config train.runs[{name}]")
+    # unknown keys and bad values stop the workflow here, in one line naming the run's
+    # entry in the workflow config (and its file); only in the main snakemake process:
+    # checking a variant imports torch, which a job that copies a file should not pay
+    if getattr(workflow, "is_main_process", True):
+        for i, run in enumerate(TRAIN_RUNS):
+            with config_error_at(["train", "runs", i]):
+                RunConfig.from_dict(
+                    RUN_CONFIGS[run["name"]],
+                    where=f"train.runs[{run['name']}]" + (f" (with its file {run['file']})" if "file" in run else ""),
+                )
 
 
 wildcard_constraints:

@@ -6,22 +6,30 @@ import sys
 from synprep import registry
 from synprep.corpus import parse_shard
 
-sm = snakemake  # noqa: F821  (injected by snakemake)
-# everything, tracebacks included, goes to the rule's log
-log = sys.stderr = open(sm.log[0], "w", buffering=1)
-logging.basicConfig(stream=log, level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-backend = registry.get("parser", sm.params.backend)
-parsers = {}
-try:
-    for side in ("src", "tgt"):
-        opts = dict(sm.params[side])
-        if sm.params.backend == "udpipe":
-            opts["workers"] = sm.threads
-        parsers[side] = backend(**opts)
-        print(f"{side}: {parsers[side].describe()}", file=log)
-    counts = parse_shard(sm.input.pairs, parsers, {"src": sm.output.src, "tgt": sm.output.tgt},
-                         sm.output.rejects, stage=sm.params.stage, progress=True)
-finally:
-    for p in parsers.values():
-        p.close()
-print(f"parse {sm.wildcards.shard}: {counts}", file=log)
+
+def main(sm) -> None:
+    # everything, tracebacks included, goes to the rule's log
+    log = sys.stderr = open(sm.log[0], "w", buffering=1)
+    logging.basicConfig(stream=log, level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    backend = registry.get("parser", sm.params.backend)
+    parsers = {}
+    try:
+        for side in ("src", "tgt"):
+            opts = dict(sm.params[side])
+            if sm.params.backend == "udpipe":
+                opts["workers"] = sm.threads
+            parsers[side] = backend(**opts)
+            print(f"{side}: {parsers[side].describe()}", file=log)
+        counts = parse_shard(sm.input.pairs, parsers, {"src": sm.output.src, "tgt": sm.output.tgt},
+                             sm.output.rejects, stage=sm.params.stage, progress=True)
+    finally:
+        for p in parsers.values():
+            p.close()
+    print(f"parse {sm.wildcards.shard}: {counts}", file=log)
+
+
+# Only when snakemake runs this file: the udpipe worker processes (start method
+# spawn, parse.threads >= 2) import the main module again, and the body must not run
+# there (it reopened the log and died: every pair a worker-crash reject).
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821  (injected by snakemake)

@@ -1,0 +1,190 @@
+"""The workflow on a real SLURM: a one-node cluster started on this machine by the
+project's own script (workflow/profiles/slurm-cpu/one-node.sh), a small target run
+through the shipped ``slurm-cpu`` profile and compared byte for byte with a local run;
+the whole demo through SLURM when SYNPREP_SLURM_DEMO=1 (minutes). And the check that
+stops a run whose requests no node can meet.
+
+The cluster needs root (it starts slurmctld/slurmd and writes /etc/slurm/slurm.conf)
+and Debian's slurm packages (installed with apt-get when missing). It skips, with the
+reason, where it cannot start: not root, no apt-get, apt-get failing, or an
+/etc/slurm/slurm.conf it did not write (another cluster's, never replaced).
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from synprep.workflow import request_problems, slurm_partitions
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "Snakefile"
+PROFILE = REPO / "workflow" / "profiles" / "slurm-cpu"
+DEMO = REPO / "config" / "demo"
+SMALL_PAIRS = 60
+
+
+# --------------------------------------------------------------------------- the check (no cluster)
+
+SINFO = """\
+cpu*|2|7800|(null)
+cpu*|4|15000|(null)
+gpu|8|64000|gpu:a100:2(S:0-1)
+"""
+
+
+def test_sinfo_is_read_per_partition():
+    parts, default = slurm_partitions(SINFO)
+    assert default == "cpu"
+    assert parts == {"cpu": {"cpus": 4, "mem_mb": 15000, "gpus": 0}, "gpu": {"cpus": 8, "mem_mb": 64000, "gpus": 2}}
+
+
+def test_a_request_no_node_can_meet_names_the_rule_and_the_resource():
+    parts, default = slurm_partitions(SINFO)
+    ok = ("split_corpus", {"partition": None, "cpus": 1, "mem_mb": 2000, "gpus": 0})
+    assert request_problems([ok], parts, default) == []
+    problems = request_problems(
+        [
+            ok,
+            ("parse_pairs", {"partition": "cpu", "cpus": 8, "mem_mb": 2000, "gpus": 0}),
+            ("parse_pairs", {"partition": "cpu", "cpus": 8, "mem_mb": 2000, "gpus": 0}),  # once a rule
+            ("train_bpe", {"partition": None, "cpus": 1, "mem_mb": 32000, "gpus": 0}),
+            ("train_model", {"partition": "cpu", "cpus": 1, "mem_mb": 1000, "gpus": 1}),
+            ("evaluate_model", {"partition": "gpu", "cpus": 1, "mem_mb": 1000, "gpus": 3}),
+            ("write_shard", {"partition": "bigmem", "cpus": 1, "mem_mb": 1000, "gpus": 0}),
+        ],
+        parts,
+        default,
+    )
+    assert len(problems) == 5, problems
+    assert "rule parse_pairs asks for 8 CPUs" in problems[0] and "'cpu' has 4" in problems[0]
+    assert "rule train_bpe asks for 32000 MB" in problems[1] and "has 15000" in problems[1]
+    assert "rule train_model asks for 1 GPUs" in problems[2] and "has 0" in problems[2]
+    assert "rule evaluate_model asks for 3 GPUs" in problems[3] and "'gpu' has 2" in problems[3]
+    assert "'bigmem' is not a partition" in problems[4] and "cpu, gpu" in problems[4]
+
+
+# --------------------------------------------------------------------------- a one-node cluster
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster(tmp_path_factory):
+    """A one-node SLURM started by workflow/profiles/slurm-cpu/one-node.sh, stopped (its
+    daemons by their PIDs, the config link it made) at teardown."""
+    pytest.importorskip("snakemake_executor_plugin_slurm", reason="the SLURM executor plugin is not installed")
+    if shutil.which("snakemake") is None:
+        pytest.skip("snakemake is not installed")
+    if os.geteuid() != 0:
+        pytest.skip("a one-node SLURM needs root (slurmctld/slurmd, /etc/slurm/slurm.conf)")
+    if not (shutil.which("slurmctld") and shutil.which("slurmd") and shutil.which("sbatch")) and not shutil.which("apt-get"):
+        pytest.skip("no slurmctld/slurmd/sbatch and no apt-get to install them")
+    d = tmp_path_factory.mktemp("slurm")
+    r = subprocess.run([str(PROFILE / "one-node.sh"), str(d)], capture_output=True, text=True, timeout=600)
+    if r.returncode in (2, 3):
+        pytest.skip(f"no one-node SLURM here: {r.stderr.strip()}")
+    if r.returncode != 0:
+        subprocess.run([str(PROFILE / "one-node-stop.sh"), str(d)], timeout=60)
+        pytest.fail(f"one-node.sh failed ({r.returncode}): {r.stderr}\n{(d / 'log' / 'slurmctld.log').read_text()[-2000:]}")
+    pids = {name: int((d / f"{name}.pid").read_text()) for name in ("slurmctld", "slurmd")}
+    yield d
+    subprocess.run([str(PROFILE / "one-node-stop.sh"), str(d)], timeout=60)
+    for name, pid in pids.items():  # the daemons are gone and the config link too
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower(), name
+    assert not os.path.islink("/etc/slurm/slurm.conf")
+
+
+def _config(root: Path, pairs: int | None) -> Path:
+    """The demo config with absolute paths, on the first ``pairs`` pairs (all: None)."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    if pairs is None:
+        cfg["corpus"].update(src=str(DEMO / "demo.en"), tgt=str(DEMO / "demo.de"))
+    else:
+        for side, lang in (("src", "en"), ("tgt", "de")):
+            lines = (DEMO / f"demo.{lang}").read_text(encoding="utf-8").splitlines(keepends=True)[:pairs]
+            (root / f"small.{lang}").write_text("".join(lines), encoding="utf-8")
+            cfg["corpus"][side] = str(root / f"small.{lang}")
+        cfg["shards"]["count"] = 2
+    for entry in cfg["align"]["filters"]:
+        for key in ("reference_src", "reference_tgt"):
+            if entry.get(key):
+                entry[key] = str(REPO / entry[key])
+    path = root / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def _snakemake(workdir: Path, config: Path, *args: str, timeout: int) -> subprocess.CompletedProcess:
+    workdir.mkdir(exist_ok=True)
+    cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), "--directory", str(workdir),
+           "--configfile", str(config), "--replace-workflow-config", *args]
+    r = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}")
+    return r
+
+
+def _same_files(a: Path, b: Path, names: list[str]) -> None:
+    for name in names:
+        assert (a / name).is_file(), name
+        assert filecmp.cmp(a / name, b / name, shallow=False), f"{name} differs between the local and the SLURM run"
+
+
+@pytest.mark.slurm
+@pytest.mark.workflow
+def test_a_small_target_through_slurm_equals_a_local_run(slurm_cluster, tmp_path):
+    config = _config(tmp_path, SMALL_PAIRS)
+    # split_corpus (one job for both shards) and filter_pairs of shard 000: two jobs,
+    # one after the other, through the shipped profile as is
+    target = ["results/filter/000.tsv"]
+    r = _snakemake(tmp_path / "slurm", config, "--profile", str(PROFILE), *target, timeout=600)
+    assert "submitted with SLURM jobid" in r.stderr + r.stdout
+    _snakemake(tmp_path / "local", config, "--cores", "1", *target, timeout=600)
+    names = [f"results/prepare/{s}.{ext}" for s in ("000", "001") for ext in ("tsv", "rejects.tsv", "json")]
+    names += ["results/filter/000.tsv", "results/filter/000.rejects.tsv"]
+    _same_files(tmp_path / "local", tmp_path / "slurm", names)
+    # and the job did run on the cluster: its SLURM log is there
+    assert list((tmp_path / "slurm" / ".snakemake" / "slurm_logs" / "rule_filter_pairs").rglob("*.log"))
+
+
+@pytest.mark.slurm
+@pytest.mark.workflow
+def test_a_request_the_node_cannot_meet_stops_before_submitting(slurm_cluster, tmp_path):
+    config = _config(tmp_path, SMALL_PAIRS)
+    work = tmp_path / "work"
+    work.mkdir()
+    cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), "--directory", str(work),
+           "--configfile", str(config), "--replace-workflow-config", "--profile", str(PROFILE),
+           "results/prepare/000.tsv", "--set-resources", "split_corpus:mem_mb=99999999"]
+    r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert "rule split_corpus asks for 99999999 MB of memory (mem_mb)" in r.stderr, r.stderr[-3000:]
+    assert "submitted with SLURM jobid" not in r.stderr + r.stdout
+    assert not (work / "results").exists()
+
+
+@pytest.mark.slurm
+@pytest.mark.workflow
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("SYNPREP_SLURM_DEMO") != "1",
+                    reason="the whole demo through SLURM takes minutes: set SYNPREP_SLURM_DEMO=1")
+def test_the_demo_through_slurm_gives_the_local_shards(slurm_cluster, tmp_path):
+    import json
+
+    config = _config(tmp_path, None)
+    _snakemake(tmp_path / "slurm", config, "--profile", str(PROFILE), "all", timeout=3600)
+    _snakemake(tmp_path / "local", config, "--cores", "2", "all", timeout=3600)
+
+    def shards(root: Path) -> dict[str, str]:
+        m = json.loads((root / "results" / "shards" / "manifest.json").read_text())
+        return {s["file"]: s["sha256"] for s in m["shards"]}
+
+    assert shards(tmp_path / "slurm") == shards(tmp_path / "local")
+    names = sorted(str(p.relative_to(tmp_path / "local")) for p in (tmp_path / "local" / "results" / "shards").rglob("*.arrow"))
+    assert names
+    _same_files(tmp_path / "local", tmp_path / "slurm", names)

@@ -1,0 +1,231 @@
+"""Errors of the workflow and of config files, where a user looks: a misspelled key is
+ONE line naming the key, its file and line, its section and the known keys (no schema
+dump, no traceback frames); a failed job's synprep error is on snakemake's terminal;
+the Snakefile imports nothing heavy (every SLURM job reads it twice).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from synprep.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "Snakefile"
+DEMO = REPO / "config" / "demo"
+
+needs_snakemake = pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake is not installed")
+
+
+def _snakemake(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def _demo_config() -> dict:
+    """The demo config, its files' paths absolute (runs outside the repository)."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    for key in ("src", "tgt"):
+        cfg["corpus"][key] = str(REPO / cfg["corpus"][key])
+    for entry in cfg["align"]["filters"]:
+        for key in ("reference_src", "reference_tgt"):
+            if entry.get(key):
+                entry[key] = str(REPO / entry[key])
+    return cfg
+
+
+def _write(path: Path, cfg: dict) -> Path:
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def _the_error_line(r: subprocess.CompletedProcess) -> str:
+    """The run failed with exactly one error line and no traceback frames."""
+    assert r.returncode != 0
+    errors = [line for line in r.stderr.splitlines() if "error" in line.lower()]
+    assert len(errors) == 1, r.stderr
+    assert "Traceback" not in r.stderr and 'File "' not in r.stderr, r.stderr
+    assert "Failed validating" not in r.stderr and "'description'" not in r.stderr, r.stderr  # no schema dump
+    return errors[0]
+
+
+# --------------------------------------------------------------------------- the workflow config
+
+
+@needs_snakemake
+def test_a_misspelled_workflow_config_key_is_one_line_naming_it(tmp_path):
+    cfg = _demo_config()
+    cfg["shards"]["cuont"] = cfg["shards"].pop("count")
+    path = _write(tmp_path / "my.yaml", cfg)
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO)
+    line = _the_error_line(r)
+    assert f"{path}:{_line_of(path, 'cuont:')}:" in line  # the file and the key's line
+    assert "'cuont'" in line and "shards" in line
+    assert re.search(r"known keys: count, max_len, max_target_pieces, rows_per_file", line), line
+
+
+@needs_snakemake
+def test_a_misspelled_filter_parameter_in_the_workflow_config_is_one_line(tmp_path):
+    cfg = _demo_config()
+    length = next(i for i, f in enumerate(cfg["filter"]["filters"]) if f["name"] == "length")
+    cfg["filter"]["filters"][length]["min_word"] = cfg["filter"]["filters"][length].pop("min_words")
+    path = _write(tmp_path / "my.yaml", cfg)
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO)
+    line = _the_error_line(r)
+    assert f"{path}:" in line and f"filter.filters[{length}]" in line
+    assert "'min_word'" in line and "min_words" in line  # the key and the known ones
+
+
+def test_a_misspelled_run_config_key_in_the_workflow_is_one_line(tmp_path, capsys):
+    """As train.smk checks each run (the in-process part: the check imports torch)."""
+    from synprep.models.config import merge_dicts
+    from synprep.train import RunConfig, read_config_file
+    from synprep.workflow import config_error_at, stop_on_error
+
+    run = tmp_path / "run.yaml"
+    run.write_text("preset: tiny\nmodel:\n  variant: vanilla\n  layerz: 2\n")
+    cfg = _demo_config()
+    cfg["train"]["runs"] = [{"name": "vanilla", "config": {"preset": "tiny"}}, {"name": "mine", "file": str(run)}]
+    path = _write(tmp_path / "my.yaml", cfg)
+    with pytest.raises(SystemExit) as e:
+        with stop_on_error(["config/config.yaml", str(path)]):
+            for i, r in enumerate(cfg["train"]["runs"]):
+                with config_error_at(["train", "runs", i]):
+                    data = merge_dicts(read_config_file(r["file"]) if "file" in r else {}, r.get("config") or {})
+                    RunConfig.from_dict(data, where=f"train.runs[{r['name']}] (with its file {r.get('file')})")
+    assert e.value.code == 1
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line
+    assert line.startswith(f"synprep: error: {path}:{_line_of(path, '- name: mine')}: train.runs[mine]"), line
+    assert str(run) in line and "'layerz'" in line and "known keys:" in line and "enc_layers" in line
+    text = (REPO / "workflow" / "rules" / "train.smk").read_text()  # the rule file does the same
+    assert 'with config_error_at(["train", "runs", i]):' in text and "RunConfig.from_dict(" in text
+
+
+def test_config_error_message_names_file_line_section_and_known_keys(tmp_path):
+    from synprep.workflow import config_error_message
+
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    first = tmp_path / "a.yaml"
+    first.write_text("report:\n  title: x\n")
+    second = tmp_path / "b.yaml"
+    second.write_text("report:\n  title: y\n  top_lables: 3\n")
+    cfg = {"report": {"title": "y", "top_lables": 3}}
+    msg = config_error_message(cfg, schema, [str(first), str(second)])
+    assert msg.startswith(f"{second}:3: unknown key 'top_lables' in section report; known keys: ")
+    assert "top_labels" in msg and "\n" not in msg
+    # a wrong type: the key's file and line, its section and what was expected
+    cfg = {"report": {"title": "y", "top_labels": "many"}}
+    second.write_text("report:\n  title: y\n  top_labels: many\n")
+    msg = config_error_message(cfg, schema, [str(first), str(second)])
+    assert msg.startswith(f"{second}:3: report.top_labels: 'many' is not of type 'integer'"), msg
+    assert config_error_message({"report": {"title": "y"}}, schema, [str(second)]) is None
+
+
+# --------------------------------------------------------------------------- the CLI's configs
+
+
+def test_a_misspelled_run_config_key_names_the_file(tmp_path, capsys):
+    from synprep.cli import main
+
+    run = tmp_path / "run.yaml"
+    run.write_text("model:\n  variant: vanilla\n  layerz: 2\n")
+    assert main(["train", "--config", str(run), "--train", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"synprep train: error: {run}: config.model: unknown key 'layerz'; known keys: "), err
+
+
+def test_a_misspelled_filter_config_key_names_the_file_and_line(tmp_path, capsys):
+    from synprep.cli import main
+
+    conf = tmp_path / "filters.yaml"
+    conf.write_text("filters:\n  - name: empty\n  - name: length\n    min_word: 1\n")
+    (tmp_path / "a.en").write_text("a b c\n")
+    (tmp_path / "a.de").write_text("a b c\n")
+    code = main(["filter", "--config", str(conf), str(tmp_path / "a.en"), str(tmp_path / "a.de"),
+                 "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"{conf}:3:" in err and "'min_word'" in err and "min_words" in err, err
+
+
+def test_stage_filters_marks_the_entry_at_fault():
+    from synprep.corpus import stage_filters
+
+    with pytest.raises(ConfigError) as e:
+        stage_filters([{"name": "empty"}, {"name": "length", "min_word": 1}], {"src": "en", "tgt": "de"}, "filter.filters")
+    assert e.value.config_path == ["filter", "filters", 1]
+    assert str(e.value).startswith("filter.filters[1]: ")
+
+
+# --------------------------------------------------------------------------- failed jobs
+
+
+@needs_snakemake
+def test_a_failed_jobs_synprep_error_is_on_the_terminal(tmp_path):
+    """Two corpus files of different length: split_corpus fails; snakemake alone says
+    'check log file(s)', the onerror handler prints the log's synprep error."""
+    en = (DEMO / "demo.en").read_text(encoding="utf-8").splitlines(keepends=True)
+    de = (DEMO / "demo.de").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "full.en").write_text("".join(en[:12]), encoding="utf-8")
+    (tmp_path / "short.de").write_text("".join(de[:7]), encoding="utf-8")
+    cfg = _demo_config()
+    cfg["corpus"].update(src=str(tmp_path / "full.en"), tgt=str(tmp_path / "short.de"))
+    cfg["train"]["runs"] = []  # (reading the Snakefile then imports no torch: a faster test)
+    path = _write(tmp_path / "my.yaml", cfg)
+    work = tmp_path / "work"
+    work.mkdir()
+    r = _snakemake("--cores", "1", "results/prepare/000.tsv", "--configfile", str(path),
+                   "--replace-workflow-config", "--directory", str(work), cwd=work)
+    assert r.returncode != 0
+    assert re.search(r"short\.de:7: .*ends after 7 lines but .*full\.en has more", r.stderr), r.stderr[-3000:]
+    assert "logs/split_corpus/corpus.log" in r.stderr
+
+
+def test_failed_logs_without_the_scheduler_reads_this_runs_logs_with_an_error(tmp_path, monkeypatch):
+    import os
+    import time
+
+    from synprep.workflow import failed_logs
+
+    (tmp_path / "logs" / "a").mkdir(parents=True)
+    old = tmp_path / "logs" / "a" / "old.log"
+    old.write_text("synprep split: error: x: old\n")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    ok = tmp_path / "logs" / "a" / "ok.log"
+    ok.write_text("all fine\n")
+    bad = tmp_path / "logs" / "a" / "bad.log"
+    bad.write_text("Traceback (most recent call last):\n  ...\nValueError: x\n")
+    monkeypatch.chdir(tmp_path)
+    assert failed_logs(object(), since=time.time() - 60) == [os.path.join("logs", "a", "bad.log")]
+
+
+# --------------------------------------------------------------------------- cheap jobs
+
+
+def test_the_workflow_imports_nothing_heavy():
+    """Every module the Snakefile and its rule files import at the top level loads
+    without torch, stanza or polars (a SLURM job that copies a file pays for none)."""
+    sources = [SNAKEFILE, *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    mods = sorted({m for f in sources for m in re.findall(r"^\s*from (synprep[\w.]*) import", f.read_text(), re.M)})
+    assert "synprep.train" in mods and "synprep.workflow" in mods
+    code = (
+        "import importlib, sys\n"
+        f"for m in {mods!r}: importlib.import_module(m)\n"
+        "print(sorted(m for m in ('torch', 'stanza', 'polars', 'matplotlib') if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", f"imported by {mods}: {r.stdout}"
