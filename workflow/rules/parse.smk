@@ -20,9 +20,9 @@ rule parse_pairs:
         **PARSE_MODELS,
         pairs=rules.filter_alignment.output.pairs,
     output:
-        src="results/parse/{shard}.src.conllu",
-        tgt="results/parse/{shard}.tgt.conllu",
-        rejects="results/parse/{shard}.rejects.tsv",
+        src=out_path("parse/{shard}.src.conllu"),
+        tgt=out_path("parse/{shard}.tgt.conllu"),
+        rejects=out_path("parse/{shard}.rejects.tsv"),
     params:
         backend=PARSE["backend"],
         src=PARSERS["src"],
@@ -34,8 +34,8 @@ rule parse_pairs:
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/parse_pairs/{shard}.log",
+        out_path("logs/parse_pairs/{shard}.log"),
     benchmark:
-        "benchmarks/parse_pairs/{shard}.tsv"
+        out_path("benchmarks/parse_pairs/{shard}.tsv")
     script:
         "../scripts/parse_pairs.py"

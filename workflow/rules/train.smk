@@ -56,8 +56,8 @@ if TRAIN_RUNS and HELDOUT:
             ledgers=expand(rules.account_shard.output.ledger, shard=SHARDS),
             vocab=rules.train_bpe.output.manifest,
         output:
-            train="results/shards/train/manifest.json",
-            heldout="results/shards/heldout/manifest.json",
+            train=out_path("shards/train/manifest.json"),
+            heldout=out_path("shards/heldout/manifest.json"),
         params:
             names=SHARDS,
             training=TRAINING_SHARDS,
@@ -66,9 +66,9 @@ if TRAIN_RUNS and HELDOUT:
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/split_heldout/datasets.log",
+            out_path("logs/split_heldout/datasets.log"),
         benchmark:
-            "benchmarks/split_heldout/datasets.tsv"
+            out_path("benchmarks/split_heldout/datasets.tsv")
         script:
             "../scripts/split_heldout.py"
 
@@ -86,7 +86,7 @@ if TRAIN_RUNS:
             train=TRAIN_DATA,
             **({"valid": HELDOUT_DATA} if HELDOUT_DATA else {}),
         output:
-            summary="results/train/{run}/summary.json",
+            summary=out_path("train/{run}/summary.json"),
         params:
             config=lambda wildcards: RUN_CONFIGS[wildcards.run],
             lang=LANGS["tgt"],
@@ -96,9 +96,9 @@ if TRAIN_RUNS:
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/train_model/{run}.log",
+            out_path("logs/train_model/{run}.log"),
         benchmark:
-            "benchmarks/train_model/{run}.tsv"
+            out_path("benchmarks/train_model/{run}.tsv")
         script:
             "../scripts/train_model.py"
 
@@ -113,9 +113,9 @@ if TRAIN_RUNS and HELDOUT_DATA:
             summary=rules.train_model.output.summary,
             data=HELDOUT_DATA,
         output:
-            scores="results/train/{run}/eval/scores.json",
-            hyps="results/train/{run}/eval/hyps.txt",
-            refs="results/train/{run}/eval/refs.txt",
+            scores=out_path("train/{run}/eval/scores.json"),
+            hyps=out_path("train/{run}/eval/hyps.txt"),
+            refs=out_path("train/{run}/eval/refs.txt"),
         params:
             checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
             data=lambda wildcards, input: os.path.dirname(input.data),
@@ -125,9 +125,9 @@ if TRAIN_RUNS and HELDOUT_DATA:
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/evaluate_model/{run}.log",
+            out_path("logs/evaluate_model/{run}.log"),
         benchmark:
-            "benchmarks/evaluate_model/{run}.tsv"
+            out_path("benchmarks/evaluate_model/{run}.tsv")
         shell:
             "synprep evaluate --checkpoint {params.checkpoint} --data {params.data} "
             "--out $(dirname {output.scores}) --lang {params.lang} --beam {params.beam} "
