@@ -592,3 +592,18 @@ def test_bf16_training_on_the_gpu(pud, tmp_path):
         assert all(v.dtype == torch.float32 for v in state["model"].values() if v.is_floating_point())
     assert all(np.isfinite(runs[True])) and runs[True] != runs[False]  # autocast changed the arithmetic
     assert runs[True] == pytest.approx(runs[False], abs=0.05)
+
+
+def test_train_help_lists_every_preset_and_variant(capsys, monkeypatch):
+    """Issue 21 item 6: the presets and variants in `synprep train --help` are the
+    registries' (tree-large was missing from a hand-written list)."""
+    from synprep.models import PRESETS, variants
+
+    monkeypatch.setattr("sys.argv", ["synprep", "train", "--help"])  # the CLI builds the chosen command's options
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps at dashes
+    preset_help = out.split("model size preset:", 1)[1].split("--train", 1)[0]
+    variant_help = out.split("model.variant (", 1)[1].split("--preset", 1)[0]
+    assert all(p in preset_help for p in PRESETS) and "tree-large" in preset_help
+    assert all(v in variant_help for v in variants())
