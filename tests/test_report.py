@@ -223,6 +223,16 @@ INDUCE = {
 }
 
 
+def test_page_shows_warnings_first():
+    """Issue 21 item 6: e.g. that the demo parser models made the trees, above everything."""
+    from synprep.report import render_html
+
+    page = render_html({}, None, [], {"lengths": b"x"}, warnings=["parsed with the demo <UDPipe> models"])
+    assert page.count("class='warn'") == 1 and "parsed with the demo &lt;UDPipe&gt; models" in page
+    assert page.index("class='warn'") < page.index("data:image/png")
+    assert "class='warn'" not in render_html({}, None, [], {"lengths": b"x"})
+
+
 def test_page_shows_challenge_counts_and_induction_accuracy():
     from synprep.report import render_html
 

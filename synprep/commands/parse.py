@@ -92,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
     log = logging.getLogger("synprep.parse")
     with parser_cls(**opts) as parser:
         log.info("parsing %s with %s", args.input, parser.describe())
+        if backend == "udpipe":
+            from ..parsers.udpipe_backend import demo_models_warning
+
+            note = demo_models_warning({"model": parser.model_path})
+            if note:
+                log.warning("warning: %s", note)
         out, tmp = _open_out(args.output)
         rej = None
         if args.rejects:

@@ -13,6 +13,13 @@ PARSE = config["parse"]
 PARSERS = parser_settings(PARSE, LANGS)
 # model files are inputs, so that a new model re-parses
 PARSE_MODELS = {f"{side}_model": o["model"] for side, o in PARSERS.items() if o["model"]}
+# the report says so when the demo UDPipe models parse the corpus (they are for the demo)
+if PARSE["backend"] == "udpipe":
+    from synprep.parsers.udpipe_backend import demo_models_warning
+
+    PARSE_WARNINGS = [w for w in [demo_models_warning({s: o["model"] for s, o in PARSERS.items()})] if w]
+else:
+    PARSE_WARNINGS = []
 
 
 rule parse_pairs:

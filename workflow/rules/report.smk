@@ -58,6 +58,7 @@ rule make_report:
         title=config["report"]["title"],
         top_labels=config["report"]["top_labels"],
         runs=[run["name"] for run in TRAIN_RUNS],
+        warnings=PARSE_WARNINGS,
     conda:
         "../envs/synprep.yaml"
     log:
