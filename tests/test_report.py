@@ -484,3 +484,37 @@ def test_cli_accounting_exit_status(tmp_path):
     for missing in (tmp_path / "nope", tmp_path / "nope.arrow"):
         r = subprocess.run(base + ["--rejects", str(prep), "--kept", str(missing)], capture_output=True, text=True)
         assert r.returncode == 2 and f"{missing}:" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_length_axis_is_cut_at_a_high_percentile_and_says_so():
+    """Issue 21 item 8: one 59-word line does not squeeze 1,000 short ones into the left
+    fifth: the axis ends at the 99.5th percentile, and the panel counts what it leaves off."""
+    from synprep.report import _plot_lengths
+
+    short = {str(n): 100 for n in range(3, 13)}  # 1,000 sentences of 3..12 words
+    stats = {"length_before": {"src": {**short, "59": 1}, "tgt": dict(short)},
+             "length_after": {"src": dict(short), "tgt": dict(short)}}
+    fig = _figure()
+    _plot_lengths(fig, stats)
+    src, tgt = fig.axes[:2]
+    assert src.get_xlim()[1] <= 14  # 12 (the 99.5th percentile) + 1
+    notes = [t.get_text() for t in src.texts]
+    assert len(notes) == 1 and "99.5th percentile" in notes[0] and "1 longer sentences up to 59" in notes[0]
+    assert tgt.get_xlim()[1] > 12 and not tgt.texts  # nothing beyond: nothing cut, nothing said
+
+
+def test_score_panels_leave_out_absent_scores():
+    """Issue 21 item 8: a run without a metric gets no empty 0.00 bar in that panel."""
+    from synprep.report import _plot_training
+
+    runs = [{"name": "a", "metrics": [], "scores": {"bleu": 3.1, "bleu-tok": 2.5}},
+            {"name": "b", "metrics": [], "scores": {"bleu": 1.2, "bleu-tok": None}},
+            {"name": "c", "metrics": [], "scores": {"bleu": 0.4, "bleu-tok": 0.0}}]
+    fig = _figure()
+    _plot_training(fig, runs)
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title() in ("BLEU", "tokenized BLEU")}
+    assert len(panels["BLEU"].patches) == 3
+    tok = panels["tokenized BLEU"]
+    assert len(tok.patches) == 2  # a and c; b has none
+    texts = [t.get_text().strip() for t in tok.texts]
+    assert texts[0] == "2.50" and texts[1].startswith("0 (no match") and len(texts) == 2
