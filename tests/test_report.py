@@ -518,3 +518,45 @@ def test_score_panels_leave_out_absent_scores():
     assert len(tok.patches) == 2  # a and c; b has none
     texts = [t.get_text().strip() for t in tok.texts]
     assert texts[0] == "2.50" and texts[1].startswith("0 (no match") and len(texts) == 2
+
+
+def test_heldout_pairs_are_chosen_by_id_whatever_the_sharding(tmp_path):
+    """Issue 21 item 7: train.heldout_pairs holds out N pairs (or a share) chosen by the
+    SHA-256 of their ids -- the same pairs however the corpus is sharded -- and writes
+    two datasets that partition the kept rows."""
+    from synprep.conllu import format_conllu, read_conllu
+    from synprep.data import ShardDataset
+    from synprep.errors import ConfigError
+    from synprep.shards import ShardConfig, build_dataset, open_dataset
+
+    from .conftest import ud_path
+
+    en, de = read_conllu(ud_path("en_pud-ud-test.conllu")), read_conllu(ud_path("de_pud-ud-test.conllu"))
+    pairs = [(a, b) for a, b in zip(en, de) if not a.mwts and not b.mwts][:40]
+    dirs = []
+    for k in range(2):
+        for side, col in (("src", 0), ("tgt", 1)):
+            (tmp_path / f"{k}.{side}.conllu").write_text("".join(format_conllu(p[col]) for p in pairs[20 * k : 20 * k + 20]))
+        d = tmp_path / f"shard{k}"
+        build_dataset(d, src=str(tmp_path / f"{k}.src.conllu"), tgt=str(tmp_path / f"{k}.tgt.conllu"),
+                      cfg=ShardConfig(vocab_size=600, projectivity="lift"), vocab_from=dirs[0][1] if dirs else None)
+        dirs.append((f"00{k}", d))
+
+    def ids(path):
+        return [i for t in open_dataset(path)[1] for i in t.column("src_id").to_pylist()]
+
+    every = ids(dirs[0][1]) + ids(dirs[1][1])
+    assert len(every) >= 30
+    tr, ho = acc.split_pairs(dirs, dirs[0][1], tmp_path / "train", tmp_path / "heldout", 7)
+    held, rest = ids(tmp_path / "heldout"), ids(tmp_path / "train")
+    assert len(held) == 7 and sorted(held + rest) == sorted(every) and not set(held) & set(rest)
+    assert set(held) == acc.heldout_ids(every, 7) == acc.heldout_ids(every[::-1], 7)  # not the shards' order
+    assert set(held) != set(every[-7:]) and {i for _, d in dirs for i in ids(d)[:3]} != set(held)
+    assert len(ShardDataset(tmp_path / "heldout")) == 7 and len(ShardDataset(tmp_path / "train")) == len(every) - 7
+    assert ho["config"]["heldout_pairs"] == 7 and ho["counts"]["kept"] == 7 and tr["counts"]["kept"] == len(every) - 7
+    # a share of the kept pairs, and the limits
+    assert acc.heldout_count(0.25, len(every)) == round(0.25 * len(every))
+    with pytest.raises(ConfigError, match="nothing is left to train on"):
+        acc.heldout_count(len(every), len(every))
+    with pytest.raises(ConfigError, match="whole number"):
+        acc.heldout_count(2.5, len(every))

@@ -22,7 +22,17 @@ import os
 
 TRAIN = config["train"]
 TRAIN_RUNS = TRAIN["runs"]
-HELDOUT = SHARDS[len(SHARDS) - TRAIN["heldout_shards"] :] if TRAIN["heldout_shards"] else []
+# train.heldout_pairs (when set) holds out pairs chosen by id from every shard instead
+# (synprep.accounting.split_pairs); the shards are then all training shards
+HELDOUT_PAIRS = TRAIN["heldout_pairs"]
+HELDOUT = SHARDS[len(SHARDS) - TRAIN["heldout_shards"] :] if TRAIN["heldout_shards"] and not HELDOUT_PAIRS else []
+if HELDOUT_PAIRS and config["shards"]["max_target_pieces"]:
+    raise ValueError(
+        f"config train.heldout_pairs = {HELDOUT_PAIRS} takes the held-out pairs from every shard, and "
+        f"shards.max_target_pieces = {config['shards']['max_target_pieces']} caps the targets of every training "
+        "shard: the test pairs would be capped too. Set shards.max_target_pieces: 0, or hold out whole shards "
+        "(train.heldout_shards, with train.heldout_pairs: 0)"
+    )
 TRAINING_SHARDS = [s for s in SHARDS if s not in HELDOUT]
 TRAIN_REPORT_INPUT = {}
 
@@ -48,7 +58,7 @@ wildcard_constraints:
     run=r"[A-Za-z0-9._-]+",
 
 
-if TRAIN_RUNS and HELDOUT:
+if TRAIN_RUNS and (HELDOUT or HELDOUT_PAIRS):
 
     rule split_heldout:
         input:
@@ -62,6 +72,7 @@ if TRAIN_RUNS and HELDOUT:
             names=SHARDS,
             training=TRAINING_SHARDS,
             heldout=HELDOUT,
+            pairs=HELDOUT_PAIRS,
             stages=STAGES,
         conda:
             "../envs/synprep.yaml"
