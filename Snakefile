@@ -3,7 +3,7 @@
 #
 #   snakemake --cores 16 all                        # the demo (config/config.yaml)
 #   snakemake --report report.html                  # snakemake's own report
-#   snakemake --cores 16 all --configfile my.yaml --replace-workflow-config
+#   snakemake --cores 16 all --configfile my.yaml --replace-workflow-config   # outdir: in my.yaml
 #
 # One file a stage in workflow/rules/; docs/workflow.md describes them.
 
@@ -44,6 +44,16 @@ validate_config(
 )
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.corpus)
+
+# Every file the workflow writes lies under `outdir` (default results/): the stages'
+# outputs, logs/ and benchmarks/. Another corpus gets another outdir, so that its run
+# neither overwrites nor resumes the demo's (config/README.md, "outdir").
+OUT_DIR = config["outdir"].rstrip("/") or "."
+
+
+def out_path(path):
+    """``path`` under the output root (config ``outdir``)."""
+    return f"{OUT_DIR}/{path}"
 
 
 # A bad filter entry or run config read by the rule files stops here with one line

@@ -18,7 +18,7 @@ models and all cores. Per stage it prints:
   ``getrusage(RUSAGE_CHILDREN)`` around the stage; the machine may be shared, so CPU
   time is the figure to judge linearity by when the load changes);
 * the biggest job: its peak resident memory (``max_rss`` of snakemake's benchmark
-  record ``benchmarks/<rule>/<job>.tsv``, summed over the job's processes; the bench
+  record ``results/benchmarks/<rule>/<job>.tsv``, summed over the job's processes; the bench
   runs snakemake with its sampler set to every 0.1 s for the whole job), wall and
   CPU seconds.
 
@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workflow import DATA, REPO, STAGES  # noqa: E402  (bench/workflow.py)
 
 COPIES = 10
-#: stage -> the rules whose jobs it runs (benchmarks/<rule>/)
+#: stage -> the rules whose jobs it runs (results/benchmarks/<rule>/)
 STAGE_RULES = {
     "prepare": ["split_corpus"],
     "filter": ["filter_pairs"],
@@ -112,7 +112,7 @@ rule split_corpus:
         index=lambda wildcards: SHARDS.index(wildcards.shard),
         max_pairs=f"--max-pairs {CORPUS.max_pairs}" if CORPUS.max_pairs else "",
     log:
-        "logs/split_corpus/{shard}.log",
+        out_path("logs/split_corpus/{shard}.log"),
     shell:
         "synprep split {params.corpus} --name {params.name} --shards {params.shards} "
         "{params.max_pairs} --shard {params.index} --out {output.pairs} "
@@ -180,7 +180,7 @@ def config(work: Path, src: Path, tgt: Path, pairs: int, shards: int) -> Path:
 def records(work: Path, rule: str) -> list[dict]:
     """snakemake's benchmark records of a rule's jobs (job name, s, cpu_time, max_rss)."""
     out = []
-    for path in sorted((work / "benchmarks" / rule).glob("*.tsv")):
+    for path in sorted((work / "results" / "benchmarks" / rule).glob("*.tsv")):
         with open(path, newline="") as f:
             for row in csv.DictReader(f, delimiter="\t"):
                 rec = {"job": f"{rule}/{path.stem}"}

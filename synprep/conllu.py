@@ -282,13 +282,17 @@ def _read_lines(
             start = lineno
         block.append(line)
     if block:
-        err = InputError(
-            name,
-            lineno,
-            f"the file ends inside the sentence that starts at line {start}; "
-            "expected an empty line after its last word",
-            reason="truncated",
-        )
+        try:  # a line's own error (e.g. its columns) comes before the end of the file
+            _parse_block(block, start, name, lines_only=True)
+            err = InputError(
+                name,
+                lineno,
+                f"the file ends inside the sentence that starts at line {start}; "
+                "expected an empty line after its last word",
+                reason="truncated",
+            )
+        except InputError as first:
+            err = first
         if on_invalid is None:
             raise err
         on_invalid(err)
@@ -316,7 +320,10 @@ def _uint(s: str) -> bool:
     return s.isascii() and s.isdigit() and (s[0] != "0" or len(s) == 1)
 
 
-def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | None:
+def _parse_block(block: list[str | None], start: int, name: str, lines_only: bool = False) -> Sentence | None:
+    """The sentence of ``block`` (its lines, the first at line ``start``), or None for
+    comments alone; an InputError names the first bad line. ``lines_only``: check
+    each line on its own and stop before the sentence-level checks (words, tree)."""
     rows: list[list[str]] = []
     row_lines: list[int] = []
     mwts: list[tuple[int, int, str, str]] = []
@@ -386,6 +393,8 @@ def _parse_block(block: list[str | None], start: int, name: str) -> Sentence | N
             raise InputError(name, lineno, f"ID 0 is out of order; expected {expected}", "id-order")
         raise InputError(name, lineno, f"ID {wid!r} is not an integer; expected {expected}{_PLAIN}", "id")
 
+    if lines_only:
+        return None
     n = len(rows)
     if n == 0:
         if mwts:

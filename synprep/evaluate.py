@@ -183,7 +183,9 @@ def _tok_bleu():
     whitespace tokens, no smoothing, case-sensitive), see the module doc."""
     from sacrebleu.metrics import BLEU
 
-    return BLEU(tokenize="none", smooth_method="none")
+    # force: the input is tokenized on purpose; sacrebleu would warn "It looks like you
+    # forgot to detokenize your test data" for every 100 lines ending in " ."
+    return BLEU(tokenize="none", smooth_method="none", force=True)
 
 
 METRICS = ("bleu", "chrf+", "chrf++")

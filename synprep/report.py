@@ -313,6 +313,32 @@ def _mean(hist: Mapping[str, int] | None) -> float:
     return sum(x * w for x, w in zip(xs, ws)) / total if total else float("nan")
 
 
+#: histograms of lengths show this share of the sentences; the longest rest are left
+#: off the axis (and counted in the panel), so that one outlier does not squeeze the data
+CLIP_PERCENTILE = 99.5
+
+
+def _clip_axis(ax, hist: Mapping[str, int] | None, what: str = "sentences") -> None:
+    """Cut ``ax``'s x range at the :data:`CLIP_PERCENTILE` of ``hist`` when longer
+    values lie beyond it, and say in the panel how many, up to what."""
+    xs, ws = _expand(hist)
+    total = sum(ws)
+    if not total:
+        return
+    acc, cut = 0, xs[-1]
+    for x, w in zip(xs, ws):
+        acc += w
+        if acc >= total * CLIP_PERCENTILE / 100:
+            cut = x
+            break
+    if cut >= xs[-1]:
+        return
+    beyond = sum(w for x, w in zip(xs, ws) if x > cut)
+    ax.set_xlim(right=cut + 1)
+    ax.text(0.98, 0.6, f"axis cut at {cut:g} ({CLIP_PERCENTILE:g}th percentile):\n{beyond:,} longer {what} up to {max(xs):g}\nnot shown",
+            ha="right", va="top", transform=ax.transAxes, fontsize=7, color="#555555")
+
+
 def _no_data(ax, what: str) -> None:
     ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes, color="#777777", fontsize=11)
     ax.set_xticks([])
@@ -386,6 +412,7 @@ def _plot_lengths(fig, stats: Mapping) -> None:
                 continue
             label = f"{key} ({sum(ws):,} sentences, mean {_mean(hist):.1f})"
             ax.bar(xs, ws, width=1.0, alpha=0.55 if key == "before" else 0.8, color=_COLORS[key], label=label)
+        _clip_axis(ax, before)
         ax.set_title(f"{side}", fontsize=10)
         ax.set_xlabel("tokens per sentence")
         ax.set_ylabel("sentences")
@@ -498,6 +525,7 @@ def _plot_transitions(fig, stats: Mapping) -> None:
     ax1.set_xlabel("transitions per target sentence")
     ax1.set_ylabel("sentences")
     ax1.set_title(f"mean {_mean(hist):.1f}, longest {int(max(xs))}", fontsize=10)
+    _clip_axis(ax1, hist)
     _style(ax1)
     xs2, ws2 = _expand(stats.get("transitions_vs_pieces"))
     if xs2:
@@ -554,10 +582,15 @@ def _plot_training(fig, runs: Sequence[Mapping]) -> None:
     for ax in grid.flat[len(metrics):]:
         ax.set_visible(False)
     for ax, m in zip(grid.flat, metrics):
-        vals = [float(r["scores"].get(m) or 0) for r in scored]
-        ax.barh(y, vals, color=[color[r["name"]] for r in scored], height=0.6)
-        for yi, v in zip(y, vals):
-            ax.text(v, yi, f" {v:.2f}", va="center", fontsize=8)
+        # a run without this score (e.g. no tokenized BLEU) gets no bar, not a 0.00
+        have = [(yi, float(r["scores"][m]), color[r["name"]]) for yi, r in zip(y, scored)
+                if isinstance(r["scores"].get(m), (int, float))]
+        vals = [v for _, v, _ in have]
+        ax.barh([yi for yi, _, _ in have], vals, color=[c for _, _, c in have], height=0.6)
+        for yi, v, _ in have:  # unsmoothed tokenized BLEU is 0 when one n-gram order has no match at all
+            zero = m == "bleu-tok" and v == 0
+            ax.text(v, yi, " 0 (no match of some n-gram order; unsmoothed)" if zero else f" {v:.2f}", va="center",
+                    fontsize=7 if zero else 8)
         ax.set_yticks(y, [r["name"] for r in scored], fontsize=8)
         ax.set_xlim(0, max(1.0, max(vals) * 1.3))  # at least 0..1: tiny scores stay visible, not magnified
         ax.set_title(_METRIC_NAMES.get(m, m), fontsize=9)
@@ -667,6 +700,7 @@ td:first-child,th:first-child{text-align:left}
 img{max-width:100%} figure{margin:1.5em 0} figcaption{color:#555;font-size:.9em}
 pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:.8em}
 details{margin:1em 0}
+.warn{border-left:4px solid #b3261e;background:#fdf3f2;padding:.5em 1em}
 """
 
 
@@ -804,9 +838,11 @@ def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappi
                 title: str = "synprep report", config_text: str | None = None,
                 manifest: Mapping | None = None, challenge: Mapping | None = None,
                 induce: Mapping | None = None, comparison: Mapping | None = None,
-                gates: Mapping | None = None) -> str:
+                gates: Mapping | None = None, warnings: Sequence[str] = ()) -> str:
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
+    for w in warnings:  # what makes the results below less than they look (e.g. the demo parser models)
+        parts.append(f"<p class='warn'><b>Warning:</b> {html.escape(w)}</p>")
     if accounting:
         inp, kept, rej = accounting["input"], accounting["kept"], accounting["rejected"]
         ok = accounting["balanced"]
@@ -887,18 +923,20 @@ def write_report(
     induce: Mapping | None = None,
     comparison: Mapping | None = None,
     gates: Mapping | None = None,
+    warnings: Sequence[str] = (),
 ) -> None:
     """Draw the plots and write the HTML page (atomically). ``challenge``: the
     challenge-set counts (the analysis stage's summary.json); ``induce``: the
     induced-tree accuracies (induce.json); ``comparison``: the runs compared with the
     first (:func:`compare_runs`); ``gates``: the gate norms by target UPOS (gates.json,
-    or one ``synprep gate-stats --json``); each section appears only when given."""
+    or one ``synprep gate-stats --json``); each section appears only when given;
+    ``warnings``: lines shown at the top (e.g. the demo parser models parsed the corpus)."""
     out_html = os.fspath(out_html)
     if plots_dir is None:
         plots_dir = os.path.join(os.path.dirname(out_html) or ".", "plots")
     pngs = draw_plots(stats, accounting, runs, plots_dir, top_labels=top_labels, challenge=challenge)
     text = render_html(stats, accounting, runs, pngs, title=title, config_text=config_text, manifest=manifest,
-                       challenge=challenge, induce=induce, comparison=comparison, gates=gates)
+                       challenge=challenge, induce=induce, comparison=comparison, gates=gates, warnings=warnings)
     write_text(out_html, text)
 
 

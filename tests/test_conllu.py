@@ -130,6 +130,8 @@ MALFORMED = [
     ("empty-node", W1 + "\n1.x\tE\t_\t_\t_\t_\t_\t_\t_\t_\n\n", 2, "empty-node ID '1.x' is malformed"),
     ("comment-inside", W1 + "\n# note\n" + W2 + "\n\n", 2, "comment line inside a sentence"),
     ("truncated", W1 + "\n" + W2 + "\n", 2, "the file ends inside the sentence that starts at line 3; expected an empty line"),
+    # a bad line of the cut-off last sentence comes first in file order (issue 21 item 8)
+    ("truncated-columns", W1 + "\n2\tb\tb\tX\t_\t_\t1\n" + row(3, "c", 1, "dep") + "\n", 2, "found 7 tab-separated columns; expected 10"),
 ]
 
 
@@ -152,11 +154,11 @@ def test_non_utf8_is_reported_with_its_line():
 
 
 def test_skip_mode_reports_each_error_and_keeps_the_rest():
-    text = "".join(W1 + "\n\n" + m[1] for m in MALFORMED if m[0] != "truncated") + W1 + "\n\n"
+    text = "".join(W1 + "\n\n" + m[1] for m in MALFORMED if not m[0].startswith("truncated")) + W1 + "\n\n"
     errors = []
     sents = list(read_conllu_string(text, "many.conllu", on_invalid=errors.append))
-    assert len(errors) == len(MALFORMED) - 1
-    assert len(sents) == len(MALFORMED)  # the good sentence before each bad one, and the last
+    assert len(errors) == len(MALFORMED) - 2
+    assert len(sents) == len(MALFORMED) - 1  # the good sentence before each bad one, and the last
     assert all(e.path == "many.conllu" and e.line for e in errors)
 
 

@@ -14,12 +14,13 @@ from synprep.features import decoder_graph, flat_from_sentences
 from synprep.models import build_model
 from synprep.transitions import State, replay
 from tests.test_models import ALL, LABELS, PIECES, V, make_batch, random_projective, tiny
+from tests.numerics import assert_close, test_threads
 
 
 @pytest.fixture(autouse=True)
 def one_thread():
     n = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(test_threads())
     yield
     torch.set_num_threads(n)
 
@@ -94,7 +95,7 @@ def test_incremental_decoding_equals_teacher_forcing(variant):
                 graph = {k: torch.tensor(v, dtype=torch.long) for k, v in zip(("edge_batch", "edge_head", "edge_dep", "edge_label", "edge_step"), (eb, eh, ed, el, es))}
             logp = model.step(state, inp[:, : t + 1], graph)  # (B, V)
             real = ~pad[:, t]
-            torch.testing.assert_close(logp[real], full[real, t], rtol=1e-4, atol=1e-4)
+            assert_close(logp[real], full[real, t], rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("variant", TRANSITION_VARIANTS)
@@ -197,7 +198,7 @@ def test_beam_scores_are_the_models_own_probabilities(variant):
     batch = make_batch(3, seed=6)
     for beam in (1, 4):
         hyps = beam_search(model, batch, voc, beam=beam, length_penalty=0.0, max_len_a=1.0, max_len_b=3)
-        torch.testing.assert_close(_rescore(model, batch, hyps, voc), torch.tensor([h.score for h in hyps]), rtol=1e-4, atol=1e-4)
+        assert_close(_rescore(model, batch, hyps, voc), torch.tensor([h.score for h in hyps]), rtol=1e-4, atol=1e-4)
 
 
 def test_words_detokenize_and_conllu():

@@ -105,6 +105,24 @@ def test_tokenized_bleu_is_multi_bleu_on_moses_tokens(tmp_path):
     assert "bleu-tok" not in score(hyps[:5], refs[:5])
 
 
+def test_tokenized_bleu_does_not_ask_to_detokenize(caplog):
+    """Issue 21 item 6: tokenized BLEU tokenizes on purpose; sacrebleu's "you forgot to
+    detokenize" warning (for 100 lines ending in " .") is not printed for it, while
+    sacreBLEU proper still warns on such input."""
+    import logging
+
+    from sacrebleu.metrics import BLEU
+
+    hyps = [f"Ein {'sehr ' * (i % 12)}alter Mann mit Hut ." for i in range(120)]
+    refs = [f"Ein {'sehr ' * (i % 12)}alter Mann mit einem Hut ." for i in range(120)]
+    with caplog.at_level(logging.WARNING, logger="sacrebleu"):  # detokenized: "... Hut."
+        s = score([h[:-2] + "." for h in hyps], [r[:-2] + "." for r in refs], lang="de")
+    assert s["bleu-tok"] > 0 and "detokenize" not in caplog.text
+    with caplog.at_level(logging.WARNING, logger="sacrebleu"):
+        BLEU().corpus_score(hyps, [refs])
+    assert "forgot to detokenize" in caplog.text  # the warning this test looks for exists
+
+
 # --------------------------------------------------------------------------- source-length buckets
 
 

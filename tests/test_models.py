@@ -22,15 +22,17 @@ from synprep.models.config import ModelConfig
 from synprep.models.graph import parent_mask
 from synprep.models.pascal import pascal_weights
 from synprep.models.structured import flat_attention, greedy_hard, matrix_tree
+from tests.numerics import assert_close, close, test_threads
 
 UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
 
 
 @pytest.fixture(autouse=True)
 def one_thread():
-    """Tiny tensors: one intra-op thread is faster, and immune to a busy machine."""
+    """Tiny tensors: one intra-op thread is faster, and immune to a busy machine
+    (SYNPREP_TEST_THREADS=2 runs the file at two: tests/numerics.py)."""
     n = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(test_threads())
     yield
     torch.set_num_threads(n)
 
@@ -196,7 +198,7 @@ def test_gcn_ablations_as_the_papers_define_them(variant, gates, labels):
     with torch.no_grad():
         a = model.embed_prefix(inp, model.graph_for(batch, rows, cut))
         b = model.embed_prefix(inp, model.graph_for(other, rows, cut))
-    assert torch.allclose(a, b) != labels
+    assert close(a, b) != labels
 
 
 def test_variant_settings_are_resolved_and_contradictions_rejected():
@@ -240,7 +242,7 @@ def test_pascal_parent_only_attends_to_the_parent_position():
         for t in range((~batch.src_pad_mask[b]).sum()):
             on = (torch.arange(S).float() - pos[b, t]).abs() <= 0.5
             assert float(p[b, t][on].sum()) == pytest.approx(1.0) and on.sum() in (1, 2)
-    torch.testing.assert_close(out[:, 1:], scores[:, 1:])
+    assert_close(out[:, 1:], scores[:, 1:])
 
 
 # --------------------------------------------------------------------------- no future information
@@ -277,8 +279,8 @@ def test_no_information_from_the_future(variant):
             # tokens at positions > cut change: predictions at positions <= cut + 1 (which
             # read tokens <= cut and edges of steps <= cut) must not
             other = model(_perturb_future(batch, model.target, cut, seed=cut))
-            torch.testing.assert_close(other[:, : cut + 2], ref[:, : cut + 2], rtol=1e-5, atol=1e-5)
-            changed_later |= not torch.allclose(other[:, cut + 2 :], ref[:, cut + 2 :])
+            assert_close(other[:, : cut + 2], ref[:, : cut + 2], rtol=1e-5, atol=1e-5)
+            changed_later |= not close(other[:, cut + 2 :], ref[:, cut + 2 :])
     assert changed_later, "perturbing the future never changed any later prediction: the test has no teeth"
 
 
@@ -293,7 +295,7 @@ def test_a_decoder_without_its_mask_is_caught():
     with torch.no_grad():
         ref = model(batch)
         other = model(_perturb_future(batch, "pieces", 0, seed=0))
-    assert not torch.allclose(other[:, :2], ref[:, :2])
+    assert not close(other[:, :2], ref[:, :2])
 
 
 # --------------------------------------------------------------------------- edge visibility
@@ -356,11 +358,11 @@ def test_gcn_input_at_a_cut_ignores_later_edges():
         cut = torch.full((B,), c)
         x1 = model.embed_prefix(inp, model.graph_for(batch, rows, cut))
         x2 = model.embed_prefix(inp, model.graph_for(_perturb_future(batch, "transitions", c - 1, seed=c), rows, cut))
-        torch.testing.assert_close(x1, x2)
+        assert_close(x1, x2)
     # while the full graph does change the embeddings
     x_all = model.embed_prefix(inp, model.graph_for(batch, torch.arange(B), torch.full((B,), U)))
     x_none = model.embed_prefix(inp, model.graph_for(batch, torch.arange(B), torch.zeros(B, dtype=torch.long)))
-    assert not torch.allclose(x_all, x_none)
+    assert not close(x_all, x_none)
 
 
 # --------------------------------------------------------------------------- PASCAL
@@ -373,7 +375,7 @@ def test_pascal_weights_hand_example():
     # p = 1.5: j=0 -> e^-1.125/2.5066 = 0.129518, j=1 -> e^-0.125/2.5066 = 0.352065, j=2 -> 0.352065
     w = pascal_weights(torch.tensor([[1.0, 1.0, 1.5]]), 3, 1.0)
     expect = torch.tensor([[[0.241971, 0.398942, 0.241971], [0.241971, 0.398942, 0.241971], [0.129518, 0.352065, 0.352065]]])
-    torch.testing.assert_close(w, expect, atol=1e-6, rtol=0)
+    assert_close(w, expect, rtol=0, atol=1e-6)
     # variance 4 at p = 0: j = 2 -> exp(-4/8) / sqrt(8 pi) = 0.120985
     assert abs(float(pascal_weights(torch.tensor([[0.0]]), 3, 4.0)[0, 0, 2]) - 0.120985) < 1e-6
 
@@ -388,8 +390,8 @@ def test_pascal_scales_only_its_heads_in_its_layer():
     scores = torch.randn(B, 4, S, S)
     out = hooks[0](scores)
     w = pascal_weights(batch.src_parent_pos, S, 1.0)
-    torch.testing.assert_close(out[:, :2], scores[:, :2] * w[:, None])
-    torch.testing.assert_close(out[:, 2:], scores[:, 2:])
+    assert_close(out[:, :2], scores[:, :2] * w[:, None])
+    assert_close(out[:, 2:], scores[:, 2:])
     # the parent position in the batch is the mean of the parent word's pieces
     wid = batch.src_word_ids[0]
     heads = batch.src_heads[0]
@@ -460,9 +462,9 @@ def test_matrix_tree_equals_enumeration_with_the_root_on_the_diagonal(n):
     g = torch.Generator().manual_seed(n)
     phi = torch.randn(1, n, n, generator=g, dtype=torch.float64) * 2
     beta = matrix_tree(phi)
-    np.testing.assert_allclose(beta[0].numpy(), enumerate_marginals(phi[0].numpy()), atol=1e-10)
+    assert_close(beta[0], enumerate_marginals(phi[0].numpy()), rtol=0, atol=1e-10)
     # every word has exactly one head or is the root: the columns sum to 1
-    np.testing.assert_allclose(beta[0].sum(0).numpy(), np.ones(n), atol=1e-10)
+    assert_close(beta[0].sum(0), np.ones(n), rtol=0, atol=1e-10)
 
 
 def test_matrix_tree_ignores_padding_and_is_shift_invariant():
@@ -470,9 +472,9 @@ def test_matrix_tree_ignores_padding_and_is_shift_invariant():
     phi = torch.randn(2, 6, 6, generator=g, dtype=torch.float64)
     mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
     beta = matrix_tree(phi, mask)
-    torch.testing.assert_close(beta[1, :4, :4], matrix_tree(phi[1:, :4, :4])[0])
+    assert_close(beta[1, :4, :4], matrix_tree(phi[1:, :4, :4])[0])
     assert float(beta[1, 4:].abs().sum() + beta[1, :, 4:].abs().sum()) == 0.0
-    torch.testing.assert_close(matrix_tree(phi + 500.0, mask), beta)  # no overflow
+    assert_close(matrix_tree(phi + 500.0, mask), beta)  # no overflow
     # huge scores at padding neither overflow nor poison the gradient
     phi2 = phi.clone().requires_grad_(True)
     big = torch.zeros_like(phi)
@@ -494,9 +496,9 @@ def test_fa_is_a_softmax_over_each_dependents_heads():
     mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
     beta = flat_attention(phi, mask)
     # each dependent's distribution over heads (a column of beta, a row of the dump) sums to 1
-    torch.testing.assert_close(beta[0].sum(0), torch.ones(5))
-    torch.testing.assert_close(beta[1].sum(0), torch.tensor([1.0, 1.0, 1.0, 0.0, 0.0]))
-    torch.testing.assert_close(beta[1, :3, :3], torch.softmax(phi[1, :3, :3], dim=0))
+    assert_close(beta[0].sum(0), torch.ones(5))
+    assert_close(beta[1].sum(0), torch.tensor([1.0, 1.0, 1.0, 0.0, 0.0]))
+    assert_close(beta[1, :3, :3], torch.softmax(phi[1, :3, :3], dim=0))
     assert float(beta[1, 3:].abs().sum()) == 0.0
     # the variant uses it: its M is S_v softmax(phi)
     torch.manual_seed(0)
@@ -504,7 +506,7 @@ def test_fa_is_a_softmax_over_each_dependents_heads():
     batch = make_batch(2, seed=7)
     with torch.no_grad():
         mask, phi, b, M = model.parse(batch, *model.encoder_states(batch))
-        torch.testing.assert_close(b, flat_attention(phi, mask))
+        assert_close(b, flat_attention(phi, mask))
 
 
 def test_greedy_hard_is_the_argmax_of_the_marginals_with_their_gradient():
@@ -523,7 +525,7 @@ def test_greedy_hard_is_the_argmax_of_the_marginals_with_their_gradient():
     G = torch.randn(2, 6, 6, generator=g, dtype=torch.float64)
     (gh,) = torch.autograd.grad((hard * G).sum(), phi, retain_graph=True)
     (gs,) = torch.autograd.grad((soft * G).sum(), phi)
-    torch.testing.assert_close(gh, gs)
+    assert_close(gh, gs)
 
 
 def test_syntactic_annotations_weight_the_own_value_by_the_root_marginal():
@@ -538,11 +540,11 @@ def test_syntactic_annotations_weight_the_own_value_by_the_root_marginal():
         Sv = model.select.v(S)
         own = torch.diagonal(beta, dim1=1, dim2=2)[..., None] * Sv  # beta_jj Sv_j
         others = torch.einsum("bij,bid->bjd", beta * (1 - torch.eye(5)), Sv)  # sum_{i != j} beta_ij Sv_i
-    torch.testing.assert_close(M[0], (own + others)[0])
-    torch.testing.assert_close(M[1, :4], (own + others)[1, :4])
+    assert_close(M[0], (own + others)[0])
+    assert_close(M[1, :4], (own + others)[1, :4])
     assert float(M[1, 4].abs().sum()) == 0.0
     assert float(own.abs().sum()) > 0.1 * float(M.abs().sum())  # the root term is not negligible
-    torch.testing.assert_close(phi, model.select.q(S) @ model.select.k(S).transpose(1, 2) / math.sqrt(32))
+    assert_close(phi, model.select.q(S) @ model.select.k(S).transpose(1, 2) / math.sqrt(32))
 
 
 def _cross_inputs(model, seed=0):
@@ -569,7 +571,7 @@ def test_gate_reads_the_query_state_only():
     layer.record = []
     memory.extra["syn"] = torch.randn_like(syn)
     layer(x, memory)
-    torch.testing.assert_close(layer.record[0], gate.detach())
+    assert_close(layer.record[0], gate.detach())
     layer.record = None
     # gate norms (Eq. 17): one per target position and structure-reading layer
     batch = make_batch(2, seed=0)
@@ -600,9 +602,9 @@ def test_shared_attention_weights_both_contexts(shared):
         else:
             qs, ks = split_heads(layer.qs(x), 4), split_heads(layer.ks(memory.extra["syn"]), 4)
             gamma = torch.softmax((qs @ ks.transpose(-2, -1) / math.sqrt(8)).masked_fill(~memory.key_mask, float("-inf")), -1)
-            assert not torch.allclose(gamma, alpha)
+            assert not close(gamma, alpha)
             d = merge_heads(gamma @ vs)
-        torch.testing.assert_close(layer(x, memory), layer.out(c) + layer.out_syn(d), rtol=1e-5, atol=1e-5)
+        assert_close(layer(x, memory), layer.out(c) + layer.out_syn(d), rtol=1e-5, atol=1e-5)
 
 
 def test_sa_variants_configs_and_layers():
@@ -642,7 +644,7 @@ def test_sa_1set_adds_the_gated_context_to_one_set_of_annotations():
         states, kept = model.encoder_states(batch)
         _, _, _, M = model.parse(batch, states, kept)
         mem = model.encode(batch)
-    torch.testing.assert_close(mem.states, states + torch.sigmoid(model.gate1(states)) * M)
+    assert_close(mem.states, states + torch.sigmoid(model.gate1(states)) * M)
     assert "syn" not in mem.extra
 
 
@@ -657,7 +659,7 @@ def test_tree_scores_are_phi_in_the_diagonal_layout(variant):
     for b, (S, wid) in enumerate(out):
         P = int((batch.src_word_ids[b] >= 0).sum())
         assert S.shape == (P, P) and len(wid) == P
-        np.testing.assert_allclose(S, phi[b, :P, :P].T.numpy(), rtol=1e-6)  # S[dep, head], root on the diagonal
+        assert_close(S, phi[b, :P, :P].T, rtol=1e-6)  # S[dep, head], root on the diagonal
         assert np.all(wid == batch.src_word_ids[b, :P].numpy())
 
 
@@ -695,7 +697,7 @@ def test_choose_rows_exact_and_sampled():
         # k per sentence (fewer when shorter), no repeats, weights length / k
         assert torch.bincount(b, minlength=3).tolist() == [2, 1, 2]
         assert len(set(zip(b.tolist(), c.tolist()))) == len(b)
-        assert torch.allclose(w, torch.tensor([1.5, 1.5, 1.0, 3.0, 3.0]))
+        assert_close(w, torch.tensor([1.5, 1.5, 1.0, 3.0, 3.0]))
     # uniform over positions: each position of sentence 2 drawn ~ 3000 * 2/6 times
     assert np.all(np.abs(counts[2] - 1000) < 150)
     assert np.all(np.abs(counts[0, :3] - 2000) < 150)
@@ -716,7 +718,7 @@ def test_sampled_loss_is_unbiased():
         logits, gold, w = model.predictions(batch, mode="sampled", generator=g)
         g = torch.Generator().manual_seed(1)
         b, c, w2 = choose_rows((~batch.tgt_pad_mask).sum(1), "sampled", 2, g)
-        torch.testing.assert_close(logits, full[b, c], rtol=1e-5, atol=1e-5)
+        assert_close(logits, full[b, c], rtol=1e-5, atol=1e-5)
         assert torch.equal(gold, batch.tgt_tokens[b, c]) and torch.equal(w, w2)
         draws = []
         for _ in range(4000):
@@ -762,14 +764,14 @@ def test_exact_prefixes_equal_the_naive_per_prefix_passes(variant, over):
     batch = make_batch(4, seed=11, lengths=(2, 9))
     fast = model(batch)
     ref = naive_prefix_logits(model, batch)
-    torch.testing.assert_close(fast, ref, rtol=1e-5, atol=1e-5)
+    assert_close(fast, ref, rtol=1e-5, atol=1e-5)
     _, pad = model.targets(batch)
     gf = torch.autograd.grad(fast[~pad].square().sum(), list(model.parameters()), allow_unused=True)
     gr = torch.autograd.grad(ref[~pad].square().sum(), list(model.parameters()), allow_unused=True)
     for (name, _), a, b in zip(model.named_parameters(), gf, gr):
         assert (a is None) == (b is None), name
         if a is not None:
-            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5, msg=name)
+            assert_close(a, b, rtol=1e-5, atol=1e-5, name=name)
 
 
 def test_cut_groups_cover_every_row_once_with_little_padding():

@@ -650,6 +650,27 @@ def test_cli_parse_writes_conllu_in_order_and_rejects(tmp_path, capsys):
     assert "rejected 1: empty 1" in capsys.readouterr().err
 
 
+def test_the_demo_models_are_named_as_such_with_what_to_use_instead(tmp_path, caplog):
+    """Issue 21 item 6: the demo UDPipe models (UAS 74 on en PUD) do not parse a corpus
+    silently: one warning naming the sides, their accuracy and the alternatives."""
+    from synprep.parsers.udpipe_backend import demo_models_warning
+
+    mine = tmp_path / "en.udpipe"  # a model of the user's, whatever its name
+    mine.write_bytes(b"x")
+    assert demo_models_warning({"src": str(mine), "tgt": None}) is None
+    note = demo_models_warning({"src": str(EN_MODEL), "tgt": str(DE_MODEL)})
+    assert note.count("demo") >= 2 and "src: " in note and "tgt: " in note
+    assert "UAS 74 on en PUD" in note and "UAS 69 on de PUD" in note
+    assert "stanza" in note and "synprep train-parser" in note
+    if not EN_MODEL.is_file():
+        pytest.skip(f"the demo model {EN_MODEL} is absent")
+    src = tmp_path / "in.txt"
+    src.write_text("The cat sat.\n")
+    with caplog.at_level(logging.WARNING, logger="synprep.parse"):
+        assert main(["parse", str(src), "-o", str(tmp_path / "out.conllu"), "--lang", "en", "--no-progress", "-q"]) == 0
+    assert caplog.text.count("parsed with the demo UDPipe models") == 1 and "UAS 74" in caplog.text
+
+
 def test_cli_parse_unreadable_input_and_bad_options(tmp_path, capsys):
     assert main(["parse", str(tmp_path / "none.txt"), "--model", str(EN_MODEL), "-q"]) == 2
     assert "none.txt: no such file" in capsys.readouterr().err

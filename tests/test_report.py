@@ -223,6 +223,16 @@ INDUCE = {
 }
 
 
+def test_page_shows_warnings_first():
+    """Issue 21 item 6: e.g. that the demo parser models made the trees, above everything."""
+    from synprep.report import render_html
+
+    page = render_html({}, None, [], {"lengths": b"x"}, warnings=["parsed with the demo <UDPipe> models"])
+    assert page.count("class='warn'") == 1 and "parsed with the demo &lt;UDPipe&gt; models" in page
+    assert page.index("class='warn'") < page.index("data:image/png")
+    assert "class='warn'" not in render_html({}, None, [], {"lengths": b"x"})
+
+
 def test_page_shows_challenge_counts_and_induction_accuracy():
     from synprep.report import render_html
 
@@ -474,3 +484,79 @@ def test_cli_accounting_exit_status(tmp_path):
     for missing in (tmp_path / "nope", tmp_path / "nope.arrow"):
         r = subprocess.run(base + ["--rejects", str(prep), "--kept", str(missing)], capture_output=True, text=True)
         assert r.returncode == 2 and f"{missing}:" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_length_axis_is_cut_at_a_high_percentile_and_says_so():
+    """Issue 21 item 8: one 59-word line does not squeeze 1,000 short ones into the left
+    fifth: the axis ends at the 99.5th percentile, and the panel counts what it leaves off."""
+    from synprep.report import _plot_lengths
+
+    short = {str(n): 100 for n in range(3, 13)}  # 1,000 sentences of 3..12 words
+    stats = {"length_before": {"src": {**short, "59": 1}, "tgt": dict(short)},
+             "length_after": {"src": dict(short), "tgt": dict(short)}}
+    fig = _figure()
+    _plot_lengths(fig, stats)
+    src, tgt = fig.axes[:2]
+    assert src.get_xlim()[1] <= 14  # 12 (the 99.5th percentile) + 1
+    notes = [t.get_text() for t in src.texts]
+    assert len(notes) == 1 and "99.5th percentile" in notes[0] and "1 longer sentences up to 59" in notes[0]
+    assert tgt.get_xlim()[1] > 12 and not tgt.texts  # nothing beyond: nothing cut, nothing said
+
+
+def test_score_panels_leave_out_absent_scores():
+    """Issue 21 item 8: a run without a metric gets no empty 0.00 bar in that panel."""
+    from synprep.report import _plot_training
+
+    runs = [{"name": "a", "metrics": [], "scores": {"bleu": 3.1, "bleu-tok": 2.5}},
+            {"name": "b", "metrics": [], "scores": {"bleu": 1.2, "bleu-tok": None}},
+            {"name": "c", "metrics": [], "scores": {"bleu": 0.4, "bleu-tok": 0.0}}]
+    fig = _figure()
+    _plot_training(fig, runs)
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title() in ("BLEU", "tokenized BLEU")}
+    assert len(panels["BLEU"].patches) == 3
+    tok = panels["tokenized BLEU"]
+    assert len(tok.patches) == 2  # a and c; b has none
+    texts = [t.get_text().strip() for t in tok.texts]
+    assert texts[0] == "2.50" and texts[1].startswith("0 (no match") and len(texts) == 2
+
+
+def test_heldout_pairs_are_chosen_by_id_whatever_the_sharding(tmp_path):
+    """Issue 21 item 7: train.heldout_pairs holds out N pairs (or a share) chosen by the
+    SHA-256 of their ids -- the same pairs however the corpus is sharded -- and writes
+    two datasets that partition the kept rows."""
+    from synprep.conllu import format_conllu, read_conllu
+    from synprep.data import ShardDataset
+    from synprep.errors import ConfigError
+    from synprep.shards import ShardConfig, build_dataset, open_dataset
+
+    from .conftest import ud_path
+
+    en, de = read_conllu(ud_path("en_pud-ud-test.conllu")), read_conllu(ud_path("de_pud-ud-test.conllu"))
+    pairs = [(a, b) for a, b in zip(en, de) if not a.mwts and not b.mwts][:40]
+    dirs = []
+    for k in range(2):
+        for side, col in (("src", 0), ("tgt", 1)):
+            (tmp_path / f"{k}.{side}.conllu").write_text("".join(format_conllu(p[col]) for p in pairs[20 * k : 20 * k + 20]))
+        d = tmp_path / f"shard{k}"
+        build_dataset(d, src=str(tmp_path / f"{k}.src.conllu"), tgt=str(tmp_path / f"{k}.tgt.conllu"),
+                      cfg=ShardConfig(vocab_size=600, projectivity="lift"), vocab_from=dirs[0][1] if dirs else None)
+        dirs.append((f"00{k}", d))
+
+    def ids(path):
+        return [i for t in open_dataset(path)[1] for i in t.column("src_id").to_pylist()]
+
+    every = ids(dirs[0][1]) + ids(dirs[1][1])
+    assert len(every) >= 30
+    tr, ho = acc.split_pairs(dirs, dirs[0][1], tmp_path / "train", tmp_path / "heldout", 7)
+    held, rest = ids(tmp_path / "heldout"), ids(tmp_path / "train")
+    assert len(held) == 7 and sorted(held + rest) == sorted(every) and not set(held) & set(rest)
+    assert set(held) == acc.heldout_ids(every, 7) == acc.heldout_ids(every[::-1], 7)  # not the shards' order
+    assert set(held) != set(every[-7:]) and {i for _, d in dirs for i in ids(d)[:3]} != set(held)
+    assert len(ShardDataset(tmp_path / "heldout")) == 7 and len(ShardDataset(tmp_path / "train")) == len(every) - 7
+    assert ho["config"]["heldout_pairs"] == 7 and ho["counts"]["kept"] == 7 and tr["counts"]["kept"] == len(every) - 7
+    # a share of the kept pairs, and the limits
+    assert acc.heldout_count(0.25, len(every)) == round(0.25 * len(every))
+    with pytest.raises(ConfigError, match="nothing is left to train on"):
+        acc.heldout_count(len(every), len(every))
+    with pytest.raises(ConfigError, match="whole number"):
+        acc.heldout_count(2.5, len(every))

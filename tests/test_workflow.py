@@ -491,3 +491,19 @@ def test_a_missing_or_damaged_file_inside_a_shard_rebuilds_that_shard(tiny_run):
     r = _snakemake("-n", "results/shards/000", "results/shards/001", *args[1:], cwd=first)
     assert "Nothing to be done" in r.stdout + r.stderr and "removed" not in r.stderr
 
+
+
+@pytest.mark.workflow
+def test_every_output_log_and_benchmark_lies_under_outdir(tmp_path):
+    """Issue 21: a run on another corpus writes under its own outdir, never into the
+    demo's results/, logs/ or benchmarks/ (a dry run lists every path it would write)."""
+    cfg = _demo_config()
+    out = tmp_path / "mine"
+    cfg["outdir"] = str(out)
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO)
+    written = [p.strip() for line in r.stdout.splitlines() if re.match(r"^\s+(output|log|benchmark):", line)
+               for p in line.split(":", 1)[1].split(",")]
+    assert len(written) > 50 and any("/logs/" in p for p in written) and any("/benchmarks/" in p for p in written)
+    assert [p for p in written if not p.startswith(f"{out}/")] == []

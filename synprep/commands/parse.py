@@ -95,6 +95,12 @@ def run(args: argparse.Namespace) -> int:
 
     with parser_cls(**opts) as parser, FileGroup() as group:  # the parses and the rejects replaced together
         log.info("parsing %s with %s", args.input, parser.describe())
+        if backend == "udpipe":
+            from ..parsers.udpipe_backend import demo_models_warning
+
+            note = demo_models_warning({"model": parser.model_path})
+            if note:
+                log.warning("warning: %s", note)
         out = _open_out(args.output, group)
         rej = RejectWriter(args.rejects, group) if args.rejects else None
         counts: collections.Counter[str] = collections.Counter()

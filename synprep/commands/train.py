@@ -28,8 +28,10 @@ import sys
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="run config (YAML or JSON) with preset:, model: and train:")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key, e.g. --set train.lr=5e-4 (repeatable)")
-    p.add_argument("--variant", help="model.variant (vanilla, bitrans, linearized, parent, gcn, gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard, fa, sa-1set)")
-    p.add_argument("--preset", help="model size preset: base, tree-medium, small, tiny")
+    from ..models import PRESETS, variants  # the lists come from the registries, so they cannot drift
+
+    p.add_argument("--variant", help=f"model.variant ({', '.join(variants())})")
+    p.add_argument("--preset", help=f"model size preset: {', '.join(PRESETS)} (docs/models.md, \"Presets\")")
     p.add_argument("--train", metavar="DIR", help="train.train: training dataset directory")
     p.add_argument("--valid", metavar="DIR", help="train.valid: validation dataset directory")
     p.add_argument("--out", metavar="DIR", help="train.out: run directory (config.json, checkpoints, metrics.jsonl)")

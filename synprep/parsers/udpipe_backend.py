@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
@@ -54,6 +54,30 @@ def resources_dir() -> Path:
     if (package / "resources").is_dir():
         return package / "resources"
     return package.parent / "resources"
+
+
+#: UAS of the demo models on the PUD treebanks, gold words (docs/parsers.md, "Accuracy")
+DEMO_UAS = {"en": 73.81, "de": 68.79}
+
+
+def demo_models_warning(models: Mapping[str, str | os.PathLike | None]) -> str | None:
+    """One warning naming the sides (``{"src": path, ...}``) whose model is one of the
+    demo models in ``resources/udpipe/`` (their accuracy and what to use instead), or
+    None when no side uses one: the demo models are there to run the demo offline, not
+    to parse a real corpus."""
+    demo = (resources_dir() / "udpipe").resolve()
+    sides = []
+    for side, model in models.items():
+        if model and Path(model).resolve().parent == demo:
+            lang = Path(model).stem
+            acc = f"UAS {DEMO_UAS[lang]:.0f} on {lang} PUD" if lang in DEMO_UAS else "a small demo model"
+            sides.append(f"{side}: {model}, {acc}")
+    if not sides:
+        return None
+    return (f"parsed with the demo UDPipe models ({'; '.join(sides)}; docs/parsers.md), which are there to run the "
+            "demo offline: their trees of a real corpus are poor. Use stanza (parse.backend: stanza, or "
+            "synprep parse --backend stanza) or a UDPipe model trained on a full UD treebank "
+            "(synprep train-parser TRAIN.conllu --heldout DEV.conllu -o MODEL; then parse.src_model / tgt_model)")
 
 
 def download_hint(path: str, lang: str | None) -> str:

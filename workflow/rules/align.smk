@@ -13,9 +13,9 @@ rule filter_alignment:
     input:
         pairs=rules.filter_pairs.output.pairs,
     output:
-        pairs="results/align/{shard}.tsv",
-        rejects="results/align/{shard}.rejects.tsv",
-        details=directory("results/align/{shard}.scores"),
+        pairs=out_path("align/{shard}.tsv"),
+        rejects=out_path("align/{shard}.rejects.tsv"),
+        details=directory(out_path("align/{shard}.scores")),
     params:
         filters=ALIGN_FILTERS,
         stage="align",
@@ -23,8 +23,8 @@ rule filter_alignment:
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/filter_alignment/{shard}.log",
+        out_path("logs/filter_alignment/{shard}.log"),
     benchmark:
-        "benchmarks/filter_alignment/{shard}.tsv"
+        out_path("benchmarks/filter_alignment/{shard}.tsv")
     script:
         "../scripts/filter_pairs.py"

@@ -47,18 +47,18 @@ if CHALLENGE:
             tgt=expand(rules.parse_pairs.output.tgt, shard=CHALLENGE["shards"]),
             datasets=expand(rules.write_shard.output.dataset, shard=CHALLENGE["shards"]),
         output:
-            summary="results/analysis/challenge/summary.json",
-            src="results/analysis/challenge/trees.src.conllu",
-            tgt="results/analysis/challenge/trees.tgt.conllu",
-            sets=directory("results/analysis/challenge/sets"),
+            summary=out_path("analysis/challenge/summary.json"),
+            src=out_path("analysis/challenge/trees.src.conllu"),
+            tgt=out_path("analysis/challenge/trees.tgt.conllu"),
+            sets=directory(out_path("analysis/challenge/sets")),
         params:
             settings=CHALLENGE,
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/extract_challenge/challenge.log",
+            out_path("logs/extract_challenge/challenge.log"),
         benchmark:
-            "benchmarks/extract_challenge/challenge.tsv"
+            out_path("benchmarks/extract_challenge/challenge.tsv")
         script:
             "../scripts/extract_challenge.py"
 
@@ -72,7 +72,7 @@ if INDUCE:
             summary=rules.train_model.output.summary,
             data=HELDOUT_DATA,
         output:
-            scores="results/analysis/induce/{run}.scores.npz",
+            scores=out_path("analysis/induce/{run}.scores.npz"),
         params:
             checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
             data=lambda wildcards, input: os.path.dirname(input.data),
@@ -80,9 +80,9 @@ if INDUCE:
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/dump_tree_scores/{run}.log",
+            out_path("logs/dump_tree_scores/{run}.log"),
         benchmark:
-            "benchmarks/dump_tree_scores/{run}.tsv"
+            out_path("benchmarks/dump_tree_scores/{run}.tsv")
         script:
             "../scripts/dump_tree_scores.py"
 
@@ -96,15 +96,15 @@ if INDUCE:
                 gold=INDUCE["gold"],
                 vocab=rules.train_bpe.output.manifest,
             output:
-                dataset=directory("results/analysis/induce/treebank/dataset"),
+                dataset=directory(out_path("analysis/induce/treebank/dataset")),
             params:
                 labels=config["oracle"]["labels"],
             conda:
                 "../envs/synprep.yaml"
             log:
-                "logs/shard_gold_treebank/treebank.log",
+                out_path("logs/shard_gold_treebank/treebank.log"),
             benchmark:
-                "benchmarks/shard_gold_treebank/treebank.tsv"
+                out_path("benchmarks/shard_gold_treebank/treebank.tsv")
             shell:
                 "synprep shard {input.gold} -o {output.dataset} --side src --vocab-from {input.vocab} "
                 "--words syntactic --projectivity lift --unknown-labels map --labels {params.labels} "
@@ -115,7 +115,7 @@ if INDUCE:
                 summary=rules.train_model.output.summary,
                 data=rules.shard_gold_treebank.output.dataset,
             output:
-                scores="results/analysis/induce/treebank/{run}.scores.npz",
+                scores=out_path("analysis/induce/treebank/{run}.scores.npz"),
             params:
                 checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
                 data=lambda wildcards, input: input.data,
@@ -123,9 +123,9 @@ if INDUCE:
             conda:
                 "../envs/synprep.yaml"
             log:
-                "logs/dump_treebank_scores/{run}.log",
+                out_path("logs/dump_treebank_scores/{run}.log"),
             benchmark:
-                "benchmarks/dump_treebank_scores/{run}.tsv"
+                out_path("benchmarks/dump_treebank_scores/{run}.tsv")
             script:
                 "../scripts/dump_tree_scores.py"
 
@@ -141,8 +141,8 @@ if INDUCE:
             datasets=expand(rules.write_shard.output.dataset, shard=INDUCE["shards"]),
             **TREEBANK_INDUCTION_INPUT,
         output:
-            result="results/analysis/induce.json",
-            gold="results/analysis/induce/gold.src.conllu",
+            result=out_path("analysis/induce.json"),
+            gold=out_path("analysis/induce/gold.src.conllu"),
         params:
             runs=INDUCE["runs"],
             root=INDUCE["root"],
@@ -151,9 +151,9 @@ if INDUCE:
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/evaluate_induction/induce.log",
+            out_path("logs/evaluate_induction/induce.log"),
         benchmark:
-            "benchmarks/evaluate_induction/induce.tsv"
+            out_path("benchmarks/evaluate_induction/induce.tsv")
         script:
             "../scripts/evaluate_induction.py"
 
@@ -167,7 +167,7 @@ if INDUCE and INDUCE["gate_runs"]:
             summary=rules.train_model.output.summary,
             data=HELDOUT_DATA,
         output:
-            gates="results/analysis/gates/{run}.tsv",
+            gates=out_path("analysis/gates/{run}.tsv"),
         params:
             checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
             data=lambda wildcards, input: os.path.dirname(input.data),
@@ -175,9 +175,9 @@ if INDUCE and INDUCE["gate_runs"]:
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/dump_gate_norms/{run}.log",
+            out_path("logs/dump_gate_norms/{run}.log"),
         benchmark:
-            "benchmarks/dump_gate_norms/{run}.tsv"
+            out_path("benchmarks/dump_gate_norms/{run}.tsv")
         script:
             "../scripts/dump_gate_norms.py"
 
@@ -187,8 +187,8 @@ if INDUCE and INDUCE["gate_runs"]:
             tgt=expand(rules.parse_pairs.output.tgt, shard=INDUCE["shards"]),
             datasets=expand(rules.write_shard.output.dataset, shard=INDUCE["shards"]),
         output:
-            result="results/analysis/gates.json",
-            gold="results/analysis/gates/gold.tgt.conllu",
+            result=out_path("analysis/gates.json"),
+            gold=out_path("analysis/gates/gold.tgt.conllu"),
         params:
             runs=INDUCE["gate_runs"],
             words=config["oracle"]["words"],
@@ -196,9 +196,9 @@ if INDUCE and INDUCE["gate_runs"]:
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/summarize_gates/gates.log",
+            out_path("logs/summarize_gates/gates.log"),
         benchmark:
-            "benchmarks/summarize_gates/gates.tsv"
+            out_path("benchmarks/summarize_gates/gates.tsv")
         script:
             "../scripts/summarize_gates.py"
 

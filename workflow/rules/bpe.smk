@@ -16,8 +16,8 @@ rule train_bpe:
         src=expand(rules.parse_pairs.output.src, shard=SHARDS),
         tgt=expand(rules.parse_pairs.output.tgt, shard=SHARDS),
     output:
-        manifest="results/bpe/manifest.json",
-        models=expand("results/bpe/{model}", model=BPE_MODELS),
+        manifest=out_path("bpe/manifest.json"),
+        models=expand(out_path("bpe/{model}"), model=BPE_MODELS),
     params:
         settings={
             **BPE,
@@ -28,8 +28,8 @@ rule train_bpe:
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/train_bpe/vocab.log",
+        out_path("logs/train_bpe/vocab.log"),
     benchmark:
-        "benchmarks/train_bpe/vocab.tsv"
+        out_path("benchmarks/train_bpe/vocab.tsv")
     script:
         "../scripts/train_bpe.py"

@@ -16,17 +16,17 @@ rule filter_pairs:
     input:
         pairs=PREPARE["pairs"],
     output:
-        pairs="results/filter/{shard}.tsv",
-        rejects="results/filter/{shard}.rejects.tsv",
-        details=directory("results/filter/{shard}.scores"),
+        pairs=out_path("filter/{shard}.tsv"),
+        rejects=out_path("filter/{shard}.rejects.tsv"),
+        details=directory(out_path("filter/{shard}.scores")),
     params:
         filters=FILTERS,
         stage="filter",
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/filter_pairs/{shard}.log",
+        out_path("logs/filter_pairs/{shard}.log"),
     benchmark:
-        "benchmarks/filter_pairs/{shard}.tsv"
+        out_path("benchmarks/filter_pairs/{shard}.tsv")
     script:
         "../scripts/filter_pairs.py"

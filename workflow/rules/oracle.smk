@@ -18,7 +18,7 @@ ORACLE = config["oracle"]
 if getattr(workflow, "is_main_process", True):
     from synprep.accounting import remove_damaged_shards
 
-    remove_damaged_shards([f"results/shards/{shard}" for shard in SHARDS])
+    remove_damaged_shards([out_path(f"shards/{shard}") for shard in SHARDS])
 
 
 rule write_shard:
@@ -27,8 +27,8 @@ rule write_shard:
         tgt=rules.parse_pairs.output.tgt,
         vocab=rules.train_bpe.output.manifest,
     output:
-        dataset=directory("results/shards/{shard}"),
-        rejects="results/oracle/{shard}.rejects.tsv",
+        dataset=directory(out_path("shards/{shard}")),
+        rejects=out_path("oracle/{shard}.rejects.tsv"),
     params:
         # the target cap (shards.max_target_pieces) holds for training shards only: the
         # held-out shards (HELDOUT, train.smk) are the test data and are never capped
@@ -42,8 +42,8 @@ rule write_shard:
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/write_shard/{shard}.log",
+        out_path("logs/write_shard/{shard}.log"),
     benchmark:
-        "benchmarks/write_shard/{shard}.tsv"
+        out_path("benchmarks/write_shard/{shard}.tsv")
     script:
         "../scripts/write_shard.py"

@@ -13,6 +13,13 @@ PARSE = config["parse"]
 PARSERS = parser_settings(PARSE, LANGS)
 # model files are inputs, so that a new model re-parses
 PARSE_MODELS = {f"{side}_model": o["model"] for side, o in PARSERS.items() if o["model"]}
+# the report says so when the demo UDPipe models parse the corpus (they are for the demo)
+if PARSE["backend"] == "udpipe":
+    from synprep.parsers.udpipe_backend import demo_models_warning
+
+    PARSE_WARNINGS = [w for w in [demo_models_warning({s: o["model"] for s, o in PARSERS.items()})] if w]
+else:
+    PARSE_WARNINGS = []
 
 
 rule parse_pairs:
@@ -20,9 +27,9 @@ rule parse_pairs:
         **PARSE_MODELS,
         pairs=rules.filter_alignment.output.pairs,
     output:
-        src="results/parse/{shard}.src.conllu",
-        tgt="results/parse/{shard}.tgt.conllu",
-        rejects="results/parse/{shard}.rejects.tsv",
+        src=out_path("parse/{shard}.src.conllu"),
+        tgt=out_path("parse/{shard}.tgt.conllu"),
+        rejects=out_path("parse/{shard}.rejects.tsv"),
     params:
         backend=PARSE["backend"],
         src=PARSERS["src"],
@@ -34,8 +41,8 @@ rule parse_pairs:
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/parse_pairs/{shard}.log",
+        out_path("logs/parse_pairs/{shard}.log"),
     benchmark:
-        "benchmarks/parse_pairs/{shard}.tsv"
+        out_path("benchmarks/parse_pairs/{shard}.tsv")
     script:
         "../scripts/parse_pairs.py"

@@ -32,9 +32,9 @@ wildcard_constraints:
 
 #: a shard's files as split_corpus writes them (one job writes every shard)
 PREPARE = {
-    "pairs": "results/prepare/{shard}.tsv",
-    "rejects": "results/prepare/{shard}.rejects.tsv",
-    "summary": "results/prepare/{shard}.json",
+    "pairs": out_path("prepare/{shard}.tsv"),
+    "rejects": out_path("prepare/{shard}.rejects.tsv"),
+    "summary": out_path("prepare/{shard}.json"),
 }
 
 
@@ -58,9 +58,9 @@ rule split_corpus:
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/split_corpus/corpus.log",
+        out_path("logs/split_corpus/corpus.log"),
     benchmark:
-        "benchmarks/split_corpus/corpus.tsv"
+        out_path("benchmarks/split_corpus/corpus.tsv")
     shell:
         "synprep split {params.corpus} --name {params.name} --shards {params.shards} "
         "{params.max_pairs} --out-dir {params.out_dir} 2> {log}"

@@ -16,16 +16,16 @@ rule collect_stats:
         src=rules.parse_pairs.output.src,
         tgt=rules.parse_pairs.output.tgt,
     output:
-        stats="results/report/stats/{shard}.json",
+        stats=out_path("report/stats/{shard}.json"),
     params:
         words=config["oracle"]["words"],
         labels=config["oracle"]["labels"],
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/collect_stats/{shard}.log",
+        out_path("logs/collect_stats/{shard}.log"),
     benchmark:
-        "benchmarks/collect_stats/{shard}.tsv"
+        out_path("benchmarks/collect_stats/{shard}.tsv")
     shell:
         "synprep report stats --shard {wildcards.shard} --pairs {input.pairs} "
         "--arrow {input.dataset} --conllu src={input.src} --conllu tgt={input.tgt} "
@@ -41,13 +41,13 @@ rule make_report:
         manifest=rules.write_manifest.output.manifest,
     output:
         html=report(
-            "results/report/report.html",
+            out_path("report/report.html"),
             category="Report",
             labels={"page": "synprep report"},
         ),
         plots=[
             report(
-                f"results/report/plots/{name}.png",
+                out_path(f"report/plots/{name}.png"),
                 category="Plots",
                 labels={"plot": title},
             )
@@ -58,11 +58,12 @@ rule make_report:
         title=config["report"]["title"],
         top_labels=config["report"]["top_labels"],
         runs=[run["name"] for run in TRAIN_RUNS],
+        warnings=PARSE_WARNINGS,
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/make_report/report.log",
+        out_path("logs/make_report/report.log"),
     benchmark:
-        "benchmarks/make_report/report.tsv"
+        out_path("benchmarks/make_report/report.tsv")
     script:
         "../scripts/make_report.py"

@@ -26,15 +26,15 @@ rule account_shard:
         ],
         kept=rules.write_shard.output.dataset,
     output:
-        ledger="results/shards/accounting/{shard}.json",
+        ledger=out_path("shards/accounting/{shard}.json"),
     params:
         stages=" ".join(STAGES),
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/account_shard/{shard}.log",
+        out_path("logs/account_shard/{shard}.log"),
     benchmark:
-        "benchmarks/account_shard/{shard}.tsv"
+        out_path("benchmarks/account_shard/{shard}.tsv")
     shell:
         "synprep report accounting --shard {wildcards.shard} --split {input.summary} "
         "--input {input.pairs} {input.prepare_rejects} --rejects {input.rejects} "
@@ -47,17 +47,17 @@ rule write_manifest:
         ledgers=expand(rules.account_shard.output.ledger, shard=SHARDS),
         vocab=rules.train_bpe.output.manifest,
     output:
-        manifest="results/shards/manifest.json",
-        accounting="results/shards/accounting.json",
-        models=expand("results/shards/{model}", model=BPE_MODELS),
+        manifest=out_path("shards/manifest.json"),
+        accounting=out_path("shards/accounting.json"),
+        models=expand(out_path("shards/{model}"), model=BPE_MODELS),
     params:
         names=SHARDS,
         stages=STAGES,
     conda:
         "../envs/synprep.yaml"
     log:
-        "logs/write_manifest/dataset.log",
+        out_path("logs/write_manifest/dataset.log"),
     benchmark:
-        "benchmarks/write_manifest/dataset.tsv"
+        out_path("benchmarks/write_manifest/dataset.tsv")
     script:
         "../scripts/write_manifest.py"

@@ -22,7 +22,17 @@ import os
 
 TRAIN = config["train"]
 TRAIN_RUNS = TRAIN["runs"]
-HELDOUT = SHARDS[len(SHARDS) - TRAIN["heldout_shards"] :] if TRAIN["heldout_shards"] else []
+# train.heldout_pairs (when set) holds out pairs chosen by id from every shard instead
+# (synprep.accounting.split_pairs); the shards are then all training shards
+HELDOUT_PAIRS = TRAIN["heldout_pairs"]
+HELDOUT = SHARDS[len(SHARDS) - TRAIN["heldout_shards"] :] if TRAIN["heldout_shards"] and not HELDOUT_PAIRS else []
+if HELDOUT_PAIRS and config["shards"]["max_target_pieces"]:
+    raise ValueError(
+        f"config train.heldout_pairs = {HELDOUT_PAIRS} takes the held-out pairs from every shard, and "
+        f"shards.max_target_pieces = {config['shards']['max_target_pieces']} caps the targets of every training "
+        "shard: the test pairs would be capped too. Set shards.max_target_pieces: 0, or hold out whole shards "
+        "(train.heldout_shards, with train.heldout_pairs: 0)"
+    )
 TRAINING_SHARDS = [s for s in SHARDS if s not in HELDOUT]
 TRAIN_REPORT_INPUT = {}
 
@@ -57,7 +67,7 @@ wildcard_constraints:
     run=r"[A-Za-z0-9._-]+",
 
 
-if TRAIN_RUNS and HELDOUT:
+if TRAIN_RUNS and (HELDOUT or HELDOUT_PAIRS):
 
     rule split_heldout:
         input:
@@ -65,19 +75,20 @@ if TRAIN_RUNS and HELDOUT:
             ledgers=expand(rules.account_shard.output.ledger, shard=SHARDS),
             vocab=rules.train_bpe.output.manifest,
         output:
-            train="results/shards/train/manifest.json",
-            heldout="results/shards/heldout/manifest.json",
+            train=out_path("shards/train/manifest.json"),
+            heldout=out_path("shards/heldout/manifest.json"),
         params:
             names=SHARDS,
             training=TRAINING_SHARDS,
             heldout=HELDOUT,
+            pairs=HELDOUT_PAIRS,
             stages=STAGES,
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/split_heldout/datasets.log",
+            out_path("logs/split_heldout/datasets.log"),
         benchmark:
-            "benchmarks/split_heldout/datasets.tsv"
+            out_path("benchmarks/split_heldout/datasets.tsv")
         script:
             "../scripts/split_heldout.py"
 
@@ -95,7 +106,7 @@ if TRAIN_RUNS:
             train=TRAIN_DATA,
             **({"valid": HELDOUT_DATA} if HELDOUT_DATA else {}),
         output:
-            summary="results/train/{run}/summary.json",
+            summary=out_path("train/{run}/summary.json"),
         params:
             config=lambda wildcards: RUN_CONFIGS[wildcards.run],
             lang=LANGS["tgt"],
@@ -105,9 +116,9 @@ if TRAIN_RUNS:
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/train_model/{run}.log",
+            out_path("logs/train_model/{run}.log"),
         benchmark:
-            "benchmarks/train_model/{run}.tsv"
+            out_path("benchmarks/train_model/{run}.tsv")
         script:
             "../scripts/train_model.py"
 
@@ -122,9 +133,9 @@ if TRAIN_RUNS and HELDOUT_DATA:
             summary=rules.train_model.output.summary,
             data=HELDOUT_DATA,
         output:
-            scores="results/train/{run}/eval/scores.json",
-            hyps="results/train/{run}/eval/hyps.txt",
-            refs="results/train/{run}/eval/refs.txt",
+            scores=out_path("train/{run}/eval/scores.json"),
+            hyps=out_path("train/{run}/eval/hyps.txt"),
+            refs=out_path("train/{run}/eval/refs.txt"),
         params:
             checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
             data=lambda wildcards, input: os.path.dirname(input.data),
@@ -134,9 +145,9 @@ if TRAIN_RUNS and HELDOUT_DATA:
         conda:
             "../envs/synprep.yaml"
         log:
-            "logs/evaluate_model/{run}.log",
+            out_path("logs/evaluate_model/{run}.log"),
         benchmark:
-            "benchmarks/evaluate_model/{run}.tsv"
+            out_path("benchmarks/evaluate_model/{run}.tsv")
         shell:
             "synprep evaluate --checkpoint {params.checkpoint} --data {params.data} "
             "--out $(dirname {output.scores}) --lang {params.lang} --beam {params.beam} "

@@ -43,6 +43,7 @@ report.write_report(
     manifest=load(sm.input.manifest),
     top_labels=sm.params.top_labels,
     comparison=comparison,
+    warnings=sm.params.warnings,
     **analysis,
 )
 print(accounting.render(summary), file=log)
