@@ -269,7 +269,9 @@ def test_there_is_an_experiment_config_per_paper_row():
     names = {p.stem for p in EXPERIMENTS}
     rows = [f"tree-decoder-medium-{v}" for v in ("vanilla", "bitrans", "linearized", "parent", "gcn", "gcn-nogates", "gcn-nolabels")]
     rows += ["tree-decoder-large-parent", "pascal-nc11-en-de", "pascal-nc11-en-de-parent-only", "gps-nc11-de-en-all",
-             "structured-attention-transformer"] + [f"gps-nc11-de-en-layer{i}" for i in range(2, 7)]
+             ] + [f"gps-nc11-de-en-layer{i}" for i in range(2, 7)]
+    rows += ["structured-attention.base"] + [f"structured-attention-{r}" for r in  # 004 Table 2, every system
+                                              ("fa-shared", "fa-noshared", "sa-1set", "sa-hard", "sa-shared", "sa-noshared")]
     assert set(rows) <= names
     for p in EXPERIMENTS:  # each says which table it reproduces
         head = p.read_text(encoding="utf-8").split("\n", 3)
