@@ -766,9 +766,11 @@ def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappi
                 title: str = "synprep report", config_text: str | None = None,
                 manifest: Mapping | None = None, challenge: Mapping | None = None,
                 induce: Mapping | None = None, comparison: Mapping | None = None,
-                gates: Mapping | None = None) -> str:
+                gates: Mapping | None = None, warnings: Sequence[str] = ()) -> str:
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
+    for w in warnings:  # e.g. a paper's recipe parsed with the demo models
+        parts.append(f"<p class='bad'><b>warning:</b> {html.escape(w)}</p>")
     if accounting:
         inp, kept, rej = accounting["input"], accounting["kept"], accounting["rejected"]
         ok = accounting["balanced"]
@@ -849,18 +851,20 @@ def write_report(
     induce: Mapping | None = None,
     comparison: Mapping | None = None,
     gates: Mapping | None = None,
+    warnings: Sequence[str] = (),
 ) -> None:
     """Draw the plots and write the HTML page (atomically). ``challenge``: the
     challenge-set counts (the analysis stage's summary.json); ``induce``: the
     induced-tree accuracies (induce.json); ``comparison``: the runs compared with the
     first (:func:`compare_runs`); ``gates``: the gate norms by target UPOS (gates.json,
-    or one ``synprep gate-stats --json``); each section appears only when given."""
+    or one ``synprep gate-stats --json``); each section appears only when given;
+    ``warnings``: lines shown first (e.g. a paper's recipe run with the demo parsers)."""
     out_html = os.fspath(out_html)
     if plots_dir is None:
         plots_dir = os.path.join(os.path.dirname(out_html) or ".", "plots")
     pngs = draw_plots(stats, accounting, runs, plots_dir, top_labels=top_labels, challenge=challenge)
     text = render_html(stats, accounting, runs, pngs, title=title, config_text=config_text, manifest=manifest,
-                       challenge=challenge, induce=induce, comparison=comparison, gates=gates)
+                       challenge=challenge, induce=induce, comparison=comparison, gates=gates, warnings=warnings)
     d = os.path.dirname(out_html)
     if d:
         os.makedirs(d, exist_ok=True)

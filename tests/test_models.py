@@ -790,7 +790,8 @@ def naive_prefix_logits(model, batch) -> torch.Tensor:
 
 @pytest.mark.parametrize(
     "variant,over",
-    [("bitrans", {}), ("parent", {}), ("gcn", {"gcn": {"layers": 2}}), ("gcn-nogates", {}), ("gcn-nolabels", {}), ("parent", {"norm_first": False})],
+    [("bitrans", {}), ("parent", {}), ("gcn", {"gcn": {"layers": 2}}), ("gcn-nogates", {}), ("gcn-nolabels", {}), ("parent", {"norm_first": False}),
+         ("parent", {"parent": {"mask": "released"}})],
 )
 def test_exact_prefixes_equal_the_naive_per_prefix_passes(variant, over):
     """The exact mode (shared per-sentence inputs, grouped rows, query-only last layer)

@@ -86,6 +86,17 @@ def test_a_recipe_warns_when_it_parses_with_the_demo_models():
     assert demo_parser_warning(_load(REPO / "config" / "config.yaml"), langs) is None  # the demo is no paper's recipe
 
 
+def test_the_report_shows_the_warning_first():
+    from synprep.corpus import demo_parser_warning
+    from synprep.report import render_html
+
+    w = demo_parser_warning(_load(REPO / "config" / "recipes" / "pascal.yaml"), {"src": "en", "tgt": "de"})
+    page = render_html({}, None, [], {}, warnings=[w])
+    body = page.split("<body>", 1)[1]
+    assert body.index("warning:") < body.index("</h1>") + 40 and "CoreNLP" in body
+    assert "warning:" not in render_html({}, None, [], {}).split("<body>", 1)[1]
+
+
 @pytest.mark.workflow
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake is not installed")
