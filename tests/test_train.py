@@ -14,6 +14,7 @@ import torch
 from synprep.cli import main
 from synprep.errors import ConfigError, InputError
 from synprep.evaluate import score
+from synprep.models import variants
 from synprep.train import RunConfig, inverse_sqrt, load_config, load_model, train
 
 UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
@@ -139,7 +140,7 @@ def _flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
-@pytest.mark.parametrize("variant", sorted(__import__("synprep.models", fromlist=["variants"]).variants()))
+@pytest.mark.parametrize("variant", sorted(variants()))
 def test_print_config_has_no_null_the_model_replaces(capsys, variant):
     """--print-config shows the value the model uses for every key whose null means
     "the variant's own", and the model built from the printed config uses it."""
