@@ -99,18 +99,19 @@ class TorchTransformer:
         self.module.train()
 
 
-def time_models(models: dict, batches: list, rounds: int, device, clock=time.perf_counter) -> dict[str, float]:
+def time_models(models: dict, batches: list, rounds: int, device, clock=time.perf_counter, bf16: bool = True) -> dict[str, float]:
     """A model's time on ``device``: the sum over the batches of its median update time
     (forward, label-smoothed loss, backward, clipping, Adam), the models interleaved
     batch by batch so that a change in the machine's load hits all of them alike. On
-    CUDA under bf16 autocast, as the trainer runs there, and timed to the device's end.
-    ``clock``: ``time.process_time`` (CPU time; on the CPU only) or ``time.perf_counter``."""
+    CUDA under bf16 autocast, as the trainer runs there (``bf16=False``: fp32), and
+    timed to the device's end. ``clock``: ``time.process_time`` (CPU time; on the CPU
+    only) or ``time.perf_counter``."""
     import contextlib
 
     import torch
 
     cuda = device.type == "cuda"
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else contextlib.nullcontext()
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if cuda and bf16 else contextlib.nullcontext()
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     opts = {n: torch.optim.Adam(m.parameters(), lr=1e-4) for n, (m, _) in models.items()}
 
@@ -139,6 +140,35 @@ def time_models(models: dict, batches: list, rounds: int, device, clock=time.per
     return {n: sum(statistics.median(t) for t in per[n]) for n in models}
 
 
+def load_batches(data: Path, max_tokens: int, n: int) -> tuple:
+    """(dataset, the first ``n`` token-budget batches of ``data``) as the trainer makes them."""
+    from synprep.data import ShardDataset, TokenBudgetSampler
+
+    ds = ShardDataset(data)
+    sampler = TokenBudgetSampler(ds.lengths(), max_tokens, seed=0)
+    collate = ds.collate()
+    return ds, [collate([ds[i] for i in b]) for b in sampler.batches()[:n]]
+
+
+def build_models(preset: str, ds, data: Path, names: list[str], modes: list[str], k: int) -> dict[str, tuple]:
+    """name -> (model, prefix mode) of every variant of ``names`` at ``preset`` with the
+    vocabularies of ``ds``; bidirectional decoders once per mode of ``modes``."""
+    from synprep.models import build_model, model_config, variant_class
+    from synprep.train import model_from_manifest
+
+    base = model_config(preset)
+    models: dict[str, tuple] = {}
+    for v in names:
+        cfg = model_from_manifest(base.updated({"variant": v}), ds.manifest, str(data))
+        if not variant_class(v).prefix_decoder:
+            models[v] = (build_model(cfg), "")
+            continue
+        for mode in modes:
+            cfg_m = cfg.updated({"prefix": {"mode": mode, "k": k}})
+            models[v if mode == modes[0] else f"{v} ({mode})"] = (build_model(cfg_m), mode)
+    return models
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", help="dataset directory (default: build PUD shards in a temporary directory)")
@@ -159,8 +189,7 @@ def main() -> int:
 
     import torch
 
-    from synprep.data import ShardDataset, TokenBudgetSampler
-    from synprep.models import build_model, model_config, variant_class
+    from synprep.models import model_config
     from synprep.train import model_from_manifest
 
     torch.set_num_threads(args.threads)
@@ -172,26 +201,15 @@ def main() -> int:
                 print(f"skipped: {UD} is absent (the shared UD data is needed)")
                 return 0
             data = build_pud(Path(tmp))
-        ds = ShardDataset(data)
-        sampler = TokenBudgetSampler(ds.lengths(), args.max_tokens, seed=0)
-        collate = ds.collate()
-        batches = [collate([ds[i] for i in b]) for b in sampler.batches()[: args.batches]]
+        ds, batches = load_batches(data, args.max_tokens, args.batches)
         tgt_tokens = sum(int(b.tgt_lengths.sum()) for b in batches)
         trans_tokens = sum(int(b.trans_lengths.sum()) for b in batches)
         pairs = sum(len(b) for b in batches)
 
         base = model_config(args.preset)
-        models: dict[str, tuple] = {}
         names = [v.strip() for v in args.variants.split(",") if v.strip()]
         modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-        for v in names:
-            cfg = model_from_manifest(base.updated({"variant": v}), ds.manifest, str(data))
-            if not variant_class(v).prefix_decoder:
-                models[v] = (build_model(cfg), "")
-                continue
-            for mode in modes:
-                cfg_m = cfg.updated({"prefix": {"mode": mode, "k": args.k}})
-                models[v if mode == modes[0] else f"{v} ({mode})"] = (build_model(cfg_m), mode)
+        models = build_models(args.preset, ds, data, names, modes, args.k)
         vcfg = model_from_manifest(base.updated({"variant": "vanilla"}), ds.manifest, str(data))
         models["torch.nn.Transformer"] = (TorchTransformer(vcfg), "")
         times = time_models(models, batches, args.rounds, torch.device("cpu"), clock)

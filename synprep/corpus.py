@@ -65,7 +65,7 @@ import io
 import os
 import re
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator, Sequence
+from typing import BinaryIO, Iterable, Iterator, Optional, Sequence
 
 from .errors import ConfigError, InputError
 
@@ -779,6 +779,25 @@ def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str 
                 raise err from None
         raise ConfigError(f"config {what}: {e}") from None
     return out
+
+
+def demo_parser_warning(config: dict, languages: dict[str, str]) -> Optional[str]:
+    """The warning a paper's recipe (workflow key ``recipe``) gets when a side is
+    parsed with synprep's demo UDPipe models (``parse.<side>_model`` null): those are
+    small models trained for the demo, not the parser the paper used. None when there
+    is no recipe, or every side has its own model."""
+    recipe, parse = config.get("recipe") or {}, config["parse"]
+    if not recipe.get("name") or parse.get("backend", "udpipe") != "udpipe":
+        return None
+    demo = [side for side in ("src", "tgt") if not parse.get(f"{side}_model")]
+    if not demo:
+        return None
+    models = parser_settings(parse, languages)
+    which = ", ".join(f"{side} ({languages[side]}: {models[side]['model']})" for side in demo)
+    return (f"recipe {recipe['name']} ({recipe.get('paper') or '?'}) runs with synprep's DEMO parser models for {which}: "
+            f"small models trained for the demo, not {recipe.get('parser') or 'the paper parser'}; its trees, filters and scores are not the paper's. "
+            f"Set parse.{demo[0]}_model{' and parse.tgt_model' if len(demo) == 2 else ''} to your UD models "
+            "(docs/parsers.md).")
 
 
 def parser_settings(parse: dict, languages: dict[str, str]) -> dict[str, dict]:

@@ -930,7 +930,8 @@ def write_report(
     induced-tree accuracies (induce.json); ``comparison``: the runs compared with the
     first (:func:`compare_runs`); ``gates``: the gate norms by target UPOS (gates.json,
     or one ``synprep gate-stats --json``); each section appears only when given;
-    ``warnings``: lines shown at the top (e.g. the demo parser models parsed the corpus)."""
+    ``warnings``: lines shown at the top (e.g. the demo parser models parsed the corpus, or a paper's recipe
+    ran with them)."""
     out_html = os.fspath(out_html)
     if plots_dir is None:
         plots_dir = os.path.join(os.path.dirname(out_html) or ".", "plots")

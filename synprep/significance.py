@@ -45,6 +45,22 @@ is ``None`` (null in JSON): BLEU is a corpus metric, and sentence BLEU without s
 is 0 whenever a sentence has no matching 4-gram, so a sign test on it would mostly count
 ties and smoothing artefacts.
 
+**Sign test over scores** (``sign_unit="score"``, :func:`sign_test_scores`): 000's
+counts -- "outperforms the vanilla ... in 10/12 scores in each pair", "improves scores in
+26/40 syntactic challenge sets" (000 §6.2) -- count readings of (test set x metric), not
+sentences. Given the scores of the same systems on several test sets (the JSON of
+``synprep compare`` or ``synprep evaluate``, one file a test set), each (test set,
+metric) pair is one reading; wins, losses and ties of b against a are counted over the
+readings and tested with the same exact two-sided binomial test. A handful of readings
+gives coarse p-values: with 12, p < 0.01 needs at least 11 wins and no more than 1 loss.
+
+**Tokenized BLEU** (``bleu-tok``; 004 §5.3 reports multi-bleu.perl BLEU): the metric of
+:mod:`synprep.evaluate` (Moses tokenization of hypotheses and references for the target
+language ``lang``, then whitespace tokens, no smoothing), or on text that is already
+tokenized (``tokenized=True``: whitespace split only, as multi-bleu.perl on the
+released ``*.tok`` files). It is compared by the paired bootstrap like BLEU (a corpus
+metric: no sentence sign test).
+
 The numbers are computed with sacrebleu's internal statistics API
 (``_extract_corpus_statistics``, ``_compute_score_from_stats``), the one its own
 significance module uses; a test checks that the whole-set scores equal
@@ -75,14 +91,19 @@ __all__ = [
     "compare",
     "read_lines",
     "compare_files",
+    "sign_test_scores",
+    "read_scores",
+    "SIGN_UNITS",
 ]
 
 #: bootstrap resamples (Koehn 2004 and sacrebleu's --paired-bs use 1,000)
 DEFAULT_SAMPLES = 1000
 #: sacrebleu's default seed (``SACREBLEU_SEED``), so that the draws are sacrebleu's
 DEFAULT_SEED = 12345
-#: the metrics compared between systems (chrF++ is reported, not tested)
+#: the metrics compared between systems by default (chrF++ is reported, not tested)
 COMPARED = ("bleu", "chrf+")
+#: what the sign test counts: sentences (sentence chrF+) or scores (test set x metric)
+SIGN_UNITS = ("sentence", "score")
 
 
 def sentence_stats(metric: Any, hyps: Sequence[str], refs: Sequence[str] | None) -> np.ndarray:
@@ -168,34 +189,54 @@ def sign_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple[int
     return wins, losses, ties, float(p)
 
 
+def _check_metrics(metrics: Sequence[str], lang: str | None, tokenized: bool) -> None:
+    from .evaluate import METRICS, TOK_BLEU
+
+    known = (*METRICS, TOK_BLEU)
+    bad = [m for m in metrics if m not in known]
+    if bad or not metrics:
+        raise ConfigError(f"metric {', '.join(bad) or '(none)'}: expected one or more of {', '.join(known)}")
+    if TOK_BLEU in metrics and not lang and not tokenized:
+        raise ConfigError(f"{TOK_BLEU} needs the target language for the Moses tokenizer (--lang, e.g. de), "
+                          "or --tokenized when the files are already tokenized")
+
+
 def compare(refs: Sequence[str], systems: Sequence[tuple[str, Sequence[str]]], *, samples: int = DEFAULT_SAMPLES,
-            seed: int = DEFAULT_SEED) -> dict:
+            seed: int = DEFAULT_SEED, metrics: Sequence[str] = COMPARED, lang: str | None = None,
+            tokenized: bool = False) -> dict:
     """Scores of every system and the comparisons of each later system with the first:
-    ``{"systems": {name: {"bleu", "chrf+", "chrf++"}}, "comparisons": [{"a", "b",
-    "metric", "delta", "ci", "p_bootstrap", "p_sign"}]}`` (scores, deltas and intervals
-    rounded to 2 decimals; p-values not rounded)."""
-    from .evaluate import METRICS, _metrics
+    ``{"systems": {name: {"bleu", "chrf+", "chrf++"[, "bleu-tok"]}}, "comparisons": [{"a",
+    "b", "metric", "delta", "ci", "p_bootstrap", "p_sign"}]}`` (scores, deltas and
+    intervals rounded to 2 decimals; p-values not rounded). ``metrics``: those compared
+    (``bleu``, ``chrf+``, ``chrf++``, ``bleu-tok``); ``bleu-tok`` on text Moses-tokenized
+    for ``lang``, or split on whitespace as it is when ``tokenized``."""
+    from .evaluate import METRICS, TOK_BLEU, _metrics, _tok_bleu, moses_tokenize
 
     if len(systems) < 2:
         raise ConfigError(f"compare needs at least 2 systems, got {len(systems)}")
-    metrics = {name: _cache_references(m, refs) for name, m in _metrics().items()}
-    stats: dict[str, list[np.ndarray]] = {m: [] for m in METRICS}
+    _check_metrics(metrics, lang, tokenized)
+    scored = list(METRICS) + ([TOK_BLEU] if TOK_BLEU in metrics else [])
+    tok = (lambda xs: list(xs)) if tokenized else (lambda xs: moses_tokenize(xs, lang))
+    metric_objs = {name: _cache_references(m, refs) for name, m in _metrics().items()}
+    if TOK_BLEU in scored:
+        metric_objs[TOK_BLEU] = _cache_references(_tok_bleu(), tok(refs))
+    stats: dict[str, list[np.ndarray]] = {m: [] for m in scored}
     out: dict = {"systems": {}, "comparisons": []}
     for name, hyps in systems:
         if len(hyps) != len(refs):
             raise ValueError(f"{name}: {len(hyps)} hypotheses for {len(refs)} references")
         row = {}
-        for m in METRICS:
-            st = sentence_stats(metrics[m], hyps, None)
+        for m in scored:
+            st = sentence_stats(metric_objs[m], tok(hyps) if m == TOK_BLEU else hyps, None)
             stats[m].append(st)
-            row[m] = round(corpus_score(metrics[m], st), 2)
+            row[m] = round(corpus_score(metric_objs[m], st), 2)
         out["systems"][name] = row
-    chrf = metrics["chrf+"]
+    chrf = metric_objs["chrf+"]
     sent = [[float(chrf._compute_score_from_stats(r).score) for r in st] for st in stats["chrf+"]]  # sentence chrF+
     a = systems[0][0]
     for j in range(1, len(systems)):
-        for m in COMPARED:
-            bs = paired_bootstrap(metrics[m], stats[m][0], stats[m][j], samples=samples, seed=seed)
+        for m in metrics:
+            bs = paired_bootstrap(metric_objs[m], stats[m][0], stats[m][j], samples=samples, seed=seed)
             out["comparisons"].append({
                 "a": a,
                 "b": systems[j][0],
@@ -220,11 +261,13 @@ def read_lines(path: str | os.PathLike, what: str = "hypotheses") -> list[str]:
 
 
 def compare_files(ref: str | os.PathLike, hyps: Sequence[str | os.PathLike], *, samples: int = DEFAULT_SAMPLES,
-                  seed: int = DEFAULT_SEED, names: Sequence[str] | None = None) -> dict:
+                  seed: int = DEFAULT_SEED, names: Sequence[str] | None = None, metrics: Sequence[str] = COMPARED,
+                  lang: str | None = None, tokenized: bool = False) -> dict:
     """:func:`compare` of hypothesis files (named by their paths, or ``names``) against a
     reference file; every file must have the references' number of lines."""
     if len(hyps) < 2:
         raise ConfigError(f"compare needs at least 2 hypothesis files, got {len(hyps)}")
+    _check_metrics(metrics, lang, tokenized)
     refs = read_lines(ref, "references")
     systems = []
     for i, path in enumerate(hyps):
@@ -234,16 +277,91 @@ def compare_files(ref: str | os.PathLike, hyps: Sequence[str | os.PathLike], *, 
                              f"{len(lines)} lines but the references ({os.fspath(ref)}) have {len(refs)}; "
                              "expected one hypothesis a line, in the references' order", "misaligned")
         systems.append((names[i] if names else os.fspath(path), lines))
-    return compare(refs, systems, samples=samples, seed=seed)
+    return compare(refs, systems, samples=samples, seed=seed, metrics=metrics, lang=lang, tokenized=tokenized)
+
+
+def read_scores(path: str | os.PathLike) -> dict[str, dict[str, float]]:
+    """The systems' scores on one test set from a JSON file: the output of ``synprep
+    compare --json`` (``{"systems": {name: {metric: score}}}``) or a plain ``{name:
+    {metric: score}}``. An unreadable file or another shape is an InputError naming it."""
+    import json
+
+    p = os.fspath(path)
+    try:
+        with open(p, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise InputError(p, None, "no such score file", "unreadable") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(p, None, f"cannot be read ({e})", "unreadable") from None
+    except json.JSONDecodeError as e:
+        raise InputError(p, e.lineno, f"not JSON ({e.msg}); expected the output of synprep compare --json", "invalid") from None
+    systems = data.get("systems", data) if isinstance(data, dict) else None
+    ok = isinstance(systems, dict) and systems and all(
+        isinstance(v, dict) and all(isinstance(x, (int, float)) or x is None for x in v.values()) for v in systems.values())
+    if not ok:
+        raise InputError(p, None, 'expected {"systems": {SYSTEM: {METRIC: score}}} (synprep compare --json) '
+                         "or {SYSTEM: {METRIC: score}}", "invalid")
+    return systems
+
+
+def sign_test_scores(tables: Sequence[tuple[str, Mapping[str, Mapping[str, float]]]], *,
+                     metrics: Sequence[str] = COMPARED, systems: Sequence[str] | None = None) -> dict:
+    """The sign test with (test set x metric) readings as its unit (000 §6.2's "10/12
+    scores"): ``tables`` = (test set name, {system: {metric: score}}) per test set.
+    Each system after the first (``systems``, default the first table's order) is
+    compared with the first over every (test set, metric) both have a score for.
+    Returns ``{"unit": "score", "metrics", "test_sets", "comparisons": [{"a", "b",
+    "readings", "wins", "losses", "ties", "p_sign"}]}``."""
+    if not tables:
+        raise ConfigError("the score sign test needs the scores of at least one test set")
+    names = list(systems or tables[0][1])
+    if len(names) < 2:
+        raise ConfigError(f"compare needs at least 2 systems, got {len(names)}: {', '.join(names)}")
+    for where, table in tables:
+        missing = [n for n in names if n not in table]
+        if missing:
+            raise InputError(where, None, f"has no scores of {', '.join(missing)}; every test set needs every system "
+                             f"({', '.join(names)})", "invalid")
+    out: dict = {"unit": "score", "metrics": list(metrics), "test_sets": [w for w, _ in tables], "comparisons": []}
+    a = names[0]
+    for b in names[1:]:
+        sa, sb = [], []
+        for where, table in tables:
+            for m in metrics:
+                x, y = table[a].get(m), table[b].get(m)
+                if x is None or y is None:
+                    continue
+                sa.append(float(x))
+                sb.append(float(y))
+        if not sa:
+            raise ConfigError(f"no (test set, metric) reading has scores of both {a} and {b} for metrics {', '.join(metrics)}")
+        wins, losses, ties, p = sign_test(sa, sb)
+        out["comparisons"].append({"a": a, "b": b, "readings": len(sa), "wins": wins, "losses": losses, "ties": ties,
+                                   "p_sign": p})
+    return out
+
+
+def format_sign_table(result: Mapping) -> str:
+    """The score sign test as a text table."""
+    lines = [f"sign test over {len(result['test_sets'])} test sets x {len(result['metrics'])} metrics "
+             f"({', '.join(result['metrics'])}); against {result['comparisons'][0]['a']}:"]
+    w = max(12, *(len(c["b"]) for c in result["comparisons"]))
+    lines.append(f"{'system':<{w}} {'readings':>8} {'wins':>5} {'losses':>6} {'ties':>5} {'p sign':>9}")
+    for c in result["comparisons"]:
+        lines.append(f"{c['b']:<{w}} {c['readings']:>8} {c['wins']:>5} {c['losses']:>6} {c['ties']:>5} {c['p_sign']:>9.3g}")
+    return "\n".join(lines)
 
 
 def format_table(result: Mapping) -> str:
     """The systems' scores and the comparisons as text tables."""
     systems = result["systems"]
     w = max(12, *(len(s) for s in systems))
-    lines = [f"{'system':<{w}} {'BLEU':>7} {'chrF+':>7} {'chrF++':>7}"]
+    tok = any("bleu-tok" in s for s in systems.values())
+    lines = [f"{'system':<{w}} {'BLEU':>7} {'chrF+':>7} {'chrF++':>7}" + (f" {'tokBLEU':>7}" if tok else "")]
     for name, s in systems.items():
-        lines.append(f"{name:<{w}} {s['bleu']:>7.2f} {s['chrf+']:>7.2f} {s['chrf++']:>7.2f}")
+        lines.append(f"{name:<{w}} {s['bleu']:>7.2f} {s['chrf+']:>7.2f} {s['chrf++']:>7.2f}"
+                     + (f" {s['bleu-tok']:>7.2f}" if tok else ""))
     if result["comparisons"]:
         lines.append("")
         lines.append(f"against {result['comparisons'][0]['a']} (delta = system - it):")

@@ -347,6 +347,44 @@ def test_parent_mask_is_self_and_visible_parents():
         assert allowed == expect
 
 
+@pytest.mark.parametrize("mask", ["paper", "released"])
+def test_parent_mask_on_a_small_tree_follows_the_rule_written_out(mask):
+    """"the cat sleeps" (the <-det- c@@ at <-nsubj- sleeps, root sleeps), transitions
+    the c@@ at LEFT-ARC:det sleeps LEFT-ARC:nsubj. 000 §3: LEFT-ARC:l x with a (top)
+    the head and b the dependent adds a->b, x->b, a->x; a parent head lets a token see
+    itself and its parents. borgr/nematus (generation, data_iterator.py
+    convert_text_to_graph) also lets x see b's pieces (parents[token_id, dependent])."""
+    from synprep.data import Collate
+
+    heads, rels, pcs = [1, 2, -1], [0, 1, 4], [1, 2, 1]
+    pieces = [4, 5, 4 + N_BEGIN, 6]  # the | c@@ at | sleeps
+    f = flat_from_sentences([heads], [rels], [pcs], [[LABELS[r] for r in rels]], [pieces])
+    g = decoder_graph(f, V)
+    assert list(g.transitions[:3]) == pieces[:3] and g.transitions[4] == pieces[3]
+    assert g.transitions[3] >= V and g.transitions[5] >= V  # the two arc tokens
+    row = side_row([1, -1], np.random.default_rng(0), "src", False)
+    row.update({"tgt_id": "t", "tgt_pieces": np.array(pieces, dtype=np.int32), "tgt_word_ids": np.array([0, 1, 1, 2], dtype=np.int16),
+                "tgt_heads": np.array(heads, dtype=np.int16), "tgt_rels": np.array(rels, dtype=np.int16),
+                "tgt_parent_pos": parent_positions(f), "tgt_root_path": root_paths(f)[::-1],
+                "tgt_transitions": g.transitions.astype(np.int32)})
+    row.update({f"tgt_{k}": getattr(g, k).astype(np.int16) for k in ("edge_head", "edge_dep", "edge_label", "edge_step")})
+    batch = Collate(pad_id=0, bos_id=2, eos_id=3, num_labels=len(LABELS))([row])
+    U = batch.trans_tokens.size(1)
+    graph = row_graph(batch, torch.tensor([0]), torch.tensor([U]))  # every edge visible
+    m = parent_mask(graph, 1, U, torch.device("cpu"), released=mask == "released")
+    seen = {(q, k) for q in range(U) for k in range(U) if m[0, q, k] and q != k}
+    # decoder-input positions (BOS = 0): the 1, c@@ 2, at 3, LEFT-ARC:det 4, sleeps 5, LEFT-ARC:nsubj 6
+    the, cat, x_det, sleeps, x_nsubj = [1], [2, 3], 4, 5, 6
+    rule = {(d, h) for d in the for h in cat}  # a->b: the sees cat (its head)
+    rule |= {(d, x_det) for d in the} | {(x_det, h) for h in cat}  # x->b, a->x
+    rule |= {(d, sleeps) for d in cat}  # sleeps -> cat
+    rule |= {(d, x_nsubj) for d in cat} | {(x_nsubj, sleeps)}
+    if mask == "released":  # D -> x: the arc token sees its dependent's pieces
+        rule |= {(x_det, d) for d in the} | {(x_nsubj, d) for d in cat}
+    assert seen == rule
+    assert all(m[0, q, q] for q in range(U))
+
+
 def test_gcn_input_at_a_cut_ignores_later_edges():
     torch.manual_seed(0)
     model = build_model(tiny("gcn")).eval()
@@ -754,7 +792,8 @@ def naive_prefix_logits(model, batch) -> torch.Tensor:
 
 @pytest.mark.parametrize(
     "variant,over",
-    [("bitrans", {}), ("parent", {}), ("gcn", {"gcn": {"layers": 2}}), ("gcn-nogates", {}), ("gcn-nolabels", {}), ("parent", {"norm_first": False})],
+    [("bitrans", {}), ("parent", {}), ("gcn", {"gcn": {"layers": 2}}), ("gcn-nogates", {}), ("gcn-nolabels", {}), ("parent", {"norm_first": False}),
+         ("parent", {"parent": {"mask": "released"}})],
 )
 def test_exact_prefixes_equal_the_naive_per_prefix_passes(variant, over):
     """The exact mode (shared per-sentence inputs, grouped rows, query-only last layer)

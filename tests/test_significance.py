@@ -166,3 +166,63 @@ def test_cli_bad_input_exits_2_naming_the_file(m30k, tmp_path, capsys):
     assert main(["compare", "--ref", empty, good, good]) == 2
     assert empty in capsys.readouterr().err
     assert main(["compare", "--ref", ref, good, good, "--samples", "0"]) == 2
+
+
+def test_tokenized_bleu_is_compared_on_moses_tokens_or_as_given(m30k, tmp_path, capsys):
+    """004 reports multi-bleu.perl BLEU on tokenized text: bleu-tok compares it. A
+    hypothesis that differs from its reference only by the tokenization of the
+    punctuation scores 100 once both are Moses-tokenized, and not when the text is
+    taken as already tokenized."""
+    refs = ["Ein Hund , der über die Wiese läuft .", "Zwei Kinder spielen im Sand ."]
+    hyps = ["Ein Hund, der über die Wiese läuft.", "Zwei Kinder spielen im Sand."]
+    moses = compare(refs, [("a", refs), ("b", hyps)], samples=20, metrics=("bleu-tok",), lang="de")
+    assert moses["systems"]["b"]["bleu-tok"] == 100.0
+    raw = compare(refs, [("a", refs), ("b", hyps)], samples=20, metrics=("bleu-tok",), tokenized=True)
+    assert raw["systems"]["b"]["bleu-tok"] < 60 and raw["systems"]["a"]["bleu-tok"] == 100.0
+    (c,) = raw["comparisons"]
+    assert c["metric"] == "bleu-tok" and c["p_sign"] is None and c["delta"] < 0
+    # on Multi30k through the CLI: the better system is better in tokenized BLEU too
+    ref_lines, sys_ = m30k
+    ref = _write(tmp_path, "ref.de", ref_lines[:100])
+    worse, better = _write(tmp_path, "w.de", sys_["worse"][:100]), _write(tmp_path, "b.de", sys_["better"][:100])
+    assert main(["compare", "--ref", ref, worse, better, "--metric", "bleu-tok,chrf+", "--lang", "de", "--json", "--samples", "100"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [c["metric"] for c in out["comparisons"]] == ["bleu-tok", "chrf+"]
+    tok = out["comparisons"][0]
+    assert tok["delta"] > 0 and tok["p_bootstrap"] < 0.05
+    assert main(["compare", "--ref", ref, worse, better, "--metric", "bleu-tok"]) == 2  # no language, not --tokenized
+    assert "--lang" in capsys.readouterr().err
+    assert main(["compare", "--ref", ref, worse, better, "--metric", "bleu4"]) == 2
+    assert "bleu4" in capsys.readouterr().err
+
+
+def test_sign_test_over_test_set_x_metric_scores(tmp_path, capsys):
+    """000 §6.2 counts scores ("10/12 scores in each pair"): one reading per (test set,
+    metric). b beats a in 5 of 6 readings and loses 1: p = 2 * (1 + 6) / 2^6."""
+    from synprep.significance import sign_test_scores
+
+    sets = {
+        "news13": {"a": {"bleu": 20.0, "chrf+": 50.0}, "b": {"bleu": 20.5, "chrf+": 50.9}},
+        "news14": {"a": {"bleu": 21.0, "chrf+": 51.0}, "b": {"bleu": 21.2, "chrf+": 50.7}},
+        "news15": {"a": {"bleu": 19.0, "chrf+": 49.0, "chrf++": 45.0}, "b": {"bleu": 19.4, "chrf+": 49.3, "chrf++": 44.0}},
+    }
+    r = sign_test_scores(list(sets.items()))
+    (c,) = r["comparisons"]
+    assert (c["readings"], c["wins"], c["losses"], c["ties"]) == (6, 5, 1, 0)  # chrf++ not counted by default
+    assert c["p_sign"] == pytest.approx(2 * 7 / 64)
+    files = []
+    for name, table in sets.items():  # one score file a test set, in compare --json's shape
+        files.append(_write(tmp_path, f"{name}.json", [json.dumps({"systems": table, "comparisons": []})]))
+    assert main(["compare", "--sign-unit", "score", *files, "--metric", "bleu,chrf+,chrf++", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["unit"] == "score" and out["test_sets"] == files
+    assert (out["comparisons"][0]["readings"], out["comparisons"][0]["wins"]) == (7, 5)
+    assert main(["compare", "--sign-unit", "score", *files, "--systems", "b,a"]) == 0
+    assert "losses" in capsys.readouterr().out
+    bad = _write(tmp_path, "bad.json", ['{"systems": {"a": {"bleu": "x"}}}'])
+    nob = _write(tmp_path, "nob.json", [json.dumps({"systems": {"a": {"bleu": 1.0}}})])
+    for args, words in (([files[0], bad], [bad, "expected"]), ([files[0], nob], [nob, "no scores of b"]),
+                        ([files[0], str(tmp_path / "none.json")], ["none.json", "no such"])):
+        assert main(["compare", "--sign-unit", "score", *args]) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and all(w in err for w in words), err

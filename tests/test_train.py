@@ -14,6 +14,7 @@ import torch
 from synprep.cli import main
 from synprep.errors import ConfigError, InputError
 from synprep.evaluate import score
+from synprep.models import variants
 from synprep.train import RunConfig, inverse_sqrt, load_config, load_model, train
 from tests.numerics import assert_close, test_threads
 
@@ -126,6 +127,64 @@ def test_print_config_shows_resolved_values_and_rejects_unknown_variants(capsys)
     assert "contradicts variant 'gcn-nogates'" in capsys.readouterr().err
 
 
+#: keys whose null means "the variant's own", by the sub-config a variant reads
+#: (SAConfig and ParentConfig comments; 004 §4.3 for sa-hard's greedy Eq. 15)
+NULL_MEANS_OWN = {"sa": ("sa.hard", "sa.dec_layers"), "parent": ("parent.layers",)}
+#: keys whose null is itself the setting (no clamp; no preset)
+NULL_IS_A_VALUE = {"preset", "model.sa.clamp"}
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return out
+
+
+@pytest.mark.parametrize("variant", sorted(variants()))
+def test_print_config_has_no_null_the_model_replaces(capsys, variant):
+    """--print-config shows the value the model uses for every key whose null means
+    "the variant's own", and the model built from the printed config uses it."""
+    from synprep.models import build_model, variant_class
+    from synprep.models.config import ModelConfig
+    from synprep.models.structured import SA
+
+    assert main(["train", "--variant", variant, "--preset", "tiny", "--print-config"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    cls = variant_class(variant)
+    reads = {"sa"} if issubclass(cls, SA) else {"parent"} if variant == "parent" else set()
+    own = {f"model.{k}" for fam in reads for k in NULL_MEANS_OWN[fam]}
+    unused = {"model.sa.dec_layers"} if variant == "sa-1set" else set()  # one annotation set: no structure-reading cross-attention
+    own -= unused
+    nulls = {k for k, v in _flat(printed).items() if v is None} - NULL_IS_A_VALUE - unused
+    assert not nulls & own, f"{variant} prints null for {sorted(nulls & own)}"
+    assert all(k.split(".")[1] not in reads for k in nulls), f"{variant}: nulls {sorted(nulls)} in a sub-config it reads"
+    mc = ModelConfig.from_dict({**printed["model"], "src_vocab": 50, "tgt_vocab": 50, "n_labels": 5})
+    model = build_model(mc)
+    assert model.cfg.to_dict() == mc.to_dict()  # building changes nothing: the printed config is the model's
+    if "sa" in reads:
+        assert model.hard == printed["model"]["sa"]["hard"] == ("greedy" if variant == "sa-hard" else "none")
+        if variant != "sa-1set":
+            assert model.structure_layers() == printed["model"]["sa"]["dec_layers"] == [1, 2]  # tiny: 2 decoder layers
+    if variant == "parent":
+        assert printed["model"]["parent"]["layers"] == [1, 2]
+        assert model.parent_layers == {0, 1}
+
+
+def test_config_json_and_old_checkpoints_hold_resolved_values(pud, sa_run, tmp_path):
+    """config.json stores the values the model used; a checkpoint saved with the old
+    nulls loads, resolved to the same values."""
+    saved = json.loads((sa_run / "config.json").read_text())
+    assert saved["model"]["sa"]["hard"] == "none" and saved["model"]["sa"]["dec_layers"] == [1, 2]
+    state = torch.load(sa_run / "checkpoint_last.pt", map_location="cpu", weights_only=True)
+    state["config"]["model"]["sa"].update(hard=None, dec_layers=None)  # as written before resolution
+    torch.save(state, tmp_path / "old.pt")
+    model, cfg, _ = load_model(tmp_path / "old.pt")
+    assert cfg.model.sa.hard == "none" and cfg.model.sa.dec_layers == [1, 2] and model.structure_layers() == [1, 2]
+    hard = RunConfig.from_dict({"preset": "tiny", "model": {"variant": "sa-hard", "sa": {"hard": None}}})
+    assert hard.model.sa.hard == "greedy"  # an explicit null is the variant's own too
+
+
 def test_config_files_include_a_base(tmp_path):
     (tmp_path / "base.yaml").write_text("preset: tree-medium\nmodel: {variant: parent}\ntrain: {lr: 1.0e-4, warmup: 4000}\ndecode: {beam: 4, length_penalty: 0.6}\n")
     (tmp_path / "sub").mkdir()
@@ -214,7 +273,9 @@ def test_there_is_an_experiment_config_per_paper_row():
     names = {p.stem for p in EXPERIMENTS}
     rows = [f"tree-decoder-medium-{v}" for v in ("vanilla", "bitrans", "linearized", "parent", "gcn", "gcn-nogates", "gcn-nolabels")]
     rows += ["tree-decoder-large-parent", "pascal-nc11-en-de", "pascal-nc11-en-de-parent-only", "gps-nc11-de-en-all",
-             "structured-attention-transformer"] + [f"gps-nc11-de-en-layer{i}" for i in range(2, 7)]
+             ] + [f"gps-nc11-de-en-layer{i}" for i in range(2, 7)]
+    rows += ["structured-attention.base"] + [f"structured-attention-{r}" for r in  # 004 Table 2, every system
+                                              ("fa-shared", "fa-noshared", "sa-1set", "sa-hard", "sa-shared", "sa-noshared")]
     assert set(rows) <= names
     for p in EXPERIMENTS:  # each says which table it reproduces
         head = p.read_text(encoding="utf-8").split("\n", 3)

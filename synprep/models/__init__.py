@@ -65,12 +65,32 @@ def _flat(d: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
+def _unflat(flat: dict[str, object]) -> dict:
+    out: dict = {}
+    for key, v in flat.items():
+        *parents, last = key.split(".")
+        d = out
+        for p in parents:
+            d = d.setdefault(p, {})
+        d[last] = v
+    return out
+
+
 def resolve(cfg: ModelConfig, given: Optional[dict] = None) -> ModelConfig:
-    """``cfg`` with the values its variant fixes (``settings`` of the variant class, e.g.
+    """``cfg`` resolved: the one place where a config gets the values its variant
+    decides. (1) The values the variant fixes (``settings`` of the variant class, e.g.
     ``gcn-nogates``: ``gcn.gates = gcn.labels = false``); a ConfigError for an unknown
     variant, or when ``given`` (the model keys the user wrote) sets one of them to
-    another value."""
-    forced = variant_class(cfg.variant).settings
+    another value. (2) The keys left null that mean "the variant's own" (``defaults``
+    of the variant class: ``sa.hard``, ``sa.dec_layers``, ``parent.layers``), so that
+    ``--print-config``, config.json and checkpoints store the value the model uses; a
+    config saved with nulls (older checkpoints) resolves to the same values on load."""
+    cls = variant_class(cfg.variant)
+    have = _flat(cfg.to_dict())
+    fill = {k: v for k, v in _flat(cls.defaults(cfg)).items() if have.get(k) is None}
+    if fill:
+        cfg = cfg.updated(_unflat(fill))
+    forced = cls.settings
     if not forced:
         return cfg
     for key, want in _flat(forced).items():

@@ -45,6 +45,9 @@ class RowGraph:
     head: torch.Tensor  # (M,) input position of the head
     dep: torch.Tensor  # (M,) input position of the dependent
     label: torch.Tensor  # (M,) label id
+    #: (M,) input position of the arc token whose generation added the edge (edge_step
+    #: + 1): an edge x->D has head == step
+    step: Optional[torch.Tensor] = None
 
 
 def choose_rows(
@@ -92,7 +95,7 @@ def row_graph(batch: Any, rows_b: torch.Tensor, cut: torch.Tensor) -> RowGraph:
     r = torch.repeat_interleave(torch.arange(rows_b.numel(), device=dev), n)  # (M,)
     start = torch.repeat_interleave(lo - torch.cumsum(n, 0) + n, n)  # (M,) lo[r] - (offset of r's first edge)
     e = perm[start + torch.arange(r.numel(), device=dev)]  # (M,) edge ids
-    return RowGraph(r, batch.edge_head[e] + 1, batch.edge_dep[e] + 1, batch.edge_label[e])
+    return RowGraph(r, batch.edge_head[e] + 1, batch.edge_dep[e] + 1, batch.edge_label[e], batch.edge_step[e] + 1)
 
 
 def cut_groups(cut: torch.Tensor, slack: float = 0.1, min_positions: int = 512) -> list[tuple[torch.Tensor, int]]:

@@ -212,7 +212,8 @@ class SAConfig(Config):
     # "greedy" = 004 Eq. 15, each word takes the argmax of its marginals (forward hard,
     # backward straight-through; SA-NMT-hard); "cle" = the Chu-Liu-Edmonds tree of the
     # scores instead (004 §4.3 names it and rejects it as slow; not a paper system).
-    # null = the variant's own: none for sa, fa and sa-1set, greedy for sa-hard
+    # null = the variant's own: none for sa, fa and sa-1set, greedy for sa-hard (filled
+    # at resolution, synprep.models.resolve, so a resolved config never holds the null)
     hard: Optional[Literal["none", "greedy", "cle"]] = None
     # share the content attention's weights with the syntactic context (004 Eq. 10,
     # the paper's SA-NMT and FA-NMT "shared"); false = a separate attention over M
@@ -228,7 +229,7 @@ class SAConfig(Config):
     # the paper's BiLSTM are the same S (004 Eq. 1, §4)
     layer: int = 0
     # 1-based decoder layers whose cross-attention reads the syntactic context; null =
-    # every layer: each Transformer cross-attention is an instance of 004 Eq. 3-4, so
+    # every layer (filled at resolution): each Transformer cross-attention is an instance of 004 Eq. 3-4, so
     # each gets Eq. 10-12 (the paper's LSTM has a single attention)
     dec_layers: Optional[list[int]] = None
     # clamp the scores phi to [lo, hi] before the marginals; null = no clamp (the
@@ -300,8 +301,15 @@ class ParentConfig(Config):
 
     # one head in each decoder layer: the paper's Parent variant dedicates one head
     heads: int = 1
-    # 1-based decoder layers that get the parent heads; null = every layer
+    # 1-based decoder layers that get the parent heads; null = every layer (filled at
+    # resolution, synprep.models.resolve)
     layers: Optional[list[int]] = None
+    # what a parent head sees: "paper" = the token and its parents in the graph of 000 §3
+    # (an arc token x sees the head H; a dependent's pieces see H and x); "released" =
+    # also x sees its dependent's pieces (D -> x), as borgr/nematus (branch generation,
+    # nematus/data_iterator.py convert_text_to_graph) builds the mask -- the code
+    # behind the paper's numbers, offered for comparison
+    mask: Literal["paper", "released"] = "paper"
 
     def __post_init__(self):
         _check(self.heads >= 1, f"heads = {self.heads}: expected >= 1")

@@ -31,6 +31,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..errors import ConfigError
 from ..registry import register_variant
 from .bidirectional import PrefixSeq2Seq, RowGraph, row_graph
 from .config import ModelConfig
@@ -38,10 +39,22 @@ from .config import ModelConfig
 __all__ = ["Parent", "GCN", "GatedGCNLayer", "parent_mask"]
 
 
-def parent_mask(graph: RowGraph, N: int, T: int, device: torch.device) -> torch.Tensor:
-    """(N, T, T) bool, ``[r, query, key]``: a token sees itself and its parents."""
+def parent_mask(graph: RowGraph, N: int, T: int, device: torch.device, released: bool = False) -> torch.Tensor:
+    """(N, T, T) bool, ``[r, query, key]``: a token sees itself and its parents.
+
+    ``paper`` (000 §3, the table of f: an arc token x adds ``a->b``, ``x->b``, ``a->x``):
+    a piece of the dependent D sees the head H's pieces and x; x sees H. ``released``
+    (``parent.mask: released``): also x -> D, the arc token sees its dependent's pieces,
+    as borgr/nematus (branch ``generation``) builds its parent mask
+    (``nematus/data_iterator.py``, ``convert_text_to_graph``: ``parents[token_id,
+    dependent]``). The x->D edges are those whose head is the arc token (head == step)."""
     m = torch.eye(T, dtype=torch.bool, device=device).expand(N, T, T).clone()
     m[graph.row, graph.dep, graph.head] = True
+    if released:
+        if graph.step is None:
+            raise ValueError("parent.mask: released needs the edges' steps (RowGraph.step)")
+        x = graph.head == graph.step  # (M,) edges x->D of the arc token x
+        m[graph.row[x], graph.head[x], graph.dep[x]] = True
     return m
 
 
@@ -58,15 +71,22 @@ class _GraphDecoder(PrefixSeq2Seq):
 class Parent(_GraphDecoder):
     """Transition decoder with bidirectional attention and a Parent head."""
 
+    @classmethod
+    def defaults(cls, cfg: ModelConfig) -> dict:
+        return {"parent": {"layers": list(range(1, cfg.dec_layers + 1))}}  # every decoder layer
+
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
-        layers = cfg.parent.layers or list(range(1, cfg.dec_layers + 1))
-        self.parent_layers = {x - 1 for x in layers}
+        if cfg.parent.layers is None:
+            raise ConfigError("parent.layers is null: build the model with synprep.models.build_model, "
+                              "which fills the variant's own value")
+        self.parent_layers = {x - 1 for x in cfg.parent.layers}
 
     def self_masks(self, base: torch.Tensor, graph: Optional[RowGraph]) -> list[torch.Tensor]:
         N, _, T, _ = base.shape
         H, ph = self.cfg.n_heads, self.cfg.parent.heads
-        pm = parent_mask(graph, N, T, base.device)[:, None].expand(N, ph, T, T)  # (N, ph, T, T)
+        released = self.cfg.parent.mask == "released"
+        pm = parent_mask(graph, N, T, base.device, released)[:, None].expand(N, ph, T, T)  # (N, ph, T, T)
         mixed = torch.cat([pm, base.expand(N, H - ph, T, T)], dim=1)  # (N, H, T, T)
         return [mixed if i in self.parent_layers else base for i in range(len(self.decoder.layers))]
 

@@ -304,14 +304,24 @@ class SA(Seq2Seq):
     needs = ("src_word_ids",)
     #: how beta is computed from phi: "tree" (Eq. 6-9) or "flat" (FA-NMT)
     attention = "tree"
-    #: sa.hard when the config leaves it null
+    #: sa.hard when the config leaves it null (filled by :func:`synprep.models.resolve`)
     default_hard = "none"
     #: the decoder reads M through SyntacticCrossAttention (False: sa-1set)
     two_sets = True
 
+    @classmethod
+    def defaults(cls, cfg: ModelConfig) -> dict:
+        out: dict = {"hard": cls.default_hard}
+        if cls.two_sets:  # sa-1set has no structure-reading cross-attention
+            out["dec_layers"] = list(range(1, cfg.dec_layers + 1))  # every layer (see SAConfig.dec_layers)
+        return {"sa": out}
+
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
-        self.hard = cfg.sa.hard or self.default_hard
+        if cfg.sa.hard is None or (self.two_sets and cfg.sa.dec_layers is None):
+            raise ConfigError("sa.hard / sa.dec_layers are null: build the model with synprep.models.build_model, "
+                              "which fills the variant's own values")
+        self.hard = cfg.sa.hard
         self.check_config(cfg)
         self.select = HeadWordSelection(cfg.d_model, self.attention, self.hard, cfg.sa.clamp)
 
@@ -320,7 +330,7 @@ class SA(Seq2Seq):
 
     def structure_layers(self) -> list[int]:
         """1-based decoder layers whose cross-attention reads M."""
-        return sorted(set(self.cfg.sa.dec_layers or range(1, self.cfg.dec_layers + 1)))
+        return sorted(set(self.cfg.sa.dec_layers))
 
     def cross_attention_factory(self):
         if not self.two_sets:

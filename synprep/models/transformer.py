@@ -72,6 +72,14 @@ class Seq2Seq(nn.Module):
     #: :func:`synprep.models.resolve` so that the resolved config shows them
     settings: ClassVar[dict] = {}
 
+    @classmethod
+    def defaults(cls, cfg: ModelConfig) -> dict:
+        """The values this variant gives the keys of ``cfg`` whose null means "the
+        variant's own" (nested like the config). :func:`synprep.models.resolve` -- the
+        one place where they are filled -- writes them into the config, so that
+        ``--print-config``, ``config.json`` and the checkpoint show what the model uses."""
+        return {}
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         for name in ("src_vocab", "tgt_vocab"):

@@ -7,10 +7,16 @@
 # (results/parse/{shard}.src.conllu, .tgt.conllu; sent_id = pair id), and the pairs
 # with a side the parser rejected in {shard}.rejects.tsv.
 
-from synprep.corpus import parser_settings
+import sys
+
+from synprep.corpus import demo_parser_warning, parser_settings
 
 PARSE = config["parse"]
 PARSERS = parser_settings(PARSE, LANGS)
+# a paper's recipe (config/recipes/) parsed with the demo models: say so when the workflow starts
+DEMO_PARSER_WARNING = demo_parser_warning(config, LANGS)
+if DEMO_PARSER_WARNING:
+    print(f"warning: {DEMO_PARSER_WARNING}", file=sys.stderr)
 # model files are inputs, so that a new model re-parses
 PARSE_MODELS = {f"{side}_model": o["model"] for side, o in PARSERS.items() if o["model"]}
 # the report says so when the demo UDPipe models parse the corpus (they are for the demo)

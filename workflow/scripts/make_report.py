@@ -7,6 +7,7 @@ import sys
 import yaml
 
 from synprep import accounting, report
+from synprep.corpus import demo_parser_warning
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log
@@ -43,7 +44,8 @@ report.write_report(
     manifest=load(sm.input.manifest),
     top_labels=sm.params.top_labels,
     comparison=comparison,
-    warnings=sm.params.warnings,
+    warnings=list(sm.params.warnings) + [w for w in [demo_parser_warning(
+        sm.config, {"src": sm.config["corpus"]["src_lang"], "tgt": sm.config["corpus"]["tgt_lang"]})] if w],
     **analysis,
 )
 print(accounting.render(summary), file=log)
