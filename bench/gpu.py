@@ -180,11 +180,13 @@ def measure_decode(args, table: Table, device: str, tmp: Path) -> None:
             if device.startswith("cuda"):
                 torch.cuda.synchronize()
             t0 = time.perf_counter()
-            translate_dataset(model, ds, vocab, beam=beam, rows=rows, device=device, max_tokens=args.max_tokens)
+            hyps = translate_dataset(model, ds, vocab, beam=beam, rows=rows, device=device, max_tokens=args.max_tokens)
             if device.startswith("cuda"):
                 torch.cuda.synchronize()
             sec = time.perf_counter() - t0
-            table.add("decode", f"{variant}, beam {beam}, {len(rows)} sentences", len(rows) / sec, "sentences/s")
+            toks = sum(len(h.tokens) for h in hyps)
+            table.add("decode", f"{variant}, beam {beam}, {len(rows)} sentences", len(rows) / sec, "sentences/s",
+                      f"{toks / sec:,.0f} output tokens/s, {toks / len(rows):.1f} a sentence")
 
 
 def measure_tests(args, table: Table) -> None:
@@ -214,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="train: rounds (median a batch)")
     ap.add_argument("--decode-preset", default="small", help="decode: size of the briefly trained models")
     ap.add_argument("--decode-steps", type=int, default=300, help="decode: updates of the briefly trained models")
-    ap.add_argument("--decode-sentences", type=int, default=500, help="decode: sentences decoded a setting")
+    ap.add_argument("--decode-sentences", type=int, default=300, help="decode: sentences decoded a setting")
     ap.add_argument("--tests-timeout", type=int, default=300, help="tests: seconds before pytest is stopped")
     args = ap.parse_args(argv)
     only = [x.strip() for x in args.only.split(",") if x.strip()]
