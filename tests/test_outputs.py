@@ -186,7 +186,7 @@ def test_a_killed_runs_folder_is_removed_only_when_it_is_ours_and_its_process_go
     pid = int(dead.stdout)
     ours = tmp_path / f".out.tmp-{pid}-0badc0de"
     shutil.copytree(made["split"], ours)
-    (ours / MARKER).write_text(json.dumps({**json.loads((ours / MARKER).read_text()), "pid": pid, "complete": False}))
+    (ours / MARKER).write_text(json.dumps({"synprep": "output", "kind": "split", "pid": pid, "complete": False, "files": {}}))
     complete = tmp_path / f".out.tmp-{pid}-aaaaaaaa"  # killed after its last marker, before the swap
     shutil.copytree(made["split"], complete)
     users = tmp_path / f".out.tmp-{pid}-12345678"  # the same name pattern, but the user's
