@@ -188,3 +188,29 @@ def test_the_demo_through_slurm_gives_the_local_shards(slurm_cluster, tmp_path):
     names = sorted(str(p.relative_to(tmp_path / "local")) for p in (tmp_path / "local" / "results" / "shards").rglob("*.arrow"))
     assert names
     _same_files(tmp_path / "local", tmp_path / "slurm", names)
+
+
+# --------------------------------------------------------------------------- the profile's settings, locally
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_the_profiles_two_udpipe_workers_parse_in_the_workflow(tmp_path):
+    """slurm-cpu parses with 2 UDPipe workers a shard (set-threads): the workers (spawned
+    processes) used to re-run the script's body and die, leaving every pair a
+    worker-crash reject."""
+    if shutil.which("snakemake") is None:
+        pytest.skip("snakemake is not installed")
+    if not all((REPO / "resources" / "udpipe" / f"{lang}.udpipe").is_file() for lang in ("en", "de")):
+        pytest.skip("the demo parser models are absent")
+    config = _config(tmp_path, 30)
+    work = tmp_path / "work"
+    _snakemake(work, config, "results/parse/000.src.conllu", "--cores", "2", "--set-threads", "parse_pairs=2",
+               timeout=600)
+    kept = (work / "results" / "filter" / "000.tsv").read_text().count("\n")
+    aligned = (work / "results" / "align" / "000.tsv").read_text().count("\n")
+    rejects = (work / "results" / "parse" / "000.rejects.tsv").read_text()
+    assert kept > 0 and aligned > 0
+    assert "worker-crash" not in rejects, rejects[:500]
+    assert (work / "results" / "parse" / "000.src.conllu").read_text().count("# sent_id") == aligned
+    assert "workers=2" in (work / "logs" / "parse_pairs" / "000.log").read_text()
