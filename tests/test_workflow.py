@@ -357,7 +357,7 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
         assert bench and "max_rss" in bench[0].read_text().splitlines()[0], rule
     # training: shard 000 trains, shard 001 validates and is scored
     held = json.loads((res / "shards" / "heldout" / "manifest.json").read_text())
-    assert [s["file"] for s in held["shards"]] == ["../001/shard-00000.arrow"]
+    assert [s["file"] for s in held["shards"]] == ["001/shard-00000.arrow"]
     trained = json.loads((res / "shards" / "train" / "manifest.json").read_text())
     for m in (held, trained):  # subsets of the shards: in balance, not a partition of the corpus
         assert m["counts"]["balanced"] and m["counts"]["subset"], m["counts"]
