@@ -387,7 +387,7 @@ def split_pairs(
             files = w.close()
             rows = sum(f["rows"] for f in files)
             pm = {**m, "shards": files, "counts": {"input": rows, "kept": rows, "rejected": {}}}
-            sh.atomic_write(part / sh.MANIFEST, (json.dumps(pm, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+            write_bytes(part / sh.MANIFEST, sh.manifest_bytes(pm))
             dirs.append((name, part))
         rows = sum(f["rows"] for _, pd in dirs for f in sh.read_manifest(pd)["shards"])
         summary = {"input": rows, "kept": rows, "stages": [], "balanced": True, "subset": True}

@@ -108,12 +108,15 @@ class SubwordModel:
                 self.proto = _add_special_pieces(self.proto, sp)
                 sp = spm.SentencePieceProcessor()
                 sp.LoadFromSerializedProto(self.proto)
-        except (OSError, RuntimeError, TypeError) as e:
-            raise InputError(name, None, f"not a sentencepiece model ({e})", "unreadable") from None
+        except (OSError, RuntimeError, TypeError, ValueError) as e:  # ValueError: UnicodeDecodeError of damaged pieces
+            raise InputError(name, None, f"not a sentencepiece model ({type(e).__name__}: {e})", "unreadable") from None
         self.sp = sp
         self.vocab_size = sp.get_piece_size()
         self.pad_id, self.unk_id, self.bos_id, self.eos_id = sp.pad_id(), sp.unk_id(), sp.bos_id(), sp.eos_id()
-        probe = sp.encode(["probe"], out_type=str)[0]
+        try:
+            probe = sp.encode(["probe"], out_type=str)[0]
+        except (RuntimeError, ValueError) as e:
+            raise InputError(name, None, f"not a usable sentencepiece model ({type(e).__name__}: {e})", "unreadable") from None
         if not probe or not probe[0].startswith(_META):
             raise InputError(
                 name,

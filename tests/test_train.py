@@ -462,7 +462,7 @@ def test_command_errors_exit_2(pud, tmp_path, capsys):
     short = tmp_path / "short.txt"
     short.write_text("one line\n", encoding="utf-8")
     assert main(["evaluate", "--hyps", str(short), "--data", str(pud / "valid"), "--out", str(tmp_path / "e")]) == 2
-    assert "1 references for 24 sentences" in capsys.readouterr().err
+    assert "1 hypotheses for 24 sentences" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
