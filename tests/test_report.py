@@ -333,10 +333,10 @@ def test_challenge_plot_draws_the_counts():
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    from synprep.report import _plot_challenge
+    from synprep.report.plots import plot_challenge
 
     fig = Figure()
-    _plot_challenge(fig, CHALLENGE)
+    plot_challenge(fig, CHALLENGE)
     counts, dists = fig.axes
     # per subset (top to bottom): a light bar at any distance, a dark one with a long arc
     widths = [p.get_width() for p in counts.patches]
@@ -347,7 +347,7 @@ def test_challenge_plot_draws_the_counts():
     assert sorted((round(p.get_x() + p.get_width() / 2), p.get_height()) for p in dists.patches) == [
         (2, 3), (4, 4), (6, 1)]
     empty = Figure()
-    _plot_challenge(empty, None)
+    plot_challenge(empty, None)
     assert all(not a.patches for a in empty.axes)
     assert "no challenge sets" in [t.get_text() for t in empty.axes[0].texts]
 
@@ -362,31 +362,32 @@ def _figure():
 
 
 def test_projectivity_plot_has_no_empty_half_when_every_tree_is_projective():
-    from synprep.report import _plot_projectivity
+    from synprep.report.plots import plot_projectivity
 
     every = {"projectivity": {s: {"trees": 9, "projective": 9, "lifted": {}} for s in ("src", "tgt")}}
     fig = _figure()
-    _plot_projectivity(fig, every)
+    plot_projectivity(fig, every)
     assert len(fig.axes) == 1 and "every parsed tree is projective" in fig.axes[0].get_title()
     assert [p.get_width() for p in fig.axes[0].patches] == [100, 100]
     some = {"projectivity": {"src": {"trees": 9, "projective": 9, "lifted": {}},
                              "tgt": {"trees": 9, "projective": 7, "lifted": {"1": 1, "3": 1}}}}
     fig = _figure()
-    _plot_projectivity(fig, some)
+    plot_projectivity(fig, some)
     shares, lifted = fig.axes
     assert sorted((round(p.get_x() + p.get_width() / 2), p.get_height()) for p in lifted.patches) == [(1, 1), (3, 1)]
 
 
 def test_pieces_per_word_axis_shows_every_count():
-    from synprep.report import _plot_pieces
+    from synprep.report.plots import plot_pieces
 
     fig = _figure()
-    _plot_pieces(fig, {"pieces_per_word": {"src": {"1": 8, "2": 3}, "tgt": {"1": 8, "2": 3, "3": 2, "5": 1, "7": 1}}})
+    plot_pieces(fig, {"pieces_per_word": {"src": {"1": 8, "2": 3}, "tgt": {"1": 8, "2": 3, "3": 2, "5": 1, "7": 1}}})
     assert [list(ax.get_xticks()) for ax in fig.axes] == [[1, 2], [1, 2, 3, 4, 5, 6, 7]]
 
 
 def test_training_plot_keeps_piece_and_transition_losses_apart_and_small_scores_visible(tmp_path):
-    from synprep.report import _plot_training, render_html
+    from synprep.report import render_html
+    from synprep.report.plots import plot_training
 
     runs = []
     for name, target, bleu in (("vanilla", "pieces", 0.23), ("parent", "transitions", 0.14)):
@@ -399,7 +400,7 @@ def test_training_plot_keeps_piece_and_transition_losses_apart_and_small_scores_
         runs.append(read_run(name, m, sc))
     assert [(r["variant"], r["target"]) for r in runs] == [("vanilla", "pieces"), ("parent", "transitions")]
     fig = _figure()
-    _plot_training(fig, runs)
+    plot_training(fig, runs)
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[:2] == ["loss per target piece", "loss per transition token (pieces and arc tokens)"]
     assert [len(ax.lines) for ax in fig.axes[:2]] == [2, 2]  # each run's curves in its own panel
@@ -489,13 +490,13 @@ def test_cli_accounting_exit_status(tmp_path):
 def test_length_axis_is_cut_at_a_high_percentile_and_says_so():
     """Issue 21 item 8: one 59-word line does not squeeze 1,000 short ones into the left
     fifth: the axis ends at the 99.5th percentile, and the panel counts what it leaves off."""
-    from synprep.report import _plot_lengths
+    from synprep.report.plots import plot_lengths
 
     short = {str(n): 100 for n in range(3, 13)}  # 1,000 sentences of 3..12 words
     stats = {"length_before": {"src": {**short, "59": 1}, "tgt": dict(short)},
              "length_after": {"src": dict(short), "tgt": dict(short)}}
     fig = _figure()
-    _plot_lengths(fig, stats)
+    plot_lengths(fig, stats)
     src, tgt = fig.axes[:2]
     assert src.get_xlim()[1] <= 14  # 12 (the 99.5th percentile) + 1
     notes = [t.get_text() for t in src.texts]
@@ -505,13 +506,13 @@ def test_length_axis_is_cut_at_a_high_percentile_and_says_so():
 
 def test_score_panels_leave_out_absent_scores():
     """Issue 21 item 8: a run without a metric gets no empty 0.00 bar in that panel."""
-    from synprep.report import _plot_training
+    from synprep.report.plots import plot_training
 
     runs = [{"name": "a", "metrics": [], "scores": {"bleu": 3.1, "bleu-tok": 2.5}},
             {"name": "b", "metrics": [], "scores": {"bleu": 1.2, "bleu-tok": None}},
             {"name": "c", "metrics": [], "scores": {"bleu": 0.4, "bleu-tok": 0.0}}]
     fig = _figure()
-    _plot_training(fig, runs)
+    plot_training(fig, runs)
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title() in ("BLEU", "tokenized BLEU")}
     assert len(panels["BLEU"].patches) == 3
     tok = panels["tokenized BLEU"]
