@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from synprep import accounting as acc
-from synprep.report import PLOTS, merge_stats, read_run, shard_stats, write_report
+from synprep.report import PLOTS, ReportInputs, merge_stats, read_run, shard_stats, write_report
 
 IDS = [f"c:{n}" for n in (1, 4, 5, 9)]
 
@@ -435,8 +435,8 @@ def test_report_writes_every_plot_and_a_standalone_page(tmp_path):
              "length_after": {"src": {"3": 2}, "tgt": {"4": 2}},
              "labels": {"src": {"nsubj": 3, "root": 2}, "tgt": {"det": 1}}}
     out = tmp_path / "r" / "report.html"
-    write_report(out, stats, summary, [run], title="T <&>", config_text="shards: 4", challenge=CHALLENGE,
-                 induce=INDUCE)
+    write_report(out, ReportInputs(stats, summary, [run], title="T <&>", config_text="shards: 4", challenge=CHALLENGE,
+                                   induce=INDUCE))
     for name in PLOTS:
         png = tmp_path / "r" / "plots" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -444,6 +444,52 @@ def test_report_writes_every_plot_and_a_standalone_page(tmp_path):
     assert page.count("data:image/png;base64,") == len(PLOTS)
     assert "T &lt;&amp;&gt;" in page and "shards: 4" in page and "vanilla" in page
     assert "<td>tgt_particle</td>" in page and "<td>latent</td>" in page
+
+
+def test_the_older_call_forms_build_the_same_inputs(tmp_path, monkeypatch):
+    """render_html(stats, accounting, runs, pngs, **fields) and write_report(out, stats,
+    accounting, runs, plots_dir, **fields), the forms before ReportInputs, show the same
+    page and draw the same plots as the ReportInputs form."""
+    from synprep.report import html as page_html
+    from synprep.report import render_html, render_page
+
+    led = acc.account_shard("000", IDS, _rej(("c:4", "filter", "empty")), ["c:1", "c:5", "c:9"], ["filter"])
+    summary = acc.summarize([led], ["filter"])
+    runs = [{"name": "vanilla", "metrics": [], "scores": {"bleu": 0.5}}]
+    fields = {"title": "T", "config_text": "c: 1", "manifest": {"m": 1}, "top_labels": 7, "challenge": CHALLENGE,
+              "induce": INDUCE, "gates": GATES, "comparison": {"note": "not compared"}, "warnings": ["w"]}
+    inputs = ReportInputs({"labels": {}}, summary, runs, **fields)
+    pngs = {"rejects": b"r", "training": b"t", "challenge": b"c"}
+    page = render_page(inputs, pngs)
+    assert render_html({"labels": {}}, summary, runs, pngs, **fields) == page
+    for text in ("Warning:</b> w", "<b>4</b>input pairs", "<td>vanilla</td>", "Every BLEU is below 1",
+                 "not compared", "Syntactic challenge sets", "Induced trees", "Syntactic gate norms", "c: 1"):
+        assert text in page
+
+    drawn = []
+    monkeypatch.setattr(page_html, "draw_plots", lambda *a, **k: drawn.append((a, k)) or pngs)
+    write_report(tmp_path / "new.html", inputs, plots_dir=tmp_path / "p")
+    write_report(tmp_path / "old.html", {"labels": {}}, summary, runs, tmp_path / "p", **fields)
+    assert (tmp_path / "new.html").read_text() == (tmp_path / "old.html").read_text() == page
+    assert drawn[0] == drawn[1] == (({"labels": {}}, summary, runs, tmp_path / "p"),
+                                    {"top_labels": 7, "challenge": CHALLENGE})
+    with pytest.raises(TypeError):
+        write_report(tmp_path / "x.html", inputs, title="mixed")
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_a_section_added_to_the_list_appears_in_its_place(monkeypatch):
+    """The page is SECTIONS rendered in order: one function added to the list is one
+    more part of the page, where it was put; a section with nothing to show adds nothing."""
+    from synprep.report import SECTIONS, render_page
+
+    inputs = ReportInputs({}, config_text="the config")
+    before = render_page(inputs, {})
+    monkeypatch.setattr("synprep.report.html.SECTIONS", [*SECTIONS[:-1], lambda i, p: "<h2>Mine</h2>", lambda i, p: "",
+                                                         SECTIONS[-1]])
+    page = render_page(inputs, {})
+    assert page.replace("<h2>Mine</h2>", "") == before
+    assert page.index("<h2>Mine</h2>") < page.index("<summary>configuration</summary>")
 
 
 @pytest.mark.slow

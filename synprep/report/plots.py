@@ -5,7 +5,8 @@ runs (:mod:`synprep.report.runs`) and the challenge-set counts (:mod:`synprep.ch
 Each ``plot_<name>(fig, ...)`` draws one figure; :func:`draw_plots` draws every plot
 of :data:`PLOTS` into a PNG file with a fixed name, whether or not there is data for
 it (a plot without data says so), so that a workflow can declare them. To add a plot:
-an entry in :data:`PLOTS`, a ``plot_<name>`` function and a line in :func:`draw_plots`.
+an entry in :data:`PLOTS`, a ``plot_<name>`` function, a line in :func:`draw_plots`,
+and its figure in a section of the page (:data:`synprep.report.html.SECTIONS`).
 """
 
 from __future__ import annotations
