@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from synprep import accounting as acc
-from synprep.report import PLOTS, merge_stats, read_run, shard_stats, write_report
+from synprep.report import PLOTS, ReportInputs, merge_stats, read_run, shard_stats, write_report
 
 IDS = [f"c:{n}" for n in (1, 4, 5, 9)]
 
@@ -333,10 +333,10 @@ def test_challenge_plot_draws_the_counts():
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    from synprep.report import _plot_challenge
+    from synprep.report.plots import plot_challenge
 
     fig = Figure()
-    _plot_challenge(fig, CHALLENGE)
+    plot_challenge(fig, CHALLENGE)
     counts, dists = fig.axes
     # per subset (top to bottom): a light bar at any distance, a dark one with a long arc
     widths = [p.get_width() for p in counts.patches]
@@ -347,7 +347,7 @@ def test_challenge_plot_draws_the_counts():
     assert sorted((round(p.get_x() + p.get_width() / 2), p.get_height()) for p in dists.patches) == [
         (2, 3), (4, 4), (6, 1)]
     empty = Figure()
-    _plot_challenge(empty, None)
+    plot_challenge(empty, None)
     assert all(not a.patches for a in empty.axes)
     assert "no challenge sets" in [t.get_text() for t in empty.axes[0].texts]
 
@@ -362,31 +362,32 @@ def _figure():
 
 
 def test_projectivity_plot_has_no_empty_half_when_every_tree_is_projective():
-    from synprep.report import _plot_projectivity
+    from synprep.report.plots import plot_projectivity
 
     every = {"projectivity": {s: {"trees": 9, "projective": 9, "lifted": {}} for s in ("src", "tgt")}}
     fig = _figure()
-    _plot_projectivity(fig, every)
+    plot_projectivity(fig, every)
     assert len(fig.axes) == 1 and "every parsed tree is projective" in fig.axes[0].get_title()
     assert [p.get_width() for p in fig.axes[0].patches] == [100, 100]
     some = {"projectivity": {"src": {"trees": 9, "projective": 9, "lifted": {}},
                              "tgt": {"trees": 9, "projective": 7, "lifted": {"1": 1, "3": 1}}}}
     fig = _figure()
-    _plot_projectivity(fig, some)
+    plot_projectivity(fig, some)
     shares, lifted = fig.axes
     assert sorted((round(p.get_x() + p.get_width() / 2), p.get_height()) for p in lifted.patches) == [(1, 1), (3, 1)]
 
 
 def test_pieces_per_word_axis_shows_every_count():
-    from synprep.report import _plot_pieces
+    from synprep.report.plots import plot_pieces
 
     fig = _figure()
-    _plot_pieces(fig, {"pieces_per_word": {"src": {"1": 8, "2": 3}, "tgt": {"1": 8, "2": 3, "3": 2, "5": 1, "7": 1}}})
+    plot_pieces(fig, {"pieces_per_word": {"src": {"1": 8, "2": 3}, "tgt": {"1": 8, "2": 3, "3": 2, "5": 1, "7": 1}}})
     assert [list(ax.get_xticks()) for ax in fig.axes] == [[1, 2], [1, 2, 3, 4, 5, 6, 7]]
 
 
 def test_training_plot_keeps_piece_and_transition_losses_apart_and_small_scores_visible(tmp_path):
-    from synprep.report import _plot_training, render_html
+    from synprep.report import render_html
+    from synprep.report.plots import plot_training
 
     runs = []
     for name, target, bleu in (("vanilla", "pieces", 0.23), ("parent", "transitions", 0.14)):
@@ -399,7 +400,7 @@ def test_training_plot_keeps_piece_and_transition_losses_apart_and_small_scores_
         runs.append(read_run(name, m, sc))
     assert [(r["variant"], r["target"]) for r in runs] == [("vanilla", "pieces"), ("parent", "transitions")]
     fig = _figure()
-    _plot_training(fig, runs)
+    plot_training(fig, runs)
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[:2] == ["loss per target piece", "loss per transition token (pieces and arc tokens)"]
     assert [len(ax.lines) for ax in fig.axes[:2]] == [2, 2]  # each run's curves in its own panel
@@ -434,8 +435,8 @@ def test_report_writes_every_plot_and_a_standalone_page(tmp_path):
              "length_after": {"src": {"3": 2}, "tgt": {"4": 2}},
              "labels": {"src": {"nsubj": 3, "root": 2}, "tgt": {"det": 1}}}
     out = tmp_path / "r" / "report.html"
-    write_report(out, stats, summary, [run], title="T <&>", config_text="shards: 4", challenge=CHALLENGE,
-                 induce=INDUCE)
+    write_report(out, ReportInputs(stats, summary, [run], title="T <&>", config_text="shards: 4", challenge=CHALLENGE,
+                                   induce=INDUCE))
     for name in PLOTS:
         png = tmp_path / "r" / "plots" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -443,6 +444,52 @@ def test_report_writes_every_plot_and_a_standalone_page(tmp_path):
     assert page.count("data:image/png;base64,") == len(PLOTS)
     assert "T &lt;&amp;&gt;" in page and "shards: 4" in page and "vanilla" in page
     assert "<td>tgt_particle</td>" in page and "<td>latent</td>" in page
+
+
+def test_the_older_call_forms_build_the_same_inputs(tmp_path, monkeypatch):
+    """render_html(stats, accounting, runs, pngs, **fields) and write_report(out, stats,
+    accounting, runs, plots_dir, **fields), the forms before ReportInputs, show the same
+    page and draw the same plots as the ReportInputs form."""
+    from synprep.report import html as page_html
+    from synprep.report import render_html, render_page
+
+    led = acc.account_shard("000", IDS, _rej(("c:4", "filter", "empty")), ["c:1", "c:5", "c:9"], ["filter"])
+    summary = acc.summarize([led], ["filter"])
+    runs = [{"name": "vanilla", "metrics": [], "scores": {"bleu": 0.5}}]
+    fields = {"title": "T", "config_text": "c: 1", "manifest": {"m": 1}, "top_labels": 7, "challenge": CHALLENGE,
+              "induce": INDUCE, "gates": GATES, "comparison": {"note": "not compared"}, "warnings": ["w"]}
+    inputs = ReportInputs({"labels": {}}, summary, runs, **fields)
+    pngs = {"rejects": b"r", "training": b"t", "challenge": b"c"}
+    page = render_page(inputs, pngs)
+    assert render_html({"labels": {}}, summary, runs, pngs, **fields) == page
+    for text in ("Warning:</b> w", "<b>4</b>input pairs", "<td>vanilla</td>", "Every BLEU is below 1",
+                 "not compared", "Syntactic challenge sets", "Induced trees", "Syntactic gate norms", "c: 1"):
+        assert text in page
+
+    drawn = []
+    monkeypatch.setattr(page_html, "draw_plots", lambda *a, **k: drawn.append((a, k)) or pngs)
+    write_report(tmp_path / "new.html", inputs, plots_dir=tmp_path / "p")
+    write_report(tmp_path / "old.html", {"labels": {}}, summary, runs, tmp_path / "p", **fields)
+    assert (tmp_path / "new.html").read_text() == (tmp_path / "old.html").read_text() == page
+    assert drawn[0] == drawn[1] == (({"labels": {}}, summary, runs, tmp_path / "p"),
+                                    {"top_labels": 7, "challenge": CHALLENGE})
+    with pytest.raises(TypeError):
+        write_report(tmp_path / "x.html", inputs, title="mixed")
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_a_section_added_to_the_list_appears_in_its_place(monkeypatch):
+    """The page is SECTIONS rendered in order: one function added to the list is one
+    more part of the page, where it was put; a section with nothing to show adds nothing."""
+    from synprep.report import SECTIONS, render_page
+
+    inputs = ReportInputs({}, config_text="the config")
+    before = render_page(inputs, {})
+    monkeypatch.setattr("synprep.report.html.SECTIONS", [*SECTIONS[:-1], lambda i, p: "<h2>Mine</h2>", lambda i, p: "",
+                                                         SECTIONS[-1]])
+    page = render_page(inputs, {})
+    assert page.replace("<h2>Mine</h2>", "") == before
+    assert page.index("<h2>Mine</h2>") < page.index("<summary>configuration</summary>")
 
 
 @pytest.mark.slow
@@ -489,13 +536,13 @@ def test_cli_accounting_exit_status(tmp_path):
 def test_length_axis_is_cut_at_a_high_percentile_and_says_so():
     """Issue 21 item 8: one 59-word line does not squeeze 1,000 short ones into the left
     fifth: the axis ends at the 99.5th percentile, and the panel counts what it leaves off."""
-    from synprep.report import _plot_lengths
+    from synprep.report.plots import plot_lengths
 
     short = {str(n): 100 for n in range(3, 13)}  # 1,000 sentences of 3..12 words
     stats = {"length_before": {"src": {**short, "59": 1}, "tgt": dict(short)},
              "length_after": {"src": dict(short), "tgt": dict(short)}}
     fig = _figure()
-    _plot_lengths(fig, stats)
+    plot_lengths(fig, stats)
     src, tgt = fig.axes[:2]
     assert src.get_xlim()[1] <= 14  # 12 (the 99.5th percentile) + 1
     notes = [t.get_text() for t in src.texts]
@@ -505,13 +552,13 @@ def test_length_axis_is_cut_at_a_high_percentile_and_says_so():
 
 def test_score_panels_leave_out_absent_scores():
     """Issue 21 item 8: a run without a metric gets no empty 0.00 bar in that panel."""
-    from synprep.report import _plot_training
+    from synprep.report.plots import plot_training
 
     runs = [{"name": "a", "metrics": [], "scores": {"bleu": 3.1, "bleu-tok": 2.5}},
             {"name": "b", "metrics": [], "scores": {"bleu": 1.2, "bleu-tok": None}},
             {"name": "c", "metrics": [], "scores": {"bleu": 0.4, "bleu-tok": 0.0}}]
     fig = _figure()
-    _plot_training(fig, runs)
+    plot_training(fig, runs)
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title() in ("BLEU", "tokenized BLEU")}
     assert len(panels["BLEU"].patches) == 3
     tok = panels["tokenized BLEU"]

@@ -4,7 +4,7 @@ Three steps (the workflow runs the first two once a shard, the last once):
 
 * ``synprep report accounting``: one shard's ledger (:mod:`synprep.accounting`);
   exits 1 when the shard is out of balance;
-* ``synprep report stats``: one shard's histograms (:func:`synprep.report.shard_stats`);
+* ``synprep report stats``: one shard's histograms (:func:`synprep.report.stats.shard_stats`);
 * ``synprep report html``: merge ledgers and statistics, draw the plots, write the page.
 """
 
@@ -158,9 +158,9 @@ def run(args: argparse.Namespace) -> int:
     challenge = _load_json(args.challenge) if args.challenge else None
     induce = _load_json(args.induce) if args.induce else None
     gates = _load_json(args.gates) if args.gates else None
-    rep.write_report(args.output, stats, summary, runs, args.plots_dir, title=args.title,
-                     config_text=config_text, manifest=manifest, top_labels=args.top_labels,
-                     challenge=challenge, induce=induce, gates=gates)
+    inputs = rep.ReportInputs(stats, summary, runs, title=args.title, config_text=config_text, manifest=manifest,
+                              top_labels=args.top_labels, challenge=challenge, induce=induce, gates=gates)
+    rep.write_report(args.output, inputs, plots_dir=args.plots_dir)
     if summary is not None:
         if args.summary:
             write_json(args.summary, {k: v for k, v in summary.items()})

@@ -35,17 +35,19 @@ comparison = report.compare_runs(
 )
 report.write_report(
     sm.output.html,
-    stats,
-    summary,
-    runs,
-    os.path.dirname(sm.output.plots[0]),
-    title=sm.params.title,
-    config_text=yaml.safe_dump(dict(sm.config), sort_keys=False, allow_unicode=True),
-    manifest=load(sm.input.manifest),
-    top_labels=sm.params.top_labels,
-    comparison=comparison,
-    warnings=list(sm.params.warnings) + [w for w in [demo_parser_warning(
-        sm.config, {"src": sm.config["corpus"]["src_lang"], "tgt": sm.config["corpus"]["tgt_lang"]})] if w],
-    **analysis,
+    report.ReportInputs(
+        stats,
+        summary,
+        runs,
+        title=sm.params.title,
+        config_text=yaml.safe_dump(dict(sm.config), sort_keys=False, allow_unicode=True),
+        manifest=load(sm.input.manifest),
+        top_labels=sm.params.top_labels,
+        comparison=comparison,
+        warnings=list(sm.params.warnings) + [w for w in [demo_parser_warning(
+            sm.config, {"src": sm.config["corpus"]["src_lang"], "tgt": sm.config["corpus"]["tgt_lang"]})] if w],
+        **analysis,
+    ),
+    plots_dir=os.path.dirname(sm.output.plots[0]),
 )
 print(accounting.render(summary), file=log)

@@ -1,0 +1,368 @@
+"""The report's HTML page: :class:`ReportInputs` (everything the page shows),
+:data:`SECTIONS` (the page's parts, in order), :func:`render_page` and
+:func:`write_report` (draw the plots, write the page).
+
+The page is standalone: the plots are embedded as PNG data. It shows the accounting
+(:mod:`synprep.accounting`), the data's plots (:mod:`synprep.report.plots`), the
+training curves and scores when there are any (with the scores by source length, and
+each run compared with the first: :func:`synprep.report.runs.compare_runs`,
+:mod:`synprep.significance`), the analysis stage's results when it ran (challenge-set
+counts per phenomenon with a plot, :mod:`synprep.challenge`; attachment accuracy of
+induced trees against branching baselines, :mod:`synprep.induce`; gate norms by target
+part of speech, :mod:`synprep.gates`), and the configuration of the run.
+
+Each section is a function ``(inputs, pngs) -> str`` that returns its HTML fragment,
+or ``""`` when it has nothing to show; to add a section to the page, write one and put
+it in :data:`SECTIONS` where it belongs.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import html
+import json
+import os
+from typing import Callable, Iterable, Mapping, Sequence
+
+from ..outputs import write_text
+from .plots import PLOTS, draw_plots
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportInputs:
+    """What the report shows. ``stats``: the merged statistics
+    (:func:`synprep.report.stats.merge_stats`); ``accounting``: the merged ledgers
+    (:func:`synprep.accounting.summarize`); ``runs``: the training runs
+    (:func:`synprep.report.runs.read_run`); ``config_text``: the run's configuration;
+    ``manifest``: the dataset's manifest; ``top_labels``: relation labels in the labels
+    plot; ``challenge``: the challenge-set counts (the analysis stage's summary.json);
+    ``induce``: the induced-tree accuracies (induce.json); ``comparison``: the runs
+    compared with the first (:func:`synprep.report.runs.compare_runs`); ``gates``: the
+    gate norms by target UPOS (gates.json, or one ``synprep gate-stats --json``); each
+    section appears only when given; ``warnings``: lines shown at the top (e.g. the demo
+    parser models parsed the corpus, or a paper's recipe ran with them)."""
+
+    stats: Mapping
+    accounting: Mapping | None = None
+    runs: Sequence[Mapping] = ()
+    title: str = "synprep report"
+    config_text: str | None = None
+    manifest: Mapping | None = None
+    top_labels: int = 20
+    challenge: Mapping | None = None
+    induce: Mapping | None = None
+    comparison: Mapping | None = None
+    gates: Mapping | None = None
+    warnings: Sequence[str] = ()
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#222}
+h1{margin-bottom:.2em} .sub{color:#666;margin-top:0}
+.cards{display:flex;gap:1em;flex-wrap:wrap;margin:1.2em 0}
+.card{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;min-width:9em}
+.card b{display:block;font-size:1.5em} .ok{color:#2a7d4f} .bad{color:#b3261e}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0 1.5em}
+td,th{border-bottom:1px solid #e5e5e5;padding:.25em .7em;text-align:right} th{background:#f6f6f6}
+td:first-child,th:first-child{text-align:left}
+img{max-width:100%} figure{margin:1.5em 0} figcaption{color:#555;font-size:.9em}
+pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:.8em}
+details{margin:1em 0}
+.warn{border-left:4px solid #b3261e;background:#fdf3f2;padding:.5em 1em}
+"""
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    h = "".join(f"<th>{html.escape(str(c))}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{h}</tr>{body}</table>"
+
+
+def _figure(name: str, data: bytes) -> str:
+    t, caption = PLOTS[name]
+    b64 = base64.b64encode(data).decode("ascii")
+    return (f"<figure><img alt='{html.escape(t)}' src='data:image/png;base64,{b64}'>"
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def _num(v: object, fmt: str = "{:,}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+# ----------------------------------------------------------------------------- sections, in page order
+
+
+def _warnings_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """What makes the results below less than they look (e.g. the demo parser models)."""
+    return "".join(f"<p class='warn'><b>Warning:</b> {html.escape(w)}</p>" for w in inputs.warnings)
+
+
+def _accounting_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The accounting in numbers: input, kept, rejected, shards, balanced."""
+    accounting = inputs.accounting
+    if not accounting:
+        return ""
+    inp, kept, rej = accounting["input"], accounting["kept"], accounting["rejected"]
+    ok = accounting["balanced"]
+    share = 100 * kept / inp if inp else 0.0
+    return ("<p class='sub'>From raw pairs to shards: what was kept, what was rejected and why.</p>"
+            "<div class='cards'>"
+            f"<div class='card'><b>{inp:,}</b>input pairs</div>"
+            f"<div class='card'><b>{kept:,}</b>kept ({share:.1f}%)</div>"
+            f"<div class='card'><b>{rej:,}</b>rejected</div>"
+            f"<div class='card'><b>{len(accounting['shards'])}</b>shards</div>"
+            f"<div class='card'><b class='{'ok' if ok else 'bad'}'>{'yes' if ok else 'NO'}</b>"
+            "input = kept + rejected, per shard</div></div>")
+
+
+def _rejects_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The rejects plot, and with the accounting its tables per stage and per shard."""
+    data = pngs.get("rejects")
+    if data is None:
+        return ""
+    parts = [_figure("rejects", data)]
+    accounting = inputs.accounting
+    if accounting:
+        rows = []
+        for s in accounting["stages"]:
+            reasons = ", ".join(f"{k} {v:,}" for k, v in s["rejected"].items()) or "-"
+            rows.append((s["stage"], f"{s['input']:,}", f"{s['kept']:,}", f"{s['input'] - s['kept']:,}", reasons))
+        parts.append(_table(("stage", "in", "kept", "rejected", "reasons"), rows))
+        rows = []
+        for led in accounting["shards"]:
+            problems = "; ".join(f"{k}: {p['count']}" for k, p in led["problems"].items()) or "-"
+            rows.append((led["shard"], f"{led['input']:,}", f"{led['kept']:,}", f"{led['rejected']:,}",
+                         "yes" if led["balanced"] else "NO", problems))
+        parts.append("<details><summary>per shard</summary>"
+                     + _table(("shard", "input", "kept", "rejected", "balanced", "problems"), rows) + "</details>")
+    return "".join(parts)
+
+
+def _data_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The plots of the data: lengths, pieces per word, projectivity, labels, transitions."""
+    names = ("lengths", "pieces_per_word", "projectivity", "labels", "transitions")
+    return "".join(_figure(name, pngs[name]) for name in names if pngs.get(name) is not None)
+
+
+def _training_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """With training runs: their plot and the table of their final scores."""
+    runs = inputs.runs
+    if not runs:
+        return ""
+    parts = [_figure("training", pngs["training"])] if pngs.get("training") is not None else []
+    metrics = sorted({k for r in runs for k, v in (r.get("scores") or {}).items() if isinstance(v, (int, float))})
+    if metrics:
+        rows = [[r["name"]] + [f"{r['scores'][m]:.2f}" if isinstance(r["scores"].get(m), (int, float)) else "-"
+                               for m in metrics] for r in runs if r.get("scores")]
+        parts.append(_table(["variant"] + metrics, rows))
+        bleu = [r["scores"]["bleu"] for r in runs if isinstance((r.get("scores") or {}).get("bleu"), (int, float))]
+        if bleu and max(bleu) < 1.0:
+            parts.append("<p class='sub'>Every BLEU is below 1: these models have not learnt to translate (the "
+                         "demo trains tiny models for a few hundred updates on a few hundred pairs, enough to "
+                         "draw the curves). The scores show that training and evaluation ran, not how the "
+                         "variants compare.</p>")
+    return "".join(parts)
+
+
+def _challenge_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The challenge-set section: counts per phenomenon (a :func:`synprep.challenge.extract`
+    result, as the workflow's summary.json) and the plot."""
+    challenge, png = inputs.challenge, pngs.get("challenge")
+    if not challenge:
+        return ""
+    pairs = challenge.get("pairs")
+    what = {"heldout": "the held-out shards", "all": "every shard"}.get(challenge.get("data") or "", "the input")
+    shards = challenge.get("shards") or []
+    sub = (f"{_num(pairs)} pairs kept in {what}" + (f" ({', '.join(shards)})" if shards else "")
+           + f"; a pair counts when an arc with the phenomenon spans at least {challenge.get('min_dist')} words "
+           f"(rules: {challenge.get('rules')}).")
+    parts = ["<h2>Syntactic challenge sets</h2>", f"<p class='sub'>{html.escape(sub)}</p>"]
+    if png is not None:
+        parts.append(_figure("challenge", png))
+    rows = []
+    for name, c in (challenge.get("subsets") or {}).items():
+        rows.append((name, c.get("side") or "-", c.get("lang") or "-", _num(c.get("sentences")), _num(c.get("arcs")),
+                     _num(c.get("mean_distance"), "{:.2f}"), _num(c.get("max_distance")),
+                     _num(c.get("sentences_any_distance")), _num(c.get("arcs_any_distance"))))
+    parts.append(_table(("subset", "side", "lang", "sentences", "arcs", "mean distance", "max distance",
+                         "sentences (any distance)", "arcs (any distance)"), rows))
+    skipped = challenge.get("skipped") or []
+    if skipped:
+        items = "".join(f"<li>{html.escape(str(s.get('side')))} {html.escape(str(s.get('phenomenon')))}: "
+                        f"{html.escape(str(s.get('reason')))}</li>" for s in skipped)
+        parts.append(f"<p class='sub'>Not run:</p><ul class='sub'>{items}</ul>")
+    return "".join(parts)
+
+
+def _induce_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The induced-trees section: attachment accuracy of each run and of the
+    branching baselines (an :func:`synprep.induce.evaluate` or
+    :func:`synprep.analysis.evaluate_induction` result)."""
+    induce = inputs.induce
+    if not induce:
+        return ""
+    sub = (f"Trees decoded from the structured attention of each run (Chu-Liu-Edmonds, root: "
+           f"{induce.get('root') or '-'}) against the parser's source trees: {_num(induce.get('sentences'))} "
+           f"sentences, {_num(induce.get('words'))} words scored, punctuation excluded. Attachment accuracy in %.")
+    rows = []
+    for name, r in (induce.get("systems") or {}).items():
+        kind = "baseline" if name in ("left-branching", "right-branching") else "model"
+        rows.append((name, kind, _num(r.get("directed"), "{:.2f}"), _num(r.get("undirected"), "{:.2f}")))
+    out = ("<h2>Induced trees</h2>" + f"<p class='sub'>{html.escape(sub)}</p>"
+           + _table(("system", "", "directed %", "undirected %"), rows))
+    tb = induce.get("treebank")
+    if tb:
+        sub = (f"The same runs on the gold treebank {tb.get('gold')}: every one of its {_num(tb.get('sentences'))} "
+               f"sentences at its syntactic words, {_num(tb.get('words'))} words scored, punctuation excluded "
+               "(Bisk & Tran's Table 3).")
+        rows = [(name, "baseline" if name in ("left-branching", "right-branching") else "model",
+                 _num(r.get("directed"), "{:.2f}"), _num(r.get("undirected"), "{:.2f}"))
+                for name, r in (tb.get("systems") or {}).items()]
+        out += f"<p class='sub'>{html.escape(sub)}</p>" + _table(("system", "", "directed %", "undirected %"), rows)
+    return out
+
+
+def _gates_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The gate-norm section (Bisk & Tran 004 §6, Eq. 17): per run, the mean norm of the
+    syntactic gate by target UPOS and on which UPOS each sentence's highest norm falls.
+    ``gates``: the workflow's gates.json (``{"gold", "runs": {run: summary}}``) or one
+    ``synprep gate-stats --json`` summary."""
+    gates = inputs.gates
+    if not gates:
+        return ""
+    runs = gates.get("runs") if "runs" in gates else {"gate-stats": gates}
+    parts = ["<h2>Syntactic gate norms</h2>",
+             "<p class='sub'>How much source syntax flows into the decoder before each target word: "
+             "z = ||sigmoid(W_g h)||_2 (Bisk &amp; Tran, Eq. 17), a word's z the mean of its pieces', "
+             "by the UPOS of the target trees. 'highest' counts the sentences whose highest z falls on that UPOS.</p>"]
+    for name, r in (runs or {}).items():
+        sub = (f"{name}: {_num(r.get('sentences'))} sentences, {_num(r.get('words'))} words, mean z "
+               f"{_num(r.get('mean'), '{:.3f}')}; at end of sentence {_num((r.get('eos') or {}).get('mean'), '{:.3f}')}.")
+        rows = [(u, _num(v.get("words")), _num(v.get("mean"), "{:.3f}"), _num(v.get("highest_in_sentence")))
+                for u, v in (r.get("by_upos") or {}).items()]
+        parts.append(f"<p class='sub'>{html.escape(sub)}</p>" + _table(("UPOS", "words", "mean z", "highest"), rows))
+    return "".join(parts)
+
+
+def _src_length_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The scores of each run by source length (the GPS paper's buckets, 002 §4.2.1;
+    ``synprep evaluate``'s ``by_src_length``); empty when no run has them."""
+    runs = [run for run in inputs.runs if run.get("by_src_length")]
+    if not runs:
+        return ""
+    buckets = [b["bucket"] for b in runs[0]["by_src_length"]]
+    rows = []
+    for r in runs:
+        for m, label in (("bleu", "BLEU"), ("chrf+", "chrF+")):
+            by = {b["bucket"]: b for b in r["by_src_length"]}
+            rows.append([r["name"], label] + [_num(by.get(k, {}).get(m), "{:.2f}") for k in buckets])
+    counts = {b["bucket"]: b["n"] for b in runs[0]["by_src_length"]}
+    head = ["run", "metric"] + [f"{k} ({counts.get(k, 0):,})" for k in buckets]
+    sub = ("Held-out scores by source sentence length in words (the parser's words; sentences per bucket in "
+           "brackets), each bucket scored as its own corpus, in the GPS paper's buckets (002 §4.2.1).")
+    return "<h2>Scores by source length</h2>" + f"<p class='sub'>{html.escape(sub)}</p>" + _table(head, rows)
+
+
+def _comparison_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The significance section: each run against the first (a
+    :func:`synprep.significance.compare` result, or ``{"note": ...}``)."""
+    comparison = inputs.comparison
+    if not comparison:
+        return ""
+    parts = ["<h2>Significance against the first run</h2>"]
+    if comparison.get("note"):
+        return parts[0] + f"<p class='sub'>{html.escape(comparison['note'])}</p>"
+    comps = comparison.get("comparisons") or []
+    base = comps[0]["a"] if comps else "-"
+    sub = (f"Each run against {base} on the held-out sentences: delta = run - {base}; 95 % interval of the delta and "
+           "one-sided p-value of paired bootstrap resampling (1,000 resamples, Koehn 2004); two-sided exact sign test "
+           "on sentence-level chrF+, ties dropped (000 §6.2). Definitions: synprep.significance.")
+    parts.append(f"<p class='sub'>{html.escape(sub)}</p>")
+    scores = comparison.get("systems") or {}
+    rows = []
+    for c in comps:
+        s = scores.get(c["b"], {}).get(c["metric"])
+        rows.append((c["b"], c["metric"], _num(s, "{:.2f}"), f"{c['delta']:+.2f}",
+                     f"[{c['ci'][0]:.2f}, {c['ci'][1]:.2f}]", f"{c['p_bootstrap']:.4f}",
+                     "-" if c["p_sign"] is None else f"{c['p_sign']:.3g}"))
+    parts.append(_table(("run", "metric", "score", "delta", "95% CI", "p (bootstrap)", "p (sign test)"), rows))
+    return "".join(parts)
+
+
+def _manifest_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The dataset's manifest, folded."""
+    if not inputs.manifest:
+        return ""
+    return ("<details><summary>manifest</summary><pre>"
+            + html.escape(json.dumps(inputs.manifest, indent=1, sort_keys=True, ensure_ascii=False)[:200_000])
+            + "</pre></details>")
+
+
+def _config_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The run's configuration, folded."""
+    if not inputs.config_text:
+        return ""
+    return f"<details><summary>configuration</summary><pre>{html.escape(inputs.config_text)}</pre></details>"
+
+
+Section = Callable[[ReportInputs, Mapping[str, bytes]], str]
+
+#: the page's sections, in order: each returns its HTML fragment, or "" when it has nothing to show
+SECTIONS: list[Section] = [
+    _warnings_section,
+    _accounting_section,
+    _rejects_section,
+    _data_section,
+    _training_section,
+    _src_length_section,
+    _comparison_section,
+    _challenge_section,
+    _induce_section,
+    _gates_section,
+    _manifest_section,
+    _config_section,
+]
+
+
+# ----------------------------------------------------------------------------- the page
+
+
+def render_page(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The HTML page: the title, then every section of :data:`SECTIONS` in order.
+    ``pngs``: plot name -> PNG bytes (:func:`synprep.report.plots.draw_plots`)."""
+    title = html.escape(inputs.title)
+    head = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>"
+            f"<style>{_CSS}</style></head><body><h1>{title}</h1>")
+    return head + "".join(section(inputs, pngs) for section in SECTIONS) + "</body></html>\n"
+
+
+def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], pngs: Mapping[str, bytes],
+                **fields) -> str:
+    """:func:`render_page` called the older way: the fields of :class:`ReportInputs`
+    as arguments (``title=``, ``config_text=``, ``challenge=``, ...)."""
+    return render_page(ReportInputs(stats, accounting, runs, **fields), pngs)
+
+
+def write_report(out_html: str | os.PathLike, inputs: ReportInputs | Mapping, *args,
+                 plots_dir: str | os.PathLike | None = None, **fields) -> None:
+    """Draw the plots into ``plots_dir`` (default: ``plots/`` beside the page) and write
+    the HTML page (atomically).
+
+    ``write_report(out_html, ReportInputs(...), plots_dir=...)``; the older form
+    ``write_report(out_html, stats, accounting, runs, plots_dir, title=..., ...)`` (the
+    fields of :class:`ReportInputs` as arguments) works too."""
+    if not isinstance(inputs, ReportInputs):
+        if len(args) > 3:
+            raise TypeError(f"write_report takes at most 5 positional arguments ({2 + len(args)} given)")
+        legacy = dict(zip(("accounting", "runs", "plots_dir"), args))
+        plots_dir = legacy.pop("plots_dir", plots_dir)
+        inputs = ReportInputs(inputs, **legacy, **fields)
+    elif args or fields:
+        raise TypeError("write_report(out_html, ReportInputs(...), plots_dir=...) takes no other arguments")
+    out_html = os.fspath(out_html)
+    if plots_dir is None:
+        plots_dir = os.path.join(os.path.dirname(out_html) or ".", "plots")
+    pngs = draw_plots(inputs.stats, inputs.accounting, inputs.runs, plots_dir, top_labels=inputs.top_labels,
+                      challenge=inputs.challenge)
+    write_text(out_html, render_page(inputs, pngs))

@@ -1,0 +1,78 @@
+"""The training runs the report shows: each run's metrics and scores
+(:func:`read_run`), and every run compared with the first (:func:`compare_runs`,
+:mod:`synprep.significance`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Mapping
+
+from ..errors import InputError
+
+
+def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | os.PathLike | None = None) -> dict:
+    """One training run for the report.
+
+    ``metrics``: the trainer's JSON-lines log (``synprep.train``): ``{"event":
+    "train", "step", "loss", ...}`` and ``{"event": "valid", "step", "loss", "bleu",
+    ...}`` records become ``train_loss`` and ``valid_loss`` points (records that
+    already carry ``train_loss``/``valid_loss`` are taken as they are);
+    ``scores``: a JSON object of final scores (``synprep evaluate``'s scores.json:
+    ``bleu``, ``chrf+``, ``chrf++``, ``bleu-tok``; counts and nested tables are left out,
+    except the source-length buckets, kept as ``by_src_length``). The start record
+    gives the run's ``variant`` and ``target`` (``pieces`` or ``transitions``: what
+    its loss is averaged over)."""
+    run: dict = {"name": name, "metrics": [], "scores": {}}
+    if metrics and os.path.exists(metrics):
+        with open(metrics, encoding="utf-8") as f:
+            for ln, line in enumerate(f, 1):
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise InputError(os.fspath(metrics), ln, f"not a JSON line ({e.msg}); expected the trainer's "
+                                     "metrics.jsonl, one JSON object a line", "invalid") from None
+                if isinstance(row, dict) and row.get("event") == "start":
+                    run.update({k: row[k] for k in ("variant", "target") if isinstance(row.get(k), str)})
+                if not isinstance(row, dict) or not isinstance(row.get("step"), (int, float)):
+                    continue
+                event = row.get("event")
+                if event in ("train", "valid") and isinstance(row.get("loss"), (int, float)):
+                    row = {**row, f"{event}_loss": row["loss"]}
+                run["metrics"].append(row)
+    if scores and os.path.exists(scores):
+        with open(scores, encoding="utf-8") as f:
+            try:
+                obj = json.load(f)
+            except json.JSONDecodeError as e:
+                raise InputError(os.fspath(scores), e.lineno, f"not JSON ({e.msg}); expected synprep evaluate's "
+                                 "scores.json", "invalid") from None
+        if isinstance(obj, dict):
+            run["scores"] = {k: v for k, v in obj.items()
+                             if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"}
+            if isinstance(obj.get("by_src_length"), list):
+                run["by_src_length"] = obj["by_src_length"]
+    return run
+
+
+def compare_runs(eval_dirs: Mapping[str, str | os.PathLike], *, samples: int | None = None) -> dict | None:
+    """:func:`synprep.significance.compare` of the training runs' evaluations
+    (``hyps.txt`` and ``refs.txt`` in each run's ``eval/`` directory), each against the
+    first run. None when fewer than two runs were evaluated; ``{"note": why}`` when
+    their references differ (the runs were not scored on the same sentences)."""
+    from ..significance import DEFAULT_SAMPLES, compare, read_lines
+
+    dirs = {name: os.fspath(d) for name, d in eval_dirs.items()
+            if os.path.exists(os.path.join(d, "hyps.txt")) and os.path.exists(os.path.join(d, "refs.txt"))}
+    if len(dirs) < 2:
+        return None
+    names = list(dirs)
+    refs = read_lines(os.path.join(dirs[names[0]], "refs.txt"), "references")
+    for name in names[1:]:
+        if read_lines(os.path.join(dirs[name], "refs.txt"), "references") != refs:
+            return {"note": f"not compared: run {name} was scored on other references than run {names[0]}"}
+    systems = [(name, read_lines(os.path.join(dirs[name], "hyps.txt"))) for name in names]
+    return compare(refs, systems, samples=samples or DEFAULT_SAMPLES)
