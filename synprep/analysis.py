@@ -162,7 +162,7 @@ def tree_conllu(tree) -> str:
 
 
 def _dataset_ids(dataset: str | os.PathLike) -> list[str]:
-    from .report import read_arrow, table_ids
+    from .shards import read_arrow, table_ids
 
     return table_ids(read_arrow(dataset))
 

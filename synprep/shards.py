@@ -67,7 +67,7 @@ import hashlib
 import json
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -1152,3 +1152,40 @@ def iter_rows(path: str | os.PathLike) -> Iterable[dict]:
     for t in tables:
         for b in t.to_batches():
             yield from b.to_pylist()
+
+
+# ----------------------------------------------------------------- any Arrow file
+
+
+def read_arrow(path: str | os.PathLike):
+    """A pyarrow Table from an Arrow IPC file or stream (memory-mapped), or from a
+    synprep dataset directory (all its shards, in manifest order)."""
+    import pyarrow as pa
+
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        m, tables = open_dataset(path)
+        if not tables:
+            return schema(m["sides"], m.get("transition_side")).empty_table()
+        return pa.concat_tables(tables)
+    if not os.path.isfile(path):
+        raise InputError(path, None, "no such Arrow file or dataset directory", "unreadable")
+    with pa.memory_map(path, "r") as source:
+        try:
+            return pa.ipc.open_file(source).read_all()
+        except pa.ArrowInvalid:
+            pass
+    with pa.memory_map(path, "r") as source:
+        try:
+            return pa.ipc.open_stream(source).read_all()
+        except (pa.ArrowInvalid, OSError) as e:
+            raise InputError(path, None, f"not an Arrow file or stream ({e})", "invalid") from None
+
+
+def table_ids(table) -> list[str]:
+    """The pair ids of a shard table: its ``id`` column, else ``tgt_id`` or ``src_id``
+    (synprep shards carry the id per side; both are the pair id)."""
+    for col in ("id", "tgt_id", "src_id"):
+        if col in table.column_names:
+            return [str(x) for x in table.column(col).to_pylist()]
+    raise InputError("<arrow>", None, f"no id column (columns: {', '.join(table.column_names)})")

@@ -76,7 +76,7 @@ def _read_ids(path: str) -> list[str]:
     import os
 
     if os.path.isdir(path) or path.endswith((".arrow", ".feather", ".ipc")):
-        from ..report import read_arrow, table_ids
+        from ..shards import read_arrow, table_ids
 
         return table_ids(read_arrow(path))
     from ..errors import InputError

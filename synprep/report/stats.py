@@ -33,6 +33,7 @@ from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import InputError
+from ..shards import read_arrow, table_ids  # noqa: F401  (the report reads Arrow through the dataset owner)
 
 SIDES = ("src", "tgt")
 
@@ -152,44 +153,6 @@ def _tree_stats(path, kept: set[str] | None, words: str, labels: str) -> tuple[d
         dict(sorted(label_counts.items())),
         {str(k): lengths[k] for k in sorted(lengths)},
     )
-
-
-def read_arrow(path: str | os.PathLike):
-    """A pyarrow Table from an Arrow IPC file or stream (memory-mapped), or from a
-    synprep dataset directory (all its shards, in manifest order)."""
-    import pyarrow as pa
-
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        from ..shards import open_dataset
-
-        m, tables = open_dataset(path)
-        if not tables:
-            from ..shards import schema
-
-            return schema(m["sides"], m.get("transition_side")).empty_table()
-        return pa.concat_tables(tables)
-    if not os.path.isfile(path):
-        raise InputError(path, None, "no such Arrow file or dataset directory", "unreadable")
-    with pa.memory_map(path, "r") as source:
-        try:
-            return pa.ipc.open_file(source).read_all()
-        except pa.ArrowInvalid:
-            pass
-    with pa.memory_map(path, "r") as source:
-        try:
-            return pa.ipc.open_stream(source).read_all()
-        except (pa.ArrowInvalid, OSError) as e:
-            raise InputError(path, None, f"not an Arrow file or stream ({e})", "invalid") from None
-
-
-def table_ids(table) -> list[str]:
-    """The pair ids of a shard table: its ``id`` column, else ``tgt_id`` or ``src_id``
-    (synprep shards carry the id per side; both are the pair id)."""
-    for col in ("id", "tgt_id", "src_id"):
-        if col in table.column_names:
-            return [str(x) for x in table.column(col).to_pylist()]
-    raise InputError("<arrow>", None, f"no id column (columns: {', '.join(table.column_names)})")
 
 
 #: sections of :func:`shard_stats` that are histograms keyed by a number
