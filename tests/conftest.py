@@ -14,10 +14,17 @@ for its configuration and for ``snakemake``/``dry_run``/``job_counts``):
   nothing to do in it. Delete, damage or rerun anything there; ``root`` and ``config``
   are still the shared inputs (copy them as well to change them).
 
+    from .workflow_helpers import dry_run, job_counts, run_workflow
+
     def test_a_lost_shard_is_rebuilt(copy_of_finished_run):
         run = copy_of_finished_run
         shutil.rmtree(run.results / "shards" / "001")
-        counts = job_counts(dry_run(run).stdout)
+        assert job_counts(dry_run(run).stdout).get("write_shard") == 1
+        # rerun only what the test checks; name it: snakemake does not remake a missing
+        # input of an output that is up to date (``all`` names the shards for that)
+        run_workflow(run.workdir, run.config, "results/shards/001", "results/shards/manifest.json")
+
+Both are marked nothing by themselves: mark a test that uses them ``workflow`` and ``slow``.
 """
 
 from __future__ import annotations

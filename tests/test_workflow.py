@@ -322,7 +322,6 @@ def test_tiny_run_analysis_reads_the_heldout_pairs_in_dataset_order(finished_dem
 def test_snakemake_report_of_the_tiny_run_carries_the_plots(copy_of_finished_run):
     """snakemake's own report (written into a copy: snakemake writes .snakemake/ there)."""
     run = copy_of_finished_run
-    assert "Nothing to be done" in dry_run(run).stdout  # the copy is as finished as the original
     snakemake("--report", "report.html", "--configfile", str(run.config), "--replace-workflow-config",
               "--directory", str(run.workdir), cwd=run.workdir)
     snake_report = (run.workdir / "report.html").read_text(errors="replace")
