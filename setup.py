@@ -3,7 +3,9 @@ synprep/_fastcollate.pyx: gathering and padding batches), and put the demo parse
 models into the package.
 
 All metadata lives in pyproject.toml. If the extension cannot be compiled, synprep
-still installs and runs the pure-Python reference path (only slower).
+still installs and runs the pure-Python reference path (only slower);
+``SYNPREP_NO_EXTENSIONS=1`` skips the compilation on purpose (tests/test_packaging.py
+builds its wheel so: what it checks does not depend on the compiled paths).
 
 The demo models live in ``resources/`` of the repository (README, LICENSE,
 ``udpipe/*.udpipe``); a built wheel or a non-editable install carries a copy as
@@ -37,6 +39,8 @@ class build_py_with_resources(build_py):
 try:
     from Cython.Build import cythonize
 except ImportError:  # pragma: no cover - Cython is a build requirement
+    cythonize = None
+if cythonize is None or os.environ.get("SYNPREP_NO_EXTENSIONS") == "1":
     ext_modules = []
 else:
     ext_modules = cythonize(

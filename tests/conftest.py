@@ -1,4 +1,31 @@
-"""Shared test helpers: where ../shared/data is, and skipping when it is absent."""
+"""Shared test helpers: where ../shared/data is, and skipping when it is absent; and
+one finished run of the tiny demo workflow for every test that needs one.
+
+Workflow outputs without running the workflow again (the run takes ~30 s; it is made
+once per test session, once for all pytest-xdist workers, see tests/workflow_helpers.py
+for its configuration and for ``snakemake``/``dry_run``/``job_counts``):
+
+- ``finished_demo_run`` -> ``DemoRun(root, config, workdir)``: a finished
+  ``snakemake all`` of ``workflow_helpers.tiny_config`` in ``workdir``. Shared: READ it
+  only. Do not write into it, run snakemake in it (not even ``-n`` or ``--report``,
+  which write ``.snakemake/``) or change ``root``'s inputs.
+- ``copy_of_finished_run`` -> a ``DemoRun`` whose ``workdir`` is a private copy (under
+  ``tmp_path``) of that run with its snakemake metadata and file times: snakemake finds
+  nothing to do in it. Delete, damage or rerun anything there; ``root`` and ``config``
+  are still the shared inputs (copy them as well to change them).
+
+    from .workflow_helpers import dry_run, job_counts, run_workflow
+
+    def test_a_lost_shard_is_rebuilt(copy_of_finished_run):
+        run = copy_of_finished_run
+        shutil.rmtree(run.results / "shards" / "001")
+        assert job_counts(dry_run(run).stdout).get("write_shard") == 1
+        # rerun only what the test checks; name it: snakemake does not remake a missing
+        # input of an output that is up to date (``all`` names the shards for that)
+        run_workflow(run.workdir, run.config, "results/shards/001", "results/shards/manifest.json")
+
+Both are marked nothing by themselves: mark a test that uses them ``workflow`` and ``slow``.
+"""
 
 from __future__ import annotations
 
@@ -38,6 +65,16 @@ def ud_file(request) -> Path:
     return ud_path(request.param)
 
 
+#: test files that take much longer than the others, run first: with pytest-xdist's
+#: ``--dist loadfile`` (pyproject.toml) a worker takes a whole file, and the longest one
+#: started last would leave the other workers idle at the end
+LONG_FILES = ("test_workflow.py",)
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.path.name not in LONG_FILES)  # stable: the rest keep their order
+
+
 def pytest_runtest_setup(item):
     """Tests marked ``gpu`` skip, before their fixtures are built, without a CUDA device."""
     if item.get_closest_marker("gpu") is not None:
@@ -45,3 +82,44 @@ def pytest_runtest_setup(item):
 
         if not torch.cuda.is_available():
             pytest.skip("needs a CUDA device (marker gpu); torch sees none")
+
+
+@pytest.fixture(scope="session")
+def finished_demo_run(tmp_path_factory):
+    """The tiny demo workflow run to ``all`` once per session (see the module docstring).
+    Under pytest-xdist the first worker to ask runs it in the session's shared temporary
+    directory, holding a lock; the others wait for it and read the same run."""
+    import fcntl
+
+    from .workflow_helpers import DemoRun, need_models, need_snakemake, run_workflow, tiny_config
+
+    need_snakemake()
+    need_models()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # .../pytest-N/popen-gwK: share .../pytest-N
+        base = tmp_path_factory.getbasetemp().parent / "finished_demo_run"
+        base.mkdir(exist_ok=True)
+    else:
+        base = tmp_path_factory.mktemp("finished_demo_run")
+    run = DemoRun(base, base / "tiny.yaml", base / "run")
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (base / "failed").exists():
+            raise AssertionError(f"the demo run failed in another worker:\n{(base / 'failed').read_text()}")
+        if not (base / "done").exists():
+            try:
+                tiny_config(base)
+                run.workdir.mkdir()
+                run_workflow(run.workdir, run.config, cores=2)
+            except BaseException as e:
+                (base / "failed").write_text(str(e))
+                raise
+            (base / "done").touch()
+    return run
+
+
+@pytest.fixture
+def copy_of_finished_run(finished_demo_run, tmp_path):
+    """A private copy of ``finished_demo_run``'s snakemake directory (see the module docstring)."""
+    from .workflow_helpers import copy_run
+
+    return copy_run(finished_demo_run, tmp_path / "run")

@@ -41,6 +41,10 @@ def _config(pud: Path, out: Path, variant: str, **train) -> RunConfig:
     # bias) would turn float noise in the sum of the ranks' gradients into lr-sized steps
     d = cfg.to_dict()
     d["model"].update(dropout=0.0, prefix={"mode": "exact", "k": 4})
+    # the smallest model that has every part (one layer a side, two heads: the parent
+    # variant's parent head and an ordinary one): what is compared is the gradient
+    # synchronisation, not the model
+    d["model"].update(d_model=16, n_heads=2, enc_layers=1, dec_layers=1, d_ff=32)
     d["train"]["adam_eps"] = 1e-3
     return RunConfig.from_dict(d)
 

@@ -1,7 +1,7 @@
 """Tests of synprep.models: strict configs, no information from the future for every
 variant, edge visibility of the graph decoders, PASCAL weights on a hand example,
 matrix-tree marginals against brute force (and gradcheck), the prefix sampler, and
-overfitting a 32-pair batch from a real shard (slow)."""
+overfitting a 16-pair batch from a real shard (slow)."""
 
 from __future__ import annotations
 
@@ -829,7 +829,7 @@ def test_cut_groups_cover_every_row_once_with_little_padding():
 # --------------------------------------------------------------------------- overfitting a real shard
 
 
-def pud_batch(tmp_path_factory, n: int = 32):
+def pud_batch(tmp_path_factory, n: int = 16):
     """The ``n`` shortest pairs of the English-German PUD treebanks, written as a real
     dataset by synprep.shards and read back through synprep.data's collate."""
     from synprep.data import Collate, ShardDataset
@@ -852,7 +852,7 @@ def pud(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ALL)
-def test_every_variant_overfits_32_pairs_of_a_real_shard(pud, variant):
+def test_every_variant_overfits_16_pairs_of_a_real_shard(pud, variant):
     batch, manifest = pud
     tok = manifest["tokens"]
     torch.manual_seed(0)

@@ -183,40 +183,29 @@ def test_the_fingerprint_covers_special_ids_and_arc_tokens(run):
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_workflow_retrains_after_a_config_edit_that_changes_the_training_data(tmp_path):
-    """A finished run, then shards.max_target_pieces 9 -> 12 (other training rows): the
-    training starts over (the log says so) and the evaluation scores the new model,
-    never the old one resumed and stopped at once."""
+def test_workflow_retrains_after_a_config_edit_that_changes_the_training_data(copy_of_finished_run, tmp_path):
+    """A finished run (a private copy of the session's tiny run), then
+    shards.max_target_pieces 9 -> 12 (other training rows): the training starts over
+    (the log says so) and the evaluation scores the new model, never the old one
+    resumed and stopped at once."""
     import yaml
 
-    from .test_workflow import _need_models, _snakemake, _tiny_config
+    from .workflow_helpers import run_workflow
 
-    _need_models()
-    config = _tiny_config(tmp_path)
-    cfg = yaml.safe_load(config.read_text())
-    cfg["analysis"]["challenge"]["enabled"] = cfg["analysis"]["induce"]["enabled"] = False
-    cfg["train"]["runs"] = [{"name": "tiny", "config": {"preset": "tiny", "model": {"variant": "vanilla"}, "train": {
-        "max_steps": 2, "max_tokens": 1000, "valid_every": 2, "warmup": 1}}}]
-    config.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    work = tmp_path / "work"
-    work.mkdir()
-    target = "results/train/tiny/eval/scores.json"  # and what it needs: no report, no analysis
-
-    def _run(*_args, **_kw):
-        _snakemake("--cores", "2", target, "--configfile", str(config), "--replace-workflow-config",
-                   "--directory", str(work), cwd=work)
-
-    _run()
-    run = work / "results" / "train" / "tiny"
-    first = {n: torch.load(run / n, weights_only=True) for n in ("checkpoint_last.pt", "checkpoint_best.pt")}
+    run = copy_of_finished_run
+    cfg = yaml.safe_load(run.config.read_text())
+    assert cfg["shards"]["max_target_pieces"] == 9
     cfg["shards"]["max_target_pieces"] = 12
+    config = tmp_path / "edited.yaml"
     config.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    _run()
-    log = (work / "logs" / "train_model" / "tiny.log").read_text()
+    out = run.workdir / "results" / "train" / "tiny"
+    first = {n: torch.load(out / n, weights_only=True) for n in ("checkpoint_last.pt", "checkpoint_best.pt")}
+    run_workflow(run.workdir, config, "results/train/tiny/eval/scores.json")  # and what it needs: no report
+    log = (run.workdir / "logs" / "train_model" / "tiny.log").read_text()
     assert "start over" in log and "the training data differ" in log, log
     for name, old in first.items():
-        new = torch.load(run / name, weights_only=True)
+        new = torch.load(out / name, weights_only=True)
         assert new["data"]["train"] != old["data"]["train"]
         assert any(not torch.equal(new["model"][k], old["model"][k]) for k in old["model"]), name
-    scores = json.loads((run / "eval" / "scores.json").read_text())
-    assert scores["settings"]["step"] == 2
+    scores = json.loads((out / "eval" / "scores.json").read_text())
+    assert scores["settings"]["step"] == cfg["train"]["runs"][0]["config"]["train"]["max_steps"]

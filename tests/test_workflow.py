@@ -1,11 +1,12 @@
 """The Snakemake workflow: lint, config validation, dry runs, and real runs on a tiny corpus.
 
-The real runs (marked ``workflow`` and ``slow``) run the whole workflow on the first
-lines of the demo corpus with 2 shards (one tiny structured-attention run, challenge
-sets and induced trees of the held-out shard), and check that the accounting holds per
-shard, that the analysis reads the held-out pairs in dataset order, that a second run from scratch (with another number of cores) writes
-byte-identical shards, and that deleting one shard's output rebuilds only what
-depends on it.
+The real runs (marked ``workflow`` and ``slow``) share one run of the whole workflow
+(``finished_demo_run``, tests/conftest.py) on the first lines of the demo corpus with 2
+shards (one tiny structured-attention run, challenge sets and induced trees of the
+held-out shard), and check that the accounting holds per shard, that the analysis reads
+the held-out pairs in dataset order, that a second run from scratch (with another
+number of cores) writes byte-identical shards, and, each in its own copy of the run,
+that deleting or damaging one shard's output rebuilds only what depends on it.
 """
 
 from __future__ import annotations
@@ -15,42 +16,14 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO / "Snakefile"
-DEMO = REPO / "config" / "demo"
-MODELS = REPO / "resources" / "udpipe"
+from .workflow_helpers import (GOLD_SENTENCES, REPO, TINY_PAIRS, checksums, dry_run, job_counts, need_models,
+                               run_workflow, snakemake)
 
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake is not installed")
-
-
-def _snakemake(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), *args]
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if check and r.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
-    return r
-
-
-def _need_models():
-    missing = [p for p in (MODELS / "en.udpipe", MODELS / "de.udpipe") if not p.is_file()]
-    if missing:
-        pytest.skip(f"the demo parser models are absent ({', '.join(map(str, missing))})")
-
-
-def _job_counts(dry_run_output: str) -> dict[str, int]:
-    """rule -> count from the 'Job stats' table of a dry run."""
-    counts: dict[str, int] = {}
-    table = dry_run_output.split("Job stats:", 1)[-1]
-    for line in table.splitlines():
-        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if m and m.group(1) != "total":
-            counts[m.group(1)] = int(m.group(2))
-    return counts
 
 
 def _validate(cfg: dict) -> dict:
@@ -160,7 +133,7 @@ def test_unknown_filter_parameter_is_an_error_before_any_job():
 @pytest.mark.workflow
 @pytest.mark.slow
 def test_lint_is_clean():
-    r = _snakemake("--lint", cwd=REPO, check=False)
+    r = snakemake("--lint", cwd=REPO, check=False)
     out = r.stdout + r.stderr
     assert "Lints for" not in out, out[-3000:]
     assert r.returncode == 0, out[-3000:]
@@ -169,9 +142,9 @@ def test_lint_is_clean():
 @pytest.mark.workflow
 @pytest.mark.slow
 def test_dry_run_of_the_demo():
-    _need_models()
-    r = _snakemake("-n", "all", cwd=REPO)
-    counts = _job_counts(r.stdout)
+    need_models()
+    r = snakemake("-n", "all", cwd=REPO)
+    counts = job_counts(r.stdout)
     shards = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["shards"]["count"]
     for rule in ("filter_pairs", "filter_alignment", "parse_pairs", "write_shard", "account_shard"):
         assert counts.get(rule) == shards, (rule, counts)
@@ -192,18 +165,18 @@ SA_RUN = {"name": "latent", "config": {"preset": "tiny", "model": {"variant": "s
 @pytest.mark.workflow
 @pytest.mark.slow
 def test_induction_rules_run_only_with_a_structured_attention_run(tmp_path):
-    _need_models()
+    need_models()
     cfg = _demo_config()
     cfg["analysis"]["challenge"]["enabled"] = False
     cfg["analysis"]["induce"]["enabled"] = True
     path = tmp_path / "induce.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     # asked for without a run that induces trees: an error before any job
-    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO, check=False)
+    r = snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO, check=False)
     assert r.returncode != 0 and "no training run induces trees" in r.stdout + r.stderr
     cfg["train"]["runs"].append(SA_RUN)
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    counts = _job_counts(_snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config",
+    counts = job_counts(snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config",
                                     cwd=REPO).stdout)
     # one score dump for the sa run only, one evaluation over all such runs, no challenge sets;
     # the gate norms of the sa run; no gold treebank unless one is named
@@ -213,10 +186,10 @@ def test_induction_rules_run_only_with_a_structured_attention_run(tmp_path):
     assert "shard_gold_treebank" not in counts and "dump_treebank_scores" not in counts
     cfg["analysis"]["induce"]["gold"] = str(REPO / "tests" / "__init__.py")  # any existing file, for a dry run
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    counts = _job_counts(_snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config",
+    counts = job_counts(snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config",
                                     cwd=REPO).stdout)
     assert counts.get("shard_gold_treebank") == 1 and counts.get("dump_treebank_scores") == 1, counts
-    lint = _snakemake("--lint", "--configfile", str(path), "--replace-workflow-config", cwd=REPO, check=False)
+    lint = snakemake("--lint", "--configfile", str(path), "--replace-workflow-config", cwd=REPO, check=False)
     assert "Lints for" not in lint.stdout + lint.stderr and lint.returncode == 0, (lint.stdout + lint.stderr)[-3000:]
 
 
@@ -224,7 +197,7 @@ def test_induction_rules_run_only_with_a_structured_attention_run(tmp_path):
 @pytest.mark.slow
 def test_slurm_profile_dry_run():
     pytest.importorskip("snakemake_executor_plugin_slurm", reason="the SLURM executor plugin is not installed")
-    r = _snakemake("--profile", str(REPO / "workflow" / "profiles" / "slurm"), "-n", "all", cwd=REPO)
+    r = snakemake("--profile", str(REPO / "workflow" / "profiles" / "slurm"), "-n", "all", cwd=REPO)
     # parse jobs ask for a GPU on the GPU partition, the others do not
     parse = r.stdout.split("rule parse_pairs:", 1)[1].split("\n\n", 1)[0]
     assert "gpu=1" in parse and "slurm_partition=gpu" in parse
@@ -236,79 +209,15 @@ def test_slurm_profile_dry_run():
 
 
 # --------------------------------------------------------------------------- real runs
-
-TINY_PAIRS = 40
-GOLD_SENTENCES = 30
-
-
-def _tiny_config(root: Path) -> Path:
-    """The first TINY_PAIRS lines of the demo corpus, gzipped on the source side (to
-    go through the .gz path), 2 shards, a small vocabulary."""
-    import gzip
-
-    en = (DEMO / "demo.en").read_text(encoding="utf-8").splitlines(keepends=True)[:TINY_PAIRS]
-    de = (DEMO / "demo.de").read_text(encoding="utf-8").splitlines(keepends=True)[:TINY_PAIRS]
-    (root / "tiny.en.gz").write_bytes(gzip.compress("".join(en).encode("utf-8"), mtime=0))
-    (root / "tiny.de").write_text("".join(de), encoding="utf-8")
-    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    cfg["corpus"].update(name="tiny", src=str(root / "tiny.en.gz"), tgt=str(root / "tiny.de"))
-    cfg["shards"]["count"] = 2
-    for entry in cfg["align"]["filters"]:  # the demo's reference set, from the repository
-        for key in ("reference_src", "reference_tgt"):
-            if entry.get(key):
-                entry[key] = str(REPO / entry[key])
-    cfg["bpe"]["vocab_size"] = 500
-    cfg["report"]["title"] = "tiny"
-    # one tiny training run of a few steps, validated and scored on shard 001; a
-    # structured-attention run, so that its induced trees are scored too
-    cfg["train"].update(heldout_shards=1, beam=1, threads=1)
-    # the run from a run-config file with overrides merged over it (train.runs[].file)
-    (root / "run.yaml").write_text("preset: tiny\nmodel: {variant: sa}\ntrain: {max_steps: 100, warmup: 2}\n")
-    cfg["train"]["runs"] = [{"name": "tiny", "file": str(root / "run.yaml"), "config": {
-        "train": {"max_steps": 6, "max_tokens": 1000, "valid_every": 3, "log_every": 1}}}]
-    # a target cap that the longest training pairs exceed: training shards only
-    cfg["shards"]["max_target_pieces"] = 9
-    # challenge sets of the held-out shard (both sides), induced trees of the run, also
-    # against the first sentences of a gold treebank, and its gate norms
-    cfg["analysis"]["challenge"].update(enabled=True, detect_on="both")
-    cfg["analysis"]["induce"]["enabled"] = True
-    pud = REPO.parent / "shared" / "data" / "ud" / "en_pud-ud-test.conllu"
-    if pud.exists():
-        from synprep.conllu import format_conllu, read_conllu
-
-        sents = list(read_conllu(pud))[:GOLD_SENTENCES]
-        (root / "gold.conllu").write_text("".join(format_conllu(s) for s in sents), encoding="utf-8")
-        cfg["analysis"]["induce"]["gold"] = str(root / "gold.conllu")
-    path = root / "tiny.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return path
-
-
-def _run(workdir: Path, config: Path, *extra: str, cores: int = 2) -> subprocess.CompletedProcess:
-    return _snakemake("--cores", str(cores), "all", "--configfile", str(config), "--replace-workflow-config",
-                      "--directory", str(workdir), *extra, cwd=workdir)
-
-
-def _checksums(workdir: Path) -> dict[str, str]:
-    m = json.loads((workdir / "results" / "shards" / "manifest.json").read_text())
-    return {s["file"]: s["sha256"] for s in m["shards"]}
-
-
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    _need_models()
-    root = tmp_path_factory.mktemp("wf")
-    config = _tiny_config(root)
-    first = root / "first"
-    first.mkdir()
-    _run(first, config, cores=2)
-    return root, config, first
+# One run of the tiny demo workflow (workflow_helpers.tiny_config) per session:
+# ``finished_demo_run`` (tests/conftest.py). Tests that delete, damage or rerun take a
+# private copy of it (``copy_of_finished_run``) and rerun only the rules they check.
 
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_tiny_run_outputs_and_accounting(tiny_run):
-    root, config, first = tiny_run
+def test_tiny_run_outputs_and_accounting(finished_demo_run):
+    root, first = finished_demo_run.root, finished_demo_run.workdir
     res = first / "results"
     manifest = json.loads((res / "shards" / "manifest.json").read_text())
     counts = manifest["counts"]
@@ -371,6 +280,16 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
     assert 0 <= scores["bleu-tok"] <= 100 and sum(b["n"] for b in scores["by_src_length"]) == scores["n"]
     assert "Training" in page and "<h2>Scores by source length</h2>" in page
     assert "Significance against the first run" not in page  # one run: nothing to compare
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_tiny_run_analysis_reads_the_heldout_pairs_in_dataset_order(finished_demo_run):
+    res = finished_demo_run.results
+    page = (res / "report" / "report.html").read_text()
+    held = json.loads((res / "shards" / "heldout" / "manifest.json").read_text())
+    scores = json.loads((res / "train" / "tiny" / "eval" / "scores.json").read_text())
+    assert scores["n"] == held["counts"]["kept"]
     # analysis: the held-out pairs, in dataset order (the order the evaluation translates)
     from synprep.conllu import read_conllu
     from synprep.report import read_arrow, table_ids
@@ -397,44 +316,53 @@ def test_tiny_run_outputs_and_accounting(tiny_run):
     gates = json.loads((res / "analysis" / "gates.json").read_text())
     assert gates["runs"]["tiny"]["sentences"] == len(held_ids) and gates["runs"]["tiny"]["by_upos"]
     assert "<h2>Syntactic gate norms</h2>" in page
-    # snakemake's own report carries the plots
-    _snakemake("--report", "report.html", "--configfile", str(config), "--replace-workflow-config",
-               "--directory", str(first), cwd=first)
-    snake_report = (first / "report.html").read_text(errors="replace")
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_snakemake_report_of_the_tiny_run_carries_the_plots(copy_of_finished_run):
+    """snakemake's own report (written into a copy: snakemake writes .snakemake/ there)."""
+    run = copy_of_finished_run
+    snakemake("--report", "report.html", "--configfile", str(run.config), "--replace-workflow-config",
+              "--directory", str(run.workdir), cwd=run.workdir)
+    snake_report = (run.workdir / "report.html").read_text(errors="replace")
     assert "report.html" in snake_report and "rejects.png" in snake_report
 
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_second_run_from_scratch_is_identical(tiny_run):
-    root, config, first = tiny_run
-    second = root / "second"
+def test_second_run_from_scratch_is_identical(finished_demo_run, tmp_path):
+    """The same inputs with another number of cores, from scratch, up to the dataset
+    (the outputs compared; training and analysis are the first run's only)."""
+    second = tmp_path / "second"
     second.mkdir()
-    _run(second, config, cores=1)
-    assert _checksums(second) == _checksums(first)
+    run_workflow(second, finished_demo_run.config, "results/shards/manifest.json", cores=1)
+    first = finished_demo_run.workdir
+    assert checksums(second) == checksums(first)
     for rel in ("results/bpe/spm.model", "results/shards/spm.model", "results/shards/accounting.json"):
         assert (second / rel).read_bytes() == (first / rel).read_bytes(), rel
 
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_deleting_one_shard_rebuilds_only_what_depends_on_it(tiny_run):
-    root, config, first = tiny_run
-    before = _checksums(first)
+def test_deleting_one_shard_rebuilds_only_what_depends_on_it(copy_of_finished_run):
+    run = copy_of_finished_run
+    config, first = run.config, run.workdir
+    before = checksums(first)
     untouched = first / "results" / "shards" / "000"
     stamp = {p: p.stat().st_mtime_ns for p in untouched.rglob("*") if p.is_file()}
     shutil.rmtree(first / "results" / "shards" / "001")
     shutil.rmtree(first / "benchmarks")  # benchmark records are not outputs that trigger reruns
-    r = _snakemake("-n", "all", "--configfile", str(config), "--replace-workflow-config", "--directory", str(first),
-                   cwd=first)
-    counts = _job_counts(r.stdout)
+    counts = job_counts(dry_run(run).stdout)
     assert counts.get("write_shard") == 1 and counts.get("account_shard") == 1 and counts.get("collect_stats") == 1
     for rule in ("split_corpus", "filter_pairs", "filter_alignment", "parse_pairs", "train_bpe"):
         assert rule not in counts, counts
     # the rebuilt shard is byte-identical, but its files are new: what reads it reruns
     assert counts.get("write_manifest") == 1 and counts.get("make_report") == 1
-    _run(first, config)
-    assert _checksums(first) == before
+    # the rebuild of the dataset (what the checksums are read from; `all` names the shards
+    # as targets too: snakemake does not remake a missing input of an up-to-date output)
+    run_workflow(first, config, "results/shards/000", "results/shards/001", "results/shards/manifest.json")
+    assert checksums(first) == before
     assert {p: p.stat().st_mtime_ns for p in untouched.rglob("*") if p.is_file()} == stamp
     # a lost prepared shard that a rebuild needs: the one split job would rerun, and with
     # it every shard; `synprep split --shard` rewrites that shard alone, the same bytes
@@ -444,53 +372,49 @@ def test_deleting_one_shard_rebuilds_only_what_depends_on_it(tiny_run):
     for p in prep.glob("001.*"):
         p.unlink()
     shutil.rmtree(first / "results" / "shards" / "001")
-    dry = ("-n", "all", "--configfile", str(config), "--replace-workflow-config", "--directory", str(first))
-    counts = _job_counts(_snakemake(*dry, cwd=first).stdout)
+    counts = job_counts(dry_run(run).stdout)
     assert counts.get("split_corpus") == 1 and counts.get("filter_pairs") == 2, counts
     cfg = yaml.safe_load(config.read_text())["corpus"]
     subprocess.run([sys.executable, "-m", "synprep.cli", "split", "--src", cfg["src"], "--tgt", cfg["tgt"], "--name",
                     cfg["name"], "--shards", "2", "--shard", "1", "--out", str(prep / "001.tsv"),
                     "--rejects", str(prep / "001.rejects.tsv"), "--summary", str(prep / "001.json")], check=True)
     assert {p.name: p.read_bytes() for p in prep.glob("001.*")} == old
-    counts = _job_counts(_snakemake(*dry, cwd=first).stdout)
+    counts = job_counts(dry_run(run).stdout)
     assert counts.get("write_shard") == 1 and "split_corpus" not in counts and "filter_pairs" not in counts, counts
-    # the shard back (not the whole run: training would rerun) for the tests after this one
-    _snakemake("--cores", "2", "results/shards/001", *dry[2:], cwd=first)
-    assert (first / "results" / "shards" / "001" / "manifest.json").exists()
+    run_workflow(first, config, "results/shards/001")
+    assert checksums(first) == before and (first / "results" / "shards" / "001" / "manifest.json").exists()
 
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_a_missing_or_damaged_file_inside_a_shard_rebuilds_that_shard(tiny_run):
+def test_a_missing_or_damaged_file_inside_a_shard_rebuilds_that_shard(copy_of_finished_run):
     """snakemake sees only the shard's directory; the workflow checks its files against
     the shard's manifest when it starts and removes a damaged shard, which is rebuilt."""
-    root, config, first = tiny_run
-    shards = first / "results" / "shards"
+    run = copy_of_finished_run
+    shards = run.results / "shards"
 
     def arrow_checksums():
         return {s: json.loads((shards / s / "manifest.json").read_text())["shards"] for s in ("000", "001")}
 
     before = arrow_checksums()
     (shards / "001" / "shard-00000.arrow").unlink()
-    args = ("all", "--configfile", str(config), "--replace-workflow-config", "--directory", str(first))
-    r = _snakemake("-n", *args, cwd=first)
+    r = dry_run(run)
     assert "results/shards/001: shard-00000.arrow is missing; removed, the shard is rebuilt" in r.stderr
-    assert _job_counts(r.stdout).get("write_shard") == 1
+    assert job_counts(r.stdout).get("write_shard") == 1
     # one byte changed, same size: found by the checksum (the file is newer than the manifest)
     arrow = shards / "000" / "shard-00000.arrow"
     data = bytearray(arrow.read_bytes())
     data[len(data) // 2] ^= 0xFF
     arrow.write_bytes(bytes(data))
-    r = _snakemake("-n", *args, cwd=first)
+    r = dry_run(run)
     assert "results/shards/000: shard-00000.arrow differs from the manifest (SHA-256)" in r.stderr
-    counts = _job_counts(r.stdout)
+    counts = job_counts(r.stdout)
     assert counts.get("write_shard") == 2 and counts.get("write_manifest") == 1 and "parse_pairs" not in counts
     # rebuild just the two shards (the rest of the rebuild is the deletion test's)
-    _snakemake("--cores", "2", "results/shards/000", "results/shards/001", *args[1:], cwd=first)
+    run_workflow(run.workdir, run.config, "results/shards/000", "results/shards/001")
     assert arrow_checksums() == before
-    r = _snakemake("-n", "results/shards/000", "results/shards/001", *args[1:], cwd=first)
+    r = dry_run(run, "results/shards/000", "results/shards/001")
     assert "Nothing to be done" in r.stdout + r.stderr and "removed" not in r.stderr
-
 
 
 @pytest.mark.workflow
@@ -502,7 +426,7 @@ def test_every_output_log_and_benchmark_lies_under_outdir(tmp_path):
     cfg["outdir"] = str(out)
     path = tmp_path / "mine.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO)
+    r = snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO)
     written = [p.strip() for line in r.stdout.splitlines() if re.match(r"^\s+(output|log|benchmark):", line)
                for p in line.split(":", 1)[1].split(",")]
     assert len(written) > 50 and any("/logs/" in p for p in written) and any("/benchmarks/" in p for p in written)
