@@ -87,8 +87,12 @@ def _key_line(node, path: Sequence) -> int | None:
     return line
 
 
-def _where(path: Sequence, config_files: Sequence[str]) -> str:
-    """The config file (and line) that sets ``path``, else ``the workflow config``."""
+_ANY = object()
+
+
+def _where(path: Sequence, config_files: Sequence[str], value=_ANY) -> str:
+    """The config file (and line) that sets ``path`` (to ``value``, when given), else
+    the command line's ``--config``."""
     from .yamlio import load_yaml_file
 
     for f in reversed(list(config_files)):  # the last file given wins in snakemake's merge
@@ -107,6 +111,8 @@ def _where(path: Sequence, config_files: Sequence[str]) -> str:
             else:
                 break
         else:
+            if value is not _ANY and d != value:  # set again by --config
+                continue
             line = _key_line(node, path)
             return f"{f}:{line}" if line else f
     return "the workflow config (--config)"
@@ -135,13 +141,13 @@ def config_error_message(config: Mapping, schema: Mapping, config_files: Sequenc
     if e.validator == "additionalProperties" and isinstance(e.instance, dict):
         known = sorted((e.schema.get("properties") or {}))
         unknown = sorted(k for k in e.instance if k not in known)
-        where = _where(path + unknown[:1], config_files)
+        where = _where(path + unknown[:1], config_files, e.instance[unknown[0]])
         keys = ", ".join(map(repr, unknown))
         return (
             f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {keys} in section {section}; "
             f"known keys: {', '.join(known)} (workflow/schemas/config.schema.yaml describes them)"
         )
-    where = _where(path, config_files)
+    where = _where(path, config_files, e.instance)
     return f"{where}: {section}: {e.message} (workflow/schemas/config.schema.yaml describes the key)"
 
 

@@ -2,7 +2,8 @@
 # Start a one-node SLURM cluster on this machine, to try the slurm-cpu profile before
 # a site's cluster (and for tests/test_slurm.py). Debian/Ubuntu's slurm (tested with
 # 22.05): slurmctld + slurmd as root, auth/none (no munge), no slurmdbd, no cgroups,
-# no GPU gres -- a small site's setup.
+# no GPU gres -- a small site's setup. auth/none lets any local user submit jobs as
+# root: for a trial on a machine of your own only.
 #
 #   sudo workflow/profiles/slurm-cpu/one-node.sh DIR     # DIR: config, state, logs, PIDs
 #   snakemake --profile workflow/profiles/slurm-cpu all
