@@ -45,21 +45,11 @@ validate_config(
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.corpus)
 
-# Every file the workflow writes lies under `outdir` (default results/): the stages'
-# outputs, logs/ and benchmarks/. Another corpus gets another outdir, so that its run
-# neither overwrites nor resumes the demo's (config/README.md, "outdir").
-OUT_DIR = config["outdir"].rstrip("/") or "."
-
-
-def out_path(path):
-    """``path`` under the output root (config ``outdir``)."""
-    return f"{OUT_DIR}/{path}"
-
-
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 
+    include: "workflow/rules/common.smk"
     include: "workflow/rules/prepare.smk"
     include: "workflow/rules/filter.smk"
     include: "workflow/rules/align.smk"
@@ -92,4 +82,4 @@ onstart:
 
 # snakemake says only "check log file(s)": show the failed jobs' errors here.
 onerror:
-    print_failed_logs(workflow, RUN_STARTED)
+    print_failed_logs(workflow, RUN_STARTED, log_dir=out_path("logs"))

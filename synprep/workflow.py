@@ -314,10 +314,11 @@ def failed_logs(workflow, since: float, log_dir: str = "logs") -> list[str]:
     return logs
 
 
-def print_failed_logs(workflow, since: float, lines: int = 8, file=None) -> None:
-    """Print the last ``lines`` lines of each failed job's log (:func:`failed_logs`)."""
+def print_failed_logs(workflow, since: float, lines: int = 8, file=None, log_dir: str = "logs") -> None:
+    """Print the last ``lines`` lines of each failed job's log (:func:`failed_logs`;
+    ``log_dir``: where the rules' logs are, ``<outdir>/logs`` in the workflow)."""
     file = file or sys.stderr
-    for f in failed_logs(workflow, since):
+    for f in failed_logs(workflow, since, log_dir):
         try:
             with open(f, encoding="utf-8", errors="replace") as fh:
                 tail = fh.read().splitlines()[-lines:]

@@ -45,6 +45,7 @@ def _config(pud: Path, out: Path, variant: str, **train) -> RunConfig:
     # variant's parent head and an ordinary one): what is compared is the gradient
     # synchronisation, not the model
     d["model"].update(d_model=16, n_heads=2, enc_layers=1, dec_layers=1, d_ff=32)
+    d["model"]["parent"]["layers"] = None  # the variant's own again, for the one decoder layer (synprep.models.resolve)
     d["train"]["adam_eps"] = 1e-3
     return RunConfig.from_dict(d)
 

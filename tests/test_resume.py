@@ -201,7 +201,7 @@ def test_workflow_retrains_after_a_config_edit_that_changes_the_training_data(co
     out = run.workdir / "results" / "train" / "tiny"
     first = {n: torch.load(out / n, weights_only=True) for n in ("checkpoint_last.pt", "checkpoint_best.pt")}
     run_workflow(run.workdir, config, "results/train/tiny/eval/scores.json")  # and what it needs: no report
-    log = (run.workdir / "logs" / "train_model" / "tiny.log").read_text()
+    log = (run.workdir / "results" / "logs" / "train_model" / "tiny.log").read_text()
     assert "start over" in log and "the training data differ" in log, log
     for name, old in first.items():
         new = torch.load(out / name, weights_only=True)

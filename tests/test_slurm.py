@@ -215,4 +215,4 @@ def test_the_profiles_two_udpipe_workers_parse_in_the_workflow(tmp_path):
     assert kept > 0 and aligned > 0
     assert "worker-crash" not in rejects, rejects[:500]
     assert (work / "results" / "parse" / "000.src.conllu").read_text().count("# sent_id") == aligned
-    assert "workers=2" in (work / "logs" / "parse_pairs" / "000.log").read_text()
+    assert "workers=2" in (work / "results" / "logs" / "parse_pairs" / "000.log").read_text()

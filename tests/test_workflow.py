@@ -260,9 +260,9 @@ def test_tiny_run_outputs_and_accounting(finished_demo_run):
                  "evaluate_model", "extract_challenge", "dump_tree_scores", "evaluate_induction", "dump_gate_norms",
                  "summarize_gates", "make_report") + (("shard_gold_treebank", "dump_treebank_scores")
                                                       if (root / "gold.conllu").exists() else ()):
-        assert list((first / "logs" / rule).glob("*.log")), rule
+        assert list((first / "results" / "logs" / rule).glob("*.log")), rule
         # and its time and memory (snakemake's benchmark: s, max_rss, cpu_time, ...)
-        bench = list((first / "benchmarks" / rule).glob("*.tsv"))
+        bench = list((first / "results" / "benchmarks" / rule).glob("*.tsv"))
         assert bench and "max_rss" in bench[0].read_text().splitlines()[0], rule
     # training: shard 000 trains, shard 001 validates and is scored
     held = json.loads((res / "shards" / "heldout" / "manifest.json").read_text())
@@ -352,7 +352,7 @@ def test_deleting_one_shard_rebuilds_only_what_depends_on_it(copy_of_finished_ru
     untouched = first / "results" / "shards" / "000"
     stamp = {p: p.stat().st_mtime_ns for p in untouched.rglob("*") if p.is_file()}
     shutil.rmtree(first / "results" / "shards" / "001")
-    shutil.rmtree(first / "benchmarks")  # benchmark records are not outputs that trigger reruns
+    shutil.rmtree(first / "results" / "benchmarks")  # benchmark records are not outputs that trigger reruns
     counts = job_counts(dry_run(run).stdout)
     assert counts.get("write_shard") == 1 and counts.get("account_shard") == 1 and counts.get("collect_stats") == 1
     for rule in ("split_corpus", "filter_pairs", "filter_alignment", "parse_pairs", "train_bpe"):
