@@ -660,38 +660,16 @@ def parse_shard(
     parser's reason code (the first failing side's; the detail names the side(s)).
     ``progress``: sentences parsed, on stderr (:mod:`synprep.progress`). Returns counts."""
     from .accounting import RejectWriter
-    from .parsers.base import reject_code
-    from .progress import progress as bar
+    from .outputs import atomic_files
+    from .parsers.run import parse_rows
 
     rows = list(read_shard(pairs_path))
-    results: dict[str, list] = {}
-    for side, col in (("src", 1), ("tgt", 2)):
-        with bar(len(rows), desc=f"parse {side}", unit="sent", enabled=progress) as b:
-            got = []
-            for g in parsers[side].parse((r[0], r[col]) for r in rows):
-                got.append(g)
-                b.update(1)
-        if [g.id for g in got] != [r[0] for r in rows]:
-            raise RuntimeError(f"the {side} parser returned other ids or another order than its input")
-        results[side] = got
-    from .outputs import atomic_files
-
-    kept = 0
-    rejected: dict[str, int] = {}
     with atomic_files() as group:  # both sides and the rejects replaced together
         files = {side: group.open(out_conllu[side], "w", newline="\n") for side in ("src", "tgt")}
         with RejectWriter(out_rejects, group) as rw:
-            for i, row in enumerate(rows):
-                bad = [(side, results[side][i].reject) for side in ("src", "tgt") if results[side][i].reject]
-                if bad:
-                    code = reject_code(bad[0][1])
-                    rw.write(row[0], stage, code, "; ".join(f"{s}: {r}" for s, r in bad))
-                    rejected[code] = rejected.get(code, 0) + 1
-                    continue
-                for side in ("src", "tgt"):
-                    files[side].write(results[side][i].conllu)
-                kept += 1
-    return {"input": len(rows), "kept": kept, "rejected": rejected}
+            counts = parse_rows({"src": parsers["src"], "tgt": parsers["tgt"]}, rows, files, rw, stage=stage,
+                                progress=progress)
+    return {"input": counts.input, "kept": counts.kept, "rejected": dict(counts.rejected)}
 
 
 def build_vocabulary(
