@@ -562,7 +562,7 @@ def test_stanza_mst_contracts_the_cycle_stanza_contracts():
     import numpy as np
     from stanza.models.common.chuliu_edmonds import tarjan
 
-    from synprep.parsers.stanza_mst import _last_cycle
+    from synprep.parsers.stanza_mst import last_cycle
 
     rng = np.random.default_rng(3)
     for _ in range(3000):
@@ -572,7 +572,7 @@ def test_stanza_mst_contracts_the_cycle_stanza_contracts():
         heads[1:][heads[1:] == np.arange(1, n)] = 0  # no self-loops but the root's
         cycles = tarjan(heads.copy())
         want = np.flatnonzero(cycles[-1]).tolist() if cycles else None
-        assert _last_cycle(heads.tolist()) == want, heads
+        assert last_cycle(heads.tolist()) == want, heads
 
 
 @pytest.mark.slow
