@@ -49,7 +49,7 @@ def lines(path: Path) -> list[str]:
 
 
 def run_config(args, variant: str, data: Path, out: Path):
-    from synprep.train import RunConfig
+    from synprep.train_config import RunConfig
 
     return RunConfig.from_dict(
         {

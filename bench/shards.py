@@ -64,7 +64,8 @@ def naive_table(src: str, tgt: str, dataset: Path):
     """The same rows as build_dataset(..., projectivity=lift), one row at a time in Python."""
     import pyarrow as pa
 
-    from synprep.shards import ShardConfig, _pairs, _TreeStage, read_manifest, schema
+    from synprep.conllu import read_parallel
+    from synprep.shards import ShardConfig, TreeStage, read_manifest, schema
     from synprep.subwords import SubwordModel
     from synprep.transitions import SHIFT, LeftArc, oracle
 
@@ -73,9 +74,9 @@ def naive_table(src: str, tgt: str, dataset: Path):
     lid = {x: i for i, x in enumerate(labels)}
     model = SubwordModel.load(dataset / "spm.model")
     V = model.vocab_size
-    stage = _TreeStage(ShardConfig(projectivity="lift"), "tgt", lid)
+    stage = TreeStage(ShardConfig(projectivity="lift"), "tgt", lid)
     rows = []
-    for n, items in _pairs({"src": src, "tgt": tgt}):
+    for n, items in read_parallel({"src": src, "tgt": tgt}, invalid=True):  # as shards pairs the sides
         trees, rej = stage(n, items)
         if rej is not None:
             continue
@@ -251,7 +252,8 @@ def main() -> int:
         print(f"skipped: {UD} is absent (the shared UD data is needed)")
         return 0
     from synprep.data import ShardDataset
-    from synprep.shards import ShardConfig, _pairs, _TreeStage, build_dataset, open_dataset
+    from synprep.conllu import read_parallel
+    from synprep.shards import ShardConfig, TreeStage, build_dataset, open_dataset
 
     copies = -(-args.min_pairs // 1000)
     with tempfile.TemporaryDirectory() as tmp:
@@ -274,9 +276,9 @@ def main() -> int:
         print("\n== writing (pass 2 with the first run's vocabularies) ==")
         print(f"synprep writer:  {cw.cpu:7.2f} ({cw.wall:.2f}) s  {n / cw.cpu:9.0f} rows/s   ({len(m['shards'])} shards, {mb(size)})")
 
-        stage = _TreeStage(cfg, "tgt", None)
+        stage = TreeStage(cfg, "tgt", None)
         with Clock() as ct:
-            for k, items in _pairs({"src": str(src), "tgt": str(tgt)}):
+            for k, items in read_parallel({"src": str(src), "tgt": str(tgt)}, invalid=True):
                 stage(k, items)
         print(f"  of which reading CoNLL-U + trees + lifting: {ct.cpu:.2f} s ({100 * ct.cpu / cw.cpu:.0f} %); "
               f"subwords, features, Arrow, files: {cw.cpu - ct.cpu:.2f} s ({(n / (cw.cpu - ct.cpu)):.0f} rows/s)")

@@ -120,7 +120,7 @@ def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
     from the config stored in it. No dataset is checked: use :func:`load_model_for`
     to run the model on data."""
     from .models import build_model
-    from .train import RunConfig
+    from .train_config import RunConfig
 
     path = os.fspath(checkpoint)
     state = load_checkpoint(path, _OTHER)
@@ -198,7 +198,7 @@ def check_vocab(state: dict, manifest: dict, checkpoint: str | os.PathLike, data
     vocabularies the checkpoint was trained with (its ids would mean other pieces or
     labels). Checkpoints written before the fingerprint was stored are compared by
     vocabulary sizes and label count only; the returned note says so (else None)."""
-    from .train import RunConfig
+    from .train_config import RunConfig
 
     ck, d = os.fspath(checkpoint), Path(data)
     models = manifest["pieces"]["models"]
@@ -259,7 +259,7 @@ def resume_differences(state: dict, cfg: dict, train_manifest: dict, valid_manif
     fingerprint, the data record and the config less :data:`RESUMABLE`, the path keys
     and ``decode``. A checkpoint without the fingerprint or the data record (an older
     version wrote it) cannot be shown to be of the same inputs: that is a difference."""
-    from .train import RunConfig
+    from .train_config import RunConfig
 
     diffs: list[str] = []
     saved_vocab = state.get("vocab")

@@ -121,7 +121,7 @@ def open_binary(source: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, str, bo
     return f, path, True
 
 
-def _blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
+def read_blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The stream in blocks of about ``_BLOCK`` bytes that each end with a newline
     (one is added to a last line that lacks it), a leading byte-order mark removed."""
     rest = b""
@@ -156,11 +156,11 @@ def _blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
 def _lines(stream: BinaryIO, name: str) -> Iterator[str | None]:
     """Decoded lines without their newline; ``None`` for a line that is not UTF-8
     (the caller reports it). Lines are numbered by position: the n-th yielded is line n."""
-    for block in _blocks(stream, name):
-        yield from _decode(block)
+    for block in read_blocks(stream, name):
+        yield from decode_lines(block)
 
 
-def _decode(block: bytes) -> Iterator[str | None]:
+def decode_lines(block: bytes) -> Iterator[str | None]:
     try:
         text = block.decode("utf-8")
     except UnicodeDecodeError:
@@ -186,7 +186,7 @@ def read_conllu(
     given, passes each error to it and continues with the next sentence."""
     stream, name, own = open_binary(source)
     try:
-        yield from _read_lines(_lines(stream, name), name, on_invalid)
+        yield from read_sentences(_lines(stream, name), name, on_invalid)
     finally:
         if own:
             stream.close()
@@ -260,7 +260,7 @@ class _Named(io.BytesIO):
         self.name = name
 
 
-def _read_lines(
+def read_sentences(
     lines: Iterable[str | None],
     name: str,
     on_invalid: Callable[[InputError], None] | None,

@@ -253,7 +253,7 @@ def _raw_lines(path: str) -> Iterator[bytes]:
         stream.close()
 
 
-def _clean(text: str, summary: SplitSummary | None) -> str:
+def clean_field(text: str, summary: SplitSummary | None) -> str:
     from .textio import has_breaks, one_line
 
     if has_breaks(text):
@@ -299,7 +299,7 @@ def _iter_text_pair(spec: CorpusSpec, limit: int | None, summary: SplitSummary |
             side = "src" if _not_utf8(s) else "tgt"
             yield RawPair(n, pid, None, None, BAD_ENCODING, f"{side}: {e.reason} at byte {e.start}", shard_key(s, t))
             continue
-        src, tgt = _clean(src, summary), _clean(tgt, summary)
+        src, tgt = clean_field(src, summary), clean_field(tgt, summary)
         yield RawPair(n, pid, src, tgt, key=shard_key(src, tgt))
     # closing the generators closes the files
 
@@ -331,7 +331,7 @@ def _iter_tsv(spec: CorpusSpec, limit: int | None, summary: SplitSummary | None)
             yield RawPair(n, pid, None, None, BAD_COLUMNS, f"{len(cols)} column(s); expected at least {need}",
                           shard_key(raw, b""))
             continue
-        src, tgt = _clean(cols[a], summary), _clean(cols[b], summary)
+        src, tgt = clean_field(cols[a], summary), clean_field(cols[b], summary)
         yield RawPair(n, pid, src, tgt, key=shard_key(src, tgt))
 
 
@@ -475,7 +475,7 @@ def write_pairs(path: str | os.PathLike, pairs: Iterable) -> int:
     with atomic_file(path, "w", newline="\n") as f:
         for p in pairs:
             pid, src, tgt = (p.id, p.src, p.tgt) if hasattr(p, "src") else p
-            f.write(f"{pid}\t{_clean(src, None)}\t{_clean(tgt, None)}\n")
+            f.write(f"{pid}\t{clean_field(src, None)}\t{clean_field(tgt, None)}\n")
             n += 1
     return n
 
@@ -527,7 +527,7 @@ FILE *fopen(const char *path, const char *mode) {
 """
 
 
-def _seed_shim() -> str | None:
+def seed_shim() -> str | None:
     """The compiled shim (cached under ~/.cache/synprep), or None without a C compiler
     or off Linux."""
     import hashlib
@@ -582,7 +582,7 @@ class seeded_eflomal:
     def __enter__(self) -> "seeded_eflomal":
         if self.seed is None:
             return self
-        so = _seed_shim()
+        so = seed_shim()
         if so is None:
             return self
         self._saved = {k: os.environ.get(k) for k in self._VARS}
@@ -660,38 +660,16 @@ def parse_shard(
     parser's reason code (the first failing side's; the detail names the side(s)).
     ``progress``: sentences parsed, on stderr (:mod:`synprep.progress`). Returns counts."""
     from .accounting import RejectWriter
-    from .parsers.base import reject_code
-    from .progress import progress as bar
+    from .outputs import atomic_files
+    from .parsers.run import parse_rows
 
     rows = list(read_shard(pairs_path))
-    results: dict[str, list] = {}
-    for side, col in (("src", 1), ("tgt", 2)):
-        with bar(len(rows), desc=f"parse {side}", unit="sent", enabled=progress) as b:
-            got = []
-            for g in parsers[side].parse((r[0], r[col]) for r in rows):
-                got.append(g)
-                b.update(1)
-        if [g.id for g in got] != [r[0] for r in rows]:
-            raise RuntimeError(f"the {side} parser returned other ids or another order than its input")
-        results[side] = got
-    from .outputs import atomic_files
-
-    kept = 0
-    rejected: dict[str, int] = {}
     with atomic_files() as group:  # both sides and the rejects replaced together
         files = {side: group.open(out_conllu[side], "w", newline="\n") for side in ("src", "tgt")}
         with RejectWriter(out_rejects, group) as rw:
-            for i, row in enumerate(rows):
-                bad = [(side, results[side][i].reject) for side in ("src", "tgt") if results[side][i].reject]
-                if bad:
-                    code = reject_code(bad[0][1])
-                    rw.write(row[0], stage, code, "; ".join(f"{s}: {r}" for s, r in bad))
-                    rejected[code] = rejected.get(code, 0) + 1
-                    continue
-                for side in ("src", "tgt"):
-                    files[side].write(results[side][i].conllu)
-                kept += 1
-    return {"input": len(rows), "kept": kept, "rejected": rejected}
+            counts = parse_rows({"src": parsers["src"], "tgt": parsers["tgt"]}, rows, files, rw, stage=stage,
+                                progress=progress)
+    return {"input": counts.input, "kept": counts.kept, "rejected": dict(counts.rejected)}
 
 
 def build_vocabulary(

@@ -50,7 +50,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .native import kernel
-from .features import _iota, ragged_arange
+from .features import iota, ragged_arange
 
 if TYPE_CHECKING:  # torch is imported lazily (CLI start-up stays cheap)
     import torch
@@ -554,7 +554,7 @@ def _flat_index(lens: np.ndarray, width: int, _cache: dict = {}) -> np.ndarray:
     hit = _cache.get("last")
     if hit is not None and hit[0] is lens and hit[1] == width:
         return hit[2]
-    idx = ragged_arange(_iota(len(lens)) * width, lens)
+    idx = ragged_arange(iota(len(lens)) * width, lens)
     _cache["last"] = (lens, width, idx)
     return idx
 
@@ -580,7 +580,7 @@ def _pad(values: np.ndarray, lens: np.ndarray, pad, append=None, dtype=np.int64)
     if len(values):
         out.reshape(-1)[_flat_index(lens, width)] = values
     if append is not None:
-        out[_iota(B), lens] = append
+        out[iota(B), lens] = append
     return out
 
 
@@ -603,7 +603,7 @@ def _root_paths(paths, word_ids, width: int, pad: int) -> np.ndarray:
     # one padded row per word (and an all-pad row W), then one gather for all slots
     per_word = np.full((W + 1, depth), pad, dtype=np.int64)
     if len(vals):
-        per_word.reshape(-1)[ragged_arange(_iota(W) * depth, plens)] = vals
+        per_word.reshape(-1)[ragged_arange(iota(W) * depth, plens)] = vals
     word_base = np.zeros(B, dtype=np.int64)
     if B > 1:
         np.cumsum(words[:-1], out=word_base[1:])

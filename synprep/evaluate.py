@@ -12,7 +12,7 @@ The metrics (:data:`METRICS`; each score carries its signature in ``signatures``
 
 * ``bleu``: sacreBLEU's default (13a tokenization, mixed case) on detokenized text, as
   PASCAL reports it (001, "Experimental Setup", footnote 8);
-* ``chrf+``: the tree-decoder papers' chrF+ (000 App. B), see :func:`_metrics`;
+* ``chrf+``: the tree-decoder papers' chrF+ (000 App. B), see :func:`metric_objects`;
 * ``chrf++``: chrF++ (word bigrams, beta 2), an extra;
 * ``bleu-tok`` (only when the target language is given): tokenized BLEU as Bisk & Tran
   report it, "BLEU scores computed using the standard multi-bleu.perl script" (004 §5.3)
@@ -172,15 +172,18 @@ def translate_dataset(
 #:   without any word n-gram; chrF+ (Popovic, 2017) is defined with word unigrams, so
 #:   synprep follows the journal version;
 #: * ``chrf++``: chrF++ (Popovic, 2017; sacrebleu's default chrF++: word bigrams, beta 2).
-def _metrics() -> dict:
+def metric_objects() -> dict:
+    """The sacreBLEU metric objects of :data:`METRICS` but ``bleu-tok``, by name. Shared
+    with :mod:`synprep.significance` and the tests; internal, not in ``__all__``."""
     from sacrebleu.metrics import BLEU, CHRF
 
     return {"bleu": BLEU(), "chrf+": CHRF(char_order=6, word_order=1, beta=3), "chrf++": CHRF(word_order=2)}
 
 
-def _tok_bleu():
+def tok_bleu_metric():
     """Tokenized BLEU on Moses-tokenized text: multi-bleu.perl's computation (004 §5.3;
-    whitespace tokens, no smoothing, case-sensitive), see the module doc."""
+    whitespace tokens, no smoothing, case-sensitive), see the module doc. Shared with
+    :mod:`synprep.significance`; internal, not in ``__all__``."""
     from sacrebleu.metrics import BLEU
 
     # force: the input is tokenized on purpose; sacrebleu would warn "It looks like you
@@ -228,9 +231,9 @@ def _scores(hyps: Sequence[str], refs: Sequence[str], tok: Optional[tuple[list[s
     hypotheses and references and their language (adds tokenized BLEU); ``sigs``:
     filled with each metric's signature (sacrebleu knows it once the metric has scored)."""
     out: dict = {"n": len(hyps)}
-    metrics = [(name, m, hyps, refs) for name, m in _metrics().items()]
+    metrics = [(name, m, hyps, refs) for name, m in metric_objects().items()]
     if tok is not None:
-        metrics.append((TOK_BLEU, _tok_bleu(), tok[0], tok[1]))
+        metrics.append((TOK_BLEU, tok_bleu_metric(), tok[0], tok[1]))
     for name, m, h, r in metrics:
         out[name] = round(m.corpus_score(list(h), [list(r)]).score, 2)
         if sigs is not None:

@@ -122,8 +122,9 @@ def _excl_cumsum(a: np.ndarray) -> np.ndarray:
 _IOTA = np.arange(1 << 16, dtype=np.int64)
 
 
-def _iota(n: int) -> np.ndarray:
-    """``arange(n)`` as a view of a cached array (no allocation on hot paths)."""
+def iota(n: int) -> np.ndarray:
+    """``arange(n)`` as a view of a cached array (no allocation on hot paths). Shared
+    with :mod:`synprep.data`'s collation; internal, not in ``__all__``."""
     global _IOTA
     if len(_IOTA) < n:
         _IOTA = np.arange(max(n, 2 * len(_IOTA)), dtype=np.int64)
@@ -140,7 +141,7 @@ def ragged_arange(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     if total == 0:
         return np.zeros(0, dtype=np.int64)
     out = np.repeat(np.asarray(starts, dtype=np.int64) - _excl_cumsum(lengths), lengths)
-    out += _iota(total)
+    out += iota(total)
     return out
 
 

@@ -140,7 +140,7 @@ def stream_oracle(
         _python_records(read_conllu(path, on_invalid=on_invalid), conv, jsonl, write, on_invalid)
         return
     from . import _fastoracle
-    from .conllu import _blocks, _decode, _read_lines
+    from .conllu import read_blocks, decode_lines, read_sentences
 
     stream, name, own = open_binary(path)
     bname = name.encode("utf-8", "surrogateescape")
@@ -150,13 +150,13 @@ def stream_oracle(
     do_lift = conv.policy == "lift"
 
     def python_region(region: bytes, first_line: int) -> None:
-        lines = _decode(region if region.endswith(b"\n") else region + b"\n")
-        _python_records(_read_lines(lines, name, on_invalid, first_line), conv, jsonl, write, on_invalid)
+        lines = decode_lines(region if region.endswith(b"\n") else region + b"\n")
+        _python_records(read_sentences(lines, name, on_invalid, first_line), conv, jsonl, write, on_invalid)
 
     try:
         carry = b""  # the start of a sentence that the next block completes
         line_no = 1
-        blocks = _blocks(stream, name)
+        blocks = read_blocks(stream, name)
         nxt = next(blocks, None)
         while nxt is not None:
             block, nxt = nxt, next(blocks, None)

@@ -233,7 +233,7 @@ def _pairs(inputs: dict[str, str], bar=None) -> Iterator[tuple[int, dict]]:
     return read_parallel(inputs, bar=bar, invalid=True)
 
 
-class _TreeStage:
+class TreeStage:
     """Sentence -> projectivized tree, or a reason to reject (no subwords yet)."""
 
     def __init__(self, cfg: ShardConfig, transition_side: str | None, label_ids: dict[str, int] | None):
@@ -530,7 +530,7 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
         )
     if need_labels or need_models:
         say("pass 1: labels and subword training sample")
-        stage = _TreeStage(cfg, tside, None)
+        stage = TreeStage(cfg, tside, None)
         bar1 = _progress(desc="shard pass 1", unit="pair", enabled=progress)
         # one pass over both sides (reading the files once) feeds the labels and the sample
         kept = (trees for n, items in _pairs(inputs, bar1) for trees, _rej in [stage(n, items)] if trees is not None)
@@ -547,7 +547,7 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
 
     # ---- pass 2: shards
     say("pass 2: shards")
-    stage = _TreeStage(cfg, tside, label_ids)
+    stage = TreeStage(cfg, tside, label_ids)
     sides = list(inputs)
     sch = schema(sides, tside)
     writer = ShardWriter(out, sch, cfg.shard_size)

@@ -210,16 +210,16 @@ def compare(refs: Sequence[str], systems: Sequence[tuple[str, Sequence[str]]], *
     intervals rounded to 2 decimals; p-values not rounded). ``metrics``: those compared
     (``bleu``, ``chrf+``, ``chrf++``, ``bleu-tok``); ``bleu-tok`` on text Moses-tokenized
     for ``lang``, or split on whitespace as it is when ``tokenized``."""
-    from .evaluate import METRICS, TOK_BLEU, _metrics, _tok_bleu, moses_tokenize
+    from .evaluate import METRICS, TOK_BLEU, metric_objects, tok_bleu_metric, moses_tokenize
 
     if len(systems) < 2:
         raise ConfigError(f"compare needs at least 2 systems, got {len(systems)}")
     _check_metrics(metrics, lang, tokenized)
     scored = list(METRICS) + ([TOK_BLEU] if TOK_BLEU in metrics else [])
     tok = (lambda xs: list(xs)) if tokenized else (lambda xs: moses_tokenize(xs, lang))
-    metric_objs = {name: _cache_references(m, refs) for name, m in _metrics().items()}
+    metric_objs = {name: _cache_references(m, refs) for name, m in metric_objects().items()}
     if TOK_BLEU in scored:
-        metric_objs[TOK_BLEU] = _cache_references(_tok_bleu(), tok(refs))
+        metric_objs[TOK_BLEU] = _cache_references(tok_bleu_metric(), tok(refs))
     stats: dict[str, list[np.ndarray]] = {m: [] for m in scored}
     out: dict = {"systems": {}, "comparisons": []}
     for name, hyps in systems:

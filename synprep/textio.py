@@ -8,7 +8,7 @@ LF, it would be one line), and the byte-order-mark rule of
 every synprep reader (docs/trees.md): a UTF-8 BOM at the very start of the file is
 skipped -- a file of nothing but the mark has no lines -- and U+FEFF anywhere else is
 text. Decoding is left to the caller, so that it can name the line that is not UTF-8.
-The CoNLL-U reader applies the same rule to its blocks (:func:`synprep.conllu._blocks`).
+The CoNLL-U reader applies the same rule to its blocks (:func:`synprep.conllu.read_blocks`).
 """
 
 from __future__ import annotations

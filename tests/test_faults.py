@@ -181,7 +181,7 @@ def test_3_bom_in_filter_inputs_and_pair_shards(tmp_path):
 def test_3_bom_in_split_and_yaml_configs(tmp_path):
     from synprep.corpus import CorpusSpec, iter_pairs
     from synprep.filters import load_config as load_filters
-    from synprep.train import load_config as load_run
+    from synprep.train_config import load_config as load_run
 
     tsv = tmp_path / "c.tsv"
     tsv.write_text(BOM + "Hello\tHallo\n", encoding="utf-8")
@@ -689,7 +689,7 @@ BAD_YAML = [  # (reader, file, text, the error it must give)
 
 def test_11_keys_given_twice_and_syntax_errors_name_file_and_lines_in_every_yaml(tmp_path):
     from synprep.filters import load_config as load_filters
-    from synprep.train import load_config as load_run
+    from synprep.train_config import load_config as load_run
     from synprep.yamlio import load_yaml_file, main
 
     readers = {"run": load_run, "filters": load_filters}
@@ -1126,7 +1126,7 @@ def test_20_8_evaluate_a_source_only_dataset_needs_ref(tmp_path, capsys):
 
 @pytest.mark.parametrize("key, value", [("seed", -1), ("seed", 2**32), ("max_minutes", -1), ("max_minutes", float("nan"))])
 def test_20_8_9_train_config_bounds(key, value):
-    from synprep.train import RunConfig
+    from synprep.train_config import RunConfig
 
     with pytest.raises(ConfigError, match=f"{key} = "):
         RunConfig.from_dict({"train": {key: value}})

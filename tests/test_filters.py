@@ -26,7 +26,7 @@ from synprep.filters import (
     run_filters,
     write_outputs,
 )
-from synprep.filters.langid import BatchLangID, _self_check
+from synprep.filters.langid import BatchLangID, self_check
 from tests.numerics import assert_close
 
 
@@ -264,8 +264,8 @@ def test_langid_rejects_when_the_most_likely_language_is_not_the_expected_one():
 def test_batch_langid_matches_py3langid():
     texts = EN + DE + ["", "123", "HELLO WORLD, THIS IS LOUD", "Привет, как дела?", "日本語のテキストです", "a" * 3000]
     texts += ["ÉCOLE NORMALE SUPÉRIEURE", "une e\u0301cole de ve\u0301lo"]  # upper case, NFD input
-    assert _self_check(texts, ["en", "de", "fr", "ru", "ja"]) < 1e-4
-    assert _self_check(texts + ["two lines\nin one text"], ["en", "de", "fr"]) < 1e-4  # per-text path
+    assert self_check(texts, ["en", "de", "fr", "ru", "ja"]) < 1e-4
+    assert self_check(texts + ["two lines\nin one text"], ["en", "de", "fr"]) < 1e-4  # per-text path
     b = BatchLangID(["de", "en"], chunk=2)  # chunking must not change results
     c = BatchLangID(["de", "en"])
     assert_close(b.probs(texts), c.probs(texts), rtol=0, atol=1e-6)  # probabilities: scale 1
@@ -494,9 +494,9 @@ def test_cli_filter_and_recut(tmp_path, capsys):
 def test_cli_seed_makes_the_alignment_filter_reproducible(tmp_path, capsys):
     """Two runs of the same command reject the same pairs: eflomal's random numbers
     come from --seed (synprep.corpus.seeded_eflomal)."""
-    from synprep.corpus import _seed_shim
+    from synprep.corpus import seed_shim
 
-    if _seed_shim() is None:
+    if seed_shim() is None:
         pytest.skip("eflomal cannot be seeded here (no C compiler, or not Linux)")
     pairs = _synthetic_parallel(200)
     for i in range(0, 200, 10):  # misaligned pairs

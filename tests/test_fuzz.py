@@ -324,7 +324,7 @@ def raw_lines(data: bytes) -> list[bytes]:
 
 
 def check_split(tmp: Path, data: bytes, gz: bool) -> None:
-    from synprep.corpus import CorpusSpec, SplitSummary, _clean, iter_pairs
+    from synprep.corpus import CorpusSpec, SplitSummary, clean_field, iter_pairs
 
     path = tmp / ("c.tsv.gz" if gz else "c.tsv")
     path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
@@ -340,7 +340,7 @@ def check_split(tmp: Path, data: bytes, gz: bool) -> None:
     for p in pairs:
         cols = lines[p.line - 1].split(b"\t")
         if p.reason is None:  # kept: the columns, with only the documented line-break normalization
-            assert (p.src, p.tgt) == (_clean(cols[0].decode("utf-8"), None), _clean(cols[1].decode("utf-8"), None))
+            assert (p.src, p.tgt) == (clean_field(cols[0].decode("utf-8"), None), clean_field(cols[1].decode("utf-8"), None))
         else:
             assert p.reason in ("bad-encoding", "bad-columns")
 

@@ -562,7 +562,7 @@ def test_stanza_mst_contracts_the_cycle_stanza_contracts():
     import numpy as np
     from stanza.models.common.chuliu_edmonds import tarjan
 
-    from synprep.parsers.stanza_mst import _last_cycle
+    from synprep.parsers.stanza_mst import last_cycle
 
     rng = np.random.default_rng(3)
     for _ in range(3000):
@@ -572,7 +572,7 @@ def test_stanza_mst_contracts_the_cycle_stanza_contracts():
         heads[1:][heads[1:] == np.arange(1, n)] = 0  # no self-loops but the root's
         cycles = tarjan(heads.copy())
         want = np.flatnonzero(cycles[-1]).tolist() if cycles else None
-        assert _last_cycle(heads.tolist()) == want, heads
+        assert last_cycle(heads.tolist()) == want, heads
 
 
 @pytest.mark.slow
@@ -835,3 +835,65 @@ def test_udpipe_demo_model_on_pud_gold_words(tmp_path):
     r = evaluate(out, g)
     # far better than chance: attaching every word to its neighbour gets about a third
     assert r.all.gold == sum(len(s) for s in sents) and r.all.UAS > 55
+
+
+# -- the one parse loop (synprep.parsers.run), shared by `synprep parse` and the workflow
+
+
+class _Swapping:
+    """Returns the results of items 1 and 2 swapped: a parser that breaks the order."""
+
+    def parse(self, items):
+        from synprep.parsers.base import ParseResult
+
+        got = [ParseResult(i, f"# sent_id = {i}\n1\t{t}\t_\t_\t_\t_\t0\troot\t_\t_\n\n", None) for i, t in items]
+        if len(got) > 2:
+            got[1], got[2] = got[2], got[1]
+        yield from got
+
+
+def test_parse_loop_refuses_a_parser_that_reorders_one_side_or_two():
+    """One side (the command, streamed) is checked like two (the workflow): a tree
+    written under another sentence's line would pair wrong translations."""
+    import io
+
+    from synprep.parsers.run import parse_rows
+
+    rows = [("a", "x", "x"), ("b", "y", "y"), ("c", "z", "z")]
+    with pytest.raises(RuntimeError, match="the parser returned other ids"):
+        parse_rows({"text": _Swapping()}, [r[:2] for r in rows], {"text": io.StringIO()})
+    with pytest.raises(RuntimeError, match="the src parser returned other ids"):
+        parse_rows({"src": _Swapping(), "tgt": _Swapping()}, rows, {"src": io.StringIO(), "tgt": io.StringIO()})
+
+
+def test_parse_loop_streams_one_side_and_logs_rejects_without_a_file(udpipe_en, caplog):
+    """`synprep parse` reads its input lazily: the loop has written a tree before the
+    input is exhausted; without --rejects the reject is logged (never silently lost)."""
+    import io
+
+    from synprep.parsers.run import parse_rows
+
+    seen = []
+
+    class Out(io.StringIO):
+        read_at_first_write = None
+
+        def write(self, text):
+            if self.read_at_first_write is None:
+                self.read_at_first_write = len(seen)
+            return super().write(text)
+
+    out = Out()
+
+    def rows():
+        for i, text in enumerate(["The cat sat.", "", "A dog ran."] + ["More words here."] * 50):
+            seen.append(i)
+            yield (f"s{i}", text)
+
+    with caplog.at_level(logging.WARNING, logger="synprep.parse"):
+        counts = parse_rows({"text": udpipe_en}, rows(), {"text": out})
+    assert (counts.input, counts.kept, dict(counts.rejected)) == (53, 52, {"empty": 1})
+    assert out.read_at_first_write < 53
+    assert [s.sent_id for s in read_conllu_string(out.getvalue())][:2] == ["s0", "s2"]
+    assert counts.words == sum(len(s.rows) for s in read_conllu_string(out.getvalue()))
+    assert "rejected s1: empty" in caplog.text

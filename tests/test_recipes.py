@@ -65,7 +65,7 @@ def test_recipe_states_every_setting_validates_and_its_runs_resolve(path, capsys
     for run in recipe["train"]["runs"]:  # each run file resolves and decodes as the recipe says
         assert main(["train", "--config", str(REPO / run["file"]), "--print-config"]) == 0, run
         printed = json.loads(capsys.readouterr().out)
-        from synprep.train import read_config_file
+        from synprep.train_config import read_config_file
 
         given = read_config_file(REPO / run["file"]).get("decode", {})
         assert {"beam", "length_penalty"} <= set(given), f"{run['file']} leaves decoding to the defaults"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from synprep.cli import main
-from synprep.evaluate import _metrics
+from synprep.evaluate import metric_objects
 from synprep.significance import compare, corpus_score, paired_bootstrap, sentence_stats, sign_test
 
 from .conftest import MULTI30K
@@ -44,10 +44,10 @@ def _write(tmp_path, name: str, lines: list[str]) -> str:
 
 def test_statistics_give_sacrebleus_corpus_and_sentence_scores(m30k):
     refs, sys_ = m30k
-    for name, m in _metrics().items():
+    for name, m in metric_objects().items():
         st = sentence_stats(m, sys_["worse"], refs)
         assert corpus_score(m, st) == pytest.approx(m.corpus_score(sys_["worse"], [refs]).score, abs=1e-9), name
-    chrf = _metrics()["chrf+"]
+    chrf = metric_objects()["chrf+"]
     st = sentence_stats(chrf, sys_["worse"][:20], refs[:20])
     for row, h, r in zip(st, sys_["worse"], refs):
         assert corpus_score(chrf, row) == pytest.approx(chrf.sentence_score(h, [r]).score, abs=1e-9)
@@ -63,7 +63,7 @@ def test_bootstrap_draws_are_sacrebleus(m30k):
     refs, a, b = refs[:200], sys_["worse"][:200], sys_["other"][:200]
     metrics = {"bleu": BLEU(), "chrf": CHRF(char_order=6, word_order=1, beta=3)}
     _, res = PairedTest([("a", a), ("b", b)], metrics, [refs], test_type="bs", n_samples=1000)()
-    ours = _metrics()
+    ours = metric_objects()
     for key, name in (("BLEU", "bleu"), ("chrF3+", "chrf+")):
         m = ours[name]
         bs = paired_bootstrap(m, sentence_stats(m, a, refs), sentence_stats(m, b, refs))
@@ -73,7 +73,7 @@ def test_bootstrap_draws_are_sacrebleus(m30k):
 
 def test_bootstrap_is_seeded_and_a_system_is_not_better_than_itself(m30k):
     refs, sys_ = m30k
-    m = _metrics()["bleu"]
+    m = metric_objects()["bleu"]
     a, b = sentence_stats(m, sys_["worse"], refs), sentence_stats(m, sys_["other"], refs)
     one, two = paired_bootstrap(m, a, b, seed=7), paired_bootstrap(m, a, b, seed=7)
     assert one.p == two.p and one.ci == two.ci and np.array_equal(one.scores_b, two.scores_b)
@@ -115,7 +115,7 @@ def test_sign_test_is_the_exact_binomial():
 def test_compare_sign_test_counts_sentence_chrf_plus(m30k):
     refs, sys_ = m30k
     refs, a, b = refs[:40], sys_["worse"][:40], sys_["better"][:40]
-    chrf = _metrics()["chrf+"]
+    chrf = metric_objects()["chrf+"]
     sa = [chrf.sentence_score(h, [r]).score for h, r in zip(a, refs)]
     sb = [chrf.sentence_score(h, [r]).score for h, r in zip(b, refs)]
     wins, losses = sum(y > x for x, y in zip(sa, sb)), sum(y < x for x, y in zip(sa, sb))

@@ -81,7 +81,7 @@ def test_constant_schedule_and_decode_defaults_of_a_run():
     import argparse
 
     from synprep.commands.translate import decoding_defaults
-    from synprep.train import TrainConfig, learning_rate
+    from synprep.train_config import TrainConfig, learning_rate
 
     tc = TrainConfig(train="x", lr=1e-3, warmup=10, schedule="constant")
     assert learning_rate(5, tc) == pytest.approx(1e-7 + (1e-3 - 1e-7) / 2)

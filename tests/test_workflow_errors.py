@@ -90,7 +90,7 @@ def test_a_misspelled_filter_parameter_in_the_workflow_config_is_one_line(tmp_pa
 def test_a_misspelled_run_config_key_in_the_workflow_is_one_line(tmp_path, capsys):
     """As train.smk checks each run (the in-process part: the check imports torch)."""
     from synprep.models.config import merge_dicts
-    from synprep.train import RunConfig, read_config_file
+    from synprep.train_config import RunConfig, read_config_file
     from synprep.workflow import config_error_at, stop_on_error
 
     run = tmp_path / "run.yaml"
@@ -220,7 +220,7 @@ def test_the_workflow_imports_nothing_heavy():
     without torch, stanza or polars (a SLURM job that copies a file pays for none)."""
     sources = [SNAKEFILE, *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
     mods = sorted({m for f in sources for m in re.findall(r"^\s*from (synprep[\w.]*) import", f.read_text(), re.M)})
-    assert "synprep.train" in mods and "synprep.workflow" in mods
+    assert "synprep.train_config" in mods and "synprep.workflow" in mods
     code = (
         "import importlib, sys\n"
         f"for m in {mods!r}: importlib.import_module(m)\n"

@@ -11,7 +11,6 @@ silently. (The workflow builds parsers from its config's ``parse:`` section with
 from __future__ import annotations
 
 import argparse
-import collections
 import gzip
 import io
 import logging
@@ -74,8 +73,8 @@ def _open_out(path: str, group):
 
 def run(args: argparse.Namespace) -> int:
     from .. import registry
-    from ..parsers.base import reject_code
     from ..parsers.inputs import count_lines, read_items
+    from ..parsers.run import parse_rows
 
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
@@ -103,40 +102,22 @@ def run(args: argparse.Namespace) -> int:
                 log.warning("warning: %s", note)
         out = _open_out(args.output, group)
         rej = RejectWriter(args.rejects, group) if args.rejects else None
-        counts: collections.Counter[str] = collections.Counter()
-        n = words = 0
         t0 = time.perf_counter()
-        from ..progress import progress
 
-        bar = progress(total=total, desc="parse", unit="sent", enabled=not (args.no_progress or args.quiet))
-        try:
-            def stream():
-                if first is not None:
-                    yield first
-                yield from items
+        def stream():
+            if first is not None:
+                yield first
+            yield from items
 
-            for r in parser.parse(stream()):
-                n += 1
-                bar.update(1)
-                if r.reject is not None:
-                    counts[reject_code(r.reject)] += 1
-                    if rej:
-                        rej.write(r.id, "parse", reject_code(r.reject), r.reject)
-                    elif sum(counts.values()) <= 10:
-                        log.warning("rejected %s: %s", r.id, r.reject)
-                    continue
-                words += sum(1 for line in r.conllu.split("\n") if line[:1].isdigit() and "\t" in line
-                             and line.split("\t", 1)[0].isdigit())
-                out.write(r.conllu)
-        finally:
-            bar.close()
+        counts = parse_rows({"text": parser}, stream(), {"text": out}, rej, stage="parse", total=total,
+                            progress=not (args.no_progress or args.quiet))
         if out is sys.stdout:
             out.flush()
         else:
             out.close()  # the gzip trailer; the group renames the files when the block ends
     secs = time.perf_counter() - t0
-    nrej = sum(counts.values())
-    summary = ", ".join(f"{k} {v}" for k, v in counts.most_common()) or "none"
+    n, words, nrej = counts.input, counts.words, sum(counts.rejected.values())
+    summary = ", ".join(f"{k} {v}" for k, v in counts.rejected.most_common()) or "none"
     print(
         f"synprep parse: {n} sentences, {n - nrej} parsed ({words} words) in {secs:.1f} s "
         f"({words / secs if secs > 0 else 0:.0f} words/s); rejected {nrej}: {summary}",

@@ -315,8 +315,9 @@ def _has_letter(text: str) -> bool:
     return any(ch.isalpha() for ch in text)
 
 
-def _self_check(texts: Sequence[str], languages: Sequence[str]) -> float:
-    """Largest absolute difference to py3langid's own rank() (for tests and benches)."""
+def self_check(texts: Sequence[str], languages: Sequence[str]) -> float:
+    """Largest absolute difference to py3langid's own rank() (for tests and benches;
+    not in ``__all__``)."""
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)

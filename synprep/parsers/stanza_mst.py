@@ -56,10 +56,11 @@ _add_reduce = np.add.reduce
 __all__ = ["chuliu_edmonds", "chuliu_edmonds_one_root", "install"]
 
 
-def _last_cycle(heads: list[int]) -> list[int] | None:
+def last_cycle(heads: list[int]) -> list[int] | None:
     """The cycle stanza would contract: of the cycles (two or more nodes) of the
     functional graph ``i -> heads[i]``, the one whose smallest node is largest,
-    as a sorted node list; None when there is none."""
+    as a sorted node list; None when there is none. Public for the tests (not in
+    ``__all__``)."""
     state = [0] * len(heads)  # 0 unseen, 1 on the current path, 2 done
     best: list[int] | None = None
     best_min = -1
@@ -102,7 +103,7 @@ def chuliu_edmonds(scores: np.ndarray) -> list[int]:
     _prepare(scores, n)
     tree = scores.argmax(axis=1)
     heads = tree.tolist()
-    cyc = _last_cycle(heads)
+    cyc = last_cycle(heads)
     while cyc is not None:
         in_cycle = set(cyc)
         non = [i for i in range(n) if i not in in_cycle]
@@ -123,7 +124,7 @@ def chuliu_edmonds(scores: np.ndarray) -> list[int]:
         _prepare(scores, n)
         tree = scores.argmax(axis=1)
         heads = tree.tolist()
-        cyc = _last_cycle(heads)
+        cyc = last_cycle(heads)
     while stack:
         contracted = heads
         heads, cyc, non, best_member, best_head = stack.pop()

@@ -25,7 +25,7 @@ from synprep.analysis import analysis_settings
 ANALYSIS_CONFIG = config["analysis"]
 ANALYSIS_RUN_VARIANTS = {}
 if ANALYSIS_CONFIG["induce"]["enabled"] and TRAIN_RUNS:
-    from synprep.train import RunConfig
+    from synprep.train_config import RunConfig
 
     ANALYSIS_RUN_VARIANTS = {  # RUN_CONFIGS (train.smk): each run's file with its config merged over it
         name: RunConfig.from_dict(run_config, where=f"config train.runs[{name}]").model.variant

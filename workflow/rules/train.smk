@@ -38,7 +38,7 @@ TRAIN_REPORT_INPUT = {}
 
 if TRAIN_RUNS:
     from synprep.models.config import merge_dicts
-    from synprep.train import RunConfig, read_config_file
+    from synprep.train_config import RunConfig, read_config_file
     from synprep.workflow import config_error_at
 
     if len(TRAINING_SHARDS) == 0:
