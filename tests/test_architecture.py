@@ -4,8 +4,7 @@ No module imports another module's private (``_name``) names: a name used across
 modules is part of its owner's API and public (kept out of ``__all__`` where it is
 internal-but-shared, and said so in the owner's docstring). Excepted: the compiled
 extensions ``_fastoracle`` / ``_fastcollate`` (private modules by design, imported
-by their one wrapper) and dunder names. Imports of private names that other
-engineers' work in flight still holds are listed in :data:`IN_FLIGHT`.
+by their one wrapper) and dunder names.
 """
 
 from __future__ import annotations
@@ -16,18 +15,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TREES = ("synprep", "tests", "bench", "workflow/scripts")
 COMPILED = {"_fastoracle", "_fastcollate"}
-
-#: imports of private names owned by work in flight this sprint, each with its owner:
-#: remove an entry when its owner's branch is merged (the test fails on an entry that
-#: no longer occurs, so the list only shrinks).
-IN_FLIGHT = {
-    # h7-report turns synprep/report.py into a package (its plots become a module)
-    "tests/test_report.py": {"_plot_challenge", "_plot_projectivity", "_plot_pieces", "_plot_training",
-                             "_plot_lengths"},
-    # h6-tests owns tests/test_workflow.py and conftest.py (shared workflow fixtures)
-    "tests/test_resume.py": {"_need_models", "_snakemake", "_tiny_config"},
-}
-
 
 def _private_imports(path: Path, skip: frozenset = frozenset()) -> list[str]:
     """``file:line: from X import _name`` for each private name ``path`` imports from
@@ -67,16 +54,5 @@ def test_the_checker_finds_a_private_import(tmp_path, monkeypatch):
 
 
 def test_no_module_imports_another_modules_private_names():
-    bad = [line for p in _sources()
-           for line in _private_imports(p, frozenset(IN_FLIGHT.get(p.relative_to(REPO).as_posix(), ())))]
+    bad = [line for p in _sources() for line in _private_imports(p)]
     assert not bad, "private names imported across modules (make them public or move them):\n" + "\n".join(bad)
-
-
-def test_the_in_flight_list_only_shrinks():
-    """An IN_FLIGHT entry whose import is gone must be removed."""
-    stale = []
-    for rel, names in IN_FLIGHT.items():
-        path = REPO / rel
-        found = {line.rsplit(" ", 1)[-1] for line in _private_imports(path)} if path.exists() else set()
-        stale += [f"{rel}: {n}" for n in sorted(names - found)]
-    assert not stale, "no longer imported, remove from IN_FLIGHT: " + ", ".join(stale)
