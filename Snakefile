@@ -14,20 +14,20 @@ from snakemake.utils import min_version
 
 # Only light modules at the top level (no torch, stanza, polars): every SLURM job
 # reads this file twice before it runs anything (docs/workflow.md, "Scale out").
-from synprep.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
-from synprep.corpus import check_shard_counts
-from synprep.yamlio import check_config_files
+from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
+from synprep.stages.corpus import check_shard_counts
+from synprep.util.yamlio import check_config_files
 
 min_version("8.0")
 
 RUN_STARTED = time.time()  # logs older than this are not this run's (onerror)
 
 
-# The config is read strictly first (synprep.yamlio): a key given twice is an error
+# The config is read strictly first (synprep.util.yamlio): a key given twice is an error
 # naming both lines (snakemake would keep the last one), a syntax error in
 # config/config.yaml names its line. Files given with --configfile are parsed by
 # snakemake before this line runs: for a syntax error there snakemake names no line,
-# and `python -m synprep.yamlio FILE` does.
+# and `python -m synprep.util.yamlio FILE` does.
 with stop_on_error():
     check_config_files(["config/config.yaml", *workflow.overwrite_configfiles])
 
@@ -36,14 +36,14 @@ configfile: "config/config.yaml"
 
 
 # A problem is one line naming the key, its file, line and section, and the known
-# keys (synprep.workflow.validate_config), not snakemake's schema dump.
+# keys (synprep.stages.workflow.validate_config), not snakemake's schema dump.
 validate_config(
     config,
     os.path.join(workflow.basedir, "workflow/schemas/config.schema.yaml"),
     ["config/config.yaml", *workflow.overwrite_configfiles],
 )
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
-    check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.corpus)
+    check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.stages.corpus)
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.

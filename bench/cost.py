@@ -3,7 +3,7 @@
 with the trainer's own update and batch size -- the figures to plan a CPU run with
 (docs/models.md, "CPU cost per update").
 
-Each (preset, variant) runs in its own process: ``synprep.train.Trainer`` on the
+Each (preset, variant) runs in its own process: ``synprep.train.trainer.Trainer`` on the
 English-German PUD treebanks written as shards in a temporary directory (1,000 gold
 pairs, ``--data DIR`` for others, e.g. Multi30k shards), ``train.max_tokens`` of the
 run config's default (4,096 padded tokens a batch; no preset changes it), 1 torch
@@ -46,7 +46,7 @@ def child(args) -> int:
     """One (preset, variant): a JSON line per update, with its CPU seconds."""
     import torch
 
-    from synprep.train import RunConfig, Trainer
+    from synprep.train.trainer import RunConfig, Trainer
 
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as out:

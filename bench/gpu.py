@@ -15,7 +15,7 @@ Measurements (``--list`` prints them without running anything; ``--only`` picks 
   forward + loss + backward + clipping + Adam), on PUD en-de shards built here.
 * ``decode`` -- decoding sentences/s on the GPU, greedy and beam 5, of ``vanilla`` and
   ``parent`` (constrained transition decoding) trained briefly on the GPU by
-  :func:`synprep.train.train`; each run's own training tokens/s is reported too.
+  :func:`synprep.train.trainer.train`; each run's own training tokens/s is reported too.
 * ``tests``  -- the ``gpu``-marked tests (``pytest -m gpu``), passed / failed.
 
 Nothing is downloaded (the data are ../shared/data); the defaults are sized to finish
@@ -149,10 +149,10 @@ def measure_decode(args, table: Table, device: str, tmp: Path) -> None:
 
     import torch
 
-    from synprep.data import ShardDataset
-    from synprep.decode import TargetVocab
-    from synprep.evaluate import translate_dataset
-    from synprep.train import RunConfig, load_model, train
+    from synprep.dataset.data import ShardDataset
+    from synprep.translate.decode import TargetVocab
+    from synprep.translate.evaluate import translate_dataset
+    from synprep.train.trainer import RunConfig, load_model, train
 
     data = tmp / "pud" if (tmp / "pud" / "manifest.json").exists() else _pud(tmp)
     ds = ShardDataset(data)

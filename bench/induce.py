@@ -9,17 +9,17 @@ Steps (each skipped when its output exists in ``--out``):
 1. data: the Multi30k shards of bench/learn.py (``--data``: a directory with
    ``train/``, ``valid/``, ``test/``; made with ``python bench/learn.py --work DIR``'s
    first step when absent);
-2. training: each variant with ``synprep.train`` for ``--steps`` updates, preset
+2. training: each variant with ``synprep.train.trainer`` for ``--steps`` updates, preset
    ``--preset``, the settings of bench/learn.py (lr 1e-3, ``--max-tokens`` 4096) with a
    warm-up of a quarter of the updates (bench/learn.py's 500 of ~2,000), one
    validation at the end;
 3. translation: beam search (``--beam``) on test_2016_flickr; BLEU, chrF+ and chrF++
-   (:func:`synprep.evaluate.score`) against the raw German references;
+   (:func:`synprep.translate.evaluate.score`) against the raw German references;
 4. induction, the documented Table-3 command sequence (docs/analysis.md): an
    evaluation dataset of the gold treebank (``synprep shard GOLD --side src
    --vocab-from TRAIN --words syntactic --projectivity lift --unknown-labels map``,
    every sentence kept), the scores phi of each model
-   (:func:`synprep.evaluate.dump_tree_scores`, what ``synprep translate
+   (:func:`synprep.translate.evaluate.dump_tree_scores`, what ``synprep translate
    --tree-scores`` writes), and ``synprep induce-eval`` on them;
 5. gate norms (004 §6, Eq. 17) on the test references, teacher-forced, by the UPOS of
    the parsed test targets (``synprep translate --gate-norms --gate-of refs`` and
@@ -49,7 +49,7 @@ def lines(path: Path) -> list[str]:
 
 
 def run_config(args, variant: str, data: Path, out: Path):
-    from synprep.train_config import RunConfig
+    from synprep.train.config import RunConfig
 
     return RunConfig.from_dict(
         {
@@ -76,7 +76,7 @@ def run_config(args, variant: str, data: Path, out: Path):
 
 
 def train_one(args, variant: str, data: Path, out: Path, say) -> dict:
-    from synprep.train import train
+    from synprep.train.trainer import train
 
     done = out / "summary.json"
     if done.exists():
@@ -92,10 +92,10 @@ def train_one(args, variant: str, data: Path, out: Path, say) -> dict:
 
 
 def translate_one(args, out: Path, data: Path, say) -> dict:
-    from synprep.data import ShardDataset
-    from synprep.decode import TargetVocab
-    from synprep.evaluate import score, translate_dataset
-    from synprep.checkpoint import load_model
+    from synprep.dataset.data import ShardDataset
+    from synprep.translate.decode import TargetVocab
+    from synprep.translate.evaluate import score, translate_dataset
+    from synprep.train.checkpoint import load_model
 
     done = out / "test_scores.json"
     if done.exists():
@@ -125,9 +125,9 @@ def gold_dataset(data: Path, work: Path, say) -> Path:
 
 
 def induce_one(out: Path, gold_ds: Path, say) -> dict:
-    from synprep.data import ShardDataset
-    from synprep.evaluate import dump_tree_scores
-    from synprep.checkpoint import load_model
+    from synprep.dataset.data import ShardDataset
+    from synprep.translate.evaluate import dump_tree_scores
+    from synprep.train.checkpoint import load_model
 
     npz = out / "pud-en.scores.npz"
     if not npz.exists():
@@ -142,10 +142,10 @@ def induce_one(out: Path, gold_ds: Path, say) -> dict:
 def gates_one(out: Path, data: Path, say) -> dict | None:
     """Gate norms (004 Eq. 17) on the test references, teacher-forced, by the UPOS of
     the parsed test targets (bench/learn.py's parsed/test.de.aligned.conllu)."""
-    from synprep.data import ShardDataset
-    from synprep.decode import TargetVocab
-    from synprep.gates import gate_rows, summarize, write_gate_tsv
-    from synprep.checkpoint import load_model
+    from synprep.dataset.data import ShardDataset
+    from synprep.translate.decode import TargetVocab
+    from synprep.analysis.gates import gate_rows, summarize, write_gate_tsv
+    from synprep.train.checkpoint import load_model
 
     conllu = data.parent / "parsed" / "test.de.aligned.conllu"
     if not conllu.exists():

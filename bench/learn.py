@@ -11,7 +11,7 @@ Steps (each skipped when its output exists in ``--work``):
    vocabulary); non-projective target trees are lifted, so no test pair is lost to the
    oracle. Parsing all 31k pairs takes a few CPU-minutes (UDPipe
    parsed ~3,700 words/s a process here).
-2. training: each variant with ``synprep.train`` for ``--minutes`` of wall time
+2. training: each variant with ``synprep.train.trainer`` for ``--minutes`` of wall time
    (validation included), preset ``--preset``, validation loss on ``--valid-sentences``
    pairs every ``--valid-every`` updates; the best checkpoint by validation loss.
 3. evaluation: beam search (``--beam``) on test_2016_flickr; BLEU and chrF++ with
@@ -52,8 +52,8 @@ def parse_side(raw: list[str], lang: str, out: Path, workers: int, prefix: str) 
 
 
 def make_shards(work: Path, limit: int | None, limit_eval: int | None, workers: int, vocab_size: int, say) -> dict[str, Path]:
-    from synprep.conllu import format_conllu, read_conllu
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.syntax.conllu import format_conllu, read_conllu
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     out = {}
     for split, stem in SPLITS.items():
@@ -110,10 +110,10 @@ def main() -> int:
         return 0
     import torch
 
-    from synprep.data import ShardDataset
-    from synprep.decode import TargetVocab
-    from synprep.evaluate import score, translate_dataset
-    from synprep.train import RunConfig, load_model, train
+    from synprep.dataset.data import ShardDataset
+    from synprep.translate.decode import TargetVocab
+    from synprep.translate.evaluate import score, translate_dataset
+    from synprep.train.trainer import RunConfig, load_model, train
 
     torch.set_num_threads(args.threads)
     work = Path(args.work)

@@ -16,7 +16,7 @@ not trained again, a killed one resumes exactly):
   recorded it did all the updates -- a killed one records nothing);
 * ``--max-target-pieces N`` trains on a length-limited subset: the training pairs
   whose target has at most N pieces (arc tokens not counted), written from the parsed
-  Multi30k CoNLL-U with the shards' vocabulary (``synprep.shards`` option
+  Multi30k CoNLL-U with the shards' vocabulary (``synprep.dataset.shards`` option
   ``max_target_pieces``; the test set is never cut).
 
 Shards: ``--shards DIR`` with ``train/``, ``valid/``, ``test/`` (e.g. the ones
@@ -57,7 +57,7 @@ def lines(path: Path) -> list[str]:
 
 def subset(shards: Path, parsed: Path, work: Path, max_pieces: int, say) -> Path:
     """The training pairs whose target has <= max_pieces pieces (shards' vocabulary)."""
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     out = work / f"train-tgt{max_pieces}"
     if (out / "manifest.json").exists():
@@ -136,10 +136,10 @@ def main() -> int:
         return 0
     import torch
 
-    from synprep.data import ShardDataset
-    from synprep.decode import TargetVocab
-    from synprep.evaluate import score, translate_dataset
-    from synprep.train import load_config, load_model, train
+    from synprep.dataset.data import ShardDataset
+    from synprep.translate.decode import TargetVocab
+    from synprep.translate.evaluate import score, translate_dataset
+    from synprep.train.trainer import load_config, load_model, train
 
     torch.set_num_threads(args.threads)
     shards, work = Path(args.shards), Path(args.work)

@@ -64,10 +64,10 @@ def naive_table(src: str, tgt: str, dataset: Path):
     """The same rows as build_dataset(..., projectivity=lift), one row at a time in Python."""
     import pyarrow as pa
 
-    from synprep.conllu import read_parallel
-    from synprep.shards import ShardConfig, TreeStage, read_manifest, schema
-    from synprep.subwords import SubwordModel
-    from synprep.transitions import SHIFT, LeftArc, oracle
+    from synprep.syntax.conllu import read_parallel
+    from synprep.dataset.shards import ShardConfig, TreeStage, read_manifest, schema
+    from synprep.dataset.subwords import SubwordModel
+    from synprep.syntax.transitions import SHIFT, LeftArc, oracle
 
     m = read_manifest(dataset)
     labels = m["labels"]
@@ -180,7 +180,7 @@ class Clock:
 def shard_epoch(dataset: Path, max_tokens: int, seed: int) -> tuple[Clock, int, int]:
     from torch.utils.data import DataLoader
 
-    from synprep.data import ShardDataset, TokenBudgetSampler
+    from synprep.dataset.data import ShardDataset, TokenBudgetSampler
 
     with Clock() as c:
         ds = ShardDataset(dataset)
@@ -193,7 +193,7 @@ def shard_epoch(dataset: Path, max_tokens: int, seed: int) -> tuple[Clock, int, 
 def json_epoch(jsonl: Path, manifest: dict, lengths, groups, max_tokens: int, seed: int) -> tuple[Clock, int, int]:
     from torch.utils.data import DataLoader
 
-    from synprep.data import Collate, TokenBudgetSampler
+    from synprep.dataset.data import Collate, TokenBudgetSampler
 
     with Clock() as c:
         ds = JsonLinesDataset(jsonl)
@@ -210,8 +210,8 @@ def memcheck(dataset: str, max_tokens: int, jsonl: str | None) -> None:
     import torch  # noqa: F401
     import torch.utils.data  # noqa: F401
 
-    from synprep.data import ShardDataset
-    from synprep.shards import read_manifest
+    from synprep.dataset.data import ShardDataset
+    from synprep.dataset.shards import read_manifest
 
     m = read_manifest(dataset)
     size = sum(s["bytes"] for s in m["shards"])
@@ -226,7 +226,7 @@ def memcheck(dataset: str, max_tokens: int, jsonl: str | None) -> None:
     else:
         from torch.utils.data import DataLoader
 
-        from synprep.data import TokenBudgetSampler
+        from synprep.dataset.data import TokenBudgetSampler
 
         ds = ShardDataset(dataset)
         opened = status()
@@ -251,9 +251,9 @@ def main() -> int:
     if not (SRC.exists() and TGT.exists()):
         print(f"skipped: {UD} is absent (the shared UD data is needed)")
         return 0
-    from synprep.data import ShardDataset
-    from synprep.conllu import read_parallel
-    from synprep.shards import ShardConfig, TreeStage, build_dataset, open_dataset
+    from synprep.dataset.data import ShardDataset
+    from synprep.syntax.conllu import read_parallel
+    from synprep.dataset.shards import ShardConfig, TreeStage, build_dataset, open_dataset
 
     copies = -(-args.min_pairs // 1000)
     with tempfile.TemporaryDirectory() as tmp:
@@ -283,7 +283,7 @@ def main() -> int:
         print(f"  of which reading CoNLL-U + trees + lifting: {ct.cpu:.2f} s ({100 * ct.cpu / cw.cpu:.0f} %); "
               f"subwords, features, Arrow, files: {cw.cpu - ct.cpu:.2f} s ({(n / (cw.cpu - ct.cpu)):.0f} rows/s)")
 
-        from synprep.shards import encode_shard
+        from synprep.dataset.shards import encode_shard
 
         with Clock() as cb:
             naive = naive_table(str(src), str(tgt), tmp / "ds")

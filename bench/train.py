@@ -4,7 +4,7 @@
 
 Every model trains (forward, label-smoothed loss, backward, clipping, Adam step) on
 the same real batches: the en-de PUD treebanks written as shards by synprep (or
-``--data DIR``, e.g. Multi30k shards), token-budget batches from synprep.data. The
+``--data DIR``, e.g. Multi30k shards), token-budget batches from synprep.dataset.data. The
 models take each batch in turn (one update each, ``--rounds`` rounds); a model's time
 is the sum over batches of its median update time, so load from other processes
 affects all of them alike. Throughput counts the target pieces
@@ -46,7 +46,7 @@ TARGETS = {"pascal": 1.3, "parent": 1.3, "gps": 1.3, "gcn": 1.6, "sa": 2.0, "tor
 
 
 def build_pud(tmp: Path) -> Path:
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     out = tmp / "pud"
     build_dataset(out, src=str(UD / "en_pud-ud-test.conllu"), tgt=str(UD / "de_pud-ud-test.conllu"), cfg=ShardConfig(vocab_size=8000, projectivity="lift"))
@@ -142,7 +142,7 @@ def time_models(models: dict, batches: list, rounds: int, device, clock=time.per
 
 def load_batches(data: Path, max_tokens: int, n: int) -> tuple:
     """(dataset, the first ``n`` token-budget batches of ``data``) as the trainer makes them."""
-    from synprep.data import ShardDataset, TokenBudgetSampler
+    from synprep.dataset.data import ShardDataset, TokenBudgetSampler
 
     ds = ShardDataset(data)
     sampler = TokenBudgetSampler(ds.lengths(), max_tokens, seed=0)
@@ -154,7 +154,7 @@ def build_models(preset: str, ds, data: Path, names: list[str], modes: list[str]
     """name -> (model, prefix mode) of every variant of ``names`` at ``preset`` with the
     vocabularies of ``ds``; bidirectional decoders once per mode of ``modes``."""
     from synprep.models import build_model, model_config, variant_class
-    from synprep.train import model_from_manifest
+    from synprep.train.trainer import model_from_manifest
 
     base = model_config(preset)
     models: dict[str, tuple] = {}
@@ -190,7 +190,7 @@ def main() -> int:
     import torch
 
     from synprep.models import model_config
-    from synprep.train import model_from_manifest
+    from synprep.train.trainer import model_from_manifest
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,9 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Compiled fast path of :mod:`synprep.data`: gathering a batch's rows out of the
+"""Compiled fast path of :mod:`synprep.dataset.data`: gathering a batch's rows out of the
 memory-mapped shard buffers and padding them, one pass over the data each, with no
 index arrays.
 
-It computes exactly what the numpy reference path in :mod:`synprep.data` computes
+It computes exactly what the numpy reference path in :mod:`synprep.dataset.data` computes
 (``ragged_arange`` + ``take`` for the gathers, scatters into ``np.full`` for the
 padding); the tests check that both give identical batches on real shards.
 ``SYNPREP_PURE_PYTHON=1`` forces the numpy path.

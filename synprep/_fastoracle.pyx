@@ -2,8 +2,8 @@
 """Compiled fast path of ``synprep oracle``: CoNLL-U bytes in, output bytes out.
 
 It implements, for *valid* sentences only, exactly what the Python reference path
-does (:mod:`synprep.conllu` -> :mod:`synprep.tree` -> :mod:`synprep.transitions` ->
-:mod:`synprep.oracle_io`): the same validation, multiword-token merge, label set,
+does (:mod:`synprep.syntax.conllu` -> :mod:`synprep.syntax.tree` -> :mod:`synprep.syntax.transitions` ->
+:mod:`synprep.syntax.oracle_io`): the same validation, multiword-token merge, label set,
 projectivity test, lifting, static oracle and the same bytes of output (``text``,
 or ``jsonl`` equal to ``json.dumps(record, ensure_ascii=False)``).
 
@@ -143,7 +143,7 @@ cdef inline bint is_ws(unsigned char c) nogil:
 
 cdef inline int parse_uint(const unsigned char* s, Py_ssize_t n) nogil:
     """ASCII digits only, at most 9 of them, no leading zero (the plain integers of
-    synprep.conllu._uint); -1 otherwise."""
+    synprep.syntax.conllu._uint); -1 otherwise."""
     cdef int v = 0
     cdef Py_ssize_t i
     if n == 0 or n > 9 or (n > 1 and s[0] == 48):
@@ -194,7 +194,7 @@ cdef inline void span(int* heads, int i, int* l, int* r) nogil:
 
 
 cdef bint projective(int* heads, int n) nogil:
-    """No two arcs cross (synprep.tree.is_projective)."""
+    """No two arcs cross (synprep.syntax.tree.is_projective)."""
     cdef int i, j, l1, r1, l2, r2
     for i in range(n):
         span(heads, i, &l1, &r1)
@@ -214,7 +214,7 @@ cdef inline bint is_ancestor(int* heads, int a, int k) nogil:
 
 
 cdef int lift_tree(int* heads, int n) nogil:
-    """synprep.tree.lift: lift the shortest non-projective arc (ties: leftmost)."""
+    """synprep.syntax.tree.lift: lift the shortest non-projective arc (ties: leftmost)."""
     cdef int lifts = 0, d, h, lo, hi, k, best, bestlen, length
     while True:
         best = -1
@@ -629,7 +629,7 @@ cdef bint reaches_root(int* heads, int n, int root, unsigned char* st) nogil:
 
 
 cdef bint build_output(Sent* s, const unsigned char* src, bint surface, bint universal):
-    """synprep.tree.to_tree into s.o*; False on a merge that makes a cycle."""
+    """synprep.syntax.tree.to_tree into s.o*; False on a merge that makes a cycle."""
     cdef int n = s.n, i, j, k, b, r, t, m = 0, steps, x
     cdef int* new_index = s.a1
     cdef int* rep = s.a2

@@ -7,7 +7,7 @@ their subcommand runs, so that ``synprep oracle`` does not pay for importing tor
 Exit codes: 0 success, 1 finished but some input was skipped as invalid
 (``--skip-invalid``), or stopped on a fault of the machine (a full disk, a read-only
 folder, a permission: ``synprep CMD: error: PATH: CAUSE; HINT``, never a traceback;
-the writes of :mod:`synprep.outputs` leave no temporary file and the output being
+the writes of :mod:`synprep.util.outputs` leave no temporary file and the output being
 written as it was), 2 stopped on an error in the input or the options (a path that
 does not exist, or names a folder where a file is expected, included).
 """
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:  # say where and why, never a traceback
         import errno
 
-        from .outputs import describe_os_error
+        from .util.outputs import describe_os_error
 
         print(f"synprep {args.command}: error: {describe_os_error(e)}", file=sys.stderr)
         return 2 if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR) else 1  # a bad path; else the machine

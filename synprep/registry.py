@@ -33,7 +33,7 @@ _IMPLEMENTATIONS = {
         "synprep.models.pascal",
         "synprep.models.structured",
     ],
-    "exporter": ["synprep.exporters"],
+    "exporter": ["synprep.dataset.exporters"],
 }
 
 

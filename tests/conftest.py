@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-# no fsync before each atomic rename (synprep.outputs): a few ms a file on a disk, and
+# no fsync before each atomic rename (synprep.util.outputs): a few ms a file on a disk, and
 # the tests write thousands; the renames stay atomic. Subprocesses inherit it.
 os.environ.setdefault("SYNPREP_FSYNC", "0")
 

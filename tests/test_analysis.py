@@ -1,4 +1,4 @@
-"""Tests of synprep.analysis, the workflow's analysis stage: selecting the kept pairs'
+"""Tests of synprep.stages.analysis, the workflow's analysis stage: selecting the kept pairs'
 trees in dataset order, challenge sets over them, induced-tree scores per run, and
 the checks of the ``analysis:`` config section."""
 
@@ -9,10 +9,10 @@ import json
 import numpy as np
 import pytest
 
-from synprep import analysis as an
-from synprep.conllu import read_conllu, read_conllu_string
+from synprep.stages import analysis as an
+from synprep.syntax.conllu import read_conllu, read_conllu_string
 from synprep.errors import ConfigError, InputError
-from synprep.tree import to_tree
+from synprep.syntax.tree import to_tree
 
 
 def sent(sent_id: str, *rows: str, mwt: tuple[int, int, str] | None = None) -> str:

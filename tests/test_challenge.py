@@ -1,4 +1,4 @@
-"""Tests of synprep.challenge and ``synprep challenge``: every rule on hand-made
+"""Tests of synprep.analysis.challenge and ``synprep challenge``: every rule on hand-made
 sentences (positive and negative), the distance threshold, the outputs, bad input,
 and a cross-check on the PUD treebanks."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from synprep import challenge as ch
+from synprep.stages.analysis import challenge as ch
 from synprep.cli import main
-from synprep.conllu import read_conllu, read_conllu_string
+from synprep.syntax.conllu import read_conllu, read_conllu_string
 from synprep.errors import ConfigError, InputError
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from synprep.conllu import format_conllu, read_conllu, read_conllu_string
+from synprep.syntax.conllu import format_conllu, read_conllu, read_conllu_string
 from synprep.errors import InputError
 
 from .conftest import UD_FILES, ud_path

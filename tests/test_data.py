@@ -9,9 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from synprep.data import IGNORE_INDEX, Batch, Collate, ShardDataset, TokenBudgetSampler, make_loader  # noqa: E402
+from synprep.dataset.data import IGNORE_INDEX, Batch, Collate, ShardDataset, TokenBudgetSampler, make_loader  # noqa: E402
 from synprep.errors import ConfigError  # noqa: E402
-from synprep.shards import ShardConfig, build_dataset  # noqa: E402
+from synprep.dataset.shards import ShardConfig, build_dataset  # noqa: E402
 
 from .test_shards import SRC, TGT  # noqa: E402
 

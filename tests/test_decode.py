@@ -1,4 +1,4 @@
-"""Tests of synprep.decode: the incremental decoder graph equals the shard writer's,
+"""Tests of synprep.translate.decode: the incremental decoder graph equals the shard writer's,
 incremental decoding equals teacher forcing for every variant, constrained decoding
 never emits an illegal transition and always yields a tree (greedy and beam, even
 when the model wants to go on forever), and the text/tree outputs."""
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from synprep.decode import GraphTracker, TargetVocab, beam_search, detokenize, tree_conllu
-from synprep.features import decoder_graph, flat_from_sentences
+from synprep.translate.decode import GraphTracker, TargetVocab, beam_search, detokenize, tree_conllu
+from synprep.syntax.features import decoder_graph, flat_from_sentences
 from synprep.models import build_model
-from synprep.transitions import State, replay
+from synprep.syntax.transitions import State, replay
 from tests.test_models import ALL, LABELS, PIECES, V, make_batch, random_projective, tiny
 from tests.numerics import assert_close, test_threads
 
@@ -213,7 +213,7 @@ def test_words_detokenize_and_conllu():
         "1\ta\t_\t_\t_\t_\t2\tdet\t_\t_",
         "2\tb\t_\t_\t_\t_\t0\troot\t_\t_",
     ]
-    from synprep.conllu import read_conllu_string
+    from synprep.syntax.conllu import read_conllu_string
 
     (s,) = list(read_conllu_string(block, "pred"))
     assert s.heads == [1, -1]

@@ -1,4 +1,4 @@
-"""synprep.device: the one place that turns a device name into a torch device (train,
+"""synprep.util.device: the one place that turns a device name into a torch device (train,
 translate, evaluate, the analysis dumps and the stanza parser all call it)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from synprep.errors import ConfigError
 
 
 def test_device_names_and_their_errors():
-    from synprep.device import choose_device, cuda_wanted
+    from synprep.util.device import choose_device, cuda_wanted
 
     assert choose_device("cpu") == torch.device("cpu")
     auto = choose_device("auto")

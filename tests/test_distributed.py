@@ -1,4 +1,4 @@
-"""Data-parallel training (synprep.distributed): how an update's batches are shared
+"""Data-parallel training (synprep.train.distributed): how an update's batches are shared
 out, and two CPU processes under torchrun (gloo) against one process over the same
 global batches: the same parameters, losses and validation, files written once, and
 an exact resume."""
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from synprep.distributed import Dist, drop_tail, share
-from synprep.train import RunConfig, train
+from synprep.train.distributed import Dist, drop_tail, share
+from synprep.train.trainer import RunConfig, train
 from tests.numerics import assert_close
 
 from .test_train import pud, run_cfg  # noqa: F401  (the PUD datasets fixture)
@@ -111,7 +111,7 @@ def test_two_processes_train_a_bidirectional_decoder_like_one(pud, tmp_path):  #
 def test_an_epoch_too_small_for_the_processes_is_an_error(pud, tmp_path):  # noqa: F811
     """1 batch an epoch and 2 processes: a clear error, not a run that never ends."""
     from synprep.errors import ConfigError
-    from synprep.train import Trainer
+    from synprep.train.trainer import Trainer
 
     cfg = _config(pud, tmp_path / "r", "vanilla", max_tokens=100000)  # the 120 pairs in one batch
     t = Trainer(cfg, say=lambda m: None)

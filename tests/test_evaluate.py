@@ -1,4 +1,4 @@
-"""Metrics of synprep.evaluate: each equals sacrebleu's command line on real files."""
+"""Metrics of synprep.translate.evaluate: each equals sacrebleu's command line on real files."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from synprep.evaluate import score
+from synprep.translate.evaluate import score
 
 from .conftest import MULTI30K
 
@@ -83,7 +83,7 @@ def _multi_bleu(hyps: list[str], refs: list[str]) -> float:
 
 
 def test_tokenized_bleu_is_multi_bleu_on_moses_tokens(tmp_path):
-    from synprep.evaluate import moses_tokenize
+    from synprep.translate.evaluate import moses_tokenize
 
     # the Moses tokenizer splits punctuation off (quotes, colon, final period), keeps
     # dashed compounds and German abbreviations whole
@@ -129,8 +129,8 @@ def test_tokenized_bleu_does_not_ask_to_detokenize(caplog):
 @pytest.fixture(scope="module")
 def pud_test(tmp_path_factory):
     """A dataset of 60 en-de PUD pairs (no training) and its source CoNLL-U."""
-    from synprep.conllu import format_conllu, read_conllu
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.syntax.conllu import format_conllu, read_conllu
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     from .conftest import ud_path
 
@@ -145,8 +145,8 @@ def pud_test(tmp_path_factory):
 
 def test_source_buckets_assign_sentences_by_source_length(pud_test, capsys):
     from synprep.cli import main
-    from synprep.data import ShardDataset
-    from synprep.evaluate import SRC_BUCKETS
+    from synprep.dataset.data import ShardDataset
+    from synprep.translate.evaluate import SRC_BUCKETS
 
     d, pairs = pud_test
     ds = ShardDataset(d / "data")

@@ -7,8 +7,8 @@ import pytest
 
 from synprep import registry
 from synprep.errors import ConfigError
-from synprep.exporters import PascalExporter, TransitionsExporter, parent_line, parse_options, render_word
-from synprep.shards import ShardConfig, build_dataset, iter_rows
+from synprep.dataset.exporters import PascalExporter, TransitionsExporter, parent_line, parse_options, render_word
+from synprep.dataset.shards import ShardConfig, build_dataset, iter_rows
 
 from .test_conllu import row
 from .test_shards import SRC, TGT, sent

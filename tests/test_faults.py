@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
-from synprep.conllu import read_conllu, read_conllu_string
+from synprep.syntax.conllu import read_conllu, read_conllu_string
 from synprep.errors import ConfigError, InputError
-from synprep.outputs import MARKER
-from synprep.oracle_io import SentenceOracle, native_available, stream_oracle
+from synprep.util.outputs import MARKER
+from synprep.syntax.oracle_io import SentenceOracle, native_available, stream_oracle
 
 from .test_conllu import GERMAN, W1, row
 from .test_shards import replay_stored
@@ -164,7 +164,7 @@ def test_3_bom_in_text_and_tsv_inputs_of_parse(tmp_path):
 
 
 def test_3_bom_in_filter_inputs_and_pair_shards(tmp_path):
-    from synprep.corpus import read_shard
+    from synprep.stages.corpus import read_shard
     from synprep.filters import read_pairs
 
     s, t = tmp_path / "c.en", tmp_path / "c.de"
@@ -179,9 +179,9 @@ def test_3_bom_in_filter_inputs_and_pair_shards(tmp_path):
 
 
 def test_3_bom_in_split_and_yaml_configs(tmp_path):
-    from synprep.corpus import CorpusSpec, iter_pairs
+    from synprep.stages.corpus import CorpusSpec, iter_pairs
     from synprep.filters import load_config as load_filters
-    from synprep.train_config import load_config as load_run
+    from synprep.train.config import load_config as load_run
 
     tsv = tmp_path / "c.tsv"
     tsv.write_text(BOM + "Hello\tHallo\n", encoding="utf-8")
@@ -242,7 +242,7 @@ MARK_WORDS = ["a\u2581b", "\u2581", "x\u2581", "a\ue000b", "\ue001", "\ue001\ue0
 
 
 def test_5_words_with_marks_round_trip_exactly_and_keep_the_word_start_rule():
-    from synprep.subwords import train_spm
+    from synprep.dataset.subwords import train_spm
 
     m = train_spm([["the", "cat", "sat"]] * 20 + [["a", "b"]] * 5, vocab_size=300)
     begins = m.begins_mask()
@@ -257,8 +257,8 @@ def test_5_words_with_marks_round_trip_exactly_and_keep_the_word_start_rule():
 
 
 def test_5_shard_stores_words_with_marks_exactly_and_their_transitions_replay(tmp_path):
-    from synprep.shards import ShardConfig, build_dataset, open_dataset, row_dict
-    from synprep.subwords import SubwordModel
+    from synprep.dataset.shards import ShardConfig, build_dataset, open_dataset, row_dict
+    from synprep.dataset.subwords import SubwordModel
 
     rows = "".join(
         f"# sent_id = m{k}\n" + row(1, w, 2, "nsubj") + "\n" + row(2, "works", 0, "root") + "\n" + row(3, "here", 2, "advmod") + "\n\n"
@@ -287,7 +287,7 @@ def test_5_a_model_that_cannot_spell_a_word_makes_a_reject_with_a_reason(tmp_pat
     <unk>, which would decode to another word; the pair is rejected, not stored."""
     import sentencepiece as spm
 
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     text = tmp_path / "train.txt"
     text.write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
@@ -344,8 +344,8 @@ def conllu_of(n: int, word: str) -> str:
 
 
 def test_6_shard_killed_midway_leaves_the_old_dataset_intact(tmp_path, capsys):
-    from synprep.data import ShardDataset
-    from synprep.shards import verify
+    from synprep.dataset.data import ShardDataset
+    from synprep.dataset.shards import verify
 
     old, new = tmp_path / "old.conllu", tmp_path / "new.conllu"
     old.write_text(conllu_of(30, "old"))
@@ -411,7 +411,7 @@ def test_6_a_directory_that_is_not_a_dataset_is_never_replaced(tmp_path, capsys)
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
 def test_6_replace_dir_swaps_whole_directories_or_leaves_them(tmp_path, monkeypatch, exchange):
-    from synprep import outputs
+    from synprep.util import outputs
 
     if not exchange:  # a file system or kernel without renameat2(RENAME_EXCHANGE)
         monkeypatch.setattr(outputs, "_exchange", lambda a, b: False)
@@ -448,7 +448,7 @@ def pair_conllu(n: int, tag: str) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def tiny_pairs(tmp_path_factory):
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     d = tmp_path_factory.mktemp("pairs")
     src, tgt = pair_conllu(40, "p")
@@ -476,7 +476,7 @@ def tiny_run(tiny_pairs, tmp_path_factory):
 def test_7_train_translate_evaluate_refuse_a_damaged_dataset_naming_the_file(tiny_pairs, tiny_run, tmp_path, capsys, monkeypatch):
     import shutil
 
-    from synprep.shards import open_dataset
+    from synprep.dataset.shards import open_dataset
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     bad = tmp_path / "bad"
@@ -506,8 +506,8 @@ def test_7_a_dataset_is_hashed_once_and_remembered_outside_it(tiny_pairs, tmp_pa
     import hashlib
     import shutil
 
-    from synprep import shards
-    from synprep.shards import verify
+    from synprep.dataset import shards
+    from synprep.dataset.shards import verify
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     ds = tmp_path / "ds"
@@ -549,8 +549,8 @@ def test_7_a_dataset_is_hashed_once_and_remembered_outside_it(tiny_pairs, tmp_pa
 
 
 def test_8_a_dataset_without_rows_is_an_error_not_an_endless_loop(tmp_path):
-    from synprep.shards import ShardConfig, build_dataset
-    from synprep.train import RunConfig, Trainer
+    from synprep.dataset.shards import ShardConfig, build_dataset
+    from synprep.train.trainer import RunConfig, Trainer
 
     src, tgt = pair_conllu(3, "z")
     (tmp_path / "s.conllu").write_text(src)
@@ -566,7 +566,7 @@ def test_8_a_dataset_without_rows_is_an_error_not_an_endless_loop(tmp_path):
 
 
 def test_8_an_epoch_without_batches_stops_with_an_error(tiny_pairs, tmp_path):
-    from synprep.train import RunConfig, Trainer
+    from synprep.train.trainer import RunConfig, Trainer
 
     cfg = RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "out": str(tmp_path / "r"), "progress": False}})
     t = Trainer(cfg, say=lambda m: None)
@@ -620,7 +620,7 @@ def test_9_a_bad_checkpoint_is_an_error_naming_it_and_how_to_start_over(tiny_pai
 def test_9_checkpoints_are_written_for_weights_only_loading(tiny_run):
     import torch
 
-    from synprep.train import load_model
+    from synprep.train.trainer import load_model
 
     for name in ("checkpoint_last.pt", "checkpoint_best.pt"):
         state = torch.load(tiny_run / name, map_location="cpu", weights_only=True)
@@ -689,8 +689,8 @@ BAD_YAML = [  # (reader, file, text, the error it must give)
 
 def test_11_keys_given_twice_and_syntax_errors_name_file_and_lines_in_every_yaml(tmp_path):
     from synprep.filters import load_config as load_filters
-    from synprep.train_config import load_config as load_run
-    from synprep.yamlio import load_yaml_file, main
+    from synprep.train.config import load_config as load_run
+    from synprep.util.yamlio import load_yaml_file, main
 
     readers = {"run": load_run, "filters": load_filters}
     for reader, name, text, error in BAD_YAML:
@@ -742,7 +742,7 @@ class Killed(BaseException):
 
 
 def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatch):
-    from synprep import train as tr
+    from synprep.train.trainer import trainer as tr
 
     out = tmp_path / "run"
     cfg = tr.RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "valid": str(tiny_pairs),
@@ -800,7 +800,7 @@ def test_12_a_balanced_shard_logs_no_false_alarm(tmp_path, capsys):
 
 
 def test_12_split_help_describes_the_split_the_code_does(tmp_path, capsys):
-    from synprep.corpus import read_shard, shard_key
+    from synprep.stages.corpus import read_shard, shard_key
 
     with pytest.raises(SystemExit):
         run_main(capsys, "split", "--help")
@@ -830,7 +830,7 @@ def pud_blocks(lang: str, n: int) -> str:
 @pytest.fixture(scope="module")
 def pud_dataset(tmp_path_factory):
     """A small en-de dataset of 24 PUD pairs in 3 shards (subword model trained here)."""
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     d = tmp_path_factory.mktemp("pud")
     (d / "en.conllu").write_text(pud_blocks("en", 24), encoding="utf-8")
@@ -857,8 +857,8 @@ def edit_manifest(ds, change) -> None:
 def readers(ds):
     """Every way a command reads a dataset: the training reader (verified and not),
     the exporters' rows, the subword models."""
-    from synprep.data import ShardDataset
-    from synprep.shards import iter_rows, load_models
+    from synprep.dataset.data import ShardDataset
+    from synprep.dataset.shards import iter_rows, load_models
 
     yield lambda: ShardDataset(ds, verify=True)
     yield lambda: ShardDataset(ds, verify=False)
@@ -898,7 +898,7 @@ def test_20_4_a_symlink_out_of_the_dataset_is_refused(ds_copy, capsys):
     shutil.copy(other / "shard-00001.arrow", ds_copy / "sub" / "s1.arrow")
     (ds_copy / "shard-00001.arrow").unlink()
     (ds_copy / "shard-00001.arrow").symlink_to(ds_copy / "sub" / "s1.arrow")
-    from synprep.data import ShardDataset
+    from synprep.dataset.data import ShardDataset
 
     assert len(ShardDataset(ds_copy, verify=True)) == 24
 
@@ -907,12 +907,12 @@ def test_20_4_shard_ids_are_checked_against_the_manifest_vocabularies(ds_copy, c
     """Remove a label (and adjust the token layout, so that the manifest is consistent
     in itself): the shards hold label ids past the list's end. Every reader refuses,
     also after the dataset was opened and remembered once."""
-    from synprep.data import ShardDataset
+    from synprep.dataset.data import ShardDataset
 
     assert len(ShardDataset(ds_copy, verify=True)) == 24  # remembered as verified
     m = json.loads((ds_copy / "manifest.json").read_text())
     used = set()
-    for row in __import__("synprep.shards", fromlist=["iter_rows"]).iter_rows(ds_copy):
+    for row in __import__("synprep.dataset.shards", fromlist=["iter_rows"]).iter_rows(ds_copy):
         used.update(row["tgt_rels"])
     last = max(used)
 
@@ -943,7 +943,7 @@ def test_20_4_shard_ids_are_checked_against_the_manifest_vocabularies(ds_copy, c
     (lambda m: m["shards"].append(dict(m["shards"][0])), "each shard file listed once"),
 ])
 def test_20_4_manifest_vocabularies_must_agree(ds_copy, change, what):
-    from synprep.shards import read_manifest
+    from synprep.dataset.shards import read_manifest
 
     edit_manifest(ds_copy, change)
     with pytest.raises(InputError, match=what.replace(".", r"\.")):
@@ -951,8 +951,8 @@ def test_20_4_manifest_vocabularies_must_agree(ds_copy, change, what):
 
 
 def test_20_4_shard_vocab_from_checks_the_models_against_the_manifest(ds_copy, pud_dataset, tmp_path, capsys):
-    from synprep.conllu import read_conllu_string
-    from synprep.subwords import train_spm
+    from synprep.syntax.conllu import read_conllu_string
+    from synprep.dataset.subwords import train_spm
 
     other = train_spm([s.forms for s in read_conllu_string(pud_blocks("en", 24))], vocab_size=450)
     other.save(ds_copy / "spm.model")  # another model where the manifest names its own
@@ -970,8 +970,8 @@ def test_20_5_a_sentencepiece_model_with_its_defaults_trains(tmp_path, capsys):
 
     import sentencepiece as spm
 
-    from synprep.shards import read_manifest
-    from synprep.train import RunConfig, train
+    from synprep.dataset.shards import read_manifest
+    from synprep.train.trainer import RunConfig, train
 
     from .conftest import ud_path
 
@@ -1028,7 +1028,7 @@ def test_20_7_commands_reading_two_sides_pair_by_sent_id_as_shard_does(tmp_path,
 
 def _gold_sentence(tmp_path):
     """The first English PUD sentence as a gold file, and its number of words."""
-    from synprep.conllu import read_conllu
+    from synprep.syntax.conllu import read_conllu
 
     gold = tmp_path / "gold.conllu"
     gold.write_text(pud_blocks("en", 1), encoding="utf-8")
@@ -1061,7 +1061,7 @@ def test_20_8_induce_eval_refuses_score_arrays_that_are_not_real_numbers(tmp_pat
 
 
 def _gates_tsv(path, words, z="0.5"):
-    from synprep.gates import HEADER
+    from synprep.analysis.gates import HEADER
 
     rows = ["\t".join(HEADER + ["z_l1"])]
     for pos, w in enumerate(words):
@@ -1126,7 +1126,7 @@ def test_20_8_evaluate_a_source_only_dataset_needs_ref(tmp_path, capsys):
 
 @pytest.mark.parametrize("key, value", [("seed", -1), ("seed", 2**32), ("max_minutes", -1), ("max_minutes", float("nan"))])
 def test_20_8_9_train_config_bounds(key, value):
-    from synprep.train_config import RunConfig
+    from synprep.train.config import RunConfig
 
     with pytest.raises(ConfigError, match=f"{key} = "):
         RunConfig.from_dict({"train": {key: value}})
@@ -1168,7 +1168,7 @@ def test_20_8_report_html_names_a_metrics_line_that_is_not_json(tmp_path, capsys
 
 
 def test_20_9_shard_counts_are_bounded_before_any_input_is_read(tmp_path, capsys):
-    from synprep.corpus import MAX_SHARDS, check_shard_counts
+    from synprep.stages.corpus import MAX_SHARDS, check_shard_counts
 
     # a corpus that does not exist: the count is refused before it is opened
     rc, err = run_main(capsys, "split", "--src", tmp_path / "no.en", "--tgt", tmp_path / "no.de", "--name", "c",
@@ -1211,9 +1211,9 @@ def test_20_9_cr_only_line_endings_are_named(tmp_path, capsys):
 
 
 def test_24_one_line_cleaning_is_exactly_what_breaks_a_line():
-    """synprep.textio.LINE_BREAKS is the set of characters at which str.splitlines breaks
+    """synprep.util.textio.LINE_BREAKS is the set of characters at which str.splitlines breaks
     (found here by trying every code point), and every writer of one-line records uses it."""
-    from synprep.textio import BREAKS, LINE_BREAKS, one_line
+    from synprep.util.textio import BREAKS, LINE_BREAKS, one_line
 
     breaking = {chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000 and len(f"a{chr(c)}b".splitlines()) == 2}
     assert breaking == set(LINE_BREAKS) and set(BREAKS) == breaking | {"\t"}
@@ -1221,7 +1221,7 @@ def test_24_one_line_cleaning_is_exactly_what_breaks_a_line():
 
 
 def test_24_gate_norms_of_a_form_with_any_line_break_stay_one_record(tmp_path):
-    from synprep.gates import read_gate_tsv, write_gate_tsv
+    from synprep.analysis.gates import read_gate_tsv, write_gate_tsv
 
     forms = ["a\rb", "c\u2028d", "e\x85f", "g\x0bh"]
     rows = [{"sentence": 0, "id": "s\r0", "position": k, "piece": f, "word": k, "form": f, "z": 0.5, "layers": [0.5]}
@@ -1234,9 +1234,9 @@ def test_24_gate_norms_of_a_form_with_any_line_break_stay_one_record(tmp_path):
 def test_20_4_the_workflow_subset_datasets_name_files_inside_themselves(pud_dataset, tmp_path):
     """The workflow's train/heldout datasets sit beside their shards: their files are
     hard-linked in (no copy), so that they read under the rule every manifest follows."""
-    from synprep.accounting import dataset_manifest
-    from synprep.data import ShardDataset
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.accounting import dataset_manifest
+    from synprep.dataset.data import ShardDataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     en, de = pud_dataset.parent / "en.conllu", pud_dataset.parent / "de.conllu"
     build_dataset(tmp_path / "shards" / "001", str(en), str(de), ShardConfig(projectivity="lift", shard_size=10),

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synprep.features import (
+from synprep.syntax.features import (
     arc_token,
     decoder_graph,
     flat_from_sentences,
@@ -16,8 +16,8 @@ from synprep.features import (
     ragged_arange,
     root_paths,
 )
-from synprep.transitions import NonProjectiveError, left, oracle, replay, right
-from synprep.tree import is_projective
+from synprep.syntax.transitions import NonProjectiveError, left, oracle, replay, right
+from synprep.syntax.tree import is_projective
 
 # The PASCAL example (e-bug/pascal bpe_tags_mean.py): The c@@ at sat on the mat@@ tr@@ ess .
 CAT_WORDS = ["The", "cat", "sat", "on", "the", "mattress", "."]

@@ -205,7 +205,7 @@ def plain_int(s: str) -> bool:
 
 def check_oracle(data: bytes) -> None:
     from synprep.errors import InputError
-    from synprep.oracle_io import SentenceOracle, native_available, stream_oracle
+    from synprep.syntax.oracle_io import SentenceOracle, native_available, stream_oracle
 
     results = []
     for native in ([True, False] if native_available() else [False]):
@@ -253,8 +253,8 @@ test_oracle, test_oracle_long = fuzz_tests("oracle", MUTATIONS)(_oracle)
 @pytest.fixture(scope="module")
 def spm_model(tmp_path_factory):
     """A subword model (byte fallback: any character encodes) trained once."""
-    from synprep.conllu import read_conllu_string
-    from synprep.subwords import train_spm
+    from synprep.syntax.conllu import read_conllu_string
+    from synprep.dataset.subwords import train_spm
 
     m = train_spm([s.forms for s in read_conllu_string(CONLLU)] * 10, vocab_size=300)
     path = tmp_path_factory.mktemp("spm") / "spm.model"
@@ -263,11 +263,11 @@ def spm_model(tmp_path_factory):
 
 
 def check_shard(tmp: Path, spm: str, src: bytes, tgt: bytes) -> None:
-    from synprep.conllu import read_conllu
+    from synprep.syntax.conllu import read_conllu
     from synprep.errors import InputError
-    from synprep.shards import ShardConfig, build_dataset, open_dataset, row_dict
-    from synprep.subwords import SubwordModel
-    from synprep.tree import to_tree
+    from synprep.dataset.shards import ShardConfig, build_dataset, open_dataset, row_dict
+    from synprep.dataset.subwords import SubwordModel
+    from synprep.syntax.tree import to_tree
 
     (tmp / "s.conllu").write_bytes(src)
     (tmp / "t.conllu").write_bytes(tgt)
@@ -324,7 +324,7 @@ def raw_lines(data: bytes) -> list[bytes]:
 
 
 def check_split(tmp: Path, data: bytes, gz: bool) -> None:
-    from synprep.corpus import CorpusSpec, SplitSummary, clean_field, iter_pairs
+    from synprep.stages.corpus import CorpusSpec, SplitSummary, clean_field, iter_pairs
 
     path = tmp / ("c.tsv.gz" if gz else "c.tsv")
     path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
@@ -404,7 +404,7 @@ def udpipe():
 
 
 def check_parse(tmp: Path, parser, data: bytes, fmt: str) -> None:
-    from synprep.conllu import read_conllu_string
+    from synprep.syntax.conllu import read_conllu_string
     from synprep.parsers.base import one_line, reject_code
     from synprep.parsers.inputs import read_items
 
@@ -453,7 +453,7 @@ test_parse, test_parse_long = fuzz_tests("parse", MUTATIONS, st.sampled_from(["l
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory, spm_model):
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     d = tmp_path_factory.mktemp("ds")
     (d / "c.conllu").write_text(CONLLU * 3, encoding="utf-8")
@@ -463,7 +463,7 @@ def dataset(tmp_path_factory, spm_model):
 
 
 def check_loader(tmp: Path, pristine: Path, which: int, mutations) -> None:
-    from synprep.data import ShardDataset, TokenBudgetSampler
+    from synprep.dataset.data import ShardDataset, TokenBudgetSampler
     from synprep.errors import InputError
 
     ds = tmp / "ds"
@@ -533,9 +533,9 @@ def test_cli_exit_status_and_no_traceback(tmp_path):
 @pytest.fixture(scope="module")
 def outsider(tmp_path_factory, spm_model):
     """Another dataset (other sentences) and another subword model, outside ``dataset``."""
-    from synprep.conllu import read_conllu_string
-    from synprep.shards import ShardConfig, build_dataset
-    from synprep.subwords import train_spm
+    from synprep.syntax.conllu import read_conllu_string
+    from synprep.dataset.shards import ShardConfig, build_dataset
+    from synprep.dataset.subwords import train_spm
 
     d = tmp_path_factory.mktemp("outside")
     (d / "g.conllu").write_text(GERMAN * 5, encoding="utf-8")
@@ -597,7 +597,7 @@ def apply_manifest_mutation(ds: Path, outside: Path, m: dict, mut) -> None:
     elif kind == "model-swap":
         shutil.copy(outside / "other.model", ds / "spm.model")
         if mut[1]:  # and a manifest entry to match the swapped model's checksum
-            from synprep.subwords import SubwordModel
+            from synprep.dataset.subwords import SubwordModel
 
             sw = SubwordModel.load(ds / "spm.model")
             for e in m["pieces"]["models"].values():
@@ -619,10 +619,10 @@ def check_manifest_mutation(tmp: Path, pristine: Path, outside: Path, mutations)
     """Any manifest mutation is refused (an InputError naming a file of the dataset), or
     the dataset reads exactly the rows of the shards its manifest lists, each a file
     inside the dataset as it was written."""
-    from synprep.data import ShardDataset
-    from synprep.decode import TargetVocab
+    from synprep.dataset.data import ShardDataset
+    from synprep.translate.decode import TargetVocab
     from synprep.errors import InputError
-    from synprep.shards import iter_rows, read_manifest
+    from synprep.dataset.shards import iter_rows, read_manifest
 
     ds = tmp / "ds"
     shutil.copytree(pristine, ds)
@@ -647,7 +647,7 @@ def check_manifest_mutation(tmp: Path, pristine: Path, outside: Path, mutations)
 
 
 def iter_rows_file(path: Path):
-    from synprep.shards import open_shard
+    from synprep.dataset.shards import open_shard
 
     return open_shard(path).to_pylist()
 
@@ -677,7 +677,7 @@ def pud_pair(tmp_path_factory):
 def _pairing(pud_pair, tmp_path_factory, order):
     """Every command that reads two sides (challenge, eval-parse; shard in test_faults)
     refuses a reordered, shortened or repeated second side -- or it was not changed."""
-    from synprep.challenge import extract
+    from synprep.analysis.challenge import extract
     from synprep.errors import InputError
     from synprep.parsers.evaluate import evaluate
 
@@ -715,7 +715,7 @@ def _score_file(tmp_path_factory, dtype, wid_dtype, n, shape_delta):
     import numpy as np
 
     from synprep.errors import InputError
-    from synprep.induce import Gold, evaluate, load_scores
+    from synprep.analysis.induce import Gold, evaluate, load_scores
 
     tmp = tmp_path_factory.mktemp("sc")
     side = n + 1 + shape_delta

@@ -1,4 +1,4 @@
-"""Tests of synprep.induce and ``synprep induce-eval``: Chu-Liu-Edmonds against brute
+"""Tests of synprep.analysis.induce and ``synprep induce-eval``: Chu-Liu-Edmonds against brute
 force, root selection, piece collapsing, attachment scores and baselines, the score
 file formats and bad input."""
 
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synprep import induce
+from synprep.stages.analysis import induce
 from synprep.cli import main
-from synprep.conllu import read_conllu, read_conllu_string
+from synprep.syntax.conllu import read_conllu, read_conllu_string
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from synprep.errors import ConfigError
-from synprep.features import decoder_graph, flat_from_sentences, parent_positions, root_paths
+from synprep.syntax.features import decoder_graph, flat_from_sentences, parent_positions, root_paths
 from synprep.models import build_model, model_config, variants
 from synprep.models.bidirectional import choose_rows, row_graph
 from synprep.models.config import ModelConfig
@@ -103,8 +103,8 @@ def side_row(heads, rng, prefix: str, transitions: bool) -> dict:
 
 
 def make_batch(n_pairs: int = 3, seed: int = 0, lengths=(3, 7)):
-    """A Batch made by synprep.data's collate from random projective tree pairs."""
-    from synprep.data import Collate
+    """A Batch made by synprep.dataset.data's collate from random projective tree pairs."""
+    from synprep.dataset.data import Collate
 
     rng = np.random.default_rng(seed)
     rows = []
@@ -354,7 +354,7 @@ def test_parent_mask_on_a_small_tree_follows_the_rule_written_out(mask):
     the head and b the dependent adds a->b, x->b, a->x; a parent head lets a token see
     itself and its parents. borgr/nematus (generation, data_iterator.py
     convert_text_to_graph) also lets x see b's pieces (parents[token_id, dependent])."""
-    from synprep.data import Collate
+    from synprep.dataset.data import Collate
 
     heads, rels, pcs = [1, 2, -1], [0, 1, 4], [1, 2, 1]
     pieces = [4, 5, 4 + N_BEGIN, 6]  # the | c@@ at | sleeps
@@ -831,9 +831,9 @@ def test_cut_groups_cover_every_row_once_with_little_padding():
 
 def pud_batch(tmp_path_factory, n: int = 16):
     """The ``n`` shortest pairs of the English-German PUD treebanks, written as a real
-    dataset by synprep.shards and read back through synprep.data's collate."""
-    from synprep.data import Collate, ShardDataset
-    from synprep.shards import ShardConfig, build_dataset
+    dataset by synprep.dataset.shards and read back through synprep.dataset.data's collate."""
+    from synprep.dataset.data import Collate, ShardDataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     en, de = UD / "en_pud-ud-test.conllu", UD / "de_pud-ud-test.conllu"
     if not en.exists() or not de.exists():

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from synprep.oracle_io import SentenceOracle, Summary, native_available, stream_oracle
+from synprep.syntax.oracle_io import SentenceOracle, Summary, native_available, stream_oracle
 
 from .test_conllu import GERMAN, MALFORMED, W1, row
 

@@ -1,4 +1,4 @@
-"""synprep.outputs: the one owner of what synprep may replace and how it writes.
+"""synprep.util.outputs: the one owner of what synprep may replace and how it writes.
 
 Issue 20, class 1 (an output folder holding files synprep did not write was
 deleted) and class 6 (faults of the machine: tracebacks, ``.tmp`` leftovers, outputs
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from synprep import outputs
+from synprep.util import outputs
 
 from .test_faults import pair_conllu, run_main
 
@@ -204,7 +204,7 @@ def test_a_killed_runs_folder_is_removed_only_when_it_is_ours_and_its_process_go
 
 
 def test_every_replace_goes_through_the_one_owner():
-    """No module but synprep/outputs.py renames a temporary file into place."""
+    """No module but synprep/util/outputs.py renames a temporary file into place."""
     hits = []
     for root in ("synprep", "workflow/scripts"):
         for p in (REPO / root).rglob("*.py"):

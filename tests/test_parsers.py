@@ -14,7 +14,7 @@ import logging
 import pytest
 
 from synprep.cli import main
-from synprep.conllu import read_conllu, read_conllu_string
+from synprep.syntax.conllu import read_conllu, read_conllu_string
 from synprep.errors import ConfigError, InputError, SynprepError
 from synprep import registry
 from synprep.parsers.base import Token, Word, check_text, format_tree, reject_code, validate_tree
@@ -783,7 +783,7 @@ def test_eval_by_id_counts_a_missing_sentence_as_wrong(tmp_path, capsys):
 @pytest.mark.slow
 def test_train_parser_builds_a_udpipe_model_that_parses(tmp_path, capsys):
     train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
-    from synprep.conllu import format_conllu
+    from synprep.syntax.conllu import format_conllu
 
     sents = list(read_conllu(str(ud_path("en_ewt-ud-dev.conllu"))))
     train.write_text("".join(format_conllu(s) for s in sents[:80]))
@@ -824,7 +824,7 @@ def test_udpipe_demo_model_on_pud_gold_words(tmp_path):
     gold = ud_path("en_pud-ud-test.conllu")
     sents = [s for _, s in zip(range(100), read_conllu(str(gold)))]
     g = tmp_path / "gold.conllu"
-    from synprep.conllu import format_conllu
+    from synprep.syntax.conllu import format_conllu
 
     g.write_text("".join(format_conllu(s) for s in sents))
     p = registry.get("parser", "udpipe")(model=str(EN_MODEL), pretokenized=True)

@@ -1,11 +1,11 @@
-"""synprep.progress: a tqdm bar on a terminal, plain lines in a log, silence on request."""
+"""synprep.util.progress: a tqdm bar on a terminal, plain lines in a log, silence on request."""
 
 from __future__ import annotations
 
 import io
 import re
 
-from synprep.progress import LineProgress, progress
+from synprep.util.progress import LineProgress, progress
 
 
 class Clock:

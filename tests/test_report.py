@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from synprep import accounting as acc
+from synprep.dataset import accounting as acc
 from synprep.report import PLOTS, ReportInputs, merge_stats, read_run, shard_stats, write_report
 
 IDS = [f"c:{n}" for n in (1, 4, 5, 9)]
@@ -95,8 +95,8 @@ def test_a_subset_of_the_shards_is_balanced_without_partitioning_the_corpus():
 
 
 def test_shard_damage_names_what_is_wrong(tmp_path):
-    from synprep.accounting import shard_damage
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.accounting import shard_damage
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     conllu = "# sent_id = 1\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
     (tmp_path / "a.conllu").write_text(conllu)
@@ -111,7 +111,7 @@ def test_shard_damage_names_what_is_wrong(tmp_path):
     (d / "manifest.json").unlink()
     assert shard_damage(d) == "manifest.json is missing"
     # the workflow's start-up check removes it, but not while snakemake holds a lock
-    from synprep.accounting import remove_damaged_shards
+    from synprep.dataset.accounting import remove_damaged_shards
 
     locks = tmp_path / "locks"
     locks.mkdir()
@@ -201,7 +201,7 @@ def test_page_embeds_plots_tables_and_escapes_text():
     assert "class='ok'>yes" in page
 
 
-# hand-made analysis results: what synprep.analysis.challenge_sets and evaluate_induction write
+# hand-made analysis results: what synprep.stages.analysis.challenge_sets and evaluate_induction write
 CHALLENGE = {
     "data": "heldout", "shards": ["003"], "pairs": 80, "min_dist": 2, "rules": "synprep",
     "subsets": {
@@ -571,10 +571,10 @@ def test_heldout_pairs_are_chosen_by_id_whatever_the_sharding(tmp_path):
     """Issue 21 item 7: train.heldout_pairs holds out N pairs (or a share) chosen by the
     SHA-256 of their ids -- the same pairs however the corpus is sharded -- and writes
     two datasets that partition the kept rows."""
-    from synprep.conllu import format_conllu, read_conllu
-    from synprep.data import ShardDataset
+    from synprep.syntax.conllu import format_conllu, read_conllu
+    from synprep.dataset.data import ShardDataset
     from synprep.errors import ConfigError
-    from synprep.shards import ShardConfig, build_dataset, open_dataset
+    from synprep.dataset.shards import ShardConfig, build_dataset, open_dataset
 
     from .conftest import ud_path
 

@@ -1,5 +1,5 @@
 """Nothing resumes from, or decodes with, a checkpoint made from other inputs
-(synprep.checkpoint): ``synprep train`` refuses to resume a run whose data,
+(synprep.train.checkpoint): ``synprep train`` refuses to resume a run whose data,
 vocabularies or settings differ (saying what differs and how to go on) and starts
 over with ``--start-over-if-changed`` (what the workflow's train_model passes);
 translate, evaluate and the analysis dumps refuse a dataset whose vocabulary
@@ -25,7 +25,7 @@ from .test_train import pud  # noqa: F401  (the PUD datasets fixture)
 def other(pud, tmp_path_factory):  # noqa: F811
     """A dataset of the training pairs with another subword model of the same size
     (as a rebuild with another sample or seed makes): the same sizes, other pieces."""
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     d = tmp_path_factory.mktemp("other") / "train"
     m = build_dataset(d, src=str(pud / "train.en.conllu"), tgt=str(pud / "train.de.conllu"),
@@ -90,15 +90,15 @@ def test_resume_on_a_dataset_rebuilt_with_another_subword_model_of_the_same_size
     assert state["step"] == 2 and state["vocab"]["models"]["tgt"]["sha256"] == sha
     recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["event"] for r in recs].count("start") == 1 and [r["step"] for r in recs if r["event"] == "train"] == [1, 2]
-    from synprep.checkpoint import load_model_for  # (the route of translate, evaluate and the analysis dumps)
+    from synprep.train.checkpoint import load_model_for  # (the route of translate, evaluate and the analysis dumps)
 
     assert load_model_for(ck, json.loads((data / "manifest.json").read_text()), data)[3] is None
 
 
 def test_the_analysis_dumps_check_the_checkpoints_vocabularies(run, other, tmp_path):
-    """The workflow's tree scores and gate norms (synprep.analysis) load the checkpoint
+    """The workflow's tree scores and gate norms (synprep.stages.analysis) load the checkpoint
     through the same check as translate and evaluate."""
-    from synprep.analysis import dump_gate_norms, dump_tree_scores
+    from synprep.stages.analysis import dump_gate_norms, dump_tree_scores
 
     ck = run[1] / "checkpoint_best.pt"
     for dump in (dump_tree_scores, dump_gate_norms):
@@ -120,7 +120,7 @@ def test_resume_on_other_rows_with_the_same_vocabularies_is_refused(run, pud, ca
 def test_a_run_on_another_corpus_in_the_same_folder_starts_over_not_fails(run, pud, tmp_path, capsys):  # noqa: F811
     """(issue 21: the demo's results/train/vanilla/ resumed on a user's corpus and failed
     with `model.n_labels = 37 but the dataset ... has 44`, a key the user never set)"""
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     data, out = run
     m = build_dataset(tmp_path / "corpus", src=str(pud / "valid.en.conllu"), tgt=str(pud / "valid.de.conllu"),
@@ -162,7 +162,7 @@ def test_a_checkpoint_without_the_data_record_is_not_resumed(run, capsys):
 def test_the_fingerprint_covers_special_ids_and_arc_tokens(run):
     """Not only the subword models' checksums and the labels: a manifest whose target
     token layout or special ids differ is another vocabulary."""
-    from synprep.train import check_vocab
+    from synprep.train.trainer import check_vocab
 
     data, out = run
     state = torch.load(out / "checkpoint_last.pt", weights_only=True)

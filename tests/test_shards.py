@@ -12,9 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from synprep.conllu import read_conllu
+from synprep.syntax.conllu import read_conllu
 from synprep.errors import ConfigError, InputError
-from synprep.shards import (
+from synprep.dataset.shards import (
     MANIFEST,
     SCHEMA_VERSION,
     ShardConfig,
@@ -26,9 +26,9 @@ from synprep.shards import (
     schema,
     verify,
 )
-from synprep.subwords import SubwordModel
-from synprep.transitions import Piece, left, replay, right
-from synprep.tree import projectivize, to_tree
+from synprep.dataset.subwords import SubwordModel
+from synprep.syntax.transitions import Piece, left, replay, right
+from synprep.syntax.tree import projectivize, to_tree
 
 from .conftest import ud_path
 from .test_conllu import row
@@ -191,8 +191,8 @@ def test_round_trip_gives_the_trees_back(dataset, pair_files):
 
 
 def test_every_token_is_legal_under_the_decoder_mask(dataset):
-    """The manifest's token layout drives synprep.transitions.legal_mask."""
-    from synprep.transitions import END, State, legal_mask
+    """The manifest's token layout drives synprep.syntax.transitions.legal_mask."""
+    from synprep.syntax.transitions import END, State, legal_mask
 
     out, m = dataset
     tok, labels = m["tokens"], m["labels"]
@@ -261,7 +261,7 @@ def test_single_side_and_vocab_reuse(tmp_path, pair_files, dataset):
     assert {"discourse", "discourse:emo", "orphan"}.isdisjoint(known) and {"dep", "compound:prt"} <= known
     m3 = build_dataset(tmp_path / "x", None, str(other), ShardConfig(**(CFG | {"unknown_labels": "map"})), vocab_from=out)
     assert m3["counts"]["kept"] == 1 and m3["counts"]["mapped_labels"] == {"discourse:emo -> dep": 1, "orphan:zz -> dep": 1}
-    from synprep.data import ShardDataset
+    from synprep.dataset.data import ShardDataset
 
     rels = ShardDataset(tmp_path / "x")[0]["tgt_rels"].tolist()
     assert rels == [m["labels"].index(x) for x in ("root", "dep", "dep")]

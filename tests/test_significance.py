@@ -1,4 +1,4 @@
-"""synprep.significance and ``synprep compare``: paired bootstrap (Koehn 2004, on
+"""synprep.translate.significance and ``synprep compare``: paired bootstrap (Koehn 2004, on
 sacrebleu's draws) and the sign test on sentence chrF+ (000 §6.2), on Multi30k."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from synprep.cli import main
-from synprep.evaluate import metric_objects
-from synprep.significance import compare, corpus_score, paired_bootstrap, sentence_stats, sign_test
+from synprep.translate.evaluate import metric_objects
+from synprep.translate.significance import compare, corpus_score, paired_bootstrap, sentence_stats, sign_test
 
 from .conftest import MULTI30K
 
@@ -199,7 +199,7 @@ def test_tokenized_bleu_is_compared_on_moses_tokens_or_as_given(m30k, tmp_path, 
 def test_sign_test_over_test_set_x_metric_scores(tmp_path, capsys):
     """000 §6.2 counts scores ("10/12 scores in each pair"): one reading per (test set,
     metric). b beats a in 5 of 6 readings and loses 1: p = 2 * (1 + 6) / 2^6."""
-    from synprep.significance import sign_test_scores
+    from synprep.translate.significance import sign_test_scores
 
     sets = {
         "news13": {"a": {"bleu": 20.0, "chrf+": 50.0}, "b": {"bleu": 20.5, "chrf+": 50.9}},

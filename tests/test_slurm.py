@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from synprep.workflow import request_problems, slurm_partitions
+from synprep.stages.workflow import request_problems, slurm_partitions
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from synprep.errors import ConfigError, InputError
-from synprep.subwords import SubwordModel, load_spm, reservoir_sample, train_spm
+from synprep.dataset.subwords import SubwordModel, load_spm, reservoir_sample, train_spm
 
 SENTS = [
     "John put the coals out".split(),

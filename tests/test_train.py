@@ -1,4 +1,4 @@
-"""Tests of synprep.train, synprep.evaluate and the train/translate/evaluate commands:
+"""Tests of synprep.train.trainer, synprep.translate.evaluate and the train/translate/evaluate commands:
 the schedule, strict run configs, checkpoints that restore the architecture, exact
 resume, the metrics log, scoring, and the CLI end to end on PUD shards."""
 
@@ -13,9 +13,9 @@ import torch
 
 from synprep.cli import main
 from synprep.errors import ConfigError, InputError
-from synprep.evaluate import score
+from synprep.translate.evaluate import score
 from synprep.models import variants
-from synprep.train import RunConfig, inverse_sqrt, load_config, load_model, train
+from synprep.train.trainer import RunConfig, inverse_sqrt, load_config, load_model, train
 from tests.numerics import assert_close, test_threads
 
 UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
@@ -32,8 +32,8 @@ def one_thread():
 @pytest.fixture(scope="module")
 def pud(tmp_path_factory):
     """Train (120 pairs) and valid (24 pairs) datasets of the en-de PUD treebanks."""
-    from synprep.conllu import format_conllu, read_conllu
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.syntax.conllu import format_conllu, read_conllu
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     en, de = UD / "en_pud-ud-test.conllu", UD / "de_pud-ud-test.conllu"
     if not en.exists() or not de.exists():
@@ -81,7 +81,7 @@ def test_constant_schedule_and_decode_defaults_of_a_run():
     import argparse
 
     from synprep.commands.translate import decoding_defaults
-    from synprep.train_config import TrainConfig, learning_rate
+    from synprep.train.config import TrainConfig, learning_rate
 
     tc = TrainConfig(train="x", lr=1e-3, warmup=10, schedule="constant")
     assert learning_rate(5, tc) == pytest.approx(1e-7 + (1e-3 - 1e-7) / 2)
@@ -232,7 +232,7 @@ def test_checkpoint_restores_the_architecture_and_the_run(pud, tmp_path):
     assert state["step"] == 3 and state["config"] == cfg
     model, rcfg, _ = load_model(out / "checkpoint_best.pt")
     assert type(model).__name__ == "GPS" and rcfg.model == RunConfig.from_dict(cfg).model
-    # another variant is another run: refused, saying what differs (synprep.checkpoint.resume_differences)
+    # another variant is another run: refused, saying what differs (synprep.train.checkpoint.resume_differences)
     with pytest.raises(ConfigError, match=r"cannot resume: the run config differs in model.variant \('gps' -> 'vanilla'\)"):
         train(run_cfg(pud, out, "vanilla", max_steps=4), log=lambda m: None)
     messages = []
@@ -302,7 +302,7 @@ def test_quick_presets_bring_schedules_that_fit_them():
 
 
 def test_a_run_that_stops_before_its_warm_up_ends_says_so(pud, tmp_path):
-    from synprep.train import Trainer
+    from synprep.train.trainer import Trainer
 
     def warnings(**train_keys) -> tuple[list[str], dict]:
         said: list[str] = []
@@ -314,7 +314,7 @@ def test_a_run_that_stops_before_its_warm_up_ends_says_so(pud, tmp_path):
     said, start = warnings(max_steps=30, warmup=4000, lr=7e-4)
     assert len(said) == 1 and "stops after 30 updates" in said[0] and "train.warmup = 4000" in said[0]
     assert start["event"] == "start" and start["warnings"] == [said[0][len("warning: "):]]
-    from synprep.data import ShardDataset, TokenBudgetSampler
+    from synprep.dataset.data import ShardDataset, TokenBudgetSampler
 
     epoch = len(TokenBudgetSampler(ShardDataset(pud / "train").lengths(), 2500).batches())
     said, _ = warnings(max_steps=1000, max_epochs=1, warmup=100, max_tokens=2500)
@@ -349,7 +349,7 @@ def checkpoint(pud, tmp_path_factory):
 
 
 def test_translate_checks_the_checkpoints_vocabularies(pud, checkpoint, tmp_path, capsys):
-    from synprep.shards import ShardConfig, build_dataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
 
     # the same sizes but another subword model: the ids would mean other pieces
     m = build_dataset(tmp_path / "other", src=str(pud / "train.en.conllu"), tgt=str(pud / "train.de.conllu"),
@@ -394,7 +394,7 @@ def test_translate_shows_progress_and_detokenizes_in_the_datasets_language(pud, 
 
 
 def test_target_language():
-    from synprep.decode import target_language
+    from synprep.translate.decode import target_language
 
     assert target_language({"languages": {"tgt": "de"}}) == ("de", "dataset")
     assert target_language({"languages": {"tgt": "de"}}, "fr") == ("fr", "option")
@@ -435,7 +435,7 @@ def test_commands_end_to_end(pud, tmp_path, capsys):
     hyps, trees = tmp_path / "hyps.txt", tmp_path / "trees.conllu"
     assert main(["translate", "--checkpoint", ck, "--data", str(pud / "valid"), "--beam", "2", "--out", str(hyps), "--trees", str(trees), "--lang", "de"]) == 0
     assert len(hyps.read_text(encoding="utf-8").splitlines()) == 24
-    from synprep.conllu import read_conllu
+    from synprep.syntax.conllu import read_conllu
 
     assert len(list(read_conllu(str(trees)))) == 24  # every hypothesis is a valid tree
     ev = tmp_path / "ev"
@@ -479,7 +479,7 @@ def test_sa_tree_scores_feed_induce_eval(pud, sa_run, tmp_path, capsys):
     rc = main(["translate", "--checkpoint", str(out / "checkpoint_last.pt"), "--data", str(pud / "valid"), "--beam", "1", "--out", str(tmp_path / "h.txt"), "--tree-scores", str(npz)])
     assert rc == 0
     capsys.readouterr()
-    from synprep.induce import load_scores
+    from synprep.analysis.induce import load_scores
 
     mats = list(load_scores(npz))
     assert len(mats) == 24
@@ -496,8 +496,8 @@ def test_table3_path_scores_every_sentence_of_english_pud(pud, sa_run, tmp_path,
     """The documented Table-3 sequence on a whole gold treebank (multiword tokens,
     non-projective trees, labels the training set lacks): every one of the 1,000
     sentences is scored, at the treebank's syntactic words."""
-    from synprep.conllu import read_conllu
-    from synprep.induce import Gold, evaluate
+    from synprep.syntax.conllu import read_conllu
+    from synprep.analysis.induce import Gold, evaluate
 
     gold = UD / "en_pud-ud-test.conllu"
     sents = list(read_conllu(gold))
@@ -510,8 +510,8 @@ def test_table3_path_scores_every_sentence_of_english_pud(pud, sa_run, tmp_path,
     assert m["counts"]["kept"] == 1000
     # the 120 training pairs lack some labels and `dep` itself: those fall back to root
     assert "vocative -> root" in m["counts"]["mapped_labels"] and "dep" not in m["labels"]
-    from synprep.data import ShardDataset
-    from synprep.evaluate import dump_tree_scores
+    from synprep.dataset.data import ShardDataset
+    from synprep.translate.evaluate import dump_tree_scores
 
     # what `synprep translate --data DIR --tree-scores FILE` writes (its CLI is tested
     # above; translating 1,000 sentences would only slow this test down)
@@ -524,7 +524,7 @@ def test_table3_path_scores_every_sentence_of_english_pud(pud, sa_run, tmp_path,
     assert 0.0 <= res["systems"]["induced"]["directed"] <= 100.0
     # on the first 200 sentences (a few multiword tokens and non-projective trees):
     # a surface-word dataset (multiword tokens merged) is refused with the way out
-    from synprep.conllu import format_conllu
+    from synprep.syntax.conllu import format_conllu
 
     gold = tmp_path / "gold200.conllu"
     gold.write_text("".join(format_conllu(s) for s in sents[:200]), encoding="utf-8")
@@ -545,8 +545,8 @@ def test_table3_path_scores_every_sentence_of_english_pud(pud, sa_run, tmp_path,
 def test_gate_norms_next_to_the_translations_and_by_part_of_speech(pud, sa_run, tmp_path, capsys):
     """004 §6, Eq. 17: one norm a target piece, equal to the model's own gate; summarized
     by the UPOS of the target trees."""
-    from synprep.data import ShardDataset
-    from synprep.gates import read_gate_tsv
+    from synprep.dataset.data import ShardDataset
+    from synprep.analysis.gates import read_gate_tsv
 
     ckpt = str(sa_run / "checkpoint_last.pt")
     refs = tmp_path / "refs.tsv"
@@ -588,8 +588,8 @@ def test_gate_norms_next_to_the_translations_and_by_part_of_speech(pud, sa_run, 
 
 
 def test_batches_counted_in_sentences(pud):
-    from synprep.data import ShardDataset
-    from synprep.train import TrainConfig, batch_sampler
+    from synprep.dataset.data import ShardDataset
+    from synprep.train.trainer import TrainConfig, batch_sampler
 
     lengths = ShardDataset(pud / "train").lengths()
     alone = batch_sampler(lengths, TrainConfig(train="x", max_tokens=0, max_sentences=16), shuffle=True).batches()
@@ -605,7 +605,7 @@ def test_batches_counted_in_sentences(pud):
 @pytest.mark.parametrize("variant", ["vanilla", "parent"])
 def test_accumulated_update_equals_one_update_on_the_union(pud, tmp_path, variant):
     """accumulate: 2 over batches A and B gives the parameters of one update on A + B."""
-    from synprep.train import Trainer
+    from synprep.train.trainer import Trainer
 
     def trainer(name, **kw):
         cfg = run_cfg(pud, tmp_path / name, variant, max_tokens=100000, clip_norm=0.0, **kw)  # no clipping: it would hide a scale error

@@ -1,4 +1,4 @@
-"""The training loop's decisions (synprep.train.Trainer): ``train.max_minutes`` is a hard
+"""The training loop's decisions (synprep.train.trainer.Trainer): ``train.max_minutes`` is a hard
 limit, validation included; a final checkpoint is always written; the warm-up warning
 fires whatever ends the run; the progress ETA never lies past the time limit.
 
@@ -12,8 +12,8 @@ import json
 import pytest
 import torch
 
-from synprep import train as tr
-from synprep.progress import LineProgress
+from synprep.train.trainer import trainer as tr
+from synprep.util.progress import LineProgress
 
 from .test_train import pud, run_cfg  # noqa: F401  (the PUD datasets fixture)
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synprep.conllu import read_conllu
-from synprep.transitions import (
+from synprep.syntax.conllu import read_conllu
+from synprep.syntax.transitions import (
     END,
     ROOT_LABEL,
     SHIFT,
@@ -26,7 +26,7 @@ from synprep.transitions import (
     right,
     with_pieces,
 )
-from synprep.tree import is_projective, to_tree
+from synprep.syntax.tree import is_projective, to_tree
 
 from .test_tree import random_tree
 

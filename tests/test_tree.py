@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synprep.conllu import read_conllu, read_conllu_string
+from synprep.syntax.conllu import read_conllu, read_conllu_string
 from synprep.errors import InputError
-from synprep.tree import is_projective, lift, nonprojective_arcs, projectivize, to_tree, universal
+from synprep.syntax.tree import is_projective, lift, nonprojective_arcs, projectivize, to_tree, universal
 
 from .conftest import UD_FILES, ud_path
 from .test_conllu import GERMAN, row

@@ -67,7 +67,7 @@ def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
     # the stanza options reach the parser; the tree decoder can be switched back to stanza's
     import inspect
 
-    from synprep.corpus import parser_settings
+    from synprep.stages.corpus import parser_settings
     from synprep.parsers.stanza_backend import StanzaParser
 
     st = _validate({"corpus": {"name": "mine", "tsv": "pairs.tsv"}, "parse": {"backend": "stanza", "fast_decode": False}})
@@ -109,7 +109,7 @@ def test_misspelled_or_bad_key_is_an_error(path, value, word):
 
 def test_tree_decoder_recipe_is_a_valid_overlay_and_its_runs_load():
     from synprep.models.config import merge_dicts
-    from synprep.train import RunConfig, read_config_file
+    from synprep.train.trainer import RunConfig, read_config_file
 
     recipe = yaml.safe_load((REPO / "config" / "recipes" / "tree-decoder.yaml").read_text())
     cfg = _validate(merge_dicts(_demo_config(), recipe))
@@ -120,7 +120,7 @@ def test_tree_decoder_recipe_is_a_valid_overlay_and_its_runs_load():
 
 
 def test_unknown_filter_parameter_is_an_error_before_any_job():
-    from synprep.corpus import stage_filters
+    from synprep.stages.corpus import stage_filters
     from synprep.errors import ConfigError
 
     langs = {"src": "en", "tgt": "de"}
@@ -246,7 +246,7 @@ def test_tiny_run_outputs_and_accounting(finished_demo_run):
     rejects = (res / "filter" / "000.rejects.tsv").read_text() + (res / "filter" / "001.rejects.tsv").read_text()
     assert "tiny:18\tfilter\tempty\t" in rejects
     # the dataset opens through the shard reader with the manifest's checksums
-    from synprep.shards import open_dataset
+    from synprep.dataset.shards import open_dataset
 
     m, tables = open_dataset(res / "shards", verify_checksums=True)
     assert sum(t.num_rows for t in tables) == counts["kept"]
@@ -291,7 +291,7 @@ def test_tiny_run_analysis_reads_the_heldout_pairs_in_dataset_order(finished_dem
     scores = json.loads((res / "train" / "tiny" / "eval" / "scores.json").read_text())
     assert scores["n"] == held["counts"]["kept"]
     # analysis: the held-out pairs, in dataset order (the order the evaluation translates)
-    from synprep.conllu import read_conllu
+    from synprep.syntax.conllu import read_conllu
     from synprep.report import read_arrow, table_ids
 
     held_ids = table_ids(read_arrow(res / "shards" / "001"))

@@ -90,8 +90,8 @@ def test_a_misspelled_filter_parameter_in_the_workflow_config_is_one_line(tmp_pa
 def test_a_misspelled_run_config_key_in_the_workflow_is_one_line(tmp_path, capsys):
     """As train.smk checks each run (the in-process part: the check imports torch)."""
     from synprep.models.config import merge_dicts
-    from synprep.train_config import RunConfig, read_config_file
-    from synprep.workflow import config_error_at, stop_on_error
+    from synprep.train.config import RunConfig, read_config_file
+    from synprep.stages.workflow import config_error_at, stop_on_error
 
     run = tmp_path / "run.yaml"
     run.write_text("preset: tiny\nmodel:\n  variant: vanilla\n  layerz: 2\n")
@@ -114,7 +114,7 @@ def test_a_misspelled_run_config_key_in_the_workflow_is_one_line(tmp_path, capsy
 
 
 def test_config_error_message_names_file_line_section_and_known_keys(tmp_path):
-    from synprep.workflow import config_error_message
+    from synprep.stages.workflow import config_error_message
 
     schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
     first = tmp_path / "a.yaml"
@@ -162,7 +162,7 @@ def test_a_misspelled_filter_config_key_names_the_file_and_line(tmp_path, capsys
 
 
 def test_stage_filters_marks_the_entry_at_fault():
-    from synprep.corpus import stage_filters
+    from synprep.stages.corpus import stage_filters
 
     with pytest.raises(ConfigError) as e:
         stage_filters([{"name": "empty"}, {"name": "length", "min_word": 1}], {"src": "en", "tgt": "de"}, "filter.filters")
@@ -198,7 +198,7 @@ def test_failed_logs_without_the_scheduler_reads_this_runs_logs_with_an_error(tm
     import os
     import time
 
-    from synprep.workflow import failed_logs
+    from synprep.stages.workflow import failed_logs
 
     (tmp_path / "logs" / "a").mkdir(parents=True)
     old = tmp_path / "logs" / "a" / "old.log"
@@ -220,7 +220,7 @@ def test_the_workflow_imports_nothing_heavy():
     without torch, stanza or polars (a SLURM job that copies a file pays for none)."""
     sources = [SNAKEFILE, *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
     mods = sorted({m for f in sources for m in re.findall(r"^\s*from (synprep[\w.]*) import", f.read_text(), re.M)})
-    assert "synprep.train_config" in mods and "synprep.workflow" in mods
+    assert "synprep.train.config" in mods and "synprep.stages.workflow" in mods
     code = (
         "import importlib, sys\n"
         f"for m in {mods!r}: importlib.import_module(m)\n"

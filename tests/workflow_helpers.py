@@ -102,7 +102,7 @@ def tiny_config(root: Path) -> Path:
     cfg["analysis"]["induce"]["enabled"] = True
     pud = REPO.parent / "shared" / "data" / "ud" / "en_pud-ud-test.conllu"
     if pud.exists():
-        from synprep.conllu import format_conllu, read_conllu
+        from synprep.syntax.conllu import format_conllu, read_conllu
 
         sents = list(read_conllu(pud))[:GOLD_SENTENCES]
         (root / "gold.conllu").write_text("".join(format_conllu(s) for s in sents), encoding="utf-8")

@@ -15,7 +15,7 @@ from ..errors import ConfigError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..challenge import DEFAULT_MIN_DIST, RULES
+    from ..analysis.challenge import DEFAULT_MIN_DIST, RULES
 
     g = p.add_argument_group("input (either --src and --tgt, or --conllu)")
     g.add_argument("--src", metavar="CONLLU", help="parsed source side (CoNLL-U, .gz or - for stdin)")
@@ -48,9 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..challenge import extract
-    from ..challenge import CHALLENGE_KIND
-    from ..outputs import check_replaceable
+    from ..analysis.challenge import extract
+    from ..analysis.challenge import CHALLENGE_KIND
+    from ..util.outputs import check_replaceable
 
     if args.out_dir:
         check_replaceable(args.out_dir, CHALLENGE_KIND, "--out-dir")

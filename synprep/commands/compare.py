@@ -4,7 +4,7 @@ confidence interval and the p-values of paired bootstrap resampling (Koehn 2004)
 the sign test on sentence-level chrF+ (000 §6.2). With ``--sign-unit score`` it reads
 the scores of the systems on several test sets instead (one ``compare --json`` file a
 test set) and runs the sign test over (test set x metric) readings, the unit of 000's
-"10/12 scores". Definitions: :mod:`synprep.significance`.
+"10/12 scores". Definitions: :mod:`synprep.translate.significance`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..significance import COMPARED, DEFAULT_SAMPLES, DEFAULT_SEED, SIGN_UNITS
+    from ..translate.significance import COMPARED, DEFAULT_SAMPLES, DEFAULT_SEED, SIGN_UNITS
 
     p.add_argument("--ref", metavar="REF", help="references, one a line (.gz ok); required with --sign-unit sentence")
     p.add_argument("hyps", nargs="+", metavar="FILE",
@@ -47,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
-    from ..significance import COMPARED, compare_files, format_sign_table, format_table, read_scores, sign_test_scores
+    from ..translate.significance import COMPARED, compare_files, format_sign_table, format_table, read_scores, sign_test_scores
 
     metrics = [m.strip() for item in (args.metric or [",".join(COMPARED)]) for m in item.split(",") if m.strip()]
     if args.sign_unit == "score":

@@ -4,7 +4,7 @@ tokenization for the target language, ``--lang`` or the dataset's, as multi-bleu
 overall, by reference length and by source length (the dataset's source words; the GPS
 paper's buckets); writes hyps.txt,
 refs.txt, hyps.conllu (transition decoders) and scores.json into ``--out``. Metrics and
-buckets: :mod:`synprep.evaluate`.
+buckets: :mod:`synprep.translate.evaluate`.
 """
 
 from __future__ import annotations
@@ -32,15 +32,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..data import ShardDataset
-    from ..decode import TargetVocab, target_language
+    from ..dataset.data import ShardDataset
+    from ..translate.decode import TargetVocab, target_language
     from ..errors import ConfigError
-    from ..evaluate import (Translation, read_references, reference_texts, score, source_lengths, translate_dataset,
+    from ..translate.evaluate import (Translation, read_references, reference_texts, score, source_lengths, translate_dataset,
                             write_outputs)
 
     if bool(args.checkpoint) == bool(args.hyps):
         raise ConfigError("give either --checkpoint (translate and score) or --hyps (score a file)")
-    from ..outputs import check_output_dir
+    from ..util.outputs import check_output_dir
 
     check_output_dir(args.out, "--out")
     ds = ShardDataset(args.data, verify=not args.no_verify)
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.hyps:
         lang = target_language(ds.manifest, args.lang)[0]
     else:
-        from ..device import choose_device
+        from ..util.device import choose_device
 
         if args.beam is not None and args.beam < 1:
             raise ConfigError(f"--beam {args.beam}: expected >= 1")

@@ -1,6 +1,6 @@
 """``synprep export NAME DATASET OUT``: write shards in another trainer's format.
 
-Exporters are registered in :mod:`synprep.exporters` (``@register_exporter``)."""
+Exporters are registered in :mod:`synprep.dataset.exporters` (``@register_exporter``)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ example:
 def run(args: argparse.Namespace) -> int:
     from .. import registry
     from ..errors import ConfigError
-    from ..exporters import parse_options
+    from ..dataset.exporters import parse_options
 
     if args.list:
         for n in registry.names("exporter"):
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not (args.name and args.dataset and args.out):
         raise ConfigError("usage: synprep export NAME DATASET OUT [-O key=value ...] (or --list)")
-    from ..outputs import check_output_dir
+    from ..util.outputs import check_output_dir
 
     check_output_dir(args.out, "OUT")
     cls = registry.get("exporter", args.name)

@@ -111,7 +111,7 @@ def run(args) -> int:
     from ..filters import default_config
     from ..filters.defaults import to_yaml
     from ..filters.pipeline import FILTER_KIND
-    from ..outputs import check_replaceable
+    from ..util.outputs import check_replaceable
 
     if args.print_default_config:
         src_lang = args.src_lang or _lang_from_name(args.src) or "en"
@@ -136,7 +136,7 @@ def run(args) -> int:
     from ..filters import read_pairs, run_filters, write_outputs
     from ..filters.pipeline import output_names
 
-    from ..corpus import seeded_eflomal
+    from ..stages.corpus import seeded_eflomal
 
     seed = _seed(args.seed)
     filters = _filters(args)  # config and output errors before reading a large corpus

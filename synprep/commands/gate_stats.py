@@ -1,6 +1,6 @@
 """``synprep gate-stats``: summarize the gate norms of ``synprep translate
 --gate-norms`` (004 §6, Eq. 17) by target part of speech: the mean norm by UPOS, at
-EOS, and on which UPOS each sentence's highest norm falls (:mod:`synprep.gates`).
+EOS, and on which UPOS each sentence's highest norm falls (:mod:`synprep.analysis.gates`).
 
 The UPOS come from a CoNLL-U file with the same sentences and words: the parsed
 target side the dataset was made from (gate norms of the references), or the
@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
-    from ..gates import summarize, write_tokens
+    from ..analysis.gates import summarize, write_tokens
 
     if not args.conllu and not args.tokens:
         raise ConfigError("give --conllu (to summarize by UPOS) or --tokens (to write the words for parsing)")
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     res = summarize(args.gates, args.conllu, words=args.words)
     if args.json:
-        from ..analysis import write_json
+        from ..stages.analysis import write_json
 
         write_json(args.json, res)
     print(format_table(res))

@@ -40,9 +40,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..conllu import format_conllu, read_conllu
+    from ..syntax.conllu import format_conllu, read_conllu
     from ..errors import ConfigError, InputError
-    from ..induce import Gold, evaluate, load_scores, score_file_meta
+    from ..analysis.induce import Gold, evaluate, load_scores, score_file_meta
 
     if args.trees and not args.scores:
         raise ConfigError("--trees needs --scores (there is nothing induced to write)")
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         ids=meta["ids"],
     )
     if args.trees:
-        from ..outputs import atomic_file
+        from ..util.outputs import atomic_file
 
         try:
             with atomic_file(args.trees, "w") as f:

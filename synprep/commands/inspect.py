@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..errors import ConfigError, InputError
-    from ..shards import MANIFEST, check_ids, open_dataset, open_shard, read_manifest, row_dict
+    from ..dataset.shards import MANIFEST, check_ids, open_dataset, open_shard, read_manifest, row_dict
 
     path = Path(args.shard)
     manifest = None
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
 def render_row(row: dict, manifest: dict | None, base, title: str) -> str:
     """The readable view of one row (see the module doc)."""
-    from ..shards import load_models
+    from ..dataset.shards import load_models
 
     labels = manifest["labels"] if manifest else None
     models = load_models(base, manifest) if manifest else {}

@@ -74,7 +74,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import InputError
-    from ..oracle_io import SentenceOracle, Summary, stream_oracle
+    from ..syntax.oracle_io import SentenceOracle, Summary, stream_oracle
 
     summary = Summary()
     def on_invalid(err: InputError) -> None:
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
     segmenter = None
     if args.spm:
-        from ..subwords import load_spm
+        from ..dataset.subwords import load_spm
 
         segmenter = load_spm(args.spm)
     conv = SentenceOracle(

@@ -5,7 +5,7 @@ Input: one sentence a line, or ``id<TAB>text`` (``--format``), optionally ``.gz`
 in input order. Sentences the parser rejects go to ``--rejects`` (TSV
 ``id<TAB>stage<TAB>reason<TAB>detail``, as every stage writes them) and are counted on stderr; nothing is dropped
 silently. (The workflow builds parsers from its config's ``parse:`` section with
-:func:`synprep.corpus.parser_settings`; this command takes flags.)
+:func:`synprep.stages.corpus.parser_settings`; this command takes flags.)
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     backend, opts = options_from(args)
-    from ..outputs import check_output_file
+    from ..util.outputs import check_output_file
 
     check_output_file(args.output, "-o")
     if args.rejects:
@@ -89,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
     total = count_lines(args.input)
     parser_cls = registry.get("parser", backend)
     log = logging.getLogger("synprep.parse")
-    from ..accounting import RejectWriter
-    from ..outputs import FileGroup
+    from ..dataset.accounting import RejectWriter
+    from ..util.outputs import FileGroup
 
     with parser_cls(**opts) as parser, FileGroup() as group:  # the parses and the rejects replaced together
         log.info("parsing %s with %s", args.input, parser.describe())

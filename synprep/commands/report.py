@@ -2,7 +2,7 @@
 
 Three steps (the workflow runs the first two once a shard, the last once):
 
-* ``synprep report accounting``: one shard's ledger (:mod:`synprep.accounting`);
+* ``synprep report accounting``: one shard's ledger (:mod:`synprep.dataset.accounting`);
   exits 1 when the shard is out of balance;
 * ``synprep report stats``: one shard's histograms (:func:`synprep.report.stats.shard_stats`);
 * ``synprep report html``: merge ledgers and statistics, draw the plots, write the page.
@@ -76,7 +76,7 @@ def _read_ids(path: str) -> list[str]:
     import os
 
     if os.path.isdir(path) or path.endswith((".arrow", ".feather", ".ipc")):
-        from ..shards import read_arrow, table_ids
+        from ..dataset.shards import read_arrow, table_ids
 
         return table_ids(read_arrow(path))
     from ..errors import InputError
@@ -104,10 +104,10 @@ def _load_json(path: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import accounting as acc
-    from ..outputs import write_json
+    from ..dataset import accounting as acc
+    from ..util.outputs import write_json
     from .. import report as rep
-    from ..outputs import check_output_file
+    from ..util.outputs import check_output_file
 
     check_output_file(args.output, "-o")
 

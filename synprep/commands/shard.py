@@ -1,6 +1,6 @@
 """``synprep shard [SRC] TGT -o DIR``: CoNLL-U (pairs or one side) -> Arrow shards.
 
-The pipeline and the schema are in :mod:`synprep.shards`; this module only parses
+The pipeline and the schema are in :mod:`synprep.dataset.shards`; this module only parses
 options and prints the summary.
 """
 
@@ -38,7 +38,7 @@ example:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..shards import ShardConfig
+    from ..dataset.shards import ShardConfig
 
     d = ShardConfig()
     p.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -112,12 +112,12 @@ def language_from_name(path: str | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
-    from ..shards import ShardConfig, build_dataset
+    from ..dataset.shards import ShardConfig, build_dataset
 
     if len(args.files) > 2:
         raise ConfigError(f"give one or two CoNLL-U files, not {len(args.files)}")
-    from ..outputs import check_replaceable
-    from ..shards import DATASET_KIND
+    from ..util.outputs import check_replaceable
+    from ..dataset.shards import DATASET_KIND
 
     check_replaceable(args.output, DATASET_KIND)
     cfg = ShardConfig(

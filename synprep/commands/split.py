@@ -1,6 +1,6 @@
 """``synprep split``: split a raw parallel corpus into shards of pairs with stable ids.
 
-See :mod:`synprep.corpus` for the formats, the ids and the shard assignment.
+See :mod:`synprep.stages.corpus` for the formats, the ids and the shard assignment.
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..corpus import CorpusSpec, shard_names, write_all_shards, write_shard
+    from ..stages.corpus import CorpusSpec, shard_names, write_all_shards, write_shard
     from ..errors import ConfigError
-    from ..outputs import check_output_file, write_json
+    from ..util.outputs import check_output_file, write_json
 
     spec = CorpusSpec(name=args.name, src=args.src, tgt=args.tgt, tsv=args.tsv,
                       columns=tuple(args.columns), max_pairs=args.max_pairs)

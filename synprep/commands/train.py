@@ -6,11 +6,11 @@ see docs/models.md) plus ``--set key=value`` overrides and a few shortcuts
 ``--max-minutes``). Running the same command again on the same ``--out`` resumes
 from ``checkpoint_last.pt`` -- only when the run is the same: the same data and
 vocabularies, and the same settings except the run length and logging keys
-(``synprep.checkpoint.RESUMABLE``); otherwise it refuses, saying what differs
+(``synprep.train.checkpoint.RESUMABLE``); otherwise it refuses, saying what differs
 (``--start-over-if-changed``: train from scratch in that folder instead).
 
 Data-parallel on N GPUs (or N CPU processes), one process each
-(:mod:`synprep.distributed`)::
+(:mod:`synprep.train.distributed`)::
 
     torchrun --standalone --nproc-per-node N -m synprep.cli train --config run.yaml
 
@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..train import load_config, train
+    from ..train.trainer import load_config, train
 
     overrides = list(args.overrides)
     short = {

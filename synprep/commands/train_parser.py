@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..errors import ConfigError
 
-    from ..outputs import check_output_dir, check_output_file
+    from ..util.outputs import check_output_dir, check_output_file
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     (check_output_dir if args.backend == "stanza" else check_output_file)(args.output, "-o")

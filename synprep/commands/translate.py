@@ -5,7 +5,7 @@ decoders can also write the predicted target trees (``--trees``, CoNLL-U). With
 ``--tree-scores`` a structured-attention model (``sa``, ``sa-hard``, ``fa``,
 ``sa-1set``) also writes its per-sentence piece-level scores phi (004 §4.1, §7.1) for
 ``synprep induce-eval``, and with ``--gate-norms`` the gate norm of every target piece
-(004 §6, Eq. 17; :mod:`synprep.gates`) for ``synprep gate-stats``.
+(004 §6, Eq. 17; :mod:`synprep.analysis.gates`) for ``synprep gate-stats``.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
 def load_for_decoding(args: argparse.Namespace, ds, device):
     """The checkpoint's model, run config and state, checked against the dataset's
     vocabularies, and the detokenizer's language (``--lang``, else the dataset's)."""
-    from ..checkpoint import load_model_for
-    from ..decode import target_language
+    from ..train.checkpoint import load_model_for
+    from ..translate.decode import target_language
 
     model, cfg, state, note = load_model_for(args.checkpoint, ds.manifest, args.data, device)
     if note:
@@ -76,15 +76,15 @@ def decoding_defaults(args: argparse.Namespace, cfg) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..data import ShardDataset
-    from ..decode import TargetVocab, tree_conllu
+    from ..dataset.data import ShardDataset
+    from ..translate.decode import TargetVocab, tree_conllu
     from ..errors import ConfigError
-    from ..evaluate import dump_tree_scores, translate_dataset
-    from ..device import choose_device
+    from ..translate.evaluate import dump_tree_scores, translate_dataset
+    from ..util.device import choose_device
 
     if args.beam is not None and args.beam < 1:
         raise ConfigError(f"--beam {args.beam}: expected >= 1")
-    from ..outputs import check_output_file
+    from ..util.outputs import check_output_file
 
     for opt in ("out", "trees", "tree_scores", "gate_norms"):
         if getattr(args, opt):
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens,
         length_penalty=args.length_penalty, device=device, progress=not args.no_progress,
     )
-    from ..outputs import atomic_files
+    from ..util.outputs import atomic_files
 
     text = "".join(t.text + "\n" for t in tr)
     with atomic_files() as group:  # the translations and their trees replaced together
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         n = dump_tree_scores(model, ds, args.tree_scores, device=device)
         print(f"synprep translate: wrote {n} score matrices to {args.tree_scores}", file=sys.stderr)
     if args.gate_norms:
-        from ..gates import gate_rows, write_gate_tsv
+        from ..analysis.gates import gate_rows, write_gate_tsv
 
         layers, rows = gate_rows(model, ds, vocab, of=args.gate_of, translations=tr, device=device)
         write_gate_tsv(args.gate_norms, layers, rows)

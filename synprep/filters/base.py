@@ -216,9 +216,9 @@ def load_config(path: str | Path) -> list[Filter]:
 
     A top-level mapping with a single ``filters:`` key holding that list is accepted too.
     Errors name the file and the line of the offending entry; the YAML is read
-    strictly (:mod:`synprep.yamlio`: a key given twice is an error naming both lines).
+    strictly (:mod:`synprep.util.yamlio`: a key given twice is an error naming both lines).
     """
-    from ..yamlio import load_yaml_file
+    from ..util.yamlio import load_yaml_file
 
     p = Path(path)
     if not p.is_file():

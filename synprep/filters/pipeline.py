@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from .. import textio
+from ..util import textio
 from ..errors import ConfigError, InputError
 from .base import Filter, Pair, Score, build_filters
 
@@ -94,7 +94,7 @@ def run_filters(
 ) -> FilterResult:
     """Apply ``filters`` in order; see the module docstring for the invariants.
 
-    ``progress``: True for progress on stderr (one bar per filter, :mod:`synprep.progress`),
+    ``progress``: True for progress on stderr (one bar per filter, :mod:`synprep.util.progress`),
     or a callable with tqdm's signature.
     """
     bar = _progress_factory(progress)
@@ -143,7 +143,7 @@ def _counting(pairs: list[Pair], pbar) -> Iterator[Pair]:
 
 
 def _progress_factory(progress: bool | ProgressFactory) -> ProgressFactory:
-    from ..progress import progress as bar
+    from ..util.progress import progress as bar
 
     if callable(progress):
         return progress
@@ -344,7 +344,7 @@ TABLE_SUFFIX = {"parquet": ".parquet", "arrow": ".arrow"}
 
 
 def write_table(df, path: Path, fmt: str) -> None:
-    from ..outputs import atomic_files
+    from ..util.outputs import atomic_files
 
     with atomic_files() as g:
         tmp = g.path(path)
@@ -380,7 +380,7 @@ def read_table(path: Path, text: Sequence[str] = ("id",)):
 
 
 def _write_lines(path: Path, lines: Iterable[str]) -> None:
-    from ..outputs import atomic_file
+    from ..util.outputs import atomic_file
 
     with atomic_file(path, "w", newline="\n") as f:
         for line in lines:
@@ -406,10 +406,10 @@ def write_outputs(
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Write kept files, ids, scores and rejects tables and filter.json into ``out``,
-    which is replaced as a whole (:func:`synprep.outputs.replace_dir`: written beside
+    which is replaced as a whole (:func:`synprep.util.outputs.replace_dir`: written beside
     it and swapped in when complete, so it never holds a mix of two runs). Returns
     the final paths."""
-    from ..outputs import replace_dir
+    from ..util.outputs import replace_dir
 
     suffix = TABLE_SUFFIX[fmt]
     names = {"src": src_name, "tgt": tgt_name, "ids": "ids.txt", "scores": f"scores{suffix}",
@@ -419,7 +419,7 @@ def write_outputs(
     return {k: Path(out) / n for k, n in names.items()}
 
 
-#: the kind a filter folder's output marker records (:mod:`synprep.outputs`)
+#: the kind a filter folder's output marker records (:mod:`synprep.util.outputs`)
 FILTER_KIND = "filter"
 
 
@@ -439,7 +439,7 @@ def _write_outputs(paths: dict[str, Path], result: FilterResult, src_name: str, 
         "files": {"src": src_name, "tgt": tgt_name, "format": fmt},
         **(extra or {}),
     }
-    from ..outputs import write_json
+    from ..util.outputs import write_json
 
     write_json(paths["summary"], summary, indent=2, sort_keys=False, default=_json_default)
 

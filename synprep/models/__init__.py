@@ -31,7 +31,7 @@ from .config import PRESETS, ModelConfig, model_config
 
 # The variant modules (and torch) are imported by the registry on the first lookup
 # (synprep.registry._IMPLEMENTATIONS lists them), not here: the configs
-# (synprep.models.config, synprep.train's RunConfig) are read without torch, e.g. by
+# (synprep.models.config, synprep.train.trainer's RunConfig) are read without torch, e.g. by
 # every job of the workflow when it reads the Snakefile.
 if TYPE_CHECKING:
     from .transformer import Seq2Seq

@@ -116,7 +116,7 @@ def cut_groups(cut: torch.Tensor, slack: float = 0.1, min_positions: int = 512) 
 
 
 class _Edges:
-    """The flat edge fields of a batch (duck-typed like :class:`synprep.data.Batch`)."""
+    """The flat edge fields of a batch (duck-typed like :class:`synprep.dataset.data.Batch`)."""
 
     def __init__(self, edge_batch, edge_head, edge_dep, edge_label, edge_step):
         self.edge_batch, self.edge_head, self.edge_dep = edge_batch, edge_head, edge_dep

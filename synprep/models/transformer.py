@@ -1,7 +1,7 @@
 """The encoder-decoder Transformer every variant builds on, and the two variants that
 change nothing but the target sequence: ``vanilla`` and ``linearized``.
 
-A model reads a :class:`synprep.data.Batch` (tensors only; how batches are made is the
+A model reads a :class:`synprep.dataset.data.Batch` (tensors only; how batches are made is the
 data module's business) and offers three things:
 
 * :meth:`Seq2Seq.forward` -- teacher-forced logits ``(batch, tgt_len, vocab)`` for every
@@ -11,7 +11,7 @@ data module's business) and offers three things:
   made (with the weights of an unbiased estimate when a variant samples them), and the
   number of target tokens it stands for;
 * :meth:`Seq2Seq.start` / :meth:`Seq2Seq.step` -- incremental decoding, used by
-  :mod:`synprep.decode`: ``step`` returns next-token log-probabilities for a batch of
+  :mod:`synprep.translate.decode`: ``step`` returns next-token log-probabilities for a batch of
   hypotheses that all have the same length.
 
 Target sequences (``Seq2Seq.target``): ``"pieces"`` decodes ``tgt_tokens`` (target

@@ -13,7 +13,7 @@ Invariants every backend keeps (the tests check them on each):
 * one result an item, in input order, with the item's id: nothing is lost, nothing
   is reordered, whatever batching or worker processes happen inside;
 * exactly one of ``conllu`` and ``reject`` is set. ``conllu`` is one sentence of
-  CoNLL-U that :func:`synprep.conllu.read_conllu_string` accepts (a single-rooted,
+  CoNLL-U that :func:`synprep.syntax.conllu.read_conllu_string` accepts (a single-rooted,
   acyclic basic tree), ending with an empty line, with ``# sent_id = <id>`` and
   ``# text = <the item's text>`` and ``SpaceAfter=No`` where the surface text had
   no space after a token. The item is always parsed as *one* sentence: tokenizers
@@ -36,10 +36,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
-from ..conllu import read_conllu_string
+from ..syntax.conllu import read_conllu_string
 from ..errors import ConfigError, InputError
-from ..textio import has_breaks
-from ..textio import one_line as _line  # this module's one_line also strips
+from ..util.textio import has_breaks
+from ..util.textio import one_line as _line  # this module's one_line also strips
 
 log = logging.getLogger("synprep.parsers")
 

@@ -35,7 +35,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..conllu import Sentence, read_conllu, read_parallel
+from ..syntax.conllu import Sentence, read_conllu, read_parallel
 from ..errors import ConfigError, InputError
 
 __all__ = ["evaluate", "EvalResult", "Counts"]

@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
-from ..conllu import open_binary
-from ..textio import lines
+from ..syntax.conllu import open_binary
+from ..util.textio import lines
 from ..errors import ConfigError, InputError
 
 FORMATS = ("auto", "lines", "tsv")

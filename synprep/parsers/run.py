@@ -1,10 +1,10 @@
 """The one parse loop: rows of text through parsers into CoNLL-U files and rejects.
 
 ``synprep parse`` (:mod:`synprep.commands.parse`: one side, streamed) and the
-workflow's parse stage (:func:`synprep.corpus.parse_shard`: both sides of a shard
+workflow's parse stage (:func:`synprep.stages.corpus.parse_shard`: both sides of a shard
 of pairs) both call :func:`parse_rows`; they differ only in what they open (the
 command: stdout or a ``.gz``; the stage: two files) and how they report the counts.
-The callers open the files, in a :class:`synprep.outputs.FileGroup`, so that the
+The callers open the files, in a :class:`synprep.util.outputs.FileGroup`, so that the
 trees and the rejects are replaced together; this loop only writes to them.
 
 It lives here, not in :mod:`.base`: ``base`` is the interface every backend
@@ -78,7 +78,7 @@ def parse_rows(
     the order of ``parsers`` (side -> parser), and write the rows whose every side
     parsed: each side's tree to ``out[side]``, in row order (tree n of one side is
     the translation of tree n of the other). A row with a side the parser rejected
-    goes to ``rejects`` (a :class:`synprep.accounting.RejectWriter`) under ``stage``
+    goes to ``rejects`` (a :class:`synprep.dataset.accounting.RejectWriter`) under ``stage``
     with the reason code of the first rejected side; the detail is that side's
     reason (one side) or ``"src: reason; tgt: reason"`` naming every rejected side.
     Without ``rejects`` the first 10 rejected rows are logged as warnings (nothing is
@@ -86,9 +86,9 @@ def parse_rows(
 
     One side is streamed (constant memory, ``total`` only sizes the progress bar);
     several sides are parsed one after the other over all rows (one parser at work
-    at a time), then paired. ``progress``: a bar on stderr (:mod:`synprep.progress`),
+    at a time), then paired. ``progress``: a bar on stderr (:mod:`synprep.util.progress`),
     ``desc``, or ``"desc side"`` a side when there are several."""
-    from ..progress import progress as bar
+    from ..util.progress import progress as bar
 
     sides = list(parsers)
     if len(sides) == 1:

@@ -146,8 +146,8 @@ def pipeline_call():
 
 
 def resolve_device(device: str | None) -> str:
-    """The device name stanza gets (``cpu``, ``cuda``, ``cuda:N``): :func:`synprep.device.choose_device`."""
-    from ..device import choose_device
+    """The device name stanza gets (``cpu``, ``cuda``, ``cuda:N``): :func:`synprep.util.device.choose_device`."""
+    from ..util.device import choose_device
 
     return str(choose_device(device, "device"))
 

@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..conllu import format_conllu, read_conllu
+from ..syntax.conllu import format_conllu, read_conllu
 from ..errors import ConfigError
 
 log = logging.getLogger("synprep.parsers")

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..conllu import read_conllu
+from ..syntax.conllu import read_conllu
 from ..errors import ConfigError, InputError, SynprepError
-from ..outputs import write_bytes
+from ..util.outputs import write_bytes
 
 __all__ = ["train_udpipe", "TrainResult", "DEMO_OPTIONS"]
 

@@ -3,13 +3,13 @@
 :func:`write_report` (draw the plots, write the page).
 
 The page is standalone: the plots are embedded as PNG data. It shows the accounting
-(:mod:`synprep.accounting`), the data's plots (:mod:`synprep.report.plots`), the
+(:mod:`synprep.dataset.accounting`), the data's plots (:mod:`synprep.report.plots`), the
 training curves and scores when there are any (with the scores by source length, and
 each run compared with the first: :func:`synprep.report.runs.compare_runs`,
-:mod:`synprep.significance`), the analysis stage's results when it ran (challenge-set
-counts per phenomenon with a plot, :mod:`synprep.challenge`; attachment accuracy of
-induced trees against branching baselines, :mod:`synprep.induce`; gate norms by target
-part of speech, :mod:`synprep.gates`), and the configuration of the run.
+:mod:`synprep.translate.significance`), the analysis stage's results when it ran (challenge-set
+counts per phenomenon with a plot, :mod:`synprep.analysis.challenge`; attachment accuracy of
+induced trees against branching baselines, :mod:`synprep.analysis.induce`; gate norms by target
+part of speech, :mod:`synprep.analysis.gates`), and the configuration of the run.
 
 Each section is a function ``(inputs, pngs) -> str`` that returns its HTML fragment,
 or ``""`` when it has nothing to show; to add a section to the page, write one and put
@@ -25,7 +25,7 @@ import json
 import os
 from typing import Callable, Iterable, Mapping, Sequence
 
-from ..outputs import write_text
+from ..util.outputs import write_text
 from .plots import PLOTS, draw_plots
 
 
@@ -33,7 +33,7 @@ from .plots import PLOTS, draw_plots
 class ReportInputs:
     """What the report shows. ``stats``: the merged statistics
     (:func:`synprep.report.stats.merge_stats`); ``accounting``: the merged ledgers
-    (:func:`synprep.accounting.summarize`); ``runs``: the training runs
+    (:func:`synprep.dataset.accounting.summarize`); ``runs``: the training runs
     (:func:`synprep.report.runs.read_run`); ``config_text``: the run's configuration;
     ``manifest``: the dataset's manifest; ``top_labels``: relation labels in the labels
     plot; ``challenge``: the challenge-set counts (the analysis stage's summary.json);
@@ -166,7 +166,7 @@ def _training_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
 
 
 def _challenge_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
-    """The challenge-set section: counts per phenomenon (a :func:`synprep.challenge.extract`
+    """The challenge-set section: counts per phenomenon (a :func:`synprep.analysis.challenge.extract`
     result, as the workflow's summary.json) and the plot."""
     challenge, png = inputs.challenge, pngs.get("challenge")
     if not challenge:
@@ -198,7 +198,7 @@ def _challenge_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
 def _induce_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
     """The induced-trees section: attachment accuracy of each run and of the
     branching baselines (an :func:`synprep.induce.evaluate` or
-    :func:`synprep.analysis.evaluate_induction` result)."""
+    :func:`synprep.stages.analysis.evaluate_induction` result)."""
     induce = inputs.induce
     if not induce:
         return ""
@@ -266,7 +266,7 @@ def _src_length_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
 
 def _comparison_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
     """The significance section: each run against the first (a
-    :func:`synprep.significance.compare` result, or ``{"note": ...}``)."""
+    :func:`synprep.translate.significance.compare` result, or ``{"note": ...}``)."""
     comparison = inputs.comparison
     if not comparison:
         return ""
@@ -277,7 +277,7 @@ def _comparison_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
     base = comps[0]["a"] if comps else "-"
     sub = (f"Each run against {base} on the held-out sentences: delta = run - {base}; 95 % interval of the delta and "
            "one-sided p-value of paired bootstrap resampling (1,000 resamples, Koehn 2004); two-sided exact sign test "
-           "on sentence-level chrF+, ties dropped (000 §6.2). Definitions: synprep.significance.")
+           "on sentence-level chrF+, ties dropped (000 §6.2). Definitions: synprep.translate.significance.")
     parts.append(f"<p class='sub'>{html.escape(sub)}</p>")
     scores = comparison.get("systems") or {}
     rows = []

@@ -1,6 +1,6 @@
 """The report's plots, drawn with matplotlib from the merged statistics
-(:mod:`synprep.report.stats`), the accounting (:mod:`synprep.accounting`), the training
-runs (:mod:`synprep.report.runs`) and the challenge-set counts (:mod:`synprep.challenge`).
+(:mod:`synprep.report.stats`), the accounting (:mod:`synprep.dataset.accounting`), the training
+runs (:mod:`synprep.report.runs`) and the challenge-set counts (:mod:`synprep.analysis.challenge`).
 
 Each ``plot_<name>(fig, ...)`` draws one figure; :func:`draw_plots` draws every plot
 of :data:`PLOTS` into a PNG file with a fixed name, whether or not there is data for
@@ -15,7 +15,7 @@ import io
 import os
 from typing import Mapping, Sequence
 
-from ..outputs import write_bytes
+from ..util.outputs import write_bytes
 from .stats import SIDES
 
 PLOTS: dict[str, tuple[str, str]] = {

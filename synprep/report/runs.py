@@ -1,6 +1,6 @@
 """The training runs the report shows: each run's metrics and scores
 (:func:`read_run`), and every run compared with the first (:func:`compare_runs`,
-:mod:`synprep.significance`)."""
+:mod:`synprep.translate.significance`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..errors import InputError
 def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | os.PathLike | None = None) -> dict:
     """One training run for the report.
 
-    ``metrics``: the trainer's JSON-lines log (``synprep.train``): ``{"event":
+    ``metrics``: the trainer's JSON-lines log (``synprep.train.trainer``): ``{"event":
     "train", "step", "loss", ...}`` and ``{"event": "valid", "step", "loss", "bleu",
     ...}`` records become ``train_loss`` and ``valid_loss`` points (records that
     already carry ``train_loss``/``valid_loss`` are taken as they are);
@@ -59,11 +59,11 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
 
 
 def compare_runs(eval_dirs: Mapping[str, str | os.PathLike], *, samples: int | None = None) -> dict | None:
-    """:func:`synprep.significance.compare` of the training runs' evaluations
+    """:func:`synprep.translate.significance.compare` of the training runs' evaluations
     (``hyps.txt`` and ``refs.txt`` in each run's ``eval/`` directory), each against the
     first run. None when fewer than two runs were evaluated; ``{"note": why}`` when
     their references differ (the runs were not scored on the same sentences)."""
-    from ..significance import DEFAULT_SAMPLES, compare, read_lines
+    from ..translate.significance import DEFAULT_SAMPLES, compare, read_lines
 
     dirs = {name: os.fspath(d) for name, d in eval_dirs.items()
             if os.path.exists(os.path.join(d, "hyps.txt")) and os.path.exists(os.path.join(d, "refs.txt"))}

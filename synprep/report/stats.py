@@ -12,7 +12,7 @@ value -> count):
 * ``pieces_per_word`` per side: from ``word_ids`` of the Arrow shard;
 * ``projectivity`` per side, over every tree the parser produced: how many trees, how
   many projective, and the histogram of arcs that lifting would move
-  (:func:`synprep.tree.lift`), at the word level and label set of the oracle;
+  (:func:`synprep.syntax.tree.lift`), at the word level and label set of the oracle;
 * ``labels`` per side: relation labels of the kept trees;
 * ``transitions``: length of the target transition sequence (pieces plus arc tokens)
   of each kept pair.
@@ -20,9 +20,9 @@ value -> count):
 Any input may be missing (``None``): its histograms are simply absent.
 
 The Arrow reading (:func:`read_arrow`, :func:`table_ids`) lives here too: a dataset
-directory is read by its owner, :func:`synprep.shards.open_dataset`; a single Arrow
+directory is read by its owner, :func:`synprep.dataset.shards.open_dataset`; a single Arrow
 IPC file or stream (any Arrow table with an id column, not only a synprep shard, which
-:func:`synprep.shards.open_shard` would require) is read here.
+:func:`synprep.dataset.shards.open_shard` would require) is read here.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import InputError
-from ..shards import read_arrow, table_ids  # noqa: F401  (the report reads Arrow through the dataset owner)
+from ..dataset.shards import read_arrow, table_ids  # noqa: F401  (the report reads Arrow through the dataset owner)
 
 SIDES = ("src", "tgt")
 
@@ -79,7 +79,7 @@ def shard_stats(
 def _length_stats(pairs: str | os.PathLike, kept: set[str] | None) -> dict:
     """``length_before`` (every pair of ``pairs``) and, when ``kept`` is known,
     ``length_after`` (the kept ones), per side."""
-    from ..corpus import read_shard
+    from ..stages.corpus import read_shard
 
     before: dict[str, list[int]] = {s: [] for s in SIDES}
     after: dict[str, list[int]] = {s: [] for s in SIDES}
@@ -128,8 +128,8 @@ def _conllu_stats(conllu: Mapping[str, str | os.PathLike], kept: set[str] | None
 
 
 def _tree_stats(path, kept: set[str] | None, words: str, labels: str) -> tuple[dict, dict[str, int], dict[str, int]]:
-    from ..conllu import read_conllu
-    from ..tree import is_projective, lift, to_tree
+    from ..syntax.conllu import read_conllu
+    from ..syntax.tree import is_projective, lift, to_tree
 
     trees = projective = 0
     lifted: Counter[int] = Counter()

@@ -20,12 +20,12 @@
 # of the parser's target trees: results/analysis/gates.json. The settings are
 # checked when the workflow starts.
 
-from synprep.analysis import analysis_settings
+from synprep.stages.analysis import analysis_settings
 
 ANALYSIS_CONFIG = config["analysis"]
 ANALYSIS_RUN_VARIANTS = {}
 if ANALYSIS_CONFIG["induce"]["enabled"] and TRAIN_RUNS:
-    from synprep.train_config import RunConfig
+    from synprep.train.config import RunConfig
 
     ANALYSIS_RUN_VARIANTS = {  # RUN_CONFIGS (train.smk): each run's file with its config merged over it
         name: RunConfig.from_dict(run_config, where=f"config train.runs[{name}]").model.variant

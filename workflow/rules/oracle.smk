@@ -16,7 +16,7 @@ ORACLE = config["oracle"]
 # starts, so that it is rebuilt with everything that reads it. Only in the main
 # snakemake process (jobs that parse this file again never touch outputs).
 if getattr(workflow, "is_main_process", True):
-    from synprep.accounting import remove_damaged_shards
+    from synprep.dataset.accounting import remove_damaged_shards
 
     remove_damaged_shards([out_path(f"shards/{shard}") for shard in SHARDS])
 

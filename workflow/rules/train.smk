@@ -4,7 +4,7 @@
 # results/shards/heldout/ are datasets (a manifest each) over the training and the
 # held-out shards. Since a pair's shard is a hash of its text, a sentence pair and
 # its copies are never on both sides of that split. Each run trains with
-# `synprep.train` on the training shards, validating on the held-out ones, into
+# `synprep.train.trainer` on the training shards, validating on the held-out ones, into
 # results/train/{run}/ (config.json, checkpoints, metrics.jsonl, summary.json);
 # `synprep evaluate` then scores its best checkpoint on the held-out shards
 # (results/train/{run}/eval/: scores.json with BLEU, chrF+, chrF++, tokenized BLEU, by
@@ -23,7 +23,7 @@ import os
 TRAIN = config["train"]
 TRAIN_RUNS = TRAIN["runs"]
 # train.heldout_pairs (when set) holds out pairs chosen by id from every shard instead
-# (synprep.accounting.split_pairs); the shards are then all training shards
+# (synprep.dataset.accounting.split_pairs); the shards are then all training shards
 HELDOUT_PAIRS = TRAIN["heldout_pairs"]
 HELDOUT = SHARDS[len(SHARDS) - TRAIN["heldout_shards"] :] if TRAIN["heldout_shards"] and not HELDOUT_PAIRS else []
 if HELDOUT_PAIRS and config["shards"]["max_target_pieces"]:
@@ -38,8 +38,8 @@ TRAIN_REPORT_INPUT = {}
 
 if TRAIN_RUNS:
     from synprep.models.config import merge_dicts
-    from synprep.train_config import RunConfig, read_config_file
-    from synprep.workflow import config_error_at
+    from synprep.train.config import RunConfig, read_config_file
+    from synprep.stages.workflow import config_error_at
 
     if len(TRAINING_SHARDS) == 0:
         raise ValueError(

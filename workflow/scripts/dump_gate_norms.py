@@ -1,9 +1,9 @@
 """Snakemake script: the gate norms (004 Eq. 17) of a gated structured-attention run's
-best checkpoint on the held-out references (synprep.analysis.dump_gate_norms)."""
+best checkpoint on the held-out references (synprep.stages.analysis.dump_gate_norms)."""
 
 import sys
 
-from synprep.analysis import dump_gate_norms
+from synprep.stages.analysis import dump_gate_norms
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

@@ -1,9 +1,9 @@
 """Snakemake script: the source arc marginals of a structured-attention run's best
-checkpoint on the held-out dataset (synprep.analysis.dump_tree_scores)."""
+checkpoint on the held-out dataset (synprep.stages.analysis.dump_tree_scores)."""
 
 import sys
 
-from synprep.analysis import dump_tree_scores
+from synprep.stages.analysis import dump_tree_scores
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

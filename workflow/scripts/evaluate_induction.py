@@ -1,11 +1,11 @@
 """Snakemake script: the parser's source trees of the held-out pairs as gold, and the
 attachment accuracy of each run's induced trees and of the branching baselines
-(synprep.analysis.select_trees, evaluate_induction); also against the gold treebank
+(synprep.stages.analysis.select_trees, evaluate_induction); also against the gold treebank
 of analysis.induce.gold when given."""
 
 import sys
 
-from synprep.analysis import evaluate_induction, select_trees, write_json
+from synprep.stages.analysis import evaluate_induction, select_trees, write_json
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

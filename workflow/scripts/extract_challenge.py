@@ -1,9 +1,9 @@
 """Snakemake script: challenge sets of the kept pairs of the chosen shards
-(synprep.analysis.challenge_sets)."""
+(synprep.stages.analysis.challenge_sets)."""
 
 import sys
 
-from synprep.analysis import challenge_sets
+from synprep.stages.analysis import challenge_sets
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

@@ -6,8 +6,10 @@ import sys
 
 import yaml
 
-from synprep import accounting, report
-from synprep.corpus import demo_parser_warning
+from synprep.dataset import accounting
+
+from synprep import report
+from synprep.stages.corpus import demo_parser_warning
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

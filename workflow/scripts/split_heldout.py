@@ -1,12 +1,12 @@
 """Snakemake script: the training and held-out datasets over the shards
-(synprep.accounting.dataset_manifest on each subset of the shards), or, with
-train.heldout_pairs, over the pairs chosen by id (synprep.accounting.split_pairs)."""
+(synprep.dataset.accounting.dataset_manifest on each subset of the shards), or, with
+train.heldout_pairs, over the pairs chosen by id (synprep.dataset.accounting.split_pairs)."""
 
 import json
 import os
 import sys
 
-from synprep import accounting
+from synprep.dataset import accounting
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

@@ -1,10 +1,10 @@
 """Snakemake script: the parser's target trees of the held-out pairs (at the shards'
-word level), and each run's gate norms by their UPOS (synprep.analysis.select_trees,
+word level), and each run's gate norms by their UPOS (synprep.stages.analysis.select_trees,
 summarize_gates)."""
 
 import sys
 
-from synprep.analysis import select_trees, summarize_gates, write_json
+from synprep.stages.analysis import select_trees, summarize_gates, write_json
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

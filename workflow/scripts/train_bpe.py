@@ -1,10 +1,10 @@
-"""Snakemake script: the shared vocabularies (synprep.corpus.build_vocabulary)."""
+"""Snakemake script: the shared vocabularies (synprep.stages.corpus.build_vocabulary)."""
 
 import os
 import sys
 
-from synprep.corpus import build_vocabulary
-from synprep.shards import ShardConfig
+from synprep.stages.corpus import build_vocabulary
+from synprep.dataset.shards import ShardConfig
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

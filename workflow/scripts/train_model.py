@@ -1,10 +1,10 @@
-"""Snakemake script: one training run (synprep.train.train) with the run's config,
+"""Snakemake script: one training run (synprep.train.trainer.train) with the run's config,
 on the workflow's datasets; resumes from the run directory's last checkpoint when it
 is of the same inputs (data, vocabularies, run config), and otherwise starts over
 there, saying so in the log (stale="start-over"; a config edit that rebuilt the
 shards, or another corpus, never resumes the old model). With
 N >= 2 GPUs (resources gpu: train.gpus, or the profile's) the run is N data-parallel
-processes, one a GPU (torchrun --standalone -m synprep.cli train; synprep.distributed)."""
+processes, one a GPU (torchrun --standalone -m synprep.cli train; synprep.train.distributed)."""
 
 import copy
 import json
@@ -12,8 +12,8 @@ import os
 import subprocess
 import sys
 
-from synprep.outputs import write_json
-from synprep.train import RunConfig, train
+from synprep.util.outputs import write_json
+from synprep.train.trainer import RunConfig, train
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

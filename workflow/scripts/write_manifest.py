@@ -1,12 +1,12 @@
 """Snakemake script: check the accounting of the whole run and write the dataset
-manifest (synprep.accounting.summarize, check, dataset_manifest)."""
+manifest (synprep.dataset.accounting.summarize, check, dataset_manifest)."""
 
 import json
 import os
 import sys
 
-from synprep import accounting
-from synprep.outputs import write_json
+from synprep.dataset import accounting
+from synprep.util.outputs import write_json
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

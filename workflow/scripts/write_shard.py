@@ -1,11 +1,11 @@
-"""Snakemake script: write one shard (synprep.shards.build_dataset with the shared
-vocabularies) and list its rejects by pair id (synprep.accounting.dataset_rejects)."""
+"""Snakemake script: write one shard (synprep.dataset.shards.build_dataset with the shared
+vocabularies) and list its rejects by pair id (synprep.dataset.accounting.dataset_rejects)."""
 
 import os
 import sys
 
-from synprep.accounting import conllu_ids, dataset_rejects, write_rejects
-from synprep.shards import ShardConfig, build_dataset
+from synprep.dataset.accounting import conllu_ids, dataset_rejects, write_rejects
+from synprep.dataset.shards import ShardConfig, build_dataset
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

@@ -1,0 +1,268 @@
+"""Exporters: shards -> the text formats other trainers read.
+
+Each exporter is a class registered with ``@register_exporter(name)``; its options
+are keyword arguments with defaults (unknown options are a ConfigError) and
+:meth:`Exporter.export` writes files into a directory (each atomically) and
+returns their paths. ``synprep export NAME DATASET OUT -O key=value`` runs one.
+
+Token styles (``style`` option):
+
+* ``bpe`` (default): subword-nmt style as the seeds' scripts expect: a word's pieces
+  without sentencepiece's ``▁``, every piece but the word's last followed by ``@@``
+  (``Jo@@ hn``). Byte-fallback pieces of one character are joined back into that
+  character, and a lone ``▁`` piece is dropped, so a token is always real text; a
+  space inside a word is written as U+00A0. Parent positions are recomputed over
+  these tokens with the same rule as in the shards.
+* ``spm``: the sentencepiece pieces as they are (``▁Jo hn``); parent positions are
+  the stored ones.
+
+Exporters:
+
+* ``pascal``: PASCAL / fairseq input: ``{prefix}.{src_lang}`` and
+  ``{prefix}.{tgt_lang}`` (tokens, one sentence a line) and
+  ``{prefix}.{src_lang}.parent`` (one float per token, 0-based, no EOS; the
+  format of e-bug/pascal's ``bpe_tags_mean.py``), plus ``{prefix}.{tgt_lang}.parent``
+  with ``target_parents=true``.
+* ``transitions``: the tree decoder's linearized target,
+  ``{prefix}.{src_lang}`` (source tokens) and ``{prefix}.{tgt_lang}`` with
+  ``Jo@@ hn put LEFT-ARC:nsubj ...``. ``arc_format=nematus`` writes the released
+  tree decoder's tokens (``Lnsubj@@|`` / ``Rcompound:prt@@|``),
+  ``arc_format=nematus-split`` its split form (``L@@| |@@nsubj``), and
+  ``root_arc=true`` appends the root arc that code emits (``Rroot@@|``) although
+  the paper deletes it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..registry import register_exporter
+
+__all__ = ["Exporter", "PascalExporter", "TransitionsExporter", "render_word", "parent_line", "parse_options"]
+
+_META = "\u2581"
+
+
+def _is_byte(piece: str) -> bool:
+    return len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">")
+
+
+def render_word(pieces: Sequence[str], marker: str = "@@") -> list[str]:
+    """Tokens of one word in subword-nmt style (module doc)."""
+    toks: list[str] = []
+    raw: list[bytes] = []
+
+    def flush_bytes():
+        if raw:
+            toks.append(b"".join(raw).decode("utf-8", errors="replace"))
+            raw.clear()
+
+    for k, p in enumerate(pieces):
+        if k == 0 and p.startswith(_META):
+            p = p[1:]
+            if not p:
+                continue
+        if _is_byte(p):
+            raw.append(bytes([int(p[3:5], 16)]))
+            continue
+        flush_bytes()
+        toks.append(p)
+    flush_bytes()
+    toks = [t.replace("\ue000", "\u00a0").replace(_META, "\u00a0") for t in toks] or ["\u00a0"]
+    return [t + marker for t in toks[:-1]] + [toks[-1]]
+
+
+def parse_options(pairs: Sequence[str]) -> dict:
+    """``["key=value", ...]`` -> dict (values stay strings; exporters convert)."""
+    out = {}
+    for p in pairs:
+        if "=" not in p:
+            raise ConfigError(f"exporter option {p!r} is not key=value")
+        k, v = p.split("=", 1)
+        out[k.strip().replace("-", "_")] = v
+    return out
+
+
+def _bool(v) -> bool:
+    if isinstance(v, bool):
+        return v
+    s = str(v).lower()
+    if s in ("1", "true", "yes", "on"):
+        return True
+    if s in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"expected true or false, not {v!r}")
+
+
+class Exporter:
+    """Base: options with defaults; unknown options are errors."""
+
+    name = ""
+    defaults: dict = {}
+    choices: dict = {}
+
+    def __init__(self, **options):
+        unknown = sorted(set(options) - set(self.defaults))
+        if unknown:
+            raise ConfigError(
+                f"unknown option(s) for exporter {self.name!r}: {', '.join(unknown)}; known: {', '.join(sorted(self.defaults))}"
+            )
+        self.options = dict(self.defaults)
+        for k, v in options.items():
+            d = self.defaults[k]
+            self.options[k] = _bool(v) if isinstance(d, bool) else type(d)(v)
+        for k, allowed in self.choices.items():
+            if self.options[k] not in allowed:
+                raise ConfigError(f"{self.name} option {k} must be one of {', '.join(allowed)}, not {self.options[k]!r}")
+
+    def export(self, dataset: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:  # pragma: no cover
+        raise NotImplementedError
+
+
+class _Renderer:
+    """Per-side token rendering from a dataset's subword models."""
+
+    def __init__(self, dataset, style: str):
+        from .shards import load_models, read_manifest
+
+        self.manifest = read_manifest(dataset)
+        self.models = load_models(dataset, self.manifest)
+        self.style = style
+        self.labels = self.manifest["labels"]
+
+    def words(self, side: str, row: dict) -> list[list[str]]:
+        """Tokens per word of one side of a row."""
+        pieces = self.models[side].pieces
+        ids, wids = row[f"{side}_pieces"], row[f"{side}_word_ids"]
+        out: list[list[str]] = []
+        last = -1
+        for i, w in zip(ids, wids):
+            if w != last:
+                out.append([])
+                last = w
+            out[-1].append(pieces[i])
+        if self.style == "bpe":
+            return [render_word(p) for p in out]
+        return out
+
+    def parents(self, side: str, row: dict, words: list[list[str]]) -> str:
+        if self.style == "spm":
+            return " ".join(_fmt(x) for x in row[f"{side}_parent_pos"])
+        return parent_line(row[f"{side}_heads"], words)
+
+
+def parent_line(heads: Sequence[int], words: Sequence[Sequence[str]]) -> str:
+    """The PASCAL parent-position line of a sentence given its tokens per word:
+    one float per token, 0-based (``1.5 3.0 ...``)."""
+    from ..syntax.features import flat_from_sentences, parent_positions
+
+    pp = parent_positions(flat_from_sentences([list(heads)], [[0] * len(heads)], [[len(w) for w in words]]))
+    return " ".join(_fmt(x) for x in pp)
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    from ..util.outputs import atomic_file
+
+    with atomic_file(path, "w", newline="\n") as f:
+        for line in lines:
+            f.write(line)
+            f.write("\n")
+    return path
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.1f}" if x * 2 == int(x * 2) else repr(float(x))
+
+
+@register_exporter("pascal")
+class PascalExporter(Exporter):
+    name = "pascal"
+    defaults = {"style": "bpe", "prefix": "train", "src_lang": "src", "tgt_lang": "tgt", "target_parents": False}
+    choices = {"style": ("bpe", "spm")}
+
+    def export(self, dataset, out_dir) -> list[Path]:
+        from .shards import iter_rows
+
+        o = self.options
+        r = _Renderer(dataset, o["style"])
+        sides = r.manifest["sides"]
+        lang = {"src": o["src_lang"], "tgt": o["tgt_lang"]}
+        text = {s: [] for s in sides}
+        par = {s: [] for s in sides}
+        for row in iter_rows(dataset):
+            for s in sides:
+                words = r.words(s, row)
+                text[s].append(" ".join(t for w in words for t in w))
+                if s == "src" or o["target_parents"] or len(sides) == 1:
+                    par[s].append(r.parents(s, row, words))
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        files = []
+        for s in sides:
+            files.append(_write(out / f"{o['prefix']}.{lang[s]}", text[s]))
+            if par[s]:
+                files.append(_write(out / f"{o['prefix']}.{lang[s]}.parent", par[s]))
+        return files
+
+
+@register_exporter("transitions")
+class TransitionsExporter(Exporter):
+    name = "transitions"
+    defaults = {"style": "bpe", "prefix": "train", "src_lang": "src", "tgt_lang": "tgt", "arc_format": "plain", "root_arc": False}
+    choices = {"style": ("bpe", "spm"), "arc_format": ("plain", "nematus", "nematus-split")}
+
+    def arc(self, left: bool, label: str) -> list[str]:
+        f = self.options["arc_format"]
+        if f == "plain":
+            return [f"{'LEFT' if left else 'RIGHT'}-ARC:{label}"]
+        k = "L" if left else "R"
+        if f == "nematus":
+            return [f"{k}{label}@@|"]
+        return [f"{k}@@|", f"|@@{label}"]
+
+    def linearize(self, r: _Renderer, side: str, row: dict) -> list[str]:
+        """The transition sequence of a row as tokens."""
+        V = r.models[side].vocab_size
+        words = r.words(side, row)
+        wids = row[f"{side}_word_ids"]
+        toks: list[str] = []
+        k = 0  # next piece of the side's pieces
+        for x in row[f"{side}_transitions"]:
+            if x < V:
+                w = wids[k]
+                if k == 0 or wids[k - 1] != w:  # first piece of a word: emit the word's tokens
+                    toks.extend(words[w])
+                k += 1
+            else:
+                lab, right = divmod(x - V, 2)
+                toks.extend(self.arc(not right, r.labels[lab]))
+        if self.options["root_arc"]:
+            toks.extend(self.arc(False, "root"))
+        return toks
+
+    def export(self, dataset, out_dir) -> list[Path]:
+        from .shards import iter_rows
+
+        o = self.options
+        r = _Renderer(dataset, o["style"])
+        tside = r.manifest.get("transition_side")
+        if not tside:
+            raise ConfigError(f"{dataset} has no transition side")
+        lang = {"src": o["src_lang"], "tgt": o["tgt_lang"]}
+        others = [s for s in r.manifest["sides"] if s != tside]
+        text = {s: [] for s in others}
+        trans: list[str] = []
+        for row in iter_rows(dataset):
+            for s in others:
+                text[s].append(" ".join(t for w in r.words(s, row) for t in w))
+            trans.append(" ".join(self.linearize(r, tside, row)))
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        files = [_write(out / f"{o['prefix']}.{lang[s]}", text[s]) for s in others]
+        files.append(_write(out / f"{o['prefix']}.{lang[tside]}", trans))
+        return files

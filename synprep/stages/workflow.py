@@ -1,0 +1,329 @@
+"""What the workflow's ``Snakefile`` calls besides its rules: the config check that
+stops with one line, the check of a cluster's limits before anything is submitted,
+and the failed jobs' errors on the terminal.
+
+* :func:`validate_config` checks the workflow config against the JSON schema and, on
+  the first problem, prints ONE line naming the key, the file (and line) and the
+  section, and the known keys; :func:`stop_on_error` turns a
+  :class:`synprep.errors.SynprepError` raised while the Snakefile is read (a filter
+  entry, a run config) into one such line. Both exit with status 1 and no traceback.
+* :func:`check_slurm_requests` (the ``onstart:`` handler under the SLURM executor)
+  compares what each job to run asks for (CPUs, memory, GPUs, partition) with the
+  nodes ``sinfo`` lists, so that a request no node can meet stops the run before it is
+  submitted, naming the rule and the resource, instead of pending forever.
+* :func:`print_failed_logs` (the ``onerror:`` handler) prints the last lines of each
+  failed job's log, where the ``synprep: error: ...`` line is.
+
+This module imports nothing heavy (no torch, stanza, polars): a SLURM job parses the
+Snakefile twice before it runs anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+from typing import Iterable, Mapping, Sequence
+
+from ..errors import ConfigError, SynprepError
+
+#: how the ``Snakefile`` exits on a config error (snakemake's own errors exit with 1)
+EXIT_STATUS = 1
+
+
+def _fail(message: str):
+    print(f"synprep: error: {message}", file=sys.stderr)
+    sys.exit(EXIT_STATUS)
+
+
+@contextlib.contextmanager
+def stop_on_error(config_files: Sequence[str] = ()):
+    """Run the block; a SynprepError in it prints ``synprep: error: MESSAGE`` (one line)
+    and exits, instead of snakemake's error with its traceback frames. An error raised
+    under :func:`config_error_at` is prefixed with the config file and line of its key
+    (the last of ``config_files`` that sets it)."""
+    try:
+        yield
+    except SynprepError as e:
+        path = getattr(e, "config_path", None)
+        _fail(f"{_where(path, config_files)}: {e}" if path is not None else str(e))
+
+
+@contextlib.contextmanager
+def config_error_at(path: Sequence):
+    """Mark a ConfigError raised in the block as one about the workflow config's key
+    ``path`` (e.g. ``["train", "runs", 0]``), for :func:`stop_on_error` to locate."""
+    try:
+        yield
+    except ConfigError as e:
+        if getattr(e, "config_path", None) is None:
+            e.config_path = list(path)
+        raise
+
+
+# --------------------------------------------------------------------------- the config
+
+
+def _key_line(node, path: Sequence) -> int | None:
+    """The 1-based line of ``path`` (keys and list indices) in a composed YAML node."""
+    import yaml
+
+    line = None
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == str(part):
+                    line, node = k.start_mark.line + 1, v
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+_ANY = object()
+
+
+def _where(path: Sequence, config_files: Sequence[str], value=_ANY) -> str:
+    """The config file (and line) that sets ``path`` (to ``value``, when given), else
+    the command line's ``--config``."""
+    from ..util.yamlio import load_yaml_file
+
+    for f in reversed(list(config_files)):  # the last file given wins in snakemake's merge
+        if not os.path.isfile(f):
+            continue
+        try:
+            data, node = load_yaml_file(f, with_node=True, what="workflow config")
+        except ConfigError:
+            continue
+        d = data
+        for part in path:
+            if isinstance(d, dict) and part in d:
+                d = d[part]
+            elif isinstance(d, list) and isinstance(part, int) and part < len(d):
+                d = d[part]
+            else:
+                break
+        else:
+            if value is not _ANY and d != value:  # set again by --config
+                continue
+            line = _key_line(node, path)
+            return f"{f}:{line}" if line else f
+    return "the workflow config (--config)"
+
+
+def _section(path: Sequence) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def config_error_message(config: Mapping, schema: Mapping, config_files: Sequence[str]) -> str | None:
+    """The first problem of ``config`` against the JSON ``schema`` as one line (None if
+    there is none): for an unknown key, the file and line that set it, its section and
+    the known keys of that section."""
+    import jsonschema
+
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = sorted(validator.iter_errors(dict(config)), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    if not errors:
+        return None
+    e = errors[0]
+    path = list(e.absolute_path)
+    section = _section(path) or "the top level"
+    if e.validator == "additionalProperties" and isinstance(e.instance, dict):
+        known = sorted((e.schema.get("properties") or {}))
+        unknown = sorted(k for k in e.instance if k not in known)
+        where = _where(path + unknown[:1], config_files, e.instance[unknown[0]])
+        keys = ", ".join(map(repr, unknown))
+        return (
+            f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {keys} in section {section}; "
+            f"known keys: {', '.join(known)} (workflow/schemas/config.schema.yaml describes them)"
+        )
+    where = _where(path, config_files, e.instance)
+    return f"{where}: {section}: {e.message} (workflow/schemas/config.schema.yaml describes the key)"
+
+
+def validate_config(config: dict, schema_path: str, config_files: Sequence[str]) -> None:
+    """Check ``config`` against the schema at ``schema_path``; on a problem print one
+    line (:func:`config_error_message`) and exit. Then snakemake's ``validate`` fills
+    in the schema's defaults."""
+    from snakemake.utils import validate
+
+    from ..util.yamlio import load_yaml_file
+
+    schema = load_yaml_file(schema_path, what="schema")
+    message = config_error_message(config, schema, config_files)
+    if message:
+        _fail(message)
+    validate(config, schema_path)
+
+
+# --------------------------------------------------------------------------- SLURM limits
+
+
+def _int(value, default: int = 0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _gpus(gres: str) -> int:
+    """GPUs in a node's ``sinfo %G`` (``gpu:2``, ``gpu:a100:4(S:0-1)``, ``(null)``)."""
+    n = 0
+    for item in gres.split(","):
+        parts = item.split("(")[0].split(":")
+        if parts[0] == "gpu":
+            n += _int(parts[-1], 1) if len(parts) > 1 else 1
+    return n
+
+
+def slurm_partitions(sinfo_output: str) -> tuple[dict[str, dict[str, int]], str | None]:
+    """Per partition the largest node's CPUs, memory (MB) and GPUs, and the default
+    partition, from ``sinfo -h -N -o '%P|%c|%m|%G'``."""
+    parts: dict[str, dict[str, int]] = {}
+    default = None
+    for line in sinfo_output.splitlines():
+        fields = line.strip().split("|")
+        if len(fields) != 4:
+            continue
+        name, cpus, mem, gres = fields
+        if name.endswith("*"):
+            name = name[:-1]
+            default = name
+        p = parts.setdefault(name, {"cpus": 0, "mem_mb": 0, "gpus": 0})
+        p["cpus"] = max(p["cpus"], _int(cpus.rstrip("+")))
+        p["mem_mb"] = max(p["mem_mb"], _int(mem.rstrip("+")))
+        p["gpus"] = max(p["gpus"], _gpus(gres))
+    return parts, default
+
+
+def request_problems(
+    requests: Iterable[tuple[str, Mapping]], partitions: Mapping[str, Mapping[str, int]], default: str | None
+) -> list[str]:
+    """One line for each rule and resource that no node of its partition can give.
+    ``requests``: (rule, {"partition", "cpus", "mem_mb", "gpus"}) per job."""
+    problems: dict[tuple[str, str], str] = {}
+    for rule, r in requests:
+        part = r.get("partition") or default
+        if part is None:
+            problems[(rule, "partition")] = f"rule {rule}: no slurm_partition and the cluster has no default partition"
+            continue
+        if part not in partitions:
+            problems[(rule, "partition")] = (
+                f"rule {rule}: slurm_partition {part!r} is not a partition of this cluster "
+                f"(sinfo lists: {', '.join(sorted(partitions)) or 'none'}); set it in the profile"
+            )
+            continue
+        have = partitions[part]
+        for key, what, hint in (
+            ("cpus", "CPUs (cpus_per_task, else threads)", "lower cpus_per_task / set-threads"),
+            ("mem_mb", "MB of memory (mem_mb)", "lower mem_mb"),
+            ("gpus", "GPUs (gpu)", "use a GPU partition, or the slurm-cpu profile"),
+        ):
+            want = _int(r.get(key))
+            if want > have[key]:
+                problems[(rule, key)] = (
+                    f"rule {rule} asks for {want} {what} but the largest node of partition {part!r} has {have[key]}; "
+                    f"{hint} in the profile"
+                )
+    return list(problems.values())
+
+
+def job_requests(jobs) -> list[tuple[str, dict]]:
+    """(rule, request) of snakemake jobs, as the SLURM executor plugin submits them."""
+    out = []
+    for job in jobs:
+        res = job.resources
+        cpus = res.get("cpus_per_task") or job.threads
+        gpus = _int(res.get("gpu"))
+        if not gpus and "gpu" in str(res.get("gres") or ""):
+            gpus = _gpus(str(res.get("gres")))
+        out.append(
+            (
+                job.rule.name,
+                {"partition": res.get("slurm_partition"), "cpus": cpus, "mem_mb": res.get("mem_mb"), "gpus": gpus},
+            )
+        )
+    return out
+
+
+def check_slurm_requests(workflow) -> None:
+    """Under the SLURM executor: stop before submitting when a job to run asks for more
+    than the largest node of its partition has (printing one line per rule and
+    resource). A cluster whose ``sinfo`` does not answer is left to sbatch."""
+    plugin = getattr(workflow, "executor_plugin", None)
+    if plugin is None or getattr(plugin, "name", "") != "slurm" or not shutil.which("sinfo"):
+        return
+    try:
+        out = subprocess.run(
+            ["sinfo", "-h", "-N", "-o", "%P|%c|%m|%G"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return
+    partitions, default = slurm_partitions(out)
+    if not partitions:
+        return
+    problems = request_problems(job_requests(workflow.dag.needrun_jobs()), partitions, default)
+    if problems:
+        for p in problems:
+            print(f"synprep: error: {p}", file=sys.stderr)
+        print(
+            "synprep: error: no job was submitted: these requests can never be met on this cluster "
+            "(workflow/profiles/*/config.yaml sets them; docs/workflow.md, 'Scale out')",
+            file=sys.stderr,
+        )
+        sys.exit(EXIT_STATUS)
+
+
+# --------------------------------------------------------------------------- failed jobs
+
+def failed_logs(workflow, since: float, log_dir: str = "logs") -> list[str]:
+    """The log files of the jobs that failed in this run: those of snakemake's
+    scheduler's failed jobs, else the logs under ``log_dir`` written since ``since``
+    that carry an error (``synprep ...: error`` or a traceback)."""
+    logs: list[str] = []
+    scheduler = getattr(workflow, "scheduler", None)
+    for job in getattr(scheduler, "failed", None) or ():
+        for f in getattr(job, "log", None) or ():
+            f = str(f)
+            if os.path.isfile(f) and f not in logs:
+                logs.append(f)
+    if logs:
+        return logs
+    for root, _, files in os.walk(log_dir):
+        for name in sorted(files):
+            f = os.path.join(root, name)
+            try:
+                if os.path.getmtime(f) < since:
+                    continue
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            if ": error: " in text or "Traceback (most recent call last)" in text:
+                logs.append(f)
+    return logs
+
+
+def print_failed_logs(workflow, since: float, lines: int = 8, file=None, log_dir: str = "logs") -> None:
+    """Print the last ``lines`` lines of each failed job's log (:func:`failed_logs`;
+    ``log_dir``: where the rules' logs are, ``<outdir>/logs`` in the workflow)."""
+    file = file or sys.stderr
+    for f in failed_logs(workflow, since, log_dir):
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                tail = fh.read().splitlines()[-lines:]
+        except OSError:
+            continue
+        print(f"synprep: the last lines of {f}:", file=file)
+        for line in tail:
+            print(f"    {line}", file=file)

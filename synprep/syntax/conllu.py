@@ -1,0 +1,462 @@
+"""A fast, strict, streaming CoNLL-U reader.
+
+Algorithm. The input is read in binary blocks of about 1 MiB that end on a newline
+(a UTF-8 byte-order mark at the very start of the input is skipped; U+FEFF anywhere
+else is text like any other, so it makes an ID or a comment line invalid),
+decoded strictly as UTF-8 (a block that fails is decoded line by line so the bad line
+can be named), and split into lines. Lines are grouped into sentences at blank lines;
+each sentence is validated and turned into a :class:`Sentence` in one pass over its
+lines. Only basic trees are read: empty nodes (``3.1``) are skipped and the DEPS
+column is kept verbatim but never interpreted.
+
+Invariants of every :class:`Sentence` yielded:
+
+* ``rows`` holds the ten columns of each syntactic word, IDs 1..n in order;
+* ``heads`` are 0-based with exactly one ``-1`` (the root), every head in range,
+  and following heads from any word reaches the root (no cycles);
+* IDs and HEADs are plain integers (ASCII digits, no sign, spaces, underscores or
+  leading zeros), as are both numbers of a range ``a-b`` and an empty node ``a.b``;
+* every FORM (of a word and of a multiword token) and every DEPREL is non-empty;
+* multiword-token ranges ``a-b`` start at the next word, have ``b > a``, do not
+  overlap and end inside the sentence (``mwts`` holds them 0-based, inclusive).
+
+Anything else raises :class:`synprep.errors.InputError` whose message reads
+``FILE:LINE: what is wrong; what was expected``. With ``on_invalid=callback`` the
+reader reports the error to the callback, skips to the next blank line and goes on.
+
+The ``conllu`` package is the reference implementation; it is used in the tests as a
+cross-check, not here, because it is several times slower than this module.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import BinaryIO, Callable, Iterable, Iterator
+
+from ..errors import InputError
+from ..util.textio import BOM  # skipped at the very start of a file by every synprep reader
+
+__all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "open_binary"]
+
+_BLOCK = 1 << 20
+
+
+@dataclass(slots=True)
+class Sentence:
+    """One sentence as read: syntactic words with their columns, basic tree checked."""
+
+    rows: list[list[str]]
+    heads: list[int]
+    mwts: list[tuple[int, int, str, str]] = field(default_factory=list)
+    sent_id: str | None = None
+    text: str | None = None
+    comments: list[str] = field(default_factory=list)
+    path: str = "<string>"
+    line: int = 1
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def forms(self) -> list[str]:
+        return [r[1] for r in self.rows]
+
+    @property
+    def lemmas(self) -> list[str]:
+        return [r[2] for r in self.rows]
+
+    @property
+    def upos(self) -> list[str]:
+        return [r[3] for r in self.rows]
+
+    @property
+    def feats(self) -> list[str]:
+        return [r[5] for r in self.rows]
+
+    @property
+    def deprels(self) -> list[str]:
+        return [r[7] for r in self.rows]
+
+    @property
+    def misc(self) -> list[str]:
+        return [r[9] for r in self.rows]
+
+    def space_after(self) -> list[bool]:
+        """Per syntactic word: is it followed by a space? (a multiword token's MISC
+        decides for its last word; words inside a token have no space after them)."""
+        out = ["SpaceAfter=No" not in r[9] for r in self.rows]
+        for a, b, _form, misc in self.mwts:
+            for i in range(a, b):
+                out[i] = False
+            out[b] = "SpaceAfter=No" not in misc
+        return out
+
+
+def open_binary(source: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, str, bool]:
+    """(binary stream, display name, whether we own it). ``-`` is stdin; ``.gz`` is
+    decompressed. A missing or unreadable file is an InputError naming it."""
+    if hasattr(source, "read"):
+        name = getattr(source, "name", "<stream>")
+        stream = source  # type: ignore[assignment]
+        if isinstance(stream, io.TextIOBase):
+            stream = stream.buffer  # type: ignore[attr-defined]
+        return stream, str(name), False  # type: ignore[return-value]
+    path = os.fspath(source)
+    if path == "-":
+        return sys.stdin.buffer, "<stdin>", False
+    try:
+        f: BinaryIO = open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(path, None, "no such file; check the path", reason="unreadable") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a directory; expected a CoNLL-U file", reason="unreadable") from None
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+    if path.endswith(".gz"):
+        f = gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[assignment]
+    return f, path, True
+
+
+def read_blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
+    """The stream in blocks of about ``_BLOCK`` bytes that each end with a newline
+    (one is added to a last line that lacks it), a leading byte-order mark removed."""
+    rest = b""
+    first = True
+    while True:
+        try:
+            block = stream.read(_BLOCK)
+        except (OSError, EOFError) as e:  # e.g. a truncated or corrupt .gz
+            raise InputError(name, None, f"cannot be read: {e}", reason="unreadable") from None
+        if not block:
+            break
+        block = rest + block
+        if first:
+            if len(block) < len(BOM) and BOM.startswith(block):
+                rest = block  # too short to tell yet (a pipe may deliver 1 byte)
+                continue
+            first = False
+            if block.startswith(BOM):
+                block = block[len(BOM) :]
+        cut = block.rfind(b"\n")
+        if cut < 0:
+            rest = block
+            continue
+        rest = block[cut + 1 :]
+        yield block[: cut + 1]
+    if first and rest.startswith(BOM):
+        rest = rest[len(BOM) :]
+    if rest:
+        yield rest + b"\n"
+
+
+def _lines(stream: BinaryIO, name: str) -> Iterator[str | None]:
+    """Decoded lines without their newline; ``None`` for a line that is not UTF-8
+    (the caller reports it). Lines are numbered by position: the n-th yielded is line n."""
+    for block in read_blocks(stream, name):
+        yield from decode_lines(block)
+
+
+def decode_lines(block: bytes) -> Iterator[str | None]:
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError:
+        for raw in block.split(b"\n")[:-1]:
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield None
+        return
+    lines = text.split("\n")
+    lines.pop()  # the block ends with a newline
+    yield from lines
+
+
+def read_conllu(
+    source: str | os.PathLike | BinaryIO,
+    *,
+    on_invalid: Callable[[InputError], None] | None = None,
+) -> Iterator[Sentence]:
+    """Stream the sentences of a CoNLL-U file (path, ``-`` for stdin, ``.gz``).
+
+    Raises InputError on the first invalid sentence, or, when ``on_invalid`` is
+    given, passes each error to it and continues with the next sentence."""
+    stream, name, own = open_binary(source)
+    try:
+        yield from read_sentences(_lines(stream, name), name, on_invalid)
+    finally:
+        if own:
+            stream.close()
+
+
+def _items(path) -> Iterator:
+    """Sentences of a CoNLL-U file with each invalid one as its InputError, in order."""
+    pending: list[InputError] = []
+    for sent in read_conllu(path, on_invalid=pending.append):
+        while pending:
+            yield pending.pop(0)
+        yield sent
+    while pending:
+        yield pending.pop(0)
+
+
+def read_parallel(inputs: dict, bar=None, invalid: bool = False) -> Iterator[tuple[int, dict]]:
+    """(ordinal, {side: Sentence}) of one or two sentence-aligned CoNLL-U files
+    (``{"src": path, "tgt": path}``), in file order: the one pairing of every command
+    that reads two sides (``shard``, ``challenge``, ``eval-parse``, the workflow's
+    vocabulary). Pairs by position, and where both sentences carry a ``sent_id`` the
+    ids must agree: a missing, extra or reordered sentence is an InputError (reason
+    ``misaligned``) naming the file and line, never a pair of unrelated sentences;
+    so is one file ending before the other.
+
+    ``invalid``: an invalid sentence is yielded as its InputError in its place (the
+    caller rejects the pair) instead of raised. ``bar``: a progress bar
+    (:mod:`synprep.util.progress`) counting the pairs."""
+    sides = list(inputs)
+    its = [_items(inputs[s]) if invalid else read_conllu(inputs[s]) for s in sides]
+    n = 0
+    end = object()
+    while True:
+        got = [next(it, end) for it in its]
+        if all(g is end for g in got):
+            return
+        n += 1
+        if any(g is end for g in got):
+            short = sides[got.index(end)]
+            raise InputError(
+                os.fspath(inputs[short]),
+                None,
+                f"ends after {n - 1} sentences but {os.fspath(inputs[sides[1 - sides.index(short)]])} has more; "
+                "the two files must be parallel (one sentence each, same order)",
+                reason="misaligned",
+            )
+        if len(got) == 2:
+            a, b = got
+            ia, ib = getattr(a, "sent_id", None), getattr(b, "sent_id", None)
+            if ia is not None and ib is not None and ia != ib:
+                raise InputError(
+                    b.path,
+                    b.line,
+                    f"sent_id {ib!r} does not match {ia!r} of sentence {n} in {a.path} (line {a.line}); "
+                    "the files must be parallel (same order); remove the unpaired sentences",
+                    reason="misaligned",
+                )
+        if bar is not None:
+            bar.update(1)
+        yield n, dict(zip(sides, got))
+
+
+def read_conllu_string(text: str, name: str = "<string>", **kw) -> Iterator[Sentence]:
+    """Read CoNLL-U held in a string (for tests and small inputs)."""
+    return read_conllu(_Named(text.encode("utf-8"), name), **kw)
+
+
+class _Named(io.BytesIO):
+    def __init__(self, data: bytes, name: str):
+        super().__init__(data)
+        self.name = name
+
+
+def read_sentences(
+    lines: Iterable[str | None],
+    name: str,
+    on_invalid: Callable[[InputError], None] | None,
+    first: int = 1,
+) -> Iterator[Sentence]:
+    """Group lines (numbered from ``first``) into sentences and parse them."""
+    block: list[str | None] = []
+    start = 0
+    lineno = first - 1
+    for lineno, line in enumerate(lines, first):
+        if line is not None and (not line or line.isspace() or line == "\r"):
+            if block:
+                sent = _build(block, start, name, on_invalid)
+                if sent is not None:
+                    yield sent
+                block = []
+            continue
+        if not block:
+            start = lineno
+        block.append(line)
+    if block:
+        try:  # a line's own error (e.g. its columns) comes before the end of the file
+            _parse_block(block, start, name, lines_only=True)
+            err = InputError(
+                name,
+                lineno,
+                f"the file ends inside the sentence that starts at line {start}; "
+                "expected an empty line after its last word",
+                reason="truncated",
+            )
+        except InputError as first:
+            err = first
+        if on_invalid is None:
+            raise err
+        on_invalid(err)
+
+
+def _build(
+    block: list[str | None], start: int, name: str, on_invalid: Callable[[InputError], None] | None
+) -> Sentence | None:
+    try:
+        return _parse_block(block, start, name)
+    except InputError as err:
+        if on_invalid is None:
+            raise
+        on_invalid(err)
+        return None
+
+
+_PLAIN = " (plain ASCII digits: no sign, spaces, underscores or leading zeros)"
+
+
+def _uint(s: str) -> bool:
+    """Is ``s`` a non-negative integer written the one plain way: ASCII digits, no
+    sign, no spaces or underscores, no leading zero (``int()`` accepts ``+3``,
+    `` 3``, ``0_3`` and other scripts' digits; the compiled reader does not)."""
+    return s.isascii() and s.isdigit() and (s[0] != "0" or len(s) == 1)
+
+
+def _parse_block(block: list[str | None], start: int, name: str, lines_only: bool = False) -> Sentence | None:
+    """The sentence of ``block`` (its lines, the first at line ``start``), or None for
+    comments alone; an InputError names the first bad line. ``lines_only``: check
+    each line on its own and stop before the sentence-level checks (words, tree)."""
+    rows: list[list[str]] = []
+    row_lines: list[int] = []
+    mwts: list[tuple[int, int, str, str]] = []
+    comments: list[str] = []
+    sent_id = text = None
+    mwt_end = 0  # last word (1-based) of the open multiword range
+    expected = 1
+    lineno = start - 1
+    for line in block:
+        lineno += 1
+        if line is None:
+            raise InputError(name, lineno, "bytes that are not UTF-8; expected UTF-8 text (re-encode the file)", "encoding")
+        if line[-1:] == "\r":
+            line = line[:-1]
+        if line[0] == "#":
+            if rows or mwts:
+                raise InputError(name, lineno, "comment line inside a sentence; expected comments only before its first word", "comment")
+            comments.append(line)
+            if line.startswith("# sent_id"):
+                k, eq, v = line[1:].partition("=")
+                if eq and k.strip() == "sent_id":
+                    sent_id = v.strip()
+            elif line.startswith("# text"):
+                k, eq, v = line[1:].partition("=")
+                if eq and k.strip() == "text":
+                    text = v.strip()
+            continue
+        f = line.split("\t")
+        if len(f) != 10:
+            hint = " (are the columns separated by spaces instead of tabs?)" if len(f) < 10 and " " in line else ""
+            raise InputError(name, lineno, f"found {len(f)} tab-separated columns; expected 10{hint}", "columns")
+        wid = f[0]
+        if wid.isdigit() and wid.isascii() and wid[0] != "0":  # _uint but "0" (never a word's ID), inlined
+            i = int(wid)
+            if i != expected:
+                raise InputError(name, lineno, f"ID {i} is out of order; expected {expected}", "id-order")
+            if not f[1]:
+                raise InputError(name, lineno, f"word {i} has an empty FORM; expected the word (UD writes a missing value as _)", "form")
+            if not f[7] or f[7] == "_":
+                raise InputError(name, lineno, f"word {i} has an empty DEPREL; expected a relation label such as nsubj", "deprel")
+            rows.append(f)
+            row_lines.append(lineno)
+            expected += 1
+            continue
+        if "-" in wid:
+            a, _, b = wid.partition("-")
+            if not (_uint(a) and _uint(b)):
+                raise InputError(name, lineno, f"multiword range {wid!r} is malformed; expected two integers like 3-4", "mwt")
+            ia, ib = int(a), int(b)
+            if ib <= ia:
+                raise InputError(name, lineno, f"multiword range {wid} is empty or reversed; expected START-END with END > START", "mwt")
+            if ia != expected or mwt_end >= expected:
+                raise InputError(
+                    name, lineno, f"multiword range {wid} does not start at the next word or overlaps another; expected {expected}-N", "mwt"
+                )
+            if not f[1]:
+                raise InputError(name, lineno, f"multiword token {wid} has an empty FORM; expected its surface form", "form")
+            mwt_end = ib
+            mwts.append((ia - 1, ib - 1, f[1], f[9]))
+            continue
+        if "." in wid:
+            a, _, b = wid.partition(".")
+            if _uint(a) and _uint(b):
+                continue  # empty node of the enhanced graph: ignored
+            raise InputError(name, lineno, f"empty-node ID {wid!r} is malformed; expected N.M", "id")
+        if wid == "0":
+            raise InputError(name, lineno, f"ID 0 is out of order; expected {expected}", "id-order")
+        raise InputError(name, lineno, f"ID {wid!r} is not an integer; expected {expected}{_PLAIN}", "id")
+
+    if lines_only:
+        return None
+    n = len(rows)
+    if n == 0:
+        if mwts:
+            raise InputError(name, start, "sentence has a multiword token but no words; expected word lines after it", "mwt")
+        return None  # a block of comments only (e.g. "# newdoc") carries no sentence
+    if mwts and mwts[-1][1] >= n:
+        a, b = mwts[-1][0] + 1, mwts[-1][1] + 1
+        raise InputError(name, start, f"multiword range {a}-{b} ends after the last word {n}; expected the range to cover existing words", "mwt")
+
+    heads = [0] * n
+    root = -1
+    for i, r in enumerate(rows):
+        h = r[6]
+        if h.isdigit() and h.isascii() and (h[0] != "0" or len(h) == 1):  # _uint, inlined: per word
+            hv = int(h)
+        elif h[:1] == "-" and h[1:] != "0" and _uint(h[1:]):
+            hv = -int(h[1:])  # reported as out of range below
+        else:
+            raise InputError(name, row_lines[i], f"HEAD {h!r} of word {i + 1} is not an integer; expected 0..{n}{_PLAIN}", "head")
+        if hv < 0 or hv > n:
+            raise InputError(name, row_lines[i], f"HEAD {hv} of word {i + 1} is out of range; expected 0..{n}", "head-range")
+        if hv == 0:
+            if root >= 0:
+                raise InputError(
+                    name, row_lines[i], f"several roots: words {root + 1} and {i + 1} have HEAD 0; expected exactly one", "roots"
+                )
+            root = i
+        elif hv == i + 1:
+            raise InputError(name, row_lines[i], f"word {i + 1} is its own head; expected another word or 0", "cycle")
+        heads[i] = hv - 1
+    if root < 0:
+        raise InputError(name, start, "no root: no word has HEAD 0; expected exactly one", "no-root")
+
+    # cycles: every word must reach the root
+    state = bytearray(n)  # 0 new, 1 on the current path, 2 reaches the root
+    state[root] = 2
+    for i in range(n):
+        j = i
+        path = []
+        while state[j] == 0:
+            state[j] = 1
+            path.append(j)
+            j = heads[j]
+        if state[j] == 1:
+            cyc = path[path.index(j) :]
+            words = " -> ".join(str(k + 1) for k in cyc)
+            raise InputError(
+                name, row_lines[cyc[0]], f"cycle in the tree: {words} -> {j + 1}; expected every word to reach the root", "cycle"
+            )
+        for k in path:
+            state[k] = 2
+    return Sentence(rows, heads, mwts, sent_id, text, comments, name, start)
+
+
+def format_conllu(sent: Sentence) -> str:
+    """The sentence as CoNLL-U text (with its comments), ending with an empty line."""
+    out = list(sent.comments)
+    mw = {a: (a, b, form, misc) for a, b, form, misc in sent.mwts}
+    for i, r in enumerate(sent.rows):
+        if i in mw:
+            a, b, form, misc = mw[i]
+            out.append(f"{a + 1}-{b + 1}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
+        out.append("\t".join(r))
+    out.append("")
+    return "\n".join(out) + "\n"

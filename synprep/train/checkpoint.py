@@ -1,0 +1,290 @@
+"""Checkpoints: the one owner of writing, reading and trusting them.
+
+A checkpoint (``checkpoint_last.pt`` / ``checkpoint_best.pt`` of a run, written by
+:class:`synprep.train.trainer.Trainer`) is a plain dict of tensors and containers
+(:data:`CHECKPOINT_KEYS`, plus the records below). Every route that reads one goes
+through this module: ``train`` resuming (:func:`resume_differences`),
+``translate``/``evaluate`` (:func:`load_model_for`), and the analysis dumps of the
+workflow (:mod:`synprep.stages.analysis`, also :func:`load_model_for`).
+
+* Writing (:func:`save_checkpoint`): temporary file, fsync, rename; a kill never
+  leaves a half-written checkpoint under the real name.
+* Reading (:func:`load_checkpoint`): ``torch.load(weights_only=True)`` (a checkpoint
+  cannot run code); an empty, truncated, corrupt or foreign file is an InputError
+  naming it and saying how to go on.
+* The vocabulary fingerprint (:func:`fingerprint`, stored as ``"vocab"``): what fixes
+  the meaning of a dataset's ids -- per side the subword model's SHA-256, vocabulary
+  size and special ids, the label names in order, and the target token layout (arc
+  tokens: ``arc_base``, the left/right-arc rule, the decoder vocabulary size, the
+  special ids). A model is only ever used on a dataset with the same fingerprint
+  (:func:`vocab_differences`); sizes alone are not enough (another subword model
+  of the same size gives the same sizes and other pieces).
+* The data record (:func:`data_digest`, stored as ``"data"``): a SHA-256 over the
+  training (and validation) manifest's shard checksums and row counts, in order. A
+  resumed run must be on the same rows, else it continues a model trained on other
+  data (a workflow whose shards were rebuilt after a config edit).
+* The run config: a resume may change only the keys of :data:`RESUMABLE` (run
+  length, logging, threads, device) and the ``decode`` section (how checkpoints are
+  decoded; nothing trained depends on it); any other difference of the resolved
+  config (``model``, and ``train`` keys that change the result: schedule, batches,
+  seed, ...) means another run.
+
+What happens when a resume finds a difference is the caller's choice
+(:func:`synprep.train.trainer.train`: the CLI refuses, the workflow starts over).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import InputError
+
+__all__ = [
+    "CHECKPOINT_KEYS", "RESUMABLE", "save_checkpoint", "load_checkpoint", "load_model", "load_model_for",
+    "fingerprint", "vocab_differences", "check_vocab", "data_digest", "resume_differences",
+]
+
+#: what every checkpoint written by :class:`synprep.train.trainer.Trainer` holds (besides the
+#: ``"vocab"`` and ``"data"`` records, absent from checkpoints of older versions)
+CHECKPOINT_KEYS = ("model", "optimizer", "step", "epoch", "pos", "best_score", "best_step", "elapsed_s", "rng", "config")
+
+#: train keys a resumed run may change: how long it runs and what it prints, and where
+#: (every other key of the resolved config, decode excepted, must be the checkpoint's)
+RESUMABLE = ("max_steps", "max_epochs", "max_minutes", "valid_every", "log_every", "progress", "threads", "device")
+
+#: train keys that name inputs and outputs, not settings: the data are compared by
+#: content (:func:`data_digest`), the run folder is where the checkpoint was found
+PATH_KEYS = ("train", "valid", "out")
+
+#: model keys that come from the training data (synprep.train.trainer.model_from_manifest):
+#: compared through the fingerprint, not as settings
+DATASET_KEYS = ("src_vocab", "tgt_vocab", "n_labels", "pad_id", "bos_id", "eos_id")
+
+#: the special ids of a subword model that the fingerprint keeps
+SPECIAL_IDS = ("pad_id", "unk_id", "bos_id", "eos_id")
+
+
+# --------------------------------------------------------------------------- writing and reading
+
+
+def save_checkpoint(obj: Any, path: str | os.PathLike) -> None:
+    """Write ``obj`` with ``torch.save`` to ``path`` atomically (temporary file beside it,
+    fsync, rename)."""
+    import torch
+
+    from ..util.outputs import atomic_file
+
+    with atomic_file(path, "wb") as f:  # fsync'd: the rename never makes a checkpoint whose bytes are not on disk
+        torch.save(obj, f)
+
+
+def load_checkpoint(path: str | os.PathLike, start_over: str = "") -> dict:
+    """The state dict of a checkpoint, loaded with ``weights_only=True`` (tensors and
+    plain containers only: a checkpoint cannot run code). An empty, truncated,
+    corrupt or foreign file is an InputError naming it; ``start_over`` says how to
+    go on without it."""
+    import torch
+
+    path = os.fspath(path)
+    hint = f"; {start_over}" if start_over else ""
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        raise InputError(path, None, "no such checkpoint", "unreadable") from None
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror})", "unreadable") from None
+    if size == 0:
+        raise InputError(path, None, f"an empty file, not a checkpoint{hint}", "invalid")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a truncated or foreign file
+        why = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        raise InputError(path, None, f"cannot be loaded: truncated, corrupt or not a synprep checkpoint "
+                         f"({type(e).__name__}{': ' + why if why else ''}){hint}", "invalid") from None
+    missing = [k for k in CHECKPOINT_KEYS if not isinstance(state, dict) or k not in state]
+    if missing:
+        raise InputError(path, None, f"not a synprep checkpoint (no {', '.join(missing)}){hint}", "invalid")
+    return state
+
+
+_OTHER = ("give another checkpoint of the run (checkpoint_best.pt or checkpoint_last.pt in its --out), "
+          "or train it again (synprep train)")
+
+
+def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
+    """(model, RunConfig, checkpoint dict) from a checkpoint; the architecture comes
+    from the config stored in it. No dataset is checked: use :func:`load_model_for`
+    to run the model on data."""
+    from ..models import build_model
+    from .config import RunConfig
+
+    path = os.fspath(checkpoint)
+    state = load_checkpoint(path, _OTHER)
+    cfg = RunConfig.from_dict(state["config"])
+    model = build_model(cfg.model)
+    try:
+        model.load_state_dict(state["model"])
+    except (RuntimeError, KeyError, TypeError) as e:  # weights of another architecture than its config
+        why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        raise InputError(path, None, f"its weights do not fit the model its config describes ({why}); {_OTHER}",
+                         "invalid") from None
+    return model.to(device).eval(), cfg, state
+
+
+def load_model_for(checkpoint: str | os.PathLike, manifest: dict, data: str | os.PathLike, device: Any = "cpu"):
+    """(model, RunConfig, checkpoint dict, note) of a checkpoint that is to run on the
+    dataset ``data`` (its ``manifest``): the dataset must have the checkpoint's
+    vocabularies (:func:`check_vocab`; an InputError naming both otherwise). ``note``:
+    None, or what could not be compared (a checkpoint of an older version)."""
+    model, cfg, state = load_model(checkpoint, device)
+    note = check_vocab(state, manifest, checkpoint, data)
+    return model, cfg, state, note
+
+
+# --------------------------------------------------------------------------- the vocabulary fingerprint
+
+
+def fingerprint(manifest: dict) -> dict:
+    """What fixes a dataset's ids, as a checkpoint stores it (``"vocab"``): the label
+    list, per side the subword model's file, SHA-256, size and special ids, and the
+    target token layout (``tokens``: arc tokens and special ids)."""
+    return {
+        "labels": list(manifest["labels"]),
+        "models": {s: {k: e[k] for k in ("file", "sha256", "vocab_size", *SPECIAL_IDS) if k in e}
+                   for s, e in manifest["pieces"]["models"].items()},
+        "tokens": dict(manifest.get("tokens") or {}),
+    }
+
+
+def vocab_differences(saved: dict, manifest: dict, data: str | os.PathLike) -> list[tuple[str, str]]:
+    """How the dataset ``data`` (its ``manifest``) differs from the fingerprint ``saved``
+    of a checkpoint: (file to name, what differs) pairs, empty when the ids mean the
+    same. Only what ``saved`` records is compared (older fingerprints lack the special
+    ids and the token layout)."""
+    d = Path(data)
+    out: list[tuple[str, str]] = []
+    models = manifest["pieces"]["models"]
+    for side, e in models.items():
+        want = saved["models"].get(side)
+        if want is None:
+            continue
+        if want["sha256"] != e["sha256"]:
+            out.append((str(d / e["file"]), f"the {side} subword model (sha256 {e['sha256'][:12]}, {e['vocab_size']} pieces) "
+                        f"is not the one the checkpoint was trained with ({want['file']}, sha256 {want['sha256'][:12]}, "
+                        f"{want['vocab_size']} pieces)"))
+            continue
+        for k in ("vocab_size", *SPECIAL_IDS):
+            if k in want and want[k] != e.get(k):
+                out.append((str(d / "manifest.json"), f"the {side} subword model's {k} is {e.get(k)}, the checkpoint's {want[k]}"))
+    if saved["labels"] != list(manifest["labels"]):
+        out.append((str(d / "manifest.json"), f"its label list ({len(manifest['labels'])} labels) is not the one the "
+                    f"checkpoint was trained with ({len(saved['labels'])} labels)"))
+    have = manifest.get("tokens") or {}
+    if "tokens" in saved and have:  # (a dataset without a target side has no token layout)
+        keys = sorted(k for k in set(saved["tokens"]) | set(have) if saved["tokens"].get(k) != have.get(k))
+        if keys:
+            out.append((str(d / "manifest.json"), "its target token layout (arc tokens, special ids) differs from the "
+                        "checkpoint's in " + ", ".join(f"{k} ({have.get(k)!r}, the checkpoint's {saved['tokens'].get(k)!r})"
+                                                       for k in keys)))
+    return out
+
+
+def check_vocab(state: dict, manifest: dict, checkpoint: str | os.PathLike, data: str | os.PathLike) -> Optional[str]:
+    """Stop with an error naming both files when the dataset ``data`` does not have the
+    vocabularies the checkpoint was trained with (its ids would mean other pieces or
+    labels). Checkpoints written before the fingerprint was stored are compared by
+    vocabulary sizes and label count only; the returned note says so (else None)."""
+    from .config import RunConfig
+
+    ck, d = os.fspath(checkpoint), Path(data)
+    models = manifest["pieces"]["models"]
+    if "src" not in models:
+        raise InputError(str(d / "manifest.json"), None, "the dataset has no source side to translate", "invalid")
+    saved = state.get("vocab")
+    fix = "write the dataset with `synprep shard --vocab-from` the run's training data"
+    if saved is None:
+        mc = RunConfig.from_dict(state["config"]).model
+        tok = manifest.get("tokens") or {}
+        have = {"src_vocab": models["src"]["vocab_size"], "n_labels": len(manifest["labels"]),
+                "tgt_vocab": tok.get("target_vocab_size", models.get("tgt", models["src"])["vocab_size"])}
+        for k, v in have.items():
+            if getattr(mc, k) != v:
+                raise InputError(str(d / "manifest.json"), None, f"{k} is {v}, but checkpoint {ck} was trained with "
+                                 f"{getattr(mc, k)}: not the run's vocabularies; {fix}", "invalid")
+        return (f"checkpoint {ck} records no vocabulary fingerprint (an older synprep wrote it): only the "
+                "vocabulary sizes and the label count were compared with the dataset's")
+    diffs = vocab_differences(saved, manifest, d)
+    if diffs:
+        where, what = diffs[0]
+        raise InputError(where, None, f"{what.replace('the checkpoint', f'checkpoint {ck}', 1)}; {fix}", "invalid")
+    return None
+
+
+# --------------------------------------------------------------------------- the data and the run config
+
+
+def data_digest(manifest: dict) -> str:
+    """SHA-256 over a dataset's shard checksums and row counts, in order: the same
+    digest means the same rows in the same order (a moved dataset keeps it)."""
+    rows = [[s.get("sha256"), s.get("rows")] for s in manifest.get("shards") or []]
+    return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def data_record(train_manifest: dict, valid_manifest: Optional[dict]) -> dict:
+    """The ``"data"`` record of a checkpoint: the digests of the training and (or None)
+    validation datasets."""
+    return {"train": data_digest(train_manifest), "valid": None if valid_manifest is None else data_digest(valid_manifest)}
+
+
+def _config_differences(saved: dict, now: dict, where: str = "") -> list[str]:
+    out = []
+    for k in sorted(set(saved) | set(now)):
+        a, b = saved.get(k), now.get(k)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _config_differences(a, b, f"{where}{k}.")
+        elif a != b:
+            out.append(f"{where}{k} ({a!r} -> {b!r})")
+    return out
+
+
+def resume_differences(state: dict, cfg: dict, train_manifest: dict, valid_manifest: Optional[dict],
+                       train_data: str | os.PathLike) -> list[str]:
+    """What makes the run that ``cfg`` (a resolved RunConfig dict, model sizes from the
+    training data) describes on these datasets another run than the one ``state`` (a
+    checkpoint) is part of; empty when it may resume. Compared: the vocabulary
+    fingerprint, the data record and the config less :data:`RESUMABLE`, the path keys
+    and ``decode``. A checkpoint without the fingerprint or the data record (an older
+    version wrote it) cannot be shown to be of the same inputs: that is a difference."""
+    from .config import RunConfig
+
+    diffs: list[str] = []
+    saved_vocab = state.get("vocab")
+    if saved_vocab is None:
+        diffs.append("the checkpoint records no vocabulary fingerprint (an older synprep wrote it)")
+    else:
+        diffs += [f"{what} ({where})" for where, what in vocab_differences(saved_vocab, train_manifest, train_data)]
+    saved_data, now = state.get("data"), data_record(train_manifest, valid_manifest)
+    if saved_data is None:
+        diffs.append("the checkpoint records no data checksum (an older synprep wrote it)")
+    else:
+        for k, name in (("train", "training"), ("valid", "validation")):
+            if saved_data.get(k) != now[k]:
+                diffs.append(f"the {name} data differ (shard checksums; was {str(saved_data.get(k))[:12]}, "
+                             f"now {str(now[k])[:12]})")
+
+    def settings(d: dict) -> dict:
+        d = RunConfig.from_dict(d).to_dict()  # the same defaults on both sides
+        d.pop("decode", None)
+        d.pop("preset", None)  # what a preset sets is compared key by key
+        d["train"] = {k: v for k, v in d["train"].items() if k not in RESUMABLE and k not in PATH_KEYS}
+        d["model"] = {k: v for k, v in d["model"].items() if k not in DATASET_KEYS}
+        return d
+
+    changed = _config_differences(settings(state["config"]), settings(cfg))
+    if changed:
+        diffs.append("the run config differs in " + ", ".join(changed))
+    return diffs

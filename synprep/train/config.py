@@ -1,0 +1,242 @@
+"""The configuration of a training run, and its learning-rate schedule: no torch.
+
+:class:`RunConfig` (``model`` + ``train`` + ``decode`` + an optional size ``preset``)
+is everything a run needs; :func:`load_config` reads it from a YAML/JSON file
+(:func:`read_config_file`: strict, with ``include:``) plus ``--set`` overrides;
+:func:`learning_rate` is the schedule :class:`TrainConfig` names. The training loop
+(:mod:`synprep.train.trainer`) re-exports every name here as before. The Snakefile, the
+commands and :mod:`synprep.train.checkpoint` import configs from here: this module imports
+neither torch nor the loop (tests/test_workflow_errors.py checks the Snakefile's
+imports).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from ..errors import ConfigError, InputError
+from ..models.config import PRESETS, Config, ModelConfig, merge_dicts
+
+__all__ = [
+    "TrainConfig", "DecodeConfig", "RunConfig", "PRESET_TRAIN", "read_config_file", "load_config",
+    "learning_rate", "inverse_sqrt",
+]
+
+
+@dataclass
+class TrainConfig(Config):
+    """How to train. Defaults follow the Transformer base recipe."""
+
+    # dataset directory (manifest + shards) to train on; required
+    train: str = ""
+    # dataset directory for validation; "" = no validation (the last checkpoint is the best)
+    valid: str = ""
+    # where config.json, checkpoints and metrics.jsonl go
+    out: str = "runs/run"
+    # peak learning rate of the inverse-sqrt schedule: fairseq's Transformer En-De
+    # recipe (also PASCAL's released script)
+    lr: float = 7e-4
+    # linear warm-up updates (Vaswani et al.: 4000)
+    warmup: int = 4000
+    # after the warm-up: inverse_sqrt (lr * sqrt(warmup / step), Vaswani et al.) or
+    # constant (lr; e.g. Bisk & Tran's Adam at 0.001, 004 §5.3)
+    schedule: Literal["inverse_sqrt", "constant"] = "inverse_sqrt"
+    # learning rate at update 0 (fairseq's inverse_sqrt default)
+    warmup_init_lr: float = 1e-7
+    # Adam betas and epsilon of Vaswani et al.
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
+    adam_eps: float = 1e-9
+    # no weight decay in the Transformer recipe
+    weight_decay: float = 0.0
+    # label smoothing 0.1 (Vaswani et al., after Szegedy et al.)
+    label_smoothing: float = 0.1
+    # gradient-norm clipping; 1.0 guards small-batch CPU runs against loss spikes
+    # (0 = off, as in the fairseq recipe)
+    clip_norm: float = 1.0
+    # padded tokens per batch (the sampler's budget); 0 = no token budget (then
+    # max_sentences alone sizes the batches)
+    max_tokens: int = 4096
+    # sentences per batch (0 = no limit): the tree-decoder papers count batches in
+    # sentences ("batch size 128", 000 §5); with max_tokens > 0 both limits hold
+    max_sentences: int = 0
+    # batches per update (gradient accumulation): the loss of an update is averaged over
+    # the target tokens of all its batches, so k batches of n sentences train like one
+    # batch of k*n sentences on a machine that cannot hold it
+    accumulate: int = 1
+    # stop after this many updates
+    max_steps: int = 100_000
+    # stop after this many epochs (0 = no limit)
+    max_epochs: int = 0
+    # stop after this much wall time, validation included, summed over resumes (0 = no limit); a hard
+    # limit: what would end past it (an update, a validation) is not started (Trainer.done)
+    max_minutes: float = 0.0
+    # validate (and save checkpoints) every this many updates
+    valid_every: int = 1000
+    # validate on the first N validation pairs only (0 = all)
+    valid_sentences: int = 0
+    # greedy-translate the first N validation pairs at each validation and select the
+    # best checkpoint by BLEU (0 = select by validation loss)
+    valid_bleu: int = 0
+    # target language of the detokenizer (validation BLEU); "" = the one the
+    # validation dataset records (manifest "languages"), else en
+    lang: str = ""
+    # write a train record to metrics.jsonl every this many updates
+    log_every: int = 100
+    # seed of parameters, dropout, prefix sampling and batch order
+    seed: int = 1
+    # "auto" (CUDA when available), "cpu", "cuda", "cuda:1", ...
+    device: str = "auto"
+    # bf16 autocast on CUDA (ignored on CPU, where bf16 matmuls are slow)
+    bf16: bool = True
+    # torch intra-op threads (0 = torch's default)
+    threads: int = 0
+    # progress on stderr (synprep.util.progress): a bar on a terminal, else a line every 30 s
+    progress: bool = True
+
+    def __post_init__(self):
+        if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
+            raise ConfigError(f"betas = {self.betas}: expected two numbers in [0, 1)")
+        for k in ("lr", "adam_eps"):
+            if getattr(self, k) <= 0:
+                raise ConfigError(f"{k} = {getattr(self, k)}: expected > 0")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ConfigError(f"label_smoothing = {self.label_smoothing}: expected 0 <= x < 1")
+        for k in ("warmup", "max_steps", "valid_every", "log_every", "accumulate"):
+            if getattr(self, k) < 1:
+                raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 1")
+        if self.max_tokens == 0 and self.max_sentences == 0:
+            raise ConfigError("max_tokens = 0 and max_sentences = 0: give a token budget, a sentence count per batch, or both")
+        for k in ("max_tokens", "max_sentences", "max_epochs", "valid_sentences", "valid_bleu", "threads"):
+            if getattr(self, k) < 0:
+                raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 0")
+        if not (self.max_minutes >= 0 and math.isfinite(self.max_minutes)):  # NaN fails too
+            raise ConfigError(f"max_minutes = {self.max_minutes}: expected >= 0 (0 = no limit)")
+        if not 0 <= self.seed < 2**32:  # numpy's and the samplers' seeds are unsigned 32-bit
+            raise ConfigError(f"seed = {self.seed}: expected an integer in 0..{2**32 - 1}")
+
+
+@dataclass
+class DecodeConfig(Config):
+    """How ``synprep translate`` and ``synprep evaluate`` decode this run's checkpoints
+    (their ``--beam`` / ``--length-penalty`` override it)."""
+
+    # beam size (1 = greedy); 5 as the commands' former default
+    beam: int = 5
+    # hypotheses scored log p / length^alpha (fairseq's lenpen: PASCAL and GPS use beam 4
+    # and 0.6, 001 "Training details", 002 §4.1); 1.0 = the average log-probability
+    length_penalty: float = 1.0
+
+    def __post_init__(self):
+        if self.beam < 1:
+            raise ConfigError(f"beam = {self.beam}: expected >= 1")
+
+
+#: train defaults that the quick presets bring (under the run's own ``train:`` keys;
+#: docs/models.md, "Presets"). The paper-sized presets (base, tree-medium) keep the
+#: Transformer recipe above: 4000 warm-up updates would keep a run of a few hundred
+#: updates at a rate near zero.
+PRESET_TRAIN: dict[str, dict[str, Any]] = {
+    # bench/learn.py's schedule: 20 CPU-minutes are about 700-900 updates of this size
+    "small": {"lr": 1e-3, "warmup": 500},
+    # smoke runs of tens to hundreds of updates (the demo's schedule)
+    "tiny": {"lr": 2e-3, "warmup": 50},
+}
+
+@dataclass
+class RunConfig(Config):
+    """A whole run: ``preset`` (a size from models.config.PRESETS) under ``model``, and
+    how its checkpoints are decoded (``decode``)."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+    preset: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, data: dict | None, where: str | None = None):
+        data = dict(data or {})
+        preset = data.get("preset")
+        if preset is not None:
+            if not isinstance(preset, str) or preset not in PRESETS:
+                raise ConfigError(f"preset = {preset!r}: expected one of {', '.join(sorted(PRESETS))}")
+            model = data.get("model") or {}
+            if not isinstance(model, dict):
+                raise ConfigError(f"model = {model!r}: expected a mapping")
+            data["model"] = merge_dicts(dict(PRESETS[preset]), model)
+            if preset in PRESET_TRAIN and isinstance(data.get("train", {}), dict):
+                data["train"] = merge_dicts(dict(PRESET_TRAIN[preset]), data.get("train") or {})
+        cfg = super().from_dict(data, where or "config")
+        from ..models import resolve  # the variant must exist; its fixed values are shown resolved
+
+        cfg.model = resolve(cfg.model, data.get("model") if isinstance(data.get("model"), dict) else None)
+        return cfg
+
+
+def read_config_file(path: str | os.PathLike, _seen: tuple = ()) -> dict:
+    """The plain dict of a run-config file (YAML/JSON), read strictly
+    (:mod:`synprep.util.yamlio`: a key given twice is an error naming both lines). A file
+    may start from another: ``include: base.yaml`` (relative to the including file) is
+    read first and this file's keys are merged over it (nested mappings key by key)."""
+    from ..util.yamlio import load_yaml_file
+
+    p = os.fspath(path)
+    if os.path.abspath(p) in _seen:
+        raise InputError(p, None, "includes itself (an include cycle)", "invalid")
+    data = load_yaml_file(p, what="run config") or {}
+    if not isinstance(data, dict):
+        raise InputError(p, None, "expected a mapping with model:, train:, decode: and optionally preset: and include:", "invalid")
+    inc = data.pop("include", None)
+    if inc is None:
+        return data
+    if not isinstance(inc, str):
+        raise InputError(p, None, f"include: {inc!r}: expected the path of another run config", "invalid")
+    base = read_config_file(Path(p).parent / inc, _seen + (os.path.abspath(p),))
+    return merge_dicts(base, data)
+
+
+def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) -> RunConfig:
+    """A RunConfig from a YAML/JSON file (or none; see :func:`read_config_file` for
+    ``include:`` and the strict reading) plus ``key.sub=value`` overrides (values
+    parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``)."""
+    from ..util.yamlio import load_yaml
+
+    data: dict = read_config_file(path) if path else {}
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=5e-4")
+        try:
+            v = load_yaml(value, f"--set {key}")
+        except ConfigError:
+            v = value
+        d = data
+        parts = key.split(".")
+        for part in parts[:-1]:
+            d = d.setdefault(part, {})
+            if not isinstance(d, dict):
+                raise ConfigError(f"--set {item!r}: {part} is not a mapping")
+        d[parts[-1]] = v
+    try:
+        return RunConfig.from_dict(data)
+    except ConfigError as e:  # name the file (the key may also come from a --set override)
+        if not path:
+            raise
+        raise ConfigError(f"{os.fspath(path)}: {e}") from None
+
+
+def learning_rate(step: int, tc: "TrainConfig") -> float:
+    """The learning rate of update ``step`` (1-based) under ``tc.schedule``."""
+    if tc.schedule == "constant":
+        return tc.warmup_init_lr + (tc.lr - tc.warmup_init_lr) * step / tc.warmup if step < tc.warmup else tc.lr
+    return inverse_sqrt(step, tc.lr, tc.warmup, tc.warmup_init_lr)
+
+
+def inverse_sqrt(step: int, lr: float, warmup: int, init: float) -> float:
+    """Learning rate at update ``step`` (1-based): linear warm-up, then lr * sqrt(warmup/step)."""
+    if step < warmup:
+        return init + (lr - init) * step / warmup
+    return lr * math.sqrt(warmup / step)

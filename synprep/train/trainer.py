@@ -1,0 +1,686 @@
+"""The training loop: one model variant, trained from synprep shards.
+
+Everything a run needs is one :class:`RunConfig` (``model`` + ``train`` + an optional
+size ``preset``); switching ``model.variant`` is the one change a comparison needs.
+The configs, their loading and the schedule live in :mod:`synprep.train.config` (no
+torch); this module re-exports them (``__all__``).
+
+Loop. Batches come from :class:`synprep.dataset.data.TokenBudgetSampler` (length-bucketed,
+at most ``train.max_tokens`` padded tokens and ``train.max_sentences`` sentences,
+shuffled per epoch from ``(seed, epoch)``); an update reads ``train.accumulate``
+consecutive batches (gradient accumulation). The loss is the label-smoothed
+cross-entropy averaged over all the target tokens of the update's batches, so that
+``accumulate: k`` is one update on the union of the k batches (bidirectional decoders
+in sampled mode: the unbiased weighted estimate, see :mod:`synprep.models.bidirectional`). Adam with linear warm-up
+from ``warmup_init_lr`` to ``lr`` over ``warmup`` updates, then inverse-square-root
+decay ``lr * sqrt(warmup / step)``; gradient-norm clipping; bf16 autocast on CUDA.
+
+Validation every ``valid_every`` updates: per-token cross-entropy (no smoothing, exact
+prefixes) and perplexity, and, with ``valid_bleu > 0``, BLEU/chrF++ of greedy
+translations of that many validation sentences. The best checkpoint is chosen by BLEU
+when it is computed, else by validation loss.
+
+Files in ``train.out``:
+
+* ``config.json`` -- the full resolved config (vocabulary sizes from the manifest);
+* ``checkpoint_last.pt`` / ``checkpoint_best.pt`` -- model, optimizer, step, epoch,
+  position in the epoch, best score, RNG states, elapsed time, the full config, the
+  training data's vocabulary fingerprint and the data record (:mod:`synprep.train.checkpoint`,
+  which owns writing, loading and checking checkpoints);
+* ``metrics.jsonl`` -- one JSON object a line: ``{"event": "start", ..., "warnings"}``
+  (e.g. a run that stops before its warm-up ends), ``{"event": "train", "step", "epoch",
+  "loss", "lr", "grad_norm", "tokens", "tokens_per_s", "elapsed_s"}`` every
+  ``log_every`` updates, ``{"event": "valid", "step", "loss", "ppl", ["bleu",
+  "chrf++"], "best", "elapsed_s"}`` at each validation (``{"event": "valid_skipped", ...}``
+  for one that did not fit in ``max_minutes``).
+
+Time. ``max_minutes`` is a hard limit, validation included: an update or a validation
+that would end past it (estimated from the longest update so far and the last
+validation) is not started, and the run ends with a checkpoint (:meth:`Trainer.done`,
+:meth:`Trainer.validate`).
+
+Exact resume: a run started again on the same ``out`` directory loads
+``checkpoint_last.pt`` when it is of the same inputs -- vocabulary fingerprint, data
+record, and the config less the run-length and logging keys of :data:`RESUMABLE`
+(:func:`synprep.train.checkpoint.resume_differences`); otherwise it refuses (``stale =
+"refuse"``) or starts over (``"start-over"``, the workflow's) -- restores the RNG
+states and skips the batches of the current epoch already seen, so an interrupted
+run ends with the same parameters as an uninterrupted one; the records metrics.jsonl
+got after the checkpoint are dropped, since the resumed run logs those updates again.
+
+Faults. Checkpoints are written atomically (temporary file, fsync, rename) and loaded
+with ``torch.load(weights_only=True)`` (:func:`synprep.train.checkpoint.load_checkpoint`); an
+empty, truncated or foreign file is an error naming it and saying how to start over. The datasets are
+verified against their manifests before use (``verify``); a dataset without rows is
+an error, not an endless loop over empty epochs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_vocab, data_record, load_checkpoint, load_model, resume_differences
+from .checkpoint import fingerprint as vocab_fingerprint
+from .checkpoint import save_checkpoint as _atomic_save
+from ..util.device import choose_device
+from ..errors import ConfigError, InputError
+from ..models.config import ModelConfig
+from ..util.progress import progress
+from .config import (PRESET_TRAIN, DecodeConfig, RunConfig, TrainConfig, inverse_sqrt, learning_rate,
+                           load_config, read_config_file)
+
+__all__ = [
+    "TrainConfig", "RunConfig", "Trainer", "train", "model_from_manifest", "inverse_sqrt", "PRESET_TRAIN",
+    # owned by synprep.train.checkpoint, importable from here as before
+    "load_model", "load_checkpoint", "RESUMABLE", "CHECKPOINT_KEYS", "vocab_fingerprint", "check_vocab",
+    # owned by synprep.train.config, importable from here as before
+    "DecodeConfig", "load_config", "read_config_file", "learning_rate",
+]
+
+
+def model_from_manifest(mc: ModelConfig, manifest: dict, where: str) -> ModelConfig:
+    """``mc`` with the vocabulary sizes, label count and special ids of a dataset."""
+    models = manifest.get("pieces", {}).get("models", {})
+    if "src" not in models or "tgt" not in models:
+        raise InputError(where, None, "a training dataset needs both sides (src and tgt); this one has " + ", ".join(sorted(models)), "invalid")
+    tok = manifest.get("tokens") or {}
+    values = {
+        "src_vocab": models["src"]["vocab_size"],
+        "tgt_vocab": tok.get("target_vocab_size", models["tgt"]["vocab_size"]),
+        "n_labels": len(manifest["labels"]),
+        "pad_id": tok.get("pad_id", models["tgt"]["pad_id"]),
+        "bos_id": tok.get("bos_id", models["tgt"]["bos_id"]),
+        "eos_id": tok.get("eos_id", models["tgt"]["eos_id"]),
+    }
+    for k in ("src_vocab", "tgt_vocab", "n_labels"):
+        have = getattr(mc, k)
+        if have and have != values[k]:
+            raise ConfigError(f"model.{k} = {have} but the dataset {where} has {values[k]}; leave it unset (0)")
+    return mc.updated(values)
+
+
+def _same_vocab(a: dict, b: dict) -> bool:
+    sha = lambda m: {s: e["sha256"] for s, e in m["pieces"]["models"].items()}  # noqa: E731
+    return a["labels"] == b["labels"] and sha(a) == sha(b)
+
+
+def _trim_metrics(path: Path, step: Optional[int]) -> None:
+    """Drop the records of updates after ``step`` (and a line cut off by a kill) from
+    a run's metrics.jsonl: a run resumed from its checkpoint at ``step`` logs them
+    again, and they must not appear twice. ``step`` None (a run that starts over, no
+    checkpoint having been written) drops every record."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except FileNotFoundError:
+        return
+    keep = []
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if step is not None and line.endswith("\n") and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
+            keep.append(line)
+    if keep != lines:
+        from ..util.outputs import write_text
+
+        write_text(path, "".join(keep), newline=None)
+
+
+class _Metrics:
+    """metrics.jsonl, appended to (``path`` None: nothing written, on ranks other than 0)."""
+
+    def __init__(self, path: Optional[Path]):
+        self.f = open(path, "a", encoding="utf-8") if path is not None else None
+
+    def write(self, rec: dict) -> None:
+        if self.f is not None:
+            self.f.write(json.dumps(rec) + "\n")
+            self.f.flush()
+
+    def close(self) -> None:
+        if self.f is not None:
+            self.f.close()
+
+
+def batch_sampler(lengths, tc: TrainConfig, shuffle: bool):
+    """The token-budget sampler of ``tc``'s batch limits (max_tokens, max_sentences)."""
+    from ..dataset.data import TokenBudgetSampler
+
+    return TokenBudgetSampler(lengths, tc.max_tokens, seed=tc.seed, shuffle=shuffle, max_rows=tc.max_sentences or None)
+
+
+#: what a resume that finds a run of other inputs in train.out does (:func:`train`)
+STALE = ("refuse", "start-over")
+
+
+class Trainer:
+    """One training run, in the named steps of :func:`train`. Setup (:meth:`__init__`):
+    :meth:`load_data`, :meth:`restore_point` (the checkpoint to resume, if any),
+    :meth:`build_model`, :meth:`restore`, :meth:`open_run_folder`. The loop:
+    :meth:`update` (one optimizer step), :meth:`log` (a metrics record),
+    :meth:`validate` (validation + checkpoint), :meth:`save` (checkpoint), :meth:`done`
+    (the one stop condition) and :meth:`finish`. Under ``torchrun`` the same steps run
+    data-parallel (:mod:`synprep.train.distributed`): one more step in the setup, each rank's
+    share of an update's batches, rank 0 writing the files.
+
+    Time (``train.max_minutes``) is a hard limit, validation included: an update or a
+    validation that would end past it (estimated from the longest update so far and
+    the last validation) is not started; the run then ends with a checkpoint.
+    ``clock``: the seconds clock (tests pass a fake one)."""
+
+    def __init__(self, cfg: RunConfig, resume: bool = True, say: Callable[[str], None] = print, verify: bool = True,
+                 stale: str = "refuse", clock: Callable[[], float] = time.perf_counter):
+        import torch
+
+        from .distributed import from_env
+        from ..models import variant_class
+        from ..util.outputs import check_output_dir
+
+        if stale not in STALE:
+            raise ValueError(f"stale = {stale!r}: expected one of {STALE}")
+        variant_class(cfg.model.variant)  # an unknown variant fails before any data is read
+        if not cfg.train.train:
+            raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
+        check_output_dir(cfg.train.out, "train.out (--out)")
+        self.clock = clock
+        self.dist = dist = from_env(cfg.train.device)  # data-parallel under torchrun (world 1 otherwise)
+        self.say = say if dist.main else (lambda msg: None)  # rank 0 reports
+        self.out = Path(cfg.train.out)
+        self.last_path, self.best_path = self.out / "checkpoint_last.pt", self.out / "checkpoint_best.pt"
+        if cfg.train.threads:
+            torch.set_num_threads(cfg.train.threads)
+        self.device = dist.device if dist.active else choose_device(cfg.train.device, "train.device")
+        torch.manual_seed(cfg.train.seed)
+
+        self.load_data(cfg.train, verify)
+        cfg = RunConfig.from_dict({**cfg.to_dict(), "model": model_from_manifest(cfg.model, self.train_ds.manifest, cfg.train.train).to_dict()})
+        self.cfg, state = self.restore_point(cfg, resume, stale)
+        self.tc, self.mcfg = self.cfg.train, self.cfg.model
+        self.build_model()
+        self.restore(state)
+        self.open_run_folder(resumed=state is not None)
+
+    # ---- setup
+
+    def load_data(self, tc: TrainConfig, verify: bool) -> None:
+        """Setup 1: the training set, the validation set with the same vocabularies; each
+        verified against its manifest (sizes, rows, checksums) unless ``verify`` is off."""
+        from ..dataset.data import ShardDataset
+
+        self.train_ds = ShardDataset(tc.train, verify=verify)
+        self.valid_ds = ShardDataset(tc.valid, verify=verify) if tc.valid else None
+        for ds in (self.train_ds, self.valid_ds):
+            if ds is not None and len(ds) == 0:
+                c = ds.manifest.get("counts", {})
+                raise InputError(ds.path, None, f"the dataset has no rows (input {c.get('input', '?')}, kept "
+                                 f"{c.get('kept', '?')}; every pair was rejected?): nothing to train or validate on", "empty")
+        if self.valid_ds is not None and not _same_vocab(self.train_ds.manifest, self.valid_ds.manifest):
+            raise InputError(tc.valid, None, f"its vocabularies or labels differ from {tc.train}'s; write it with vocab_from= the training set", "invalid")
+
+    def restore_point(self, cfg: RunConfig, resume: bool, stale: str) -> tuple[RunConfig, Optional[dict]]:
+        """Setup 2: the run config and the checkpoint to resume from, if ``train.out``
+        holds one. A checkpoint is resumed only when it was made from the same inputs
+        (:func:`synprep.train.checkpoint.resume_differences`: vocabularies, data, the config
+        less the run-length and logging keys); otherwise ``stale`` decides: ``refuse``
+        (an error saying what differs and how to go on) or ``start-over`` (this run
+        starts from scratch in the folder and replaces the checkpoints, config.json
+        and metrics.jsonl there, all written by synprep)."""
+        if not self.last_path.exists():
+            return cfg, None
+        out = cfg.train.out
+        if not resume:
+            raise ConfigError(f"{out} already holds a run (checkpoint_last.pt); resume it or choose another --out")
+        state = load_checkpoint(self.last_path, f"to start over, delete {out} or use a new --out")
+        diffs = resume_differences(state, cfg.to_dict(), self.train_ds.manifest,
+                                   None if self.valid_ds is None else self.valid_ds.manifest, cfg.train.train)
+        if not diffs:
+            saved = RunConfig.from_dict(state["config"])
+            self.say(f"resuming {self.last_path} (same vocabularies, data and settings)")
+            # the run-length and logging keys, decode and the paths are this call's
+            return RunConfig.from_dict({**cfg.to_dict(), "preset": saved.preset}), state
+        what = "; ".join(diffs)
+        if stale == "start-over":
+            self.say(f"start over: {self.last_path} is of other inputs ({what}); this run trains from scratch and "
+                     f"replaces its checkpoint_last.pt, checkpoint_best.pt, config.json and metrics.jsonl (synprep's own "
+                     f"files; nothing else in {out} is touched)")
+            return cfg, None
+        raise ConfigError(f"{out} holds a run that this one cannot resume: {what}. To continue that run, give its config "
+                          f"and data; to train this one from scratch, give a new --out (or --start-over-if-changed to "
+                          f"replace that run's checkpoints and metrics in {out})")
+
+    def build_model(self) -> None:
+        """Setup 3: the model of the resolved config and its optimizer."""
+        import torch
+
+        from .distributed import DataParallel
+        from ..models import build_model
+
+        tc, dist = self.tc, self.dist
+        self.model = build_model(self.mcfg).to(self.device)
+        if dist.rank:  # the same initial parameters everywhere; other dropout draws on other ranks
+            torch.manual_seed(tc.seed + 7919 * dist.rank)
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=tc.lr, betas=tuple(tc.betas), eps=tc.adam_eps, weight_decay=tc.weight_decay)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        # the loss inside DDP's forward and the gradient all-reduce (alone: the model's loss)
+        self.parallel = DataParallel(self.model, dist)
+        #: batches an update takes from the epoch's list, over all ranks
+        self.group = tc.accumulate * dist.world
+
+    def restore(self, state: Optional[dict]) -> None:
+        """Setup 4: the counters, and with a checkpoint to resume its weights, optimizer,
+        counters and random states."""
+        import torch
+
+        dist = self.dist
+        self.step, self.epoch, self.pos, self.elapsed_before = 0, 0, 0, 0.0
+        self.best: Optional[float] = None
+        self.best_step = 0
+        self.last_valid = -1  # a finished run is not validated twice
+        self.wrote_best = False  # checkpoint_best.pt is this run's (the last one, until a validation scores one)
+        self.update_s = 0.0  # the longest update so far, and the last validation: what the time limit plans with
+        self.valid_s: Optional[float] = None
+        self.skipped_valid = -1  # the update whose validation did not fit in the time
+        if state is None:
+            return
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["optimizer"])
+        self.step, self.epoch, self.pos = state["step"], state["epoch"], state["pos"]
+        self.best, self.best_step, self.elapsed_before = state["best_score"], state["best_step"], state["elapsed_s"]
+        self.last_valid = state.get("valid_step", -1)
+        self.wrote_best = True
+        rng = state["rng"]
+        ranks = rng.get("ranks") or []
+        if dist.active and len(ranks) == dist.world:
+            rng = ranks[dist.rank]  # every rank its own stream
+        elif dist.active:
+            self.say(f"{self.last_path} holds the random states of {len(ranks) or 1} process(es), not {dist.world}: "
+                     "the resume is not exact")
+            rng = rng if dist.main else None  # the other ranks keep their fresh seeds
+        if rng is not None:
+            torch.set_rng_state(rng["torch"])
+            if self.device.type == "cuda" and rng.get("cuda") is not None:
+                torch.cuda.set_rng_state_all(rng["cuda"])
+        self.say(f"resumed {self.last_path} at update {self.step} (epoch {self.epoch}, batch {self.pos})")
+
+    def open_run_folder(self, resumed: bool) -> None:
+        """Setup 5 (only once the data and the model are known to be good): the run folder
+        with config.json, metrics.jsonl (the records after the checkpoint -- all of them
+        without one -- are written again from here), the schedule's warnings, the batch
+        sampler and the progress bar."""
+        import torch
+
+        tc, mcfg, dist = self.tc, self.mcfg, self.dist
+        if dist.main:
+            self.out.mkdir(parents=True, exist_ok=True)
+            (self.out / "config.json").write_text(json.dumps(self.cfg.to_dict(), indent=2) + "\n", encoding="utf-8")
+        self.vocab = None
+        if tc.valid_bleu and self.valid_ds is not None:
+            from ..translate.decode import TargetVocab
+
+            self.vocab = TargetVocab.from_manifest(self.valid_ds.manifest, tc.valid)
+        self.sampler = batch_sampler(self.train_ds.lengths(), tc, shuffle=True)
+        self.collate = self.train_ds.collate()
+        if dist.main:
+            _trim_metrics(self.out / "metrics.jsonl", self.step if resumed else None)
+        self.metrics = _Metrics(self.out / "metrics.jsonl" if dist.main else None)
+        if getattr(self.model, "prefix_decoder", False):
+            mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
+            self.say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")
+        self.warnings = self.schedule_warnings()
+        for w in self.warnings:
+            self.say(f"warning: {w}")
+        if not resumed:
+            n_params = sum(p.numel() for p in self.model.parameters())
+            self.metrics.write({"event": "start", "variant": mcfg.variant, "target": self.model.target, "parameters": n_params,
+                                "device": str(self.device), "processes": dist.world, "warnings": self.warnings,
+                                "config": self.cfg.to_dict()})
+        self.autocast = (
+            torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda" and tc.bf16 else contextlib.nullcontext()
+        )
+        self.start = self.clock()
+        self.acc = self._fresh_acc(self.start)
+        left = tc.max_minutes * 60.0 - self.elapsed_before if tc.max_minutes else None
+        self.bar = progress(total=tc.max_steps, initial=self.step, desc=mcfg.variant, unit="upd",
+                            enabled=tc.progress and dist.main, time_left=left)
+
+    def schedule_warnings(self) -> list[str]:
+        """What in the schedule defeats the run -- it stops (``max_steps``, or
+        ``max_epochs`` of this dataset) before the warm-up ends, so the learning rate
+        never reaches ``train.lr`` (and :meth:`finish` says so again of a run that
+        ended early for any reason, the time limit included)."""
+        tc = self.tc
+        last = tc.max_steps
+        if tc.max_epochs:  # updates an epoch: its batches, tc.accumulate x processes at a time
+            last = min(last, tc.max_epochs * -(-len(self.sampler.batches()) // self.group))
+        self.predicted_stop = last
+        if last >= tc.warmup:
+            return []
+        return [self._warmup_warning(f"the run stops after {last} updates", last)]
+
+    def _warmup_warning(self, head: str, last: int) -> str:
+        tc = self.tc
+        peak = learning_rate(last, tc)
+        return (f"{head}, before the warm-up of train.warmup = {tc.warmup} updates ends: "
+                f"the learning rate only reaches {peak:.2g} of train.lr = {tc.lr:g}; lower the warm-up "
+                f"(e.g. --set train.warmup={max(1, last // 10)}) or train longer")
+
+    # ---- time and the stop condition
+
+    def elapsed(self) -> float:
+        return self.elapsed_before + self.clock() - self.start
+
+    def fits(self, seconds: float) -> bool:
+        """Whether something of about ``seconds`` ends within ``train.max_minutes`` (always
+        without a limit); the same answer on every rank."""
+        if not self.tc.max_minutes:
+            return True
+        return not self.dist.any(self.elapsed() + seconds > self.tc.max_minutes * 60.0)  # the ranks stop together
+
+    def done(self) -> bool:
+        """The stop condition: ``max_steps``, ``max_epochs`` (counted at epoch ends), or
+        ``max_minutes`` -- the time is up, or the next update (as long as the longest
+        so far) would end past it."""
+        tc = self.tc
+        return self.step >= tc.max_steps or bool(tc.max_epochs and self.epoch >= tc.max_epochs) or not self.fits(self.update_s)
+
+    # ---- one update
+
+    def epoch_batches(self) -> list[list[int]]:
+        """This epoch's batches (row indices), the same for the same seed and epoch (and on
+        every rank; a last group too short to give each rank a batch is left out)."""
+        from .distributed import drop_tail
+
+        self.sampler.set_epoch(self.epoch)
+        every = self.sampler.batches()
+        if not every:  # every loop makes progress or stops
+            raise InputError(self.tc.train, None, f"epoch {self.epoch} has no batches; the dataset has {len(self.train_ds)} rows", "empty")
+        batches = drop_tail(every, self.group, self.dist)
+        if not batches:  # every epoch would be empty: the run would never end
+            raise ConfigError(f"{self.tc.train}: an epoch has {len(every)} batch(es), fewer than the {self.dist.world} "
+                              "processes; lower train.max_tokens / max_sentences or start fewer processes")
+        return batches
+
+    def next_epoch(self) -> None:
+        self.epoch += 1
+        self.pos = 0
+
+    def update(self, batches: list[list[int]]) -> None:
+        """One update (:meth:`optimizer_step`), timed: the longest so far is what the
+        time limit expects of the next one (:meth:`done`)."""
+        t0 = self.clock()
+        self.optimizer_step(batches)
+        self.update_s = max(self.update_s, self.clock() - t0)
+        self.bar.update(1)
+
+    def optimizer_step(self, batches: list[list[int]]) -> None:
+        """One optimizer step on the batches of rows ``batches`` (``train.accumulate`` of
+        them a process, fewer at the end of an epoch): the gradient of the label-smoothed
+        loss summed over every batch, divided by the target tokens of all of them. Under
+        torchrun ``batches`` is the group of all ranks, and each rank trains on its share."""
+        import torch
+
+        from .distributed import share
+
+        model, tc, world = self.model, self.tc, self.dist.world
+        model.train()
+        self.parallel.train()
+        lr = learning_rate(self.step + 1, tc)
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        mine = share(batches, self.dist)
+        data = [self.collate(self.train_ds.__getitems__(idx)).to(self.device) for idx in mine]
+        ntok = sum(int((~model.targets(b)[1]).sum()) for b in data)  # this rank's target tokens
+        ntok = int(self.dist.all_sum(ntok)[0])  # the update's, over all ranks
+        self.opt.zero_grad(set_to_none=True)
+        loss_total = 0.0
+        for i, batch in enumerate(data):
+            with self.parallel.sync(last=i == len(data) - 1):  # all-reduce in the last backward only
+                with self.autocast:
+                    loss_sum, _ = self.parallel.loss(batch, tc.label_smoothing)
+                # DDP averages over the world ranks: world * loss / ntok gives sum(loss) / ntok
+                (loss_sum / (max(1, ntok) / world)).backward()
+            loss_total += float(loss_sum.detach())
+        clip = tc.clip_norm if tc.clip_norm > 0 else float("inf")
+        gnorm = float(torch.nn.utils.clip_grad_norm_(self.params, clip))
+        self.opt.step()
+        self.step += 1
+        self.pos += len(batches)
+        self.lr = lr
+        self.acc["loss"] += loss_total
+        self.acc["tokens"] += ntok
+        self.acc["steps"] += 1
+        self.acc["gnorm"] += gnorm
+
+    # ---- logging, validation, checkpoints
+
+    @staticmethod
+    def _fresh_acc(t: float) -> dict:
+        return {"loss": 0.0, "tokens": 0, "steps": 0, "t": t, "gnorm": 0.0}
+
+    def log(self) -> None:
+        """A train record (averages since the last one) in metrics.jsonl and the bar."""
+        now = self.clock()
+        acc = self.acc
+        loss = self.dist.all_sum(acc["loss"])[0]  # summed over the ranks (tokens already are)
+        rec = {
+            "event": "train",
+            "step": self.step,
+            "epoch": self.epoch,
+            "loss": round(loss / max(1, acc["tokens"]), 4),
+            "lr": self.lr,
+            "grad_norm": round(acc["gnorm"] / acc["steps"], 4),
+            "tokens": acc["tokens"],
+            "tokens_per_s": round(acc["tokens"] / max(1e-9, now - acc["t"]), 1),
+            "elapsed_s": round(self.elapsed(), 1),
+        }
+        self.metrics.write(rec)
+        self.bar.set_postfix(loss=rec["loss"], lr=f"{self.lr:.2e}", tok_s=int(rec["tokens_per_s"]))
+        self.acc = self._fresh_acc(now)
+
+    def save(self, valid: Optional[dict], gather: bool = True, final: bool = False) -> None:
+        """checkpoint_last.pt, and checkpoint_best.pt when ``valid`` improved on the best
+        score (or when there is no validation set, or -- ``final`` -- when no
+        validation of this run has written one: a run whose validations did not fit
+        in its time). Under torchrun every rank calls it (the RNG states of all are
+        gathered: ``gather``) and rank 0 writes."""
+        import torch
+
+        improved = False
+        if valid is not None and self._improves(valid):
+            self.best, self.best_step, improved = self._score(valid), self.step, True
+        write_best = improved or self.valid_ds is None or (final and not self.wrote_best)
+        self.wrote_best = self.wrote_best or write_best  # (on every rank: finish() asks it on every rank)
+        rng = {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None}
+        if self.dist.active:
+            rng["ranks"] = self.dist.gather({"torch": rng["torch"], "cuda": rng["cuda"]}) if gather else None
+            if not self.dist.main:
+                return
+        st = {
+            "model": self.model.state_dict(),
+            "optimizer": self.opt.state_dict(),
+            "step": self.step,
+            "epoch": self.epoch,
+            "pos": self.pos,
+            "best_score": self.best,
+            "best_step": self.best_step,
+            "best_metric": self.best_metric,
+            "elapsed_s": self.elapsed(),
+            "valid_step": self.last_valid if valid is None else self.step,
+            "rng": rng,
+            "config": self.cfg.to_dict(),
+            "vocab": vocab_fingerprint(self.train_ds.manifest),
+            "data": data_record(self.train_ds.manifest, None if self.valid_ds is None else self.valid_ds.manifest),
+        }
+        _atomic_save(st, self.last_path)
+        if write_best:
+            _atomic_save(st, self.best_path)
+
+    @staticmethod
+    def _score(valid: dict) -> float:
+        return valid["bleu"] if "bleu" in valid else -valid["loss"]
+
+    def _improves(self, valid: dict) -> bool:
+        return self.best is None or self._score(valid) > self.best
+
+    @property
+    def best_metric(self) -> str:
+        return "bleu" if self.tc.valid_bleu else "-loss"
+
+    def valid_estimate(self) -> float:
+        """Seconds the next validation will take: the last one's; before the first, its
+        batches at a third of the longest update's time a batch (a forward pass without
+        the backward), translation for BLEU not counted."""
+        if self.valid_s is not None:
+            return self.valid_s
+        if self.valid_ds is None:
+            return 0.0
+        n = len(self.valid_ds) if not self.tc.valid_sentences else min(len(self.valid_ds), self.tc.valid_sentences)
+        batches = len(batch_sampler(self.valid_ds.lengths()[:n], self.tc, shuffle=False).batches())
+        return batches * self.update_s / max(1, self.tc.accumulate) / 3.0
+
+    def validate(self, final: bool = False) -> None:
+        """Validation (when there is a validation set and it fits in the time left), then a
+        checkpoint (always)."""
+        tv = self.clock()
+        v = None
+        if self.valid_ds is not None and not self.fits(self.valid_estimate()):
+            self.say(f"update {self.step}: validation skipped: it would end past train.max_minutes = "
+                     f"{self.tc.max_minutes:g} (about {self.valid_estimate():.0f} s; {self.elapsed():.0f} s used); "
+                     "checkpoint saved without it")
+            self.metrics.write({"event": "valid_skipped", "step": self.step, "epoch": self.epoch,
+                                "estimate_s": round(self.valid_estimate(), 1), "elapsed_s": round(self.elapsed(), 1)})
+            self.skipped_valid = self.step
+        elif self.valid_ds is not None:
+            v = self.scores()
+            self.valid_s = self.clock() - tv
+            rec: dict = {"event": "valid", "step": self.step, "epoch": self.epoch}
+            rec.update({k: round(x, 4) for k, x in v.items()})
+            rec["best"] = self._improves(v)
+            rec["elapsed_s"] = round(self.elapsed(), 1)
+            # the record before the checkpoint: a run killed between the two resumes from the
+            # previous checkpoint, drops this record (_trim_metrics) and validates again
+            self.metrics.write(rec)
+        self.save(v, final=final)
+        if v is not None or self.valid_ds is None:
+            self.last_valid = self.step
+        if v is not None:
+            self.say(f"update {self.step}: valid loss {v['loss']:.3f} ppl {v['ppl']:.2f}" + (f" BLEU {v['bleu']:.2f}" if "bleu" in v else ""))
+        self.acc["t"] += self.clock() - tv  # throughput counts training time only
+
+    def scores(self) -> dict:
+        """The validation figures: loss per target token (no smoothing, exact prefixes)
+        and perplexity, and with ``valid_bleu`` BLEU/chrF++ of greedy translations. Under
+        torchrun each rank scores every world-th batch (and translates every world-th
+        sentence), and all get the whole set's figures."""
+        import numpy as np
+        import torch
+
+        model, ds, tc, dist = self.model, self.valid_ds, self.tc, self.dist
+        model.eval()
+        n = len(ds) if not tc.valid_sentences else min(len(ds), tc.valid_sentences)
+        rows = np.arange(n)
+        sampler = batch_sampler(ds.lengths()[:n], tc, shuffle=False)
+        collate = ds.collate()
+        total, ntok = 0.0, 0
+        batches = sampler.batches()[dist.rank :: dist.world]
+        with torch.no_grad(), progress(len(batches), desc="validation", unit="batch", enabled=tc.progress and dist.main, leave=False) as bar:
+            for b in batches:
+                batch = collate([ds[int(rows[i])] for i in b]).to(self.device)
+                loss, k = model.loss(batch, 0.0)
+                total += float(loss)
+                ntok += k
+                bar.update(1)
+        total, ntok = dist.all_sum(total, ntok)
+        out = {"loss": total / max(1, ntok)}
+        out["ppl"] = math.exp(min(out["loss"], 50.0))
+        if tc.valid_bleu and self.vocab is not None:
+            from ..translate.decode import target_language
+            from ..translate.evaluate import reference_texts, score, translate_dataset
+
+            m = min(len(ds), tc.valid_bleu)
+            lang = target_language(ds.manifest, tc.lang)[0]
+            tr = translate_dataset(model, ds, self.vocab, beam=1, lang=lang, max_tokens=tc.max_tokens or 4096,
+                                   rows=range(dist.rank, m, dist.world), device=self.device,
+                                   progress=tc.progress and dist.main, leave=False)
+            parts = dist.gather([t.text for t in tr])  # sentence i was translated by rank i % world
+            hyps = [parts[i % dist.world][i // dist.world] for i in range(m)]
+            s = score(hyps, reference_texts(ds, self.vocab, lang, range(m)))
+            out["bleu"], out["chrf++"] = s["bleu"], s["chrf++"]
+        model.train()
+        return out
+
+    def finish(self) -> None:
+        """The end of the loop: a last validation and checkpoint unless the final update
+        was just validated, and a warning when the run ended (for whatever reason)
+        before its warm-up did."""
+        if self.last_valid != self.step and self.skipped_valid != self.step:
+            self.validate(final=True)
+        elif not self.wrote_best:  # the validation of this update did not fit in the time
+            self.save(None, final=True)
+        if self.step < self.tc.warmup and self.step != self.predicted_stop:  # (the start's warning said it already)
+            self.say("warning: " + self._warmup_warning(f"the run stopped at update {self.step}", max(1, self.step)))
+
+    def close(self) -> None:
+        self.bar.close()
+        self.metrics.close()
+        self.dist.close()
+
+    def summary(self) -> dict:
+        return {
+            "steps": self.step,
+            "epochs": self.epoch,
+            "best_score": None if self.best is None else float(self.best),
+            "best_metric": self.best_metric,
+            "best_step": self.best_step,
+            "elapsed_s": round(self.elapsed(), 1),
+            "checkpoint_last": str(self.last_path),
+            "checkpoint_best": str(self.best_path),
+        }
+
+
+def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None = None, verify: bool = True,
+          stale: str = "refuse", clock: Callable[[], float] = time.perf_counter) -> dict:
+    """Train (or resume) a run; returns a summary dict (steps, best score, paths).
+    ``verify``: check the datasets against their manifests first (see
+    :func:`synprep.dataset.shards.verify`; a damaged dataset is an error naming the file).
+    ``stale``: what to do when ``train.out`` holds a run of other inputs (another
+    dataset, vocabulary or config): ``refuse`` (the CLI's default) or ``start-over``
+    (the workflow's; :meth:`Trainer.restore_point`). ``clock``: the seconds clock of
+    the time limit and the records (tests pass a fake one).
+
+    The loop, top to bottom: setup; per epoch, its batches from the saved position on;
+    per ``accumulate`` batches one update, a metrics record every ``log_every`` updates,
+    validation and a checkpoint every ``valid_every``, until :meth:`Trainer.done`
+    (max_steps, max_epochs or max_minutes); a last validation (if it fits) and
+    checkpoint (always) unless the final update was just validated."""
+    say = log or (lambda msg: print(msg, file=sys.stderr))
+    t = Trainer(cfg, resume, say, verify, stale=stale, clock=clock)
+    tc = t.tc
+    try:
+        while not t.done():
+            batches = t.epoch_batches()
+            while t.pos < len(batches):
+                t.update(batches[t.pos : t.pos + t.group])
+                if t.step % tc.log_every == 0:
+                    t.log()
+                if t.step % tc.valid_every == 0:
+                    t.validate()
+                if t.done():
+                    break
+            else:  # the epoch's last batch taken, the run not over
+                t.next_epoch()
+        t.finish()
+    except KeyboardInterrupt:
+        t.save(None, gather=False)
+        t.say(f"interrupted: saved {t.last_path} at update {t.step}; run the same command to resume")
+        raise
+    finally:
+        t.close()
+    return t.summary()

@@ -1,0 +1,595 @@
+"""Outputs: the one place that decides what synprep may replace, and how it writes.
+
+Every file and folder a synprep command (or a workflow script) writes goes through
+this module; no other module calls ``os.replace``. Three mechanisms:
+
+Checks. :func:`check_output_dir` and :func:`check_output_file` are called by every
+command before it reads its input, so that ``-o`` naming an existing file (for a
+folder output), an existing folder (for a file output), a path under a file, or a
+place that cannot be written is an error (exit 2) at once, not an exception after an
+hour of work.
+
+Files. :func:`atomic_file` (one file), :func:`write_bytes`, :func:`write_text` and
+:func:`write_json` write into a hidden temporary file beside the target
+(``.NAME.tmp-PID-XXXXXXXX``), flush it to disk (fsync; ``SYNPREP_FSYNC=0`` skips
+that, e.g. in the test suite) and only then rename it over the target; on any failure, a full disk or Ctrl-C included, the temporary file is
+removed and the target is left as it was. :func:`atomic_files` does the same for
+files that belong together (a split's pairs and rejects, ``parse``'s trees and
+rejects, ``synprep evaluate``'s hypotheses, references and scores): all are written
+first and renamed into place only when every one is complete, in the order they were
+opened (summaries last); a rename that fails (a read-only target) puts back the old
+files renamed before it (kept as hard links until the end), so a failure leaves
+every old file intact. Only a crash of the machine between two renames of a group
+can leave some files new and some old (a folder output, swapped in one step, never).
+
+Folders. :func:`replace_dir` is how a command writes a folder output (``synprep
+shard``, ``filter``, ``split --out-dir``, ``challenge -o``, the workflow's
+vocabulary): everything is
+written into a fresh sibling folder ``.NAME.tmp-PID-XXXXXXXX``, and only when all of
+it is written does that folder take the place of ``NAME``:
+
+* on Linux with ``renameat2(RENAME_EXCHANGE)`` (ext4, xfs, btrfs, tmpfs, ...) the two
+  folders are swapped in one atomic step, so at every instant ``NAME`` holds either
+  the complete old output or the complete new one; the old one is then deleted;
+* elsewhere ``NAME`` is renamed away and the new folder renamed into place: for the
+  instant between the two renames ``NAME`` does not exist (a reader finds no output,
+  never a mix), and a run killed exactly there leaves the old output as
+  ``.NAME.old-PID``.
+
+The rule (what may be replaced). A folder output carries a marker,
+``.synprep-output.json`` (:data:`MARKER`), that lists the command kind that wrote it
+and every file it wrote with its size. An existing ``NAME`` is replaced only when it
+is empty, or when its marker is of the same kind and every file and folder in it is
+one the marker lists, with the listed size. Anything else -- a file the user put
+there (``NOTES.md``, ``.git/``, another ``*.json``), a file of ours that changed
+size, a folder without a marker (written by hand, by another program, or by a
+synprep older than the marker) -- is refused before any work, with an error naming a
+few of the files that are not ours and how many there are. synprep never guesses
+from file names whether a folder is its own: the user moves such a folder away (or
+deletes it) and runs again. ``-o`` naming the current folder or one that holds it is
+refused too (a folder cannot be swapped while it is the working directory).
+
+A run killed before the swap leaves ``NAME`` untouched and a ``.NAME.tmp-PID-...``
+folder; the next run into ``NAME`` deletes it only when that process is gone and the
+folder is provably ours: the marker written into it when it was made names that PID,
+or its complete marker lists everything in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+from ..errors import ConfigError
+
+__all__ = [
+    "MARKER",
+    "FileGroup",
+    "atomic_file",
+    "atomic_files",
+    "check_output_dir",
+    "check_output_file",
+    "check_replaceable",
+    "describe_os_error",
+    "replace_dir",
+    "write_bytes",
+    "write_json",
+    "write_text",
+]
+
+#: the file inside a folder output that proves synprep wrote the folder (module docstring)
+MARKER = ".synprep-output.json"
+#: foreign files named in a refusal (the rest are counted)
+_SHOWN = 5
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _nearest_existing(p: Path) -> Path:
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def _check_parent(p: Path, option: str) -> None:
+    anc = _nearest_existing(p.parent)
+    if not anc.is_dir():
+        raise ConfigError(f"{option} {p}: {anc} is a file, not a directory; choose a path under a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {p}: cannot write in {anc} (permission denied); choose another place")
+
+
+def check_output_dir(path: str | os.PathLike, option: str = "-o") -> Path:
+    """``path`` as a Path; ConfigError unless it is (or can be made) a directory."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ConfigError(f"{option} {p}: an existing file, not a directory; give a directory (it is created) or remove the file")
+    _check_parent(p, option)
+    if p.is_dir() and not os.access(p, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {p}: cannot write in this directory (permission denied)")
+    return p
+
+
+def check_output_file(path: str | os.PathLike, option: str = "-o") -> Path:
+    """``path`` as a Path; ConfigError when it is a directory or cannot be written
+    (``-`` for stdout passes)."""
+    p = Path(path)
+    if os.fspath(path) == "-":
+        return p
+    if p.is_dir():
+        raise ConfigError(f"{option} {p}: an existing directory; give a file name")
+    _check_parent(p, option)
+    return p
+
+
+# ----------------------------------------------------------------------------- faults
+
+#: a temporary name of this module (a file or a folder): ``.NAME.tmp-PID-XXXXXXXX[.SUFFIX]``
+_TEMP = re.compile(r"^\.(.+)\.tmp-\d+-[0-9a-f]{8}(\.[^./]*)?$")
+
+_HINTS = {
+    errno.ENOSPC: "the disk is full: free some space or write the output elsewhere",
+    errno.EDQUOT: "the disk quota is used up: free some space or write the output elsewhere",
+    errno.EFBIG: "the file is larger than this process may write (ulimit -f): raise the limit or write less",
+    errno.EROFS: "a read-only file system: write the output elsewhere",
+    errno.EACCES: "permission denied: choose a place you may write (or read), or change its permissions",
+    errno.EPERM: "not permitted: choose a place you may write (or read), or change its permissions",
+    errno.EIO: "an input/output error of the disk or the network file system: check it, then run again",
+}
+
+
+def public_path(path: str | os.PathLike) -> str:
+    """``path`` with each temporary name of this module replaced by the name it
+    stands for (the output the user asked for)."""
+    parts = []
+    for part in Path(path).parts:
+        m = _TEMP.match(part)
+        parts.append(m.group(1) if m else part)
+    return os.fspath(Path(*parts)) if parts else os.fspath(path)
+
+
+def describe_os_error(e: OSError) -> str:
+    """``PATH: CAUSE; HINT`` for an OSError (the CLI's message for a fault of the
+    machine), the path as the user named it (not a temporary name of this module)."""
+    cause = e.strerror or str(e) or type(e).__name__
+    where = ""
+    if e.filename is not None:
+        first = public_path(os.fsdecode(e.filename))
+        second = None if e.filename2 is None else public_path(os.fsdecode(e.filename2))
+        where = f"{first}: " if second in (None, first) else f"{first} -> {second}: "
+    hint = _HINTS.get(e.errno or 0)
+    return f"{where}{cause}" + (f"; {hint}" if hint else "")
+
+
+def _with_path(e: BaseException, path: str | os.PathLike, temps: list[Path] | None = None) -> BaseException:
+    """An OSError raised by a write that does not name a file (``f.write`` on a full
+    disk) as the same error naming ``path``; an error of a library that hides the
+    OSError of a failed write (torch.save raises RuntimeError) as the OSError the
+    machine's state shows (:func:`_disk_fault`); any other exception as it is."""
+    if isinstance(e, OSError) and e.filename is None and e.errno is not None:
+        return OSError(e.errno, e.strerror or os.strerror(e.errno), os.fspath(path))
+    if isinstance(e, Exception) and not isinstance(e, OSError) and temps:
+        fault = _disk_fault(temps)
+        if fault is not None:
+            return OSError(fault, os.strerror(fault), os.fspath(path))
+    return e
+
+
+def _disk_fault(temps: list[Path]) -> int | None:
+    """EFBIG when a temporary file reached the size this process may write (ulimit
+    -f), ENOSPC when its file system has no free block; else None."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    for t in temps:
+        try:
+            size = os.stat(t).st_size
+            vfs = os.statvfs(t.parent)
+        except OSError:
+            continue
+        if limit != resource.RLIM_INFINITY and size >= limit:
+            return errno.EFBIG
+        if vfs.f_bavail == 0 or vfs.f_bfree == 0:
+            return errno.ENOSPC
+    return None
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def _temp_name(path: Path) -> Path:
+    """A hidden temporary name beside ``path``, keeping its suffix (numpy's savez
+    appends ``.npz`` to a name without it)."""
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}{path.suffix}")
+
+
+def _fsync_wanted() -> bool:
+    """Whether files are flushed to disk before they are renamed into place: yes,
+    unless ``SYNPREP_FSYNC=0`` (the test suite, scratch runs: each fsync costs a few ms
+    on a disk; the renames stay atomic, only durability over a power loss is lost)."""
+    return os.environ.get("SYNPREP_FSYNC", "1") != "0"
+
+
+def _fsync_path(p: str | os.PathLike, directory: bool = False) -> None:
+    """fsync a file (an error is raised: its bytes may not be on disk) or a folder
+    (best effort: some file systems refuse it; skipped with ``SYNPREP_FSYNC=0``)."""
+    if directory and not _fsync_wanted():
+        return
+    try:
+        fd = os.open(p, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    except OSError:
+        if directory:
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not directory:
+            raise
+    finally:
+        os.close(fd)
+
+
+class FileGroup:
+    """Files that belong together, written under temporary names and renamed into
+    place together by :meth:`commit` (in the order they were registered), or all
+    removed by :meth:`abort`. As a context manager (``with FileGroup() as g``, or
+    :func:`atomic_files`): committed when the block ends without an exception,
+    aborted otherwise (an OSError that names no file then names the group's)."""
+
+    def __init__(self, fsync: bool | None = None):
+        self.fsync = _fsync_wanted() if fsync is None else fsync
+        self._items: list[tuple[Path, Path]] = []  # (temporary, final)
+        self._open: list[IO] = []
+        self._done = False
+
+    def path(self, path: str | os.PathLike) -> Path:
+        """The temporary path to write ``path``'s content to (for writers that want a
+        path: pyarrow, polars, numpy, gzip); it takes ``path``'s place on commit."""
+        final = Path(path)
+        if final.parent != Path(""):
+            final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _temp_name(final)
+        self._items.append((tmp, final))
+        return tmp
+
+    def open(self, path: str | os.PathLike, mode: str = "w", **kw: Any) -> IO:
+        """``open(mode)`` on the temporary path of ``path`` (text: UTF-8 unless
+        ``encoding`` is given); closed, flushed and renamed by :meth:`commit`."""
+        if "b" not in mode:
+            kw.setdefault("encoding", "utf-8")
+        f = open(self.path(path), mode, **kw)
+        self._open.append(f)
+        return f
+
+    def __enter__(self) -> "FileGroup":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc is None:
+            try:
+                self.commit()
+            except BaseException as e:
+                named = _with_path(e, self.where(), self.temps())
+                self.abort()
+                if named is e:
+                    raise
+                raise named from e
+            return
+        named = _with_path(exc, self.where(), self.temps())
+        self.abort()
+        if named is not exc:
+            raise named from exc
+
+    def temps(self) -> list[Path]:
+        return [tmp for tmp, _ in self._items]
+
+    def where(self) -> str:
+        """The files this group writes (up to three), else their folder (for messages
+        about an error that named no file)."""
+        finals = [os.fspath(final) for _, final in self._items]
+        if 0 < len(finals) <= 3:
+            return " or ".join(finals)
+        return os.path.commonpath([os.path.abspath(f) for f in finals]) if finals else "."
+
+    def commit(self) -> None:
+        for f in self._open:
+            f.close()  # a full disk shows here at the latest (OSError: nothing is renamed)
+        if self.fsync:
+            for tmp, _ in self._items:
+                _fsync_path(tmp)
+        self._rename_all()
+        self._done = True
+        if self.fsync:
+            for d in dict.fromkeys(final.parent for _, final in self._items):
+                _fsync_path(d, directory=True)
+
+    def _rename_all(self) -> None:
+        """Every temporary file onto its target, or none: with several files, each
+        old target is kept as a hard link until all are renamed, and a rename that
+        fails (a read-only or immutable target) puts back those renamed before it."""
+        several = len(self._items) > 1
+        undo: list[tuple[Path, Path | None, bool]] = []  # (target renamed onto, link to its old file, existed)
+        backup: Path | None = None
+        try:
+            for tmp, final in self._items:
+                backup = None
+                existed = os.path.lexists(final)
+                if several and existed:
+                    backup = _temp_name(final)
+                    try:
+                        os.link(final, backup, follow_symlinks=False)
+                    except OSError:
+                        backup = None  # no hard links here: that file cannot be put back
+                os.replace(tmp, final)
+                undo.append((final, backup, existed))
+                backup = None
+        except BaseException:
+            for final, old, existed in reversed(undo):
+                with contextlib.suppress(OSError):
+                    if old is not None:
+                        os.replace(old, final)
+                    elif not existed:
+                        os.unlink(final)
+            raise
+        finally:
+            for _, old, _ in undo:
+                if old is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(old)
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
+
+    def abort(self) -> None:
+        for f in self._open:
+            with contextlib.suppress(OSError):
+                f.close()
+        if not self._done:
+            for tmp, _ in self._items:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        self._done = True
+
+
+@contextlib.contextmanager
+def atomic_files(fsync: bool | None = None) -> Iterator[FileGroup]:
+    """A :class:`FileGroup`: every file opened (``g.open(path, mode)``) or named
+    (``g.path(path)``) in the block replaces its target when the block ends without
+    an exception; on any exception (KeyboardInterrupt included) none does and every
+    temporary file is removed."""
+    with FileGroup(fsync) as g:
+        yield g
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike, mode: str = "w", fsync: bool | None = None, **kw: Any) -> Iterator[IO]:
+    """``open(path, mode, **kw)`` written atomically (module docstring): the handle
+    is a temporary file beside ``path`` that replaces it when the block ends without
+    an exception and is removed otherwise."""
+    with atomic_files(fsync) as g:
+        yield g.open(path, mode, **kw)
+
+
+def write_bytes(path: str | os.PathLike, data: bytes, fsync: bool | None = None) -> None:
+    """``data`` as the content of ``path``, atomically."""
+    with atomic_file(path, "wb", fsync) as f:
+        f.write(data)
+
+
+def write_text(path: str | os.PathLike, text: str, newline: str | None = "\n", fsync: bool | None = None) -> None:
+    """``text`` (UTF-8) as the content of ``path``, atomically; ``newline`` as for
+    :func:`open` (``"\\n"``: written as given on every platform)."""
+    with atomic_file(path, "w", fsync, newline=newline) as f:
+        f.write(text)
+
+
+def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 1, sort_keys: bool = True,
+               ensure_ascii: bool = False, default: Any = None, end: str = "\n", fsync: bool | None = None) -> None:
+    """``obj`` as JSON, atomically. synprep's format is the default: indent 1, keys
+    sorted, UTF-8 as is, a final newline (the same bytes for the same content). The
+    parameters keep the bytes of outputs that had another format before this one
+    owner existed (e.g. ``manifest.json``: keys in the order written)."""
+    text = json.dumps(obj, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii, default=default) + end
+    write_text(path, text, fsync=fsync)
+
+
+# ----------------------------------------------------------------------------- folders
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_marker(p: Path) -> dict | None:
+    try:
+        m = json.loads((p / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(m, dict) or m.get("synprep") != "output" or not isinstance(m.get("files", {}), dict):
+        return None
+    return m
+
+
+def _entries(p: Path) -> dict[str, int | None]:
+    """Every file (relative path -> size) and folder (-> None) under ``p``; links are
+    entries, never followed."""
+    out: dict[str, int | None] = {}
+    for root, dirs, files in os.walk(p):
+        rel = os.path.relpath(root, p)
+        for name in dirs:
+            q = os.path.join(root, name)
+            out[os.path.normpath(os.path.join(rel, name))] = os.lstat(q).st_size if os.path.islink(q) else None
+        for name in files:
+            out[os.path.normpath(os.path.join(rel, name))] = os.lstat(os.path.join(root, name)).st_size
+    return out
+
+
+def _write_marker(d: Path, kind: str, files: dict[str, int] | None) -> None:
+    from .. import __version__
+
+    m = {"synprep": "output", "version": __version__, "kind": kind, "complete": files is not None, "files": files or {}}
+    if files is None:  # a folder being written: whose (the complete marker has no PID: same bytes every run)
+        m["pid"] = os.getpid()
+    write_json(d / MARKER, m)
+
+
+def _remove_stale(p: Path) -> None:
+    """Temporary folders of killed runs into ``p``, when the process named in the
+    folder's name is gone: only those whose marker names that PID (a run killed while
+    writing), or whose complete marker lists everything in them (killed just before
+    the swap)."""
+    prefix = f".{p.name}.tmp-"
+    for q in p.parent.glob(f"{prefix}*"):
+        pid = q.name[len(prefix):].split("-", 1)[0]
+        if not (pid.isdigit() and int(pid) != os.getpid() and q.is_dir() and not q.is_symlink()):
+            continue
+        m = _read_marker(q)
+        if m is None or _alive(int(pid)):
+            continue
+        # killed while writing (its marker names it), or after its last marker, before the swap
+        if m.get("pid") == int(pid) or (m.get("complete") is True and _refusal(q, m.get("kind"), "-o") is None):
+            shutil.rmtree(q, ignore_errors=True)
+
+
+def _few(names: list[str]) -> str:
+    shown = ", ".join(names[:_SHOWN])
+    return shown + (f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
+
+
+def _refusal(p: Path, kind: str, option: str) -> str | None:
+    """Why ``p`` (an existing folder) may not be replaced by a ``kind`` output, or
+    None when it may (the rule of the module docstring)."""
+    entries = _entries(p)
+    if not entries:
+        return None
+    how = "move the folder away or delete it yourself if you no longer need it, or choose another " + option
+    m = _read_marker(p)
+    if m is None:
+        return (f"{option} {p}: a folder synprep cannot prove it wrote (no {MARKER}: made by hand, by another program, "
+                f"or by a synprep older than that marker); it holds {len(entries)} file(s) and folder(s): "
+                f"{_few(sorted(entries))}. synprep replaces only an empty folder or its own output: {how}")
+    if m.get("kind") != kind:
+        return (f"{option} {p}: the output of another kind of command ({m.get('kind')!r}, not {kind!r}); "
+                f"it is not replaced: {how}")
+    listed = {str(k): v for k, v in m["files"].items()}
+    allowed = set(listed) | {MARKER}
+    for name in listed:
+        parent = os.path.dirname(name)
+        while parent:
+            allowed.add(parent)
+            parent = os.path.dirname(parent)
+    foreign = sorted(n for n in entries if n not in allowed)
+    changed = sorted(n for n, size in listed.items() if n in entries and entries[n] != size)
+    if foreign:
+        return (f"{option} {p}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: {_few(foreign)}; "
+                f"the folder is replaced as a whole, so it is not replaced: {how}")
+    if changed:
+        return (f"{option} {p}: {len(changed)} file(s) changed since synprep wrote them: {_few(changed)}; "
+                f"it is not replaced: {how}")
+    return None
+
+
+def _holds_cwd(p: Path) -> bool:
+    real = os.path.realpath(p)
+    cwd = os.path.realpath(os.getcwd())
+    return cwd == real or cwd.startswith(real.rstrip(os.sep) + os.sep)
+
+
+def check_replaceable(path: str | os.PathLike, kind: str, option: str = "-o") -> Path:
+    """:func:`check_output_dir`, and the rule of the module docstring: an existing
+    ``path`` must be empty or a ``kind`` output synprep wrote (ConfigError naming the
+    files that are not). The check :func:`replace_dir` makes, for commands to make
+    before any work."""
+    p = check_output_dir(path, option)
+    if _holds_cwd(p):
+        raise ConfigError(f"{option} {p}: the current folder (or one holding it) cannot be replaced by an output folder; "
+                          f"give a new folder name (e.g. {option} {os.path.join(os.fspath(p), 'out')})")
+    if p.is_dir():
+        why = _refusal(Path(os.path.realpath(p)), kind, option)
+        if why:
+            raise ConfigError(why)
+    return p
+
+
+@contextlib.contextmanager
+def replace_dir(path: str | os.PathLike, kind: str, option: str = "-o") -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``path``; when the block ends without
+    an exception, the files written in it are listed in its marker (kind ``kind``)
+    and it replaces ``path`` as a whole (see the module docstring); on an exception
+    it is deleted and ``path`` is left as it was. ``path`` must be empty or an
+    earlier ``kind`` output (:func:`check_replaceable`)."""
+    p = check_replaceable(path, kind, option)
+    if p.is_symlink():  # replace the directory it points to, where it is
+        p = Path(os.path.realpath(p))
+    p.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(p)
+    tmp = p.parent / f".{p.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    tmp.mkdir()
+    try:
+        _write_marker(tmp, kind, None)  # so that a killed run's folder is known to be ours
+        yield tmp
+        files = {n: size for n, size in _entries(tmp).items() if size is not None and n != MARKER}
+        _write_marker(tmp, kind, dict(sorted(files.items())))
+        _fsync_path(tmp, directory=True)
+        _swap(tmp, p)
+    except BaseException as e:
+        named = _with_path(e, p, [q for q in tmp.rglob("*") if q.is_file()] if tmp.is_dir() else None)
+        shutil.rmtree(tmp, ignore_errors=True)
+        if named is e:
+            raise
+        raise named from e
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2); False where that is not possible."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    e = ctypes.get_errno()
+    if e in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EXDEV, errno.EPERM):
+        return False  # a file system or kernel without it
+    raise OSError(e, os.strerror(e), os.fspath(a))
+
+
+def _swap(tmp: Path, p: Path) -> None:
+    """``tmp`` takes the place of ``p`` (module docstring); the old ``p`` is deleted."""
+    if not p.exists():
+        try:
+            os.rename(tmp, p)
+            _fsync_path(p.parent, directory=True)
+            return
+        except OSError as e:
+            if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+    if _exchange(tmp, p):
+        _fsync_path(p.parent, directory=True)
+        shutil.rmtree(tmp, ignore_errors=True)  # now the old output
+        return
+    old = p.parent / f".{p.name}.old-{os.getpid()}"
+    os.rename(p, old)
+    os.rename(tmp, p)
+    _fsync_path(p.parent, directory=True)
+    shutil.rmtree(old, ignore_errors=True)

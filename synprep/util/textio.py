@@ -1,0 +1,74 @@
+"""Text files line by line, read the same way by every line reader of synprep.
+
+:func:`lines` is what the text readers share (the raw corpus of ``split``, the text
+pairs of ``filter``, the sentences of ``parse``, the pair shards of the workflow):
+lines split on LF only, the CR of a CRLF removed (a file with CR-only line endings,
+as classic Mac OS wrote them, is an error that says so and how to convert it: read on
+LF, it would be one line), and the byte-order-mark rule of
+every synprep reader (docs/trees.md): a UTF-8 BOM at the very start of the file is
+skipped -- a file of nothing but the mark has no lines -- and U+FEFF anywhere else is
+text. Decoding is left to the caller, so that it can name the line that is not UTF-8.
+The CoNLL-U reader applies the same rule to its blocks (:func:`synprep.syntax.conllu.read_blocks`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import BinaryIO, Iterator
+
+from ..errors import InputError
+
+__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "lines", "has_breaks", "one_line"]
+
+#: the UTF-8 byte-order mark
+BOM = b"\xef\xbb\xbf"
+
+#: what breaks a line in some reader: LF, CR, VT, FF, the file/group/record separators,
+#: NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR -- exactly the characters at which
+#: Python's ``str.splitlines`` breaks, so a text cleaned of them is one line anywhere
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+#: a line break or a tab: what may not appear inside one field of a TSV line
+BREAKS = "\t" + LINE_BREAKS
+_BREAKS = re.compile(f"[{BREAKS}]")
+_TABLES = {True: str.maketrans(dict.fromkeys(BREAKS, " ")), False: str.maketrans(dict.fromkeys(LINE_BREAKS, " "))}
+
+
+def has_breaks(text: str, tabs: bool = True) -> bool:
+    """Does ``text`` hold a line break (or, with ``tabs``, a tab)?"""
+    return bool(_BREAKS.search(text)) if tabs else any(c in text for c in LINE_BREAKS)
+
+
+def one_line(text: str, tabs: bool = True) -> str:
+    """The cleaning of a line of text, for every writer of one-line records (the
+    split's pair files, reject files, hypotheses, gate norms, ``# text`` comments):
+    each line break (:data:`LINE_BREAKS`) and, with ``tabs``, each tab becomes one
+    space; nothing else changes."""
+    return text.translate(_TABLES[tabs])
+
+
+def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
+    """The lines of a binary stream without their LF or CRLF, a leading byte-order
+    mark skipped. A read error (e.g. a truncated .gz) is an InputError naming the
+    file and the line being read."""
+    n = 0
+    while True:
+        try:
+            raw = stream.readline()
+        except (OSError, EOFError) as e:
+            raise InputError(name, n + 1, f"cannot be read: {e}", reason="unreadable") from None
+        if not raw:
+            return
+        if n == 0 and raw.startswith(BOM):
+            raw = raw[len(BOM):]
+            if not raw:
+                return
+        if n == 0 and not raw.endswith(b"\n") and b"\r" in raw.rstrip(b"\r"):
+            # the first "line" is the whole file and holds CRs: lines end with CR alone
+            raise InputError(name, 1, "has CR-only line endings (no LF in the whole file; read on LF it would be one "
+                             "line): convert them to LF, e.g. `tr '\\r' '\\n' < FILE > FIXED`", reason="line-endings")
+        n += 1
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+        yield raw

@@ -1,0 +1,144 @@
+"""Strict YAML for every configuration synprep reads (run, filter and workflow configs).
+
+One loader, :class:`StrictLoader` (PyYAML's ``SafeLoader`` plus two rules), serves
+:func:`synprep.train.trainer.load_config`, :func:`synprep.filters.load_config` and the
+``Snakefile``'s check of the workflow config, so that all of them read YAML alike:
+
+* a key given twice in one mapping is an error naming both lines (PyYAML would
+  silently keep the last value, so a second ``lr:`` further down a file would
+  quietly win);
+* ``5e-4`` is a float, as in YAML 1.2 (YAML 1.1, which PyYAML follows, wants
+  ``5.0e-4`` and would read a string);
+* a syntax error names the file and the line, and how to fix it;
+* a UTF-8 byte-order mark at the very start of the file is skipped (the rule of
+  every synprep reader, see docs/trees.md); anywhere else U+FEFF is text.
+
+Errors are :class:`synprep.errors.ConfigError` reading ``FILE:LINE: what; what to do``.
+``python -m synprep.util.yamlio FILE...`` checks files this way and prints the first
+problem of each (useful for a workflow config given with ``--configfile``, whose
+syntax errors snakemake reports without a line).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any
+
+import yaml
+
+from ..errors import ConfigError
+
+__all__ = ["StrictLoader", "load_yaml", "load_yaml_file", "check_config_files", "main"]
+
+
+class StrictLoader(yaml.SafeLoader):
+    """SafeLoader + duplicate keys are errors + ``5e-4`` is a float."""
+
+    name = "<string>"
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _value in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: SafeLoader reports it below
+                    continue
+                line = key_node.start_mark.line + 1
+                if first is not None:
+                    raise ConfigError(
+                        f"{self.name}:{line}: key {key!r} is given twice (lines {first} and {line}); "
+                        "keep one of them"
+                    )
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789")
+)
+
+
+def load_yaml(text: str, name: str = "<string>", *, with_node: bool = False):
+    """The data of one YAML document (``None`` for an empty one); with ``with_node``,
+    ``(data, node)`` where ``node`` is the composed node (for line numbers)."""
+    loader = None
+    try:
+        loader = StrictLoader(text)  # (checks the characters already)
+        loader.name = name
+        node = loader.get_single_node()
+        data = None if node is None else loader.construct_document(node)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"{name}:{mark.line + 1}" if mark is not None else name
+        ctx = ""
+        if e.context and e.context_mark is not None and mark is not None and e.context_mark.line != mark.line:
+            ctx = f" ({e.context} at line {e.context_mark.line + 1})"
+        raise ConfigError(f"{where}: invalid YAML: {e.problem or e.context or e}{ctx}; fix the syntax there") from None
+    except yaml.reader.ReaderError as e:  # a character YAML does not allow (e.g. NUL)
+        line = text.count("\n", 0, e.position) + 1
+        raise ConfigError(
+            f"{name}:{line}: invalid YAML: the character {chr(e.character)!r} is not allowed in YAML; remove it"
+            if isinstance(e.character, int) else f"{name}:{line}: invalid YAML: {e.reason}"
+        ) from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{name}: invalid YAML: {e}") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    return (data, node) if with_node else data
+
+
+def load_yaml_file(path: str | os.PathLike, *, with_node: bool = False, what: str = "config"):
+    """:func:`load_yaml` of a file; a missing, unreadable or non-UTF-8 file is a
+    ConfigError naming it."""
+    p = os.fspath(path)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such {what} file; check the path") from None
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read the {what} file ({e.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise ConfigError(f"{p}:{line}: bytes that are not UTF-8; save the {what} file as UTF-8") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return load_yaml(text, p, with_node=with_node)
+
+
+def check_config_files(paths) -> None:
+    """Read each existing file of ``paths`` strictly (ConfigError on the first
+    problem); the Snakefile calls it on the workflow's config files before snakemake's
+    own loading keeps the last of two equal keys."""
+    for p in paths:
+        if os.path.isfile(p):
+            load_yaml_file(p, what="workflow config")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check YAML files; exit 0 when all are fine, 2 otherwise."""
+    files = sys.argv[1:] if argv is None else argv
+    if not files:
+        print("usage: python -m synprep.util.yamlio FILE.yaml...", file=sys.stderr)
+        return 2
+    status = 0
+    for f in files:
+        try:
+            load_yaml_file(f)
+        except ConfigError as e:
+            print(f"error: {e}", file=sys.stderr)
+            status = 2
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
