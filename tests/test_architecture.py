@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 TREES = ("synprep", "tests", "bench", "workflow/scripts")
 COMPILED = {"_fastoracle", "_fastcollate"}
@@ -56,3 +58,83 @@ def test_the_checker_finds_a_private_import(tmp_path, monkeypatch):
 def test_no_module_imports_another_modules_private_names():
     bad = [line for p in _sources() for line in _private_imports(p)]
     assert not bad, "private names imported across modules (make them public or move them):\n" + "\n".join(bad)
+
+
+# --------------------------------------------------------------------------- layering
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+
+
+def _allowed_imports() -> dict[str, set[str]]:
+    """package -> the packages it may import, from docs/architecture.md's table (its
+    third column: package names, `nothing`, or `anything`)."""
+    rows = {}
+    for line in ARCHITECTURE.read_text(encoding="utf-8").split("## Packages", 1)[1].split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`"):
+            continue
+        rows[cells[0].strip("`")] = cells[2]
+    names = set(rows)
+    allowed = {}
+    for pkg, text in rows.items():
+        if text.strip() == "anything":
+            allowed[pkg] = names - {pkg}
+            continue
+        got = set()
+        for part in text.replace(";", ",").split(","):
+            for word in part.replace("`", " ").replace("(", " ").split():
+                head = word.split(".")[0]
+                if head in names:
+                    got.add(head)
+                    break
+        allowed[pkg] = got
+    return allowed
+
+
+def _package_imports() -> dict[str, dict[str, list[str]]]:
+    """package (first name under synprep/) -> imported package -> where (file:line)."""
+    root = REPO / "synprep"
+    deps: dict[str, dict[str, list[str]]] = {}
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root).with_suffix("").parts
+        src = rel[0]
+        base = ["synprep", *rel[:-1]]
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                anchor = base[: len(base) - (node.level - 1)]
+                module = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module.split(".")[0] != "synprep":
+                continue
+            parts = module.split(".")[1:]
+            for target in ([parts[0]] if parts else [a.name for a in node.names]):
+                if target != src and not target.startswith("_"):
+                    deps.setdefault(src, {}).setdefault(target, []).append(f"synprep/{'/'.join(rel)}.py:{node.lineno}")
+    return deps
+
+
+def test_every_package_has_a_row_in_the_architecture_page():
+    allowed = _allowed_imports()
+    assert {"syntax", "dataset", "train", "util", "stages", "commands"} <= set(allowed)  # the table was read
+    top = {p.name if p.is_dir() else p.stem for p in (REPO / "synprep").iterdir()
+           if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__")}
+    assert sorted(top - set(allowed)) == [], "add a row to docs/architecture.md for each"
+
+
+def test_packages_import_only_what_the_architecture_page_allows():
+    allowed = _allowed_imports()
+    bad = [f"{src} -> {dst} ({', '.join(where[:3])}); docs/architecture.md allows {sorted(allowed.get(src, ()))}"
+           for src, targets in _package_imports().items() for dst, where in targets.items()
+           if dst not in allowed.get(src, set()) and dst != "__version__"]
+    assert not bad, "imports across the layering:\n" + "\n".join(bad)
+
+
+def test_the_layering_check_sees_a_violation(monkeypatch):
+    """The check is not vacuous: util importing the trainer is caught."""
+    real = _package_imports()
+    monkeypatch.setitem(globals(), "_package_imports", lambda: {**real, "util": {"train": ["synprep/util/x.py:1"]}})
+    with pytest.raises(AssertionError, match="util -> train"):
+        test_packages_import_only_what_the_architecture_page_allows()

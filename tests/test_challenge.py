@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from synprep.stages.analysis import challenge as ch
+from synprep.analysis import challenge as ch
 from synprep.cli import main
 from synprep.syntax.conllu import read_conllu, read_conllu_string
 from synprep.errors import ConfigError, InputError

@@ -742,7 +742,7 @@ class Killed(BaseException):
 
 
 def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatch):
-    from synprep.train.trainer import trainer as tr
+    from synprep.train import trainer as tr
 
     out = tmp_path / "run"
     cfg = tr.RunConfig.from_dict({"preset": "tiny", "train": {"train": str(tiny_pairs), "valid": str(tiny_pairs),

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synprep.stages.analysis import induce
+from synprep.analysis import induce
 from synprep.cli import main
 from synprep.syntax.conllu import read_conllu, read_conllu_string
 

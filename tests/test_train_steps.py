@@ -12,7 +12,7 @@ import json
 import pytest
 import torch
 
-from synprep.train.trainer import trainer as tr
+from synprep.train import trainer as tr
 from synprep.util.progress import LineProgress
 
 from .test_train import pud, run_cfg  # noqa: F401  (the PUD datasets fixture)
