@@ -419,51 +419,16 @@ def dataset_manifest(
     corpus, ``kept``, and ``rejected`` by ``stage/reason``, so that
     ``input == kept + sum(rejected)``; ``stages`` has the per-stage table.
     Written atomically, the manifest last."""
-    import shutil
     from pathlib import Path
 
     from . import shards as sh
-    from ..util.outputs import atomic_files
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     vocab = sh.read_manifest(vocab_dir)
-    vbase = Path(vocab_dir)
-    files: list[dict] = []
-    first: dict | None = None
-    lifted_sentences: Counter[str] = Counter()
-    lifted_arcs: Counter[str] = Counter()
-    for name, d in shard_dirs:
-        m = sh.read_manifest(d)
-        if m["labels"] != vocab["labels"]:
-            raise SynprepError(f"{d}: its label list differs from the vocabulary in {vocab_dir}; rebuild the shard")
-        for side, entry in m["pieces"]["models"].items():
-            if entry["sha256"] != vocab["pieces"]["models"][side]["sha256"]:
-                raise SynprepError(f"{d}: its {side} subword model differs from the one in {vocab_dir}; rebuild the shard")
-        first = first or m
-        rel = os.path.relpath(os.fspath(d), os.fspath(out))
-        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
-            # a shard beside the dataset (the workflow's train/heldout subsets): a manifest
-            # names files inside its own directory only, so the shard's files are linked in
-            rel = name
-            _link_in(Path(d), out / name, [s["file"] for s in m["shards"]])
-        for s in m["shards"]:
-            files.append({**s, "file": f"{rel}/{s['file']}" if rel != "." else s["file"]})
-        lifted_sentences.update(m["counts"].get("lifted_sentences", {}))
-        lifted_arcs.update(m["counts"].get("lifted_arcs", {}))
-    for entry in {e["file"] for e in vocab["pieces"]["models"].values()}:
-        with atomic_files() as g:
-            shutil.copyfile(sh.dataset_file(vbase, entry), g.path(out / entry))
-    counts: dict = {"input": 0, "kept": 0, "rejected": {}}
-    if summary is not None:
-        rejected: dict[str, int] = {}
-        for row in summary["stages"]:
-            for reason, n in row["rejected"].items():
-                rejected[f"{row['stage']}/{reason}"] = n
-        counts = {"input": summary["input"], "kept": summary["kept"], "rejected": rejected,
-                  "balanced": summary["balanced"], "stages": summary["stages"]}
-        if summary.get("subset"):
-            counts["subset"] = True
+    files, first, lifted_sentences, lifted_arcs = _gather_shards(shard_dirs, vocab, vocab_dir, out)
+    _copy_models(vocab, Path(vocab_dir), out)
+    counts = _run_counts(summary)
     counts["lifted_sentences"] = dict(sorted(lifted_sentences.items()))
     counts["lifted_arcs"] = dict(sorted(lifted_arcs.items()))
     base = first or vocab
@@ -485,6 +450,81 @@ def dataset_manifest(
     write_bytes(out / sh.MANIFEST, sh.manifest_bytes(manifest))
     sh.verify(out)
     return manifest
+
+
+def _gather_shards(shard_dirs, vocab: dict, vocab_dir, out):
+    """Step 1 of :func:`dataset_manifest`: every shard directory's manifest read and
+    its vocabularies checked against ``vocab`` (:func:`_check_same_vocabulary`), a
+    directory outside ``out`` linked in (:func:`_link_in`). Returns (the shard entries
+    with file names relative to ``out``, in order; the first shard's manifest or None;
+    lifted sentences and arcs summed by side). Invariant: every file named is inside
+    ``out``."""
+    from pathlib import Path
+
+    from . import shards as sh
+
+    files: list[dict] = []
+    first: dict | None = None
+    lifted_sentences: Counter[str] = Counter()
+    lifted_arcs: Counter[str] = Counter()
+    for name, d in shard_dirs:
+        m = sh.read_manifest(d)
+        _check_same_vocabulary(m, d, vocab, vocab_dir)
+        first = first or m
+        rel = os.path.relpath(os.fspath(d), os.fspath(out))
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            # a shard beside the dataset (the workflow's train/heldout subsets): a manifest
+            # names files inside its own directory only, so the shard's files are linked in
+            rel = name
+            _link_in(Path(d), out / name, [s["file"] for s in m["shards"]])
+        for s in m["shards"]:
+            files.append({**s, "file": f"{rel}/{s['file']}" if rel != "." else s["file"]})
+        lifted_sentences.update(m["counts"].get("lifted_sentences", {}))
+        lifted_arcs.update(m["counts"].get("lifted_arcs", {}))
+    return files, first, lifted_sentences, lifted_arcs
+
+
+def _check_same_vocabulary(m: dict, d, vocab: dict, vocab_dir) -> None:
+    """A shard's manifest ``m`` (of directory ``d``) has the label list and the subword
+    models (by SHA-256) of the vocabulary ``vocab``, else a :class:`SynprepError`
+    saying to rebuild the shard."""
+    if m["labels"] != vocab["labels"]:
+        raise SynprepError(f"{d}: its label list differs from the vocabulary in {vocab_dir}; rebuild the shard")
+    for side, entry in m["pieces"]["models"].items():
+        if entry["sha256"] != vocab["pieces"]["models"][side]["sha256"]:
+            raise SynprepError(f"{d}: its {side} subword model differs from the one in {vocab_dir}; rebuild the shard")
+
+
+def _copy_models(vocab: dict, vbase, out) -> None:
+    """Step 2: the vocabulary's subword model file(s) copied next to the manifest,
+    each atomically. Invariant: the copies are the files whose SHA-256 the
+    vocabulary's manifest records (read through :func:`synprep.dataset.shards.dataset_file`)."""
+    import shutil
+
+    from . import shards as sh
+    from ..util.outputs import atomic_files
+
+    for entry in {e["file"] for e in vocab["pieces"]["models"].values()}:
+        with atomic_files() as g:
+            shutil.copyfile(sh.dataset_file(vbase, entry), g.path(out / entry))
+
+
+def _run_counts(summary: dict | None) -> dict:
+    """Step 3: the manifest's ``counts`` of the whole run from its :func:`summarize`:
+    ``input``, ``kept``, ``rejected`` by ``stage/reason``, ``balanced``, the per-stage
+    table (and ``subset``); all zero without a summary. Invariant (of a summary):
+    ``input == kept + sum(rejected)``."""
+    if summary is None:
+        return {"input": 0, "kept": 0, "rejected": {}}
+    rejected: dict[str, int] = {}
+    for row in summary["stages"]:
+        for reason, n in row["rejected"].items():
+            rejected[f"{row['stage']}/{reason}"] = n
+    counts = {"input": summary["input"], "kept": summary["kept"], "rejected": rejected,
+              "balanced": summary["balanced"], "stages": summary["stages"]}
+    if summary.get("subset"):
+        counts["subset"] = True
+    return counts
 
 
 def _link_in(src_dir, dst_dir, names: Sequence[str]) -> None:

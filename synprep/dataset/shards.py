@@ -481,12 +481,11 @@ def build_dataset(
 
 
 def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress) -> dict:
-    """:func:`build_dataset` into the (new, empty) directory ``out_dir``."""
-    import pyarrow as pa
-
-    from ..util.progress import progress as _progress
-    from .subwords import SubwordModel
-
+    """:func:`build_dataset` into the (new, empty) directory ``out_dir``, in named steps
+    (fairseq-preprocess's "build the dictionary, then the dataset"): the vocabularies
+    (reused or from pass 1), pass 2 (the shards), the subword models, the rejects, the
+    manifest. Invariant: every file but the manifest is written before it, and the
+    manifest is the last file written."""
     cfg = cfg or ShardConfig()
     cfg.check()
     inputs, tside = _side_of_inputs(src, tgt, cfg)
@@ -494,33 +493,35 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     out.mkdir(parents=True, exist_ok=True)
     say = log or (lambda msg: None)
 
-    # ---- vocabularies
-    labels: list[str] | None = None
-    models: dict[str, SubwordModel] = {}
-    joint = cfg.joint
-    if vocab_from is not None:
-        m = read_manifest(vocab_from)
-        base = _manifest_dir(vocab_from)
-        labels = list(m["labels"])
-        languages = {**(m.get("languages") or {}), **(languages or {})}
-        pm = m["pieces"]
-        joint = bool(pm["joint"])
-        for s in inputs:
-            if s not in pm["models"]:
-                raise ConfigError(f"{base / MANIFEST} has no subword model for the {s} side")
-        reused = load_models(vocab_from, m)  # checked against the manifest (SHA-256, size, special ids)
-        models = {s: reused[s] for s in inputs}
-    elif spm:
-        if "joint" in spm:
-            joint = True
-            mdl = SubwordModel.load(spm["joint"])
-            models = {s: mdl for s in inputs}
-        else:
-            joint = False
-            for s in inputs:
-                if s not in spm:
-                    raise ConfigError(f"no sentencepiece model given for the {s} side (--{s}-spm)")
-                models[s] = SubwordModel.load(spm[s])
+    vocab = _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress)
+    say("pass 2: shards")
+    written = _write_shards(out, inputs, tside, cfg, vocab, chunk, progress)
+    model_entries = _save_models(out, list(inputs), vocab)
+    _write_rejects(out, written.rejects)
+    manifest = _dataset_manifest(inputs, tside, cfg, vocab, vocab_from, model_entries, written)
+    write_bytes(out / MANIFEST, manifest_bytes(manifest))  # keys in the order of make_manifest
+    return manifest
+
+
+@dataclass
+class _Vocabularies:
+    """What a dataset is encoded with: the label list (its order gives the label ids),
+    one subword model a side (the same object for every side when ``joint``) and the
+    languages (side -> code) to record."""
+
+    labels: list[str]
+    models: dict
+    joint: bool
+    languages: dict | None
+
+
+def _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress) -> _Vocabularies:
+    """Step 1: the vocabularies, reused (``vocab_from``, ``spm``) where given, the rest
+    from pass 1 over the inputs (:func:`vocabulary_pass` on the trees
+    :class:`TreeStage` keeps). Invariant: a model for every side of ``inputs`` and at
+    most :data:`MAX_LABELS` labels, or a :class:`ConfigError` before any shard is
+    written; standard input is never read twice."""
+    labels, models, joint, languages = _given_vocabularies(inputs, cfg, spm, vocab_from, languages)
     need_labels = labels is None
     need_models = not models
     if (need_labels or need_models) and "-" in inputs.values():
@@ -529,6 +530,8 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
             "give files, or reuse the vocabularies of a dataset with --vocab-from"
         )
     if need_labels or need_models:
+        from ..util.progress import progress as _progress
+
         say("pass 1: labels and subword training sample")
         stage = TreeStage(cfg, tside, None)
         bar1 = _progress(desc="shard pass 1", unit="pair", enabled=progress)
@@ -543,102 +546,203 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     assert labels is not None
     if len(labels) > MAX_LABELS:
         raise ConfigError(f"{len(labels)} labels: more than int16 arc-token layout allows")
-    label_ids = {lab: i for i, lab in enumerate(labels)}
+    return _Vocabularies(labels, models, joint, languages)
 
-    # ---- pass 2: shards
-    say("pass 2: shards")
+
+def _given_vocabularies(inputs, cfg, spm, vocab_from, languages):
+    """The vocabularies given rather than learnt: ``vocab_from``'s labels, models and
+    languages (completed by ``languages``), or the ``spm`` model files. Returns
+    (labels or None, side -> model or {}, joint, languages). Invariant: a model for
+    every side of ``inputs`` or none, never some."""
+    from .subwords import SubwordModel
+
+    models: dict[str, SubwordModel] = {}
+    if vocab_from is not None:
+        m = read_manifest(vocab_from)
+        base = _manifest_dir(vocab_from)
+        pm = m["pieces"]
+        for s in inputs:
+            if s not in pm["models"]:
+                raise ConfigError(f"{base / MANIFEST} has no subword model for the {s} side")
+        reused = load_models(vocab_from, m)  # checked against the manifest (SHA-256, size, special ids)
+        languages = {**(m.get("languages") or {}), **(languages or {})}
+        return list(m["labels"]), {s: reused[s] for s in inputs}, bool(pm["joint"]), languages
+    if spm and "joint" in spm:
+        mdl = SubwordModel.load(spm["joint"])
+        return None, {s: mdl for s in inputs}, True, languages
+    if spm:
+        for s in inputs:
+            if s not in spm:
+                raise ConfigError(f"no sentencepiece model given for the {s} side (--{s}-spm)")
+            models[s] = SubwordModel.load(spm[s])
+        return None, models, False, languages
+    return None, models, cfg.joint, languages
+
+
+@dataclass
+class _Written:
+    """What pass 2 wrote and counted: the shard entries of the manifest, every reject
+    (sorted by ordinal), the pairs read and kept, and the tree stage (its lift and
+    label-mapping counters) and schema."""
+
+    shards: list
+    rejects: list
+    total: int
+    kept: int
+    stage: "TreeStage"
+    schema: object
+
+
+def _write_shards(out: Path, inputs, tside, cfg, vocab: _Vocabularies, chunk: int, progress) -> _Written:
+    """Step 2 (pass 2): the pairs through :class:`TreeStage` in chunks of ``chunk``
+    kept pairs (:func:`_tree_chunks`), each chunk encoded (:func:`_encode_chunk`) and
+    its record batch added to the :class:`ShardWriter`. Invariant: every pair read is
+    either kept (one row, in input order) or rejected once:
+    ``total == kept + len(rejects)``."""
+    from ..util.progress import progress as _progress
+
+    label_ids = {lab: i for i, lab in enumerate(vocab.labels)}
     stage = TreeStage(cfg, tside, label_ids)
     sides = list(inputs)
     sch = schema(sides, tside)
     writer = ShardWriter(out, sch, cfg.shard_size)
-    arrays = {s: _SideArrays(models[s], label_ids, cfg.max_depth, s == tside) for s in sides}
+    arrays = {s: _SideArrays(vocab.models[s], label_ids, cfg.max_depth, s == tside) for s in sides}
     rejects: list[_Reject] = []
-    kept = 0
-    total = 0
-    buf: list[tuple[int, dict]] = []
-
-    def process(buf):
-        nonlocal kept
-        if not buf:
-            return
-        enc = {s: arrays[s].encode([b[1][s] for b in buf]) for s in sides}
-        bad_words = np.zeros(len(buf), dtype=bool)
-        for s in sides:  # source first: a pair is rejected for its first failing side
-            for i, why in sorted(enc[s][3].items()):
-                if not bad_words[i]:
-                    bad_words[i] = True
-                    rejects.append(_Reject(buf[i][0], s, "subwords", buf[i][2][s], why))
-        too_long = np.zeros(len(buf), dtype=bool)
-        for s in sides:
-            too_long |= enc[s][2] > cfg.max_len
-        too_long &= ~bad_words
-        for i in np.flatnonzero(too_long):
-            n, trees, where = buf[i]
-            s = next(s for s in sides if enc[s][2][i] > cfg.max_len)
-            rejects.append(_Reject(n, s, "too-long", where[s], f"{int(enc[s][2][i])} pieces > max_len {cfg.max_len}"))
-        keep = ~(too_long | bad_words)
-        if cfg.max_target_pieces and tside is not None:
-            # pieces only: the arc tokens of the transition sequence are not counted
-            tgt_long = keep & (enc[tside][2] > cfg.max_target_pieces)
-            for i in np.flatnonzero(tgt_long):
-                n, trees, where = buf[i]
-                msg = f"{int(enc[tside][2][i])} target pieces > max_target_pieces {cfg.max_target_pieces} (arc tokens not counted)"
-                rejects.append(_Reject(n, tside, "target-too-long", where[tside], msg))
-            keep &= ~tgt_long
-        cols = {}
-        for s in sides:
-            ids, counts, per_sent, _bad = enc[s]
-            trees = [b[1][s] for b, k in zip(buf, keep) if k]
-            wkeep = np.repeat(keep, [len(b[1][s].words) for b in buf])
-            pkeep = np.repeat(wkeep, counts)
-            cols.update(arrays[s].columns(trees, ids[pkeep], counts[wkeep], s))
-        batch = pa.RecordBatch.from_arrays([cols[n] for n in sch.names], schema=sch)
-        writer.add(batch)
-        kept += int(keep.sum())
-
+    kept = total = 0
     bar2 = _progress(desc="shard pass 2", unit="pair", enabled=progress)
-    for n, items in _pairs(inputs, bar2):
-        total += 1
-        trees, rej = stage(n, items)
-        if rej is not None:
-            rejects.append(rej)
-            continue
-        buf.append((n, trees, dict(stage.where)))
-        if len(buf) >= chunk:
-            process(buf)
-            buf = []
-    process(buf)
+    for buf, tree_rejects in _tree_chunks(_pairs(inputs, bar2), stage, chunk):
+        total += len(buf) + len(tree_rejects)
+        batch, chunk_rejects = _encode_chunk(buf, arrays, sch, tside, cfg)
+        rejects += tree_rejects + chunk_rejects
+        if batch is not None:
+            writer.add(batch)
+            kept += batch.num_rows
     bar2.close()
     shards = writer.close()
     rejects.sort(key=lambda r: r.ordinal)
+    return _Written(shards, rejects, total, kept, stage, sch)
 
-    # ---- models, rejects, manifest
+
+def _tree_chunks(pairs, stage: "TreeStage", chunk: int):
+    """(kept, rejects) chunks of the pairs read: ``kept`` holds (ordinal, {side: tree},
+    {side: FILE:LINE}) for up to ``chunk`` pairs the tree stage kept, ``rejects`` the
+    stage's rejects read since the previous chunk. Invariant: every pair read is in
+    exactly one chunk, kept or rejected; the last chunk may be short or empty."""
+    buf: list[tuple[int, dict, dict]] = []
+    rejected: list[_Reject] = []
+    for n, items in pairs:
+        trees, rej = stage(n, items)
+        if rej is not None:
+            rejected.append(rej)
+            continue
+        buf.append((n, trees, dict(stage.where)))
+        if len(buf) >= chunk:
+            yield buf, rejected
+            buf, rejected = [], []
+    yield buf, rejected
+
+
+def _encode_chunk(buf, arrays: dict, sch, tside, cfg):
+    """One chunk of pass 2: ``buf`` ((ordinal, {side: tree}, {side: FILE:LINE}) per
+    pair) encoded into subwords and columns. Returns (record batch of the pairs kept,
+    or None for an empty chunk; the pairs rejected, :func:`_chunk_rejects`).
+    Invariant: the batch's rows are the chunk's kept pairs in order."""
+    import pyarrow as pa
+
+    if not buf:
+        return None, []
+    sides = list(arrays)
+    enc = {s: arrays[s].encode([b[1][s] for b in buf]) for s in sides}
+    keep, rejects = _chunk_rejects(buf, enc, sides, tside, cfg)
+    cols = {}
+    for s in sides:
+        ids, counts, per_sent, _bad = enc[s]
+        trees = [b[1][s] for b, k in zip(buf, keep) if k]
+        wkeep = np.repeat(keep, [len(b[1][s].words) for b in buf])
+        pkeep = np.repeat(wkeep, counts)
+        cols.update(arrays[s].columns(trees, ids[pkeep], counts[wkeep], s))
+    return pa.RecordBatch.from_arrays([cols[n] for n in sch.names], schema=sch), rejects
+
+
+def _chunk_rejects(buf, enc, sides, tside, cfg) -> tuple[np.ndarray, list]:
+    """The pairs of a chunk rejected after subwords, in this order of reasons:
+    ``subwords`` (a word with no pieces), ``too-long`` (a side over ``max_len``
+    pieces), ``target-too-long`` (the transition side over ``max_target_pieces``
+    pieces, arc tokens not counted). Returns (keep mask, rejects). Invariant: a pair
+    is rejected at most once, for its first failing side (source first) and reason."""
+    rejects = []
+    bad_words = np.zeros(len(buf), dtype=bool)
+    for s in sides:  # source first: a pair is rejected for its first failing side
+        for i, why in sorted(enc[s][3].items()):
+            if not bad_words[i]:
+                bad_words[i] = True
+                rejects.append(_Reject(buf[i][0], s, "subwords", buf[i][2][s], why))
+    too_long = np.zeros(len(buf), dtype=bool)
+    for s in sides:
+        too_long |= enc[s][2] > cfg.max_len
+    too_long &= ~bad_words
+    for i in np.flatnonzero(too_long):
+        n, trees, where = buf[i]
+        s = next(s for s in sides if enc[s][2][i] > cfg.max_len)
+        rejects.append(_Reject(n, s, "too-long", where[s], f"{int(enc[s][2][i])} pieces > max_len {cfg.max_len}"))
+    keep = ~(too_long | bad_words)
+    if cfg.max_target_pieces and tside is not None:
+        # pieces only: the arc tokens of the transition sequence are not counted
+        tgt_long = keep & (enc[tside][2] > cfg.max_target_pieces)
+        for i in np.flatnonzero(tgt_long):
+            n, trees, where = buf[i]
+            msg = f"{int(enc[tside][2][i])} target pieces > max_target_pieces {cfg.max_target_pieces} (arc tokens not counted)"
+            rejects.append(_Reject(n, tside, "target-too-long", where[tside], msg))
+        keep &= ~tgt_long
+    return keep, rejects
+
+
+def _save_models(out: Path, sides: list[str], vocab: _Vocabularies) -> dict:
+    """Step 3: the subword model file(s) into ``out`` (``spm.model`` when joint, else
+    ``SIDE.model``); returns the manifest's ``pieces.models`` (side -> entry).
+    Invariant: every entry names a file written here, with its checksum."""
     model_entries = {}
-    if joint:
+    if vocab.joint:
         name = "spm.model"
-        models[sides[0]].save(out / name)
+        vocab.models[sides[0]].save(out / name)
         for s in sides:
-            model_entries[s] = model_entry(name, models[s])
+            model_entries[s] = model_entry(name, vocab.models[s])
     else:
         for s in sides:
             name = f"{s}.model"
-            models[s].save(out / name)
-            model_entries[s] = model_entry(name, models[s])
+            vocab.models[s].save(out / name)
+            model_entries[s] = model_entry(name, vocab.models[s])
+    return model_entries
+
+
+def _write_rejects(out: Path, rejects: list) -> None:
+    """Step 4: ``rejects.tsv``, one line a reject: ordinal, side, reason, FILE:LINE,
+    message (tabs and line breaks in the message escaped). Invariant: in ordinal order,
+    one line per rejected pair."""
     write_bytes(
         out / REJECTS,
         "".join(f"{r.ordinal}\t{r.side}\t{r.reason}\t{r.where}\t{_tsv(r.message)}\n" for r in rejects).encode("utf-8"),
     )
+
+
+def _dataset_manifest(inputs, tside, cfg, vocab: _Vocabularies, vocab_from, model_entries, written: _Written) -> dict:
+    """Step 5: the manifest of ``synprep shard``'s dataset (:func:`make_manifest`).
+    Invariant: the counts add up, ``input == kept + sum(rejected)``."""
+    sides = list(inputs)
+    rejects = written.rejects
     reasons = Counter(r.reason for r in rejects)
     by_side = {s: dict(sorted(Counter(r.reason for r in rejects if r.side == s).items())) for s in sides}
-    tmodel = models[tside] if tside else None
+    tmodel = vocab.models[tside] if tside else None
+    languages = vocab.languages or {}
+    stage = written.stage
     manifest = make_manifest(
         sides=sides,
         transition_side=tside,
-        languages={s: (languages or {})[s] for s in sides if (languages or {}).get(s)},
-        columns={f.name: str(f.type) for f in sch},
-        labels=labels,
-        pieces={"joint": joint, "models": model_entries},
-        tokens=token_layout(tmodel, len(labels)),
+        languages={s: languages[s] for s in sides if languages.get(s)},
+        columns={f.name: str(f.type) for f in written.schema},
+        labels=vocab.labels,
+        pieces={"joint": vocab.joint, "models": model_entries},
+        tokens=token_layout(tmodel, len(vocab.labels)),
         features={
             "parent_pos": "per piece: mean 0-based position of the parent word's pieces within the side's pieces "
             "(no BOS counted); the root points at its own mean",
@@ -648,8 +752,8 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
             "every piece of a word), edge_step = p; positions index transitions",
         },
         counts={
-            "input": total,
-            "kept": kept,
+            "input": written.total,
+            "kept": written.kept,
             "rejected": dict(sorted(reasons.items())),
             "rejected_by_side": by_side,
             "lifted_sentences": dict(stage.lifted_sentences),
@@ -657,12 +761,11 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
             "mapped_labels": dict(sorted(stage.mapped_labels.items())),
         },
         inputs=inputs,
-        settings=asdict(cfg) | {"joint": joint, "vocab_from": None if vocab_from is None else os.fspath(vocab_from)},
-        shards=shards,
+        settings=asdict(cfg) | {"joint": vocab.joint, "vocab_from": None if vocab_from is None else os.fspath(vocab_from)},
+        shards=written.shards,
         rejects_file=REJECTS,
     )
-    assert total == kept + sum(reasons.values())
-    write_bytes(out / MANIFEST, manifest_bytes(manifest))  # keys in the order above
+    assert written.total == written.kept + sum(reasons.values())
     return manifest
 
 
@@ -815,78 +918,121 @@ def _check_manifest(m: dict, where: str) -> None:
       the token layout (``tokens``) that of the transition side's model and the label
       list (:func:`token_layout`). The ids stored in the shards are checked against
       these vocabularies when the dataset is opened (:func:`check_ids`)."""
+    sides, tside, labels = _check_sides_labels(m, where)
+    _pieces, models = _check_models(m, sides, where)
+    _check_tokens(m, tside, models, labels, where)
+    _check_shards(m, where)
 
-    def bad(key: str, value, expected: str):
-        raise InputError(where, None, f"{key} is {value!r}; expected {expected} (the manifest was changed: "
-                         "write the dataset again)", "invalid")
 
-    def is_int(x, lo=0) -> bool:
-        return isinstance(x, int) and not isinstance(x, bool) and x >= lo
+def _bad(where: str, key: str, value, expected: str):
+    """Raise the :class:`InputError` of a manifest entry ``key`` that is ``value``
+    instead of ``expected``."""
+    raise InputError(where, None, f"{key} is {value!r}; expected {expected} (the manifest was changed: "
+                     "write the dataset again)", "invalid")
 
+
+def _is_int(x, lo=0) -> bool:
+    """``x`` is an int (not a bool) of at least ``lo``."""
+    return isinstance(x, int) and not isinstance(x, bool) and x >= lo
+
+
+def _is_sha256(x) -> bool:
+    """``x`` is a SHA-256 in lower-case hex."""
+    return isinstance(x, str) and len(x) == 64 and all(c in "0123456789abcdef" for c in x)
+
+
+def _check_sides_labels(m: dict, where: str) -> tuple[list, str | None, list]:
+    """Step 1 of :func:`_check_manifest`: ``sides`` (src and/or tgt, once each), the
+    ``transition_side`` (one of them or null) and ``labels`` (unique non-empty names,
+    at most :data:`MAX_LABELS`). Returns them, checked."""
     sides = m.get("sides")
     if not isinstance(sides, list) or not sides or not all(x in SIDES for x in sides) or len(set(sides)) != len(sides):
-        bad("sides", sides, "a list of src and/or tgt")
+        _bad(where, "sides", sides, "a list of src and/or tgt")
     tside = m.get("transition_side")
     if tside not in (*sides, None):
-        bad("transition_side", tside, "one of the sides or null")
+        _bad(where, "transition_side", tside, "one of the sides or null")
     labels = m.get("labels")
     if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
-        bad("labels", labels, "a list of label names")
+        _bad(where, "labels", labels, "a list of label names")
     if len(set(labels)) != len(labels):
-        bad("labels", [x for x in labels if labels.count(x) > 1][:3], "unique label names (a label is listed twice)")
+        _bad(where, "labels", [x for x in labels if labels.count(x) > 1][:3], "unique label names (a label is listed twice)")
     if len(labels) > MAX_LABELS:
-        bad("labels", f"{len(labels)} labels", f"at most {MAX_LABELS} (label ids are int16)")
+        _bad(where, "labels", f"{len(labels)} labels", f"at most {MAX_LABELS} (label ids are int16)")
+    return sides, tside, labels
+
+
+def _check_models(m: dict, sides: list, where: str) -> tuple[dict, dict]:
+    """Step 2: ``pieces.models``, one well-formed entry (:func:`_check_model_entry`)
+    for each side and no other, one file for all when ``joint``. Returns (pieces,
+    models), checked."""
     pieces = m.get("pieces")
     models = pieces.get("models") if isinstance(pieces, dict) else None
     if not isinstance(models, dict):
-        bad("pieces", pieces, "an object with the subword models")
+        _bad(where, "pieces", pieces, "an object with the subword models")
     for side, e in models.items():
-        if side not in sides:
-            bad(f"pieces.models.{side}", e, f"a model of one of the sides {sides}")
-        if not isinstance(e, dict) or not isinstance(e.get("file"), str) or not e["file"]:
-            bad(f"pieces.models.{side}", e, "an object with a model file name")
-        check_file_name(e["file"], f"pieces.models.{side}.file", where)
-        if not is_int(e.get("vocab_size"), 1):
-            bad(f"pieces.models.{side}.vocab_size", e.get("vocab_size"), "a positive integer")
-        for k in ("pad_id", "unk_id", "bos_id", "eos_id"):
-            if not is_int(e.get(k), -1) or e[k] >= e["vocab_size"]:
-                bad(f"pieces.models.{side}.{k}", e.get(k), f"an id below the vocabulary size {e['vocab_size']}")
-        for k in ("pad_id", "bos_id", "eos_id"):
-            if e[k] < 0:
-                bad(f"pieces.models.{side}.{k}", e[k], "an id (synprep's models always have pad, bos and eos)")
-        sha = e.get("sha256")
-        if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-            bad(f"pieces.models.{side}.sha256", sha, "the model's SHA-256 in hex")
+        _check_model_entry(side, e, sides, where)
     if sorted(models) != sorted(sides):
-        bad("pieces.models", sorted(models), f"one subword model for each side {sides}")
+        _bad(where, "pieces.models", sorted(models), f"one subword model for each side {sides}")
     if pieces.get("joint") and len({(e["file"], e["sha256"]) for e in models.values()}) > 1:
-        bad("pieces.models", {s: e["file"] for s, e in models.items()}, "one model file for every side (joint is true)")
+        _bad(where, "pieces.models", {s: e["file"] for s, e in models.items()}, "one model file for every side (joint is true)")
+    return pieces, models
+
+
+def _check_model_entry(side: str, e, sides: list, where: str) -> None:
+    """One subword model entry: a side of the dataset, a file name inside it, a
+    positive vocabulary size, special ids below it (pad, bos and eos present), a
+    SHA-256."""
+    key = f"pieces.models.{side}"
+    if side not in sides:
+        _bad(where, key, e, f"a model of one of the sides {sides}")
+    if not isinstance(e, dict) or not isinstance(e.get("file"), str) or not e["file"]:
+        _bad(where, key, e, "an object with a model file name")
+    check_file_name(e["file"], f"{key}.file", where)
+    if not _is_int(e.get("vocab_size"), 1):
+        _bad(where, f"{key}.vocab_size", e.get("vocab_size"), "a positive integer")
+    for k in ("pad_id", "unk_id", "bos_id", "eos_id"):
+        if not _is_int(e.get(k), -1) or e[k] >= e["vocab_size"]:
+            _bad(where, f"{key}.{k}", e.get(k), f"an id below the vocabulary size {e['vocab_size']}")
+    for k in ("pad_id", "bos_id", "eos_id"):
+        if e[k] < 0:
+            _bad(where, f"{key}.{k}", e[k], "an id (synprep's models always have pad, bos and eos)")
+    if not _is_sha256(e.get("sha256")):
+        _bad(where, f"{key}.sha256", e.get("sha256"), "the model's SHA-256 in hex")
+
+
+def _check_tokens(m: dict, tside, models: dict, labels: list, where: str) -> None:
+    """Step 3: ``tokens``, integer ids and sizes, and with a transition side the layout
+    its model and the label list give (:func:`_layout`)."""
     tokens = m.get("tokens", {})
-    if not isinstance(tokens, dict) or not all(is_int(v, -1) for k, v in tokens.items() if k.endswith(("_id", "_size", "_base"))):
-        bad("tokens", tokens, "an object of integer ids and sizes")
+    if not isinstance(tokens, dict) or not all(_is_int(v, -1) for k, v in tokens.items() if k.endswith(("_id", "_size", "_base"))):
+        _bad(where, "tokens", tokens, "an object of integer ids and sizes")
     if tside is not None and tside in models:
         for k, v in _layout(models[tside], len(labels)).items():
             if isinstance(v, int) and tokens.get(k) != v:
-                bad(f"tokens.{k}", tokens.get(k), f"{v}, as the {tside} subword model and the {len(labels)} labels give")
+                _bad(where, f"tokens.{k}", tokens.get(k), f"{v}, as the {tside} subword model and the {len(labels)} labels give")
+
+
+def _check_shards(m: dict, where: str) -> None:
+    """Step 4: ``shards``, a list of entries with a file name inside the dataset (each
+    listed once), a row count, an optional size and a SHA-256."""
     shards = m.get("shards")
     if not isinstance(shards, list):
-        bad("shards", shards, "a list of shard entries")
+        _bad(where, "shards", shards, "a list of shard entries")
     for i, e in enumerate(shards):
         if not isinstance(e, dict):
-            bad(f"shards[{i}]", e, "an object with file, rows, bytes and sha256")
+            _bad(where, f"shards[{i}]", e, "an object with file, rows, bytes and sha256")
         if not isinstance(e.get("file"), str) or not e["file"]:
-            bad(f"shards[{i}].file", e.get("file"), "a file name")
+            _bad(where, f"shards[{i}].file", e.get("file"), "a file name")
         check_file_name(e["file"], f"shards[{i}].file", where)
-        if not is_int(e.get("rows")):
-            bad(f"shards[{i}].rows", e.get("rows"), "a row count")
-        if "bytes" in e and not is_int(e["bytes"]):
-            bad(f"shards[{i}].bytes", e["bytes"], "a size in bytes")
-        sha = e.get("sha256")
-        if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-            bad(f"shards[{i}].sha256", sha, "a SHA-256 in hex")
+        if not _is_int(e.get("rows")):
+            _bad(where, f"shards[{i}].rows", e.get("rows"), "a row count")
+        if "bytes" in e and not _is_int(e["bytes"]):
+            _bad(where, f"shards[{i}].bytes", e["bytes"], "a size in bytes")
+        if not _is_sha256(e.get("sha256")):
+            _bad(where, f"shards[{i}].sha256", e.get("sha256"), "a SHA-256 in hex")
     names = [e["file"] for e in shards]
     if len(set(names)) != len(names):
-        bad("shards", sorted({n for n in names if names.count(n) > 1})[:3], "each shard file listed once")
+        _bad(where, "shards", sorted({n for n in names if names.count(n) > 1})[:3], "each shard file listed once")
 
 
 def check_file_name(name: str, key: str, where: str) -> None:

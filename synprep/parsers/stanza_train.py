@@ -151,7 +151,9 @@ def train_stanza(
     verbose: bool = False,
     threads: int = 1,
 ) -> StanzaTrainResult:
-    """Train tokenize/mwt/pos/lemma/depparse models into the folder ``output``.
+    """Train tokenize/mwt/pos/lemma/depparse models into the folder ``output``: the
+    data subsets (:func:`_job`), then the steps of the module doc one after the other
+    (:data:`_STEPS`), each logging its time.
 
     ``threads``: torch intra-op threads while training. 1 by default: these models
     are too small to gain from more, and on a busy machine two OpenMP threads that
@@ -161,93 +163,154 @@ def train_stanza(
         raise ConfigError(f"unknown stanza model size {size!r}; known: {', '.join(SIZES)}")
     if extra_train:
         raise ConfigError("stanza training takes one training file; concatenate several first")
-    conf = SIZES[size]
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    last = [t0]
+    t0 = last = time.perf_counter()
     old_threads = torch.get_num_threads()
     torch.set_num_threads(max(1, threads))
-
-    def _done(what: str) -> None:
-        now = time.perf_counter()
-        log.info("stanza %s model trained in %.1f s", what, now - last[0])
-        last[0] = now
-
+    components = []
     try:
         with tempfile.TemporaryDirectory(prefix="synprep-stanza-train-") as tmp, _quiet(verbose):
-            work = Path(tmp)
-            tr, dv = work / "train.conllu", work / "dev.conllu"
-            _subset(os.fspath(train), tr, conf["max_train"])
-            _subset(os.fspath(dev if dev else train), dv, conf["max_dev"])
-            short = f"{lang}_synprep"
-            components = []
-
-            # 1. random word vectors -> pretrain.pt
-            from stanza.models.common.pretrain import Pretrain
-
-            rng = random.Random(seed)
-            vec = work / "vectors.txt"
-            words = _forms(tr, dv)
-            dim = conf["dim"]
-            with open(vec, "w", encoding="utf-8") as f:
-                f.write(f"{len(words)} {dim}\n")
-                for w in words:
-                    f.write(w + " " + " ".join(f"{rng.gauss(0, 0.3):.4f}" for _ in range(dim)) + "\n")
-            pretrain = out / "pretrain.pt"
-            if pretrain.exists():
-                pretrain.unlink()
-            Pretrain(str(pretrain), str(vec), max_vocab=-1).load()
-            _done("pretrain")
-            common = ["--lang", lang, "--shorthand", short, "--seed", str(seed)]
-
-            # 2. tokenizer
-            from stanza.models import tokenizer
-            from stanza.utils.datasets import conllu_to_text, prepare_tokenizer_data
-
-            for name, conllu in (("train", tr), ("dev", dv)):
-                conllu_to_text.main([str(conllu), str(work / f"{name}.txt")])
-                prepare_tokenizer_data.main([str(work / f"{name}.txt"), str(conllu), "-o", str(work / f"{name}.toklabels"),
-                                             "-m", str(work / f"{name}-mwt.json")])
-            tokenizer.main(["--mode", "train", "--txt_file", str(work / "train.txt"), "--label_file", str(work / "train.toklabels"),
-                            "--mwt_json_file", str(work / "train-mwt.json"),
-                            "--dev_txt_file", str(work / "dev.txt"), "--dev_label_file", str(work / "dev.toklabels"),
-                            "--dev_conll_gold", str(dv), "--conll_file", str(work / "dev.tok.conllu"),
-                            "--save_dir", str(out), "--save_name", "tokenize.pt", *common, *conf["tokenize"]])
-            components.append("tokenize")
-            _done("tokenize")
-
-            # 3. multiword tokens
-            mwt = out / "mwt.pt"
-            if _has_mwt(tr):
-                from stanza.models import mwt_expander
-
-                mwt_expander.main(["--train_file", str(tr), "--eval_file", str(dv), "--output_file", str(work / "dev.mwt.conllu"),
-                                   "--gold_file", str(dv), "--save_dir", str(out), "--save_name", "mwt.pt", *common, *conf["mwt"]])
-                components.append("mwt")
-                _done("mwt")
-            elif mwt.exists():
-                mwt.unlink()
-
-            # 4. tagger, lemmatizer, parser
-            from stanza.models import lemmatizer, parser, tagger
-
-            vecopts = ["--wordvec_pretrain_file", str(pretrain)]
-            tagger.main(["--train_file", str(tr), "--eval_file", str(dv), "--output_file", str(work / "dev.pos.conllu"),
-                         "--save_dir", str(out), "--save_name", "pos.pt", *vecopts, *common, *conf["pos"]])
-            components.append("pos")
-            _done("pos")
-            lemmatizer.main(["--train_file", str(tr), "--eval_file", str(dv), "--output_file", str(work / "dev.lemma.conllu"),
-                             "--save_dir", str(out), "--save_name", "lemma.pt", "--shorthand", short, "--seed", str(seed),
-                             *conf["lemma"]])
-            components.append("lemma")
-            _done("lemma")
-            parser.main(["--train_file", str(tr), "--eval_file", str(dv), "--output_file", str(work / "dev.dep.conllu"),
-                         "--save_dir", str(out), "--save_name", "depparse.pt", *vecopts, *common, *conf["depparse"]])
-            components.append("depparse")
-            _done("depparse")
+            job = _job(Path(tmp), out, train, dev, lang, seed, SIZES[size])
+            for what, step in _STEPS:
+                if step(job):
+                    now = time.perf_counter()
+                    log.info("stanza %s model trained in %.1f s", what, now - last)
+                    last = now
+                    if what != "pretrain":
+                        components.append(what)
     finally:
         torch.set_num_threads(old_threads)
     seconds = time.perf_counter() - t0
     total = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
     return StanzaTrainResult(out, total, seconds, components)
+
+
+@dataclass
+class _Job:
+    """What every training step shares: the scratch folder ``work``, the model folder
+    ``out``, the training and dev subsets (``tr``, ``dv``, in ``work``), the language,
+    the seed and the size's options (:data:`SIZES`)."""
+
+    work: Path
+    out: Path
+    tr: Path
+    dv: Path
+    lang: str
+    seed: int
+    conf: dict
+
+    @property
+    def short(self) -> str:
+        """stanza's treebank shorthand of the models."""
+        return f"{self.lang}_synprep"
+
+    @property
+    def common(self) -> list[str]:
+        """The options every stanza trainer but the lemmatizer takes."""
+        return ["--lang", self.lang, "--shorthand", self.short, "--seed", str(self.seed)]
+
+    @property
+    def pretrain(self) -> Path:
+        return self.out / "pretrain.pt"
+
+
+def _job(work: Path, out: Path, train, dev, lang: str, seed: int, conf: dict) -> _Job:
+    """The data step: the first ``max_train`` sentences of ``train`` and ``max_dev`` of
+    ``dev`` (``train`` when no dev file) into ``work`` (:func:`_subset`). Invariant:
+    both subsets hold at least one sentence, or a :class:`ConfigError`."""
+    tr, dv = work / "train.conllu", work / "dev.conllu"
+    _subset(os.fspath(train), tr, conf["max_train"])
+    _subset(os.fspath(dev if dev else train), dv, conf["max_dev"])
+    return _Job(work, out, tr, dv, lang, seed, conf)
+
+
+def _train_pretrain(job: _Job) -> bool:
+    """Step 1: ``pretrain.pt``, seeded random vectors (normal, sd 0.3) for every form of
+    the training and dev subsets, lowercased. Invariant: the same seed and data give
+    the same vectors; an old ``pretrain.pt`` is replaced, never reused."""
+    from stanza.models.common.pretrain import Pretrain
+
+    rng = random.Random(job.seed)
+    vec = job.work / "vectors.txt"
+    words = _forms(job.tr, job.dv)
+    dim = job.conf["dim"]
+    with open(vec, "w", encoding="utf-8") as f:
+        f.write(f"{len(words)} {dim}\n")
+        for w in words:
+            f.write(w + " " + " ".join(f"{rng.gauss(0, 0.3):.4f}" for _ in range(dim)) + "\n")
+    if job.pretrain.exists():
+        job.pretrain.unlink()
+    Pretrain(str(job.pretrain), str(vec), max_vocab=-1).load()
+    return True
+
+
+def _train_tokenizer(job: _Job) -> bool:
+    """Step 2: ``tokenize.pt``, from the raw text and character labels of both subsets
+    (stanza's ``conllu_to_text`` and ``prepare_tokenizer_data``)."""
+    from stanza.models import tokenizer
+    from stanza.utils.datasets import conllu_to_text, prepare_tokenizer_data
+
+    work = job.work
+    for name, conllu in (("train", job.tr), ("dev", job.dv)):
+        conllu_to_text.main([str(conllu), str(work / f"{name}.txt")])
+        prepare_tokenizer_data.main([str(work / f"{name}.txt"), str(conllu), "-o", str(work / f"{name}.toklabels"),
+                                     "-m", str(work / f"{name}-mwt.json")])
+    tokenizer.main(["--mode", "train", "--txt_file", str(work / "train.txt"), "--label_file", str(work / "train.toklabels"),
+                    "--mwt_json_file", str(work / "train-mwt.json"),
+                    "--dev_txt_file", str(work / "dev.txt"), "--dev_label_file", str(work / "dev.toklabels"),
+                    "--dev_conll_gold", str(job.dv), "--conll_file", str(work / "dev.tok.conllu"),
+                    "--save_dir", str(job.out), "--save_name", "tokenize.pt", *job.common, *job.conf["tokenize"]])
+    return True
+
+
+def _train_mwt(job: _Job) -> bool:
+    """Step 3: ``mwt.pt`` when the training subset has multiword tokens (returns
+    True); else none (False), and an old ``mwt.pt`` is removed so that the folder
+    never holds an expander of other data."""
+    mwt = job.out / "mwt.pt"
+    if not _has_mwt(job.tr):
+        if mwt.exists():
+            mwt.unlink()
+        return False
+    from stanza.models import mwt_expander
+
+    mwt_expander.main(["--train_file", str(job.tr), "--eval_file", str(job.dv), "--output_file",
+                       str(job.work / "dev.mwt.conllu"), "--gold_file", str(job.dv), "--save_dir", str(job.out),
+                       "--save_name", "mwt.pt", *job.common, *job.conf["mwt"]])
+    return True
+
+
+def _train_tagger(job: _Job) -> bool:
+    """Step 4a: ``pos.pt`` (stanza's tagger, on the pretrain's vectors)."""
+    from stanza.models import tagger
+
+    tagger.main(["--train_file", str(job.tr), "--eval_file", str(job.dv), "--output_file", str(job.work / "dev.pos.conllu"),
+                 "--save_dir", str(job.out), "--save_name", "pos.pt", "--wordvec_pretrain_file", str(job.pretrain),
+                 *job.common, *job.conf["pos"]])
+    return True
+
+
+def _train_lemmatizer(job: _Job) -> bool:
+    """Step 4b: ``lemma.pt`` (stanza's lemmatizer; no ``--lang``, no vectors)."""
+    from stanza.models import lemmatizer
+
+    lemmatizer.main(["--train_file", str(job.tr), "--eval_file", str(job.dv), "--output_file",
+                     str(job.work / "dev.lemma.conllu"), "--save_dir", str(job.out), "--save_name", "lemma.pt",
+                     "--shorthand", job.short, "--seed", str(job.seed), *job.conf["lemma"]])
+    return True
+
+
+def _train_parser(job: _Job) -> bool:
+    """Step 4c: ``depparse.pt`` (stanza's parser, on the pretrain's vectors)."""
+    from stanza.models import parser
+
+    parser.main(["--train_file", str(job.tr), "--eval_file", str(job.dv), "--output_file", str(job.work / "dev.dep.conllu"),
+                 "--save_dir", str(job.out), "--save_name", "depparse.pt", "--wordvec_pretrain_file", str(job.pretrain),
+                 *job.common, *job.conf["depparse"]])
+    return True
+
+
+#: the training steps in order: (what, step); a step returns whether it trained a model
+_STEPS = (("pretrain", _train_pretrain), ("tokenize", _train_tokenizer), ("mwt", _train_mwt),
+          ("pos", _train_tagger), ("lemma", _train_lemmatizer), ("depparse", _train_parser))

@@ -323,7 +323,12 @@ def _uint(s: str) -> bool:
 def _parse_block(block: list[str | None], start: int, name: str, lines_only: bool = False) -> Sentence | None:
     """The sentence of ``block`` (its lines, the first at line ``start``), or None for
     comments alone; an InputError names the first bad line. ``lines_only``: check
-    each line on its own and stop before the sentence-level checks (words, tree)."""
+    each line on its own and stop before the sentence-level checks (words, tree).
+
+    Two steps: each line checked and sorted into comments, word rows and multiword
+    ranges (below), then the sentence-level checks (:func:`_sentence`). The line
+    scan is deliberately inlined: the hot loop of reading CoNLL-U (one iteration a
+    line; the rare multiword-token lines are checked by :func:`_mwt_range`)."""
     rows: list[list[str]] = []
     row_lines: list[int] = []
     mwts: list[tuple[int, int, str, str]] = []
@@ -369,18 +374,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
             expected += 1
             continue
         if "-" in wid:
-            a, _, b = wid.partition("-")
-            if not (_uint(a) and _uint(b)):
-                raise InputError(name, lineno, f"multiword range {wid!r} is malformed; expected two integers like 3-4", "mwt")
-            ia, ib = int(a), int(b)
-            if ib <= ia:
-                raise InputError(name, lineno, f"multiword range {wid} is empty or reversed; expected START-END with END > START", "mwt")
-            if ia != expected or mwt_end >= expected:
-                raise InputError(
-                    name, lineno, f"multiword range {wid} does not start at the next word or overlaps another; expected {expected}-N", "mwt"
-                )
-            if not f[1]:
-                raise InputError(name, lineno, f"multiword token {wid} has an empty FORM; expected its surface form", "form")
+            ia, ib = _mwt_range(f, expected, mwt_end, name, lineno)
             mwt_end = ib
             mwts.append((ia - 1, ib - 1, f[1], f[9]))
             continue
@@ -395,6 +389,38 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
 
     if lines_only:
         return None
+    return _sentence(rows, row_lines, mwts, sent_id, text, comments, name, start)
+
+
+def _mwt_range(f: list[str], expected: int, mwt_end: int, name: str, lineno: int) -> tuple[int, int]:
+    """The 1-based (start, end) of the multiword-token line ``f`` (ID ``a-b``), at the
+    next word ``expected`` and after the open range that ends at ``mwt_end``.
+    Invariant: plain integers, end > start, no overlap, a non-empty FORM."""
+    wid = f[0]
+    a, _, b = wid.partition("-")
+    if not (_uint(a) and _uint(b)):
+        raise InputError(name, lineno, f"multiword range {wid!r} is malformed; expected two integers like 3-4", "mwt")
+    ia, ib = int(a), int(b)
+    if ib <= ia:
+        raise InputError(name, lineno, f"multiword range {wid} is empty or reversed; expected START-END with END > START", "mwt")
+    if ia != expected or mwt_end >= expected:
+        raise InputError(
+            name, lineno, f"multiword range {wid} does not start at the next word or overlaps another; expected {expected}-N", "mwt"
+        )
+    if not f[1]:
+        raise InputError(name, lineno, f"multiword token {wid} has an empty FORM; expected its surface form", "form")
+    return ia, ib
+
+
+def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: int) -> Sentence | None:
+    """Step 2 of :func:`_parse_block`: the sentence-level checks of its word rows
+    (``row_lines``: the line of each) and multiword ranges -- every HEAD a plain
+    integer in 0..n, exactly one root, every word reaching the root -- then the
+    :class:`Sentence`, or None for a block of comments only. Invariant: what it
+    returns holds every invariant of the module doc. The heads and the cycle walk
+    are deliberately inlined: as two more calls a sentence they made
+    :func:`_parse_block` 1.2-2.2% slower (7,854 UD sentences, interleaved runs); this
+    one call a sentence measured 0.3-0.7%, within the noise."""
     n = len(rows)
     if n == 0:
         if mwts:
@@ -403,7 +429,6 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
     if mwts and mwts[-1][1] >= n:
         a, b = mwts[-1][0] + 1, mwts[-1][1] + 1
         raise InputError(name, start, f"multiword range {a}-{b} ends after the last word {n}; expected the range to cover existing words", "mwt")
-
     heads = [0] * n
     root = -1
     for i, r in enumerate(rows):
@@ -427,8 +452,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
         heads[i] = hv - 1
     if root < 0:
         raise InputError(name, start, "no root: no word has HEAD 0; expected exactly one", "no-root")
-
-    # cycles: every word must reach the root
+    # every word must reach the root (no cycle): each word is walked once
     state = bytearray(n)  # 0 new, 1 on the current path, 2 reaches the root
     state[root] = 2
     for i in range(n):

@@ -239,20 +239,50 @@ class Graph:
 
 
 def decoder_graph(f: Flat, vocab_size: int) -> Graph:
-    """Transition sequence and decoder graph of every sentence (module doc).
+    """Transition sequence and decoder graph of every sentence (module doc), in steps:
+    the oracle's steps (:func:`_oracle_steps`), their positions
+    (:func:`_step_positions`), the transition ids (:func:`_transition_ids`), the
+    edges (:func:`_decoder_edges`).
 
     Raises :class:`synprep.syntax.transitions.NonProjectiveError` for a non-projective tree
     (projectivize first)."""
     if f.pieces is None:
         raise ValueError("decoder_graph needs the piece ids (Flat.pieces)")
-    heads, labels, rels = f.heads, f.labels, f.rels
+    seg, H, D, is_left, steps_per_sent = _oracle_steps(f)
+    lab = f.rels[D] if len(D) else np.zeros(0, dtype=np.int64)
+    arc_tok = vocab_size + 2 * lab + (~is_left)
+    seg_len, trans_offsets, seg_pos = _step_positions(f, seg, steps_per_sent)
+    transitions = _transition_ids(f, seg, seg_len, arc_tok)
+    is_shift = seg >= 0
+    word_start = np.empty(len(f.piece_counts), dtype=np.int64)
+    word_start[seg[is_shift]] = seg_pos[is_shift]
+    p = seg_pos[~is_shift]  # position of each arc token
+    eh, ed, arc_of_edge, edge_offsets = _decoder_edges(f, H, D, word_start, p)
+    return Graph(
+        transitions=transitions,
+        trans_offsets=trans_offsets,
+        edge_head=eh,
+        edge_dep=ed,
+        edge_label=lab[arc_of_edge],
+        edge_step=p[arc_of_edge],
+        edge_offsets=edge_offsets,
+        word_start=word_start,
+    )
+
+
+def _oracle_steps(f: Flat):
+    """The oracle's steps of every sentence, replayed on a stack of global word
+    indices. Returns (per step: the word a SHIFT shifts, -1 for an arc; per arc: head,
+    dependent, is LEFT-ARC; steps per sentence). Invariant: arcs in step order, one
+    per word but the root of each sentence."""
     wo = f.word_offsets.tolist()
+    labels = f.labels
     seg_word: list[int] = []  # per step: global word of a SHIFT, -1 for an arc
     arc_h: list[int] = []
     arc_d: list[int] = []
     arc_left: list[bool] = []
     steps_per_sent: list[int] = []
-    heads_l = heads.tolist()
+    heads_l = f.heads.tolist()
     for s in range(len(wo) - 1):
         a, b = wo[s], wo[s + 1]
         seq = oracle(heads_l[a:b], labels[a:b])
@@ -275,36 +305,43 @@ def decoder_graph(f: Flat, vocab_size: int) -> Graph:
                     arc_d.append(stack.pop())
                     arc_left.append(False)
         steps_per_sent.append(len(seq))
-    seg = np.array(seg_word, dtype=np.int64)
-    H = np.array(arc_h, dtype=np.int64)
-    D = np.array(arc_d, dtype=np.int64)
-    is_left = np.array(arc_left, dtype=bool)
-    lab = rels[D] if len(D) else np.zeros(0, dtype=np.int64)
-    arc_tok = vocab_size + 2 * lab + (~is_left)
+    return (np.array(seg_word, dtype=np.int64), np.array(arc_h, dtype=np.int64), np.array(arc_d, dtype=np.int64),
+            np.array(arc_left, dtype=bool), steps_per_sent)
 
-    pc = f.piece_counts
+
+def _step_positions(f: Flat, seg: np.ndarray, steps_per_sent: list[int]):
+    """Where each step lands in its sentence's transition sequence: a SHIFT emits its
+    word's pieces, an arc one token. Returns (tokens per step, sentence offsets into
+    the flat transitions, local position of each step's first token)."""
     is_shift = seg >= 0
     seg_len = np.ones(len(seg), dtype=np.int64)
-    seg_len[is_shift] = pc[seg[is_shift]]
+    seg_len[is_shift] = f.piece_counts[seg[is_shift]]
     sent_of_seg = np.repeat(np.arange(f.n), steps_per_sent)
     trans_len = np.bincount(sent_of_seg, weights=seg_len, minlength=f.n).astype(np.int64)
     trans_offsets = np.zeros(f.n + 1, dtype=np.int64)
     np.cumsum(trans_len, out=trans_offsets[1:])
     seg_pos = _excl_cumsum(seg_len) - trans_offsets[sent_of_seg]  # local position of each step
+    return seg_len, trans_offsets, seg_pos
 
-    # transitions: gather from [pieces..., arc tokens...]
-    piece_start = _excl_cumsum(pc)
+
+def _transition_ids(f: Flat, seg: np.ndarray, seg_len: np.ndarray, arc_tok: np.ndarray) -> np.ndarray:
+    """The flat transition ids (int32): gathered from ``[pieces..., arc tokens...]``,
+    a SHIFT's word's pieces or an arc's token, step by step."""
+    is_shift = seg >= 0
+    piece_start = _excl_cumsum(f.piece_counts)
     src_start = np.empty(len(seg), dtype=np.int64)
     src_start[is_shift] = piece_start[seg[is_shift]]
-    src_start[~is_shift] = len(f.pieces) + np.arange(len(H))
+    src_start[~is_shift] = len(f.pieces) + np.arange(len(arc_tok))
     pool = np.concatenate([f.pieces.astype(np.int32), arc_tok.astype(np.int32)])
-    transitions = pool[ragged_arange(src_start, seg_len)]
+    return pool[ragged_arange(src_start, seg_len)]
 
-    word_start = np.empty(len(pc), dtype=np.int64)
-    word_start[seg[is_shift]] = seg_pos[is_shift]
-    p = seg_pos[~is_shift]  # position of each arc token
 
-    # edges: per arc three blocks H->D, x->D, H->x
+def _decoder_edges(f: Flat, H: np.ndarray, D: np.ndarray, word_start: np.ndarray, p: np.ndarray):
+    """The decoder edges: per arc (head word H, dependent word D, arc token at ``p``)
+    three blocks H->D, x->D, H->x over every piece of a word. Returns (edge heads,
+    edge dependents, arc of each edge, per-sentence edge offsets). Invariant: edges
+    grouped by arc, arcs in step order."""
+    pc = f.piece_counts
     hs = np.stack([word_start[H], p, word_start[H]], axis=1).ravel()
     hl = np.stack([pc[H], np.ones_like(p), pc[H]], axis=1).ravel()
     ds = np.stack([word_start[D], word_start[D], p], axis=1).ravel()
@@ -317,13 +354,4 @@ def decoder_graph(f: Flat, vocab_size: int) -> Graph:
     np.cumsum(arcs_per_sent, out=arc_offsets[1:])
     ccum = np.zeros(len(p) + 1, dtype=np.int64)
     np.cumsum(counts, out=ccum[1:])
-    return Graph(
-        transitions=transitions,
-        trans_offsets=trans_offsets,
-        edge_head=eh,
-        edge_dep=ed,
-        edge_label=lab[arc_of_edge],
-        edge_step=p[arc_of_edge],
-        edge_offsets=ccum[arc_offsets],
-        word_start=word_start,
-    )
+    return eh, ed, arc_of_edge, ccum[arc_offsets]
