@@ -506,7 +506,7 @@ def test_7_a_dataset_is_hashed_once_and_remembered_outside_it(tiny_pairs, tmp_pa
     import hashlib
     import shutil
 
-    from synprep.dataset import shards
+    from synprep.dataset import reader  # verify and its cache hash with reader's hashlib
     from synprep.dataset.shards import verify
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -523,8 +523,8 @@ def test_7_a_dataset_is_hashed_once_and_remembered_outside_it(tiny_pairs, tmp_pa
             hashed.append(1)
             return hashlib.sha256(*a)
 
-    monkeypatch.setattr(shards, "hashlib", Counting())
-    n = len(shards.read_manifest(ds)["shards"])
+    monkeypatch.setattr(reader, "hashlib", Counting())
+    n = len(reader.read_manifest(ds)["shards"])
     verify(ds, cache=True)
     first = len(hashed)
     verify(ds, cache=True)
