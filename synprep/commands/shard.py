@@ -1,6 +1,7 @@
 """``synprep shard [SRC] TGT -o DIR``: CoNLL-U (pairs or one side) -> Arrow shards.
 
-The pipeline and the schema are in :mod:`synprep.dataset.shards`; this module only parses
+The pipeline is in :mod:`synprep.dataset.writer`, the schema in :mod:`synprep.dataset.schema`
+(both re-exported by :mod:`synprep.dataset.shards`); this module only parses
 options and prints the summary.
 """
 
