@@ -163,3 +163,23 @@ def test_the_old_reader_paths_are_the_new_modules():
 
     assert synprep.shards is synprep.dataset.shards and synprep.data is synprep.dataset.data
     assert open_dataset is synprep.dataset.shards.open_dataset
+
+
+def test_the_shards_face_defines_nothing_and_re_exports_the_four_modules():
+    """synprep.dataset.shards is the face of schema, manifest, writer and reader (issue 24):
+    every name it exports is the defining module's object, so a name imported from either
+    is the same, and nothing is defined (or patched) in the face itself."""
+    import inspect
+
+    from synprep.dataset import manifest, reader, schema, shards, writer
+
+    homes = {m.__name__: m for m in (schema, manifest, writer, reader)}
+    for name in shards.__all__:
+        obj = getattr(shards, name)
+        owners = [m for m in homes.values() if name in vars(m) and vars(m)[name] is obj]
+        assert owners, f"shards.{name} is not a name of schema, manifest, writer or reader"
+        if inspect.isfunction(obj) or inspect.isclass(obj):
+            assert obj.__module__ in homes, f"shards.{name} is defined in {obj.__module__}"
+    defined = [n for n, v in vars(shards).items() if (inspect.isfunction(v) or inspect.isclass(v))
+               and v.__module__ == shards.__name__]
+    assert not defined, f"the face defines {defined}; define them in their module"

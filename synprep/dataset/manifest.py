@@ -78,6 +78,7 @@ def _layout(entry: dict, n_labels: int) -> dict:
 
 
 def manifest_dir(path: str | os.PathLike) -> Path:
+    """The dataset directory of ``path`` (the directory itself, or its manifest file)."""
     p = Path(path)
     return p.parent if p.name == MANIFEST or p.is_file() else p
 
