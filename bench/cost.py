@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -85,13 +86,18 @@ def run_one(data: str, preset: str, variant: str, args) -> dict:
     setup = next((r for r in recs if r["event"] == "setup"), {})
     res = {"preset": preset, "variant": variant, "first_s": ups[0]["cpu_s"] if ups else None,
            "updates_s": [u["cpu_s"] for u in ups[1:]], "pairs": [u["pairs"] for u in ups], **setup}
+    # only SIGXCPU (the CPU limit set in child()) is "over the cap"; anything else that
+    # ends the child -- a signal from outside (the OOM killer: SIGKILL), an allocation
+    # that fails -- is a failure, named with its exit status and last line of stderr
+    capped = p.returncode == -signal.SIGXCPU
+    why = f"failed (exit {p.returncode}): {(p.stderr.strip().splitlines() or [''])[-1][:160]}"
     if not ups:
         res["note"] = (f"> {args.cap:.0f} s: the first update had not finished after {args.cap:.0f} CPU seconds"
-                       if p.returncode else f"failed: {p.stderr.strip().splitlines()[-1:] }")
+                       if capped else why)
     elif len(ups) == 1 and ups[0]["cpu_s"] > args.skip_over:
         res["note"] = f"first update over {args.skip_over:.0f} s: not repeated"
     elif p.returncode:
-        res["note"] = f"stopped after {len(ups)} updates (CPU cap {args.cap:.0f} s)"
+        res["note"] = f"stopped after {len(ups)} updates (CPU cap {args.cap:.0f} s)" if capped else why
     print(json.dumps(res), flush=True)
     return res
 
