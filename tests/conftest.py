@@ -68,11 +68,12 @@ def ud_file(request) -> Path:
 #: test files that take much longer than the others, run first: with pytest-xdist's
 #: ``--dist loadfile`` (pyproject.toml) a worker takes a whole file, and the longest one
 #: started last would leave the other workers idle at the end
-LONG_FILES = ("test_workflow.py",)
+LONG_FILES = ("test_workflow.py", "test_slurm.py", "test_parsers.py", "test_resume.py", "test_distributed.py")
 
 
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: item.path.name not in LONG_FILES)  # stable: the rest keep their order
+    order = {name: i for i, name in enumerate(LONG_FILES)}  # the longest first; stable: the rest keep their order
+    items.sort(key=lambda item: order.get(item.path.name, len(LONG_FILES)))
 
 
 def pytest_runtest_setup(item):
