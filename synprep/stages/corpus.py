@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator, Optional, Sequence
 
 from ..errors import ConfigError, InputError
+from ..util.textio import open_file
 
 #: the reject stage name of this module
 STAGE = "prepare"
@@ -214,14 +215,7 @@ def shard_of(pair: "RawPair", n_shards: int) -> int:
 def open_raw(path: str) -> BinaryIO:
     """A binary stream over ``path``, decompressed when gzipped (by name or by magic
     bytes); closing it closes the file. A missing file is an InputError naming it."""
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file; check the corpus paths in the config", reason="unreadable") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a directory; expected a text or TSV file", reason="unreadable") from None
-    except OSError as e:
-        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+    f = open_file(path, "a text or TSV file", "check the corpus paths in the config")
     buffered = io.BufferedReader(f, 1 << 20)  # type: ignore[arg-type]
     if path.endswith(".gz") or buffered.peek(2)[:2] == _GZIP_MAGIC:
         return _OwningGzip(buffered)  # type: ignore[return-value]

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import InputError
-from ..util.textio import BOM  # skipped at the very start of a file by every synprep reader
+from ..util.textio import BOM, open_file  # BOM: skipped at the very start of a file by every synprep reader
 
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "open_binary"]
 
@@ -108,14 +108,7 @@ def open_binary(source: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, str, bo
     path = os.fspath(source)
     if path == "-":
         return sys.stdin.buffer, "<stdin>", False
-    try:
-        f: BinaryIO = open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file; check the path", reason="unreadable") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a directory; expected a CoNLL-U file", reason="unreadable") from None
-    except OSError as e:
-        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+    f: BinaryIO = open_file(path, "a CoNLL-U file", "check the path")
     if path.endswith(".gz"):
         f = gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[assignment]
     return f, path, True

@@ -18,7 +18,7 @@ from typing import BinaryIO, Iterator
 
 from ..errors import InputError
 
-__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "lines", "has_breaks", "one_line"]
+__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "open_file", "lines", "has_breaks", "one_line"]
 
 #: the UTF-8 byte-order mark
 BOM = b"\xef\xbb\xbf"
@@ -31,6 +31,20 @@ LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 BREAKS = "\t" + LINE_BREAKS
 _BREAKS = re.compile(f"[{BREAKS}]")
 _TABLES = {True: str.maketrans(dict.fromkeys(BREAKS, " ")), False: str.maketrans(dict.fromkeys(LINE_BREAKS, " "))}
+
+
+def open_file(path: str, expected: str, hint: str) -> BinaryIO:
+    """``path`` opened for reading bytes. A file that cannot be opened is an InputError
+    naming it: missing (with ``hint``, what to check), a directory (``expected``, what
+    kind of file it should be), or another OS error (its cause)."""
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(path, None, f"no such file; {hint}", reason="unreadable") from None
+    except IsADirectoryError:
+        raise InputError(path, None, f"is a directory; expected {expected}", reason="unreadable") from None
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
 
 
 def has_breaks(text: str, tabs: bool = True) -> bool:
