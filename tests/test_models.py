@@ -134,6 +134,30 @@ def test_every_variant_is_registered():
     assert sorted(ALL) == variants()
 
 
+def test_configs_resolve_without_torch():
+    """The torch-free table of what each variant fixes names exactly the registered
+    variants, and resolving a run config (what the Snakefile does for every run, in
+    every workflow job) imports no torch and no variant module."""
+    import subprocess
+    import sys
+
+    from synprep.models.variants import SPECS
+
+    assert sorted(SPECS) == variants()
+    code = (
+        "import sys\n"
+        "from synprep.train.config import RunConfig\n"
+        "for v in " + repr(sorted(SPECS)) + ": RunConfig.from_dict({'model': {'variant': v}})\n"
+        "c = RunConfig.from_dict({'model': {'variant': 'sa-hard'}})\n"
+        "assert c.model.sa.hard == 'greedy' and c.model.sa.dec_layers == list(range(1, c.model.dec_layers + 1))\n"
+        "bad = [m for m in sys.modules if m == 'torch' or m.startswith('synprep.models.') and m not in "
+        "('synprep.models.config', 'synprep.models.variants')]\n"
+        "assert not bad, bad\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
 def test_config_rejects_unknown_keys_and_wrong_types():
     with pytest.raises(ConfigError, match="unknown key 'd_modle'"):
         ModelConfig.from_dict({"d_modle": 256})

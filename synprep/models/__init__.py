@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Optional
 from ..errors import ConfigError
 from ..registry import get, names
 from .config import PRESETS, ModelConfig, model_config
+from .variants import SPECS
 
 # The variant modules (and torch) are imported by the registry on the first lookup
 # (synprep.registry._IMPLEMENTATIONS lists them), not here: the configs
@@ -79,18 +80,21 @@ def _unflat(flat: dict[str, object]) -> dict:
 def resolve(cfg: ModelConfig, given: Optional[dict] = None) -> ModelConfig:
     """``cfg`` resolved: the one place where a config gets the values its variant
     decides. (1) The values the variant fixes (``settings`` of the variant class, e.g.
-    ``gcn-nogates``: ``gcn.gates = gcn.labels = false``); a ConfigError for an unknown
-    variant, or when ``given`` (the model keys the user wrote) sets one of them to
-    another value. (2) The keys left null that mean "the variant's own" (``defaults``
-    of the variant class: ``sa.hard``, ``sa.dec_layers``, ``parent.layers``), so that
+    ``gcn-nogates``: ``gcn.gates = gcn.labels = false``; :data:`synprep.models.variants.SPECS`,
+    torch-free); a ConfigError for an unknown variant, or when ``given`` (the model keys
+    the user wrote) sets one of them to another value. (2) The keys left null that mean
+    "the variant's own" (the spec's ``defaults``: ``sa.hard``, ``sa.dec_layers``,
+    ``parent.layers``), so that
     ``--print-config``, config.json and checkpoints store the value the model uses; a
     config saved with nulls (older checkpoints) resolves to the same values on load."""
-    cls = variant_class(cfg.variant)
+    spec = SPECS.get(cfg.variant)
+    if spec is None:
+        raise ConfigError(f"unknown variant {cfg.variant!r}; known: {', '.join(sorted(SPECS))}")
     have = _flat(cfg.to_dict())
-    fill = {k: v for k, v in _flat(cls.defaults(cfg)).items() if have.get(k) is None}
+    fill = {k: v for k, v in _flat(spec.defaults(cfg)).items() if have.get(k) is None}
     if fill:
         cfg = cfg.updated(_unflat(fill))
-    forced = cls.settings
+    forced = spec.settings
     if not forced:
         return cfg
     for key, want in _flat(forced).items():

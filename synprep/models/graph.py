@@ -71,10 +71,6 @@ class _GraphDecoder(PrefixSeq2Seq):
 class Parent(_GraphDecoder):
     """Transition decoder with bidirectional attention and a Parent head."""
 
-    @classmethod
-    def defaults(cls, cfg: ModelConfig) -> dict:
-        return {"parent": {"layers": list(range(1, cfg.dec_layers + 1))}}  # every decoder layer
-
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
         if cfg.parent.layers is None:
@@ -187,7 +183,7 @@ class GCNNoGates(GCN):
     (000 Table 2 caption and §6.3, 003 Table 1 caption and §6.2: "Ungated ... also
     relies solely on the graph structure")."""
 
-    settings = {"gcn": {"gates": False, "labels": False}}
+    # fixes gcn.gates = gcn.labels = false (synprep.models.variants)
 
 
 @register_variant("gcn-nolabels")
@@ -195,4 +191,4 @@ class GCNNoLabels(GCN):
     """The papers' "-Labels" ablation: the gated GCN without label information
     (direction-only biases)."""
 
-    settings = {"gcn": {"labels": False}}
+    # fixes gcn.labels = false (synprep.models.variants)

@@ -304,17 +304,9 @@ class SA(Seq2Seq):
     needs = ("src_word_ids",)
     #: how beta is computed from phi: "tree" (Eq. 6-9) or "flat" (FA-NMT)
     attention = "tree"
-    #: sa.hard when the config leaves it null (filled by :func:`synprep.models.resolve`)
-    default_hard = "none"
-    #: the decoder reads M through SyntacticCrossAttention (False: sa-1set)
+    #: the decoder reads M through SyntacticCrossAttention (False: sa-1set); what the
+    #: nulls sa.hard and sa.dec_layers mean is in synprep.models.variants
     two_sets = True
-
-    @classmethod
-    def defaults(cls, cfg: ModelConfig) -> dict:
-        out: dict = {"hard": cls.default_hard}
-        if cls.two_sets:  # sa-1set has no structure-reading cross-attention
-            out["dec_layers"] = list(range(1, cfg.dec_layers + 1))  # every layer (see SAConfig.dec_layers)
-        return {"sa": out}
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
@@ -410,7 +402,7 @@ class SA(Seq2Seq):
 class SAHard(SA):
     """SA-NMT-hard (004 §4.3, Eq. 15): greedy hard head words, straight-through."""
 
-    default_hard = "greedy"
+    # sa.hard null means "greedy" (synprep.models.variants)
 
     def check_config(self, cfg: ModelConfig) -> None:
         if self.hard == "none":

@@ -68,17 +68,8 @@ class Seq2Seq(nn.Module):
     prefix_decoder: ClassVar[bool] = False
     #: the decoder reads the decoder graph (edges); decoding must rebuild it
     uses_graph: ClassVar[bool] = False
-    #: config values this variant fixes (e.g. an ablation's switches), applied by
-    #: :func:`synprep.models.resolve` so that the resolved config shows them
-    settings: ClassVar[dict] = {}
-
-    @classmethod
-    def defaults(cls, cfg: ModelConfig) -> dict:
-        """The values this variant gives the keys of ``cfg`` whose null means "the
-        variant's own" (nested like the config). :func:`synprep.models.resolve` -- the
-        one place where they are filled -- writes them into the config, so that
-        ``--print-config``, ``config.json`` and the checkpoint show what the model uses."""
-        return {}
+    # what a variant fixes in its config and what its nulls mean is not here but in
+    # synprep.models.variants (torch-free), applied by synprep.models.resolve
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
