@@ -227,6 +227,15 @@ DE = [
 ]
 
 
+def test_the_listed_langid_languages_are_the_models():
+    """known_languages() lists py3langid's languages without loading its model (for the
+    installed version when listed): the list equals the model's classes."""
+    from synprep.filters.langid import known_languages, model_languages
+
+    assert known_languages() == model_languages()
+    assert {"en", "de", "fr"} <= set(known_languages())
+
+
 def test_langid_scores_and_decisions():
     f = build_filter({"name": "langid", "src_lang": "en", "tgt_lang": "de", "languages": ["en", "de", "fr"]})
     pairs = [P(i, e, d) for i, (e, d) in enumerate(zip(EN, DE))]
