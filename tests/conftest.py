@@ -68,7 +68,8 @@ def ud_file(request) -> Path:
 #: test files that take much longer than the others, run first: with pytest-xdist's
 #: ``--dist loadfile`` (pyproject.toml) a worker takes a whole file, and the longest one
 #: started last would leave the other workers idle at the end
-LONG_FILES = ("test_workflow.py", "test_slurm.py", "test_parsers.py", "test_resume.py", "test_distributed.py")
+LONG_FILES = ("test_workflow.py", "test_slurm.py", "test_workflow_rebuild.py", "test_parsers.py", "test_resume.py",
+              "test_distributed.py")
 
 
 def pytest_collection_modifyitems(config, items):
