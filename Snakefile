@@ -15,7 +15,7 @@ from snakemake.utils import min_version
 # Only light modules at the top level (no torch, stanza, polars): every SLURM job
 # reads this file twice before it runs anything (docs/workflow.md, "Scale out").
 from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
-from synprep.stages.corpus import check_shard_counts
+from synprep.stages.prepare import check_shard_counts
 from synprep.util.yamlio import check_config_files
 
 min_version("8.0")
@@ -43,7 +43,7 @@ validate_config(
     ["config/config.yaml", *workflow.overwrite_configfiles],
 )
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
-    check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.stages.corpus)
+    check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.stages.prepare)
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.

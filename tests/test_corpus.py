@@ -11,15 +11,7 @@ from pathlib import Path
 import pytest
 
 from synprep.dataset.accounting import read_rejects
-from synprep.stages.corpus import (
-    CorpusSpec,
-    iter_pairs,
-    read_shard,
-    shard_key,
-    shard_names,
-    write_all_shards,
-    write_shard,
-)
+from synprep.stages.prepare import CorpusSpec, iter_pairs, read_shard, shard_key, shard_names, write_all_shards, write_shard
 from synprep.errors import ConfigError, InputError
 
 EN = ["The cat sleeps.", "A dog runs.", "The cat sleeps.", "Birds sing.", "It rains.", "The CAT  sleeps."]
@@ -211,7 +203,8 @@ class _FakeParser:
 
 def test_parse_shard_keeps_pairs_whose_two_sides_parse(tmp_path):
     from synprep.syntax.conllu import read_conllu
-    from synprep.stages.corpus import parse_shard, write_pairs
+    from synprep.stages.parse import parse_shard
+    from synprep.stages.prepare import write_pairs
 
     pairs = tmp_path / "p.tsv"
     write_pairs(pairs, [("c:1", "a b", "x y"), ("c:2", "bad src", "z"), ("c:3", "c", "bad tgt"),
@@ -229,7 +222,8 @@ def test_parse_shard_keeps_pairs_whose_two_sides_parse(tmp_path):
 
 
 def test_filter_shard_writes_kept_pairs_rejects_and_scores(tmp_path):
-    from synprep.stages.corpus import filter_shard, write_pairs
+    from synprep.stages.filter import filter_shard
+    from synprep.stages.prepare import write_pairs
 
     pairs = tmp_path / "p.tsv"
     write_pairs(pairs, [("c:1", "The cat.", "Die Katze."), ("c:2", "", "leer"), ("c:3", "The cat.", "Die Katze."),
@@ -247,7 +241,7 @@ def test_seeded_eflomal_sets_and_restores_the_environment(monkeypatch):
     import os
     import shutil as sh
 
-    from synprep.stages.corpus import seeded_eflomal
+    from synprep.filters.eflomal_seed import seeded_eflomal
 
     monkeypatch.setenv("OMP_NUM_THREADS", "7")
     monkeypatch.delenv("LD_PRELOAD", raising=False)
@@ -267,7 +261,7 @@ def test_seeded_shim_makes_dev_urandom_reproducible(tmp_path):
     """A child process reading /dev/urandom under the shim gets the seed's bytes."""
     import shutil as sh
 
-    from synprep.stages.corpus import seeded_eflomal
+    from synprep.filters.eflomal_seed import seeded_eflomal
 
     if not sys.platform.startswith("linux") or not (sh.which("cc") or sh.which("gcc")):
         pytest.skip("the seed shim needs Linux and a C compiler")
@@ -340,7 +334,7 @@ def _sha(path: Path) -> str:
 
 @pytest.mark.parametrize("case", sorted(GOLDEN))
 def test_one_read_writes_the_bytes_of_the_per_shard_split(case, tmp_path, monkeypatch):
-    import synprep.stages.corpus as corpus
+    import synprep.stages.prepare as corpus
 
     spec = _golden_spec(case, tmp_path)
     n, lines, expected = GOLDEN[case]

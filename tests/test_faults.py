@@ -164,7 +164,7 @@ def test_3_bom_in_text_and_tsv_inputs_of_parse(tmp_path):
 
 
 def test_3_bom_in_filter_inputs_and_pair_shards(tmp_path):
-    from synprep.stages.corpus import read_shard
+    from synprep.stages.prepare import read_shard
     from synprep.filters import read_pairs
 
     s, t = tmp_path / "c.en", tmp_path / "c.de"
@@ -179,7 +179,7 @@ def test_3_bom_in_filter_inputs_and_pair_shards(tmp_path):
 
 
 def test_3_bom_in_split_and_yaml_configs(tmp_path):
-    from synprep.stages.corpus import CorpusSpec, iter_pairs
+    from synprep.stages.prepare import CorpusSpec, iter_pairs
     from synprep.filters import load_config as load_filters
     from synprep.train.config import load_config as load_run
 
@@ -800,7 +800,7 @@ def test_12_a_balanced_shard_logs_no_false_alarm(tmp_path, capsys):
 
 
 def test_12_split_help_describes_the_split_the_code_does(tmp_path, capsys):
-    from synprep.stages.corpus import read_shard, shard_key
+    from synprep.stages.prepare import read_shard, shard_key
 
     with pytest.raises(SystemExit):
         run_main(capsys, "split", "--help")
@@ -1168,7 +1168,7 @@ def test_20_8_report_html_names_a_metrics_line_that_is_not_json(tmp_path, capsys
 
 
 def test_20_9_shard_counts_are_bounded_before_any_input_is_read(tmp_path, capsys):
-    from synprep.stages.corpus import MAX_SHARDS, check_shard_counts
+    from synprep.stages.prepare import MAX_SHARDS, check_shard_counts
 
     # a corpus that does not exist: the count is refused before it is opened
     rc, err = run_main(capsys, "split", "--src", tmp_path / "no.en", "--tgt", tmp_path / "no.de", "--name", "c",

@@ -502,8 +502,8 @@ def test_cli_filter_and_recut(tmp_path, capsys):
 
 def test_cli_seed_makes_the_alignment_filter_reproducible(tmp_path, capsys):
     """Two runs of the same command reject the same pairs: eflomal's random numbers
-    come from --seed (synprep.stages.corpus.seeded_eflomal)."""
-    from synprep.stages.corpus import seed_shim
+    come from --seed (synprep.filters.eflomal_seed.seeded_eflomal)."""
+    from synprep.filters.eflomal_seed import seed_shim
 
     if seed_shim() is None:
         pytest.skip("eflomal cannot be seeded here (no C compiler, or not Linux)")

@@ -324,7 +324,7 @@ def raw_lines(data: bytes) -> list[bytes]:
 
 
 def check_split(tmp: Path, data: bytes, gz: bool) -> None:
-    from synprep.stages.corpus import CorpusSpec, SplitSummary, clean_field, iter_pairs
+    from synprep.stages.prepare import CorpusSpec, SplitSummary, clean_field, iter_pairs
 
     path = tmp / ("c.tsv.gz" if gz else "c.tsv")
     path.write_bytes(gzip.compress(data, mtime=0) if gz else data)

@@ -73,7 +73,7 @@ def test_recipe_states_every_setting_validates_and_its_runs_resolve(path, capsys
 
 
 def test_a_recipe_warns_when_it_parses_with_the_demo_models():
-    from synprep.stages.corpus import demo_parser_warning
+    from synprep.stages.parse import demo_parser_warning
 
     langs = {"src": "en", "tgt": "de"}
     recipe = _load(REPO / "config" / "recipes" / "tree-decoder.yaml")
@@ -87,7 +87,7 @@ def test_a_recipe_warns_when_it_parses_with_the_demo_models():
 
 
 def test_the_report_shows_the_warning_first():
-    from synprep.stages.corpus import demo_parser_warning
+    from synprep.stages.parse import demo_parser_warning
     from synprep.report import render_html
 
     w = demo_parser_warning(_load(REPO / "config" / "recipes" / "pascal.yaml"), {"src": "en", "tgt": "de"})

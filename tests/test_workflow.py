@@ -63,7 +63,7 @@ def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
     # the stanza options reach the parser; the tree decoder can be switched back to stanza's
     import inspect
 
-    from synprep.stages.corpus import parser_settings
+    from synprep.stages.parse import parser_settings
     from synprep.parsers.stanza_backend import StanzaParser
 
     st = _validate({"corpus": {"name": "mine", "tsv": "pairs.tsv"}, "parse": {"backend": "stanza", "fast_decode": False}})
@@ -116,7 +116,7 @@ def test_tree_decoder_recipe_is_a_valid_overlay_and_its_runs_load():
 
 
 def test_unknown_filter_parameter_is_an_error_before_any_job():
-    from synprep.stages.corpus import stage_filters
+    from synprep.stages.filter import stage_filters
     from synprep.errors import ConfigError
 
     langs = {"src": "en", "tgt": "de"}

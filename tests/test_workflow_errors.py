@@ -162,7 +162,7 @@ def test_a_misspelled_filter_config_key_names_the_file_and_line(tmp_path, capsys
 
 
 def test_stage_filters_marks_the_entry_at_fault():
-    from synprep.stages.corpus import stage_filters
+    from synprep.stages.filter import stage_filters
 
     with pytest.raises(ConfigError) as e:
         stage_filters([{"name": "empty"}, {"name": "length", "min_word": 1}], {"src": "en", "tgt": "de"}, "filter.filters")

@@ -136,7 +136,7 @@ def run(args) -> int:
     from ..filters import read_pairs, run_filters, write_outputs
     from ..filters.pipeline import output_names
 
-    from ..stages.corpus import seeded_eflomal
+    from ..filters.eflomal_seed import seeded_eflomal
 
     seed = _seed(args.seed)
     filters = _filters(args)  # config and output errors before reading a large corpus

@@ -5,7 +5,7 @@ Input: one sentence a line, or ``id<TAB>text`` (``--format``), optionally ``.gz`
 in input order. Sentences the parser rejects go to ``--rejects`` (TSV
 ``id<TAB>stage<TAB>reason<TAB>detail``, as every stage writes them) and are counted on stderr; nothing is dropped
 silently. (The workflow builds parsers from its config's ``parse:`` section with
-:func:`synprep.stages.corpus.parser_settings`; this command takes flags.)
+:func:`synprep.stages.parse.parser_settings`; this command takes flags.)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``synprep split``: split a raw parallel corpus into shards of pairs with stable ids.
 
-See :mod:`synprep.stages.corpus` for the formats, the ids and the shard assignment.
+See :mod:`synprep.stages.prepare` for the formats, the ids and the shard assignment.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..stages.corpus import CorpusSpec, shard_names, write_all_shards, write_shard
+    from ..stages.prepare import CorpusSpec, shard_names, write_all_shards, write_shard
     from ..errors import ConfigError
     from ..util.outputs import check_output_file, write_json
 

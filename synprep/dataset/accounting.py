@@ -1,6 +1,6 @@
 """Accounting: every input pair of every shard is kept or rejected, exactly once.
 
-The workflow splits the raw corpus into shards (:mod:`synprep.stages.corpus`); every later
+The workflow splits the raw corpus into shards (:mod:`synprep.stages.prepare`); every later
 stage drops some pairs of a shard and passes the rest on. Each stage writes the pairs
 it drops to a *reject file*, one line a pair::
 

@@ -625,7 +625,7 @@ def vocabulary_pass(trees: Iterable[dict], sides: Sequence[str], cfg: ShardConfi
     ``cfg.sample`` pairs (:func:`synprep.dataset.subwords.reservoir_sample`; one model for all
     sides when ``joint``, trained on the sample's sides one after the other, else one a
     side). The one vocabulary pass of ``synprep shard`` (pass 1) and of the workflow's
-    shared vocabulary (:func:`synprep.stages.corpus.build_vocabulary`), which differ only in
+    shared vocabulary (:func:`synprep.stages.bpe.build_vocabulary`), which differ only in
     the trees they give it. Returns (labels, side -> model, pairs sampled)."""
     from .subwords import reservoir_sample, train_spm
 

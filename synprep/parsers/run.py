@@ -1,7 +1,7 @@
 """The one parse loop: rows of text through parsers into CoNLL-U files and rejects.
 
 ``synprep parse`` (:mod:`synprep.commands.parse`: one side, streamed) and the
-workflow's parse stage (:func:`synprep.stages.corpus.parse_shard`: both sides of a shard
+workflow's parse stage (:func:`synprep.stages.parse.parse_shard`: both sides of a shard
 of pairs) both call :func:`parse_rows`; they differ only in what they open (the
 command: stdout or a ``.gz``; the stage: two files) and how they report the counts.
 The callers open the files, in a :class:`synprep.util.outputs.FileGroup`, so that the

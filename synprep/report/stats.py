@@ -79,7 +79,7 @@ def shard_stats(
 def _length_stats(pairs: str | os.PathLike, kept: set[str] | None) -> dict:
     """``length_before`` (every pair of ``pairs``) and, when ``kept`` is known,
     ``length_after`` (the kept ones), per side."""
-    from ..stages.corpus import read_shard
+    from ..stages.prepare import read_shard
 
     before: dict[str, list[int]] = {s: [] for s in SIDES}
     after: dict[str, list[int]] = {s: [] for s in SIDES}

@@ -7,7 +7,7 @@
 # {shard}.scores/ so that thresholds can be re-cut without rescoring. The entries
 # are checked when the workflow starts (an unknown parameter stops it there).
 
-from synprep.stages.corpus import stage_filters
+from synprep.stages.filter import stage_filters
 
 FILTERS = stage_filters(config["filter"]["filters"], LANGS, "filter.filters")
 

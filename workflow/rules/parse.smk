@@ -9,7 +9,7 @@
 
 import sys
 
-from synprep.stages.corpus import demo_parser_warning, parser_settings
+from synprep.stages.parse import demo_parser_warning, parser_settings
 
 PARSE = config["parse"]
 PARSERS = parser_settings(PARSE, LANGS)

@@ -11,7 +11,7 @@
 import os
 import shlex
 
-from synprep.stages.corpus import CorpusSpec, shard_names
+from synprep.stages.prepare import CorpusSpec, shard_names
 
 
 CORPUS = CorpusSpec(

@@ -1,8 +1,8 @@
-"""Snakemake script: run one stage's filters over one shard (synprep.stages.corpus.filter_shard)."""
+"""Snakemake script: run one stage's filters over one shard (synprep.stages.filter.filter_shard)."""
 
 import sys
 
-from synprep.stages.corpus import filter_shard
+from synprep.stages.filter import filter_shard
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

@@ -9,7 +9,7 @@ import yaml
 from synprep.dataset import accounting
 
 from synprep import report
-from synprep.stages.corpus import demo_parser_warning
+from synprep.stages.parse import demo_parser_warning
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log

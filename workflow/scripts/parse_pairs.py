@@ -1,10 +1,10 @@
-"""Snakemake script: parse both sides of one shard (synprep.stages.corpus.parse_shard)."""
+"""Snakemake script: parse both sides of one shard (synprep.stages.parse.parse_shard)."""
 
 import logging
 import sys
 
 from synprep import registry
-from synprep.stages.corpus import parse_shard
+from synprep.stages.parse import parse_shard
 
 
 def main(sm) -> None:

@@ -1,9 +1,9 @@
-"""Snakemake script: the shared vocabularies (synprep.stages.corpus.build_vocabulary)."""
+"""Snakemake script: the shared vocabularies (synprep.stages.bpe.build_vocabulary)."""
 
 import os
 import sys
 
-from synprep.stages.corpus import build_vocabulary
+from synprep.stages.bpe import build_vocabulary
 from synprep.dataset.shards import ShardConfig
 
 sm = snakemake  # noqa: F821  (injected by snakemake)

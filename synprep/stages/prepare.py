@@ -1,4 +1,5 @@
-"""Raw parallel corpora: reading pairs and splitting them into shards with stable ids.
+"""The prepare stage (workflow/rules/prepare.smk, ``synprep split``): raw parallel corpora
+read as pairs and split into shards with stable ids.
 
 A raw corpus is either two plain text files with one sentence a line (``src``,
 ``tgt``; line n of one is the translation of line n of the other) or one TSV file
@@ -47,14 +48,8 @@ corpus order; rejects: ``id<TAB>stage<TAB>reason<TAB>detail`` (see
 :mod:`synprep.dataset.accounting`). Both are written atomically (temporary file, then
 rename), so a killed job never leaves a partial shard behind.
 
-The workflow's per-shard steps that join the other modules to these shards also live
-here, each a thin layer over one package function: :func:`filter_shard` (the filters
-of :mod:`synprep.filters`, with :class:`seeded_eflomal` making the alignment filter
-reproducible), :func:`parse_shard` (both sides with a :mod:`synprep.parsers` parser;
-a pair is kept when both sides parse), :func:`build_vocabulary` (the labels and
-subword model all shards share, for :func:`synprep.dataset.shards.build_dataset`), and the
-config helpers :func:`stage_filters` and :func:`parser_settings`. Each keeps the
-invariant: every pair it reads is written to its output or to its reject file.
+The workflow's per-shard steps over these files are in :mod:`synprep.stages.filter`,
+:mod:`synprep.stages.parse` and :mod:`synprep.stages.bpe`.
 """
 
 from __future__ import annotations
@@ -65,7 +60,7 @@ import io
 import os
 import re
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator, Optional, Sequence
+from typing import BinaryIO, Iterable, Iterator
 
 from ..errors import ConfigError, InputError
 from ..util.textio import open_file
@@ -75,7 +70,7 @@ STAGE = "prepare"
 BAD_ENCODING = "bad-encoding"
 BAD_COLUMNS = "bad-columns"
 
-#: characters that break one-record-a-line text (str.splitlines' separators and tab)
+#: a corpus name (ids are <name>:<line>)
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 _GZIP_MAGIC = b"\x1f\x8b"
 #: the kind a ``split --out-dir`` folder's output marker records (:mod:`synprep.util.outputs`)
@@ -442,10 +437,7 @@ def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]])
 def read_shard(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
     """``(id, src, tgt)`` for each line of a shard written by :func:`write_shard`."""
     path = os.fspath(path)
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+    f = open_file(path, "a file of pairs (id<TAB>src<TAB>tgt)", "check the path")
     from ..util.textio import lines
 
     with f:
@@ -472,325 +464,3 @@ def write_pairs(path: str | os.PathLike, pairs: Iterable) -> int:
             f.write(f"{pid}\t{clean_field(src, None)}\t{clean_field(tgt, None)}\n")
             n += 1
     return n
-
-
-# ----------------------------------------------------------------------------------
-# The per-shard steps of the workflow that join the other modules to pair shards.
-# Each reads a shard of pairs (id, src, tgt), writes the pairs it keeps in the same
-# format (or CoNLL-U) and every pair it drops to a reject file (synprep.dataset.accounting).
-
-
-# eflomal (the align filter's aligner) seeds its Gibbs samplers from /dev/urandom and
-# has no seed option, so two runs reject slightly different pairs. This shim, put in
-# front of the C library with LD_PRELOAD for the eflomal process, answers its
-# fopen("/dev/urandom") with a stream drawn from SYNPREP_EFLOMAL_SEED (splitmix64,
-# a new stream for each open); with OMP_NUM_THREADS=1 the samplers then open it in
-# a fixed order and the scores are the same bytes on every run.
-_SEED_SHIM = r"""
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-static unsigned long long opened = 0;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-FILE *fopen(const char *path, const char *mode) {
-    static FILE *(*real)(const char *, const char *) = NULL;
-    if (!real) real = (FILE *(*)(const char *, const char *))dlsym(RTLD_NEXT, "fopen");
-    if (path && strcmp(path, "/dev/urandom") == 0) {
-        const char *seed = getenv("SYNPREP_EFLOMAL_SEED");
-        pthread_mutex_lock(&lock);
-        unsigned long long n = ++opened;
-        pthread_mutex_unlock(&lock);
-        unsigned long long s = (seed ? strtoull(seed, NULL, 10) : 1ULL) * 0x9E3779B97F4A7C15ULL
-                               + n * 0xD1B54A32D192ED03ULL;
-        unsigned char *buf = malloc(4096);
-        if (!buf) return NULL;
-        for (int i = 0; i < 4096; i += 8) {
-            unsigned long long z = (s += 0x9E3779B97F4A7C15ULL);
-            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-            z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-            z ^= z >> 31;
-            memcpy(buf + i, &z, 8);
-        }
-        return fmemopen(buf, 4096, "rb");
-    }
-    return real(path, mode);
-}
-"""
-
-
-def seed_shim() -> str | None:
-    """The compiled shim (cached under ~/.cache/synprep), or None without a C compiler
-    or off Linux."""
-    import hashlib
-    import platform
-    import shutil
-    import subprocess
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return None
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if cc is None:
-        return None
-    tag = hashlib.sha256(_SEED_SHIM.encode()).hexdigest()[:12]
-    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "synprep")
-    so = os.path.join(cache, f"eflomal-seed-{platform.machine()}-{tag}.so")
-    if os.path.isfile(so):
-        return so
-    os.makedirs(cache, exist_ok=True)
-    from ..util.outputs import FileGroup
-
-    src = os.path.join(cache, f"eflomal-seed-{tag}.{os.getpid()}.c")
-    group = FileGroup()  # atomic: parallel jobs may build it at the same time
-    with open(src, "w") as f:
-        f.write(_SEED_SHIM)
-    try:
-        r = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", group.path(so), src, "-ldl", "-lpthread"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            return None
-        group.commit()
-    finally:
-        group.abort()  # the temporary file of a failed build (nothing once committed)
-        if os.path.exists(src):
-            os.unlink(src)
-    return so
-
-
-class seeded_eflomal:
-    """Context manager: eflomal processes started inside it draw their random
-    numbers from ``seed`` (see ``_SEED_SHIM``), single-threaded, so alignment scores
-    are reproducible. ``seed=None``, or no C compiler, leaves eflomal as it is;
-    :attr:`active` says which happened."""
-
-    _VARS = ("LD_PRELOAD", "OMP_NUM_THREADS", "SYNPREP_EFLOMAL_SEED")
-
-    def __init__(self, seed: int | None):
-        self.seed = seed
-        self.active = False
-        self._saved: dict[str, str | None] = {}
-
-    def __enter__(self) -> "seeded_eflomal":
-        if self.seed is None:
-            return self
-        so = seed_shim()
-        if so is None:
-            return self
-        self._saved = {k: os.environ.get(k) for k in self._VARS}
-        preload = os.environ.get("LD_PRELOAD")
-        os.environ["LD_PRELOAD"] = f"{so} {preload}" if preload else so
-        os.environ["OMP_NUM_THREADS"] = "1"
-        os.environ["SYNPREP_EFLOMAL_SEED"] = str(int(self.seed))
-        self.active = True
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for k, v in self._saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def filter_shard(
-    pairs_path: str | os.PathLike,
-    specs: Sequence[dict],
-    out_pairs: str | os.PathLike,
-    out_rejects: str | os.PathLike,
-    details_dir: str | os.PathLike | None = None,
-    *,
-    stage: str = "filter",
-    languages: dict[str, str] | None = None,
-    seed: int | None = 1,
-) -> dict:
-    """Run the filters ``specs`` (:func:`synprep.filters.build_filters` entries) over
-    one shard. A ``langid`` entry without ``src_lang``/``tgt_lang`` gets them from
-    ``languages``. ``details_dir`` receives what ``synprep filter`` writes (scores and
-    rejects tables, ``filter.json``) so that thresholds can be re-cut later.
-    Returns the counts per filter. A reject's reason is the filter's label, its
-    detail the failing score component and value. ``seed`` makes the ``align``
-    filter's eflomal runs reproducible (:class:`seeded_eflomal`; None: as random as
-    eflomal is)."""
-    from ..dataset.accounting import write_rejects
-    from ..filters import Pair, build_filters, run_filters, write_outputs
-
-    specs = [dict(s) for s in specs]
-    for s in specs:
-        if s.get("name") == "langid" and languages:
-            s.setdefault("src_lang", languages.get("src"))
-            s.setdefault("tgt_lang", languages.get("tgt"))
-    filters = build_filters(specs)
-    pairs = [Pair(*row) for row in read_shard(pairs_path)]
-    with seeded_eflomal(seed if any(s.get("name") == "align" for s in specs) else None) as seeded:
-        result = run_filters(pairs, filters)
-    if details_dir is not None:
-        write_outputs(details_dir, result, "src.txt", "tgt.txt")
-    write_pairs(out_pairs, result.kept)
-    write_rejects(
-        out_rejects,
-        ((r.id, stage, r.filter, f"{r.component}={r.score:.4g}" if r.score is not None else r.component)
-         for r in result.rejects),
-    )
-    return {"input": result.n_input, "kept": len(result.kept), "filters": result.counts, "seeded_eflomal": seeded.active}
-
-
-def parse_shard(
-    pairs_path: str | os.PathLike,
-    parsers: dict,
-    out_conllu: dict[str, str | os.PathLike],
-    out_rejects: str | os.PathLike,
-    *,
-    stage: str = "parse",
-    progress: bool = False,
-) -> dict:
-    """Parse both sides of one shard with ``parsers`` (side -> a
-    :class:`synprep.parsers.Parser`) and keep the pairs whose two sides both parsed:
-    ``out_conllu[side]`` gets their trees, in the same order on both sides (sentence
-    n of one is the translation of sentence n of the other; ``sent_id`` is the pair
-    id). A pair with a side the parser rejected goes to ``out_rejects`` with the
-    parser's reason code (the first failing side's; the detail names the side(s)).
-    ``progress``: sentences parsed, on stderr (:mod:`synprep.util.progress`). Returns counts."""
-    from ..dataset.accounting import RejectWriter
-    from ..util.outputs import atomic_files
-    from ..parsers.run import parse_rows
-
-    rows = list(read_shard(pairs_path))
-    with atomic_files() as group:  # both sides and the rejects replaced together
-        files = {side: group.open(out_conllu[side], "w", newline="\n") for side in ("src", "tgt")}
-        with RejectWriter(out_rejects, group) as rw:
-            counts = parse_rows({"src": parsers["src"], "tgt": parsers["tgt"]}, rows, files, rw, stage=stage,
-                                progress=progress)
-    return {"input": counts.input, "kept": counts.kept, "rejected": dict(counts.rejected)}
-
-
-def build_vocabulary(
-    conllu_pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]],
-    out_dir: str | os.PathLike,
-    cfg=None,
-    languages: dict[str, str] | None = None,
-) -> dict:
-    """The vocabularies every shard shares: the label list and the subword model(s).
-
-    Reads the parsed pairs of *all* shards once: the labels are those of every tree
-    (at the configured word level and label set, sorted, plus ``root``), and the
-    sentencepiece model is trained, as :func:`synprep.dataset.shards.build_dataset` does, on
-    a seeded reservoir sample of ``cfg.sample`` pairs
-    (:func:`synprep.dataset.subwords.train_spm`, joint or one model a side). Writes the
-    model file(s) and a manifest without shards into ``out_dir``, which each shard
-    then reuses with ``synprep shard --vocab-from`` so that every shard numbers pieces
-    and labels alike, and inherits ``languages`` (side -> code) from. Deterministic
-    for a given input and ``cfg.seed``."""
-    from ..dataset import shards as sh
-    from ..syntax.conllu import read_parallel
-    from ..errors import InputError as _InputError
-    from ..util.outputs import check_replaceable, replace_dir, write_bytes
-    from ..syntax.tree import to_tree
-
-    cfg = cfg or sh.ShardConfig()
-    cfg.check()
-    check_replaceable(out_dir, sh.DATASET_KIND)
-
-    def trees():
-        """Every pair whose two sentences make trees (the words and labels as the shards
-        will have them), the files paired as every command pairs two sides."""
-        for src_path, tgt_path in conllu_pairs:
-            for _n, pair in read_parallel({"src": src_path, "tgt": tgt_path}, invalid=True):
-                if any(isinstance(x, _InputError) for x in pair.values()):
-                    continue  # an invalid sentence: the shard rejects the pair too
-                try:
-                    yield {s: to_tree(pair[s], cfg.words, cfg.labels) for s in ("src", "tgt")}
-                except _InputError:
-                    continue
-
-    label_list, trained, sampled = sh.vocabulary_pass(trees(), ["src", "tgt"], cfg, cfg.joint)
-    models = {s: ("spm.model" if cfg.joint else f"{s}.model", m) for s, m in trained.items()}
-    manifest = sh.make_manifest(
-        sides=["src", "tgt"],
-        transition_side="tgt",
-        languages=dict(languages or {}),
-        labels=label_list,
-        pieces={"joint": cfg.joint, "models": {s: sh.model_entry(n, m) for s, (n, m) in models.items()}},
-        tokens=sh.token_layout(models["tgt"][1], len(label_list)),
-        counts={"input": 0, "kept": 0, "rejected": {}},
-        inputs={"vocabulary_from": [[os.fspath(a), os.fspath(b)] for a, b in conllu_pairs],
-                "sampled_pairs": sampled},
-        settings={k: getattr(cfg, k) for k in ("words", "labels", "vocab_size", "character_coverage",
-                                                "model_type", "joint", "sample", "seed")},
-        shards=[],
-    )
-    with replace_dir(out_dir, sh.DATASET_KIND) as out:  # the model(s) and manifest as a whole
-        for name, model in {name: m for name, m in models.values()}.items():
-            model.save(out / name)
-        write_bytes(out / sh.MANIFEST, sh.manifest_bytes(manifest))
-    return manifest
-
-
-def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str = "filters") -> list[dict]:
-    """The filter entries of a workflow stage, checked now: a ``langid`` entry
-    without ``src_lang``/``tgt_lang`` gets ``languages``; building the filters makes
-    an unknown filter or parameter an error before any job runs (named by ``what``)."""
-    from ..filters import build_filters
-
-    out = [dict(e) for e in entries]
-    for e in out:
-        if e.get("name") == "langid":
-            e.setdefault("src_lang", languages["src"])
-            e.setdefault("tgt_lang", languages["tgt"])
-    try:
-        build_filters(out)
-    except ConfigError as e:
-        for i, entry in enumerate(out):  # the entry at fault, for the error's place
-            try:
-                build_filters([entry])
-            except ConfigError:
-                err = ConfigError(f"{what}[{i}]: {e}")
-                err.config_path = [*what.split("."), i]  # located by synprep.stages.workflow.stop_on_error
-                raise err from None
-        raise ConfigError(f"config {what}: {e}") from None
-    return out
-
-
-def demo_parser_warning(config: dict, languages: dict[str, str]) -> Optional[str]:
-    """The warning a paper's recipe (workflow key ``recipe``) gets when a side is
-    parsed with synprep's demo UDPipe models (``parse.<side>_model`` null): those are
-    small models trained for the demo, not the parser the paper used. None when there
-    is no recipe, or every side has its own model."""
-    recipe, parse = config.get("recipe") or {}, config["parse"]
-    if not recipe.get("name") or parse.get("backend", "udpipe") != "udpipe":
-        return None
-    demo = [side for side in ("src", "tgt") if not parse.get(f"{side}_model")]
-    if not demo:
-        return None
-    models = parser_settings(parse, languages)
-    which = ", ".join(f"{side} ({languages[side]}: {models[side]['model']})" for side in demo)
-    return (f"recipe {recipe['name']} ({recipe.get('paper') or '?'}) runs with synprep's DEMO parser models for {which}: "
-            f"small models trained for the demo, not {recipe.get('parser') or 'the paper parser'}; its trees, filters and scores are not the paper's. "
-            f"Set parse.{demo[0]}_model{' and parse.tgt_model' if len(demo) == 2 else ''} to your UD models "
-            "(docs/parsers.md).")
-
-
-def parser_settings(parse: dict, languages: dict[str, str]) -> dict[str, dict]:
-    """Per side, the keyword options of the configured parser (the workflow's
-    ``parse`` section): the model is the configured path or, for udpipe, the demo
-    model of the side's language (``resources/udpipe/<lang>.udpipe``); stanza
-    without a model uses its default resources folder (``model`` None)."""
-    out: dict[str, dict] = {}
-    for side in ("src", "tgt"):
-        model = parse.get(f"{side}_model")
-        if not model and parse["backend"] == "udpipe":
-            from ..parsers.udpipe_backend import resources_dir
-
-            model = str(resources_dir() / "udpipe" / f"{languages[side]}.udpipe")
-        opts = {
-            "model": model or None,
-            "lang": languages[side],
-            "max_words": parse["max_words"],
-            "pretokenized": parse["pretokenized"],
-        }
-        if parse["backend"] == "stanza":
-            opts.update(device=parse["device"], batch_tokens=parse["batch_tokens"], fast_decode=parse["fast_decode"])
-        out[side] = opts
-    return out

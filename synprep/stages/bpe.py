@@ -1,0 +1,70 @@
+"""The vocabulary stage (workflow/rules/bpe.smk): the labels and subword model(s) every
+shard shares, trained once from the parsed pairs of all shards.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+
+def build_vocabulary(
+    conllu_pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]],
+    out_dir: str | os.PathLike,
+    cfg=None,
+    languages: dict[str, str] | None = None,
+) -> dict:
+    """The vocabularies every shard shares: the label list and the subword model(s).
+
+    Reads the parsed pairs of *all* shards once: the labels are those of every tree
+    (at the configured word level and label set, sorted, plus ``root``), and the
+    sentencepiece model is trained, as :func:`synprep.dataset.shards.build_dataset` does, on
+    a seeded reservoir sample of ``cfg.sample`` pairs
+    (:func:`synprep.dataset.subwords.train_spm`, joint or one model a side). Writes the
+    model file(s) and a manifest without shards into ``out_dir``, which each shard
+    then reuses with ``synprep shard --vocab-from`` so that every shard numbers pieces
+    and labels alike, and inherits ``languages`` (side -> code) from. Deterministic
+    for a given input and ``cfg.seed``."""
+    from ..dataset import shards as sh
+    from ..syntax.conllu import read_parallel
+    from ..errors import InputError as _InputError
+    from ..util.outputs import check_replaceable, replace_dir, write_bytes
+    from ..syntax.tree import to_tree
+
+    cfg = cfg or sh.ShardConfig()
+    cfg.check()
+    check_replaceable(out_dir, sh.DATASET_KIND)
+
+    def trees():
+        """Every pair whose two sentences make trees (the words and labels as the shards
+        will have them), the files paired as every command pairs two sides."""
+        for src_path, tgt_path in conllu_pairs:
+            for _n, pair in read_parallel({"src": src_path, "tgt": tgt_path}, invalid=True):
+                if any(isinstance(x, _InputError) for x in pair.values()):
+                    continue  # an invalid sentence: the shard rejects the pair too
+                try:
+                    yield {s: to_tree(pair[s], cfg.words, cfg.labels) for s in ("src", "tgt")}
+                except _InputError:
+                    continue
+
+    label_list, trained, sampled = sh.vocabulary_pass(trees(), ["src", "tgt"], cfg, cfg.joint)
+    models = {s: ("spm.model" if cfg.joint else f"{s}.model", m) for s, m in trained.items()}
+    manifest = sh.make_manifest(
+        sides=["src", "tgt"],
+        transition_side="tgt",
+        languages=dict(languages or {}),
+        labels=label_list,
+        pieces={"joint": cfg.joint, "models": {s: sh.model_entry(n, m) for s, (n, m) in models.items()}},
+        tokens=sh.token_layout(models["tgt"][1], len(label_list)),
+        counts={"input": 0, "kept": 0, "rejected": {}},
+        inputs={"vocabulary_from": [[os.fspath(a), os.fspath(b)] for a, b in conllu_pairs],
+                "sampled_pairs": sampled},
+        settings={k: getattr(cfg, k) for k in ("words", "labels", "vocab_size", "character_coverage",
+                                                "model_type", "joint", "sample", "seed")},
+        shards=[],
+    )
+    with replace_dir(out_dir, sh.DATASET_KIND) as out:  # the model(s) and manifest as a whole
+        for name, model in {name: m for name, m in models.values()}.items():
+            model.save(out / name)
+        write_bytes(out / sh.MANIFEST, sh.manifest_bytes(manifest))
+    return manifest

@@ -1,0 +1,81 @@
+"""The filter stages (workflow/rules/filter.smk and align.smk): one stage's filters over
+one shard of pairs (:mod:`synprep.stages.prepare`'s format); every pair read is kept or
+rejected with a reason (:mod:`synprep.dataset.accounting`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from ..errors import ConfigError
+
+from ..filters.eflomal_seed import seeded_eflomal
+from .prepare import read_shard, write_pairs
+
+
+def filter_shard(
+    pairs_path: str | os.PathLike,
+    specs: Sequence[dict],
+    out_pairs: str | os.PathLike,
+    out_rejects: str | os.PathLike,
+    details_dir: str | os.PathLike | None = None,
+    *,
+    stage: str = "filter",
+    languages: dict[str, str] | None = None,
+    seed: int | None = 1,
+) -> dict:
+    """Run the filters ``specs`` (:func:`synprep.filters.build_filters` entries) over
+    one shard. A ``langid`` entry without ``src_lang``/``tgt_lang`` gets them from
+    ``languages``. ``details_dir`` receives what ``synprep filter`` writes (scores and
+    rejects tables, ``filter.json``) so that thresholds can be re-cut later.
+    Returns the counts per filter. A reject's reason is the filter's label, its
+    detail the failing score component and value. ``seed`` makes the ``align``
+    filter's eflomal runs reproducible (:class:`seeded_eflomal`; None: as random as
+    eflomal is)."""
+    from ..dataset.accounting import write_rejects
+    from ..filters import Pair, build_filters, run_filters, write_outputs
+
+    specs = [dict(s) for s in specs]
+    for s in specs:
+        if s.get("name") == "langid" and languages:
+            s.setdefault("src_lang", languages.get("src"))
+            s.setdefault("tgt_lang", languages.get("tgt"))
+    filters = build_filters(specs)
+    pairs = [Pair(*row) for row in read_shard(pairs_path)]
+    with seeded_eflomal(seed if any(s.get("name") == "align" for s in specs) else None) as seeded:
+        result = run_filters(pairs, filters)
+    if details_dir is not None:
+        write_outputs(details_dir, result, "src.txt", "tgt.txt")
+    write_pairs(out_pairs, result.kept)
+    write_rejects(
+        out_rejects,
+        ((r.id, stage, r.filter, f"{r.component}={r.score:.4g}" if r.score is not None else r.component)
+         for r in result.rejects),
+    )
+    return {"input": result.n_input, "kept": len(result.kept), "filters": result.counts, "seeded_eflomal": seeded.active}
+
+
+def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str = "filters") -> list[dict]:
+    """The filter entries of a workflow stage, checked now: a ``langid`` entry
+    without ``src_lang``/``tgt_lang`` gets ``languages``; building the filters makes
+    an unknown filter or parameter an error before any job runs (named by ``what``)."""
+    from ..filters import build_filters
+
+    out = [dict(e) for e in entries]
+    for e in out:
+        if e.get("name") == "langid":
+            e.setdefault("src_lang", languages["src"])
+            e.setdefault("tgt_lang", languages["tgt"])
+    try:
+        build_filters(out)
+    except ConfigError as e:
+        for i, entry in enumerate(out):  # the entry at fault, for the error's place
+            try:
+                build_filters([entry])
+            except ConfigError:
+                err = ConfigError(f"{what}[{i}]: {e}")
+                err.config_path = [*what.split("."), i]  # located by synprep.stages.workflow.stop_on_error
+                raise err from None
+        raise ConfigError(f"config {what}: {e}") from None
+    return out

@@ -1,0 +1,84 @@
+"""The parse stage (workflow/rules/parse.smk): both sides of a shard of pairs parsed with
+the one parse loop (:mod:`synprep.parsers.run`); a pair is kept when both sides parse.
+And the workflow's parser settings and its warning about the demo models.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+
+from .prepare import read_shard
+
+
+def parse_shard(
+    pairs_path: str | os.PathLike,
+    parsers: dict,
+    out_conllu: dict[str, str | os.PathLike],
+    out_rejects: str | os.PathLike,
+    *,
+    stage: str = "parse",
+    progress: bool = False,
+) -> dict:
+    """Parse both sides of one shard with ``parsers`` (side -> a
+    :class:`synprep.parsers.Parser`) and keep the pairs whose two sides both parsed:
+    ``out_conllu[side]`` gets their trees, in the same order on both sides (sentence
+    n of one is the translation of sentence n of the other; ``sent_id`` is the pair
+    id). A pair with a side the parser rejected goes to ``out_rejects`` with the
+    parser's reason code (the first failing side's; the detail names the side(s)).
+    ``progress``: sentences parsed, on stderr (:mod:`synprep.util.progress`). Returns counts."""
+    from ..dataset.accounting import RejectWriter
+    from ..util.outputs import atomic_files
+    from ..parsers.run import parse_rows
+
+    rows = list(read_shard(pairs_path))
+    with atomic_files() as group:  # both sides and the rejects replaced together
+        files = {side: group.open(out_conllu[side], "w", newline="\n") for side in ("src", "tgt")}
+        with RejectWriter(out_rejects, group) as rw:
+            counts = parse_rows({"src": parsers["src"], "tgt": parsers["tgt"]}, rows, files, rw, stage=stage,
+                                progress=progress)
+    return {"input": counts.input, "kept": counts.kept, "rejected": dict(counts.rejected)}
+
+
+def demo_parser_warning(config: dict, languages: dict[str, str]) -> Optional[str]:
+    """The warning a paper's recipe (workflow key ``recipe``) gets when a side is
+    parsed with synprep's demo UDPipe models (``parse.<side>_model`` null): those are
+    small models trained for the demo, not the parser the paper used. None when there
+    is no recipe, or every side has its own model."""
+    recipe, parse = config.get("recipe") or {}, config["parse"]
+    if not recipe.get("name") or parse.get("backend", "udpipe") != "udpipe":
+        return None
+    demo = [side for side in ("src", "tgt") if not parse.get(f"{side}_model")]
+    if not demo:
+        return None
+    models = parser_settings(parse, languages)
+    which = ", ".join(f"{side} ({languages[side]}: {models[side]['model']})" for side in demo)
+    return (f"recipe {recipe['name']} ({recipe.get('paper') or '?'}) runs with synprep's DEMO parser models for {which}: "
+            f"small models trained for the demo, not {recipe.get('parser') or 'the paper parser'}; its trees, filters and scores are not the paper's. "
+            f"Set parse.{demo[0]}_model{' and parse.tgt_model' if len(demo) == 2 else ''} to your UD models "
+            "(docs/parsers.md).")
+
+
+def parser_settings(parse: dict, languages: dict[str, str]) -> dict[str, dict]:
+    """Per side, the keyword options of the configured parser (the workflow's
+    ``parse`` section): the model is the configured path or, for udpipe, the demo
+    model of the side's language (``resources/udpipe/<lang>.udpipe``); stanza
+    without a model uses its default resources folder (``model`` None)."""
+    out: dict[str, dict] = {}
+    for side in ("src", "tgt"):
+        model = parse.get(f"{side}_model")
+        if not model and parse["backend"] == "udpipe":
+            from ..parsers.udpipe_backend import resources_dir
+
+            model = str(resources_dir() / "udpipe" / f"{languages[side]}.udpipe")
+        opts = {
+            "model": model or None,
+            "lang": languages[side],
+            "max_words": parse["max_words"],
+            "pretokenized": parse["pretokenized"],
+        }
+        if parse["backend"] == "stanza":
+            opts.update(device=parse["device"], batch_tokens=parse["batch_tokens"], fast_decode=parse["fast_decode"])
+        out[side] = opts
+    return out
