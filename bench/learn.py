@@ -180,7 +180,8 @@ def main() -> int:
     for r in results:
         vl = "-" if r["valid_loss"] is None else f"{r['valid_loss']:.3f}"
         print(f"{r['variant']:<10} {r['updates']:>8} {r['epochs']:>6} {r['train_minutes']:>8} {vl:>10} {r['bleu']:>6.2f} {r['chrf++']:>7.2f}")
-    print(f"sacrebleu: {s['signatures']['bleu']}")
+    if results:
+        print(f"sacrebleu: {s['signatures']['bleu']}")
     return 0
 
 

@@ -19,6 +19,14 @@ not trained again, a killed one resumes exactly):
   Multi30k CoNLL-U with the shards' vocabulary (``synprep.dataset.shards`` option
   ``max_target_pieces``; the test set is never cut).
 
+* ``--cpu-minutes M`` trains each run until its process CPU time reaches M minutes
+  (checked every ``--valid-every`` updates; ``--updates`` is then a cap): runs of
+  models with different costs an update compared at the same CPU time;
+* ``--tree-agreement`` scores, for transition decoders, the trees the decoder generated
+  on the test set against UDPipe's parse (the demo German model) of the same generated
+  words: UAS/LAS of the decoder's tree taking UDPipe's as the reference
+  (``runs/<run>/test_trees.conllu``, ``test_trees.udpipe.conllu``).
+
 Shards: ``--shards DIR`` with ``train/``, ``valid/``, ``test/`` (e.g. the ones
 bench/learn.py writes, ``bench/out/learn/shards``). Hypotheses of every run are kept
 (``test_hyps.txt``), with ``test_scores.json``; the references are written to
@@ -109,6 +117,63 @@ def train_minutes(out: Path) -> float | None:
     return round(sum(r["tokens"] / r["tokens_per_s"] for r in tr if r["tokens_per_s"] > 0) / 60.0, 1)
 
 
+def train_run(cfg, out: Path, args, name: str, say) -> int:
+    """Train one run to ``--updates`` updates, or with ``--cpu-minutes`` in chunks of
+    ``--valid-every`` updates until its process CPU time (``cost.json``, summed over
+    invocations) reaches the budget; the updates it reached."""
+    from dataclasses import replace
+
+    from synprep.train.trainer import train
+
+    budget = args.cpu_minutes * 60 if args.cpu_minutes else None
+    say(f"training {name}: {args.updates} updates" + (f" or {args.cpu_minutes:g} CPU-minutes" if budget else "") + f" -> {out}")
+    cost_path = out / "cost.json"  # summed over invocations (a resumed run adds its part)
+    steps = resumed_at(out)
+    while steps < args.updates:
+        spent = json.loads(cost_path.read_text())["cpu_s"] if cost_path.exists() else 0.0
+        if budget is not None and spent >= budget:
+            break
+        target = min(args.updates, steps + args.valid_every) if budget is not None else args.updates
+        start = steps
+        c0, w0 = time.process_time(), time.perf_counter()
+        summary = train(replace(cfg, train=replace(cfg.train, max_steps=target)), log=say)
+        steps = summary["steps"]
+        cost = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0, "updates": steps - start}
+        if cost_path.exists():
+            old = json.loads(cost_path.read_text())
+            cost = {k: cost[k] + old.get(k, 0) for k in cost}
+        cost_path.write_text(json.dumps(cost) + "\n")
+        if steps < target:  # stopped early (e.g. killed data, a time limit): leave it
+            break
+    return steps
+
+
+def tree_agreement(tr: list, out: Path, say) -> dict:
+    """How often the decoder's tree agrees with UDPipe's parse of the words it generated:
+    the decoder's trees go to ``test_trees.conllu``, their words (pretokenized) through
+    ``synprep parse`` (the demo German UDPipe model) to ``test_trees.udpipe.conllu``,
+    then UAS/LAS of the decoder's trees against UDPipe's (``synprep eval-parse``'s
+    scoring, by sentence id). Sentences without words are counted and left out."""
+    from synprep.parsers.evaluate import evaluate
+    from synprep.translate.decode import tree_conllu
+
+    def form(w: str) -> str:  # one whitespace-free token, as --pretokenized splits it
+        return "".join(w.split()) or "_"
+
+    trees = [x for x in tr if x.heads]
+    mine, words = out / "test_trees.conllu", out / "test_trees.tsv"
+    mine.write_text("".join(tree_conllu([form(w) for w in x.words], x.heads, x.labels, sent_id=x.id) for x in trees), encoding="utf-8")
+    words.write_text("".join(f"{x.id}\t{' '.join(form(w) for w in x.words)}\n" for x in trees), encoding="utf-8")
+    theirs = out / "test_trees.udpipe.conllu"
+    subprocess.run(["synprep", "parse", str(words), "-o", str(theirs), "--lang", "de", "--pretokenized", "--max-words", "0", "-q"],
+                   check=True, cwd=REPO)
+    res = evaluate(mine, theirs, by_id=True).as_dict()
+    agree = {"sentences": len(trees), "empty": len(tr) - len(trees), "UAS": res["all"]["UAS"], "LAS": res["all"]["LAS"],
+             "UAS_nopunct": res["without_punct"]["UAS"], "LAS_nopunct": res["without_punct"]["LAS"], "words": res["all"]["gold_words"]}
+    say(f"tree agreement with UDPipe: {agree}")
+    return agree
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shards", required=True, help="directory with train/, valid/ and test/ datasets of Multi30k en->de")
@@ -128,6 +193,8 @@ def main() -> int:
     ap.add_argument("--beam", type=int, default=4, help="beam size (PASCAL and GPS: 4)")
     ap.add_argument("--length-penalty", type=float, default=0.6, help="log p / length^alpha (PASCAL and GPS: 0.6)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--cpu-minutes", type=float, help="train each run until its process CPU time reaches this (checked every --valid-every updates; --updates is then a cap)")
+    ap.add_argument("--tree-agreement", action="store_true", help="tree decoders: score the generated trees against UDPipe's parse of the generated words")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="run-config override for every run")
     args = ap.parse_args()
 
@@ -139,7 +206,7 @@ def main() -> int:
     from synprep.dataset.data import ShardDataset
     from synprep.translate.decode import TargetVocab
     from synprep.translate.evaluate import score, translate_dataset
-    from synprep.train.trainer import load_config, load_model, train
+    from synprep.train.trainer import load_config, load_model
 
     torch.set_num_threads(args.threads)
     shards, work = Path(args.shards), Path(args.work)
@@ -169,18 +236,9 @@ def main() -> int:
         cfg = load_config(None, over + args.overrides)
         hyps_path, scores_path = out / "test_hyps.txt", out / "test_scores.json"
         if not scores_path.exists():
-            say(f"training {name}: {args.updates} updates -> {out}")
-            start = resumed_at(out)
-            c0, w0 = time.process_time(), time.perf_counter()
-            summary = train(cfg, log=say)
-            cost = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0, "updates": summary["steps"] - start}
-            cost_path = out / "cost.json"  # summed over invocations (a resumed run adds its part)
-            if cost_path.exists():
-                old = json.loads(cost_path.read_text())
-                cost = {k: cost[k] + old.get(k, 0) for k in cost}
-            cost_path.write_text(json.dumps(cost) + "\n")
-            if summary["steps"] < args.updates:
-                say(f"{name}: stopped at {summary['steps']} updates")
+            steps = train_run(cfg, out, args, name, say)
+            if steps < args.updates and not args.cpu_minutes:
+                say(f"{name}: stopped at {steps} updates")
                 continue
             model, _, _ = load_model(out / "checkpoint_last.pt")
             say(f"{name}: translating test_2016_flickr ({len(test)} pairs), beam {args.beam}, length penalty {args.length_penalty}")
@@ -192,15 +250,19 @@ def main() -> int:
             hyps_path.write_text("".join(x.text + "\n" for x in tr), encoding="utf-8")
             if not refs_path.exists():
                 refs_path.write_text("".join(r + "\n" for r in refs), encoding="utf-8")
+            if args.tree_agreement and any(x.heads for x in tr):
+                s["tree_agreement"] = tree_agreement(tr, out, say)
             scores_path.write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
         s = json.loads(scores_path.read_text())
         recs = [json.loads(x) for x in open(out / "metrics.jsonl", encoding="utf-8")]
         valid = [r for r in recs if r["event"] == "valid"]
         cost = json.loads((out / "cost.json").read_text()) if (out / "cost.json").exists() else {}
+        done = resumed_at(out)
         results.append(
             {
-                "run": name, "variant": variant, "prefix": mode or None, "seed": seed, "updates": args.updates,
-                "train_minutes": train_minutes(out), "train_cpu_minutes": round(cost["cpu_s"] / 60, 1) if cost.get("updates") == args.updates else None,
+                "run": name, "variant": variant, "prefix": mode or None, "seed": seed, "updates": done,
+                "train_minutes": train_minutes(out), "train_cpu_minutes": round(cost["cpu_s"] / 60, 1) if cost.get("updates") == done else None,
+                "tree_agreement": s.get("tree_agreement"),
                 "valid_loss": valid[-1]["loss"] if valid else None,
                 "bleu": s["bleu"], "chrf+": s["chrf+"], "chrf++": s["chrf++"], "hyps": str(hyps_path),
                 "signatures": s.get("signatures"),
@@ -209,18 +271,24 @@ def main() -> int:
     (work / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(
         f"Multi30k en->de, test_2016_flickr ({len(test)} pairs) against the raw references; preset {args.preset}, "
-        f"{args.updates} updates each (lr {args.lr}, warm-up {args.warmup}, <= {args.max_tokens} tokens a batch), "
+        + (f"{args.cpu_minutes:g} CPU-minutes of training each (at most {args.updates} updates; "
+           if args.cpu_minutes else f"{args.updates} updates each (")
+        + f"lr {args.lr}, warm-up {args.warmup}, <= {args.max_tokens} tokens a batch), "
         f"beam {args.beam}, length penalty {args.length_penalty}"
         + (f"; training pairs with <= {args.max_target_pieces} target pieces" if args.max_target_pieces else "")
     )
     print("train min: wall minutes of the updates (validation excluded); CPU min: process CPU time of training and validation "
           "(- when a killed invocation did part of the updates: its CPU time is not recorded)")
-    print(f"{'run':<22} {'train min':>9} {'CPU min':>8} {'valid loss':>10} {'BLEU':>6} {'chrF+':>6} {'chrF++':>6}")
+    trees = any(r["tree_agreement"] for r in results)
+    print(f"{'run':<22} {'updates':>7} {'train min':>9} {'CPU min':>8} {'valid loss':>10} {'BLEU':>6} {'chrF+':>6} {'chrF++':>6}"
+          + ("  tree UAS/LAS vs UDPipe" if trees else ""))
     for r in results:
         vl = "-" if r["valid_loss"] is None else f"{r['valid_loss']:.3f}"
         tm = "-" if r["train_minutes"] is None else f"{r['train_minutes']:.1f}"
         cm = "-" if r["train_cpu_minutes"] is None else f"{r['train_cpu_minutes']:.1f}"
-        print(f"{r['run']:<22} {tm:>9} {cm:>8} {vl:>10} {r['bleu']:>6.2f} {r['chrf+']:>6.2f} {r['chrf++']:>6.2f}")
+        ta = r["tree_agreement"]
+        print(f"{r['run']:<22} {r['updates']:>7} {tm:>9} {cm:>8} {vl:>10} {r['bleu']:>6.2f} {r['chrf+']:>6.2f} {r['chrf++']:>6.2f}"
+              + (f"  {ta['UAS']:.1f}/{ta['LAS']:.1f} ({ta['words']} words)" if ta else ""))
     by_variant: dict[str, list[dict]] = {}
     for r in results:
         by_variant.setdefault(r["run"].rsplit("-s", 1)[0], []).append(r)
