@@ -65,14 +65,17 @@ def ud_file(request) -> Path:
     return ud_path(request.param)
 
 
-#: test files that take much longer than the others (10-50 s on 2 cores; the rest take
-#: under 10 s), longest first: with pytest-xdist's
+#: test files that take much longer than the others (8-50 s on 2 cores; the rest take
+#: under 7 s), longest first, but test_parsers.py (stanza training, CPU-bound) before
+#: test_slurm.py (which mostly waits for SLURM) so that the first pair beside the shared
+#: workflow run keeps both cores busy: with pytest-xdist's
 #: ``--dist loadfile`` (pyproject.toml) a worker takes a whole file, and the longest one
 #: started last would leave the other workers idle at the end. xdist hands out files in
 #: this order only with ``--no-loadscope-reorder`` (pyproject.toml); by default it
 #: reorders them by their number of tests, which put these files last.
-LONG_FILES = ("test_workflow.py", "test_slurm.py", "test_parsers.py", "test_workflow_rebuild.py", "test_train.py",
-              "test_distributed.py", "test_models.py", "test_faults.py", "test_resume.py")
+LONG_FILES = ("test_workflow.py", "test_parsers.py", "test_slurm.py", "test_workflow_rebuild.py", "test_train.py",
+              "test_distributed.py", "test_models.py", "test_faults.py", "test_resume.py", "test_recipes.py",
+              "test_workflow_errors.py")
 
 
 def pytest_collection_modifyitems(config, items):
