@@ -124,25 +124,23 @@ def train_run(cfg, out: Path, args, name: str, say) -> int:
     from dataclasses import replace
 
     from synprep.train.trainer import train
+    from synprep.util.outputs import write_json
 
     budget = args.cpu_minutes * 60 if args.cpu_minutes else None
     say(f"training {name}: {args.updates} updates" + (f" or {args.cpu_minutes:g} CPU-minutes" if budget else "") + f" -> {out}")
     cost_path = out / "cost.json"  # summed over invocations (a resumed run adds its part)
+    old = json.loads(cost_path.read_text()) if cost_path.exists() else {}
+    cost = {k: old.get(k, 0) for k in ("cpu_s", "wall_s", "updates")}
     steps = resumed_at(out)
-    while steps < args.updates:
-        spent = json.loads(cost_path.read_text())["cpu_s"] if cost_path.exists() else 0.0
-        if budget is not None and spent >= budget:
-            break
+    while steps < args.updates and (budget is None or cost["cpu_s"] < budget):
         target = min(args.updates, steps + args.valid_every) if budget is not None else args.updates
         start = steps
         c0, w0 = time.process_time(), time.perf_counter()
         summary = train(replace(cfg, train=replace(cfg.train, max_steps=target)), log=say)
         steps = summary["steps"]
-        cost = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0, "updates": steps - start}
-        if cost_path.exists():
-            old = json.loads(cost_path.read_text())
-            cost = {k: cost[k] + old.get(k, 0) for k in cost}
-        cost_path.write_text(json.dumps(cost) + "\n")
+        part = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0, "updates": steps - start}
+        cost = {k: cost[k] + part[k] for k in cost}
+        write_json(cost_path, cost, indent=None, sort_keys=False)  # atomic: a kill never leaves half of it
         if steps < target:  # stopped early (e.g. killed data, a time limit): leave it
             break
     return steps
@@ -207,6 +205,7 @@ def main() -> int:
     from synprep.translate.decode import TargetVocab
     from synprep.translate.evaluate import score, translate_dataset
     from synprep.train.trainer import load_config, load_model
+    from synprep.util.outputs import write_json
 
     torch.set_num_threads(args.threads)
     shards, work = Path(args.shards), Path(args.work)
@@ -252,7 +251,7 @@ def main() -> int:
                 refs_path.write_text("".join(r + "\n" for r in refs), encoding="utf-8")
             if args.tree_agreement and any(x.heads for x in tr):
                 s["tree_agreement"] = tree_agreement(tr, out, say)
-            scores_path.write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
+            write_json(scores_path, s, indent=2, sort_keys=False)  # atomic: it marks the run as done
         s = json.loads(scores_path.read_text())
         recs = [json.loads(x) for x in open(out / "metrics.jsonl", encoding="utf-8")]
         valid = [r for r in recs if r["event"] == "valid"]
