@@ -5,8 +5,9 @@ the whole demo through SLURM when SYNPREP_SLURM_DEMO=1 (minutes). And the check 
 stops a run whose requests no node can meet.
 
 The cluster needs root (it starts slurmctld/slurmd and writes /etc/slurm/slurm.conf)
-and Debian's slurm packages (installed with apt-get when missing). It skips, with the
-reason, where it cannot start: not root, no apt-get, apt-get failing, or an
+and Debian's slurm packages already installed: a test never installs system packages
+(one-node.sh runs with --no-install; CI's script .ci/run installs them). It skips, with
+the reason, where it cannot start: not root, SLURM not installed, or an
 /etc/slurm/slurm.conf it did not write (another cluster's, never replaced).
 """
 
@@ -82,10 +83,13 @@ def slurm_cluster(tmp_path_factory):
         pytest.skip("snakemake is not installed")
     if os.geteuid() != 0:
         pytest.skip("a one-node SLURM needs root (slurmctld/slurmd, /etc/slurm/slurm.conf)")
-    if not (shutil.which("slurmctld") and shutil.which("slurmd") and shutil.which("sbatch")) and not shutil.which("apt-get"):
-        pytest.skip("no slurmctld/slurmd/sbatch and no apt-get to install them")
+    missing = [cmd for cmd in ("slurmctld", "slurmd", "sbatch") if shutil.which(cmd) is None]
+    if missing:
+        pytest.skip(f"SLURM is not installed ({', '.join(missing)} missing): the tests never install it; "
+                    "apt-get install slurmctld slurmd slurm-client (as .ci/run does in CI) to run them")
     d = tmp_path_factory.mktemp("slurm")
-    r = subprocess.run([str(PROFILE / "one-node.sh"), str(d)], capture_output=True, text=True, timeout=600)
+    r = subprocess.run([str(PROFILE / "one-node.sh"), "--no-install", str(d)], capture_output=True, text=True,
+                       timeout=600)
     if r.returncode in (2, 3):
         pytest.skip(f"no one-node SLURM here: {r.stderr.strip()}")
     if r.returncode != 0:

@@ -6,18 +6,23 @@
 # root: for a trial on a machine of your own only.
 #
 #   sudo workflow/profiles/slurm-cpu/one-node.sh DIR     # DIR: config, state, logs, PIDs
+#   sudo workflow/profiles/slurm-cpu/one-node.sh --no-install DIR   # never apt-get (tests/test_slurm.py)
 #   snakemake --profile workflow/profiles/slurm-cpu all
 #   sudo workflow/profiles/slurm-cpu/one-node-stop.sh DIR
 #
-# Installs slurmctld, slurmd and slurm-client with apt-get when they are missing.
+# Installs slurmctld, slurmd and slurm-client with apt-get when they are missing,
+# unless --no-install is given (then missing packages are exit status 2): the test
+# suite passes it, a test never installs system packages (.ci/run installs them in CI).
 # The config goes to /etc/slurm/slurm.conf (a link to DIR/etc/slurm.conf): the
 # executor plugin's inner `srun` does not see SLURM_CONF. An /etc/slurm/slurm.conf
 # that this script did not write is never replaced: it stops with exit status 3.
 # Exit status: 0 started (the node is idle and ran a job); 2 cannot here (not root,
-# no apt-get, apt-get failed); 3 another SLURM config is in place; 1 start failed
+# no apt-get, apt-get failed, --no-install and not installed); 3 another SLURM config is in place; 1 start failed
 # (see DIR/log/).
 set -uo pipefail
-D=${1:?usage: one-node.sh DIR}
+INSTALL=1
+if [ "${1:-}" = --no-install ]; then INSTALL=0; shift; fi
+D=${1:?usage: one-node.sh [--no-install] DIR}
 mkdir -p "$D" && D=$(cd "$D" && pwd)
 say() { echo "one-node.sh: $*" >&2; }
 
@@ -29,6 +34,7 @@ if [ -e /etc/slurm/slurm.conf ] || [ -L /etc/slurm/slurm.conf ]; then
     fi
 fi
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v sbatch >/dev/null; then
+    [ "$INSTALL" = 1 ] || { say "slurmctld/slurmd/sbatch are not installed (--no-install: apt-get install slurmctld slurmd slurm-client, or .ci/run in CI)"; exit 2; }
     command -v apt-get >/dev/null || { say "slurmctld/slurmd/sbatch missing and no apt-get to install them"; exit 2; }
     say "installing slurmctld slurmd slurm-client with apt-get"
     if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client; } > "$D/apt.log" 2>&1; then
