@@ -218,7 +218,7 @@ def test_4_parse_cli_counts_the_reject_and_keeps_the_other_lines(tmp_path):
     f = tmp_path / "in.txt"
     f.write_bytes(b"Hello world .\nHello\x00 big world .\nBye .\n")
     out, rej = tmp_path / "out.conllu", tmp_path / "rej.tsv"
-    r = cli("parse", str(f), "--lang", "en", "-o", str(out), "--rejects", str(rej), "--no-progress", "-q")
+    r = cli("parse", str(f), "--lang", "en", "-o", str(out), "--rejects", str(rej), "--no-progress")
     assert r.returncode == 0, r.stderr
     assert [s.sent_id for s in read_conllu(out)] == ["1", "3"]
     (line,) = rej.read_text().splitlines()

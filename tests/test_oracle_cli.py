@@ -89,6 +89,7 @@ def test_exit_codes_and_messages(tmp_path):
     assert f"skipped: {bad}:10:".encode() in r.stderr and b"1 invalid skipped" in r.stderr
     r = cli(str(tmp_path / "missing.conllu"))
     assert r.returncode == 2 and b"missing.conllu: no such file" in r.stderr
+    assert b"sentences read" not in r.stderr  # the error alone, no summary of a run that did not happen
 
 
 def test_help_documents_the_options():

@@ -643,11 +643,16 @@ def test_cli_parse_writes_conllu_in_order_and_rejects(tmp_path, capsys):
     src = tmp_path / "in.tsv"
     src.write_text("p1\tThe cat sat.\np2\t\np3\tDogs bark loudly.\n")
     out, rej = tmp_path / "out.conllu.gz", tmp_path / "rej.tsv"
-    assert main(["parse", str(src), "-o", str(out), "--rejects", str(rej), "--model", str(EN_MODEL), "--no-progress", "-q"]) == 0
+    assert main(["parse", str(src), "-o", str(out), "--rejects", str(rej), "--model", str(EN_MODEL), "--no-progress"]) == 0
     sents = list(read_conllu(str(out)))
     assert [s.sent_id for s in sents] == ["p1", "p3"]
     assert rej.read_text().split("\t")[:3] == ["p2", "parse", "empty"]
     assert "rejected 1: empty 1" in capsys.readouterr().err
+    # -q: only warnings and errors, as its help says (issue 32): the same files, no summary
+    out2, rej2 = tmp_path / "out2.conllu.gz", tmp_path / "rej2.tsv"
+    assert main(["parse", str(src), "-o", str(out2), "--rejects", str(rej2), "--model", str(EN_MODEL), "-q"]) == 0
+    assert [s.sent_id for s in read_conllu(str(out2))] == ["p1", "p3"] and rej2.read_text() == rej.read_text()
+    assert capsys.readouterr().err == ""
 
 
 def test_the_demo_models_are_named_as_such_with_what_to_use_instead(tmp_path, caplog):

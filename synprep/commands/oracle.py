@@ -101,5 +101,7 @@ def run(args: argparse.Namespace) -> int:
             stream_oracle(path, conv, args.format == "jsonl", out.write, on_invalid=handler)
     finally:
         out.flush()
-        print(summary.render(), file=sys.stderr)
+    # the counts of a finished run only: a run stopped by an error ends with that error
+    # alone (no "0 sentences read" before "no such file")
+    print(summary.render(), file=sys.stderr)
     return 1 if summary.invalid else 0

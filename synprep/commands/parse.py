@@ -117,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
             out.close()  # the gzip trailer; the group renames the files when the block ends
     secs = time.perf_counter() - t0
     n, words, nrej = counts.input, counts.words, sum(counts.rejected.values())
+    if args.quiet:  # -q: only warnings and errors (the help says so)
+        return 0
     summary = ", ".join(f"{k} {v}" for k, v in counts.rejected.most_common()) or "none"
     print(
         f"synprep parse: {n} sentences, {n - nrej} parsed ({words} words) in {secs:.1f} s "
