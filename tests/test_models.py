@@ -5,7 +5,9 @@ overfitting a 16-pair batch from a real shard (slow)."""
 
 from __future__ import annotations
 
+
 import itertools
+import os
 import math
 import time
 from pathlib import Path
@@ -156,6 +158,28 @@ def test_configs_resolve_without_torch():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_train_help_lists_every_variant_without_importing_torch():
+    """Issue 32: `synprep train --help` took 9 s on a cold start, importing torch and every
+    variant module for the list of variant names; the torch-free table gives the same list."""
+    import subprocess
+    import sys
+
+    code = (
+        "import contextlib, io, sys\n"
+        "from synprep.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        "    main(['train', '--help'])\n"
+        "print(out.getvalue())\n"
+        "assert 'torch' not in sys.modules, 'torch imported'\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "COLUMNS": "2000"})  # one line an option
+    assert r.returncode == 0, r.stderr
+    listed = r.stdout.split("model.variant (", 1)[1].split(")", 1)[0]
+    assert [v.strip() for v in listed.split(",")] == variants()
 
 
 def test_config_rejects_unknown_keys_and_wrong_types():

@@ -28,9 +28,12 @@ import sys
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="run config (YAML or JSON) with preset:, model: and train:")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key, e.g. --set train.lr=5e-4 (repeatable)")
-    from ..models import PRESETS, variants  # the lists come from the registries, so they cannot drift
+    # the lists come from the torch-free tables (a test keeps SPECS equal to the variant
+    # registry), so that --help does not import torch and every variant module (~2 s)
+    from ..models.config import PRESETS
+    from ..models.variants import SPECS
 
-    p.add_argument("--variant", help=f"model.variant ({', '.join(variants())})")
+    p.add_argument("--variant", help=f"model.variant ({', '.join(sorted(SPECS))})")
     p.add_argument("--preset", help=f"model size preset: {', '.join(PRESETS)} (docs/models.md, \"Presets\")")
     p.add_argument("--train", metavar="DIR", help="train.train: training dataset directory")
     p.add_argument("--valid", metavar="DIR", help="train.valid: validation dataset directory")
