@@ -130,3 +130,25 @@ def test_cli_export(pairs, tmp_path, capsys, monkeypatch):
     assert (tmp_path / "o" / "train.tgt").exists() and (tmp_path / "o" / "train.src").exists()
     assert main(["export", "nope", str(pairs), str(tmp_path / "o")]) == 2
     assert "unknown exporter 'nope'" in capsys.readouterr().err
+
+
+def test_file_names_follow_the_manifest_languages_and_a_heldout_set(tmp_path):
+    """Issue 32: the files are named after the dataset's languages (manifest
+    ``languages``), and a held-out set (the workflow's shards/heldout/, config.heldout)
+    gets the prefix valid, not train; options given still win."""
+    from synprep.dataset.accounting import dataset_manifest
+
+    s, t = tmp_path / "src.conllu", tmp_path / "tgt.conllu"
+    s.write_text(SRC)
+    t.write_text(TGT)
+    ds = tmp_path / "ds"
+    build_dataset(ds, str(s), str(t), ShardConfig(vocab_size=400, max_len=1000, projectivity="lift",
+                                                  character_coverage=1.0), languages={"src": "en", "tgt": "de"})
+    names = sorted(f.name for f in PascalExporter().export(ds, tmp_path / "train"))
+    assert names == ["train.de", "train.en", "train.en.parent"]
+    dataset_manifest([("000", ds)], ds, tmp_path / "heldout", config={"shards": ["000"], "heldout": True})
+    names = sorted(f.name for f in TransitionsExporter().export(tmp_path / "heldout", tmp_path / "h"))
+    assert names == ["valid.de", "valid.en"]
+    assert (tmp_path / "h" / "valid.en").read_text() == (tmp_path / "train" / "train.en").read_text()
+    names = sorted(f.name for f in PascalExporter(prefix="test", src_lang="x").export(tmp_path / "heldout", tmp_path / "o"))
+    assert names == ["test.de", "test.x", "test.x.parent"]

@@ -5,7 +5,6 @@ overfitting a 16-pair batch from a real shard (slow)."""
 
 from __future__ import annotations
 
-
 import itertools
 import os
 import math

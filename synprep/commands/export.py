@@ -12,10 +12,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = """\
 exporters and their options (-O key=value):
-  pascal       style=bpe|spm prefix=train src_lang=src tgt_lang=tgt target_parents=false
+  pascal       style=bpe|spm prefix src_lang tgt_lang target_parents=false
                -> PREFIX.SRC, PREFIX.TGT (tokens), PREFIX.SRC.parent (PASCAL parent positions)
   transitions  style=bpe|spm prefix src_lang tgt_lang arc_format=plain|nematus|nematus-split root_arc=false
                -> PREFIX.SRC (tokens), PREFIX.TGT (linearized transitions)
+  defaults: prefix train, or valid for a held-out set (the workflow's shards/heldout/);
+  src_lang/tgt_lang the dataset's languages (its manifest), else src/tgt
 
 example:
   synprep export transitions shards/train out/ -O arc_format=nematus -O src_lang=en -O tgt_lang=de

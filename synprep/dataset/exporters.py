@@ -16,6 +16,12 @@ Token styles (``style`` option):
 * ``spm``: the sentencepiece pieces as they are (``▁Jo hn``); parent positions are
   the stored ones.
 
+File names: ``prefix`` defaults to ``train`` for a training set and ``valid`` for a
+held-out set (a manifest whose ``config.heldout`` is true: the workflow's
+``shards/heldout/``, fairseq-preprocess's ``--validpref``); ``src_lang``/``tgt_lang``
+default to the dataset's languages (manifest ``languages``, e.g. ``en``/``de``), and to
+``src``/``tgt`` where it records none. Each option given overrides its default.
+
 Exporters:
 
 * ``pascal``: PASCAL / fairseq input: ``{prefix}.{src_lang}`` and
@@ -135,6 +141,14 @@ class _Renderer:
         self.style = style
         self.labels = self.manifest["labels"]
 
+    def file_names(self, options: dict) -> tuple[str, dict[str, str]]:
+        """The file prefix and the suffix of each side: the options where given, else
+        from the manifest (module doc: ``valid`` for a held-out set, its languages)."""
+        heldout = bool((self.manifest.get("config") or {}).get("heldout"))
+        prefix = options["prefix"] or ("valid" if heldout else "train")
+        recorded = self.manifest.get("languages") or {}
+        return prefix, {s: options[f"{s}_lang"] or recorded.get(s) or s for s in ("src", "tgt")}
+
     def words(self, side: str, row: dict) -> list[list[str]]:
         """Tokens per word of one side of a row."""
         pieces = self.models[side].pieces
@@ -182,7 +196,7 @@ def _fmt(x: float) -> str:
 @register_exporter("pascal")
 class PascalExporter(Exporter):
     name = "pascal"
-    defaults = {"style": "bpe", "prefix": "train", "src_lang": "src", "tgt_lang": "tgt", "target_parents": False}
+    defaults = {"style": "bpe", "prefix": "", "src_lang": "", "tgt_lang": "", "target_parents": False}
     choices = {"style": ("bpe", "spm")}
 
     def export(self, dataset, out_dir) -> list[Path]:
@@ -191,7 +205,7 @@ class PascalExporter(Exporter):
         o = self.options
         r = _Renderer(dataset, o["style"])
         sides = r.manifest["sides"]
-        lang = {"src": o["src_lang"], "tgt": o["tgt_lang"]}
+        prefix, lang = r.file_names(o)
         text = {s: [] for s in sides}
         par = {s: [] for s in sides}
         for row in iter_rows(dataset):
@@ -204,16 +218,16 @@ class PascalExporter(Exporter):
         out.mkdir(parents=True, exist_ok=True)
         files = []
         for s in sides:
-            files.append(_write(out / f"{o['prefix']}.{lang[s]}", text[s]))
+            files.append(_write(out / f"{prefix}.{lang[s]}", text[s]))
             if par[s]:
-                files.append(_write(out / f"{o['prefix']}.{lang[s]}.parent", par[s]))
+                files.append(_write(out / f"{prefix}.{lang[s]}.parent", par[s]))
         return files
 
 
 @register_exporter("transitions")
 class TransitionsExporter(Exporter):
     name = "transitions"
-    defaults = {"style": "bpe", "prefix": "train", "src_lang": "src", "tgt_lang": "tgt", "arc_format": "plain", "root_arc": False}
+    defaults = {"style": "bpe", "prefix": "", "src_lang": "", "tgt_lang": "", "arc_format": "plain", "root_arc": False}
     choices = {"style": ("bpe", "spm"), "arc_format": ("plain", "nematus", "nematus-split")}
 
     def arc(self, left: bool, label: str) -> list[str]:
@@ -253,7 +267,7 @@ class TransitionsExporter(Exporter):
         tside = r.manifest.get("transition_side")
         if not tside:
             raise ConfigError(f"{dataset} has no transition side")
-        lang = {"src": o["src_lang"], "tgt": o["tgt_lang"]}
+        prefix, lang = r.file_names(o)
         others = [s for s in r.manifest["sides"] if s != tside]
         text = {s: [] for s in others}
         trans: list[str] = []
@@ -263,6 +277,6 @@ class TransitionsExporter(Exporter):
             trans.append(" ".join(self.linearize(r, tside, row)))
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        files = [_write(out / f"{o['prefix']}.{lang[s]}", text[s]) for s in others]
-        files.append(_write(out / f"{o['prefix']}.{lang[tside]}", trans))
+        files = [_write(out / f"{prefix}.{lang[s]}", text[s]) for s in others]
+        files.append(_write(out / f"{prefix}.{lang[tside]}", trans))
         return files

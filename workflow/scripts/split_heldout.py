@@ -24,10 +24,12 @@ for path in sm.input.ledgers:
     with open(path, encoding="utf-8") as f:
         led = json.load(f)
     ledgers[led["shard"]] = led
-for names, out in () if sm.params.pairs else ((sm.params.training, sm.output.train), (sm.params.heldout, sm.output.heldout)):
+for names, out, heldout in () if sm.params.pairs else ((sm.params.training, sm.output.train, False),
+                                                        (sm.params.heldout, sm.output.heldout, True)):
     # a subset of the shards: each is checked on its own (the partition of the corpus
     # lines is checked over all shards by write_manifest)
     summary = accounting.summarize([ledgers[n] for n in names], sm.params.stages, partition=False)
     m = accounting.dataset_manifest([(n, dirs[n]) for n in names], os.path.dirname(sm.input.vocab),
-                                    os.path.dirname(out), summary, config={"shards": list(names)})
+                                    os.path.dirname(out), summary,
+                                    config={"shards": list(names), "heldout": heldout})  # exporters: prefix valid
     print(f"{out}: shards {', '.join(names)}; {summary['kept']} pairs", file=log)
