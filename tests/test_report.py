@@ -550,6 +550,33 @@ def test_length_axis_is_cut_at_a_high_percentile_and_says_so():
     assert tgt.get_xlim()[1] > 12 and not tgt.texts  # nothing beyond: nothing cut, nothing said
 
 
+def test_length_axes_start_at_zero_and_one_reject_reason_is_drawn_to_scale():
+    """Issue 32: the length histograms started at -2.5 (matplotlib's margin), and a single
+    reject reason (1 pair of 1,000) drew a full-width bar."""
+    from synprep.report.plots import plot_lengths, plot_rejects, plot_transitions
+
+    short = {str(n): 100 for n in range(1, 11)}
+    fig = _figure()
+    plot_lengths(fig, {"length_before": {"src": {**short, "0": 3}, "tgt": dict(short)},
+                       "length_after": {"src": dict(short), "tgt": dict(short)}})
+    src, tgt = fig.axes[:2]
+    assert tgt.get_xlim()[0] == 0 and src.get_xlim()[0] == -0.5  # only a bar at 0 keeps its left half
+    fig = _figure()
+    plot_transitions(fig, {"transitions": {"4": 2, "9": 5}, "transitions_vs_pieces": {"2": 7}})
+    assert fig.axes[0].get_xlim()[0] == 0
+    fig = _figure()
+    plot_rejects(fig, {"input": 1000, "stages": [{"stage": "filter", "kept": 999, "rejected": {"empty": 1}}]})
+    reasons = fig.axes[1]
+    (bar,) = reasons.patches
+    assert bar.get_width() == 1 and bar.get_width() / reasons.get_xlim()[1] < 0.05
+    assert reasons.get_ylim()[1] - reasons.get_ylim()[0] >= 6  # one reason is one row of six, not the whole height
+    many = {"input": 100, "stages": [{"stage": "filter", "kept": 40, "rejected": {"empty": 50, "length": 10}}]}
+    fig = _figure()
+    plot_rejects(fig, many)
+    widths = sorted(p.get_width() for p in fig.axes[1].patches)
+    assert widths == [10, 50] and 50 / fig.axes[1].get_xlim()[1] > 0.7  # the largest reason sets the scale
+
+
 def test_score_panels_leave_out_absent_scores():
     """Issue 21 item 8: a run without a metric gets no empty 0.00 bar in that panel."""
     from synprep.report.plots import plot_training

@@ -101,6 +101,13 @@ def _clip_axis(ax, hist: Mapping[str, int] | None, what: str = "sentences") -> N
             ha="right", va="top", transform=ax.transAxes, fontsize=7, color="#555555")
 
 
+def _start_at_zero(ax, xs: Sequence[float]) -> None:
+    """A count axis (lengths, transitions) starts at 0, not at matplotlib's margin below
+    the first bar (-2.5 for a first bar at 1); only a bar at 0 (empty sentences) keeps its
+    left half."""
+    ax.set_xlim(left=-0.5 if xs and min(xs) <= 0 else 0)
+
+
 def _no_data(ax, what: str) -> None:
     ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes, color="#777777", fontsize=11)
     ax.set_xticks([])
@@ -148,9 +155,14 @@ def plot_rejects(fig, accounting: Mapping | None) -> None:
         return
     rows = rows[:30]
     y = list(range(len(rows)))[::-1]
-    ax2.barh(y, [r[1] for r in rows], color=[r[2] for r in rows])
+    ax2.barh(y, [r[1] for r in rows], color=[r[2] for r in rows], height=0.7)
     ax2.set_yticks(y, [r[0] for r in rows], fontsize=8)
     total = accounting["input"] or 1
+    # the scale: at least a tenth of the input, so that a lone reason (or a few small
+    # ones) is drawn at its size, not as a full-width bar; room on the right for the
+    # labels; at least 6 rows' height, so that one reason is not one tall block
+    ax2.set_xlim(0, max(max(r[1] for r in rows), total / 10) * 1.3)
+    ax2.set_ylim(len(rows) - max(len(rows), 6) - 0.5, len(rows) - 0.5)  # the rows from the top
     for yi, r in zip(y, rows):
         ax2.text(r[1], yi, f" {r[1]:,} ({100 * r[1] / total:.1f}%)", va="center", fontsize=7)
     ax2.set_xlabel("rejected pairs")
@@ -174,6 +186,7 @@ def plot_lengths(fig, stats: Mapping) -> None:
                 continue
             label = f"{key} ({sum(ws):,} sentences, mean {_mean(hist):.1f})"
             ax.bar(xs, ws, width=1.0, alpha=0.55 if key == "before" else 0.8, color=_COLORS[key], label=label)
+        _start_at_zero(ax, _expand(before)[0] + _expand(after)[0])
         _clip_axis(ax, before)
         ax.set_title(f"{side}", fontsize=10)
         ax.set_xlabel("tokens per sentence")
@@ -288,6 +301,7 @@ def plot_transitions(fig, stats: Mapping) -> None:
         return
     xs, ws = _expand(hist)
     ax1.bar(xs, ws, width=1.0, color=_COLORS["tgt"])
+    _start_at_zero(ax1, xs)
     ax1.set_xlabel("transitions per target sentence")
     ax1.set_ylabel("sentences")
     ax1.set_title(f"mean {_mean(hist):.1f}, longest {int(max(xs))}", fontsize=10)
