@@ -105,6 +105,20 @@ def test_tokenized_bleu_is_multi_bleu_on_moses_tokens(tmp_path):
     assert "bleu-tok" not in score(hyps[:5], refs[:5])
 
 
+def test_one_sentence_bucket_tokenized_bleu_is_unsmoothed_and_the_table_says_so():
+    """Issue 32: on one sentence, BLEU (sacreBLEU's exponential smoothing) is above 0 and
+    tokenized BLEU (multi-bleu.perl, unsmoothed) is 0.00 when no 4-gram matches; each
+    follows its paper, and `synprep evaluate`'s table says why they differ."""
+    from synprep.commands.evaluate import TOK_BLEU_NOTE, format_table
+
+    s = score(["Ein Hund rennt schnell über die grüne Wiese ."], ["Ein Hund läuft schnell über eine Wiese ."], lang="de")
+    assert s["bleu"] > 0 and s["bleu-tok"] == 0
+    assert "smooth:exp" in s["signatures"]["bleu"] and "smooth:none" in s["signatures"]["bleu-tok"]
+    table = format_table(s)
+    assert table.splitlines()[-1] == TOK_BLEU_NOTE and "unsmoothed" in TOK_BLEU_NOTE
+    assert TOK_BLEU_NOTE not in format_table(score(["Ein Hund ."], ["Ein Hund ."]))  # no tokBLEU column, no note
+
+
 def test_tokenized_bleu_does_not_ask_to_detokenize(caplog):
     """Issue 21 item 6: tokenized BLEU tokenizes on purpose; sacrebleu's "you forgot to
     detokenize" warning (for 100 lines ending in " .") is not printed for it, while

@@ -89,4 +89,12 @@ def format_table(scores: dict) -> str:
         for b in rows:
             if b["n"]:
                 lines.append(f"{label + b['bucket']:>22} {b['n']:>6} " + " ".join(f"{b[k]:>7.2f}" for _, k in cols))
+    if "bleu-tok" in scores:
+        lines.append(TOK_BLEU_NOTE)
     return "\n".join(lines)
+
+
+#: why tokenized BLEU can be 0.00 where BLEU is not (a small bucket): each follows its
+#: paper's computation, so the two are smoothed differently on purpose (docs/models.md)
+TOK_BLEU_NOTE = ("BLEU: sacreBLEU's, exponential smoothing (001 fn. 8: s.exp); tokBLEU: multi-bleu.perl's, "
+                 "unsmoothed (004 §5.3): 0.00 where some n-gram order has no match, as in a bucket of a few sentences")

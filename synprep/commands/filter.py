@@ -34,7 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tgt-lang", help="target language code for langid in the default config (default: from TGT's suffix)")
     p.add_argument("--no-align", action="store_true", help="leave the alignment filter out of the default config")
     p.add_argument("--corpus", help="corpus name used in pair ids <corpus>:<line> (default: SRC's name without suffixes)")
-    p.add_argument("--format", choices=("parquet", "arrow"), default="parquet", help="table format (default: parquet)")
+    p.add_argument("--format", choices=("parquet", "arrow"), default="parquet", help="format of the scores and rejects tables (default: parquet, compressed, read whole "
+                        "by people and --recut; arrow: uncompressed Arrow IPC, as the shards; docs/filters.md)")
     p.add_argument(
         "--seed",
         default="1",
