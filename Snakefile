@@ -16,6 +16,7 @@ from snakemake.utils import min_version
 # reads this file twice before it runs anything (docs/workflow.md, "Scale out").
 from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
 from synprep.stages.prepare import check_shard_counts
+from synprep.stages.config_paths import resolve_config_paths
 from synprep.util.yamlio import check_config_files
 
 min_version("8.0")
@@ -45,6 +46,12 @@ validate_config(
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.stages.prepare)
 
+# Relative input paths in a --configfile are read from that file's folder (a checkout
+# path such as config/demo/demo.en, from the working directory, where only it exists);
+# a path found in neither place stops here, naming it (synprep.stages.config_paths).
+with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
+    resolve_config_paths(config, workflow.overwrite_configfiles)
+
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
@@ -71,6 +78,18 @@ rule all:
         TRAIN_REPORT_INPUT.values(),
         ANALYSIS_REPORT_INPUT.values(),
     default_target: True
+
+
+# The dataset without training: the shards and their manifest, the training and
+# held-out datasets (when runs are configured: what the runs would read), and the
+# report of the data (results/report/dataset/report.html). `snakemake all` later
+# reuses all of it.
+rule dataset:
+    input:
+        expand(rules.write_shard.output.dataset, shard=SHARDS),
+        rules.write_manifest.output.manifest,
+        rules.make_dataset_report.output.html,
+        [TRAIN_DATA, HELDOUT_DATA] if TRAIN_RUNS and HELDOUT_DATA else [],
 
 
 # Under the SLURM executor, a job that asks for more CPUs, memory or GPUs than any

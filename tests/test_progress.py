@@ -90,3 +90,34 @@ def test_the_mode_follows_the_stream_and_no_progress_silences_it(capsys, monkeyp
     with progress(3, desc="translate", unit="sent", file=term) as bar:
         bar.update(3)
     assert type(bar).__name__ == "tqdm" and "\r" in term.getvalue() and "3/3" in term.getvalue()
+
+
+def test_a_workflow_jobs_bar_lines_reach_the_terminal_and_everything_the_log():
+    """Issue 32: training progress only in logs/train_model/<run>.log left the terminal at
+    "31 of 35 steps done" for minutes; the train_model job's stderr (ProgressEcho) sends
+    its bar's lines (update, loss, ETA) to the terminal as well."""
+    from synprep.util.progress import ProgressEcho
+
+    log, terminal = io.StringIO(), io.StringIO()
+    stream = ProgressEcho(log, terminal, ["parent"], prefix="train_model p: ")
+    assert not stream.isatty()
+    t = [0.0]
+    bar = progress(10, desc="parent", unit="upd", file=stream, interval=30)
+    assert isinstance(bar, LineProgress)  # line mode: the stream is no terminal
+    bar.clock = lambda: t[0]
+    bar.t0 = bar.last = 0.0
+    bar.set_postfix(loss=5.25)
+    for _ in range(4):
+        t[0] += 10
+        bar.update()
+    stream.write("validation: 3/4 batch (75%)\nsome warning from a library\n")
+    stream.write("parent: half a li")  # a line arrives in pieces: echoed once whole
+    stream.write("ne\n")
+    bar.close()
+    echoed = terminal.getvalue().splitlines()
+    assert echoed[0].startswith("train_model p: parent: 3/10 upd (30%), ") and "ETA 1:10" in echoed[0]
+    assert echoed[0].endswith(", loss 5.25")
+    assert echoed[1] == "train_model p: parent: half a line"
+    assert echoed[2].startswith("train_model p: parent: 4 upd in 0:40") and len(echoed) == 3
+    assert "some warning from a library" in log.getvalue() and "validation: 3/4" in log.getvalue()
+    assert log.getvalue().count("parent: ") == 3  # the log has every line, the echoed ones too

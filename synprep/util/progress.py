@@ -17,7 +17,9 @@
 * ``enabled=False`` (the commands' ``--no-progress``): nothing at all.
 
 The mode is chosen when the bar is made, from ``file.isatty()``; nothing else in
-the package prints progress itself.
+the package prints progress itself. A workflow job whose stderr is its rule's log
+shows its bars' lines on snakemake's terminal too through :class:`ProgressEcho`
+(``train_model``: ``train_model vanilla: 50/200 upd (25%), ..., ETA 1:02, loss 5.2``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import sys
 import time
 from typing import IO, Any, Optional
 
-__all__ = ["progress", "LineProgress", "NoProgress", "DEFAULT_INTERVAL"]
+__all__ = ["progress", "LineProgress", "NoProgress", "ProgressEcho", "DEFAULT_INTERVAL"]
 
 #: seconds between two lines in line mode (when ``every`` does not come first);
 #: the environment variable SYNPREP_PROGRESS_INTERVAL overrides it
@@ -185,3 +187,37 @@ def progress(
             interval = DEFAULT_INTERVAL
     return LineProgress(total, desc, unit, f, initial=initial, every=every, interval=interval, leave=leave,
                         time_left=time_left)
+
+
+class ProgressEcho:
+    """A workflow job's stderr: every write goes to ``log`` (the rule's log file), and
+    each whole line of a bar named in ``descs`` (``DESC: ...``: line mode, since this
+    is not a terminal) is also written to ``echo`` (the job's own stderr, snakemake's
+    terminal) after ``prefix``, so that a long job says how far it is where the run
+    is watched, at the bars' interval, while its log keeps everything."""
+
+    def __init__(self, log: IO[str], echo: IO[str], descs, prefix: str = ""):
+        self.log, self.echo, self.prefix = log, echo, prefix
+        self.heads = tuple(f"{d}: " for d in descs)
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.log.write(text)
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            if line.startswith(self.heads):
+                try:
+                    print(f"{self.prefix}{line}", file=self.echo, flush=True)
+                except (OSError, ValueError):  # a closed terminal never stops the work
+                    pass
+        return len(text)
+
+    def flush(self) -> None:
+        self.log.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self.log.fileno()

@@ -7,6 +7,7 @@
 # (results/parse/{shard}.src.conllu, .tgt.conllu; sent_id = pair id), and the pairs
 # with a side the parser rejected in {shard}.rejects.tsv.
 
+import os
 import sys
 
 from synprep.stages.parse import demo_parser_warning, parser_settings
@@ -17,6 +18,16 @@ PARSERS = parser_settings(PARSE, LANGS)
 DEMO_PARSER_WARNING = demo_parser_warning(config, LANGS)
 if DEMO_PARSER_WARNING:
     print(f"warning: {DEMO_PARSER_WARNING}", file=sys.stderr)
+# your own corpus with what a config copied from the demo's still takes from the demo
+# (its parser models, its alignment reference set): said on the terminal at the start,
+# with what to set instead (synprep.stages.config_paths), once, in the main process
+if getattr(workflow, "is_main_process", True):
+    from synprep.stages.config_paths import demo_settings_warnings
+
+    for _note in demo_settings_warnings(
+        config, os.path.join(workflow.basedir, "config", "demo"), {s: o["model"] for s, o in PARSERS.items()}
+    ):
+        print(f"warning: {_note}", file=sys.stderr)
 # model files are inputs, so that a new model re-parses
 PARSE_MODELS = {f"{side}_model": o["model"] for side, o in PARSERS.items() if o["model"]}
 # the report says so when the demo UDPipe models parse the corpus (they are for the demo)

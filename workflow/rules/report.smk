@@ -67,3 +67,30 @@ rule make_report:
         out_path("benchmarks/make_report/report.tsv")
     script:
         "../scripts/make_report.py"
+
+
+# The data report alone (the `dataset` target): the same page over the shards, without
+# training runs or analyses (results/report/dataset/report.html), so that the data can
+# be checked, or handed to another trainer, before any training starts.
+rule make_dataset_report:
+    input:
+        stats=expand(rules.collect_stats.output.stats, shard=SHARDS),
+        ledgers=expand(rules.account_shard.output.ledger, shard=SHARDS),
+        manifest=rules.write_manifest.output.manifest,
+    output:
+        html=out_path("report/dataset/report.html"),
+        plots=[out_path(f"report/dataset/plots/{name}.png") for name in PLOTS],
+    params:
+        stages=STAGES,
+        title=f"{config['report']['title']} (the data)",
+        top_labels=config["report"]["top_labels"],
+        runs=[],
+        warnings=PARSE_WARNINGS,
+    conda:
+        "../envs/synprep.yaml"
+    log:
+        out_path("logs/make_dataset_report/report.log"),
+    benchmark:
+        out_path("benchmarks/make_dataset_report/report.tsv")
+    script:
+        "../scripts/make_report.py"

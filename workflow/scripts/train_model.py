@@ -13,11 +13,13 @@ import subprocess
 import sys
 
 from synprep.util.outputs import write_json
+from synprep.util.progress import ProgressEcho
 from synprep.train.trainer import RunConfig, train
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log
-log = sys.stderr = open(sm.log[0], "w", buffering=1)
+log = open(sm.log[0], "w", buffering=1)
+terminal, sys.stderr = sys.stderr, log
 cfg = copy.deepcopy(dict(sm.params.config))
 tc = cfg.setdefault("train", {})
 tc["train"] = os.path.dirname(sm.input.train)
@@ -28,6 +30,9 @@ gpus = int(getattr(sm.resources, "gpu", 0) or 0)  # train.gpus, or what a profil
 tc["threads"] = max(1, sm.threads // max(1, gpus))
 tc.setdefault("progress", True)  # the log is not a terminal: a progress line every 30 s
 run = RunConfig.from_dict(cfg, where=f"run {sm.wildcards.run}")
+# the progress line (update, loss, ETA; every 30 s, SYNPREP_PROGRESS_INTERVAL) on the
+# terminal too, where the run is watched (synprep.util.progress.ProgressEcho)
+sys.stderr = ProgressEcho(log, terminal, [run.model.variant], prefix=f"train_model {sm.wildcards.run}: ")
 if gpus >= 2:
     os.makedirs(tc["out"], exist_ok=True)
     launch = os.path.join(tc["out"], "torchrun.json")

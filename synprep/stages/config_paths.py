@@ -1,0 +1,149 @@
+"""The workflow config's input paths, read as their config file's author wrote them.
+
+A relative path in a config file given with ``--configfile`` (the corpus, the
+alignment filter's reference set, a parser model, a run-config file, a gold treebank)
+is read from **that file's folder**: ``src: val.en.gz`` in ``~/mine/my.yaml`` is
+``~/mine/val.en.gz`` wherever snakemake runs. Where no such file is there but the path
+names one in the working directory, that one is kept, so that a copy of
+``config/config.yaml`` (whose paths, ``config/demo/demo.en``, are the checkout's) and
+the recipes (``config/experiments/...``) keep working; where the path names a file in
+neither place, the run stops with one line naming the key, the file, both places
+looked in and this rule. Paths of ``config/config.yaml`` itself (the default config)
+and of ``--config KEY=VALUE`` are read from the working directory, as before; so is
+``outdir``, an output (under snakemake's ``--directory``), not an input.
+
+:func:`resolve_config_paths` rewrites the config in place (the resolved paths are
+absolute) before any rule file reads it; the Snakefile calls it once.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator, Sequence
+
+from ..errors import ConfigError
+
+#: the input paths of the config outside lists: (section, ..., key)
+PATH_KEYS: tuple[tuple[str, ...], ...] = (
+    ("corpus", "src"),
+    ("corpus", "tgt"),
+    ("corpus", "tsv"),
+    ("parse", "src_model"),
+    ("parse", "tgt_model"),
+    ("analysis", "induce", "gold"),
+)
+#: the input paths of list entries: list -> the keys of an entry that name files (the
+#: filters' file parameters: synprep.filters.align's reference set, simple's models)
+LIST_PATH_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("filter", "filters"): ("reference_src", "reference_tgt", "src_spm", "tgt_spm"),
+    ("align", "filters"): ("reference_src", "reference_tgt", "src_spm", "tgt_spm"),
+    ("train", "runs"): ("file",),
+}
+
+
+def _get(config, path: Sequence):
+    node = config
+    for key in path:
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+            node = node[key]
+        else:
+            return None
+    return node
+
+
+def config_paths(config) -> Iterator[tuple[tuple, str]]:
+    """Every input path given in ``config`` (a parsed config file or the merged
+    config): (its key path, e.g. ``("align", "filters", 0, "reference_src")``, value)."""
+    for path in PATH_KEYS:
+        value = _get(config, path)
+        if isinstance(value, str) and value:
+            yield path, value
+    for path, keys in LIST_PATH_KEYS.items():
+        entries = _get(config, path)
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            for key in keys:
+                value = entry.get(key) if isinstance(entry, dict) else None
+                if isinstance(value, str) and value:
+                    yield (*path, i, key), value
+
+
+def _dotted(path: tuple) -> str:
+    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")
+
+
+def _set(config, path: tuple, value: str) -> None:
+    node = config
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+
+
+def resolve_config_paths(config: dict, config_files: Sequence[str], workdir: str | os.PathLike = ".") -> dict[str, str]:
+    """Rewrite the relative input paths that ``config_files`` (the ``--configfile``
+    files, in snakemake's order: a later file's value wins) give, as the module doc
+    says: from the file's folder, else (a path of the checkout) from ``workdir``.
+    A value that differs from the file's (``--config`` changed it) is left to
+    ``workdir``. Returns {dotted key: the path now used} of those rewritten.
+    Raises ConfigError for a path found in neither place."""
+    import yaml
+
+    origin: dict[tuple, tuple[str, str]] = {}
+    for f in config_files:
+        with open(f, encoding="utf-8") as fh:
+            raw = yaml.safe_load(fh) or {}
+        for path, value in config_paths(raw):
+            origin[path] = (f, value)
+    changed: dict[str, str] = {}
+    for path, value in list(config_paths(config)):
+        if path not in origin or origin[path][1] != value or os.path.isabs(os.path.expanduser(value)):
+            continue
+        f = origin[path][0]
+        beside = os.path.join(os.path.dirname(os.path.abspath(f)), os.path.expanduser(value))
+        if os.path.exists(beside):
+            _set(config, path, os.path.normpath(beside))
+            changed[_dotted(path)] = os.path.normpath(beside)
+        elif not os.path.exists(os.path.join(workdir, value)):
+            error = ConfigError(
+                f"{_dotted(path)} = {value!r}: no such file or folder, neither beside the config file "
+                f"({os.path.normpath(beside)}) nor in the working directory "
+                f"({os.path.normpath(os.path.abspath(os.path.join(workdir, value)))}); a relative path in a config "
+                "file is read from that file's folder: fix the path, or give it absolute"
+            )
+            error.config_path = list(path)  # synprep.stages.workflow.stop_on_error names the file and line
+            raise error
+    return changed
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.realpath(path).startswith(os.path.realpath(folder) + os.sep)
+
+
+def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: dict[str, str | None]) -> list[str]:
+    """What a config made from the demo's still takes from the demo when the corpus is
+    another (its files outside ``demo_dir``, the checkout's ``config/demo/``), said on
+    the terminal when the workflow starts: the demo UDPipe models parsing the corpus
+    (``models``: side -> the model file each side's parser loads), and an alignment
+    reference set that is the demo corpus. Each names the settings to change; empty
+    for the demo itself."""
+    from ..parsers.udpipe_backend import demo_models_warning
+
+    corpus = config["corpus"]
+    files = [corpus[k] for k in ("src", "tgt", "tsv") if corpus.get(k)]
+    if not files or all(_inside(f, demo_dir) for f in files):
+        return []
+    out = []
+    if config["parse"].get("backend", "udpipe") == "udpipe":
+        note = demo_models_warning({s: m for s, m in models.items() if m})
+        if note:
+            out.append(f"your corpus ({', '.join(files)}) is {note}. Set parse.src_model and parse.tgt_model in "
+                       "your config (README.md, \"Use your own corpus\")")
+    refs = [f"{_dotted(path)} = {value}" for path, value in config_paths(config)
+            if path[-1] in ("reference_src", "reference_tgt") and _inside(value, demo_dir)]
+    if refs:
+        out.append(f"the alignment filter's reference set is the demo corpus ({'; '.join(refs)}): the alignment "
+                   "model of your shards is fitted together with the demo's sentences. Set reference_src and "
+                   "reference_tgt to a clean sample of your own corpus, or leave them out (README.md, \"Use your "
+                   "own corpus\")")
+    return out
