@@ -117,7 +117,8 @@ def finished_demo_run(tmp_path_factory):
             try:
                 tiny_config(base)
                 run.workdir.mkdir()
-                run_workflow(run.workdir, run.config, cores=2)
+                done = run_workflow(run.workdir, run.config, cores=2)
+                (base / "snakemake.stderr").write_text(done.stderr)  # what the terminal showed (DemoRun.terminal)
             except BaseException as e:
                 (base / "failed").write_text(str(e))
                 raise

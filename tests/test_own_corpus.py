@@ -119,3 +119,16 @@ def test_a_newcomers_config_in_their_own_folder_dry_runs_from_the_checkout(tmp_p
     assert r.returncode != 0 and len(errors) == 1, r.stderr[-3000:]
     assert f"{bad}:21: corpus.src = './nope.en.gz'" in errors[0] and str(tmp_path / "nope.en.gz") in errors[0]
     assert "MissingInputException" not in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_a_training_jobs_progress_reaches_the_terminal(finished_demo_run):
+    """The shared tiny run (one run, `tiny`, variant sa, 6 updates): the train_model job
+    printed its bar's last line on snakemake's terminal, prefixed with the rule and run,
+    and its log has it too."""
+    terminal = finished_demo_run.terminal
+    lines = [line for line in terminal.splitlines() if line.startswith("train_model tiny: sa: ")]
+    assert lines and lines[-1].startswith("train_model tiny: sa: 6 upd in "), terminal[-3000:]
+    log = (finished_demo_run.results / "logs" / "train_model" / "tiny.log").read_text()
+    assert lines[-1].removeprefix("train_model tiny: ") in log

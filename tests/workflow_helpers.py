@@ -38,6 +38,11 @@ class DemoRun:
     def results(self) -> Path:
         return self.workdir / "results"
 
+    @property
+    def terminal(self) -> str:
+        """What snakemake wrote on stderr (the terminal) during the shared run."""
+        return (self.root / "snakemake.stderr").read_text()
+
 
 def snakemake(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
     cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), *args]
