@@ -234,3 +234,42 @@ def test_tokenizer_errors_say_what_to_fix(pud, tmp_path, capsys):
     assert main(["shard", en, de, "-o", str(tmp_path / "x"), "--vocab-from", str(pud["out"]),
                  "--src-tokenizer", str(pud["bpe"]), "--tgt-tokenizer", str(pud["bpe"])]) == 2
     assert "reuses the tokenizers of the dataset it names" in capsys.readouterr().err
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_workflow_writes_shards_with_pretrained_tokenizers(pud, tmp_path):
+    """bpe.src_tokenizer / tgt_tokenizer: the workflow stores the tokenizers instead of
+    training sentencepiece, and every shard's pieces are their ids over the parsed text."""
+    import shutil
+
+    import yaml
+    from tokenizers import Tokenizer
+
+    from .workflow_helpers import need_models, run_workflow, tiny_config
+
+    if shutil.which("snakemake") is None:
+        pytest.skip("snakemake is not installed")
+    need_models()
+    path = tiny_config(tmp_path)
+    cfg = yaml.safe_load(path.read_text())
+    cfg["bpe"].update(src_tokenizer=str(pud["bpe"]), tgt_tokenizer=str(pud["uni"].parent))
+    cfg["align"]["filters"] = []
+    cfg["train"]["runs"] = []
+    cfg["analysis"]["induce"]["enabled"] = False
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    work = tmp_path / "work"
+    work.mkdir()
+    run_workflow(work, path, "results/shards/manifest.json")
+    shards = work / "results" / "shards"
+    m, tables = open_dataset(shards, verify_checksums=True)
+    assert {s: e["file"] for s, e in m["pieces"]["models"].items()} == {"src": "src.tokenizer.json",
+                                                                          "tgt": "tgt.tokenizer.json"}
+    assert (shards / "tgt.tokenizer.json").read_bytes() == pud["uni"].read_bytes()
+    tok = Tokenizer.from_file(str(pud["uni"]))
+    parsed = {s.sent_id: s for sh in ("000", "001")
+              for s in read_conllu(work / "results" / "parse" / f"{sh}.tgt.conllu")}
+    rows = [r for t in tables for r in t.to_pylist()]
+    assert rows and m["counts"]["kept"] == len(rows)
+    for r in rows:
+        assert r["tgt_pieces"] == tok.encode(parsed[r["tgt_id"]].text, add_special_tokens=False).ids

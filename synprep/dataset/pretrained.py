@@ -62,7 +62,7 @@ import numpy as np
 
 from ..errors import ConfigError, InputError
 
-__all__ = ["PretrainedTokenizer", "project", "sentence_text", "KIND"]
+__all__ = ["PretrainedTokenizer", "load_tokenizers", "model_files", "project", "sentence_text", "KIND"]
 
 #: the manifest's ``kind`` of a model entry made from a Hugging Face tokenizer
 KIND = "tokenizers"
@@ -281,3 +281,26 @@ class PretrainedTokenizer:
                 last = w
             out[-1].append(int(i))
         return [self.decode_word(p) for p in out]
+
+
+def load_tokenizers(sides: Sequence[str], paths: dict[str, str]) -> tuple[dict[str, PretrainedTokenizer], bool]:
+    """(side -> tokenizer, joint) for every side of ``sides`` from ``paths`` (side ->
+    tokenizer.json or model folder); one object and ``joint`` when every side names
+    the same file. A side without a path is a ConfigError."""
+    missing = [s for s in sides if not paths.get(s)]
+    if missing:
+        raise ConfigError(f"no tokenizer given for the {missing[0]} side (--{missing[0]}-tokenizer); give one a side")
+    loaded: dict[str, PretrainedTokenizer] = {}
+    out = {}
+    for s in sides:
+        key = os.path.realpath(paths[s])
+        if key not in loaded:
+            loaded[key] = PretrainedTokenizer.load(paths[s])
+        out[s] = loaded[key]
+    return out, len(loaded) == 1 and len(sides) > 1
+
+
+def model_files(models: dict, joint: bool) -> dict[str, str]:
+    """Side -> the file name a dataset stores each side's model under (the model's
+    ``joint_file`` when ``joint``, else its ``side_file``)."""
+    return {s: m.joint_file if joint else m.side_file.format(side=s) for s, m in models.items()}

@@ -428,22 +428,12 @@ def _given_vocabularies(inputs, cfg, spm, vocab_from, languages, tokenizers=None
 def _pretrained_tokenizers(inputs, tokenizers: dict[str, str], spm, vocab_from) -> tuple[dict, bool]:
     """Side -> :class:`~synprep.dataset.pretrained.PretrainedTokenizer` for every side
     of ``inputs`` (one object, ``joint``, when both sides name the same file)."""
-    from .pretrained import PretrainedTokenizer
+    from .pretrained import load_tokenizers
 
     if spm or vocab_from is not None:
         raise ConfigError("pretrained tokenizers replace the subword model: give them without --spm, and without "
                           "--vocab-from (which reuses the tokenizers of the dataset it names)")
-    missing = [s for s in inputs if not tokenizers.get(s)]
-    if missing:
-        raise ConfigError(f"no tokenizer given for the {missing[0]} side (--{missing[0]}-tokenizer); give one a side")
-    loaded: dict[str, PretrainedTokenizer] = {}
-    out = {}
-    for s in inputs:
-        key = os.path.realpath(tokenizers[s])
-        if key not in loaded:
-            loaded[key] = PretrainedTokenizer.load(tokenizers[s])
-        out[s] = loaded[key]
-    return out, len(loaded) == 1 and len(inputs) > 1
+    return load_tokenizers(list(inputs), tokenizers)
 
 
 @dataclass
@@ -566,19 +556,19 @@ def _chunk_rejects(buf, enc, sides, tside, cfg) -> tuple[np.ndarray, list]:
 
 def _save_models(out: Path, sides: list[str], vocab: _Vocabularies) -> dict:
     """Step 3: the subword model file(s) into ``out`` (``spm.model`` when joint, else
-    ``SIDE.model``); returns the manifest's ``pieces.models`` (side -> entry).
+    ``SIDE.model``; ``tokenizer.json`` / ``SIDE.tokenizer.json`` for pretrained
+    tokenizers); returns the manifest's ``pieces.models`` (side -> entry).
     Invariant: every entry names a file written here, with its checksum."""
+    from .pretrained import model_files
+
+    names = model_files({s: vocab.models[s] for s in sides}, vocab.joint)
     model_entries = {}
-    if vocab.joint:
-        name = vocab.models[sides[0]].joint_file
-        vocab.models[sides[0]].save(out / name)
-        for s in sides:
-            model_entries[s] = model_entry(name, vocab.models[s])
-    else:
-        for s in sides:
-            name = vocab.models[s].side_file.format(side=s)
-            vocab.models[s].save(out / name)
-            model_entries[s] = model_entry(name, vocab.models[s])
+    saved: set[str] = set()
+    for s in sides:
+        if names[s] not in saved:
+            vocab.models[s].save(out / names[s])
+            saved.add(names[s])
+        model_entries[s] = model_entry(names[s], vocab.models[s])
     return model_entries
 
 
