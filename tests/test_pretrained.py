@@ -273,3 +273,14 @@ def test_workflow_writes_shards_with_pretrained_tokenizers(pud, tmp_path):
     assert rows and m["counts"]["kept"] == len(rows)
     for r in rows:
         assert r["tgt_pieces"] == tok.encode(parsed[r["tgt_id"]].text, add_special_tokens=False).ids
+
+
+def test_feature_exporters_write_a_pretrained_tokenizers_ids(pud, tmp_path, capsys):
+    out = tmp_path / "exp"
+    assert main(["export", "features", str(pud["out"]), str(out)]) == 2
+    assert "export them with -O style=ids" in capsys.readouterr().err
+    assert main(["export", "features", str(pud["out"]), str(out), "-O", "style=ids"]) == 0
+    _, tables = open_dataset(pud["out"])
+    rows = [r for t in tables for r in t.to_pylist()]
+    lines = (out / "train.tgt").read_text(encoding="utf-8").splitlines()
+    assert [[int(x) for x in line.split()] for line in lines] == [r["tgt_pieces"] for r in rows]

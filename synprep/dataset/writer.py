@@ -376,7 +376,7 @@ def _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress,
     if need_labels or need_models:
         from ..util.progress import progress as _progress
 
-        say("pass 1: labels and subword training sample")
+        say("pass 1: labels and subword training sample" if need_models else "pass 1: labels")
         stage = TreeStage(cfg, tside, None)
         bar1 = _progress(desc="shard pass 1", unit="pair", enabled=progress)
         # one pass over both sides (reading the files once) feeds the labels and the sample
