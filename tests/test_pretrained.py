@@ -284,3 +284,22 @@ def test_feature_exporters_write_a_pretrained_tokenizers_ids(pud, tmp_path, caps
     rows = [r for t in tables for r in t.to_pylist()]
     lines = (out / "train.tgt").read_text(encoding="utf-8").splitlines()
     assert [[int(x) for x in line.split()] for line in lines] == [r["tgt_pieces"] for r in rows]
+
+
+def test_special_tokens_of_the_post_processor_are_not_stored(pud, tmp_path):
+    """A tokenizer whose post-processor wraps a sentence in <s> ... </s> (as BART's and
+    XLM-R's do): the stored pieces are the text's tokens alone."""
+    from tokenizers import Tokenizer, processors
+
+    t = Tokenizer.from_file(str(pud["bpe"]))
+    t.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 2), ("</s>", 3)])
+    t.save(str(tmp_path / "wrapped.json"))
+    assert t.encode("A dog.").ids[0] == 2  # the wrapper is on by default
+    out = tmp_path / "ds"
+    assert main(["shard", str(pud["files"]["en"]), "-o", str(out), "--side", "src", "-q",
+                 "--src-tokenizer", str(tmp_path / "wrapped.json")]) == 0
+    _, tables = open_dataset(out)
+    texts = {s.sent_id: s.text for s in read_conllu(pud["files"]["en"])}
+    for r in (r for tb in tables for r in tb.to_pylist()):
+        assert r["src_pieces"] == t.encode(texts[r["src_id"]], add_special_tokens=False).ids
+        assert 2 not in r["src_pieces"] and 3 not in r["src_pieces"]
