@@ -143,6 +143,8 @@ def test_cli_test_files_with_config_and_recut_errors(tmp_path, capsys):
     assert "decontaminate' entry already" in capsys.readouterr().err
     assert main(["filter", "--recut", str(out), "--test-files", str(tmp_path / "test.de")]) == 2
     assert "--test-files changes the scores" in capsys.readouterr().err
+    assert main(["filter", "--test-files", str(tmp_path / "test.de"), str(tmp_path / "a.en"), str(tmp_path / "a.de")]) == 2
+    assert "put it after SRC and TGT" in capsys.readouterr().err
     assert main(["filter", "--print-default-config", "--test-files", "t.en"]) == 0
     assert {"name": "decontaminate", "files": ["t.en"]} in yaml.safe_load(capsys.readouterr().out)
 

@@ -148,7 +148,8 @@ def run(args) -> int:
         return 0
 
     if not args.src or not args.tgt:
-        raise ConfigError("give SRC and TGT text files (or --recut OUTDIR, or --print-default-config)")
+        hint = " (--test-files takes every file after it: put it after SRC and TGT)" if args.test_files else ""
+        raise ConfigError(f"give SRC and TGT text files (or --recut OUTDIR, or --print-default-config){hint}")
     from ..filters import read_pairs, run_filters, write_outputs
     from ..filters.pipeline import output_names
 
