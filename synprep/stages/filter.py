@@ -81,6 +81,15 @@ def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str 
     return out
 
 
+def heldout_pairs(shard: str, heldout: Sequence[str], pattern: str, enabled: bool = True) -> list[str]:
+    """The held-out shards' pair files (``pattern`` with ``{shard}``) that the filter
+    stage of ``shard`` is decontaminated against: none for a held-out shard itself, or
+    when ``enabled`` (config ``filter.decontaminate.heldout``) is false."""
+    if not enabled or shard in heldout:
+        return []
+    return [pattern.format(shard=s) for s in heldout]
+
+
 def with_decontamination(entries: Sequence[dict], files: Sequence[str], heldout_pairs: Sequence[str]) -> list[dict]:
     """A stage's filter entries with the workflow's ``decontaminate`` entry appended
     (config ``filter.decontaminate``): the external test ``files`` (text, one sentence

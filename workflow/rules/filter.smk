@@ -12,7 +12,7 @@
 # the runs are scored on) and the external test `files`; a held-out shard only against
 # the `files`.
 
-from synprep.stages.filter import check_test_files, stage_filters, with_decontamination
+from synprep.stages.filter import check_test_files, heldout_pairs, stage_filters, with_decontamination
 from synprep.stages.prepare import heldout_shards
 
 FILTERS = stage_filters(config["filter"]["filters"], LANGS, "filter.filters")
@@ -21,17 +21,13 @@ TEST_FILES = check_test_files(DECONTAMINATE["files"])
 HELDOUT_SHARDS = heldout_shards(SHARDS, config["train"])
 
 
-def get_filter_pairs_heldout(wildcards):
-    """The held-out shards' pair files that a training shard is decontaminated against."""
-    if not DECONTAMINATE["heldout"] or wildcards.shard in HELDOUT_SHARDS:
-        return []
-    return [PREPARE["pairs"].format(shard=s) for s in HELDOUT_SHARDS]
-
-
 rule filter_pairs:
     input:
         pairs=PREPARE["pairs"],
-        heldout=get_filter_pairs_heldout,
+        # a training shard is decontaminated against the held-out shards' pairs
+        heldout=lambda wildcards: heldout_pairs(
+            wildcards.shard, HELDOUT_SHARDS, PREPARE["pairs"], DECONTAMINATE["heldout"]
+        ),
     output:
         pairs=out_path("filter/{shard}.tsv"),
         rejects=out_path("filter/{shard}.rejects.tsv"),
