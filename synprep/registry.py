@@ -33,7 +33,7 @@ _IMPLEMENTATIONS = {
         "synprep.models.pascal",
         "synprep.models.structured",
     ],
-    "exporter": ["synprep.dataset.exporters"],
+    "exporter": ["synprep.dataset.exporters", "synprep.dataset.feature_exporters"],
 }
 
 

@@ -16,6 +16,13 @@ exporters and their options (-O key=value):
                -> PREFIX.SRC, PREFIX.TGT (tokens), PREFIX.SRC.parent (PASCAL parent positions)
   transitions  style=bpe|spm prefix src_lang tgt_lang arc_format=plain|nematus|nematus-split root_arc=false
                -> PREFIX.SRC (tokens), PREFIX.TGT (linearized transitions)
+  features     style=bpe|spm|ids prefix src_lang tgt_lang
+               -> PREFIX.LANG (tokens) and, token for token, PREFIX.LANG.word/.parent/.rootpath/.rel;
+                  PREFIX.LANG.heads (per word); the transition side's .transitions and .edges
+  opennmt      style prefix src_lang tgt_lang features=rel,rootpath (also parent, word)
+               -> PREFIX.SRC with OpenNMT-py 3 inline features (tok￨rel￨path), PREFIX.TGT
+  marian       style prefix src_lang tgt_lang max_depth=16
+               -> PREFIX.SRC with Marian factors (tok|rLABEL|dDEPTH), PREFIX.SRC.fsv, PREFIX.TGT
   defaults: prefix train, or valid for a held-out set (the workflow's shards/heldout/);
   src_lang/tgt_lang the dataset's languages (its manifest), else src/tgt
 

@@ -2,7 +2,7 @@
 
     synprep filter SRC TGT [--config filters.yaml] [-o OUTDIR]
     synprep filter --recut OUTDIR [--config filters.yaml] [-o NEWDIR]
-    synprep filter --print-default-config [--src-lang en --tgt-lang de]
+    synprep filter --print-default-config [--src-lang en --tgt-lang de] [--test-files FILE ...]
 
 Output directory: the kept SRC and TGT lines (file names of the inputs without .gz),
 ``ids.txt`` (kept pair ids), ``scores.parquet`` and ``rejects.parquet`` (or ``.arrow``
@@ -33,6 +33,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--src-lang", help="source language code for langid in the default config (default: from SRC's suffix, e.g. train.en)")
     p.add_argument("--tgt-lang", help="target language code for langid in the default config (default: from TGT's suffix)")
     p.add_argument("--no-align", action="store_true", help="leave the alignment filter out of the default config")
+    p.add_argument(
+        "--test-files",
+        nargs="+",
+        metavar="FILE",
+        help="test sets to keep out of training (text, one sentence a line, .gz allowed): adds "
+        "{name: decontaminate, files: [FILE...]} to the default config, or to --config's list; a pair "
+        "whose source or target equals a line after normalization is rejected (docs/filters.md)",
+    )
     p.add_argument("--corpus", help="corpus name used in pair ids <corpus>:<line> (default: SRC's name without suffixes)")
     p.add_argument("--format", choices=("parquet", "arrow"), default="parquet", help="format of the scores and rejects tables (default: parquet, compressed, read whole "
                         "by people and --recut; arrow: uncompressed Arrow IPC, as the shards; docs/filters.md)")
@@ -79,8 +87,13 @@ def _seed(value: str) -> int | None:
 def _filters(args):
     from ..filters import build_filters, default_config, load_config
 
+    decontaminate = [{"name": "decontaminate", "files": list(args.test_files)}] if args.test_files else []
     if args.config:
-        return load_config(args.config)
+        filters = load_config(args.config)
+        if decontaminate and any(f.label == "decontaminate" for f in filters):
+            raise ConfigError(f"{args.config} has a 'decontaminate' entry already; give the test files there "
+                              "or with --test-files, not both")
+        return filters + build_filters(decontaminate)
     src_lang = args.src_lang or _lang_from_name(args.src)
     tgt_lang = args.tgt_lang or _lang_from_name(args.tgt)
     if not (src_lang and tgt_lang):
@@ -89,7 +102,7 @@ def _filters(args):
             "(or name the files like train.en / train.de)",
             file=sys.stderr,
         )
-    return build_filters(default_config(src_lang, tgt_lang, align=not args.no_align))
+    return build_filters(default_config(src_lang, tgt_lang, align=not args.no_align, test_files=args.test_files))
 
 
 def summary_table(counts: dict[str, dict[str, int]], n_input: int, n_kept: int) -> str:
@@ -117,7 +130,7 @@ def run(args) -> int:
     if args.print_default_config:
         src_lang = args.src_lang or _lang_from_name(args.src) or "en"
         tgt_lang = args.tgt_lang or _lang_from_name(args.tgt) or "de"
-        sys.stdout.write(to_yaml(default_config(src_lang, tgt_lang, align=not args.no_align)))
+        sys.stdout.write(to_yaml(default_config(src_lang, tgt_lang, align=not args.no_align, test_files=args.test_files)))
         return 0
 
     if args.recut:
@@ -125,6 +138,9 @@ def run(args) -> int:
 
         if args.src or args.tgt:
             raise ConfigError("--recut reads the texts from OUTDIR; do not give SRC and TGT with it")
+        if args.test_files:
+            raise ConfigError("--test-files changes the scores, which --recut does not recompute; "
+                              "rerun synprep filter SRC TGT --test-files ... instead")
         filters = load_config(args.config) if args.config else None
         check_replaceable(args.out or args.recut, FILTER_KIND)
         res, info = recut_dir(args.recut, filters, args.out)
@@ -133,7 +149,8 @@ def run(args) -> int:
         return 0
 
     if not args.src or not args.tgt:
-        raise ConfigError("give SRC and TGT text files (or --recut OUTDIR, or --print-default-config)")
+        hint = " (--test-files takes every file after it: put it after SRC and TGT)" if args.test_files else ""
+        raise ConfigError(f"give SRC and TGT text files (or --recut OUTDIR, or --print-default-config){hint}")
     from ..filters import read_pairs, run_filters, write_outputs
     from ..filters.pipeline import output_names
 

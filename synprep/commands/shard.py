@@ -20,7 +20,9 @@ vocabularies: by default a first pass collects the labels (sorted) and a seeded
 sample of --sample sentences per side, and sentencepiece BPE is trained on it
 (joint, or per side with --per-side). Reuse existing ones with --spm /
 --src-spm --tgt-spm, or everything of a training set with --vocab-from DIR (do
-this for dev and test sets, so that ids agree).
+this for dev and test sets, so that ids agree). --src-tokenizer / --tgt-tokenizer
+take a pretrained model's Hugging Face tokenizer instead: the raw text is
+tokenized and the words' features projected onto its tokens.
 
 rejects: invalid sentence (invalid), multiword-token cycle (mwt-cycle),
 non-projective tree under --projectivity drop (non-projective), a word the subword
@@ -77,6 +79,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--vocab-from", metavar="DIR", help="reuse the subword models and labels of this dataset")
     g.add_argument("--src-spm", metavar="MODEL", help="existing source model (with --tgt-spm)")
     p.add_argument("--tgt-spm", metavar="MODEL", help="existing target model (with --src-spm)")
+    p.add_argument("--src-tokenizer", metavar="T", help="a pretrained Hugging Face tokenizer for the source side: a "
+                   "tokenizer.json or a local model folder (files only); the raw sentence (# text) is tokenized and "
+                   "the tree features projected onto its tokens (docs/shards.md, 'Pretrained tokenizers')")
+    p.add_argument("--tgt-tokenizer", metavar="T", help="the same for the target side (give one for every side)")
     p.add_argument("--vocab-size", type=int, default=d.vocab_size, help=f"at most this many pieces (default: {d.vocab_size})")
     p.add_argument("--character-coverage", type=float, default=d.character_coverage, help=f"(default: {d.character_coverage})")
     p.add_argument("--model-type", choices=("bpe", "unigram"), default=d.model_type, help="(default: bpe)")
@@ -149,8 +155,10 @@ def run(args: argparse.Namespace) -> int:
     log = None if args.quiet else (lambda m: print(f"synprep shard: {m}", file=sys.stderr))
     given = {"src": args.src_lang or language_from_name(src), "tgt": args.tgt_lang or language_from_name(tgt)}
     languages = {side: code for side, code in given.items() if code}
+    given_tok = {"src": args.src_tokenizer, "tgt": args.tgt_tokenizer}
+    tokenizers = {s: t for s, t in given_tok.items() if t} or None
     m = build_dataset(args.output, src, tgt, cfg, spm=spm, vocab_from=args.vocab_from, log=log, languages=languages,
-                      progress=not (args.quiet or args.no_progress))
+                      progress=not (args.quiet or args.no_progress), tokenizers=tokenizers)
     if not args.quiet:
         c = m["counts"]
         rej = ", ".join(f"{k} {v}" for k, v in c["rejected"].items()) or "none"

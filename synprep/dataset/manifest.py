@@ -39,8 +39,11 @@ def manifest_bytes(m: dict) -> bytes:
 
 
 def model_entry(name: str, m) -> dict:
-    """The manifest entry of a subword model saved as ``name``."""
+    """The manifest entry of a subword model saved as ``name``; ``kind`` only for
+    another model than sentencepiece (``tokenizers``: :mod:`synprep.dataset.pretrained`)."""
+    kind = getattr(m, "kind", "sentencepiece")
     return {
+        **({"kind": kind} if kind != "sentencepiece" else {}),
         "file": name,
         "sha256": m.sha256,
         "vocab_size": m.vocab_size,
@@ -192,6 +195,8 @@ def _check_model_entry(side: str, e, sides: list, where: str) -> None:
     if not isinstance(e, dict) or not isinstance(e.get("file"), str) or not e["file"]:
         _bad(where, key, e, "an object with a model file name")
     check_file_name(e["file"], f"{key}.file", where)
+    if e.get("kind", "sentencepiece") not in ("sentencepiece", "tokenizers"):
+        _bad(where, f"{key}.kind", e.get("kind"), "sentencepiece (the default) or tokenizers")
     if not _is_int(e.get("vocab_size"), 1):
         _bad(where, f"{key}.vocab_size", e.get("vocab_size"), "a positive integer")
     for k in ("pad_id", "unk_id", "bos_id", "eos_id"):

@@ -158,6 +158,7 @@ def load_models(path: str | os.PathLike, m: dict | None = None) -> dict:
     """Side -> :class:`~synprep.dataset.subwords.SubwordModel` of a dataset, each loaded from
     inside the dataset directory and checked against its manifest entry (SHA-256,
     vocabulary size, special ids): the one way a dataset's subword models are read."""
+    from .pretrained import PretrainedTokenizer
     from .subwords import SubwordModel
 
     m = m if m is not None else read_manifest(path)
@@ -167,7 +168,10 @@ def load_models(path: str | os.PathLike, m: dict | None = None) -> dict:
     for side, e in m["pieces"]["models"].items():
         if e["file"] not in loaded:
             p = dataset_file(base, e["file"])
-            model = SubwordModel.load(p)
+            if e.get("kind") == PretrainedTokenizer.kind:
+                model = PretrainedTokenizer.load(p, {k: e[k] for k in ("pad_id", "unk_id", "bos_id", "eos_id")})
+            else:
+                model = SubwordModel.load(p)
             got = model_entry(e["file"], model)
             diff = [k for k in ("sha256", "vocab_size", "pad_id", "unk_id", "bos_id", "eos_id") if got[k] != e[k]]
             if diff:

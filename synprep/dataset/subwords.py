@@ -96,6 +96,10 @@ class SubwordModel:
 
     ``proto`` is the serialized model (the bytes of a ``.model`` file)."""
 
+    kind = "sentencepiece"
+    joint_file = "spm.model"
+    side_file = "{side}.model"
+
     def __init__(self, proto: bytes, name: str = "<memory>"):
         import sentencepiece as spm
 
@@ -181,6 +185,21 @@ class SubwordModel:
         lengths = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
         ids = np.fromiter(chain.from_iterable(enc), dtype=np.int32, count=int(lengths.sum()))
         return ids, lengths
+
+    def encode_trees(self, trees) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
+        """The pieces of a chunk of sentence trees, word by word: (piece ids, pieces per
+        word, pieces per sentence, {sentence index: why} for the sentences with a word
+        whose pieces do not give it back exactly, :meth:`check_words`)."""
+        words = [w for t in trees for w in t.words]
+        ids, counts = self.encode_many(words)
+        nw = np.fromiter((len(t.words) for t in trees), dtype=np.int64, count=len(trees))
+        wo = np.zeros(len(trees) + 1, dtype=np.int64)
+        np.cumsum(nw, out=wo[1:])
+        per_sent = np.add.reduceat(counts, wo[:-1]) if len(trees) else np.zeros(0, dtype=np.int64)
+        bad: dict[int, str] = {}
+        for k, why in self.check_words(words, ids, counts):
+            bad.setdefault(int(np.searchsorted(wo, k, side="right")) - 1, why)
+        return ids, counts, per_sent, bad
 
     def check_words(self, words: Sequence[str], ids: np.ndarray, lengths: np.ndarray) -> list[tuple[int, str]]:
         """``(index, why)`` for every word whose pieces (``encode_many``'s output) do

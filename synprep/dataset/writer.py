@@ -184,17 +184,10 @@ class _SideArrays:
 
     def encode(self, trees) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
         """(piece ids, pieces per word, pieces per sentence, {sentence index: why}
-        for the sentences with a word whose pieces do not give it back exactly)."""
-        words = [w for t in trees for w in t.words]
-        ids, counts = self.model.encode_many(words)
-        nw = np.fromiter((len(t.words) for t in trees), dtype=np.int64, count=len(trees))
-        wo = np.zeros(len(trees) + 1, dtype=np.int64)
-        np.cumsum(nw, out=wo[1:])
-        per_sent = np.add.reduceat(counts, wo[:-1]) if len(trees) else np.zeros(0, dtype=np.int64)
-        bad: dict[int, str] = {}
-        for k, why in self.model.check_words(words, ids, counts):
-            bad.setdefault(int(np.searchsorted(wo, k, side="right")) - 1, why)
-        return ids, counts, per_sent, bad
+        for the sentences the model cannot encode exactly): the model's
+        ``encode_trees`` (word by word for sentencepiece, the raw text projected onto
+        the words for a pretrained tokenizer, :mod:`synprep.dataset.pretrained`)."""
+        return self.model.encode_trees(trees)
 
     def columns(self, trees, ids, counts, prefix: str) -> dict:
         import pyarrow as pa
@@ -306,12 +299,15 @@ def build_dataset(
     log=None,
     languages: dict[str, str] | None = None,
     progress: bool = False,
+    tokenizers: dict[str, str] | None = None,
 ) -> dict:
     """Parse -> trees -> subwords -> features -> shards + manifest; returns the manifest.
 
     ``spm``: existing sentencepiece model files, ``{"joint": path}`` or
     ``{"src": path, "tgt": path}``; ``vocab_from``: a dataset directory (or its
-    manifest) whose subword models and label list are reused (for dev/test sets).
+    manifest) whose subword models and label list are reused (for dev/test sets);
+    ``tokenizers``: side -> a Hugging Face ``tokenizer.json`` or model folder, one for
+    every side, whose ids the pieces are (:mod:`synprep.dataset.pretrained`).
     Otherwise a first pass over the input collects the labels (sorted) and a seeded
     sample of sentences, and the subword model(s) are trained on it. ``languages``
     (side -> code, recorded as the manifest's ``languages``; the detokenizer of
@@ -325,10 +321,10 @@ def build_dataset(
     from ..util.outputs import replace_dir
 
     with replace_dir(out_dir, DATASET_KIND) as tmp:
-        return _write_dataset(tmp, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress)
+        return _write_dataset(tmp, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress, tokenizers)
 
 
-def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress) -> dict:
+def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress, tokenizers=None) -> dict:
     """:func:`build_dataset` into the (new, empty) directory ``out_dir``, in named steps
     (fairseq-preprocess's "build the dictionary, then the dataset"): the vocabularies
     (reused or from pass 1), pass 2 (the shards), the subword models, the rejects, the
@@ -341,7 +337,7 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     out.mkdir(parents=True, exist_ok=True)
     say = log or (lambda msg: None)
 
-    vocab = _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress)
+    vocab = _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress, tokenizers)
     say("pass 2: shards")
     written = _write_shards(out, inputs, tside, cfg, vocab, chunk, progress)
     model_entries = _save_models(out, list(inputs), vocab)
@@ -363,13 +359,13 @@ class _Vocabularies:
     languages: dict | None
 
 
-def _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress) -> _Vocabularies:
+def _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress, tokenizers=None) -> _Vocabularies:
     """Step 1: the vocabularies, reused (``vocab_from``, ``spm``) where given, the rest
     from pass 1 over the inputs (:func:`vocabulary_pass` on the trees
     :class:`TreeStage` keeps). Invariant: a model for every side of ``inputs`` and at
     most :data:`MAX_LABELS` labels, or a :class:`ConfigError` before any shard is
     written; standard input is never read twice."""
-    labels, models, joint, languages = _given_vocabularies(inputs, cfg, spm, vocab_from, languages)
+    labels, models, joint, languages = _given_vocabularies(inputs, cfg, spm, vocab_from, languages, tokenizers)
     need_labels = labels is None
     need_models = not models
     if (need_labels or need_models) and "-" in inputs.values():
@@ -380,7 +376,7 @@ def _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress)
     if need_labels or need_models:
         from ..util.progress import progress as _progress
 
-        say("pass 1: labels and subword training sample")
+        say("pass 1: labels and subword training sample" if need_models else "pass 1: labels")
         stage = TreeStage(cfg, tside, None)
         bar1 = _progress(desc="shard pass 1", unit="pair", enabled=progress)
         # one pass over both sides (reading the files once) feeds the labels and the sample
@@ -397,7 +393,7 @@ def _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress)
     return _Vocabularies(labels, models, joint, languages)
 
 
-def _given_vocabularies(inputs, cfg, spm, vocab_from, languages):
+def _given_vocabularies(inputs, cfg, spm, vocab_from, languages, tokenizers=None):
     """The vocabularies given rather than learnt: ``vocab_from``'s labels, models and
     languages (completed by ``languages``), or the ``spm`` model files. Returns
     (labels or None, side -> model or {}, joint, languages). Invariant: a model for
@@ -405,6 +401,8 @@ def _given_vocabularies(inputs, cfg, spm, vocab_from, languages):
     from .subwords import SubwordModel
 
     models: dict[str, SubwordModel] = {}
+    if tokenizers:
+        return None, *_pretrained_tokenizers(inputs, tokenizers, spm, vocab_from), languages
     if vocab_from is not None:
         m = read_manifest(vocab_from)
         base = manifest_dir(vocab_from)
@@ -425,6 +423,17 @@ def _given_vocabularies(inputs, cfg, spm, vocab_from, languages):
             models[s] = SubwordModel.load(spm[s])
         return None, models, False, languages
     return None, models, cfg.joint, languages
+
+
+def _pretrained_tokenizers(inputs, tokenizers: dict[str, str], spm, vocab_from) -> tuple[dict, bool]:
+    """Side -> :class:`~synprep.dataset.pretrained.PretrainedTokenizer` for every side
+    of ``inputs`` (one object, ``joint``, when both sides name the same file)."""
+    from .pretrained import load_tokenizers
+
+    if spm or vocab_from is not None:
+        raise ConfigError("pretrained tokenizers replace the subword model: give them without --spm, and without "
+                          "--vocab-from (which reuses the tokenizers of the dataset it names)")
+    return load_tokenizers(list(inputs), tokenizers)
 
 
 @dataclass
@@ -547,19 +556,19 @@ def _chunk_rejects(buf, enc, sides, tside, cfg) -> tuple[np.ndarray, list]:
 
 def _save_models(out: Path, sides: list[str], vocab: _Vocabularies) -> dict:
     """Step 3: the subword model file(s) into ``out`` (``spm.model`` when joint, else
-    ``SIDE.model``); returns the manifest's ``pieces.models`` (side -> entry).
+    ``SIDE.model``; ``tokenizer.json`` / ``SIDE.tokenizer.json`` for pretrained
+    tokenizers); returns the manifest's ``pieces.models`` (side -> entry).
     Invariant: every entry names a file written here, with its checksum."""
+    from .pretrained import model_files
+
+    names = model_files({s: vocab.models[s] for s in sides}, vocab.joint)
     model_entries = {}
-    if vocab.joint:
-        name = "spm.model"
-        vocab.models[sides[0]].save(out / name)
-        for s in sides:
-            model_entries[s] = model_entry(name, vocab.models[s])
-    else:
-        for s in sides:
-            name = f"{s}.model"
-            vocab.models[s].save(out / name)
-            model_entries[s] = model_entry(name, vocab.models[s])
+    saved: set[str] = set()
+    for s in sides:
+        if names[s] not in saved:
+            vocab.models[s].save(out / names[s])
+            saved.add(names[s])
+        model_entries[s] = model_entry(names[s], vocab.models[s])
     return model_entries
 
 

@@ -4,6 +4,7 @@ All implementations are imported here, in one place, so that
 ``registry.get("filter", name)`` finds every filter:
 
 * :mod:`.simple` -- empty, identical, length, ratio, script, duplicates
+* :mod:`.decontaminate` -- decontaminate (test sets kept out of training)
 * :mod:`.langid` -- langid (py3langid, batched)
 * :mod:`.align` -- align (eflomal sentence scores)
 
@@ -13,7 +14,7 @@ filtering run. docs/filters.md documents every filter and the YAML format.
 
 from __future__ import annotations
 
-from . import align, langid, simple  # noqa: F401  (registers the filters)
+from . import align, decontaminate, langid, simple  # noqa: F401  (registers the filters)
 from .base import Filter, Pair, build_filter, build_filters, filter_names, load_config
 from .defaults import default_config
 from .pipeline import (

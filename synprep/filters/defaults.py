@@ -1,8 +1,9 @@
 """The default filter list used by ``synprep filter`` when no ``--config`` is given.
 
 Cheap filters first, so that the expensive ones (language ID, alignment) only see
-pairs that survived: empty side, identical sides, duplicates, length, length ratio,
-non-printing junk, language ID (only when both languages are known), word alignment.
+pairs that survived: empty side, identical sides, duplicates, test-set lines (only when
+test files are given), length, length ratio, non-printing junk, language ID (only when
+both languages are known), word alignment.
 Values follow the seeds' pipelines where they agree (see docs/filters.md).
 """
 
@@ -11,12 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 
-def default_config(src_lang: str | None = None, tgt_lang: str | None = None, align: bool = True) -> list[dict[str, Any]]:
-    """The default filter specs; ``langid`` is included only when both languages are given."""
+def default_config(src_lang: str | None = None, tgt_lang: str | None = None, align: bool = True,
+                   test_files: list[str] | None = None) -> list[dict[str, Any]]:
+    """The default filter specs; ``langid`` is included only when both languages are
+    given, ``decontaminate`` (after ``duplicates``) only when ``test_files`` are."""
     specs: list[dict[str, Any]] = [
         {"name": "empty"},
         {"name": "identical"},
         {"name": "duplicates"},
+        *([{"name": "decontaminate", "files": list(test_files)}] if test_files else []),
         {"name": "length", "min_words": 1, "max_words": 100},
         {"name": "ratio", "max_ratio": 2.0, "min_length": 3},
         {"name": "script", "max_junk_ratio": 0.0},

@@ -304,6 +304,12 @@ def _lines(path: Path) -> Iterator[str]:
                          "gzip-compressed text for a .gz name", reason="invalid") from None
 
 
+def text_lines(path: str | Path) -> Iterator[str]:
+    """The lines of a UTF-8 text file (``.gz`` allowed), read as ``read_pairs`` reads a
+    side (errors name the file and the line)."""
+    return _lines(Path(path))
+
+
 def corpus_name(src: str | Path) -> str:
     """``train.en.gz`` -> ``train``: the file name without .gz and the language suffix."""
     name = Path(src).name

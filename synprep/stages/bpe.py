@@ -13,6 +13,7 @@ def build_vocabulary(
     out_dir: str | os.PathLike,
     cfg=None,
     languages: dict[str, str] | None = None,
+    tokenizers: dict[str, str] | None = None,
 ) -> dict:
     """The vocabularies every shard shares: the label list and the subword model(s).
 
@@ -24,7 +25,9 @@ def build_vocabulary(
     model file(s) and a manifest without shards into ``out_dir``, which each shard
     then reuses with ``synprep shard --vocab-from`` so that every shard numbers pieces
     and labels alike, and inherits ``languages`` (side -> code) from. Deterministic
-    for a given input and ``cfg.seed``."""
+    for a given input and ``cfg.seed``. With ``tokenizers`` (side -> a Hugging Face
+    tokenizer.json or model folder, config ``bpe.src_tokenizer``/``tgt_tokenizer``)
+    nothing is trained: the tokenizers are the models (:mod:`synprep.dataset.pretrained`)."""
     from ..dataset import shards as sh
     from ..syntax.conllu import read_parallel
     from ..errors import InputError as _InputError
@@ -47,14 +50,22 @@ def build_vocabulary(
                 except _InputError:
                     continue
 
-    label_list, trained, sampled = sh.vocabulary_pass(trees(), ["src", "tgt"], cfg, cfg.joint)
-    models = {s: ("spm.model" if cfg.joint else f"{s}.model", m) for s, m in trained.items()}
+    from ..dataset.pretrained import load_tokenizers, model_files
+
+    if tokenizers:
+        trained, joint = load_tokenizers(["src", "tgt"], tokenizers)
+        label_list, _none, sampled = sh.vocabulary_pass(trees(), ["src", "tgt"], cfg, joint, train=False)
+    else:
+        joint = cfg.joint
+        label_list, trained, sampled = sh.vocabulary_pass(trees(), ["src", "tgt"], cfg, joint)
+    names = model_files(trained, joint)
+    models = {s: (names[s], m) for s, m in trained.items()}
     manifest = sh.make_manifest(
         sides=["src", "tgt"],
         transition_side="tgt",
         languages=dict(languages or {}),
         labels=label_list,
-        pieces={"joint": cfg.joint, "models": {s: sh.model_entry(n, m) for s, (n, m) in models.items()}},
+        pieces={"joint": joint, "models": {s: sh.model_entry(n, m) for s, (n, m) in models.items()}},
         tokens=sh.token_layout(models["tgt"][1], len(label_list)),
         counts={"input": 0, "kept": 0, "rejected": {}},
         inputs={"vocabulary_from": [[os.fspath(a), os.fspath(b)] for a, b in conllu_pairs],
@@ -68,3 +79,25 @@ def build_vocabulary(
             model.save(out / name)
         write_bytes(out / sh.MANIFEST, sh.manifest_bytes(manifest))
     return manifest
+
+
+def vocabulary_files(bpe: dict) -> list[str]:
+    """The model files the workflow's vocabulary stage writes for the config's ``bpe``
+    section, checked now (a tokenizer that does not load stops the workflow when it
+    starts): the tokenizer files with ``src_tokenizer``/``tgt_tokenizer``, else
+    ``spm.model`` (joint) or ``src.model``, ``tgt.model``."""
+    from ..dataset.pretrained import load_tokenizers, model_files
+    from ..errors import ConfigError, InputError
+
+    given = {s: bpe.get(f"{s}_tokenizer") for s in ("src", "tgt")}
+    if not any(given.values()):
+        return ["spm.model"] if bpe["joint"] else ["src.model", "tgt.model"]
+    try:
+        models, joint = load_tokenizers(["src", "tgt"], given)
+    except (ConfigError, InputError) as e:
+        side = next((s for s, v in given.items() if not v), None)
+        err = ConfigError(f"config bpe.{side}_tokenizer is missing: give a tokenizer for both sides" if side
+                          else f"config bpe: {e}")
+        err.config_path = ["bpe", f"{side or 'src'}_tokenizer"]
+        raise err from None
+    return sorted(set(model_files(models, joint).values()))

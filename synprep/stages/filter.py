@@ -79,3 +79,41 @@ def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str 
                 raise err from None
         raise ConfigError(f"config {what}: {e}") from None
     return out
+
+
+def heldout_pairs(shard: str, heldout: Sequence[str], pattern: str, enabled: bool = True) -> list[str]:
+    """The held-out shards' pair files (``pattern`` with ``{shard}``) that the filter
+    stage of ``shard`` is decontaminated against: none for a held-out shard itself, or
+    when ``enabled`` (config ``filter.decontaminate.heldout``) is false."""
+    if not enabled or shard in heldout:
+        return []
+    return [pattern.format(shard=s) for s in heldout]
+
+
+def with_decontamination(entries: Sequence[dict], files: Sequence[str], heldout_pairs: Sequence[str]) -> list[dict]:
+    """A stage's filter entries with the workflow's ``decontaminate`` entry appended
+    (config ``filter.decontaminate``): the external test ``files`` (text, one sentence
+    a line) and, for a training shard, the held-out shards' pair files
+    ``heldout_pairs``. Unchanged when both are empty (a held-out shard, no files)."""
+    if not files and not heldout_pairs:
+        return [dict(e) for e in entries]
+    entry: dict = {"name": "decontaminate"}
+    if files:
+        entry["files"] = list(files)
+    if heldout_pairs:
+        entry["pairs"] = list(heldout_pairs)
+    return [*(dict(e) for e in entries), entry]
+
+
+def check_test_files(files: Sequence[str], what: str = "filter.decontaminate.files") -> list[str]:
+    """The workflow's external test files, each an existing file (checked when the
+    workflow starts, not in a job)."""
+    from pathlib import Path
+
+    for i, f in enumerate(files):
+        if not Path(f).is_file():
+            err = ConfigError(f"config {what}[{i}]: {f} is not a file; give the test sets to keep out of "
+                              "training as text files, one sentence a line (.gz allowed)")
+            err.config_path = [*what.split("."), i]
+            raise err
+    return list(files)

@@ -60,7 +60,7 @@ import io
 import os
 import re
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Iterable, Iterator, Sequence
 
 from ..errors import ConfigError, InputError
 from ..util.textio import open_file
@@ -186,6 +186,14 @@ def check_shard_counts(config: dict) -> None:
     if held > count:
         raise ConfigError(f"config train.heldout_shards = {held} is more than shards.count = {count}: the last N shards "
                           f"are held out; give at most {count} (0 holds none out)")
+
+
+def heldout_shards(shards: Sequence[str], train: dict) -> list[str]:
+    """The held-out shards of the workflow config's ``train`` section: the last
+    ``heldout_shards`` of ``shards``, none when ``heldout_pairs`` holds out pairs
+    from every shard instead."""
+    n = train["heldout_shards"]
+    return list(shards[len(shards) - n:]) if n and not train["heldout_pairs"] else []
 
 
 def shard_key(src: str | bytes, tgt: str | bytes) -> int:

@@ -5,22 +5,30 @@
 # (joint, or one model a side). Output: results/bpe/manifest.json (labels, models,
 # token layout, the corpus languages; no shards) and the model file(s); each shard is
 # then written with `--vocab-from results/bpe`, so piece and label ids agree across
-# shards, and every dataset records the languages.
+# shards, and every dataset records the languages. With bpe.src_tokenizer and
+# bpe.tgt_tokenizer (a pretrained model's Hugging Face tokenizers) nothing is trained:
+# the tokenizers are stored as the models and the shards' pieces are their ids.
+
+from synprep.stages.bpe import vocabulary_files
 
 BPE = config["bpe"]
-BPE_MODELS = ["spm.model"] if BPE["joint"] else ["src.model", "tgt.model"]
+BPE_TOKENIZERS = {s: BPE[f"{s}_tokenizer"] for s in ("src", "tgt") if BPE[f"{s}_tokenizer"]}
+BPE_MODELS = vocabulary_files(BPE)
 
 
 rule train_bpe:
     input:
         src=expand(rules.parse_pairs.output.src, shard=SHARDS),
         tgt=expand(rules.parse_pairs.output.tgt, shard=SHARDS),
+        # a model folder's tokenizer.json and config files are read from the folder
+        tokenizers=list(BPE_TOKENIZERS.values()),
     output:
         manifest=out_path("bpe/manifest.json"),
         models=expand(out_path("bpe/{model}"), model=BPE_MODELS),
     params:
+        tokenizers=BPE_TOKENIZERS,
         settings={
-            **BPE,
+            **{k: v for k, v in BPE.items() if k not in ("src_tokenizer", "tgt_tokenizer")},
             "words": config["oracle"]["words"],
             "labels": config["oracle"]["labels"],
         },

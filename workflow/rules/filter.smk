@@ -6,21 +6,34 @@
 # `synprep filter` writes (scores and rejects tables, filter.json) in
 # {shard}.scores/ so that thresholds can be re-cut without rescoring. The entries
 # are checked when the workflow starts (an unknown parameter stops it there).
+#
+# Decontamination (config filter.decontaminate, docs/workflow.md): a training shard
+# also runs a `decontaminate` entry against the held-out shards' pairs (the test data
+# the runs are scored on) and the external test `files`; a held-out shard only against
+# the `files`.
 
-from synprep.stages.filter import stage_filters
+from synprep.stages.filter import check_test_files, heldout_pairs, stage_filters, with_decontamination
+from synprep.stages.prepare import heldout_shards
 
 FILTERS = stage_filters(config["filter"]["filters"], LANGS, "filter.filters")
+DECONTAMINATE = config["filter"]["decontaminate"]
+TEST_FILES = check_test_files(DECONTAMINATE["files"])
+HELDOUT_SHARDS = heldout_shards(SHARDS, config["train"])
 
 
 rule filter_pairs:
     input:
         pairs=PREPARE["pairs"],
+        # a training shard is decontaminated against the held-out shards' pairs
+        heldout=lambda wildcards: heldout_pairs(
+            wildcards.shard, HELDOUT_SHARDS, PREPARE["pairs"], DECONTAMINATE["heldout"]
+        ),
     output:
         pairs=out_path("filter/{shard}.tsv"),
         rejects=out_path("filter/{shard}.rejects.tsv"),
         details=directory(out_path("filter/{shard}.scores")),
     params:
-        filters=FILTERS,
+        filters=lambda wildcards, input: with_decontamination(FILTERS, TEST_FILES, input.heldout),
         stage="filter",
     conda:
         "../envs/synprep.yaml"

@@ -25,7 +25,7 @@ TRAIN_RUNS = TRAIN["runs"]
 # train.heldout_pairs (when set) holds out pairs chosen by id from every shard instead
 # (synprep.dataset.accounting.split_pairs); the shards are then all training shards
 HELDOUT_PAIRS = TRAIN["heldout_pairs"]
-HELDOUT = SHARDS[len(SHARDS) - TRAIN["heldout_shards"] :] if TRAIN["heldout_shards"] and not HELDOUT_PAIRS else []
+HELDOUT = HELDOUT_SHARDS  # synprep.stages.prepare.heldout_shards, in filter.smk
 if HELDOUT_PAIRS and config["shards"]["max_target_pieces"]:
     raise ValueError(
         f"config train.heldout_pairs = {HELDOUT_PAIRS} takes the held-out pairs from every shard, and "

@@ -11,5 +11,5 @@ sm = snakemake  # noqa: F821  (injected by snakemake)
 log = sys.stderr = open(sm.log[0], "w", buffering=1)
 cfg = ShardConfig(**sm.params.settings)
 m = build_vocabulary(list(zip(sm.input.src, sm.input.tgt)), os.path.dirname(sm.output.manifest), cfg,
-                     languages=dict(sm.params.languages))
+                     languages=dict(sm.params.languages), tokenizers=dict(sm.params.tokenizers) or None)
 print(f"{len(m['labels'])} labels; models: {m['pieces']}; sampled pairs: {m['inputs']['sampled_pairs']}", file=log)

@@ -1,0 +1,112 @@
+"""Decontamination: keep test sets out of training data.
+
+``{name: decontaminate, files: [FILE, ...]}`` rejects every pair whose source or
+target, normalized, equals a normalized line of any of the files (text files, one
+sentence a line, ``.gz`` allowed). ``pairs: [FILE, ...]`` adds files in the workflow's
+pair-shard format (``id<TAB>src<TAB>tgt``, :mod:`synprep.stages.prepare`), both sides
+of each line: that is how the workflow keeps its held-out shards out of the training
+shards.
+
+The normalization (:func:`normalize`), the same for test lines and pairs:
+
+1. Unicode NFKC (full-width and compatibility forms become their plain letters);
+2. case folding (``str.casefold``: ``Straße`` and ``STRASSE`` are equal);
+3. every punctuation or symbol character (Unicode categories P* and S*) becomes a
+   space, so that ``A man.`` equals the tokenized ``A man .`` and ``well-known``
+   equals ``well - known``;
+4. whitespace collapsed to one space and stripped at both ends.
+
+A test line that normalizes to nothing (``...``, an empty line) is skipped: it would
+match every punctuation-only side. A side that normalizes to nothing never matches.
+
+Memory: a 16-byte hash per distinct normalized test line. The files are read once,
+when the filter first scores. Scores ``src_in_test``, ``tgt_in_test``: 1.0 when the
+side equals a test line, else 0.0; 1.0 rejects (the source is checked first).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ..errors import InputError
+from ..registry import register_filter
+from .base import Filter, Pair, Score
+
+
+def normalize(text: str) -> str:
+    """The comparison form of a sentence (module docstring: NFKC, casefold,
+    punctuation and symbols to spaces, whitespace collapsed)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
+    return " ".join(text.split())
+
+
+def _key(text: str) -> bytes | None:
+    norm = normalize(text)
+    if not norm:
+        return None
+    return hashlib.blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _file_lines(path: str) -> Iterator[tuple[int, str]]:
+    from .pipeline import text_lines
+
+    yield from enumerate(text_lines(path), 1)
+
+
+def _pair_sides(path: str) -> Iterator[str]:
+    for n, line in _file_lines(path):
+        cols = line.split("\t")
+        if len(cols) != 3:
+            raise InputError(path, n, f"{len(cols)} column(s); expected a pair shard (id<TAB>src<TAB>tgt)",
+                             reason="bad-columns")
+        yield cols[1]
+        yield cols[2]
+
+
+@register_filter("decontaminate")
+class DecontaminateFilter(Filter):
+    """Reject pairs whose source or target equals, normalized, a line of a test file
+    (see the module docstring for the normalization)."""
+
+    name = "decontaminate"
+    PARAMS = {"files": None, "pairs": None}
+    TYPES = {"files": (list,), "pairs": (list,)}
+    columns = ("src_in_test", "tgt_in_test")
+
+    def validate(self) -> None:
+        if not self.files and not self.pairs:
+            raise self.error("files", "is missing; give the test sets to keep out of training, "
+                                      "e.g. files: [test.en, test.de] (text, one sentence a line, .gz allowed)")
+        for key in ("files", "pairs"):
+            for p in getattr(self, key) or ():
+                if not isinstance(p, str) or not p:
+                    raise self.error(key, f"holds {p!r}; expected file paths")
+                if not Path(p).is_file():
+                    raise self.error(key, f"file {p} does not exist; give the path of an existing file")
+        self._keys: set[bytes] | None = None
+
+    def keys(self) -> set[bytes]:
+        """The hashes of every normalized test line (read once)."""
+        if self._keys is None:
+            keys: set[bytes] = set()
+            for path in self.files or ():
+                keys.update(k for _, line in _file_lines(path) if (k := _key(line)) is not None)
+            for path in self.pairs or ():
+                keys.update(k for side in _pair_sides(path) if (k := _key(side)) is not None)
+            self._keys = keys
+        return self._keys
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
+        keys = self.keys()
+        for p in pairs:
+            yield (float(_key(p.src) in keys), float(_key(p.tgt) in keys))
+
+    def failing(self, score: Score) -> int | None:
+        for i in (0, 1):
+            if score[i] >= 1.0:
+                return i
+        return None
