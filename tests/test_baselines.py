@@ -1,0 +1,268 @@
+"""The papers' comparison systems (issue 29): S&H label embeddings, SISA, C&H
+multi-task parsing and structural positions. Built, trained, decoded and
+--print-config'd with every other variant in tests/test_models.py, test_decode.py and
+test_train.py (they are in ``ALL``); here what each one claims to compute."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import pytest
+import torch
+
+from synprep.models import build_model, model_config
+from synprep.models.ch import linearize, tag_sources
+from synprep.models.sh import piece_labels
+from synprep.models.sisa import first_piece_parents
+from synprep.models.structpos import tree_depths_and_distances
+from tests.test_models import LABELS, V, make_batch, pud_batch, random_projective, tiny
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+# --------------------------------------------------------------------------- S&H
+
+
+def test_sh_label_dims_are_the_last_10_and_follow_the_label():
+    torch.manual_seed(0)
+    model = build_model(tiny("sh")).eval()
+    assert model.cfg.sh.d_label == 10  # 001 §4: "a vector representation of size 10"
+    batch = make_batch(3, seed=4)
+    emb = model.token_embedding(batch)  # (B, S, d)
+    d = model.cfg.d_model
+    scaled = model.src_embed.tok(batch.src_tokens) * model.src_embed.scale
+    # the first d - 10 dimensions are the token's own
+    assert torch.equal(emb[..., : d - 10], scaled[..., : d - 10])
+    labels = piece_labels(batch.src_rels, batch.src_word_ids, len(LABELS))
+    assert torch.equal(emb[..., d - 10 :], model.labels(labels))
+    # every piece of word 0 of sentence 0 gets another label: its last 10 dims change, nothing else
+    b = batch
+    other = b.src_rels.clone()
+    other[0, 0] = (int(other[0, 0]) + 1) % len(LABELS)
+    changed = model.token_embedding(type(b)(**{**b.__dict__, "src_rels": other}))
+    word0 = b.src_word_ids[0] == 0
+    assert word0.any()
+    assert not torch.allclose(changed[0, word0, d - 10 :], emb[0, word0, d - 10 :])
+    assert torch.equal(changed[0, word0, : d - 10], emb[0, word0, : d - 10])
+    rest = torch.ones_like(b.src_word_ids, dtype=torch.bool)
+    rest[0] = ~word0
+    assert torch.equal(changed[rest], emb[rest])
+    # EOS has no word: the "no label" row
+    eos = b.src_tokens == 3
+    assert bool((labels[eos] == len(LABELS)).all())
+
+
+# --------------------------------------------------------------------------- SISA
+
+
+def test_sisa_parent_is_the_first_piece_of_the_head_word():
+    # words: 0 (2 pieces) <- 1 (root, 1 piece) -> 2 (3 pieces); then EOS, then padding
+    word_ids = torch.tensor([[0, 0, 1, 2, 2, 2, -1, -1]])
+    heads = torch.tensor([[1, -1, 1]])
+    pad = torch.tensor([[False] * 7 + [True]])
+    got = first_piece_parents(word_ids, heads, pad)
+    # word 0's pieces -> first piece of word 1 (position 2); the root -> its own first
+    # piece (2); word 2's pieces -> 2; EOS -> itself (6); padding -> itself
+    assert got.tolist() == [[2, 2, 2, 2, 2, 2, 6, 7]]
+
+
+def _parents_from_parent_pos(batch) -> torch.Tensor:
+    """The first piece of each piece's parent word, read from the shard's parent_pos
+    (the parent word's middle position) and word ids -- independently of sisa.py."""
+    B, S = batch.src_word_ids.shape
+    gold = torch.arange(S).expand(B, S).clone()
+    for b in range(B):
+        wid = batch.src_word_ids[b].tolist()
+        for t, w in enumerate(wid):
+            if w < 0:
+                continue
+            parent_word = wid[int(batch.src_parent_pos[b, t])]  # a position inside the parent word
+            gold[b, t] = wid.index(parent_word)
+    return gold
+
+
+@pytest.mark.slow
+def test_sisa_head_learns_to_attend_to_the_parent(tmp_path_factory):
+    """After overfitting 16 PUD pairs, the supervised head puts most of its weight on
+    each piece's parent (the first piece of its head word, read from parent_pos)."""
+    batch, manifest = pud_batch(tmp_path_factory)
+    tok = manifest["tokens"]
+    torch.manual_seed(0)
+    cfg = model_config(
+        "tiny", variant="sisa", src_vocab=manifest["pieces"]["models"]["src"]["vocab_size"], tgt_vocab=tok["target_vocab_size"],
+        n_labels=len(manifest["labels"]), pad_id=tok["pad_id"], bos_id=tok["bos_id"], eos_id=tok["eos_id"],
+        d_model=64, n_heads=4, enc_layers=1, dec_layers=1, d_ff=128,
+    )
+    model = build_model(cfg)
+    gold = _parents_from_parent_pos(batch)  # (B, S)
+    real = ~batch.src_pad_mask & (batch.src_word_ids >= 0)
+
+    def weight_on_parent() -> float:
+        model.eval()
+        with torch.no_grad():
+            A = model.parent_distribution(batch)  # (B, S, S)
+        return float(A.gather(2, gold[..., None]).squeeze(-1)[real].mean())
+
+    before = weight_on_parent()
+    opt = torch.optim.Adam(model.parameters(), lr=5e-3)
+    for _ in range(150):
+        model.train()
+        loss, ntok = model.loss(batch)
+        opt.zero_grad()
+        (loss / ntok).backward()
+        opt.step()
+    after = weight_on_parent()
+    print(f"weight on the parent: {before:.3f} before, {after:.3f} after")
+    assert before < 0.3, before  # untrained: spread over the sentence
+    assert after > 0.8, f"mean weight on the parent {after:.3f} (before training {before:.3f})"
+
+
+def test_sisa_loss_adds_the_weighted_parent_term_in_training_only():
+    torch.manual_seed(0)
+    batch = make_batch(3, seed=5)
+    losses = {}
+    for w in (0.0, 1.0, 2.0):
+        torch.manual_seed(0)
+        model = build_model(tiny("sisa", sisa={"weight": w})).train()
+        losses[w] = float(model.loss(batch)[0].detach())
+        model.eval()
+        with torch.no_grad():
+            losses[("eval", w)] = float(model.loss(batch)[0])
+    assert losses[1.0] > losses[0.0]
+    assert losses[2.0] - losses[0.0] == pytest.approx(2 * (losses[1.0] - losses[0.0]), rel=1e-4)
+    assert losses[("eval", 0.0)] == pytest.approx(losses[("eval", 2.0)], rel=1e-6)
+
+
+# --------------------------------------------------------------------------- C&H
+
+
+def test_ch_linearization_of_a_small_tree():
+    # "the cat sleeps": the <-det- cat <-nsubj- sleeps (root); labels det 0, nsubj 1, root 2
+    o, c, s = 100, 103, 104  # (label = 100 + label, ")" 103, "*" 104
+    assert linearize([1, 2, -1], [0, 1, 2], o, c, s) == [o + 2, o + 1, o + 0, s, c, s, c, s, c]
+    # a right dependent and two roots (a forest is written root by root)
+    assert linearize([-1, 0, -1], [2, 1, 2], o, c, s) == [o + 2, s, o + 1, s, c, c, o + 2, s, c]
+    # 3 tokens a word, deep chains without recursion limits
+    n = 3000
+    assert len(linearize([i + 1 for i in range(n - 1)] + [-1], [0] * n, o, c, s)) == 3 * n
+
+
+def test_ch_tags_at_both_ends_of_the_source():
+    tokens = torch.tensor([[10, 11, 12, 3], [20, 3, 0, 0]])
+    pad = tokens == 0
+    out, new_pad = tag_sources(tokens, pad, 99, 0)
+    assert out.tolist() == [[99, 10, 11, 12, 99, 3], [99, 20, 99, 3, 0, 0]]
+    assert new_pad.tolist() == [[False] * 6, [False] * 4 + [True] * 2]
+
+
+def test_ch_trains_on_both_tasks_and_translates_with_pieces_only():
+    torch.manual_seed(0)
+    batch = make_batch(3, seed=6)
+    model = build_model(tiny("ch"))
+    model.train()
+    _, ntok_train = model.loss(batch)
+    n_words = int((batch.src_heads > -2).sum())
+    tgt_tokens = int((~batch.tgt_pad_mask).sum())
+    assert ntok_train == tgt_tokens + 3 * n_words + len(batch)  # every sentence's parse row: 3 a word + EOS
+    model.eval()
+    with torch.no_grad():
+        _, ntok_eval = model.loss(batch)
+        assert ntok_eval == tgt_tokens  # validation: translation only
+        assert model(batch).size(-1) == V == model.vocab_size  # no parse symbol to translate into
+    half = build_model(tiny("ch", ch={"parse_ratio": 0.0})).train()
+    assert half.loss(batch)[1] == tgt_tokens
+
+
+def test_ch_parse_rows_come_from_the_source_tree():
+    torch.manual_seed(0)
+    batch = make_batch(2, seed=7)
+    model = build_model(tiny("ch")).train()
+    rows, tgt, pad = model.parse_rows(batch)
+    assert rows.tolist() == [0, 1]
+    for r in range(2):
+        n = int((batch.src_heads[r] > -2).sum())
+        seq = tgt[r][~pad[r]].tolist()
+        opens = [t - model.open_id for t in seq if model.open_id <= t < model.close_id]
+        assert opens == _preorder_labels(batch.src_heads[r, :n].tolist(), batch.src_rels[r, :n].tolist())
+        assert seq[-1] == model.cfg.eos_id and seq.count(model.close_id) == seq.count(model.star_id) == n
+
+
+def _preorder_labels(heads, rels):
+    kids = {i: [j for j, h in enumerate(heads) if h == i] for i in range(len(heads))}
+    out = []
+
+    def visit(w):
+        out.append(rels[w])
+        for c in kids[w]:
+            visit(c)
+
+    for r in [i for i, h in enumerate(heads) if h < 0]:
+        visit(r)
+    return out
+
+
+# --------------------------------------------------------------------------- structural positions
+
+
+def _bfs_distances(heads: list[int]) -> np.ndarray:
+    n = len(heads)
+    adj = [[] for _ in range(n)]
+    for i, h in enumerate(heads):
+        if h >= 0:
+            adj[i].append(h)
+            adj[h].append(i)
+    out = np.zeros((n, n), dtype=int)
+    for s in range(n):
+        seen, q = {s: 0}, deque([s])
+        while q:
+            u = q.popleft()
+            for v in adj[u]:
+                if v not in seen:
+                    seen[v] = seen[u] + 1
+                    q.append(v)
+        out[s] = [seen[t] for t in range(n)]
+    return out
+
+
+def test_structpos_depths_and_distances_equal_breadth_first_search():
+    rng = np.random.default_rng(0)
+    trees = [random_projective(int(rng.integers(1, 12)), rng) for _ in range(20)]
+    W = max(len(t) for t in trees)
+    heads = torch.full((len(trees), W), -100, dtype=torch.long)
+    for i, t in enumerate(trees):
+        heads[i, : len(t)] = torch.tensor(t)
+    depth, dist = tree_depths_and_distances(heads)
+    for i, t in enumerate(trees):
+        n = len(t)
+        bfs = _bfs_distances(t)
+        root = t.index(-1)
+        assert depth[i, :n].tolist() == bfs[root].tolist()
+        assert np.array_equal(dist[i, :n, :n].numpy(), bfs)
+        assert not bool(depth[i, n:].any()) and not bool(dist[i, n:].any())
+    with pytest.raises(ValueError, match="cycle"):
+        tree_depths_and_distances(torch.tensor([[1, 0]]))
+
+
+def test_structpos_buckets_of_pieces_clip_and_mark_eos():
+    torch.manual_seed(0)
+    batch = make_batch(2, seed=8, lengths=(8, 12))
+    model = build_model(tiny("structpos", structpos={"max_distance": 2}))
+    depth, bucket = model.structure(batch)
+    k = 2
+    _, dist = tree_depths_and_distances(batch.src_heads)
+    for b in range(2):
+        wid = batch.src_word_ids[b].tolist()
+        for i, wi in enumerate(wid):
+            for j, wj in enumerate(wid):
+                want = k + 1 if wi < 0 or wj < 0 else min(int(dist[b, wi, wj]), k)
+                assert int(bucket[b, i, j]) == want
+    assert bool((depth[batch.src_word_ids < 0] == -1).all())
+    # every encoder layer reads the relative term by default (Shaw et al.: every layer)
+    assert model.cfg.structpos.layers == list(range(1, model.cfg.enc_layers + 1))
