@@ -165,19 +165,25 @@ def test_ch_tags_at_both_ends_of_the_source():
 def test_ch_trains_on_both_tasks_and_translates_with_pieces_only():
     torch.manual_seed(0)
     batch = make_batch(3, seed=6)
-    model = build_model(tiny("ch"))
-    model.train()
-    _, ntok_train = model.loss(batch)
-    n_words = int((batch.src_heads > -2).sum())
+    model = build_model(tiny("ch"))  # tiny: no dropout, so train and eval passes agree
     tgt_tokens = int((~batch.tgt_pad_mask).sum())
-    assert ntok_train == tgt_tokens + 3 * n_words + len(batch)  # every sentence's parse row: 3 a word + EOS
     model.eval()
     with torch.no_grad():
-        _, ntok_eval = model.loss(batch)
+        ce, ntok_eval = model.loss(batch)
         assert ntok_eval == tgt_tokens  # validation: translation only
         assert model(batch).size(-1) == V == model.vocab_size  # no parse symbol to translate into
-    half = build_model(tiny("ch", ch={"parse_ratio": 0.0})).train()
-    assert half.loss(batch)[1] == tgt_tokens
+        pce, pn = model.parse_loss(batch, 0.0)
+    n_words = int((batch.src_heads > -2).sum())
+    assert pn == 3 * n_words + len(batch)  # every sentence's parse row: 3 tokens a word + EOS
+    model.train()
+    with torch.no_grad():
+        mixed, ntok_train = model.loss(batch)
+        # the trainer divides by the target tokens: the mean over both kinds of rows' tokens
+        assert ntok_train == tgt_tokens
+        assert float(mixed) / ntok_train == pytest.approx((float(ce) + float(pce)) / (tgt_tokens + pn), rel=1e-5)
+        # parse_ratio 0: no parsing rows, the translation loss alone
+        model.cfg.ch.parse_ratio = 0.0
+        assert float(model.loss(batch)[0]) == pytest.approx(float(ce), rel=1e-6)
 
 
 def test_ch_parse_rows_come_from_the_source_tree():

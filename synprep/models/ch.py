@@ -39,9 +39,10 @@ vocabulary.
 hold); the parsing rows of a batch are its own sentences' (the released scripts
 shuffle the duplicated corpus, so a sentence's two rows usually fall in different
 batches) -- both kinds are still mixed in every update, at the paper's 1:1 ratio. The
-loss is the summed label-smoothed cross-entropy of both kinds of rows over their
-tokens together, as fairseq's criterion over the mixed corpus; in ``eval()`` mode
-(validation) it is the translation loss alone, comparable with the other variants.
+loss is the label-smoothed cross-entropy of both kinds of rows averaged over their
+tokens together, as fairseq's criterion over the mixed corpus (:meth:`CH.loss`); in
+``eval()`` mode (validation) it is the translation loss alone, comparable with the
+other variants.
 """
 
 from __future__ import annotations
@@ -167,9 +168,13 @@ class CH(Seq2Seq):
         return ce, int((~pad).sum())
 
     def loss(self, batch: Any, label_smoothing: float = 0.0) -> tuple[torch.Tensor, int]:
-        """Translation loss plus, in training, the parsing rows' loss; tokens of both."""
+        """In training, the summed loss of the translation and parsing rows scaled by
+        ``T / (T + P)`` (``T``, ``P``: their tokens), with ``T``: the trainer divides by
+        the batch's target tokens ``T``, so it optimizes the mean over the tokens of both
+        kinds of rows, as fairseq does over the mixed corpus. In ``eval()`` mode the
+        translation loss alone."""
         ce, ntok = super().loss(batch, label_smoothing)
         if not self.training or self.cfg.ch.parse_ratio == 0:
             return ce, ntok
         pce, pn = self.parse_loss(batch, label_smoothing)
-        return ce + pce, ntok + pn
+        return (ce + pce) * (ntok / max(1, ntok + pn)), ntok
