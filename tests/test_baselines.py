@@ -272,3 +272,27 @@ def test_structpos_buckets_of_pieces_clip_and_mark_eos():
     assert bool((depth[batch.src_word_ids < 0] == -1).all())
     # every encoder layer reads the relative term by default (Shaw et al.: every layer)
     assert model.cfg.structpos.layers == list(range(1, model.cfg.enc_layers + 1))
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+@pytest.mark.parametrize("variant", ["sh", "sisa", "ch", "structpos"])
+def test_baselines_decode_with_their_own_probabilities(variant):
+    """Beam search runs on each baseline, emits target pieces only (C&H: never a parse
+    symbol, though its output layer has them), and a hypothesis' score is the model's
+    teacher-forced log-probability of it (no length penalty)."""
+    from tests.test_decode import _rescore, vocab
+    from synprep.translate.decode import beam_search
+
+    torch.manual_seed(3)
+    model = build_model(tiny(variant)).eval()
+    with torch.no_grad():
+        model.tgt_embed.tok.weight.mul_(5.0)
+    voc = vocab()
+    batch = make_batch(3, seed=9)
+    hyps = beam_search(model, batch, voc, beam=3, length_penalty=0.0, max_len_a=1.0, max_len_b=3)
+    assert all(4 <= t < V for h in hyps for t in h.tokens)
+    want = _rescore(model, batch, hyps, voc)
+    got = torch.tensor([h.score for h in hyps])
+    assert torch.allclose(got, want.float(), atol=1e-3), (got, want)
