@@ -296,3 +296,36 @@ def test_baselines_decode_with_their_own_probabilities(variant):
     want = _rescore(model, batch, hyps, voc)
     got = torch.tensor([h.score for h in hyps])
     assert torch.allclose(got, want.float(), atol=1e-3), (got, want)
+
+
+# --------------------------------------------------------------------------- configs
+
+
+@pytest.mark.parametrize("variant", ["sh", "sisa", "ch", "structpos"])
+def test_print_config_resolves_the_baselines_with_the_papers_defaults(capsys, variant):
+    import json
+
+    from synprep.cli import main
+
+    assert main(["train", "--variant", variant, "--preset", "base", "--print-config"]) == 0
+    model = json.loads(capsys.readouterr().out)["model"]
+    assert model["variant"] == variant
+    assert model["sh"] == {"d_label": 10}  # 001 §4 +S&H
+    assert model["sisa"] == {"layer": 1, "weight": 1.0}  # released --encoder-lisa-layer 0, --parse-penalty 1
+    assert model["ch"] == {"parse_ratio": 1.0}  # 001 §4: every source sentence duplicated
+    # structpos.layers: null means every encoder layer, resolved for the variant that reads it
+    want = list(range(1, 7)) if variant == "structpos" else None
+    assert model["structpos"] == {"max_distance": 16, "layers": want, "absolute": True}
+
+
+def test_baseline_configs_reject_bad_values():
+    from synprep.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="parse_ratio"):
+        tiny("ch", ch={"parse_ratio": 1.5})
+    with pytest.raises(ConfigError, match="sisa.layer"):
+        tiny("sisa", sisa={"layer": 3})  # tiny has 2 encoder layers
+    with pytest.raises(ConfigError, match="d_label"):
+        tiny("sh", sh={"d_label": 32})  # not below d_model
+    with pytest.raises(ConfigError, match="structpos.layers"):
+        tiny("structpos", structpos={"layers": [5]})
