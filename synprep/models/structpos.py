@@ -114,8 +114,10 @@ class StructPos(Seq2Seq):
         # buckets 0..k: clipped tree distances; k + 1: a pair with EOS or padding
         self.rel_table = nn.Embedding(sp.max_distance + 2, cfg.head_dim)
         nn.init.normal_(self.rel_table.weight, 0.0, cfg.head_dim**-0.5)
-        layers = sp.layers if sp.layers is not None else range(1, cfg.enc_layers + 1)
-        self.rel_layers = sorted(set(layers))
+        if sp.layers is None:
+            raise ConfigError("structpos.layers is null: build the model with synprep.models.build_model, "
+                              "which resolves it (synprep.models.resolve: every encoder layer)")
+        self.rel_layers = sorted(set(sp.layers))
         for i in self.rel_layers:
             self.encoder.layers[i - 1].attn = RelativeAttention(cfg.d_model, cfg.n_heads, cfg.attn_dropout, self.rel_table)
         self.register_buffer("depth_pe", sinusoidal_table(cfg.max_len, cfg.d_model), persistent=False)
