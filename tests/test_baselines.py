@@ -282,8 +282,10 @@ def test_baselines_decode_with_their_own_probabilities(variant):
     """Beam search runs on each baseline, emits target pieces only (C&H: never a parse
     symbol, though its output layer has them), and a hypothesis' score is the model's
     teacher-forced log-probability of it (no length penalty)."""
-    from tests.test_decode import _rescore, vocab
+    from dataclasses import replace
+
     from synprep.translate.decode import beam_search
+    from tests.test_decode import vocab
 
     torch.manual_seed(3)
     model = build_model(tiny(variant)).eval()
@@ -293,7 +295,14 @@ def test_baselines_decode_with_their_own_probabilities(variant):
     batch = make_batch(3, seed=9)
     hyps = beam_search(model, batch, voc, beam=3, length_penalty=0.0, max_len_a=1.0, max_len_b=3)
     assert all(4 <= t < V for h in hyps for t in h.tokens)
-    want = _rescore(model, batch, hyps, voc)
+    seqs = [h.tokens + [voc.eos_id] for h in hyps]
+    tok = torch.zeros(len(seqs), max(map(len, seqs)), dtype=torch.long)
+    for i, q in enumerate(seqs):
+        tok[i, : len(q)] = torch.tensor(q)
+    pad = tok == 0
+    with torch.no_grad():  # the teacher-forced log-probability of each hypothesis + EOS
+        logp = torch.log_softmax(model(replace(batch, tgt_tokens=tok, tgt_pad_mask=pad)), dim=-1)
+    want = logp.gather(-1, tok[..., None])[..., 0].masked_fill(pad, 0.0).sum(1)
     got = torch.tensor([h.score for h in hyps])
     assert torch.allclose(got, want.float(), atol=1e-3), (got, want)
 
