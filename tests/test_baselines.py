@@ -17,6 +17,7 @@ from synprep.models.sh import piece_labels
 from synprep.models.sisa import first_piece_parents
 from synprep.models.structpos import tree_depths_and_distances
 from tests.test_models import LABELS, V, make_batch, pud_batch, random_projective, tiny
+from tests.test_train import pud  # noqa: F401  (the fixture: PUD train/valid datasets)
 
 
 @pytest.fixture(autouse=True)
@@ -338,3 +339,32 @@ def test_baseline_configs_reject_bad_values():
         tiny("sh", sh={"d_label": 32})  # not below d_model
     with pytest.raises(ConfigError, match="structpos.layers"):
         tiny("structpos", structpos={"layers": [5]})
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["sh", "sisa", "ch", "structpos"])
+def test_baselines_train_translate_and_evaluate_from_the_shards(pud, tmp_path, capsys, variant):  # noqa: F811
+    """synprep train (with validation), translate and evaluate, from a checkpoint that
+    rebuilds the model (C&H: its tagged source and parse-symbol vocabularies)."""
+    import json
+
+    from synprep.cli import main
+
+    out = tmp_path / "run"
+    assert main([
+        "train", "--preset", "tiny", "--variant", variant, "--train", str(pud / "train"), "--valid", str(pud / "valid"),
+        "--out", str(out), "--max-steps", "2", "--no-progress", "--set", "train.valid_every=2", "--set", "train.max_tokens=800",
+    ]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["steps"] == 2
+    ck = str(out / "checkpoint_best.pt")
+    hyps = tmp_path / "hyps.txt"
+    assert main(["translate", "--checkpoint", ck, "--data", str(pud / "valid"), "--beam", "2", "--out", str(hyps), "--no-progress"]) == 0
+    assert len(hyps.read_text(encoding="utf-8").splitlines()) == 24
+    ref = tmp_path / "ref.txt"
+    ref.write_text("".join(f"Das ist die Referenz Nummer {i} .\n" for i in range(24)), encoding="utf-8")
+    assert main(["evaluate", "--hyps", str(hyps), "--data", str(pud / "valid"), "--out", str(tmp_path / "ev"), "--ref", str(ref), "--json"]) == 0
+    assert "bleu" in json.loads(capsys.readouterr().out)
