@@ -368,3 +368,23 @@ def test_baselines_train_translate_and_evaluate_from_the_shards(pud, tmp_path, c
     ref.write_text("".join(f"Das ist die Referenz Nummer {i} .\n" for i in range(24)), encoding="utf-8")
     assert main(["evaluate", "--hyps", str(hyps), "--data", str(pud / "valid"), "--out", str(tmp_path / "ev"), "--ref", str(ref), "--json"]) == 0
     assert "bleu" in json.loads(capsys.readouterr().out)
+
+
+def test_the_papers_baseline_rows_have_run_configs_that_resolve(capsys):
+    """001 Table 3's +S&H, +SISA, +C&H rows (NC11 En-De and De-En) and 002 Table 2's
+    Structure Position row: one run config each, resolving to its variant."""
+    import json
+    from pathlib import Path
+
+    from synprep.cli import main
+
+    exp = Path(__file__).resolve().parents[1] / "config" / "experiments"
+    rows = {f"pascal-nc11-{d}-{v}": v for d in ("en-de", "de-en") for v in ("sh", "sisa", "ch")}
+    rows["gps-nc11-de-en-structpos"] = "structpos"
+    for name, variant in rows.items():
+        path = exp / f"{name}.yaml"
+        assert "Table" in "".join(path.read_text(encoding="utf-8").splitlines(True)[:3]), name  # names its row
+        assert main(["train", "--config", str(path), "--print-config"]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert printed["model"]["variant"] == variant and printed["preset"] == "base"
+        assert printed["model"]["dropout"] == 0.3  # small data (001 §4, 002 §4.1)
