@@ -17,7 +17,9 @@ layer's own) attends with::
 
 (the feed-forward layer, the leaky ReLU, the size and the bias row of ``U`` as the
 released code, e-bug/pascal ``fairseq/modules/multihead_lisa.py``; padding is masked
-out of the softmax, which the released code does not do). The other heads are
+out of the softmax, which the released code does not do; and the loss below is the
+NLL of each piece's own row, where the released ``lisa_cross_entropy.py`` passes the
+softmaxed (B, T, T) weights to ``F.cross_entropy``, a second log-softmax over dim 1). The other heads are
 unchanged. The parent of every piece of word ``w`` is the first piece of ``w``'s head
 word; the root's pieces point to the root's own first piece, EOS to itself (as the
 released ``scripts/bpe_tags_root.py`` and ``lisa_cross_entropy.py``). Training loss::
