@@ -41,7 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 UD = REPO.parent / "shared" / "data" / "ud"
 
-VARIANTS = ["vanilla", "pascal", "gps", "parent", "gcn", "gcn-nogates", "gcn-nolabels", "sa", "sa-hard", "fa", "sa-1set", "bitrans", "linearized"]
+VARIANTS = ["vanilla", "pascal", "gps", "parent", "gcn", "gcn-nogates", "gcn-nolabels", "sa", "sa-hard", "fa", "sa-1set", "bitrans", "linearized", "sh", "sisa", "ch", "structpos"]
 TARGETS = {"pascal": 1.3, "parent": 1.3, "gps": 1.3, "gcn": 1.6, "sa": 2.0, "torch.nn.Transformer": 1.2}
 
 

@@ -32,6 +32,11 @@ _IMPLEMENTATIONS = {
         "synprep.models.gps",
         "synprep.models.pascal",
         "synprep.models.structured",
+        # the papers' baselines (issue 29): one module each
+        "synprep.models.sh",
+        "synprep.models.sisa",
+        "synprep.models.ch",
+        "synprep.models.structpos",
     ],
     "exporter": ["synprep.dataset.exporters", "synprep.dataset.feature_exporters"],
 }

@@ -16,6 +16,10 @@ Every variant is registered here, in one place, with ``@register_variant(name)``
 ``sa-hard``        SA-NMT-hard: greedy hard head words (straight-through, Eq. 15)
 ``fa``             FA-NMT: the same with flat self-attention (softmax) instead
 ``sa-1set``        SA-NMT-1set: the syntactic context gated into one annotation set
+``sh``             +S&H: source label embedding replaces the last 10 dims (001 §4)
+``sisa``           +SISA: one encoder head supervised to attend to parents (001 §4)
+``ch``             +C&H: multi-task translation and source parsing (001 §4)
+``structpos``      Structure Position: tree depth and tree distance (002 §4.1)
 =================  ===============================================================
 
 :func:`build_model` makes one from a :class:`ModelConfig`. See docs/models.md.

@@ -31,6 +31,10 @@ __all__ = [
     "GCNConfig",
     "ParentConfig",
     "PrefixConfig",
+    "SHConfig",
+    "SISAConfig",
+    "CHConfig",
+    "StructPosConfig",
     "PRESETS",
     "model_config",
     "merge_dicts",
@@ -337,6 +341,83 @@ class PrefixConfig(Config):
         _check(self.k >= 1, f"k = {self.k}: expected >= 1")
 
 
+# ------------------------------------------------------------- the papers' baselines (issue 29)
+# The comparison systems of 001 §4 ("Baselines": +S&H, +SISA, +C&H) and 002 §4.1
+# ("Structure Position"); their code is synprep/models/{sh,sisa,ch,structpos}.py.
+
+
+@dataclass
+class SHConfig(Config):
+    """S&H (Sennrich & Haddow, 2016, as 001 §4 "+S&H" applies it to the Transformer):
+    each source piece's dependency label embedded and written over the last dimensions
+    of its token embedding."""
+
+    # 001 §4: "embedded into a vector representation of size 10 and then used to replace
+    # the last 10 embedding dimensions" (e-bug/pascal tagemb_transformer.py, --tag-embed-dim 10)
+    d_label: int = 10
+
+    def __post_init__(self):
+        _check(self.d_label >= 1, f"d_label = {self.d_label}: expected >= 1")
+
+
+@dataclass
+class SISAConfig(Config):
+    """SISA (Strubell et al., 2018, as 001 §4 "+SISA"): one encoder head whose weights
+    are a biaffine distribution over each piece's parent, supervised by the parse."""
+
+    # 1-based encoder layer of the supervised head; the released PASCAL baselines put it
+    # in the first (e-bug/pascal experiments/*/transformer_lisa/train.sh: --encoder-lisa-layer 0)
+    layer: int = 1
+    # weight of the parent loss in the joint objective (001 §4: "maximize the joint
+    # probability of translations and parent positions" = weight 1; the released
+    # scripts' --parse-penalty 1)
+    weight: float = 1.0
+
+    def __post_init__(self):
+        _check(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
+        _check(self.weight >= 0.0, f"weight = {self.weight}: expected >= 0")
+
+
+@dataclass
+class CHConfig(Config):
+    """C&H multi-task (Currey & Heafield, 2019, as 001 §4 "+C&H"): translation and
+    parsing of the source in one standard Transformer, told apart by a task tag."""
+
+    # share of each training batch's sentences that also appear as a parsing row
+    # (source with <PA> tags -> its linearized parse); 1.0 = every source sentence
+    # duplicated, 001 §4 "Each source sentence is first duplicated" (the released
+    # binarize_lin_parses.sh appends one parse row a training pair)
+    parse_ratio: float = 1.0
+
+    def __post_init__(self):
+        _check(0.0 <= self.parse_ratio <= 1.0, f"parse_ratio = {self.parse_ratio}: expected 0 <= x <= 1")
+
+
+@dataclass
+class StructPosConfig(Config):
+    """Structural positions (Wang et al., 2019, 002 §2 and §4.1 "Structure Position"):
+    each word's depth in the dependency tree as an absolute position, each word pair's
+    tree distance as a relative position."""
+
+    # relative tree distances longer than this share one embedding: the clipping k of
+    # relative positions (Shaw et al., 2018, whose relative encoding this extends); 16 is
+    # a value of their clipping study (the paper is not in ../shared/papers; nor is Wang
+    # et al.'s own k, so this is our choice -- a tree distance over 16 is rare in UD)
+    max_distance: int = 16
+    # 1-based encoder layers whose attention logits get the relative term; null = every
+    # encoder layer (filled at resolution, synprep.models.resolve), as relative position
+    # representations are added in every self-attention layer (Shaw et al., 2018, §3)
+    layers: Optional[list[int]] = None
+    # add the sinusoidal encoding of each word's depth to the source embeddings (the
+    # absolute structural position) next to the sequential one
+    absolute: bool = True
+
+    def __post_init__(self):
+        _check(self.max_distance >= 1, f"max_distance = {self.max_distance}: expected >= 1")
+        if self.layers is not None:
+            _check(len(self.layers) >= 1 and all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
+
+
 # --------------------------------------------------------------------------- the model
 
 
@@ -345,7 +426,8 @@ class ModelConfig(Config):
     """The encoder-decoder Transformer and its variant. Defaults: Transformer base."""
 
     # which model (see docs/models.md): vanilla, bitrans, linearized, parent, gcn,
-    # gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard, fa, sa-1set
+    # gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard, fa, sa-1set; the papers'
+    # baselines sh, sisa, ch, structpos
     variant: str = "vanilla"
     # vocabulary sizes, label count and special ids: filled from the shards' manifest
     # (the trainer overwrites them), not knobs; the ids default to synprep's layout
@@ -379,6 +461,11 @@ class ModelConfig(Config):
     gcn: GCNConfig = field(default_factory=GCNConfig)
     parent: ParentConfig = field(default_factory=ParentConfig)
     prefix: PrefixConfig = field(default_factory=PrefixConfig)
+    # the papers' baselines (issue 29)
+    sh: SHConfig = field(default_factory=SHConfig)
+    sisa: SISAConfig = field(default_factory=SISAConfig)
+    ch: CHConfig = field(default_factory=CHConfig)
+    structpos: StructPosConfig = field(default_factory=StructPosConfig)
 
     def __post_init__(self):
         _check(self.d_model >= 1 and self.n_heads >= 1, "d_model and n_heads must be positive")
@@ -404,6 +491,15 @@ class ModelConfig(Config):
             _check(
                 all(x <= self.dec_layers for x in self.parent.layers),
                 f"parent.layers = {self.parent.layers}: a layer exceeds dec_layers = {self.dec_layers}",
+            )
+
+        # the papers' baselines (issue 29)
+        _check(self.sh.d_label < self.d_model, f"sh.d_label = {self.sh.d_label}: expected < d_model = {self.d_model}")
+        _check(self.sisa.layer <= self.enc_layers, f"sisa.layer = {self.sisa.layer} > enc_layers = {self.enc_layers}")
+        if self.structpos.layers is not None:
+            _check(
+                all(x <= self.enc_layers for x in self.structpos.layers),
+                f"structpos.layers = {self.structpos.layers}: a layer exceeds enc_layers = {self.enc_layers}",
             )
 
     @property

@@ -108,6 +108,10 @@ class Seq2Seq(nn.Module):
     def kept_layers(self) -> set[int]:
         return set()
 
+    def embed_source(self, batch: Any) -> torch.Tensor:
+        """The encoder input (B, S, d) (sh: label dimensions; structpos: depth positions)."""
+        return self.src_embed(batch.src_tokens)
+
     # ------------------------------------------------------------------ batch access
 
     def check_batch(self, batch: Any) -> None:
@@ -137,7 +141,7 @@ class Seq2Seq(nn.Module):
 
     def encode(self, batch: Any) -> Memory:
         self.check_batch(batch)
-        x = self.src_embed(batch.src_tokens)  # (B, S, d)
+        x = self.embed_source(batch)  # (B, S, d)
         key_mask = (~batch.src_pad_mask)[:, None, None, :]  # (B, 1, 1, S)
         states, kept = self.encoder(x, key_mask, self.encoder_hooks(batch), self.kept_layers())
         return Memory(states, key_mask, self.memory_extras(batch, states, kept, key_mask))

@@ -58,4 +58,9 @@ SPECS: dict[str, VariantSpec] = {
     "sa-hard": VariantSpec(defaults=_sa("greedy")),  # 004 §4.3, Eq. 15
     "fa": VariantSpec(defaults=_sa("none")),
     "sa-1set": VariantSpec(defaults=_sa("none", two_sets=False)),
+    # the papers' baselines (issue 29): 001 §4 +S&H, +SISA, +C&H; 002 §4.1 Structure Position
+    "sh": VariantSpec(),
+    "sisa": VariantSpec(),
+    "ch": VariantSpec(),
+    "structpos": VariantSpec(defaults=lambda cfg: {"structpos": {"layers": list(range(1, cfg.enc_layers + 1))}}),
 }
