@@ -181,23 +181,85 @@ def test_the_current_folder_or_one_holding_it_is_refused_cleanly(name, inputs, t
     assert list(here.iterdir()) == [] and sorted(p.name for p in (tmp_path / "parent").iterdir()) == ["here"]
 
 
-def test_a_killed_runs_folder_is_removed_only_when_it_is_ours_and_its_process_gone(made, inputs, tmp_path, capsys):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    pid = int(dead.stdout)
-    ours = tmp_path / f".out.tmp-{pid}-0badc0de"
-    shutil.copytree(made["split"], ours)
-    (ours / MARKER).write_text(json.dumps({"synprep": "output", "kind": "split", "pid": pid, "complete": False, "files": {}}))
-    complete = tmp_path / f".out.tmp-{pid}-aaaaaaaa"  # killed after its last marker, before the swap
-    shutil.copytree(made["split"], complete)
-    users = tmp_path / f".out.tmp-{pid}-12345678"  # the same name pattern, but the user's
-    users.mkdir()
-    (users / "keep.txt").write_text("mine\n")
-    mixed = tmp_path / f".out.tmp-{pid}-bbbbbbbb"  # a complete marker, and a file it does not list
-    shutil.copytree(made["split"], mixed)
-    (mixed / "keep.txt").write_text("mine\n")
-    assert run_main(capsys, *command("split", inputs, tmp_path / "out"))[0] == 0
-    assert not ours.exists() and not complete.exists()
-    assert (users / "keep.txt").read_text() == "mine\n" and (mixed / "keep.txt").read_text() == "mine\n"
+def dead_owner() -> dict:
+    """The owner record (host, boot id, PID namespace, PID, start time) of a process
+    that has exited, as that process wrote it."""
+    code = "import json; from synprep.util import outputs; print(json.dumps(outputs._owner()))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def killed_run(at: Path, owner, kind: str = "split", complete: bool = False, source: Path | None = None) -> Path:
+    """A temporary folder as a killed run into ``at`` leaves it (named by ``owner``'s PID)."""
+    pid = owner["pid"] if isinstance(owner, dict) else owner
+    d = at / f".out.tmp-{pid}-{os.urandom(4).hex()}"
+    shutil.copytree(source, d) if source else d.mkdir()
+    m = {"synprep": "output", "kind": kind, "complete": complete, "files": {}}
+    if isinstance(owner, dict):
+        m["owner"] = owner
+    else:
+        m["pid"] = owner  # the marker of synprep before issue 35
+    (d / MARKER).write_text(json.dumps(m))
+    return d
+
+
+def test_a_killed_runs_folder_is_removed_only_when_its_owner_is_proven_dead(made, inputs, tmp_path, capsys, caplog):
+    """Issue 35, class 2: a run on another node (or in another PID namespace, or
+    whose record cannot prove it dead) must not lose its temporary folder."""
+    dead = dead_owner()
+    reused = {**dead, "pid": os.getppid(), "start": "1"}  # a live PID, taken by a process of another start time
+    gone = [killed_run(tmp_path, dead, source=made["split"]), killed_run(tmp_path, reused)]
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        import time
+
+        time.sleep(0.2)
+        alive = {**dead, "pid": live.pid, "start": outputs._start_time(live.pid)}
+        kept = [killed_run(tmp_path, {**dead, "host": "node-b"}),  # another node of a cluster, same PID free here
+                killed_run(tmp_path, {**dead, "boot": "another-boot"}),
+                killed_run(tmp_path, {**dead, "pidns": "pid:[1]"}),  # another container
+                killed_run(tmp_path, {**dead, "start": None}),
+                killed_run(tmp_path, alive),
+                killed_run(tmp_path, dead["pid"]),  # an older synprep's record: a PID alone proves nothing
+                killed_run(tmp_path, dead, complete=True, source=made["split"])]  # killed after its last marker
+        users = tmp_path / f".out.tmp-{dead['pid']}-12345678"  # the same name pattern, but the user's
+        users.mkdir()
+        (users / "keep.txt").write_text("mine\n")
+        before = {d: tree(d) for d in [*kept, users]}
+        assert run_main(capsys, *command("split", inputs, tmp_path / "out"))[0] == 0
+    finally:
+        live.kill()
+        live.wait()
+    assert [d.exists() for d in gone] == [False, False]
+    assert {d: tree(d) for d in [*kept, users]} == before
+    warned = caplog.text
+    assert all(d.name in warned for d in kept) and users.name not in warned
+
+
+def test_a_run_whose_temporary_folder_another_run_deleted_fails_and_keeps_the_old_output(made, inputs, tmp_path, capsys,
+                                                                                          monkeypatch):
+    """Issue 35, class 2: another node deleted the live run's temporary folder; the
+    run re-created it (``mkdir(parents=True)``), swapped in a manifest whose shards
+    were gone and exited 0, deleting the previous dataset."""
+    from synprep.dataset import writer
+
+    d = tmp_path / "out"
+    shutil.copytree(made["shard"], d)
+    before = tree(d)
+    real, calls = writer.write_bytes, []
+
+    def write_bytes(path, data, **kw):
+        if not calls:  # the other node's run, at the first shard
+            shutil.rmtree(Path(path).parent)
+        calls.append(path)
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(writer, "write_bytes", write_bytes)
+    rc, err = run_main(capsys, *command("shard", inputs, d))
+    assert rc == 2 and "was deleted or replaced while it ran" in err, err
+    assert tree(d) == before
+    left = [p for p in tmp_path.iterdir() if p.name != "out"]
+    assert len(left) == 1 and left[0].name.startswith(".out.tmp-")  # what it holds is not ours to delete: left alone
 
 
 # ----------------------------------------------------------------------------- files

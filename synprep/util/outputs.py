@@ -30,11 +30,18 @@ it is written does that folder take the place of ``NAME``:
 
 * on Linux with ``renameat2(RENAME_EXCHANGE)`` (ext4, xfs, btrfs, tmpfs, ...) the two
   folders are swapped in one atomic step, so at every instant ``NAME`` holds either
-  the complete old output or the complete new one; the old one is then deleted;
+  the complete old output or the complete new one;
 * elsewhere ``NAME`` is renamed away and the new folder renamed into place: for the
   instant between the two renames ``NAME`` does not exist (a reader finds no output,
   never a mix), and a run killed exactly there leaves the old output as
-  ``.NAME.old-PID``.
+  ``.NAME.old-PID-XXXXXXXX``.
+
+The rule below is checked before any work, again just before the swap, and once more
+on the old folder just after it has been moved aside: a file that appeared meanwhile
+(``echo notes > NAME/NOTES.md`` while the command runs) undoes the swap (the old
+folder, with that file, back in place) and fails the command, naming it. The old
+folder then loses only what its marker lists, with the listed sizes; anything else
+is kept (and named in a warning), never deleted unchecked.
 
 The rule (what may be replaced). A folder output carries a marker,
 ``.synprep-output.json`` (:data:`MARKER`), that lists the command kind that wrote it
@@ -50,9 +57,15 @@ deletes it) and runs again. ``-o`` naming the current folder or one that holds i
 refused too (a folder cannot be swapped while it is the working directory).
 
 A run killed before the swap leaves ``NAME`` untouched and a ``.NAME.tmp-PID-...``
-folder; the next run into ``NAME`` deletes it only when that process is gone and the
-folder is provably ours: the marker written into it when it was made names that PID,
-or its complete marker lists everything in it.
+folder whose marker names its owner: host name, boot id, PID namespace, PID and the
+process's start time. The next run into ``NAME`` deletes such a folder only when that
+owner is proven dead: the same machine, boot and PID namespace, and the PID free or
+taken by a process of another start time. A folder whose owner cannot be proven dead
+(a run on another node of a cluster writing to the same shared file system, another
+container, a run killed after its last marker, a marker of a synprep older than the
+owner record) is left alone and named in a warning. Before its swap a run checks that
+its temporary folder still holds the marker it wrote; when another run deleted or
+replaced it, the run fails (exit 2) and leaves that folder as it is.
 """
 
 from __future__ import annotations
@@ -63,6 +76,7 @@ import errno
 import json
 import os
 import re
+import logging
 import shutil
 from pathlib import Path
 from typing import IO, Any, Iterator
@@ -83,6 +97,8 @@ __all__ = [
     "write_json",
     "write_text",
 ]
+
+log = logging.getLogger(__name__)
 
 #: the file inside a folder output that proves synprep wrote the folder (module docstring)
 MARKER = ".synprep-output.json"
@@ -415,6 +431,62 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _read_small(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, field 22 of
+    ``/proc/PID/stat``), or None where that cannot be read (not Linux, gone)."""
+    stat = _read_small(f"/proc/{pid}/stat")
+    if stat is None or ")" not in stat:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _machine() -> dict[str, str | None]:
+    """What names this machine and PID namespace for another process that reads a
+    temporary folder's marker: host name, boot id (a fresh one every boot) and the
+    PID namespace (containers on one kernel share the boot id, not the namespace)."""
+    import socket
+
+    try:
+        pidns: str | None = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        pidns = None
+    return {"host": socket.gethostname(), "boot": _read_small("/proc/sys/kernel/random/boot_id"), "pidns": pidns}
+
+
+def _owner() -> dict[str, Any]:
+    """This process as the owner of a temporary folder (:func:`_proven_dead`)."""
+    return {**_machine(), "pid": os.getpid(), "start": _start_time(os.getpid())}
+
+
+def _proven_dead(owner: Any) -> bool:
+    """Whether the process ``owner`` (:func:`_owner`, read from a marker) is provably
+    gone: it ran on this machine, in this boot and this PID namespace, and its PID is
+    free or taken by a process that started at another time. Anything else -- another
+    node of a cluster on a shared file system, another container, an owner recorded
+    without its start time or by an older synprep -- cannot be proven dead."""
+    if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int) or owner.get("start") is None:
+        return False
+    here = _machine()
+    if any(here[k] is None or owner.get(k) != here[k] for k in here):
+        return False
+    pid = owner["pid"]
+    if pid == os.getpid():
+        return False
+    if not _alive(pid):
+        return True
+    now = _start_time(pid)
+    return now is not None and now != owner["start"]
+
+
 def _read_marker(p: Path) -> dict | None:
     try:
         m = json.loads((p / MARKER).read_text(encoding="utf-8"))
@@ -439,31 +511,39 @@ def _entries(p: Path) -> dict[str, int | None]:
     return out
 
 
-def _write_marker(d: Path, kind: str, files: dict[str, int] | None) -> None:
+def _write_marker(d: Path, kind: str, files: dict[str, int] | None) -> dict:
+    """The marker of ``d`` (returned as written): complete (``files`` listed, no owner:
+    the same bytes every run) or, while ``d`` is being written, naming its owner."""
     from .. import __version__
 
     m = {"synprep": "output", "version": __version__, "kind": kind, "complete": files is not None, "files": files or {}}
-    if files is None:  # a folder being written: whose (the complete marker has no PID: same bytes every run)
-        m["pid"] = os.getpid()
+    if files is None:  # a folder being written: whose, so that another run (on any machine) can tell
+        m["owner"] = _owner()
     write_json(d / MARKER, m)
+    return m
 
 
 def _remove_stale(p: Path) -> None:
-    """Temporary folders of killed runs into ``p``, when the process named in the
-    folder's name is gone: only those whose marker names that PID (a run killed while
-    writing), or whose complete marker lists everything in them (killed just before
-    the swap)."""
+    """Temporary folders of killed runs into ``p``: removed only when their marker,
+    written when the folder was made, names an owner that is provably gone
+    (:func:`_proven_dead`); a folder of ours whose owner cannot be proven dead (a run
+    on another node, or one killed after its last marker) is left alone and named in
+    a warning; a folder without our marker is not ours and is not touched."""
     prefix = f".{p.name}.tmp-"
     for q in p.parent.glob(f"{prefix}*"):
         pid = q.name[len(prefix):].split("-", 1)[0]
         if not (pid.isdigit() and int(pid) != os.getpid() and q.is_dir() and not q.is_symlink()):
             continue
         m = _read_marker(q)
-        if m is None or _alive(int(pid)):
+        if m is None:
             continue
-        # killed while writing (its marker names it), or after its last marker, before the swap
-        if m.get("pid") == int(pid) or (m.get("complete") is True and _refusal(q, m.get("kind"), "-o") is None):
+        owner = m.get("owner")
+        if m.get("complete") is False and isinstance(owner, dict) and owner.get("pid") == int(pid) and _proven_dead(owner):
             shutil.rmtree(q, ignore_errors=True)
+        else:
+            log.warning("%s: the temporary folder of another synprep run whose process cannot be proven gone "
+                        "(another machine, or a run killed just before it finished); left alone: delete it yourself "
+                        "once no synprep run writes %s", q, p)
 
 
 def _few(names: list[str]) -> str:
@@ -532,7 +612,8 @@ def replace_dir(path: str | os.PathLike, kind: str, option: str = "-o") -> Itera
     an exception, the files written in it are listed in its marker (kind ``kind``)
     and it replaces ``path`` as a whole (see the module docstring); on an exception
     it is deleted and ``path`` is left as it was. ``path`` must be empty or an
-    earlier ``kind`` output (:func:`check_replaceable`)."""
+    earlier ``kind`` output (:func:`check_replaceable`), checked here, again at the
+    moment of the swap, and once more on the old folder after the swap."""
     p = check_replaceable(path, kind, option)
     if p.is_symlink():  # replace the directory it points to, where it is
         p = Path(os.path.realpath(p))
@@ -540,19 +621,30 @@ def replace_dir(path: str | os.PathLike, kind: str, option: str = "-o") -> Itera
     _remove_stale(p)
     tmp = p.parent / f".{p.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     tmp.mkdir()
+    mine = True
     try:
-        _write_marker(tmp, kind, None)  # so that a killed run's folder is known to be ours
+        started = _write_marker(tmp, kind, None)  # so that a killed run's folder is known to be ours, and whose
         yield tmp
+        if _read_marker(tmp) != started:
+            mine = False  # another run deleted or took it: what it holds now is not ours to delete
+            raise ConfigError(_taken(tmp, p, option))
         files = {n: size for n, size in _entries(tmp).items() if size is not None and n != MARKER}
         _write_marker(tmp, kind, dict(sorted(files.items())))
         _fsync_path(tmp, directory=True)
-        _swap(tmp, p)
+        _swap(tmp, p, kind, option)
     except BaseException as e:
         named = _with_path(e, p, [q for q in tmp.rglob("*") if q.is_file()] if tmp.is_dir() else None)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if mine:
+            shutil.rmtree(tmp, ignore_errors=True)
         if named is e:
             raise
         raise named from e
+
+
+def _taken(tmp: Path, p: Path, option: str) -> str:
+    return (f"{option} {p}: this run's temporary folder {tmp} was deleted or replaced while it ran (by another "
+            f"synprep run into {p}, on this machine or another?); nothing was replaced and it is left as it is. "
+            f"Make sure one run at a time writes {p}, then run again")
 
 
 _RENAME_EXCHANGE = 2
@@ -574,9 +666,20 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(e, os.strerror(e), os.fspath(a))
 
 
-def _swap(tmp: Path, p: Path) -> None:
-    """``tmp`` takes the place of ``p`` (module docstring); the old ``p`` is deleted."""
-    if not p.exists():
+def _recheck(p: Path, kind: str, option: str, when: str) -> None:
+    """:func:`_refusal` made again (``p`` a file now counts too): ConfigError saying
+    that what it names appeared ``when``."""
+    why = _refusal(p, kind, option) if p.is_dir() and not p.is_symlink() else f"{option} {p}: now a file or a link, not a folder"
+    if why:
+        raise ConfigError(f"{why} (found {when}; the new output was not put in its place, and nothing was deleted)")
+
+
+def _swap(tmp: Path, p: Path, kind: str, option: str) -> None:
+    """``tmp`` takes the place of ``p`` (module docstring). The rule is checked again
+    on ``p`` just before, and on the old folder just after an exchange (which is then
+    undone when something appeared in between); the old folder loses only the files
+    its marker lists, with their listed sizes (:func:`_remove_checked`)."""
+    if not os.path.lexists(p):
         try:
             os.rename(tmp, p)
             _fsync_path(p.parent, directory=True)
@@ -584,12 +687,44 @@ def _swap(tmp: Path, p: Path) -> None:
         except OSError as e:
             if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
                 raise
+    _recheck(p, kind, option, "when the new output was ready")
     if _exchange(tmp, p):
+        try:
+            _recheck(tmp, kind, option, "in the old output at the moment of the swap")
+        except ConfigError:
+            _exchange(tmp, p)  # the old output (with what appeared) back in its place
+            raise
         _fsync_path(p.parent, directory=True)
-        shutil.rmtree(tmp, ignore_errors=True)  # now the old output
+        _remove_checked(tmp, p)
         return
-    old = p.parent / f".{p.name}.old-{os.getpid()}"
+    old = p.parent / f".{p.name}.old-{os.getpid()}-{os.urandom(4).hex()}"
     os.rename(p, old)
+    try:
+        _recheck(old, kind, option, "in the old output at the moment of the swap")
+    except ConfigError:
+        os.rename(old, p)
+        raise
     os.rename(tmp, p)
     _fsync_path(p.parent, directory=True)
-    shutil.rmtree(old, ignore_errors=True)
+    _remove_checked(old, p)
+
+
+def _remove_checked(old: Path, p: Path) -> None:
+    """Delete the old output ``old`` (moved aside from ``p``): the files its marker
+    lists, with the listed sizes, the marker and the folders left empty; anything
+    else (a file written into it after the last check) is kept with its folder, which
+    a warning names."""
+    m = _read_marker(old) or {"files": {}}
+    for name, size in m["files"].items():
+        q = old / name
+        with contextlib.suppress(OSError):
+            if os.lstat(q).st_size == size:
+                os.unlink(q)
+    with contextlib.suppress(OSError):
+        os.unlink(old / MARKER)
+    for root, _, _ in sorted(os.walk(old), key=lambda x: -len(x[0])):
+        with contextlib.suppress(OSError):
+            os.rmdir(root)
+    if os.path.lexists(old):
+        log.warning("%s: the old output of %s held files that appeared after it was checked: %s; they are kept there",
+                    old, p, _few(sorted(_entries(old))))
