@@ -369,9 +369,8 @@ def test_a_full_disk_stops_evaluate_and_leaves_the_old_folder_intact(dataset, tm
     hyp = tmp_path / "hyp.txt"
     ev = tmp_path / "ev"
     args = ["evaluate", "--hyps", hyp, "--ref", ref, "--data", dataset, "--out", ev, "--lang", "de", "--no-verify"]
-    ev.mkdir()  # an earlier evaluation's folder (its content does not matter here)
-    for f, text in (("hyps.txt", "Die Katze\n" * n), ("refs.txt", "Die Katze saß\n" * n), ("scores.json", "{}\n")):
-        (ev / f).write_text(text)
+    hyp.write_text("Die Katze\n" * n)
+    assert run_limited(10**9, *args).returncode == 0  # an earlier evaluation's folder
     before = tree(ev)
     hyp.write_text("".join(f"Der Hund {i}\n" for i in range(n)))  # new hypotheses fit, the references do not
     r = run_limited(ref.stat().st_size - 1, *args)
@@ -415,3 +414,73 @@ def test_a_read_only_output_stops_parse_and_puts_back_the_files_of_its_group(tmp
     assert rc == 1 and f"synprep parse: error: {rej}: Operation not permitted; not permitted: choose" in err, err
     assert out.read_text() == "old trees\n" and rej.read_text() == "old rejects\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.conllu", "rej.tsv"]
+
+
+# ----------------------------------------------------------------------------- issue 35: kept folders
+
+
+TRAIN_ARGS = ["--preset", "tiny", "--no-progress", "--max-steps", "1", "--set", "train.max_tokens=400",
+              "--set", "train.threads=1", "--no-verify"]
+
+
+def users_folder(d: Path, files: dict[str, str]) -> dict:
+    d.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (d / name).write_text(text)
+    return tree(d)
+
+
+def test_train_evaluate_and_export_refuse_a_folder_with_the_users_files(dataset, tmp_path, capsys):
+    """Issue 35, class 3: each replaced or emptied the user's files and exited 0."""
+    n = json.loads((dataset / "manifest.json").read_text())["counts"]["kept"]
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_text("Der Hund\n" * n)
+    cases = {
+        "run": ["train", "--train", dataset, "--out", tmp_path / "run", *TRAIN_ARGS],
+        "ev": ["evaluate", "--hyps", hyp, "--data", dataset, "--out", tmp_path / "ev", "--lang", "de", "--no-verify"],
+        "ex": ["export", "pascal", dataset, tmp_path / "ex", "-O", "prefix=train", "-O", "src_lang=src"],
+    }
+    mine = {"run": {"config.json": "{\"mine\": 1}\n", "metrics.jsonl": "{\"step\": 1}\n"},
+            "ev": {"scores.json": "{}\n", "refs.txt": "my references\n"}, "ex": {"train.src": "my text\n"}}
+    for name, args in cases.items():
+        before = users_folder(tmp_path / name, mine[name])
+        rc, err = run_main(capsys, *args)
+        assert rc == 2 and "cannot prove it wrote" in err and sorted(mine[name])[0] in err, (name, err)
+        assert tree(tmp_path / name) == before, name
+
+
+def test_evaluate_and_export_write_again_into_their_own_folder_and_refuse_what_appeared(dataset, tmp_path, capsys):
+    n = json.loads((dataset / "manifest.json").read_text())["counts"]["kept"]
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_text("Der Hund\n" * n)
+    ev = ["evaluate", "--hyps", hyp, "--data", dataset, "--out", tmp_path / "ev", "--lang", "de", "--no-verify"]
+    assert run_main(capsys, *ev)[0] == 0 and run_main(capsys, *ev)[0] == 0
+    for prefix in ("train", "valid", "train"):  # exports side by side, and again
+        assert run_main(capsys, "export", "pascal", dataset, tmp_path / "ex", "-O", f"prefix={prefix}")[0] == 0
+    assert sorted(p.name for p in (tmp_path / "ex").iterdir()) == [
+        MARKER, "train.src", "train.src.parent", "train.tgt", "valid.src", "valid.src.parent", "valid.tgt"]
+    (tmp_path / "ev" / "NOTES.md").write_text("mine\n")
+    rc, err = run_main(capsys, *ev)
+    assert rc == 2 and "NOTES.md" in err and "synprep did not write" in err
+
+
+@pytest.mark.parametrize("prefix", ["../victim", "/tmp/victim", "sub/train", "..", ".hidden", ""])
+def test_an_export_prefix_is_a_plain_name(prefix, dataset, tmp_path, capsys):
+    """Issue 35, class 3: ``-O prefix=../victim`` wrote outside the export folder."""
+    victim = tmp_path / "victim.src"
+    victim.write_text("the user's\n")
+    rc, err = run_main(capsys, "export", "pascal", dataset, tmp_path / "ex", "-O", f"prefix={prefix}")
+    assert rc == 2 and "plain file name" in err, err
+    assert victim.read_text() == "the user's\n" and sorted(p.name for p in tmp_path.iterdir()) == ["victim.src"]
+
+
+def test_a_run_folders_metrics_that_are_not_utf8_are_an_error_naming_the_file(dataset, tmp_path, capsys):
+    """Issue 35, class 4: a UnicodeDecodeError traceback."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / MARKER).write_text(json.dumps({"synprep": "output", "kind": "train", "in_place": True,
+                                          "files": {"metrics.jsonl": None}}))
+    (run / "metrics.jsonl").write_bytes(b'{"step": 1}\n{"loss": "\xff"}\n')
+    rc, err = run_main(capsys, "train", "--train", dataset, "--out", run, *TRAIN_ARGS)
+    assert rc == 2 and f"{run / 'metrics.jsonl'}:2: not UTF-8" in err, err
+    assert (run / "metrics.jsonl").read_bytes() == b'{"step": 1}\n{"loss": "\xff"}\n'
