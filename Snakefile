@@ -16,6 +16,7 @@ from snakemake.utils import min_version
 # reads this file twice before it runs anything (docs/workflow.md, "Scale out").
 from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
 from synprep.stages.prepare import check_shard_counts
+from synprep.util.outputs import check_outdir
 from synprep.util.yamlio import check_config_files
 
 min_version("8.0")
@@ -43,7 +44,8 @@ validate_config(
     ["config/config.yaml", *workflow.overwrite_configfiles],
 )
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
-    check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.stages.prepare)
+    check_shard_counts(config)  # what the schema cannot say: heldout_shards < count (synprep.stages.prepare)
+    check_outdir(config["outdir"], workflow.basedir)  # not a file, not /, not the checkout (synprep.util.outputs)
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.

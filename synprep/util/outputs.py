@@ -89,6 +89,7 @@ __all__ = [
     "OutputDir",
     "atomic_file",
     "atomic_files",
+    "check_outdir",
     "check_output_dir",
     "check_output_file",
     "check_replaceable",
@@ -830,3 +831,27 @@ def _own_entries(p: Path) -> dict[str, int | None]:
     entries = {n: s for n, s in _entries(p).items() if not _ours_temporary(n)}
     nested = [n for n, s in entries.items() if s is None and (p / n / MARKER).is_file()]
     return {n: s for n, s in entries.items() if not any(n == d or n.startswith(d + os.sep) for d in nested)}
+
+
+#: the folders of a synprep checkout that hold its own files (never a workflow's outdir)
+CHECKOUT_FOLDERS = (".ci", ".git", "bench", "config", "docs", "resources", "synprep", "tests", "workflow")
+
+
+def check_outdir(outdir: str, checkout: str | os.PathLike, where: str = "config outdir") -> None:
+    """The workflow's output root, checked before any job: not an existing file, not
+    ``/``, not the checkout (or a folder holding it) and not one of its own folders
+    (:data:`CHECKOUT_FOLDERS`); ConfigError, one line, otherwise."""
+    real = os.path.realpath(outdir or os.curdir)
+    home = os.path.realpath(checkout)
+    if os.path.lexists(outdir) and not os.path.isdir(outdir):
+        raise ConfigError(f"{where} = {outdir!r}: an existing file, not a folder; give a folder (it is created)")
+    if real == os.path.realpath(os.sep):
+        raise ConfigError(f"{where} = {outdir!r}: the root of the file system; give a folder of its own (e.g. results)")
+    if home == real or home.startswith(real.rstrip(os.sep) + os.sep):
+        raise ConfigError(f"{where} = {outdir!r}: the synprep checkout {home} (or a folder holding it); give a folder "
+                          f"of its own (e.g. results)")
+    for name in CHECKOUT_FOLDERS:
+        own = os.path.join(home, name)
+        if real == own or real.startswith(own + os.sep):
+            raise ConfigError(f"{where} = {outdir!r}: inside the checkout's own folder {own}; give a folder of its "
+                              f"own (e.g. results)")
