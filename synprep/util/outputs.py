@@ -137,15 +137,24 @@ def check_output_dir(path: str | os.PathLike, option: str = "-o") -> Path:
     return p
 
 
-def check_output_file(path: str | os.PathLike, option: str = "-o") -> Path:
-    """``path`` as a Path; ConfigError when it is a directory or cannot be written
-    (``-`` for stdout passes)."""
+def check_output_file(path: str | os.PathLike, option: str = "-o", inputs: tuple = ()) -> Path:
+    """``path`` as a Path; ConfigError when it is a directory, cannot be written, or
+    is one of the command's ``inputs`` (``parse x.txt -o x.txt`` would replace its
+    own input; ``-`` for stdout passes)."""
     p = Path(path)
     if os.fspath(path) == "-":
         return p
     if p.is_dir():
         raise ConfigError(f"{option} {p}: an existing directory; give a file name")
     _check_parent(p, option)
+    for i in inputs:
+        if i is None or os.fspath(i) == "-":
+            continue
+        same = os.path.realpath(i) == os.path.realpath(p)
+        with contextlib.suppress(OSError):
+            same = same or os.path.samefile(i, p)
+        if same:
+            raise ConfigError(f"{option} {p}: the same file as the input {i}; give another output name")
     return p
 
 
