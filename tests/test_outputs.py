@@ -484,3 +484,22 @@ def test_a_run_folders_metrics_that_are_not_utf8_are_an_error_naming_the_file(da
     rc, err = run_main(capsys, "train", "--train", dataset, "--out", run, *TRAIN_ARGS)
     assert rc == 2 and f"{run / 'metrics.jsonl'}:2: not UTF-8" in err, err
     assert (run / "metrics.jsonl").read_bytes() == b'{"step": 1}\n{"loss": "\xff"}\n'
+
+
+# ----------------------------------------------------------------------------- issue 35: canonical JSON
+
+
+def test_a_manifest_is_the_same_bytes_whatever_order_its_config_came_in(dataset):
+    """Issue 35, class 7: under SLURM snakemake handed the workflow's config over with
+    the ``parse`` section's keys in another order, and manifest.json differed."""
+    from synprep.dataset.manifest import make_manifest, manifest_bytes
+
+    m = json.loads((dataset / "manifest.json").read_text())
+    local = {"outdir": "results", "parse": {"backend": "udpipe", "src_model": "", "workers": 2},
+             "shards": {"count": 2, "max_len": 250}}
+    slurm = {"shards": {"max_len": 250, "count": 2}, "parse": {"workers": 2, "src_model": "", "backend": "udpipe"},
+             "outdir": "results"}
+    base = {k: v for k, v in m.items() if k not in ("format", "schema_version", "config")}
+    a, b = (manifest_bytes(make_manifest(**base, config=c)) for c in (local, slurm))
+    assert a == b and list(json.loads(a)["config"]["parse"]) == ["backend", "src_model", "workers"]
+    assert [k for k in json.loads(a) if k != "config"] == [k for k in m if k != "config"]  # the schema's order kept

@@ -89,6 +89,7 @@ __all__ = [
     "OutputDir",
     "atomic_file",
     "atomic_files",
+    "canonical",
     "check_outdir",
     "check_output_dir",
     "check_output_file",
@@ -418,6 +419,18 @@ def write_text(path: str | os.PathLike, text: str, newline: str | None = "\n", f
     :func:`open` (``"\\n"``: written as given on every platform)."""
     with atomic_file(path, "w", fsync, newline=newline) as f:
         f.write(text)
+
+
+def canonical(obj: Any) -> Any:
+    """``obj`` with the keys of every mapping in it sorted (lists keep their order): a
+    free-form section of a JSON output (a manifest's ``config``, as snakemake hands it
+    over in another key order under SLURM than locally) in the one order that makes
+    the same content the same bytes."""
+    if isinstance(obj, dict):
+        return {k: canonical(obj[k]) for k in sorted(obj, key=str)}
+    if isinstance(obj, (list, tuple)):
+        return [canonical(x) for x in obj]
+    return obj
 
 
 def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 1, sort_keys: bool = True,
