@@ -96,6 +96,7 @@ __all__ = [
     "check_replaceable",
     "describe_os_error",
     "plain_name",
+    "remove_output",
     "replace_dir",
     "write_bytes",
     "write_json",
@@ -877,3 +878,22 @@ def check_outdir(outdir: str, checkout: str | os.PathLike, where: str = "config 
         if real == own or real.startswith(own + os.sep):
             raise ConfigError(f"{where} = {outdir!r}: inside the checkout's own folder {own}; give a folder of its "
                               f"own (e.g. results)")
+
+
+def remove_output(path: str | os.PathLike, kind: str) -> str | None:
+    """Delete the folder output ``path`` of kind ``kind`` (a damaged shard the
+    workflow rebuilds): only when its marker proves it ours and lists every file in
+    it (their sizes may differ: that is the damage). Returns None when it is gone,
+    else why it was left as it is (no marker, another kind, files synprep did not
+    write)."""
+    p = Path(path)
+    m = _read_marker(p)
+    if m is None or m.get("kind") != kind:
+        return f"synprep cannot prove it wrote {p} (no {MARKER} of kind {kind!r}); delete it yourself"
+    listed = {str(k) for k in m["files"]} | {MARKER}
+    listed |= {os.path.dirname(n) for n in listed}
+    foreign = sorted(n for n in _entries(p) if n not in listed)
+    if foreign:
+        return f"{p} holds files synprep did not write: {_few(foreign)}; move them away (or delete the folder yourself)"
+    shutil.rmtree(p)
+    return None
