@@ -66,6 +66,24 @@ container, a run killed after its last marker, a marker of a synprep older than 
 owner record) is left alone and named in a warning. Before its swap a run checks that
 its temporary folder still holds the marker it wrote; when another run deleted or
 replaced it, the run fails (exit 2) and leaves that folder as it is.
+
+Kept folders. A folder that is written into file by file and kept between runs -- a
+training run's folder (resumed in place), ``synprep evaluate --out``, ``synprep
+export``'s OUT -- is an :class:`OutputDir`: the same marker with ``"in_place": true``
+and the names of the files synprep wrote there (not their sizes: a run's metrics
+grow). It is refused before any work unless it is new, empty, or its marker is of
+the same kind and lists everything in it (folder outputs nested in it, with their own
+marker, are theirs to check); each file's name is registered in the marker before it
+is written, and a name that appeared meanwhile is refused. Output names come from
+synprep: the part a user may choose (an export's ``prefix``) is a plain name
+(:func:`plain_name`).
+
+Also here: :func:`check_outdir` (the workflow's output root), :func:`canonical` (the
+one key order of a free-form JSON section), :func:`remove_output` (a damaged shard,
+deleted only when its marker lists everything in it). A static test
+(tests/test_outputs.py) finds every ``open`` for writing, ``write_text``,
+``write_bytes``, ``torch.save`` and ``shutil.rmtree`` of the package outside this
+module and fails on a new one.
 """
 
 from __future__ import annotations
