@@ -648,7 +648,8 @@ def remove_damaged_shards(dataset_dirs: Sequence[str | os.PathLike], lock_dir: s
             print(f"{d}: {why}; left as it is while the directory is locked by snakemake "
                   "(run snakemake --unlock if no other run is going on, then run again)", file=sys.stderr)
             continue
-        kept = remove_output(d, sh.DATASET_KIND)  # only a folder its marker proves ours, nothing it does not list
+        # only a folder its marker proves ours, holding nothing but what it lists and snakemake's own stamp
+        kept = remove_output(d, sh.DATASET_KIND, also=(".snakemake_timestamp",))
         if kept:
             print(f"{d}: {why}; not removed: {kept}", file=sys.stderr)
             continue

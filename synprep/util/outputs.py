@@ -898,17 +898,18 @@ def check_outdir(outdir: str, checkout: str | os.PathLike, where: str = "config 
                               f"own (e.g. results)")
 
 
-def remove_output(path: str | os.PathLike, kind: str) -> str | None:
+def remove_output(path: str | os.PathLike, kind: str, also: tuple[str, ...] = ()) -> str | None:
     """Delete the folder output ``path`` of kind ``kind`` (a damaged shard the
     workflow rebuilds): only when its marker proves it ours and lists every file in
-    it (their sizes may differ: that is the damage). Returns None when it is gone,
-    else why it was left as it is (no marker, another kind, files synprep did not
-    write)."""
+    it (their sizes may differ: that is the damage), besides the names ``also`` (what
+    the caller's own engine puts there: snakemake's ``.snakemake_timestamp`` in a
+    directory output). Returns None when it is gone, else why it was left as it is
+    (no marker, another kind, files synprep did not write)."""
     p = Path(path)
     m = _read_marker(p)
     if m is None or m.get("kind") != kind:
         return f"synprep cannot prove it wrote {p} (no {MARKER} of kind {kind!r}); delete it yourself"
-    listed = {str(k) for k in m["files"]} | {MARKER}
+    listed = {str(k) for k in m["files"]} | {MARKER} | set(also)
     listed |= {os.path.dirname(n) for n in listed}
     foreign = sorted(n for n in _entries(p) if n not in listed)
     if foreign:
