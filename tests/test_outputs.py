@@ -574,3 +574,19 @@ def test_every_write_of_the_package_goes_through_the_one_owner():
     """Issue 35, class 3: a run's config.json was written with a plain write_text."""
     found = package_writes()
     assert found == KNOWN_WRITES, {k: v for k, v in found.items() if KNOWN_WRITES.get(k) != v}
+
+
+def test_a_kept_folder_refuses_a_name_that_appeared_while_the_command_ran(tmp_path):
+    d = outputs.OutputDir(tmp_path / "ev", "evaluate", "--out")
+    outputs.write_text(d.file("hyps.txt"), "ours\n")
+    (tmp_path / "ev" / "scores.json").write_text("the user's\n")  # meanwhile
+    with pytest.raises(outputs.ConfigError, match="scores.json appeared while this command ran"):
+        d.file("scores.json")
+    assert (tmp_path / "ev" / "scores.json").read_text() == "the user's\n"
+    with pytest.raises(outputs.ConfigError, match="synprep did not write: scores.json"):
+        outputs.OutputDir(tmp_path / "ev", "evaluate", "--out")
+    (tmp_path / "ev" / "scores.json").unlink()
+    again = outputs.OutputDir(tmp_path / "ev", "evaluate", "--out")  # its own files only: written into again
+    assert again.names == {"hyps.txt"} and (tmp_path / "ev" / "hyps.txt").read_text() == "ours\n"
+    with pytest.raises(outputs.ConfigError, match="another kind"):
+        outputs.OutputDir(tmp_path / "ev", "export", "OUT")

@@ -811,7 +811,7 @@ class OutputDir:
             return []
         m = _read_marker(p)
         how = f"move the folder away or delete it yourself if you no longer need it, or choose another {self.option}"
-        if m is None or not m.get("in_place"):
+        if m is None or not m.get("in_place") or m.get("kind") != self.kind:
             return self._refuse(m, entries, how)
         listed = [str(k) for k in m["files"]]
         allowed = set(listed) | {MARKER} | {os.path.dirname(n) for n in listed}
