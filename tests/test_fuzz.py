@@ -805,4 +805,5 @@ def test_a_file_added_to_an_output_folder_at_any_moment_of_a_command_survives(na
         if Path(foreign).parent != Path(".") else {foreign: after[foreign]}
     assert {k: v for k, v in after.items() if k in before} == before
     assert rc == 2 and "synprep did not write" in err and Path(foreign).parts[0] in err, (moment, err)
+    assert f"{d}: holds" in err and ".tmp-" not in err and ".old-" not in err  # the output named, not a temporary name
     assert leftovers(work) == [] and sorted(p.name for p in work.iterdir()) == ["out"]

@@ -710,11 +710,14 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(e, os.strerror(e), os.fspath(a))
 
 
-def _recheck(p: Path, kind: str, option: str, when: str) -> None:
-    """:func:`_refusal` made again (``p`` a file now counts too): ConfigError saying
-    that what it names appeared ``when``."""
-    why = _refusal(p, kind, option) if p.is_dir() and not p.is_symlink() else f"{option} {p}: now a file or a link, not a folder"
+def _recheck(q: Path, kind: str, option: str, when: str, p: Path | None = None) -> None:
+    """:func:`_refusal` made again on ``q`` (a file now counts too): ConfigError saying
+    that what it names appeared ``when``, naming the output ``p`` (where ``q`` is the
+    old output moved aside, put back before the error is raised)."""
+    why = _refusal(q, kind, option) if q.is_dir() and not q.is_symlink() else f"{option} {q}: now a file or a link, not a folder"
     if why:
+        if p is not None:
+            why = why.replace(os.fspath(q), os.fspath(p))
         raise ConfigError(f"{why} (found {when}; the new output was not put in its place, and nothing was deleted)")
 
 
@@ -734,7 +737,7 @@ def _swap(tmp: Path, p: Path, kind: str, option: str) -> None:
     _recheck(p, kind, option, "when the new output was ready")
     if _exchange(tmp, p):
         try:
-            _recheck(tmp, kind, option, "in the old output at the moment of the swap")
+            _recheck(tmp, kind, option, "in the old output at the moment of the swap", p)
         except ConfigError:
             _exchange(tmp, p)  # the old output (with what appeared) back in its place
             raise
@@ -744,7 +747,7 @@ def _swap(tmp: Path, p: Path, kind: str, option: str) -> None:
     old = p.parent / f".{p.name}.old-{os.getpid()}-{os.urandom(4).hex()}"
     os.rename(p, old)
     try:
-        _recheck(old, kind, option, "in the old output at the moment of the swap")
+        _recheck(old, kind, option, "in the old output at the moment of the swap", p)
     except ConfigError:
         os.rename(old, p)
         raise
