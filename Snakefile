@@ -17,6 +17,7 @@ from snakemake.utils import min_version
 from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
 from synprep.stages.prepare import check_shard_counts
 from synprep.stages.config_paths import resolve_config_paths
+from synprep.util.outputs import check_outdir
 from synprep.util.yamlio import check_config_files
 
 min_version("8.0")
@@ -44,7 +45,8 @@ validate_config(
     ["config/config.yaml", *workflow.overwrite_configfiles],
 )
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
-    check_shard_counts(config)  # what the schema cannot say: heldout_shards <= count (synprep.stages.prepare)
+    check_shard_counts(config)  # what the schema cannot say: heldout_shards < count (synprep.stages.prepare)
+    check_outdir(config["outdir"], workflow.basedir)  # not a file, not /, not the checkout (synprep.util.outputs)
 
 # Relative input paths in a --configfile are read from that file's folder (a checkout
 # path such as config/demo/demo.en, from the working directory, where only it exists);

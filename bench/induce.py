@@ -75,10 +75,20 @@ def run_config(args, variant: str, data: Path, out: Path):
     )
 
 
+def run_file(out: Path, name: str) -> Path:
+    """``name`` in the run folder ``out``, registered in its marker before it is
+    written (synprep.util.outputs.OutputDir): the trainer resumes only in a folder
+    whose marker lists everything in it."""
+    from synprep.train.trainer import RUN_KIND
+    from synprep.util.outputs import OutputDir
+
+    return OutputDir(out, RUN_KIND, "train.out").file(name)
+
+
 def train_one(args, variant: str, data: Path, out: Path, say) -> dict:
     from synprep.train.trainer import train
 
-    done = out / "summary.json"
+    done = run_file(out, "summary.json")
     if done.exists():
         s = json.loads(done.read_text())
         if s["steps"] >= (args.stop_at or args.steps):
@@ -97,7 +107,7 @@ def translate_one(args, out: Path, data: Path, say) -> dict:
     from synprep.translate.evaluate import score, translate_dataset
     from synprep.train.checkpoint import load_model
 
-    done = out / "test_scores.json"
+    done = run_file(out, "test_scores.json")
     if done.exists():
         return json.loads(done.read_text())
     test = ShardDataset(data / "test")
@@ -108,7 +118,7 @@ def translate_one(args, out: Path, data: Path, say) -> dict:
     tr = translate_dataset(model, test, vocab, beam=args.beam, lang="de", max_tokens=4000)
     refs = [refs_all[int(x.id.rsplit(":", 1)[1]) - 1] for x in tr]  # ids are <prefix>:<line>
     s = score([x.text for x in tr], refs)
-    (out / "test_hyps.txt").write_text("".join(x.text + "\n" for x in tr), encoding="utf-8")
+    run_file(out, "test_hyps.txt").write_text("".join(x.text + "\n" for x in tr), encoding="utf-8")
     done.write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
     return s
 
@@ -129,7 +139,7 @@ def induce_one(out: Path, gold_ds: Path, say) -> dict:
     from synprep.translate.evaluate import dump_tree_scores
     from synprep.train.checkpoint import load_model
 
-    npz = out / "pud-en.scores.npz"
+    npz = run_file(out, "pud-en.scores.npz")
     if not npz.exists():
         model, _, _ = load_model(out / "checkpoint_best.pt")
         say(f"scores phi on {gold_ds}")
@@ -150,7 +160,7 @@ def gates_one(out: Path, data: Path, say) -> dict | None:
     conllu = data.parent / "parsed" / "test.de.aligned.conllu"
     if not conllu.exists():
         return None
-    tsv = out / "test_gates.tsv"
+    tsv = run_file(out, "test_gates.tsv")
     if not tsv.exists():
         model, _, _ = load_model(out / "checkpoint_best.pt")
         test = ShardDataset(data / "test")
@@ -206,7 +216,7 @@ def main() -> int:
         base = ind
         g = gates_one(out, data, say)
         if g is not None:
-            (out / "test_gates.json").write_text(json.dumps(g, indent=2) + "\n")
+            run_file(out, "test_gates.json").write_text(json.dumps(g, indent=2) + "\n")
             gates[v] = g
         valid = [r for r in map(json.loads, open(out / "metrics.jsonl")) if r["event"] == "valid"]
         rows.append({"variant": v, "updates": s["steps"], "train_wall_min": round(s["wall_s"] / 60, 1),

@@ -85,6 +85,16 @@ def make_shards(work: Path, limit: int | None, limit_eval: int | None, workers: 
     return out
 
 
+def run_file(out: Path, name: str) -> Path:
+    """``name`` in the run folder ``out``, registered in its marker before it is
+    written (synprep.util.outputs.OutputDir): the trainer resumes only in a folder
+    whose marker lists everything in it."""
+    from synprep.train.trainer import RUN_KIND
+    from synprep.util.outputs import OutputDir
+
+    return OutputDir(out, RUN_KIND, "train.out").file(name)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", default=str(REPO / "bench" / "out" / "learn"), help="shards, runs and results go here")
@@ -157,8 +167,8 @@ def main() -> int:
         decode_s = time.perf_counter() - t
         refs = [refs_all[int(x.id.rsplit(":", 1)[1]) - 1] for x in tr]  # ids are <prefix>:<line>
         s = score([x.text for x in tr], refs)
-        (out / "test_hyps.txt").write_text("".join(x.text + "\n" for x in tr), encoding="utf-8")
-        (out / "test_scores.json").write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
+        run_file(out, "test_hyps.txt").write_text("".join(x.text + "\n" for x in tr), encoding="utf-8")
+        run_file(out, "test_scores.json").write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
         valid = [r for r in map(json.loads, open(out / "metrics.jsonl")) if r["event"] == "valid"]
         results.append(
             {

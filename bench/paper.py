@@ -117,6 +117,16 @@ def train_minutes(out: Path) -> float | None:
     return round(sum(r["tokens"] / r["tokens_per_s"] for r in tr if r["tokens_per_s"] > 0) / 60.0, 1)
 
 
+def run_file(out: Path, name: str) -> Path:
+    """``name`` in the run folder ``out``, registered in its marker before it is
+    written (synprep.util.outputs.OutputDir): the trainer resumes only in a folder
+    whose marker lists everything in it."""
+    from synprep.train.trainer import RUN_KIND
+    from synprep.util.outputs import OutputDir
+
+    return OutputDir(out, RUN_KIND, "train.out").file(name)
+
+
 def train_run(cfg, out: Path, args, name: str, say) -> int:
     """Train one run to ``--updates`` updates, or with ``--cpu-minutes`` in chunks of
     ``--valid-every`` updates until its process CPU time (``cost.json``, summed over
@@ -128,7 +138,7 @@ def train_run(cfg, out: Path, args, name: str, say) -> int:
 
     budget = args.cpu_minutes * 60 if args.cpu_minutes else None
     say(f"training {name}: {args.updates} updates" + (f" or {args.cpu_minutes:g} CPU-minutes" if budget else "") + f" -> {out}")
-    cost_path = out / "cost.json"  # summed over invocations (a resumed run adds its part)
+    cost_path = run_file(out, "cost.json")  # summed over invocations (a resumed run adds its part)
     old = json.loads(cost_path.read_text()) if cost_path.exists() else {}
     cost = {k: old.get(k, 0) for k in ("cpu_s", "wall_s", "updates")}
     steps = resumed_at(out)
@@ -159,10 +169,10 @@ def tree_agreement(tr: list, out: Path, say) -> dict:
         return "".join(w.split()) or "_"
 
     trees = [x for x in tr if x.heads]
-    mine, words = out / "test_trees.conllu", out / "test_trees.tsv"
+    mine, words = run_file(out, "test_trees.conllu"), run_file(out, "test_trees.tsv")
     mine.write_text("".join(tree_conllu([form(w) for w in x.words], x.heads, x.labels, sent_id=x.id) for x in trees), encoding="utf-8")
     words.write_text("".join(f"{x.id}\t{' '.join(form(w) for w in x.words)}\n" for x in trees), encoding="utf-8")
-    theirs = out / "test_trees.udpipe.conllu"
+    theirs = run_file(out, "test_trees.udpipe.conllu")
     subprocess.run(["synprep", "parse", str(words), "-o", str(theirs), "--lang", "de", "--pretokenized", "--max-words", "0", "-q"],
                    check=True, cwd=REPO)
     res = evaluate(mine, theirs, by_id=True).as_dict()
@@ -233,7 +243,7 @@ def main() -> int:
         if mode:
             over.append(f"model.prefix.mode={mode}")
         cfg = load_config(None, over + args.overrides)
-        hyps_path, scores_path = out / "test_hyps.txt", out / "test_scores.json"
+        hyps_path, scores_path = run_file(out, "test_hyps.txt"), run_file(out, "test_scores.json")
         if not scores_path.exists():
             steps = train_run(cfg, out, args, name, say)
             if steps < args.updates and not args.cpu_minutes:

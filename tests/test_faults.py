@@ -1247,3 +1247,73 @@ def test_20_4_the_workflow_subset_datasets_name_files_inside_themselves(pud_data
     for s in m["shards"]:
         assert os.path.samefile(tmp_path / "shards" / "heldout" / s["file"], tmp_path / "shards" / s["file"])
     assert len(ShardDataset(tmp_path / "shards" / "heldout", verify=True)) == 24
+
+
+# ============================================================ issue 35: temporary folders of other runs
+
+
+def _exited_owner() -> dict:
+    """The owner record a process that has exited wrote (synprep.util.outputs)."""
+    code = "import json; from synprep.util import outputs; print(json.dumps(outputs._owner()))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def _owner_changes(dead_pid: int):
+    from hypothesis import strategies as st
+
+    text = st.one_of(st.none(), st.text(max_size=12), st.integers(-5, 99))
+    values = {"host": text, "boot": text, "pidns": text, "start": text,
+              "pid": st.one_of(st.sampled_from([dead_pid, 1]), st.none(), st.text(max_size=3))}
+    return st.lists(st.sampled_from(sorted(values)), max_size=3, unique=True).flatmap(
+        lambda keys: st.fixed_dictionaries({k: values[k] for k in keys}))
+
+
+def test_35_a_run_never_deletes_a_temporary_folder_it_cannot_prove_dead(tmp_path_factory):
+    """The fault-suite property of issue 35, class 2: whatever the owner record of a
+    killed run's temporary folder says -- another host, boot or PID namespace (a
+    cluster node, a container), a live process, a record missing fields or of
+    another type -- a run into the same output deletes that folder only when the
+    record is exactly that of a process of this machine that is gone; else the folder
+    and its files are left as they are."""
+    from hypothesis import HealthCheck, given, settings
+
+    from synprep.util import outputs
+
+    dead = _exited_owner()
+    init_start = open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19]  # when PID 1 started
+
+    def provably_dead(owner: dict) -> bool:
+        """The rule, written out: this machine, boot and PID namespace, a start time,
+        and the PID free (the exited process's) or taken by a process started at
+        another time (PID 1 here)."""
+        if any(owner.get(k) != dead[k] for k in ("host", "boot", "pidns")) or owner.get("start") is None:
+            return False
+        if owner.get("pid") == dead["pid"]:
+            return True
+        return owner.get("pid") == 1 and owner["start"] != init_start
+
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(changes=_owner_changes(dead["pid"]))
+    def prop(changes):
+        d = tmp_path_factory.mktemp("stale")
+        owner = {**dead, **changes}
+        pid = owner["pid"] if isinstance(owner.get("pid"), int) else dead["pid"]
+        q = d / f".out.tmp-{pid}-0badc0de"
+        q.mkdir()
+        (q / "part.arrow").write_bytes(b"written by that run\n")
+        (q / MARKER).write_text(json.dumps({"synprep": "output", "kind": "k", "complete": False, "files": {},
+                                            "owner": owner}))
+        with outputs.replace_dir(d / "out", "k") as t:
+            (t / "x.txt").write_text("new\n")
+        proven = provably_dead(owner)
+        seen.add(proven)
+        assert q.exists() != proven, (changes, proven)
+        if q.exists():
+            assert (q / "part.arrow").read_bytes() == b"written by that run\n"
+        assert (d / "out" / "x.txt").read_text() == "new\n"
+
+    seen: set[bool] = set()
+    prop()
+    assert seen == {True, False}  # folders deleted and folders kept, both

@@ -733,3 +733,77 @@ def _score_file(tmp_path_factory, dtype, wid_dtype, n, shape_delta):
 
 test_scores, test_scores_long = fuzz_tests("scores", SCORE_DTYPES, st.one_of(st.none(), SCORE_DTYPES), st.integers(1, 5),
                                            st.integers(-2, 1))(_score_file)
+
+
+# ============================================================ issue 35: a file added while a command runs
+
+
+from .test_outputs import COMMANDS, command, inputs, leftovers, made, tree  # noqa: E402,F401 (fixtures)
+
+#: when the user's file appears: while the command works (before its last marker),
+#: between the check at the swap and the atomic exchange's aftermath (written into the
+#: old folder through a handle that still reaches it), and on a file system without
+#: renameat2 (between the last check and the rename that moves the old folder away)
+MOMENTS = ["working", "exchanged", "no-exchange"]
+
+
+def add_during(monkeypatch, moment: str, target: Path, name: str) -> None:
+    """Make ``name`` appear in the output folder ``target`` at ``moment`` of the next run."""
+    from synprep.util import outputs
+
+    def drop(d: Path) -> None:
+        (d / name).parent.mkdir(parents=True, exist_ok=True)
+        (d / name).write_text("the user's, written meanwhile\n")
+
+    if moment == "working":
+        real_marker = outputs._write_marker
+
+        def marker(d, kind, files):
+            if files is not None:
+                drop(target)
+            return real_marker(d, kind, files)
+
+        monkeypatch.setattr(outputs, "_write_marker", marker)
+    elif moment == "exchanged":
+        real_exchange, calls = outputs._exchange, []
+
+        def exchange(a, b):
+            done = real_exchange(a, b)
+            if not calls:
+                drop(Path(a))  # a is now the old output
+            calls.append(1)
+            return done
+
+        monkeypatch.setattr(outputs, "_exchange", exchange)
+    else:
+        def no_exchange(a, b):
+            drop(Path(b))
+            return False
+
+        monkeypatch.setattr(outputs, "_exchange", no_exchange)
+
+
+@pytest.mark.parametrize("moment", MOMENTS)
+@pytest.mark.parametrize("name", COMMANDS)
+@settings(max_examples=2, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(foreign=st.sampled_from(["NOTES.md", ".git/HEAD", "sub/x.txt", "manifest.json.bak"]))
+def test_a_file_added_to_an_output_folder_at_any_moment_of_a_command_survives(name, moment, foreign, made, inputs,
+                                                                              tmp_path_factory, capsys):
+    """Issue 35, class 1: ``replace_dir`` checked the folder once, at the start."""
+    from .test_faults import run_main
+
+    work = tmp_path_factory.mktemp("added")
+    d = work / "out"
+    shutil.copytree(made[name], d)
+    before = tree(d)
+    with pytest.MonkeyPatch.context() as mp:
+        add_during(mp, moment, d, foreign)
+        rc, err = run_main(capsys, *command(name, inputs, d, "a"))
+    assert (d / foreign).read_text() == "the user's, written meanwhile\n", (moment, rc, err)
+    after = tree(d)
+    assert {k: v for k, v in after.items() if k not in before} == {**{str(Path(foreign).parent): None}, foreign: after[foreign]} \
+        if Path(foreign).parent != Path(".") else {foreign: after[foreign]}
+    assert {k: v for k, v in after.items() if k in before} == before
+    assert rc == 2 and "synprep did not write" in err and Path(foreign).parts[0] in err, (moment, err)
+    assert f"{d}: holds" in err and ".tmp-" not in err and ".old-" not in err  # the output named, not a temporary name
+    assert leftovers(work) == [] and sorted(p.name for p in work.iterdir()) == ["out"]

@@ -181,23 +181,85 @@ def test_the_current_folder_or_one_holding_it_is_refused_cleanly(name, inputs, t
     assert list(here.iterdir()) == [] and sorted(p.name for p in (tmp_path / "parent").iterdir()) == ["here"]
 
 
-def test_a_killed_runs_folder_is_removed_only_when_it_is_ours_and_its_process_gone(made, inputs, tmp_path, capsys):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    pid = int(dead.stdout)
-    ours = tmp_path / f".out.tmp-{pid}-0badc0de"
-    shutil.copytree(made["split"], ours)
-    (ours / MARKER).write_text(json.dumps({"synprep": "output", "kind": "split", "pid": pid, "complete": False, "files": {}}))
-    complete = tmp_path / f".out.tmp-{pid}-aaaaaaaa"  # killed after its last marker, before the swap
-    shutil.copytree(made["split"], complete)
-    users = tmp_path / f".out.tmp-{pid}-12345678"  # the same name pattern, but the user's
-    users.mkdir()
-    (users / "keep.txt").write_text("mine\n")
-    mixed = tmp_path / f".out.tmp-{pid}-bbbbbbbb"  # a complete marker, and a file it does not list
-    shutil.copytree(made["split"], mixed)
-    (mixed / "keep.txt").write_text("mine\n")
-    assert run_main(capsys, *command("split", inputs, tmp_path / "out"))[0] == 0
-    assert not ours.exists() and not complete.exists()
-    assert (users / "keep.txt").read_text() == "mine\n" and (mixed / "keep.txt").read_text() == "mine\n"
+def dead_owner() -> dict:
+    """The owner record (host, boot id, PID namespace, PID, start time) of a process
+    that has exited, as that process wrote it."""
+    code = "import json; from synprep.util import outputs; print(json.dumps(outputs._owner()))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def killed_run(at: Path, owner, kind: str = "split", complete: bool = False, source: Path | None = None) -> Path:
+    """A temporary folder as a killed run into ``at`` leaves it (named by ``owner``'s PID)."""
+    pid = owner["pid"] if isinstance(owner, dict) else owner
+    d = at / f".out.tmp-{pid}-{os.urandom(4).hex()}"
+    shutil.copytree(source, d) if source else d.mkdir()
+    m = {"synprep": "output", "kind": kind, "complete": complete, "files": {}}
+    if isinstance(owner, dict):
+        m["owner"] = owner
+    else:
+        m["pid"] = owner  # the marker of synprep before issue 35
+    (d / MARKER).write_text(json.dumps(m))
+    return d
+
+
+def test_a_killed_runs_folder_is_removed_only_when_its_owner_is_proven_dead(made, inputs, tmp_path, capsys, caplog):
+    """Issue 35, class 2: a run on another node (or in another PID namespace, or
+    whose record cannot prove it dead) must not lose its temporary folder."""
+    dead = dead_owner()
+    reused = {**dead, "pid": os.getppid(), "start": "1"}  # a live PID, taken by a process of another start time
+    gone = [killed_run(tmp_path, dead, source=made["split"]), killed_run(tmp_path, reused)]
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        import time
+
+        time.sleep(0.2)
+        alive = {**dead, "pid": live.pid, "start": outputs._start_time(live.pid)}
+        kept = [killed_run(tmp_path, {**dead, "host": "node-b"}),  # another node of a cluster, same PID free here
+                killed_run(tmp_path, {**dead, "boot": "another-boot"}),
+                killed_run(tmp_path, {**dead, "pidns": "pid:[1]"}),  # another container
+                killed_run(tmp_path, {**dead, "start": None}),
+                killed_run(tmp_path, alive),
+                killed_run(tmp_path, dead["pid"]),  # an older synprep's record: a PID alone proves nothing
+                killed_run(tmp_path, dead, complete=True, source=made["split"])]  # killed after its last marker
+        users = tmp_path / f".out.tmp-{dead['pid']}-12345678"  # the same name pattern, but the user's
+        users.mkdir()
+        (users / "keep.txt").write_text("mine\n")
+        before = {d: tree(d) for d in [*kept, users]}
+        assert run_main(capsys, *command("split", inputs, tmp_path / "out"))[0] == 0
+    finally:
+        live.kill()
+        live.wait()
+    assert [d.exists() for d in gone] == [False, False]
+    assert {d: tree(d) for d in [*kept, users]} == before
+    warned = caplog.text
+    assert all(d.name in warned for d in kept) and users.name not in warned
+
+
+def test_a_run_whose_temporary_folder_another_run_deleted_fails_and_keeps_the_old_output(made, inputs, tmp_path, capsys,
+                                                                                          monkeypatch):
+    """Issue 35, class 2: another node deleted the live run's temporary folder; the
+    run re-created it (``mkdir(parents=True)``), swapped in a manifest whose shards
+    were gone and exited 0, deleting the previous dataset."""
+    from synprep.dataset import writer
+
+    d = tmp_path / "out"
+    shutil.copytree(made["shard"], d)
+    before = tree(d)
+    real, calls = writer.write_bytes, []
+
+    def write_bytes(path, data, **kw):
+        if not calls:  # the other node's run, at the first shard
+            shutil.rmtree(Path(path).parent)
+        calls.append(path)
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(writer, "write_bytes", write_bytes)
+    rc, err = run_main(capsys, *command("shard", inputs, d))
+    assert rc == 2 and "was deleted or replaced while it ran" in err, err
+    assert tree(d) == before
+    left = [p for p in tmp_path.iterdir() if p.name != "out"]
+    assert len(left) == 1 and left[0].name.startswith(".out.tmp-")  # what it holds is not ours to delete: left alone
 
 
 # ----------------------------------------------------------------------------- files
@@ -307,9 +369,8 @@ def test_a_full_disk_stops_evaluate_and_leaves_the_old_folder_intact(dataset, tm
     hyp = tmp_path / "hyp.txt"
     ev = tmp_path / "ev"
     args = ["evaluate", "--hyps", hyp, "--ref", ref, "--data", dataset, "--out", ev, "--lang", "de", "--no-verify"]
-    ev.mkdir()  # an earlier evaluation's folder (its content does not matter here)
-    for f, text in (("hyps.txt", "Die Katze\n" * n), ("refs.txt", "Die Katze saß\n" * n), ("scores.json", "{}\n")):
-        (ev / f).write_text(text)
+    hyp.write_text("Die Katze\n" * n)
+    assert run_limited(10**9, *args).returncode == 0  # an earlier evaluation's folder
     before = tree(ev)
     hyp.write_text("".join(f"Der Hund {i}\n" for i in range(n)))  # new hypotheses fit, the references do not
     r = run_limited(ref.stat().st_size - 1, *args)
@@ -353,3 +414,179 @@ def test_a_read_only_output_stops_parse_and_puts_back_the_files_of_its_group(tmp
     assert rc == 1 and f"synprep parse: error: {rej}: Operation not permitted; not permitted: choose" in err, err
     assert out.read_text() == "old trees\n" and rej.read_text() == "old rejects\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.conllu", "rej.tsv"]
+
+
+# ----------------------------------------------------------------------------- issue 35: kept folders
+
+
+TRAIN_ARGS = ["--preset", "tiny", "--no-progress", "--max-steps", "1", "--set", "train.max_tokens=400",
+              "--set", "train.threads=1", "--no-verify"]
+
+
+def users_folder(d: Path, files: dict[str, str]) -> dict:
+    d.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (d / name).write_text(text)
+    return tree(d)
+
+
+def test_train_evaluate_and_export_refuse_a_folder_with_the_users_files(dataset, tmp_path, capsys):
+    """Issue 35, class 3: each replaced or emptied the user's files and exited 0."""
+    n = json.loads((dataset / "manifest.json").read_text())["counts"]["kept"]
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_text("Der Hund\n" * n)
+    cases = {
+        "run": ["train", "--train", dataset, "--out", tmp_path / "run", *TRAIN_ARGS],
+        "ev": ["evaluate", "--hyps", hyp, "--data", dataset, "--out", tmp_path / "ev", "--lang", "de", "--no-verify"],
+        "ex": ["export", "pascal", dataset, tmp_path / "ex", "-O", "prefix=train", "-O", "src_lang=src"],
+    }
+    mine = {"run": {"config.json": "{\"mine\": 1}\n", "metrics.jsonl": "{\"step\": 1}\n"},
+            "ev": {"scores.json": "{}\n", "refs.txt": "my references\n"}, "ex": {"train.src": "my text\n"}}
+    for name, args in cases.items():
+        before = users_folder(tmp_path / name, mine[name])
+        rc, err = run_main(capsys, *args)
+        assert rc == 2 and "cannot prove it wrote" in err and sorted(mine[name])[0] in err, (name, err)
+        assert tree(tmp_path / name) == before, name
+
+
+def test_evaluate_and_export_write_again_into_their_own_folder_and_refuse_what_appeared(dataset, tmp_path, capsys):
+    n = json.loads((dataset / "manifest.json").read_text())["counts"]["kept"]
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_text("Der Hund\n" * n)
+    ev = ["evaluate", "--hyps", hyp, "--data", dataset, "--out", tmp_path / "ev", "--lang", "de", "--no-verify"]
+    assert run_main(capsys, *ev)[0] == 0 and run_main(capsys, *ev)[0] == 0
+    for prefix in ("train", "valid", "train"):  # exports side by side, and again
+        assert run_main(capsys, "export", "pascal", dataset, tmp_path / "ex", "-O", f"prefix={prefix}")[0] == 0
+    assert sorted(p.name for p in (tmp_path / "ex").iterdir()) == [
+        MARKER, "train.src", "train.src.parent", "train.tgt", "valid.src", "valid.src.parent", "valid.tgt"]
+    (tmp_path / "ev" / "NOTES.md").write_text("mine\n")
+    rc, err = run_main(capsys, *ev)
+    assert rc == 2 and "NOTES.md" in err and "synprep did not write" in err
+
+
+@pytest.mark.parametrize("prefix", ["../victim", "/tmp/victim", "sub/train", "..", ".hidden", ""])
+def test_an_export_prefix_is_a_plain_name(prefix, dataset, tmp_path, capsys):
+    """Issue 35, class 3: ``-O prefix=../victim`` wrote outside the export folder."""
+    victim = tmp_path / "victim.src"
+    victim.write_text("the user's\n")
+    rc, err = run_main(capsys, "export", "pascal", dataset, tmp_path / "ex", "-O", f"prefix={prefix}")
+    assert rc == 2 and "plain file name" in err, err
+    assert victim.read_text() == "the user's\n" and sorted(p.name for p in tmp_path.iterdir()) == ["victim.src"]
+
+
+def test_a_run_folders_metrics_that_are_not_utf8_are_an_error_naming_the_file(dataset, tmp_path, capsys):
+    """Issue 35, class 4: a UnicodeDecodeError traceback."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / MARKER).write_text(json.dumps({"synprep": "output", "kind": "train", "in_place": True,
+                                          "files": {"metrics.jsonl": None}}))
+    (run / "metrics.jsonl").write_bytes(b'{"step": 1}\n{"loss": "\xff"}\n')
+    rc, err = run_main(capsys, "train", "--train", dataset, "--out", run, *TRAIN_ARGS)
+    assert rc == 2 and f"{run / 'metrics.jsonl'}:2: not UTF-8" in err, err
+    assert (run / "metrics.jsonl").read_bytes() == b'{"step": 1}\n{"loss": "\xff"}\n'
+
+
+# ----------------------------------------------------------------------------- issue 35: canonical JSON
+
+
+def test_a_manifest_is_the_same_bytes_whatever_order_its_config_came_in(dataset):
+    """Issue 35, class 7: under SLURM snakemake handed the workflow's config over with
+    the ``parse`` section's keys in another order, and manifest.json differed."""
+    from synprep.dataset.manifest import make_manifest, manifest_bytes
+
+    m = json.loads((dataset / "manifest.json").read_text())
+    local = {"outdir": "results", "parse": {"backend": "udpipe", "src_model": "", "workers": 2},
+             "shards": {"count": 2, "max_len": 250}}
+    slurm = {"shards": {"max_len": 250, "count": 2}, "parse": {"workers": 2, "src_model": "", "backend": "udpipe"},
+             "outdir": "results"}
+    base = {k: v for k, v in m.items() if k not in ("format", "schema_version", "config")}
+    a, b = (manifest_bytes(make_manifest(**base, config=c)) for c in (local, slurm))
+    assert a == b and list(json.loads(a)["config"]["parse"]) == ["backend", "src_model", "workers"]
+    assert [k for k in json.loads(a) if k != "config"] == [k for k in m if k != "config"]  # the schema's order kept
+
+
+# ----------------------------------------------------------------------------- issue 35: one owner of every write
+
+
+def test_a_damaged_shard_is_removed_only_with_nothing_in_it_synprep_did_not_write(made, tmp_path, capsys):
+    """The workflow's start-up check deleted a damaged shard folder with ``shutil.rmtree``,
+    whatever else it held."""
+    from synprep.dataset.accounting import remove_damaged_shards
+
+    d, unmarked = tmp_path / "000", tmp_path / "001"
+    for x in (d, unmarked):
+        shutil.copytree(made["shard"], x)
+        (x / "spm.model").write_bytes(b"damaged")
+    (d / "NOTES.md").write_text("mine\n")
+    (unmarked / MARKER).unlink()
+    locks = tmp_path / "locks"
+    assert remove_damaged_shards([d, unmarked], lock_dir=str(locks)) == []
+    err = capsys.readouterr().err
+    assert (d / "NOTES.md").read_text() == "mine\n" and (unmarked / "manifest.json").is_file()
+    assert "NOTES.md" in err and "not removed" in err and "cannot prove it wrote" in err
+    (d / "NOTES.md").unlink()
+    assert remove_damaged_shards([d], lock_dir=str(locks)) == [str(d)] and not d.exists()
+
+
+#: writes outside synprep/util/outputs.py that are known and go through it or stay in
+#: a place it made (file -> the calls, each with why); a new one fails the test below
+KNOWN_WRITES = {
+    # torch.save into the handle of outputs.atomic_file
+    "synprep/train/checkpoint.py": ["torch.save"],
+    # appended buffers, inside the temporary folder of outputs.replace_dir (the split's shards)
+    "synprep/stages/prepare.py": ["open(a)", "open(w)"],
+    # a C source under a PID-unique name in the cache, compiled, then removed
+    "synprep/filters/eflomal_seed.py": ["open(w)"],
+}
+
+
+def package_writes() -> dict[str, list[str]]:
+    """Every ``open(..., 'w'/'a'/'x'/'+')``, ``.write_text``, ``.write_bytes``, ``torch.save``
+    and ``shutil.rmtree`` call in the package, by file (ast: strings and comments do not count)."""
+    import ast
+
+    found: dict[str, list[str]] = {}
+    for p in sorted((REPO / "synprep").rglob("*.py")):
+        rel = os.path.relpath(p, REPO)
+        if rel == os.path.join("synprep", "util", "outputs.py"):
+            continue
+        for node in ast.walk(ast.parse(p.read_text(), rel)):
+            if not isinstance(node, ast.Call):
+                continue
+            f, what = node.func, None
+            if isinstance(f, ast.Name) and f.id == "open":
+                mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+                m = mode.value if isinstance(mode, ast.Constant) else ("?" if mode is not None else "r")
+                if any(c in m for c in "wax+?"):
+                    what = f"open({m})"
+            elif isinstance(f, ast.Attribute):
+                owner = f.value.id if isinstance(f.value, ast.Name) else None
+                if f.attr in ("write_text", "write_bytes") and owner != "outputs":
+                    what = f".{f.attr}"
+                elif (owner, f.attr) in (("torch", "save"), ("shutil", "rmtree")):
+                    what = f"{owner}.{f.attr}"
+            if what:
+                found.setdefault(rel, []).append(what)
+    return found
+
+
+def test_every_write_of_the_package_goes_through_the_one_owner():
+    """Issue 35, class 3: a run's config.json was written with a plain write_text."""
+    found = package_writes()
+    assert found == KNOWN_WRITES, {k: v for k, v in found.items() if KNOWN_WRITES.get(k) != v}
+
+
+def test_a_kept_folder_refuses_a_name_that_appeared_while_the_command_ran(tmp_path):
+    d = outputs.OutputDir(tmp_path / "ev", "evaluate", "--out")
+    outputs.write_text(d.file("hyps.txt"), "ours\n")
+    (tmp_path / "ev" / "scores.json").write_text("the user's\n")  # meanwhile
+    with pytest.raises(outputs.ConfigError, match="scores.json appeared while this command ran"):
+        d.file("scores.json")
+    assert (tmp_path / "ev" / "scores.json").read_text() == "the user's\n"
+    with pytest.raises(outputs.ConfigError, match="synprep did not write: scores.json"):
+        outputs.OutputDir(tmp_path / "ev", "evaluate", "--out")
+    (tmp_path / "ev" / "scores.json").unlink()
+    again = outputs.OutputDir(tmp_path / "ev", "evaluate", "--out")  # its own files only: written into again
+    assert again.names == {"hyps.txt"} and (tmp_path / "ev" / "hyps.txt").read_text() == "ours\n"
+    with pytest.raises(outputs.ConfigError, match="another kind"):
+        outputs.OutputDir(tmp_path / "ev", "export", "OUT")

@@ -116,8 +116,11 @@ def test_read_items_lines_tsv_gz(tmp_path):
     assert list(read_items(p)) == [("1", "one two"), ("2", ""), ("3", "three")]
     assert list(read_items(p, id_prefix="c-"))[0] == ("c-1", "one two")
     t = tmp_path / "a.tsv.gz"
-    t.write_bytes(gzip.compress(b"x1\tHello there\ty\nx2\t\n"))
-    assert list(read_items(t)) == [("x1", "Hello there\ty"), ("x2", "")]
+    t.write_bytes(gzip.compress(b"x1\tHello there\nx2\t\n"))
+    assert list(read_items(t)) == [("x1", "Hello there"), ("x2", "")]
+    t.write_bytes(gzip.compress(b"x1\tHello there\ty\n"))  # a third column (issue 35): not kept inside the text
+    with pytest.raises(InputError, match=r"a.tsv.gz:1: 3 tab-separated columns"):
+        list(read_items(t))
 
 
 def test_read_items_errors_name_file_and_line(tmp_path):

@@ -165,7 +165,9 @@ def test_cli_bad_input_exits_2_naming_the_file(m30k, tmp_path, capsys):
         assert "Traceback" not in err and all(w in err for w in words), (args, err)
     assert main(["compare", "--ref", empty, good, good]) == 2
     assert empty in capsys.readouterr().err
-    assert main(["compare", "--ref", ref, good, good, "--samples", "0"]) == 2
+    with pytest.raises(SystemExit) as e:  # argparse's bound (issue 35)
+        main(["compare", "--ref", ref, good, good, "--samples", "0"])
+    assert e.value.code == 2 and "--samples: expected an integer >= 1, not 0" in capsys.readouterr().err
 
 
 def test_tokenized_bleu_is_compared_on_moses_tokens_or_as_given(m30k, tmp_path, capsys):

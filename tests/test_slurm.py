@@ -160,6 +160,23 @@ def test_a_small_target_through_slurm_equals_a_local_run(slurm_cluster, tmp_path
 
 @pytest.mark.slurm
 @pytest.mark.workflow
+@pytest.mark.slow
+def test_the_dataset_folder_through_slurm_is_byte_identical_to_a_local_runs(slurm_cluster, tmp_path):
+    """Issue 35, class 7: the shards were identical, but manifest.json listed the
+    config's ``parse`` section in another key order under SLURM."""
+    config = _config(tmp_path, SMALL_PAIRS)
+    target = ["results/shards/manifest.json"]
+    local, slurm = tmp_path / "local", tmp_path / "slurm"
+    _snakemake(local, config, *target, "--cores", "2", timeout=1800)
+    _snakemake(slurm, config, *target, "--profile", str(PROFILE), timeout=3600)
+    names = sorted(str(p.relative_to(local)) for p in (local / "results" / "shards").rglob("*") if p.is_file())
+    assert "results/shards/manifest.json" in names
+    assert names == sorted(str(p.relative_to(slurm)) for p in (slurm / "results" / "shards").rglob("*") if p.is_file())
+    _same_files(local, slurm, names)
+
+
+@pytest.mark.slurm
+@pytest.mark.workflow
 def test_a_request_the_node_cannot_meet_stops_before_submitting(slurm_cluster, tmp_path):
     config = _config(tmp_path, SMALL_PAIRS)
     work = tmp_path / "work"

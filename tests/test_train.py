@@ -445,7 +445,7 @@ def test_commands_end_to_end(pud, tmp_path, capsys):
     s = json.loads(capsys.readouterr().out)
     assert s["n"] == 24 and "bleu" in s and "chrf++" in s and "bleu-tok" in s and len(s["by_ref_length"]) == 5
     assert sum(b["n"] for b in s["by_src_length"]) == 24
-    assert {p.name for p in ev.iterdir()} == {"hyps.txt", "refs.txt", "hyps.conllu", "scores.json"}
+    assert {p.name for p in ev.iterdir()} == {"hyps.txt", "refs.txt", "hyps.conllu", "scores.json", ".synprep-output.json"}
     assert (ev / "refs.txt").read_text(encoding="utf-8").splitlines()[3] == "Das ist die Referenz Nummer 3 ."
     # score a file of hypotheses without a model: the references score 100 against themselves
     assert main(["evaluate", "--hyps", str(ref), "--data", str(pud / "valid"), "--out", str(tmp_path / "ev2"), "--ref", str(ref), "--json"]) == 0

@@ -219,8 +219,10 @@ def _words(rows: list[dict], path: str = "<gates>") -> tuple[list[str], list[flo
 def write_tokens(gates: str | os.PathLike, out: str | os.PathLike) -> int:
     """The TSV's words, one sentence a line, space-separated (for ``synprep parse
     --pretokenized``). Returns the number of sentences."""
+    from ..util.outputs import atomic_file
+
     n = 0
-    with open(os.fspath(out), "w", encoding="utf-8") as f:
+    with atomic_file(out, "w") as f:  # a failure leaves no half-written file
         for rows in read_gate_tsv(gates):
             forms, _, _ = _words(rows, os.fspath(gates))
             f.write(" ".join(w.replace(" ", "_") for w in forms) + "\n")

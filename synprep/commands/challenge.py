@@ -12,6 +12,7 @@ import json
 import sys
 
 from ..errors import ConfigError
+from .bounds import count
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--min-dist",
-        type=int,
+        type=count(1),
         default=DEFAULT_MIN_DIST,
         metavar="N",
         help=f"keep a pair when an arc with the phenomenon spans at least N words, |head - dep| >= N (default {DEFAULT_MIN_DIST})",

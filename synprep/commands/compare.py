@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from .bounds import count
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,9 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(test set x metric) scores read from score files (000 §6.2: '10/12 scores')")
     p.add_argument("--systems", metavar="A,B,...",
                    help="--sign-unit score: the systems to compare, the first the baseline (default: the first file's order)")
-    p.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, metavar="N",
+    p.add_argument("--samples", type=count(1), default=DEFAULT_SAMPLES, metavar="N",
                    help=f"bootstrap resamples (default {DEFAULT_SAMPLES})")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="N",
+    p.add_argument("--seed", type=count(0), default=DEFAULT_SEED, metavar="N",
                    help=f"seed of the resampling (default {DEFAULT_SEED}, sacrebleu's)")
     p.add_argument("--json", action="store_true",
                    help='print {"systems": {HYP: {"bleu", "chrf+", "chrf++"}}, "comparisons": [{"a", "b", "metric", '

@@ -40,9 +40,10 @@ def run(args: argparse.Namespace) -> int:
 
     if bool(args.checkpoint) == bool(args.hyps):
         raise ConfigError("give either --checkpoint (translate and score) or --hyps (score a file)")
-    from ..util.outputs import check_output_dir
+    from ..translate.evaluate import EVAL_KIND
+    from ..util.outputs import OutputDir
 
-    check_output_dir(args.out, "--out")
+    out = OutputDir(args.out, EVAL_KIND, "--out")  # a folder with files synprep did not write: refused before any work
     ds = ShardDataset(args.data, verify=not args.no_verify)
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
     if args.hyps:
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         )
         settings.update({"checkpoint": args.checkpoint, "variant": cfg.model.variant, "step": state.get("step"), "beam": args.beam, "length_penalty": args.length_penalty})
     scores = score([t.text for t in tr], refs, lang=lang, src_lengths=source_lengths(ds))
-    write_outputs(args.out, tr, refs, scores, settings)
+    write_outputs(out, tr, refs, scores, settings)
     if args.json:
         print(json.dumps({**scores, "settings": settings}, indent=2))
         return 0

@@ -47,12 +47,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not (args.name and args.dataset and args.out):
         raise ConfigError("usage: synprep export NAME DATASET OUT [-O key=value ...] (or --list)")
-    from ..util.outputs import check_output_dir
+    from ..dataset.exporters import output_dir
 
-    check_output_dir(args.out, "OUT")
     cls = registry.get("exporter", args.name)
-    exporter = cls(**parse_options(args.option))
-    for f in exporter.export(args.dataset, args.out):
+    exporter = cls(**parse_options(args.option))  # the options that name files: plain names
+    out = output_dir(args.out)  # a folder with files synprep did not write: refused before any work
+    for f in exporter.export(args.dataset, out):
         print(f)
     print(f"synprep export: {args.name} written to {args.out}", file=sys.stderr)
     return 0

@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import time
+from .bounds import count
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", nargs="?", default="-", help="sentences: one a line, or id<TAB>text; .gz ok; - = stdin")
@@ -27,11 +28,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="udpipe: a .udpipe file; stanza: a model folder (default: the demo model / ~/stanza_resources)")
     p.add_argument("--lang", default=None, help="language code, e.g. en (picks the demo model when --model is not given)")
     p.add_argument("--device", default=None, help="stanza: auto (default), cpu, cuda, cuda:N, or a list cuda:0,cuda:1 (one process each)")
-    p.add_argument("--batch-tokens", type=int, default=None, help="stanza: padded tokens a batch (default 3000)")
-    p.add_argument("--workers", type=int, default=None, help="worker processes (udpipe: CPU processes; default 1 = in process)")
-    p.add_argument("--threads", type=int, default=None, help="stanza on CPU: torch threads a process (default: torch's default)")
+    p.add_argument("--batch-tokens", type=count(1), default=None, help="stanza: padded tokens a batch (default 3000)")
+    p.add_argument("--workers", type=count(1), default=None, help="worker processes (udpipe: CPU processes; default 1 = in process)")
+    p.add_argument("--threads", type=count(1), default=None, help="stanza on CPU: torch threads a process (default: torch's default)")
     p.add_argument("--pretokenized", action="store_true", default=None, help="the text is already tokenized: split on whitespace")
-    p.add_argument("--max-words", type=int, default=None, help="reject longer sentences (whitespace tokens; default 300, 0 = no limit)")
+    p.add_argument("--max-words", type=count(0), default=None, help="reject longer sentences (whitespace tokens; default 300, 0 = no limit)")
     p.add_argument("--format", default="auto", choices=["auto", "lines", "tsv"], help="input format (auto: .tsv[.gz] = tsv)")
     p.add_argument("--id-prefix", default="", help="lines format: prefix of the ids (ids are line numbers)")
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
@@ -81,9 +82,9 @@ def run(args: argparse.Namespace) -> int:
     backend, opts = options_from(args)
     from ..util.outputs import check_output_file
 
-    check_output_file(args.output, "-o")
+    check_output_file(args.output, "-o", inputs=(args.input,))
     if args.rejects:
-        check_output_file(args.rejects, "--rejects")
+        check_output_file(args.rejects, "--rejects", inputs=(args.input, args.output))
     items = read_items(args.input, args.format, args.id_prefix)
     first = next(items, None)  # fail on a missing/unreadable input before loading a model
     total = count_lines(args.input)

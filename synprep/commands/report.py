@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from .bounds import count
 
 EPILOG = """\
 examples:
@@ -65,7 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     h.add_argument("--gates", metavar="JSON", help="gate norms by target UPOS (`synprep gate-stats --json`, or gates.json)")
     h.add_argument("--config", help="the configuration file of the run, shown in the report")
     h.add_argument("--title", default="synprep report")
-    h.add_argument("--top-labels", type=int, default=20, help="labels shown per side (default: 20)")
+    h.add_argument("--top-labels", type=count(1), default=20, help="labels shown per side (default: 20)")
     h.add_argument("--plots-dir", help="where the PNG plots go (default: plots/ next to the page)")
     h.add_argument("--summary", help="also write the merged accounting (JSON) here")
     h.add_argument("--strict", action="store_true", help="exit 1 when a shard is out of balance")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from .bounds import count, real
 
 EPILOG = """\
 inputs: two CoNLL-U files are a parallel corpus (source, target; sentence n of
@@ -67,13 +68,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="a label not in --vocab-from's list: reject the sentence (default), or map it to its universal part "
         "(obl:tmod -> obl), else to dep, else to root (evaluation sets, e.g. a gold treebank for induce-eval)",
     )
-    p.add_argument("--max-len", type=int, default=d.max_len, help=f"most pieces per side (default: {d.max_len})")
+    p.add_argument("--max-len", type=count(1), default=d.max_len, help=f"most pieces per side (default: {d.max_len})")
     p.add_argument(
-        "--max-target-pieces", type=int, default=d.max_target_pieces, metavar="N",
+        "--max-target-pieces", type=count(0), default=d.max_target_pieces, metavar="N",
         help="training sets: reject pairs whose target has more than N pieces, arc tokens not counted "
         "(the tree-decoder papers' 40); 0 = no cap (default); never cap a test set",
     )
-    p.add_argument("--max-depth", type=int, default=d.max_depth, help=f"longest root path kept (default: {d.max_depth})")
+    p.add_argument("--max-depth", type=count(2), default=d.max_depth, help=f"longest root path kept (default: {d.max_depth})")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--spm", metavar="MODEL", help="an existing sentencepiece model for both sides")
     g.add_argument("--vocab-from", metavar="DIR", help="reuse the subword models and labels of this dataset")
@@ -83,13 +84,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "tokenizer.json or a local model folder (files only); the raw sentence (# text) is tokenized and "
                    "the tree features projected onto its tokens (docs/shards.md, 'Pretrained tokenizers')")
     p.add_argument("--tgt-tokenizer", metavar="T", help="the same for the target side (give one for every side)")
-    p.add_argument("--vocab-size", type=int, default=d.vocab_size, help=f"at most this many pieces (default: {d.vocab_size})")
-    p.add_argument("--character-coverage", type=float, default=d.character_coverage, help=f"(default: {d.character_coverage})")
+    p.add_argument("--vocab-size", type=count(1), default=d.vocab_size, help=f"at most this many pieces (default: {d.vocab_size})")
+    p.add_argument("--character-coverage", type=real(0, 1, above=True), default=d.character_coverage, help=f"(default: {d.character_coverage})")
     p.add_argument("--model-type", choices=("bpe", "unigram"), default=d.model_type, help="(default: bpe)")
     p.add_argument("--per-side", action="store_true", help="train one subword model per side (default: joint)")
-    p.add_argument("--sample", type=int, default=d.sample, help=f"sentences per side to train on (default: {d.sample})")
-    p.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default: {d.seed})")
-    p.add_argument("--shard-size", type=int, default=d.shard_size, help=f"rows per shard (default: {d.shard_size})")
+    p.add_argument("--sample", type=count(1), default=d.sample, help=f"sentences per side to train on (default: {d.sample})")
+    p.add_argument("--seed", type=count(0), default=d.seed, help=f"sampling seed (default: {d.seed})")
+    p.add_argument("--shard-size", type=count(1), default=d.shard_size, help=f"rows per shard (default: {d.shard_size})")
     p.add_argument("--src-lang", metavar="CODE", help="source language, recorded in the manifest (default: from the file "
                    "name, train.en.conllu or en_ewt-ud-dev.conllu; with --vocab-from: that dataset's)")
     p.add_argument("--tgt-lang", metavar="CODE", help="target language, recorded in the manifest; translate and evaluate "

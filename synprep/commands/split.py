@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from .bounds import count
 
 EPILOG = """\
 input: two text files with one sentence a line (--src, --tgt), or one TSV file
@@ -37,13 +38,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--src", help="source side, one sentence a line (.gz ok)")
     p.add_argument("--tgt", help="target side, one sentence a line (.gz ok)")
     p.add_argument("--tsv", help="one TSV file holding both sides (.gz ok)")
-    p.add_argument("--columns", type=int, nargs=2, default=(0, 1), metavar=("SRC", "TGT"),
+    p.add_argument("--columns", type=count(0), nargs=2, default=(0, 1), metavar=("SRC", "TGT"),
                    help="0-based TSV columns of the source and target side (default: 0 1)")
     p.add_argument("--name", required=True, help="corpus name; pair ids are NAME:LINE")
-    p.add_argument("--shards", type=int, required=True, help="number of shards (1..10,000)")
-    p.add_argument("--max-pairs", type=int, help="read only the first N lines")
+    p.add_argument("--shards", type=count(1), required=True, help="number of shards (1..10,000)")
+    p.add_argument("--max-pairs", type=count(1), help="read only the first N lines")
     p.add_argument("--out-dir", help="write every shard (pairs, rejects, counts) into this folder")
-    p.add_argument("--shard", type=int, help="write only this shard (0-based), to --out and --rejects")
+    p.add_argument("--shard", type=count(0), help="write only this shard (0-based), to --out and --rejects")
     p.add_argument("--out", help="with --shard: the pairs file")
     p.add_argument("--rejects", help="with --shard: the reject file")
     p.add_argument("--summary", help="write counts (JSON): lines read, kept, rejected by reason "
@@ -58,13 +59,14 @@ def run(args: argparse.Namespace) -> int:
     spec = CorpusSpec(name=args.name, src=args.src, tgt=args.tgt, tsv=args.tsv,
                       columns=tuple(args.columns), max_pairs=args.max_pairs)
     names = shard_names(args.shards)
+    corpus = (args.src, args.tgt, args.tsv)
     if args.summary:
-        check_output_file(args.summary, "--summary")
+        check_output_file(args.summary, "--summary", inputs=corpus)
     if args.shard is not None:
         if args.out_dir or not (args.out and args.rejects):
             raise ConfigError("--shard K writes one shard: give --out and --rejects (and no --out-dir)")
-        check_output_file(args.out, "--out")
-        check_output_file(args.rejects, "--rejects")
+        check_output_file(args.out, "--out", inputs=corpus)
+        check_output_file(args.rejects, "--rejects", inputs=(*corpus, args.out))
         summary = write_shard(spec, args.shards, args.shard, args.out, args.rejects)
         which = names[args.shard]
     else:

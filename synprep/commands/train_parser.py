@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from .bounds import count
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lang", default=None, help="stanza: language code (e.g. en); required for stanza")
     p.add_argument("--size", choices=["tiny", "small"], default="small",
                    help="stanza: 'tiny' (seconds, for tests) or 'small' (minutes, for benchmarks)")
-    p.add_argument("--seed", type=int, default=1234, help="stanza: random seed")
+    p.add_argument("--seed", type=count(0), default=1234, help="stanza: random seed")
 
 
 def run(args: argparse.Namespace) -> int:

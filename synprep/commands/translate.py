@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from .bounds import count, real
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,10 +43,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     """The decoding options `synprep translate` and `synprep evaluate` share."""
-    p.add_argument("--beam", type=int, help="beam size (1 = greedy; default: the run config's decode.beam, 5 unless set)")
-    p.add_argument("--length-penalty", type=float, help="hypothesis score = log p / length^alpha (default: the run config's decode.length_penalty, 1.0 unless set)")
+    p.add_argument("--beam", type=count(1), help="beam size (1 = greedy; default: the run config's decode.beam, 5 unless set)")
+    p.add_argument("--length-penalty", type=real(0), help="hypothesis score = log p / length^alpha (default: the run config's decode.length_penalty, 1.0 unless set)")
     p.add_argument("--lang", help="target language for the Moses detokenizer (default: the one the dataset records, else en)")
-    p.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (divided by the beam)")
+    p.add_argument("--max-tokens", type=count(1), default=4000, help="source tokens per batch (divided by the beam)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")

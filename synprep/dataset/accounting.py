@@ -633,8 +633,10 @@ def remove_damaged_shards(dataset_dirs: Sequence[str | os.PathLike], lock_dir: s
     removed while another snakemake holds a lock in ``lock_dir`` (it may be writing a
     shard). Returns the removed directories."""
     import glob
-    import shutil
     import sys
+
+    from . import shards as sh
+    from ..util.outputs import remove_output
 
     locked = bool(glob.glob(os.path.join(lock_dir, "*")))
     removed = []
@@ -646,7 +648,11 @@ def remove_damaged_shards(dataset_dirs: Sequence[str | os.PathLike], lock_dir: s
             print(f"{d}: {why}; left as it is while the directory is locked by snakemake "
                   "(run snakemake --unlock if no other run is going on, then run again)", file=sys.stderr)
             continue
+        # only a folder its marker proves ours, holding nothing but what it lists and snakemake's own stamp
+        kept = remove_output(d, sh.DATASET_KIND, also=(".snakemake_timestamp",))
+        if kept:
+            print(f"{d}: {why}; not removed: {kept}", file=sys.stderr)
+            continue
         print(f"{d}: {why}; removed, the shard is rebuilt", file=sys.stderr)
-        shutil.rmtree(d)
         removed.append(os.fspath(d))
     return removed

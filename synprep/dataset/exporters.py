@@ -111,6 +111,8 @@ class Exporter:
     name = ""
     defaults: dict = {}
     choices: dict = {}
+    #: options that become a part of an output file's name (each a plain name)
+    names: tuple = ("prefix", "src_lang", "tgt_lang")
 
     def __init__(self, **options):
         unknown = sorted(set(options) - set(self.defaults))
@@ -125,9 +127,23 @@ class Exporter:
         for k, allowed in self.choices.items():
             if self.options[k] not in allowed:
                 raise ConfigError(f"{self.name} option {k} must be one of {', '.join(allowed)}, not {self.options[k]!r}")
+        from ..util.outputs import plain_name
+
+        for k in self.names:  # output names come from synprep: these options are only a part of one
+            if self.options[k]:  # empty: from the dataset's manifest (_Renderer.file_names)
+                plain_name(self.options[k], f"{self.name} option {k}")
 
     def export(self, dataset: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:  # pragma: no cover
         raise NotImplementedError
+
+
+def file_names(manifest: dict, options: dict) -> tuple[str, dict[str, str]]:
+    """The file prefix and the suffix of each side: the options where given, else
+    from the manifest (module doc: ``valid`` for a held-out set, its languages)."""
+    heldout = bool((manifest.get("config") or {}).get("heldout"))
+    prefix = options["prefix"] or ("valid" if heldout else "train")
+    recorded = manifest.get("languages") or {}
+    return prefix, {s: options[f"{s}_lang"] or recorded.get(s) or s for s in ("src", "tgt")}
 
 
 class _Renderer:
@@ -142,12 +158,7 @@ class _Renderer:
         self.labels = self.manifest["labels"]
 
     def file_names(self, options: dict) -> tuple[str, dict[str, str]]:
-        """The file prefix and the suffix of each side: the options where given, else
-        from the manifest (module doc: ``valid`` for a held-out set, its languages)."""
-        heldout = bool((self.manifest.get("config") or {}).get("heldout"))
-        prefix = options["prefix"] or ("valid" if heldout else "train")
-        recorded = self.manifest.get("languages") or {}
-        return prefix, {s: options[f"{s}_lang"] or recorded.get(s) or s for s in ("src", "tgt")}
+        return file_names(self.manifest, options)
 
     def words(self, side: str, row: dict) -> list[list[str]]:
         """Tokens per word of one side of a row."""
@@ -179,9 +190,22 @@ def parent_line(heads: Sequence[int], words: Sequence[Sequence[str]]) -> str:
     return " ".join(_fmt(x) for x in pp)
 
 
-def _write(path: Path, lines: list[str]) -> Path:
+#: the kind of an export folder's marker (synprep.util.outputs.OutputDir)
+EXPORT_KIND = "export"
+
+
+def output_dir(out_dir):
+    """``out_dir`` as the :class:`~synprep.util.outputs.OutputDir` an exporter writes
+    into (a folder holding files synprep did not write is refused, naming them)."""
+    from ..util.outputs import OutputDir
+
+    return out_dir if isinstance(out_dir, OutputDir) else OutputDir(out_dir, EXPORT_KIND, "OUT")
+
+
+def _write(out, name: str, lines: list[str]) -> Path:
     from ..util.outputs import atomic_file
 
+    path = out.file(name)
     with atomic_file(path, "w", newline="\n") as f:
         for line in lines:
             f.write(line)
@@ -214,13 +238,12 @@ class PascalExporter(Exporter):
                 text[s].append(" ".join(t for w in words for t in w))
                 if s == "src" or o["target_parents"] or len(sides) == 1:
                     par[s].append(r.parents(s, row, words))
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        out = output_dir(out_dir)
         files = []
         for s in sides:
-            files.append(_write(out / f"{prefix}.{lang[s]}", text[s]))
+            files.append(_write(out, f"{prefix}.{lang[s]}", text[s]))
             if par[s]:
-                files.append(_write(out / f"{prefix}.{lang[s]}.parent", par[s]))
+                files.append(_write(out, f"{prefix}.{lang[s]}.parent", par[s]))
         return files
 
 
@@ -275,8 +298,7 @@ class TransitionsExporter(Exporter):
             for s in others:
                 text[s].append(" ".join(t for w in r.words(s, row) for t in w))
             trans.append(" ".join(self.linearize(r, tside, row)))
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        files = [_write(out / f"{prefix}.{lang[s]}", text[s]) for s in others]
-        files.append(_write(out / f"{prefix}.{lang[tside]}", trans))
+        out = output_dir(out_dir)
+        files = [_write(out, f"{prefix}.{lang[s]}", text[s]) for s in others]
+        files.append(_write(out, f"{prefix}.{lang[tside]}", trans))
         return files

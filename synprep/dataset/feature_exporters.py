@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..registry import register_exporter
-from .exporters import Exporter, parent_line, render_word
+from .exporters import Exporter, _fmt, _write, file_names, output_dir, parent_line, render_word
 
 __all__ = ["FeaturesExporter", "OpenNMTExporter", "MarianExporter", "OPENNMT_SEP", "MARIAN_RESERVED"]
 
@@ -67,21 +67,11 @@ class _Side:
         return [per_word[w] for w in self.word_of]
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.1f}" if x * 2 == int(x * 2) else repr(float(x))
-
-
-def _write(path: Path, lines: list[str]) -> Path:
-    from ..util.outputs import write_text
-
-    write_text(path, "".join(f"{line}\n" for line in lines))
-    return path
-
-
 class _Base(Exporter):
     """Options shared by the feature exporters; reads a dataset side by side."""
 
-    defaults = {"style": "bpe", "prefix": "train", "src_lang": "src", "tgt_lang": "tgt"}
+    #: prefix and languages: from the manifest where not given (exporters.file_names)
+    defaults = {"style": "bpe", "prefix": "", "src_lang": "", "tgt_lang": ""}
     choices = {"style": ("bpe", "spm", "ids")}
 
     def rows(self, dataset):
@@ -89,6 +79,7 @@ class _Base(Exporter):
         from .shards import iter_rows, load_models, read_manifest
 
         m = read_manifest(dataset)
+        self.prefix, self.langs = file_names(m, self.options)
         models = load_models(dataset, m)
         style, labels = self.options["style"], m["labels"]
         pretrained = [s for s, e in m["pieces"]["models"].items() if e.get("kind") == "tokenizers"]
@@ -99,12 +90,10 @@ class _Base(Exporter):
             yield m, models, {s: _Side(models[s], labels, style, s, row) for s in m["sides"]}, row
 
     def lang(self, side: str) -> str:
-        return self.options[f"{side}_lang"]
+        return self.langs[side]
 
-    def out(self, out_dir) -> Path:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        return out
+    def out(self, out_dir):
+        return output_dir(out_dir)
 
 
 @register_exporter("features")
@@ -132,7 +121,7 @@ class FeaturesExporter(_Base):
                     edges = zip(row[f"{s}_edge_head"], row[f"{s}_edge_dep"], row[f"{s}_edge_step"], row[f"{s}_edge_label"])
                     add(f"{base}.edges", []).append(" ".join(f"{h},{dd},{st},{m['labels'][lab]}" for h, dd, st, lab in edges))
         out = self.out(out_dir)
-        return [_write(out / f"{self.options['prefix']}.{name}", lines) for name, lines in files.items()]
+        return [_write(out, f"{self.prefix}.{name}", lines) for name, lines in files.items()]
 
 
 @register_exporter("opennmt")
@@ -165,7 +154,7 @@ class OpenNMTExporter(_Base):
                 toks = [OPENNMT_SEP.join([t, *(cols[f][k] for f in feats)]) for k, t in enumerate(d.tokens)]
                 text.setdefault(s, []).append(" ".join(toks))
         out = self.out(out_dir)
-        return [_write(out / f"{self.options['prefix']}.{self.lang(s)}", lines) for s, lines in text.items()]
+        return [_write(out, f"{self.prefix}.{self.lang(s)}", lines) for s, lines in text.items()]
 
 
 def marian_escape(token: str) -> str:
@@ -208,8 +197,8 @@ class MarianExporter(_Base):
                               "export with style=ids or style=spm")
         out = self.out(out_dir)
         src_lang = self.lang("src") if "src" in text else self.lang(next(iter(text)))
-        files = [_write(out / f"{self.options['prefix']}.{self.lang(s)}", lines) for s, lines in text.items()]
-        files.append(_write(out / f"{self.options['prefix']}.{src_lang}.fsv", _fsv(sorted(lemmas), n_labels, cap)))
+        files = [_write(out, f"{self.prefix}.{self.lang(s)}", lines) for s, lines in text.items()]
+        files.append(_write(out, f"{self.prefix}.{src_lang}.fsv", _fsv(sorted(lemmas), n_labels, cap)))
         return files
 
 

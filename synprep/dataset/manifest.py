@@ -23,7 +23,13 @@ def make_manifest(*, sides, transition_side, languages, labels, pieces, tokens, 
     """The one builder of a manifest (``synprep shard``'s dataset, the workflow's
     vocabulary directory and its merged dataset): its sections in the one order every
     manifest has (an optional section left out when None), checked as
-    :func:`read_manifest` checks it, so that nothing is written that would not read."""
+    :func:`read_manifest` checks it, so that nothing is written that would not read.
+    Every section but ``config`` has its keys in the order its code gives them; the
+    free-form ``config`` (the workflow's config) is sorted (:func:`synprep.util.outputs.canonical`),
+    so that the same inputs give the same bytes whatever the executor."""
+    from ..util.outputs import canonical
+
+    config = None if config is None else canonical(config)  # free-form: keys sorted, whatever order it came in
     m = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "sides": sides, "transition_side": transition_side,
          "languages": languages, "columns": columns, "labels": labels, "pieces": pieces, "tokens": tokens,
          "features": features, "counts": counts, "inputs": inputs, "settings": settings, "config": config,

@@ -3,8 +3,8 @@
 * ``lines``: every line is one item (an empty line too: it becomes an ``empty``
   reject, so that line numbers and counts stay aligned with the input); its id is
   ``<id_prefix><line number>`` (1-based).
-* ``tsv``: every line is ``id<TAB>text`` (the text is everything after the first
-  tab); an empty line or a line without a tab is an error naming FILE:LINE.
+* ``tsv``: every line is ``id<TAB>text``; an empty line, a line without a tab or
+  with a second one (a third column) is an error naming FILE:LINE.
 * ``auto``: ``tsv`` if the name ends in ``.tsv`` or ``.tsv.gz``, else ``lines``.
 
 Text must be UTF-8; a line that is not is an :class:`synprep.errors.InputError`
@@ -54,6 +54,9 @@ def read_items(path: str | os.PathLike, fmt: str = "auto", id_prefix: str = "") 
             if not tab:
                 raise InputError(name, lineno, "no tab; expected id<TAB>text (or use --format lines for one sentence a line)",
                                  reason="columns")
+            if "\t" in text:
+                raise InputError(name, lineno, f"{text.count(chr(9)) + 2} tab-separated columns; expected two, id<TAB>text "
+                                 "(a tab inside the text would be kept as part of the sentence)", reason="columns")
             item_id = item_id.strip()
             if not item_id:
                 raise InputError(name, lineno, "empty id; expected id<TAB>text with a non-empty id", reason="id")

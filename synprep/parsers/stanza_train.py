@@ -96,8 +96,10 @@ def _subset(src: str, dst: Path, limit: int | None) -> int:
     """Copy the first ``limit`` sentences of ``src`` (validated) to ``dst``; keep
     ``# text``, drop other comments; ``# newpar``-free, so the tokenizer data is one
     paragraph a document."""
+    from ..util.outputs import atomic_file
+
     n = 0
-    with open(dst, "w", encoding="utf-8") as out:
+    with atomic_file(dst, "w") as out:
         for s in read_conllu(src):
             if limit is not None and n >= limit:
                 break
@@ -235,7 +237,9 @@ def _train_pretrain(job: _Job) -> bool:
     vec = job.work / "vectors.txt"
     words = _forms(job.tr, job.dv)
     dim = job.conf["dim"]
-    with open(vec, "w", encoding="utf-8") as f:
+    from ..util.outputs import atomic_file
+
+    with atomic_file(vec, "w") as f:
         f.write(f"{len(words)} {dim}\n")
         for w in words:
             f.write(w + " " + " ".join(f"{rng.gauss(0, 0.3):.4f}" for _ in range(dim)) + "\n")

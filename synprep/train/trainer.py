@@ -60,6 +60,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -116,9 +117,15 @@ def _trim_metrics(path: Path, step: Optional[int]) -> None:
     again, and they must not appear twice. ``step`` None (a run that starts over, no
     checkpoint having been written) drops every record."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        data = path.read_bytes()
     except FileNotFoundError:
         return
+    try:
+        lines = data.decode("utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise InputError(os.fspath(path), line, f"not UTF-8 (byte {e.start}): not a metrics.jsonl synprep wrote; move it "
+                         "away (or train into another --out)", "encoding") from None
     keep = []
     for line in lines:
         try:
@@ -136,8 +143,8 @@ def _trim_metrics(path: Path, step: Optional[int]) -> None:
 class _Metrics:
     """metrics.jsonl, appended to (``path`` None: nothing written, on ranks other than 0)."""
 
-    def __init__(self, path: Optional[Path]):
-        self.f = open(path, "a", encoding="utf-8") if path is not None else None
+    def __init__(self, f):
+        self.f = f
 
     def write(self, rec: dict) -> None:
         if self.f is not None:
@@ -156,6 +163,8 @@ def batch_sampler(lengths, tc: TrainConfig, shuffle: bool):
     return TokenBudgetSampler(lengths, tc.max_tokens, seed=tc.seed, shuffle=shuffle, max_rows=tc.max_sentences or None)
 
 
+#: the kind of a run folder's marker (synprep.util.outputs.OutputDir)
+RUN_KIND = "train"
 #: what a resume that finds a run of other inputs in train.out does (:func:`train`)
 STALE = ("refuse", "start-over")
 
@@ -181,14 +190,14 @@ class Trainer:
 
         from .distributed import from_env
         from ..models import variant_class
-        from ..util.outputs import check_output_dir
+        from ..util.outputs import OutputDir
 
         if stale not in STALE:
             raise ValueError(f"stale = {stale!r}: expected one of {STALE}")
         variant_class(cfg.model.variant)  # an unknown variant fails before any data is read
         if not cfg.train.train:
             raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
-        check_output_dir(cfg.train.out, "train.out (--out)")
+        self.folder = OutputDir(cfg.train.out, RUN_KIND, "train.out (--out)")  # refused before any work unless ours
         self.clock = clock
         self.dist = dist = from_env(cfg.train.device)  # data-parallel under torchrun (world 1 otherwise)
         self.say = say if dist.main else (lambda msg: None)  # rank 0 reports
@@ -318,8 +327,10 @@ class Trainer:
 
         tc, mcfg, dist = self.tc, self.mcfg, self.dist
         if dist.main:
-            self.out.mkdir(parents=True, exist_ok=True)
-            (self.out / "config.json").write_text(json.dumps(self.cfg.to_dict(), indent=2) + "\n", encoding="utf-8")
+            from ..util.outputs import write_json
+
+            self.last_path, self.best_path = (self.folder.file(n) for n in ("checkpoint_last.pt", "checkpoint_best.pt"))
+            write_json(self.folder.file("config.json"), self.cfg.to_dict(), indent=2, sort_keys=False, ensure_ascii=True)
         self.vocab = None
         if tc.valid_bleu and self.valid_ds is not None:
             from ..translate.decode import TargetVocab
@@ -328,8 +339,8 @@ class Trainer:
         self.sampler = batch_sampler(self.train_ds.lengths(), tc, shuffle=True)
         self.collate = self.train_ds.collate()
         if dist.main:
-            _trim_metrics(self.out / "metrics.jsonl", self.step if resumed else None)
-        self.metrics = _Metrics(self.out / "metrics.jsonl" if dist.main else None)
+            _trim_metrics(self.folder.file("metrics.jsonl"), self.step if resumed else None)
+        self.metrics = _Metrics(self.folder.append("metrics.jsonl") if dist.main else None)
         if getattr(self.model, "prefix_decoder", False):
             mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
             self.say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")

@@ -287,22 +287,28 @@ def source_lengths(ds: Any, rows: Optional[Sequence[int]] = None) -> Optional[li
     return out
 
 
-def write_outputs(out_dir: str | os.PathLike, translations: Sequence[Translation], refs: Sequence[str], scores: dict, settings: dict) -> None:
+#: the kind of an evaluation folder's marker (synprep.util.outputs.OutputDir)
+EVAL_KIND = "evaluate"
+
+
+def write_outputs(out_dir: Any, translations: Sequence[Translation], refs: Sequence[str], scores: dict, settings: dict) -> None:
     """hyps.txt, hyps.conllu (when trees were predicted), refs.txt and scores.json,
     replaced together (:func:`synprep.util.outputs.atomic_files`): a failure while writing
-    any of them leaves the folder's old files as they were."""
-    from ..util.outputs import atomic_files
+    any of them leaves the folder's old files as they were. ``out_dir``: a path or an
+    :class:`~synprep.util.outputs.OutputDir` (a folder with files synprep did not
+    write is refused)."""
+    from ..util.outputs import OutputDir, atomic_files
 
-    out = Path(out_dir)
+    out = out_dir if isinstance(out_dir, OutputDir) else OutputDir(out_dir, EVAL_KIND, "--out")
     with atomic_files() as g:
-        g.open(out / "hyps.txt").write("".join(t.text + "\n" for t in translations))
-        g.open(out / "refs.txt").write("".join(r + "\n" for r in refs))
+        g.open(out.file("hyps.txt")).write("".join(t.text + "\n" for t in translations))
+        g.open(out.file("refs.txt")).write("".join(r + "\n" for r in refs))
         if translations and translations[0].heads is not None:
-            g.open(out / "hyps.conllu").write(
+            g.open(out.file("hyps.conllu")).write(
                 "".join(tree_conllu(t.words, t.heads, t.labels, sent_id=t.id, text=t.text) for t in translations if t.heads)
             )
         text = json.dumps({**scores, "settings": settings}, indent=2) + "\n"  # ASCII-escaped, as always
-        g.open(out / "scores.json").write(text)
+        g.open(out.file("scores.json")).write(text)
 
 
 def dump_tree_scores(model: Any, ds: Any, path: str | os.PathLike, *, max_tokens: int = 4000, device: Any = "cpu") -> int:

@@ -30,11 +30,18 @@ it is written does that folder take the place of ``NAME``:
 
 * on Linux with ``renameat2(RENAME_EXCHANGE)`` (ext4, xfs, btrfs, tmpfs, ...) the two
   folders are swapped in one atomic step, so at every instant ``NAME`` holds either
-  the complete old output or the complete new one; the old one is then deleted;
+  the complete old output or the complete new one;
 * elsewhere ``NAME`` is renamed away and the new folder renamed into place: for the
   instant between the two renames ``NAME`` does not exist (a reader finds no output,
   never a mix), and a run killed exactly there leaves the old output as
-  ``.NAME.old-PID``.
+  ``.NAME.old-PID-XXXXXXXX``.
+
+The rule below is checked before any work, again just before the swap, and once more
+on the old folder just after it has been moved aside: a file that appeared meanwhile
+(``echo notes > NAME/NOTES.md`` while the command runs) undoes the swap (the old
+folder, with that file, back in place) and fails the command, naming it. The old
+folder then loses only what its marker lists, with the listed sizes; anything else
+is kept (and named in a warning), never deleted unchecked.
 
 The rule (what may be replaced). A folder output carries a marker,
 ``.synprep-output.json`` (:data:`MARKER`), that lists the command kind that wrote it
@@ -50,9 +57,33 @@ deletes it) and runs again. ``-o`` naming the current folder or one that holds i
 refused too (a folder cannot be swapped while it is the working directory).
 
 A run killed before the swap leaves ``NAME`` untouched and a ``.NAME.tmp-PID-...``
-folder; the next run into ``NAME`` deletes it only when that process is gone and the
-folder is provably ours: the marker written into it when it was made names that PID,
-or its complete marker lists everything in it.
+folder whose marker names its owner: host name, boot id, PID namespace, PID and the
+process's start time. The next run into ``NAME`` deletes such a folder only when that
+owner is proven dead: the same machine, boot and PID namespace, and the PID free or
+taken by a process of another start time. A folder whose owner cannot be proven dead
+(a run on another node of a cluster writing to the same shared file system, another
+container, a run killed after its last marker, a marker of a synprep older than the
+owner record) is left alone and named in a warning. Before its swap a run checks that
+its temporary folder still holds the marker it wrote; when another run deleted or
+replaced it, the run fails (exit 2) and leaves that folder as it is.
+
+Kept folders. A folder that is written into file by file and kept between runs -- a
+training run's folder (resumed in place), ``synprep evaluate --out``, ``synprep
+export``'s OUT -- is an :class:`OutputDir`: the same marker with ``"in_place": true``
+and the names of the files synprep wrote there (not their sizes: a run's metrics
+grow). It is refused before any work unless it is new, empty, or its marker is of
+the same kind and lists everything in it (folder outputs nested in it, with their own
+marker, are theirs to check); each file's name is registered in the marker before it
+is written, and a name that appeared meanwhile is refused. Output names come from
+synprep: the part a user may choose (an export's ``prefix``) is a plain name
+(:func:`plain_name`).
+
+Also here: :func:`check_outdir` (the workflow's output root), :func:`canonical` (the
+one key order of a free-form JSON section), :func:`remove_output` (a damaged shard,
+deleted only when its marker lists everything in it). A static test
+(tests/test_outputs.py) finds every ``open`` for writing, ``write_text``,
+``write_bytes``, ``torch.save`` and ``shutil.rmtree`` of the package outside this
+module and fails on a new one.
 """
 
 from __future__ import annotations
@@ -63,6 +94,7 @@ import errno
 import json
 import os
 import re
+import logging
 import shutil
 from pathlib import Path
 from typing import IO, Any, Iterator
@@ -72,17 +104,24 @@ from ..errors import ConfigError
 __all__ = [
     "MARKER",
     "FileGroup",
+    "OutputDir",
     "atomic_file",
     "atomic_files",
+    "canonical",
+    "check_outdir",
     "check_output_dir",
     "check_output_file",
     "check_replaceable",
     "describe_os_error",
+    "plain_name",
+    "remove_output",
     "replace_dir",
     "write_bytes",
     "write_json",
     "write_text",
 ]
+
+log = logging.getLogger(__name__)
 
 #: the file inside a folder output that proves synprep wrote the folder (module docstring)
 MARKER = ".synprep-output.json"
@@ -118,15 +157,24 @@ def check_output_dir(path: str | os.PathLike, option: str = "-o") -> Path:
     return p
 
 
-def check_output_file(path: str | os.PathLike, option: str = "-o") -> Path:
-    """``path`` as a Path; ConfigError when it is a directory or cannot be written
-    (``-`` for stdout passes)."""
+def check_output_file(path: str | os.PathLike, option: str = "-o", inputs: tuple = ()) -> Path:
+    """``path`` as a Path; ConfigError when it is a directory, cannot be written, or
+    is one of the command's ``inputs`` (``parse x.txt -o x.txt`` would replace its
+    own input; ``-`` for stdout passes)."""
     p = Path(path)
     if os.fspath(path) == "-":
         return p
     if p.is_dir():
         raise ConfigError(f"{option} {p}: an existing directory; give a file name")
     _check_parent(p, option)
+    for i in inputs:
+        if i is None or os.fspath(i) == "-":
+            continue
+        same = os.path.realpath(i) == os.path.realpath(p)
+        with contextlib.suppress(OSError):
+            same = same or os.path.samefile(i, p)
+        if same:
+            raise ConfigError(f"{option} {p}: the same file as the input {i}; give another output name")
     return p
 
 
@@ -392,6 +440,18 @@ def write_text(path: str | os.PathLike, text: str, newline: str | None = "\n", f
         f.write(text)
 
 
+def canonical(obj: Any) -> Any:
+    """``obj`` with the keys of every mapping in it sorted (lists keep their order): a
+    free-form section of a JSON output (a manifest's ``config``, as snakemake hands it
+    over in another key order under SLURM than locally) in the one order that makes
+    the same content the same bytes."""
+    if isinstance(obj, dict):
+        return {k: canonical(obj[k]) for k in sorted(obj, key=str)}
+    if isinstance(obj, (list, tuple)):
+        return [canonical(x) for x in obj]
+    return obj
+
+
 def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 1, sort_keys: bool = True,
                ensure_ascii: bool = False, default: Any = None, end: str = "\n", fsync: bool | None = None) -> None:
     """``obj`` as JSON, atomically. synprep's format is the default: indent 1, keys
@@ -413,6 +473,62 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _read_small(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, field 22 of
+    ``/proc/PID/stat``), or None where that cannot be read (not Linux, gone)."""
+    stat = _read_small(f"/proc/{pid}/stat")
+    if stat is None or ")" not in stat:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _machine() -> dict[str, str | None]:
+    """What names this machine and PID namespace for another process that reads a
+    temporary folder's marker: host name, boot id (a fresh one every boot) and the
+    PID namespace (containers on one kernel share the boot id, not the namespace)."""
+    import socket
+
+    try:
+        pidns: str | None = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        pidns = None
+    return {"host": socket.gethostname(), "boot": _read_small("/proc/sys/kernel/random/boot_id"), "pidns": pidns}
+
+
+def _owner() -> dict[str, Any]:
+    """This process as the owner of a temporary folder (:func:`_proven_dead`)."""
+    return {**_machine(), "pid": os.getpid(), "start": _start_time(os.getpid())}
+
+
+def _proven_dead(owner: Any) -> bool:
+    """Whether the process ``owner`` (:func:`_owner`, read from a marker) is provably
+    gone: it ran on this machine, in this boot and this PID namespace, and its PID is
+    free or taken by a process that started at another time. Anything else -- another
+    node of a cluster on a shared file system, another container, an owner recorded
+    without its start time or by an older synprep -- cannot be proven dead."""
+    if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int) or owner.get("start") is None:
+        return False
+    here = _machine()
+    if any(here[k] is None or owner.get(k) != here[k] for k in here):
+        return False
+    pid = owner["pid"]
+    if pid == os.getpid():
+        return False
+    if not _alive(pid):
+        return True
+    now = _start_time(pid)
+    return now is not None and now != owner["start"]
 
 
 def _read_marker(p: Path) -> dict | None:
@@ -439,31 +555,39 @@ def _entries(p: Path) -> dict[str, int | None]:
     return out
 
 
-def _write_marker(d: Path, kind: str, files: dict[str, int] | None) -> None:
+def _write_marker(d: Path, kind: str, files: dict[str, int] | None) -> dict:
+    """The marker of ``d`` (returned as written): complete (``files`` listed, no owner:
+    the same bytes every run) or, while ``d`` is being written, naming its owner."""
     from .. import __version__
 
     m = {"synprep": "output", "version": __version__, "kind": kind, "complete": files is not None, "files": files or {}}
-    if files is None:  # a folder being written: whose (the complete marker has no PID: same bytes every run)
-        m["pid"] = os.getpid()
+    if files is None:  # a folder being written: whose, so that another run (on any machine) can tell
+        m["owner"] = _owner()
     write_json(d / MARKER, m)
+    return m
 
 
 def _remove_stale(p: Path) -> None:
-    """Temporary folders of killed runs into ``p``, when the process named in the
-    folder's name is gone: only those whose marker names that PID (a run killed while
-    writing), or whose complete marker lists everything in them (killed just before
-    the swap)."""
+    """Temporary folders of killed runs into ``p``: removed only when their marker,
+    written when the folder was made, names an owner that is provably gone
+    (:func:`_proven_dead`); a folder of ours whose owner cannot be proven dead (a run
+    on another node, or one killed after its last marker) is left alone and named in
+    a warning; a folder without our marker is not ours and is not touched."""
     prefix = f".{p.name}.tmp-"
     for q in p.parent.glob(f"{prefix}*"):
         pid = q.name[len(prefix):].split("-", 1)[0]
         if not (pid.isdigit() and int(pid) != os.getpid() and q.is_dir() and not q.is_symlink()):
             continue
         m = _read_marker(q)
-        if m is None or _alive(int(pid)):
+        if m is None:
             continue
-        # killed while writing (its marker names it), or after its last marker, before the swap
-        if m.get("pid") == int(pid) or (m.get("complete") is True and _refusal(q, m.get("kind"), "-o") is None):
+        owner = m.get("owner")
+        if m.get("complete") is False and isinstance(owner, dict) and owner.get("pid") == int(pid) and _proven_dead(owner):
             shutil.rmtree(q, ignore_errors=True)
+        else:
+            log.warning("%s: the temporary folder of another synprep run whose process cannot be proven gone "
+                        "(another machine, or a run killed just before it finished); left alone: delete it yourself "
+                        "once no synprep run writes %s", q, p)
 
 
 def _few(names: list[str]) -> str:
@@ -532,7 +656,8 @@ def replace_dir(path: str | os.PathLike, kind: str, option: str = "-o") -> Itera
     an exception, the files written in it are listed in its marker (kind ``kind``)
     and it replaces ``path`` as a whole (see the module docstring); on an exception
     it is deleted and ``path`` is left as it was. ``path`` must be empty or an
-    earlier ``kind`` output (:func:`check_replaceable`)."""
+    earlier ``kind`` output (:func:`check_replaceable`), checked here, again at the
+    moment of the swap, and once more on the old folder after the swap."""
     p = check_replaceable(path, kind, option)
     if p.is_symlink():  # replace the directory it points to, where it is
         p = Path(os.path.realpath(p))
@@ -540,19 +665,30 @@ def replace_dir(path: str | os.PathLike, kind: str, option: str = "-o") -> Itera
     _remove_stale(p)
     tmp = p.parent / f".{p.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     tmp.mkdir()
+    mine = True
     try:
-        _write_marker(tmp, kind, None)  # so that a killed run's folder is known to be ours
+        started = _write_marker(tmp, kind, None)  # so that a killed run's folder is known to be ours, and whose
         yield tmp
+        if _read_marker(tmp) != started:
+            mine = False  # another run deleted or took it: what it holds now is not ours to delete
+            raise ConfigError(_taken(tmp, p, option))
         files = {n: size for n, size in _entries(tmp).items() if size is not None and n != MARKER}
         _write_marker(tmp, kind, dict(sorted(files.items())))
         _fsync_path(tmp, directory=True)
-        _swap(tmp, p)
+        _swap(tmp, p, kind, option)
     except BaseException as e:
         named = _with_path(e, p, [q for q in tmp.rglob("*") if q.is_file()] if tmp.is_dir() else None)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if mine:
+            shutil.rmtree(tmp, ignore_errors=True)
         if named is e:
             raise
         raise named from e
+
+
+def _taken(tmp: Path, p: Path, option: str) -> str:
+    return (f"{option} {p}: this run's temporary folder {tmp} was deleted or replaced while it ran (by another "
+            f"synprep run into {p}, on this machine or another?); nothing was replaced and it is left as it is. "
+            f"Make sure one run at a time writes {p}, then run again")
 
 
 _RENAME_EXCHANGE = 2
@@ -574,9 +710,23 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(e, os.strerror(e), os.fspath(a))
 
 
-def _swap(tmp: Path, p: Path) -> None:
-    """``tmp`` takes the place of ``p`` (module docstring); the old ``p`` is deleted."""
-    if not p.exists():
+def _recheck(q: Path, kind: str, option: str, when: str, p: Path | None = None) -> None:
+    """:func:`_refusal` made again on ``q`` (a file now counts too): ConfigError saying
+    that what it names appeared ``when``, naming the output ``p`` (where ``q`` is the
+    old output moved aside, put back before the error is raised)."""
+    why = _refusal(q, kind, option) if q.is_dir() and not q.is_symlink() else f"{option} {q}: now a file or a link, not a folder"
+    if why:
+        if p is not None:
+            why = why.replace(os.fspath(q), os.fspath(p))
+        raise ConfigError(f"{why} (found {when}; the new output was not put in its place, and nothing was deleted)")
+
+
+def _swap(tmp: Path, p: Path, kind: str, option: str) -> None:
+    """``tmp`` takes the place of ``p`` (module docstring). The rule is checked again
+    on ``p`` just before, and on the old folder just after an exchange (which is then
+    undone when something appeared in between); the old folder loses only the files
+    its marker lists, with their listed sizes (:func:`_remove_checked`)."""
+    if not os.path.lexists(p):
         try:
             os.rename(tmp, p)
             _fsync_path(p.parent, directory=True)
@@ -584,12 +734,188 @@ def _swap(tmp: Path, p: Path) -> None:
         except OSError as e:
             if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
                 raise
+    _recheck(p, kind, option, "when the new output was ready")
     if _exchange(tmp, p):
+        try:
+            _recheck(tmp, kind, option, "in the old output at the moment of the swap", p)
+        except ConfigError:
+            _exchange(tmp, p)  # the old output (with what appeared) back in its place
+            raise
         _fsync_path(p.parent, directory=True)
-        shutil.rmtree(tmp, ignore_errors=True)  # now the old output
+        _remove_checked(tmp, p)
         return
-    old = p.parent / f".{p.name}.old-{os.getpid()}"
+    old = p.parent / f".{p.name}.old-{os.getpid()}-{os.urandom(4).hex()}"
     os.rename(p, old)
+    try:
+        _recheck(old, kind, option, "in the old output at the moment of the swap", p)
+    except ConfigError:
+        os.rename(old, p)
+        raise
     os.rename(tmp, p)
     _fsync_path(p.parent, directory=True)
-    shutil.rmtree(old, ignore_errors=True)
+    _remove_checked(old, p)
+
+
+def _remove_checked(old: Path, p: Path) -> None:
+    """Delete the old output ``old`` (moved aside from ``p``): the files its marker
+    lists, with the listed sizes, the marker and the folders left empty; anything
+    else (a file written into it after the last check) is kept with its folder, which
+    a warning names."""
+    m = _read_marker(old) or {"files": {}}
+    for name, size in m["files"].items():
+        q = old / name
+        with contextlib.suppress(OSError):
+            if os.lstat(q).st_size == size:
+                os.unlink(q)
+    with contextlib.suppress(OSError):
+        os.unlink(old / MARKER)
+    for root, _, _ in sorted(os.walk(old), key=lambda x: -len(x[0])):
+        with contextlib.suppress(OSError):
+            os.rmdir(root)
+    if os.path.lexists(old):
+        log.warning("%s: the old output of %s held files that appeared after it was checked: %s; they are kept there",
+                    old, p, _few(sorted(_entries(old))))
+
+
+# ----------------------------------------------------------------------------- folders kept
+
+
+def plain_name(value: str, what: str) -> str:
+    """``value`` when it is a plain file name (no separator, not ``.`` or ``..``,
+    no NUL, not hidden): the part of an output's name a user may choose (an export's
+    ``prefix``); else ConfigError naming ``what``."""
+    if (not value or value in (".", "..") or value.startswith(".") or "\0" in value
+            or any(sep and sep in value for sep in ("/", os.sep, os.altsep))):
+        raise ConfigError(f"{what} {value!r}: expected a plain file name (no '/', not '.' or '..', not starting "
+                          f"with '.'); the files are written into the output folder, under names synprep makes from it")
+    return value
+
+
+class OutputDir:
+    """A folder output written file by file and kept between runs: a training run's
+    folder (resumed in place), ``synprep evaluate --out``, ``synprep export``'s OUT
+    (several exports side by side). It carries the same marker as a replaced folder,
+    with ``"in_place": true`` and the names it wrote (sizes are not kept: a run's
+    metrics grow and its checkpoints are rewritten). The rule, checked when the
+    object is made (before any work): the folder is new or empty, or its marker is of
+    kind ``kind`` and lists every file and folder in it. Each file is then written
+    under a name registered first (:meth:`file`), and a name that is not registered
+    but exists (a file that appeared while the command ran) is refused."""
+
+    def __init__(self, path: str | os.PathLike, kind: str, option: str = "-o"):
+        self.path = check_output_dir(path, option)
+        self.kind, self.option = kind, option
+        self.names: set[str] = set(self._check())
+
+    def _check(self) -> list[str]:
+        p = self.path
+        entries = _own_entries(p) if p.is_dir() else {}
+        if not entries:
+            return []
+        m = _read_marker(p)
+        how = f"move the folder away or delete it yourself if you no longer need it, or choose another {self.option}"
+        if m is None or not m.get("in_place") or m.get("kind") != self.kind:
+            return self._refuse(m, entries, how)
+        listed = [str(k) for k in m["files"]]
+        allowed = set(listed) | {MARKER} | {os.path.dirname(n) for n in listed}
+        foreign = sorted(n for n in entries if n not in allowed)
+        if foreign:
+            raise ConfigError(f"{self.option} {p}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
+                              f"{_few(foreign)}; synprep writes only into an empty folder or its own: {how}")
+        return listed
+
+    def _refuse(self, m: dict | None, entries: dict, how: str) -> list[str]:
+        p = self.path
+        if m is None:
+            raise ConfigError(f"{self.option} {p}: a folder synprep cannot prove it wrote (no {MARKER}: made by hand, "
+                              f"by another program, or by a synprep older than that marker); it holds {len(entries)} "
+                              f"file(s) and folder(s): {_few(sorted(entries))}. synprep writes only into an empty "
+                              f"folder or its own: {how}")
+        raise ConfigError(f"{self.option} {p}: the output of another kind of command ({m.get('kind')!r}, not "
+                          f"{self.kind!r}); it is not written into: {how}")
+
+    def file(self, name: str) -> Path:
+        """The path of ``name`` (a relative path inside the folder, made by synprep)
+        in this folder, registered in its marker before anything is written there."""
+        rel = os.path.normpath(name)
+        if os.path.isabs(rel) or rel.startswith(".."):
+            raise ValueError(f"{name!r} is not a path inside {self.path}")
+        target = self.path / rel
+        if rel not in self.names:
+            if os.path.lexists(target):
+                raise ConfigError(f"{self.option} {self.path}: {rel} appeared while this command ran and synprep did "
+                                  f"not write it; it is not replaced: move it away and run again")
+            self.names.add(rel)
+            self.path.mkdir(parents=True, exist_ok=True)
+            now = _read_marker(self.path)  # names another writer of this folder registered meanwhile (the same run's script)
+            if now is not None and now.get("in_place") and now.get("kind") == self.kind:
+                self.names.update(str(n) for n in now["files"])
+            from .. import __version__
+
+            write_json(self.path / MARKER, {"synprep": "output", "version": __version__, "kind": self.kind,
+                                            "in_place": True, "files": {n: None for n in sorted(self.names)}})
+        return target
+
+    def append(self, name: str) -> IO:
+        """``name`` opened to append to (UTF-8): a log that grows while a run goes on
+        (a training run's metrics.jsonl)."""
+        return open(self.file(name), "a", encoding="utf-8")
+
+
+def _ours_temporary(name: str) -> bool:
+    """Whether ``name`` (a path in a folder) is a temporary file of this module
+    (a write killed before its rename): tolerated in a kept folder, never deleted."""
+    return _TEMP.match(os.path.basename(name)) is not None
+
+
+def _own_entries(p: Path) -> dict[str, int | None]:
+    """:func:`_entries` of a kept folder, less the temporary files of this module and
+    the folder outputs nested in it (each with its own marker: ``results/train/RUN/eval``
+    in a run's folder), which are checked on their own."""
+    entries = {n: s for n, s in _entries(p).items() if not _ours_temporary(n)}
+    nested = [n for n, s in entries.items() if s is None and (p / n / MARKER).is_file()]
+    return {n: s for n, s in entries.items() if not any(n == d or n.startswith(d + os.sep) for d in nested)}
+
+
+#: the folders of a synprep checkout that hold its own files (never a workflow's outdir)
+CHECKOUT_FOLDERS = (".ci", ".git", "bench", "config", "docs", "resources", "synprep", "tests", "workflow")
+
+
+def check_outdir(outdir: str, checkout: str | os.PathLike, where: str = "config outdir") -> None:
+    """The workflow's output root, checked before any job: not an existing file, not
+    ``/``, not the checkout (or a folder holding it) and not one of its own folders
+    (:data:`CHECKOUT_FOLDERS`); ConfigError, one line, otherwise."""
+    real = os.path.realpath(outdir or os.curdir)
+    home = os.path.realpath(checkout)
+    if os.path.lexists(outdir) and not os.path.isdir(outdir):
+        raise ConfigError(f"{where} = {outdir!r}: an existing file, not a folder; give a folder (it is created)")
+    if real == os.path.realpath(os.sep):
+        raise ConfigError(f"{where} = {outdir!r}: the root of the file system; give a folder of its own (e.g. results)")
+    if home == real or home.startswith(real.rstrip(os.sep) + os.sep):
+        raise ConfigError(f"{where} = {outdir!r}: the synprep checkout {home} (or a folder holding it); give a folder "
+                          f"of its own (e.g. results)")
+    for name in CHECKOUT_FOLDERS:
+        own = os.path.join(home, name)
+        if real == own or real.startswith(own + os.sep):
+            raise ConfigError(f"{where} = {outdir!r}: inside the checkout's own folder {own}; give a folder of its "
+                              f"own (e.g. results)")
+
+
+def remove_output(path: str | os.PathLike, kind: str, also: tuple[str, ...] = ()) -> str | None:
+    """Delete the folder output ``path`` of kind ``kind`` (a damaged shard the
+    workflow rebuilds): only when its marker proves it ours and lists every file in
+    it (their sizes may differ: that is the damage), besides the names ``also`` (what
+    the caller's own engine puts there: snakemake's ``.snakemake_timestamp`` in a
+    directory output). Returns None when it is gone, else why it was left as it is
+    (no marker, another kind, files synprep did not write)."""
+    p = Path(path)
+    m = _read_marker(p)
+    if m is None or m.get("kind") != kind:
+        return f"synprep cannot prove it wrote {p} (no {MARKER} of kind {kind!r}); delete it yourself"
+    listed = {str(k) for k in m["files"]} | {MARKER} | set(also)
+    listed |= {os.path.dirname(n) for n in listed}
+    foreign = sorted(n for n in _entries(p) if n not in listed)
+    if foreign:
+        return f"{p} holds files synprep did not write: {_few(foreign)}; move them away (or delete the folder yourself)"
+    shutil.rmtree(p)
+    return None

@@ -106,9 +106,9 @@ if INDUCE:
             benchmark:
                 out_path("benchmarks/shard_gold_treebank/treebank.tsv")
             shell:
-                "synprep shard {input.gold} -o {output.dataset} --side src --vocab-from {input.vocab} "
-                "--words syntactic --projectivity lift --unknown-labels map --labels {params.labels} "
-                "--max-len 16000 > {log} 2>&1"
+                "synprep shard {input.gold:q} -o {output.dataset:q} --side src --vocab-from {input.vocab:q} "
+                "--words syntactic --projectivity lift --unknown-labels map --labels {params.labels:q} "
+                "--max-len 16000 > {log:q} 2>&1"
 
         rule dump_treebank_scores:
             input:

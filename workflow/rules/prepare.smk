@@ -9,7 +9,6 @@
 # docs/workflow.md, "Shards, ids and the split").
 
 import os
-import shlex
 
 from synprep.stages.prepare import CorpusSpec, shard_names
 
@@ -46,14 +45,15 @@ rule split_corpus:
         rejects=expand(PREPARE["rejects"], shard=SHARDS),
         summary=expand(PREPARE["summary"], shard=SHARDS),
     params:
+        # lists: the shell line quotes each word ({params.corpus:q})
         corpus=(
-            f"--tsv {shlex.quote(CORPUS.tsv)} --columns {CORPUS.columns[0]} {CORPUS.columns[1]}"
+            ["--tsv", CORPUS.tsv, "--columns", str(CORPUS.columns[0]), str(CORPUS.columns[1])]
             if CORPUS.tsv
-            else f"--src {shlex.quote(CORPUS.src)} --tgt {shlex.quote(CORPUS.tgt)}"
+            else ["--src", CORPUS.src, "--tgt", CORPUS.tgt]
         ),
         name=CORPUS.name,
         shards=len(SHARDS),
-        max_pairs=f"--max-pairs {CORPUS.max_pairs}" if CORPUS.max_pairs else "",
+        max_pairs=["--max-pairs", str(CORPUS.max_pairs)] if CORPUS.max_pairs else [],
         out_dir=lambda wildcards, output: os.path.dirname(output.pairs[0]),
     conda:
         "../envs/synprep.yaml"
@@ -62,5 +62,5 @@ rule split_corpus:
     benchmark:
         out_path("benchmarks/split_corpus/corpus.tsv")
     shell:
-        "synprep split {params.corpus} --name {params.name} --shards {params.shards} "
-        "{params.max_pairs} --out-dir {params.out_dir} 2> {log}"
+        "synprep split {params.corpus:q} --name {params.name:q} --shards {params.shards:q} "
+        "{params.max_pairs:q} --out-dir {params.out_dir:q} 2> {log:q}"

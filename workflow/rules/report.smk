@@ -27,9 +27,9 @@ rule collect_stats:
     benchmark:
         out_path("benchmarks/collect_stats/{shard}.tsv")
     shell:
-        "synprep report stats --shard {wildcards.shard} --pairs {input.pairs} "
-        "--arrow {input.dataset} --conllu src={input.src} --conllu tgt={input.tgt} "
-        "--words {params.words} --labels {params.labels} -o {output.stats} 2> {log}"
+        "synprep report stats --shard {wildcards.shard:q} --pairs {input.pairs:q} "
+        "--arrow {input.dataset:q} --conllu src={input.src:q} --conllu tgt={input.tgt:q} "
+        "--words {params.words:q} --labels {params.labels:q} -o {output.stats:q} 2> {log:q}"
 
 
 rule make_report:

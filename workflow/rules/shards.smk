@@ -28,7 +28,7 @@ rule account_shard:
     output:
         ledger=out_path("shards/accounting/{shard}.json"),
     params:
-        stages=" ".join(STAGES),
+        stages=STAGES,
     conda:
         "../envs/synprep.yaml"
     log:
@@ -36,9 +36,9 @@ rule account_shard:
     benchmark:
         out_path("benchmarks/account_shard/{shard}.tsv")
     shell:
-        "synprep report accounting --shard {wildcards.shard} --split {input.summary} "
-        "--input {input.pairs} {input.prepare_rejects} --rejects {input.rejects} "
-        "--kept {input.kept} --stages {params.stages} -o {output.ledger} 2> {log}"
+        "synprep report accounting --shard {wildcards.shard:q} --split {input.summary:q} "
+        "--input {input.pairs:q} {input.prepare_rejects:q} --rejects {input.rejects:q} "
+        "--kept {input.kept:q} --stages {params.stages:q} -o {output.ledger:q} 2> {log:q}"
 
 
 rule write_manifest:

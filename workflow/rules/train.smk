@@ -138,6 +138,7 @@ if TRAIN_RUNS and HELDOUT_DATA:
             refs=out_path("train/{run}/eval/refs.txt"),
         params:
             checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
+            out_dir=lambda wildcards, output: os.path.dirname(output.scores),
             data=lambda wildcards, input: os.path.dirname(input.data),
             lang=LANGS["tgt"],
             beam=lambda wildcards: RUN_CONFIGS[wildcards.run].get("decode", {}).get("beam", TRAIN["beam"]),
@@ -149,9 +150,9 @@ if TRAIN_RUNS and HELDOUT_DATA:
         benchmark:
             out_path("benchmarks/evaluate_model/{run}.tsv")
         shell:
-            "synprep evaluate --checkpoint {params.checkpoint} --data {params.data} "
-            "--out $(dirname {output.scores}) --lang {params.lang} --beam {params.beam} "
-            "--length-penalty {params.length_penalty} > {log} 2>&1"
+            "synprep evaluate --checkpoint {params.checkpoint:q} --data {params.data:q} "
+            "--out {params.out_dir:q} --lang {params.lang:q} --beam {params.beam:q} "
+            "--length-penalty {params.length_penalty:q} > {log:q} 2>&1"
 
     TRAIN_REPORT_INPUT.update(
         {f"{name}_scores": rules.evaluate_model.output.scores.format(run=name) for name in RUN_CONFIGS}

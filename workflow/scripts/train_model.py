@@ -12,9 +12,9 @@ import os
 import subprocess
 import sys
 
-from synprep.util.outputs import write_json
+from synprep.util.outputs import OutputDir, write_json
 from synprep.util.progress import ProgressEcho
-from synprep.train.trainer import RunConfig, train
+from synprep.train.trainer import RUN_KIND, RunConfig, train
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log
@@ -30,14 +30,13 @@ gpus = int(getattr(sm.resources, "gpu", 0) or 0)  # train.gpus, or what a profil
 tc["threads"] = max(1, sm.threads // max(1, gpus))
 tc.setdefault("progress", True)  # the log is not a terminal: a progress line every 30 s
 run = RunConfig.from_dict(cfg, where=f"run {sm.wildcards.run}")
+folder = OutputDir(tc["out"], RUN_KIND, "the run folder")  # the trainer's rule: its own files only
 # the progress line (update, loss, ETA; every 30 s, SYNPREP_PROGRESS_INTERVAL) on the
 # terminal too, where the run is watched (synprep.util.progress.ProgressEcho)
 sys.stderr = ProgressEcho(log, terminal, [run.model.variant], prefix=f"train_model {sm.wildcards.run}: ")
 if gpus >= 2:
-    os.makedirs(tc["out"], exist_ok=True)
-    launch = os.path.join(tc["out"], "torchrun.json")
-    with open(launch, "w", encoding="utf-8") as f:
-        json.dump(run.to_dict(), f, indent=1)
+    launch = os.fspath(folder.file("torchrun.json"))
+    write_json(launch, run.to_dict(), sort_keys=False, end="")  # the bytes it always had
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}",
            "-m", "synprep.cli", "train", "--config", launch, "--start-over-if-changed"]
     print(" ".join(cmd), file=log)
@@ -47,4 +46,4 @@ if gpus >= 2:
     summary = json.loads(done.stdout)  # rank 0's
 else:
     summary = train(run, resume=True, log=lambda msg: print(msg, file=log), stale="start-over")
-write_json(sm.output.summary, summary, ensure_ascii=True, end="")  # the bytes it always had
+write_json(folder.file(os.path.basename(sm.output.summary)), summary, ensure_ascii=True, end="")  # the bytes it always had

@@ -1,0 +1,82 @@
+"""Issue 35, class 4: bounds of the CLI's numbers and what a command may write over.
+
+Every numeric option of every command has its bound in argparse (a value outside it
+is a usage error, exit 2, before any input is read); ``parse`` and ``split`` refuse an
+output that is their own input; a ``parse`` TSV line with a third column is an error
+naming its line, not a tab kept inside the sentence.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from .test_faults import run_main
+
+#: numeric options whose bound depends on the data, checked when it is read
+DATA_BOUND = {("inspect", "--row")}  # negative rows count from the end
+
+
+def numeric_actions():
+    """(command, action) of every option with a type, of every command."""
+    import importlib
+
+    from synprep.cli import COMMANDS
+
+    for name, (module, _) in COMMANDS.items():
+        p = argparse.ArgumentParser(prog=name)
+        importlib.import_module(module).add_arguments(p)
+        for a in p._actions:
+            if a.option_strings and a.type is not None:
+                yield name, a
+
+
+def test_every_numeric_option_has_its_bound():
+    bare = [(name, a.option_strings[-1]) for name, a in numeric_actions()
+            if a.type in (int, float) and (name, a.option_strings[-1]) not in DATA_BOUND]
+    assert bare == []
+    assert len([1 for name, a in numeric_actions() if a.type not in (int, float)]) >= 25
+
+
+@pytest.mark.parametrize("args", [
+    ["parse", "x.txt", "--lang", "en", "--max-words", "-1"],
+    ["parse", "x.txt", "--lang", "en", "--workers", "0"],
+    ["shard", "a", "b", "-o", "o", "--character-coverage", "nan"],
+    ["split", "--tsv", "c.tsv", "--name", "c", "--shards", "0", "--out-dir", "o"],
+    ["train", "--max-minutes", "-5"],
+    ["translate", "--checkpoint", "x", "--data", "d", "--beam", "0"],
+])
+def test_a_number_out_of_bounds_is_a_usage_error_before_any_work(args, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        run_main(capsys, *args)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "expected " in err and args[-2] in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_parse_and_split_refuse_to_write_over_their_input(tmp_path, capsys):
+    x = tmp_path / "x.txt"
+    x.write_text("hello world\n")
+    rc, err = run_main(capsys, "parse", x, "--lang", "en", "-o", x, "-q")
+    assert rc == 2 and "the same file as the input" in err and x.read_text() == "hello world\n"
+    rc, err = run_main(capsys, "parse", x, "--lang", "en", "-o", tmp_path / "o.conllu", "--rejects", x, "-q")
+    assert rc == 2 and "the same file as the input" in err and x.read_text() == "hello world\n"
+    (tmp_path / "link.txt").symlink_to(x)
+    rc, err = run_main(capsys, "parse", tmp_path / "link.txt", "--lang", "en", "-o", x, "-q")
+    assert rc == 2 and x.read_text() == "hello world\n"
+    c = tmp_path / "c.tsv"
+    c.write_text("a\tb\n")
+    rc, err = run_main(capsys, "split", "--tsv", c, "--name", "c", "--shards", "1", "--shard", "0", "--out", c,
+                       "--rejects", tmp_path / "r.tsv")
+    assert rc == 2 and "the same file as the input" in err and c.read_text() == "a\tb\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.tsv", "link.txt", "x.txt"]
+
+
+def test_a_parse_tsv_line_with_a_third_column_is_an_error_naming_its_line(tmp_path, capsys):
+    p = tmp_path / "p.tsv"
+    p.write_text("id1\tHello world .\nid2\tHello world\textra\n")
+    rc, err = run_main(capsys, "parse", p, "--lang", "en", "-o", tmp_path / "p.conllu", "-q")
+    assert rc == 2 and f"{p}:2: 3 tab-separated columns" in err, err
+    assert not (tmp_path / "p.conllu").exists()

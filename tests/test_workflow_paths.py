@@ -1,0 +1,117 @@
+"""Issue 35, classes 4-6: the workflow's paths and config bounds.
+
+* every path in a workflow shell line is quoted (``{output:q}``, ``{log:q}``, params
+  as lists quoted word by word): a shell line with an unquoted placeholder fails the
+  static test; a run with an outdir, corpus and config path that hold spaces and
+  characters a shell reads (``'``, ``$``, ``;``) writes nothing outside its outdir;
+* the config check refuses an outdir that is a file, ``/``, the checkout or one of
+  its folders, and ``train.heldout_shards`` equal to ``shards.count`` when runs train
+  on the rest, each in one line before any job.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+import yaml
+
+from synprep.errors import ConfigError
+from synprep.util.outputs import check_outdir
+
+from .workflow_helpers import REPO, need_models, need_snakemake, run_workflow, snakemake, tiny_config
+
+#: a placeholder of a shell line: {name} or {name.attr} with an optional :format
+PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][\w.]*)(:[^}]*)?\}(?!\})")
+
+
+def shell_lines() -> list[tuple[str, str]]:
+    """(file, shell string) of every rule of the workflow."""
+    out = []
+    for p in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        text = p.read_text()
+        for m in re.finditer(r"^(\s*)shell:\n((?:\1\s+\".*\"\n?)+)", text, re.M):
+            out.append((p.name, "".join(re.findall(r"\"(.*)\"", m.group(2)))))
+    return out
+
+
+def test_every_placeholder_of_every_shell_line_is_quoted():
+    lines = shell_lines()
+    assert len(lines) >= 5  # split_corpus, account_shard, collect_stats, evaluate_model, shard_gold_treebank
+    bare = [(f, m.group(0)) for f, line in lines for m in PLACEHOLDER.finditer(line) if m.group(2) != ":q"]
+    assert bare == []
+    assert not any("$(" in line or "`" in line for _, line in lines)  # no command substitution on a path
+
+
+def test_the_outdir_is_checked(tmp_path):
+    (tmp_path / "a-file").write_text("mine\n")
+    bad = {str(tmp_path / "a-file"): "an existing file", "/": "root of the file system", str(REPO): "checkout",
+           str(REPO / "workflow"): "own folder", str(REPO / "synprep" / "x"): "own folder", str(REPO.parent): "checkout"}
+    for outdir, why in bad.items():
+        with pytest.raises(ConfigError, match=why):
+            check_outdir(outdir, REPO)
+    for outdir in (str(tmp_path / "new"), str(tmp_path / "my results ' $x ;"), str(REPO / "results")):
+        check_outdir(outdir, REPO)
+
+
+def test_heldout_shards_equal_to_the_count_is_refused_when_runs_train():
+    from synprep.stages.prepare import check_shard_counts
+
+    runs = [{"name": "r"}]
+    with pytest.raises(ConfigError, match="holds out every shard"):
+        check_shard_counts({"shards": {"count": 4}, "train": {"heldout_shards": 4, "runs": runs, "heldout_pairs": 0}})
+    check_shard_counts({"shards": {"count": 4}, "train": {"heldout_shards": 3, "runs": runs, "heldout_pairs": 0}})
+    check_shard_counts({"shards": {"count": 4}, "train": {"heldout_shards": 4, "runs": [], "heldout_pairs": 0}})
+
+
+@pytest.mark.workflow
+def test_the_workflow_stops_in_one_line_on_an_outdir_that_is_a_file_or_the_root(tmp_path):
+    need_snakemake()
+    (tmp_path / "a-file").write_text("mine\n")
+    for outdir, says in ((tmp_path / "a-file", "an existing file, not a folder"), ("/", "the root of the file system")):
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text(yaml.safe_dump({"outdir": str(outdir)}))
+        r = snakemake("-n", "--cores", "1", "--configfile", str(cfg), "--directory", str(tmp_path), cwd=tmp_path,
+                      check=False)
+        assert r.returncode != 0 and says in r.stdout + r.stderr, r.stdout[-2000:] + r.stderr[-2000:]
+        assert "Traceback" not in r.stdout + r.stderr
+    assert (tmp_path / "a-file").read_text() == "mine\n"
+
+
+#: characters a shell reads, in every path the run is given
+ODD = "my results ' $HOME ;x"
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_a_workflow_with_spaces_quotes_and_dollars_in_its_paths_writes_only_under_its_outdir(tmp_path):
+    """Issue 35, class 5: ``outdir: "/home/me/my results"`` truncated a file ``/home/me/my``."""
+    need_snakemake()
+    need_models()
+    root = tmp_path / "in ' $x ;y"
+    root.mkdir()
+    cfg = yaml.safe_load(tiny_config(root).read_text())
+    odd_src, odd_tgt = root / "cor pus $a;'b.en.gz", root / "cor pus $a;'b.de"
+    os.rename(cfg["corpus"]["src"], odd_src)
+    os.rename(cfg["corpus"]["tgt"], odd_tgt)
+    cfg["corpus"].update(src=str(odd_src), tgt=str(odd_tgt))
+    cfg["shards"]["count"] = 1
+    cfg["train"].update(heldout_shards=0, runs=[])
+    cfg["analysis"]["challenge"]["enabled"] = False
+    cfg["analysis"]["induce"].update(enabled=False, gold="")
+    work = tmp_path / "work"
+    work.mkdir()
+    victim = work / "my"  # what the unquoted redirect truncated
+    victim.write_text("the user's\n")
+    cfg["outdir"] = str(work / ODD)
+    config = root / "con fig's $x;.yaml"
+    config.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    before_root = sorted(p.name for p in root.iterdir())
+    run_workflow(work, config, cores=2)
+    assert victim.read_text() == "the user's\n"
+    assert sorted(p.name for p in work.iterdir()) == sorted([".snakemake", "my", ODD])
+    assert sorted(p.name for p in root.iterdir()) == before_root
+    assert (work / ODD / "shards" / "manifest.json").is_file() and (work / ODD / "report" / "report.html").is_file()
+    ledger = (work / ODD / "shards" / "accounting" / "000.json").read_text()
+    assert '"prepare"' in ledger
