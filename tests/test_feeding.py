@@ -90,7 +90,8 @@ def test_opennmt_exporter_matches_its_documented_feature_format(pud, tmp_path):
                  "-O", "features=rel,rootpath,parent"]) == 0
     m = read_manifest(pud)
     rows = list(iter_rows(pud))
-    src, tgt = _lines(out / "train.src"), _lines(out / "train.tgt")
+    langs = read_manifest(pud)["languages"]  # the file suffixes: the dataset's languages
+    src, tgt = _lines(out / f"train.{langs['src']}"), _lines(out / f"train.{langs['tgt']}")
     assert len(src) == len(tgt) == len(rows)
     for r, line, t in zip(rows, src, tgt):
         toks, (rel, path, parent) = _parse_onmt(line, 3)

@@ -464,7 +464,8 @@ def test_evaluate_and_export_write_again_into_their_own_folder_and_refuse_what_a
     assert rc == 2 and "NOTES.md" in err and "synprep did not write" in err
 
 
-@pytest.mark.parametrize("prefix", ["../victim", "/tmp/victim", "sub/train", "..", ".hidden", ""])
+# an empty prefix is no prefix given: the manifest's (train, or valid for a held-out set)
+@pytest.mark.parametrize("prefix", ["../victim", "/tmp/victim", "sub/train", "..", ".hidden"])
 def test_an_export_prefix_is_a_plain_name(prefix, dataset, tmp_path, capsys):
     """Issue 35, class 3: ``-O prefix=../victim`` wrote outside the export folder."""
     victim = tmp_path / "victim.src"
