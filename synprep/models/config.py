@@ -32,7 +32,6 @@ __all__ = [
     "ParentConfig",
     "PrefixConfig",
     "PRESETS",
-    "model_config",
     "merge_dicts",
 ]
 
@@ -98,9 +97,11 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
     raise ConfigError(f"{where} = {value!r}: expected {_type_name(tp)}, got {type(value).__name__}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
-    """Base class: strict construction from plain dicts (YAML/JSON) and back."""
+    """Base class: strict construction from plain dicts (YAML/JSON) and back. Frozen:
+    a config is made once, at the edge, and handed down as it is (a change is a new
+    config: :meth:`updated`, or ``dataclasses.replace`` for a few keys)."""
 
     @classmethod
     def from_dict(cls, data: dict | None, where: str | None = None):
@@ -147,7 +148,7 @@ def _check(cond: bool, message: str) -> None:
 # --------------------------------------------------------------------------- components
 
 
-@dataclass
+@dataclass(frozen=True)
 class PascalConfig(Config):
     """Parent-scaled self-attention (Bugliarello & Okazaki, 2020)."""
 
@@ -174,7 +175,7 @@ class PascalConfig(Config):
         _check(0.0 <= self.parent_ignoring < 1.0, f"parent_ignoring = {self.parent_ignoring}: expected 0 <= q < 1")
 
 
-@dataclass
+@dataclass(frozen=True)
 class GPSConfig(Config):
     """Root-path (global syntactic position) encoding added to attention logits."""
 
@@ -203,7 +204,7 @@ class GPSConfig(Config):
         return [self.layer] if isinstance(self.layer, int) else list(self.layer)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SAConfig(Config):
     """Structured attention (Bisk & Tran, 2018: ../shared/papers/004, §4-§5) and its
     comparison systems (variants ``sa``, ``sa-hard``, ``fa``, ``sa-1set``)."""
@@ -273,7 +274,7 @@ class SAConfig(Config):
             )
 
 
-@dataclass
+@dataclass(frozen=True)
 class GCNConfig(Config):
     """Gated labelled graph convolution over the decoder graph (Marcheggiani & Titov,
     2017; Bastings et al., 2017)."""
@@ -294,7 +295,7 @@ class GCNConfig(Config):
         _check(self.layers >= 1, f"layers = {self.layers}: expected >= 1")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ParentConfig(Config):
     """The Parent decoder head (Choshen & Abend): a head that attends only to the token
     itself and its parents in the graph built so far."""
@@ -317,7 +318,7 @@ class ParentConfig(Config):
             _check(all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
 
 
-@dataclass
+@dataclass(frozen=True)
 class PrefixConfig(Config):
     """How bidirectional decoders (bitrans, parent, gcn) are trained.
 
@@ -340,7 +341,7 @@ class PrefixConfig(Config):
 # --------------------------------------------------------------------------- the model
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelConfig(Config):
     """The encoder-decoder Transformer and its variant. Defaults: Transformer base."""
 
@@ -427,12 +428,3 @@ PRESETS: dict[str, dict[str, Any]] = {
     "tiny": dict(d_model=32, n_heads=4, enc_layers=2, dec_layers=2, d_ff=64, dropout=0.0, max_len=512),
 }
 
-
-def model_config(preset: str | None = None, **overrides: Any) -> ModelConfig:
-    """A ModelConfig from a preset plus overrides (nested dicts for sub-configs)."""
-    base: dict[str, Any] = {}
-    if preset is not None:
-        if preset not in PRESETS:
-            raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(sorted(PRESETS))}")
-        base = dict(PRESETS[preset])
-    return ModelConfig.from_dict(merge_dicts(base, overrides), "model")

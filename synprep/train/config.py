@@ -12,6 +12,7 @@ imports).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig(Config):
     """How to train. Defaults follow the Transformer base recipe."""
 
@@ -119,7 +120,7 @@ class TrainConfig(Config):
             raise ConfigError(f"seed = {self.seed}: expected an integer in 0..{2**32 - 1}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class DecodeConfig(Config):
     """How ``synprep translate`` and ``synprep evaluate`` decode this run's checkpoints
     (their ``--beam`` / ``--length-penalty`` override it)."""
@@ -146,10 +147,13 @@ PRESET_TRAIN: dict[str, dict[str, Any]] = {
     "tiny": {"lr": 2e-3, "warmup": 50},
 }
 
-@dataclass
+@dataclass(frozen=True)
 class RunConfig(Config):
     """A whole run: ``preset`` (a size from models.config.PRESETS) under ``model``, and
-    how its checkpoints are decoded (``decode``)."""
+    how its checkpoints are decoded (``decode``). :meth:`from_dict` is the edge where
+    user input (a file, ``--set``, the workflow config, a saved checkpoint's config)
+    becomes the frozen, fully resolved config the run uses (the variant's values filled:
+    :func:`synprep.models.resolve`); everything below takes that object as it is."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
@@ -170,10 +174,9 @@ class RunConfig(Config):
             if preset in PRESET_TRAIN and isinstance(data.get("train", {}), dict):
                 data["train"] = merge_dicts(dict(PRESET_TRAIN[preset]), data.get("train") or {})
         cfg = super().from_dict(data, where or "config")
-        from ..models import resolve  # the variant must exist; its fixed values are shown resolved
+        from ..models import resolve  # the variant must exist; its values are filled here, once (torch-free)
 
-        cfg.model = resolve(cfg.model, data.get("model") if isinstance(data.get("model"), dict) else None)
-        return cfg
+        return dataclasses.replace(cfg, model=resolve(cfg.model, data.get("model") if isinstance(data.get("model"), dict) else None))
 
 
 def read_config_file(path: str | os.PathLike, _seen: tuple = ()) -> dict:
