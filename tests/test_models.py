@@ -168,23 +168,39 @@ def test_each_declaration_names_its_model_and_the_docs_table_is_generated_from_t
     for name, spec in declared().items():
         assert spec.name == name and variant_class(name).target == spec.target
         assert spec.summary and spec.paper and spec.follows[:3] in ("000", "001", "002", "003", "004")
-        for key in spec.options:  # the sub-configs it reads are ModelConfig's typed ones
-            assert isinstance(getattr(ModelConfig(), key), Config)
+        for key, kind in spec.options.items():  # the typed sub-configs it reads, each in every ModelConfig
+            assert issubclass(kind, Config) and isinstance(getattr(ModelConfig(), key), kind)
     docs = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
     assert variant_table() in docs, "docs/models.md: paste synprep.models.specs.variant_table() as 'The variants' table"
 
 
 def test_a_variant_is_one_new_file(tmp_path, monkeypatch, capsys):
     """A module with a Variant in the declarations' package is a variant: the registry,
-    resolution, --print-config, --help and build_model find it, no list edited. (The
+    resolution, --print-config, --help and build_model find it, and the options group
+    it declares is a typed, checked key of the model config; no list edited. (The
     module is written to a temporary folder added to the package's path.)"""
-    import synprep.models.specs as pkg
-    from synprep.cli import main
+    import importlib
 
+    from synprep.cli import main
+    from synprep.train.config import RunConfig
+
+    pkg = importlib.import_module("synprep.models.specs")
     (tmp_path / "toy.py").write_text(
+        "from dataclasses import dataclass\n"
+        "from synprep.errors import ConfigError\n"
+        "from synprep.models.config import Config, ParentConfig\n"
         "from synprep.models.specs import Variant, every_decoder_layer\n"
+        "@dataclass(frozen=True)\n"
+        "class ToyConfig(Config):\n"
+        "    weight: float = 0.5  # a new option, with its default\n"
+        "    layer: int = 1\n"
+        "    def __post_init__(self):\n"
+        "        if not 0 <= self.weight <= 1: raise ConfigError(f'weight = {self.weight}: expected 0..1')\n"
+        "    def check_model(self, model):\n"
+        "        if self.layer > model.dec_layers: raise ConfigError(f'toy.layer = {self.layer} > dec_layers')\n"
         "toy = Variant(name='toy', summary='parent heads in the last layer', paper='-', follows='000 §4',\n"
-        "              model='synprep.models.graph:Parent', target='transitions', options=('parent',),\n"
+        "              model='synprep.models.graph:Parent', target='transitions',\n"
+        "              options={'parent': ParentConfig, 'toy': ToyConfig},\n"
         "              fixes={'parent': {'mask': 'released'}},\n"
         "              nulls=lambda cfg: {'parent': {'layers': every_decoder_layer(cfg)[-1:]}})\n",
         encoding="utf-8",
@@ -192,13 +208,22 @@ def test_a_variant_is_one_new_file(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(pkg, "__path__", [*pkg.__path__, str(tmp_path)])
     monkeypatch.setattr(pkg, "_DECLARED", {})
     assert "toy" in variants()
-    assert main(["train", "--preset", "tiny", "--variant", "toy", "--print-config"]) == 0
-    parent = json.loads(capsys.readouterr().out)["model"]["parent"]
-    assert parent["layers"] == [2] and parent["mask"] == "released"
-    model = build_model(tiny("toy"))
+    assert main(["train", "--preset", "tiny", "--variant", "toy", "--set", "model.toy.weight=0.25", "--print-config"]) == 0
+    model_keys = json.loads(capsys.readouterr().out)["model"]
+    assert model_keys["parent"]["layers"] == [2] and model_keys["parent"]["mask"] == "released"
+    assert list(model_keys)[-1] == "toy" and model_keys["toy"] == {"weight": 0.25, "layer": 1}
+    cfg = tiny("toy", toy={"weight": 1})
+    assert cfg.toy.weight == 1.0 and ModelConfig.from_dict(cfg.to_dict()) == cfg
+    model = build_model(cfg)
     assert type(model).__name__ == "Parent" and model.parent_layers == {1}
     with pytest.raises(ConfigError, match="contradicts variant 'toy'"):
         tiny("toy", parent={"mask": "paper"})
+    with pytest.raises(ConfigError, match="weight = 2.0: expected 0..1"):
+        RunConfig.from_dict({"model": {"variant": "toy", "toy": {"weight": 2}}})
+    with pytest.raises(ConfigError, match="unknown key 'wieght'"):
+        tiny("toy", toy={"wieght": 1})
+    with pytest.raises(ConfigError, match="toy.layer = 3 > dec_layers"):
+        tiny("toy", toy={"layer": 3})
 
 
 def test_a_model_is_built_from_a_resolved_config_only():

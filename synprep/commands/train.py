@@ -53,7 +53,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..train.trainer import load_config, train
 
-    overrides = list(args.overrides)
     short = {
         "model.variant": args.variant,
         "preset": args.preset,
@@ -64,10 +63,7 @@ def run(args: argparse.Namespace) -> int:
         "train.max_minutes": args.max_minutes,
         "train.progress": False if args.no_progress else None,
     }
-    for k, v in short.items():
-        if v is not None:
-            overrides.append(f"{k}={json.dumps(v)}")
-    cfg = load_config(args.config, overrides)
+    cfg = load_config(args.config, args.overrides, {k: v for k, v in short.items() if v is not None})
     if args.print_config:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0

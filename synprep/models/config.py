@@ -108,7 +108,7 @@ class Config:
         where = where or cls.__name__
         data = dict(data or {})
         hints = typing.get_type_hints(cls)
-        known = {f.name for f in dataclasses.fields(cls) if f.init}
+        known = {f.name for f in dataclasses.fields(cls) if f.init and not f.metadata.get("internal")}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(
@@ -122,11 +122,22 @@ class Config:
             raise ConfigError(f"{where}: {e}") from None
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     def updated(self, changes: dict):
         """A copy with ``changes`` merged in (nested dicts merge into sub-configs)."""
         return type(self).from_dict(merge_dicts(self.to_dict(), changes))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain data (YAML/JSON): each config by its own ``to_dict``."""
+    if isinstance(value, Config):
+        return value.to_dict()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def merge_dicts(base: dict, changes: dict) -> dict:
@@ -380,6 +391,38 @@ class ModelConfig(Config):
     gcn: GCNConfig = field(default_factory=GCNConfig)
     parent: ParentConfig = field(default_factory=ParentConfig)
     prefix: PrefixConfig = field(default_factory=PrefixConfig)
+    # the sub-configs that variants declare in their own module (a Variant's options
+    # naming a Config class that is no field above; synprep.models.specs.option_groups):
+    # key -> config, read and shown after the fields above as if they were fields
+    # (``model.<key>.<option>``, ``cfg.<key>``), each with its defaults when not given
+    groups: dict = field(default_factory=lambda: _group_defaults(), repr=False, metadata={"internal": True})
+
+    @classmethod
+    def from_dict(cls, data: dict | None, where: str | None = None):
+        from .specs import option_groups  # the declarations import this module
+
+        where = where or cls.__name__
+        data = dict(data or {})
+        given = {key: data.pop(key) for key in option_groups() if key in data}
+        cfg = super().from_dict(data, where)
+        if not given:
+            return cfg
+        groups = {key: _coerce(given.get(key, {}), kind, f"{where}.{key}") for key, kind in option_groups().items()}
+        try:
+            return dataclasses.replace(cfg, groups=groups)
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d.update(d.pop("groups"))
+        return d
+
+    def __getattr__(self, name: str):
+        groups = self.__dict__.get("groups") or {}
+        if name in groups:
+            return groups[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __post_init__(self):
         _check(self.d_model >= 1 and self.n_heads >= 1, "d_model and n_heads must be positive")
@@ -407,9 +450,20 @@ class ModelConfig(Config):
                 f"parent.layers = {self.parent.layers}: a layer exceeds dec_layers = {self.dec_layers}",
             )
 
+        for group in self.groups.values():  # a declared group's bounds that involve the model's sizes
+            check = getattr(group, "check_model", None)
+            if check is not None:
+                check(self)
+
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
+
+
+def _group_defaults() -> dict:
+    from .specs import option_groups  # the declarations import this module
+
+    return {key: kind() for key, kind in option_groups().items()}
 
 
 #: paper sizes; a preset is a dict merged under the user's model config

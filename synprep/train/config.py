@@ -201,10 +201,13 @@ def read_config_file(path: str | os.PathLike, _seen: tuple = ()) -> dict:
     return merge_dicts(base, data)
 
 
-def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) -> RunConfig:
-    """A RunConfig from a YAML/JSON file (or none; see :func:`read_config_file` for
-    ``include:`` and the strict reading) plus ``key.sub=value`` overrides (values
-    parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``)."""
+def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None,
+                values: Optional[dict[str, Any]] = None) -> RunConfig:
+    """The resolved RunConfig of a YAML/JSON file (or none; see :func:`read_config_file`
+    for ``include:`` and the strict reading) plus ``key.sub=value`` overrides (values
+    parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``) and then
+    ``values``, typed values by dotted key (the command's shortcuts: ``--variant``,
+    ``--out``...): the edge where the command line becomes the run's config."""
     from ..util.yamlio import load_yaml
 
     data: dict = read_config_file(path) if path else {}
@@ -216,19 +219,25 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) 
             v = load_yaml(value, f"--set {key}")
         except ConfigError:
             v = value
-        d = data
-        parts = key.split(".")
-        for part in parts[:-1]:
-            d = d.setdefault(part, {})
-            if not isinstance(d, dict):
-                raise ConfigError(f"--set {item!r}: {part} is not a mapping")
-        d[parts[-1]] = v
+        _set(data, key, v, f"--set {item!r}")
+    for key, v in (values or {}).items():
+        _set(data, key, v, f"{key} = {v!r}")
     try:
         return RunConfig.from_dict(data)
     except ConfigError as e:  # name the file (the key may also come from a --set override)
         if not path:
             raise
         raise ConfigError(f"{os.fspath(path)}: {e}") from None
+
+
+def _set(data: dict, key: str, value: Any, what: str) -> None:
+    d = data
+    parts = key.split(".")
+    for part in parts[:-1]:
+        d = d.setdefault(part, {})
+        if not isinstance(d, dict):
+            raise ConfigError(f"{what}: {part} is not a mapping")
+    d[parts[-1]] = value
 
 
 def learning_rate(step: int, tc: "TrainConfig") -> float:

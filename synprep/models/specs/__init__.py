@@ -12,7 +12,7 @@ model module that computes it (``specs/graph.py`` declares ``parent``, ``gcn``,
         model="synprep.models.graph:GCNNoLabels",
         target="transitions",
         reads="transitions, decoder edges",
-        options=("gcn", "prefix"),
+        options={"gcn": GCNConfig, "prefix": PrefixConfig},
         fixes={"gcn": {"labels": False}},
     )
 
@@ -32,6 +32,7 @@ docs/architecture.md, "How to add a variant", walks through adding one.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ from ..config import ModelConfig
 if TYPE_CHECKING:
     from ..transformer import Seq2Seq
 
-__all__ = ["Variant", "Resources", "declared", "variant", "variant_table", "every_decoder_layer", "SPECS"]
+__all__ = ["Variant", "Resources", "declared", "variant", "variant_table", "option_groups", "every_decoder_layer", "SPECS"]
 
 
 def _nothing(cfg: ModelConfig) -> dict:
@@ -82,9 +83,11 @@ class Variant:
     target: Literal["pieces", "transitions"] = "pieces"
     #: what it reads from the shards (the docs' table)
     reads: str = "pieces"
-    #: the ``model:`` sub-configs it reads (typed, with defaults and bounds: the
-    #: ``Config`` dataclasses of synprep.models.config)
-    options: tuple[str, ...] = ()
+    #: the ``model:`` sub-configs it reads, key -> typed ``Config`` dataclass (defaults,
+    #: bounds): one of ModelConfig's (``"gcn": GCNConfig``), or a new one declared in
+    #: the variant's module, which ModelConfig then reads as ``model.<key>``
+    #: (:func:`option_groups`)
+    options: dict[str, type] = field(default_factory=dict)
     #: config values the variant fixes (an ablation's switches), nested like the config
     fixes: dict = field(default_factory=dict)
     #: the values it gives the keys whose null means "the variant's own"
@@ -182,6 +185,21 @@ def variant(name: str) -> Variant:
     if name not in table:
         raise ConfigError(f"unknown variant {name!r}; known: {', '.join(sorted(table))}")
     return table[name]
+
+
+def option_groups() -> dict[str, type]:
+    """The sub-configs that variants declare beyond ModelConfig's fields: key -> Config
+    class, in the order of :func:`declared` (ModelConfig reads and shows them after its
+    fields). A key declared with two classes is an error."""
+    fields = {f.name for f in dataclasses.fields(ModelConfig)}
+    out: dict[str, type] = {}
+    for v in declared().values():
+        for key, kind in v.options.items():
+            if key in fields:
+                continue
+            if out.setdefault(key, kind) is not kind:
+                raise RuntimeError(f"model.{key} is declared as {out[key].__name__} and as {kind.__name__} ({v.name})")
+    return out
 
 
 def variant_table() -> str:

@@ -1,5 +1,6 @@
 """The variant of models/bidirectional.py: the bidirectional decoder on target pieces."""
 
+from ..config import PrefixConfig
 from . import Variant
 
 bitrans = Variant(
@@ -8,5 +9,5 @@ bitrans = Variant(
     paper="Choshen & Abend",
     follows="000 §2, §6.3 (BiTrans); 003 §3, fn. 3",
     model="synprep.models.bidirectional:BiTrans",
-    options=("prefix",),
+    options={"prefix": PrefixConfig},
 )

@@ -1,5 +1,6 @@
 """The variant of models/gps.py: root-path (global syntactic) positions."""
 
+from ..config import GPSConfig
 from . import Variant
 
 gps = Variant(
@@ -10,5 +11,5 @@ gps = Variant(
     follows="002 §3.2-§3.3",
     model="synprep.models.gps:GPS",
     reads="source root paths",
-    options=("gps",),
+    options={"gps": GPSConfig},
 )

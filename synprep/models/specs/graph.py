@@ -1,6 +1,7 @@
 """The variants of models/graph.py: transition decoders that read the decoder graph
 built so far (the Parent head, the gated labelled GCN and its two ablations)."""
 
+from ..config import GCNConfig, ParentConfig, PrefixConfig
 from . import Variant, every_decoder_layer
 
 parent = Variant(
@@ -12,7 +13,7 @@ parent = Variant(
     model="synprep.models.graph:Parent",
     target="transitions",
     reads="transitions, decoder edges",
-    options=("parent", "prefix"),
+    options={"parent": ParentConfig, "prefix": PrefixConfig},
     nulls=lambda cfg: {"parent": {"layers": every_decoder_layer(cfg)}},
     nulls_mean="`parent.layers` null: every decoder layer",
 )
@@ -25,7 +26,7 @@ gcn = Variant(
     model="synprep.models.graph:GCN",
     target="transitions",
     reads="transitions, decoder edges",
-    options=("gcn", "prefix"),
+    options={"gcn": GCNConfig, "prefix": PrefixConfig},
 )
 
 # the papers' "-Gates" ablation drops the gates *and* the labels (000 Table 2 caption
@@ -38,7 +39,7 @@ gcn_nogates = Variant(
     model="synprep.models.graph:GCNNoGates",
     target="transitions",
     reads="same as `gcn`",
-    options=("gcn", "prefix"),
+    options={"gcn": GCNConfig, "prefix": PrefixConfig},
     fixes={"gcn": {"gates": False, "labels": False}},
 )
 
@@ -50,6 +51,6 @@ gcn_nolabels = Variant(
     model="synprep.models.graph:GCNNoLabels",
     target="transitions",
     reads="same as `gcn`",
-    options=("gcn", "prefix"),
+    options={"gcn": GCNConfig, "prefix": PrefixConfig},
     fixes={"gcn": {"labels": False}},
 )

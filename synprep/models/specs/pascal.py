@@ -1,5 +1,6 @@
 """The variant of models/pascal.py: parent-scaled self-attention."""
 
+from ..config import PascalConfig
 from . import Variant
 
 pascal = Variant(
@@ -9,5 +10,5 @@ pascal = Variant(
     follows="001 Parent-Scaled Self-Attention, Eq. 5-6",
     model="synprep.models.pascal:Pascal",
     reads="source parent positions",
-    options=("pascal",),
+    options={"pascal": PascalConfig},
 )

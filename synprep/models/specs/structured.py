@@ -6,7 +6,7 @@ cross-attention: its syntactic context is gated into the annotations, Eq. 16).""
 
 from typing import Callable
 
-from ..config import ModelConfig
+from ..config import ModelConfig, SAConfig
 from . import Variant, every_decoder_layer
 
 
@@ -30,7 +30,7 @@ sa = Variant(
     follows="004 §4.1-§4.2, Eq. 6-12",
     model="synprep.models.structured:SA",
     reads="source word ids",
-    options=("sa",),
+    options={"sa": SAConfig},
     nulls=_sa("none"),
     nulls_mean="`sa.hard` null: `none`" + _EVERY_LAYER,
     induces_trees=True,
@@ -44,7 +44,7 @@ sa_hard = Variant(
     follows="004 §4.3, Eq. 15",
     model="synprep.models.structured:SAHard",
     reads="source word ids",
-    options=("sa",),
+    options={"sa": SAConfig},
     nulls=_sa("greedy"),
     nulls_mean="`sa.hard` null: `greedy`" + _EVERY_LAYER,
     induces_trees=True,
@@ -58,7 +58,7 @@ fa = Variant(
     follows="004 §5.2",
     model="synprep.models.structured:FA",
     reads="source word ids",
-    options=("sa",),
+    options={"sa": SAConfig},
     nulls=_sa("none"),
     nulls_mean="`sa.hard` null: `none`" + _EVERY_LAYER,
     induces_trees=True,
@@ -72,7 +72,7 @@ sa_1set = Variant(
     follows="004 §5.2, Eq. 16",
     model="synprep.models.structured:SA1Set",
     reads="source word ids",
-    options=("sa",),
+    options={"sa": SAConfig},
     nulls=_sa("none", two_sets=False),
     nulls_mean="`sa.hard` null: `none`",
     induces_trees=True,
