@@ -38,7 +38,7 @@ TRAINING_SHARDS = [s for s in SHARDS if s not in HELDOUT]
 TRAIN_REPORT_INPUT = {}
 
 if TRAIN_RUNS:
-    from synprep.models import variant
+    from synprep.models import variant as declared_variant
     from synprep.models.config import merge_dicts
     from synprep.train.config import RunConfig, read_config_file
     from synprep.stages.workflow import config_error_at
@@ -69,7 +69,7 @@ if TRAIN_RUNS:
                 where=f"train.runs[{run['name']}]" + (f" (with its file {run['file']})" if "file" in run else ""),
             )
     # what a run's variant needs (its declaration, synprep.models.specs)
-    RUN_RESOURCES = {name: variant(run.model.variant).resources for name, run in RUNS.items()}
+    RUN_RESOURCES = {name: declared_variant(run.model.variant).resources for name, run in RUNS.items()}
 
 
 wildcard_constraints:
