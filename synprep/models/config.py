@@ -2,7 +2,8 @@
 
 Every component has its own dataclass; :meth:`Config.from_dict` rejects unknown keys
 (a misspelled knob is an error, not a silent default) and values of the wrong type,
-and ``__post_init__`` checks ranges. Every default carries a comment saying why it is
+``__post_init__`` checks ranges, and a sub-config's ``check_model(model)`` the bounds
+that involve the model's sizes (a layer number <= ``enc_layers``). Every default carries a comment saying why it is
 the default (usually: the value of the paper that introduced the component).
 
 The top-level :class:`ModelConfig` holds the Transformer size and one sub-config per
@@ -185,6 +186,10 @@ class PascalConfig(Config):
         _check(self.variance > 0, f"variance = {self.variance}: expected > 0")
         _check(0.0 <= self.parent_ignoring < 1.0, f"parent_ignoring = {self.parent_ignoring}: expected 0 <= q < 1")
 
+    def check_model(self, model: ModelConfig) -> None:
+        _check(self.heads <= model.n_heads, f"pascal.heads = {self.heads} > n_heads = {model.n_heads}")
+        _check(self.layer <= model.enc_layers, f"pascal.layer = {self.layer} > enc_layers = {model.enc_layers}")
+
 
 @dataclass(frozen=True)
 class GPSConfig(Config):
@@ -208,6 +213,9 @@ class GPSConfig(Config):
         _check(len(set(layers)) == len(layers), f"layer = {self.layer}: a layer is given twice")
         _check(self.d_label >= 1 and self.d_path >= 1, "d_label and d_path must be positive")
         _check(self.max_depth >= 1, f"max_depth = {self.max_depth}: expected >= 1")
+
+    def check_model(self, model: ModelConfig) -> None:
+        _check(max(self.layers) <= model.enc_layers, f"gps.layer = {self.layer}: a layer exceeds enc_layers = {model.enc_layers}")
 
     @property
     def layers(self) -> list[int]:
@@ -284,6 +292,14 @@ class SAConfig(Config):
                 f"clamp = {self.clamp}: expected [lo, hi] with lo < hi, or null",
             )
 
+    def check_model(self, model: ModelConfig) -> None:
+        _check(self.layer <= model.enc_layers, f"sa.layer = {self.layer} > enc_layers = {model.enc_layers}")
+        if self.dec_layers is not None:
+            _check(
+                all(x <= model.dec_layers for x in self.dec_layers),
+                f"sa.dec_layers = {self.dec_layers}: a layer exceeds dec_layers = {model.dec_layers}",
+            )
+
 
 @dataclass(frozen=True)
 class GCNConfig(Config):
@@ -328,6 +344,14 @@ class ParentConfig(Config):
         if self.layers is not None:
             _check(all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
 
+    def check_model(self, model: ModelConfig) -> None:
+        _check(self.heads <= model.n_heads, f"parent.heads = {self.heads} > n_heads = {model.n_heads}")
+        if self.layers is not None:
+            _check(
+                all(x <= model.dec_layers for x in self.layers),
+                f"parent.layers = {self.layers}: a layer exceeds dec_layers = {model.dec_layers}",
+            )
+
 
 @dataclass(frozen=True)
 class PrefixConfig(Config):
@@ -356,8 +380,8 @@ class PrefixConfig(Config):
 class ModelConfig(Config):
     """The encoder-decoder Transformer and its variant. Defaults: Transformer base."""
 
-    # which model (see docs/models.md): vanilla, bitrans, linearized, parent, gcn,
-    # gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard, fa, sa-1set
+    # which model: a declared variant (synprep.models.specs; docs/models.md's table);
+    # vanilla, the Transformer, is the baseline every comparison needs
     variant: str = "vanilla"
     # vocabulary sizes, label count and special ids: filled from the shards' manifest
     # (the trainer overwrites them), not knobs; the ids default to synprep's layout
@@ -434,24 +458,9 @@ class ModelConfig(Config):
         _check(self.d_ff >= 1, f"d_ff = {self.d_ff}: expected >= 1")
         _check(0.0 <= self.dropout < 1.0 and 0.0 <= self.attn_dropout < 1.0, "dropout must be in [0, 1)")
         _check(self.max_len >= 8, f"max_len = {self.max_len}: expected >= 8")
-        _check(self.pascal.heads <= self.n_heads, f"pascal.heads = {self.pascal.heads} > n_heads = {self.n_heads}")
-        _check(self.pascal.layer <= self.enc_layers, f"pascal.layer = {self.pascal.layer} > enc_layers = {self.enc_layers}")
-        _check(max(self.gps.layers) <= self.enc_layers, f"gps.layer = {self.gps.layer}: a layer exceeds enc_layers = {self.enc_layers}")
-        _check(self.sa.layer <= self.enc_layers, f"sa.layer = {self.sa.layer} > enc_layers = {self.enc_layers}")
-        if self.sa.dec_layers is not None:
-            _check(
-                all(x <= self.dec_layers for x in self.sa.dec_layers),
-                f"sa.dec_layers = {self.sa.dec_layers}: a layer exceeds dec_layers = {self.dec_layers}",
-            )
-        _check(self.parent.heads <= self.n_heads, f"parent.heads = {self.parent.heads} > n_heads = {self.n_heads}")
-        if self.parent.layers is not None:
-            _check(
-                all(x <= self.dec_layers for x in self.parent.layers),
-                f"parent.layers = {self.parent.layers}: a layer exceeds dec_layers = {self.dec_layers}",
-            )
-
-        for group in self.groups.values():  # a declared group's bounds that involve the model's sizes
-            check = getattr(group, "check_model", None)
+        # each sub-config's bounds that involve the model's sizes (its check_model)
+        for sub in [getattr(self, f.name) for f in dataclasses.fields(self)] + list(self.groups.values()):
+            check = getattr(sub, "check_model", None)
             if check is not None:
                 check(self)
 

@@ -6,15 +6,19 @@ model module that computes it (``specs/graph.py`` declares ``parent``, ``gcn``,
 
     gcn_nolabels = Variant(
         name="gcn-nolabels",
-        summary="ablation \\"-Labels\\": no label biases",
+        summary="direction-only biases (no label information)",
         paper='Choshen & Abend, "-Labels"',
-        follows="000 Table 2 caption, §6.3; 003 §4",
+        follows="000 Table 2 caption, §6.3; 003 Table 1 caption, §6.2",
         model="synprep.models.graph:GCNNoLabels",
         target="transitions",
-        reads="transitions, decoder edges",
+        reads="same as `gcn`",
         options={"gcn": GCNConfig, "prefix": PrefixConfig},
         fixes={"gcn": {"labels": False}},
     )
+
+A variant with settings of its own declares their ``Config`` dataclass in the same
+module and names it in ``options`` under a new key (:func:`option_groups`): the model
+config then reads ``model.<key>`` as strictly as its own sub-configs.
 
 Every module of this package is found by :func:`declared` (``pkgutil``: no list to
 edit) and every :class:`Variant` at its top level is one variant. From these
