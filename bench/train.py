@@ -156,10 +156,9 @@ def build_models(preset: str, ds, data: Path, names: list[str], modes: list[str]
     from synprep.models import build_model, model_config, variant_class
     from synprep.train.trainer import model_from_manifest
 
-    base = model_config(preset)
     models: dict[str, tuple] = {}
     for v in names:
-        cfg = model_from_manifest(base.updated({"variant": v}), ds.manifest, str(data))
+        cfg = model_from_manifest(model_config(preset, variant=v), ds.manifest, str(data))
         if not variant_class(v).prefix_decoder:
             models[v] = (build_model(cfg), "")
             continue
@@ -206,11 +205,10 @@ def main() -> int:
         trans_tokens = sum(int(b.trans_lengths.sum()) for b in batches)
         pairs = sum(len(b) for b in batches)
 
-        base = model_config(args.preset)
         names = [v.strip() for v in args.variants.split(",") if v.strip()]
         modes = [m.strip() for m in args.modes.split(",") if m.strip()]
         models = build_models(args.preset, ds, data, names, modes, args.k)
-        vcfg = model_from_manifest(base.updated({"variant": "vanilla"}), ds.manifest, str(data))
+        vcfg = model_from_manifest(model_config(args.preset, variant="vanilla"), ds.manifest, str(data))
         models["torch.nn.Transformer"] = (TorchTransformer(vcfg), "")
         times = time_models(models, batches, args.rounds, torch.device("cpu"), clock)
         gpu = None
@@ -228,7 +226,7 @@ def main() -> int:
     van_tps = tgt_tokens / van
     print(
         f"data: {data if args.data else 'PUD en-de (1000 pairs, built in a temporary directory)'}; preset {args.preset} "
-        f"({base.enc_layers}+{base.dec_layers} layers, d={base.d_model}, {base.n_heads} heads, ff {base.d_ff}); "
+        f"({vcfg.enc_layers}+{vcfg.dec_layers} layers, d={vcfg.d_model}, {vcfg.n_heads} heads, ff {vcfg.d_ff}); "
         f"{len(batches)} batches of <= {args.max_tokens} tokens ({pairs} pairs, {tgt_tokens} target pieces + EOS, "
         f"{trans_tokens} transition tokens + END); {args.threads} thread(s); {'cpu' if clock is time.process_time else 'wall'} time, median of {args.rounds} rounds per batch"
     )

@@ -1,8 +1,11 @@
 """One registry for every pluggable unit of synprep.
 
-Units register themselves with a decorator (``@register_filter("langid")``) and are
-all imported in :func:`load_all`, never by scattered side-effect imports. Looking up
-an unknown name is an error that lists the known names.
+Parsers, filters and exporters register themselves with a decorator
+(``@register_filter("langid")``) and are all imported in :func:`load_all`, never by
+scattered side-effect imports. Model variants declare themselves: each is a
+:class:`synprep.models.specs.Variant` in a module of that package, found there
+without a list (:data:`_DECLARED`); their lookup gives the declaration, which names
+its model class. Looking up an unknown name is an error that lists the known names.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ T = TypeVar("T")
 _REGISTRIES: dict[str, dict[str, object]] = {
     "parser": {},
     "filter": {},
-    "variant": {},
     "exporter": {},
 }
 
@@ -25,21 +27,12 @@ _REGISTRIES: dict[str, dict[str, object]] = {
 _IMPLEMENTATIONS = {
     "parser": ["synprep.parsers"],
     "filter": ["synprep.filters"],
-    "variant": [  # one module a variant family (synprep/models/__init__.py lists the variants)
-        "synprep.models.transformer",
-        "synprep.models.bidirectional",
-        "synprep.models.graph",
-        "synprep.models.gps",
-        "synprep.models.pascal",
-        "synprep.models.structured",
-        # the papers' baselines (issue 29): one module each
-        "synprep.models.sh",
-        "synprep.models.sisa",
-        "synprep.models.ch",
-        "synprep.models.structpos",
-    ],
     "exporter": ["synprep.dataset.exporters", "synprep.dataset.feature_exporters"],
 }
+
+#: kinds whose units are declarations found by their package (torch-free): the
+#: package's ``declared()`` maps each name to its declaration
+_DECLARED = {"variant": "synprep.models.specs"}
 
 
 def _register(kind: str, name: str) -> Callable[[T], T]:
@@ -61,24 +54,27 @@ def register_filter(name: str):
     return _register("filter", name)
 
 
-def register_variant(name: str):
-    return _register("variant", name)
-
-
 def register_exporter(name: str):
     return _register("exporter", name)
 
 
 def load_all(kind: str) -> None:
     """Import the modules that register units of ``kind``."""
-    for mod in _IMPLEMENTATIONS[kind]:
+    for mod in _IMPLEMENTATIONS.get(kind, ()):
         importlib.import_module(mod)
 
 
-def get(kind: str, name: str):
-    """The unit registered as ``name``; a ConfigError naming the known ones if absent."""
+def _table(kind: str) -> dict:
+    if kind in _DECLARED:
+        return importlib.import_module(_DECLARED[kind]).declared()
     load_all(kind)
-    table = _REGISTRIES[kind]
+    return _REGISTRIES[kind]
+
+
+def get(kind: str, name: str):
+    """The unit registered (or declared) as ``name``; a ConfigError naming the known
+    ones if absent."""
+    table = _table(kind)
     if name not in table:
         known = ", ".join(sorted(table)) or "(none)"
         raise ConfigError(f"unknown {kind} {name!r}; known: {known}")
@@ -86,5 +82,4 @@ def get(kind: str, name: str):
 
 
 def names(kind: str) -> list[str]:
-    load_all(kind)
-    return sorted(_REGISTRIES[kind])
+    return sorted(_table(kind))

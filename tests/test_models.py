@@ -5,8 +5,10 @@ overfitting a 16-pair batch from a real shard (slow)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
+import json
 import math
 import time
 from pathlib import Path
@@ -19,7 +21,7 @@ from synprep.errors import ConfigError
 from synprep.syntax.features import decoder_graph, flat_from_sentences, parent_positions, root_paths
 from synprep.models import build_model, model_config, variants
 from synprep.models.bidirectional import choose_rows, row_graph
-from synprep.models.config import ModelConfig
+from synprep.models.config import Config, GCNConfig, ModelConfig
 from synprep.models.graph import parent_mask
 from synprep.models.pascal import pascal_weights
 from synprep.models.structured import flat_attention, greedy_hard, matrix_tree
@@ -140,23 +142,22 @@ def test_every_variant_is_registered():
 
 
 def test_configs_resolve_without_torch():
-    """The torch-free table of what each variant fixes names exactly the registered
-    variants, and resolving a run config (what the Snakefile does for every run, in
-    every workflow job) imports no torch and no variant module."""
+    """Every declared variant's config resolves (what the Snakefile does for every run,
+    in every workflow job) without importing torch or a model module: the
+    declarations (synprep.models.specs) are torch-free."""
     import subprocess
     import sys
 
-    from synprep.models.variants import SPECS
-
-    assert sorted(SPECS) == variants()
     code = (
         "import sys\n"
         "from synprep.train.config import RunConfig\n"
-        "for v in " + repr(sorted(SPECS)) + ": RunConfig.from_dict({'model': {'variant': v}})\n"
+        "from synprep.models import variants\n"
+        "assert variants() == " + repr(variants()) + "\n"
+        "for v in variants(): RunConfig.from_dict({'model': {'variant': v}})\n"
         "c = RunConfig.from_dict({'model': {'variant': 'sa-hard'}})\n"
         "assert c.model.sa.hard == 'greedy' and c.model.sa.dec_layers == list(range(1, c.model.dec_layers + 1))\n"
-        "bad = [m for m in sys.modules if m == 'torch' or m.startswith('synprep.models.') and m not in "
-        "('synprep.models.config', 'synprep.models.variants')]\n"
+        "bad = [m for m in sys.modules if m == 'torch' or m.startswith('synprep.models.') and m != "
+        "'synprep.models.config' and not m.startswith('synprep.models.specs')]\n"
         "assert not bad, bad\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -183,6 +184,82 @@ def test_train_help_lists_every_variant_without_importing_torch():
     assert r.returncode == 0, r.stderr
     listed = r.stdout.split("model.variant (", 1)[1].split(")", 1)[0]
     assert [v.strip() for v in listed.split(",")] == variants()
+
+
+def test_each_declaration_names_its_model_and_the_docs_table_is_generated_from_them():
+    """Each variant's declaration names a model class that decodes the target it
+    declares, and docs/models.md's variant table is the one the declarations make."""
+    from synprep.models import variant_class
+    from synprep.models.specs import declared, variant_table
+
+    for name, spec in declared().items():
+        assert spec.name == name and variant_class(name).target == spec.target
+        assert spec.summary and spec.paper and spec.follows[:3] in ("000", "001", "002", "003", "004")
+        for key, kind in spec.options.items():  # the typed sub-configs it reads, each in every ModelConfig
+            assert issubclass(kind, Config) and isinstance(getattr(ModelConfig(), key), kind)
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
+    assert variant_table() in docs, "docs/models.md: paste synprep.models.specs.variant_table() as 'The variants' table"
+
+
+def test_a_variant_is_one_new_file(tmp_path, monkeypatch, capsys):
+    """A module with a Variant in the declarations' package is a variant: the registry,
+    resolution, --print-config, --help and build_model find it, and the options group
+    it declares is a typed, checked key of the model config; no list edited. (The
+    module is written to a temporary folder added to the package's path.)"""
+    import importlib
+
+    from synprep.cli import main
+    from synprep.train.config import RunConfig
+
+    pkg = importlib.import_module("synprep.models.specs")
+    (tmp_path / "toy.py").write_text(
+        "from dataclasses import dataclass\n"
+        "from synprep.errors import ConfigError\n"
+        "from synprep.models.config import Config, ParentConfig\n"
+        "from synprep.models.specs import Variant, every_decoder_layer\n"
+        "@dataclass(frozen=True)\n"
+        "class ToyConfig(Config):\n"
+        "    weight: float = 0.5  # a new option, with its default\n"
+        "    layer: int = 1\n"
+        "    def __post_init__(self):\n"
+        "        if not 0 <= self.weight <= 1: raise ConfigError(f'weight = {self.weight}: expected 0..1')\n"
+        "    def check_model(self, model):\n"
+        "        if self.layer > model.dec_layers: raise ConfigError(f'toy.layer = {self.layer} > dec_layers')\n"
+        "toy = Variant(name='toy', summary='parent heads in the last layer', paper='-', follows='000 §4',\n"
+        "              model='synprep.models.graph:Parent', target='transitions',\n"
+        "              options={'parent': ParentConfig, 'toy': ToyConfig},\n"
+        "              fixes={'parent': {'mask': 'released'}},\n"
+        "              nulls=lambda cfg: {'parent': {'layers': every_decoder_layer(cfg)[-1:]}})\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(pkg, "__path__", [*pkg.__path__, str(tmp_path)])
+    monkeypatch.setattr(pkg, "_DECLARED", {})
+    assert "toy" in variants()
+    assert main(["train", "--preset", "tiny", "--variant", "toy", "--set", "model.toy.weight=0.25", "--print-config"]) == 0
+    model_keys = json.loads(capsys.readouterr().out)["model"]
+    assert model_keys["parent"]["layers"] == [2] and model_keys["parent"]["mask"] == "released"
+    assert list(model_keys)[-1] == "toy" and model_keys["toy"] == {"weight": 0.25, "layer": 1}
+    cfg = tiny("toy", toy={"weight": 1})
+    assert cfg.toy.weight == 1.0 and ModelConfig.from_dict(cfg.to_dict()) == cfg
+    model = build_model(cfg)
+    assert type(model).__name__ == "Parent" and model.parent_layers == {1}
+    with pytest.raises(ConfigError, match="contradicts variant 'toy'"):
+        tiny("toy", parent={"mask": "paper"})
+    with pytest.raises(ConfigError, match="weight = 2.0: expected 0..1"):
+        RunConfig.from_dict({"model": {"variant": "toy", "toy": {"weight": 2}}})
+    with pytest.raises(ConfigError, match="unknown key 'wieght'"):
+        tiny("toy", toy={"wieght": 1})
+    with pytest.raises(ConfigError, match="toy.layer = 3 > dec_layers"):
+        tiny("toy", toy={"layer": 3})
+
+
+def test_a_model_is_built_from_a_resolved_config_only():
+    """build_model takes the config resolved at the edge and never resolves it again:
+    a config with a null the variant fills, or a fixed key changed, is refused."""
+    with pytest.raises(ConfigError, match=r"not resolved \(sa.hard, sa.dec_layers\)"):
+        build_model(ModelConfig(variant="sa-hard", src_vocab=V, tgt_vocab=V))
+    with pytest.raises(ConfigError, match=r"not resolved \(gcn.gates\)"):
+        build_model(dataclasses.replace(tiny("gcn-nogates"), gcn=GCNConfig(gates=True, labels=False)))
 
 
 def test_config_rejects_unknown_keys_and_wrong_types():

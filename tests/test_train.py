@@ -222,6 +222,28 @@ def test_resume_is_exact(pud, tmp_path, variant):
     assert [r["loss"] for r in la] == [r["loss"] for r in lb]
 
 
+def test_the_run_config_is_resolved_once_at_the_edge(pud, tmp_path, monkeypatch):
+    """RunConfig.from_dict resolves the config (the edge); the trainer, the model and
+    the resume check take it as it is. A resumed run resolves once more: the config
+    saved in the checkpoint, read at its own edge. A config that is not resolved is
+    refused before any data is read."""
+    import dataclasses
+
+    from synprep.models.config import SAConfig
+    from synprep.models.specs import Variant
+
+    cfg = run_cfg(pud, tmp_path / "run", "sa-hard", max_steps=1, valid_every=1)
+    resolved = []
+    resolve = Variant.resolve
+    monkeypatch.setattr(Variant, "resolve", lambda self, c, given=None: resolved.append(self.name) or resolve(self, c, given))
+    train(cfg, log=lambda m: None)
+    assert resolved == []
+    train(dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, max_steps=2)), log=lambda m: None)
+    assert resolved == ["sa-hard"]
+    with pytest.raises(ConfigError, match=r"not resolved \(sa.hard, sa.dec_layers\)"):
+        train(dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, sa=SAConfig())), log=lambda m: None)
+
+
 def test_checkpoint_restores_the_architecture_and_the_run(pud, tmp_path):
     out = tmp_path / "run"
     summary = train(run_cfg(pud, out, "gps", max_steps=3), log=lambda m: None)

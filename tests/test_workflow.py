@@ -279,6 +279,10 @@ def test_tiny_run_outputs_and_accounting(finished_demo_run):
     assert summary["steps"] == 6
     scores = json.loads((res / "train" / "tiny" / "eval" / "scores.json").read_text())
     assert scores["n"] == held["counts"]["kept"] and 0 <= scores["bleu"] <= 100
+    # train.beam (1) is the decode.beam of a run that gives none: the evaluation decodes
+    # with it and the run's config.json says so (one default, DecodeConfig's, else)
+    run_config = json.loads((res / "train" / "tiny" / "config.json").read_text())
+    assert scores["settings"]["beam"] == run_config["decode"]["beam"] == 1
     assert 0 <= scores["bleu-tok"] <= 100 and sum(b["n"] for b in scores["by_src_length"]) == scores["n"]
     assert "Training" in page and "<h2>Scores by source length</h2>" in page
     assert "Significance against the first run" not in page  # one run: nothing to compare

@@ -29,12 +29,11 @@ from .bounds import count, real
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="run config (YAML or JSON) with preset:, model: and train:")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key, e.g. --set train.lr=5e-4 (repeatable)")
-    # the lists come from the torch-free tables (a test keeps SPECS equal to the variant
-    # registry), so that --help does not import torch and every variant module (~2 s)
-    from ..models.config import PRESETS
-    from ..models.variants import SPECS
+    # the lists come from the torch-free declarations (synprep.models.specs), so that
+    # --help imports neither torch nor a model module (~2 s)
+    from ..models import PRESETS, variants
 
-    p.add_argument("--variant", help=f"model.variant ({', '.join(sorted(SPECS))})")
+    p.add_argument("--variant", help=f"model.variant ({', '.join(variants())})")
     p.add_argument("--preset", help=f"model size preset: {', '.join(PRESETS)} (docs/models.md, \"Presets\")")
     p.add_argument("--train", metavar="DIR", help="train.train: training dataset directory")
     p.add_argument("--valid", metavar="DIR", help="train.valid: validation dataset directory")
@@ -57,7 +56,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..train.trainer import load_config, train
 
-    overrides = list(args.overrides)
     short = {
         "model.variant": args.variant,
         "preset": args.preset,
@@ -68,10 +66,7 @@ def run(args: argparse.Namespace) -> int:
         "train.max_minutes": args.max_minutes,
         "train.progress": False if args.no_progress else None,
     }
-    for k, v in short.items():
-        if v is not None:
-            overrides.append(f"{k}={json.dumps(v)}")
-    cfg = load_config(args.config, overrides)
+    cfg = load_config(args.config, args.overrides, {k: v for k, v in short.items() if v is not None})
     if args.print_config:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0

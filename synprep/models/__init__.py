@@ -1,8 +1,13 @@
 """The model variants the seeds compare, all trained from the same shards.
 
-Every variant is registered here, in one place, with ``@register_variant(name)``:
+A variant is declared once, in :mod:`synprep.models.specs` (one module a family,
+torch-free: its name, paper, the config values it fixes, what its nulls mean, the
+sub-configs it reads, its resources and its model class); its model is an
+``nn.Module`` in the module of the same name here (``graph.py`` for the
+declarations of ``specs/graph.py``). docs/models.md lists them (its table is
+:func:`synprep.models.specs.variant_table`, checked by tests/test_models.py);
+docs/architecture.md says how to add one.
 
-=================  ===============================================================
 ``vanilla``        the standard Transformer on target pieces
 ``bitrans``        bidirectional decoder: every prefix re-read without causal mask
 ``linearized``     the Transformer decoder on the transition sequence, no graph
@@ -23,21 +28,25 @@ Every variant is registered here, in one place, with ``@register_variant(name)``
 =================  ===============================================================
 
 :func:`build_model` makes one from a :class:`ModelConfig`. See docs/models.md.
+=======
+:func:`resolve` fills a config with its variant's values, once, at the edge (a
+:class:`~synprep.train.config.RunConfig` read from a file or a checkpoint,
+:func:`model_config`); :func:`build_model` makes the model of a resolved config.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import ConfigError
 from ..registry import get, names
-from .config import PRESETS, ModelConfig, model_config
-from .variants import SPECS
+from .config import PRESETS, ModelConfig, merge_dicts
+from .specs import Variant, variant
 
-# The variant modules (and torch) are imported by the registry on the first lookup
-# (synprep.registry._IMPLEMENTATIONS lists them), not here: the configs
-# (synprep.models.config, synprep.train.trainer's RunConfig) are read without torch, e.g. by
-# every job of the workflow when it reads the Snakefile.
+# The model modules (and torch) are imported when a model is built
+# (Variant.model_class), not here: the configs (synprep.models.config,
+# synprep.train.config's RunConfig) are read without torch, e.g. by every job of the
+# workflow when it reads the Snakefile.
 if TYPE_CHECKING:
     from .transformer import Seq2Seq
 
@@ -49,69 +58,57 @@ def __getattr__(name: str):
         return Seq2Seq
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["build_model", "resolve", "variant_class", "variants", "ModelConfig", "model_config", "PRESETS", "Seq2Seq"]
+__all__ = ["build_model", "check_resolved", "resolve", "variant", "variant_class", "variants", "Variant", "ModelConfig",
+           "model_config", "PRESETS", "Seq2Seq"]
 
 
 def variant_class(name: str) -> type[Seq2Seq]:
-    return get("variant", name)
+    """The nn.Module class of variant ``name`` (imports torch)."""
+    return get("variant", name).model_class()
 
 
 def variants() -> list[str]:
+    """The declared variants' names, sorted (torch-free)."""
     return names("variant")
-
-
-def _flat(d: dict, prefix: str = "") -> dict[str, object]:
-    out: dict[str, object] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
-def _unflat(flat: dict[str, object]) -> dict:
-    out: dict = {}
-    for key, v in flat.items():
-        *parents, last = key.split(".")
-        d = out
-        for p in parents:
-            d = d.setdefault(p, {})
-        d[last] = v
-    return out
 
 
 def resolve(cfg: ModelConfig, given: Optional[dict] = None) -> ModelConfig:
     """``cfg`` resolved: the one place where a config gets the values its variant
-    decides. (1) The values the variant fixes (``settings`` of the variant class, e.g.
-    ``gcn-nogates``: ``gcn.gates = gcn.labels = false``; :data:`synprep.models.variants.SPECS`,
-    torch-free); a ConfigError for an unknown variant, or when ``given`` (the model keys
-    the user wrote) sets one of them to another value. (2) The keys left null that mean
-    "the variant's own" (the spec's ``defaults``: ``sa.hard``, ``sa.dec_layers``,
-    ``parent.layers``), so that
-    ``--print-config``, config.json and checkpoints store the value the model uses; a
-    config saved with nulls (older checkpoints) resolves to the same values on load."""
-    spec = SPECS.get(cfg.variant)
-    if spec is None:
-        raise ConfigError(f"unknown variant {cfg.variant!r}; known: {', '.join(sorted(SPECS))}")
-    have = _flat(cfg.to_dict())
-    fill = {k: v for k, v in _flat(spec.defaults(cfg)).items() if have.get(k) is None}
-    if fill:
-        cfg = cfg.updated(_unflat(fill))
-    forced = spec.settings
-    if not forced:
-        return cfg
-    for key, want in _flat(forced).items():
-        have = _flat(given or {}).get(key, want)
-        if have != want:
-            raise ConfigError(
-                f"model.{key} = {have!r} contradicts variant {cfg.variant!r}, which fixes it to {want!r}; "
-                f"remove the key, or choose the variant that has it (e.g. gcn with gcn.gates/gcn.labels)"
-            )
-    return cfg.updated(forced)
+    decides (:meth:`synprep.models.specs.Variant.resolve`, torch-free). (1) The keys
+    left null that mean "the variant's own" (``sa.hard``, ``sa.dec_layers``,
+    ``parent.layers``), so that ``--print-config``, config.json and checkpoints store the
+    value the model uses; a config saved with nulls (older checkpoints) resolves to the
+    same values on load. (2) The values the variant fixes (``gcn-nogates``:
+    ``gcn.gates = gcn.labels = false``); a ConfigError when ``given`` (the model keys
+    the user wrote) sets one of them to another value, or for an unknown variant.
+    Called at the edge only: ``RunConfig.from_dict`` (a file, the command line, the
+    workflow config, a checkpoint) and :func:`model_config`."""
+    return get("variant", cfg.variant).resolve(cfg, given)
+
+
+def model_config(preset: str | None = None, **overrides: Any) -> ModelConfig:
+    """A resolved ModelConfig from a preset plus overrides (nested dicts for
+    sub-configs): the library's edge, as ``RunConfig.from_dict`` is the commands'."""
+    base: dict[str, Any] = {}
+    if preset is not None:
+        if preset not in PRESETS:
+            raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(sorted(PRESETS))}")
+        base = dict(PRESETS[preset])
+    return resolve(ModelConfig.from_dict(merge_dicts(base, overrides), "model"), overrides)
+
+
+def check_resolved(cfg: ModelConfig) -> Variant:
+    """The declaration of ``cfg``'s variant, when ``cfg`` is resolved (a ConfigError for
+    an unknown variant or a config that is not: checked, never resolved again)."""
+    spec = get("variant", cfg.variant)
+    left = spec.unresolved(cfg)
+    if left:
+        raise ConfigError(f"model config of variant {cfg.variant!r} is not resolved ({', '.join(left)}): make it with "
+                          "synprep.models.model_config or RunConfig.from_dict, or pass it through synprep.models.resolve")
+    return spec
 
 
 def build_model(cfg: ModelConfig) -> Seq2Seq:
-    """The model of ``cfg.variant`` (a ConfigError naming the known ones if unknown),
-    with the values the variant fixes (:func:`resolve`)."""
-    return variant_class(cfg.variant)(resolve(cfg))
+    """The model of the resolved config ``cfg`` (resolved at the edge: a RunConfig, or
+    :func:`model_config`; :func:`check_resolved`)."""
+    return check_resolved(cfg).model_class()(cfg)

@@ -30,7 +30,6 @@ from typing import Any, Optional
 
 import torch
 
-from ..registry import register_variant
 from .layers import Memory
 from .transformer import DecodeState, Seq2Seq
 
@@ -259,7 +258,6 @@ class PrefixSeq2Seq(Seq2Seq):
         return torch.log_softmax(self.logits(h).float(), dim=-1)
 
 
-@register_variant("bitrans")
 class BiTrans(PrefixSeq2Seq):
     """Bidirectional decoder on target pieces (Choshen & Abend): each prefix is re-read
     without the causal mask."""

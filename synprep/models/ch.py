@@ -55,7 +55,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..errors import ConfigError
-from ..registry import register_variant
 from .config import ModelConfig
 from .layers import Embedding, Memory
 from .transformer import Seq2Seq
@@ -98,7 +97,6 @@ def tag_sources(tokens: torch.Tensor, pad: torch.Tensor, tag: int, pad_id: int) 
     return out.masked_fill(new_pad, pad_id), new_pad.expand(B, -1).clone()
 
 
-@register_variant("ch")
 class CH(Seq2Seq):
     """A standard Transformer trained on translation and on parsing its sources."""
 

@@ -2,7 +2,8 @@
 
 Every component has its own dataclass; :meth:`Config.from_dict` rejects unknown keys
 (a misspelled knob is an error, not a silent default) and values of the wrong type,
-and ``__post_init__`` checks ranges. Every default carries a comment saying why it is
+``__post_init__`` checks ranges, and a sub-config's ``check_model(model)`` the bounds
+that involve the model's sizes (a layer number <= ``enc_layers``). Every default carries a comment saying why it is
 the default (usually: the value of the paper that introduced the component).
 
 The top-level :class:`ModelConfig` holds the Transformer size and one sub-config per
@@ -31,12 +32,7 @@ __all__ = [
     "GCNConfig",
     "ParentConfig",
     "PrefixConfig",
-    "SHConfig",
-    "SISAConfig",
-    "CHConfig",
-    "StructPosConfig",
     "PRESETS",
-    "model_config",
     "merge_dicts",
 ]
 
@@ -102,16 +98,18 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
     raise ConfigError(f"{where} = {value!r}: expected {_type_name(tp)}, got {type(value).__name__}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
-    """Base class: strict construction from plain dicts (YAML/JSON) and back."""
+    """Base class: strict construction from plain dicts (YAML/JSON) and back. Frozen:
+    a config is made once, at the edge, and handed down as it is (a change is a new
+    config: :meth:`updated`, or ``dataclasses.replace`` for a few keys)."""
 
     @classmethod
     def from_dict(cls, data: dict | None, where: str | None = None):
         where = where or cls.__name__
         data = dict(data or {})
         hints = typing.get_type_hints(cls)
-        known = {f.name for f in dataclasses.fields(cls) if f.init}
+        known = {f.name for f in dataclasses.fields(cls) if f.init and not f.metadata.get("internal")}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(
@@ -125,11 +123,22 @@ class Config:
             raise ConfigError(f"{where}: {e}") from None
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     def updated(self, changes: dict):
         """A copy with ``changes`` merged in (nested dicts merge into sub-configs)."""
         return type(self).from_dict(merge_dicts(self.to_dict(), changes))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain data (YAML/JSON): each config by its own ``to_dict``."""
+    if isinstance(value, Config):
+        return value.to_dict()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def merge_dicts(base: dict, changes: dict) -> dict:
@@ -151,7 +160,7 @@ def _check(cond: bool, message: str) -> None:
 # --------------------------------------------------------------------------- components
 
 
-@dataclass
+@dataclass(frozen=True)
 class PascalConfig(Config):
     """Parent-scaled self-attention (Bugliarello & Okazaki, 2020)."""
 
@@ -177,8 +186,12 @@ class PascalConfig(Config):
         _check(self.variance > 0, f"variance = {self.variance}: expected > 0")
         _check(0.0 <= self.parent_ignoring < 1.0, f"parent_ignoring = {self.parent_ignoring}: expected 0 <= q < 1")
 
+    def check_model(self, model: ModelConfig) -> None:
+        _check(self.heads <= model.n_heads, f"pascal.heads = {self.heads} > n_heads = {model.n_heads}")
+        _check(self.layer <= model.enc_layers, f"pascal.layer = {self.layer} > enc_layers = {model.enc_layers}")
 
-@dataclass
+
+@dataclass(frozen=True)
 class GPSConfig(Config):
     """Root-path (global syntactic position) encoding added to attention logits."""
 
@@ -201,13 +214,16 @@ class GPSConfig(Config):
         _check(self.d_label >= 1 and self.d_path >= 1, "d_label and d_path must be positive")
         _check(self.max_depth >= 1, f"max_depth = {self.max_depth}: expected >= 1")
 
+    def check_model(self, model: ModelConfig) -> None:
+        _check(max(self.layers) <= model.enc_layers, f"gps.layer = {self.layer}: a layer exceeds enc_layers = {model.enc_layers}")
+
     @property
     def layers(self) -> list[int]:
         """The 1-based layers, as a list."""
         return [self.layer] if isinstance(self.layer, int) else list(self.layer)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SAConfig(Config):
     """Structured attention (Bisk & Tran, 2018: ../shared/papers/004, §4-§5) and its
     comparison systems (variants ``sa``, ``sa-hard``, ``fa``, ``sa-1set``)."""
@@ -276,8 +292,16 @@ class SAConfig(Config):
                 f"clamp = {self.clamp}: expected [lo, hi] with lo < hi, or null",
             )
 
+    def check_model(self, model: ModelConfig) -> None:
+        _check(self.layer <= model.enc_layers, f"sa.layer = {self.layer} > enc_layers = {model.enc_layers}")
+        if self.dec_layers is not None:
+            _check(
+                all(x <= model.dec_layers for x in self.dec_layers),
+                f"sa.dec_layers = {self.dec_layers}: a layer exceeds dec_layers = {model.dec_layers}",
+            )
 
-@dataclass
+
+@dataclass(frozen=True)
 class GCNConfig(Config):
     """Gated labelled graph convolution over the decoder graph (Marcheggiani & Titov,
     2017; Bastings et al., 2017)."""
@@ -298,7 +322,7 @@ class GCNConfig(Config):
         _check(self.layers >= 1, f"layers = {self.layers}: expected >= 1")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ParentConfig(Config):
     """The Parent decoder head (Choshen & Abend): a head that attends only to the token
     itself and its parents in the graph built so far."""
@@ -320,8 +344,16 @@ class ParentConfig(Config):
         if self.layers is not None:
             _check(all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
 
+    def check_model(self, model: ModelConfig) -> None:
+        _check(self.heads <= model.n_heads, f"parent.heads = {self.heads} > n_heads = {model.n_heads}")
+        if self.layers is not None:
+            _check(
+                all(x <= model.dec_layers for x in self.layers),
+                f"parent.layers = {self.layers}: a layer exceeds dec_layers = {model.dec_layers}",
+            )
 
-@dataclass
+
+@dataclass(frozen=True)
 class PrefixConfig(Config):
     """How bidirectional decoders (bitrans, parent, gcn) are trained.
 
@@ -341,93 +373,15 @@ class PrefixConfig(Config):
         _check(self.k >= 1, f"k = {self.k}: expected >= 1")
 
 
-# ------------------------------------------------------------- the papers' baselines (issue 29)
-# The comparison systems of 001 §4 ("Baselines": +S&H, +SISA, +C&H) and 002 §4.1
-# ("Structure Position"); their code is synprep/models/{sh,sisa,ch,structpos}.py.
-
-
-@dataclass
-class SHConfig(Config):
-    """S&H (Sennrich & Haddow, 2016, as 001 §4 "+S&H" applies it to the Transformer):
-    each source piece's dependency label embedded and written over the last dimensions
-    of its token embedding."""
-
-    # 001 §4: "embedded into a vector representation of size 10 and then used to replace
-    # the last 10 embedding dimensions" (e-bug/pascal tagemb_transformer.py, --tag-embed-dim 10)
-    d_label: int = 10
-
-    def __post_init__(self):
-        _check(self.d_label >= 1, f"d_label = {self.d_label}: expected >= 1")
-
-
-@dataclass
-class SISAConfig(Config):
-    """SISA (Strubell et al., 2018, as 001 §4 "+SISA"): one encoder head whose weights
-    are a biaffine distribution over each piece's parent, supervised by the parse."""
-
-    # 1-based encoder layer of the supervised head; the released PASCAL baselines put it
-    # in the first (e-bug/pascal experiments/*/transformer_lisa/train.sh: --encoder-lisa-layer 0)
-    layer: int = 1
-    # weight of the parent loss in the joint objective (001 §4: "maximize the joint
-    # probability of translations and parent positions" = weight 1; the released
-    # scripts' --parse-penalty 1)
-    weight: float = 1.0
-
-    def __post_init__(self):
-        _check(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
-        _check(self.weight >= 0.0, f"weight = {self.weight}: expected >= 0")
-
-
-@dataclass
-class CHConfig(Config):
-    """C&H multi-task (Currey & Heafield, 2019, as 001 §4 "+C&H"): translation and
-    parsing of the source in one standard Transformer, told apart by a task tag."""
-
-    # share of each training batch's sentences that also appear as a parsing row
-    # (source with <PA> tags -> its linearized parse); 1.0 = every source sentence
-    # duplicated, 001 §4 "Each source sentence is first duplicated" (the released
-    # binarize_lin_parses.sh appends one parse row a training pair)
-    parse_ratio: float = 1.0
-
-    def __post_init__(self):
-        _check(0.0 <= self.parse_ratio <= 1.0, f"parse_ratio = {self.parse_ratio}: expected 0 <= x <= 1")
-
-
-@dataclass
-class StructPosConfig(Config):
-    """Structural positions (Wang et al., 2019, 002 §2 and §4.1 "Structure Position"):
-    each word's depth in the dependency tree as an absolute position, each word pair's
-    tree distance as a relative position."""
-
-    # relative tree distances longer than this share one embedding: the clipping k of
-    # relative positions (Shaw et al., 2018, whose relative encoding this extends); 16 is
-    # a value of their clipping study (the paper is not in ../shared/papers; nor is Wang
-    # et al.'s own k, so this is our choice -- a tree distance over 16 is rare in UD)
-    max_distance: int = 16
-    # 1-based encoder layers whose attention logits get the relative term; null = every
-    # encoder layer (filled at resolution, synprep.models.resolve), as relative position
-    # representations are added in every self-attention layer (Shaw et al., 2018, §3)
-    layers: Optional[list[int]] = None
-    # add the sinusoidal encoding of each word's depth to the source embeddings (the
-    # absolute structural position) next to the sequential one
-    absolute: bool = True
-
-    def __post_init__(self):
-        _check(self.max_distance >= 1, f"max_distance = {self.max_distance}: expected >= 1")
-        if self.layers is not None:
-            _check(len(self.layers) >= 1 and all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
-
-
 # --------------------------------------------------------------------------- the model
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelConfig(Config):
     """The encoder-decoder Transformer and its variant. Defaults: Transformer base."""
 
-    # which model (see docs/models.md): vanilla, bitrans, linearized, parent, gcn,
-    # gcn-nogates, gcn-nolabels, pascal, gps, sa, sa-hard, fa, sa-1set; the papers'
-    # baselines sh, sisa, ch, structpos
+    # which model: a declared variant (synprep.models.specs; docs/models.md's table);
+    # vanilla, the Transformer, is the baseline every comparison needs
     variant: str = "vanilla"
     # vocabulary sizes, label count and special ids: filled from the shards' manifest
     # (the trainer overwrites them), not knobs; the ids default to synprep's layout
@@ -461,11 +415,38 @@ class ModelConfig(Config):
     gcn: GCNConfig = field(default_factory=GCNConfig)
     parent: ParentConfig = field(default_factory=ParentConfig)
     prefix: PrefixConfig = field(default_factory=PrefixConfig)
-    # the papers' baselines (issue 29)
-    sh: SHConfig = field(default_factory=SHConfig)
-    sisa: SISAConfig = field(default_factory=SISAConfig)
-    ch: CHConfig = field(default_factory=CHConfig)
-    structpos: StructPosConfig = field(default_factory=StructPosConfig)
+    # the sub-configs that variants declare in their own module (a Variant's options
+    # naming a Config class that is no field above; synprep.models.specs.option_groups):
+    # key -> config, read and shown after the fields above as if they were fields
+    # (``model.<key>.<option>``, ``cfg.<key>``), each with its defaults when not given
+    groups: dict = field(default_factory=lambda: _group_defaults(), repr=False, metadata={"internal": True})
+
+    @classmethod
+    def from_dict(cls, data: dict | None, where: str | None = None):
+        from .specs import option_groups  # the declarations import this module
+
+        where = where or cls.__name__
+        data = dict(data or {})
+        given = {key: data.pop(key) for key in option_groups() if key in data}
+        cfg = super().from_dict(data, where)
+        if not given:
+            return cfg
+        groups = {key: _coerce(given.get(key, {}), kind, f"{where}.{key}") for key, kind in option_groups().items()}
+        try:
+            return dataclasses.replace(cfg, groups=groups)
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d.update(d.pop("groups"))
+        return d
+
+    def __getattr__(self, name: str):
+        groups = self.__dict__.get("groups") or {}
+        if name in groups:
+            return groups[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __post_init__(self):
         _check(self.d_model >= 1 and self.n_heads >= 1, "d_model and n_heads must be positive")
@@ -477,34 +458,21 @@ class ModelConfig(Config):
         _check(self.d_ff >= 1, f"d_ff = {self.d_ff}: expected >= 1")
         _check(0.0 <= self.dropout < 1.0 and 0.0 <= self.attn_dropout < 1.0, "dropout must be in [0, 1)")
         _check(self.max_len >= 8, f"max_len = {self.max_len}: expected >= 8")
-        _check(self.pascal.heads <= self.n_heads, f"pascal.heads = {self.pascal.heads} > n_heads = {self.n_heads}")
-        _check(self.pascal.layer <= self.enc_layers, f"pascal.layer = {self.pascal.layer} > enc_layers = {self.enc_layers}")
-        _check(max(self.gps.layers) <= self.enc_layers, f"gps.layer = {self.gps.layer}: a layer exceeds enc_layers = {self.enc_layers}")
-        _check(self.sa.layer <= self.enc_layers, f"sa.layer = {self.sa.layer} > enc_layers = {self.enc_layers}")
-        if self.sa.dec_layers is not None:
-            _check(
-                all(x <= self.dec_layers for x in self.sa.dec_layers),
-                f"sa.dec_layers = {self.sa.dec_layers}: a layer exceeds dec_layers = {self.dec_layers}",
-            )
-        _check(self.parent.heads <= self.n_heads, f"parent.heads = {self.parent.heads} > n_heads = {self.n_heads}")
-        if self.parent.layers is not None:
-            _check(
-                all(x <= self.dec_layers for x in self.parent.layers),
-                f"parent.layers = {self.parent.layers}: a layer exceeds dec_layers = {self.dec_layers}",
-            )
-
-        # the papers' baselines (issue 29)
-        _check(self.sh.d_label < self.d_model, f"sh.d_label = {self.sh.d_label}: expected < d_model = {self.d_model}")
-        _check(self.sisa.layer <= self.enc_layers, f"sisa.layer = {self.sisa.layer} > enc_layers = {self.enc_layers}")
-        if self.structpos.layers is not None:
-            _check(
-                all(x <= self.enc_layers for x in self.structpos.layers),
-                f"structpos.layers = {self.structpos.layers}: a layer exceeds enc_layers = {self.enc_layers}",
-            )
+        # each sub-config's bounds that involve the model's sizes (its check_model)
+        for sub in [getattr(self, f.name) for f in dataclasses.fields(self)] + list(self.groups.values()):
+            check = getattr(sub, "check_model", None)
+            if check is not None:
+                check(self)
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
+
+
+def _group_defaults() -> dict:
+    from .specs import option_groups  # the declarations import this module
+
+    return {key: kind() for key, kind in option_groups().items()}
 
 
 #: paper sizes; a preset is a dict merged under the user's model config
@@ -523,12 +491,3 @@ PRESETS: dict[str, dict[str, Any]] = {
     "tiny": dict(d_model=32, n_heads=4, enc_layers=2, dec_layers=2, d_ff=64, dropout=0.0, max_len=512),
 }
 
-
-def model_config(preset: str | None = None, **overrides: Any) -> ModelConfig:
-    """A ModelConfig from a preset plus overrides (nested dicts for sub-configs)."""
-    base: dict[str, Any] = {}
-    if preset is not None:
-        if preset not in PRESETS:
-            raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(sorted(PRESETS))}")
-        base = dict(PRESETS[preset])
-    return ModelConfig.from_dict(merge_dicts(base, overrides), "model")

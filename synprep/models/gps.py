@@ -23,7 +23,6 @@ import torch
 import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from ..registry import register_variant
 from .config import ModelConfig
 from .layers import LogitsFn, split_heads
 from .transformer import Seq2Seq
@@ -58,7 +57,6 @@ class PathEncoder(nn.Module):
         return out[inverse].view(B, S, -1)
 
 
-@register_variant("gps")
 class GPS(Seq2Seq):
     """Transformer with root-path positions added to one encoder layer's logits."""
 

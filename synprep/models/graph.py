@@ -32,7 +32,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..errors import ConfigError
-from ..registry import register_variant
 from .bidirectional import PrefixSeq2Seq, RowGraph, row_graph
 from .config import ModelConfig
 
@@ -67,7 +66,6 @@ class _GraphDecoder(PrefixSeq2Seq):
         return row_graph(source, rows_b, cut)
 
 
-@register_variant("parent")
 class Parent(_GraphDecoder):
     """Transition decoder with bidirectional attention and a Parent head."""
 
@@ -148,7 +146,6 @@ class GatedGCNLayer(nn.Module):
         return F.relu(out).view(N, T, d)  # gcn(h, v, G) = ReLU(sum_u g_uv f_uv)
 
 
-@register_variant("gcn")
 class GCN(_GraphDecoder):
     """Transition decoder with a gated labelled GCN above the embeddings
     (``gcn.layers`` residual layers; ``gcn.gates`` and ``gcn.labels`` switch the gates
@@ -177,18 +174,16 @@ class GCN(_GraphDecoder):
         return x
 
 
-@register_variant("gcn-nogates")
 class GCNNoGates(GCN):
     """The papers' "-Gates" ablation: the GCN without gates *and* without labels
     (000 Table 2 caption and §6.3, 003 Table 1 caption and §6.2: "Ungated ... also
     relies solely on the graph structure")."""
 
-    # fixes gcn.gates = gcn.labels = false (synprep.models.variants)
+    # fixes gcn.gates = gcn.labels = false (its declaration: synprep.models.specs.graph)
 
 
-@register_variant("gcn-nolabels")
 class GCNNoLabels(GCN):
     """The papers' "-Labels" ablation: the gated GCN without label information
     (direction-only biases)."""
 
-    # fixes gcn.labels = false (synprep.models.variants)
+    # fixes gcn.labels = false (its declaration: synprep.models.specs.graph)

@@ -28,7 +28,6 @@ from typing import Any
 
 import torch
 
-from ..registry import register_variant
 from .layers import LogitsFn
 from .transformer import Seq2Seq
 
@@ -49,7 +48,6 @@ def parent_only(parent_pos: torch.Tensor, length: int) -> torch.Tensor:
     return (j[None, None, :] - parent_pos.float()[:, :, None]).abs() <= 0.5
 
 
-@register_variant("pascal")
 class Pascal(Seq2Seq):
     """Transformer whose encoder has parent-scaled heads."""
 

@@ -25,7 +25,6 @@ import torch
 import torch.nn as nn
 
 from ..errors import ConfigError
-from ..registry import register_variant
 from .config import ModelConfig
 from .transformer import Seq2Seq
 
@@ -41,7 +40,6 @@ def piece_labels(rels: torch.Tensor, word_ids: torch.Tensor, none: int) -> torch
     return torch.where(has, lab, torch.full_like(lab, none))
 
 
-@register_variant("sh")
 class SH(Seq2Seq):
     """Transformer whose source embeddings end in the piece's dependency label vector."""
 

@@ -41,7 +41,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..errors import ConfigError
-from ..registry import register_variant
 from .config import ModelConfig
 from .layers import LogitsFn, SelfAttention, attend, merge_heads
 from .transformer import Seq2Seq
@@ -109,7 +108,6 @@ class BiaffineAttention(SelfAttention):
         return self.out(merge_heads(y))
 
 
-@register_variant("sisa")
 class SISA(Seq2Seq):
     """Transformer with one encoder head supervised to attend to each piece's parent."""
 

@@ -35,7 +35,6 @@ import torch
 import torch.nn as nn
 
 from ..errors import ConfigError
-from ..registry import register_variant
 from .config import ModelConfig
 from .layers import LogitsFn, SelfAttention, attend, merge_heads, sinusoidal_table
 from .transformer import Seq2Seq
@@ -100,7 +99,6 @@ class RelativeAttention(SelfAttention):
         return self.out(merge_heads(y))
 
 
-@register_variant("structpos")
 class StructPos(Seq2Seq):
     """Transformer with absolute (depth) and relative (tree distance) structural positions."""
 

@@ -81,7 +81,6 @@ import torch
 import torch.nn as nn
 
 from ..errors import ConfigError
-from ..registry import register_variant
 from .config import ModelConfig
 from .layers import CrossAttention, Memory, attend, merge_heads, split_heads
 from .transformer import Seq2Seq
@@ -296,7 +295,6 @@ class SyntacticCrossAttention(CrossAttention):
 # --------------------------------------------------------------------------- variants
 
 
-@register_variant("sa")
 class SA(Seq2Seq):
     """SA-NMT (004 §4): structured self-attention (matrix-tree marginals) on the encoder,
     its syntactic context shared with every structure-reading cross-attention."""
@@ -305,7 +303,7 @@ class SA(Seq2Seq):
     #: how beta is computed from phi: "tree" (Eq. 6-9) or "flat" (FA-NMT)
     attention = "tree"
     #: the decoder reads M through SyntacticCrossAttention (False: sa-1set); what the
-    #: nulls sa.hard and sa.dec_layers mean is in synprep.models.variants
+    #: nulls sa.hard and sa.dec_layers mean is in its declaration (synprep.models.specs.structured)
     two_sets = True
 
     def __init__(self, cfg: ModelConfig):
@@ -398,18 +396,16 @@ class SA(Seq2Seq):
         return torch.stack(norms, dim=-1)
 
 
-@register_variant("sa-hard")
 class SAHard(SA):
     """SA-NMT-hard (004 §4.3, Eq. 15): greedy hard head words, straight-through."""
 
-    # sa.hard null means "greedy" (synprep.models.variants)
+    # sa.hard null means "greedy" (its declaration: synprep.models.specs.structured)
 
     def check_config(self, cfg: ModelConfig) -> None:
         if self.hard == "none":
             raise ConfigError("variant 'sa-hard' with sa.hard = 'none' is soft attention: use variant 'sa'")
 
 
-@register_variant("fa")
 class FA(SA):
     """FA-NMT (004 §5.2): ``beta = softmax(phi)`` (flat self-attention, no tree), the
     same two annotation sets and shared attention (``sa.shared: false`` = no-shared)."""
@@ -421,7 +417,6 @@ class FA(SA):
             raise ConfigError(f"variant 'fa' has no hard form (sa.hard = {self.hard!r}); hard attention is sa-hard's")
 
 
-@register_variant("sa-1set")
 class SA1Set(SA):
     """SA-NMT-1set (004 §5.2, Eq. 16): one set of annotations
     ``s_bar = s + sigmoid(W_g s) * M`` read by the standard decoder."""

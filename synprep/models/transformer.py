@@ -33,7 +33,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..errors import ConfigError
-from ..registry import register_variant
 from .config import ModelConfig
 from .layers import Decoder, Embedding, Encoder, LogitsFn, Memory
 
@@ -68,8 +67,9 @@ class Seq2Seq(nn.Module):
     prefix_decoder: ClassVar[bool] = False
     #: the decoder reads the decoder graph (edges); decoding must rebuild it
     uses_graph: ClassVar[bool] = False
-    # what a variant fixes in its config and what its nulls mean is not here but in
-    # synprep.models.variants (torch-free), applied by synprep.models.resolve
+    # a variant's name, what it fixes in its config and what its nulls mean are not
+    # here but in its declaration (synprep.models.specs, torch-free), which names
+    # this class; its target must be the declaration's (Variant.model_class checks)
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -196,12 +196,10 @@ class Seq2Seq(nn.Module):
         return torch.log_softmax(self.logits(h[:, -1]).float(), dim=-1)
 
 
-@register_variant("vanilla")
 class Vanilla(Seq2Seq):
     """The standard Transformer on target pieces."""
 
 
-@register_variant("linearized")
 class Linearized(Seq2Seq):
     """The standard Transformer decoder trained on the transition sequence (pieces and
     arc tokens); it gets no graph input -- the tree is only in the tokens."""

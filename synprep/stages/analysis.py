@@ -40,6 +40,7 @@ import os
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import ConfigError, InputError
+from ..models.specs import declared
 
 __all__ = [
     "TREE_VARIANTS",
@@ -55,10 +56,11 @@ __all__ = [
     "write_json",
 ]
 
-#: model variants whose encoder induces latent source trees (they dump score matrices)
-TREE_VARIANTS = frozenset({"sa", "sa-hard", "fa", "sa-1set"})
+#: model variants whose encoder induces latent source trees (they dump score matrices),
+#: as their declarations say (synprep.models.specs: sa, sa-hard, fa, sa-1set)
+TREE_VARIANTS = frozenset(name for name, v in declared().items() if v.induces_trees)
 #: those whose decoder gates the syntactic context (004 Eq. 11; sa-1set has no decoder gate)
-GATED_VARIANTS = frozenset({"sa", "sa-hard", "fa"})
+GATED_VARIANTS = frozenset(name for name, v in declared().items() if v.gated)
 
 
 # --------------------------------------------------------------------------- settings

@@ -39,9 +39,12 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from .config import RunConfig
 
 __all__ = [
     "CHECKPOINT_KEYS", "RESUMABLE", "save_checkpoint", "load_checkpoint", "load_model", "load_model_for",
@@ -251,9 +254,9 @@ def _config_differences(saved: dict, now: dict, where: str = "") -> list[str]:
     return out
 
 
-def resume_differences(state: dict, cfg: dict, train_manifest: dict, valid_manifest: Optional[dict],
+def resume_differences(state: dict, cfg: RunConfig, train_manifest: dict, valid_manifest: Optional[dict],
                        train_data: str | os.PathLike) -> list[str]:
-    """What makes the run that ``cfg`` (a resolved RunConfig dict, model sizes from the
+    """What makes the run that ``cfg`` (the run's resolved RunConfig, model sizes from the
     training data) describes on these datasets another run than the one ``state`` (a
     checkpoint) is part of; empty when it may resume. Compared: the vocabulary
     fingerprint, the data record and the config less :data:`RESUMABLE`, the path keys
@@ -277,14 +280,15 @@ def resume_differences(state: dict, cfg: dict, train_manifest: dict, valid_manif
                              f"now {str(now[k])[:12]})")
 
     def settings(d: dict) -> dict:
-        d = RunConfig.from_dict(d).to_dict()  # the same defaults on both sides
         d.pop("decode", None)
         d.pop("preset", None)  # what a preset sets is compared key by key
         d["train"] = {k: v for k, v in d["train"].items() if k not in RESUMABLE and k not in PATH_KEYS}
         d["model"] = {k: v for k, v in d["model"].items() if k not in DATASET_KEYS}
         return d
 
-    changed = _config_differences(settings(state["config"]), settings(cfg))
+    # the saved config is read (resolved) here, at its edge: a checkpoint of an older
+    # version may hold nulls or lack keys, which take the same values as this run's
+    changed = _config_differences(settings(RunConfig.from_dict(state["config"]).to_dict()), settings(cfg.to_dict()))
     if changed:
         diffs.append("the run config differs in " + ", ".join(changed))
     return diffs

@@ -12,6 +12,7 @@ imports).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig(Config):
     """How to train. Defaults follow the Transformer base recipe."""
 
@@ -119,7 +120,7 @@ class TrainConfig(Config):
             raise ConfigError(f"seed = {self.seed}: expected an integer in 0..{2**32 - 1}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class DecodeConfig(Config):
     """How ``synprep translate`` and ``synprep evaluate`` decode this run's checkpoints
     (their ``--beam`` / ``--length-penalty`` override it)."""
@@ -146,10 +147,13 @@ PRESET_TRAIN: dict[str, dict[str, Any]] = {
     "tiny": {"lr": 2e-3, "warmup": 50},
 }
 
-@dataclass
+@dataclass(frozen=True)
 class RunConfig(Config):
     """A whole run: ``preset`` (a size from models.config.PRESETS) under ``model``, and
-    how its checkpoints are decoded (``decode``)."""
+    how its checkpoints are decoded (``decode``). :meth:`from_dict` is the edge where
+    user input (a file, ``--set``, the workflow config, a saved checkpoint's config)
+    becomes the frozen, fully resolved config the run uses (the variant's values filled:
+    :func:`synprep.models.resolve`); everything below takes that object as it is."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
@@ -170,10 +174,9 @@ class RunConfig(Config):
             if preset in PRESET_TRAIN and isinstance(data.get("train", {}), dict):
                 data["train"] = merge_dicts(dict(PRESET_TRAIN[preset]), data.get("train") or {})
         cfg = super().from_dict(data, where or "config")
-        from ..models import resolve  # the variant must exist; its fixed values are shown resolved
+        from ..models import resolve  # the variant must exist; its values are filled here, once (torch-free)
 
-        cfg.model = resolve(cfg.model, data.get("model") if isinstance(data.get("model"), dict) else None)
-        return cfg
+        return dataclasses.replace(cfg, model=resolve(cfg.model, data.get("model") if isinstance(data.get("model"), dict) else None))
 
 
 def read_config_file(path: str | os.PathLike, _seen: tuple = ()) -> dict:
@@ -198,10 +201,13 @@ def read_config_file(path: str | os.PathLike, _seen: tuple = ()) -> dict:
     return merge_dicts(base, data)
 
 
-def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) -> RunConfig:
-    """A RunConfig from a YAML/JSON file (or none; see :func:`read_config_file` for
-    ``include:`` and the strict reading) plus ``key.sub=value`` overrides (values
-    parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``)."""
+def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None,
+                values: Optional[dict[str, Any]] = None) -> RunConfig:
+    """The resolved RunConfig of a YAML/JSON file (or none; see :func:`read_config_file`
+    for ``include:`` and the strict reading) plus ``key.sub=value`` overrides (values
+    parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``) and then
+    ``values``, typed values by dotted key (the command's shortcuts: ``--variant``,
+    ``--out``...): the edge where the command line becomes the run's config."""
     from ..util.yamlio import load_yaml
 
     data: dict = read_config_file(path) if path else {}
@@ -213,19 +219,25 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None) 
             v = load_yaml(value, f"--set {key}")
         except ConfigError:
             v = value
-        d = data
-        parts = key.split(".")
-        for part in parts[:-1]:
-            d = d.setdefault(part, {})
-            if not isinstance(d, dict):
-                raise ConfigError(f"--set {item!r}: {part} is not a mapping")
-        d[parts[-1]] = v
+        _set(data, key, v, f"--set {item!r}")
+    for key, v in (values or {}).items():
+        _set(data, key, v, f"{key} = {v!r}")
     try:
         return RunConfig.from_dict(data)
     except ConfigError as e:  # name the file (the key may also come from a --set override)
         if not path:
             raise
         raise ConfigError(f"{os.fspath(path)}: {e}") from None
+
+
+def _set(data: dict, key: str, value: Any, what: str) -> None:
+    d = data
+    parts = key.split(".")
+    for part in parts[:-1]:
+        d = d.setdefault(part, {})
+        if not isinstance(d, dict):
+            raise ConfigError(f"{what}: {part} is not a mapping")
+    d[parts[-1]] = value
 
 
 def learning_rate(step: int, tc: "TrainConfig") -> float:

@@ -58,6 +58,7 @@ an error, not an endless loop over empty epochs.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -86,7 +87,8 @@ __all__ = [
 
 
 def model_from_manifest(mc: ModelConfig, manifest: dict, where: str) -> ModelConfig:
-    """``mc`` with the vocabulary sizes, label count and special ids of a dataset."""
+    """``mc`` with the vocabulary sizes, label count and special ids of a dataset (not
+    resolved again: these keys decide nothing a variant fills)."""
     models = manifest.get("pieces", {}).get("models", {})
     if "src" not in models or "tgt" not in models:
         raise InputError(where, None, "a training dataset needs both sides (src and tgt); this one has " + ", ".join(sorted(models)), "invalid")
@@ -103,7 +105,7 @@ def model_from_manifest(mc: ModelConfig, manifest: dict, where: str) -> ModelCon
         have = getattr(mc, k)
         if have and have != values[k]:
             raise ConfigError(f"model.{k} = {have} but the dataset {where} has {values[k]}; leave it unset (0)")
-    return mc.updated(values)
+    return dataclasses.replace(mc, **values)
 
 
 def _same_vocab(a: dict, b: dict) -> bool:
@@ -189,12 +191,12 @@ class Trainer:
         import torch
 
         from .distributed import from_env
-        from ..models import variant_class
+        from ..models import check_resolved
         from ..util.outputs import OutputDir
 
         if stale not in STALE:
             raise ValueError(f"stale = {stale!r}: expected one of {STALE}")
-        variant_class(cfg.model.variant)  # an unknown variant fails before any data is read
+        check_resolved(cfg.model)  # RunConfig.from_dict resolved it; an unknown variant fails before any data is read
         if not cfg.train.train:
             raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
         self.folder = OutputDir(cfg.train.out, RUN_KIND, "train.out (--out)")  # refused before any work unless ours
@@ -209,7 +211,7 @@ class Trainer:
         torch.manual_seed(cfg.train.seed)
 
         self.load_data(cfg.train, verify)
-        cfg = RunConfig.from_dict({**cfg.to_dict(), "model": model_from_manifest(cfg.model, self.train_ds.manifest, cfg.train.train).to_dict()})
+        cfg = dataclasses.replace(cfg, model=model_from_manifest(cfg.model, self.train_ds.manifest, cfg.train.train))
         self.cfg, state = self.restore_point(cfg, resume, stale)
         self.tc, self.mcfg = self.cfg.train, self.cfg.model
         self.build_model()
@@ -247,13 +249,12 @@ class Trainer:
         if not resume:
             raise ConfigError(f"{out} already holds a run (checkpoint_last.pt); resume it or choose another --out")
         state = load_checkpoint(self.last_path, f"to start over, delete {out} or use a new --out")
-        diffs = resume_differences(state, cfg.to_dict(), self.train_ds.manifest,
+        diffs = resume_differences(state, cfg, self.train_ds.manifest,
                                    None if self.valid_ds is None else self.valid_ds.manifest, cfg.train.train)
         if not diffs:
-            saved = RunConfig.from_dict(state["config"])
             self.say(f"resuming {self.last_path} (same vocabularies, data and settings)")
             # the run-length and logging keys, decode and the paths are this call's
-            return RunConfig.from_dict({**cfg.to_dict(), "preset": saved.preset}), state
+            return dataclasses.replace(cfg, preset=state["config"].get("preset")), state
         what = "; ".join(diffs)
         if stale == "start-over":
             self.say(f"start over: {self.last_path} is of other inputs ({what}); this run trains from scratch and "

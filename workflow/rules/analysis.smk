@@ -25,12 +25,7 @@ from synprep.stages.analysis import analysis_settings
 ANALYSIS_CONFIG = config["analysis"]
 ANALYSIS_RUN_VARIANTS = {}
 if ANALYSIS_CONFIG["induce"]["enabled"] and TRAIN_RUNS:
-    from synprep.train.config import RunConfig
-
-    ANALYSIS_RUN_VARIANTS = {  # RUN_CONFIGS (train.smk): each run's file with its config merged over it
-        name: RunConfig.from_dict(run_config, where=f"config train.runs[{name}]").model.variant
-        for name, run_config in RUN_CONFIGS.items()
-    }
+    ANALYSIS_RUN_VARIANTS = {name: run.model.variant for name, run in RUNS.items()}  # train.smk's resolved runs
 ANALYSIS = analysis_settings(
     ANALYSIS_CONFIG, langs=LANGS, shards=SHARDS, heldout=HELDOUT, runs=ANALYSIS_RUN_VARIANTS
 )

@@ -10,12 +10,13 @@
 # (results/train/{run}/eval/: scores.json with BLEU, chrF+, chrF++, tokenized BLEU, by
 # reference and source length; hyps.txt, refs.txt, which the report compares with
 # those of the first run), decoding with the run config's decode.beam /
-# decode.length_penalty (else train.beam, 1.0). A run's config is its `file` (a
-# run-config file, e.g. config/experiments/) with `config` merged over it, or `config`
-# alone. The run configs are checked
-# by the trainer when the workflow starts. A killed run resumes from its last
-# checkpoint (the trainer resumes exactly). A job asks for resources gpu=train.gpus
-# (a profile or --set-resources train_model:gpu=N may change it); with N >= 2 GPUs the
+# decode.length_penalty (decode.beam: train.beam where the run gives none and
+# train.beam is set; else the run config's default, 5). A run's config is its `file`
+# (a run-config file, e.g. config/experiments/) with `config` merged over it, or
+# `config` alone; it is resolved once (RUNS), which checks it when the workflow starts. A killed run resumes from its last
+# checkpoint (the trainer resumes exactly). A job asks for resources gpu=train.gpus, or
+# more if its variant's declaration needs more (none does; a profile or
+# --set-resources train_model:gpu=N may change it); with N >= 2 GPUs the
 # run trains data-parallel on them (torchrun, one process a GPU).
 
 import os
@@ -37,6 +38,7 @@ TRAINING_SHARDS = [s for s in SHARDS if s not in HELDOUT]
 TRAIN_REPORT_INPUT = {}
 
 if TRAIN_RUNS:
+    from synprep.models import variant as declared_variant
     from synprep.models.config import merge_dicts
     from synprep.train.config import RunConfig, read_config_file
     from synprep.stages.workflow import config_error_at
@@ -51,16 +53,23 @@ if TRAIN_RUNS:
         run["name"]: merge_dicts(read_config_file(run["file"]) if "file" in run else {}, run.get("config") or {})
         for run in TRAIN_RUNS
     }
-    # unknown keys and bad values stop the workflow here, in one line naming the run's
-    # entry in the workflow config (and its file); only in the main snakemake process:
-    # checking a variant imports torch, which a job that copies a file should not pay
-    if getattr(workflow, "is_main_process", True):
-        for i, run in enumerate(TRAIN_RUNS):
-            with config_error_at(["train", "runs", i]):
-                RunConfig.from_dict(
-                    RUN_CONFIGS[run["name"]],
-                    where=f"train.runs[{run['name']}]" + (f" (with its file {run['file']})" if "file" in run else ""),
-                )
+    # RUNS: each run's config resolved once, here (torch-free), with the workflow's
+    # values under the run's own: the evaluation beam (train.beam, when set), the target
+    # language and progress lines; the jobs receive these objects (train_model.py adds
+    # only the job's paths and threads). Unknown keys and bad values stop the workflow
+    # here, in one line naming the run's entry in the workflow config (and its file).
+    RUN_DEFAULTS = {"train": {"lang": LANGS["tgt"], "progress": True}}
+    if TRAIN["beam"] is not None:
+        RUN_DEFAULTS["decode"] = {"beam": TRAIN["beam"]}
+    RUNS = {}
+    for i, run in enumerate(TRAIN_RUNS):
+        with config_error_at(["train", "runs", i]):
+            RUNS[run["name"]] = RunConfig.from_dict(
+                merge_dicts(RUN_DEFAULTS, RUN_CONFIGS[run["name"]]),
+                where=f"train.runs[{run['name']}]" + (f" (with its file {run['file']})" if "file" in run else ""),
+            )
+    # what a run's variant needs (its declaration, synprep.models.specs)
+    RUN_RESOURCES = {name: declared_variant(run.model.variant).resources for name, run in RUNS.items()}
 
 
 wildcard_constraints:
@@ -108,11 +117,13 @@ if TRAIN_RUNS:
         output:
             summary=out_path("train/{run}/summary.json"),
         params:
+            # what makes snakemake rerun the job when the run's config changes
             config=lambda wildcards: RUN_CONFIGS[wildcards.run],
-            lang=LANGS["tgt"],
+            # the resolved config the job trains with (an object: not a rerun trigger)
+            run=lambda wildcards: RUNS[wildcards.run],
         threads: TRAIN["threads"]
         resources:
-            gpu=TRAIN["gpus"],
+            gpu=lambda wildcards: max(TRAIN["gpus"], RUN_RESOURCES[wildcards.run].gpus),
         conda:
             "../envs/synprep.yaml"
         log:
@@ -141,8 +152,8 @@ if TRAIN_RUNS and HELDOUT_DATA:
             out_dir=lambda wildcards, output: os.path.dirname(output.scores),
             data=lambda wildcards, input: os.path.dirname(input.data),
             lang=LANGS["tgt"],
-            beam=lambda wildcards: RUN_CONFIGS[wildcards.run].get("decode", {}).get("beam", TRAIN["beam"]),
-            length_penalty=lambda wildcards: RUN_CONFIGS[wildcards.run].get("decode", {}).get("length_penalty", 1.0),
+            beam=lambda wildcards: RUNS[wildcards.run].decode.beam,
+            length_penalty=lambda wildcards: RUNS[wildcards.run].decode.length_penalty,
         conda:
             "../envs/synprep.yaml"
         log:

@@ -6,7 +6,7 @@ shards, or another corpus, never resumes the old model). With
 N >= 2 GPUs (resources gpu: train.gpus, or the profile's) the run is N data-parallel
 processes, one a GPU (torchrun --standalone -m synprep.cli train; synprep.train.distributed)."""
 
-import copy
+import dataclasses
 import json
 import os
 import subprocess
@@ -14,23 +14,23 @@ import sys
 
 from synprep.util.outputs import OutputDir, write_json
 from synprep.util.progress import ProgressEcho
-from synprep.train.trainer import RUN_KIND, RunConfig, train
+from synprep.train.trainer import RUN_KIND, train
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log
 log = open(sm.log[0], "w", buffering=1)
 terminal, sys.stderr = sys.stderr, log
-cfg = copy.deepcopy(dict(sm.params.config))
-tc = cfg.setdefault("train", {})
-tc["train"] = os.path.dirname(sm.input.train)
-tc["valid"] = os.path.dirname(sm.input.valid) if "valid" in sm.input.keys() else ""
-tc["out"] = os.path.dirname(sm.output.summary)
-tc.setdefault("lang", sm.params.lang)
 gpus = int(getattr(sm.resources, "gpu", 0) or 0)  # train.gpus, or what a profile sets
-tc["threads"] = max(1, sm.threads // max(1, gpus))
-tc.setdefault("progress", True)  # the log is not a terminal: a progress line every 30 s
-run = RunConfig.from_dict(cfg, where=f"run {sm.wildcards.run}")
-folder = OutputDir(tc["out"], RUN_KIND, "the run folder")  # the trainer's rule: its own files only
+resolved = sm.params.run  # the run's RunConfig, resolved once by the Snakefile (train.smk's RUNS)
+tc = dataclasses.replace(  # this job's paths and threads
+    resolved.train,
+    train=os.path.dirname(sm.input.train),
+    valid=os.path.dirname(sm.input.valid) if "valid" in sm.input.keys() else "",
+    out=os.path.dirname(sm.output.summary),
+    threads=max(1, sm.threads // max(1, gpus)),
+)
+run = dataclasses.replace(resolved, train=tc)
+folder = OutputDir(tc.out, RUN_KIND, "the run folder")  # the trainer's rule: its own files only
 # the progress line (update, loss, ETA; every 30 s, SYNPREP_PROGRESS_INTERVAL) on the
 # terminal too, where the run is watched (synprep.util.progress.ProgressEcho)
 sys.stderr = ProgressEcho(log, terminal, [run.model.variant], prefix=f"train_model {sm.wildcards.run}: ")

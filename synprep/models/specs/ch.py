@@ -1,0 +1,36 @@
+"""The variant of models/ch.py: C&H multi-task translation and parsing (001 §4 +C&H); its settings
+(``model.ch``) are declared here with it (the papers' baselines, issue 29)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import Config, ModelConfig, _check
+from . import Variant
+
+
+@dataclass(frozen=True)
+class CHConfig(Config):
+    """C&H multi-task (Currey & Heafield, 2019, as 001 §4 "+C&H"): translation and
+    parsing of the source in one standard Transformer, told apart by a task tag."""
+
+    # share of each training batch's sentences that also appear as a parsing row
+    # (source with <PA> tags -> its linearized parse); 1.0 = every source sentence
+    # duplicated, 001 §4 "Each source sentence is first duplicated" (the released
+    # binarize_lin_parses.sh appends one parse row a training pair)
+    parse_ratio: float = 1.0
+
+    def __post_init__(self):
+        _check(0.0 <= self.parse_ratio <= 1.0, f"parse_ratio = {self.parse_ratio}: expected 0 <= x <= 1")
+
+
+ch = Variant(
+    name="ch",
+    summary="a standard Transformer trained on translation and on parsing its sources (task tags, parse rows made at "
+            "batch time)",
+    paper="Currey & Heafield 2019, as 001's +C&H",
+    follows='001 §4 "+C&H"',
+    model="synprep.models.ch:CH",
+    reads="source heads, labels",
+    options={"ch": CHConfig},
+)
