@@ -183,8 +183,9 @@ def test_ch_trains_on_both_tasks_and_translates_with_pieces_only():
         assert ntok_train == tgt_tokens
         assert float(mixed) / ntok_train == pytest.approx((float(ce) + float(pce)) / (tgt_tokens + pn), rel=1e-5)
         # parse_ratio 0: no parsing rows, the translation loss alone
-        model.cfg.ch.parse_ratio = 0.0
-        assert float(model.loss(batch)[0]) == pytest.approx(float(ce), rel=1e-6)
+        zero = build_model(tiny("ch", ch={"parse_ratio": 0.0}))  # configs are frozen: the same weights, ratio 0
+        zero.load_state_dict(model.state_dict())
+        assert float(zero.train().loss(batch)[0]) == pytest.approx(float(ce), rel=1e-6)
 
 
 def test_ch_parse_rows_come_from_the_source_tree():

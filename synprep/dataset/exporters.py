@@ -177,7 +177,7 @@ class _Renderer:
 
     def parents(self, side: str, row: dict, words: list[list[str]]) -> str:
         if self.style == "spm":
-            return " ".join(_fmt(x) for x in row[f"{side}_parent_pos"])
+            return " ".join(format_position(x) for x in row[f"{side}_parent_pos"])
         return parent_line(row[f"{side}_heads"], words)
 
 
@@ -187,7 +187,7 @@ def parent_line(heads: Sequence[int], words: Sequence[Sequence[str]]) -> str:
     from ..syntax.features import flat_from_sentences, parent_positions
 
     pp = parent_positions(flat_from_sentences([list(heads)], [[0] * len(heads)], [[len(w) for w in words]]))
-    return " ".join(_fmt(x) for x in pp)
+    return " ".join(format_position(x) for x in pp)
 
 
 #: the kind of an export folder's marker (synprep.util.outputs.OutputDir)
@@ -202,7 +202,7 @@ def output_dir(out_dir):
     return out_dir if isinstance(out_dir, OutputDir) else OutputDir(out_dir, EXPORT_KIND, "OUT")
 
 
-def _write(out, name: str, lines: list[str]) -> Path:
+def write_lines(out, name: str, lines: list[str]) -> Path:
     from ..util.outputs import atomic_file
 
     path = out.file(name)
@@ -213,7 +213,7 @@ def _write(out, name: str, lines: list[str]) -> Path:
     return path
 
 
-def _fmt(x: float) -> str:
+def format_position(x: float) -> str:
     return f"{x:.1f}" if x * 2 == int(x * 2) else repr(float(x))
 
 
@@ -241,9 +241,9 @@ class PascalExporter(Exporter):
         out = output_dir(out_dir)
         files = []
         for s in sides:
-            files.append(_write(out, f"{prefix}.{lang[s]}", text[s]))
+            files.append(write_lines(out, f"{prefix}.{lang[s]}", text[s]))
             if par[s]:
-                files.append(_write(out, f"{prefix}.{lang[s]}.parent", par[s]))
+                files.append(write_lines(out, f"{prefix}.{lang[s]}.parent", par[s]))
         return files
 
 
@@ -299,6 +299,6 @@ class TransitionsExporter(Exporter):
                 text[s].append(" ".join(t for w in r.words(s, row) for t in w))
             trans.append(" ".join(self.linearize(r, tside, row)))
         out = output_dir(out_dir)
-        files = [_write(out, f"{prefix}.{lang[s]}", text[s]) for s in others]
-        files.append(_write(out, f"{prefix}.{lang[tside]}", trans))
+        files = [write_lines(out, f"{prefix}.{lang[s]}", text[s]) for s in others]
+        files.append(write_lines(out, f"{prefix}.{lang[tside]}", trans))
         return files

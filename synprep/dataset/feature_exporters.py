@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..registry import register_exporter
-from .exporters import Exporter, _fmt, _write, file_names, output_dir, parent_line, render_word
+from .exporters import Exporter, format_position, write_lines, file_names, output_dir, parent_line, render_word
 
 __all__ = ["FeaturesExporter", "OpenNMTExporter", "MarianExporter", "OPENNMT_SEP", "MARIAN_RESERVED"]
 
@@ -61,7 +61,7 @@ class _Side:
         else:
             self.tokens = [str(i) for i in ids] if style == "ids" else [model.pieces[i] for i in ids]
             self.word_of = list(wids)
-            self.parents = [_fmt(x) for x in row[f"{side}_parent_pos"]]
+            self.parents = [format_position(x) for x in row[f"{side}_parent_pos"]]
 
     def per_token(self, per_word: list) -> list:
         return [per_word[w] for w in self.word_of]
@@ -121,7 +121,7 @@ class FeaturesExporter(_Base):
                     edges = zip(row[f"{s}_edge_head"], row[f"{s}_edge_dep"], row[f"{s}_edge_step"], row[f"{s}_edge_label"])
                     add(f"{base}.edges", []).append(" ".join(f"{h},{dd},{st},{m['labels'][lab]}" for h, dd, st, lab in edges))
         out = self.out(out_dir)
-        return [_write(out, f"{self.prefix}.{name}", lines) for name, lines in files.items()]
+        return [write_lines(out, f"{self.prefix}.{name}", lines) for name, lines in files.items()]
 
 
 @register_exporter("opennmt")
@@ -154,7 +154,7 @@ class OpenNMTExporter(_Base):
                 toks = [OPENNMT_SEP.join([t, *(cols[f][k] for f in feats)]) for k, t in enumerate(d.tokens)]
                 text.setdefault(s, []).append(" ".join(toks))
         out = self.out(out_dir)
-        return [_write(out, f"{self.prefix}.{self.lang(s)}", lines) for s, lines in text.items()]
+        return [write_lines(out, f"{self.prefix}.{self.lang(s)}", lines) for s, lines in text.items()]
 
 
 def marian_escape(token: str) -> str:
@@ -197,8 +197,8 @@ class MarianExporter(_Base):
                               "export with style=ids or style=spm")
         out = self.out(out_dir)
         src_lang = self.lang("src") if "src" in text else self.lang(next(iter(text)))
-        files = [_write(out, f"{self.prefix}.{self.lang(s)}", lines) for s, lines in text.items()]
-        files.append(_write(out, f"{self.prefix}.{src_lang}.fsv", _fsv(sorted(lemmas), n_labels, cap)))
+        files = [write_lines(out, f"{self.prefix}.{self.lang(s)}", lines) for s, lines in text.items()]
+        files.append(write_lines(out, f"{self.prefix}.{src_lang}.fsv", _fsv(sorted(lemmas), n_labels, cap)))
         return files
 
 

@@ -152,7 +152,7 @@ def merge_dicts(base: dict, changes: dict) -> dict:
     return out
 
 
-def _check(cond: bool, message: str) -> None:
+def require(cond: bool, message: str) -> None:
     if not cond:
         raise ConfigError(message)
 
@@ -181,14 +181,14 @@ class PascalConfig(Config):
     weighting: Literal["gaussian", "parent-only"] = "gaussian"
 
     def __post_init__(self):
-        _check(self.heads >= 1, f"heads = {self.heads}: expected at least 1")
-        _check(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
-        _check(self.variance > 0, f"variance = {self.variance}: expected > 0")
-        _check(0.0 <= self.parent_ignoring < 1.0, f"parent_ignoring = {self.parent_ignoring}: expected 0 <= q < 1")
+        require(self.heads >= 1, f"heads = {self.heads}: expected at least 1")
+        require(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
+        require(self.variance > 0, f"variance = {self.variance}: expected > 0")
+        require(0.0 <= self.parent_ignoring < 1.0, f"parent_ignoring = {self.parent_ignoring}: expected 0 <= q < 1")
 
     def check_model(self, model: ModelConfig) -> None:
-        _check(self.heads <= model.n_heads, f"pascal.heads = {self.heads} > n_heads = {model.n_heads}")
-        _check(self.layer <= model.enc_layers, f"pascal.layer = {self.layer} > enc_layers = {model.enc_layers}")
+        require(self.heads <= model.n_heads, f"pascal.heads = {self.heads} > n_heads = {model.n_heads}")
+        require(self.layer <= model.enc_layers, f"pascal.layer = {self.layer} > enc_layers = {model.enc_layers}")
 
 
 @dataclass(frozen=True)
@@ -209,13 +209,13 @@ class GPSConfig(Config):
 
     def __post_init__(self):
         layers = self.layers
-        _check(len(layers) >= 1 and all(x >= 1 for x in layers), f"layer = {self.layer}: expected 1-based layer numbers")
-        _check(len(set(layers)) == len(layers), f"layer = {self.layer}: a layer is given twice")
-        _check(self.d_label >= 1 and self.d_path >= 1, "d_label and d_path must be positive")
-        _check(self.max_depth >= 1, f"max_depth = {self.max_depth}: expected >= 1")
+        require(len(layers) >= 1 and all(x >= 1 for x in layers), f"layer = {self.layer}: expected 1-based layer numbers")
+        require(len(set(layers)) == len(layers), f"layer = {self.layer}: a layer is given twice")
+        require(self.d_label >= 1 and self.d_path >= 1, "d_label and d_path must be positive")
+        require(self.max_depth >= 1, f"max_depth = {self.max_depth}: expected >= 1")
 
     def check_model(self, model: ModelConfig) -> None:
-        _check(max(self.layers) <= model.enc_layers, f"gps.layer = {self.layer}: a layer exceeds enc_layers = {model.enc_layers}")
+        require(max(self.layers) <= model.enc_layers, f"gps.layer = {self.layer}: a layer exceeds enc_layers = {model.enc_layers}")
 
     @property
     def layers(self) -> list[int]:
@@ -280,22 +280,22 @@ class SAConfig(Config):
         return super().from_dict(data, where)
 
     def __post_init__(self):
-        _check(self.layer >= 0, f"layer = {self.layer}: expected 0 (top) or a 1-based layer number")
+        require(self.layer >= 0, f"layer = {self.layer}: expected 0 (top) or a 1-based layer number")
         if self.dec_layers is not None:
-            _check(
+            require(
                 len(self.dec_layers) >= 1 and all(x >= 1 for x in self.dec_layers),
                 f"dec_layers = {self.dec_layers}: expected null (all) or 1-based decoder layer numbers",
             )
         if self.clamp is not None:
-            _check(
+            require(
                 len(self.clamp) == 2 and self.clamp[0] < self.clamp[1],
                 f"clamp = {self.clamp}: expected [lo, hi] with lo < hi, or null",
             )
 
     def check_model(self, model: ModelConfig) -> None:
-        _check(self.layer <= model.enc_layers, f"sa.layer = {self.layer} > enc_layers = {model.enc_layers}")
+        require(self.layer <= model.enc_layers, f"sa.layer = {self.layer} > enc_layers = {model.enc_layers}")
         if self.dec_layers is not None:
-            _check(
+            require(
                 all(x <= model.dec_layers for x in self.dec_layers),
                 f"sa.dec_layers = {self.dec_layers}: a layer exceeds dec_layers = {model.dec_layers}",
             )
@@ -319,7 +319,7 @@ class GCNConfig(Config):
     labels: bool = True
 
     def __post_init__(self):
-        _check(self.layers >= 1, f"layers = {self.layers}: expected >= 1")
+        require(self.layers >= 1, f"layers = {self.layers}: expected >= 1")
 
 
 @dataclass(frozen=True)
@@ -340,14 +340,14 @@ class ParentConfig(Config):
     mask: Literal["paper", "released"] = "paper"
 
     def __post_init__(self):
-        _check(self.heads >= 1, f"heads = {self.heads}: expected >= 1")
+        require(self.heads >= 1, f"heads = {self.heads}: expected >= 1")
         if self.layers is not None:
-            _check(all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
+            require(all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
 
     def check_model(self, model: ModelConfig) -> None:
-        _check(self.heads <= model.n_heads, f"parent.heads = {self.heads} > n_heads = {model.n_heads}")
+        require(self.heads <= model.n_heads, f"parent.heads = {self.heads} > n_heads = {model.n_heads}")
         if self.layers is not None:
-            _check(
+            require(
                 all(x <= model.dec_layers for x in self.layers),
                 f"parent.layers = {self.layers}: a layer exceeds dec_layers = {model.dec_layers}",
             )
@@ -370,7 +370,7 @@ class PrefixConfig(Config):
     k: int = 4
 
     def __post_init__(self):
-        _check(self.k >= 1, f"k = {self.k}: expected >= 1")
+        require(self.k >= 1, f"k = {self.k}: expected >= 1")
 
 
 # --------------------------------------------------------------------------- the model
@@ -449,15 +449,15 @@ class ModelConfig(Config):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __post_init__(self):
-        _check(self.d_model >= 1 and self.n_heads >= 1, "d_model and n_heads must be positive")
-        _check(
+        require(self.d_model >= 1 and self.n_heads >= 1, "d_model and n_heads must be positive")
+        require(
             self.d_model % self.n_heads == 0,
             f"d_model = {self.d_model} is not divisible by n_heads = {self.n_heads}",
         )
-        _check(self.enc_layers >= 1 and self.dec_layers >= 1, "enc_layers and dec_layers must be >= 1")
-        _check(self.d_ff >= 1, f"d_ff = {self.d_ff}: expected >= 1")
-        _check(0.0 <= self.dropout < 1.0 and 0.0 <= self.attn_dropout < 1.0, "dropout must be in [0, 1)")
-        _check(self.max_len >= 8, f"max_len = {self.max_len}: expected >= 8")
+        require(self.enc_layers >= 1 and self.dec_layers >= 1, "enc_layers and dec_layers must be >= 1")
+        require(self.d_ff >= 1, f"d_ff = {self.d_ff}: expected >= 1")
+        require(0.0 <= self.dropout < 1.0 and 0.0 <= self.attn_dropout < 1.0, "dropout must be in [0, 1)")
+        require(self.max_len >= 8, f"max_len = {self.max_len}: expected >= 8")
         # each sub-config's bounds that involve the model's sizes (its check_model)
         for sub in [getattr(self, f.name) for f in dataclasses.fields(self)] + list(self.groups.values()):
             check = getattr(sub, "check_model", None)

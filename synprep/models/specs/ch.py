@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, ModelConfig, _check
+from ..config import Config, ModelConfig, require
 from . import Variant
 
 
@@ -21,7 +21,7 @@ class CHConfig(Config):
     parse_ratio: float = 1.0
 
     def __post_init__(self):
-        _check(0.0 <= self.parse_ratio <= 1.0, f"parse_ratio = {self.parse_ratio}: expected 0 <= x <= 1")
+        require(0.0 <= self.parse_ratio <= 1.0, f"parse_ratio = {self.parse_ratio}: expected 0 <= x <= 1")
 
 
 ch = Variant(

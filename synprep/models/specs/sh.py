@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, ModelConfig, _check
+from ..config import Config, ModelConfig, require
 from . import Variant
 
 
@@ -20,10 +20,10 @@ class SHConfig(Config):
     d_label: int = 10
 
     def __post_init__(self):
-        _check(self.d_label >= 1, f"d_label = {self.d_label}: expected >= 1")
+        require(self.d_label >= 1, f"d_label = {self.d_label}: expected >= 1")
 
     def check_model(self, model: ModelConfig) -> None:
-        _check(self.d_label < model.d_model, f"sh.d_label = {self.d_label}: expected < d_model = {model.d_model}")
+        require(self.d_label < model.d_model, f"sh.d_label = {self.d_label}: expected < d_model = {model.d_model}")
 
 
 sh = Variant(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, ModelConfig, _check
+from ..config import Config, ModelConfig, require
 from . import Variant
 
 
@@ -23,11 +23,11 @@ class SISAConfig(Config):
     weight: float = 1.0
 
     def __post_init__(self):
-        _check(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
-        _check(self.weight >= 0.0, f"weight = {self.weight}: expected >= 0")
+        require(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
+        require(self.weight >= 0.0, f"weight = {self.weight}: expected >= 0")
 
     def check_model(self, model: ModelConfig) -> None:
-        _check(self.layer <= model.enc_layers, f"sisa.layer = {self.layer} > enc_layers = {model.enc_layers}")
+        require(self.layer <= model.enc_layers, f"sisa.layer = {self.layer} > enc_layers = {model.enc_layers}")
 
 
 sisa = Variant(

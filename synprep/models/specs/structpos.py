@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..config import Config, ModelConfig, _check
+from ..config import Config, ModelConfig, require
 from . import Variant
 
 
@@ -30,13 +30,13 @@ class StructPosConfig(Config):
     absolute: bool = True
 
     def __post_init__(self):
-        _check(self.max_distance >= 1, f"max_distance = {self.max_distance}: expected >= 1")
+        require(self.max_distance >= 1, f"max_distance = {self.max_distance}: expected >= 1")
         if self.layers is not None:
-            _check(len(self.layers) >= 1 and all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
+            require(len(self.layers) >= 1 and all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
 
     def check_model(self, model: ModelConfig) -> None:
         if self.layers is not None:
-            _check(
+            require(
                 all(x <= model.enc_layers for x in self.layers),
                 f"structpos.layers = {self.layers}: a layer exceeds enc_layers = {model.enc_layers}",
             )
