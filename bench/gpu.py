@@ -149,8 +149,9 @@ def measure_parse(args, fig: Figures, device: str) -> None:
     same = sum(a.conllu == b.conllu for a, b in zip(res_b, res_u))
     fig.add(f"one sentence a call, first {k} of the {n} sentences", bp.words_of(res_u) / sec_u, "words/s",
             "stopped at the part's deadline" if k < n else "", what="stanza parse")
-    ratio = (bp.words_of(res_u) / sec_u) and (bp.words_of(res_b) / sec_b) / (bp.words_of(res_u) / sec_u)
-    fig.add("batched / one a call (words/s)", f"{ratio:.1f}x", "", f"identical trees {same}/{k}", what="stanza parse")
+    wu = bp.words_of(res_u) / sec_u
+    ratio = f"{bp.words_of(res_b) / sec_b / wu:.1f}x" if wu else "n/a"
+    fig.add("batched / one a call (words/s)", ratio, "", f"identical trees {same}/{k}", what="stanza parse")
 
 
 def _one_a_call(p, items, fig: Figures, device: str) -> tuple[list, float]:
@@ -165,6 +166,13 @@ def _one_a_call(p, items, fig: Figures, device: str) -> tuple[list, float]:
 
         torch.cuda.synchronize()
     return res, time.perf_counter() - t0
+
+
+def all_variants() -> list[str]:
+    """Every registered model variant (a new one joins the train part by itself)."""
+    from synprep.models import variants
+
+    return variants()
 
 
 def _pud(tmp: Path) -> Path:
@@ -188,7 +196,7 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
     batches = [b.to(dev) for b in batches]
     tgt = sum(int(b.tgt_lengths.sum()) for b in batches)
     trans = sum(int(b.trans_lengths.sum()) for b in batches)
-    names = [v.strip() for v in args.variants.split(",") if v.strip()]
+    names = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else all_variants()
     for i, name in enumerate(names):
         if fig.left() < 0:
             fig.add(f"{', '.join(names[i:])}: not timed", "skipped", "", "the part's time cap was reached")
@@ -428,7 +436,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--stanza-size", default="small", choices=["tiny", "small"], help="--pack: size of the stanza model trained")
     g.add_argument("--simulate", action="store_true", help="--from-pack: refuse every module the device machine would lack")
     ap.add_argument("--stanza-model", default=None, help="a stanza model folder (default: the pack's, else train one, cached)")
-    ap.add_argument("--sentences", type=int, default=3000, help="parse: Multi30k sentences")
+    ap.add_argument("--sentences", type=int, default=None, help="parse: Multi30k sentences (default 3000; --pack: lines packed)")
     ap.add_argument("--batch-tokens", type=int, default=3000, help="parse: stanza's padded batch size in tokens")
     ap.add_argument("--preset", default="tree-medium", help="train: model size")
     ap.add_argument("--variants", default=None, help="train: comma-separated variants (default: every registered one)")
@@ -447,10 +455,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _resolve(args) -> None:
     """Defaults that depend on other options (--quick's sizes, every variant)."""
-    if args.variants is None:
-        from synprep.models import variants
-
-        args.variants = ",".join(variants())
+    args.sentences = args.sentences or 3000
     if args.quick:
         args.sentences, args.batches, args.rounds = min(args.sentences, 200), min(args.batches, 2), 1
         args.decode_steps, args.decode_sentences, args.preset = min(args.decode_steps, 10), min(args.decode_sentences, 8), "tiny"
@@ -462,7 +467,7 @@ def pack(args) -> int:
     try:
         gp.build(Path(args.pack), wheels=not args.no_wheels, with_table=args.with_table,
                  python=args.python or gp.DEVICE_PYTHON, stanza_model=args.stanza_model, size=args.stanza_size,
-                 sentences=args.sentences if args.sentences != 3000 else None)
+                 sentences=args.sentences)
     except gp.PackError as e:
         print(f"bench/gpu.py --pack: {e}", file=sys.stderr)
         return 2
@@ -471,8 +476,14 @@ def pack(args) -> int:
 
 def measure(args, only: list[str]) -> int:
     """Install the pack (--from-pack), run the parts, print and write the table."""
+    from synprep.errors import ConfigError
+
     t0 = time.perf_counter()
-    out = _out_dir(args)
+    try:
+        out = _out_dir(args)
+    except ConfigError as e:
+        print(f"bench/gpu.py: {e}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="synprep-gpu-") as work:
         figures = out / "figures.jsonl" if out else Path(work) / "figures.jsonl"
         env = dict(os.environ)
@@ -480,7 +491,7 @@ def measure(args, only: list[str]) -> int:
             gp = _bench_module("gpupack")
             try:
                 env = gp.install(Path(args.from_pack), Path(work), simulate=args.simulate,
-                                 log=lambda m: print(m, file=sys.stderr, flush=True))
+                                 log=lambda m: print(m, file=sys.stderr, flush=True), timeout=CAPS["install"] * args.budget / BUDGET)
             except gp.PackError as e:
                 print(f"bench/gpu.py --from-pack: {e}", file=sys.stderr)
                 return 2
@@ -503,6 +514,8 @@ def measure(args, only: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if str(REPO) not in sys.path:  # the repository's synprep, also where it is not installed (the device machine)
+        sys.path.insert(1, str(REPO))
     ap = _parser()
     args = ap.parse_args(argv)
     if args.part:
@@ -519,8 +532,9 @@ def main(argv: list[str] | None = None) -> int:
         for k in only:
             cap = CAPS[k]
             print(f"  {k:7s} {MEASUREMENTS[k]} (at most {cap if cap else 'what is left of the budget,'} s)")
-        print(f"train variants: {args.variants}; preset {args.preset}, {args.batches} batches x {args.rounds} rounds")
-        print(f"budget: {args.budget:.0f} s in all (install from a pack: at most {CAPS['install']} s)")
+        print(f"train variants: {args.variants or ','.join(all_variants())}; preset {args.preset}, {args.batches} batches x {args.rounds} rounds")
+        print(f"budget: {args.budget:.0f} s in all (install from a pack: at most {CAPS['install']} s); "
+              "caps scale with --budget")
         return 0
     import torch
 
