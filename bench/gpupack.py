@@ -10,7 +10,7 @@ writes DIR, an ignored folder of:
   synprep's installed requirements (markers read for Linux x86-64 and that Python),
   minus :data:`DEVICE_HAS` (its torch is kept: no re-pin) and :data:`LEFT_OUT`, each
   fetched with ``pip download --no-deps --only-binary=:all: --platform manylinux...``
-  at the version installed here (else the newest wheel, else the source archive,
+  at the version installed here (else the newest wheel of a later version, else the source archive,
   installed there with the machine's Cython and compiler; the manifest says which);
   the table step's own needs (snakemake, polars, ...) only with ``--with-table``;
 * ``data/`` -- the few files of ``../shared/data`` the run reads, gzipped
@@ -150,8 +150,8 @@ def _pip_download(spec: str, dest: Path, python: str, binary: bool) -> Path | No
     if binary:
         cmd += ["--only-binary=:all:", "--python-version", python, "--implementation", "cp"]
         cmd += [x for p in PLATFORMS for x in ("--platform", p)]
-    else:
-        cmd += ["--no-binary=:all:"]
+    else:  # its own source only (build requirements from the machine here: no build of setuptools from source)
+        cmd += [f"--no-binary={spec.partition('=')[0]}", "--no-build-isolation"]
     r = subprocess.run([*cmd, spec], capture_output=True, text=True, timeout=600)
     new = sorted(set(dest.iterdir()) - before)
     return new[0] if r.returncode == 0 and len(new) == 1 else None
@@ -159,11 +159,13 @@ def _pip_download(spec: str, dest: Path, python: str, binary: bool) -> Path | No
 
 def fetch(reqs: dict[str, str], dest: Path, python: str, log=print) -> list[dict]:
     """Each of ``reqs`` into ``dest``: the wheel of the version installed here, else the
-    newest wheel, else the source archive of that version. A record for each."""
+    newest wheel of a later version, else the source archive of that version. A record
+    for each."""
     dest.mkdir(parents=True, exist_ok=True)
     out = []
     for name, version in reqs.items():
-        for spec, binary, how in ((f"{name}=={version}", True, "wheel"), (name, True, "newest wheel (no wheel of the tested version)"),
+        for spec, binary, how in ((f"{name}=={version}", True, "wheel"),
+                                  (f"{name}>={version}", True, "newest wheel (no wheel of the tested version)"),
                                   (f"{name}=={version}", False, "source, built there")):
             got = _pip_download(spec, dest, python, binary)
             if got is not None:
