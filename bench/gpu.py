@@ -169,10 +169,11 @@ def _one_a_call(p, items, fig: Figures, device: str) -> tuple[list, float]:
 
 
 def all_variants() -> list[str]:
-    """Every registered model variant (a new one joins the train part by itself)."""
+    """Every registered model variant (a new one joins the train part by itself),
+    ``vanilla`` first: the baseline is timed before a cap can cut the list."""
     from synprep.models import variants
 
-    return variants()
+    return sorted(variants(), key=lambda v: v != "vanilla")
 
 
 def _pud(tmp: Path) -> Path:
@@ -407,7 +408,7 @@ def _out_dir(args) -> Path | None:
     out = args.out or os.environ.get("OUT")
     if not out:
         return None
-    d = check_output_dir(out, "--out")
+    d = check_output_dir(out, "--out").resolve()  # the parts run in the repository's root
     there = [n for n in ("figures.jsonl", "table.md") if (d / n).exists()]
     if there:
         from synprep.errors import ConfigError
@@ -441,7 +442,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--preset", default="tree-medium", help="train: model size")
     ap.add_argument("--variants", default=None, help="train: comma-separated variants (default: every registered one)")
     ap.add_argument("--max-tokens", type=int, default=4096, help="train/decode: token budget of a batch")
-    ap.add_argument("--batches", type=int, default=6, help="train: batches a round")
+    ap.add_argument("--batches", type=int, default=4, help="train: batches a round")
     ap.add_argument("--rounds", type=int, default=3, help="train: rounds (median a batch)")
     ap.add_argument("--decode-preset", default="small", help="decode: size of the briefly trained models")
     ap.add_argument("--decode-steps", type=int, default=300, help="decode: updates of the briefly trained models")
@@ -457,7 +458,7 @@ def _resolve(args) -> None:
     """Defaults that depend on other options (--quick's sizes, every variant)."""
     args.sentences = args.sentences or 3000
     if args.quick:
-        args.sentences, args.batches, args.rounds = min(args.sentences, 200), min(args.batches, 2), 1
+        args.sentences, args.batches, args.rounds = min(args.sentences, 100), min(args.batches, 2), 1
         args.decode_steps, args.decode_sentences, args.preset = min(args.decode_steps, 10), min(args.decode_sentences, 8), "tiny"
         args.decode_preset, args.max_tokens = "tiny", min(args.max_tokens, 1024)
 

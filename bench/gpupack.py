@@ -319,6 +319,7 @@ def blocked_modules(packed: set[str]) -> set[str]:
 def install(pack: Path, work: Path, simulate: bool = False, log=print, timeout: float | None = None) -> dict[str, str]:
     """Install ``pack`` into ``work`` with no network (pip stopped after ``timeout``
     seconds); the environment to run in."""
+    pack = pack.resolve()  # the parts run in the repository's root
     m = load_manifest(pack)
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
     if m["wheels"] and m["python"] != here:

@@ -95,7 +95,7 @@ def test_a_bad_pack_or_a_used_out_folder_is_refused(tmp_path):
 def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     """A pack of data and a tiny stanza model (no wheels: nothing is downloaded in the
     suite), checked by its manifest, then the device command's dry run from it: the
-    pack's data are read (20 Multi30k sentences packed, 200 asked for), the figures come
+    pack's data are read (20 Multi30k sentences packed, 100 asked for), the figures come
     back as JSON lines and as a table, the table step is run or skipped with its reason."""
     import gzip
     import json
