@@ -389,7 +389,7 @@ def run_parts(args, only: list[str], env: dict, work: Path, t_end: float) -> lis
             Figures(figures, k).fail(f"killed at its cap of {cap:.0f} s")
         if rc != 0:
             failed.append(k)
-        Figures(figures, k).add("seconds", round(time.perf_counter() - t, 1), "s", f"cap {cap:.0f} s", what="part time")
+        Figures(figures, k).add(k, round(time.perf_counter() - t, 1), "s", f"cap {cap:.0f} s", what="part time")
     return failed
 
 
