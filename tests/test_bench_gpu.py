@@ -128,3 +128,71 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     (pack / "data" / "ud" / "en_pud-ud-test.conllu.gz").write_bytes(b"damaged")
     r = _run("--from-pack", str(pack), "--device", "cpu", "--only", "tests")
     assert r.returncode == 2 and "en_pud-ud-test.conllu.gz: not the file packed" in r.stderr, r.stderr[-2000:]
+
+
+def _wheel(dest: Path, name: str, code: str) -> Path:
+    """A pure-Python wheel of one module, written by hand (no build backend, nothing fetched)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {f"{name}.py": code, f"{name}-1.0.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
+             f"{name}-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    digest = lambda t: base64.urlsafe_b64encode(hashlib.sha256(t.encode()).digest()).rstrip(b"=").decode()  # noqa: E731
+    record = "".join(f"{k},sha256={digest(v)},{len(v.encode())}\n" for k, v in files.items())
+    path = dest / f"{name}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for k, v in {**files, f"{name}-1.0.dist-info/RECORD": record + f"{name}-1.0.dist-info/RECORD,,\n"}.items():
+            z.writestr(k, v)
+    return path
+
+
+def test_install_from_a_pack_with_no_index_and_the_simulated_device(tmp_path):
+    """install() puts the pack's wheels into a fresh folder with pip --no-index, unpacks
+    the data where SYNPREP_SHARED_DATA points, puts a synprep command on PATH; with
+    simulate, a module this machine has but the device would not is refused."""
+    import json
+
+    from .conftest import ud_path
+
+    ud_path("en_pud-ud-test.conllu")
+    gp = _gpu_module()._bench_module("gpupack")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "depparse.pt").write_bytes(b"not a model")
+    pack = tmp_path / "pack"
+    gp.build(pack, wheels=False, stanza_model=str(tmp_path / "model"), sentences=5, log=lambda m: None)
+    (pack / "wheels").mkdir()
+    whl = _wheel(pack / "wheels", "synprep_packcheck", "VALUE = 42\n")
+    m = json.loads((pack / "manifest.json").read_text())
+    m["python"] = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    m["wheels"] = [{"name": "synprep-packcheck", "tested": "1.0", "file": whl.name, "how": "wheel"}]
+    m["files"][f"wheels/{whl.name}"] = {"bytes": whl.stat().st_size, "sha256": gp._sha256(whl)}
+    (pack / "manifest.json").write_text(json.dumps(m))
+    env = gp.install(pack, tmp_path / "work", simulate=True, log=lambda m: None)
+    data = Path(env["SYNPREP_SHARED_DATA"])
+    assert (data / "ud" / "en_pud-ud-test.conllu").read_bytes() == ud_path("en_pud-ud-test.conllu").read_bytes()
+    assert len(gzip_lines(data / "multi30k" / "train.en.gz")) == 5
+    blocked = sorted(gp.blocked_modules({"synprep-packcheck"}))
+    probe = "import synprep_packcheck, synprep.errors; print(synprep_packcheck.VALUE)"
+    r = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "42", r.stderr[-2000:]
+    if blocked:  # e.g. polars: on this machine, not on the device image, not in this pack
+        r = subprocess.run([sys.executable, "-c", f"import {blocked[0]}"], env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode != 0 and "simulated device machine" in r.stderr
+    import shutil
+
+    shim = shutil.which("synprep", path=env["PATH"])
+    assert shim == str(tmp_path / "work" / "site" / "bin" / "synprep")
+    import importlib.util
+
+    if importlib.util.find_spec("polars") is not None:  # a requirement of synprep's, but only of the table step
+        assert "polars" in blocked and "stanza" in blocked and not {"torch", "numpy", "synprep"} & set(blocked)
+    r = subprocess.run([shim, "--help"], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "train-parser" in r.stdout
+
+
+def gzip_lines(p: Path) -> list[str]:
+    import gzip
+
+    with gzip.open(p, "rt", encoding="utf-8") as f:
+        return f.read().splitlines()
