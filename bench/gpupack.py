@@ -10,8 +10,9 @@ writes DIR, an ignored folder of:
   synprep's installed requirements (markers read for Linux x86-64 and that Python),
   minus :data:`DEVICE_HAS` (its torch is kept: no re-pin) and :data:`LEFT_OUT`, each
   fetched with ``pip download --no-deps --only-binary=:all: --platform manylinux...``
-  at the version installed here (else the newest wheel of a later version, else the source archive,
-  installed there with the machine's Cython and compiler; the manifest says which);
+  at the version installed here (else the newest wheel of a later version, else the
+  source archive, built there with the machine's Cython and compiler; the manifest says
+  which);
   the table step's own needs (snakemake, polars, ...) only with ``--with-table``;
 * ``data/`` -- the few files of ``../shared/data`` the run reads, gzipped
   (:data:`DATA_FILES`; Multi30k English cut to the sentences parsed);
@@ -25,11 +26,12 @@ the wheels with ``pip install --isolated --no-index --no-deps --target WORK/site
 (nothing fetched, the machine's torch untouched), writes the data back out under
 ``WORK/data`` and returns the environment the measurements run in: ``PYTHONPATH`` =
 the site folder and the repository, ``SYNPREP_SHARED_DATA`` = ``WORK/data`` (read by
-tests/conftest.py and bench/gpu.py instead of ``../shared/data``), a ``synprep``
+tests/conftest.py and bench/gpu.py instead of ``../shared/data``),
+``SYNPREP_STANZA_MODEL`` = the pack's model (the parse part's default), a ``synprep``
 command on ``PATH``. With ``simulate=True`` (the CPU dry run here) a ``sitecustomize``
 in the site folder refuses to import any distribution installed on this machine that
-is neither on :data:`DEVICE_HAS` nor in the pack, so that a missing wheel fails here as
-it would there.
+is neither on :data:`DEVICE_HAS` nor in the pack, and the HTTP proxies point at a
+closed port, so that a missing wheel or a download fails here as it would there.
 """
 
 from __future__ import annotations
