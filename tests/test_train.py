@@ -18,7 +18,7 @@ from synprep.models import variants
 from synprep.train.trainer import RunConfig, inverse_sqrt, load_config, load_model, train
 from tests.numerics import assert_close, test_threads
 
-UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
+from .conftest import UD
 
 
 @pytest.fixture(autouse=True)
