@@ -952,3 +952,18 @@ def test_parse_refuses_a_flag_the_backend_does_not_use(tmp_path, capsys):
     for flag, value in (("--threads", "2"), ("--batch-tokens", "100")):
         assert main(["parse", str(src), "--lang", "en", flag, value]) != 0
         assert f"{flag} applies to --backend stanza only" in capsys.readouterr().err
+
+
+def test_the_schema_offers_the_registered_backends():
+    """``parse.backend``'s choices in the workflow's schema are the registered backends,
+    and its default is the one ``synprep parse`` uses without ``--backend``."""
+    from pathlib import Path
+
+    import yaml
+
+    from synprep.parsers import DEFAULT
+
+    schema = yaml.safe_load((Path(__file__).resolve().parent.parent / "workflow" / "schemas" /
+                             "config.schema.yaml").read_text(encoding="utf-8"))
+    backend = schema["properties"]["parse"]["properties"]["backend"]
+    assert sorted(backend["enum"]) == registry.names("parser") and backend["default"] == DEFAULT
