@@ -967,3 +967,23 @@ def test_the_schema_offers_the_registered_backends():
                              "config.schema.yaml").read_text(encoding="utf-8"))
     backend = schema["properties"]["parse"]["properties"]["backend"]
     assert sorted(backend["enum"]) == registry.names("parser") and backend["default"] == DEFAULT
+
+
+def test_the_docs_tables_are_the_declared_options():
+    """docs/parsers.md's option table of each backend lists the options it declares
+    and uses (``Options``, less those it only accepts), with the declared defaults."""
+    import dataclasses
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "parsers.md").read_text(encoding="utf-8")
+    for name in registry.names("parser"):
+        cls = registry.get("parser", name)
+        section = text.split(f"### `{name}`", 1)[1].split("\n\n", 2)[1]
+        rows = dict(re.findall(r"^\| `([a-z_]+)` \| ([^|]*) \|", section, flags=re.M))
+        used = {f.name: f.default for f in dataclasses.fields(cls.Options) if cls.takes(f.name)}
+        assert set(rows) == set(used), name
+        for option, default in used.items():
+            if default is not None:
+                want = str(default).lower() if isinstance(default, bool) else str(default)
+                assert rows[option].strip() == want, (name, option)
