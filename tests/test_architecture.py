@@ -183,3 +183,43 @@ def test_the_shards_face_defines_nothing_and_re_exports_the_four_modules():
     defined = [n for n, v in vars(shards).items() if (inspect.isfunction(v) or inspect.isclass(v))
                and v.__module__ == shards.__name__]
     assert not defined, f"the face defines {defined}; define them in their module"
+
+
+def _backend_comparisons(path: Path, names: set[str]) -> list[str]:
+    """``file:line`` of each comparison of a parser backend's name (``== "udpipe"``,
+    ``!= "stanza"``, ``in ("udpipe", ...)``) in ``path`` (Python, or a rule file's lines)."""
+    import re
+
+    rel = path.relative_to(REPO) if path.is_relative_to(REPO) else path.name
+    if path.suffix == ".py":
+        found = []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            items = [node.left, *node.comparators]
+            items += [e for c in node.comparators if isinstance(c, (ast.Tuple, ast.List, ast.Set)) for e in c.elts]
+            if any(isinstance(c, ast.Constant) and c.value in names for c in items):
+                found.append(f"{rel}:{node.lineno}")
+        return found
+    quoted = "|".join(map(re.escape, names))
+    pattern = re.compile(rf"""[=!]=\s*["']({quoted})["']|["']({quoted})["']\s*[=!]=""")
+    return [f"{rel}:{i}" for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if pattern.search(line)]
+
+
+def test_no_backend_name_is_compared_outside_the_parsers_package(tmp_path):
+    """Code outside ``synprep/parsers/`` asks the backend (its options, resources,
+    default model, demo warning: :class:`synprep.parsers.Parser`), never names it."""
+    from synprep import registry
+
+    names = set(registry.names("parser"))
+    assert {"udpipe", "stanza"} <= names
+    bad, rule = tmp_path / "bad.py", tmp_path / "bad.smk"
+    bad.write_text('if backend == "udpipe":\n    pass\nok = x in ("stanza",)\nfine = "udpipe"\n')
+    rule.write_text('    threads: 4 if PARSE["backend"] == "udpipe" else 1\n    gpu=1,\n')
+    assert _backend_comparisons(bad, names) == ["bad.py:1", "bad.py:3"]  # the checker sees both forms
+    assert _backend_comparisons(rule, names) == ["bad.smk:1"]
+    files = [p for p in _sources() if not p.is_relative_to(REPO / "synprep" / "parsers") and "tests" not in p.parts]
+    files += sorted((REPO / "workflow" / "rules").glob("*.smk")) + [REPO / "Snakefile"]
+    found = [hit for p in files for hit in _backend_comparisons(p, names)]
+    assert not found, "backend names compared outside synprep/parsers/ (ask the backend instead):\n" + "\n".join(found)

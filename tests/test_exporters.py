@@ -152,3 +152,40 @@ def test_file_names_follow_the_manifest_languages_and_a_heldout_set(tmp_path):
     assert (tmp_path / "h" / "valid.en").read_text() == (tmp_path / "train" / "train.en").read_text()
     names = sorted(f.name for f in PascalExporter(prefix="test", src_lang="x").export(tmp_path / "heldout", tmp_path / "o"))
     assert names == ["test.de", "test.x", "test.x.parent"]
+
+
+def test_the_docs_table_and_the_help_are_the_declared_options(capsys):
+    """docs/shards.md's exporter table names every exporter with the options it
+    declares (``Options``, as :func:`option_summary` writes them), and so does
+    ``synprep export --help``; a declaration is what ``-O`` accepts."""
+    import dataclasses
+    import re
+
+    from synprep import registry
+    from synprep.cli import main
+    from synprep.dataset.exporters import option_summary
+
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "shards.md").read_text(encoding="utf-8")
+    table = text.split("| exporter | files | options |", 1)[1].split("\n\n", 1)[0]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        name, _files, opts = line.split(" | ", 2)
+        rows[name.strip("| `")] = re.sub(r" \(any of [^)]*\)", "", opts.rstrip(" |")).split(", ")
+    assert set(rows) == set(registry.names("exporter"))
+    with pytest.raises(SystemExit):
+        main(["export", "--help"])
+    shown = capsys.readouterr().out
+    for name, opts in rows.items():
+        cls = registry.get("exporter", name)
+        declared = option_summary(cls)
+        assert opts == [f"`{o}`" for o in declared], name
+        assert f"  {name:<12} {' '.join(declared)}\n" in shown
+        assert set(cls.defaults) == {f.name for f in dataclasses.fields(cls.Options)}
+    transitions = registry.get("exporter", "transitions")(arc_format="nematus", root_arc="true")
+    assert transitions.settings.root_arc is True and transitions.settings.arc_format == "nematus"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        transitions.settings.root_arc = False
+    with pytest.raises(ConfigError, match="arc_format must be one of plain, nematus, nematus-split"):
+        registry.get("exporter", "transitions")(arc_format="x")

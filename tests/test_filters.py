@@ -570,3 +570,65 @@ def test_tree_decoder_filter_recipe_loads_and_matches_the_workflow_recipe():
             del entry["src_lang"], entry["tgt_lang"]
     assert recipe["filter"]["filters"] + recipe["align"]["filters"] == listed
     assert recipe["shards"]["max_target_pieces"] == 40
+
+
+def _docs_parameter_tables() -> dict[str, dict[str, tuple[bool, str]]]:
+    """docs/filters.md's parameter table of each ``### `name`:`` section: parameter ->
+    (marked **cut**, the default column)."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "filters.md").read_text(encoding="utf-8")
+    tables: dict[str, dict[str, tuple[bool, str]]] = {}
+    name = None
+    for line in text.splitlines():
+        m = re.match(r"### `([a-z_]+)`:", line)
+        if m:
+            name = m.group(1)
+            tables[name] = {}
+        elif line.startswith("## "):
+            name = None
+        elif name and line.startswith("| `"):
+            first, default = [c.strip() for c in line.strip("|").split("|")][:2]
+            for param in re.findall(r"`([a-z_]+)`", first):
+                tables[name][param] = ("(**cut**)" in first, default)
+    return tables
+
+
+def test_the_docs_tables_are_the_declared_parameters():
+    """Each filter's table in docs/filters.md lists exactly its declared parameters
+    (``Options``), its cut parameters marked, with the declared defaults (a null's
+    meaning is the docs' words)."""
+    from synprep import registry
+
+    tables = _docs_parameter_tables()
+    assert set(tables) == set(registry.names("filter"))
+    for name, table in tables.items():
+        cls = registry.get("filter", name)
+        assert list(table) == list(cls.PARAMS), name
+        for param, (cut, default) in table.items():
+            assert cut == (param in cls.CUT_PARAMS), (name, param)
+            value = cls.PARAMS[param]
+            if value is None:
+                continue
+            want = str(value).lower() if isinstance(value, bool) else f"`{value}`" if isinstance(value, str) else repr(value)
+            assert default == want, (name, param, default, want)
+
+
+def test_a_filter_options_declaration_is_its_parameters():
+    """PARAMS/TYPES/CUT_PARAMS come from the frozen Options dataclass: a float takes an
+    int, ``| None`` lets a null through, a wrong type is a ConfigError naming the key."""
+    import dataclasses
+
+    from synprep import registry
+
+    align = registry.get("filter", "align")
+    assert align.TYPES["max_z"] == (float, int, type(None)) and "max_z" in align.CUT_PARAMS
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        align.Options().max_z = 1.0
+    f = build_filter({"name": "ratio", "max_ratio": 3})
+    assert f.max_ratio == 3.0 and isinstance(f.max_ratio, float)
+    with pytest.raises(ConfigError, match="'max_ratio' is None"):
+        build_filter({"name": "ratio", "max_ratio": None})
+    with pytest.raises(ConfigError, match="expected int"):
+        build_filter({"name": "empty", "min_chars": "2"})

@@ -905,3 +905,85 @@ def test_parse_loop_streams_one_side_and_logs_rejects_without_a_file(udpipe_en, 
     assert [s.sent_id for s in read_conllu_string(out.getvalue())][:2] == ["s0", "s2"]
     assert counts.words == sum(len(s.rows) for s in read_conllu_string(out.getvalue()))
     assert "rejected s1: empty" in caplog.text
+
+
+def test_each_backend_declares_its_options_and_resources():
+    """What code outside synprep/parsers/ asks a backend instead of naming it: its frozen
+    options (defaults and bounds), its job's resources under the workflow's ``parse``
+    section, its default model and its demo warning."""
+    import dataclasses
+
+    udpipe, stanza = registry.get("parser", "udpipe"), registry.get("parser", "stanza")
+    for cls in (udpipe, stanza):
+        opts = cls.Options(lang="en")
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            opts.max_words = 3
+        assert opts.max_words == 300 and opts.pretokenized is False
+    with pytest.raises(ConfigError, match="batch_tokens must be >= 1"):
+        stanza.Options(batch_tokens=0)
+    with pytest.raises(ConfigError, match="workers must be >= 1"):
+        udpipe.Options(lang="en", workers=0)
+    parse = {"threads": 3, "device": "auto", "max_words": 50, "pretokenized": False, "batch_tokens": 99,
+             "fast_decode": True}
+    assert (udpipe.resources(parse).threads, udpipe.resources(parse).gpus) == (3, 0)
+    assert (stanza.resources(parse).threads, stanza.resources(parse).gpus) == (1, 1)
+    assert stanza.resources({**parse, "device": "cpu"}).gpus == 0
+    assert udpipe.job_options({"lang": "en"}, 2) == {"lang": "en", "workers": 2}
+    assert stanza.job_options({"lang": "en"}, 2) == {"lang": "en"}
+    assert udpipe.default_model("de") == str(DE_MODEL) and stanza.default_model("de") is None
+    assert "demo UDPipe models" in udpipe.demo_warning({"src": str(EN_MODEL)})
+    assert stanza.demo_warning({"src": str(EN_MODEL)}) is None
+    assert udpipe.takes("workers") and not udpipe.takes("batch_tokens") and not udpipe.takes("threads")
+    assert stanza.takes("threads") and stanza.takes("batch_tokens") and stanza.gpu and not udpipe.gpu
+    # the workflow's options of a side are what the backend is built from
+    side = stanza.workflow_options(parse, "en", None)
+    assert stanza.Options(**side).batch_tokens == 99 and side["fast_decode"] is True
+    p = udpipe(udpipe.Options(**udpipe.workflow_options(parse, "en", None)))
+    try:
+        assert p.model_path == str(EN_MODEL) and p.max_words == 50
+    finally:
+        p.close()
+
+
+def test_parse_refuses_a_flag_the_backend_does_not_use(tmp_path, capsys):
+    """The command asks the backend which flags it takes, and names the backends that do."""
+    src = tmp_path / "in.txt"
+    src.write_text("The cat sat.\n", encoding="utf-8")
+    for flag, value in (("--threads", "2"), ("--batch-tokens", "100")):
+        assert main(["parse", str(src), "--lang", "en", flag, value]) != 0
+        assert f"{flag} applies to --backend stanza only" in capsys.readouterr().err
+
+
+def test_the_schema_offers_the_registered_backends():
+    """``parse.backend``'s choices in the workflow's schema are the registered backends,
+    and its default is the one ``synprep parse`` uses without ``--backend``."""
+    from pathlib import Path
+
+    import yaml
+
+    from synprep.parsers import DEFAULT
+
+    schema = yaml.safe_load((Path(__file__).resolve().parent.parent / "workflow" / "schemas" /
+                             "config.schema.yaml").read_text(encoding="utf-8"))
+    backend = schema["properties"]["parse"]["properties"]["backend"]
+    assert sorted(backend["enum"]) == registry.names("parser") and backend["default"] == DEFAULT
+
+
+def test_the_docs_tables_are_the_declared_options():
+    """docs/parsers.md's option table of each backend lists the options it declares
+    and uses (``Options``, less those it only accepts), with the declared defaults."""
+    import dataclasses
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "parsers.md").read_text(encoding="utf-8")
+    for name in registry.names("parser"):
+        cls = registry.get("parser", name)
+        section = text.split(f"### `{name}`", 1)[1].split("\n\n", 2)[1]
+        rows = dict(re.findall(r"^\| `([a-z_]+)` \| ([^|]*) \|", section, flags=re.M))
+        used = {f.name: f.default for f in dataclasses.fields(cls.Options) if cls.takes(f.name)}
+        assert set(rows) == set(used), name
+        for option, default in used.items():
+            if default is not None:
+                want = str(default).lower() if isinstance(default, bool) else str(default)
+                assert rows[option].strip() == want, (name, option)

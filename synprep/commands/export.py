@@ -6,29 +6,31 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.epilog = """\
-exporters and their options (-O key=value):
-  pascal       style=bpe|spm prefix src_lang tgt_lang target_parents=false
-               -> PREFIX.SRC, PREFIX.TGT (tokens), PREFIX.SRC.parent (PASCAL parent positions)
-  transitions  style=bpe|spm prefix src_lang tgt_lang arc_format=plain|nematus|nematus-split root_arc=false
-               -> PREFIX.SRC (tokens), PREFIX.TGT (linearized transitions)
-  features     style=bpe|spm|ids prefix src_lang tgt_lang
-               -> PREFIX.LANG (tokens) and, token for token, PREFIX.LANG.word/.parent/.rootpath/.rel;
-                  PREFIX.LANG.heads (per word); the transition side's .transitions and .edges
-  opennmt      style prefix src_lang tgt_lang features=rel,rootpath (also parent, word)
-               -> PREFIX.SRC with OpenNMT-py 3 inline features (tok￨rel￨path), PREFIX.TGT
-  marian       style prefix src_lang tgt_lang max_depth=16
-               -> PREFIX.SRC with Marian factors (tok|rLABEL|dDEPTH), PREFIX.SRC.fsv, PREFIX.TGT
+def _epilog() -> str:
+    """The exporters and their options, from their declarations (``Options``, ``writes``)."""
+    from .. import registry
+    from ..dataset.exporters import option_summary
+
+    lines = ["exporters and their options (-O key=value):"]
+    for name in registry.names("exporter"):
+        cls = registry.get("exporter", name)
+        lines.append(f"  {name:<12} {' '.join(option_summary(cls))}")
+        lines += textwrap.wrap(f"-> {cls.writes}", 100, initial_indent=" " * 15, subsequent_indent=" " * 18)
+    return "\n".join(lines) + """
   defaults: prefix train, or valid for a held-out set (the workflow's shards/heldout/);
   src_lang/tgt_lang the dataset's languages (its manifest), else src/tgt
 
 example:
   synprep export transitions shards/train out/ -O arc_format=nematus -O src_lang=en -O tgt_lang=de
 """
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = _epilog()
     p.add_argument("name", nargs="?", help="exporter name (see --list)")
     p.add_argument("dataset", nargs="?", help="dataset directory (with manifest.json)")
     p.add_argument("out", nargs="?", help="output directory")

@@ -40,8 +40,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def options_from(args: argparse.Namespace) -> tuple[str, dict]:
-    """(backend, parser options) from the flags; unset flags keep the backend's defaults."""
+    """(backend, parser options) from the flags; unset flags keep the backend's
+    defaults. A flag the backend does not use (:meth:`Parser.takes`; a GPU device for
+    a backend without :attr:`Parser.gpu`) is a ConfigError naming the backends that do."""
     from ..errors import ConfigError
+    from ..parsers import DEFAULT, backend as parser_backend
+    from .. import registry
 
     flags = {
         "model": args.model, "lang": args.lang, "device": args.device,
@@ -49,15 +53,18 @@ def options_from(args: argparse.Namespace) -> tuple[str, dict]:
         "pretokenized": args.pretokenized, "max_words": args.max_words,
     }
     opts = {k: v for k, v in flags.items() if v is not None}
-    backend = args.backend or "udpipe"
+    backend = args.backend or DEFAULT
     if opts.get("max_words") == 0:
         opts["max_words"] = None
-    if backend != "stanza":
-        for k in ("threads", "batch_tokens"):
-            if k in opts:
-                raise ConfigError(f"--{k.replace('_', '-')} applies to --backend stanza only")
-        if opts.get("device", "cpu") not in ("cpu", "auto"):
-            raise ConfigError(f"--device {opts['device']} needs --backend stanza; {backend} runs on the CPU")
+    cls = parser_backend(backend)
+    others = [parser_backend(n) for n in registry.names("parser")]
+    for k in ("threads", "batch_tokens"):
+        if k in opts and not cls.takes(k):
+            users = " or ".join(o.name for o in others if o.takes(k))
+            raise ConfigError(f"--{k.replace('_', '-')} applies to --backend {users} only")
+    if not cls.gpu and opts.get("device", "cpu") not in ("cpu", "auto"):
+        users = " or ".join(o.name for o in others if o.gpu)
+        raise ConfigError(f"--device {opts['device']} needs --backend {users}; {backend} runs on the CPU")
     return backend, opts
 
 
@@ -95,12 +102,9 @@ def run(args: argparse.Namespace) -> int:
 
     with parser_cls(**opts) as parser, FileGroup() as group:  # the parses and the rejects replaced together
         log.info("parsing %s with %s", args.input, parser.describe())
-        if backend == "udpipe":
-            from ..parsers.udpipe_backend import demo_models_warning
-
-            note = demo_models_warning({"model": parser.model_path})
-            if note:
-                log.warning("warning: %s", note)
+        note = parser_cls.demo_warning({"model": parser.model_path})
+        if note:
+            log.warning("warning: %s", note)
         out = _open_out(args.output, group)
         rej = RejectWriter(args.rejects, group) if args.rejects else None
         t0 = time.perf_counter()

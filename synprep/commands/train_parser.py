@@ -35,34 +35,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from ..errors import ConfigError
-
+    from ..parsers import backend
     from ..util.outputs import check_output_dir, check_output_file
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
-    (check_output_dir if args.backend == "stanza" else check_output_file)(args.output, "-o")
-
-    if args.backend == "stanza":
-        if not args.lang:
-            raise ConfigError("--backend stanza needs --lang (e.g. --lang en)")
-        for flag in ("tokenizer", "tagger", "parser"):
-            if getattr(args, flag) is not None:
-                raise ConfigError(f"--{flag} is a udpipe option; stanza models are shaped by --size")
-        from ..parsers.stanza_train import train_stanza
-
-        res = train_stanza(args.train[0], args.heldout[0] if args.heldout else None, args.output,
-                           lang=args.lang, size=args.size, seed=args.seed, extra_train=args.train[1:])
-        print(f"wrote stanza models to {res.model} ({res.bytes / 1e6:.1f} MB, {res.seconds:.0f} s)", file=sys.stderr)
-        return 0
-
-    from ..parsers.train import DEMO_OPTIONS, train_udpipe
-
-    base = DEMO_OPTIONS if args.preset == "demo" else {"tokenizer": "", "tagger": "", "parser": ""}
-    opts = {k: (getattr(args, k) if getattr(args, k) is not None else base[k]) for k in base}
-    res = train_udpipe(args.train, args.output, heldout=args.heldout, **opts)
-    print(
-        f"wrote {res.model} ({res.bytes / 1e6:.1f} MB) from {res.train_sentences} training and "
-        f"{res.heldout_sentences} heldout sentences in {res.seconds:.0f} s",
-        file=sys.stderr,
-    )
+    cls = backend(args.backend)
+    (check_output_dir if cls.model_is_folder else check_output_file)(args.output, "-o")
+    print(cls.train(args), file=sys.stderr)
     return 0

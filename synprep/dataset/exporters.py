@@ -1,9 +1,16 @@
 """Exporters: shards -> the text formats other trainers read.
 
-Each exporter is a class registered with ``@register_exporter(name)``; its options
-are keyword arguments with defaults (unknown options are a ConfigError) and
-:meth:`Exporter.export` writes files into a directory (each atomically) and
-returns their paths. ``synprep export NAME DATASET OUT -O key=value`` runs one.
+Each exporter is a class registered with ``@register_exporter(name)``. It declares
+its options on the class as a frozen dataclass ``Options`` of :func:`option` fields
+(default, allowed values) and the files it writes (``writes``); ``defaults`` and
+``choices`` are derived from it, and so are ``synprep export --help``'s list
+(:func:`option_summary`) and the options column of docs/shards.md's exporter table
+(tests/test_exporters.py checks it). Options come as keyword arguments (strings
+from ``-O key=value`` are converted to the declared type; unknown options are a
+ConfigError), and :meth:`Exporter.export` writes files into a directory (each
+atomically) and returns their paths. ``synprep export NAME DATASET OUT -O
+key=value`` runs one. docs/architecture.md, "How to add an exporter", walks through
+adding one.
 
 Token styles (``style`` option):
 
@@ -41,15 +48,17 @@ Exporters:
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..registry import register_exporter
 
-__all__ = ["Exporter", "PascalExporter", "TransitionsExporter", "render_word", "parent_line", "parse_options"]
+__all__ = ["Exporter", "PascalExporter", "TransitionsExporter", "render_word", "parent_line", "parse_options", "option",
+           "option_summary"]
 
 _META = "\u2581"
 
@@ -105,14 +114,47 @@ def _bool(v) -> bool:
     raise ConfigError(f"expected true or false, not {v!r}")
 
 
+def option(default: Any, *, choices: tuple[str, ...] = ()) -> Any:
+    """A field of an exporter's ``Options``: its ``default`` (whose type is the
+    option's) and, for a string, the values allowed (``choices``, default first)."""
+    return field(default=default, metadata={"choices": tuple(choices)})
+
+
+def option_summary(cls: type) -> list[str]:
+    """An exporter's options as ``--help`` and docs/shards.md write them:
+    ``style=bpe|spm``, ``prefix`` (an empty default: from the manifest),
+    ``root_arc=false``, ``max_depth=16``."""
+    out = []
+    for f in fields(cls.Options):
+        if f.metadata.get("choices"):
+            out.append(f"{f.name}={'|'.join(f.metadata['choices'])}")
+        elif f.default == "":
+            out.append(f.name)
+        else:
+            out.append(f"{f.name}={str(f.default).lower() if isinstance(f.default, bool) else f.default}")
+    return out
+
+
 class Exporter:
-    """Base: options with defaults; unknown options are errors."""
+    """Base: options declared in ``Options`` (module doc); unknown options are errors."""
 
     name = ""
-    defaults: dict = {}
-    choices: dict = {}
+    #: the files written, one line for ``--help`` (PREFIX, SRC, TGT: module doc)
+    writes: ClassVar[str] = ""
+    #: the options: a frozen dataclass of :func:`option` fields
+    Options: ClassVar[type | None] = None
+    #: option -> default, option -> allowed values (from ``Options``)
+    defaults: ClassVar[dict] = {}
+    choices: ClassVar[dict] = {}
     #: options that become a part of an output file's name (each a plain name)
     names: tuple = ("prefix", "src_lang", "tgt_lang")
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.__dict__.get("Options") is not None:
+            declared = fields(cls.Options)
+            cls.defaults = {f.name: f.default for f in declared}
+            cls.choices = {f.name: f.metadata["choices"] for f in declared if f.metadata.get("choices")}
 
     def __init__(self, **options):
         unknown = sorted(set(options) - set(self.defaults))
@@ -132,6 +174,7 @@ class Exporter:
         for k in self.names:  # output names come from synprep: these options are only a part of one
             if self.options[k]:  # empty: from the dataset's manifest (_Renderer.file_names)
                 plain_name(self.options[k], f"{self.name} option {k}")
+        self.settings = self.Options(**self.options)  # the typed, frozen view of the options
 
     def export(self, dataset: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:  # pragma: no cover
         raise NotImplementedError
@@ -217,11 +260,30 @@ def format_position(x: float) -> str:
     return f"{x:.1f}" if x * 2 == int(x * 2) else repr(float(x))
 
 
+@dataclass(frozen=True)
+class FileOptions:
+    """The options every exporter takes first: the token style, then the output
+    files' names (empty: from the manifest, :func:`file_names`)."""
+
+    #: bpe (subword-nmt tokens) or spm (the pieces as they are); module doc
+    style: str = option("bpe", choices=("bpe", "spm"))
+    #: the files' prefix; empty: train, or valid for a held-out set
+    prefix: str = option("")
+    #: the suffixes of the two sides' files; empty: the dataset's languages, else src/tgt
+    src_lang: str = option("")
+    tgt_lang: str = option("")
+
+
 @register_exporter("pascal")
 class PascalExporter(Exporter):
     name = "pascal"
-    defaults = {"style": "bpe", "prefix": "", "src_lang": "", "tgt_lang": "", "target_parents": False}
-    choices = {"style": ("bpe", "spm")}
+    writes = "PREFIX.SRC, PREFIX.TGT (tokens), PREFIX.SRC.parent (PASCAL parent positions)"
+
+    @dataclass(frozen=True)
+    class Options(FileOptions):
+        style: str = option("bpe", choices=("bpe", "spm"))
+        #: write PREFIX.TGT.parent too
+        target_parents: bool = option(False)
 
     def export(self, dataset, out_dir) -> list[Path]:
         from .shards import iter_rows
@@ -250,8 +312,15 @@ class PascalExporter(Exporter):
 @register_exporter("transitions")
 class TransitionsExporter(Exporter):
     name = "transitions"
-    defaults = {"style": "bpe", "prefix": "", "src_lang": "", "tgt_lang": "", "arc_format": "plain", "root_arc": False}
-    choices = {"style": ("bpe", "spm"), "arc_format": ("plain", "nematus", "nematus-split")}
+    writes = "PREFIX.SRC (tokens), PREFIX.TGT (linearized transitions)"
+
+    @dataclass(frozen=True)
+    class Options(FileOptions):
+        style: str = option("bpe", choices=("bpe", "spm"))
+        #: the arc tokens: LEFT-ARC:nsubj, the released tree decoder's Lnsubj@@|, or its split L@@| |@@nsubj
+        arc_format: str = option("plain", choices=("plain", "nematus", "nematus-split"))
+        #: append the root arc the released code emits (Rroot@@|); the paper deletes it
+        root_arc: bool = option(False)
 
     def arc(self, left: bool, label: str) -> list[str]:
         f = self.options["arc_format"]

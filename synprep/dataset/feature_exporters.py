@@ -26,11 +26,22 @@ parent positions recomputed over the rendered tokens, as the ``pascal`` exporter
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
 from ..registry import register_exporter
-from .exporters import Exporter, format_position, write_lines, file_names, output_dir, parent_line, render_word
+from .exporters import (
+    Exporter,
+    FileOptions,
+    file_names,
+    format_position,
+    option,
+    output_dir,
+    parent_line,
+    render_word,
+    write_lines,
+)
 
 __all__ = ["FeaturesExporter", "OpenNMTExporter", "MarianExporter", "OPENNMT_SEP", "MARIAN_RESERVED"]
 
@@ -70,9 +81,10 @@ class _Side:
 class _Base(Exporter):
     """Options shared by the feature exporters; reads a dataset side by side."""
 
-    #: prefix and languages: from the manifest where not given (exporters.file_names)
-    defaults = {"style": "bpe", "prefix": "", "src_lang": "", "tgt_lang": ""}
-    choices = {"style": ("bpe", "spm", "ids")}
+    @dataclass(frozen=True)
+    class Options(FileOptions):
+        #: ids: the piece ids (a pretrained tokenizer's dataset)
+        style: str = option("bpe", choices=("bpe", "spm", "ids"))
 
     def rows(self, dataset):
         """(manifest, side -> model, every row as :class:`_Side` per side, raw rows)."""
@@ -101,6 +113,8 @@ class FeaturesExporter(_Base):
     """Every feature, a file a feature and side, aligned token for token (module doc)."""
 
     name = "features"
+    writes = ("PREFIX.LANG (tokens) and, token for token, PREFIX.LANG.word/.parent/.rootpath/.rel; "
+              "PREFIX.LANG.heads (per word); the transition side's .transitions and .edges")
 
     def export(self, dataset, out_dir) -> list[Path]:
         files: dict[str, list[str]] = {}
@@ -131,7 +145,12 @@ class OpenNMTExporter(_Base):
     as plain tokens."""
 
     name = "opennmt"
-    defaults = {**_Base.defaults, "features": "rel,rootpath"}
+    writes = "PREFIX.SRC with OpenNMT-py 3 inline features (tok\uffe8rel\uffe8path), PREFIX.TGT"
+
+    @dataclass(frozen=True)
+    class Options(_Base.Options):
+        #: comma-separated, any of rel, rootpath, parent, word
+        features: str = option("rel,rootpath")
     known = ("rel", "rootpath", "parent", "word")
 
     def export(self, dataset, out_dir) -> list[Path]:
@@ -169,7 +188,12 @@ class MarianExporter(_Base):
     the factored vocabulary; the target as plain tokens."""
 
     name = "marian"
-    defaults = {**_Base.defaults, "max_depth": 16}
+    writes = "PREFIX.SRC with Marian factors (tok|rLABEL|dDEPTH), PREFIX.SRC.fsv, PREFIX.TGT"
+
+    @dataclass(frozen=True)
+    class Options(_Base.Options):
+        #: depths above it are written as it
+        max_depth: int = option(16)
 
     def export(self, dataset, out_dir) -> list[Path]:
         text: dict[str, list[str]] = {}

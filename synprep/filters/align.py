@@ -39,6 +39,7 @@ import io
 import math
 import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -46,7 +47,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..registry import register_filter
-from .base import Filter, Pair, Score, require_file, require_range
+from .base import Filter, Pair, Score, option, require_file, require_range
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 #: eflomal skips (and scores 0 for) sentences of this many tokens or more
@@ -110,28 +111,24 @@ class AlignFilter(Filter):
     """Reject pairs whose words do not align well (see the module docstring)."""
 
     name = "align"
-    PARAMS = {
-        "model": 2,
-        "score_model": 0,
-        "n_samplers": 3,
-        "rel_iterations": 1.0,
-        "null_prior": 0.5,
-        "combine": "mean",
-        "reference_src": None,
-        "reference_tgt": None,
-        "reference_mode": "joint",
-        "max_cost": None,
-        "top_fraction": None,
-        "max_z": None,
-    }
-    TYPES = {
-        "reference_src": (str,),
-        "reference_tgt": (str,),
-        "max_cost": (float, int),
-        "top_fraction": (float, int),
-        "max_z": (float, int),
-    }
-    CUT_PARAMS = frozenset({"max_cost", "top_fraction", "max_z"})
+
+    @dataclass(frozen=True)
+    class Options:
+        """The 'align' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
+
+        model: int = option(2)
+        score_model: int = option(0)
+        n_samplers: int = option(3)
+        rel_iterations: float = option(1.0)
+        null_prior: float = option(0.5)
+        combine: str = option('mean')
+        reference_src: str | None = option(None)
+        reference_tgt: str | None = option(None)
+        reference_mode: str = option('joint')
+        max_cost: float | int | None = option(None, cut=True)
+        top_fraction: float | int | None = option(None, cut=True)
+        max_z: float | int | None = option(None, cut=True)
+
     columns = ("fwd", "rev", "cost")
     #: the cut used when none of max_cost, top_fraction, max_z is given
     DEFAULT_MAX_Z = 2.0

@@ -18,14 +18,25 @@ depends only on the score and the *cut parameters* (``CUT_PARAMS``). That is wha
 :func:`synprep.filters.pipeline.recut` change thresholds on stored scores without
 rescoring.
 
-Parameters are declared in ``PARAMS`` as ``name -> default``; the default's type is the
-expected type (a ``None`` default takes any of ``TYPES[name]``). Unknown parameters and
-wrong types are :class:`ConfigError`s that name the filter, the key and the known keys.
+A filter declares its parameters on its class as a frozen dataclass ``Options``, one
+field a parameter made with :func:`option` (its default, whether it is a cut
+parameter); the annotation is the accepted type (``float`` takes an int too, ``| None``
+lets a null through; where a null means something, the filter's docs say what).
+From it come ``PARAMS`` (name -> default, in declaration order), ``TYPES`` and
+``CUT_PARAMS`` (:func:`declared_params`, when the class is defined), what
+:func:`check_params` checks a configuration against, and the tables of
+docs/filters.md (tests/test_filters.py checks them against the declarations).
+Unknown parameters and wrong types are :class:`ConfigError`s that name the filter,
+the key and the known keys; bounds are checked by the filter's ``validate``.
+docs/architecture.md, "How to add a filter", walks through adding one.
 """
 
 from __future__ import annotations
 
 import math
+import types
+import typing
+from dataclasses import field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Iterator, NamedTuple, Sequence
 
@@ -48,19 +59,54 @@ Score = tuple  # a tuple of floats, one per entry of Filter.columns
 COMMON_KEYS = ("name", "label")
 
 
+def option(default: Any, *, cut: bool = False) -> Any:
+    """A field of a filter's ``Options``: its ``default``; ``cut``: only ``accept``
+    reads it (a re-cut may change it, :func:`synprep.filters.pipeline.recut`)."""
+    return field(default=default, metadata={"cut": cut})
+
+
+_ACCEPTS = {float: (float, int)}  # a float parameter takes an int (converted)
+
+
+def _accepted(annotation: Any) -> tuple[type, ...]:
+    """The types a parameter annotated ``annotation`` takes, in order, once each."""
+    parts = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else (annotation,)
+    out: list[type] = []
+    for part in parts:
+        for t in _ACCEPTS.get(part, (typing.get_origin(part) or part,)):
+            if t not in out:
+                out.append(t)
+    return tuple(out)
+
+
+def declared_params(options: type) -> tuple[dict[str, Any], dict[str, tuple[type, ...]], frozenset[str]]:
+    """``(PARAMS, TYPES, CUT_PARAMS)`` of a filter from its ``Options`` dataclass."""
+    hints = typing.get_type_hints(options)
+    declared = fields(options)
+    return ({f.name: f.default for f in declared}, {f.name: _accepted(hints[f.name]) for f in declared},
+            frozenset(f.name for f in declared if f.metadata.get("cut")))
+
+
 class Filter:
     """Base class of all filters (see the module docstring for the protocol)."""
 
     #: registry name, set by the subclass
     name: ClassVar[str] = ""
-    #: parameter -> default value
+    #: parameter -> default value (from ``Options``)
     PARAMS: ClassVar[dict[str, Any]] = {}
-    #: parameter -> accepted types, for parameters whose default is None or ambiguous
+    #: parameter -> accepted types (from ``Options``)
     TYPES: ClassVar[dict[str, tuple[type, ...]]] = {}
-    #: parameters that only change accept(), never score()
+    #: parameters that only change accept(), never score() (from ``Options``)
     CUT_PARAMS: ClassVar[frozenset[str]] = frozenset()
     #: names of the score components
     columns: tuple[str, ...] = ()
+    #: the parameters: a frozen dataclass of :func:`option` fields (module docstring)
+    Options: ClassVar[type | None] = None
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.__dict__.get("Options") is not None:
+            cls.PARAMS, cls.TYPES, cls.CUT_PARAMS = declared_params(cls.Options)
 
     def __init__(self, label: str | None = None, **params: Any) -> None:
         self.label = label or self.name

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..errors import InputError
 from ..registry import register_filter
-from .base import Filter, Pair, Score
+from .base import Filter, Pair, Score, option
 
 
 def normalize(text: str) -> str:
@@ -73,8 +74,14 @@ class DecontaminateFilter(Filter):
     (see the module docstring for the normalization)."""
 
     name = "decontaminate"
-    PARAMS = {"files": None, "pairs": None}
-    TYPES = {"files": (list,), "pairs": (list,)}
+
+    @dataclass(frozen=True)
+    class Options:
+        """The 'decontaminate' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
+
+        files: list | None = option(None)
+        pairs: list | None = option(None)
+
     columns = ("src_in_test", "tgt_in_test")
 
     def validate(self) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Iterator, Sequence
 
@@ -35,7 +36,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..registry import register_filter
-from .base import Filter, Pair, Score, require_range
+from .base import Filter, Pair, Score, option, require_range
 
 #: candidate languages added to src_lang/tgt_lang when ``languages`` is not given: the
 #: languages most often found by mistake in web-crawled European-language corpora.
@@ -253,17 +254,19 @@ class LangIDFilter(Filter):
     """
 
     name = "langid"
-    PARAMS = {
-        "src_lang": None,
-        "tgt_lang": None,
-        "languages": None,
-        "min_prob": 0.5,
-        "min_margin": None,
-        "skip_no_letters": True,
-        "batch_size": 10000,
-    }
-    TYPES = {"src_lang": (str,), "tgt_lang": (str,), "languages": (list, str), "min_margin": (int, float)}
-    CUT_PARAMS = frozenset({"min_prob", "min_margin", "batch_size"})
+
+    @dataclass(frozen=True)
+    class Options:
+        """The 'langid' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
+
+        src_lang: str | None = option(None)
+        tgt_lang: str | None = option(None)
+        languages: list | str | None = option(None)
+        min_prob: float = option(0.5, cut=True)
+        min_margin: int | float | None = option(None, cut=True)
+        skip_no_letters: bool = option(True)
+        batch_size: int = option(10000, cut=True)
+
     columns = ("src_prob", "tgt_prob", "src_margin", "tgt_margin")
 
     def validate(self) -> None:

@@ -12,12 +12,13 @@ import hashlib
 import math
 import re
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
 from typing import Iterable, Iterator
 
 from ..registry import register_filter
-from .base import Filter, Pair, Score, require_file, require_range
+from .base import Filter, Pair, Score, option, require_file, require_range
 
 _WS = re.compile(r"\s+")
 
@@ -30,8 +31,13 @@ class EmptyFilter(Filter):
     """
 
     name = "empty"
-    PARAMS = {"min_chars": 1}
-    CUT_PARAMS = frozenset({"min_chars"})
+
+    @dataclass(frozen=True)
+    class Options:
+        """The 'empty' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
+
+        min_chars: int = option(1, cut=True)
+
     columns = ("src_chars", "tgt_chars")
 
     def validate(self) -> None:
@@ -68,7 +74,15 @@ class IdenticalFilter(Filter):
     """
 
     name = "identical"
-    PARAMS = {"casefold": True, "ignore_punct": True, "min_chars": 0}
+
+    @dataclass(frozen=True)
+    class Options:
+        """The 'identical' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
+
+        casefold: bool = option(True)
+        ignore_punct: bool = option(True)
+        min_chars: int = option(0)
+
     columns = ("identical",)
 
     def validate(self) -> None:
@@ -108,15 +122,16 @@ class LengthFilter(Filter):
     """
 
     name = "length"
-    PARAMS = {
-        "min_words": 1,
-        "max_words": 100,
-        "max_pieces": 250,
-        "src_spm": None,
-        "tgt_spm": None,
-    }
-    TYPES = {"src_spm": (str,), "tgt_spm": (str,)}
-    CUT_PARAMS = frozenset({"min_words", "max_words", "max_pieces"})
+
+    @dataclass(frozen=True)
+    class Options:
+        """The 'length' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
+
+        min_words: int = option(1, cut=True)
+        max_words: int = option(100, cut=True)
+        max_pieces: int = option(250, cut=True)
+        src_spm: str | None = option(None)
+        tgt_spm: str | None = option(None)
 
     def validate(self) -> None:
         require_range(self, "min_words", 0)
@@ -169,8 +184,15 @@ class RatioFilter(Filter):
     """
 
     name = "ratio"
-    PARAMS = {"max_ratio": 2.0, "unit": "words", "min_length": 0}
-    CUT_PARAMS = frozenset({"max_ratio"})
+
+    @dataclass(frozen=True)
+    class Options:
+        """The 'ratio' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
+
+        max_ratio: float = option(2.0, cut=True)
+        unit: str = option('words')
+        min_length: int = option(0)
+
     columns = ("ratio",)
 
     def validate(self) -> None:
@@ -284,9 +306,16 @@ class ScriptFilter(Filter):
     """
 
     name = "script"
-    PARAMS = {"src_scripts": None, "tgt_scripts": None, "min_script_ratio": 0.9, "max_junk_ratio": 0.0}
-    TYPES = {"src_scripts": (list,), "tgt_scripts": (list,)}
-    CUT_PARAMS = frozenset({"min_script_ratio", "max_junk_ratio"})
+
+    @dataclass(frozen=True)
+    class Options:
+        """The 'script' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
+
+        src_scripts: list | None = option(None)
+        tgt_scripts: list | None = option(None)
+        min_script_ratio: float = option(0.9, cut=True)
+        max_junk_ratio: float = option(0.0, cut=True)
+
     columns = ("src_script", "tgt_script", "src_junk", "tgt_junk")
 
     def validate(self) -> None:
@@ -332,8 +361,15 @@ class DuplicateFilter(Filter):
     """
 
     name = "duplicates"
-    PARAMS = {"max_copies": 1, "normalize": False, "key": "pair"}
-    CUT_PARAMS = frozenset({"max_copies"})
+
+    @dataclass(frozen=True)
+    class Options:
+        """The 'duplicates' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
+
+        max_copies: int = option(1, cut=True)
+        normalize: bool = option(False)
+        key: str = option('pair')
+
     columns = ("copies_before",)
 
     def validate(self) -> None:

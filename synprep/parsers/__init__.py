@@ -6,12 +6,26 @@
   one process a GPU, CPU fallback;
 * ``udpipe`` (:mod:`.udpipe_backend`): UDPipe 1 on CPU, N worker processes.
 
-The backends import torch/stanza/ufal.udpipe lazily, when a parser is built.
+The backends import torch/stanza/ufal.udpipe lazily, when a parser is built. Code
+outside this package never names a backend: it looks the configured one up
+(:func:`backend`) and asks the class (:class:`Parser`'s class methods: its options,
+resources, default model, demo warning).
 """
 
 from __future__ import annotations
 
-from .base import ParseResult, Parser, reject_code  # noqa: F401
+from .. import registry
+from .base import ParseResult, Parser, ParserResources, reject_code  # noqa: F401
 from . import stanza_backend, udpipe_backend  # noqa: F401  (registers the backends)
 
-__all__ = ["ParseResult", "Parser", "reject_code", "stanza_backend", "udpipe_backend"]
+__all__ = ["ParseResult", "Parser", "ParserResources", "DEFAULT", "backend", "reject_code", "stanza_backend", "udpipe_backend"]
+
+
+#: the backend of ``synprep parse`` without ``--backend`` and of a config without
+#: ``parse.backend`` (the schema's default, workflow/schemas/config.schema.yaml)
+DEFAULT = "udpipe"
+
+
+def backend(name: str) -> type[Parser]:
+    """The parser class registered as ``name``; a ConfigError naming the known ones if absent."""
+    return registry.get("parser", name)

@@ -24,6 +24,16 @@ Invariants every backend keeps (the tests check them on each):
   (``parse-error: RuntimeError: ...``). :func:`reject_code` gives the code, which
   is what counts are grouped by.
 
+Every backend declares on its class what the rest of synprep asks it (and nothing
+outside this package compares a backend's name): its options, a frozen dataclass
+(``Options``: defaults, bounds, what a null means; built by :func:`parser_options`,
+which refuses unknown keys), the resources a parse job of it needs
+(:meth:`Parser.resources`, the workflow's ``threads``/``gpu`` requests), the options
+it takes from the workflow's ``parse`` section (:meth:`Parser.workflow_options`), the
+model it loads when none is given (:meth:`Parser.default_model`) and the warning its
+demo models deserve (:meth:`Parser.demo_warning`). docs/architecture.md, "How to add
+a parser backend", walks through adding one.
+
 The helpers here build CoNLL-U from (word, misc) rows so that both backends write
 the same way, and validate each tree with synprep's own strict reader.
 """
@@ -33,8 +43,8 @@ from __future__ import annotations
 import abc
 import logging
 import re
-from dataclasses import dataclass
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from ..syntax.conllu import read_conllu_string
 from ..errors import ConfigError, InputError
@@ -46,6 +56,8 @@ log = logging.getLogger("synprep.parsers")
 __all__ = [
     "ParseResult",
     "Parser",
+    "ParserResources",
+    "parser_options",
     "Word",
     "Token",
     "format_tree",
@@ -206,17 +218,89 @@ def check_text(text: str, max_words: int | None) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class ParserResources:
+    """What one parse job of a backend asks the workflow for (workflow/rules/parse.smk)."""
+
+    #: CPU threads of the job (udpipe: its worker processes)
+    threads: int = 1
+    #: GPUs of the job (the SLURM profile turns ``resources: gpu`` into an allocation)
+    gpus: int = 0
+
+
+#: field metadata of an option a backend accepts from the workflow's ``parse``
+#: section (every backend reads the same section) but does not use; ``synprep
+#: parse`` refuses its flag for that backend
+IGNORED = {"ignored": True}
+
+
+def parser_options(options_cls: type, backend: str, given: Mapping[str, Any]):
+    """``options_cls`` (a backend's frozen ``Options`` dataclass) from keyword
+    options; an unknown key is a ConfigError naming the known ones."""
+    known = [f.name for f in fields(options_cls)]
+    Parser._check_options(backend, given, known)
+    return options_cls(**given)
+
+
 class Parser(abc.ABC):
     """A dependency parser behind synprep's common interface.
 
-    Subclasses take their options as keyword arguments, reject unknown ones
-    (:meth:`_check_options`), load their model in ``__init__`` (a missing model is a
+    Subclasses declare their options as a frozen dataclass (``Options``), are built
+    from an instance of it or from keyword arguments (:func:`parser_options`: unknown
+    ones are errors), load their model in ``__init__`` (a missing model is a
     :class:`synprep.errors.SynprepError` that names the path and the command that
-    downloads or builds it) and implement :meth:`parse`.
+    downloads or builds it) and implement :meth:`parse`. The class methods below are
+    what the workflow and the commands ask a backend instead of naming it.
     """
 
     #: the registry name
     name: str = ""
+    #: the backend's options: a frozen dataclass (defaults, bounds in ``__post_init__``)
+    Options: ClassVar[type]
+    #: whether it can run on a GPU (``device`` other than cpu/auto)
+    gpu: ClassVar[bool] = False
+    #: whether ``synprep train-parser`` writes a folder (else one file)
+    model_is_folder: ClassVar[bool] = False
+    #: the model the backend loads (a file or a folder), for the log and the warnings
+    model_path: str = ""
+
+    @classmethod
+    def takes(cls, option: str) -> bool:
+        """Whether the backend uses ``option`` (not only accepts and ignores it)."""
+        return any(f.name == option and not f.metadata.get("ignored") for f in fields(cls.Options))
+
+    @classmethod
+    def default_model(cls, lang: str) -> str | None:
+        """The model loaded when none is configured, as the workflow names it (an
+        input of the parse jobs); None: the backend finds its own."""
+        return None
+
+    @classmethod
+    def workflow_options(cls, parse: Mapping[str, Any], lang: str, model: str | None) -> dict:
+        """The keyword options of one side's parser from the workflow's ``parse``
+        section (every default filled by the schema)."""
+        return {"model": model, "lang": lang, "max_words": parse["max_words"], "pretokenized": parse["pretokenized"]}
+
+    @classmethod
+    def resources(cls, parse: Mapping[str, Any]) -> ParserResources:
+        """What a parse job needs under the workflow's ``parse`` section."""
+        return ParserResources()
+
+    @classmethod
+    def job_options(cls, options: Mapping[str, Any], threads: int) -> dict:
+        """A side's options in a parse job given ``threads`` (what the scheduler granted)."""
+        return dict(options)
+
+    @classmethod
+    def demo_warning(cls, models: Mapping[str, str | None]) -> str | None:
+        """A warning when a side's model (side -> path) is a demo model, else None."""
+        return None
+
+    @classmethod
+    def train(cls, args) -> str:
+        """``synprep train-parser --backend NAME``: train a model from the command's
+        arguments (flags of another backend are ConfigErrors); the summary line."""
+        raise ConfigError(f"synprep cannot train {cls.name} models")
 
     @abc.abstractmethod
     def parse(self, items: Iterable[tuple[str, str]]) -> Iterator[ParseResult]:

@@ -52,7 +52,8 @@ import json
 import os
 import tempfile
 import time
-from typing import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
@@ -62,6 +63,7 @@ from .base import (
     SPLIT,
     ParseResult,
     Parser,
+    ParserResources,
     Token,
     Word,
     check_text,
@@ -69,6 +71,7 @@ from .base import (
     log,
     lost_text,
     one_line,
+    parser_options,
     validate_tree,
 )
 
@@ -152,31 +155,97 @@ def resolve_device(device: str | None) -> str:
     return str(choose_device(device, "device"))
 
 
+@dataclass(frozen=True)
+class StanzaOptions:
+    """The ``stanza`` backend's options (``synprep parse`` flags, the workflow's ``parse``
+    section through :meth:`StanzaParser.workflow_options`)."""
+
+    #: a stanza resources folder or a flat model folder (module doc); None:
+    #: ``$STANZA_RESOURCES_DIR`` or ``~/stanza_resources`` (:func:`default_model_dir`)
+    model: str | None = None
+    #: language code (None or empty: en)
+    lang: str | None = "en"
+    #: auto (None too: CUDA when torch sees a GPU), cpu, cuda, cuda:N, or a list
+    #: cuda:0,cuda:1 (one worker process each)
+    device: str | None = "auto"
+    #: padded tokens a batch (>= 1): sentences x the longest sentence
+    batch_tokens: int = 3000
+    #: the text is already tokenized: split on whitespace
+    pretokenized: bool = False
+    #: reject longer sentences (whitespace tokens); None: no limit
+    max_words: int | None = 300
+    #: sentences read, sorted by length and batched at a time
+    sort_window: int = 4096
+    #: processes (at least one a listed device)
+    workers: int = 1
+    #: items a worker process takes at a time; None: ``sort_window``
+    chunk_size: int | None = None
+    #: torch threads a process on the CPU; None: torch's default
+    threads: int | None = None
+    #: decode trees with :mod:`synprep.parsers.stanza_mst` (identical trees, faster)
+    fast_decode: bool = True
+
+    def __post_init__(self) -> None:
+        if int(self.batch_tokens) < 1:
+            raise ConfigError(f"batch_tokens must be >= 1, got {self.batch_tokens}")
+
+
+def _train(args) -> str:
+    """``synprep train-parser --backend stanza``: :func:`synprep.parsers.stanza_train.train_stanza`."""
+    if not args.lang:
+        raise ConfigError("--backend stanza needs --lang (e.g. --lang en)")
+    for flag in ("tokenizer", "tagger", "parser"):
+        if getattr(args, flag) is not None:
+            raise ConfigError(f"--{flag} is a udpipe option; stanza models are shaped by --size")
+    from .stanza_train import train_stanza
+
+    res = train_stanza(args.train[0], args.heldout[0] if args.heldout else None, args.output,
+                       lang=args.lang, size=args.size, seed=args.seed, extra_train=args.train[1:])
+    return f"wrote stanza models to {res.model} ({res.bytes / 1e6:.1f} MB, {res.seconds:.0f} s)"
+
+
 @register_parser("stanza")
 class StanzaParser(Parser):
     """stanza's neural pipeline with length-sorted, token-budget batches."""
 
     name = "stanza"
+    Options = StanzaOptions
+    gpu = True
+    model_is_folder = True
 
-    def __init__(self, model: str | None = None, lang: str = "en", *, device: str | None = "auto",
-                 batch_tokens: int = 3000, pretokenized: bool = False, max_words: int | None = 300,
-                 sort_window: int = 4096, workers: int = 1, chunk_size: int | None = None,
-                 threads: int | None = None, fast_decode: bool = True, **kw):
-        self._check_options(self.name, kw, ())
-        self.model_dir = os.fspath(model) if model else default_model_dir()
-        self.lang = lang or "en"
-        self.batch_tokens = int(batch_tokens)
-        if self.batch_tokens < 1:
-            raise ConfigError(f"batch_tokens must be >= 1, got {batch_tokens}")
-        self.pretokenized = bool(pretokenized)
-        self.max_words = max_words
-        self.sort_window = int(sort_window)
-        self.threads = threads
-        self.fast_decode = bool(fast_decode)
+    def __init__(self, options: StanzaOptions | None = None, **kw):
+        o = options if options is not None else parser_options(StanzaOptions, self.name, kw)
+        self.options = o
+        self.model_dir = self.model_path = os.fspath(o.model) if o.model else default_model_dir()
+        self.lang = o.lang or "en"
+        self.batch_tokens = int(o.batch_tokens)  # halved on out-of-memory
+        self.pretokenized = bool(o.pretokenized)
+        self.max_words = o.max_words
+        self.sort_window = int(o.sort_window)
+        self.threads = o.threads
+        self.fast_decode = bool(o.fast_decode)
         self.oom_halvings = 0
         self._pool = None
         self._nlp = None
         self._resources_tmp: str | None = None
+        self._start(o.device, o.workers, o.chunk_size, o.threads)
+
+    @classmethod
+    def workflow_options(cls, parse: Mapping[str, Any], lang: str, model: str | None) -> dict:
+        return {**super().workflow_options(parse, lang, model), "device": parse["device"],
+                "batch_tokens": parse["batch_tokens"], "fast_decode": parse["fast_decode"]}
+
+    @classmethod
+    def resources(cls, parse: Mapping[str, Any]) -> ParserResources:
+        """One process; a GPU unless ``parse.device`` is cpu."""
+        return ParserResources(threads=1, gpus=int(parse["device"] != "cpu"))
+
+    @classmethod
+    def train(cls, args) -> str:
+        return _train(args)
+
+    def _start(self, device: str | None, workers: int, chunk_size: int | None, threads: int | None) -> None:
+        """The devices, the worker processes or the pipeline loaded here."""
         devices = [d.strip() for d in str(device or "auto").split(",") if d.strip()] or ["auto"]
         self.workers = max(int(workers), len(devices))
         self._check_layout()

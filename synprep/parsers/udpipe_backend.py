@@ -19,22 +19,26 @@ the repository, and inside the package of a wheel: :func:`resources_dir`).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
 from .base import (
+    IGNORED,
     PARSE_ERROR,
     SPLIT,
     ParseResult,
     Parser,
+    ParserResources,
     Token,
     Word,
     check_text,
     format_tree,
     log,
     lost_text,
+    parser_options,
     validate_tree,
 )
 
@@ -90,34 +94,91 @@ def download_hint(path: str, lang: str | None) -> str:
     )
 
 
+@dataclass(frozen=True)
+class UDPipeOptions:
+    """The ``udpipe`` backend's options (``synprep parse`` flags, the workflow's ``parse``
+    section through :meth:`UDPipeParser.workflow_options`)."""
+
+    #: a ``.udpipe`` file; None: the demo model of ``lang`` (:func:`resources_dir`)
+    model: str | None = None
+    #: language code; picks the demo model when ``model`` is None
+    lang: str | None = None
+    #: processes (>= 1); 1 parses in the calling process (the workflow: parse.threads)
+    workers: int = 1
+    #: the text is already tokenized: split on whitespace
+    pretokenized: bool = False
+    #: reject longer sentences (whitespace tokens); None: no limit
+    max_words: int | None = 300
+    #: items a worker process takes at a time (workers >= 2)
+    chunk_size: int = 200
+    #: cpu or auto (None) only: UDPipe runs on the CPU
+    device: str | None = field(default=None, metadata=IGNORED)
+    #: accepted and ignored: UDPipe parses one sentence at a time
+    batch_tokens: int | None = field(default=None, metadata=IGNORED)
+
+    def __post_init__(self) -> None:
+        if self.device not in (None, "cpu", "auto"):
+            raise ConfigError(f"udpipe runs on the CPU only; got device {self.device!r} (use --backend stanza for a GPU)")
+        if self.model is None and not self.lang:
+            raise ConfigError("udpipe needs a model path (--model) or a language (--lang) with a demo model")
+        if int(self.workers) < 1:
+            raise ConfigError(f"workers must be >= 1, got {self.workers}")
+
+
+def _train(args) -> str:
+    """``synprep train-parser --backend udpipe``: :func:`synprep.parsers.train.train_udpipe`."""
+    from .train import DEMO_OPTIONS, train_udpipe
+
+    base = DEMO_OPTIONS if args.preset == "demo" else {"tokenizer": "", "tagger": "", "parser": ""}
+    opts = {k: (getattr(args, k) if getattr(args, k) is not None else base[k]) for k in base}
+    res = train_udpipe(args.train, args.output, heldout=args.heldout, **opts)
+    return (f"wrote {res.model} ({res.bytes / 1e6:.1f} MB) from {res.train_sentences} training and "
+            f"{res.heldout_sentences} heldout sentences in {res.seconds:.0f} s")
+
+
 @register_parser("udpipe")
 class UDPipeParser(Parser):
     """UDPipe 1 tokenizer + tagger + parser on CPU."""
 
     name = "udpipe"
-    OPTIONS = ("model", "lang", "workers", "pretokenized", "max_words", "chunk_size", "device", "batch_tokens")
+    Options = UDPipeOptions
 
-    def __init__(self, model: str | None = None, lang: str | None = None, *, workers: int = 1,
-                 pretokenized: bool = False, max_words: int | None = 300, chunk_size: int = 200,
-                 **kw):
-        self._check_options(self.name, kw, ("device", "batch_tokens"))
-        if kw.get("device") not in (None, "cpu", "auto"):
-            raise ConfigError(f"udpipe runs on the CPU only; got device {kw['device']!r} (use --backend stanza for a GPU)")
-        # batch_tokens is accepted and ignored: UDPipe parses one sentence at a time
-        if model is None:
-            if not lang:
-                raise ConfigError("udpipe needs a model path (--model) or a language (--lang) with a demo model")
-            model = str(resources_dir() / "udpipe" / f"{lang}.udpipe")
+    def __init__(self, options: UDPipeOptions | None = None, **kw):
+        o = options if options is not None else parser_options(UDPipeOptions, self.name, kw)
+        # o.batch_tokens is accepted and ignored: UDPipe parses one sentence at a time
+        model = o.model if o.model is not None else self.default_model(o.lang)
+        self.options = o
         self.model_path = os.fspath(model)
-        self.lang = lang
-        self.workers = int(workers)
-        if self.workers < 1:
-            raise ConfigError(f"workers must be >= 1, got {workers}")
-        self.pretokenized = bool(pretokenized)
-        self.max_words = max_words
-        self.chunk_size = int(chunk_size)
+        self.lang = o.lang
+        self.workers = int(o.workers)
+        self.pretokenized = bool(o.pretokenized)
+        self.max_words = o.max_words
+        self.chunk_size = int(o.chunk_size)
         self._model = self._load()
         self._pool = None
+
+    @classmethod
+    def default_model(cls, lang: str | None) -> str:
+        """The demo model of ``lang`` shipped with synprep."""
+        return str(resources_dir() / "udpipe" / f"{lang}.udpipe")
+
+    @classmethod
+    def resources(cls, parse: Mapping[str, Any]) -> ParserResources:
+        """``parse.threads`` worker processes on the CPU."""
+        return ParserResources(threads=parse["threads"], gpus=0)
+
+    @classmethod
+    def job_options(cls, options: Mapping[str, Any], threads: int) -> dict:
+        """One worker process a thread the job was granted."""
+        return {**options, "workers": threads}
+
+    @classmethod
+    def demo_warning(cls, models: Mapping[str, str | None]) -> str | None:
+        return demo_models_warning(models)
+
+    @classmethod
+    def train(cls, args) -> str:
+        return _train(args)
 
     # -- model ---------------------------------------------------------------------
     def _load(self):

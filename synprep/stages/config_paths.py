@@ -127,18 +127,17 @@ def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: di
     (``models``: side -> the model file each side's parser loads), and an alignment
     reference set that is the demo corpus. Each names the settings to change; empty
     for the demo itself."""
-    from ..parsers.udpipe_backend import demo_models_warning
+    from ..parsers import DEFAULT, backend
 
     corpus = config["corpus"]
     files = [corpus[k] for k in ("src", "tgt", "tsv") if corpus.get(k)]
     if not files or all(_inside(f, demo_dir) for f in files):
         return []
     out = []
-    if config["parse"].get("backend", "udpipe") == "udpipe":
-        note = demo_models_warning({s: m for s, m in models.items() if m})
-        if note:
-            out.append(f"your corpus ({', '.join(files)}) is {note}. Set parse.src_model and parse.tgt_model in "
-                       "your config (README.md, \"Use your own corpus\")")
+    note = backend(config["parse"].get("backend", DEFAULT)).demo_warning({s: m for s, m in models.items() if m})
+    if note:
+        out.append(f"your corpus ({', '.join(files)}) is {note}. Set parse.src_model and parse.tgt_model in "
+                   "your config (README.md, \"Use your own corpus\")")
     refs = [f"{_dotted(path)} = {value}" for path, value in config_paths(config)
             if path[-1] in ("reference_src", "reference_tgt") and _inside(value, demo_dir)]
     if refs:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-
+from ..parsers import DEFAULT as DEFAULT_BACKEND, backend as parser_backend
 from .prepare import read_shard
 
 
@@ -43,16 +43,19 @@ def parse_shard(
 
 def demo_parser_warning(config: dict, languages: dict[str, str]) -> Optional[str]:
     """The warning a paper's recipe (workflow key ``recipe``) gets when a side is
-    parsed with synprep's demo UDPipe models (``parse.<side>_model`` null): those are
-    small models trained for the demo, not the parser the paper used. None when there
-    is no recipe, or every side has its own model."""
+    parsed with a demo model of the backend (``parse.<side>_model`` null, and the
+    backend's :meth:`~synprep.parsers.base.Parser.demo_warning` says its default is
+    one: synprep's demo UDPipe models), not the parser the paper used. None when
+    there is no recipe, or every side has its own model."""
     recipe, parse = config.get("recipe") or {}, config["parse"]
-    if not recipe.get("name") or parse.get("backend", "udpipe") != "udpipe":
+    if not recipe.get("name"):
         return None
-    demo = [side for side in ("src", "tgt") if not parse.get(f"{side}_model")]
+    backend = parser_backend(parse.get("backend", DEFAULT_BACKEND))
+    models = parser_settings(parse, languages)
+    demo = [side for side in ("src", "tgt") if not parse.get(f"{side}_model")
+            and backend.demo_warning({side: models[side]["model"]})]
     if not demo:
         return None
-    models = parser_settings(parse, languages)
     which = ", ".join(f"{side} ({languages[side]}: {models[side]['model']})" for side in demo)
     return (f"recipe {recipe['name']} ({recipe.get('paper') or '?'}) runs with synprep's DEMO parser models for {which}: "
             f"small models trained for the demo, not {recipe.get('parser') or 'the paper parser'}; its trees, filters and scores are not the paper's. "
@@ -62,23 +65,26 @@ def demo_parser_warning(config: dict, languages: dict[str, str]) -> Optional[str
 
 def parser_settings(parse: dict, languages: dict[str, str]) -> dict[str, dict]:
     """Per side, the keyword options of the configured parser (the workflow's
-    ``parse`` section): the model is the configured path or, for udpipe, the demo
-    model of the side's language (``resources/udpipe/<lang>.udpipe``); stanza
-    without a model uses its default resources folder (``model`` None)."""
+    ``parse`` section, :meth:`~synprep.parsers.base.Parser.workflow_options`): the
+    model is the configured path or the backend's default
+    (:meth:`~synprep.parsers.base.Parser.default_model`: udpipe's demo model of the
+    side's language; None for stanza, which then uses its resources folder)."""
+    backend = parser_backend(parse.get("backend", DEFAULT_BACKEND))
     out: dict[str, dict] = {}
     for side in ("src", "tgt"):
-        model = parse.get(f"{side}_model")
-        if not model and parse["backend"] == "udpipe":
-            from ..parsers.udpipe_backend import resources_dir
-
-            model = str(resources_dir() / "udpipe" / f"{languages[side]}.udpipe")
-        opts = {
-            "model": model or None,
-            "lang": languages[side],
-            "max_words": parse["max_words"],
-            "pretokenized": parse["pretokenized"],
-        }
-        if parse["backend"] == "stanza":
-            opts.update(device=parse["device"], batch_tokens=parse["batch_tokens"], fast_decode=parse["fast_decode"])
-        out[side] = opts
+        model = parse.get(f"{side}_model") or backend.default_model(languages[side])
+        out[side] = backend.workflow_options(parse, languages[side], model or None)
     return out
+
+
+def parse_resources(parse: dict):
+    """What one parse job asks the scheduler for (workflow/rules/parse.smk): the
+    configured backend's :meth:`~synprep.parsers.base.Parser.resources`."""
+    return parser_backend(parse.get("backend", DEFAULT_BACKEND)).resources(parse)
+
+
+def demo_models_warning(parse: dict, settings: dict[str, dict]) -> Optional[str]:
+    """The backend's warning about its demo models (the report shows it) for the
+    models of :func:`parser_settings`, or None."""
+    return parser_backend(parse.get("backend", DEFAULT_BACKEND)).demo_warning(
+        {side: o["model"] for side, o in settings.items()})

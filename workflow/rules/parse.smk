@@ -1,8 +1,9 @@
 # Stage parse: UD trees for both sides of every kept pair, one job a shard.
 #
-# udpipe runs `parse.threads` worker processes (the job's threads); stanza runs on
-# the GPU when there is one, and a stanza job then asks for `resources: gpu=1`
-# (the SLURM profile turns that into a GPU allocation). Per shard: the trees of the
+# The backend says what a job needs (synprep.parsers.base.Parser.resources): udpipe
+# runs `parse.threads` worker processes (the job's threads); stanza runs on the GPU
+# when there is one, and a stanza job then asks for `resources: gpu=1` (the SLURM
+# profile turns that into a GPU allocation). Per shard: the trees of the
 # pairs whose two sides both parsed, in the same order on both sides
 # (results/parse/{shard}.src.conllu, .tgt.conllu; sent_id = pair id), and the pairs
 # with a side the parser rejected in {shard}.rejects.tsv.
@@ -10,10 +11,11 @@
 import os
 import sys
 
-from synprep.stages.parse import demo_parser_warning, parser_settings
+from synprep.stages.parse import demo_models_warning, demo_parser_warning, parse_resources, parser_settings
 
 PARSE = config["parse"]
 PARSERS = parser_settings(PARSE, LANGS)
+PARSE_RESOURCES = parse_resources(PARSE)
 # a paper's recipe (config/recipes/) parsed with the demo models: say so when the workflow starts
 DEMO_PARSER_WARNING = demo_parser_warning(config, LANGS)
 if DEMO_PARSER_WARNING:
@@ -31,12 +33,7 @@ if getattr(workflow, "is_main_process", True):
 # model files are inputs, so that a new model re-parses
 PARSE_MODELS = {f"{side}_model": o["model"] for side, o in PARSERS.items() if o["model"]}
 # the report says so when the demo UDPipe models parse the corpus (they are for the demo)
-if PARSE["backend"] == "udpipe":
-    from synprep.parsers.udpipe_backend import demo_models_warning
-
-    PARSE_WARNINGS = [w for w in [demo_models_warning({s: o["model"] for s, o in PARSERS.items()})] if w]
-else:
-    PARSE_WARNINGS = []
+PARSE_WARNINGS = [w for w in [demo_models_warning(PARSE, PARSERS)] if w]
 
 
 rule parse_pairs:
@@ -52,9 +49,9 @@ rule parse_pairs:
         src=PARSERS["src"],
         tgt=PARSERS["tgt"],
         stage="parse",
-    threads: PARSE["threads"] if PARSE["backend"] == "udpipe" else 1
+    threads: PARSE_RESOURCES.threads
     resources:
-        gpu=int(PARSE["backend"] == "stanza" and PARSE["device"] != "cpu"),
+        gpu=PARSE_RESOURCES.gpus,
     conda:
         "../envs/synprep.yaml"
     log:

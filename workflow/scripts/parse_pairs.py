@@ -15,17 +15,12 @@ def main(sm) -> None:
     parsers = {}
     try:
         for side in ("src", "tgt"):
-            opts = dict(sm.params[side])
-            if sm.params.backend == "udpipe":
-                opts["workers"] = sm.threads
-            parsers[side] = backend(**opts)
+            parsers[side] = backend(**backend.job_options(sm.params[side], sm.threads))
             print(f"{side}: {parsers[side].describe()}", file=log)
-        if sm.params.backend == "udpipe":  # once a job: the demo models are not for a real corpus
-            from synprep.parsers.udpipe_backend import demo_models_warning
-
-            note = demo_models_warning({side: p.model_path for side, p in parsers.items()})
-            if note:
-                print(f"warning: {note}", file=log)
+        # once a job: the demo models are not for a real corpus
+        note = backend.demo_warning({side: p.model_path for side, p in parsers.items()})
+        if note:
+            print(f"warning: {note}", file=log)
         counts = parse_shard(sm.input.pairs, parsers, {"src": sm.output.src, "tgt": sm.output.tgt},
                              sm.output.rejects, stage=sm.params.stage, progress=True)
     finally:
