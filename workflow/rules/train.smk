@@ -6,7 +6,8 @@
 # its copies are never on both sides of that split. Each run trains with
 # `synprep.train.trainer` on the training shards, validating on the held-out ones, into
 # results/train/{run}/ (config.json, checkpoints, metrics.jsonl, summary.json);
-# `synprep evaluate` then scores its best checkpoint on the held-out shards
+# `synprep evaluate` then scores its best checkpoint on the held-out shards against
+# the raw target text of those pairs (write_references: results/shards/heldout.refs.txt)
 # (results/train/{run}/eval/: scores.json with BLEU, chrF+, chrF++, tokenized BLEU, by
 # reference and source length; hyps.txt, refs.txt, which the report compares with
 # those of the first run), decoding with the run config's decode.beam /
@@ -20,8 +21,16 @@
 
 import os
 
+from synprep.models.variants import SPECS as VARIANT_SPECS  # torch-free; tests/test_models.py: the registered variants
+from synprep.stages.table import table_runs
+from synprep.stages.workflow import config_error_at
+
 TRAIN = config["train"]
-TRAIN_RUNS = TRAIN["runs"]
+# the table's runs (config `table`, workflow/rules/table.smk) train and are scored as
+# any other run: every registered variant (or table.variants) for every seed
+with config_error_at(["table"]):
+    TABLE_RUNS = table_runs(config["table"], sorted(VARIANT_SPECS), [run["name"] for run in TRAIN["runs"]])
+TRAIN_RUNS = TRAIN["runs"] + TABLE_RUNS
 # train.heldout_pairs (when set) holds out pairs chosen by id from every shard instead
 # (synprep.dataset.accounting.split_pairs); the shards are then all training shards
 HELDOUT_PAIRS = TRAIN["heldout_pairs"]
@@ -39,7 +48,6 @@ TRAIN_REPORT_INPUT = {}
 if TRAIN_RUNS:
     from synprep.models.config import merge_dicts
     from synprep.train.config import RunConfig, read_config_file
-    from synprep.stages.workflow import config_error_at
 
     if len(TRAINING_SHARDS) == 0:
         raise ValueError(
@@ -56,10 +64,11 @@ if TRAIN_RUNS:
     # checking a variant imports torch, which a job that copies a file should not pay
     if getattr(workflow, "is_main_process", True):
         for i, run in enumerate(TRAIN_RUNS):
-            with config_error_at(["train", "runs", i]):
+            with config_error_at(["train", "runs", i] if i < len(TRAIN["runs"]) else ["table", "config"]):
                 RunConfig.from_dict(
                     RUN_CONFIGS[run["name"]],
-                    where=f"train.runs[{run['name']}]" + (f" (with its file {run['file']})" if "file" in run else ""),
+                    where=("train.runs" if i < len(TRAIN["runs"]) else "table")
+                    + f"[{run['name']}]" + (f" (with its file {run['file']})" if "file" in run else ""),
                 )
 
 
@@ -128,10 +137,29 @@ if TRAIN_RUNS:
 
 if TRAIN_RUNS and HELDOUT_DATA:
 
+    # the raw target text of the held-out pairs, by pair id from the split's files:
+    # every score is computed against it, as sacreBLEU's are meant to be, not against
+    # the parser's tokens joined again ("T-Shirts", not "T - Shirts")
+    rule write_references:
+        input:
+            data=HELDOUT_DATA,
+            pairs=expand(PREPARE["pairs"], shard=SHARDS),
+        output:
+            refs=out_path("shards/heldout.refs.txt"),
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            out_path("logs/write_references/heldout.log"),
+        benchmark:
+            out_path("benchmarks/write_references/heldout.tsv")
+        script:
+            "../scripts/write_references.py"
+
     rule evaluate_model:
         input:
             summary=rules.train_model.output.summary,
             data=HELDOUT_DATA,
+            refs=rules.write_references.output.refs,
         output:
             scores=out_path("train/{run}/eval/scores.json"),
             hyps=out_path("train/{run}/eval/hyps.txt"),
@@ -150,7 +178,7 @@ if TRAIN_RUNS and HELDOUT_DATA:
             out_path("benchmarks/evaluate_model/{run}.tsv")
         shell:
             "synprep evaluate --checkpoint {params.checkpoint} --data {params.data} "
-            "--out $(dirname {output.scores}) --lang {params.lang} --beam {params.beam} "
+            "--out $(dirname {output.scores}) --ref {input.refs} --lang {params.lang} --beam {params.beam} "
             "--length-penalty {params.length_penalty} > {log} 2>&1"
 
     TRAIN_REPORT_INPUT.update(
