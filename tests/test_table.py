@@ -146,6 +146,11 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
         assert c["mark"] in ("+", "-", "")
     md = (res / "table" / "table.md").read_text(encoding="utf-8")
     assert "Holm-Bonferroni" in md and "| parent | 1 | 4 |" in md
+    from synprep.report.html import ReportInputs, render_page
+
+    page = render_page(ReportInputs(stats={}, table=table), {})  # the report's section (make_report)
+    assert "<h2>The table: every variant, one budget</h2>" in page and f"<h3>test: {len(refs)} pairs</h3>" in page
+    assert page.index("<td>vanilla</td>") < page.index("<td>parent</td>") < page.index("<td>sa</td>")
 
 
 def _absolute_shared_paths(text: str) -> str:
