@@ -138,6 +138,10 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
             assert got["n"] == len(sel) == table["test_sets"][name]["n"]
             assert (got["bleu"], got["chrf+"]) == _sacre([hyps[i] for i in sel], [refs[i] for i in sel]), name
     assert "induced_attachment" in table["rows"][2]  # sa: its induced trees against the parser's
+    # parent (a transition decoder): its trees against UDPipe's parse of its own words
+    agree = table["rows"][1]["tree_agreement"]
+    assert agree["sentences"] + agree["empty"] == len(refs) and 0 <= agree["LAS"] <= agree["UAS"] <= 100
+    assert table["rows"][0]["tree_agreement"] is None and table["rows"][2]["tree_agreement"] is None
     comps = table["comparisons"]
     assert {c["b"] for c in comps} == {"table-parent-s1", "table-sa-s1"} and {c["a"] for c in comps} == {"table-vanilla-s1"}
     for c in comps:

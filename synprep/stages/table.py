@@ -17,7 +17,9 @@ seconds and wall seconds from snakemake's benchmark of its last invocation, the
 trainer's own wall seconds of all its updates, the device), BLEU, chrF+ and chrF++ on
 the whole test set and on every challenge subset (``analysis/challenge/sets/*.ids``:
 the pairs' ids, looked up in the test set's row order, so that a subset's scores come
-from exactly its lines), each with its size; for the structured-attention family, the
+from exactly its lines), each with its size; for the transition decoders, the
+agreement of their trees with the target parser's parse of their own words
+(:func:`tree_agreement`, UAS/LAS); for the structured-attention family, the
 induced trees' directed and undirected attachment against the parser's trees
 (``analysis/induce.json``, 004 Table 3), when the analysis ran.
 
@@ -97,6 +99,7 @@ class RunFiles:
     summary: str  # train/<run>/summary.json (metrics.jsonl beside it)
     hyps: str  # train/<run>/eval/hyps.txt
     benchmark: Optional[str] = None  # benchmarks/train_model/<run>.tsv
+    trees: Optional[str] = None  # table/trees/<run>.json (tree agreement, agree_trees)
 
 
 def read_subsets(sets_dir: Optional[str], ids: Sequence[str]) -> dict[str, list[int]]:
@@ -280,6 +283,9 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     for r in runs:
         row = {"run": r.name, "variant": r.variant, "seed": r.seed, **run_cost(r), "hyps": r.hyps,
                "scores": {name: scores[name].get(r.name) for name in sets}}
+        if r.trees and os.path.exists(r.trees):
+            with open(r.trees, encoding="utf-8") as f:
+                row["tree_agreement"] = json.load(f).get("agreement")
         if r.name in attachment:
             row["induced_attachment"] = {k: attachment[r.name][k] for k in ("directed", "undirected")}
         rows.append(row)
@@ -314,14 +320,16 @@ def format_markdown(table: Mapping) -> str:
            f"References: {table['references']} (raw target text).", "",
            "Test sets: " + ", ".join(f"{n} ({s['n']} pairs{', too small to say anything' if s['too_small'] else ''})"
                                      for n, s in table["test_sets"].items()) + ".", "",
-           "| variant | seed | updates | tokens | device | CPU s | wall s | " + " | ".join(
-               f"{n} BLEU | {n} chrF+" for n in sets) + " | induced dir/undir |",
-           "|" + " --- |" * (8 + 2 * len(sets))]
+           "| variant | seed | updates | tokens | device | job CPU s | job wall s | " + " | ".join(
+               f"{n} BLEU | {n} chrF+" for n in sets) + " | tree UAS/LAS vs parser | induced dir/undir |",
+           "|" + " --- |" * (9 + 2 * len(sets))]
     for r in table["rows"]:
-        cells = [r["variant"], r["seed"], r["updates"], r["tokens"], r["device"], r["job_cpu_s"], r["train_wall_s"]]
+        cells = [r["variant"], r["seed"], r["updates"], r["tokens"], r["device"], r["job_cpu_s"], r["job_wall_s"]]
         for n in sets:
             s = r["scores"].get(n) or {}
             cells += [s.get("bleu"), s.get("chrf+")]
+        ta = r.get("tree_agreement")
+        cells.append(f"{ta['UAS']:.1f} / {ta['LAS']:.1f}" if ta else "")
         ia = r.get("induced_attachment")
         cells.append(f"{ia['directed']:.1f} / {ia['undirected']:.1f}" if ia else "")
         out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
@@ -355,3 +363,37 @@ def write_table(table: Mapping, json_path: str, md_path: str) -> None:
     with atomic_files() as g:
         g.open(json_path).write(json.dumps(table, indent=1, sort_keys=True) + "\n")
         g.open(md_path).write(format_markdown(table))
+
+
+def tree_agreement(hyps_conllu: str, out_dir: str, backend: str, parser_opts: Mapping) -> Optional[dict]:
+    """How often a transition decoder's trees agree with the workflow's target-side parser
+    on the words the decoder generated (what bench/paper.py --tree-agreement measured):
+    the decoder's trees (``hyps_conllu``, written by ``synprep evaluate``) are parsed
+    again, their words as given (pretokenized, one whitespace-free token a word), and the
+    decoder's trees are scored against that parse (``synprep eval-parse``'s scoring, by
+    sentence id): UAS/LAS over every word and without punctuation. The parser's trees go
+    to ``<out_dir>/hyps.reparsed.conllu``. None when there are no trees (not a transition
+    decoder); sentences without words are counted and left out."""
+    if not os.path.exists(hyps_conllu):
+        return None
+    from .. import registry
+    from ..parsers.evaluate import evaluate
+    from ..syntax.conllu import format_conllu, read_conllu
+    from ..util.outputs import atomic_file
+
+    sents = list(read_conllu(hyps_conllu))
+    trees = [s for s in sents if len(s)]
+    mine, theirs = os.path.join(out_dir, "hyps.trees.conllu"), os.path.join(out_dir, "hyps.reparsed.conllu")
+    with atomic_file(mine) as f:
+        f.write("".join(format_conllu(s) for s in trees))
+    items = [(s.sent_id, " ".join("".join(w.split()) or "_" for w in s.forms)) for s in trees]
+    opts = {**dict(parser_opts), "pretokenized": True, "max_words": 0}
+    with registry.get("parser", backend)(**opts) as parser, atomic_file(theirs) as f:
+        for res in parser.parse(items):
+            if res.conllu is None:
+                raise ConfigError(f"{hyps_conllu}: the parser rejected sentence {res.id} ({res.reject})")
+            f.write(res.conllu)
+    got = evaluate(mine, theirs, by_id=True).as_dict()
+    return {"sentences": len(trees), "empty": len(sents) - len(trees), "words": got["all"]["gold_words"],
+            "UAS": got["all"]["UAS"], "LAS": got["all"]["LAS"],
+            "UAS_nopunct": got["without_punct"]["UAS"], "LAS_nopunct": got["without_punct"]["LAS"]}

@@ -8,7 +8,9 @@
 # by train_model and scored by evaluate_model against the raw references like any
 # other run. make_table scores every run on the held-out pairs and on each challenge
 # subset of them (analysis.challenge), compares each variant with the baseline of the
-# same seed (paired bootstrap, sign test, Holm-Bonferroni) and writes
+# same seed (paired bootstrap, sign test, Holm-Bonferroni), with the transition
+# decoders' tree agreement (agree_trees) and the structured-attention runs' induced
+# trees (analysis/induce.json, when analysis.induce is on), and writes
 # results/table/table.json and table.md (synprep.stages.table.build_table). Without
 # table.enabled there is no rule `table` (snakemake: "No rule to produce table").
 
@@ -21,9 +23,33 @@ if TABLE_RUNS:
             "or train.heldout_pairs"
         )
 
+    from synprep.stages.parse import parser_settings
+
+    # a transition decoder's trees against the target parser's parse of its own words
+    # (synprep.stages.table.tree_agreement); {"agreement": null} for the other variants
+    rule agree_trees:
+        input:
+            hyps=rules.evaluate_model.output.hyps,
+        output:
+            agreement=out_path("table/trees/{run}.json"),
+        params:
+            backend=config["parse"]["backend"],
+            parser=parser_settings(config["parse"], LANGS)["tgt"],
+            workers=config["parse"]["threads"],
+        threads: config["parse"]["threads"]
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            out_path("logs/agree_trees/{run}.log"),
+        benchmark:
+            out_path("benchmarks/agree_trees/{run}.tsv")
+        script:
+            "../scripts/agree_trees.py"
+
     rule make_table:
         input:
             summaries=[rules.train_model.output.summary.format(run=run["name"]) for run in TABLE_RUNS],
+            trees=[rules.agree_trees.output.agreement.format(run=run["name"]) for run in TABLE_RUNS],
             hyps=[rules.evaluate_model.output.hyps.format(run=run["name"]) for run in TABLE_RUNS],
             refs=rules.write_references.output.refs,
             data=HELDOUT_DATA,

@@ -9,9 +9,9 @@ from synprep.stages.table import RunFiles, build_table, write_table
 sm = snakemake  # noqa: F821  (injected by snakemake)
 log = sys.stderr = open(sm.log[0], "w", buffering=1)  # tracebacks too go to the rule's log
 runs = [
-    RunFiles(name=name, variant=variant, seed=seed, summary=summary, hyps=hyps, benchmark=bench)
-    for (name, variant, seed), summary, hyps, bench in zip(sm.params.runs, sm.input.summaries, sm.input.hyps,
-                                                           sm.params.benchmarks)
+    RunFiles(name=name, variant=variant, seed=seed, summary=summary, hyps=hyps, benchmark=bench, trees=trees)
+    for (name, variant, seed), summary, hyps, bench, trees in zip(sm.params.runs, sm.input.summaries, sm.input.hyps,
+                                                                  sm.params.benchmarks, sm.input.trees)
 ]
 table = build_table(runs, sm.input.refs, os.path.dirname(sm.input.data), sm.params.settings,
                     sets_dir=sm.input.get("challenge"), induce=sm.input.get("induce"))
