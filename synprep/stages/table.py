@@ -365,30 +365,30 @@ def write_table(table: Mapping, json_path: str, md_path: str) -> None:
         g.open(md_path).write(format_markdown(table))
 
 
-def tree_agreement(hyps_conllu: str, out_dir: str, backend: str, parser_opts: Mapping) -> Optional[dict]:
+def tree_agreement(hyps_conllu: str, out_prefix: str, parser) -> Optional[dict]:
     """How often a transition decoder's trees agree with the workflow's target-side parser
-    on the words the decoder generated (what bench/paper.py --tree-agreement measured):
-    the decoder's trees (``hyps_conllu``, written by ``synprep evaluate``) are parsed
-    again, their words as given (pretokenized, one whitespace-free token a word), and the
-    decoder's trees are scored against that parse (``synprep eval-parse``'s scoring, by
-    sentence id): UAS/LAS over every word and without punctuation. The parser's trees go
-    to ``<out_dir>/hyps.reparsed.conllu``. None when there are no trees (not a transition
-    decoder); sentences without words are counted and left out."""
+    on the words the decoder generated (bench/paper.py's ``--tree-agreement``, moved
+    here): the decoder's trees (``hyps_conllu``, written by ``synprep evaluate``) are
+    parsed again by ``parser`` (a :class:`synprep.parsers.Parser` made with
+    ``pretokenized=True`` and no word limit), their words as given (one whitespace-free
+    token a word), and the decoder's trees are scored against that parse (``synprep
+    eval-parse``'s scoring, by sentence id): UAS/LAS over every word and without
+    punctuation. Writes ``<out_prefix>.trees.conllu`` (the decoder's trees scored) and
+    ``<out_prefix>.reparsed.conllu`` (the parser's). None when there are no trees (not a
+    transition decoder); sentences without words are counted and left out."""
     if not os.path.exists(hyps_conllu):
         return None
-    from .. import registry
     from ..parsers.evaluate import evaluate
     from ..syntax.conllu import format_conllu, read_conllu
     from ..util.outputs import atomic_file
 
     sents = list(read_conllu(hyps_conllu))
     trees = [s for s in sents if len(s)]
-    mine, theirs = os.path.join(out_dir, "hyps.trees.conllu"), os.path.join(out_dir, "hyps.reparsed.conllu")
+    mine, theirs = f"{out_prefix}.trees.conllu", f"{out_prefix}.reparsed.conllu"
     with atomic_file(mine) as f:
         f.write("".join(format_conllu(s) for s in trees))
     items = [(s.sent_id, " ".join("".join(w.split()) or "_" for w in s.forms)) for s in trees]
-    opts = {**dict(parser_opts), "pretokenized": True, "max_words": 0}
-    with registry.get("parser", backend)(**opts) as parser, atomic_file(theirs) as f:
+    with atomic_file(theirs) as f:
         for res in parser.parse(items):
             if res.conllu is None:
                 raise ConfigError(f"{hyps_conllu}: the parser rejected sentence {res.id} ({res.reject})")
