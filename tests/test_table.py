@@ -63,6 +63,14 @@ def test_raw_references_keep_the_corpus_text_by_pair_id(tmp_path):
         raw_targets(["c:1", "c:9"], [a, b])
 
 
+def test_challenge_subsets_are_the_test_pairs_rows(tmp_path):
+    (tmp_path / "tgt_particle.ids").write_text("c:7\nc:2\nc:99\n", encoding="utf-8")  # c:99: not a test pair
+    (tmp_path / "tgt_reflexive.ids").write_text("", encoding="utf-8")
+    (tmp_path / "tgt_particle.tsv").write_text("index\tid\n", encoding="utf-8")
+    assert T.read_subsets(str(tmp_path), ["c:1", "c:2", "c:5", "c:7"]) == {"tgt_particle": [1, 3], "tgt_reflexive": []}
+    assert T.read_subsets(None, ["c:1"]) == {}
+
+
 def _sacre(hyps: list[str], refs: list[str]) -> tuple[float, float]:
     from sacrebleu.metrics import BLEU, CHRF
 

@@ -17,7 +17,7 @@ seconds and wall seconds from snakemake's benchmark of its last invocation, the
 trainer's own wall seconds of all its updates, the device), BLEU, chrF+ and chrF++ on
 the whole test set and on every challenge subset (``analysis/challenge/sets/*.ids``:
 the pairs' ids, looked up in the test set's row order, so that a subset's scores come
-from exactly its lines), each with its size; for the transition decoders, the
+from exactly its lines; pairs that are not test pairs are left out), each with its size; for the transition decoders, the
 agreement of their trees with the target parser's parse of their own words
 (:func:`tree_agreement`, UAS/LAS); for the structured-attention family, the
 induced trees' directed and undirected attachment against the parser's trees
@@ -104,23 +104,18 @@ class RunFiles:
 
 def read_subsets(sets_dir: Optional[str], ids: Sequence[str]) -> dict[str, list[int]]:
     """Challenge subset name -> the test set's rows (0-based, ascending) of its pairs,
-    from ``<sets_dir>/<name>.ids`` (one pair id a line); an id that is not a test pair
-    is an error (the subsets were extracted from other pairs)."""
+    from ``<sets_dir>/<name>.ids`` (one pair id a line). Pairs that are not test pairs
+    (``analysis.challenge.data: all`` extracts from every shard) are not the test set's
+    subset and are left out; an empty ``sets_dir`` or none gives no subsets."""
     if not sets_dir:
         return {}
     row = {pid: i for i, pid in enumerate(ids)}
     out: dict[str, list[int]] = {}
     for fname in sorted(os.listdir(sets_dir)):
-        if not fname.endswith(".ids"):
-            continue
-        path = os.path.join(sets_dir, fname)
-        with open(path, encoding="utf-8") as f:
-            pids = [x.strip() for x in f if x.strip()]
-        stray = [p for p in pids if p not in row]
-        if stray:
-            raise ConfigError(f"{path}: pair {stray[0]} is not in the test set: the challenge sets must be extracted "
-                              "from the held-out pairs (analysis.challenge.data: heldout)")
-        out[fname[: -len(".ids")]] = sorted(row[p] for p in pids)
+        if fname.endswith(".ids"):
+            with open(os.path.join(sets_dir, fname), encoding="utf-8") as f:
+                pids = {x.strip() for x in f if x.strip()}
+            out[fname[: -len(".ids")]] = sorted(row[p] for p in pids if p in row)
     return out
 
 
