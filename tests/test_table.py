@@ -170,6 +170,7 @@ def _absolute_shared_paths(text: str) -> str:
 
 
 @pytest.mark.workflow
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cpu", "gpu"])
 def test_table_configs_dry_run(name, tmp_path):
     """config/table/{cpu,gpu}.yaml resolve and dry-run: every registered variant for
