@@ -35,7 +35,6 @@ if TABLE_RUNS:
         params:
             backend=config["parse"]["backend"],
             parser=parser_settings(config["parse"], LANGS)["tgt"],
-            workers=config["parse"]["threads"],
         threads: config["parse"]["threads"]
         conda:
             "../envs/synprep.yaml"
