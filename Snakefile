@@ -68,6 +68,7 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     include: "workflow/rules/shards.smk"
     include: "workflow/rules/train.smk"
     include: "workflow/rules/analysis.smk"
+    include: "workflow/rules/table.smk"
     include: "workflow/rules/report.smk"
 
 

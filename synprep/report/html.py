@@ -41,7 +41,8 @@ class ReportInputs:
     compared with the first (:func:`synprep.report.runs.compare_runs`); ``gates``: the
     gate norms by target UPOS (gates.json, or one ``synprep gate-stats --json``); each
     section appears only when given; ``warnings``: lines shown at the top (e.g. the demo
-    parser models parsed the corpus, or a paper's recipe ran with them)."""
+    parser models parsed the corpus, or a paper's recipe ran with them); ``table``: the
+    table of every variant and seed (table.json, :func:`synprep.stages.table.build_table`)."""
 
     stats: Mapping
     accounting: Mapping | None = None
@@ -55,6 +56,7 @@ class ReportInputs:
     comparison: Mapping | None = None
     gates: Mapping | None = None
     warnings: Sequence[str] = ()
+    table: Mapping | None = None
 
 
 _CSS = """
@@ -290,6 +292,43 @@ def _comparison_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
     return "".join(parts)
 
 
+def _table_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
+    """The table target's results: per test set, every variant's mean over seeds with its
+    seed spread and mean difference from the baseline, and the marks that the corrected
+    bootstrap gives (table.json; the full rows and comparisons are in table.md)."""
+    table = inputs.table
+    if not table:
+        return ""
+    sig = table["significance"]
+    parts = ["<h2>The table: every variant, one budget</h2>", "<p class='sub'>" + html.escape(
+        f"Decoding: beam {table['decode']['beam']}, length penalty {table['decode']['length_penalty']}. "
+        f"Scores against the raw references. spread = max - min over seeds, the yardstick; "
+        f"+/- = {sig['decides']} p below {sig['alpha']} after {sig['correction']}, in how many of the seeds "
+        f"and metrics. Rows and comparisons: table.md beside table.json.") + "</p>"]
+    marks: dict = {}
+    variant_of = {r["run"]: r["variant"] for r in table["rows"]}
+    for c in table["comparisons"]:
+        marks.setdefault((c["test_set"], variant_of.get(c["b"], c["b"])), []).append(c["mark"])
+    for name, info in table["test_sets"].items():
+        per = table["over_seeds"].get(name) or {}
+        if not per:
+            continue
+        rows = []
+        for v in dict.fromkeys(r["variant"] for r in table["rows"]):  # the baseline first, as the rows
+            if v not in per:
+                continue
+            rec = per[v]
+            m = marks.get((name, v), [])
+            rows.append((v, rec["seeds"], _num(rec["mean"]["bleu"], "{:.2f}"), _num(rec["spread"]["bleu"], "{:.2f}"),
+                         _num(rec["mean_delta"]["bleu"], "{:+.2f}"), _num(rec["mean"]["chrf+"], "{:.2f}"),
+                         _num(rec["spread"]["chrf+"], "{:.2f}"), _num(rec["mean_delta"]["chrf+"], "{:+.2f}"),
+                         f"{m.count('+')} + / {m.count('-')} - of {len(m)}" if m else "-"))
+        small = " (too small to say anything)" if info.get("too_small") else ""
+        parts.append(f"<h3>{html.escape(name)}: {info['n']} pairs{small}</h3>")
+        parts.append(_table(("variant", "seeds", "BLEU", "spread", "delta", "chrF+", "spread", "delta", "marks"), rows))
+    return "".join(parts)
+
+
 def _manifest_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
     """The dataset's manifest, folded."""
     if not inputs.manifest:
@@ -317,6 +356,7 @@ SECTIONS: list[Section] = [
     _training_section,
     _src_length_section,
     _comparison_section,
+    _table_section,
     _challenge_section,
     _induce_section,
     _gates_section,

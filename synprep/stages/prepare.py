@@ -476,3 +476,38 @@ def write_pairs(path: str | os.PathLike, pairs: Iterable) -> int:
             f.write(f"{pid}\t{clean_field(src, None)}\t{clean_field(tgt, None)}\n")
             n += 1
     return n
+
+
+def raw_targets(ids: Sequence[str], pair_files: Iterable[str | os.PathLike]) -> list[str]:
+    """The raw target side (as the split wrote it: the corpus line with only its line
+    breaks and tabs made spaces) of each pair id in ``ids``, in that order, read from the
+    split's shard files. The workflow scores every model against these (as
+    ``synprep evaluate --ref`` and sacreBLEU do), not against the parser's tokens
+    joined again: "T-Shirts" stays "T-Shirts", not "T - Shirts". An id that no file
+    holds is an error naming it and the files read."""
+    wanted = set(ids)
+    found: dict[str, str] = {}
+    files = [os.fspath(p) for p in pair_files]
+    for path in files:
+        for pid, _src, tgt in read_shard(path):
+            if pid in wanted:
+                found[pid] = tgt
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise ConfigError(f"{len(missing)} pair id(s) of the test data are in none of the split's files "
+                          f"({', '.join(files)}), e.g. {missing[0]}: the files are not the ones this dataset was made from; "
+                          "rerun the workflow from the split")
+    return [found[i] for i in ids]
+
+
+def write_raw_references(dataset: str | os.PathLike, pair_files: Iterable[str | os.PathLike],
+                         out: str | os.PathLike) -> int:
+    """Write the raw target text of every row of ``dataset`` (a dataset directory), one
+    a line in the dataset's row order (:func:`raw_targets`), to ``out``; returns how many."""
+    from ..dataset.data import ShardDataset
+    from ..util.outputs import write_text
+
+    ds = ShardDataset(dataset, columns=["tgt_id"])
+    refs = raw_targets([ds[i]["tgt_id"] for i in range(len(ds))], pair_files)
+    write_text(out, "".join(r + "\n" for r in refs))
+    return len(refs)

@@ -143,6 +143,8 @@ class DecodeConfig(Config):
 PRESET_TRAIN: dict[str, dict[str, Any]] = {
     # bench/learn.py's schedule: 20 CPU-minutes are about 700-900 updates of this size
     "small": {"lr": 1e-3, "warmup": 500},
+    # the CPU table (config/table/cpu.yaml): bench/learn.py's peak rate, a shorter warm-up
+    "table": {"lr": 1e-3, "warmup": 200},
     # smoke runs of tens to hundreds of updates (the demo's schedule)
     "tiny": {"lr": 2e-3, "warmup": 50},
 }

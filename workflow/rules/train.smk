@@ -6,7 +6,8 @@
 # its copies are never on both sides of that split. Each run trains with
 # `synprep.train.trainer` on the training shards, validating on the held-out ones, into
 # results/train/{run}/ (config.json, checkpoints, metrics.jsonl, summary.json);
-# `synprep evaluate` then scores its best checkpoint on the held-out shards
+# `synprep evaluate` then scores its best checkpoint on the held-out shards against
+# the raw target text of those pairs (write_references: results/shards/heldout.refs.txt)
 # (results/train/{run}/eval/: scores.json with BLEU, chrF+, chrF++, tokenized BLEU, by
 # reference and source length; hyps.txt, refs.txt, which the report compares with
 # those of the first run), decoding with the run config's decode.beam /
@@ -21,8 +22,16 @@
 
 import os
 
+from synprep.models import variants  # the declared variants (synprep.models.specs), torch-free
+from synprep.stages.table import table_runs
+from synprep.stages.workflow import config_error_at
+
 TRAIN = config["train"]
-TRAIN_RUNS = TRAIN["runs"]
+# the table's runs (config `table`, workflow/rules/table.smk) train and are scored as
+# any other run: every registered variant (or table.variants) for every seed
+with config_error_at(["table"]):
+    TABLE_RUNS = table_runs(config["table"], variants(), [run["name"] for run in TRAIN["runs"]])
+TRAIN_RUNS = TRAIN["runs"] + TABLE_RUNS
 # train.heldout_pairs (when set) holds out pairs chosen by id from every shard instead
 # (synprep.dataset.accounting.split_pairs); the shards are then all training shards
 HELDOUT_PAIRS = TRAIN["heldout_pairs"]
@@ -41,7 +50,6 @@ if TRAIN_RUNS:
     from synprep.models import variant as declared_variant
     from synprep.models.config import merge_dicts
     from synprep.train.config import RunConfig, read_config_file
-    from synprep.stages.workflow import config_error_at
 
     if len(TRAINING_SHARDS) == 0:
         raise ValueError(
@@ -63,10 +71,12 @@ if TRAIN_RUNS:
         RUN_DEFAULTS["decode"] = {"beam": TRAIN["beam"]}
     RUNS = {}
     for i, run in enumerate(TRAIN_RUNS):
-        with config_error_at(["train", "runs", i]):
+        own = i < len(TRAIN["runs"])  # else a run of the table (config `table`)
+        with config_error_at(["train", "runs", i] if own else ["table", "config"]):
             RUNS[run["name"]] = RunConfig.from_dict(
                 merge_dicts(RUN_DEFAULTS, RUN_CONFIGS[run["name"]]),
-                where=f"train.runs[{run['name']}]" + (f" (with its file {run['file']})" if "file" in run else ""),
+                where=("train.runs" if own else "table") + f"[{run['name']}]"
+                + (f" (with its file {run['file']})" if "file" in run else ""),
             )
     # what a run's variant needs (its declaration, synprep.models.specs)
     RUN_RESOURCES = {name: declared_variant(run.model.variant).resources for name, run in RUNS.items()}
@@ -139,10 +149,29 @@ if TRAIN_RUNS:
 
 if TRAIN_RUNS and HELDOUT_DATA:
 
+    # the raw target text of the held-out pairs, by pair id from the split's files:
+    # every score is computed against it, as sacreBLEU's are meant to be, not against
+    # the parser's tokens joined again ("T-Shirts", not "T - Shirts")
+    rule write_references:
+        input:
+            data=HELDOUT_DATA,
+            pairs=expand(PREPARE["pairs"], shard=SHARDS),
+        output:
+            refs=out_path("shards/heldout.refs.txt"),
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            out_path("logs/write_references/heldout.log"),
+        benchmark:
+            out_path("benchmarks/write_references/heldout.tsv")
+        script:
+            "../scripts/write_references.py"
+
     rule evaluate_model:
         input:
             summary=rules.train_model.output.summary,
             data=HELDOUT_DATA,
+            refs=rules.write_references.output.refs,
         output:
             scores=out_path("train/{run}/eval/scores.json"),
             hyps=out_path("train/{run}/eval/hyps.txt"),
@@ -162,7 +191,7 @@ if TRAIN_RUNS and HELDOUT_DATA:
             out_path("benchmarks/evaluate_model/{run}.tsv")
         shell:
             "synprep evaluate --checkpoint {params.checkpoint:q} --data {params.data:q} "
-            "--out {params.out_dir:q} --lang {params.lang:q} --beam {params.beam:q} "
+            "--out {params.out_dir:q} --ref {input.refs:q} --lang {params.lang:q} --beam {params.beam:q} "
             "--length-penalty {params.length_penalty:q} > {log:q} 2>&1"
 
     TRAIN_REPORT_INPUT.update(

@@ -30,7 +30,7 @@ for name in sm.params.runs:
     run_dir = os.path.dirname(sm.input[f"{name}_summary"])
     scores = sm.input[f"{name}_scores"] if f"{name}_scores" in sm.input.keys() else None
     runs.append(report.read_run(name, os.path.join(run_dir, "metrics.jsonl"), scores))
-analysis = {key: load(sm.input[key]) if key in sm.input.keys() else None for key in ("challenge", "induce", "gates")}
+analysis = {key: load(sm.input[key]) if key in sm.input.keys() else None for key in ("challenge", "induce", "gates", "table")}
 # each evaluated run against the first: bootstrap and sign tests on the held-out hypotheses
 comparison = report.compare_runs(
     {name: os.path.dirname(sm.input[f"{name}_hyps"]) for name in sm.params.runs if f"{name}_hyps" in sm.input.keys()}

@@ -1,0 +1,394 @@
+"""The table stage (workflow/rules/table.smk, target ``table``): every variant trained
+for every seed at one budget, scored on the test pairs and on each challenge subset of
+them, and compared with the baseline (vanilla) of the same seed.
+
+Runs. :func:`table_runs` turns the config's ``table`` section into training runs named
+``table-<variant>-s<seed>``: each is ``table.config`` (preset, budget) with
+``model.variant``, ``train.seed`` and ``decode`` (``table.decode``: beam and length
+penalty, stated once for every row) set over it. Every row therefore has the same
+number of updates, the same batch budget and, per seed, the same data order (the
+trainer's sampler is seeded by ``train.seed``); a variant that needs anything else is
+named in the table. The workflow trains and evaluates them as any other run
+(train.smk: ``train_model``, ``evaluate_model`` against the raw references).
+
+Rows (:func:`build_table`). Per run: variant, seed, updates, tokens seen (the target
+tokens of the updates, summed from ``metrics.jsonl``), cost (the training job's CPU
+seconds and wall seconds from snakemake's benchmark of its last invocation, the
+trainer's own wall seconds of all its updates, the device), BLEU, chrF+ and chrF++ on
+the whole test set and on every challenge subset (``analysis/challenge/sets/*.ids``:
+the pairs' ids, looked up in the test set's row order, so that a subset's scores come
+from exactly its lines; pairs that are not test pairs are left out), each with its size; for the transition decoders, the
+agreement of their trees with the target parser's parse of their own words
+(:func:`tree_agreement`, UAS/LAS); for the structured-attention family, the
+induced trees' directed and undirected attachment against the parser's trees
+(``analysis/induce.json``, 004 Table 3), when the analysis ran.
+
+Comparisons. On each test set (the whole one and each subset), every variant against
+the baseline of the same seed: difference, 95 % paired bootstrap interval and Koehn's
+p-value (:func:`synprep.translate.significance.compare`, 1,000 resamples, sacreBLEU's
+draws) for BLEU and chrF+, and the sign test on sentence chrF+ (chrF+ rows). The
+bootstrap p-value decides: a "+" (or "-") marks a difference whose p-value, adjusted
+by Holm-Bonferroni over every comparison of that test set (all variants, seeds and both
+metrics: the family), is below ``table.alpha``; the sign test is reported beside it,
+not used to decide. Means over seeds of every score and difference, and the
+seed-against-seed spread of every variant (max - min over its seeds), the yardstick
+for a difference: one that is no larger than the baseline's spread is what a new seed
+gives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+from ..errors import ConfigError
+
+#: the prefix of the table's run names (results/train/table-<variant>-s<seed>/)
+PREFIX = "table-"
+#: the metrics compared (chrF++ is reported, not tested), as synprep compare
+COMPARED = ("bleu", "chrf+")
+
+
+def run_name(variant: str, seed: int) -> str:
+    return f"{PREFIX}{variant}-s{seed}"
+
+
+def table_variants(settings: Mapping, registered: Sequence[str]) -> list[str]:
+    """The table's variants, the baseline first: ``table.variants`` or every registered
+    variant. An unknown name is an error naming the known ones."""
+    chosen = list(settings.get("variants") or registered)
+    unknown = sorted(set(chosen) - set(registered))
+    if unknown:
+        raise ConfigError(f"config table.variants: unknown variant(s) {', '.join(unknown)}; known: {', '.join(registered)}")
+    base = settings.get("baseline", "vanilla")
+    if base not in registered:
+        raise ConfigError(f"config table.baseline = {base!r} is not a variant; known: {', '.join(registered)}")
+    return [base] + [v for v in dict.fromkeys(chosen) if v != base]
+
+
+def table_runs(settings: Mapping, registered: Sequence[str], taken: Sequence[str] = ()) -> list[dict]:
+    """The table's training runs as ``train.runs`` entries (``{"name", "config"}``),
+    none when the table is not enabled. ``taken``: the names of train.runs (a clash is
+    an error)."""
+    if not settings.get("enabled"):
+        return []
+    from ..train.config import merge_dicts
+
+    seeds = list(dict.fromkeys(settings.get("seeds") or [1]))
+    runs = []
+    for seed in seeds:
+        for variant in table_variants(settings, registered):
+            over = {"model": {"variant": variant}, "train": {"seed": seed}, "decode": dict(settings.get("decode") or {})}
+            runs.append({"name": run_name(variant, seed), "config": merge_dicts(settings.get("config") or {}, over)})
+    clash = sorted({r["name"] for r in runs} & set(taken))
+    if clash:
+        raise ConfigError(f"config train.runs: the name(s) {', '.join(clash)} are the table's runs "
+                          f"({PREFIX}<variant>-s<seed>); rename them")
+    return runs
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """Where one table run's outputs are (the workflow's paths)."""
+
+    name: str
+    variant: str
+    seed: int
+    summary: str  # train/<run>/summary.json (metrics.jsonl beside it)
+    hyps: str  # train/<run>/eval/hyps.txt
+    benchmark: Optional[str] = None  # benchmarks/train_model/<run>.tsv
+    trees: Optional[str] = None  # table/trees/<run>.json (tree agreement, agree_trees)
+
+
+def read_subsets(sets_dir: Optional[str], ids: Sequence[str]) -> dict[str, list[int]]:
+    """Challenge subset name -> the test set's rows (0-based, ascending) of its pairs,
+    from ``<sets_dir>/<name>.ids`` (one pair id a line). Pairs that are not test pairs
+    (``analysis.challenge.data: all`` extracts from every shard) are not the test set's
+    subset and are left out; an empty ``sets_dir`` or none gives no subsets."""
+    if not sets_dir:
+        return {}
+    row = {pid: i for i, pid in enumerate(ids)}
+    out: dict[str, list[int]] = {}
+    for fname in sorted(os.listdir(sets_dir)):
+        if fname.endswith(".ids"):
+            with open(os.path.join(sets_dir, fname), encoding="utf-8") as f:
+                pids = {x.strip() for x in f if x.strip()}
+            out[fname[: -len(".ids")]] = sorted(row[p] for p in pids if p in row)
+    return out
+
+
+def run_cost(files: RunFiles) -> dict:
+    """Updates, tokens seen and cost of one run (see the module doc)."""
+    with open(files.summary, encoding="utf-8") as f:
+        summary = json.load(f)
+    tokens: dict[int, int] = {}
+    device = None
+    with open(os.path.join(os.path.dirname(files.summary), "metrics.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec.get("event") == "start":
+                device = rec.get("device")
+            elif rec.get("event") == "train":
+                tokens[rec["step"]] = rec["tokens"]  # a resumed run may log a step again: counted once
+    cost = {"updates": summary.get("steps"), "tokens": sum(tokens.values()), "device": device,
+            "train_wall_s": summary.get("elapsed_s"), "job_cpu_s": None, "job_wall_s": None}
+    if files.benchmark and os.path.exists(files.benchmark):
+        with open(files.benchmark, encoding="utf-8") as f:
+            head, *rows = [ln.rstrip("\n").split("\t") for ln in f if ln.strip()]
+        if rows:
+            rec = dict(zip(head, rows[-1]))
+            cost["job_cpu_s"] = _float(rec.get("cpu_time"))
+            cost["job_wall_s"] = _float(rec.get("s"))
+    return cost
+
+
+def _float(x: Optional[str]) -> Optional[float]:
+    try:
+        return round(float(x), 2)
+    except (TypeError, ValueError):
+        return None
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (Holm 1979): the i-th smallest of m times
+    (m - i), made monotone, capped at 1."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        out[i] = running
+    return out
+
+
+def _lines(path: str) -> list[str]:
+    from ..translate.significance import read_lines
+
+    return read_lines(path)
+
+
+def _test_sets(refs: list[str], subsets: Mapping[str, list[int]]) -> dict[str, list[int]]:
+    """Test set name -> its rows: ``test`` (every row) and each challenge subset."""
+    return {"test": list(range(len(refs))), **subsets}
+
+
+def score_sets(refs: list[str], hyps: Mapping[str, list[str]], runs: Sequence[RunFiles], sets: Mapping[str, list[int]],
+               samples: int) -> tuple[dict, list[dict]]:
+    """Every run's scores on every test set, and every comparison with the baseline (the
+    first run of each seed): ``({set: {run: {"n", "bleu", "chrf+", "chrf++"}}}, [comparison])``."""
+    from ..translate.significance import compare
+
+    scores: dict = {}
+    comparisons: list[dict] = []
+    seeds = list(dict.fromkeys(r.seed for r in runs))
+    for name, rows in sets.items():
+        scores[name] = {}
+        if not rows:
+            continue
+        sub_refs = [refs[i] for i in rows]
+        for seed in seeds:
+            group = [r for r in runs if r.seed == seed]
+            systems = [(r.name, [hyps[r.name][i] for i in rows]) for r in group]
+            if len(systems) == 1:  # the baseline alone: scored against itself, compared with nothing
+                systems = systems * 2
+            result = compare(sub_refs, systems, samples=samples, metrics=COMPARED)
+            for r in group:
+                scores[name][r.name] = {"n": len(rows), **result["systems"][r.name]}
+            comparisons += [{"test_set": name, "seed": seed, "n": len(rows), **c}
+                            for c in result["comparisons"] if c["a"] != c["b"]]
+    return scores, comparisons
+
+
+def decide(comparisons: list[dict], alpha: float) -> None:
+    """Holm-Bonferroni over the comparisons of each test set (the family: every variant,
+    seed and metric on it); sets ``p_holm`` and ``mark`` ("+", "-" or "") in place."""
+    for name in dict.fromkeys(c["test_set"] for c in comparisons):
+        fam = [c for c in comparisons if c["test_set"] == name]
+        for c, p in zip(fam, holm([c["p_bootstrap"] for c in fam])):
+            c["p_holm"] = p
+            c["mark"] = ("+" if c["delta"] > 0 else "-") if p < alpha and c["delta"] != 0 else ""
+
+
+def seed_summary(scores: Mapping, comparisons: Sequence[dict], runs: Sequence[RunFiles]) -> dict:
+    """Per test set and variant: the mean over seeds of each score and of each
+    difference with the baseline, and the seed-against-seed spread (max - min) of each
+    score; ``{set: {variant: {"seeds", "mean": {m}, "spread": {m}, "mean_delta": {m}}}}``."""
+    out: dict = {}
+    variants = list(dict.fromkeys(r.variant for r in runs))
+    for name, per_run in scores.items():
+        out[name] = {}
+        for v in variants:
+            got = [per_run[r.name] for r in runs if r.variant == v and r.name in per_run]
+            if not got:
+                continue
+            rec: dict = {"seeds": len(got), "mean": {}, "spread": {}, "mean_delta": {}}
+            for m in ("bleu", "chrf+", "chrf++"):
+                vals = [g[m] for g in got]
+                rec["mean"][m] = round(sum(vals) / len(vals), 2)
+                rec["spread"][m] = round(max(vals) - min(vals), 2) if len(vals) > 1 else None
+            names = {r.name for r in runs if r.variant == v}
+            for m in COMPARED:
+                ds = [c["delta"] for c in comparisons if c["test_set"] == name and c["b"] in names and c["metric"] == m]
+                rec["mean_delta"][m] = round(sum(ds) / len(ds), 2) if ds else None
+            out[name][v] = rec
+    return out
+
+
+def signatures() -> dict:
+    """sacreBLEU's signature of every reported metric (after a score: sacrebleu fills some
+    fields when it scores)."""
+    from ..translate.evaluate import metric_objects, signature
+
+    out = {}
+    for name, m in metric_objects().items():
+        m.corpus_score(["a"], [["a"]])
+        out[name] = signature(name, m)
+    return out
+
+
+def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settings: Mapping, *,
+                sets_dir: Optional[str] = None, induce: Optional[str] = None) -> dict:
+    """The table (see the module doc) of ``runs`` (the baseline of each seed first),
+    scored against the raw references ``refs_path`` (one a line in the order of the test
+    dataset ``test_data``), with the challenge subsets of ``sets_dir`` and the induced
+    trees' scores of ``induce`` (analysis/induce.json) when given."""
+    from ..dataset.data import ShardDataset
+
+    ds = ShardDataset(test_data, columns=["tgt_id"])
+    ids = [ds[i]["tgt_id"] for i in range(len(ds))]
+    refs = _lines(refs_path)
+    if len(refs) != len(ids):
+        raise ConfigError(f"{refs_path}: {len(refs)} references for the {len(ids)} pairs of {test_data}")
+    hyps = {r.name: _lines(r.hyps) for r in runs}
+    for r in runs:
+        if len(hyps[r.name]) != len(refs):
+            raise ConfigError(f"{r.hyps}: {len(hyps[r.name])} hypotheses for {len(refs)} references")
+    sets = _test_sets(refs, read_subsets(sets_dir, ids))
+    samples = int(settings.get("samples", 1000))
+    scores, comparisons = score_sets(refs, hyps, runs, sets, samples)
+    decide(comparisons, float(settings.get("alpha", 0.05)))
+    attachment = {}
+    if induce and os.path.exists(induce):
+        with open(induce, encoding="utf-8") as f:
+            attachment = json.load(f).get("systems", {})
+    rows = []
+    for r in runs:
+        row = {"run": r.name, "variant": r.variant, "seed": r.seed, **run_cost(r), "hyps": r.hyps,
+               "scores": {name: scores[name].get(r.name) for name in sets}}
+        if r.trees and os.path.exists(r.trees):
+            with open(r.trees, encoding="utf-8") as f:
+                row["tree_agreement"] = json.load(f).get("agreement")
+        if r.name in attachment:
+            row["induced_attachment"] = {k: attachment[r.name][k] for k in ("directed", "undirected")}
+        rows.append(row)
+    decode = dict(settings.get("decode") or {})
+    return {
+        "references": refs_path,
+        "test_sets": {name: {"n": len(rows_), "too_small": name != "test" and len(rows_) < int(settings.get("min_subset", 50))}
+                      for name, rows_ in sets.items()},
+        "decode": {"beam": decode.get("beam", 5), "length_penalty": decode.get("length_penalty", 1.0)},
+        "signatures": signatures(),
+        "significance": {"decides": "paired bootstrap (Koehn 2004, one-sided)", "samples": samples,
+                         "correction": "Holm-Bonferroni over every comparison of a test set",
+                         "alpha": float(settings.get("alpha", 0.05)),
+                         "sign_test": "two-sided exact sign test on sentence chrF+ (reported, not deciding)"},
+        "rows": rows,
+        "comparisons": comparisons,
+        "over_seeds": seed_summary(scores, comparisons, runs),
+    }
+
+
+def _cell(v) -> str:
+    return "" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
+
+
+def format_markdown(table: Mapping) -> str:
+    """table.md: the rows (cost, scores on every test set), the comparisons with the
+    baseline and the means and spreads over seeds."""
+    sets = [n for n, s in table["test_sets"].items() if s["n"]]  # empty subsets: named above, no columns
+    sig = table["significance"]
+    out = ["# synprep table", "",
+           f"Decoding: beam {table['decode']['beam']}, length penalty {table['decode']['length_penalty']} (every row). "
+           f"References: {table['references']} (raw target text).", "",
+           "Test sets: " + ", ".join(f"{n} ({s['n']} pairs{', too small to say anything' if s['too_small'] else ''})"
+                                     for n, s in table["test_sets"].items()) + ".", "",
+           "| variant | seed | updates | tokens | device | job CPU s | job wall s | " + " | ".join(
+               f"{n} BLEU | {n} chrF+" for n in sets) + " | tree UAS/LAS vs parser | induced dir/undir |",
+           "|" + " --- |" * (9 + 2 * len(sets))]
+    for r in table["rows"]:
+        cells = [r["variant"], r["seed"], r["updates"], r["tokens"], r["device"], r["job_cpu_s"], r["job_wall_s"]]
+        for n in sets:
+            s = r["scores"].get(n) or {}
+            cells += [s.get("bleu"), s.get("chrf+")]
+        ta = r.get("tree_agreement")
+        cells.append(f"{ta['UAS']:.1f} / {ta['LAS']:.1f}" if ta else "")
+        ia = r.get("induced_attachment")
+        cells.append(f"{ia['directed']:.1f} / {ia['undirected']:.1f}" if ia else "")
+        out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    out += ["", f"Each variant against the baseline of the same seed. A difference is marked + or - when its "
+            f"{sig['decides']} p-value, adjusted by {sig['correction']}, is below {sig['alpha']} "
+            f"({sig['samples']} resamples); p_sign: {sig['sign_test']}.", "",
+            "| test set | seed | variant | metric | delta | 95% CI | p | p Holm | p_sign | mark |",
+            "|" + " --- |" * 10]
+    variant_of = {r["run"]: r["variant"] for r in table["rows"]}
+    for c in table["comparisons"]:
+        out.append("| " + " | ".join(_cell(x) for x in (
+            c["test_set"], c["seed"], variant_of.get(c["b"], c["b"]), c["metric"], c["delta"],
+            f"[{c['ci'][0]:.2f}, {c['ci'][1]:.2f}]", f"{c['p_bootstrap']:.4f}", f"{c['p_holm']:.4f}",
+            "" if c["p_sign"] is None else f"{c['p_sign']:.4f}", c["mark"])) + " |")
+    out += ["", "Means over seeds, and the seed-against-seed spread (max - min) of every variant: the yardstick.", "",
+            "| test set | variant | seeds | BLEU | chrF+ | BLEU spread | chrF+ spread | mean delta BLEU | mean delta chrF+ |",
+            "|" + " --- |" * 9]
+    for n, per in table["over_seeds"].items():
+        for v, rec in per.items():
+            out.append("| " + " | ".join(_cell(x) for x in (
+                n, v, rec["seeds"], rec["mean"]["bleu"], rec["mean"]["chrf+"], rec["spread"]["bleu"],
+                rec["spread"]["chrf+"], rec["mean_delta"]["bleu"], rec["mean_delta"]["chrf+"])) + " |")
+    out += ["", "Signatures:", ""] + [f"- {m}: `{s}`" for m, s in table["signatures"].items()]
+    return "\n".join(out) + "\n"
+
+
+def write_table(table: Mapping, json_path: str, md_path: str) -> None:
+    """table.json and table.md, together (synprep.util.outputs)."""
+    from ..util.outputs import atomic_files
+
+    with atomic_files() as g:
+        g.open(json_path).write(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        g.open(md_path).write(format_markdown(table))
+
+
+def tree_agreement(hyps_conllu: str, out_prefix: str, parser) -> Optional[dict]:
+    """How often a transition decoder's trees agree with the workflow's target-side parser
+    on the words the decoder generated (bench/paper.py's ``--tree-agreement``, moved
+    here): the decoder's trees (``hyps_conllu``, written by ``synprep evaluate``) are
+    parsed again by ``parser`` (a :class:`synprep.parsers.Parser` made with
+    ``pretokenized=True`` and no word limit), their words as given (one whitespace-free
+    token a word), and the decoder's trees are scored against that parse (``synprep
+    eval-parse``'s scoring, by sentence id): UAS/LAS over every word and without
+    punctuation. Writes ``<out_prefix>.trees.conllu`` (the decoder's trees scored) and
+    ``<out_prefix>.reparsed.conllu`` (the parser's). None when there are no trees (not a
+    transition decoder); sentences without words are counted and left out."""
+    if not os.path.exists(hyps_conllu):
+        return None
+    from ..parsers.evaluate import evaluate
+    from ..syntax.conllu import format_conllu, read_conllu
+    from ..util.outputs import atomic_file
+
+    sents = list(read_conllu(hyps_conllu))
+    trees = [s for s in sents if len(s)]
+    mine, theirs = f"{out_prefix}.trees.conllu", f"{out_prefix}.reparsed.conllu"
+    with atomic_file(mine) as f:
+        f.write("".join(format_conllu(s) for s in trees))
+    items = [(s.sent_id, " ".join("".join(w.split()) or "_" for w in s.forms)) for s in trees]
+    with atomic_file(theirs) as f:
+        for res in parser.parse(items):
+            if res.conllu is None:
+                raise ConfigError(f"{hyps_conllu}: the parser rejected sentence {res.id} ({res.reject})")
+            f.write(res.conllu)
+    got = evaluate(mine, theirs, by_id=True).as_dict()
+    return {"sentences": len(trees), "empty": len(sents) - len(trees), "words": got["all"]["gold_words"],
+            "UAS": got["all"]["UAS"], "LAS": got["all"]["LAS"],
+            "UAS_nopunct": got["without_punct"]["UAS"], "LAS_nopunct": got["without_punct"]["LAS"]}
