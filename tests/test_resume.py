@@ -159,6 +159,33 @@ def test_a_checkpoint_without_the_data_record_is_not_resumed(run, capsys):
     assert "records no data checksum" in capsys.readouterr().err
 
 
+#: the keys of a checkpoint, in order, as synprep wrote them before the trainer's state
+#: was one object (synprep.train.state): the layout stayed, so old checkpoints load
+LAYOUT = ["model", "optimizer", "step", "epoch", "pos", "best_score", "best_step", "best_metric", "elapsed_s",
+          "valid_step", "rng", "config", "vocab", "data"]
+
+
+def test_the_state_is_saved_whole_in_the_layout_older_checkpoints_have(run, capsys):
+    from synprep.train.state import SAVED, TrainState
+
+    data, out = run
+    ck = out / "checkpoint_last.pt"
+    st = torch.load(ck, weights_only=True)
+    assert list(st) == LAYOUT
+    state = TrainState.from_checkpoint(st)
+    assert (state.step, state.epoch, state.pos, state.wrote_best) == (1, 0, 1, True)
+    assert (state.best_score, state.elapsed_before) == (st["best_score"], st["elapsed_s"])
+    assert state.checkpoint_fields(st["elapsed_s"], st["best_metric"]) == {k: st[k] for k in SAVED}
+    # the oldest checkpoints lack valid_step: one resumes
+    del st["valid_step"], st["best_metric"]
+    torch.save(st, ck)
+    assert main(train_args(data, out, "--max-steps", "2")) == 0
+    assert "resumed" in capsys.readouterr().err
+    again = torch.load(ck, weights_only=True)
+    assert list(again) == LAYOUT and again["step"] == 2
+    assert again["elapsed_s"] >= st["elapsed_s"]  # the time used before the resume is counted on
+
+
 def test_the_fingerprint_covers_special_ids_and_arc_tokens(run):
     """Not only the subword models' checksums and the labels: a manifest whose target
     token layout or special ids differ is another vocabulary."""

@@ -640,7 +640,7 @@ def test_accumulated_update_equals_one_update_on_the_union(pud, tmp_path, varian
         assert torch.equal(p, q)  # same seed, same start
     one.update([a + b])
     acc.update([a, b])
-    assert (one.step, acc.step, one.pos, acc.pos) == (1, 1, 1, 2)
+    assert (one.state.step, acc.state.step, one.state.pos, acc.state.pos) == (1, 1, 1, 2)
     assert one.acc["tokens"] == acc.acc["tokens"] > 0
     assert acc.acc["loss"] == pytest.approx(one.acc["loss"], rel=1e-5)
     # the gradients (kept until the next update) are the same; Adam's first step is
