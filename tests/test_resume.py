@@ -18,11 +18,10 @@ import torch
 from synprep.cli import main
 from synprep.errors import InputError
 
-from .test_train import pud  # noqa: F401  (the PUD datasets fixture)
 
 
 @pytest.fixture(scope="module")
-def other(pud, tmp_path_factory):  # noqa: F811
+def other(pud, tmp_path_factory):
     """A dataset of the training pairs with another subword model of the same size
     (as a rebuild with another sample or seed makes): the same sizes, other pieces."""
     from synprep.dataset.shards import ShardConfig, build_dataset
@@ -42,7 +41,7 @@ def train_args(data: Path, out: Path, *extra: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def trained(pud, tmp_path_factory):  # noqa: F811
+def trained(pud, tmp_path_factory):
     """A run of 1 update (synprep train) on a copy of the training set."""
     d = tmp_path_factory.mktemp("trained")
     shutil.copytree(pud / "train", d / "data")
@@ -107,7 +106,7 @@ def test_the_analysis_dumps_check_the_checkpoints_vocabularies(run, other, tmp_p
     assert not (tmp_path / "dump").exists()
 
 
-def test_resume_on_other_rows_with_the_same_vocabularies_is_refused(run, pud, capsys):  # noqa: F811
+def test_resume_on_other_rows_with_the_same_vocabularies_is_refused(run, pud, capsys):
     """The validation set, written with the training set's vocabularies: the same
     fingerprint, other rows (a config edit that rebuilt the shards)."""
     data, out = run
@@ -117,7 +116,7 @@ def test_resume_on_other_rows_with_the_same_vocabularies_is_refused(run, pud, ca
     assert "the training data differ" in err and "subword model" not in err, err
 
 
-def test_a_run_on_another_corpus_in_the_same_folder_starts_over_not_fails(run, pud, tmp_path, capsys):  # noqa: F811
+def test_a_run_on_another_corpus_in_the_same_folder_starts_over_not_fails(run, pud, tmp_path, capsys):
     """(issue 21: the demo's results/train/vanilla/ resumed on a user's corpus and failed
     with `model.n_labels = 37 but the dataset ... has 44`, a key the user never set)"""
     from synprep.dataset.shards import ShardConfig, build_dataset
