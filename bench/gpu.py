@@ -1,37 +1,50 @@
 #!/usr/bin/env python3
 """Every GPU figure in one command: on a machine with CUDA, run everything the GPU
-changes and print one table.
+changes, write each figure as it is measured, and print one table.
 
-Measurements (``--list`` prints them without running anything; ``--only`` picks some):
+Measurements (``--list`` prints them without running anything; ``--only`` picks some),
+in this order, each in a process of its own with a time cap (:data:`CAPS`), so that one
+that hangs or runs long loses its own remaining figures only:
 
 * ``parse``  -- stanza on the GPU, batched (length-sorted token-budget batches) versus
-  one ``Pipeline`` call a sentence, words/s, on Multi30k English; the model is a small
-  English stanza model trained offline with ``synprep train-parser``'s trainer
-  (:func:`synprep.parsers.stanza_train.train_stanza`, UD English-EWT dev, cached as
-  ``bench/parse.py`` does), or ``--stanza-model DIR``. No model is downloaded.
-* ``train``  -- training tokens/s of every model variant (bidirectional decoders in
-  exact and sampled prefix mode) in bf16 autocast (as the trainer runs on CUDA) and in
-  fp32, the same batches (``bench/train.py``'s timing: median update time a batch,
-  forward + loss + backward + clipping + Adam), on PUD en-de shards built here.
+  one ``Pipeline`` call a sentence, words/s, on Multi30k English (one a call stops at
+  the part's deadline: its rate is over the sentences it parsed); the model is a small
+  English stanza model trained offline with ``synprep train-parser`` (the pack's, or
+  ``--stanza-model DIR``, else trained once and cached as ``bench/parse.py`` does).
+* ``train``  -- training tokens/s of every registered variant (``synprep.models.variants()``;
+  bidirectional decoders in exact and sampled prefix mode) in bf16 autocast (as the
+  trainer runs on CUDA) and in fp32, the same batches (``bench/train.py``'s timing:
+  median update time a batch, forward + loss + backward + clipping + Adam), on PUD
+  en-de shards built here; variant by variant until the deadline.
 * ``decode`` -- decoding sentences/s on the GPU, greedy and beam 5, of ``vanilla`` and
   ``parent`` (constrained transition decoding) trained briefly on the GPU by
   :func:`synprep.train.trainer.train`; each run's own training tokens/s is reported too.
-* ``tests``  -- the ``gpu``-marked tests (``pytest -m gpu``), passed / failed.
+* ``tests``  -- the ``gpu``-marked tests (``pytest -m gpu`` over the files that have some).
+* ``table``  -- ``snakemake table --configfile config/table/gpu.yaml`` (the GPU table),
+  only where the workflow has a ``table`` target and that config exists; else a row
+  "skipped: no table target".
 
-Nothing is downloaded (the data are ../shared/data); the defaults are sized to finish
-in well under 10 minutes on one GPU (``--quick`` for a smoke run). Without a CUDA
-device it says so and exits 0, having measured nothing. ``--device cpu`` runs the same
-steps on the CPU to check the script itself (its figures are not GPU figures)::
+On a lent GPU machine that reaches no network, ``--pack DIR`` (here) and
+``--from-pack DIR`` (there) carry everything it needs (bench/gpupack.py; docs/gpu.md
+says how, in one call of the ``device`` tool). Every figure goes to
+``OUT/figures.jsonl`` as it is measured (``--out``, default ``$OUT`` where set), one
+JSON object a line, flushed; the table is printed and written to ``OUT/table.md`` at
+the end. Without a CUDA device it says so and exits 0, having measured nothing.
+``--device cpu`` runs the same steps on the CPU to check the script itself (its
+figures are not GPU figures)::
 
-    python bench/gpu.py                  # on a GPU machine: the table
-    python bench/gpu.py --list           # the planned measurements
-    python bench/gpu.py --only train,decode --quick
+    python bench/gpu.py                          # on a GPU machine: the table
+    python bench/gpu.py --list                   # the planned measurements
+    python bench/gpu.py --pack gpupack           # here: the pack for a lent GPU machine
+    python bench/gpu.py --from-pack gpupack      # there: install it, run everything
+    python bench/gpu.py --from-pack gpupack --device cpu --quick   # here: the dry run
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -40,16 +53,23 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
 SKIP_MESSAGE = "bench/gpu.py: torch sees no CUDA device on this machine; nothing measured (run it on a machine with a GPU)"
 
 #: name -> what it measures (the order they run in)
 MEASUREMENTS = {
-    "parse": "stanza on the GPU: batched vs one sentence a call, words/s (small model from train-parser's trainer)",
-    "train": "training tokens/s of every variant, bf16 autocast vs fp32, same batches (bench/train.py timing)",
+    "parse": "stanza on the GPU: batched vs one sentence a call, words/s (small model from train-parser)",
+    "train": "training tokens/s of every registered variant, bf16 autocast vs fp32, same batches (bench/train.py timing)",
     "decode": "decoding sentences/s, greedy and beam 5, vanilla and parent trained briefly on the GPU",
     "tests": "the gpu-marked tests (pytest -m gpu): passed / failed",
+    "table": "snakemake table --configfile config/table/gpu.yaml (where the target and config exist)",
 }
+#: seconds each part may take at most (table: what is left of --budget); install is the pack's
+CAPS = {"install": 45, "parse": 75, "train": 120, "decode": 90, "tests": 90, "table": None}
+#: seconds the whole --from-pack run may take: the device call's 9 minutes less 30 s of margin
+BUDGET = 510
+#: seconds a part stops starting new work before its cap (the hard kill)
+GRACE = 10
+TABLE_CONFIG = "config/table/gpu.yaml"
 
 
 def _bench_module(name: str):
@@ -60,40 +80,58 @@ def _bench_module(name: str):
     return mod
 
 
-class Table:
-    """The one table: measurement, setting, value, unit (and a note)."""
+class Figures:
+    """The figures of one part: each a JSON line appended to ``path`` and flushed at
+    once (a part killed at its cap keeps what it wrote), and echoed to stderr."""
 
-    def __init__(self) -> None:
-        self.rows: list[tuple[str, str, str, str, str]] = []
-        self.failed: list[str] = []
+    def __init__(self, path: Path | None, part: str, deadline: float = float("inf"), device: str = "") -> None:
+        self.path, self.part, self.deadline, self.device = path, part, deadline, device
+        self.failed = False
 
-    def add(self, what: str, setting: str, value: float | str, unit: str, note: str = "") -> None:
+    def left(self) -> float:
+        """Seconds before this part should stop starting new work."""
+        return self.deadline - time.perf_counter()
+
+    def add(self, setting: str, value: float | str, unit: str, note: str = "", what: str | None = None) -> None:
+        rec = {"part": self.part, "what": what or self.part, "setting": setting, "value": value, "unit": unit, "note": note}
+        if self.device:
+            rec["device"] = self.device
         v = f"{value:,.1f}" if isinstance(value, float) else str(value)
-        self.rows.append((what, setting, v, unit, note))
-        print(f"  {what} | {setting} | {v} {unit} {note}", file=sys.stderr, flush=True)
+        print(f"  {rec['what']} | {setting} | {v} {unit} {note}", file=sys.stderr, flush=True)
+        if self.path is not None:
+            with open(self.path, "a", encoding="utf-8") as f:  # one line a figure, flushed on close
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
-    def fail(self, what: str, err: BaseException) -> None:
-        self.failed.append(what)
-        self.add(what, "FAILED", f"{type(err).__name__}: {str(err).splitlines()[0][:120] if str(err) else ''}", "")
-
-    def print(self) -> None:
-        head = ("measurement", "setting", "value", "unit", "note")
-        w = [max(len(r[i]) for r in [head, *self.rows]) for i in range(5)]
-        line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"  # noqa: E731
-        print(line(head))
-        print("| " + " | ".join("-" * x for x in w) + " |")
-        for r in self.rows:
-            print(line(r))
+    def fail(self, err: BaseException | str) -> None:
+        self.failed = True
+        msg = err if isinstance(err, str) else f"{type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}"
+        self.add("FAILED", msg, "")
 
 
-def measure_parse(args, table: Table, device: str) -> None:
+def read_figures(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def format_table(recs: list[dict]) -> str:
+    """The figures as one markdown table: measurement | setting | value | unit | note."""
+    head = ("measurement", "setting", "value", "unit", "note")
+    rows = [(r["what"], r["setting"], f"{r['value']:,.1f}" if isinstance(r["value"], float) else str(r["value"]),
+             r["unit"], r["note"]) for r in recs]
+    w = [max(len(r[i]) for r in [head, *rows]) for i in range(5)]
+    line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"  # noqa: E731
+    return "\n".join([line(head), "| " + " | ".join("-" * x for x in w) + " |", *map(line, rows)]) + "\n"
+
+
+def measure_parse(args, fig: Figures, device: str) -> None:
     import gzip
+    from itertools import islice
 
-    bp = _bench_module("parse")
-    corpus = DATA / "multi30k" / "train.en.gz"
-    with gzip.open(corpus, "rt", encoding="utf-8") as f:
-        items = [(f"train-{i + 1}", line.rstrip("\n")) for i, line in zip(range(args.sentences), f)]
-    model = bp.stanza_model(argparse.Namespace(stanza_model=args.stanza_model))
+    bp, gp = _bench_module("parse"), _bench_module("gpupack")
+    with gzip.open(gp.shared_data() / "multi30k" / "train.en.gz", "rt", encoding="utf-8") as f:
+        items = [(f"train-{i + 1}", line.rstrip("\n")) for i, line in enumerate(islice(f, args.sentences))]
+    model = args.stanza_model or os.environ.get("SYNPREP_STANZA_MODEL") or bp.stanza_model(argparse.Namespace(stanza_model=None))
     from synprep import registry
 
     p = registry.get("parser", "stanza")(model=model, lang="en", device=device, batch_tokens=args.batch_tokens)
@@ -102,22 +140,54 @@ def measure_parse(args, table: Table, device: str) -> None:
         list(p.parse(warm))
         list(p.parse_unbatched(warm))
         res_b, sec_b, _ = bp.timed_cpu(p.parse, items, device)
-        res_u, sec_u, _ = bp.timed_cpu(p.parse_unbatched, items, device)
+        n = len(items)
+        fig.add(f"batched ({args.batch_tokens} tokens), {n} sentences", bp.words_of(res_b) / sec_b, "words/s", what="stanza parse")
+        res_u, sec_u = _one_a_call(p, items, fig, device)
     finally:
         p.close()
-    wb, wu = bp.words_of(res_b), bp.words_of(res_u)
+    k = len(res_u)
     same = sum(a.conllu == b.conllu for a, b in zip(res_b, res_u))
-    n = len(items)
-    table.add("stanza parse", f"batched ({args.batch_tokens} tokens), {n} sentences", wb / sec_b, "words/s")
-    table.add("stanza parse", f"one sentence a call, {n} sentences", wu / sec_u, "words/s")
-    table.add("stanza parse", "batched / one a call", f"{sec_u / sec_b:.1f}x", "", f"identical trees {same}/{n}")
+    fig.add(f"one sentence a call, first {k} of the {n} sentences", bp.words_of(res_u) / sec_u, "words/s",
+            "stopped at the part's deadline" if k < n else "", what="stanza parse")
+    wu = bp.words_of(res_u) / sec_u
+    ratio = f"{bp.words_of(res_b) / sec_b / wu:.1f}x" if wu else "n/a"
+    fig.add("batched / one a call (words/s)", ratio, "", f"identical trees {same}/{k}", what="stanza parse")
+
+
+def _one_a_call(p, items, fig: Figures, device: str) -> tuple[list, float]:
+    """parse_unbatched over ``items`` until done or the part's deadline; (results, seconds)."""
+    res, t0 = [], time.perf_counter()
+    for r in p.parse_unbatched(items):
+        res.append(r)
+        if fig.left() < 0 and len(res) >= 50:
+            break
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+    return res, time.perf_counter() - t0
+
+
+def all_variants() -> list[str]:
+    """Every registered model variant (a new one joins the train part by itself),
+    ``vanilla`` first: the baseline is timed before a cap can cut the list."""
+    from synprep.models import variants
+
+    return sorted(variants(), key=lambda v: v != "vanilla")
 
 
 def _pud(tmp: Path) -> Path:
-    return _bench_module("train").build_pud(tmp)
+    from synprep.dataset.shards import ShardConfig, build_dataset
+
+    ud = _bench_module("gpupack").shared_data() / "ud"
+    out = tmp / "pud"
+    if not (out / "manifest.json").exists():
+        build_dataset(out, src=str(ud / "en_pud-ud-test.conllu"), tgt=str(ud / "de_pud-ud-test.conllu"),
+                      cfg=ShardConfig(vocab_size=8000, projectivity="lift"))
+    return out
 
 
-def measure_train(args, table: Table, device: str, tmp: Path) -> None:
+def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
     import torch
 
     bt = _bench_module("train")
@@ -127,78 +197,228 @@ def measure_train(args, table: Table, device: str, tmp: Path) -> None:
     batches = [b.to(dev) for b in batches]
     tgt = sum(int(b.tgt_lengths.sum()) for b in batches)
     trans = sum(int(b.trans_lengths.sum()) for b in batches)
-    names = [v.strip() for v in args.variants.split(",") if v.strip()]
-    models = bt.build_models(args.preset, ds, data, names, ["exact", "sampled"], 4)
-    for m, _ in models.values():
-        m.to(dev)
-    times = {prec: bt.time_models(models, batches, args.rounds, dev, time.perf_counter, bf16=prec == "bf16")
-             for prec in ("bf16", "fp32")}
-    for name, (m, _) in models.items():
-        own = trans if m.target == "transitions" else tgt
-        bf, fp = own / times["bf16"][name], own / times["fp32"][name]
-        setting = f"{name}, preset {args.preset}, {len(batches)} batches <= {args.max_tokens} tokens"
-        table.add("train tokens/s", f"{setting}, bf16", bf, "tok/s", f"bf16/fp32 {bf / fp:.2f}x")
-        table.add("train tokens/s", f"{setting}, fp32", fp, "tok/s")
-    del models
-    if dev.type == "cuda":
-        torch.cuda.empty_cache()
+    names = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else all_variants()
+    for i, name in enumerate(names):
+        if fig.left() < 0:
+            fig.add(f"{', '.join(names[i:])}: not timed", "skipped", "", "the part's time cap was reached")
+            return
+        models = bt.build_models(args.preset, ds, data, [name], ["exact", "sampled"], 4)
+        for m, _ in models.values():
+            m.to(dev)
+        times = {prec: bt.time_models(models, batches, args.rounds, dev, time.perf_counter, bf16=prec == "bf16")
+                 for prec in ("bf16", "fp32")}
+        for key, (m, _) in models.items():
+            own = trans if m.target == "transitions" else tgt
+            bf, fp = own / times["bf16"][key], own / times["fp32"][key]
+            setting = f"{key}, preset {args.preset}, {len(batches)} batches <= {args.max_tokens} tokens"
+            fig.add(f"{setting}, bf16", bf, "tok/s", f"bf16/fp32 {bf / fp:.2f}x", what="train tokens/s")
+            fig.add(f"{setting}, fp32", fp, "tok/s", what="train tokens/s")
+        del models
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
 
 
-def measure_decode(args, table: Table, device: str, tmp: Path) -> None:
-    import json
+def _train_briefly(args, variant: str, data: Path, out: Path, device: str, fig: Figures) -> None:
+    from synprep.train.trainer import RunConfig, train
 
+    steps = args.decode_steps
+    cfg = RunConfig.from_dict({
+        "preset": args.decode_preset,
+        "model": {"variant": variant},
+        "train": {"train": str(data), "out": str(out), "max_steps": steps, "warmup": max(1, steps // 5),
+                  "max_tokens": args.max_tokens, "log_every": max(1, steps // 4), "valid_every": steps,
+                  "device": device, "progress": False},
+    })
+    train(cfg, log=lambda m: None)
+    recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if x.strip()]
+    tps = [r["tokens_per_s"] for r in recs if r.get("event") == "train" and "tokens_per_s" in r]
+    if tps:
+        fig.add(f"{variant}, preset {args.decode_preset}, synprep train on {device}", float(tps[-1]), "tok/s",
+                f"last log of {steps} updates", what="trainer tokens/s")
+
+
+def measure_decode(args, fig: Figures, device: str, tmp: Path) -> None:
     import torch
 
     from synprep.dataset.data import ShardDataset
     from synprep.translate.decode import TargetVocab
     from synprep.translate.evaluate import translate_dataset
-    from synprep.train.trainer import RunConfig, load_model, train
+    from synprep.train.trainer import load_model
 
-    data = tmp / "pud" if (tmp / "pud" / "manifest.json").exists() else _pud(tmp)
+    data = _pud(tmp)
     ds = ShardDataset(data)
     vocab = TargetVocab.from_manifest(ds.manifest, os.fspath(data))
     rows = list(range(min(args.decode_sentences, len(ds))))
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     for variant in ("vanilla", "parent"):
-        out = tmp / f"run-{variant}"
-        steps = args.decode_steps
-        cfg = RunConfig.from_dict({
-            "preset": args.decode_preset,
-            "model": {"variant": variant},
-            "train": {"train": str(data), "out": str(out), "max_steps": steps, "warmup": max(1, steps // 5),
-                      "max_tokens": args.max_tokens, "log_every": max(1, steps // 4), "valid_every": steps,
-                      "device": device, "progress": False},
-        })
-        train(cfg, log=lambda m: None)
-        recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if x.strip()]
-        tps = [r["tokens_per_s"] for r in recs if r.get("event") == "train" and "tokens_per_s" in r]
-        if tps:
-            table.add("trainer tokens/s", f"{variant}, preset {args.decode_preset}, synprep train on {device}", float(tps[-1]),
-                      "tok/s", f"last log of {steps} updates")
+        if fig.left() < 0:
+            fig.add(f"{variant}: not decoded", "skipped", "", "the part's time cap was reached", what="decode")
+            continue
+        out = Path(tempfile.mkdtemp(prefix=f"run-{variant}-", dir=tmp))
+        _train_briefly(args, variant, data, out, device, fig)
         model, _, _ = load_model(out / "checkpoint_last.pt", device)
         for beam in (1, 5):
-            translate_dataset(model, ds, vocab, beam=beam, rows=rows[:16], device=device)  # warm-up
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
+            if fig.left() < 0:
+                fig.add(f"{variant}, beam {beam}: not decoded", "skipped", "", "the part's time cap was reached", what="decode")
+                continue
+            translate_dataset(model, ds, vocab, beam=beam, rows=rows[:4], device=device)  # warm-up
+            sync()
             t0 = time.perf_counter()
             hyps = translate_dataset(model, ds, vocab, beam=beam, rows=rows, device=device, max_tokens=args.max_tokens)
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
+            sync()
             sec = time.perf_counter() - t0
             toks = sum(len(h.tokens) for h in hyps)
-            table.add("decode", f"{variant}, beam {beam}, {len(rows)} sentences", len(rows) / sec, "sentences/s",
-                      f"{toks / sec:,.0f} output tokens/s, {toks / len(rows):.1f} a sentence")
+            fig.add(f"{variant}, beam {beam}, {len(rows)} sentences", len(rows) / sec, "sentences/s",
+                    f"{toks / sec:,.0f} output tokens/s, {toks / len(rows):.1f} a sentence", what="decode")
 
 
-def measure_tests(args, table: Table) -> None:
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", str(REPO / "tests")],
-                       cwd=REPO, capture_output=True, text=True, timeout=args.tests_timeout)
+def gpu_test_files() -> list[str]:
+    """The test files that hold ``gpu``-marked tests (only those are collected: the
+    others may import what the device machine lacks)."""
+    return sorted(str(p.relative_to(REPO)) for p in (REPO / "tests").glob("test_*.py")
+                  if "pytest.mark.gpu" in p.read_text(encoding="utf-8"))
+
+
+def measure_tests(args, fig: Figures) -> None:
+    cmd = [sys.executable, "-m", "pytest", "-q", "-o", "addopts=-ra", "-p", "no:cacheprovider", "-m", "gpu", *gpu_test_files()]
+    try:
+        r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=max(1.0, fig.left()))
+    except subprocess.TimeoutExpired:
+        fig.fail("pytest -m gpu stopped at the part's time cap")
+        return
     summary = (r.stdout.strip().splitlines() or ["(no output)"])[-1]
-    table.add("gpu tests", "pytest -m gpu", "ok" if r.returncode == 0 else f"rc {r.returncode}", "", summary)
+    fig.add("pytest -m gpu", "ok" if r.returncode == 0 else f"rc {r.returncode}", "", summary, what="gpu tests")
     if r.returncode != 0:
-        table.failed.append("tests")
+        fig.failed = True
+        print(r.stdout[-3000:], r.stderr[-2000:], sep="\n", file=sys.stderr)
 
 
-def main(argv: list[str] | None = None) -> int:
+def table_target() -> str | None:
+    """Why the GPU table cannot run (None: it can): the workflow's ``table`` target
+    and :data:`TABLE_CONFIG` must both exist, and snakemake be installed."""
+    rules = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    if not any("rule table:" in p.read_text(encoding="utf-8") for p in rules if p.is_file()):
+        return "no table target"
+    if not (REPO / TABLE_CONFIG).is_file():
+        return f"no {TABLE_CONFIG}"
+    if importlib.util.find_spec("snakemake") is None:
+        return "snakemake is not installed (pack with --with-table)"
+    return None
+
+
+def measure_table(args, fig: Figures) -> None:
+    why = table_target()
+    if why:
+        fig.add("snakemake table", f"skipped: {why}", "", what="gpu table")
+        return
+    cmd = [sys.executable, "-m", "snakemake", "table", "--configfile", TABLE_CONFIG, "--cores", "all",
+           "--scheduler", "greedy"]
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=max(1.0, fig.left()))
+    except subprocess.TimeoutExpired:
+        fig.fail("snakemake table stopped at the part's time cap")
+        return
+    tail = (r.stderr.strip().splitlines() or ["(no output)"])[-1][:160]
+    fig.add("snakemake table --configfile " + TABLE_CONFIG, "ok" if r.returncode == 0 else f"rc {r.returncode}", "",
+            f"{time.perf_counter() - t0:.0f} s; {tail}", what="gpu table")
+    if r.returncode != 0:
+        fig.failed = True
+        print(r.stderr[-4000:], file=sys.stderr)
+        return
+    for p in sorted((REPO / "results").rglob("table.md"))[:1]:
+        for f in ("table.md", "table.json"):
+            if (p.parent / f).is_file():
+                fig.add(f"{p.parent / f}", (p.parent / f).read_text(encoding="utf-8")[:20000], "", what="gpu table file")
+
+
+PARTS = {"parse": lambda a, f, d, t: measure_parse(a, f, d), "train": measure_train, "decode": measure_decode,
+         "tests": lambda a, f, d, t: measure_tests(a, f), "table": lambda a, f, d, t: measure_table(a, f)}
+
+
+def run_part(args) -> int:
+    """One part, in this process (the child of :func:`run_parts`): its figures appended
+    to ``--figures``; 1 if it failed."""
+    fig = Figures(Path(args.figures) if args.figures else None, args.part, time.perf_counter() + args.part_seconds,
+                  device_name(args.device))
+    with tempfile.TemporaryDirectory(dir=args.work) as tmp:
+        try:
+            PARTS[args.part](args, fig, args.device, Path(args.work or tmp))
+        except Exception as e:  # one failed measurement must not lose the others' figures
+            fig.fail(e)
+    return 1 if fig.failed else 0
+
+
+def _run_capped(cmd: list[str], env: dict, cap: float) -> int | None:
+    """``cmd`` in a process group of its own; its return code, or None when it ran past
+    ``cap`` seconds and was killed with everything it started."""
+    import signal
+
+    p = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True)
+    try:
+        return p.wait(timeout=cap)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        return None
+
+
+def _part_argv(args) -> list[str]:
+    """The options a part's process needs (sizes already resolved, --quick included)."""
+    keys = ("device", "sentences", "batch_tokens", "preset", "variants", "max_tokens", "batches", "rounds",
+            "decode_preset", "decode_steps", "decode_sentences", "stanza_model")
+    return [x for k in keys if getattr(args, k) is not None for x in (f"--{k.replace('_', '-')}", str(getattr(args, k)))]
+
+
+def run_parts(args, only: list[str], env: dict, work: Path, t_end: float) -> list[str]:
+    """Each part of ``only`` in its own process, capped (:data:`CAPS` times
+    ``--budget`` / :data:`BUDGET`, and the time left of the budget); the parts that
+    failed or ran past their cap. They share ``work`` (the PUD shards are built once)."""
+    failed, scale, figures = [], args.budget / BUDGET, Path(args.figures)
+    for k in only:
+        left = t_end - time.perf_counter()
+        cap = left if CAPS[k] is None else min(CAPS[k] * scale, left)
+        if cap < 2 * GRACE:
+            Figures(figures, k).add("not run", "skipped", "", f"{max(left, 0):.0f} s left of the budget")
+            continue
+        t = time.perf_counter()
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--part", k, "--figures", str(figures),
+               "--part-seconds", f"{cap - GRACE:.0f}", "--work", str(work), *_part_argv(args)]
+        rc = _run_capped(cmd, env, cap)
+        if rc is None:
+            Figures(figures, k).fail(f"killed at its cap of {cap:.0f} s")
+        if rc != 0:
+            failed.append(k)
+        Figures(figures, k).add(k, round(time.perf_counter() - t, 1), "s", f"cap {cap:.0f} s", what="part time")
+    return failed
+
+
+def device_name(device: str) -> str:
+    import torch
+
+    where = torch.cuda.get_device_name() if device == "cuda" else f"CPU ({os.cpu_count()} cores; script check, not GPU figures)"
+    return f"{where}, torch {torch.__version__}"
+
+
+def _out_dir(args) -> Path | None:
+    """``--out`` (default ``$OUT``): where figures.jsonl and table.md go; refused when
+    either is there already (never overwritten)."""
+    from synprep.util.outputs import check_output_dir
+
+    out = args.out or os.environ.get("OUT")
+    if not out:
+        return None
+    d = check_output_dir(out, "--out").resolve()  # the parts run in the repository's root
+    there = [n for n in ("figures.jsonl", "table.md") if (d / n).exists()]
+    if there:
+        from synprep.errors import ConfigError
+
+        raise ConfigError(f"--out {d}: {' and '.join(there)} already there; give an empty folder (bench/gpu.py overwrites nothing)")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog="Measurements: " + "; ".join(
         f"{k}: {v}" for k, v in MEASUREMENTS.items()))
     ap.add_argument("--list", action="store_true", help="print the planned measurements and exit (no CUDA needed)")
@@ -206,67 +426,123 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                     help="cuda (default), or cpu to check the script on a machine without a GPU (not GPU figures)")
     ap.add_argument("--quick", action="store_true", help="small sizes everywhere (a smoke run)")
-    ap.add_argument("--stanza-model", default=None, help="a stanza model folder (default: train a small one once, cached)")
-    ap.add_argument("--sentences", type=int, default=5000, help="parse: Multi30k sentences")
+    ap.add_argument("--out", help="folder for figures.jsonl and table.md (default: $OUT where set, else none)")
+    ap.add_argument("--budget", type=float, default=BUDGET, help=f"seconds for the whole run (default {BUDGET})")
+    g = ap.add_argument_group("pack (docs/gpu.md)")
+    g.add_argument("--pack", metavar="DIR", help="write the pack for a GPU machine without network into DIR and exit")
+    g.add_argument("--from-pack", metavar="DIR", help="install DIR (a pack) with no network, then measure")
+    g.add_argument("--python", default=None, help="--pack: the CPython X.Y of the wheels (default: the device machine's, 3.12)")
+    g.add_argument("--with-table", action="store_true", help="--pack: add the table step's needs (snakemake, polars, ...)")
+    g.add_argument("--no-wheels", action="store_true", help="--pack: data and model only (for a machine that has the packages)")
+    g.add_argument("--stanza-size", default="small", choices=["tiny", "small"], help="--pack: size of the stanza model trained")
+    g.add_argument("--simulate", action="store_true", help="--from-pack: refuse every module the device machine would lack")
+    ap.add_argument("--stanza-model", default=None, help="a stanza model folder (default: the pack's, else train one, cached)")
+    ap.add_argument("--sentences", type=int, default=None, help="parse: Multi30k sentences (default 3000; --pack: lines packed)")
     ap.add_argument("--batch-tokens", type=int, default=3000, help="parse: stanza's padded batch size in tokens")
     ap.add_argument("--preset", default="tree-medium", help="train: model size")
-    ap.add_argument("--variants", default=None, help="train: comma-separated variants (default: every one of bench/train.py)")
+    ap.add_argument("--variants", default=None, help="train: comma-separated variants (default: every registered one)")
     ap.add_argument("--max-tokens", type=int, default=4096, help="train/decode: token budget of a batch")
-    ap.add_argument("--batches", type=int, default=6, help="train: batches a round")
+    ap.add_argument("--batches", type=int, default=4, help="train: batches a round")
     ap.add_argument("--rounds", type=int, default=3, help="train: rounds (median a batch)")
     ap.add_argument("--decode-preset", default="small", help="decode: size of the briefly trained models")
     ap.add_argument("--decode-steps", type=int, default=300, help="decode: updates of the briefly trained models")
     ap.add_argument("--decode-sentences", type=int, default=300, help="decode: sentences decoded a setting")
-    ap.add_argument("--tests-timeout", type=int, default=300, help="tests: seconds before pytest is stopped")
+    ap.add_argument("--part", choices=list(MEASUREMENTS), help=argparse.SUPPRESS)
+    ap.add_argument("--figures", help=argparse.SUPPRESS)
+    ap.add_argument("--part-seconds", type=float, default=float("inf"), help=argparse.SUPPRESS)
+    ap.add_argument("--work", help=argparse.SUPPRESS)
+    return ap
+
+
+def _resolve(args) -> None:
+    """Defaults that depend on other options (--quick's sizes, every variant)."""
+    args.sentences = args.sentences or 3000
+    if args.quick:
+        args.sentences, args.batches, args.rounds = min(args.sentences, 100), min(args.batches, 2), 1
+        args.decode_steps, args.decode_sentences, args.preset = min(args.decode_steps, 10), min(args.decode_sentences, 8), "tiny"
+        args.decode_preset, args.max_tokens = "tiny", min(args.max_tokens, 1024)
+
+
+def pack(args) -> int:
+    gp = _bench_module("gpupack")
+    try:
+        gp.build(Path(args.pack), wheels=not args.no_wheels, with_table=args.with_table,
+                 python=args.python or gp.DEVICE_PYTHON, stanza_model=args.stanza_model, size=args.stanza_size,
+                 sentences=args.sentences)
+    except gp.PackError as e:
+        print(f"bench/gpu.py --pack: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def measure(args, only: list[str]) -> int:
+    """Install the pack (--from-pack), run the parts, print and write the table."""
+    from synprep.errors import ConfigError
+
+    t0 = time.perf_counter()
+    try:
+        out = _out_dir(args)
+    except ConfigError as e:
+        print(f"bench/gpu.py: {e}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="synprep-gpu-") as work:
+        figures = out / "figures.jsonl" if out else Path(work) / "figures.jsonl"
+        env = dict(os.environ)
+        if args.from_pack:
+            gp = _bench_module("gpupack")
+            try:
+                env = gp.install(Path(args.from_pack), Path(work), simulate=args.simulate,
+                                 log=lambda m: print(m, file=sys.stderr, flush=True), timeout=CAPS["install"] * args.budget / BUDGET)
+            except gp.PackError as e:
+                print(f"bench/gpu.py --from-pack: {e}", file=sys.stderr)
+                return 2
+            Figures(figures, "install").add(f"pip install --no-index from {args.from_pack}", round(time.perf_counter() - t0, 1),
+                                            "s", what="part time")
+        args.figures = str(figures)
+        failed = run_parts(args, only, env, Path(work), t0 + args.budget)
+        recs = read_figures(figures)
+    where = next((r["device"] for r in recs if r.get("device")), args.device)
+    text = format_table(recs)
+    print(f"bench/gpu.py on {where}: {time.perf_counter() - t0:.0f} s in all")
+    print(text, end="")
+    if out:
+        from synprep.util.outputs import write_text
+
+        write_text(out / "table.md", f"bench/gpu.py on {where}\n\n{text}")
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    if str(REPO) not in sys.path:  # the repository's synprep, also where it is not installed (the device machine)
+        sys.path.insert(1, str(REPO))
+    ap = _parser()
     args = ap.parse_args(argv)
+    if args.part:
+        return run_part(args)
     only = [x.strip() for x in args.only.split(",") if x.strip()]
     bad = [x for x in only if x not in MEASUREMENTS]
     if bad:
         ap.error(f"--only {','.join(bad)}: expected some of {','.join(MEASUREMENTS)}")
-    if args.variants is None:
-        args.variants = ",".join(_bench_module("train").VARIANTS)
-    if args.quick:
-        args.sentences, args.batches, args.rounds = min(args.sentences, 300), min(args.batches, 2), 1
-        args.decode_steps, args.decode_sentences, args.preset = min(args.decode_steps, 20), min(args.decode_sentences, 40), "tiny"
-        args.decode_preset, args.max_tokens = "tiny", min(args.max_tokens, 1024)
+    if args.pack:
+        return pack(args)
+    _resolve(args)
     if args.list:
-        print("bench/gpu.py plans these measurements (each on the GPU; one table at the end):")
+        print("bench/gpu.py plans these measurements (each on the GPU, each capped; one table at the end):")
         for k in only:
-            print(f"  {k:7s} {MEASUREMENTS[k]}")
-        print(f"train variants: {args.variants}; preset {args.preset}, {args.batches} batches x {args.rounds} rounds")
+            cap = CAPS[k]
+            print(f"  {k:7s} {MEASUREMENTS[k]} (at most {cap if cap else 'what is left of the budget,'} s)")
+        print(f"train variants: {args.variants or ','.join(all_variants())}; preset {args.preset}, {args.batches} batches x {args.rounds} rounds")
+        print(f"budget: {args.budget:.0f} s in all (install from a pack: at most {CAPS['install']} s); "
+              "caps scale with --budget")
         return 0
-
     import torch
 
     if args.device == "cuda" and not torch.cuda.is_available():
         print(SKIP_MESSAGE)
         return 0
-    device = args.device
-    where = torch.cuda.get_device_name() if device == "cuda" else f"CPU ({os.cpu_count()} cores; script check, not GPU figures)"
-    print(f"bench/gpu.py on {where}; torch {torch.__version__}; measurements: {', '.join(only)}", file=sys.stderr)
-    table, t0 = Table(), time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        for k in only:
-            t = time.perf_counter()
-            try:
-                if k == "parse":
-                    measure_parse(args, table, device)
-                elif k == "train":
-                    measure_train(args, table, device, Path(tmp))
-                elif k == "decode":
-                    measure_decode(args, table, device, Path(tmp))
-                elif k == "tests":
-                    measure_tests(args, table)
-            except Exception as e:  # one failed measurement must not lose the others' figures
-                table.fail(k, e)
-            print(f"{k}: {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
-    print(f"bench/gpu.py on {where}, torch {torch.__version__}, {time.perf_counter() - t0:.0f} s in all"
-          + (f"; peak GPU memory {torch.cuda.max_memory_allocated() / 2**20:.0f} MB" if device == "cuda" else ""))
-    table.print()
-    if table.failed:
-        print(f"failed: {', '.join(table.failed)}")
-        return 1
-    return 0
+    return measure(args, only)
 
 
 if __name__ == "__main__":

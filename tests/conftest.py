@@ -44,7 +44,8 @@ import pytest
 os.environ.setdefault("SYNPREP_FSYNC", "0")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+# $SYNPREP_SHARED_DATA: the copy that bench/gpu.py --from-pack unpacks on a machine without ../shared
+SHARED_DATA = Path(os.environ.get("SYNPREP_SHARED_DATA") or REPO.parent / "shared" / "data")
 UD = SHARED_DATA / "ud"
 MULTI30K = SHARED_DATA / "multi30k"
 

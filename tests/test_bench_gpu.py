@@ -1,6 +1,9 @@
 """bench/gpu.py, the one command for every GPU figure: without CUDA it exits 0 saying
 that nothing was measured; ``--list`` names the planned measurements; its pieces
-(bench/parse.py's and bench/train.py's helpers it reuses) import."""
+(bench/parse.py's and bench/train.py's helpers it reuses) import; ``--pack`` writes a
+pack (data and stanza model; the wheels need a registry, tried by hand: docs/gpu.md)
+and ``--from-pack DIR --device cpu --quick`` runs from it, its figures flushed to
+``--out`` as JSON lines; a bad pack or a used ``--out`` is refused with the reason."""
 
 from __future__ import annotations
 
@@ -15,9 +18,10 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "bench" / "gpu.py"
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
+def _run(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(REPO)}  # no GPU, even on a GPU machine
-    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    env.pop("OUT", None)
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def test_without_cuda_it_skips_cleanly_and_lists_its_measurements():
@@ -27,10 +31,12 @@ def test_without_cuda_it_skips_cleanly_and_lists_its_measurements():
     assert "Traceback" not in r.stderr
     r = _run("--list")
     assert r.returncode == 0, r.stderr[-2000:]
-    for name in ("parse", "train", "decode", "tests"):
+    for name in ("parse", "train", "decode", "tests", "table"):
         assert f"  {name}" in r.stdout
     assert "bf16" in r.stdout and "beam 5" in r.stdout and "pytest -m gpu" in r.stdout
-    assert "sa-hard" in r.stdout  # every variant of bench/train.py is planned
+    from synprep.models import variants
+
+    assert all(v in r.stdout for v in variants())  # every registered variant is planned
     r = _run("--only", "parse,gpus")
     assert r.returncode == 2 and "gpus" in r.stderr
 
@@ -53,3 +59,140 @@ def test_its_pieces_import():
     import inspect
 
     assert "bf16" in inspect.signature(train.time_models).parameters
+
+
+def _gpu_module():
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import gpu  # noqa: PLC0415
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    return gpu
+
+
+def test_the_pack_needs_what_the_device_machine_lacks_and_keeps_its_torch():
+    pytest.importorskip("packaging")
+    gp = _gpu_module()._bench_module("gpupack")
+    need, with_table = gp.needed(False), gp.needed(True)
+    assert {"stanza", "conllu", "ufal-udpipe"} <= set(need)  # not on the device image
+    assert not {"torch", "numpy", "pyarrow", "sentencepiece"} & set(with_table)  # the image's are kept (no re-pin)
+    assert "pulp" not in with_table and "polars" not in need and {"snakemake", "polars"} <= set(with_table)
+    assert set(need) < set(with_table)
+
+
+def test_a_bad_pack_or_a_used_out_folder_is_refused(tmp_path):
+    r = _run("--from-pack", str(tmp_path), "--device", "cpu")
+    assert r.returncode == 2 and "manifest.json is absent" in r.stderr and "--pack" in r.stderr, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "figures.jsonl").write_text("{}\n")
+    r = _run("--from-pack", str(tmp_path), "--device", "cpu", "--out", str(tmp_path / "out"))
+    assert r.returncode != 0 and "figures.jsonl already there" in r.stderr, r.stderr[-2000:]
+    assert (tmp_path / "out" / "figures.jsonl").read_text() == "{}\n"
+
+
+@pytest.mark.slow
+def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
+    """A pack of data and a tiny stanza model (no wheels: nothing is downloaded in the
+    suite), checked by its manifest, then the device command's dry run from it: the
+    pack's data are read (20 Multi30k sentences packed, 100 asked for), the figures come
+    back as JSON lines and as a table, the table step is run or skipped with its reason."""
+    import gzip
+    import json
+
+    from .conftest import ud_path
+
+    ud_path("en_pud-ud-test.conllu")
+    pack = tmp_path / "pack"
+    r = _run("--pack", str(pack), "--no-wheels", "--stanza-size", "tiny", "--sentences", "20", timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    m = json.loads((pack / "manifest.json").read_text())
+    assert m["wheels"] == [] and "pulp" in m["left_out"] and m["mib"] < 60
+    assert {"data/multi30k/train.en.gz", "data/ud/en_pud-ud-test.conllu.gz", "stanza-en/depparse.pt"} <= set(m["files"])
+    with gzip.open(pack / "data" / "multi30k" / "train.en.gz", "rt", encoding="utf-8") as f:
+        assert len(f.read().splitlines()) == 20
+    out = tmp_path / "out"
+    r = _run("--from-pack", str(pack), "--device", "cpu", "--quick", "--only", "parse,tests,table", "--budget", "5000",
+             "--out", str(out), timeout=900)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    recs = [json.loads(x) for x in (out / "figures.jsonl").read_text().splitlines()]
+    parse = [x for x in recs if x["what"] == "stanza parse"]
+    assert parse[0]["setting"] == "batched (3000 tokens), 20 sentences" and parse[0]["value"] > 0
+    assert parse[2]["note"] == "identical trees 20/20"
+    tests = next(x for x in recs if x["what"] == "gpu tests")
+    assert tests["value"] == "ok" and "skipped" in tests["note"]  # no CUDA here: every gpu test skips
+    table = next(x for x in recs if x["what"] == "gpu table")
+    assert table["value"] == "ok" or table["value"].startswith("skipped: ")
+    assert {x["part"] for x in recs if x["what"] == "part time"} == {"install", "parse", "tests", "table"}
+    assert "| stanza parse" in (out / "table.md").read_text() and "| stanza parse" in r.stdout
+    (pack / "data" / "ud" / "en_pud-ud-test.conllu.gz").write_bytes(b"damaged")
+    r = _run("--from-pack", str(pack), "--device", "cpu", "--only", "tests")
+    assert r.returncode == 2 and "en_pud-ud-test.conllu.gz: not the file packed" in r.stderr, r.stderr[-2000:]
+
+
+def _wheel(dest: Path, name: str, code: str) -> Path:
+    """A pure-Python wheel of one module, written by hand (no build backend, nothing fetched)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {f"{name}.py": code, f"{name}-1.0.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
+             f"{name}-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    digest = lambda t: base64.urlsafe_b64encode(hashlib.sha256(t.encode()).digest()).rstrip(b"=").decode()  # noqa: E731
+    record = "".join(f"{k},sha256={digest(v)},{len(v.encode())}\n" for k, v in files.items())
+    path = dest / f"{name}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for k, v in {**files, f"{name}-1.0.dist-info/RECORD": record + f"{name}-1.0.dist-info/RECORD,,\n"}.items():
+            z.writestr(k, v)
+    return path
+
+
+def test_install_from_a_pack_with_no_index_and_the_simulated_device(tmp_path):
+    """install() puts the pack's wheels into a fresh folder with pip --no-index, unpacks
+    the data where SYNPREP_SHARED_DATA points, puts a synprep command on PATH; with
+    simulate, a module this machine has but the device would not is refused."""
+    import json
+
+    from .conftest import ud_path
+
+    ud_path("en_pud-ud-test.conllu")
+    gp = _gpu_module()._bench_module("gpupack")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "depparse.pt").write_bytes(b"not a model")
+    pack = tmp_path / "pack"
+    gp.build(pack, wheels=False, stanza_model=str(tmp_path / "model"), sentences=5, log=lambda m: None)
+    (pack / "wheels").mkdir()
+    whl = _wheel(pack / "wheels", "synprep_packcheck", "VALUE = 42\n")
+    m = json.loads((pack / "manifest.json").read_text())
+    m["python"] = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    m["wheels"] = [{"name": "synprep-packcheck", "tested": "1.0", "file": whl.name, "how": "wheel"}]
+    m["files"][f"wheels/{whl.name}"] = {"bytes": whl.stat().st_size, "sha256": gp._sha256(whl)}
+    (pack / "manifest.json").write_text(json.dumps(m))
+    env = gp.install(pack, tmp_path / "work", simulate=True, log=lambda m: None)
+    data = Path(env["SYNPREP_SHARED_DATA"])
+    assert (data / "ud" / "en_pud-ud-test.conllu").read_bytes() == ud_path("en_pud-ud-test.conllu").read_bytes()
+    assert len(gzip_lines(data / "multi30k" / "train.en.gz")) == 5
+    blocked = sorted(gp.blocked_modules({"synprep-packcheck"}))
+    probe = "import synprep_packcheck, synprep.errors; print(synprep_packcheck.VALUE)"
+    r = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "42", r.stderr[-2000:]
+    if blocked:  # e.g. polars: on this machine, not on the device image, not in this pack
+        r = subprocess.run([sys.executable, "-c", f"import {blocked[0]}"], env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode != 0 and "simulated device machine" in r.stderr
+    import shutil
+
+    shim = shutil.which("synprep", path=env["PATH"])
+    assert shim == str(tmp_path / "work" / "site" / "bin" / "synprep")
+    import importlib.util
+
+    if importlib.util.find_spec("polars") is not None:  # a requirement of synprep's, but only of the table step
+        assert "polars" in blocked and "stanza" in blocked and not {"torch", "numpy", "synprep"} & set(blocked)
+    r = subprocess.run([shim, "--help"], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "train-parser" in r.stdout
+
+
+def gzip_lines(p: Path) -> list[str]:
+    import gzip
+
+    with gzip.open(p, "rt", encoding="utf-8") as f:
+        return f.read().splitlines()

@@ -17,7 +17,7 @@ pytest.importorskip("tokenizers")
 
 from synprep.cli import main  # noqa: E402
 from synprep.dataset.pretrained import PretrainedTokenizer, project, sentence_text  # noqa: E402
-from synprep.dataset.shards import load_models, open_dataset  # noqa: E402
+from synprep.dataset.shards import load_models, open_dataset, read_manifest  # noqa: E402
 from synprep.errors import InputError  # noqa: E402
 from synprep.syntax.conllu import format_conllu, read_conllu  # noqa: E402
 
@@ -282,7 +282,8 @@ def test_feature_exporters_write_a_pretrained_tokenizers_ids(pud, tmp_path, caps
     assert main(["export", "features", str(pud["out"]), str(out), "-O", "style=ids"]) == 0
     _, tables = open_dataset(pud["out"])
     rows = [r for t in tables for r in t.to_pylist()]
-    lines = (out / "train.tgt").read_text(encoding="utf-8").splitlines()
+    tgt = read_manifest(pud["out"])["languages"]["tgt"]  # the suffix: the dataset's target language
+    lines = (out / f"train.{tgt}").read_text(encoding="utf-8").splitlines()
     assert [[int(x) for x in line.split()] for line in lines] == [r["tgt_pieces"] for r in rows]
 
 

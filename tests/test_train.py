@@ -19,7 +19,7 @@ from synprep.train.trainer import RunConfig, inverse_sqrt, load_config, load_mod
 from tests.numerics import assert_close, test_threads
 from tests.train_helpers import run_cfg
 
-UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
+from .conftest import UD
 
 
 @pytest.fixture(autouse=True)

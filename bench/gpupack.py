@@ -1,0 +1,370 @@
+"""The pack that lets ``bench/gpu.py`` run on a lent GPU machine that reaches no network.
+
+Such a machine (the ``device`` tool's one H100 or H200, 16 cores) starts bare with the
+repository and the folders a call carries (64 MiB in all), has Python 3.12 with its own
+torch and a list of packages (the tool's KINDS.md, read 2026-11-17: :data:`DEVICE_HAS`),
+and can download nothing. ``python bench/gpu.py --pack DIR`` (here, with a registry)
+writes DIR, an ignored folder of:
+
+* ``wheels/`` -- every distribution synprep needs that the machine lacks: the closure of
+  synprep's installed requirements (markers read for Linux x86-64 and that Python),
+  minus :data:`DEVICE_HAS` (its torch is kept: no re-pin) and :data:`LEFT_OUT`, each
+  fetched with ``pip download --no-deps --only-binary=:all: --platform manylinux...``
+  at the version installed here (else the newest wheel of a later version, else the
+  source archive, built there with the machine's Cython and compiler; the manifest says
+  which);
+  the table step's own needs (snakemake, polars, ...) only with ``--with-table``;
+* ``data/`` -- the few files of ``../shared/data`` the run reads, gzipped
+  (:data:`DATA_FILES`; Multi30k English cut to the sentences parsed);
+* ``stanza-en/`` -- a small English stanza model trained here by ``synprep
+  train-parser --backend stanza`` (or the folder given with ``--stanza-model``);
+* ``manifest.json`` -- every file with its size and sha256, the target Python and
+  platforms, what was left out and why.
+
+:func:`install` (``bench/gpu.py --from-pack DIR`` there) checks the manifest, installs
+the wheels with ``pip install --isolated --no-index --no-deps --target WORK/site``
+(nothing fetched, the machine's torch untouched), writes the data back out under
+``WORK/data`` and returns the environment the measurements run in: ``PYTHONPATH`` =
+the site folder and the repository, ``SYNPREP_SHARED_DATA`` = ``WORK/data`` (read by
+tests/conftest.py and bench/gpu.py instead of ``../shared/data``),
+``SYNPREP_STANZA_MODEL`` = the pack's model (the parse part's default), a ``synprep``
+command on ``PATH``. With ``simulate=True`` (the CPU dry run here) a ``sitecustomize``
+in the site folder refuses to import any distribution installed on this machine that
+is neither on :data:`DEVICE_HAS` nor in the pack, and the HTTP proxies point at a
+closed port, so that a missing wheel or a download fails here as it would there.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.metadata as md
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: the device machine's python3 (KINDS.md: Python 3.12.3 at /opt/torch/.venv/bin/python3)
+DEVICE_PYTHON = "3.12"
+#: pip's --platform tags tried for that machine (x86-64, glibc; pip matches each exactly)
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
+             "manylinux2014_x86_64", "manylinux_2_5_x86_64", "manylinux1_x86_64")
+#: the packages of the device image 'cuda' (KINDS.md, "Python packages already there", read 2026-11-17)
+DEVICE_HAS = frozenset("""absl-py accelerate aiofiles aiohappyeyeballs aiohttp aiosignal annotated-doc anyio attrs
+botorch build certifi charset-normalizer chex click cloudpickle cmake colorama contourpy coverage cuda-bindings
+cuda-core cuda-pathfinder cuda-toolkit cupy-cuda13x cycler cython diffrax e3nn einops equinox etils execnet filelock
+flatbuffers flax fonttools formulaic frozenlist fsspec gpytorch grpcio h11 h5py hf-xet httpcore httpx huggingface-hub
+humanize hypothesis idna imageio iniconfig interface-meta jax jax-cuda13-pjrt jax-cuda13-plugin jaxlib jaxtyping
+jinja2 joblib kiwisolver lazy-loader lightning lightning-utilities linear-operator lineax llvmlite lxml markdown
+markdown-it-py markupsafe matplotlib mdurl meson ml-dtypes mpi4py mpmath msgpack multidict multipledispatch
+mypy-extensions nanobind narwhals networkx ninja numba numba-cuda numpy numpyro nvidia-cublas nvidia-cuda-cupti
+nvidia-cuda-nvrtc nvidia-cuda-runtime nvidia-cudnn-cu13 nvidia-cufft nvidia-cufile nvidia-curand nvidia-cusolver
+nvidia-cusparse nvidia-cusparselt-cu13 nvidia-ml-py nvidia-nccl-cu13 nvidia-nvjitlink nvidia-nvshmem-cu13 nvidia-nvtx
+onnx onnx-ir onnxruntime onnxscript opencv-python-headless optax opt-einsum opt-einsum-fx optimistix orbax-checkpoint
+packaging pandas pathspec patsy peft pillow pip pluggy portalocker prometheus-client propcache protobuf psutil pyarrow
+pybind11 py-cpuinfo pygments pyparsing pyproject-hooks pyre-extensions pytest pytest-benchmark pytest-cov pytest-mock
+pytest-timeout pytest-xdist python-dateutil pytorch-lightning pyyaml regex requests rich sacrebleu safetensors
+scikit-build-core scikit-image scikit-learn scipy seaborn sentencepiece sentence-transformers setuptools shellingham
+simplejson six sortedcontainers statsmodels sympy tabulate tensorboard tensorboard-data-server tensorstore
+threadpoolctl tifffile tiktoken timm tokenizers toolz torch torchaudio torchdiffeq torch-geometric torchmetrics
+torchvision tqdm transformers treescope triton typer typing-extensions typing-inspect urllib3 uvloop wadler-lindig
+werkzeug wheel wrapt xarray xxhash yarl zipp""".split())
+#: left out of every pack, with the reason
+LEFT_OUT = {
+    "pulp": "16 MB of CBC solver binaries for six platforms; the table step runs snakemake with "
+            "--scheduler greedy, which needs no solver",
+}
+#: the requirements of synprep that only the table step (the workflow) needs: packed with --with-table
+TABLE_ONLY = ("snakemake", "polars", "py3langid", "eflomal")
+#: the files of ../shared/data that the run reads (None: whole; n: the first n lines)
+DATA_FILES = {
+    "multi30k/train.en.gz": 3000,       # parse: stanza batched vs one a call (bench/gpu.py --sentences)
+    "ud/en_pud-ud-test.conllu": None,   # train/decode: PUD en-de shards; tests: the pud fixture
+    "ud/de_pud-ud-test.conllu": None,
+    "ud/en_ewt-ud-dev.conllu": None,    # tests: the tiny stanza model the gpu tests train
+    "ud/en_ewt-ud-test.conllu": None,
+}
+#: the table step reads Multi30k whole
+TABLE_DATA = ("multi30k/train.en.gz", "multi30k/train.de.gz", "multi30k/val.en.gz", "multi30k/val.de.gz",
+              "multi30k/test_2016_flickr.en.gz", "multi30k/test_2016_flickr.de.gz")
+#: the most a pack may hold: the device tool carries 64 MiB in all, the repository included
+MAX_MIB = 60
+MANIFEST = "manifest.json"
+
+
+class PackError(Exception):
+    """A pack that cannot be built or used; the message says what to do."""
+
+
+def shared_data() -> Path:
+    """Where the shared reference data are: ``$SYNPREP_SHARED_DATA`` (a pack's, on the
+    device machine), else ``../shared/data`` beside the repository."""
+    return Path(os.environ.get("SYNPREP_SHARED_DATA") or REPO.parent / "shared" / "data")
+
+
+def _env(python: str) -> dict[str, str]:
+    """The marker environment of the device machine's Python (Linux x86-64, CPython)."""
+    return {"python_version": python, "python_full_version": f"{python}.0", "sys_platform": "linux",
+            "platform_system": "Linux", "platform_machine": "x86_64", "implementation_name": "cpython",
+            "platform_python_implementation": "CPython", "os_name": "posix", "extra": ""}
+
+
+def needed(with_table: bool, python: str = DEVICE_PYTHON) -> dict[str, str]:
+    """name -> version installed here, of every distribution synprep needs (its
+    requirements' closure, without extras) that the device machine lacks."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name as canon
+
+    env = _env(python)
+    skip = set(DEVICE_HAS) | set(LEFT_OUT) | ({"synprep"})
+    roots = [Requirement(r) for r in md.distribution("synprep").requires or [] if "extra ==" not in r]
+    table = {canon(n) for n in TABLE_ONLY}
+    todo = [r for r in roots if with_table or canon(r.name) not in table]
+    found: dict[str, str] = {}
+    while todo:
+        r = todo.pop()
+        name = canon(r.name)
+        if name in skip or name in found or (r.marker is not None and not r.marker.evaluate(env)):
+            continue
+        try:
+            dist = md.distribution(name)
+        except md.PackageNotFoundError as e:
+            raise PackError(f"{name} (needed by synprep) is not installed here: pip install {name}, then pack again") from e
+        found[name] = dist.version
+        for q in dist.requires or []:
+            q = Requirement(q)
+            if q.marker is None or q.marker.evaluate(env):  # extras' requirements evaluate False
+                todo.append(q)
+    return dict(sorted(found.items()))
+
+
+def _pip_download(spec: str, dest: Path, python: str, binary: bool) -> Path | None:
+    """``spec`` fetched into ``dest`` (a wheel for the device, or the source archive);
+    the file, or None when the registry has none."""
+    before = set(dest.iterdir())
+    cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--disable-pip-version-check", "-d", str(dest)]
+    if binary:
+        cmd += ["--only-binary=:all:", "--python-version", python, "--implementation", "cp"]
+        cmd += [x for p in PLATFORMS for x in ("--platform", p)]
+    else:  # its own source only (build requirements from the machine here: no build of setuptools from source)
+        cmd += [f"--no-binary={spec.partition('=')[0]}", "--no-build-isolation"]
+    r = subprocess.run([*cmd, spec], capture_output=True, text=True, timeout=600)
+    new = sorted(set(dest.iterdir()) - before)
+    return new[0] if r.returncode == 0 and len(new) == 1 else None
+
+
+def fetch(reqs: dict[str, str], dest: Path, python: str, log=print) -> list[dict]:
+    """Each of ``reqs`` into ``dest``: the wheel of the version installed here, else the
+    newest wheel of a later version, else the source archive of that version. A record
+    for each."""
+    dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, version in reqs.items():
+        for spec, binary, how in ((f"{name}=={version}", True, "wheel"),
+                                  (f"{name}>={version}", True, "newest wheel (no wheel of the tested version)"),
+                                  (f"{name}=={version}", False, "source, built there")):
+            got = _pip_download(spec, dest, python, binary)
+            if got is not None:
+                out.append({"name": name, "tested": version, "file": got.name, "how": how})
+                log(f"  {got.name} ({got.stat().st_size / 2**20:.1f} MiB){'' if how == 'wheel' else ': ' + how}")
+                break
+        else:
+            raise PackError(f"no wheel or source of {name}=={version} for CPython {python} on Linux x86-64 could be "
+                            f"fetched: check that a package registry is reachable (pip download {name}=={version})")
+    return out
+
+
+def pack_data(dest: Path, with_table: bool, sentences: int | None = None) -> list[str]:
+    """The files of :data:`DATA_FILES` (and :data:`TABLE_DATA`), gzipped, under ``dest``."""
+    src = shared_data()
+    files = dict(DATA_FILES)
+    if sentences is not None:
+        files["multi30k/train.en.gz"] = sentences
+    if with_table:
+        files.update({f: None for f in TABLE_DATA})
+    written = []
+    for rel, n in files.items():
+        p = src / rel
+        if not p.is_file():
+            raise PackError(f"{p} is absent: the shared data (../shared/data, see its README) are needed to pack")
+        opener = gzip.open if p.suffix == ".gz" else open
+        with opener(p, "rt", encoding="utf-8") as f:
+            lines = list(itertools.islice(f, n))
+        out = dest / (rel if rel.endswith(".gz") else rel + ".gz")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as f:  # inside the pack's temporary folder
+            f.writelines(lines)
+        written.append(rel)
+    return written
+
+
+def train_model(dest: Path, size: str, log=print) -> None:
+    """A small English stanza model into ``dest``: ``synprep train-parser --backend
+    stanza`` on UD English-EWT dev (test as heldout), as bench/parse.py trains one."""
+    ud = shared_data() / "ud"
+    t0 = time.perf_counter()
+    log(f"training a {size} English stanza model (synprep train-parser) ...")
+    cmd = [sys.executable, "-m", "synprep.cli", "train-parser", "--backend", "stanza", "--lang", "en", "--size", size,
+           str(ud / "en_ewt-ud-dev.conllu"), "--heldout", str(ud / "en_ewt-ud-test.conllu"), "-o", str(dest)]
+    r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": _pythonpath(REPO)})
+    if r.returncode != 0:
+        raise PackError(f"synprep train-parser failed (rc {r.returncode}): {(r.stderr.strip().splitlines() or [''])[-1]}")
+    log(f"  trained in {time.perf_counter() - t0:.0f} s")
+
+
+def _pythonpath(*first: Path) -> str:
+    rest = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join([*(str(p) for p in first), *([rest] if rest else [])])
+
+
+def _sha256(p: Path) -> str:
+    h = hashlib.sha256()
+    with open(p, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def build(dest: Path, *, wheels: bool = True, with_table: bool = False, python: str = DEVICE_PYTHON,
+          stanza_model: str | None = None, size: str = "small", sentences: int | None = None, log=print) -> dict:
+    """Write the pack at ``dest`` (a new folder, or an earlier pack: replaced as a
+    whole); its manifest."""
+    from synprep.util.outputs import replace_dir, write_json
+
+    reqs = needed(with_table, python) if wheels else {}
+    with replace_dir(dest, "gpu pack", "--pack") as tmp:
+        log(f"pack {dest}: {len(reqs)} distributions for CPython {python} on Linux x86-64")
+        packed = fetch(reqs, tmp / "wheels", python, log) if wheels else []
+        data = pack_data(tmp / "data", with_table, sentences)
+        if stanza_model:
+            shutil.copytree(stanza_model, tmp / "stanza-en")
+        else:
+            train_model(tmp / "stanza-en", size, log)
+        files = {str(p.relative_to(tmp)): {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+                 for p in sorted(tmp.rglob("*")) if p.is_file() and not p.name.startswith(".synprep")}
+        mib = sum(f["bytes"] for f in files.values()) / 2**20
+        if mib > MAX_MIB:
+            big = sorted(files.items(), key=lambda kv: -kv[1]["bytes"])[:3]
+            raise PackError(f"the pack would hold {mib:.1f} MiB, over the {MAX_MIB} MiB the device call can carry "
+                            f"beside the repository; largest: " + ", ".join(f"{k} {v['bytes'] / 2**20:.1f} MiB" for k, v in big)
+                            + (" (leave out --with-table)" if with_table else ""))
+        manifest = {"python": python, "platforms": list(PLATFORMS), "with_table": with_table, "wheels": packed,
+                    "data": data, "stanza_model": "stanza-en", "left_out": {**LEFT_OUT, **({} if with_table else {
+                        n: "table step only (--with-table)" for n in TABLE_ONLY})}, "files": files, "mib": round(mib, 2)}
+        write_json(tmp / MANIFEST, manifest)
+    log(f"pack {dest}: {len(files)} files, {mib:.1f} MiB")
+    return manifest
+
+
+def load_manifest(pack: Path) -> dict:
+    """The pack's manifest, every file it lists checked (size and sha256)."""
+    p = pack / MANIFEST
+    if not p.is_file():
+        raise PackError(f"{p} is absent: {pack} is not a pack; make one with python bench/gpu.py --pack {pack} (see docs/gpu.md)")
+    try:
+        m = json.loads(p.read_text(encoding="utf-8"))
+        files = m["files"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise PackError(f"{p} is damaged ({e}): make the pack again with python bench/gpu.py --pack {pack}") from e
+    for rel, want in files.items():
+        f = pack / rel
+        if not f.is_file() or f.stat().st_size != want["bytes"] or _sha256(f) != want["sha256"]:
+            raise PackError(f"{f}: {'absent' if not f.is_file() else 'not the file packed (size or sha256 differs)'}; "
+                            f"the pack is incomplete: carry the whole folder, or make it again with --pack {pack}")
+    return m
+
+
+SHIM = """#!{python}
+import sys
+from synprep.cli import main
+sys.exit(main())
+"""
+
+BLOCKER = """# written by bench/gpupack.py (--simulate): the device machine lacks these modules
+import importlib.abc
+import sys
+
+BLOCKED = frozenset({blocked!r})
+
+
+class _DeviceLacks(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (simulated device machine: "
+                                      "neither on it nor in the pack)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _DeviceLacks())
+"""
+
+
+def blocked_modules(packed: set[str]) -> set[str]:
+    """Top-level modules of the distributions installed here that the device machine
+    would not have (neither on :data:`DEVICE_HAS` nor in ``packed``); a module that
+    also comes from a distribution it has is kept."""
+    from packaging.utils import canonicalize_name as canon
+
+    have = set(DEVICE_HAS) | packed | {"synprep"}
+    out, keep = set(), set()
+    for mod, dists in md.packages_distributions().items():
+        (keep if any(canon(d) in have for d in dists) else out).add(mod)
+    return out - keep - set(sys.stdlib_module_names)
+
+
+def install(pack: Path, work: Path, simulate: bool = False, log=print, timeout: float | None = None) -> dict[str, str]:
+    """Install ``pack`` into ``work`` with no network (pip stopped after ``timeout``
+    seconds); the environment to run in."""
+    pack = pack.resolve()  # the parts run in the repository's root
+    m = load_manifest(pack)
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    if m["wheels"] and m["python"] != here:
+        raise PackError(f"{pack} holds wheels for CPython {m['python']}, this is {here}: pack again with "
+                        f"--python {here} (or run it with python{m['python']})")
+    site, data = work / "site", work / "data"
+    files = [pack / "wheels" / w["file"] for w in m["wheels"]]
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--isolated", "--no-index", "--no-deps", "--no-compile",
+           "--no-cache-dir", "--disable-pip-version-check", "--target", str(site)]
+    t0 = time.perf_counter()
+    for group, extra in (([f for f in files if f.suffix == ".whl"], []), ([f for f in files if f.suffix != ".whl"], ["--no-build-isolation"])):
+        if group:
+            try:
+                r = subprocess.run([*pip, *extra, *map(str, group)], capture_output=True, text=True, timeout=timeout,
+                                   env={**os.environ, "PIP_NO_INDEX": "1"})
+            except subprocess.TimeoutExpired as e:
+                raise PackError(f"pip install --no-index from {pack}/wheels took over {timeout:.0f} s; stopped") from e
+            if r.returncode != 0:
+                raise PackError(f"pip install --no-index from {pack}/wheels failed (rc {r.returncode}): "
+                                + " ".join(r.stderr.strip().splitlines()[-3:]))
+    for rel in m["data"]:
+        out = data / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if rel.endswith(".gz"):
+            shutil.copyfile(pack / "data" / rel, out)
+        else:
+            with gzip.open(pack / "data" / (rel + ".gz"), "rb") as f, open(out, "wb") as g:  # the work folder is ours
+                shutil.copyfileobj(f, g)
+    (site / "bin").mkdir(parents=True, exist_ok=True)
+    shim = site / "bin" / "synprep"
+    shim.write_text(SHIM.format(python=sys.executable), encoding="utf-8")
+    shim.chmod(0o755)
+    if simulate:
+        from packaging.utils import canonicalize_name as canon
+
+        blocked = blocked_modules({canon(w["name"]) for w in m["wheels"]})
+        (site / "sitecustomize.py").write_text(BLOCKER.format(blocked=sorted(blocked)), encoding="utf-8")
+    log(f"installed {len(files)} distributions from {pack} into {site} ({time.perf_counter() - t0:.0f} s, no network)"
+        + (f"; simulating the device machine: {len(blocked)} modules of this one refused" if simulate else ""))
+    env = {**os.environ, "PYTHONPATH": _pythonpath(site, REPO), "SYNPREP_SHARED_DATA": str(data),
+           "PATH": os.pathsep.join([str(site / "bin"), os.environ.get("PATH", "")]), "PIP_NO_INDEX": "1",
+           "SYNPREP_STANZA_MODEL": str(pack / m["stanza_model"])}
+    if simulate:  # no network there: a request through these proxies fails at once
+        env.update({k: "http://127.0.0.1:9" for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")})
+        env.pop("NO_PROXY", None), env.pop("no_proxy", None)
+    return env
