@@ -342,6 +342,7 @@ class Trainer:
         if getattr(self.model, "prefix_decoder", False):
             mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
             self.say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")
+        self.predicted_stop = self.planned_stop()
         self.warnings = self.schedule_warnings()
         for w in self.warnings:
             self.say(f"warning: {w}")
@@ -359,16 +360,21 @@ class Trainer:
         self.bar = progress(total=tc.max_steps, initial=self.state.step, desc=mcfg.variant, unit="upd",
                             enabled=tc.progress and dist.main, time_left=left)
 
-    def schedule_warnings(self) -> list[str]:
-        """What in the schedule defeats the run -- it stops (``max_steps``, or
-        ``max_epochs`` of this dataset) before the warm-up ends, so the learning rate
-        never reaches ``train.lr`` (and :meth:`finish` says so again of a run that
-        ended early for any reason, the time limit included)."""
+    def planned_stop(self) -> int:
+        """The update the schedule stops at: ``max_steps``, or the end of ``max_epochs``
+        epochs of this dataset when that comes first (the time limit aside)."""
         tc = self.tc
         last = tc.max_steps
         if tc.max_epochs:  # updates an epoch: its batches, tc.accumulate x processes at a time
             last = min(last, tc.max_epochs * -(-len(self.sampler.batches()) // self.group))
-        self.predicted_stop = last
+        return last
+
+    def schedule_warnings(self) -> list[str]:
+        """What in the schedule defeats the run -- it stops (:attr:`predicted_stop`)
+        before the warm-up ends, so the learning rate never reaches ``train.lr`` (and
+        :meth:`finish` says so again of a run that ended early for any reason, the time
+        limit included)."""
+        tc, last = self.tc, self.predicted_stop
         if last >= tc.warmup:
             return []
         return [self._warmup_warning(f"the run stops after {last} updates", last)]
