@@ -118,6 +118,48 @@ def test_evaluation_accounting_counts_every_rejected_test_pair(tmp_path):
         T.evaluation_accounting(str(tmp_path / "000.json"), files, 3)  # a pair silently lost: an error
 
 
+def test_the_report_draws_the_differences_with_their_intervals(tmp_path):
+    """The table's plot (report section): drawn from real comparisons (sacreBLEU on demo
+    lines, systems that drop words), one PNG, shown with its caption in the section."""
+    import random
+
+    from synprep.report.html import ReportInputs, render_page
+    from synprep.report.plots import TABLE_PLOT, plot_table
+
+    refs = (REPO / "config" / "demo" / "demo.de").read_text(encoding="utf-8").splitlines()[:60]
+    rng = random.Random(0)
+    runs, hyps = [], {}
+    for seed in (1, 2):
+        for i, v in enumerate(["vanilla", "parent", "sa"]):
+            runs.append(T.RunFiles(name=T.run_name(v, seed), variant=v, seed=seed, summary="", hyps=""))
+            hyps[runs[-1].name] = [" ".join(w for w in r.split() if rng.random() > 0.1 + 0.1 * i) for r in refs]
+    scores, comps = T.score_sets(refs, hyps, runs, {"test": list(range(len(refs)))}, 100)
+    T.decide(comps, 0.05)
+    table = {"rows": [{"run": r.name, "variant": r.variant, "seed": r.seed} for r in runs], "comparisons": comps,
+             "over_seeds": T.seed_summary(scores, comps, runs), "test_sets": {"test": {"n": len(refs)}},
+             "decode": {"beam": 4, "length_penalty": 0.6},
+             "significance": {"decides": "paired bootstrap", "alpha": 0.05, "correction": "Holm-Bonferroni"}}
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import io
+
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(11, 3))
+    plot_table(fig, table)
+    axes = fig.get_axes()
+    assert [ax.get_xlabel() for ax in axes] == ["BLEU difference to vanilla", "chrF+ difference to vanilla"]
+    # a point a comparison (a seed), on the row of its variant
+    assert sum(len(ax.get_lines()) for ax in axes) == 2 + 2 * len(comps)  # the zero lines, each point and interval
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    page = render_page(ReportInputs(stats={}, table=table), {"table": buf.getvalue()})
+    assert TABLE_PLOT[0] in page and page.index(TABLE_PLOT[0]) < page.index("<h3>test: 60 pairs</h3>")
+    assert TABLE_PLOT[0] not in render_page(ReportInputs(stats={}, table=table), {})
+
+
 def _sacre(hyps: list[str], refs: list[str]) -> tuple[float, float]:
     from sacrebleu.metrics import BLEU, CHRF
 
