@@ -229,10 +229,15 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
 
     data = res / "table" / "data"
     refs = _lines_of(data / "test" / "refs.txt")
-    assert refs[1] == planted and len(refs) == len(test_pairs) - 1  # raw text; the too-long pair left out
+    assert refs[1] == planted  # the raw text
     table = json.loads((res / "table" / "table.json").read_text())
+    # every test pair scored or counted: the planted one by the parser (a demo line may be
+    # over shards.max_len in the tiny demo's pieces: oracle too-long)
     acc = table["evaluation_data"]["mytest"]
-    assert acc["lines"] == len(test_pairs) and acc["scored"] == len(refs) and acc["rejected"] == {"parse:too-long": 1}
+    assert acc["lines"] == len(test_pairs) and acc["scored"] == len(refs) == len(test_pairs) - acc["rejected_total"]
+    assert acc["rejected"]["parse:too-long"] == 1 and set(acc["rejected"]) <= {"parse:too-long", "oracle:too-long"}
+    parse_rejects = _lines_of(data / "test" / "parse.rejects.tsv")
+    assert [line.split("\t")[0] for line in parse_rejects] == ["mytest:6"]  # the planted pair's line
     assert table["evaluation_data"]["mylarger"]["scored"] == len(_lines_of(data / "larger" / "refs.txt"))
     assert table["decode"] == {"beam": 2, "length_penalty": 1.0}
     assert [r["variant"] for r in table["rows"]] == ["vanilla", "parent", "sa"]
@@ -263,7 +268,7 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
         assert c["p_sign"] is None or 0 <= c["p_sign"] <= 1
         assert c["mark"] in ("+", "-", "")
     md = (res / "table" / "table.md").read_text(encoding="utf-8")
-    assert "Holm-Bonferroni" in md and "| parent | 1 | 4 |" in md and "1 rejected (parse:too-long 1)" in md
+    assert "Holm-Bonferroni" in md and "| parent | 1 | 4 |" in md and "parse:too-long 1" in md
     from synprep.report.html import ReportInputs, render_page
 
     page = render_page(ReportInputs(stats={}, table=table), {})  # the report's section (make_report)

@@ -515,10 +515,13 @@ def tree_agreement(hyps_conllu: str, out_prefix: str, parser) -> Optional[dict]:
 
     sents = list(read_conllu(hyps_conllu))
     trees = [s for s in sents if len(s)]
+    for s in trees:  # a generated word may hold spaces: the parser reads it without them, and so is it scored
+        for row in s.rows:
+            row[1] = "".join(row[1].split()) or "_"
     mine, theirs = f"{out_prefix}.trees.conllu", f"{out_prefix}.reparsed.conllu"
     with atomic_file(mine) as f:
         f.write("".join(format_conllu(s) for s in trees))
-    items = [(s.sent_id, " ".join("".join(w.split()) or "_" for w in s.forms)) for s in trees]
+    items = [(s.sent_id, " ".join(s.forms)) for s in trees]
     with atomic_file(theirs) as f:
         for res in parser.parse(items):
             if res.conllu is None:

@@ -99,7 +99,10 @@ if TABLE_RUNS:
         script:
             "../scripts/parse_pairs.py"
 
-    # encoded with the training vocabularies; never capped (shards.max_target_pieces)
+    # encoded with the training vocabularies; never capped (shards.max_target_pieces), and
+    # no test pair dropped for its target tree: a non-projective one is lifted (whatever
+    # oracle.projectivity says), a label the training trees lack is mapped to its universal
+    # part, else dep (unknown_labels: map, as the gold treebank of analysis.induce)
     rule write_evalset:
         input:
             src=rules.parse_evalset.output.src,
@@ -111,6 +114,8 @@ if TABLE_RUNS:
         params:
             settings={
                 **ORACLE,
+                "projectivity": "lift",
+                "unknown_labels": "map",
                 "max_len": config["shards"]["max_len"],
                 "max_target_pieces": 0,
                 "shard_size": config["shards"]["rows_per_file"],
