@@ -11,6 +11,16 @@ trainer's sampler is seeded by ``train.seed``); a variant that needs anything el
 named in the table. The workflow trains and evaluates them as any other run
 (train.smk: ``train_model``, ``evaluate_model`` against the raw references).
 
+Test set. With ``table.test`` (:func:`evaluation_sets`), a test set of its own: raw
+pair files split, parsed, encoded with the training vocabularies and scored by the
+workflow (workflow/rules/table.smk), not filtered; the pairs the split, the parser or
+the oracle reject are counted (:func:`evaluation_accounting`), and the held-out shards
+only choose each run's best checkpoint. Without it, the held-out shards are the test
+set. With ``table.larger``, a challenge subset of the test set under
+``table.min_subset`` pairs is scored on the larger text's subset of the same name too,
+as a test set ``<subset>@<name>`` of its own (:class:`LargerSet`). Every shard is
+decontaminated against both sets' files (:func:`test_files`).
+
 Rows (:func:`build_table`). Per run: variant, seed, updates, tokens seen (the target
 tokens of the updates, summed from ``metrics.jsonl``), cost (the training job's CPU
 seconds and wall seconds from snakemake's benchmark of its last invocation, the
@@ -119,8 +129,8 @@ def evaluation_sets(settings: Mapping, corpus_name: str) -> dict[str, dict]:
         taken = [corpus_name] + [o["name"] for o in out.values()]
         if name in taken:
             raise _located(f"config table.{key}.name = {name!r} is also the name of the corpus or of table.test: "
-                           "the pair ids (<name>:<line>) would clash; give table."
-                           f"{key}.name", [*where, "name"])
+                           f"the pair ids (<name>:<line>) would clash; give table.{key}.name another value",
+                           [*where, "name"])
         out[key] = {"name": name, "src": spec["src"], "tgt": spec["tgt"]}
     if "larger" in out and "test" not in out:
         raise _located("config table.larger needs table.test: the larger text holds the test set's challenge "

@@ -4,6 +4,7 @@ results/table/table.json and table.md."""
 import os
 import sys
 
+from synprep.dataset.data import ShardDataset
 from synprep.stages.table import LargerSet, RunFiles, build_table, evaluation_accounting, write_table
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
@@ -28,8 +29,6 @@ accounting = {}
 for key, name in sm.params.sets.items():  # where the evaluation sets' pairs went (split, parser, oracle)
     summary, *rejects = sm.input[f"{key}_accounting"]
     data = dataset_dir(sm.input.data if key == "test" else sm.input.larger_data)
-    from synprep.dataset.data import ShardDataset
-
     accounting[name] = evaluation_accounting(summary, rejects, len(ShardDataset(data, columns=["tgt_id"])))
 table = build_table(runs, sm.input.refs, dataset_dir(sm.input.data), sm.params.settings,
                     sets_dir=sm.input.get("challenge"), induce=sm.input.get("induce"), larger=larger,
