@@ -274,6 +274,7 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
     page = render_page(ReportInputs(stats={}, table=table), {})  # the report's section (make_report)
     assert "<h2>The table: every variant, one budget</h2>" in page and f"<h3>test: {len(refs)} pairs</h3>" in page
     assert page.index("<td>vanilla</td>") < page.index("<td>parent</td>") < page.index("<td>sa</td>")
+    assert f"mytest: {len(test_pairs)} pairs, {len(refs)} scored" in page  # the rejected test pairs, counted
 
 
 def _check_subsets(row: dict, table: dict, subsets: dict, hyps: list[str], refs: list[str], suffix: str) -> None:

@@ -305,6 +305,11 @@ def _table_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
         f"Scores against the raw references. spread = max - min over seeds, the yardstick; "
         f"+/- = {sig['decides']} p below {sig['alpha']} after {sig['correction']}, in how many of the seeds "
         f"and metrics. Rows and comparisons: table.md beside table.json.") + "</p>"]
+    for name, acc in (table.get("evaluation_data") or {}).items():  # where the test pairs went
+        why = ", ".join(f"{k} {v:,}" for k, v in acc["rejected"].items())
+        parts.append("<p class='sub'>" + html.escape(
+            f"{name}: {acc['lines']:,} pairs, {acc['scored']:,} scored, {acc['rejected_total']:,} rejected"
+            + (f" ({why})" if why else "") + " (not filtered).") + "</p>")
     if pngs.get("table") is not None:  # the differences on the test set, drawn (plots.plot_table)
         parts.append(_figure("table", pngs["table"]))
     marks: dict = {}

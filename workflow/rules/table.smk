@@ -34,8 +34,8 @@ TABLE = config["table"]
 if TABLE_RUNS:
     if not HELDOUT_DATA:
         raise ValueError(
-            "config table.enabled: the table scores its runs on held-out pairs; set train.heldout_shards >= 1 "
-            "or train.heldout_pairs"
+            "config table.enabled: the table's runs validate on held-out pairs (and, without table.test, are "
+            "scored on them); set train.heldout_shards >= 1 or train.heldout_pairs"
         )
 
     from synprep.stages.parse import parser_settings
