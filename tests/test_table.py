@@ -5,8 +5,6 @@ the demo corpus, its scores checked against sacreBLEU on the run's own files."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -71,6 +69,97 @@ def test_challenge_subsets_are_the_test_pairs_rows(tmp_path):
     assert T.read_subsets(None, ["c:1"]) == {}
 
 
+def test_evaluation_sets_name_their_files_and_refuse_clashes(tmp_path):
+    for name in ("t.en", "t.de", "v.en.gz", "v.de.gz"):
+        (tmp_path / name).write_text("a\n", encoding="utf-8")
+    f = {n: str(tmp_path / n) for n in ("t.en", "t.de", "v.en.gz", "v.de.gz")}
+    settings = {"enabled": True, "test": {"src": f["t.en"], "tgt": f["t.de"]},
+                "larger": {"name": "val", "src": f["v.en.gz"], "tgt": f["v.de.gz"]}}
+    sets = T.evaluation_sets(settings, "m30k")
+    assert sets == {"test": {"name": "t", "src": f["t.en"], "tgt": f["t.de"]},
+                    "larger": {"name": "val", "src": f["v.en.gz"], "tgt": f["v.de.gz"]}}
+    # no run trains on them: every shard is decontaminated against their files, unless turned off
+    assert T.test_files(settings, sets) == [f["t.en"], f["t.de"], f["v.en.gz"], f["v.de.gz"]]
+    assert T.test_files({**settings, "decontaminate": False}, sets) == []
+    assert T.evaluation_sets({**settings, "enabled": False}, "m30k") == {}
+    with pytest.raises(ConfigError, match="table.test.name = 't'.*clash") as e:
+        T.evaluation_sets(settings, "t")
+    assert e.value.config_path == ["table", "test", "name"]
+    with pytest.raises(ConfigError, match="table.larger.tgt: .*nope is not a file"):
+        T.evaluation_sets({**settings, "larger": {"src": f["v.en.gz"], "tgt": str(tmp_path / "nope")}}, "m30k")
+    with pytest.raises(ConfigError, match="table.larger needs table.test"):
+        T.evaluation_sets({"enabled": True, "larger": settings["larger"]}, "m30k")
+
+
+def test_table_test_files_are_decontaminated(tmp_path):
+    """The workflow's filter entries of a shard (filter.smk: TEST_FILES) carry the table's
+    test files, and the decontaminate filter rejects a training pair that is a test pair."""
+    from synprep.stages.filter import with_decontamination
+
+    (tmp_path / "t.en").write_text("A dog runs.\n", encoding="utf-8")
+    (tmp_path / "t.de").write_text("Ein Hund rennt.\n", encoding="utf-8")
+    settings = {"enabled": True, "test": {"src": str(tmp_path / "t.en"), "tgt": str(tmp_path / "t.de")}}
+    entries = with_decontamination([{"name": "empty"}], T.test_files(settings, T.evaluation_sets(settings, "c")), [])
+    assert entries[-1] == {"name": "decontaminate", "files": [str(tmp_path / "t.en"), str(tmp_path / "t.de")]}
+
+
+def test_evaluation_accounting_counts_every_rejected_test_pair(tmp_path):
+    from synprep.dataset.accounting import write_rejects
+
+    (tmp_path / "000.json").write_text(json.dumps({"lines": 5}), encoding="utf-8")
+    write_rejects(tmp_path / "split.tsv", [])
+    write_rejects(tmp_path / "parse.tsv", [("t:2", "parse", "too-long", "120 words")])
+    write_rejects(tmp_path / "oracle.tsv", [("t:4", "oracle", "unknown-label", "x"), ("t:5", "oracle", "unknown-label", "y")])
+    files = [str(tmp_path / n) for n in ("split.tsv", "parse.tsv", "oracle.tsv")]
+    acc = T.evaluation_accounting(str(tmp_path / "000.json"), files, 2)
+    assert acc == {"lines": 5, "scored": 2, "rejected": {"oracle:unknown-label": 2, "parse:too-long": 1},
+                   "rejected_total": 3}
+    with pytest.raises(ConfigError, match="5 lines, but 3 pairs scored and 3 rejected"):
+        T.evaluation_accounting(str(tmp_path / "000.json"), files, 3)  # a pair silently lost: an error
+
+
+def test_the_report_draws_the_differences_with_their_intervals(tmp_path):
+    """The table's plot (report section): drawn from real comparisons (sacreBLEU on demo
+    lines, systems that drop words), one PNG, shown with its caption in the section."""
+    import random
+
+    from synprep.report.html import ReportInputs, render_page
+    from synprep.report.plots import TABLE_PLOT, plot_table
+
+    refs = (REPO / "config" / "demo" / "demo.de").read_text(encoding="utf-8").splitlines()[:60]
+    rng = random.Random(0)
+    runs, hyps = [], {}
+    for seed in (1, 2):
+        for i, v in enumerate(["vanilla", "parent", "sa"]):
+            runs.append(T.RunFiles(name=T.run_name(v, seed), variant=v, seed=seed, summary="", hyps=""))
+            hyps[runs[-1].name] = [" ".join(w for w in r.split() if rng.random() > 0.1 + 0.1 * i) for r in refs]
+    scores, comps = T.score_sets(refs, hyps, runs, {"test": list(range(len(refs)))}, 100)
+    T.decide(comps, 0.05)
+    table = {"rows": [{"run": r.name, "variant": r.variant, "seed": r.seed} for r in runs], "comparisons": comps,
+             "over_seeds": T.seed_summary(scores, comps, runs), "test_sets": {"test": {"n": len(refs)}},
+             "decode": {"beam": 4, "length_penalty": 0.6},
+             "significance": {"decides": "paired bootstrap", "alpha": 0.05, "correction": "Holm-Bonferroni"}}
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import io
+
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(11, 3))
+    plot_table(fig, table)
+    axes = fig.get_axes()
+    assert [ax.get_xlabel() for ax in axes] == ["BLEU difference to vanilla", "chrF+ difference to vanilla"]
+    # a point a comparison (a seed), on the row of its variant
+    assert sum(len(ax.get_lines()) for ax in axes) == 2 + 2 * len(comps)  # the zero lines, each point and interval
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    page = render_page(ReportInputs(stats={}, table=table), {"table": buf.getvalue()})
+    assert TABLE_PLOT[0] in page and page.index(TABLE_PLOT[0]) < page.index("<h3>test: 60 pairs</h3>")
+    assert TABLE_PLOT[0] not in render_page(ReportInputs(stats={}, table=table), {})
+
+
 def _sacre(hyps: list[str], refs: list[str]) -> tuple[float, float]:
     from sacrebleu.metrics import BLEU, CHRF
 
@@ -78,91 +167,125 @@ def _sacre(hyps: list[str], refs: list[str]) -> tuple[float, float]:
             round(CHRF(char_order=6, word_order=1, beta=3).corpus_score(hyps, [refs]).score, 2))
 
 
+def _demo_pairs(first: int, n: int) -> list[tuple[str, str]]:
+    src = (REPO / "config" / "demo" / "demo.en").read_text(encoding="utf-8").splitlines()
+    tgt = (REPO / "config" / "demo" / "demo.de").read_text(encoding="utf-8").splitlines()
+    return list(zip(src, tgt))[first:first + n]
+
+
+def _write_pairs(folder: Path, name: str, pairs: list[tuple[str, str]]) -> dict:
+    for side, i in (("en", 0), ("de", 1)):
+        (folder / f"{name}.{side}").write_text("".join(p[i] + "\n" for p in pairs), encoding="utf-8")
+    return {"name": name, "src": str(folder / f"{name}.en"), "tgt": str(folder / f"{name}.de")}
+
+
+def _subset_lines(sets_dir: Path) -> dict[str, list[int]]:
+    """Each challenge subset's 0-based lines of hyps.txt, from its own index column."""
+    subsets = {}
+    for tsv in sets_dir.glob("*.tsv"):
+        rows = [line.split("\t") for line in tsv.read_text(encoding="utf-8").splitlines()[1:]]
+        subsets[tsv.name[:-4]] = sorted({int(r[0]) - 1 for r in rows})  # 1-based line of hyps.txt; a pair once
+    return subsets
+
+
+def _lines_of(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
 @pytest.mark.workflow
 @pytest.mark.slow
 def test_table_command_small(copy_of_finished_run, tmp_path):
     """`snakemake table` on a copy of the session's tiny demo run: vanilla, parent
-    (bidirectional) and sa (structured attention), 1 seed, a few updates. The raw
-    references carry a planted "T-Shirts"; the table's BLEU/chrF+ are sacreBLEU's on the
-    run's own hypothesis and reference files, every challenge subset's scores come from
-    exactly its lines, and every p-value is in [0, 1]."""
+    (bidirectional) and sa (structured attention), 1 seed, a few updates, scored on a
+    separate test set of demo lines (table.test) with a planted "T-Shirts" and a pair
+    the parser rejects (too long), and a larger text (table.larger). The table's
+    BLEU/chrF+ are sacreBLEU's on the run's own hypothesis and reference files, every
+    challenge subset's scores come from exactly its lines (on the test set and on the
+    larger text), the rejected test pair is counted, and every p-value is in [0, 1]."""
     import yaml
 
     from .workflow_helpers import run_workflow
 
     run = copy_of_finished_run
-    res = run.results
-    # plant a hyphenated word in the raw target of a held-out pair: the split's file keeps
-    # its time, so nothing upstream is rebuilt, and the references must carry it
-    assert (res / "shards" / "heldout.refs.txt").read_text(encoding="utf-8"), "the demo run wrote no raw references"
-    from synprep.dataset.data import ShardDataset
-
-    ds = ShardDataset(res / "shards" / "heldout", columns=["tgt_id"])
-    ids = [ds[i]["tgt_id"] for i in range(len(ds))]
-    target = ids[1]
-    pairs_file = next(p for p in sorted((res / "prepare").glob("[0-9]*.tsv")) if not p.name.endswith("rejects.tsv")
-                      and any(line.startswith(target + "\t") for line in p.read_text(encoding="utf-8").splitlines()))
-    st = pairs_file.stat()
-    lines = pairs_file.read_text(encoding="utf-8").splitlines(keepends=True)
+    res = run.workdir / "results"
     planted = "Die T-Shirts sind rot."
-    lines = [f"{target}\t{line.split(chr(9))[1]}\t{planted}\n" if line.startswith(target + "\t") else line for line in lines]
-    pairs_file.write_text("".join(lines), encoding="utf-8")
-    os.utime(pairs_file, ns=(st.st_atime_ns, st.st_mtime_ns))
-    (res / "shards" / "heldout.refs.txt").unlink()  # written again from the planted file
-
+    test_pairs = _demo_pairs(200, 30)
+    test_pairs[1] = (test_pairs[1][0], planted)
+    test_pairs.insert(5, (" ".join(["word"] * 120) + ".", "Wort."))  # over parse.max_words (100): rejected
     cfg = yaml.safe_load(run.config.read_text())
     cfg["train"]["runs"] = []
     cfg["table"] = {"enabled": True, "variants": ["parent", "sa"], "seeds": [1], "samples": 200,
                     "config": {"preset": "tiny", "train": {"max_steps": 4, "warmup": 2, "max_tokens": 1000,
                                                            "valid_every": 2, "log_every": 1}},
-                    "decode": {"beam": 2}}
+                    "decode": {"beam": 2}, "min_subset": 1000,  # every subset is small: scored on `larger` too
+                    "test": _write_pairs(tmp_path, "mytest", test_pairs),
+                    "larger": _write_pairs(tmp_path, "mylarger", _demo_pairs(240, 60)),
+                    # the demo's shards stay as they are (decontaminating them would filter, parse
+                    # and train the demo again: test_table_files_are_decontaminated checks it)
+                    "decontaminate": False}
     config = tmp_path / "table.yaml"
     config.write_text(yaml.safe_dump(cfg, sort_keys=False))
     run_workflow(run.workdir, config, "table")
 
-    refs_path = res / "shards" / "heldout.refs.txt"
-    refs = refs_path.read_text(encoding="utf-8").splitlines()
-    assert refs[1] == planted and len(refs) == len(ids)
+    data = res / "table" / "data"
+    refs = _lines_of(data / "test" / "refs.txt")
+    assert refs[1] == planted  # the raw text
     table = json.loads((res / "table" / "table.json").read_text())
+    # every test pair scored or counted: the planted one by the parser (a demo line may be
+    # over shards.max_len in the tiny demo's pieces: oracle too-long)
+    acc = table["evaluation_data"]["mytest"]
+    assert acc["lines"] == len(test_pairs) and acc["scored"] == len(refs) == len(test_pairs) - acc["rejected_total"]
+    assert acc["rejected"]["parse:too-long"] == 1 and set(acc["rejected"]) <= {"parse:too-long", "oracle:too-long"}
+    parse_rejects = _lines_of(data / "test" / "parse.rejects.tsv")
+    assert [line.split("\t")[0] for line in parse_rejects] == ["mytest:6"]  # the planted pair's line
+    assert table["evaluation_data"]["mylarger"]["scored"] == len(_lines_of(data / "larger" / "refs.txt"))
     assert table["decode"] == {"beam": 2, "length_penalty": 1.0}
     assert [r["variant"] for r in table["rows"]] == ["vanilla", "parent", "sa"]
-    subsets = {}
-    for tsv in (res / "analysis" / "challenge" / "sets").glob("*.tsv"):  # the subset's lines: its own index column
-        rows = [line.split("\t") for line in tsv.read_text(encoding="utf-8").splitlines()[1:]]
-        subsets[tsv.name[:-4]] = sorted({int(r[0]) - 1 for r in rows})  # 1-based line of hyps.txt; a pair once
-    assert any(subsets.values()), "the demo's held-out shard has no challenge pair"
+    subsets = _subset_lines(data / "test" / "challenge" / "sets")
+    larger_subsets = _subset_lines(data / "larger" / "challenge" / "sets")
+    assert any(larger_subsets.values()), "the larger demo text has no challenge pair"
     for row in table["rows"]:
-        hyps = Path(run.workdir / row["hyps"]).read_text(encoding="utf-8").splitlines()
-        eval_refs = (Path(run.workdir / row["hyps"]).parent / "refs.txt").read_text(encoding="utf-8").splitlines()
-        assert eval_refs == refs  # the evaluation scored against the raw references
+        hyps = _lines_of(run.workdir / row["hyps"])
+        assert Path(row["hyps"]).parts[-4:-1] == ("eval", "test", row["run"])  # scored on the test set
+        assert _lines_of(run.workdir / Path(row["hyps"]).parent / "refs.txt") == refs  # scored against the raw text
         assert row["updates"] == 4 and row["tokens"] > 0 and row["device"] == "cpu"
         test = row["scores"]["test"]
         assert (test["bleu"], test["chrf+"]) == _sacre(hyps, refs) and test["n"] == len(refs)
-        for name, sel in subsets.items():
-            got = row["scores"][name]
-            if not sel:
-                assert got is None and table["test_sets"][name]["n"] == 0
-                continue
-            assert got["n"] == len(sel) == table["test_sets"][name]["n"]
-            assert (got["bleu"], got["chrf+"]) == _sacre([hyps[i] for i in sel], [refs[i] for i in sel]), name
+        _check_subsets(row, table, subsets, hyps, refs, "")
+        eval_dir = res / "table" / "eval" / "larger" / row["run"]
+        _check_subsets(row, table, larger_subsets, _lines_of(eval_dir / "hyps.txt"),
+                       _lines_of(data / "larger" / "refs.txt"), "@mylarger")
     assert "induced_attachment" in table["rows"][2]  # sa: its induced trees against the parser's
-    # parent (a transition decoder): its trees against UDPipe's parse of its own words
+    # parent (a transition decoder): its trees on the test set against UDPipe's parse of its own words
     agree = table["rows"][1]["tree_agreement"]
     assert agree["sentences"] + agree["empty"] == len(refs) and 0 <= agree["LAS"] <= agree["UAS"] <= 100
     assert table["rows"][0]["tree_agreement"] is None and table["rows"][2]["tree_agreement"] is None
     comps = table["comparisons"]
     assert {c["b"] for c in comps} == {"table-parent-s1", "table-sa-s1"} and {c["a"] for c in comps} == {"table-vanilla-s1"}
+    assert any(c["test_set"].endswith("@mylarger") for c in comps)
     for c in comps:
         assert 0 <= c["p_bootstrap"] <= c["p_holm"] <= 1
         assert c["p_sign"] is None or 0 <= c["p_sign"] <= 1
         assert c["mark"] in ("+", "-", "")
     md = (res / "table" / "table.md").read_text(encoding="utf-8")
-    assert "Holm-Bonferroni" in md and "| parent | 1 | 4 |" in md
+    assert "Holm-Bonferroni" in md and "| parent | 1 | 4 |" in md and "parse:too-long 1" in md
     from synprep.report.html import ReportInputs, render_page
 
     page = render_page(ReportInputs(stats={}, table=table), {})  # the report's section (make_report)
     assert "<h2>The table: every variant, one budget</h2>" in page and f"<h3>test: {len(refs)} pairs</h3>" in page
     assert page.index("<td>vanilla</td>") < page.index("<td>parent</td>") < page.index("<td>sa</td>")
+    assert f"mytest: {len(test_pairs)} pairs, {len(refs)} scored" in page  # the rejected test pairs, counted
+
+
+def _check_subsets(row: dict, table: dict, subsets: dict, hyps: list[str], refs: list[str], suffix: str) -> None:
+    """Every challenge subset's scores in ``row`` are sacreBLEU's on exactly its lines."""
+    for name, sel in subsets.items():
+        got = row["scores"].get(name + suffix)
+        if not sel:
+            assert got is None and table["test_sets"].get(name + suffix, {"n": 0})["n"] == 0
+            continue
+        assert got["n"] == len(sel) == table["test_sets"][name + suffix]["n"]
+        assert (got["bleu"], got["chrf+"]) == _sacre([hyps[i] for i in sel], [refs[i] for i in sel]), name + suffix
 
 
 def _absolute_shared_paths(text: str) -> str:
@@ -192,4 +315,9 @@ def test_table_configs_dry_run(name, tmp_path):
     import yaml
 
     seeds = yaml.safe_load(config.read_text())["table"]["seeds"]
-    assert counts["train_model"] == counts["evaluate_model"] == len(variants()) * len(seeds) and counts["make_table"] == 1
+    n_runs = len(variants()) * len(seeds)
+    # every run scored on the test set (test_2016_flickr) and on the larger text (val):
+    # each split, parsed and encoded once; the held-out shard only validates
+    assert counts["train_model"] == n_runs and counts["evaluate_evalset"] == 2 * n_runs and counts["make_table"] == 1
+    assert counts["split_evalset"] == counts["parse_evalset"] == counts["write_evalset"] == 2
+    assert "evaluate_model" not in counts

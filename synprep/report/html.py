@@ -26,7 +26,7 @@ import os
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..util.outputs import write_text
-from .plots import PLOTS, draw_plots
+from .plots import PLOTS, TABLE_PLOT, draw_plots
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +82,7 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 
 def _figure(name: str, data: bytes) -> str:
-    t, caption = PLOTS[name]
+    t, caption = TABLE_PLOT if name == "table" else PLOTS[name]
     b64 = base64.b64encode(data).decode("ascii")
     return (f"<figure><img alt='{html.escape(t)}' src='data:image/png;base64,{b64}'>"
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
@@ -305,6 +305,13 @@ def _table_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
         f"Scores against the raw references. spread = max - min over seeds, the yardstick; "
         f"+/- = {sig['decides']} p below {sig['alpha']} after {sig['correction']}, in how many of the seeds "
         f"and metrics. Rows and comparisons: table.md beside table.json.") + "</p>"]
+    for name, acc in (table.get("evaluation_data") or {}).items():  # where the test pairs went
+        why = ", ".join(f"{k} {v:,}" for k, v in acc["rejected"].items())
+        parts.append("<p class='sub'>" + html.escape(
+            f"{name}: {acc['lines']:,} pairs, {acc['scored']:,} scored, {acc['rejected_total']:,} rejected"
+            + (f" ({why})" if why else "") + " (not filtered).") + "</p>")
+    if pngs.get("table") is not None:  # the differences on the test set, drawn (plots.plot_table)
+        parts.append(_figure("table", pngs["table"]))
     marks: dict = {}
     variant_of = {r["run"]: r["variant"] for r in table["rows"]}
     for c in table["comparisons"]:
@@ -404,5 +411,5 @@ def write_report(out_html: str | os.PathLike, inputs: ReportInputs | Mapping, *a
     if plots_dir is None:
         plots_dir = os.path.join(os.path.dirname(out_html) or ".", "plots")
     pngs = draw_plots(inputs.stats, inputs.accounting, inputs.runs, plots_dir, top_labels=inputs.top_labels,
-                      challenge=inputs.challenge)
+                      challenge=inputs.challenge, **({"table": inputs.table} if inputs.table else {}))
     write_text(out_html, render_page(inputs, pngs))

@@ -56,6 +56,15 @@ PLOTS: dict[str, tuple[str, str]] = {
         "and the distances of the long arcs.",
     ),
 }
+#: the table's plot (:func:`plot_table`), drawn only with the table (not in PLOTS: a
+#: report without the table has no such figure)
+TABLE_PLOT: tuple[str, str] = (
+    "Each variant against the baseline, on the test set",
+    "BLEU and chrF+ difference to the baseline of the same seed: one point a seed, its 95 % paired "
+    "bootstrap interval as a line (filled: marked + or - after Holm-Bonferroni; hollow: not), the mean "
+    "over seeds as a bar; the grey band is the baseline's own seed-against-seed spread (max - min): "
+    "a difference inside it is what a new seed gives.",
+)
 
 _COLORS = {"src": "#3b6ea8", "tgt": "#d0693a", "before": "#9aa5b1", "after": "#2a7d4f"}
 _STAGE_COLORS = ["#9aa5b1", "#d0693a", "#3b6ea8", "#8e5ea2", "#2a7d4f", "#c9a227", "#6b4f3b", "#4aa3a2"]
@@ -440,9 +449,54 @@ def plot_challenge(fig, challenge: Mapping | None) -> None:
     _style(ax2)
 
 
+def plot_table(fig, table: Mapping, test_set: str = "test") -> None:
+    """The table's comparisons on ``test_set`` (:data:`TABLE_PLOT`), one panel a metric."""
+    variant_of = {r["run"]: r["variant"] for r in table["rows"]}
+    seed_of = {r["run"]: r["seed"] for r in table["rows"]}
+    variants = list(dict.fromkeys(r["variant"] for r in table["rows"]))
+    base, others = variants[0], variants[1:]
+    comps = [c for c in table["comparisons"] if c["test_set"] == test_set]
+    seeds = list(dict.fromkeys(r["seed"] for r in table["rows"]))
+    y = {v: len(others) - 1 - i for i, v in enumerate(others)}
+    labels = {"bleu": "BLEU", "chrf+": "chrF+"}
+    n = table["test_sets"].get(test_set, {}).get("n")
+    for ax, metric in zip(fig.subplots(1, 2, sharey=True), ("bleu", "chrf+")):
+        mine = [c for c in comps if c["metric"] == metric]
+        if not mine:
+            _no_data(ax, "no comparison")
+            continue
+        spread = (table["over_seeds"].get(test_set, {}).get(base, {}).get("spread") or {}).get(metric)
+        if spread:
+            ax.axvspan(-spread, spread, color="#f1e3a6", zorder=0, label=f"{base}'s seed spread")
+        ax.axvline(0, color="#777777", linewidth=0.8)
+        for v in others:
+            ds = [c["delta"] for c in mine if variant_of.get(c["b"]) == v]
+            if ds:
+                ax.barh(y[v], sum(ds) / len(ds), height=0.6, color=_COLORS["before"], alpha=0.45,
+                        label="mean over seeds")
+        for c in mine:
+            k = seeds.index(seed_of.get(c["b"], seeds[0]))
+            yi = y[variant_of.get(c["b"], c["b"])] + (k - (len(seeds) - 1) / 2) * 0.2
+            color = _STAGE_COLORS[(k + 2) % len(_STAGE_COLORS)]
+            ax.plot(c["ci"], [yi, yi], color=color, linewidth=1.2)
+            ax.plot([c["delta"]], [yi], "o", color=color, markerfacecolor=color if c["mark"] else "white",
+                    markersize=5, label=f"seed {seeds[k]}")
+        handles, names = ax.get_legend_handles_labels()
+        keep = dict(zip(names, handles))  # one entry a seed
+        ax.legend(keep.values(), keep.keys(), fontsize=7, frameon=False, loc="best")
+        ax.set_yticks(list(y.values()), list(y.keys()), fontsize=8)
+        ax.set_xlabel(f"{labels[metric]} difference to {base}")
+        ax.set_title(f"{labels[metric]}: {test_set}" + (f" ({n:,} pairs)" if n else ""), fontsize=10)
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+        ax.grid(axis="x", color="#e5e5e5", linewidth=0.8)
+
+
 def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], plots_dir: str | os.PathLike,
-               top_labels: int = 20, challenge: Mapping | None = None) -> dict[str, bytes]:
-    """Draw every plot of :data:`PLOTS` into ``plots_dir/<name>.png``; returns the PNG bytes."""
+               top_labels: int = 20, challenge: Mapping | None = None, table: Mapping | None = None) -> dict[str, bytes]:
+    """Draw every plot of :data:`PLOTS` into ``plots_dir/<name>.png``, and with ``table``
+    (:func:`synprep.stages.table.build_table`) its plot (:data:`TABLE_PLOT`) into
+    ``table.png``; returns the PNG bytes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -459,13 +513,17 @@ def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappin
         "transitions": lambda f: plot_transitions(f, stats),
         "training": lambda f: plot_training(f, runs),
         "challenge": lambda f: plot_challenge(f, challenge),
+        **({"table": lambda f: plot_table(f, table)} if table and table.get("comparisons") else {}),
     }
+    titles = {**PLOTS, "table": TABLE_PLOT}
     out: dict[str, bytes] = {}
     with plt.rc_context({"font.size": 9, "axes.titleweight": "bold"}):
         for name, fn in draw.items():
             height = {"labels": 5.0, "challenge": 3.0}.get(name, 3.6)
+            if name == "table":  # a row a variant
+                height = max(3.0, 1.4 + 0.35 * len({r["variant"] for r in table["rows"]}))
             fig = plt.figure(figsize=(11, height), dpi=100, layout="constrained")
-            fig.suptitle(PLOTS[name][0], fontsize=12, fontweight="bold")
+            fig.suptitle(titles[name][0], fontsize=12, fontweight="bold")
             fn(fig)
             buf = io.BytesIO()
             fig.savefig(buf, format="png", metadata={"Software": None})

@@ -31,6 +31,10 @@ PATH_KEYS: tuple[tuple[str, ...], ...] = (
     ("parse", "src_model"),
     ("parse", "tgt_model"),
     ("analysis", "induce", "gold"),
+    ("table", "test", "src"),
+    ("table", "test", "tgt"),
+    ("table", "larger", "src"),
+    ("table", "larger", "tgt"),
 )
 #: the input paths of list entries: list -> the keys of an entry that name files (the
 #: filters' file parameters: synprep.filters.align's reference set, simple's models)

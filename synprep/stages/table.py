@@ -11,6 +11,16 @@ trainer's sampler is seeded by ``train.seed``); a variant that needs anything el
 named in the table. The workflow trains and evaluates them as any other run
 (train.smk: ``train_model``, ``evaluate_model`` against the raw references).
 
+Test set. With ``table.test`` (:func:`evaluation_sets`), a test set of its own: raw
+pair files split, parsed, encoded with the training vocabularies and scored by the
+workflow (workflow/rules/table.smk), not filtered; the pairs the split, the parser or
+the oracle reject are counted (:func:`evaluation_accounting`), and the held-out shards
+only choose each run's best checkpoint. Without it, the held-out shards are the test
+set. With ``table.larger``, a challenge subset of the test set under
+``table.min_subset`` pairs is scored on the larger text's subset of the same name too,
+as a test set ``<subset>@<name>`` of its own (:class:`LargerSet`). Every shard is
+decontaminated against both sets' files (:func:`test_files`).
+
 Rows (:func:`build_table`). Per run: variant, seed, updates, tokens seen (the target
 tokens of the updates, summed from ``metrics.jsonl``), cost (the training job's CPU
 seconds and wall seconds from snakemake's benchmark of its last invocation, the
@@ -87,6 +97,79 @@ def table_runs(settings: Mapping, registered: Sequence[str], taken: Sequence[str
         raise ConfigError(f"config train.runs: the name(s) {', '.join(clash)} are the table's runs "
                           f"({PREFIX}<variant>-s<seed>); rename them")
     return runs
+
+
+#: the table's own evaluation sets (config ``table.test``, ``table.larger``), by wildcard
+EVAL_SETS = ("test", "larger")
+
+
+def evaluation_sets(settings: Mapping, corpus_name: str) -> dict[str, dict]:
+    """The table's own evaluation sets, ``{"test": {"name", "src", "tgt"}, "larger": ...}``
+    for those the config gives (none when the table is not enabled): ``table.test`` (the
+    test set every run is scored on; without it, the held-out shards) and
+    ``table.larger`` (a larger held-out text that the challenge subsets too small in
+    the test set are extracted from as well; needs ``table.test``). Each names raw pair
+    files (one sentence a line, .gz allowed) that exist; its ``name`` (default: the
+    source file's name without its language and extensions) prefixes its pair ids
+    (``<name>:<line>``) and differs from the corpus's and the other set's."""
+    if not settings.get("enabled"):
+        return {}
+    out: dict[str, dict] = {}
+    for key in EVAL_SETS:
+        spec = settings.get(key)
+        if not spec:
+            continue
+        where = ["table", key]
+        for side in ("src", "tgt"):
+            f = spec.get(side)
+            if not f or not os.path.isfile(f):
+                raise _located(f"config table.{key}.{side}: {f or 'missing'} is not a file; give the {key} set's "
+                               "raw pairs as two text files, one sentence a line (.gz allowed)", [*where, side])
+        name = spec.get("name") or os.path.basename(spec["src"]).split(".")[0]
+        taken = [corpus_name] + [o["name"] for o in out.values()]
+        if name in taken:
+            raise _located(f"config table.{key}.name = {name!r} is also the name of the corpus or of table.test: "
+                           f"the pair ids (<name>:<line>) would clash; give table.{key}.name another value",
+                           [*where, "name"])
+        out[key] = {"name": name, "src": spec["src"], "tgt": spec["tgt"]}
+    if "larger" in out and "test" not in out:
+        raise _located("config table.larger needs table.test: the larger text holds the test set's challenge "
+                       "subsets that are too small", ["table", "larger"])
+    return out
+
+
+def _located(message: str, path: list) -> ConfigError:
+    err = ConfigError(message)
+    err.config_path = path
+    return err
+
+
+def test_files(settings: Mapping, sets: Mapping[str, dict]) -> list[str]:
+    """The raw files of the table's evaluation sets, which every shard is decontaminated
+    against (config ``table.decontaminate``, default on): no run trains on them."""
+    if not settings.get("decontaminate", True):
+        return []
+    return [spec[side] for spec in sets.values() for side in ("src", "tgt")]
+
+
+def evaluation_accounting(split_summary: str, reject_files: Sequence[str], scored: int) -> dict:
+    """Where an evaluation set's pairs went: ``{"lines", "scored", "rejected": {"stage:reason":
+    n}, "rejected_total"}`` from the split's summary and the reject files of the split,
+    the parser and the oracle. A test set is not filtered: every line is scored or
+    rejected here (counted, never silently dropped), and the counts must add up."""
+    from ..dataset.accounting import read_rejects
+
+    with open(split_summary, encoding="utf-8") as f:
+        lines = json.load(f)["lines"]
+    rejected: dict[str, int] = {}
+    for path in reject_files:
+        for _pid, stage, reason, _detail in read_rejects(path):
+            rejected[f"{stage}:{reason}"] = rejected.get(f"{stage}:{reason}", 0) + 1
+    total = sum(rejected.values())
+    if total + scored != lines:
+        raise ConfigError(f"{split_summary}: {lines} lines, but {scored} pairs scored and {total} rejected "
+                          f"({', '.join(reject_files)})")
+    return {"lines": lines, "scored": scored, "rejected": dict(sorted(rejected.items())), "rejected_total": total}
 
 
 @dataclass(frozen=True)
@@ -249,46 +332,76 @@ def signatures() -> dict:
     return out
 
 
-def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settings: Mapping, *,
-                sets_dir: Optional[str] = None, induce: Optional[str] = None) -> dict:
-    """The table (see the module doc) of ``runs`` (the baseline of each seed first),
-    scored against the raw references ``refs_path`` (one a line in the order of the test
-    dataset ``test_data``), with the challenge subsets of ``sets_dir`` and the induced
-    trees' scores of ``induce`` (analysis/induce.json) when given."""
+@dataclass(frozen=True)
+class LargerSet:
+    """The larger held-out text (config ``table.larger``): its name, raw references, its
+    dataset, its challenge subsets' folder and each run's hypotheses on it."""
+
+    name: str
+    refs: str
+    data: str
+    sets_dir: Optional[str]
+    hyps: Mapping[str, str]  # run name -> hyps.txt
+
+
+def _read_eval(data: str, refs_path: str, hyp_files: Mapping[str, str]) -> tuple[list[str], list[str], dict]:
+    """(pair ids in ``data``'s row order, the raw references, each run's hypotheses),
+    checked to be as many."""
     from ..dataset.data import ShardDataset
 
-    ds = ShardDataset(test_data, columns=["tgt_id"])
+    ds = ShardDataset(data, columns=["tgt_id"])
     ids = [ds[i]["tgt_id"] for i in range(len(ds))]
     refs = _lines(refs_path)
     if len(refs) != len(ids):
-        raise ConfigError(f"{refs_path}: {len(refs)} references for the {len(ids)} pairs of {test_data}")
-    hyps = {r.name: _lines(r.hyps) for r in runs}
-    for r in runs:
-        if len(hyps[r.name]) != len(refs):
-            raise ConfigError(f"{r.hyps}: {len(hyps[r.name])} hypotheses for {len(refs)} references")
+        raise ConfigError(f"{refs_path}: {len(refs)} references for the {len(ids)} pairs of {data}")
+    hyps = {name: _lines(path) for name, path in hyp_files.items()}
+    for name, path in hyp_files.items():
+        if len(hyps[name]) != len(refs):
+            raise ConfigError(f"{path}: {len(hyps[name])} hypotheses for {len(refs)} references")
+    return ids, refs, hyps
+
+
+def _larger_sets(larger: LargerSet, small: Sequence[str]) -> tuple[list[str], dict, dict[str, list[int]]]:
+    """The larger text's references, hypotheses and its subsets named ``small`` (the test
+    set's subsets that are too small), each as ``<subset>@<larger name>``."""
+    ids, refs, hyps = _read_eval(larger.data, larger.refs, larger.hyps)
+    subsets = read_subsets(larger.sets_dir, ids)
+    return refs, hyps, {f"{n}@{larger.name}": subsets[n] for n in small if n in subsets}
+
+
+def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settings: Mapping, *,
+                sets_dir: Optional[str] = None, induce: Optional[str] = None, larger: Optional[LargerSet] = None,
+                accounting: Optional[Mapping[str, dict]] = None) -> dict:
+    """The table (see the module doc) of ``runs`` (the baseline of each seed first),
+    scored against the raw references ``refs_path`` (one a line in the order of the test
+    dataset ``test_data``), with the challenge subsets of ``sets_dir`` and the induced
+    trees' scores of ``induce`` (analysis/induce.json) when given. With ``larger``, each
+    subset under ``table.min_subset`` pairs is scored on the larger text's subset of the
+    same name too (``<subset>@<name>``); ``accounting``: where each evaluation set's
+    pairs went (:func:`evaluation_accounting`), reported as given."""
+    ids, refs, hyps = _read_eval(test_data, refs_path, {r.name: r.hyps for r in runs})
     sets = _test_sets(refs, read_subsets(sets_dir, ids))
-    samples = int(settings.get("samples", 1000))
+    samples, min_subset = int(settings.get("samples", 1000)), int(settings.get("min_subset", 50))
     scores, comparisons = score_sets(refs, hyps, runs, sets, samples)
+    info = {name: {"n": len(rows_), "too_small": name != "test" and len(rows_) < min_subset, "source": "test"}
+            for name, rows_ in sets.items()}
+    if larger:
+        l_refs, l_hyps, l_sets = _larger_sets(larger, [n for n, i in info.items() if i["too_small"]])
+        l_scores, l_comps = score_sets(l_refs, l_hyps, runs, l_sets, samples)
+        scores.update(l_scores)
+        comparisons += l_comps
+        for name, rows_ in l_sets.items():
+            sub = name.rsplit("@", 1)[0]
+            info[sub]["larger"] = name
+            info[name] = {"n": len(rows_), "too_small": len(rows_) < min_subset, "source": larger.name, "of": sub}
+        sets.update(l_sets)
     decide(comparisons, float(settings.get("alpha", 0.05)))
-    attachment = {}
-    if induce and os.path.exists(induce):
-        with open(induce, encoding="utf-8") as f:
-            attachment = json.load(f).get("systems", {})
-    rows = []
-    for r in runs:
-        row = {"run": r.name, "variant": r.variant, "seed": r.seed, **run_cost(r), "hyps": r.hyps,
-               "scores": {name: scores[name].get(r.name) for name in sets}}
-        if r.trees and os.path.exists(r.trees):
-            with open(r.trees, encoding="utf-8") as f:
-                row["tree_agreement"] = json.load(f).get("agreement")
-        if r.name in attachment:
-            row["induced_attachment"] = {k: attachment[r.name][k] for k in ("directed", "undirected")}
-        rows.append(row)
+    rows = [_row(r, scores, sets, induce) for r in runs]
     decode = dict(settings.get("decode") or {})
     return {
         "references": refs_path,
-        "test_sets": {name: {"n": len(rows_), "too_small": name != "test" and len(rows_) < int(settings.get("min_subset", 50))}
-                      for name, rows_ in sets.items()},
+        "test_sets": info,
+        "evaluation_data": dict(accounting or {}),
         "decode": {"beam": decode.get("beam", 5), "length_penalty": decode.get("length_penalty", 1.0)},
         "signatures": signatures(),
         "significance": {"decides": "paired bootstrap (Koehn 2004, one-sided)", "samples": samples,
@@ -301,8 +414,41 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     }
 
 
+def _row(r: RunFiles, scores: Mapping, sets: Mapping, induce: Optional[str]) -> dict:
+    """One run's row: cost, scores on every test set, tree agreement, induced attachment."""
+    row = {"run": r.name, "variant": r.variant, "seed": r.seed, **run_cost(r), "hyps": r.hyps,
+           "scores": {name: scores[name].get(r.name) for name in sets}}
+    if r.trees and os.path.exists(r.trees):
+        with open(r.trees, encoding="utf-8") as f:
+            row["tree_agreement"] = json.load(f).get("agreement")
+    if induce and os.path.exists(induce):
+        with open(induce, encoding="utf-8") as f:
+            attachment = json.load(f).get("systems", {})
+        if r.name in attachment:
+            row["induced_attachment"] = {k: attachment[r.name][k] for k in ("directed", "undirected")}
+    return row
+
+
 def _cell(v) -> str:
     return "" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
+
+
+def _set_note(name: str, info: Mapping) -> str:
+    note = f"{name} ({info['n']} pairs"
+    if info.get("of"):
+        note += f" of {info['source']}, the test set's {info['of']} being too small"
+    return note + (", too small to say anything" if info["too_small"] else "") + ")"
+
+
+def _accounting_lines(accounting: Mapping[str, dict]) -> list[str]:
+    """Where each evaluation set's pairs went: scored, or rejected (by stage and reason)."""
+    out = []
+    for name, acc in accounting.items():
+        why = ", ".join(f"{k} {v}" for k, v in acc["rejected"].items())
+        out += [f"{name}: {acc['lines']} pairs, {acc['scored']} scored, {acc['rejected_total']} rejected"
+                + (f" ({why})" if why else "") + " (not filtered: only pairs the split, the parser or the oracle "
+                "cannot take are left out).", ""]
+    return out
 
 
 def format_markdown(table: Mapping) -> str:
@@ -313,8 +459,8 @@ def format_markdown(table: Mapping) -> str:
     out = ["# synprep table", "",
            f"Decoding: beam {table['decode']['beam']}, length penalty {table['decode']['length_penalty']} (every row). "
            f"References: {table['references']} (raw target text).", "",
-           "Test sets: " + ", ".join(f"{n} ({s['n']} pairs{', too small to say anything' if s['too_small'] else ''})"
-                                     for n, s in table["test_sets"].items()) + ".", "",
+           "Test sets: " + ", ".join(_set_note(n, s) for n, s in table["test_sets"].items()) + ".", "",
+           *_accounting_lines(table.get("evaluation_data") or {}),
            "| variant | seed | updates | tokens | device | job CPU s | job wall s | " + " | ".join(
                f"{n} BLEU | {n} chrF+" for n in sets) + " | tree UAS/LAS vs parser | induced dir/undir |",
            "|" + " --- |" * (9 + 2 * len(sets))]
@@ -379,10 +525,13 @@ def tree_agreement(hyps_conllu: str, out_prefix: str, parser) -> Optional[dict]:
 
     sents = list(read_conllu(hyps_conllu))
     trees = [s for s in sents if len(s)]
+    for s in trees:  # a generated word may hold spaces: the parser reads it without them, and so is it scored
+        for row in s.rows:
+            row[1] = "".join(row[1].split()) or "_"
     mine, theirs = f"{out_prefix}.trees.conllu", f"{out_prefix}.reparsed.conllu"
     with atomic_file(mine) as f:
         f.write("".join(format_conllu(s) for s in trees))
-    items = [(s.sent_id, " ".join("".join(w.split()) or "_" for w in s.forms)) for s in trees]
+    items = [(s.sent_id, " ".join(s.forms)) for s in trees]
     with atomic_file(theirs) as f:
         for res in parser.parse(items):
             if res.conllu is None:

@@ -10,14 +10,19 @@
 # Decontamination (config filter.decontaminate, docs/workflow.md): a training shard
 # also runs a `decontaminate` entry against the held-out shards' pairs (the test data
 # the runs are scored on) and the external test `files`; a held-out shard only against
-# the `files`.
+# the `files` (and the table's test files, table.test and table.larger).
 
 from synprep.stages.filter import check_test_files, heldout_pairs, stage_filters, with_decontamination
 from synprep.stages.prepare import heldout_shards
+from synprep.stages.table import evaluation_sets, test_files
 
 FILTERS = stage_filters(config["filter"]["filters"], LANGS, "filter.filters")
 DECONTAMINATE = config["filter"]["decontaminate"]
-TEST_FILES = check_test_files(DECONTAMINATE["files"])
+# the table's own test set and larger held-out text (config table.test, table.larger;
+# workflow/rules/table.smk): every shard is decontaminated against them too, unless
+# table.decontaminate is false
+TABLE_SETS = evaluation_sets(config["table"], CORPUS.name)
+TEST_FILES = list(dict.fromkeys(check_test_files(DECONTAMINATE["files"]) + test_files(config["table"], TABLE_SETS)))
 HELDOUT_SHARDS = heldout_shards(SHARDS, config["train"])
 
 

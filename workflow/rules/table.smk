@@ -5,12 +5,27 @@
 #
 # The runs are the config's `table` section made into training runs (TABLE_RUNS,
 # synprep.stages.table.table_runs, read in train.smk): table-<variant>-s<seed>, trained
-# by train_model and scored by evaluate_model against the raw references like any
-# other run. make_table scores every run on the held-out pairs and on each challenge
-# subset of them (analysis.challenge), compares each variant with the baseline of the
-# same seed (paired bootstrap, sign test, Holm-Bonferroni), with the transition
-# decoders' tree agreement (agree_trees) and the structured-attention runs' induced
-# trees (analysis/induce.json, when analysis.induce is on), and writes
+# by train_model (validating on the held-out shards) like any other run.
+#
+# The test set. With table.test (raw pair files, e.g. Multi30k's test_2016_flickr),
+# the runs are scored on it, not on the held-out shards (which only choose the best
+# checkpoint): split_evalset splits it into pairs with stable ids (<name>:<line>),
+# parse_evalset parses them with the workflow's parsers, write_evalset encodes them with
+# the training vocabularies (no filter and no target cap: every pair the split, the
+# parser or the oracle rejects is counted in the table), write_evalset_references
+# keeps their raw target text, extract_evalset_challenge their challenge subsets
+# (analysis.challenge's settings), evaluate_evalset scores each run's best checkpoint
+# on them: results/table/data/test/, results/table/eval/test/<run>/. table.larger (a
+# larger held-out text, e.g. Multi30k's val) goes through the same rules: a challenge
+# subset of the test set under table.min_subset pairs is scored on the larger text's
+# subset too. Every shard is decontaminated against both (filter.smk, TABLE_SETS).
+# Without table.test the test set is the held-out shards (evaluate_model's scores).
+#
+# make_table scores every run on the test set and on each challenge subset of it,
+# compares each variant with the baseline of the same seed (paired bootstrap, sign
+# test, Holm-Bonferroni), with the transition decoders' tree agreement (agree_trees,
+# on the test set) and the structured-attention runs' induced trees
+# (analysis/induce.json, when analysis.induce is on), and writes
 # results/table/table.json and table.md (synprep.stages.table.build_table). Without
 # table.enabled there is no rule `table` (snakemake: "No rule to produce table").
 
@@ -19,17 +34,205 @@ TABLE = config["table"]
 if TABLE_RUNS:
     if not HELDOUT_DATA:
         raise ValueError(
-            "config table.enabled: the table scores its runs on held-out pairs; set train.heldout_shards >= 1 "
-            "or train.heldout_pairs"
+            "config table.enabled: the table's runs validate on held-out pairs (and, without table.test, are "
+            "scored on them); set train.heldout_shards >= 1 or train.heldout_pairs"
         )
 
     from synprep.stages.parse import parser_settings
+
+    if "larger" in TABLE_SETS and not CHALLENGE:
+        raise ValueError(
+            "config table.larger holds the challenge subsets too small in table.test; turn on analysis.challenge "
+            "(enabled: true), or remove table.larger"
+        )
+    EVAL_DATA = out_path("table/data/{evalset}")
+    EVAL_SPLIT = {"pairs": EVAL_DATA + "/prepare/000.tsv", "rejects": EVAL_DATA + "/prepare/000.rejects.tsv",
+                  "summary": EVAL_DATA + "/prepare/000.json"}
+
+    wildcard_constraints:
+        evalset="|".join(TABLE_SETS) or "none",
+
+    # the raw pairs, one shard (synprep split): ids <name>:<line>, unreadable lines rejected
+    rule split_evalset:
+        input:
+            lambda wildcards: [TABLE_SETS[wildcards.evalset]["src"], TABLE_SETS[wildcards.evalset]["tgt"]],
+        output:
+            **EVAL_SPLIT,
+        params:
+            src=lambda wildcards: TABLE_SETS[wildcards.evalset]["src"],
+            tgt=lambda wildcards: TABLE_SETS[wildcards.evalset]["tgt"],
+            name=lambda wildcards: TABLE_SETS[wildcards.evalset]["name"],
+            out_dir=lambda wildcards, output: os.path.dirname(output.pairs),
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            out_path("logs/split_evalset/{evalset}.log"),
+        benchmark:
+            out_path("benchmarks/split_evalset/{evalset}.tsv")
+        shell:
+            "synprep split --src {params.src:q} --tgt {params.tgt:q} --name {params.name:q} --shards 1 "
+            "--out-dir {params.out_dir:q} 2> {log:q}"
+
+    # not filtered: a test set is what it is; both sides parsed as the corpus's shards
+    rule parse_evalset:
+        input:
+            **PARSE_MODELS,
+            pairs=EVAL_SPLIT["pairs"],
+        output:
+            src=EVAL_DATA + "/parse.src.conllu",
+            tgt=EVAL_DATA + "/parse.tgt.conllu",
+            rejects=EVAL_DATA + "/parse.rejects.tsv",
+        params:
+            backend=PARSE["backend"],
+            src=PARSERS["src"],
+            tgt=PARSERS["tgt"],
+            stage="parse",
+        threads: PARSE_RESOURCES.threads
+        resources:
+            gpu=PARSE_RESOURCES.gpus,
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            out_path("logs/parse_evalset/{evalset}.log"),
+        benchmark:
+            out_path("benchmarks/parse_evalset/{evalset}.tsv")
+        script:
+            "../scripts/parse_pairs.py"
+
+    # encoded with the training vocabularies; never capped (shards.max_target_pieces), and
+    # no test pair dropped for its target tree: a non-projective one is lifted (whatever
+    # oracle.projectivity says), a label the training trees lack is mapped to its universal
+    # part, else dep (unknown_labels: map, as the gold treebank of analysis.induce)
+    rule write_evalset:
+        input:
+            src=rules.parse_evalset.output.src,
+            tgt=rules.parse_evalset.output.tgt,
+            vocab=rules.train_bpe.output.manifest,
+        output:
+            dataset=directory(EVAL_DATA + "/dataset"),
+            rejects=EVAL_DATA + "/oracle.rejects.tsv",
+        params:
+            settings={
+                **ORACLE,
+                "projectivity": "lift",
+                "unknown_labels": "map",
+                "max_len": config["shards"]["max_len"],
+                "max_target_pieces": 0,
+                "shard_size": config["shards"]["rows_per_file"],
+            },
+            stage="oracle",
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            out_path("logs/write_evalset/{evalset}.log"),
+        benchmark:
+            out_path("benchmarks/write_evalset/{evalset}.tsv")
+        script:
+            "../scripts/write_shard.py"
+
+    rule write_evalset_references:
+        input:
+            data=rules.write_evalset.output.dataset,
+            pairs=EVAL_SPLIT["pairs"],
+        output:
+            refs=EVAL_DATA + "/refs.txt",
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            out_path("logs/write_evalset_references/{evalset}.log"),
+        benchmark:
+            out_path("benchmarks/write_evalset_references/{evalset}.tsv")
+        script:
+            "../scripts/write_references.py"
+
+    rule evaluate_evalset:
+        input:
+            summary=rules.train_model.output.summary,
+            data=rules.write_evalset.output.dataset,
+            refs=rules.write_evalset_references.output.refs,
+        output:
+            scores=out_path("table/eval/{evalset}/{run}/scores.json"),
+            hyps=out_path("table/eval/{evalset}/{run}/hyps.txt"),
+            refs=out_path("table/eval/{evalset}/{run}/refs.txt"),
+        params:
+            checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
+            out_dir=lambda wildcards, output: os.path.dirname(output.scores),
+            lang=LANGS["tgt"],
+            beam=lambda wildcards: RUNS[wildcards.run].decode.beam,
+            length_penalty=lambda wildcards: RUNS[wildcards.run].decode.length_penalty,
+        conda:
+            "../envs/synprep.yaml"
+        log:
+            out_path("logs/evaluate_evalset/{evalset}/{run}.log"),
+        benchmark:
+            out_path("benchmarks/evaluate_evalset/{evalset}/{run}.tsv")
+        shell:
+            "synprep evaluate --checkpoint {params.checkpoint:q} --data {input.data:q} "
+            "--out {params.out_dir:q} --ref {input.refs:q} --lang {params.lang:q} --beam {params.beam:q} "
+            "--length-penalty {params.length_penalty:q} > {log:q} 2>&1"
+
+    if CHALLENGE:
+
+        rule extract_evalset_challenge:
+            input:
+                src=rules.parse_evalset.output.src,
+                tgt=rules.parse_evalset.output.tgt,
+                datasets=rules.write_evalset.output.dataset,
+            output:
+                summary=EVAL_DATA + "/challenge/summary.json",
+                src=EVAL_DATA + "/challenge/trees.src.conllu",
+                tgt=EVAL_DATA + "/challenge/trees.tgt.conllu",
+                sets=directory(EVAL_DATA + "/challenge/sets"),
+            params:
+                settings=lambda wildcards: {**CHALLENGE, "data": wildcards.evalset, "shards": []},
+            conda:
+                "../envs/synprep.yaml"
+            log:
+                out_path("logs/extract_evalset_challenge/{evalset}.log"),
+            benchmark:
+                out_path("benchmarks/extract_evalset_challenge/{evalset}.tsv")
+            script:
+                "../scripts/extract_challenge.py"
+
+    # the table's inputs: the test set's files (table.test) or the held-out shards'
+    if "test" in TABLE_SETS:
+        TABLE_HYPS = rules.evaluate_evalset.output.hyps.replace("{evalset}", "test")
+        TABLE_TEST = {
+            "refs": rules.write_evalset_references.output.refs.format(evalset="test"),
+            "data": rules.write_evalset.output.dataset.format(evalset="test"),
+            **({"challenge": rules.extract_evalset_challenge.output.sets.format(evalset="test")} if CHALLENGE else {}),
+        }
+        TABLE_ACCOUNTING = {
+            f"{key}_accounting": [
+                EVAL_SPLIT["summary"].format(evalset=key),
+                EVAL_SPLIT["rejects"].format(evalset=key),
+                rules.parse_evalset.output.rejects.format(evalset=key),
+                rules.write_evalset.output.rejects.format(evalset=key),
+            ]
+            for key in TABLE_SETS
+        }
+    else:
+        TABLE_HYPS = rules.evaluate_model.output.hyps
+        TABLE_TEST = {
+            "refs": rules.write_references.output.refs,
+            "data": HELDOUT_DATA,
+            **({"challenge": rules.extract_challenge.output.sets} if CHALLENGE else {}),
+        }
+        TABLE_ACCOUNTING = {}
+    TABLE_LARGER = {}
+    if "larger" in TABLE_SETS:
+        TABLE_LARGER = {
+            "larger_hyps": [rules.evaluate_evalset.output.hyps.format(evalset="larger", run=r["name"]) for r in TABLE_RUNS],
+            "larger_refs": rules.write_evalset_references.output.refs.format(evalset="larger"),
+            "larger_data": rules.write_evalset.output.dataset.format(evalset="larger"),
+            "larger_challenge": rules.extract_evalset_challenge.output.sets.format(evalset="larger"),
+        }
 
     # a transition decoder's trees against the target parser's parse of its own words
     # (synprep.stages.table.tree_agreement); {"agreement": null} for the other variants
     rule agree_trees:
         input:
-            hyps=rules.evaluate_model.output.hyps,
+            hyps=TABLE_HYPS,
         output:
             agreement=out_path("table/trees/{run}.json"),
         params:
@@ -49,10 +252,10 @@ if TABLE_RUNS:
         input:
             summaries=[rules.train_model.output.summary.format(run=run["name"]) for run in TABLE_RUNS],
             trees=[rules.agree_trees.output.agreement.format(run=run["name"]) for run in TABLE_RUNS],
-            hyps=[rules.evaluate_model.output.hyps.format(run=run["name"]) for run in TABLE_RUNS],
-            refs=rules.write_references.output.refs,
-            data=HELDOUT_DATA,
-            **({"challenge": rules.extract_challenge.output.sets} if CHALLENGE else {}),
+            hyps=[TABLE_HYPS.format(run=run["name"]) for run in TABLE_RUNS],
+            **TABLE_TEST,
+            **TABLE_LARGER,
+            **TABLE_ACCOUNTING,
             **({"induce": rules.evaluate_induction.output.result} if INDUCE else {}),
         output:
             json=out_path("table/table.json"),
@@ -61,6 +264,7 @@ if TABLE_RUNS:
             runs=[(run["name"], run["config"]["model"]["variant"], run["config"]["train"]["seed"]) for run in TABLE_RUNS],
             benchmarks=[out_path(f"benchmarks/train_model/{run['name']}.tsv") for run in TABLE_RUNS],
             settings=TABLE,
+            sets={key: spec["name"] for key, spec in TABLE_SETS.items()},
         conda:
             "../envs/synprep.yaml"
         log:

@@ -9,7 +9,15 @@ sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log
 log = sys.stderr = open(sm.log[0], "w", buffering=1)
 s = sm.params.settings
-parts = [({"src": src, "tgt": tgt}, ds) for src, tgt, ds in zip(sm.input.src, sm.input.tgt, sm.input.datasets)]
+
+
+def files(x) -> list:
+    """One file (the table's test set: one dataset) or the shards' files."""
+    return [x] if isinstance(x, str) else list(x)
+
+
+parts = [({"src": src, "tgt": tgt}, ds)
+         for src, tgt, ds in zip(files(sm.input.src), files(sm.input.tgt), files(sm.input.datasets))]
 result = challenge_sets(
     parts,
     {"src": sm.output.src, "tgt": sm.output.tgt},

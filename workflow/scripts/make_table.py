@@ -4,17 +4,35 @@ results/table/table.json and table.md."""
 import os
 import sys
 
-from synprep.stages.table import RunFiles, build_table, write_table
+from synprep.dataset.data import ShardDataset
+from synprep.stages.table import LargerSet, RunFiles, build_table, evaluation_accounting, write_table
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 log = sys.stderr = open(sm.log[0], "w", buffering=1)  # tracebacks too go to the rule's log
+
+
+def dataset_dir(path: str) -> str:
+    """A dataset directory (the table's test set) or the held-out dataset's manifest.json."""
+    return path if os.path.isdir(path) else os.path.dirname(path)
+
+
 runs = [
     RunFiles(name=name, variant=variant, seed=seed, summary=summary, hyps=hyps, benchmark=bench, trees=trees)
     for (name, variant, seed), summary, hyps, bench, trees in zip(sm.params.runs, sm.input.summaries, sm.input.hyps,
                                                                   sm.params.benchmarks, sm.input.trees)
 ]
-table = build_table(runs, sm.input.refs, os.path.dirname(sm.input.data), sm.params.settings,
-                    sets_dir=sm.input.get("challenge"), induce=sm.input.get("induce"))
+larger = None
+if sm.input.get("larger_data"):
+    larger = LargerSet(name=sm.params.sets["larger"], refs=sm.input.larger_refs, data=dataset_dir(sm.input.larger_data),
+                       sets_dir=sm.input.larger_challenge, hyps=dict(zip([r.name for r in runs], sm.input.larger_hyps)))
+accounting = {}
+for key, name in sm.params.sets.items():  # where the evaluation sets' pairs went (split, parser, oracle)
+    summary, *rejects = sm.input[f"{key}_accounting"]
+    data = dataset_dir(sm.input.data if key == "test" else sm.input.larger_data)
+    accounting[name] = evaluation_accounting(summary, rejects, len(ShardDataset(data, columns=["tgt_id"])))
+table = build_table(runs, sm.input.refs, dataset_dir(sm.input.data), sm.params.settings,
+                    sets_dir=sm.input.get("challenge"), induce=sm.input.get("induce"), larger=larger,
+                    accounting=accounting)
 write_table(table, sm.output.json, sm.output.md)
 print(f"{sm.output.json}: {len(runs)} runs, {len(table['test_sets'])} test sets, "
       f"{len(table['comparisons'])} comparisons", file=log)

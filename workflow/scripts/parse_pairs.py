@@ -26,7 +26,7 @@ def main(sm) -> None:
     finally:
         for p in parsers.values():
             p.close()
-    print(f"parse {sm.wildcards.shard}: {counts}", file=log)
+    print(f"parse {sm.wildcards.get('shard') or sm.wildcards.get('evalset')}: {counts}", file=log)
 
 
 # Only when snakemake runs this file: the udpipe worker processes (start method

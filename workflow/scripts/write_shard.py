@@ -14,4 +14,4 @@ cfg = ShardConfig(**sm.params.settings)
 m = build_dataset(sm.output.dataset, sm.input.src, sm.input.tgt, cfg,
                   vocab_from=os.path.dirname(sm.input.vocab), log=lambda msg: print(msg, file=log))
 n = write_rejects(sm.output.rejects, dataset_rejects(sm.output.dataset, conllu_ids(sm.input.src), sm.params.stage))
-print(f"shard {sm.wildcards.shard}: {m['counts']}; {n} rejects", file=log)
+print(f"shard {sm.wildcards.get('shard') or sm.wildcards.get('evalset')}: {m['counts']}; {n} rejects", file=log)
