@@ -339,7 +339,8 @@ TABLE_SUFFIX = {"parquet": ".parquet", "arrow": ".arrow"}
 
 
 def write_table(table, path: Path, fmt: str) -> None:
-    """``table`` (pyarrow) to ``path``: Parquet (zstd) or uncompressed Arrow IPC (file format)."""
+    """``table`` (pyarrow) to ``path``: Parquet (zstd, no dictionary encoding) or uncompressed Arrow
+    IPC (file format)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -348,7 +349,7 @@ def write_table(table, path: Path, fmt: str) -> None:
     with atomic_files() as g:
         tmp = g.path(path)
         if fmt == "parquet":
-            pq.write_table(table, tmp, compression="zstd")
+            pq.write_table(table, tmp, compression="zstd", use_dictionary=False)  # smaller here: ids are unique
         else:
             with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
                 w.write_table(table)
