@@ -315,6 +315,18 @@ class _DeviceLacks(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _DeviceLacks())
+
+
+# pkgutil.iter_modules without the refused modules: plugin discovery (snakemake's executor
+# plugins) finds only what the device machine would have
+def _iter_modules(path=None, prefix=""):
+    return (m for m in _REAL_ITER(path, prefix) if m.name[len(prefix):].partition(".")[0] not in BLOCKED)
+
+
+import pkgutil  # noqa: E402
+
+_REAL_ITER = pkgutil.iter_modules
+pkgutil.iter_modules = _iter_modules
 """
 
 
