@@ -20,9 +20,11 @@ that hangs or runs long loses its own remaining figures only:
   ``parent`` (constrained transition decoding) trained briefly on the GPU by
   :func:`synprep.train.trainer.train`; each run's own training tokens/s is reported too.
 * ``tests``  -- the ``gpu``-marked tests (``pytest -m gpu`` over the files that have some).
-* ``table``  -- ``snakemake table --configfile config/table/gpu.yaml`` (the GPU table),
-  only where the workflow has a ``table`` target and that config exists; else a row
-  "skipped: no table target".
+* ``table``  -- ``snakemake table`` on config/table/gpu.yaml (the GPU table: every variant,
+  2 seeds) read through the pack's data (a copy of the config in the work folder),
+  :data:`TABLE_STEPS` updates a run (``--table-steps``); ``--quick``: a tiny table
+  (:data:`QUICK_TABLE`). Skipped with its reason where the workflow has no ``table``
+  target, the config is absent or snakemake is not installed.
 
 On a lent GPU machine that reaches no network, ``--pack DIR`` (here) and
 ``--from-pack DIR`` (there) carry everything it needs (bench/gpupack.py; docs/gpu.md
@@ -61,7 +63,7 @@ MEASUREMENTS = {
     "train": "training tokens/s of every registered variant, bf16 autocast vs fp32, same batches (bench/train.py timing)",
     "decode": "decoding sentences/s, greedy and beam 5, vanilla and parent trained briefly on the GPU",
     "tests": "the gpu-marked tests (pytest -m gpu): passed / failed",
-    "table": "snakemake table --configfile config/table/gpu.yaml (where the target and config exist)",
+    "table": "snakemake table --configfile config/table/gpu.yaml through the pack's data, every variant, 2 seeds",
 }
 #: seconds each part may take at most (table: what is left of --budget); install is the pack's
 CAPS = {"install": 45, "parse": 60, "train": 100, "decode": 60, "tests": 60, "table": None}
