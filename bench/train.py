@@ -125,8 +125,9 @@ def time_models(models: dict, batches: list, rounds: int, device, clock=time.per
         torch.nn.utils.clip_grad_norm_(list(m.parameters()), 1.0)
         opts[name].step()
 
-    for name in models:  # warm-up: allocator, kernels
-        step(name, batches[0])
+    for b in batches:  # warm-up on every batch: allocator, kernels, each shape's first-step costs
+        for name in models:
+            step(name, b)
     sync()
     per: dict[str, list[list[float]]] = {n: [[] for _ in batches] for n in models}
     for r in range(rounds):

@@ -25,6 +25,11 @@ for its configuration and for ``snakemake``/``dry_run``/``job_counts``):
         run_workflow(run.workdir, run.config, "results/shards/001", "results/shards/manifest.json")
 
 Both are marked nothing by themselves: mark a test that uses them ``workflow`` and ``slow``.
+
+``pud``: the en-de PUD training (120 pairs) and validation (24 pairs) datasets, built once
+a test module (the training tests' data; ``tests/train_helpers.run_cfg`` a short run on
+them). Shared helpers that are not fixtures live in ``tests/*_helpers.py``; no test file
+imports another (tests/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -133,3 +138,25 @@ def copy_of_finished_run(finished_demo_run, tmp_path):
     from .workflow_helpers import copy_run
 
     return copy_run(finished_demo_run, tmp_path / "run")
+
+
+@pytest.fixture(scope="module")
+def pud(tmp_path_factory):
+    """Train (120 pairs) and valid (24 pairs) datasets of the en-de PUD treebanks."""
+    from synprep.syntax.conllu import format_conllu, read_conllu
+    from synprep.dataset.shards import ShardConfig, build_dataset
+
+    en, de = UD / "en_pud-ud-test.conllu", UD / "de_pud-ud-test.conllu"
+    if not en.exists() or not de.exists():
+        pytest.skip(f"{UD} lacks the PUD treebanks: the shared UD data is needed for this test")
+    d = tmp_path_factory.mktemp("pud")
+    # English sentences without multiword tokens: their surface words (the shards') are
+    # the syntactic words induce-eval scores against
+    pairs = [(a, b) for a, b in zip(read_conllu(en), read_conllu(de)) if not a.mwts]
+    for name, sl in (("train", slice(0, 120)), ("valid", slice(120, 144))):
+        (d / f"{name}.en.conllu").write_text("".join(format_conllu(a) for a, _ in pairs[sl]), encoding="utf-8")
+        (d / f"{name}.de.conllu").write_text("".join(format_conllu(b) for _, b in pairs[sl]), encoding="utf-8")
+    build_dataset(d / "train", src=str(d / "train.en.conllu"), tgt=str(d / "train.de.conllu"), cfg=ShardConfig(vocab_size=600, projectivity="lift"),
+                  languages={"src": "en", "tgt": "de"})
+    build_dataset(d / "valid", src=str(d / "valid.en.conllu"), tgt=str(d / "valid.de.conllu"), cfg=ShardConfig(projectivity="lift"), vocab_from=d / "train")
+    return d

@@ -223,3 +223,42 @@ def test_no_backend_name_is_compared_outside_the_parsers_package(tmp_path):
     files += sorted((REPO / "workflow" / "rules").glob("*.smk")) + [REPO / "Snakefile"]
     found = [hit for p in files for hit in _backend_comparisons(p, names)]
     assert not found, "backend names compared outside synprep/parsers/ (ask the backend instead):\n" + "\n".join(found)
+
+
+def _test_file_imports(path: Path) -> list[str]:
+    """``file:line: module`` for each test_*.py module that the file ``path`` imports."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] + ([a.name for a in node.names] if not node.module or node.module == "tests" else [])
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found += [f"{path.relative_to(REPO)}:{node.lineno}: {n}" for n in names if n.rsplit(".", 1)[-1].startswith("test_")]
+    return found
+
+
+def test_no_test_file_imports_another():
+    """Shared fixtures live in tests/conftest.py, shared helpers in tests/*_helpers.py:
+    a test file imported by another runs its module-level code (and offers its tests'
+    names) twice, and a change to one test file breaks others (issue 30)."""
+    files = sorted((REPO / "tests").glob("*.py"))
+    assert {"test_train.py", "conftest.py", "model_helpers.py"} <= {f.name for f in files}  # the walk sees the tests
+    bad = [line for f in files for line in _test_file_imports(f)]
+    assert not bad, "move what is shared to tests/conftest.py or a tests/*_helpers.py module:\n" + "\n".join(bad)
+
+
+def test_the_test_import_check_sees_one(monkeypatch):
+    f = REPO / "tests" / "test_architecture.py"
+    monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: "from .test_models import ALL\nfrom tests import test_x\n")
+    assert _test_file_imports(f) == ["tests/test_architecture.py:1: test_models", "tests/test_architecture.py:2: test_x"]
+
+
+def test_the_moved_modules_keep_their_old_paths():
+    """The held-out split and the pair-file format moved (CHANGELOG.md); the old imports work."""
+    from synprep.dataset import accounting, heldout, pairfile
+    from synprep.stages import prepare
+
+    assert [getattr(accounting, n) for n in accounting.MOVED] == [getattr(heldout, n) for n in accounting.MOVED]
+    assert prepare.read_shard is pairfile.read_pairs and prepare.write_pairs is pairfile.write_pairs

@@ -16,8 +16,7 @@ from synprep.models.ch import linearize, tag_sources
 from synprep.models.sh import piece_labels
 from synprep.models.sisa import first_piece_parents
 from synprep.models.structpos import tree_depths_and_distances
-from tests.test_models import LABELS, V, make_batch, pud_batch, random_projective, tiny
-from tests.test_train import pud  # noqa: F401  (the fixture: PUD train/valid datasets)
+from tests.model_helpers import LABELS, V, make_batch, pud_batch, random_projective, tiny, vocab
 
 
 @pytest.fixture(autouse=True)
@@ -287,7 +286,6 @@ def test_baselines_decode_with_their_own_probabilities(variant):
     from dataclasses import replace
 
     from synprep.translate.decode import beam_search
-    from tests.test_decode import vocab
 
     torch.manual_seed(3)
     model = build_model(tiny(variant)).eval()
@@ -347,7 +345,7 @@ def test_baseline_configs_reject_bad_values():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["sh", "sisa", "ch", "structpos"])
-def test_baselines_train_translate_and_evaluate_from_the_shards(pud, tmp_path, capsys, variant):  # noqa: F811
+def test_baselines_train_translate_and_evaluate_from_the_shards(pud, tmp_path, capsys, variant):
     """synprep train (with validation), translate and evaluate, from a checkpoint that
     rebuilds the model (C&H: its tagged source and parse-symbol vocabularies)."""
     import json

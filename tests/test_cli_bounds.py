@@ -12,7 +12,7 @@ import argparse
 
 import pytest
 
-from .test_faults import run_main
+from .cli_helpers import run_main
 
 #: numeric options whose bound depends on the data, checked when it is read
 DATA_BOUND = {("inspect", "--row")}  # negative rows count from the end

@@ -14,28 +14,7 @@ from synprep.syntax.conllu import format_conllu, read_conllu, read_conllu_string
 from synprep.errors import InputError
 
 from .conftest import UD_FILES, ud_path
-
-
-def row(i, form, head, rel, misc="_", feats="_", upos="X"):
-    return f"{i}\t{form}\t{form.lower()}\t{upos}\t_\t{feats}\t{head}\t{rel}\t_\t{misc}"
-
-
-GERMAN = "\n".join(
-    [
-        "# sent_id = de-1",
-        "# text = Er geht zum Bahnhof.",
-        row(1, "Er", 2, "nsubj"),
-        row(2, "geht", 0, "root"),
-        "3-4\tzum\t_\t_\t_\t_\t_\t_\t_\t_",
-        row(3, "zu", 5, "case"),
-        row(4, "dem", 5, "det"),
-        row(5, "Bahnhof", 2, "obl", misc="SpaceAfter=No"),
-        "5.1\tgeht\tgehen\tVERB\t_\t_\t_\t_\t2:conj\t_",
-        row(6, ".", 2, "punct"),
-        "",
-        "",
-    ]
-)
+from .data_helpers import GERMAN, MALFORMED, W1, W2, row  # noqa: F401
 
 
 def test_reads_ids_text_mwt_spaceafter_and_ignores_empty_nodes():
@@ -92,47 +71,6 @@ def test_agrees_with_the_conllu_package_on_all_ud_files(ud_file):
 
 # ----------------------------------------------------------------------------- malformations
 
-W1 = row(1, "A", 0, "root")
-W2 = row(2, "b", 1, "dep")
-
-#: (name, text, line, expected message) - at least 15 distinct malformations
-MALFORMED = [
-    ("columns", "1\tA\ta\tX\t_\t_\t0\troot\t_\n\n", 1, "found 9 tab-separated columns; expected 10"),
-    ("spaces", "1 A a X _ _ 0 root _ _\n\n", 1, "are the columns separated by spaces instead of tabs?"),
-    ("id-text", W1 + "\n" + row("two", "b", 1, "dep") + "\n\n", 2, "ID 'two' is not an integer; expected 2"),
-    ("id-order", W1 + "\n" + row(3, "b", 1, "dep") + "\n\n", 2, "ID 3 is out of order; expected 2"),
-    ("id-start", row(0, "A", 0, "root") + "\n\n", 1, "ID 0 is out of order; expected 1"),
-    ("head-text", W1 + "\n" + row(2, "b", "x", "dep") + "\n\n", 2, "HEAD 'x' of word 2 is not an integer; expected 0..2"),
-    ("head-range", W1 + "\n" + row(2, "b", 5, "dep") + "\n\n", 2, "HEAD 5 of word 2 is out of range; expected 0..2"),
-    ("head-negative", W1 + "\n" + row(2, "b", -1, "dep") + "\n\n", 2, "HEAD -1 of word 2 is out of range"),
-    ("no-root", row(1, "A", 2, "dep") + "\n" + row(2, "b", 1, "dep") + "\n\n", 1, "no root: no word has HEAD 0; expected exactly one"),
-    ("roots", W1 + "\n" + row(2, "b", 0, "root") + "\n\n", 2, "several roots: words 1 and 2 have HEAD 0; expected exactly one"),
-    (
-        "cycle",
-        W1 + "\n" + row(2, "b", 3, "dep") + "\n" + row(3, "c", 2, "dep") + "\n\n",
-        2,
-        "cycle in the tree: 2 -> 3 -> 2; expected every word to reach the root",
-    ),
-    ("self-loop", W1 + "\n" + row(2, "b", 2, "dep") + "\n\n", 2, "word 2 is its own head"),
-    ("deprel-empty", W1 + "\n" + row(2, "b", 1, "_") + "\n\n", 2, "word 2 has an empty DEPREL"),
-    ("deprel-blank", W1 + "\n" + row(2, "b", 1, "") + "\n\n", 2, "word 2 has an empty DEPREL"),
-    ("mwt-malformed", "1-x\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "multiword range '1-x' is malformed"),
-    ("mwt-reversed", "2-1\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "multiword range 2-1 is empty or reversed"),
-    ("mwt-start", W1 + "\n3-4\tcd\t_\t_\t_\t_\t_\t_\t_\t_\n" + W2 + "\n\n", 2, "does not start at the next word or overlaps"),
-    (
-        "mwt-overlap",
-        "1-2\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_\n" + W2 + "\n" + row(3, "c", 1, "dep") + "\n\n",
-        3,
-        "does not start at the next word or overlaps",
-    ),
-    ("mwt-past-end", "1-2\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "multiword range 1-2 ends after the last word 1"),
-    ("mwt-no-words", "# sent_id = x\n1-2\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n\n", 1, "multiword token but no words"),
-    ("empty-node", W1 + "\n1.x\tE\t_\t_\t_\t_\t_\t_\t_\t_\n\n", 2, "empty-node ID '1.x' is malformed"),
-    ("comment-inside", W1 + "\n# note\n" + W2 + "\n\n", 2, "comment line inside a sentence"),
-    ("truncated", W1 + "\n" + W2 + "\n", 2, "the file ends inside the sentence that starts at line 3; expected an empty line"),
-    # a bad line of the cut-off last sentence comes first in file order (issue 21 item 8)
-    ("truncated-columns", W1 + "\n2\tb\tb\tX\t_\t_\t1\n" + row(3, "c", 1, "dep") + "\n", 2, "found 7 tab-separated columns; expected 10"),
-]
 
 
 @pytest.mark.parametrize("name,text,line,message", MALFORMED, ids=[m[0] for m in MALFORMED])
@@ -169,7 +107,6 @@ def _named(data: bytes, name: str):
 
 
 # ----------------------------------------------------------------------------- properties
-
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)

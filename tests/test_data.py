@@ -13,7 +13,7 @@ from synprep.dataset.data import IGNORE_INDEX, Batch, Collate, ShardDataset, Tok
 from synprep.errors import ConfigError  # noqa: E402
 from synprep.dataset.shards import ShardConfig, build_dataset  # noqa: E402
 
-from .test_shards import SRC, TGT  # noqa: E402
+from .data_helpers import SRC, TGT  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from synprep.translate.decode import GraphTracker, TargetVocab, beam_search, det
 from synprep.syntax.features import decoder_graph, flat_from_sentences
 from synprep.models import build_model
 from synprep.syntax.transitions import State, replay
-from tests.test_models import ALL, LABELS, PIECES, V, make_batch, random_projective, tiny
+from tests.model_helpers import ALL, LABELS, PIECES, V, make_batch, random_projective, tiny, vocab
 from tests.numerics import assert_close, test_threads
 
 
@@ -23,12 +23,6 @@ def one_thread():
     torch.set_num_threads(test_threads())
     yield
     torch.set_num_threads(n)
-
-
-def vocab() -> TargetVocab:
-    begins = np.array([p.startswith("\u2581") for p in PIECES])
-    special = np.arange(V) < 4
-    return TargetVocab(PIECES, begins, special, LABELS, pad_id=0, bos_id=2, eos_id=3)
 
 
 TRANSITION_VARIANTS = [v for v in ALL if v in ("linearized", "parent", "gcn", "gcn-nogates", "gcn-nolabels")]

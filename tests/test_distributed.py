@@ -18,7 +18,7 @@ from synprep.train.distributed import Dist, drop_tail, share
 from synprep.train.trainer import RunConfig, train
 from tests.numerics import assert_close
 
-from .test_train import pud, run_cfg  # noqa: F401  (the PUD datasets fixture)
+from .train_helpers import run_cfg  # noqa: F401
 
 
 def test_an_update_group_is_shared_out_by_rank():
@@ -87,7 +87,7 @@ def _same_run(ddp: Path, one: Path) -> None:
     assert _records(ddp, "start")[0]["processes"] == 2
 
 
-def test_two_processes_train_like_one_over_the_same_batches_and_resume_exactly(pud, tmp_path):  # noqa: F811
+def test_two_processes_train_like_one_over_the_same_batches_and_resume_exactly(pud, tmp_path):
     """2 processes x accumulate 2 (gradients synchronised once an update, the first
     micro-batch under no_sync): 2 updates, stop, resume to 5 (across the epoch's end) ==
     1 process x accumulate 4 straight to 5, over the same 4 batches an update. The parent
@@ -101,7 +101,7 @@ def test_two_processes_train_like_one_over_the_same_batches_and_resume_exactly(p
     _same_run(ddp, tmp_path / "one")
 
 
-def test_an_epoch_too_small_for_the_processes_is_an_error(pud, tmp_path):  # noqa: F811
+def test_an_epoch_too_small_for_the_processes_is_an_error(pud, tmp_path):
     """1 batch an epoch and 2 processes: a clear error, not a run that never ends."""
     from synprep.errors import ConfigError
     from synprep.train.trainer import Trainer
@@ -115,7 +115,7 @@ def test_an_epoch_too_small_for_the_processes_is_an_error(pud, tmp_path):  # noq
 
 
 @pytest.mark.gpu
-def test_two_gpus_train_like_one(pud, tmp_path):  # noqa: F811
+def test_two_gpus_train_like_one(pud, tmp_path):
     """NCCL, one process a GPU (fp32 for the comparison): the same as one process."""
     if torch.cuda.device_count() < 2:
         pytest.skip("needs two CUDA devices")

@@ -10,8 +10,7 @@ from synprep.errors import ConfigError
 from synprep.dataset.exporters import PascalExporter, TransitionsExporter, parent_line, parse_options, render_word
 from synprep.dataset.shards import ShardConfig, build_dataset, iter_rows
 
-from .test_conllu import row
-from .test_shards import SRC, TGT, sent
+from .data_helpers import SRC, TGT, row, sent
 
 JOHN = sent(
     "j1",

@@ -19,8 +19,8 @@ from synprep.errors import ConfigError, InputError
 from synprep.util.outputs import MARKER
 from synprep.syntax.oracle_io import SentenceOracle, native_available, stream_oracle
 
-from .test_conllu import GERMAN, W1, row
-from .test_shards import replay_stored
+from .cli_helpers import run_main
+from .data_helpers import GERMAN, W1, pair_conllu, replay_stored, row
 
 BOM = "\ufeff"
 
@@ -325,15 +325,6 @@ def run_killed(n: int, *args):
     return subprocess.run([sys.executable, "-c", KILLER, str(n), *args], capture_output=True)
 
 
-def run_main(capsys, *args) -> tuple[int, str]:
-    """``synprep ARGS`` in this process: (exit status, stderr)."""
-    from synprep.cli import main
-
-    capsys.readouterr()
-    rc = main([str(a) for a in args])
-    return rc, capsys.readouterr().err
-
-
 def snapshot(d) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
 
@@ -436,14 +427,6 @@ def test_6_replace_dir_swaps_whole_directories_or_leaves_them(tmp_path, monkeypa
 
 
 # ============================================================ 7. training reads only intact data
-
-
-def pair_conllu(n: int, tag: str) -> tuple[str, str]:
-    """n parallel sentences of three words."""
-    src = "".join(f"# sent_id = {tag}{k}\n" + row(1, f"the{k % 5}", 2, "det") + "\n" + row(2, f"cat{k % 9}", 3, "nsubj")
-                  + "\n" + row(3, "sat", 0, "root") + "\n\n" for k in range(n))
-    tgt = src.replace("the", "die").replace("cat", "Katze").replace("sat", "saß")
-    return src, tgt
 
 
 @pytest.fixture(scope="module")

@@ -51,7 +51,7 @@ from hypothesis import strategies as st
 
 from synprep.errors import SynprepError
 
-from .test_conllu import GERMAN, row
+from .data_helpers import GERMAN, row
 
 #: examples a reader in the default run; the slow run tries SLOW times as many
 COUNTS = {"oracle": 120, "shard": 40, "split": 80, "filter": 50, "parse": 60, "loader": 40, "manifest": 40,
@@ -738,7 +738,7 @@ test_scores, test_scores_long = fuzz_tests("scores", SCORE_DTYPES, st.one_of(st.
 # ============================================================ issue 35: a file added while a command runs
 
 
-from .test_outputs import COMMANDS, command, inputs, leftovers, made, tree  # noqa: E402,F401 (fixtures)
+from .cli_helpers import COMMANDS, command, inputs, leftovers, made, tree  # noqa: E402,F401 (fixtures)
 
 #: when the user's file appears: while the command works (before its last marker),
 #: between the check at the swap and the atomic exchange's aftermath (written into the
@@ -790,7 +790,7 @@ def add_during(monkeypatch, moment: str, target: Path, name: str) -> None:
 def test_a_file_added_to_an_output_folder_at_any_moment_of_a_command_survives(name, moment, foreign, made, inputs,
                                                                               tmp_path_factory, capsys):
     """Issue 35, class 1: ``replace_dir`` checked the folder once, at the start."""
-    from .test_faults import run_main
+    from .cli_helpers import run_main
 
     work = tmp_path_factory.mktemp("added")
     d = work / "out"

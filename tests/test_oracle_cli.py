@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from synprep.syntax.oracle_io import SentenceOracle, Summary, native_available, stream_oracle
 
-from .test_conllu import GERMAN, MALFORMED, W1, row
+from .data_helpers import GERMAN, MALFORMED, W1, row
 
 EXAMPLE = "\n".join(
     [

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from synprep.dataset import accounting as acc
+from synprep.dataset import heldout
 from synprep.report import PLOTS, ReportInputs, merge_stats, read_run, shard_stats, write_report
 
 IDS = [f"c:{n}" for n in (1, 4, 5, 9)]
@@ -621,16 +622,16 @@ def test_heldout_pairs_are_chosen_by_id_whatever_the_sharding(tmp_path):
 
     every = ids(dirs[0][1]) + ids(dirs[1][1])
     assert len(every) >= 30
-    tr, ho = acc.split_pairs(dirs, dirs[0][1], tmp_path / "train", tmp_path / "heldout", 7)
+    tr, ho = heldout.split_pairs(dirs, dirs[0][1], tmp_path / "train", tmp_path / "heldout", 7)
     held, rest = ids(tmp_path / "heldout"), ids(tmp_path / "train")
     assert len(held) == 7 and sorted(held + rest) == sorted(every) and not set(held) & set(rest)
-    assert set(held) == acc.heldout_ids(every, 7) == acc.heldout_ids(every[::-1], 7)  # not the shards' order
+    assert set(held) == heldout.heldout_ids(every, 7) == heldout.heldout_ids(every[::-1], 7)  # not the shards' order
     assert set(held) != set(every[-7:]) and {i for _, d in dirs for i in ids(d)[:3]} != set(held)
     assert len(ShardDataset(tmp_path / "heldout")) == 7 and len(ShardDataset(tmp_path / "train")) == len(every) - 7
     assert ho["config"]["heldout_pairs"] == 7 and ho["counts"]["kept"] == 7 and tr["counts"]["kept"] == len(every) - 7
     # a share of the kept pairs, and the limits
-    assert acc.heldout_count(0.25, len(every)) == round(0.25 * len(every))
+    assert heldout.heldout_count(0.25, len(every)) == round(0.25 * len(every))
     with pytest.raises(ConfigError, match="nothing is left to train on"):
-        acc.heldout_count(len(every), len(every))
+        heldout.heldout_count(len(every), len(every))
     with pytest.raises(ConfigError, match="whole number"):
-        acc.heldout_count(2.5, len(every))
+        heldout.heldout_count(2.5, len(every))

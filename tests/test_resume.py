@@ -18,11 +18,10 @@ import torch
 from synprep.cli import main
 from synprep.errors import InputError
 
-from .test_train import pud  # noqa: F401  (the PUD datasets fixture)
 
 
 @pytest.fixture(scope="module")
-def other(pud, tmp_path_factory):  # noqa: F811
+def other(pud, tmp_path_factory):
     """A dataset of the training pairs with another subword model of the same size
     (as a rebuild with another sample or seed makes): the same sizes, other pieces."""
     from synprep.dataset.shards import ShardConfig, build_dataset
@@ -42,7 +41,7 @@ def train_args(data: Path, out: Path, *extra: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def trained(pud, tmp_path_factory):  # noqa: F811
+def trained(pud, tmp_path_factory):
     """A run of 1 update (synprep train) on a copy of the training set."""
     d = tmp_path_factory.mktemp("trained")
     shutil.copytree(pud / "train", d / "data")
@@ -107,7 +106,7 @@ def test_the_analysis_dumps_check_the_checkpoints_vocabularies(run, other, tmp_p
     assert not (tmp_path / "dump").exists()
 
 
-def test_resume_on_other_rows_with_the_same_vocabularies_is_refused(run, pud, capsys):  # noqa: F811
+def test_resume_on_other_rows_with_the_same_vocabularies_is_refused(run, pud, capsys):
     """The validation set, written with the training set's vocabularies: the same
     fingerprint, other rows (a config edit that rebuilt the shards)."""
     data, out = run
@@ -117,7 +116,7 @@ def test_resume_on_other_rows_with_the_same_vocabularies_is_refused(run, pud, ca
     assert "the training data differ" in err and "subword model" not in err, err
 
 
-def test_a_run_on_another_corpus_in_the_same_folder_starts_over_not_fails(run, pud, tmp_path, capsys):  # noqa: F811
+def test_a_run_on_another_corpus_in_the_same_folder_starts_over_not_fails(run, pud, tmp_path, capsys):
     """(issue 21: the demo's results/train/vanilla/ resumed on a user's corpus and failed
     with `model.n_labels = 37 but the dataset ... has 44`, a key the user never set)"""
     from synprep.dataset.shards import ShardConfig, build_dataset
@@ -157,6 +156,33 @@ def test_a_checkpoint_without_the_data_record_is_not_resumed(run, capsys):
     torch.save(state, ck)
     assert main(train_args(data, out, "--max-steps", "2")) == 2
     assert "records no data checksum" in capsys.readouterr().err
+
+
+#: the keys of a checkpoint, in order, as synprep wrote them before the trainer's state
+#: was one object (synprep.train.state): the layout stayed, so old checkpoints load
+LAYOUT = ["model", "optimizer", "step", "epoch", "pos", "best_score", "best_step", "best_metric", "elapsed_s",
+          "valid_step", "rng", "config", "vocab", "data"]
+
+
+def test_the_state_is_saved_whole_in_the_layout_older_checkpoints_have(run, capsys):
+    from synprep.train.state import SAVED, TrainState
+
+    data, out = run
+    ck = out / "checkpoint_last.pt"
+    st = torch.load(ck, weights_only=True)
+    assert list(st) == LAYOUT
+    state = TrainState.from_checkpoint(st)
+    assert (state.step, state.epoch, state.pos, state.wrote_best) == (1, 0, 1, True)
+    assert (state.best_score, state.elapsed_before) == (st["best_score"], st["elapsed_s"])
+    assert state.checkpoint_fields(st["elapsed_s"], st["best_metric"]) == {k: st[k] for k in SAVED}
+    # the oldest checkpoints lack valid_step: one resumes
+    del st["valid_step"], st["best_metric"]
+    torch.save(st, ck)
+    assert main(train_args(data, out, "--max-steps", "2")) == 0
+    assert "resumed" in capsys.readouterr().err
+    again = torch.load(ck, weights_only=True)
+    assert list(again) == LAYOUT and again["step"] == 2
+    assert again["elapsed_s"] >= st["elapsed_s"]  # the time used before the resume is counted on
 
 
 def test_the_fingerprint_covers_special_ids_and_arc_tokens(run):

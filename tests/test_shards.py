@@ -31,36 +31,10 @@ from synprep.syntax.transitions import Piece, left, replay, right
 from synprep.syntax.tree import projectivize, to_tree
 
 from .conftest import ud_path
-from .test_conllu import row
-
-MWT = "3-4\tzum\t_\t_\t_\t_\t_\t_\t_\t_"
-CYCLE_MWT = "1-2\tvom\t_\t_\t_\t_\t_\t_\t_\t_"
+from .data_helpers import CYCLE_MWT, MWT, SRC, TGT, replay_stored, row, sent  # noqa: F401
 
 
-def sent(sid, *rows_):
-    return "\n".join([f"# sent_id = {sid}", *rows_, "", ""])
 
-
-SRC = "".join(
-    [
-        sent("p1", row(1, "John", 2, "nsubj"), row(2, "put", 0, "root"), row(3, "the", 4, "det"), row(4, "coals", 2, "obj"), row(5, "out", 2, "compound:prt")),
-        sent("p2", row(1, "A", 0, "root"), row(2, "b", 3, "dep"), row(3, "c", 2, "dep")),  # cycle: invalid
-        sent("p3", row(1, "It", 2, "nsubj"), row(2, "works", 0, "root")),
-        sent("p4", row(1, "A", 2, "det"), row(2, "hearing", 0, "root")),
-        sent("p5", *[row(i, f"word{i}", 1 if i > 1 else 0, "dep" if i > 1 else "root") for i in range(1, 70)]),
-        sent("p6", row(1, "The", 2, "det"), row(2, "cat", 3, "nsubj"), row(3, "sat", 0, "root"), row(4, ".", 3, "punct")),
-    ]
-)
-TGT = "".join(
-    [
-        sent("p1", row(1, "Er", 2, "nsubj"), row(2, "geht", 0, "root"), MWT, row(3, "zu", 5, "case"), row(4, "dem", 5, "det"), row(5, "Bahnhof", 2, "obl"), row(6, ".", 2, "punct")),
-        sent("p2", row(1, "Gut", 0, "root")),
-        sent("p3", CYCLE_MWT, row(1, "von", 3, "case"), row(2, "dem", 0, "root"), row(3, "Haus", 2, "nmod")),  # mwt-cycle
-        sent("p4", row(1, "Eine", 0, "root"), row(2, "Anhörung", 1, "dep"), row(3, "ist", 1, "dep"), row(4, "über", 2, "nmod")),  # non-projective
-        sent("p5", row(1, "Kurz", 0, "root")),
-        sent("p6", row(1, "Die", 2, "det"), row(2, "Katze", 3, "nsubj"), row(3, "saß", 0, "root"), row(4, ".", 3, "punct")),
-    ]
-)
 CFG = dict(vocab_size=400, max_len=60, shard_size=2, character_coverage=1.0)
 
 
@@ -135,20 +109,6 @@ def test_manifest_records_vocabularies_layout_and_checksums(dataset):
     assert m["settings"]["max_len"] == 60 and m["settings"]["projectivity"] == "drop"
     assert list(m["columns"]) == schema(["src", "tgt"], "tgt").names
     verify(out)
-
-
-def replay_stored(row_, labels, begins, V):
-    """(heads, labels) of a shard row's stored target transitions, replayed through
-    the transition system (``begins``: the word-start mask of the target pieces,
-    ``V``: the manifest's ``arc_base``)."""
-    seq = []
-    for x in row_["tgt_transitions"]:
-        if x < V:
-            seq.append(Piece(str(x), bool(begins[x])))
-        else:
-            k, rt = divmod(x - V, 2)
-            seq.append(right(labels[k]) if rt else left(labels[k]))
-    return replay(seq, len(row_["tgt_heads"]))
 
 
 def _trees(path, policy=None):

@@ -17,6 +17,7 @@ from synprep.translate.evaluate import score
 from synprep.models import variants
 from synprep.train.trainer import RunConfig, inverse_sqrt, load_config, load_model, train
 from tests.numerics import assert_close, test_threads
+from tests.train_helpers import run_cfg
 
 from .conftest import UD
 
@@ -27,44 +28,6 @@ def one_thread():
     torch.set_num_threads(test_threads())
     yield
     torch.set_num_threads(n)
-
-
-@pytest.fixture(scope="module")
-def pud(tmp_path_factory):
-    """Train (120 pairs) and valid (24 pairs) datasets of the en-de PUD treebanks."""
-    from synprep.syntax.conllu import format_conllu, read_conllu
-    from synprep.dataset.shards import ShardConfig, build_dataset
-
-    en, de = UD / "en_pud-ud-test.conllu", UD / "de_pud-ud-test.conllu"
-    if not en.exists() or not de.exists():
-        pytest.skip(f"{UD} lacks the PUD treebanks: the shared UD data is needed for this test")
-    d = tmp_path_factory.mktemp("pud")
-    # English sentences without multiword tokens: their surface words (the shards') are
-    # the syntactic words induce-eval scores against
-    pairs = [(a, b) for a, b in zip(read_conllu(en), read_conllu(de)) if not a.mwts]
-    for name, sl in (("train", slice(0, 120)), ("valid", slice(120, 144))):
-        (d / f"{name}.en.conllu").write_text("".join(format_conllu(a) for a, _ in pairs[sl]), encoding="utf-8")
-        (d / f"{name}.de.conllu").write_text("".join(format_conllu(b) for _, b in pairs[sl]), encoding="utf-8")
-    build_dataset(d / "train", src=str(d / "train.en.conllu"), tgt=str(d / "train.de.conllu"), cfg=ShardConfig(vocab_size=600, projectivity="lift"),
-                  languages={"src": "en", "tgt": "de"})
-    build_dataset(d / "valid", src=str(d / "valid.en.conllu"), tgt=str(d / "valid.de.conllu"), cfg=ShardConfig(projectivity="lift"), vocab_from=d / "train")
-    return d
-
-
-def run_cfg(pud: Path, out: Path, variant: str = "vanilla", prefix: str = "exact", **train) -> RunConfig:
-    t = dict(
-        train=str(pud / "train"),
-        valid=str(pud / "valid"),
-        out=str(out),
-        max_tokens=600,
-        warmup=4,
-        lr=1e-3,
-        valid_every=3,
-        log_every=1,
-        progress=False,
-    )
-    t.update(train)
-    return RunConfig.from_dict({"preset": "tiny", "model": {"variant": variant, "dropout": 0.1, "prefix": {"mode": prefix}}, "train": t})
 
 
 # --------------------------------------------------------------------------- config and schedule
@@ -640,7 +603,7 @@ def test_accumulated_update_equals_one_update_on_the_union(pud, tmp_path, varian
         assert torch.equal(p, q)  # same seed, same start
     one.update([a + b])
     acc.update([a, b])
-    assert (one.step, acc.step, one.pos, acc.pos) == (1, 1, 1, 2)
+    assert (one.state.step, acc.state.step, one.state.pos, acc.state.pos) == (1, 1, 1, 2)
     assert one.acc["tokens"] == acc.acc["tokens"] > 0
     assert acc.acc["loss"] == pytest.approx(one.acc["loss"], rel=1e-5)
     # the gradients (kept until the next update) are the same; Adam's first step is

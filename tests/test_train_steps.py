@@ -15,7 +15,7 @@ import torch
 from synprep.train import trainer as tr
 from synprep.util.progress import LineProgress
 
-from .test_train import pud, run_cfg  # noqa: F401  (the PUD datasets fixture)
+from .train_helpers import run_cfg
 
 
 class FakeClock:
@@ -58,7 +58,7 @@ def records(out) -> list[dict]:
     return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
 
 
-def test_max_minutes_is_a_hard_limit_validation_included(pud, tmp_path, slow_steps):  # noqa: F811
+def test_max_minutes_is_a_hard_limit_validation_included(pud, tmp_path, slow_steps):
     """2 minutes, 20 s updates, 30 s validations every 3 updates: updates at 20, 40, 60,
     the validation to 90, an update to 110; the next update (20 s) would end at 130 and
     the final validation (30 s, as long as the last) at 140: neither starts, and the
@@ -80,7 +80,7 @@ def test_max_minutes_is_a_hard_limit_validation_included(pud, tmp_path, slow_ste
     assert len(warm) == 1 and "stopped at update 4" in warm[0] and "train.warmup = 500" in warm[0], said
 
 
-def test_a_run_whose_validation_never_fits_still_ends_with_both_checkpoints(pud, tmp_path, slow_steps):  # noqa: F811
+def test_a_run_whose_validation_never_fits_still_ends_with_both_checkpoints(pud, tmp_path, slow_steps):
     """30 s: one update (20 s); another would end at 40 s, and the validation (its batches
     at a third of an update's time a batch: longer than the 10 s left) does not start.
     checkpoint_best.pt is then the last checkpoint (no score), so that a workflow's
@@ -100,7 +100,7 @@ def test_a_run_whose_validation_never_fits_still_ends_with_both_checkpoints(pud,
     assert [r["step"] for r in records(out) if r["event"] == "valid"] == [2]
 
 
-def test_the_warm_up_warning_fires_when_the_time_ends_the_run(pud, tmp_path, slow_steps):  # noqa: F811
+def test_the_warm_up_warning_fires_when_the_time_ends_the_run(pud, tmp_path, slow_steps):
     said: list[str] = []
     tr.train(run_cfg(pud, tmp_path / "r", max_steps=1000, max_minutes=1, valid_every=1000, warmup=50), log=said.append,
              clock=slow_steps)
@@ -138,7 +138,7 @@ def test_the_eta_never_lies_past_the_time_limit():
     assert f.getvalue().rstrip().endswith("ETA 0:09"), f.getvalue()
 
 
-def test_the_trainer_gives_its_progress_the_time_left(pud, tmp_path, monkeypatch):  # noqa: F811
+def test_the_trainer_gives_its_progress_the_time_left(pud, tmp_path, monkeypatch):
     import sys
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)

@@ -28,7 +28,7 @@ from synprep.syntax.transitions import (
 )
 from synprep.syntax.tree import is_projective, to_tree
 
-from .test_tree import random_tree
+from .data_helpers import random_tree
 
 # the paper's example: John put the coals out
 WORDS = ["John", "put", "the", "coals", "out"]

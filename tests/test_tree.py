@@ -13,7 +13,7 @@ from synprep.errors import InputError
 from synprep.syntax.tree import is_projective, lift, nonprojective_arcs, projectivize, to_tree, universal
 
 from .conftest import UD_FILES, ud_path
-from .test_conllu import GERMAN, row
+from .data_helpers import GERMAN, random_tree, row
 
 
 def test_surface_words_merge_multiword_tokens():
@@ -107,15 +107,6 @@ def brute_projective(heads):
             return False
     del n
     return True
-
-
-def random_tree(rng: random.Random, n: int) -> list[int]:
-    order = list(range(n))
-    rng.shuffle(order)
-    heads = [-1] * n
-    for i, w in enumerate(order[1:], 1):
-        heads[w] = order[rng.randrange(i)]
-    return heads
 
 
 @settings(max_examples=400, deadline=None)

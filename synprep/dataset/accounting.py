@@ -322,81 +322,6 @@ def check(summary: dict) -> None:
         raise AccountingError("pairs were lost or repeated; the accounting per shard:\n" + render(summary))
 
 
-def heldout_count(spec: float, total: int) -> int:
-    """How many of ``total`` pairs ``train.heldout_pairs = spec`` holds out: N >= 1 is
-    that many pairs, 0 < x < 1 that share (rounded, at least 1). A ConfigError when
-    nothing would be left to train on."""
-    from ..errors import ConfigError
-
-    n = int(spec) if spec >= 1 else max(1, round(spec * total))
-    if spec >= 1 and spec != int(spec):
-        raise ConfigError(f"train.heldout_pairs = {spec}: expected a whole number of pairs (>= 1) or a share (0 < x < 1)")
-    if n >= total:
-        raise ConfigError(f"train.heldout_pairs = {spec} holds out {n} of the {total} kept pairs: nothing is left to "
-                          "train on; hold out fewer")
-    return n
-
-
-def heldout_ids(ids: Iterable[str], n: int) -> set[str]:
-    """The ``n`` pair ids whose SHA-256 (of the UTF-8 id) is smallest: a choice that
-    depends on the ids alone -- not on the shard count, the shard order or the other
-    pairs' text -- so the same corpus holds out the same pairs however it is sharded."""
-    import hashlib
-    import heapq
-
-    return set(heapq.nsmallest(n, ids, key=lambda i: hashlib.sha256(i.encode("utf-8")).digest()))
-
-
-def split_pairs(
-    shard_dirs: Sequence[tuple[str, str | os.PathLike]],
-    vocab_dir: str | os.PathLike,
-    train_out: str | os.PathLike,
-    heldout_out: str | os.PathLike,
-    spec: float,
-) -> tuple[dict, dict]:
-    """The training and held-out datasets of ``train.heldout_pairs = spec``
-    (:func:`heldout_count`, :func:`heldout_ids`): each shard's rows are copied, in
-    order, into ``<out>/parts/<shard>/`` of the side they belong to (Arrow files and a
-    manifest, as ``synprep shard`` writes them), and each side gets one
-    :func:`dataset_manifest` over its parts. Returns the two manifests."""
-    from pathlib import Path
-
-    import pyarrow as pa
-
-    from . import shards as sh
-
-    tables = {}
-    for name, d in shard_dirs:
-        _, parts = sh.open_dataset(d)
-        tables[name] = pa.concat_tables(parts) if parts else None
-    ids = [i for t in tables.values() if t is not None for i in t.column("src_id").to_pylist()]
-    held = heldout_ids(ids, heldout_count(spec, len(ids)))
-    out = []
-    for root, keep in ((Path(train_out), False), (Path(heldout_out), True)):
-        dirs = []
-        for name, d in shard_dirs:
-            t = tables[name]
-            m = sh.read_manifest(d)
-            part = root / "parts" / name
-            part.mkdir(parents=True, exist_ok=True)
-            w = sh.ShardWriter(part, t.schema if t is not None else sh.schema(), max(1, t.num_rows if t is not None else 1))
-            if t is not None:
-                mask = pa.array([(i in held) == keep for i in t.column("src_id").to_pylist()])
-                for b in t.filter(mask).to_batches():
-                    w.add(b)
-            files = w.close()
-            rows = sum(f["rows"] for f in files)
-            pm = {**m, "shards": files, "counts": {"input": rows, "kept": rows, "rejected": {}}}
-            write_bytes(part / sh.MANIFEST, sh.manifest_bytes(pm))
-            dirs.append((name, part))
-        rows = sum(f["rows"] for _, pd in dirs for f in sh.read_manifest(pd)["shards"])
-        summary = {"input": rows, "kept": rows, "stages": [], "balanced": True, "subset": True}
-        config = {"shards": [n for n, _ in shard_dirs], "heldout_pairs": spec, "heldout": keep,
-                  "selection": "the pairs whose id has the smallest SHA-256 (synprep.dataset.accounting.heldout_ids)"}
-        out.append(dataset_manifest(dirs, vocab_dir, root, summary, config=config))
-    return out[0], out[1]
-
-
 def dataset_manifest(
     shard_dirs: Sequence[tuple[str, str | os.PathLike]],
     vocab_dir: str | os.PathLike,
@@ -656,3 +581,15 @@ def remove_damaged_shards(dataset_dirs: Sequence[str | os.PathLike], lock_dir: s
         print(f"{d}: {why}; removed, the shard is rebuilt", file=sys.stderr)
         removed.append(os.fspath(d))
     return removed
+
+
+#: names that moved to :mod:`synprep.dataset.heldout`, importable from here as before (CHANGELOG.md)
+MOVED = ("heldout_count", "heldout_ids", "split_pairs")
+
+
+def __getattr__(name: str):
+    if name in MOVED:  # (lazily: heldout imports this module)
+        from . import heldout
+
+        return getattr(heldout, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,7 +30,7 @@ import os
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -103,6 +103,28 @@ class _Reject:
     reason: str
     where: str
     message: str
+
+
+class Kept(NamedTuple):
+    """A pair the tree stage kept, as pass 2 carries it in a chunk: its ``ordinal``
+    (its place in the input, what rejects and ids are counted by), its ``trees`` by side
+    and ``where`` each side was read (``FILE:LINE`` by side)."""
+
+    ordinal: int
+    trees: dict
+    where: dict
+
+
+class Encoded(NamedTuple):
+    """One side of a chunk in subwords (:meth:`_SideArrays.encode`): ``ids`` the piece
+    ids of every sentence, concatenated; ``counts`` the pieces of each word;
+    ``lengths`` the pieces of each sentence; ``bad`` {sentence index: why} for the
+    sentences the model cannot encode exactly."""
+
+    ids: np.ndarray
+    counts: np.ndarray
+    lengths: np.ndarray
+    bad: dict
 
 
 def _pairs(inputs: dict[str, str], bar=None) -> Iterator[tuple[int, dict]]:
@@ -182,12 +204,11 @@ class _SideArrays:
         self.max_depth = max_depth
         self.transitions = transitions
 
-    def encode(self, trees) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
-        """(piece ids, pieces per word, pieces per sentence, {sentence index: why}
-        for the sentences the model cannot encode exactly): the model's
+    def encode(self, trees) -> Encoded:
+        """The trees in subwords (:class:`Encoded`): the model's
         ``encode_trees`` (word by word for sentencepiece, the raw text projected onto
         the words for a pretrained tokenizer, :mod:`synprep.dataset.pretrained`)."""
-        return self.model.encode_trees(trees)
+        return Encoded(*self.model.encode_trees(trees))
 
     def columns(self, trees, ids, counts, prefix: str) -> dict:
         import pyarrow as pa
@@ -481,18 +502,18 @@ def _write_shards(out: Path, inputs, tside, cfg, vocab: _Vocabularies, chunk: in
 
 
 def _tree_chunks(pairs, stage: "TreeStage", chunk: int):
-    """(kept, rejects) chunks of the pairs read: ``kept`` holds (ordinal, {side: tree},
-    {side: FILE:LINE}) for up to ``chunk`` pairs the tree stage kept, ``rejects`` the
+    """(kept, rejects) chunks of the pairs read: ``kept`` holds the :class:`Kept` records
+    of up to ``chunk`` pairs the tree stage kept, ``rejects`` the
     stage's rejects read since the previous chunk. Invariant: every pair read is in
     exactly one chunk, kept or rejected; the last chunk may be short or empty."""
-    buf: list[tuple[int, dict, dict]] = []
+    buf: list[Kept] = []
     rejected: list[_Reject] = []
     for n, items in pairs:
         trees, rej = stage(n, items)
         if rej is not None:
             rejected.append(rej)
             continue
-        buf.append((n, trees, dict(stage.where)))
+        buf.append(Kept(n, trees, dict(stage.where)))
         if len(buf) >= chunk:
             yield buf, rejected
             buf, rejected = [], []
@@ -500,8 +521,7 @@ def _tree_chunks(pairs, stage: "TreeStage", chunk: int):
 
 
 def _encode_chunk(buf, arrays: dict, sch, tside, cfg):
-    """One chunk of pass 2: ``buf`` ((ordinal, {side: tree}, {side: FILE:LINE}) per
-    pair) encoded into subwords and columns. Returns (record batch of the pairs kept,
+    """One chunk of pass 2: ``buf`` (a :class:`Kept` a pair) encoded into subwords and columns. Returns (record batch of the pairs kept,
     or None for an empty chunk; the pairs rejected, :func:`_chunk_rejects`).
     Invariant: the batch's rows are the chunk's kept pairs in order."""
     import pyarrow as pa
@@ -509,15 +529,15 @@ def _encode_chunk(buf, arrays: dict, sch, tside, cfg):
     if not buf:
         return None, []
     sides = list(arrays)
-    enc = {s: arrays[s].encode([b[1][s] for b in buf]) for s in sides}
+    enc = {s: arrays[s].encode([b.trees[s] for b in buf]) for s in sides}
     keep, rejects = _chunk_rejects(buf, enc, sides, tside, cfg)
     cols = {}
     for s in sides:
-        ids, counts, per_sent, _bad = enc[s]
-        trees = [b[1][s] for b, k in zip(buf, keep) if k]
-        wkeep = np.repeat(keep, [len(b[1][s].words) for b in buf])
-        pkeep = np.repeat(wkeep, counts)
-        cols.update(arrays[s].columns(trees, ids[pkeep], counts[wkeep], s))
+        e = enc[s]
+        trees = [b.trees[s] for b, k in zip(buf, keep) if k]
+        wkeep = np.repeat(keep, [len(b.trees[s].words) for b in buf])
+        pkeep = np.repeat(wkeep, e.counts)
+        cols.update(arrays[s].columns(trees, e.ids[pkeep], e.counts[wkeep], s))
     return pa.RecordBatch.from_arrays([cols[n] for n in sch.names], schema=sch), rejects
 
 
@@ -530,26 +550,24 @@ def _chunk_rejects(buf, enc, sides, tside, cfg) -> tuple[np.ndarray, list]:
     rejects = []
     bad_words = np.zeros(len(buf), dtype=bool)
     for s in sides:  # source first: a pair is rejected for its first failing side
-        for i, why in sorted(enc[s][3].items()):
+        for i, why in sorted(enc[s].bad.items()):
             if not bad_words[i]:
                 bad_words[i] = True
-                rejects.append(_Reject(buf[i][0], s, "subwords", buf[i][2][s], why))
+                rejects.append(_Reject(buf[i].ordinal, s, "subwords", buf[i].where[s], why))
     too_long = np.zeros(len(buf), dtype=bool)
     for s in sides:
-        too_long |= enc[s][2] > cfg.max_len
+        too_long |= enc[s].lengths > cfg.max_len
     too_long &= ~bad_words
     for i in np.flatnonzero(too_long):
-        n, trees, where = buf[i]
-        s = next(s for s in sides if enc[s][2][i] > cfg.max_len)
-        rejects.append(_Reject(n, s, "too-long", where[s], f"{int(enc[s][2][i])} pieces > max_len {cfg.max_len}"))
+        s = next(s for s in sides if enc[s].lengths[i] > cfg.max_len)
+        rejects.append(_Reject(buf[i].ordinal, s, "too-long", buf[i].where[s], f"{int(enc[s].lengths[i])} pieces > max_len {cfg.max_len}"))
     keep = ~(too_long | bad_words)
     if cfg.max_target_pieces and tside is not None:
         # pieces only: the arc tokens of the transition sequence are not counted
-        tgt_long = keep & (enc[tside][2] > cfg.max_target_pieces)
+        tgt_long = keep & (enc[tside].lengths > cfg.max_target_pieces)
         for i in np.flatnonzero(tgt_long):
-            n, trees, where = buf[i]
-            msg = f"{int(enc[tside][2][i])} target pieces > max_target_pieces {cfg.max_target_pieces} (arc tokens not counted)"
-            rejects.append(_Reject(n, tside, "target-too-long", where[tside], msg))
+            msg = f"{int(enc[tside].lengths[i])} target pieces > max_target_pieces {cfg.max_target_pieces} (arc tokens not counted)"
+            rejects.append(_Reject(buf[i].ordinal, tside, "target-too-long", buf[i].where[tside], msg))
         keep &= ~tgt_long
     return keep, rejects
 

@@ -79,11 +79,11 @@ def shard_stats(
 def _length_stats(pairs: str | os.PathLike, kept: set[str] | None) -> dict:
     """``length_before`` (every pair of ``pairs``) and, when ``kept`` is known,
     ``length_after`` (the kept ones), per side."""
-    from ..stages.prepare import read_shard
+    from ..dataset.pairfile import read_pairs
 
     before: dict[str, list[int]] = {s: [] for s in SIDES}
     after: dict[str, list[int]] = {s: [] for s in SIDES}
-    for pid, src, tgt in read_shard(pairs):
+    for pid, src, tgt in read_pairs(pairs):
         for side, text in (("src", src), ("tgt", tgt)):
             n = _ws_len(text)
             before[side].append(n)

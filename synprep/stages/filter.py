@@ -11,7 +11,7 @@ from typing import Sequence
 from ..errors import ConfigError
 
 from ..filters.eflomal_seed import seeded_eflomal
-from .prepare import read_shard, write_pairs
+from ..dataset.pairfile import read_pairs, write_pairs
 
 
 def filter_shard(
@@ -42,7 +42,7 @@ def filter_shard(
             s.setdefault("src_lang", languages.get("src"))
             s.setdefault("tgt_lang", languages.get("tgt"))
     filters = build_filters(specs)
-    pairs = [Pair(*row) for row in read_shard(pairs_path)]
+    pairs = [Pair(*row) for row in read_pairs(pairs_path)]
     with seeded_eflomal(seed if any(s.get("name") == "align" for s in specs) else None) as seeded:
         result = run_filters(pairs, filters)
     if details_dir is not None:

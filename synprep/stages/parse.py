@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from ..dataset.pairfile import read_pairs
 from ..parsers import DEFAULT as DEFAULT_BACKEND, backend as parser_backend
-from .prepare import read_shard
 
 
 def parse_shard(
@@ -32,7 +32,7 @@ def parse_shard(
     from ..util.outputs import atomic_files
     from ..parsers.run import parse_rows
 
-    rows = list(read_shard(pairs_path))
+    rows = list(read_pairs(pairs_path))
     with atomic_files() as group:  # both sides and the rejects replaced together
         files = {side: group.open(out_conllu[side], "w", newline="\n") for side in ("src", "tgt")}
         with RejectWriter(out_rejects, group) as rw:

@@ -44,8 +44,9 @@ one-pair-a-line formats downstream (tab, CR, and the other characters that
 on the first line is dropped, and the newline is stripped.
 
 Output (one shard): ``id<TAB>src<TAB>tgt`` a line, UTF-8, no header, no quoting, in
-corpus order; rejects: ``id<TAB>stage<TAB>reason<TAB>detail`` (see
-:mod:`synprep.dataset.accounting`). Both are written atomically (temporary file, then
+corpus order (the pair-file format, :mod:`synprep.dataset.pairfile`, which reads and
+writes it; ``read_shard`` and ``write_pairs`` are importable from here as before);
+rejects: ``id<TAB>stage<TAB>reason<TAB>detail`` (see :mod:`synprep.dataset.accounting`). Both are written atomically (temporary file, then
 rename), so a killed job never leaves a partial shard behind.
 
 The workflow's per-shard steps over these files are in :mod:`synprep.stages.filter`,
@@ -62,13 +63,14 @@ import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator, Sequence
 
+from ..dataset.pairfile import BAD_COLUMNS, BAD_ENCODING
+from ..dataset.pairfile import read_pairs as read_shard  # noqa: F401  (the old name and path, CHANGELOG.md)
+from ..dataset.pairfile import write_pairs  # noqa: F401  (the old path)
 from ..errors import ConfigError, InputError
 from ..util.textio import open_file
 
 #: the reject stage name of this module
 STAGE = "prepare"
-BAD_ENCODING = "bad-encoding"
-BAD_COLUMNS = "bad-columns"
 
 #: a corpus name (ids are <name>:<line>)
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -444,38 +446,6 @@ def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]])
             raise InputError(spec.files[0], None, "the corpus is empty; expected one pair a line")
         files.flush()
     return summary
-
-
-def read_shard(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
-    """``(id, src, tgt)`` for each line of a shard written by :func:`write_shard`."""
-    path = os.fspath(path)
-    f = open_file(path, "a file of pairs (id<TAB>src<TAB>tgt)", "check the path")
-    from ..util.textio import lines
-
-    with f:
-        for n, raw in enumerate(lines(f, path), 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise InputError(path, n, "bytes that are not UTF-8; expected UTF-8 text", reason=BAD_ENCODING) from None
-            cols = line.split("\t")
-            if len(cols) != 3:
-                raise InputError(path, n, f"{len(cols)} column(s); expected 3 (id, src, tgt)", reason="bad-columns")
-            yield cols[0], cols[1], cols[2]
-
-
-def write_pairs(path: str | os.PathLike, pairs: Iterable) -> int:
-    """Write ``(id, src, tgt)`` triples (or objects with those attributes) as a shard
-    file, atomically; returns how many."""
-    from ..util.outputs import atomic_file
-
-    n = 0
-    with atomic_file(path, "w", newline="\n") as f:
-        for p in pairs:
-            pid, src, tgt = (p.id, p.src, p.tgt) if hasattr(p, "src") else p
-            f.write(f"{pid}\t{clean_field(src, None)}\t{clean_field(tgt, None)}\n")
-            n += 1
-    return n
 
 
 def raw_targets(ids: Sequence[str], pair_files: Iterable[str | os.PathLike]) -> list[str]:

@@ -70,6 +70,7 @@ from typing import Callable, Optional
 from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_vocab, data_record, load_checkpoint, load_model, resume_differences
 from .checkpoint import fingerprint as vocab_fingerprint
 from .checkpoint import save_checkpoint as _atomic_save
+from .state import TrainState
 from ..util.device import choose_device
 from ..errors import ConfigError, InputError
 from ..models.config import ModelConfig
@@ -181,6 +182,11 @@ class Trainer:
     data-parallel (:mod:`synprep.train.distributed`): one more step in the setup, each rank's
     share of an update's batches, rank 0 writing the files.
 
+    Where the run is -- updates, epoch, position, best score, time used -- is one object,
+    ``self.state`` (:class:`synprep.train.state.TrainState`), saved in every checkpoint
+    and restored whole (:meth:`restore`); the other attributes are what the setup built
+    (data, model, optimizer, sampler, files) and the metrics window ``acc``.
+
     Time (``train.max_minutes``) is a hard limit, validation included: an update or a
     validation that would end past it (estimated from the longest update so far and
     the last validation) is not started; the run then ends with a checkpoint.
@@ -284,27 +290,18 @@ class Trainer:
         self.group = tc.accumulate * dist.world
 
     def restore(self, state: Optional[dict]) -> None:
-        """Setup 4: the counters, and with a checkpoint to resume its weights, optimizer,
-        counters and random states."""
+        """Setup 4: the run's state (:class:`synprep.train.state.TrainState`: fresh, or the
+        checkpoint's), and with a checkpoint to resume its weights, optimizer and random
+        states."""
         import torch
 
         dist = self.dist
-        self.step, self.epoch, self.pos, self.elapsed_before = 0, 0, 0, 0.0
-        self.best: Optional[float] = None
-        self.best_step = 0
-        self.last_valid = -1  # a finished run is not validated twice
-        self.wrote_best = False  # checkpoint_best.pt is this run's (the last one, until a validation scores one)
-        self.update_s = 0.0  # the longest update so far, and the last validation: what the time limit plans with
-        self.valid_s: Optional[float] = None
-        self.skipped_valid = -1  # the update whose validation did not fit in the time
         if state is None:
+            self.state = TrainState()
             return
         self.model.load_state_dict(state["model"])
         self.opt.load_state_dict(state["optimizer"])
-        self.step, self.epoch, self.pos = state["step"], state["epoch"], state["pos"]
-        self.best, self.best_step, self.elapsed_before = state["best_score"], state["best_step"], state["elapsed_s"]
-        self.last_valid = state.get("valid_step", -1)
-        self.wrote_best = True
+        self.state = TrainState.from_checkpoint(state)
         rng = state["rng"]
         ranks = rng.get("ranks") or []
         if dist.active and len(ranks) == dist.world:
@@ -317,7 +314,7 @@ class Trainer:
             torch.set_rng_state(rng["torch"])
             if self.device.type == "cuda" and rng.get("cuda") is not None:
                 torch.cuda.set_rng_state_all(rng["cuda"])
-        self.say(f"resumed {self.last_path} at update {self.step} (epoch {self.epoch}, batch {self.pos})")
+        self.say(f"resumed {self.last_path} at update {self.state.step} (epoch {self.state.epoch}, batch {self.state.pos})")
 
     def open_run_folder(self, resumed: bool) -> None:
         """Setup 5 (only once the data and the model are known to be good): the run folder
@@ -340,11 +337,12 @@ class Trainer:
         self.sampler = batch_sampler(self.train_ds.lengths(), tc, shuffle=True)
         self.collate = self.train_ds.collate()
         if dist.main:
-            _trim_metrics(self.folder.file("metrics.jsonl"), self.step if resumed else None)
+            _trim_metrics(self.folder.file("metrics.jsonl"), self.state.step if resumed else None)
         self.metrics = _Metrics(self.folder.append("metrics.jsonl") if dist.main else None)
         if getattr(self.model, "prefix_decoder", False):
             mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
             self.say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")
+        self.predicted_stop = self.planned_stop()
         self.warnings = self.schedule_warnings()
         for w in self.warnings:
             self.say(f"warning: {w}")
@@ -358,20 +356,25 @@ class Trainer:
         )
         self.start = self.clock()
         self.acc = self._fresh_acc(self.start)
-        left = tc.max_minutes * 60.0 - self.elapsed_before if tc.max_minutes else None
-        self.bar = progress(total=tc.max_steps, initial=self.step, desc=mcfg.variant, unit="upd",
+        left = tc.max_minutes * 60.0 - self.state.elapsed_before if tc.max_minutes else None
+        self.bar = progress(total=tc.max_steps, initial=self.state.step, desc=mcfg.variant, unit="upd",
                             enabled=tc.progress and dist.main, time_left=left)
 
-    def schedule_warnings(self) -> list[str]:
-        """What in the schedule defeats the run -- it stops (``max_steps``, or
-        ``max_epochs`` of this dataset) before the warm-up ends, so the learning rate
-        never reaches ``train.lr`` (and :meth:`finish` says so again of a run that
-        ended early for any reason, the time limit included)."""
+    def planned_stop(self) -> int:
+        """The update the schedule stops at: ``max_steps``, or the end of ``max_epochs``
+        epochs of this dataset when that comes first (the time limit aside)."""
         tc = self.tc
         last = tc.max_steps
         if tc.max_epochs:  # updates an epoch: its batches, tc.accumulate x processes at a time
             last = min(last, tc.max_epochs * -(-len(self.sampler.batches()) // self.group))
-        self.predicted_stop = last
+        return last
+
+    def schedule_warnings(self) -> list[str]:
+        """What in the schedule defeats the run -- it stops (:attr:`predicted_stop`)
+        before the warm-up ends, so the learning rate never reaches ``train.lr`` (and
+        :meth:`finish` says so again of a run that ended early for any reason, the time
+        limit included)."""
+        tc, last = self.tc, self.predicted_stop
         if last >= tc.warmup:
             return []
         return [self._warmup_warning(f"the run stops after {last} updates", last)]
@@ -383,10 +386,15 @@ class Trainer:
                 f"the learning rate only reaches {peak:.2g} of train.lr = {tc.lr:g}; lower the warm-up "
                 f"(e.g. --set train.warmup={max(1, last // 10)}) or train longer")
 
+    # the state's counters, read-only, for readers of a Trainer (bench/cost.py steps one by hand)
+    step = property(lambda self: self.state.step, doc="updates done (``state.step``)")
+    epoch = property(lambda self: self.state.epoch, doc="the epoch (``state.epoch``)")
+    pos = property(lambda self: self.state.pos, doc="batches of the epoch's list taken (``state.pos``)")
+
     # ---- time and the stop condition
 
     def elapsed(self) -> float:
-        return self.elapsed_before + self.clock() - self.start
+        return self.state.elapsed_before + self.clock() - self.start
 
     def fits(self, seconds: float) -> bool:
         """Whether something of about ``seconds`` ends within ``train.max_minutes`` (always
@@ -400,7 +408,7 @@ class Trainer:
         ``max_minutes`` -- the time is up, or the next update (as long as the longest
         so far) would end past it."""
         tc = self.tc
-        return self.step >= tc.max_steps or bool(tc.max_epochs and self.epoch >= tc.max_epochs) or not self.fits(self.update_s)
+        return self.state.step >= tc.max_steps or bool(tc.max_epochs and self.state.epoch >= tc.max_epochs) or not self.fits(self.state.update_s)
 
     # ---- one update
 
@@ -409,10 +417,10 @@ class Trainer:
         every rank; a last group too short to give each rank a batch is left out)."""
         from .distributed import drop_tail
 
-        self.sampler.set_epoch(self.epoch)
+        self.sampler.set_epoch(self.state.epoch)
         every = self.sampler.batches()
         if not every:  # every loop makes progress or stops
-            raise InputError(self.tc.train, None, f"epoch {self.epoch} has no batches; the dataset has {len(self.train_ds)} rows", "empty")
+            raise InputError(self.tc.train, None, f"epoch {self.state.epoch} has no batches; the dataset has {len(self.train_ds)} rows", "empty")
         batches = drop_tail(every, self.group, self.dist)
         if not batches:  # every epoch would be empty: the run would never end
             raise ConfigError(f"{self.tc.train}: an epoch has {len(every)} batch(es), fewer than the {self.dist.world} "
@@ -420,15 +428,15 @@ class Trainer:
         return batches
 
     def next_epoch(self) -> None:
-        self.epoch += 1
-        self.pos = 0
+        self.state.epoch += 1
+        self.state.pos = 0
 
     def update(self, batches: list[list[int]]) -> None:
         """One update (:meth:`optimizer_step`), timed: the longest so far is what the
         time limit expects of the next one (:meth:`done`)."""
         t0 = self.clock()
         self.optimizer_step(batches)
-        self.update_s = max(self.update_s, self.clock() - t0)
+        self.state.update_s = max(self.state.update_s, self.clock() - t0)
         self.bar.update(1)
 
     def optimizer_step(self, batches: list[list[int]]) -> None:
@@ -443,7 +451,7 @@ class Trainer:
         model, tc, world = self.model, self.tc, self.dist.world
         model.train()
         self.parallel.train()
-        lr = learning_rate(self.step + 1, tc)
+        lr = learning_rate(self.state.step + 1, tc)
         for g in self.opt.param_groups:
             g["lr"] = lr
         mine = share(batches, self.dist)
@@ -462,9 +470,9 @@ class Trainer:
         clip = tc.clip_norm if tc.clip_norm > 0 else float("inf")
         gnorm = float(torch.nn.utils.clip_grad_norm_(self.params, clip))
         self.opt.step()
-        self.step += 1
-        self.pos += len(batches)
-        self.lr = lr
+        self.state.step += 1
+        self.state.pos += len(batches)
+        self.state.lr = lr
         self.acc["loss"] += loss_total
         self.acc["tokens"] += ntok
         self.acc["steps"] += 1
@@ -483,17 +491,17 @@ class Trainer:
         loss = self.dist.all_sum(acc["loss"])[0]  # summed over the ranks (tokens already are)
         rec = {
             "event": "train",
-            "step": self.step,
-            "epoch": self.epoch,
+            "step": self.state.step,
+            "epoch": self.state.epoch,
             "loss": round(loss / max(1, acc["tokens"]), 4),
-            "lr": self.lr,
+            "lr": self.state.lr,
             "grad_norm": round(acc["gnorm"] / acc["steps"], 4),
             "tokens": acc["tokens"],
             "tokens_per_s": round(acc["tokens"] / max(1e-9, now - acc["t"]), 1),
             "elapsed_s": round(self.elapsed(), 1),
         }
         self.metrics.write(rec)
-        self.bar.set_postfix(loss=rec["loss"], lr=f"{self.lr:.2e}", tok_s=int(rec["tokens_per_s"]))
+        self.bar.set_postfix(loss=rec["loss"], lr=f"{self.state.lr:.2e}", tok_s=int(rec["tokens_per_s"]))
         self.acc = self._fresh_acc(now)
 
     def save(self, valid: Optional[dict], gather: bool = True, final: bool = False) -> None:
@@ -506,9 +514,9 @@ class Trainer:
 
         improved = False
         if valid is not None and self._improves(valid):
-            self.best, self.best_step, improved = self._score(valid), self.step, True
-        write_best = improved or self.valid_ds is None or (final and not self.wrote_best)
-        self.wrote_best = self.wrote_best or write_best  # (on every rank: finish() asks it on every rank)
+            self.state.best_score, self.state.best_step, improved = self._score(valid), self.state.step, True
+        write_best = improved or self.valid_ds is None or (final and not self.state.wrote_best)
+        self.state.wrote_best = self.state.wrote_best or write_best  # (on every rank: finish() asks it on every rank)
         rng = {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None}
         if self.dist.active:
             rng["ranks"] = self.dist.gather({"torch": rng["torch"], "cuda": rng["cuda"]}) if gather else None
@@ -517,14 +525,7 @@ class Trainer:
         st = {
             "model": self.model.state_dict(),
             "optimizer": self.opt.state_dict(),
-            "step": self.step,
-            "epoch": self.epoch,
-            "pos": self.pos,
-            "best_score": self.best,
-            "best_step": self.best_step,
-            "best_metric": self.best_metric,
-            "elapsed_s": self.elapsed(),
-            "valid_step": self.last_valid if valid is None else self.step,
+            **self.state.checkpoint_fields(self.elapsed(), self.best_metric, None if valid is None else self.state.step),
             "rng": rng,
             "config": self.cfg.to_dict(),
             "vocab": vocab_fingerprint(self.train_ds.manifest),
@@ -539,7 +540,7 @@ class Trainer:
         return valid["bleu"] if "bleu" in valid else -valid["loss"]
 
     def _improves(self, valid: dict) -> bool:
-        return self.best is None or self._score(valid) > self.best
+        return self.state.best_score is None or self._score(valid) > self.state.best_score
 
     @property
     def best_metric(self) -> str:
@@ -549,13 +550,13 @@ class Trainer:
         """Seconds the next validation will take: the last one's; before the first, its
         batches at a third of the longest update's time a batch (a forward pass without
         the backward), translation for BLEU not counted."""
-        if self.valid_s is not None:
-            return self.valid_s
+        if self.state.valid_s is not None:
+            return self.state.valid_s
         if self.valid_ds is None:
             return 0.0
         n = len(self.valid_ds) if not self.tc.valid_sentences else min(len(self.valid_ds), self.tc.valid_sentences)
         batches = len(batch_sampler(self.valid_ds.lengths()[:n], self.tc, shuffle=False).batches())
-        return batches * self.update_s / max(1, self.tc.accumulate) / 3.0
+        return batches * self.state.update_s / max(1, self.tc.accumulate) / 3.0
 
     def validate(self, final: bool = False) -> None:
         """Validation (when there is a validation set and it fits in the time left), then a
@@ -563,16 +564,16 @@ class Trainer:
         tv = self.clock()
         v = None
         if self.valid_ds is not None and not self.fits(self.valid_estimate()):
-            self.say(f"update {self.step}: validation skipped: it would end past train.max_minutes = "
+            self.say(f"update {self.state.step}: validation skipped: it would end past train.max_minutes = "
                      f"{self.tc.max_minutes:g} (about {self.valid_estimate():.0f} s; {self.elapsed():.0f} s used); "
                      "checkpoint saved without it")
-            self.metrics.write({"event": "valid_skipped", "step": self.step, "epoch": self.epoch,
+            self.metrics.write({"event": "valid_skipped", "step": self.state.step, "epoch": self.state.epoch,
                                 "estimate_s": round(self.valid_estimate(), 1), "elapsed_s": round(self.elapsed(), 1)})
-            self.skipped_valid = self.step
+            self.state.skipped_valid = self.state.step
         elif self.valid_ds is not None:
             v = self.scores()
-            self.valid_s = self.clock() - tv
-            rec: dict = {"event": "valid", "step": self.step, "epoch": self.epoch}
+            self.state.valid_s = self.clock() - tv
+            rec: dict = {"event": "valid", "step": self.state.step, "epoch": self.state.epoch}
             rec.update({k: round(x, 4) for k, x in v.items()})
             rec["best"] = self._improves(v)
             rec["elapsed_s"] = round(self.elapsed(), 1)
@@ -581,9 +582,9 @@ class Trainer:
             self.metrics.write(rec)
         self.save(v, final=final)
         if v is not None or self.valid_ds is None:
-            self.last_valid = self.step
+            self.state.valid_step = self.state.step
         if v is not None:
-            self.say(f"update {self.step}: valid loss {v['loss']:.3f} ppl {v['ppl']:.2f}" + (f" BLEU {v['bleu']:.2f}" if "bleu" in v else ""))
+            self.say(f"update {self.state.step}: valid loss {v['loss']:.3f} ppl {v['ppl']:.2f}" + (f" BLEU {v['bleu']:.2f}" if "bleu" in v else ""))
         self.acc["t"] += self.clock() - tv  # throughput counts training time only
 
     def scores(self) -> dict:
@@ -632,12 +633,12 @@ class Trainer:
         """The end of the loop: a last validation and checkpoint unless the final update
         was just validated, and a warning when the run ended (for whatever reason)
         before its warm-up did."""
-        if self.last_valid != self.step and self.skipped_valid != self.step:
+        if self.state.valid_step != self.state.step and self.state.skipped_valid != self.state.step:
             self.validate(final=True)
-        elif not self.wrote_best:  # the validation of this update did not fit in the time
+        elif not self.state.wrote_best:  # the validation of this update did not fit in the time
             self.save(None, final=True)
-        if self.step < self.tc.warmup and self.step != self.predicted_stop:  # (the start's warning said it already)
-            self.say("warning: " + self._warmup_warning(f"the run stopped at update {self.step}", max(1, self.step)))
+        if self.state.step < self.tc.warmup and self.state.step != self.predicted_stop:  # (the start's warning said it already)
+            self.say("warning: " + self._warmup_warning(f"the run stopped at update {self.state.step}", max(1, self.state.step)))
 
     def close(self) -> None:
         self.bar.close()
@@ -646,11 +647,11 @@ class Trainer:
 
     def summary(self) -> dict:
         return {
-            "steps": self.step,
-            "epochs": self.epoch,
-            "best_score": None if self.best is None else float(self.best),
+            "steps": self.state.step,
+            "epochs": self.state.epoch,
+            "best_score": None if self.state.best_score is None else float(self.state.best_score),
             "best_metric": self.best_metric,
-            "best_step": self.best_step,
+            "best_step": self.state.best_step,
             "elapsed_s": round(self.elapsed(), 1),
             "checkpoint_last": str(self.last_path),
             "checkpoint_best": str(self.best_path),
@@ -678,11 +679,11 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
     try:
         while not t.done():
             batches = t.epoch_batches()
-            while t.pos < len(batches):
-                t.update(batches[t.pos : t.pos + t.group])
-                if t.step % tc.log_every == 0:
+            while t.state.pos < len(batches):
+                t.update(batches[t.state.pos : t.state.pos + t.group])
+                if t.state.step % tc.log_every == 0:
                     t.log()
-                if t.step % tc.valid_every == 0:
+                if t.state.step % tc.valid_every == 0:
                     t.validate()
                 if t.done():
                     break
@@ -691,7 +692,7 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
         t.finish()
     except KeyboardInterrupt:
         t.save(None, gather=False)
-        t.say(f"interrupted: saved {t.last_path} at update {t.step}; run the same command to resume")
+        t.say(f"interrupted: saved {t.last_path} at update {t.state.step}; run the same command to resume")
         raise
     finally:
         t.close()
