@@ -20,9 +20,11 @@ that hangs or runs long loses its own remaining figures only:
   ``parent`` (constrained transition decoding) trained briefly on the GPU by
   :func:`synprep.train.trainer.train`; each run's own training tokens/s is reported too.
 * ``tests``  -- the ``gpu``-marked tests (``pytest -m gpu`` over the files that have some).
-* ``table``  -- ``snakemake table --configfile config/table/gpu.yaml`` (the GPU table),
-  only where the workflow has a ``table`` target and that config exists; else a row
-  "skipped: no table target".
+* ``table``  -- ``snakemake table`` on config/table/gpu.yaml (the GPU table: every variant,
+  2 seeds) read through the pack's data (a copy of the config in the work folder),
+  :data:`TABLE_STEPS` updates a run (``--table-steps``); ``--quick``: a tiny table
+  (:data:`QUICK_TABLE`). Skipped with its reason where the workflow has no ``table``
+  target, the config is absent or snakemake is not installed.
 
 On a lent GPU machine that reaches no network, ``--pack DIR`` (here) and
 ``--from-pack DIR`` (there) carry everything it needs (bench/gpupack.py; docs/gpu.md
@@ -61,15 +63,19 @@ MEASUREMENTS = {
     "train": "training tokens/s of every registered variant, bf16 autocast vs fp32, same batches (bench/train.py timing)",
     "decode": "decoding sentences/s, greedy and beam 5, vanilla and parent trained briefly on the GPU",
     "tests": "the gpu-marked tests (pytest -m gpu): passed / failed",
-    "table": "snakemake table --configfile config/table/gpu.yaml (where the target and config exist)",
+    "table": "snakemake table --configfile config/table/gpu.yaml through the pack's data, every variant, 2 seeds",
 }
 #: seconds each part may take at most (table: what is left of --budget); install is the pack's
-CAPS = {"install": 45, "parse": 75, "train": 120, "decode": 90, "tests": 90, "table": None}
+CAPS = {"install": 45, "parse": 60, "train": 100, "decode": 60, "tests": 60, "table": None}
 #: seconds the whole --from-pack run may take: the device call's 9 minutes less 30 s of margin
 BUDGET = 510
 #: seconds a part stops starting new work before its cap (the hard kill)
 GRACE = 10
 TABLE_CONFIG = "config/table/gpu.yaml"
+#: updates of each table run in the one device call (--table-steps; 0: the config's own 2,000):
+#: arithmetic on the H100's training tokens/s, not a measured table run -- the table gets what
+#: is left of the call (>= 185 s at the default budget); docs/gpu.md, "The parts and the time split"
+TABLE_STEPS = 50
 
 
 def _bench_module(name: str):
@@ -302,38 +308,100 @@ def table_target() -> str | None:
     if not (REPO / TABLE_CONFIG).is_file():
         return f"no {TABLE_CONFIG}"
     if importlib.util.find_spec("snakemake") is None:
-        return "snakemake is not installed (pack with --with-table)"
+        return "snakemake is not installed (a pack made with --no-table)"
     return None
 
 
-def measure_table(args, fig: Figures) -> None:
+#: the prefix of the shared data in the table configs (relative to the repository's root)
+SHARED_PREFIX = "../shared/data/"
+#: --quick: Multi30k pairs the tiny table reads (the first of each file), and what it changes: vanilla and
+#: sa (it induces trees: the config's analysis.induce needs one), 1 seed, 4 updates of a tiny model
+QUICK_PAIRS = 300
+QUICK_TABLE = {"shards": {"count": 3}, "bpe": {"vocab_size": 1000}, "parse": {"threads": 1},
+               "train": {"threads": 1},
+               "table": {"variants": ["sa"], "seeds": [1], "samples": 100, "decode": {"beam": 2},
+                         "config": {"preset": "tiny", "train": {"max_steps": 4, "warmup": 2, "max_tokens": 1000,
+                                                                "valid_every": 2, "valid_sentences": 20, "log_every": 1}}}}
+
+
+def _merge(base: dict, over: dict) -> dict:
+    return {**base, **{k: _merge(base.get(k) or {}, v) if isinstance(v, dict) else v for k, v in over.items()}}
+
+
+def _shared_paths(v, work: Path, quick: bool):
+    """``v`` with every ``../shared/data/...`` path read from :func:`gpupack.shared_data`
+    (the pack's data there); with ``quick``, Multi30k text cut to its first
+    :data:`QUICK_PAIRS` lines (a copy in ``work``)."""
+    if isinstance(v, dict):
+        return {k: _shared_paths(x, work, quick) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_shared_paths(x, work, quick) for x in v]
+    if not (isinstance(v, str) and v.startswith(SHARED_PREFIX)):
+        return v
+    rel = v[len(SHARED_PREFIX):]
+    path = _bench_module("gpupack").shared_data() / rel
+    if not (quick and rel.startswith("multi30k/") and rel.endswith(".gz")):
+        return str(path)
+    import gzip
+    from itertools import islice
+
+    cut = work / "quick-data" / rel
+    cut.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "rt", encoding="utf-8") as f, gzip.open(cut, "wt", encoding="utf-8") as g:  # our temp folder
+        g.writelines(islice(f, QUICK_PAIRS))
+    return str(cut)
+
+
+def table_config(work: Path, quick: bool, steps: int | None) -> tuple[Path, Path]:
+    """:data:`TABLE_CONFIG` as this run reads it, written into ``work``: its shared data
+    through the pack (``SYNPREP_SHARED_DATA``), its outdir in ``work``; ``steps``: the
+    runs' updates; ``quick``: a tiny table (:data:`QUICK_TABLE`). (config, outdir)."""
+    import yaml
+
+    cfg = _shared_paths(yaml.safe_load((REPO / TABLE_CONFIG).read_text(encoding="utf-8")), work, quick)
+    cfg["outdir"] = str(work / "results-table-gpu")
+    if quick:
+        cfg = _merge(cfg, QUICK_TABLE)
+    if steps:
+        t = cfg["table"]["config"]["train"]
+        t["max_steps"], t["warmup"] = steps, min(t.get("warmup", 0), max(1, steps // 10))
+        t["valid_every"] = min(t.get("valid_every", steps), steps)
+    path = work / "table-gpu.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+    return path, Path(cfg["outdir"])
+
+
+def measure_table(args, fig: Figures, work: Path) -> None:
     why = table_target()
     if why:
         fig.add("snakemake table", f"skipped: {why}", "", what="gpu table")
         return
-    cmd = [sys.executable, "-m", "snakemake", "table", "--configfile", TABLE_CONFIG, "--cores", "all",
-           "--scheduler", "greedy"]
+    steps = args.table_steps if args.table_steps is not None else (None if args.quick else TABLE_STEPS)
+    config, outdir = table_config(work, args.quick, steps or None)
+    cmd = [sys.executable, "-m", "snakemake", "table", "--configfile", str(config), "--replace-workflow-config",
+           "--cores", "all", "--scheduler", "greedy"]
     t0 = time.perf_counter()
     try:
         r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=max(1.0, fig.left()))
     except subprocess.TimeoutExpired:
-        fig.fail("snakemake table stopped at the part's time cap")
+        done = len(list((outdir / "benchmarks" / "train_model").glob("table-*.tsv")))
+        fig.fail(f"snakemake table stopped at the part's time cap ({done} runs had finished training)")
         return
     tail = (r.stderr.strip().splitlines() or ["(no output)"])[-1][:160]
-    fig.add("snakemake table --configfile " + TABLE_CONFIG, "ok" if r.returncode == 0 else f"rc {r.returncode}", "",
+    what = f"{TABLE_CONFIG}{' (--quick: a tiny table)' if args.quick else ''}{f', {steps} updates a run' if steps else ''}"
+    fig.add(f"snakemake table --configfile {what}", "ok" if r.returncode == 0 else f"rc {r.returncode}", "",
             f"{time.perf_counter() - t0:.0f} s; {tail}", what="gpu table")
     if r.returncode != 0:
         fig.failed = True
         print(r.stderr[-4000:], file=sys.stderr)
         return
-    for p in sorted((REPO / "results").rglob("table.md"))[:1]:
-        for f in ("table.md", "table.json"):
-            if (p.parent / f).is_file():
-                fig.add(f"{p.parent / f}", (p.parent / f).read_text(encoding="utf-8")[:20000], "", what="gpu table file")
+    for f in ("table.md", "table.json"):
+        if (outdir / "table" / f).is_file():
+            fig.add(f"table/{f}", (outdir / "table" / f).read_text(encoding="utf-8")[:20000], "", what="gpu table file")
 
 
 PARTS = {"parse": lambda a, f, d, t: measure_parse(a, f, d), "train": measure_train, "decode": measure_decode,
-         "tests": lambda a, f, d, t: measure_tests(a, f), "table": lambda a, f, d, t: measure_table(a, f)}
+         "tests": lambda a, f, d, t: measure_tests(a, f), "table": lambda a, f, d, t: measure_table(a, f, t)}
 
 
 def run_part(args) -> int:
@@ -366,8 +434,9 @@ def _run_capped(cmd: list[str], env: dict, cap: float) -> int | None:
 def _part_argv(args) -> list[str]:
     """The options a part's process needs (sizes already resolved, --quick included)."""
     keys = ("device", "sentences", "batch_tokens", "preset", "variants", "max_tokens", "batches", "rounds",
-            "decode_preset", "decode_steps", "decode_sentences", "stanza_model")
-    return [x for k in keys if getattr(args, k) is not None for x in (f"--{k.replace('_', '-')}", str(getattr(args, k)))]
+            "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps")
+    return [x for k in keys if getattr(args, k) is not None
+            for x in (f"--{k.replace('_', '-')}", str(getattr(args, k)))] + (["--quick"] if args.quick else [])
 
 
 def run_parts(args, only: list[str], env: dict, work: Path, t_end: float) -> list[str]:
@@ -432,7 +501,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--pack", metavar="DIR", help="write the pack for a GPU machine without network into DIR and exit")
     g.add_argument("--from-pack", metavar="DIR", help="install DIR (a pack) with no network, then measure")
     g.add_argument("--python", default=None, help="--pack: the CPython X.Y of the wheels (default: the device machine's, 3.12)")
-    g.add_argument("--with-table", action="store_true", help="--pack: add the table step's needs (snakemake, polars, ...)")
+    g.add_argument("--no-table", action="store_true", help="--pack: leave out the table step's needs (snakemake, ...)")
     g.add_argument("--no-wheels", action="store_true", help="--pack: data and model only (for a machine that has the packages)")
     g.add_argument("--stanza-size", default="small", choices=["tiny", "small"], help="--pack: size of the stanza model trained")
     g.add_argument("--simulate", action="store_true", help="--from-pack: refuse every module the device machine would lack")
@@ -447,6 +516,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--decode-preset", default="small", help="decode: size of the briefly trained models")
     ap.add_argument("--decode-steps", type=int, default=300, help="decode: updates of the briefly trained models")
     ap.add_argument("--decode-sentences", type=int, default=300, help="decode: sentences decoded a setting")
+    ap.add_argument("--table-steps", type=int, default=None,
+                    help=f"table: updates of each run (default {TABLE_STEPS}, what fits the call; 0: {TABLE_CONFIG}'s own)")
     ap.add_argument("--part", choices=list(MEASUREMENTS), help=argparse.SUPPRESS)
     ap.add_argument("--figures", help=argparse.SUPPRESS)
     ap.add_argument("--part-seconds", type=float, default=float("inf"), help=argparse.SUPPRESS)
@@ -466,7 +537,7 @@ def _resolve(args) -> None:
 def pack(args) -> int:
     gp = _bench_module("gpupack")
     try:
-        gp.build(Path(args.pack), wheels=not args.no_wheels, with_table=args.with_table,
+        gp.build(Path(args.pack), wheels=not args.no_wheels, with_table=not args.no_table,
                  python=args.python or gp.DEVICE_PYTHON, stanza_model=args.stanza_model, size=args.stanza_size,
                  sentences=args.sentences)
     except gp.PackError as e:

@@ -13,7 +13,7 @@ writes DIR, an ignored folder of:
   at the version installed here (else the newest wheel of a later version, else the
   source archive, built there with the machine's Cython and compiler; the manifest says
   which);
-  the table step's own needs (snakemake, polars, ...) only with ``--with-table``;
+  the table step's own needs (snakemake, py3langid, eflomal and theirs) unless ``--no-table``;
 * ``data/`` -- the few files of ``../shared/data`` the run reads, gzipped
   (:data:`DATA_FILES`; Multi30k English cut to the sentences parsed);
 * ``stanza-en/`` -- a small English stanza model trained here by ``synprep
@@ -80,8 +80,8 @@ LEFT_OUT = {
     "pulp": "16 MB of CBC solver binaries for six platforms; the table step runs snakemake with "
             "--scheduler greedy, which needs no solver",
 }
-#: the requirements of synprep that only the table step (the workflow) needs: packed with --with-table
-TABLE_ONLY = ("snakemake", "polars", "py3langid", "eflomal")
+#: the requirements of synprep that only the table step (the workflow) needs: left out with --no-table
+TABLE_ONLY = ("snakemake", "py3langid", "eflomal")
 #: the files of ../shared/data that the run reads (None: whole; n: the first n lines)
 DATA_FILES = {
     "multi30k/train.en.gz": 3000,       # parse: stanza batched vs one a call (bench/gpu.py --sentences)
@@ -115,6 +115,17 @@ def _env(python: str) -> dict[str, str]:
             "platform_python_implementation": "CPython", "os_name": "posix", "extra": ""}
 
 
+def requirements() -> list[str]:
+    """synprep's requirements, without extras: this checkout's pyproject.toml (the
+    installed metadata may be older than the checkout), else the installed metadata."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        return [r for r in md.distribution("synprep").requires or [] if "extra ==" not in r]
+    with open(REPO / "pyproject.toml", "rb") as f:
+        return list(tomllib.load(f)["project"]["dependencies"])
+
+
 def needed(with_table: bool, python: str = DEVICE_PYTHON) -> dict[str, str]:
     """name -> version installed here, of every distribution synprep needs (its
     requirements' closure, without extras) that the device machine lacks."""
@@ -123,7 +134,7 @@ def needed(with_table: bool, python: str = DEVICE_PYTHON) -> dict[str, str]:
 
     env = _env(python)
     skip = set(DEVICE_HAS) | set(LEFT_OUT) | ({"synprep"})
-    roots = [Requirement(r) for r in md.distribution("synprep").requires or [] if "extra ==" not in r]
+    roots = [Requirement(r) for r in requirements()]
     table = {canon(n) for n in TABLE_ONLY}
     todo = [r for r in roots if with_table or canon(r.name) not in table]
     found: dict[str, str] = {}
@@ -181,13 +192,15 @@ def fetch(reqs: dict[str, str], dest: Path, python: str, log=print) -> list[dict
 
 
 def pack_data(dest: Path, with_table: bool, sentences: int | None = None) -> list[str]:
-    """The files of :data:`DATA_FILES` (and :data:`TABLE_DATA`), gzipped, under ``dest``."""
+    """The files of :data:`DATA_FILES` (and :data:`TABLE_DATA`), gzipped, under ``dest``;
+    ``sentences``: Multi30k train (both sides with the table) cut to its first lines (a
+    test's pack; the real one carries the table's corpus whole)."""
     src = shared_data()
     files = dict(DATA_FILES)
-    if sentences is not None:
-        files["multi30k/train.en.gz"] = sentences
     if with_table:
         files.update({f: None for f in TABLE_DATA})
+    if sentences is not None:
+        files.update({f: sentences for f in ("multi30k/train.en.gz", "multi30k/train.de.gz") if f in files})
     written = []
     for rel, n in files.items():
         p = src / rel
@@ -231,7 +244,7 @@ def _sha256(p: Path) -> str:
     return h.hexdigest()
 
 
-def build(dest: Path, *, wheels: bool = True, with_table: bool = False, python: str = DEVICE_PYTHON,
+def build(dest: Path, *, wheels: bool = True, with_table: bool = True, python: str = DEVICE_PYTHON,
           stanza_model: str | None = None, size: str = "small", sentences: int | None = None, log=print) -> dict:
     """Write the pack at ``dest`` (a new folder, or an earlier pack: replaced as a
     whole); its manifest."""
@@ -253,10 +266,10 @@ def build(dest: Path, *, wheels: bool = True, with_table: bool = False, python: 
             big = sorted(files.items(), key=lambda kv: -kv[1]["bytes"])[:3]
             raise PackError(f"the pack would hold {mib:.1f} MiB, over the {MAX_MIB} MiB the device call can carry "
                             f"beside the repository; largest: " + ", ".join(f"{k} {v['bytes'] / 2**20:.1f} MiB" for k, v in big)
-                            + (" (leave out --with-table)" if with_table else ""))
+                            + (" (--no-table leaves out the table step's needs)" if with_table else ""))
         manifest = {"python": python, "platforms": list(PLATFORMS), "with_table": with_table, "wheels": packed,
                     "data": data, "stanza_model": "stanza-en", "left_out": {**LEFT_OUT, **({} if with_table else {
-                        n: "table step only (--with-table)" for n in TABLE_ONLY})}, "files": files, "mib": round(mib, 2)}
+                        n: "table step only (packed without --no-table)" for n in TABLE_ONLY})}, "files": files, "mib": round(mib, 2)}
         write_json(tmp / MANIFEST, manifest)
     log(f"pack {dest}: {len(files)} files, {mib:.1f} MiB")
     return manifest
@@ -302,6 +315,18 @@ class _DeviceLacks(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _DeviceLacks())
+
+
+# pkgutil.iter_modules without the refused modules: plugin discovery (snakemake's executor
+# plugins) finds only what the device machine would have
+def _iter_modules(path=None, prefix=""):
+    return (m for m in _REAL_ITER(path, prefix) if m.name[len(prefix):].partition(".")[0] not in BLOCKED)
+
+
+import pkgutil  # noqa: E402
+
+_REAL_ITER = pkgutil.iter_modules
+pkgutil.iter_modules = _iter_modules
 """
 
 

@@ -76,7 +76,8 @@ def test_the_pack_needs_what_the_device_machine_lacks_and_keeps_its_torch():
     need, with_table = gp.needed(False), gp.needed(True)
     assert {"stanza", "conllu", "ufal-udpipe"} <= set(need)  # not on the device image
     assert not {"torch", "numpy", "pyarrow", "sentencepiece"} & set(with_table)  # the image's are kept (no re-pin)
-    assert "pulp" not in with_table and "polars" not in need and {"snakemake", "polars"} <= set(with_table)
+    assert "pulp" not in with_table and "snakemake" not in need and "snakemake" in with_table
+    assert "polars" not in with_table  # the filter's tables are written with pyarrow (the image's)
     assert set(need) < set(with_table)
 
 
@@ -95,34 +96,44 @@ def test_a_bad_pack_or_a_used_out_folder_is_refused(tmp_path):
 def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     """A pack of data and a tiny stanza model (no wheels: nothing is downloaded in the
     suite), checked by its manifest, then the device command's dry run from it: the
-    pack's data are read (20 Multi30k sentences packed, 100 asked for), the figures come
-    back as JSON lines and as a table, the table step is run or skipped with its reason."""
+    pack's data are read (60 Multi30k pairs packed: the parse reads 60 of the 100
+    sentences asked for, the tiny table's test set is a third of 60 pairs, not of
+    bench/gpu.py's 300), the figures come back as JSON lines and as a table, the table
+    step runs config/table/gpu.yaml through the pack (--quick: vanilla and sa, 1 seed)."""
     import gzip
     import json
+    import re
 
     from .conftest import ud_path
+    from .workflow_helpers import need_snakemake
 
     ud_path("en_pud-ud-test.conllu")
+    need_snakemake()
     pack = tmp_path / "pack"
-    r = _run("--pack", str(pack), "--no-wheels", "--stanza-size", "tiny", "--sentences", "20", timeout=900)
+    r = _run("--pack", str(pack), "--no-wheels", "--stanza-size", "tiny", "--sentences", "60", timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     m = json.loads((pack / "manifest.json").read_text())
-    assert m["wheels"] == [] and "pulp" in m["left_out"] and m["mib"] < 60
-    assert {"data/multi30k/train.en.gz", "data/ud/en_pud-ud-test.conllu.gz", "stanza-en/depparse.pt"} <= set(m["files"])
-    with gzip.open(pack / "data" / "multi30k" / "train.en.gz", "rt", encoding="utf-8") as f:
-        assert len(f.read().splitlines()) == 20
+    assert m["wheels"] == [] and "pulp" in m["left_out"] and m["mib"] < 60 and m["with_table"]
+    assert {"data/multi30k/train.en.gz", "data/multi30k/train.de.gz", "data/multi30k/test_2016_flickr.de.gz",
+            "data/ud/en_pud-ud-test.conllu.gz", "stanza-en/depparse.pt"} <= set(m["files"])
+    for side in ("en", "de"):
+        with gzip.open(pack / "data" / "multi30k" / f"train.{side}.gz", "rt", encoding="utf-8") as f:
+            assert len(f.read().splitlines()) == 60
     out = tmp_path / "out"
     r = _run("--from-pack", str(pack), "--device", "cpu", "--quick", "--only", "parse,tests,table", "--budget", "5000",
-             "--out", str(out), timeout=900)
+             "--out", str(out), timeout=1500)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     recs = [json.loads(x) for x in (out / "figures.jsonl").read_text().splitlines()]
     parse = [x for x in recs if x["what"] == "stanza parse"]
-    assert parse[0]["setting"] == "batched (3000 tokens), 20 sentences" and parse[0]["value"] > 0
-    assert parse[2]["note"] == "identical trees 20/20"
+    assert parse[0]["setting"] == "batched (3000 tokens), 60 sentences" and parse[0]["value"] > 0
+    assert parse[2]["note"] == "identical trees 60/60"
     tests = next(x for x in recs if x["what"] == "gpu tests")
     assert tests["value"] == "ok" and "skipped" in tests["note"]  # no CUDA here: every gpu test skips
     table = next(x for x in recs if x["what"] == "gpu table")
-    assert table["value"] == "ok" or table["value"].startswith("skipped: ")
+    assert table["value"] == "ok", table
+    md = next(x["value"] for x in recs if x["what"] == "gpu table file" and x["setting"] == "table/table.md")
+    assert "| vanilla | 1 | 4 |" in md and "| sa | 1 | 4 |" in md
+    assert 0 < int(re.search(r"Test sets: test \((\d+) pairs\)", md).group(1)) <= 30  # a third of the pack's 60 pairs
     assert {x["part"] for x in recs if x["what"] == "part time"} == {"install", "parse", "tests", "table"}
     assert "| stanza parse" in (out / "table.md").read_text() and "| stanza parse" in r.stdout
     (pack / "data" / "ud" / "en_pud-ud-test.conllu.gz").write_bytes(b"damaged")
@@ -176,7 +187,7 @@ def test_install_from_a_pack_with_no_index_and_the_simulated_device(tmp_path):
     probe = "import synprep_packcheck, synprep.errors; print(synprep_packcheck.VALUE)"
     r = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "42", r.stderr[-2000:]
-    if blocked:  # e.g. polars: on this machine, not on the device image, not in this pack
+    if blocked:  # e.g. stanza: on this machine, not on the device image, not in this pack
         r = subprocess.run([sys.executable, "-c", f"import {blocked[0]}"], env=env, capture_output=True, text=True, timeout=120)
         assert r.returncode != 0 and "simulated device machine" in r.stderr
     import shutil
@@ -185,8 +196,8 @@ def test_install_from_a_pack_with_no_index_and_the_simulated_device(tmp_path):
     assert shim == str(tmp_path / "work" / "site" / "bin" / "synprep")
     import importlib.util
 
-    if importlib.util.find_spec("polars") is not None:  # a requirement of synprep's, but only of the table step
-        assert "polars" in blocked and "stanza" in blocked and not {"torch", "numpy", "synprep"} & set(blocked)
+    if importlib.util.find_spec("stanza") is not None:  # a requirement of synprep's, not on the image
+        assert "stanza" in blocked and not {"torch", "numpy", "pyarrow", "synprep"} & set(blocked)
     r = subprocess.run([shim, "--help"], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "train-parser" in r.stdout
 

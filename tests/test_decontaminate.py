@@ -115,10 +115,10 @@ def test_cli_rejects_planted_test_pairs_and_counts_them(tmp_path, capsys):
             "-o", str(out), "--test-files", str(MULTI30K / "test_2016_flickr.en.gz"),
             str(MULTI30K / "test_2016_flickr.de.gz")]
     assert main(args) == 0
-    import polars as pl
+    import pyarrow.parquet as pq
 
-    rejects = pl.read_parquet(out / "rejects.parquet").filter(pl.col("filter") == "decontaminate")
-    assert set(rejects["id"].to_list()) == planted
+    rejects = pq.read_table(out / "rejects.parquet").to_pylist()
+    assert {r["id"] for r in rejects if r["filter"] == "decontaminate"} == planted
     info = json.loads((out / "filter.json").read_text())
     assert info["counts"]["decontaminate"]["rejected"] == len(planted)
     assert any(e["name"] == "decontaminate" for e in info["filters"])

@@ -10,7 +10,7 @@ fitted on those scores (:meth:`Filter.fit_cut`) and applied. Invariants:
 * every score a filter computed is kept -- for kept pairs all filters' scores, for a
   pair rejected by filter k the scores of filters 1..k.
 
-Tables (polars, written as Parquet or Arrow IPC):
+Tables (pyarrow, written as Parquet or Arrow IPC):
 
 * ``scores``: one row per input pair: ``id``, ``kept`` (bool), ``rejected_by``
   (label or null), then one Float64 column ``<label>.<component>`` per score
@@ -154,42 +154,30 @@ def _progress_factory(progress: bool | ProgressFactory) -> ProgressFactory:
 
 
 def _scores_table(order, scores, kept_ids, rejects, columns):
-    import polars as pl
+    import pyarrow as pa
 
     rejected_by = {r.id: r.filter for r in rejects}
-    data: dict[str, Any] = {
-        "id": order,
-        "kept": [i in kept_ids for i in order],
-        "rejected_by": [rejected_by.get(i) for i in order],
-    }
+    fields = [pa.field("id", pa.string()), pa.field("kept", pa.bool_()), pa.field("rejected_by", pa.string())]
+    data = [order, [i in kept_ids for i in order], [rejected_by.get(i) for i in order]]
     for c in columns:
-        data[c] = [scores[i].get(c) for i in order]
-    schema = {"id": pl.Utf8, "kept": pl.Boolean, "rejected_by": pl.Utf8}
-    schema.update({c: pl.Float64 for c in columns})
-    return pl.DataFrame(data, schema=schema)
+        fields.append(pa.field(c, pa.float64()))
+        data.append([scores[i].get(c) for i in order])
+    schema = pa.schema(fields)
+    return pa.Table.from_arrays([pa.array(d, type=f.type) for d, f in zip(data, schema)], schema=schema)
 
 
 def _rejects_table(rejects: Sequence[Reject]):
-    import polars as pl
+    import pyarrow as pa
 
-    return pl.DataFrame(
-        {
-            "id": [r.id for r in rejects],
-            "filter": [r.filter for r in rejects],
-            "component": [r.component for r in rejects],
-            "score": [r.score for r in rejects],
-            "src": [r.src for r in rejects],
-            "tgt": [r.tgt for r in rejects],
-        },
-        schema={
-            "id": pl.Utf8,
-            "filter": pl.Utf8,
-            "component": pl.Utf8,
-            "score": pl.Float64,
-            "src": pl.Utf8,
-            "tgt": pl.Utf8,
-        },
-    )
+    schema = pa.schema([("id", pa.string()), ("filter", pa.string()), ("component", pa.string()),
+                        ("score", pa.float64()), ("src", pa.string()), ("tgt", pa.string())])
+    data = [[getattr(r, f.name) for r in rejects] for f in schema]
+    return pa.Table.from_arrays([pa.array(d, type=f.type) for d, f in zip(data, schema)], schema=schema)
+
+
+def _column(table, name: str) -> list:
+    """A column of a pyarrow table as Python values (null -> None)."""
+    return table.column(name).to_pylist()
 
 
 # -- re-cut --------------------------------------------------------------------------
@@ -213,20 +201,21 @@ def recut(scores_table, filters: Sequence[Filter], stored_config: Sequence[dict[
     """
     if stored_config is not None:
         _check_same_scoring(filters, stored_config)
-    ids = scores_table["id"].to_list()
+    ids = _column(scores_table, "id")
+    names = scores_table.column_names
     n = len(ids)
     alive = [True] * n
     decided: list[tuple[str, str, str, float | None] | None] = [None] * n
     counts: dict[str, dict[str, int]] = {}
     for f in filters:
         cols = [f"{f.label}.{c}" for c in f.columns]
-        missing = [c for c in cols if c not in scores_table.columns]
+        missing = [c for c in cols if c not in names]
         if missing:
             raise ConfigError(
                 f"the stored scores have no column {missing[0]!r}; filter {f.label!r} was not part of the "
-                f"run that made them (filters there: {', '.join(sorted({c.split('.')[0] for c in scores_table.columns if '.' in c}))})"
+                f"run that made them (filters there: {', '.join(sorted({c.split('.')[0] for c in names if '.' in c}))})"
             )
-        values = list(zip(*(scores_table[c].to_list() for c in cols)))
+        values = list(zip(*(_column(scores_table, c) for c in cols)))
         idx = [i for i in range(n) if alive[i]]
         scored = [values[i] for i in idx if values[i][0] is not None]
         f.fit_cut(scored)
@@ -349,40 +338,68 @@ def read_pairs(src: str | Path, tgt: str | Path, corpus: str | None = None) -> l
 TABLE_SUFFIX = {"parquet": ".parquet", "arrow": ".arrow"}
 
 
-def write_table(df, path: Path, fmt: str) -> None:
+def write_table(table, path: Path, fmt: str) -> None:
+    """``table`` (pyarrow) to ``path``: Parquet (zstd, no dictionary encoding) or uncompressed Arrow
+    IPC (file format)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     from ..util.outputs import atomic_files
 
     with atomic_files() as g:
         tmp = g.path(path)
         if fmt == "parquet":
-            df.write_parquet(tmp)
+            pq.write_table(table, tmp, compression="zstd", use_dictionary=False)  # smaller here: ids are unique
         else:
-            df.write_ipc(tmp, compression="uncompressed")
+            with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+                w.write_table(table)
+
+
+def _read_arrow(path: Path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if path.suffix == ".parquet":
+        return pq.read_table(path)
+    with pa.OSFile(str(path), "rb") as f:
+        return pa.ipc.open_file(f).read_all()
+
+
+def _is_text(t) -> bool:
+    import pyarrow.types as pt
+
+    view = getattr(pt, "is_string_view", lambda _: False)  # pyarrow >= 16 (polars' own string type)
+    return pt.is_string(t) or pt.is_large_string(t) or view(t) or pt.is_null(t)
+
+
+def _is_number(t) -> bool:
+    import pyarrow.types as pt
+
+    return pt.is_integer(t) or pt.is_floating(t) or pt.is_decimal(t) or pt.is_null(t)
 
 
 def read_table(path: Path, text: Sequence[str] = ("id",)):
-    """A table a ``synprep filter`` run wrote (scores or rejects), checked: readable,
-    the string columns ``text`` present, every other column of scores numeric
+    """A table a ``synprep filter`` run wrote (scores or rejects; a pyarrow Table), checked:
+    readable, the string columns ``text`` present, every other column of scores numeric
     (InputError naming the file and what to do otherwise)."""
-    import polars as pl
-
     hint = "the filter output directory is damaged: run synprep filter again (without --recut)"
     try:
-        df = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_ipc(path)
+        table = _read_arrow(path)
     except FileNotFoundError:
         raise InputError(str(path), None, f"missing; {hint}", "unreadable") from None
-    except Exception as e:  # polars raises its own errors (ComputeError, ...) for a file that is not a table
+    except Exception as e:  # pyarrow raises its own errors (ArrowInvalid, ...) for a file that is not a table
         raise InputError(str(path), None, f"cannot be read as a {path.suffix[1:]} table ({type(e).__name__}: "
                          f"{str(e)[:200]}); {hint}", "unreadable") from None
+    names = table.column_names
     for c in text:
-        if c not in df.columns or df.schema[c] not in (pl.Utf8, pl.Null):
-            raise InputError(str(path), None, f"has no text column {c!r} (columns: {', '.join(df.columns) or 'none'}); "
+        if c not in names or not _is_text(table.schema.field(c).type):
+            raise InputError(str(path), None, f"has no text column {c!r} (columns: {', '.join(names) or 'none'}); "
                              f"{hint}", "invalid")
     if text == ("id",):  # a scores table: one number a filter column
-        for c, t in df.schema.items():
-            if c not in ("id", "kept", "rejected_by") and not (t.is_numeric() or t == pl.Null):
-                raise InputError(str(path), None, f"score column {c!r} holds {t}, not numbers; {hint}", "invalid")
-    return df
+        for f in table.schema:
+            if f.name not in ("id", "kept", "rejected_by") and not _is_number(f.type):
+                raise InputError(str(path), None, f"score column {f.name!r} holds {f.type}, not numbers; {hint}", "invalid")
+    return table
 
 
 def _write_lines(path: Path, lines: Iterable[str]) -> None:
@@ -486,22 +503,24 @@ def recut_dir(run_dir: str | Path, filters: Sequence[Filter] | None = None, out:
     res = recut(scores, filters, stored)
     # every text is either in the kept files or in the rejects table
     text: dict[str, tuple[str, str]] = dict(
-        zip(old_rejects["id"].to_list(), zip(old_rejects["src"].to_list(), old_rejects["tgt"].to_list()))
+        zip(_column(old_rejects, "id"), zip(_column(old_rejects, "src"), _column(old_rejects, "tgt")))
     )
     src_name, tgt_name = summary["files"]["src"], summary["files"]["tgt"]
     kept_ids = list(_lines(run_dir / "ids.txt"))
     for i, s, t in zip(kept_ids, _lines(run_dir / src_name), _lines(run_dir / tgt_name)):
         text[i] = (s, t)
-    missing = [i for i in scores["id"].to_list() if i not in text]
+    ids = _column(scores, "id")
+    missing = [i for i in ids if i not in text]
     if missing:
         raise InputError(str(run_dir), None, f"the text of pair {missing[0]!r} is in neither the kept files nor the rejects table; the directory is incomplete")
     kept = [Pair(i, *text[i]) for i in res.kept_ids]
     rejects = [Reject(i, f, c, s, *text[i]) for i, f, c, s in res.rejects]
     new_scores: dict[str, dict[str, float]] = {}
-    cols = [c for c in scores.columns if c not in ("id", "kept", "rejected_by")]
-    for row in scores.select(["id", *cols]).iter_rows():
-        new_scores[row[0]] = {c: v for c, v in zip(cols, row[1:]) if v is not None}
-    result = FilterResult(kept, rejects, res.counts, new_scores, scores["id"].to_list(), res.config, cols)
+    cols = [c for c in scores.column_names if c not in ("id", "kept", "rejected_by")]
+    values = [_column(scores, c) for c in cols]
+    for k, i in enumerate(ids):
+        new_scores[i] = {c: v[k] for c, v in zip(cols, values) if v[k] is not None}
+    result = FilterResult(kept, rejects, res.counts, new_scores, ids, res.config, cols)
     extra = {k: v for k, v in summary.items() if k not in ("input", "kept", "rejected", "counts", "filters", "files")}
     extra["recut_from"] = str(run_dir)
     write_outputs(out or run_dir, result, src_name, tgt_name, fmt, extra)
