@@ -110,7 +110,8 @@ def test_a_misspelled_run_config_key_in_the_workflow_is_one_line(tmp_path, capsy
     assert line.startswith(f"synprep: error: {path}:{_line_of(path, '- name: mine')}: train.runs[mine]"), line
     assert str(run) in line and "'layerz'" in line and "known keys:" in line and "enc_layers" in line
     text = (REPO / "workflow" / "rules" / "train.smk").read_text()  # the rule file does the same
-    assert 'with config_error_at(["train", "runs", i]):' in text and "RunConfig.from_dict(" in text
+    assert 'with config_error_at(["train", "runs", i] if own else ["table", "config"]):' in text  # a table run: its key
+    assert "RunConfig.from_dict(" in text
 
 
 def test_config_error_message_names_file_line_section_and_known_keys(tmp_path):
