@@ -574,8 +574,8 @@ MOVED = ("heldout_count", "heldout_ids", "split_pairs")
 
 
 def __getattr__(name: str):
-    if name in MOVED:  # (lazily: heldout imports this module)
-        from . import heldout
+    if name in MOVED:
+        from . import heldout  # lazy: a cycle (heldout imports this module); it also loads pyarrow
 
         return getattr(heldout, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

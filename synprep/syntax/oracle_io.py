@@ -101,7 +101,7 @@ class SentenceOracle:
         elif self.marker is not None:
             # BPE style: no sentencepiece word marks, byte pieces joined, MARK on all
             # but a word's last token (the exporters' style=bpe)
-            from ..dataset.exporters import render_word
+            from ..dataset.exporters import render_word  # lazy: the one exception (docs/architecture.md, syntax)
 
             rec["transitions"] = with_pieces(seq, [render_word(ps, self.marker) for ps in pieces])
         else:
@@ -139,7 +139,7 @@ def stream_oracle(
     if not native or conv.segmenter is not None:
         _python_records(read_conllu(path, on_invalid=on_invalid), conv, jsonl, write, on_invalid)
         return
-    from .. import _fastoracle
+    from .. import _fastoracle  # lazy: the optional compiled fast path (native_available() said it is built)
 
     stream, name, own = open_binary(path)
     bname = name.encode("utf-8", "surrogateescape")

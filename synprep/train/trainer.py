@@ -198,7 +198,7 @@ class Trainer:
                  stale: str = "refuse", clock: Callable[[], float] = time.perf_counter):
         import torch
 
-        from .distributed import from_env
+        from .distributed import from_env  # lazy: imports torch; `synprep train --help` reads this module
 
         if stale not in STALE:
             raise ValueError(f"stale = {stale!r}: expected one of {STALE}")
@@ -274,7 +274,7 @@ class Trainer:
         """Setup 3: the model of the resolved config and its optimizer."""
         import torch
 
-        from .distributed import DataParallel
+        from .distributed import DataParallel  # lazy: imports torch; `synprep train --help` reads this module
 
         tc, dist = self.tc, self.dist
         self.model = build_model(self.mcfg).to(self.device)
@@ -409,7 +409,7 @@ class Trainer:
     def epoch_batches(self) -> list[list[int]]:
         """This epoch's batches (row indices), the same for the same seed and epoch (and on
         every rank; a last group too short to give each rank a batch is left out)."""
-        from .distributed import drop_tail
+        from .distributed import drop_tail  # lazy: imports torch; `synprep train --help` reads this module
 
         self.sampler.set_epoch(self.state.epoch)
         every = self.sampler.batches()
@@ -440,7 +440,7 @@ class Trainer:
         torchrun ``batches`` is the group of all ranks, and each rank trains on its share."""
         import torch
 
-        from .distributed import share
+        from .distributed import share  # lazy: imports torch; `synprep train --help` reads this module
 
         model, tc, world = self.model, self.tc, self.dist.world
         model.train()
