@@ -18,7 +18,9 @@ import argparse
 import importlib
 import sys
 
+from . import __version__
 from .errors import SynprepError
+from .util.outputs import describe_os_error
 
 #: subcommand -> (module, one-line help). Keep sorted by workflow order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -43,8 +45,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-
     parser = argparse.ArgumentParser(
         prog="synprep",
         description="Prepare parallel corpora for syntax-aware NMT and train the models that use them.",
@@ -86,8 +86,6 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     except OSError as e:  # say where and why, never a traceback
         import errno
-
-        from .util.outputs import describe_os_error
 
         print(f"synprep {args.command}: error: {describe_os_error(e)}", file=sys.stderr)
         return 2 if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR) else 1  # a bad path; else the machine

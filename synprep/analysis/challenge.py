@@ -43,6 +43,7 @@ from typing import Callable, Iterable, Sequence
 
 from ..syntax.conllu import Sentence, format_conllu, read_parallel
 from ..errors import ConfigError, InputError
+from ..util.outputs import atomic_file, replace_dir, write_json
 
 __all__ = [
     "Phenomenon",
@@ -354,7 +355,6 @@ def write_subsets(subsets: dict[str, Subset], out_dir: str | os.PathLike, sides:
     alone in single-side mode), ``<name>.<side>.conllu``, ``<name>.ids``,
     ``<name>.marked.txt`` (detection side) and ``<name>.tsv`` (one row per long arc).
     Returns the paths written."""
-    from ..util.outputs import atomic_file
 
     out = Path(out_dir)
     try:
@@ -464,7 +464,6 @@ def extract(
     }
     written: list[str] = []
     if out_dir is not None:  # the folder replaced as a whole (synprep.util.outputs: only an empty one or our own)
-        from ..util.outputs import replace_dir, write_json
 
         with replace_dir(out_dir, CHALLENGE_KIND, "--out-dir") as tmp:
             names = write_subsets(subsets, tmp, list(inputs))

@@ -41,7 +41,12 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
+from ..dataset.data import TokenBudgetSampler
 from ..errors import ConfigError, InputError
+from ..syntax.conllu import read_conllu
+from ..syntax.tree import to_tree
+from ..util.outputs import atomic_file
+from ..util.textio import one_line
 
 __all__ = ["gate_rows", "write_gate_tsv", "read_gate_tsv", "summarize", "write_tokens", "HEADER"]
 
@@ -74,8 +79,6 @@ def gate_rows(
     row, in order: :func:`synprep.translate.evaluate.translate_dataset`'s); ``of="refs"`` reads
     the dataset's target side."""
     import torch
-
-    from ..dataset.data import TokenBudgetSampler
 
     if of not in ("hyps", "refs"):
         raise ConfigError(f"gates of {of!r}: expected hyps or refs")
@@ -135,14 +138,11 @@ def gate_rows(
 
 
 def _clean(s: str) -> str:
-    from ..util.textio import one_line
-
     return one_line(s)
 
 
 def write_gate_tsv(path: str | os.PathLike, layers: Sequence[int], rows: Sequence[dict]) -> None:
     """The per-token TSV (module docstring), atomically."""
-    from ..util.outputs import atomic_file
 
     with atomic_file(path, "w", newline="") as f:
         f.write("\t".join(HEADER + [f"z_l{k}" for k in layers]) + "\n")
@@ -219,7 +219,6 @@ def _words(rows: list[dict], path: str = "<gates>") -> tuple[list[str], list[flo
 def write_tokens(gates: str | os.PathLike, out: str | os.PathLike) -> int:
     """The TSV's words, one sentence a line, space-separated (for ``synprep parse
     --pretokenized``). Returns the number of sentences."""
-    from ..util.outputs import atomic_file
 
     n = 0
     with atomic_file(out, "w") as f:  # a failure leaves no half-written file
@@ -234,8 +233,6 @@ def summarize(gates: str | os.PathLike, conllu: str | os.PathLike, *, words: str
     """Mean gate norm by UPOS, at EOS, and the UPOS of each sentence's highest norm
     (module docstring). Sentence ``k`` of ``conllu`` must have the words of TSV
     sentence ``k`` (at the ``words`` level)."""
-    from ..syntax.conllu import read_conllu
-    from ..syntax.tree import to_tree
 
     gates, conllu = os.fspath(gates), os.fspath(conllu)
     by: dict[str, list[float]] = defaultdict(list)

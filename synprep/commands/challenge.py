@@ -11,13 +11,13 @@ import argparse
 import json
 import sys
 
+from ..analysis.challenge import CHALLENGE_KIND, DEFAULT_MIN_DIST, RULES, extract
 from ..errors import ConfigError
+from ..util.outputs import check_replaceable
 from .bounds import count
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..analysis.challenge import DEFAULT_MIN_DIST, RULES
-
     g = p.add_argument_group("input (either --src and --tgt, or --conllu)")
     g.add_argument("--src", metavar="CONLLU", help="parsed source side (CoNLL-U, .gz or - for stdin)")
     g.add_argument("--tgt", metavar="CONLLU", help="parsed target side, sentence-aligned with --src")
@@ -49,10 +49,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis.challenge import extract
-    from ..analysis.challenge import CHALLENGE_KIND
-    from ..util.outputs import check_replaceable
-
     if args.out_dir:
         check_replaceable(args.out_dir, CHALLENGE_KIND, "--out-dir")
 

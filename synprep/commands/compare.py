@@ -11,12 +11,23 @@ from __future__ import annotations
 
 import argparse
 import json
+
+from ..errors import ConfigError
+from ..translate.significance import (
+    COMPARED,
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    SIGN_UNITS,
+    compare_files,
+    format_sign_table,
+    format_table,
+    read_scores,
+    sign_test_scores,
+)
 from .bounds import count
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..translate.significance import COMPARED, DEFAULT_SAMPLES, DEFAULT_SEED, SIGN_UNITS
-
     p.add_argument("--ref", metavar="REF", help="references, one a line (.gz ok); required with --sign-unit sentence")
     p.add_argument("hyps", nargs="+", metavar="FILE",
                    help="hypothesis files, one line a reference line; the first is the baseline the others are compared "
@@ -47,9 +58,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import ConfigError
-    from ..translate.significance import COMPARED, compare_files, format_sign_table, format_table, read_scores, sign_test_scores
-
     metrics = [m.strip() for item in (args.metric or [",".join(COMPARED)]) for m in item.split(",") if m.strip()]
     if args.sign_unit == "score":
         if args.ref:

@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 
+from ..parsers.evaluate import evaluate, format_report
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("pred", help="parsed CoNLL-U (e.g. from synprep parse)")
@@ -24,8 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..parsers.evaluate import evaluate, format_report
-
     res = evaluate(args.pred, args.gold, align=args.align, by_id=args.by_id, full_labels=args.full_labels)
     if args.json:
         d = res.as_dict()

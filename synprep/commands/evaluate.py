@@ -13,6 +13,21 @@ import argparse
 import json
 import sys
 
+from ..dataset.data import ShardDataset
+from ..errors import ConfigError
+from ..translate.decode import TargetVocab, target_language
+from ..translate.evaluate import (
+    EVAL_KIND,
+    Translation,
+    read_references,
+    reference_texts,
+    score,
+    source_lengths,
+    translate_dataset,
+    write_outputs,
+)
+from ..util.device import choose_device
+from ..util.outputs import OutputDir
 from .translate import add_decoding_arguments, decoding_defaults, load_for_decoding
 
 
@@ -32,16 +47,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..dataset.data import ShardDataset
-    from ..translate.decode import TargetVocab, target_language
-    from ..errors import ConfigError
-    from ..translate.evaluate import (Translation, read_references, reference_texts, score, source_lengths, translate_dataset,
-                            write_outputs)
-
     if bool(args.checkpoint) == bool(args.hyps):
         raise ConfigError("give either --checkpoint (translate and score) or --hyps (score a file)")
-    from ..translate.evaluate import EVAL_KIND
-    from ..util.outputs import OutputDir
 
     out = OutputDir(args.out, EVAL_KIND, "--out")  # a folder with files synprep did not write: refused before any work
     ds = ShardDataset(args.data, verify=not args.no_verify)
@@ -49,8 +56,6 @@ def run(args: argparse.Namespace) -> int:
     if args.hyps:
         lang = target_language(ds.manifest, args.lang)[0]
     else:
-        from ..util.device import choose_device
-
         if args.beam is not None and args.beam < 1:
             raise ConfigError(f"--beam {args.beam}: expected >= 1")
         device = choose_device(args.device)

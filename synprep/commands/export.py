@@ -8,11 +8,13 @@ import argparse
 import sys
 import textwrap
 
+from .. import registry
+from ..dataset.exporters import option_summary, output_dir, parse_options
+from ..errors import ConfigError
+
 
 def _epilog() -> str:
     """The exporters and their options, from their declarations (``Options``, ``writes``)."""
-    from .. import registry
-    from ..dataset.exporters import option_summary
 
     lines = ["exporters and their options (-O key=value):"]
     for name in registry.names("exporter"):
@@ -39,17 +41,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import registry
-    from ..errors import ConfigError
-    from ..dataset.exporters import parse_options
-
     if args.list:
         for n in registry.names("exporter"):
             print(n)
         return 0
     if not (args.name and args.dataset and args.out):
         raise ConfigError("usage: synprep export NAME DATASET OUT [-O key=value ...] (or --list)")
-    from ..dataset.exporters import output_dir
 
     cls = registry.get("exporter", args.name)
     exporter = cls(**parse_options(args.option))  # the options that name files: plain names

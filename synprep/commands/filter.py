@@ -17,6 +17,12 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..filters import build_filters, default_config, load_config, read_pairs, recut_dir, run_filters, write_outputs
+from ..filters.defaults import to_yaml
+from ..filters.eflomal_seed import seeded_eflomal
+from ..filters.langid import known_languages
+from ..filters.pipeline import FILTER_KIND, output_names
+from ..util.outputs import check_replaceable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -70,7 +76,6 @@ def _lang_from_name(path: str | None) -> str | None:
     _, dot, ext = name.rpartition(".")
     if not dot or not (2 <= len(ext) <= 3) or not ext.isalpha():
         return None
-    from ..filters.langid import known_languages
 
     return ext.lower() if ext.lower() in known_languages() else None
 
@@ -85,8 +90,6 @@ def _seed(value: str) -> int | None:
 
 
 def _filters(args):
-    from ..filters import build_filters, default_config, load_config
-
     decontaminate = [{"name": "decontaminate", "files": list(args.test_files)}] if args.test_files else []
     if args.config:
         filters = load_config(args.config)
@@ -122,11 +125,6 @@ def summary_table(counts: dict[str, dict[str, int]], n_input: int, n_kept: int) 
 
 
 def run(args) -> int:
-    from ..filters import default_config
-    from ..filters.defaults import to_yaml
-    from ..filters.pipeline import FILTER_KIND
-    from ..util.outputs import check_replaceable
-
     if args.print_default_config:
         src_lang = args.src_lang or _lang_from_name(args.src) or "en"
         tgt_lang = args.tgt_lang or _lang_from_name(args.tgt) or "de"
@@ -134,8 +132,6 @@ def run(args) -> int:
         return 0
 
     if args.recut:
-        from ..filters import load_config, recut_dir
-
         if args.src or args.tgt:
             raise ConfigError("--recut reads the texts from OUTDIR; do not give SRC and TGT with it")
         if args.test_files:
@@ -151,10 +147,6 @@ def run(args) -> int:
     if not args.src or not args.tgt:
         hint = " (--test-files takes every file after it: put it after SRC and TGT)" if args.test_files else ""
         raise ConfigError(f"give SRC and TGT text files (or --recut OUTDIR, or --print-default-config){hint}")
-    from ..filters import read_pairs, run_filters, write_outputs
-    from ..filters.pipeline import output_names
-
-    from ..filters.eflomal_seed import seeded_eflomal
 
     seed = _seed(args.seed)
     filters = _filters(args)  # config and output errors before reading a large corpus

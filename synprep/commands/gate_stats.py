@@ -11,8 +11,11 @@ hypotheses parsed as tokenized (``--tokens FILE`` writes them for ``synprep pars
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+
+from ..analysis.gates import summarize, write_tokens
+from ..errors import ConfigError
+from ..stages.analysis import write_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,9 +28,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import ConfigError
-    from ..analysis.gates import summarize, write_tokens
-
     if not args.conllu and not args.tokens:
         raise ConfigError("give --conllu (to summarize by UPOS) or --tokens (to write the words for parsing)")
     if args.tokens:
@@ -37,8 +37,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     res = summarize(args.gates, args.conllu, words=args.words)
     if args.json:
-        from ..stages.analysis import write_json
-
         write_json(args.json, res)
     print(format_table(res))
     return 0

@@ -15,6 +15,11 @@ import argparse
 import json
 import sys
 
+from ..analysis.induce import Gold, evaluate, load_scores, score_file_meta
+from ..errors import ConfigError, InputError
+from ..syntax.conllu import format_conllu, read_conllu
+from ..util.outputs import atomic_file
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gold", required=True, metavar="CONLLU", help="gold trees (CoNLL-U, .gz or - for stdin), one a score matrix, same order")
@@ -40,10 +45,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..syntax.conllu import format_conllu, read_conllu
-    from ..errors import ConfigError, InputError
-    from ..analysis.induce import Gold, evaluate, load_scores, score_file_meta
-
     if args.trees and not args.scores:
         raise ConfigError("--trees needs --scores (there is nothing induced to write)")
     if args.word_ids and not args.scores:
@@ -75,8 +76,6 @@ def run(args: argparse.Namespace) -> int:
         ids=meta["ids"],
     )
     if args.trees:
-        from ..util.outputs import atomic_file
-
         try:
             with atomic_file(args.trees, "w") as f:
                 for s, heads in zip(sentences, trees):  # type: ignore[arg-type]

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import argparse
 
+from ..dataset.shards import MANIFEST, check_ids, load_models, open_dataset, open_shard, read_manifest, row_dict
+from ..errors import ConfigError, InputError
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("shard", metavar="SHARD", help="a shard file (shard-00000.arrow) or a dataset directory")
@@ -22,9 +25,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
-
-    from ..errors import ConfigError, InputError
-    from ..dataset.shards import MANIFEST, check_ids, open_dataset, open_shard, read_manifest, row_dict
 
     path = Path(args.shard)
     manifest = None
@@ -61,7 +61,6 @@ def run(args: argparse.Namespace) -> int:
 
 def render_row(row: dict, manifest: dict | None, base, title: str) -> str:
     """The readable view of one row (see the module doc)."""
-    from ..dataset.shards import load_models
 
     labels = manifest["labels"] if manifest else None
     models = load_models(base, manifest) if manifest else {}

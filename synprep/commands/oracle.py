@@ -11,6 +11,10 @@ import argparse
 import json
 import sys
 
+from ..dataset.subwords import load_spm
+from ..errors import InputError
+from ..syntax.oracle_io import SentenceOracle, Summary, stream_oracle
+
 EPILOG = """\
 output (--format jsonl), one object a sentence:
   id           # sent_id, or FILE:LINE when the sentence has none
@@ -73,9 +77,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import InputError
-    from ..syntax.oracle_io import SentenceOracle, Summary, stream_oracle
-
     summary = Summary()
     def on_invalid(err: InputError) -> None:
         summary.invalid += 1
@@ -83,8 +84,6 @@ def run(args: argparse.Namespace) -> int:
 
     segmenter = None
     if args.spm:
-        from ..dataset.subwords import load_spm
-
         segmenter = load_spm(args.spm)
     conv = SentenceOracle(
         words=args.words,

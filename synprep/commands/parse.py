@@ -17,6 +17,14 @@ import logging
 import os
 import sys
 import time
+
+from .. import registry
+from ..dataset.accounting import RejectWriter
+from ..errors import ConfigError
+from ..parsers import DEFAULT, backend as parser_backend
+from ..parsers.inputs import count_lines, read_items
+from ..parsers.run import parse_rows
+from ..util.outputs import FileGroup, check_output_file
 from .bounds import count
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,9 +51,6 @@ def options_from(args: argparse.Namespace) -> tuple[str, dict]:
     """(backend, parser options) from the flags; unset flags keep the backend's
     defaults. A flag the backend does not use (:meth:`Parser.takes`; a GPU device for
     a backend without :attr:`Parser.gpu`) is a ConfigError naming the backends that do."""
-    from ..errors import ConfigError
-    from ..parsers import DEFAULT, backend as parser_backend
-    from .. import registry
 
     flags = {
         "model": args.model, "lang": args.lang, "device": args.device,
@@ -80,14 +85,9 @@ def _open_out(path: str, group):
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import registry
-    from ..parsers.inputs import count_lines, read_items
-    from ..parsers.run import parse_rows
-
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     backend, opts = options_from(args)
-    from ..util.outputs import check_output_file
 
     check_output_file(args.output, "-o", inputs=(args.input,))
     if args.rejects:
@@ -97,8 +97,6 @@ def run(args: argparse.Namespace) -> int:
     total = count_lines(args.input)
     parser_cls = registry.get("parser", backend)
     log = logging.getLogger("synprep.parse")
-    from ..dataset.accounting import RejectWriter
-    from ..util.outputs import FileGroup
 
     with parser_cls(**opts) as parser, FileGroup() as group:  # the parses and the rejects replaced together
         log.info("parsing %s with %s", args.input, parser.describe())

@@ -13,6 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
+from .. import report as rep
+from ..dataset import accounting as acc
+from ..dataset.shards import read_arrow, table_ids
+from ..errors import ConfigError, InputError
+from ..util.outputs import check_output_file, write_json
 from .bounds import count
 
 EPILOG = """\
@@ -77,10 +83,7 @@ def _read_ids(path: str) -> list[str]:
     import os
 
     if os.path.isdir(path) or path.endswith((".arrow", ".feather", ".ipc")):
-        from ..dataset.shards import read_arrow, table_ids
-
         return table_ids(read_arrow(path))
-    from ..errors import InputError
 
     try:
         with open(path, encoding="utf-8", newline="\n") as f:
@@ -93,8 +96,6 @@ def _read_ids(path: str) -> list[str]:
 
 
 def _load_json(path: str):
-    from ..errors import InputError
-
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
@@ -105,11 +106,6 @@ def _load_json(path: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..dataset import accounting as acc
-    from ..util.outputs import write_json
-    from .. import report as rep
-    from ..util.outputs import check_output_file
-
     check_output_file(args.output, "-o")
 
     if args.step == "accounting":
@@ -131,8 +127,6 @@ def run(args: argparse.Namespace) -> int:
         for item in args.conllu:
             side, _, path = item.partition("=")
             if side not in rep.SIDES or not path:
-                from ..errors import ConfigError
-
                 raise ConfigError(f"--conllu takes SIDE=FILE with SIDE src or tgt, got {item!r}")
             conllu[side] = path
         kept = _read_ids(args.kept) if args.kept else None
@@ -152,8 +146,6 @@ def run(args: argparse.Namespace) -> int:
             with open(args.config, encoding="utf-8") as f:
                 config_text = f.read()
         except (OSError, UnicodeDecodeError) as e:
-            from ..errors import InputError
-
             raise InputError(args.config, None, f"cannot be read as UTF-8 text ({e})", "unreadable") from None
     manifest = _load_json(args.manifest) if args.manifest else None
     challenge = _load_json(args.challenge) if args.challenge else None

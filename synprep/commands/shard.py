@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+
+from ..dataset.shards import DATASET_KIND, ShardConfig, build_dataset
+from ..errors import ConfigError
+from ..util.outputs import check_replaceable
 from .bounds import count, real
 
 EPILOG = """\
@@ -42,8 +46,6 @@ example:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..dataset.shards import ShardConfig
-
     d = ShardConfig()
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
@@ -119,13 +121,8 @@ def language_from_name(path: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import ConfigError
-    from ..dataset.shards import ShardConfig, build_dataset
-
     if len(args.files) > 2:
         raise ConfigError(f"give one or two CoNLL-U files, not {len(args.files)}")
-    from ..util.outputs import check_replaceable
-    from ..dataset.shards import DATASET_KIND
 
     check_replaceable(args.output, DATASET_KIND)
     cfg = ShardConfig(

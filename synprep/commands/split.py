@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+
+from ..errors import ConfigError
+from ..stages.prepare import CorpusSpec, shard_names, write_all_shards, write_shard
+from ..util.outputs import check_output_file, write_json
 from .bounds import count
 
 EPILOG = """\
@@ -52,10 +56,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..stages.prepare import CorpusSpec, shard_names, write_all_shards, write_shard
-    from ..errors import ConfigError
-    from ..util.outputs import check_output_file, write_json
-
     spec = CorpusSpec(name=args.name, src=args.src, tgt=args.tgt, tsv=args.tsv,
                       columns=tuple(args.columns), max_pairs=args.max_pairs)
     names = shard_names(args.shards)

@@ -23,6 +23,9 @@ import argparse
 import json
 import os
 import sys
+
+from ..models import PRESETS, variants
+from ..train.trainer import load_config, train
 from .bounds import count, real
 
 
@@ -31,7 +34,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key, e.g. --set train.lr=5e-4 (repeatable)")
     # the lists come from the torch-free declarations (synprep.models.specs), so that
     # --help imports neither torch nor a model module (~2 s)
-    from ..models import PRESETS, variants
 
     p.add_argument("--variant", help=f"model.variant ({', '.join(variants())})")
     p.add_argument("--preset", help=f"model size preset: {', '.join(PRESETS)} (docs/models.md, \"Presets\")")
@@ -54,8 +56,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..train.trainer import load_config, train
-
     short = {
         "model.variant": args.variant,
         "preset": args.preset,

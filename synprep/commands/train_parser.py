@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+
+from ..parsers import backend
+from ..util.outputs import check_output_dir, check_output_file
 from .bounds import count
 
 
@@ -34,9 +37,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import logging
-
-    from ..parsers import backend
-    from ..util.outputs import check_output_dir, check_output_file
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     cls = backend(args.backend)

@@ -12,6 +12,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+
+from ..analysis.gates import gate_rows, write_gate_tsv
+from ..dataset.data import ShardDataset
+from ..errors import ConfigError
+from ..train.checkpoint import load_model_for
+from ..translate.decode import TargetVocab, target_language, tree_conllu
+from ..translate.evaluate import dump_tree_scores, translate_dataset
+from ..util.device import choose_device
+from ..util.outputs import atomic_files, check_output_file
 from .bounds import count, real
 
 
@@ -55,8 +64,6 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
 def load_for_decoding(args: argparse.Namespace, ds, device):
     """The checkpoint's model, run config and state, checked against the dataset's
     vocabularies, and the detokenizer's language (``--lang``, else the dataset's)."""
-    from ..train.checkpoint import load_model_for
-    from ..translate.decode import target_language
 
     model, cfg, state, note = load_model_for(args.checkpoint, ds.manifest, args.data, device)
     if note:
@@ -77,15 +84,8 @@ def decoding_defaults(args: argparse.Namespace, cfg) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..dataset.data import ShardDataset
-    from ..translate.decode import TargetVocab, tree_conllu
-    from ..errors import ConfigError
-    from ..translate.evaluate import dump_tree_scores, translate_dataset
-    from ..util.device import choose_device
-
     if args.beam is not None and args.beam < 1:
         raise ConfigError(f"--beam {args.beam}: expected >= 1")
-    from ..util.outputs import check_output_file
 
     for opt in ("out", "trees", "tree_scores", "gate_norms"):
         if getattr(args, opt):
@@ -103,7 +103,6 @@ def run(args: argparse.Namespace) -> int:
         model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens,
         length_penalty=args.length_penalty, device=device, progress=not args.no_progress,
     )
-    from ..util.outputs import atomic_files
 
     text = "".join(t.text + "\n" for t in tr)
     with atomic_files() as group:  # the translations and their trees replaced together
@@ -119,8 +118,6 @@ def run(args: argparse.Namespace) -> int:
         n = dump_tree_scores(model, ds, args.tree_scores, device=device)
         print(f"synprep translate: wrote {n} score matrices to {args.tree_scores}", file=sys.stderr)
     if args.gate_norms:
-        from ..analysis.gates import gate_rows, write_gate_tsv
-
         layers, rows = gate_rows(model, ds, vocab, of=args.gate_of, translations=tr, device=device)
         write_gate_tsv(args.gate_norms, layers, rows)
         print(f"synprep translate: wrote the gate norms of {len(rows)} target pieces ({args.gate_of}) to {args.gate_norms}", file=sys.stderr)

@@ -39,8 +39,10 @@ from collections import Counter
 from typing import Iterable, Iterator, Sequence
 
 from ..errors import InputError, SynprepError
-from ..util.outputs import write_bytes
+from ..syntax.conllu import read_conllu
+from ..util.outputs import FileGroup, atomic_files, remove_output, write_bytes
 from ..util.textio import one_line
+from . import shards as sh
 
 #: how many example ids a ledger lists per kind of problem
 EXAMPLES = 5
@@ -62,8 +64,6 @@ class RejectWriter:
     replaces together (the group then renames or removes it)."""
 
     def __init__(self, path: str | os.PathLike, group=None):
-        from ..util.outputs import FileGroup
-
         self.path = os.fspath(path)
         self._own = group is None
         self._group = FileGroup() if group is None else group
@@ -346,8 +346,6 @@ def dataset_manifest(
     Written atomically, the manifest last."""
     from pathlib import Path
 
-    from . import shards as sh
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     vocab = sh.read_manifest(vocab_dir)
@@ -386,8 +384,6 @@ def _gather_shards(shard_dirs, vocab: dict, vocab_dir, out):
     ``out``."""
     from pathlib import Path
 
-    from . import shards as sh
-
     files: list[dict] = []
     first: dict | None = None
     lifted_sentences: Counter[str] = Counter()
@@ -425,9 +421,6 @@ def _copy_models(vocab: dict, vbase, out) -> None:
     each atomically. Invariant: the copies are the files whose SHA-256 the
     vocabulary's manifest records (read through :func:`synprep.dataset.shards.dataset_file`)."""
     import shutil
-
-    from . import shards as sh
-    from ..util.outputs import atomic_files
 
     for entry in {e["file"] for e in vocab["pieces"]["models"].values()}:
         with atomic_files() as g:
@@ -475,7 +468,6 @@ def _link_in(src_dir, dst_dir, names: Sequence[str]) -> None:
 def conllu_ids(path: str | os.PathLike) -> list[str]:
     """The ``# sent_id`` values of a CoNLL-U file, in order (one a sentence; the
     parsers of the workflow always write one)."""
-    from ..syntax.conllu import read_conllu
 
     ids = []
     for sent in read_conllu(path):
@@ -490,7 +482,6 @@ def dataset_rejects(dataset_dir: str | os.PathLike, ids: Sequence[str], stage: s
 
     Its ``rejects.tsv`` names each rejected pair by its 1-based position in the input
     (``ordinal``); ``ids`` are the input's pair ids in order."""
-    from . import shards as sh
 
     path = os.path.join(os.fspath(dataset_dir), sh.REJECTS)
     with open(path, encoding="utf-8", newline="\n") as f:
@@ -514,8 +505,6 @@ def shard_damage(dataset_dir: str | os.PathLike) -> str | None:
     directory no listed file is newer), as well as the reject list's presence."""
     import hashlib
     from pathlib import Path
-
-    from . import shards as sh
 
     d = Path(dataset_dir)
     if not d.is_dir():
@@ -560,9 +549,6 @@ def remove_damaged_shards(dataset_dirs: Sequence[str | os.PathLike], lock_dir: s
     import glob
     import sys
 
-    from . import shards as sh
-    from ..util.outputs import remove_output
-
     locked = bool(glob.glob(os.path.join(lock_dir, "*")))
     removed = []
     for d in dataset_dirs:
@@ -588,8 +574,8 @@ MOVED = ("heldout_count", "heldout_ids", "split_pairs")
 
 
 def __getattr__(name: str):
-    if name in MOVED:  # (lazily: heldout imports this module)
-        from . import heldout
+    if name in MOVED:
+        from . import heldout  # lazy: a cycle (heldout imports this module); it also loads pyarrow
 
         return getattr(heldout, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

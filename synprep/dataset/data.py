@@ -51,6 +51,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..native import kernel
 from ..syntax.features import iota, ragged_arange
+from .shards import numpy_view, open_dataset
 
 if TYPE_CHECKING:  # torch is imported lazily (CLI start-up stays cheap)
     import torch
@@ -167,8 +168,6 @@ class _Segment:
     __slots__ = ("rows", "lists", "nested", "ids", "groups", "_id_lists")
 
     def __init__(self, batch, columns: Sequence[str]):
-        from .shards import numpy_view
-
         self.rows = batch.num_rows
         self.lists: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.nested: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -266,8 +265,6 @@ class ShardDataset:
     ascending index order. ``columns``: restrict to these columns (default all)."""
 
     def __init__(self, path: str | os.PathLike, columns: Sequence[str] | None = None, verify: bool = False):
-        from .shards import open_dataset
-
         self.path = os.fspath(path)
         self.manifest, tables = open_dataset(self.path, verify_checksums=verify)
         names = tables[0].column_names if tables else []

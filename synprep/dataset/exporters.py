@@ -56,6 +56,9 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..registry import register_exporter
+from ..syntax.features import flat_from_sentences, parent_positions
+from ..util.outputs import OutputDir, atomic_file, plain_name
+from .shards import iter_rows, load_models, read_manifest
 
 __all__ = ["Exporter", "PascalExporter", "TransitionsExporter", "render_word", "parent_line", "parse_options", "option",
            "option_summary"]
@@ -169,7 +172,6 @@ class Exporter:
         for k, allowed in self.choices.items():
             if self.options[k] not in allowed:
                 raise ConfigError(f"{self.name} option {k} must be one of {', '.join(allowed)}, not {self.options[k]!r}")
-        from ..util.outputs import plain_name
 
         for k in self.names:  # output names come from synprep: these options are only a part of one
             if self.options[k]:  # empty: from the dataset's manifest (_Renderer.file_names)
@@ -193,8 +195,6 @@ class _Renderer:
     """Per-side token rendering from a dataset's subword models."""
 
     def __init__(self, dataset, style: str):
-        from .shards import load_models, read_manifest
-
         self.manifest = read_manifest(dataset)
         self.models = load_models(dataset, self.manifest)
         self.style = style
@@ -227,7 +227,6 @@ class _Renderer:
 def parent_line(heads: Sequence[int], words: Sequence[Sequence[str]]) -> str:
     """The PASCAL parent-position line of a sentence given its tokens per word:
     one float per token, 0-based (``1.5 3.0 ...``)."""
-    from ..syntax.features import flat_from_sentences, parent_positions
 
     pp = parent_positions(flat_from_sentences([list(heads)], [[0] * len(heads)], [[len(w) for w in words]]))
     return " ".join(format_position(x) for x in pp)
@@ -240,14 +239,11 @@ EXPORT_KIND = "export"
 def output_dir(out_dir):
     """``out_dir`` as the :class:`~synprep.util.outputs.OutputDir` an exporter writes
     into (a folder holding files synprep did not write is refused, naming them)."""
-    from ..util.outputs import OutputDir
 
     return out_dir if isinstance(out_dir, OutputDir) else OutputDir(out_dir, EXPORT_KIND, "OUT")
 
 
 def write_lines(out, name: str, lines: list[str]) -> Path:
-    from ..util.outputs import atomic_file
-
     path = out.file(name)
     with atomic_file(path, "w", newline="\n") as f:
         for line in lines:
@@ -286,8 +282,6 @@ class PascalExporter(Exporter):
         target_parents: bool = option(False)
 
     def export(self, dataset, out_dir) -> list[Path]:
-        from .shards import iter_rows
-
         o = self.options
         r = _Renderer(dataset, o["style"])
         sides = r.manifest["sides"]
@@ -352,8 +346,6 @@ class TransitionsExporter(Exporter):
         return toks
 
     def export(self, dataset, out_dir) -> list[Path]:
-        from .shards import iter_rows
-
         o = self.options
         r = _Renderer(dataset, o["style"])
         tside = r.manifest.get("transition_side")

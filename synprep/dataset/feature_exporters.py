@@ -42,6 +42,7 @@ from .exporters import (
     render_word,
     write_lines,
 )
+from .shards import iter_rows, load_models, read_manifest
 
 __all__ = ["FeaturesExporter", "OpenNMTExporter", "MarianExporter", "OPENNMT_SEP", "MARIAN_RESERVED"]
 
@@ -88,7 +89,6 @@ class _Base(Exporter):
 
     def rows(self, dataset):
         """(manifest, side -> model, every row as :class:`_Side` per side, raw rows)."""
-        from .shards import iter_rows, load_models, read_manifest
 
         m = read_manifest(dataset)
         self.prefix, self.langs = file_names(m, self.options)

@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+from .shards import read_manifest
+
 __all__ = ["Seq2SeqCollator"]
 
 
@@ -35,8 +37,6 @@ class Seq2SeqCollator:
     gives the special ids."""
 
     def __init__(self, dataset: str | os.PathLike, target: str = "pieces", label_pad: int = -100):
-        from .shards import read_manifest
-
         if target not in ("pieces", "transitions"):
             raise ValueError(f"target must be pieces or transitions, not {target!r}")
         m = read_manifest(dataset)

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from ..errors import InputError
+from ..util.outputs import canonical
 from .schema import FORMAT, MANIFEST, MAX_LABELS, SCHEMA_VERSION, SIDES
 
 
@@ -27,7 +28,6 @@ def make_manifest(*, sides, transition_side, languages, labels, pieces, tokens, 
     Every section but ``config`` has its keys in the order its code gives them; the
     free-form ``config`` (the workflow's config) is sorted (:func:`synprep.util.outputs.canonical`),
     so that the same inputs give the same bytes whatever the executor."""
-    from ..util.outputs import canonical
 
     config = None if config is None else canonical(config)  # free-form: keys sorted, whatever order it came in
     m = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "sides": sides, "transition_side": transition_side,

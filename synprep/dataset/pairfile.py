@@ -23,6 +23,7 @@ import os
 from typing import Iterable, Iterator
 
 from ..errors import InputError
+from ..util.outputs import atomic_file
 from ..util.textio import has_breaks, lines, one_line, open_file
 
 __all__ = ["read_pairs", "write_pairs", "clean_side", "BAD_ENCODING", "BAD_COLUMNS"]
@@ -57,7 +58,6 @@ def read_pairs(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
 def write_pairs(path: str | os.PathLike, pairs: Iterable) -> int:
     """Write ``(id, src, tgt)`` triples (or objects with those attributes) as a pair
     file, atomically; returns how many."""
-    from ..util.outputs import atomic_file
 
     n = 0
     with atomic_file(path, "w", newline="\n") as f:

@@ -61,6 +61,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from ..util.outputs import write_bytes
 
 __all__ = ["PretrainedTokenizer", "load_tokenizers", "model_files", "project", "sentence_text", "KIND"]
 
@@ -218,8 +219,6 @@ class PretrainedTokenizer:
         return cls(data, str(f), _special_names(folder), special_ids)
 
     def save(self, path: str | os.PathLike) -> None:
-        from ..util.outputs import write_bytes
-
         write_bytes(path, self.proto)
 
     @property

@@ -25,7 +25,9 @@ import numpy as np
 from ..errors import InputError
 from ..util.outputs import write_json
 from .manifest import dataset_file, manifest_dir, model_entry, read_manifest
+from .pretrained import PretrainedTokenizer
 from .schema import MAX_PIECES, SCHEMA_VERSION, column_names, numpy_view, schema
+from .subwords import SubwordModel
 
 #: an Arrow IPC stream starts with a continuation marker and ends with this
 _EOS_MARKER = b"\xff\xff\xff\xff\x00\x00\x00\x00"
@@ -158,8 +160,6 @@ def load_models(path: str | os.PathLike, m: dict | None = None) -> dict:
     """Side -> :class:`~synprep.dataset.subwords.SubwordModel` of a dataset, each loaded from
     inside the dataset directory and checked against its manifest entry (SHA-256,
     vocabulary size, special ids): the one way a dataset's subword models are read."""
-    from .pretrained import PretrainedTokenizer
-    from .subwords import SubwordModel
 
     m = m if m is not None else read_manifest(path)
     base = manifest_dir(path)

@@ -57,6 +57,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from ..util.outputs import write_bytes
 
 __all__ = ["SubwordModel", "train_spm", "reservoir_sample", "load_spm", "SPACE_STANDIN", "protect", "unprotect"]
 
@@ -145,7 +146,6 @@ class SubwordModel:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model file atomically."""
-        from ..util.outputs import write_bytes
 
         write_bytes(path, self.proto)
 

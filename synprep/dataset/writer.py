@@ -35,11 +35,18 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 import numpy as np
 
 from ..errors import ConfigError, InputError
-from ..util.outputs import write_bytes
+from ..syntax.conllu import read_parallel
+from ..syntax.features import Flat, decoder_graph, parent_positions, root_paths
+from ..syntax.tree import projectivize, to_tree
+from ..util.outputs import replace_dir, write_bytes
+from ..util.progress import progress as _progress
+from ..util.textio import one_line
 from .manifest import make_manifest, manifest_bytes, manifest_dir, model_entry, read_manifest, token_layout
+from .pretrained import load_tokenizers, model_files
 from .reader import load_models
 from .schema import (DATASET_KIND, MANIFEST, MAX_LABELS, MAX_PIECES, REJECTS, SCHEMA_VERSION, SIDES, arrow_array,
                      schema, string_array)
+from .subwords import SubwordModel, reservoir_sample, train_spm
 
 
 @dataclass
@@ -130,7 +137,6 @@ class Encoded(NamedTuple):
 def _pairs(inputs: dict[str, str], bar=None) -> Iterator[tuple[int, dict]]:
     """(ordinal, {side: Sentence | InputError}) in file order: the pairing of every
     command that reads two sides (:func:`synprep.syntax.conllu.read_parallel`)."""
-    from ..syntax.conllu import read_parallel
 
     return read_parallel(inputs, bar=bar, invalid=True)
 
@@ -150,7 +156,6 @@ class TreeStage:
         """({side: tree}, None) or (None, reject). Each tree's ``sent_id`` is set to
         the row id (the sentence's sent_id, else FILE:LINE); ``self.where`` maps each
         side to the FILE:LINE of its sentence."""
-        from ..syntax.tree import projectivize, to_tree
 
         trees = {}
         self.where = {}
@@ -212,8 +217,6 @@ class _SideArrays:
 
     def columns(self, trees, ids, counts, prefix: str) -> dict:
         import pyarrow as pa
-
-        from ..syntax.features import Flat, decoder_graph, parent_positions, root_paths
 
         lid = self.label_ids
         nw = np.fromiter((len(t.words) for t in trees), dtype=np.int64, count=len(trees))
@@ -339,7 +342,6 @@ def build_dataset(
     dataset is written beside it and swapped in when complete, so at every instant
     it holds the complete old dataset or the complete new one; a non-empty directory
     that is not a dataset is an error before any work."""
-    from ..util.outputs import replace_dir
 
     with replace_dir(out_dir, DATASET_KIND) as tmp:
         return _write_dataset(tmp, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress, tokenizers)
@@ -395,8 +397,6 @@ def _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress,
             "give files, or reuse the vocabularies of a dataset with --vocab-from"
         )
     if need_labels or need_models:
-        from ..util.progress import progress as _progress
-
         say("pass 1: labels and subword training sample" if need_models else "pass 1: labels")
         stage = TreeStage(cfg, tside, None)
         bar1 = _progress(desc="shard pass 1", unit="pair", enabled=progress)
@@ -419,7 +419,6 @@ def _given_vocabularies(inputs, cfg, spm, vocab_from, languages, tokenizers=None
     languages (completed by ``languages``), or the ``spm`` model files. Returns
     (labels or None, side -> model or {}, joint, languages). Invariant: a model for
     every side of ``inputs`` or none, never some."""
-    from .subwords import SubwordModel
 
     models: dict[str, SubwordModel] = {}
     if tokenizers:
@@ -449,7 +448,6 @@ def _given_vocabularies(inputs, cfg, spm, vocab_from, languages, tokenizers=None
 def _pretrained_tokenizers(inputs, tokenizers: dict[str, str], spm, vocab_from) -> tuple[dict, bool]:
     """Side -> :class:`~synprep.dataset.pretrained.PretrainedTokenizer` for every side
     of ``inputs`` (one object, ``joint``, when both sides name the same file)."""
-    from .pretrained import load_tokenizers
 
     if spm or vocab_from is not None:
         raise ConfigError("pretrained tokenizers replace the subword model: give them without --spm, and without "
@@ -477,7 +475,6 @@ def _write_shards(out: Path, inputs, tside, cfg, vocab: _Vocabularies, chunk: in
     its record batch added to the :class:`ShardWriter`. Invariant: every pair read is
     either kept (one row, in input order) or rejected once:
     ``total == kept + len(rejects)``."""
-    from ..util.progress import progress as _progress
 
     label_ids = {lab: i for i, lab in enumerate(vocab.labels)}
     stage = TreeStage(cfg, tside, label_ids)
@@ -577,7 +574,6 @@ def _save_models(out: Path, sides: list[str], vocab: _Vocabularies) -> dict:
     ``SIDE.model``; ``tokenizer.json`` / ``SIDE.tokenizer.json`` for pretrained
     tokenizers); returns the manifest's ``pieces.models`` (side -> entry).
     Invariant: every entry names a file written here, with its checksum."""
-    from .pretrained import model_files
 
     names = model_files({s: vocab.models[s] for s in sides}, vocab.joint)
     model_entries = {}
@@ -654,7 +650,6 @@ def vocabulary_pass(trees: Iterable[dict], sides: Sequence[str], cfg: ShardConfi
     side). The one vocabulary pass of ``synprep shard`` (pass 1) and of the workflow's
     shared vocabulary (:func:`synprep.stages.bpe.build_vocabulary`), which differ only in
     the trees they give it. Returns (labels, side -> model, pairs sampled)."""
-    from .subwords import reservoir_sample, train_spm
 
     seen: set[str] = set()
 
@@ -682,6 +677,4 @@ def vocabulary_pass(trees: Iterable[dict], sides: Sequence[str], cfg: ShardConfi
 
 
 def _tsv(s: str) -> str:
-    from ..util.textio import one_line
-
     return one_line(s)

@@ -43,6 +43,7 @@ from typing import Any, ClassVar, Iterable, Iterator, NamedTuple, Sequence
 from ..errors import ConfigError
 from ..registry import get as _registry_get
 from ..registry import names as _registry_names
+from ..util.yamlio import load_yaml_file
 
 
 class Pair(NamedTuple):
@@ -264,7 +265,6 @@ def load_config(path: str | Path) -> list[Filter]:
     Errors name the file and the line of the offending entry; the YAML is read
     strictly (:mod:`synprep.util.yamlio`: a key given twice is an error naming both lines).
     """
-    from ..util.yamlio import load_yaml_file
 
     p = Path(path)
     if not p.is_file():

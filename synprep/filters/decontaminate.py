@@ -35,6 +35,7 @@ from typing import Iterable, Iterator
 from ..errors import InputError
 from ..registry import register_filter
 from .base import Filter, Pair, Score, option
+from .pipeline import text_lines
 
 
 def normalize(text: str) -> str:
@@ -53,8 +54,6 @@ def _key(text: str) -> bytes | None:
 
 
 def _file_lines(path: str) -> Iterator[tuple[int, str]]:
-    from .pipeline import text_lines
-
     yield from enumerate(text_lines(path), 1)
 
 

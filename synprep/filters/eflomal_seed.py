@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from ..util.outputs import FileGroup
+
 # eflomal (the align filter's aligner) seeds its Gibbs samplers from /dev/urandom and
 # has no seed option, so two runs reject slightly different pairs. This shim, put in
 # front of the C library with LD_PRELOAD for the eflomal process, answers its
@@ -69,7 +71,6 @@ def seed_shim() -> str | None:
     if os.path.isfile(so):
         return so
     os.makedirs(cache, exist_ok=True)
-    from ..util.outputs import FileGroup
 
     src = os.path.join(cache, f"eflomal-seed-{tag}.{os.getpid()}.c")
     group = FileGroup()  # atomic: parallel jobs may build it at the same time

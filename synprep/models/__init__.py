@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str):
     if name == "Seq2Seq":
-        from .transformer import Seq2Seq
+        from .transformer import Seq2Seq  # lazy: imports torch, and this package is read torch-free
 
         return Seq2Seq
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

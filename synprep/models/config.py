@@ -423,7 +423,7 @@ class ModelConfig(Config):
 
     @classmethod
     def from_dict(cls, data: dict | None, where: str | None = None):
-        from .specs import option_groups  # the declarations import this module
+        from .specs import option_groups  # lazy: a cycle (the declarations import this module)
 
         where = where or cls.__name__
         data = dict(data or {})
@@ -470,7 +470,7 @@ class ModelConfig(Config):
 
 
 def _group_defaults() -> dict:
-    from .specs import option_groups  # the declarations import this module
+    from .specs import option_groups  # lazy: a cycle (the declarations import this module)
 
     return {key: kind() for key, kind in option_groups().items()}
 

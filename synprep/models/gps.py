@@ -23,6 +23,7 @@ import torch
 import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from ..errors import ConfigError
 from .config import ModelConfig
 from .layers import LogitsFn, split_heads
 from .transformer import Seq2Seq
@@ -65,8 +66,6 @@ class GPS(Seq2Seq):
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
         if cfg.n_labels <= 0:
-            from ..errors import ConfigError
-
             raise ConfigError("model.n_labels must be set (from the manifest) for gps")
         g = cfg.gps
         self.paths = PathEncoder(cfg.n_labels, g.d_label, g.d_path, g.max_depth)

@@ -80,6 +80,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from ..analysis.induce import decode
 from ..errors import ConfigError
 from .config import ModelConfig
 from .layers import CrossAttention, Memory, attend, merge_heads, split_heads
@@ -177,7 +178,6 @@ def cle_hard(phi: torch.Tensor, beta: torch.Tensor, mask: torch.Tensor) -> torch
     """The Chu-Liu-Edmonds tree of ``phi`` (ROOT to the best root score, as sa-nmt's
     extract_tree.py; :func:`synprep.induce.decode`) as a 0/1 matrix in ``beta``'s layout
     (root on the diagonal), straight-through with ``beta``. ``sa.hard: cle``."""
-    from ..analysis.induce import decode
 
     B, n, _ = phi.shape
     hard = torch.zeros(B, n, n, dtype=beta.dtype)

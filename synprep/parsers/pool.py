@@ -33,6 +33,7 @@ from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from typing import Iterable, Iterator
 
+from .. import registry
 from ..errors import SynprepError
 from .base import WORKER_CRASH, ParseResult
 
@@ -61,7 +62,6 @@ def parser_class(backend: str):
 
         mod, _, cls = backend.partition(":")
         return getattr(importlib.import_module(mod), cls)
-    from .. import registry
 
     return registry.get("parser", backend)
 

@@ -19,6 +19,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Mapping, Sequence, TextIO
 
+from ..util.progress import progress as bar
 from .base import ParseResult, Parser, reject_code
 
 __all__ = ["ParseCounts", "parse_rows", "count_words"]
@@ -88,7 +89,6 @@ def parse_rows(
     several sides are parsed one after the other over all rows (one parser at work
     at a time), then paired. ``progress``: a bar on stderr (:mod:`synprep.util.progress`),
     ``desc``, or ``"desc side"`` a side when there are several."""
-    from ..util.progress import progress as bar
 
     sides = list(parsers)
     if len(sides) == 1:

@@ -57,6 +57,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
+from ..util.device import choose_device
 from .base import (
     OUT_OF_MEMORY,
     PARSE_ERROR,
@@ -74,6 +75,9 @@ from .base import (
     parser_options,
     validate_tree,
 )
+from .pool import OrderedPool, chunked
+from .stanza_mst import install
+from .stanza_train import train_stanza
 
 PROCESSORS = ("tokenize", "mwt", "pos", "lemma", "depparse")
 #: on CPU, the depparse processor's own batches (words) are capped at this: its
@@ -150,7 +154,6 @@ def pipeline_call():
 
 def resolve_device(device: str | None) -> str:
     """The device name stanza gets (``cpu``, ``cuda``, ``cuda:N``): :func:`synprep.util.device.choose_device`."""
-    from ..util.device import choose_device
 
     return str(choose_device(device, "device"))
 
@@ -197,7 +200,6 @@ def _train(args) -> str:
     for flag in ("tokenizer", "tagger", "parser"):
         if getattr(args, flag) is not None:
             raise ConfigError(f"--{flag} is a udpipe option; stanza models are shaped by --size")
-    from .stanza_train import train_stanza
 
     res = train_stanza(args.train[0], args.heldout[0] if args.heldout else None, args.output,
                        lang=args.lang, size=args.size, seed=args.seed, extra_train=args.train[1:])
@@ -354,8 +356,6 @@ class StanzaParser(Parser):
             self._drop_resources_tmp()
         log.info("stanza pipeline (%s) loaded in %.1f s on device %s", cfg["processors"], time.perf_counter() - t0, self.device)
         if self.fast_decode:
-            from .stanza_mst import install
-
             # the same trees as stanza's decoder, faster; on this pipeline only, so
             # parse() and parse_unbatched() both use it
             if not install(nlp):
@@ -375,7 +375,6 @@ class StanzaParser(Parser):
         if self.workers > 1:
             yield from self._parse_pool(items)
             return
-        from .pool import chunked
 
         for window in chunked(items, self.sort_window):
             yield from self._parse_window(window)
@@ -396,8 +395,6 @@ class StanzaParser(Parser):
             yield self._result(item_id, text, one_line(text), doc)
 
     def _parse_pool(self, items):
-        from .pool import OrderedPool
-
         if self._pool is None:
             opts = dict(model=self.model_dir, lang=self.lang, batch_tokens=self.batch_tokens,
                         pretokenized=self.pretokenized, max_words=self.max_words, sort_window=self.sort_window,

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from ..syntax.conllu import format_conllu, read_conllu
 from ..errors import ConfigError
+from ..util.outputs import atomic_file
 
 log = logging.getLogger("synprep.parsers")
 
@@ -96,7 +97,6 @@ def _subset(src: str, dst: Path, limit: int | None) -> int:
     """Copy the first ``limit`` sentences of ``src`` (validated) to ``dst``; keep
     ``# text``, drop other comments; ``# newpar``-free, so the tokenizer data is one
     paragraph a document."""
-    from ..util.outputs import atomic_file
 
     n = 0
     with atomic_file(dst, "w") as out:
@@ -237,7 +237,6 @@ def _train_pretrain(job: _Job) -> bool:
     vec = job.work / "vectors.txt"
     words = _forms(job.tr, job.dv)
     dim = job.conf["dim"]
-    from ..util.outputs import atomic_file
 
     with atomic_file(vec, "w") as f:
         f.write(f"{len(words)} {dim}\n")

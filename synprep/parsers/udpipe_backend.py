@@ -41,6 +41,8 @@ from .base import (
     parser_options,
     validate_tree,
 )
+from .pool import OrderedPool
+from .train import DEMO_OPTIONS, train_udpipe
 
 #: UDPipe 1 models for UD 2.5 (CC BY-NC-SA 4.0), for the "model missing" message
 _UD25 = "https://lindat.mff.cuni.cz/repository/xmlui/bitstream/handle/11234/1-3131"
@@ -127,7 +129,6 @@ class UDPipeOptions:
 
 def _train(args) -> str:
     """``synprep train-parser --backend udpipe``: :func:`synprep.parsers.train.train_udpipe`."""
-    from .train import DEMO_OPTIONS, train_udpipe
 
     base = DEMO_OPTIONS if args.preset == "demo" else {"tokenizer": "", "tagger": "", "parser": ""}
     opts = {k: (getattr(args, k) if getattr(args, k) is not None else base[k]) for k in base}
@@ -216,7 +217,6 @@ class UDPipeParser(Parser):
         if self.workers == 1:
             yield from self._parse_here(items)
             return
-        from .pool import OrderedPool
 
         if self._pool is None:
             opts = dict(model=self.model_path, lang=self.lang, workers=1, pretokenized=self.pretokenized,

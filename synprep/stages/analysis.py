@@ -39,8 +39,20 @@ from __future__ import annotations
 import os
 from typing import Iterable, Mapping, Sequence
 
+from ..analysis.challenge import extract, make_detectors
+from ..analysis.gates import gate_rows, summarize, write_gate_tsv
+from ..analysis.induce import evaluate, gold_from_conllu, load_scores, score_file_meta
+from ..dataset.data import ShardDataset
+from ..dataset.shards import read_arrow, table_ids
 from ..errors import ConfigError, InputError
 from ..models.specs import declared
+from ..syntax.conllu import format_conllu, read_conllu
+from ..syntax.tree import to_tree
+from ..train.checkpoint import load_model_for
+from ..translate.decode import TargetVocab
+from ..translate.evaluate import dump_tree_scores as dump
+from ..util.device import choose_device
+from ..util.outputs import atomic_files, write_json as _write
 
 __all__ = [
     "TREE_VARIANTS",
@@ -81,7 +93,6 @@ def analysis_settings(
     ``langs``: the corpus languages per side; ``shards``/``heldout``: all shard names
     and the held-out ones; ``runs``: training run name -> model variant. Raises
     :class:`ConfigError` for settings that cannot run."""
-    from ..analysis.challenge import make_detectors
 
     out: dict = {"challenge": None, "induce": None}
     ch = analysis.get("challenge") or {}
@@ -164,8 +175,6 @@ def tree_conllu(tree) -> str:
 
 
 def _dataset_ids(dataset: str | os.PathLike) -> list[str]:
-    from ..dataset.shards import read_arrow, table_ids
-
     return table_ids(read_arrow(dataset))
 
 
@@ -183,10 +192,6 @@ def select_trees(
     others are read to check that the sides are in step). ``words=None`` writes the
     sentences as parsed; ``surface``/``syntactic`` writes them at that word level
     and label set (:func:`synprep.syntax.tree.to_tree`). Returns the number of pairs."""
-    from ..syntax.conllu import format_conllu, read_conllu
-    from ..syntax.tree import to_tree
-
-    from ..util.outputs import atomic_files
 
     n = 0
     with atomic_files() as group:  # every side replaced together, or none
@@ -248,7 +253,6 @@ def challenge_sets(
     """Select the kept pairs' trees (both sides, as parsed) into ``trees``, extract
     the challenge subsets into ``sets_dir`` (:func:`synprep.analysis.challenge.extract`) and
     write its counts, plus ``data`` and ``shards``, to ``summary``. Returns them."""
-    from ..analysis.challenge import extract
 
     select_trees(parts, trees)
     result = extract(
@@ -273,8 +277,6 @@ def dump_tree_scores(checkpoint: str | os.PathLike, data: str | os.PathLike, out
     """Load a structured-attention checkpoint and write its source scores phi over
     ``data`` (a dataset directory) to ``out`` (``.npz``, the format of ``synprep
     induce-eval --scores``). Returns the number of sentences."""
-    from ..dataset.data import ShardDataset
-    from ..translate.evaluate import dump_tree_scores as dump
 
     ds = ShardDataset(os.fspath(data))
     model, dev = _load_for_output(checkpoint, ds, out, device, threads)
@@ -289,9 +291,6 @@ def _load_for_output(checkpoint: str | os.PathLike, ds, out: str | os.PathLike, 
     import sys
 
     import torch
-
-    from ..train.checkpoint import load_model_for
-    from ..util.device import choose_device
 
     if threads:
         torch.set_num_threads(threads)
@@ -319,7 +318,6 @@ def evaluate_induction(gold: str | os.PathLike, scores: Mapping[str, str | os.Pa
         result = evaluate_induction(gold, scores, root=root)
         result["treebank"] = evaluate_induction(treebank, treebank_scores or {}, root=root)
         return result
-    from ..analysis.induce import evaluate, gold_from_conllu, load_scores, score_file_meta
 
     gold = os.fspath(gold)
     results = {}
@@ -350,9 +348,6 @@ def dump_gate_norms(checkpoint: str | os.PathLike, data: str | os.PathLike, out:
     """The gate norms (004 Eq. 17) of a run's best checkpoint over the references of
     ``data``, teacher-forced, as ``synprep translate --gate-norms --gate-of refs``
     writes them. Returns the number of target pieces."""
-    from ..dataset.data import ShardDataset
-    from ..translate.decode import TargetVocab
-    from ..analysis.gates import gate_rows, write_gate_tsv
 
     ds = ShardDataset(os.fspath(data))
     model, dev = _load_for_output(checkpoint, ds, out, device, threads)
@@ -365,7 +360,6 @@ def dump_gate_norms(checkpoint: str | os.PathLike, data: str | os.PathLike, out:
 def summarize_gates(gold: str | os.PathLike, gates: Mapping[str, str | os.PathLike], *, words: str = "surface") -> dict:
     """``{"gold", "runs": {run: synprep.analysis.gates.summarize(...)}}``: each run's gate norms
     by the UPOS of the target trees in ``gold`` (one a TSV sentence, same words)."""
-    from ..analysis.gates import summarize
 
     return {"gold": os.fspath(gold), "runs": {run: summarize(path, gold, words=words) for run, path in gates.items()}}
 
@@ -373,6 +367,5 @@ def summarize_gates(gold: str | os.PathLike, gates: Mapping[str, str | os.PathLi
 def write_json(path: str | os.PathLike, obj: object) -> None:
     """Write ``obj`` as indented JSON (indent 2, keys in order), atomically
     (:func:`synprep.util.outputs.write_json`, in the format these files always had)."""
-    from ..util.outputs import write_json as _write
 
     _write(path, obj, indent=2, sort_keys=False)

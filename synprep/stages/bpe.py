@@ -7,6 +7,13 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+from ..dataset import shards as sh
+from ..dataset.pretrained import load_tokenizers, model_files
+from ..errors import ConfigError, InputError, InputError as _InputError
+from ..syntax.conllu import read_parallel
+from ..syntax.tree import to_tree
+from ..util.outputs import check_replaceable, replace_dir, write_bytes
+
 
 def build_vocabulary(
     conllu_pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]],
@@ -28,11 +35,6 @@ def build_vocabulary(
     for a given input and ``cfg.seed``. With ``tokenizers`` (side -> a Hugging Face
     tokenizer.json or model folder, config ``bpe.src_tokenizer``/``tgt_tokenizer``)
     nothing is trained: the tokenizers are the models (:mod:`synprep.dataset.pretrained`)."""
-    from ..dataset import shards as sh
-    from ..syntax.conllu import read_parallel
-    from ..errors import InputError as _InputError
-    from ..util.outputs import check_replaceable, replace_dir, write_bytes
-    from ..syntax.tree import to_tree
 
     cfg = cfg or sh.ShardConfig()
     cfg.check()
@@ -49,8 +51,6 @@ def build_vocabulary(
                     yield {s: to_tree(pair[s], cfg.words, cfg.labels) for s in ("src", "tgt")}
                 except _InputError:
                     continue
-
-    from ..dataset.pretrained import load_tokenizers, model_files
 
     if tokenizers:
         trained, joint = load_tokenizers(["src", "tgt"], tokenizers)
@@ -86,8 +86,6 @@ def vocabulary_files(bpe: dict) -> list[str]:
     section, checked now (a tokenizer that does not load stops the workflow when it
     starts): the tokenizer files with ``src_tokenizer``/``tgt_tokenizer``, else
     ``spm.model`` (joint) or ``src.model``, ``tgt.model``."""
-    from ..dataset.pretrained import load_tokenizers, model_files
-    from ..errors import ConfigError, InputError
 
     given = {s: bpe.get(f"{s}_tokenizer") for s in ("src", "tgt")}
     if not any(given.values()):

@@ -22,6 +22,7 @@ import os
 from typing import Iterator, Sequence
 
 from ..errors import ConfigError
+from ..parsers import DEFAULT, backend
 
 #: the input paths of the config outside lists: (section, ..., key)
 PATH_KEYS: tuple[tuple[str, ...], ...] = (
@@ -131,7 +132,6 @@ def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: di
     (``models``: side -> the model file each side's parser loads), and an alignment
     reference set that is the demo corpus. Each names the settings to change; empty
     for the demo itself."""
-    from ..parsers import DEFAULT, backend
 
     corpus = config["corpus"]
     files = [corpus[k] for k in ("src", "tgt", "tsv") if corpus.get(k)]

@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+from ..dataset.accounting import write_rejects
 from ..errors import ConfigError
 
+from ..filters import Pair, build_filters, run_filters, write_outputs
 from ..filters.eflomal_seed import seeded_eflomal
 from ..dataset.pairfile import read_pairs, write_pairs
 
@@ -33,8 +35,6 @@ def filter_shard(
     detail the failing score component and value. ``seed`` makes the ``align``
     filter's eflomal runs reproducible (:class:`seeded_eflomal`; None: as random as
     eflomal is)."""
-    from ..dataset.accounting import write_rejects
-    from ..filters import Pair, build_filters, run_filters, write_outputs
 
     specs = [dict(s) for s in specs]
     for s in specs:
@@ -60,7 +60,6 @@ def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str 
     """The filter entries of a workflow stage, checked now: a ``langid`` entry
     without ``src_lang``/``tgt_lang`` gets ``languages``; building the filters makes
     an unknown filter or parameter an error before any job runs (named by ``what``)."""
-    from ..filters import build_filters
 
     out = [dict(e) for e in entries]
     for e in out:

@@ -8,8 +8,11 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from ..dataset.accounting import RejectWriter
 from ..dataset.pairfile import read_pairs
 from ..parsers import DEFAULT as DEFAULT_BACKEND, backend as parser_backend
+from ..parsers.run import parse_rows
+from ..util.outputs import atomic_files
 
 
 def parse_shard(
@@ -28,9 +31,6 @@ def parse_shard(
     id). A pair with a side the parser rejected goes to ``out_rejects`` with the
     parser's reason code (the first failing side's; the detail names the side(s)).
     ``progress``: sentences parsed, on stderr (:mod:`synprep.util.progress`). Returns counts."""
-    from ..dataset.accounting import RejectWriter
-    from ..util.outputs import atomic_files
-    from ..parsers.run import parse_rows
 
     rows = list(read_pairs(pairs_path))
     with atomic_files() as group:  # both sides and the rejects replaced together

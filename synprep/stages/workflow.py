@@ -28,6 +28,7 @@ import sys
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import ConfigError, SynprepError
+from ..util.yamlio import load_yaml_file
 
 #: how the ``Snakefile`` exits on a config error (snakemake's own errors exit with 1)
 EXIT_STATUS = 1
@@ -93,7 +94,6 @@ _ANY = object()
 def _where(path: Sequence, config_files: Sequence[str], value=_ANY) -> str:
     """The config file (and line) that sets ``path`` (to ``value``, when given), else
     the command line's ``--config``."""
-    from ..util.yamlio import load_yaml_file
 
     for f in reversed(list(config_files)):  # the last file given wins in snakemake's merge
         if not os.path.isfile(f):
@@ -156,8 +156,6 @@ def validate_config(config: dict, schema_path: str, config_files: Sequence[str])
     line (:func:`config_error_message`) and exit. Then snakemake's ``validate`` fills
     in the schema's defaults."""
     from snakemake.utils import validate
-
-    from ..util.yamlio import load_yaml_file
 
     schema = load_yaml_file(schema_path, what="schema")
     message = config_error_message(config, schema, config_files)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .conllu import Sentence
+from ..errors import InputError
+from ..native import kernel
+from .conllu import Sentence, decode_lines, open_binary, read_blocks, read_conllu, read_sentences
 from .transitions import oracle, with_pieces
 from .tree import is_projective, lift, to_tree
 
@@ -99,7 +101,7 @@ class SentenceOracle:
         elif self.marker is not None:
             # BPE style: no sentencepiece word marks, byte pieces joined, MARK on all
             # but a word's last token (the exporters' style=bpe)
-            from ..dataset.exporters import render_word
+            from ..dataset.exporters import render_word  # lazy: the one exception (docs/architecture.md, syntax)
 
             rec["transitions"] = with_pieces(seq, [render_word(ps, self.marker) for ps in pieces])
         else:
@@ -114,7 +116,6 @@ class SentenceOracle:
 def native_available() -> bool:
     """Whether the compiled fast path is importable (and not disabled by
     ``SYNPREP_PURE_PYTHON=1``)."""
-    from ..native import kernel
 
     return kernel("_fastoracle") is not None
 
@@ -132,15 +133,13 @@ def stream_oracle(
     Uses the compiled kernel for plainly valid sentences when it is available and
     the options allow (no piece model), and the Python reference path for
     everything else; both give identical bytes (tested)."""
-    from .conllu import open_binary, read_conllu
 
     if native is None:
         native = native_available()
     if not native or conv.segmenter is not None:
         _python_records(read_conllu(path, on_invalid=on_invalid), conv, jsonl, write, on_invalid)
         return
-    from .. import _fastoracle
-    from .conllu import read_blocks, decode_lines, read_sentences
+    from .. import _fastoracle  # lazy: the optional compiled fast path (native_available() said it is built)
 
     stream, name, own = open_binary(path)
     bname = name.encode("utf-8", "surrogateescape")
@@ -213,8 +212,6 @@ def _add_counts(s: Summary, counts) -> None:
 
 def _python_records(sentences, conv: SentenceOracle, jsonl: bool, write, on_invalid) -> None:
     import json
-
-    from ..errors import InputError
 
     buf: list[str] = []
     try:

@@ -42,6 +42,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import InputError
+from ..models import build_model
+from ..util.outputs import atomic_file
+from .config import RunConfig
 
 if TYPE_CHECKING:
     from .config import RunConfig
@@ -78,8 +81,6 @@ def save_checkpoint(obj: Any, path: str | os.PathLike) -> None:
     """Write ``obj`` with ``torch.save`` to ``path`` atomically (temporary file beside it,
     fsync, rename)."""
     import torch
-
-    from ..util.outputs import atomic_file
 
     with atomic_file(path, "wb") as f:  # fsync'd: the rename never makes a checkpoint whose bytes are not on disk
         torch.save(obj, f)
@@ -122,8 +123,6 @@ def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
     """(model, RunConfig, checkpoint dict) from a checkpoint; the architecture comes
     from the config stored in it. No dataset is checked: use :func:`load_model_for`
     to run the model on data."""
-    from ..models import build_model
-    from .config import RunConfig
 
     path = os.fspath(checkpoint)
     state = load_checkpoint(path, _OTHER)
@@ -201,7 +200,6 @@ def check_vocab(state: dict, manifest: dict, checkpoint: str | os.PathLike, data
     vocabularies the checkpoint was trained with (its ids would mean other pieces or
     labels). Checkpoints written before the fingerprint was stored are compared by
     vocabulary sizes and label count only; the returned note says so (else None)."""
-    from .config import RunConfig
 
     ck, d = os.fspath(checkpoint), Path(data)
     models = manifest["pieces"]["models"]
@@ -262,7 +260,6 @@ def resume_differences(state: dict, cfg: RunConfig, train_manifest: dict, valid_
     fingerprint, the data record and the config less :data:`RESUMABLE`, the path keys
     and ``decode``. A checkpoint without the fingerprint or the data record (an older
     version wrote it) cannot be shown to be of the same inputs: that is a difference."""
-    from .config import RunConfig
 
     diffs: list[str] = []
     saved_vocab = state.get("vocab")

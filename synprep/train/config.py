@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 from ..errors import ConfigError, InputError
+from ..models import resolve
 from ..models.config import PRESETS, Config, ModelConfig, merge_dicts
+from ..util.yamlio import load_yaml, load_yaml_file
 
 __all__ = [
     "TrainConfig", "DecodeConfig", "RunConfig", "PRESET_TRAIN", "read_config_file", "load_config",
@@ -176,7 +178,6 @@ class RunConfig(Config):
             if preset in PRESET_TRAIN and isinstance(data.get("train", {}), dict):
                 data["train"] = merge_dicts(dict(PRESET_TRAIN[preset]), data.get("train") or {})
         cfg = super().from_dict(data, where or "config")
-        from ..models import resolve  # the variant must exist; its values are filled here, once (torch-free)
 
         return dataclasses.replace(cfg, model=resolve(cfg.model, data.get("model") if isinstance(data.get("model"), dict) else None))
 
@@ -186,7 +187,6 @@ def read_config_file(path: str | os.PathLike, _seen: tuple = ()) -> dict:
     (:mod:`synprep.util.yamlio`: a key given twice is an error naming both lines). A file
     may start from another: ``include: base.yaml`` (relative to the including file) is
     read first and this file's keys are merged over it (nested mappings key by key)."""
-    from ..util.yamlio import load_yaml_file
 
     p = os.fspath(path)
     if os.path.abspath(p) in _seen:
@@ -210,7 +210,6 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None,
     parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``) and then
     ``values``, typed values by dotted key (the command's shortcuts: ``--variant``,
     ``--out``...): the edge where the command line becomes the run's config."""
-    from ..util.yamlio import load_yaml
 
     data: dict = read_config_file(path) if path else {}
     for item in overrides or []:

@@ -54,6 +54,7 @@ from typing import Any, Sequence
 import torch
 
 from ..errors import ConfigError
+from ..util.device import cuda_wanted
 
 
 @dataclass
@@ -111,7 +112,6 @@ def from_env(device: str = "auto") -> Dist:
     if device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"train.device = {device!r} under torchrun: each process takes GPU LOCAL_RANK; "
                           "give device: cuda (or auto, or cpu)")
-    from ..util.device import cuda_wanted
 
     cuda = cuda_wanted(device)
     if cuda:

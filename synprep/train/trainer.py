@@ -67,6 +67,11 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..dataset.data import ShardDataset, TokenBudgetSampler
+from ..models import build_model, check_resolved
+from ..translate.decode import TargetVocab, target_language
+from ..translate.evaluate import reference_texts, score, translate_dataset
+from ..util.outputs import OutputDir, write_json, write_text
 from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_vocab, data_record, load_checkpoint, load_model, resume_differences
 from .checkpoint import fingerprint as vocab_fingerprint
 from .checkpoint import save_checkpoint as _atomic_save
@@ -138,8 +143,6 @@ def _trim_metrics(path: Path, step: Optional[int]) -> None:
         if step is not None and line.endswith("\n") and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
             keep.append(line)
     if keep != lines:
-        from ..util.outputs import write_text
-
         write_text(path, "".join(keep), newline=None)
 
 
@@ -161,7 +164,6 @@ class _Metrics:
 
 def batch_sampler(lengths, tc: TrainConfig, shuffle: bool):
     """The token-budget sampler of ``tc``'s batch limits (max_tokens, max_sentences)."""
-    from ..dataset.data import TokenBudgetSampler
 
     return TokenBudgetSampler(lengths, tc.max_tokens, seed=tc.seed, shuffle=shuffle, max_rows=tc.max_sentences or None)
 
@@ -196,9 +198,7 @@ class Trainer:
                  stale: str = "refuse", clock: Callable[[], float] = time.perf_counter):
         import torch
 
-        from .distributed import from_env
-        from ..models import check_resolved
-        from ..util.outputs import OutputDir
+        from .distributed import from_env  # lazy: imports torch; `synprep train --help` reads this module
 
         if stale not in STALE:
             raise ValueError(f"stale = {stale!r}: expected one of {STALE}")
@@ -229,7 +229,6 @@ class Trainer:
     def load_data(self, tc: TrainConfig, verify: bool) -> None:
         """Setup 1: the training set, the validation set with the same vocabularies; each
         verified against its manifest (sizes, rows, checksums) unless ``verify`` is off."""
-        from ..dataset.data import ShardDataset
 
         self.train_ds = ShardDataset(tc.train, verify=verify)
         self.valid_ds = ShardDataset(tc.valid, verify=verify) if tc.valid else None
@@ -275,8 +274,7 @@ class Trainer:
         """Setup 3: the model of the resolved config and its optimizer."""
         import torch
 
-        from .distributed import DataParallel
-        from ..models import build_model
+        from .distributed import DataParallel  # lazy: imports torch; `synprep train --help` reads this module
 
         tc, dist = self.tc, self.dist
         self.model = build_model(self.mcfg).to(self.device)
@@ -325,14 +323,10 @@ class Trainer:
 
         tc, mcfg, dist = self.tc, self.mcfg, self.dist
         if dist.main:
-            from ..util.outputs import write_json
-
             self.last_path, self.best_path = (self.folder.file(n) for n in ("checkpoint_last.pt", "checkpoint_best.pt"))
             write_json(self.folder.file("config.json"), self.cfg.to_dict(), indent=2, sort_keys=False, ensure_ascii=True)
         self.vocab = None
         if tc.valid_bleu and self.valid_ds is not None:
-            from ..translate.decode import TargetVocab
-
             self.vocab = TargetVocab.from_manifest(self.valid_ds.manifest, tc.valid)
         self.sampler = batch_sampler(self.train_ds.lengths(), tc, shuffle=True)
         self.collate = self.train_ds.collate()
@@ -415,7 +409,7 @@ class Trainer:
     def epoch_batches(self) -> list[list[int]]:
         """This epoch's batches (row indices), the same for the same seed and epoch (and on
         every rank; a last group too short to give each rank a batch is left out)."""
-        from .distributed import drop_tail
+        from .distributed import drop_tail  # lazy: imports torch; `synprep train --help` reads this module
 
         self.sampler.set_epoch(self.state.epoch)
         every = self.sampler.batches()
@@ -446,7 +440,7 @@ class Trainer:
         torchrun ``batches`` is the group of all ranks, and each rank trains on its share."""
         import torch
 
-        from .distributed import share
+        from .distributed import share  # lazy: imports torch; `synprep train --help` reads this module
 
         model, tc, world = self.model, self.tc, self.dist.world
         model.train()
@@ -614,9 +608,6 @@ class Trainer:
         out = {"loss": total / max(1, ntok)}
         out["ppl"] = math.exp(min(out["loss"], 50.0))
         if tc.valid_bleu and self.vocab is not None:
-            from ..translate.decode import target_language
-            from ..translate.evaluate import reference_texts, score, translate_dataset
-
             m = min(len(ds), tc.valid_bleu)
             lang = target_language(ds.manifest, tc.lang)[0]
             tr = translate_dataset(model, ds, self.vocab, beam=1, lang=lang, max_tokens=tc.max_tokens or 4096,

@@ -32,6 +32,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..dataset.shards import load_models
 from ..util.textio import one_line  # line breaks and tabs to spaces: a generated piece may spell any byte
 from ..syntax.transitions import END, LeftArc, Piece, RightArc, State, Transition, left, legal_mask, right
 
@@ -67,8 +68,6 @@ class TargetVocab:
 
     @classmethod
     def from_manifest(cls, manifest: dict, base: str | os.PathLike) -> "TargetVocab":
-        from ..dataset.shards import load_models
-
         models = load_models(base, manifest)
         m = models.get("tgt") or next(iter(models.values()))
         tok = manifest.get("tokens") or {}

@@ -53,6 +53,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..dataset.data import TokenBudgetSampler
+from ..util.outputs import OutputDir, atomic_files
 from .decode import TargetVocab, beam_search, detokenize, one_line, tree_conllu
 from ..errors import InputError
 from ..util.progress import progress as _progress
@@ -136,7 +138,6 @@ def translate_dataset(
     length-sorted under a token budget (beam search multiplies it by ``beam``).
     ``progress``: sentences translated, on stderr (:mod:`synprep.util.progress`; ``leave=False``
     for an inner step such as validation BLEU)."""
-    from ..dataset.data import TokenBudgetSampler
 
     idx = np.arange(len(ds)) if rows is None else np.asarray(rows, dtype=np.int64)
     lengths = ds.lengths()[idx]
@@ -297,7 +298,6 @@ def write_outputs(out_dir: Any, translations: Sequence[Translation], refs: Seque
     any of them leaves the folder's old files as they were. ``out_dir``: a path or an
     :class:`~synprep.util.outputs.OutputDir` (a folder with files synprep did not
     write is refused)."""
-    from ..util.outputs import OutputDir, atomic_files
 
     out = out_dir if isinstance(out_dir, OutputDir) else OutputDir(out_dir, EVAL_KIND, "--out")
     with atomic_files() as g:
@@ -318,7 +318,6 @@ def dump_tree_scores(model: Any, ds: Any, path: str | os.PathLike, *, max_tokens
     diagonal; 004 §4.1, §7.1), ``word_ids_<k>`` (P,) the word of each piece, ``ids``
     the row id of each sentence and ``layout`` = "diagonal". Returns the number of
     sentences."""
-    from ..dataset.data import TokenBudgetSampler
 
     if not hasattr(model, "tree_scores"):
         raise InputError(
@@ -340,7 +339,6 @@ def dump_tree_scores(model: Any, ds: Any, path: str | os.PathLike, *, max_tokens
     for k, (M, wid) in enumerate(mats):
         arrays[f"scores_{k}"] = M
         arrays[f"word_ids_{k}"] = wid
-    from ..util.outputs import atomic_files
 
     with atomic_files() as g:
         np.savez_compressed(g.path(path), **arrays)

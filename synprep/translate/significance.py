@@ -78,6 +78,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from .evaluate import METRICS, TOK_BLEU, metric_objects, moses_tokenize, read_references, tok_bleu_metric
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -190,8 +191,6 @@ def sign_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple[int
 
 
 def _check_metrics(metrics: Sequence[str], lang: str | None, tokenized: bool) -> None:
-    from .evaluate import METRICS, TOK_BLEU
-
     known = (*METRICS, TOK_BLEU)
     bad = [m for m in metrics if m not in known]
     if bad or not metrics:
@@ -210,7 +209,6 @@ def compare(refs: Sequence[str], systems: Sequence[tuple[str, Sequence[str]]], *
     intervals rounded to 2 decimals; p-values not rounded). ``metrics``: those compared
     (``bleu``, ``chrf+``, ``chrf++``, ``bleu-tok``); ``bleu-tok`` on text Moses-tokenized
     for ``lang``, or split on whitespace as it is when ``tokenized``."""
-    from .evaluate import METRICS, TOK_BLEU, metric_objects, tok_bleu_metric, moses_tokenize
 
     if len(systems) < 2:
         raise ConfigError(f"compare needs at least 2 systems, got {len(systems)}")
@@ -252,7 +250,6 @@ def compare(refs: Sequence[str], systems: Sequence[tuple[str, Sequence[str]]], *
 def read_lines(path: str | os.PathLike, what: str = "hypotheses") -> list[str]:
     """One sentence a line (``.gz`` read compressed); a missing, unreadable or empty
     file is an :class:`InputError` naming it."""
-    from .evaluate import read_references
 
     lines = read_references(path, what=what)
     if not lines:

@@ -99,6 +99,7 @@ import shutil
 from pathlib import Path
 from typing import IO, Any, Iterator
 
+from .. import __version__
 from ..errors import ConfigError
 
 __all__ = [
@@ -558,7 +559,6 @@ def _entries(p: Path) -> dict[str, int | None]:
 def _write_marker(d: Path, kind: str, files: dict[str, int] | None) -> dict:
     """The marker of ``d`` (returned as written): complete (``files`` listed, no owner:
     the same bytes every run) or, while ``d`` is being written, naming its owner."""
-    from .. import __version__
 
     m = {"synprep": "output", "version": __version__, "kind": kind, "complete": files is not None, "files": files or {}}
     if files is None:  # a folder being written: whose, so that another run (on any machine) can tell
@@ -850,7 +850,6 @@ class OutputDir:
             now = _read_marker(self.path)  # names another writer of this folder registered meanwhile (the same run's script)
             if now is not None and now.get("in_place") and now.get("kind") == self.kind:
                 self.names.update(str(n) for n in now["files"])
-            from .. import __version__
 
             write_json(self.path / MARKER, {"synprep": "output", "version": __version__, "kind": self.kind,
                                             "in_place": True, "files": {n: None for n in sorted(self.names)}})
