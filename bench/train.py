@@ -253,7 +253,7 @@ def main() -> int:
         if mode == "sampled":
             k = m.cfg.prefix.k
             lens = [b.trans_lengths if m.target == "transitions" else b.tgt_lengths for b in batches]
-            preds = sum(int(l.clamp(max=k).sum()) for l in lens)
+            preds = sum(int(n.clamp(max=k).sum()) for n in lens)
         tgt = None if mode == "exact" else TARGETS.get(name.split(" (")[0])  # the targets were set for sampled prefixes
         verdict = "" if tgt is None else f"<={tgt} {'ok' if ratio <= tgt else 'MISSED'}"
         label = f"{mode}{'' if mode != 'sampled' else f' k={m.cfg.prefix.k}'}"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
 
 from synprep.syntax.transitions import Piece, left, replay, right
 

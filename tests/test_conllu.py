@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from synprep.syntax.conllu import format_conllu, read_conllu, read_conllu_string
 from synprep.errors import InputError
 
-from .conftest import UD_FILES, ud_path
+from .conftest import UD_FILES
 from .data_helpers import GERMAN, MALFORMED, W1, W2, row  # noqa: F401
 
 

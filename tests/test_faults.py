@@ -895,8 +895,8 @@ def test_20_4_shard_ids_are_checked_against_the_manifest_vocabularies(ds_copy, c
     assert len(ShardDataset(ds_copy, verify=True)) == 24  # remembered as verified
     m = json.loads((ds_copy / "manifest.json").read_text())
     used = set()
-    for row in __import__("synprep.dataset.shards", fromlist=["iter_rows"]).iter_rows(ds_copy):
-        used.update(row["tgt_rels"])
+    for r in __import__("synprep.dataset.shards", fromlist=["iter_rows"]).iter_rows(ds_copy):
+        used.update(r["tgt_rels"])
     last = max(used)
 
     def drop(m):

@@ -806,7 +806,6 @@ def naive_prefix_logits(model, batch) -> torch.Tensor:
     """Reference for the exact mode: every (sentence, cut) run alone through the plain
     modules -- embeddings, GCN layers, the decoder over the whole prefix with no query
     selection, no shared projections, no grouping (what 003 §3 footnote 3 describes)."""
-    from synprep.models.bidirectional import RowGraph
 
     memory = model.encode(batch)
     tgt, pad = model.targets(batch)

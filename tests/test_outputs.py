@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 from synprep.util import outputs
 
 from .cli_helpers import COMMANDS, SHARD_ARGS, command, inputs, leftovers, made, run_main, tree  # noqa: F401  (fixtures)
-from .data_helpers import pair_conllu
 
 REPO = Path(__file__).resolve().parents[1]
 #: the marker file of a folder output, as docs/shards.md names it

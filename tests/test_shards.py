@@ -27,7 +27,7 @@ from synprep.dataset.shards import (
     verify,
 )
 from synprep.dataset.subwords import SubwordModel
-from synprep.syntax.transitions import Piece, left, replay, right
+from synprep.syntax.transitions import Piece, left, right
 from synprep.syntax.tree import projectivize, to_tree
 
 from .conftest import ud_path

@@ -482,7 +482,6 @@ def test_table3_path_scores_every_sentence_of_english_pud(pud, sa_run, tmp_path,
     non-projective trees, labels the training set lacks): every one of the 1,000
     sentences is scored, at the treebank's syntactic words."""
     from synprep.syntax.conllu import read_conllu
-    from synprep.analysis.induce import Gold, evaluate
 
     gold = UD / "en_pud-ud-test.conllu"
     sents = list(read_conllu(gold))

@@ -90,7 +90,7 @@ def check_round_trip(heads, labels):
         assert not t.is_legal(state), "nothing is legal after the end"
     got_heads, got_labels = state.tree()
     assert got_heads == list(heads)
-    assert [g for g, h in zip(got_labels, heads) if h >= 0] == [l for l, h in zip(labels, heads) if h >= 0]
+    assert [g for g, h in zip(got_labels, heads) if h >= 0] == [lab for lab, h in zip(labels, heads) if h >= 0]
     assert replay(seq, n=len(heads))[0] == list(heads)
     assert sum(t is SHIFT for t in seq) == len(heads) and len(seq) == 2 * len(heads) - 1
 

@@ -89,7 +89,7 @@ def render_row(row: dict, manifest: dict | None, base, title: str) -> str:
         if f"{side}_transitions" in row:
             V = m.vocab_size if m else (manifest["tokens"]["arc_base"] if manifest else None)
             steps: dict[int, list[str]] = {}
-            for h, d, l, st in zip(row[f"{side}_edge_head"], row[f"{side}_edge_dep"], row[f"{side}_edge_label"], row[f"{side}_edge_step"]):
+            for h, d, _label, st in zip(row[f"{side}_edge_head"], row[f"{side}_edge_dep"], row[f"{side}_edge_label"], row[f"{side}_edge_step"]):
                 steps.setdefault(st, []).append(f"{h}->{d}")
             trans = row[f"{side}_transitions"]
             out.append("")

@@ -8,7 +8,6 @@ sentence stopped the run (or an option or file was wrong).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..dataset.subwords import load_spm

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 
 from ..models import PRESETS, variants
 from ..train.trainer import load_config, train

@@ -52,7 +52,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
-import numpy as np
 
 from ..errors import ConfigError
 from ..registry import register_exporter

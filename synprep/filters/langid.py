@@ -180,7 +180,7 @@ class BatchLangID:
         width = int(s_lens[-1])
         first = np.searchsorted(s_lens, np.arange(width), side="right")  # first text with len > t
         step = self.step
-        shift, fmask = self.STEP_SHIFT, self._fmask
+        shift = self.STEP_SHIFT
         row = np.full(n, self.start_row, dtype=np.int64)  # row offset of each text's state
         emitted: list[np.ndarray] = []
         for t in range(width):

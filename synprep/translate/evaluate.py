@@ -48,7 +48,6 @@ import gzip
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np

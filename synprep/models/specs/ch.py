@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, ModelConfig, require
+from ..config import Config, require
 from . import Variant
 
 
