@@ -34,8 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..util import textio
 from ..errors import ConfigError, InputError
+from ..util import textio
+from ..util.outputs import atomic_file, atomic_files, replace_dir, write_json
+from ..util.progress import progress as progress_bar
 from .base import Filter, Pair, Score, build_filters
 
 ProgressFactory = Callable[..., Any]
@@ -143,11 +145,9 @@ def _counting(pairs: list[Pair], pbar) -> Iterator[Pair]:
 
 
 def _progress_factory(progress: bool | ProgressFactory) -> ProgressFactory:
-    from ..util.progress import progress as bar
-
     if callable(progress):
         return progress
-    return lambda **kw: bar(**kw, enabled=bool(progress))
+    return lambda **kw: progress_bar(**kw, enabled=bool(progress))
 
 
 # -- tables ------------------------------------------------------------------------
@@ -344,8 +344,6 @@ def write_table(table, path: Path, fmt: str) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ..util.outputs import atomic_files
-
     with atomic_files() as g:
         tmp = g.path(path)
         if fmt == "parquet":
@@ -403,8 +401,6 @@ def read_table(path: Path, text: Sequence[str] = ("id",)):
 
 
 def _write_lines(path: Path, lines: Iterable[str]) -> None:
-    from ..util.outputs import atomic_file
-
     with atomic_file(path, "w", newline="\n") as f:
         for line in lines:
             f.write(line)
@@ -432,8 +428,6 @@ def write_outputs(
     which is replaced as a whole (:func:`synprep.util.outputs.replace_dir`: written beside
     it and swapped in when complete, so it never holds a mix of two runs). Returns
     the final paths."""
-    from ..util.outputs import replace_dir
-
     suffix = TABLE_SUFFIX[fmt]
     names = {"src": src_name, "tgt": tgt_name, "ids": "ids.txt", "scores": f"scores{suffix}",
              "rejects": f"rejects{suffix}", "summary": "filter.json"}
@@ -462,8 +456,6 @@ def _write_outputs(paths: dict[str, Path], result: FilterResult, src_name: str, 
         "files": {"src": src_name, "tgt": tgt_name, "format": fmt},
         **(extra or {}),
     }
-    from ..util.outputs import write_json
-
     write_json(paths["summary"], summary, indent=2, sort_keys=False, default=_json_default)
 
 

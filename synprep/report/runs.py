@@ -9,6 +9,7 @@ import os
 from typing import Mapping
 
 from ..errors import InputError
+from ..translate.significance import DEFAULT_SAMPLES, compare, read_lines
 
 
 def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | os.PathLike | None = None) -> dict:
@@ -63,8 +64,6 @@ def compare_runs(eval_dirs: Mapping[str, str | os.PathLike], *, samples: int | N
     (``hyps.txt`` and ``refs.txt`` in each run's ``eval/`` directory), each against the
     first run. None when fewer than two runs were evaluated; ``{"note": why}`` when
     their references differ (the runs were not scored on the same sentences)."""
-    from ..translate.significance import DEFAULT_SAMPLES, compare, read_lines
-
     dirs = {name: os.fspath(d) for name, d in eval_dirs.items()
             if os.path.exists(os.path.join(d, "hyps.txt")) and os.path.exists(os.path.join(d, "refs.txt"))}
     if len(dirs) < 2:

@@ -32,8 +32,11 @@ import os
 from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
-from ..errors import InputError
+from ..dataset.pairfile import read_pairs
 from ..dataset.shards import read_arrow, table_ids  # noqa: F401  (the report reads Arrow through the dataset owner)
+from ..errors import InputError
+from ..syntax.conllu import read_conllu
+from ..syntax.tree import is_projective, lift, to_tree
 
 SIDES = ("src", "tgt")
 
@@ -79,8 +82,6 @@ def shard_stats(
 def _length_stats(pairs: str | os.PathLike, kept: set[str] | None) -> dict:
     """``length_before`` (every pair of ``pairs``) and, when ``kept`` is known,
     ``length_after`` (the kept ones), per side."""
-    from ..dataset.pairfile import read_pairs
-
     before: dict[str, list[int]] = {s: [] for s in SIDES}
     after: dict[str, list[int]] = {s: [] for s in SIDES}
     for pid, src, tgt in read_pairs(pairs):
@@ -128,9 +129,6 @@ def _conllu_stats(conllu: Mapping[str, str | os.PathLike], kept: set[str] | None
 
 
 def _tree_stats(path, kept: set[str] | None, words: str, labels: str) -> tuple[dict, dict[str, int], dict[str, int]]:
-    from ..syntax.conllu import read_conllu
-    from ..syntax.tree import is_projective, lift, to_tree
-
     trees = projective = 0
     lifted: Counter[int] = Counter()
     label_counts: Counter[str] = Counter()

@@ -63,11 +63,14 @@ import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator, Sequence
 
+from ..dataset.accounting import reject_line
+from ..dataset.data import ShardDataset
 from ..dataset.pairfile import BAD_COLUMNS, BAD_ENCODING
 from ..dataset.pairfile import read_pairs as read_shard  # noqa: F401  (the old name and path, CHANGELOG.md)
 from ..dataset.pairfile import write_pairs  # noqa: F401  (the old path)
 from ..errors import ConfigError, InputError
-from ..util.textio import open_file
+from ..util.outputs import FileGroup, replace_dir, write_json, write_text
+from ..util.textio import has_breaks, lines, one_line, open_file
 
 #: the reject stage name of this module
 STAGE = "prepare"
@@ -247,8 +250,6 @@ class _OwningGzip(gzip.GzipFile):
 
 def _raw_lines(path: str) -> Iterator[bytes]:
     """The lines of a file without their line ending (LF or CRLF; :func:`synprep.util.textio.lines`)."""
-    from ..util.textio import lines
-
     stream = open_raw(path)
     try:
         yield from lines(stream, path)
@@ -257,8 +258,6 @@ def _raw_lines(path: str) -> Iterator[bytes]:
 
 
 def clean_field(text: str, summary: SplitSummary | None) -> str:
-    from ..util.textio import has_breaks, one_line
-
     if has_breaks(text):
         if summary is not None:
             summary.normalized += 1
@@ -360,8 +359,6 @@ def write_all_shards(spec: CorpusSpec, n_shards: int, out_dir: str | os.PathLike
     --shard K --summary`` writes). ``OUT_DIR`` is replaced as a whole when all shards
     are written (:func:`synprep.util.outputs.replace_dir`), so it never mixes shards of
     two runs."""
-    from ..util.outputs import replace_dir, write_json
-
     names = shard_names(n_shards)
     with replace_dir(out_dir, SPLIT_KIND, option="--out-dir") as tmp:
         targets = {
@@ -387,8 +384,6 @@ class _ShardFiles:
     no file stays open, whatever the number of shards."""
 
     def __init__(self, targets: dict[int, tuple[str, str]]):
-        from ..util.outputs import FileGroup
-
         self.final = {(i, kind): path for i, paths in targets.items() for kind, path in enumerate(paths)}
         self.group = FileGroup()
         self.tmp: dict[tuple[int, int], os.PathLike] = {}
@@ -420,8 +415,6 @@ class _ShardFiles:
 def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]]) -> SplitSummary:
     """One read of the corpus, writing the shards of ``targets`` (index -> (pairs
     path, rejects path)); the other shards' pairs are skipped."""
-    from ..dataset.accounting import reject_line
-
     summary = SplitSummary()
     summary.shard_kept = {i: 0 for i in targets}
     summary.shard_rejected = {i: {} for i in targets}
@@ -474,9 +467,6 @@ def write_raw_references(dataset: str | os.PathLike, pair_files: Iterable[str | 
                          out: str | os.PathLike) -> int:
     """Write the raw target text of every row of ``dataset`` (a dataset directory), one
     a line in the dataset's row order (:func:`raw_targets`), to ``out``; returns how many."""
-    from ..dataset.data import ShardDataset
-    from ..util.outputs import write_text
-
     ds = ShardDataset(dataset, columns=["tgt_id"])
     refs = raw_targets([ds[i]["tgt_id"] for i in range(len(ds))], pair_files)
     write_text(out, "".join(r + "\n" for r in refs))

@@ -53,7 +53,15 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
+from ..dataset.accounting import read_rejects
+from ..dataset.data import ShardDataset
 from ..errors import ConfigError
+from ..parsers.evaluate import evaluate as evaluate_parse
+from ..syntax.conllu import format_conllu, read_conllu
+from ..train.config import merge_dicts
+from ..translate.evaluate import metric_objects, signature
+from ..translate.significance import compare, read_lines
+from ..util.outputs import atomic_file, atomic_files
 
 #: the prefix of the table's run names (results/train/table-<variant>-s<seed>/)
 PREFIX = "table-"
@@ -84,8 +92,6 @@ def table_runs(settings: Mapping, registered: Sequence[str], taken: Sequence[str
     an error)."""
     if not settings.get("enabled"):
         return []
-    from ..train.config import merge_dicts
-
     seeds = list(dict.fromkeys(settings.get("seeds") or [1]))
     runs = []
     for seed in seeds:
@@ -157,8 +163,6 @@ def evaluation_accounting(split_summary: str, reject_files: Sequence[str], score
     n}, "rejected_total"}`` from the split's summary and the reject files of the split,
     the parser and the oracle. A test set is not filtered: every line is scored or
     rejected here (counted, never silently dropped), and the counts must add up."""
-    from ..dataset.accounting import read_rejects
-
     with open(split_summary, encoding="utf-8") as f:
         lines = json.load(f)["lines"]
     rejected: dict[str, int] = {}
@@ -248,8 +252,6 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
 
 def _lines(path: str) -> list[str]:
-    from ..translate.significance import read_lines
-
     return read_lines(path)
 
 
@@ -262,8 +264,6 @@ def score_sets(refs: list[str], hyps: Mapping[str, list[str]], runs: Sequence[Ru
                samples: int) -> tuple[dict, list[dict]]:
     """Every run's scores on every test set, and every comparison with the baseline (the
     first run of each seed): ``({set: {run: {"n", "bleu", "chrf+", "chrf++"}}}, [comparison])``."""
-    from ..translate.significance import compare
-
     scores: dict = {}
     comparisons: list[dict] = []
     seeds = list(dict.fromkeys(r.seed for r in runs))
@@ -323,8 +323,6 @@ def seed_summary(scores: Mapping, comparisons: Sequence[dict], runs: Sequence[Ru
 def signatures() -> dict:
     """sacreBLEU's signature of every reported metric (after a score: sacrebleu fills some
     fields when it scores)."""
-    from ..translate.evaluate import metric_objects, signature
-
     out = {}
     for name, m in metric_objects().items():
         m.corpus_score(["a"], [["a"]])
@@ -347,8 +345,6 @@ class LargerSet:
 def _read_eval(data: str, refs_path: str, hyp_files: Mapping[str, str]) -> tuple[list[str], list[str], dict]:
     """(pair ids in ``data``'s row order, the raw references, each run's hypotheses),
     checked to be as many."""
-    from ..dataset.data import ShardDataset
-
     ds = ShardDataset(data, columns=["tgt_id"])
     ids = [ds[i]["tgt_id"] for i in range(len(ds))]
     refs = _lines(refs_path)
@@ -499,8 +495,6 @@ def format_markdown(table: Mapping) -> str:
 
 def write_table(table: Mapping, json_path: str, md_path: str) -> None:
     """table.json and table.md, together (synprep.util.outputs)."""
-    from ..util.outputs import atomic_files
-
     with atomic_files() as g:
         g.open(json_path).write(json.dumps(table, indent=1, sort_keys=True) + "\n")
         g.open(md_path).write(format_markdown(table))
@@ -519,10 +513,6 @@ def tree_agreement(hyps_conllu: str, out_prefix: str, parser) -> Optional[dict]:
     transition decoder); sentences without words are counted and left out."""
     if not os.path.exists(hyps_conllu):
         return None
-    from ..parsers.evaluate import evaluate
-    from ..syntax.conllu import format_conllu, read_conllu
-    from ..util.outputs import atomic_file
-
     sents = list(read_conllu(hyps_conllu))
     trees = [s for s in sents if len(s)]
     for s in trees:  # a generated word may hold spaces: the parser reads it without them, and so is it scored
@@ -537,7 +527,7 @@ def tree_agreement(hyps_conllu: str, out_prefix: str, parser) -> Optional[dict]:
             if res.conllu is None:
                 raise ConfigError(f"{hyps_conllu}: the parser rejected sentence {res.id} ({res.reject})")
             f.write(res.conllu)
-    got = evaluate(mine, theirs, by_id=True).as_dict()
+    got = evaluate_parse(mine, theirs, by_id=True).as_dict()
     return {"sentences": len(trees), "empty": len(sents) - len(trees), "words": got["all"]["gold_words"],
             "UAS": got["all"]["UAS"], "LAS": got["all"]["LAS"],
             "UAS_nopunct": got["without_punct"]["UAS"], "LAS_nopunct": got["without_punct"]["LAS"]}
