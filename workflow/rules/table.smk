@@ -45,9 +45,8 @@ if TABLE_RUNS:
             "config table.larger holds the challenge subsets too small in table.test; turn on analysis.challenge "
             "(enabled: true), or remove table.larger"
         )
-    EVAL_DATA = out_path("table/data/{evalset}")
-    EVAL_SPLIT = {"pairs": EVAL_DATA + "/prepare/000.tsv", "rejects": EVAL_DATA + "/prepare/000.rejects.tsv",
-                  "summary": EVAL_DATA + "/prepare/000.json"}
+    EVAL_SPLIT = {"pairs": out_path("table/data/{evalset}/prepare/000.tsv"), "rejects": out_path("table/data/{evalset}/prepare/000.rejects.tsv"),
+                  "summary": out_path("table/data/{evalset}/prepare/000.json")}
 
     wildcard_constraints:
         evalset="|".join(TABLE_SETS) or "none",
@@ -79,9 +78,9 @@ if TABLE_RUNS:
             **PARSE_MODELS,
             pairs=EVAL_SPLIT["pairs"],
         output:
-            src=EVAL_DATA + "/parse.src.conllu",
-            tgt=EVAL_DATA + "/parse.tgt.conllu",
-            rejects=EVAL_DATA + "/parse.rejects.tsv",
+            src=out_path("table/data/{evalset}/parse.src.conllu"),
+            tgt=out_path("table/data/{evalset}/parse.tgt.conllu"),
+            rejects=out_path("table/data/{evalset}/parse.rejects.tsv"),
         params:
             backend=PARSE["backend"],
             src=PARSERS["src"],
@@ -109,8 +108,8 @@ if TABLE_RUNS:
             tgt=rules.parse_evalset.output.tgt,
             vocab=rules.train_bpe.output.manifest,
         output:
-            dataset=directory(EVAL_DATA + "/dataset"),
-            rejects=EVAL_DATA + "/oracle.rejects.tsv",
+            dataset=directory(out_path("table/data/{evalset}/dataset")),
+            rejects=out_path("table/data/{evalset}/oracle.rejects.tsv"),
         params:
             settings={
                 **ORACLE,
@@ -135,7 +134,7 @@ if TABLE_RUNS:
             data=rules.write_evalset.output.dataset,
             pairs=EVAL_SPLIT["pairs"],
         output:
-            refs=EVAL_DATA + "/refs.txt",
+            refs=out_path("table/data/{evalset}/refs.txt"),
         conda:
             "../envs/synprep.yaml"
         log:
@@ -179,10 +178,10 @@ if TABLE_RUNS:
                 tgt=rules.parse_evalset.output.tgt,
                 datasets=rules.write_evalset.output.dataset,
             output:
-                summary=EVAL_DATA + "/challenge/summary.json",
-                src=EVAL_DATA + "/challenge/trees.src.conllu",
-                tgt=EVAL_DATA + "/challenge/trees.tgt.conllu",
-                sets=directory(EVAL_DATA + "/challenge/sets"),
+                summary=out_path("table/data/{evalset}/challenge/summary.json"),
+                src=out_path("table/data/{evalset}/challenge/trees.src.conllu"),
+                tgt=out_path("table/data/{evalset}/challenge/trees.tgt.conllu"),
+                sets=directory(out_path("table/data/{evalset}/challenge/sets")),
             params:
                 settings=lambda wildcards: {**CHALLENGE, "data": wildcards.evalset, "shards": []},
             conda:
