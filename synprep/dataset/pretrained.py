@@ -52,7 +52,6 @@ synprep's own transition variants are best trained on its sentencepiece pieces
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -61,7 +60,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ConfigError, InputError
-from ..util.outputs import write_bytes
+from .subwords import ModelFile
 
 __all__ = ["PretrainedTokenizer", "load_tokenizers", "model_files", "project", "sentence_text", "KIND"]
 
@@ -161,7 +160,7 @@ def _special_names(folder: Path | None) -> dict[str, str]:
     return out
 
 
-class PretrainedTokenizer:
+class PretrainedTokenizer(ModelFile):
     """A Hugging Face ``tokenizers`` tokenizer with synprep's subword-model interface
     (ids, special ids, pieces, word-start and special masks, SHA-256, save) and
     :meth:`encode_trees`, the projection of the module docstring."""
@@ -217,13 +216,6 @@ class PretrainedTokenizer:
         except OSError as e:
             raise InputError(str(f), None, f"cannot read the tokenizer: {e.strerror}", "unreadable") from None
         return cls(data, str(f), _special_names(folder), special_ids)
-
-    def save(self, path: str | os.PathLike) -> None:
-        write_bytes(path, self.proto)
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.proto).hexdigest()
 
     # ----------------------------------------------------------------- vocabulary
     @property

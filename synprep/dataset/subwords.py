@@ -92,7 +92,23 @@ def unprotect(text: str) -> str:
     return _UNPROTECT.sub(_unescape, text)
 
 
-class SubwordModel:
+class ModelFile:
+    """What a dataset's subword model (a sentencepiece model, or a pretrained tokenizer,
+    :mod:`synprep.dataset.pretrained`) is on disk: ``proto``, the bytes of its file,
+    written atomically by :meth:`save` and named by :attr:`sha256` in the manifest."""
+
+    proto: bytes
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model file atomically."""
+        write_bytes(path, self.proto)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.proto).hexdigest()
+
+
+class SubwordModel(ModelFile):
     """A sentencepiece model with word-by-word encoding.
 
     ``proto`` is the serialized model (the bytes of a ``.model`` file)."""
@@ -143,15 +159,6 @@ class SubwordModel:
         except OSError as e:
             raise InputError(path, None, f"cannot read the sentencepiece model: {e.strerror}", "unreadable") from None
         return cls(proto, path)
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model file atomically."""
-
-        write_bytes(path, self.proto)
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.proto).hexdigest()
 
     # ----------------------------------------------------------------- vocabulary
     @property
