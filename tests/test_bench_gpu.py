@@ -97,8 +97,8 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     """A pack of data and a tiny stanza model (no wheels: nothing is downloaded in the
     suite), checked by its manifest, then the device command's dry run from it: the
     pack's data are read (60 Multi30k pairs packed: the parse reads 60 of the 100
-    sentences asked for, the tiny table's test set is a third of 60 pairs, not of
-    bench/gpu.py's 300), the figures come back as JSON lines and as a table, the table
+    sentences asked for; the tiny table's test set, test_2016_flickr packed whole, is cut
+    to bench/gpu.py's QUICK_PAIRS, 300), the figures come back as JSON lines and as a table, the table
     step runs config/table/gpu.yaml through the pack (--quick: vanilla and sa, 1 seed)."""
     import gzip
     import json
@@ -133,7 +133,8 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     assert table["value"] == "ok", table
     md = next(x["value"] for x in recs if x["what"] == "gpu table file" and x["setting"] == "table/table.md")
     assert "| vanilla | 1 | 4 |" in md and "| sa | 1 | 4 |" in md
-    assert 0 < int(re.search(r"Test sets: test \((\d+) pairs\)", md).group(1)) <= 30  # a third of the pack's 60 pairs
+    # the table's test set (table.test: test_2016_flickr, packed whole), its first QUICK_PAIRS lines in --quick
+    assert 0 < int(re.search(r"Test sets: test \((\d+) pairs\)", md).group(1)) <= 300
     assert {x["part"] for x in recs if x["what"] == "part time"} == {"install", "parse", "tests", "table"}
     assert "| stanza parse" in (out / "table.md").read_text() and "| stanza parse" in r.stdout
     (pack / "data" / "ud" / "en_pud-ud-test.conllu.gz").write_bytes(b"damaged")
