@@ -263,16 +263,6 @@ class PretrainedTokenizer(ModelFile):
         """The text of some tokens (the tokenizer's decoder), stripped."""
         return self.tok.decode([int(i) for i in ids], skip_special_tokens=True).strip()
 
-    def decode_words(self, ids: Sequence[int], word_ids: Sequence[int]) -> list[str]:
-        out: list[list[int]] = []
-        last = -1
-        for i, w in zip(ids, word_ids):
-            if w != last:
-                out.append([])
-                last = w
-            out[-1].append(int(i))
-        return [self.decode_word(p) for p in out]
-
 
 def load_tokenizers(sides: Sequence[str], paths: dict[str, str]) -> tuple[dict[str, PretrainedTokenizer], bool]:
     """(side -> tokenizer, joint) for every side of ``sides`` from ``paths`` (side ->

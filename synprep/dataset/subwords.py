@@ -107,6 +107,20 @@ class ModelFile:
     def sha256(self) -> str:
         return hashlib.sha256(self.proto).hexdigest()
 
+    def decode_word(self, ids: Sequence[int]) -> str:  # pragma: no cover - each model's own
+        raise NotImplementedError
+
+    def decode_words(self, ids: Sequence[int], word_ids: Sequence[int]) -> list[str]:
+        """Words of a sentence from its pieces and word ids (:meth:`decode_word` a word)."""
+        out: list[list[int]] = []
+        last = -1
+        for i, w in zip(ids, word_ids):
+            if w != last:
+                out.append([])
+                last = w
+            out[-1].append(int(i))
+        return [self.decode_word(p) for p in out]
+
 
 class SubwordModel(ModelFile):
     """A sentencepiece model with word-by-word encoding.
@@ -258,17 +272,6 @@ class SubwordModel(ModelFile):
     def decode_word(self, ids: Sequence[int]) -> str:
         """The word that a word's pieces spell."""
         return unprotect(self.sp.decode([int(i) for i in ids]))
-
-    def decode_words(self, ids: Sequence[int], word_ids: Sequence[int]) -> list[str]:
-        """Words of a sentence from its pieces and word ids."""
-        out: list[list[int]] = []
-        last = -1
-        for i, w in zip(ids, word_ids):
-            if w != last:
-                out.append([])
-                last = w
-            out[-1].append(int(i))
-        return [self.decode_word(p) for p in out]
 
 
 def _varint(n: int) -> bytes:

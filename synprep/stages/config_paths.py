@@ -23,6 +23,7 @@ from typing import Iterator, Sequence
 
 from ..errors import ConfigError
 from ..parsers import DEFAULT, backend
+from .workflow import config_value
 
 #: the input paths of the config outside lists: (section, ..., key)
 PATH_KEYS: tuple[tuple[str, ...], ...] = (
@@ -46,27 +47,15 @@ LIST_PATH_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
 }
 
 
-def _get(config, path: Sequence):
-    node = config
-    for key in path:
-        if isinstance(node, dict) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and isinstance(key, int) and key < len(node):
-            node = node[key]
-        else:
-            return None
-    return node
-
-
 def config_paths(config) -> Iterator[tuple[tuple, str]]:
     """Every input path given in ``config`` (a parsed config file or the merged
     config): (its key path, e.g. ``("align", "filters", 0, "reference_src")``, value)."""
     for path in PATH_KEYS:
-        value = _get(config, path)
+        value = config_value(config, path)
         if isinstance(value, str) and value:
             yield path, value
     for path, keys in LIST_PATH_KEYS.items():
-        entries = _get(config, path)
+        entries = config_value(config, path)
         for i, entry in enumerate(entries if isinstance(entries, list) else []):
             for key in keys:
                 value = entry.get(key) if isinstance(entry, dict) else None

@@ -91,6 +91,20 @@ def _key_line(node, path: Sequence) -> int | None:
 _ANY = object()
 
 
+def config_value(config, path: Sequence, default=None):
+    """The value at ``path`` (keys and list indices) of a config, or ``default`` where
+    the path is not there."""
+    node = config
+    for part in path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            return default
+    return node
+
+
 def _where(path: Sequence, config_files: Sequence[str], value=_ANY) -> str:
     """The config file (and line) that sets ``path`` (to ``value``, when given), else
     the command line's ``--config``."""
@@ -102,19 +116,11 @@ def _where(path: Sequence, config_files: Sequence[str], value=_ANY) -> str:
             data, node = load_yaml_file(f, with_node=True, what="workflow config")
         except ConfigError:
             continue
-        d = data
-        for part in path:
-            if isinstance(d, dict) and part in d:
-                d = d[part]
-            elif isinstance(d, list) and isinstance(part, int) and part < len(d):
-                d = d[part]
-            else:
-                break
-        else:
-            if value is not _ANY and d != value:  # set again by --config
-                continue
-            line = _key_line(node, path)
-            return f"{f}:{line}" if line else f
+        d = config_value(data, path, _ANY)
+        if d is _ANY or (value is not _ANY and d != value):  # not in this file, or set again by --config
+            continue
+        line = _key_line(node, path)
+        return f"{f}:{line}" if line else f
     return "the workflow config (--config)"
 
 
