@@ -161,7 +161,7 @@ def test_a_checkpoint_without_the_data_record_is_not_resumed(run, capsys):
 #: the keys of a checkpoint, in order, as synprep wrote them before the trainer's state
 #: was one object (synprep.train.state): the layout stayed, so old checkpoints load
 LAYOUT = ["model", "optimizer", "step", "epoch", "pos", "best_score", "best_step", "best_metric", "elapsed_s",
-          "valid_step", "rng", "config", "vocab", "data"]
+          "cpu_s", "valid_step", "rng", "config", "vocab", "data"]
 
 
 def test_the_state_is_saved_whole_in_the_layout_older_checkpoints_have(run, capsys):
@@ -174,15 +174,17 @@ def test_the_state_is_saved_whole_in_the_layout_older_checkpoints_have(run, caps
     state = TrainState.from_checkpoint(st)
     assert (state.step, state.epoch, state.pos, state.wrote_best) == (1, 0, 1, True)
     assert (state.best_score, state.elapsed_before) == (st["best_score"], st["elapsed_s"])
-    assert state.checkpoint_fields(st["elapsed_s"], st["best_metric"]) == {k: st[k] for k in SAVED}
-    # the oldest checkpoints lack valid_step: one resumes
-    del st["valid_step"], st["best_metric"]
+    assert state.checkpoint_fields(st["elapsed_s"], st["cpu_s"], st["best_metric"]) == {k: st[k] for k in SAVED}
+    assert state.cpu_before == st["cpu_s"] > 0
+    # the oldest checkpoints lack valid_step (and the CPU seconds): one resumes
+    del st["valid_step"], st["best_metric"], st["cpu_s"]
     torch.save(st, ck)
     assert main(train_args(data, out, "--max-steps", "2")) == 0
     assert "resumed" in capsys.readouterr().err
     again = torch.load(ck, weights_only=True)
     assert list(again) == LAYOUT and again["step"] == 2
     assert again["elapsed_s"] >= st["elapsed_s"]  # the time used before the resume is counted on
+    assert again["cpu_s"] is None  # the CPU seconds before the resume are unknown: no total is made up
 
 
 def test_the_fingerprint_covers_special_ids_and_arc_tokens(run):
@@ -235,3 +237,14 @@ def test_workflow_retrains_after_a_config_edit_that_changes_the_training_data(co
         assert any(not torch.equal(new["model"][k], old["model"][k]) for k in old["model"]), name
     scores = json.loads((out / "eval" / "scores.json").read_text())
     assert scores["settings"]["step"] == cfg["train"]["runs"][0]["config"]["train"]["max_steps"]
+
+
+def test_the_cpu_seconds_of_every_piece_of_a_resumed_run_are_summed(run):
+    """The table reports a run's CPU cost from its summary: a run made in pieces (killed
+    and resumed) counts the CPU of every piece, not only the last process's."""
+    data, out = run
+    before = torch.load(out / "checkpoint_last.pt", weights_only=True)["cpu_s"]
+    assert before > 0
+    assert main(train_args(data, out, "--max-steps", "3")) == 0
+    after = torch.load(out / "checkpoint_last.pt", weights_only=True)
+    assert after["step"] == 3 and after["cpu_s"] > before

@@ -22,9 +22,10 @@ as a test set ``<subset>@<name>`` of its own (:class:`LargerSet`). Every shard i
 decontaminated against both sets' files (:func:`test_files`).
 
 Rows (:func:`build_table`). Per run: variant, seed, updates, tokens seen (the target
-tokens of the updates, summed from ``metrics.jsonl``), cost (the training job's CPU
-seconds and wall seconds from snakemake's benchmark of its last invocation, the
-trainer's own wall seconds of all its updates, the device), BLEU, chrF+ and chrF++ on
+tokens of the updates, summed from ``metrics.jsonl``), cost (the trainer's own CPU
+seconds of its training loops and wall seconds of all its updates, every piece of a
+resumed run summed; the training job's CPU and wall seconds from snakemake's
+benchmark of its last invocation; the device), BLEU, chrF+ and chrF++ on
 the whole test set and on every challenge subset (``analysis/challenge/sets/*.ids``:
 the pairs' ids, looked up in the test set's row order, so that a subset's scores come
 from exactly its lines; pairs that are not test pairs are left out), each with its size; for the transition decoders, the
@@ -220,7 +221,7 @@ def run_cost(files: RunFiles) -> dict:
             elif rec.get("event") == "train":
                 tokens[rec["step"]] = rec["tokens"]  # a resumed run may log a step again: counted once
     cost = {"updates": summary.get("steps"), "tokens": sum(tokens.values()), "device": device,
-            "train_wall_s": summary.get("elapsed_s"), "job_cpu_s": None, "job_wall_s": None}
+            "train_wall_s": summary.get("elapsed_s"), "train_cpu_s": summary.get("cpu_s"), "job_cpu_s": None, "job_wall_s": None}
     if files.benchmark and os.path.exists(files.benchmark):
         with open(files.benchmark, encoding="utf-8") as f:
             head, *rows = [ln.rstrip("\n").split("\t") for ln in f if ln.strip()]
@@ -457,11 +458,11 @@ def format_markdown(table: Mapping) -> str:
            f"References: {table['references']} (raw target text).", "",
            "Test sets: " + ", ".join(_set_note(n, s) for n, s in table["test_sets"].items()) + ".", "",
            *_accounting_lines(table.get("evaluation_data") or {}),
-           "| variant | seed | updates | tokens | device | job CPU s | job wall s | " + " | ".join(
+           "| variant | seed | updates | tokens | device | train CPU s | job CPU s | job wall s | " + " | ".join(
                f"{n} BLEU | {n} chrF+" for n in sets) + " | tree UAS/LAS vs parser | induced dir/undir |",
-           "|" + " --- |" * (9 + 2 * len(sets))]
+           "|" + " --- |" * (10 + 2 * len(sets))]
     for r in table["rows"]:
-        cells = [r["variant"], r["seed"], r["updates"], r["tokens"], r["device"], r["job_cpu_s"], r["job_wall_s"]]
+        cells = [r["variant"], r["seed"], r["updates"], r["tokens"], r["device"], r.get("train_cpu_s"), r["job_cpu_s"], r["job_wall_s"]]
         for n in sets:
             s = r["scores"].get(n) or {}
             cells += [s.get("bleu"), s.get("chrf+")]

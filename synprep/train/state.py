@@ -30,7 +30,7 @@ from typing import Optional
 __all__ = ["TrainState", "SAVED"]
 
 #: the checkpoint keys of the state, in the order a checkpoint holds them
-SAVED = ("step", "epoch", "pos", "best_score", "best_step", "best_metric", "elapsed_s", "valid_step")
+SAVED = ("step", "epoch", "pos", "best_score", "best_step", "best_metric", "elapsed_s", "cpu_s", "valid_step")
 
 
 @dataclasses.dataclass
@@ -39,7 +39,9 @@ class TrainState:
     epoch's list taken), ``best_score`` / ``best_step`` (the best validation score so
     far, None before the first, and its update), ``valid_step`` (the last validated
     update, -1 before one), ``elapsed_before`` (seconds of the run before this process:
-    a checkpoint's ``elapsed_s``). This process's: ``wrote_best``, ``skipped_valid``,
+    a checkpoint's ``elapsed_s``), ``cpu_before`` (CPU seconds of the run's processes
+    before this one, a checkpoint's ``cpu_s``; None when a checkpoint of an older synprep
+    did not record them, so the run's total is unknown). This process's: ``wrote_best``, ``skipped_valid``,
     ``update_s``, ``valid_s``, ``lr``."""
 
     step: int = 0
@@ -49,6 +51,7 @@ class TrainState:
     best_step: int = 0
     valid_step: int = -1
     elapsed_before: float = 0.0
+    cpu_before: Optional[float] = 0.0
     #: checkpoint_best.pt is this run's (the last one, until a validation scores one)
     wrote_best: bool = False
     #: the update whose validation did not fit in the time
@@ -59,9 +62,10 @@ class TrainState:
     #: the learning rate of the last update
     lr: float = 0.0
 
-    def checkpoint_fields(self, elapsed_s: float, best_metric: str, valid_step: Optional[int] = None) -> dict:
+    def checkpoint_fields(self, elapsed_s: float, cpu_s: Optional[float], best_metric: str,
+                          valid_step: Optional[int] = None) -> dict:
         """The state as a checkpoint stores it (:data:`SAVED`): ``elapsed_s`` the run's
-        seconds now, ``best_metric`` what ``best_score`` is (``bleu`` or ``-loss``),
+        seconds now, ``cpu_s`` its CPU seconds now (every piece of it), ``best_metric`` what ``best_score`` is (``bleu`` or ``-loss``),
         ``valid_step`` the last validated update when it is not yet ``self.valid_step``
         (a checkpoint written by the validation of this update)."""
         return {
@@ -72,6 +76,7 @@ class TrainState:
             "best_step": self.best_step,
             "best_metric": best_metric,
             "elapsed_s": elapsed_s,
+            "cpu_s": cpu_s,
             "valid_step": self.valid_step if valid_step is None else valid_step,
         }
 
@@ -83,4 +88,4 @@ class TrainState:
         score)."""
         return cls(step=state["step"], epoch=state["epoch"], pos=state["pos"], best_score=state["best_score"],
                    best_step=state["best_step"], valid_step=state.get("valid_step", -1),
-                   elapsed_before=state["elapsed_s"], wrote_best=True)
+                   elapsed_before=state["elapsed_s"], cpu_before=state.get("cpu_s"), wrote_best=True)

@@ -349,6 +349,7 @@ class Trainer:
             torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda" and tc.bf16 else contextlib.nullcontext()
         )
         self.start = self.clock()
+        self.cpu_start = time.process_time()
         self.acc = self._fresh_acc(self.start)
         left = tc.max_minutes * 60.0 - self.state.elapsed_before if tc.max_minutes else None
         self.bar = progress(total=tc.max_steps, initial=self.state.step, desc=mcfg.variant, unit="upd",
@@ -389,6 +390,14 @@ class Trainer:
 
     def elapsed(self) -> float:
         return self.state.elapsed_before + self.clock() - self.start
+
+    def cpu_used(self) -> Optional[float]:
+        """CPU seconds of the run's training loops (updates, validations, checkpoints; every
+        thread of the process, rank 0's under torchrun), every piece of a resumed run
+        summed; None when a checkpoint of an older synprep did not record its share."""
+        if self.state.cpu_before is None:
+            return None
+        return round(self.state.cpu_before + time.process_time() - self.cpu_start, 2)
 
     def fits(self, seconds: float) -> bool:
         """Whether something of about ``seconds`` ends within ``train.max_minutes`` (always
@@ -519,7 +528,7 @@ class Trainer:
         st = {
             "model": self.model.state_dict(),
             "optimizer": self.opt.state_dict(),
-            **self.state.checkpoint_fields(self.elapsed(), self.best_metric, None if valid is None else self.state.step),
+            **self.state.checkpoint_fields(self.elapsed(), self.cpu_used(), self.best_metric, None if valid is None else self.state.step),
             "rng": rng,
             "config": self.cfg.to_dict(),
             "vocab": vocab_fingerprint(self.train_ds.manifest),
@@ -644,6 +653,7 @@ class Trainer:
             "best_metric": self.best_metric,
             "best_step": self.state.best_step,
             "elapsed_s": round(self.elapsed(), 1),
+            "cpu_s": self.cpu_used(),
             "checkpoint_last": str(self.last_path),
             "checkpoint_best": str(self.best_path),
         }
