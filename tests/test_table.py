@@ -238,12 +238,19 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
     assert acc["rejected"]["parse:too-long"] == 1 and set(acc["rejected"]) <= {"parse:too-long", "oracle:too-long"}
     parse_rejects = _lines_of(data / "test" / "parse.rejects.tsv")
     assert [line.split("\t")[0] for line in parse_rejects] == ["mytest:6"]  # the planted pair's line
-    assert table["evaluation_data"]["mylarger"]["scored"] == len(_lines_of(data / "larger" / "refs.txt"))
+    larger_refs = _lines_of(data / "larger" / "refs.txt")
+    assert table["evaluation_data"]["mylarger"]["scored"] == len(larger_refs)
     assert table["decode"] == {"beam": 2, "length_penalty": 1.0}
     assert [r["variant"] for r in table["rows"]] == ["vanilla", "parent", "sa"]
     subsets = _subset_lines(data / "test" / "challenge" / "sets")
     larger_subsets = _subset_lines(data / "larger" / "challenge" / "sets")
     assert any(larger_subsets.values()), "the larger demo text has no challenge pair"
+    # the runs decode only the larger text's pairs of its subsets: its lines of them, in order
+    chosen = sorted(set().union(*larger_subsets.values()))
+    assert len(chosen) < len(larger_refs)
+    assert _lines_of(data / "larger" / "subsets" / "refs.txt") == [larger_refs[i] for i in chosen]
+    at = {line: k for k, line in enumerate(chosen)}
+    larger_subsets = {name: [at[i] for i in sel] for name, sel in larger_subsets.items()}
     for row in table["rows"]:
         hyps = _lines_of(run.workdir / row["hyps"])
         assert Path(row["hyps"]).parts[-4:-1] == ("eval", "test", row["run"])  # scored on the test set
@@ -253,8 +260,10 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
         assert (test["bleu"], test["chrf+"]) == _sacre(hyps, refs) and test["n"] == len(refs)
         _check_subsets(row, table, subsets, hyps, refs, "")
         eval_dir = res / "table" / "eval" / "larger" / row["run"]
-        _check_subsets(row, table, larger_subsets, _lines_of(eval_dir / "hyps.txt"),
-                       _lines_of(data / "larger" / "refs.txt"), "@mylarger")
+        larger_hyps = _lines_of(eval_dir / "hyps.txt")
+        assert len(larger_hyps) == len(chosen)
+        _check_subsets(row, table, larger_subsets, larger_hyps, _lines_of(data / "larger" / "subsets" / "refs.txt"),
+                       "@mylarger")
     assert "induced_attachment" in table["rows"][2]  # sa: its induced trees against the parser's
     # parent (a transition decoder): its trees on the test set against UDPipe's parse of its own words
     agree = table["rows"][1]["tree_agreement"]
@@ -319,5 +328,6 @@ def test_table_configs_dry_run(name, tmp_path):
     # every run scored on the test set (test_2016_flickr) and on the larger text (val):
     # each split, parsed and encoded once; the held-out shard only validates
     assert counts["train_model"] == n_runs and counts["evaluate_evalset"] == 2 * n_runs and counts["make_table"] == 1
+    assert counts["select_larger_subsets"] == 1  # the larger text decoded on its subsets' pairs only
     assert counts["split_evalset"] == counts["parse_evalset"] == counts["write_evalset"] == 2
     assert "evaluate_model" not in counts

@@ -19,7 +19,7 @@ import hashlib
 import heapq
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 import pyarrow as pa
 
@@ -28,7 +28,7 @@ from ..util.outputs import write_bytes
 from . import shards as sh
 from .accounting import dataset_manifest
 
-__all__ = ["heldout_count", "heldout_ids", "split_pairs"]
+__all__ = ["heldout_count", "heldout_ids", "split_pairs", "select_pairs"]
 
 
 def heldout_count(spec: float, total: int) -> int:
@@ -51,6 +51,40 @@ def heldout_ids(ids: Iterable[str], n: int) -> set[str]:
     return set(heapq.nsmallest(n, ids, key=lambda i: hashlib.sha256(i.encode("utf-8")).digest()))
 
 
+def _tables(shard_dirs: Sequence[tuple[str, str | os.PathLike]]) -> dict:
+    tables = {}
+    for name, d in shard_dirs:
+        _, parts = sh.open_dataset(d)
+        tables[name] = pa.concat_tables(parts) if parts else None
+    return tables
+
+
+def _write_side(root: Path, shard_dirs: Sequence[tuple[str, str | os.PathLike]], tables: dict, chosen: Collection[str],
+                keep: bool, vocab_dir: str | os.PathLike, config: dict) -> dict:
+    """The dataset at ``root`` of the rows whose pair id is in ``chosen`` (``keep``) or
+    not in it (not ``keep``), each shard's rows copied in order into
+    ``root/parts/<shard>/``, with one :func:`dataset_manifest` over the parts."""
+    dirs = []
+    for name, d in shard_dirs:
+        t = tables[name]
+        m = sh.read_manifest(d)
+        part = root / "parts" / name
+        part.mkdir(parents=True, exist_ok=True)
+        w = sh.ShardWriter(part, t.schema if t is not None else sh.schema(), max(1, t.num_rows if t is not None else 1))
+        if t is not None:
+            mask = pa.array([(i in chosen) == keep for i in t.column("src_id").to_pylist()])
+            for b in t.filter(mask).to_batches():
+                w.add(b)
+        files = w.close()
+        rows = sum(f["rows"] for f in files)
+        pm = {**m, "shards": files, "counts": {"input": rows, "kept": rows, "rejected": {}}}
+        write_bytes(part / sh.MANIFEST, sh.manifest_bytes(pm))
+        dirs.append((name, part))
+    rows = sum(f["rows"] for _, pd in dirs for f in sh.read_manifest(pd)["shards"])
+    summary = {"input": rows, "kept": rows, "stages": [], "balanced": True, "subset": True}
+    return dataset_manifest(dirs, vocab_dir, root, summary, config=config)
+
+
 def split_pairs(
     shard_dirs: Sequence[tuple[str, str | os.PathLike]],
     vocab_dir: str | os.PathLike,
@@ -63,34 +97,23 @@ def split_pairs(
     order, into ``<out>/parts/<shard>/`` of the side they belong to (Arrow files and a
     manifest, as ``synprep shard`` writes them), and each side gets one
     :func:`dataset_manifest` over its parts. Returns the two manifests."""
-    tables = {}
-    for name, d in shard_dirs:
-        _, parts = sh.open_dataset(d)
-        tables[name] = pa.concat_tables(parts) if parts else None
+    tables = _tables(shard_dirs)
     ids = [i for t in tables.values() if t is not None for i in t.column("src_id").to_pylist()]
     held = heldout_ids(ids, heldout_count(spec, len(ids)))
     out = []
     for root, keep in ((Path(train_out), False), (Path(heldout_out), True)):
-        dirs = []
-        for name, d in shard_dirs:
-            t = tables[name]
-            m = sh.read_manifest(d)
-            part = root / "parts" / name
-            part.mkdir(parents=True, exist_ok=True)
-            w = sh.ShardWriter(part, t.schema if t is not None else sh.schema(), max(1, t.num_rows if t is not None else 1))
-            if t is not None:
-                mask = pa.array([(i in held) == keep for i in t.column("src_id").to_pylist()])
-                for b in t.filter(mask).to_batches():
-                    w.add(b)
-            files = w.close()
-            rows = sum(f["rows"] for f in files)
-            pm = {**m, "shards": files, "counts": {"input": rows, "kept": rows, "rejected": {}}}
-            write_bytes(part / sh.MANIFEST, sh.manifest_bytes(pm))
-            dirs.append((name, part))
-        rows = sum(f["rows"] for _, pd in dirs for f in sh.read_manifest(pd)["shards"])
-        summary = {"input": rows, "kept": rows, "stages": [], "balanced": True, "subset": True}
         # (the manifest's words name the old path, which still works: the bytes of a dataset stay those of before)
         config = {"shards": [n for n, _ in shard_dirs], "heldout_pairs": spec, "heldout": keep,
                   "selection": "the pairs whose id has the smallest SHA-256 (synprep.dataset.accounting.heldout_ids)"}
-        out.append(dataset_manifest(dirs, vocab_dir, root, summary, config=config))
+        out.append(_write_side(root, shard_dirs, tables, held, keep, vocab_dir, config))
     return out[0], out[1]
+
+
+def select_pairs(shard_dirs: Sequence[tuple[str, str | os.PathLike]], vocab_dir: str | os.PathLike,
+                 out: str | os.PathLike, ids: Collection[str], why: str) -> dict:
+    """The dataset at ``out`` of the pairs of ``shard_dirs`` whose id is in ``ids``, in
+    their order (e.g. the table's larger text cut to the pairs of its challenge subsets,
+    the only ones the table scores there: workflow/rules/table.smk); ``why`` is recorded
+    in the manifest. Returns the manifest."""
+    config = {"shards": [n for n, _ in shard_dirs], "selection": why}
+    return _write_side(Path(out), shard_dirs, _tables(shard_dirs), set(ids), True, vocab_dir, config)

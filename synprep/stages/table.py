@@ -56,13 +56,14 @@ from typing import Mapping, Optional, Sequence
 
 from ..dataset.accounting import read_rejects
 from ..dataset.data import ShardDataset
+from ..dataset.heldout import select_pairs
 from ..errors import ConfigError
 from ..parsers.evaluate import evaluate as evaluate_parse
 from ..syntax.conllu import format_conllu, read_conllu
 from ..train.config import merge_dicts
 from ..translate.evaluate import metric_objects, signature
 from ..translate.significance import compare, read_lines
-from ..util.outputs import atomic_file, atomic_files
+from ..util.outputs import atomic_file, atomic_files, write_text
 
 #: the prefix of the table's run names (results/train/table-<variant>-s<seed>/)
 PREFIX = "table-"
@@ -205,6 +206,27 @@ def read_subsets(sets_dir: Optional[str], ids: Sequence[str]) -> dict[str, list[
                 pids = {x.strip() for x in f if x.strip()}
             out[fname[: -len(".ids")]] = sorted(row[p] for p in pids if p in row)
     return out
+
+
+def select_larger_subsets(data: str, refs_path: str, sets_dir: str, vocab_dir: str, out: str,
+                          out_refs: str) -> tuple[int, int]:
+    """The larger text (``table.larger``) cut to its pairs that are in one of its
+    challenge subsets: the dataset ``out`` (its rows in ``data``'s order) and their raw
+    references ``out_refs`` (the lines of ``refs_path`` of those rows). The table scores
+    the larger text on those subsets only, so the runs decode these pairs, not the
+    whole text. Returns (pairs selected, pairs of ``data``)."""
+    ds = ShardDataset(data, columns=["tgt_id"])
+    ids = [ds[i]["tgt_id"] for i in range(len(ds))]
+    refs = _lines(refs_path)
+    if len(refs) != len(ids):
+        raise ConfigError(f"{refs_path}: {len(refs)} references for the {len(ids)} pairs of {data}")
+    rows = sorted({i for sel in read_subsets(sets_dir, ids).values() for i in sel})
+    m = select_pairs([("larger", data)], vocab_dir, out, {ids[i] for i in rows},
+                     "the pairs of the larger text's challenge subsets (synprep.stages.table.select_larger_subsets)")
+    if m["counts"]["kept"] != len(rows):
+        raise ConfigError(f"{data}: {m['counts']['kept']} pairs selected for the {len(rows)} subset pairs (src and tgt ids differ?)")
+    write_text(out_refs, "".join(refs[i] + "\n" for i in rows))
+    return len(rows), len(ids)
 
 
 def run_cost(files: RunFiles) -> dict:

@@ -28,7 +28,8 @@ if sm.input.get("larger_data"):
 accounting = {}
 for key, name in sm.params.sets.items():  # where the evaluation sets' pairs went (split, parser, oracle)
     summary, *rejects = sm.input[f"{key}_accounting"]
-    data = dataset_dir(sm.input.data if key == "test" else sm.input.larger_data)
+    # the larger text's pairs that could be scored: its whole dataset (the runs decode its subsets' only)
+    data = dataset_dir(sm.input.data if key == "test" else sm.input.larger_whole)
     accounting[name] = evaluation_accounting(summary, rejects, len(ShardDataset(data, columns=["tgt_id"])))
 table = build_table(runs, sm.input.refs, dataset_dir(sm.input.data), sm.params.settings,
                     sets_dir=sm.input.get("challenge"), induce=sm.input.get("induce"), larger=larger,
