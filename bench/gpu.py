@@ -72,7 +72,7 @@ BUDGET = 510
 #: seconds a part stops starting new work before its cap (the hard kill)
 GRACE = 10
 TABLE_CONFIG = "config/table/gpu.yaml"
-#: updates of each table run in the one device call (--table-steps; 0: the config's own 2,000):
+#: updates of each table run in the one device call (--table-steps; 0: the config's own 300):
 #: arithmetic on the H100's training tokens/s, not a measured table run -- the table gets what
 #: is left of the call (>= 185 s at the default budget); docs/gpu.md, "The parts and the time split"
 TABLE_STEPS = 50
