@@ -27,6 +27,7 @@ from ..translate.evaluate import (
     write_outputs,
 )
 from ..util.device import choose_device
+from ..util.memory import keep_freed_memory
 from ..util.outputs import OutputDir
 from .translate import add_decoding_arguments, decoding_defaults, load_for_decoding
 
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.beam is not None and args.beam < 1:
             raise ConfigError(f"--beam {args.beam}: expected >= 1")
+        keep_freed_memory()  # decoding allocates as training does (synprep.util.memory)
         device = choose_device(args.device)
         model, cfg, state, lang = load_for_decoding(args, ds, device)
         decoding_defaults(args, cfg)

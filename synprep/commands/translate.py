@@ -20,6 +20,7 @@ from ..train.checkpoint import load_model_for
 from ..translate.decode import TargetVocab, target_language, tree_conllu
 from ..translate.evaluate import dump_tree_scores, translate_dataset
 from ..util.device import choose_device
+from ..util.memory import keep_freed_memory
 from ..util.outputs import atomic_files, check_output_file
 from .bounds import count, real
 
@@ -90,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     for opt in ("out", "trees", "tree_scores", "gate_norms"):
         if getattr(args, opt):
             check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
+    keep_freed_memory()  # decoding allocates as training does (synprep.util.memory)
     device = choose_device(args.device)
     ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)

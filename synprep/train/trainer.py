@@ -77,6 +77,7 @@ from .checkpoint import fingerprint as vocab_fingerprint
 from .checkpoint import save_checkpoint as _atomic_save
 from .state import TrainState
 from ..util.device import choose_device
+from ..util.memory import keep_freed_memory
 from ..errors import ConfigError, InputError
 from ..models.config import ModelConfig
 from ..util.progress import progress
@@ -213,6 +214,7 @@ class Trainer:
         self.last_path, self.best_path = self.out / "checkpoint_last.pt", self.out / "checkpoint_best.pt"
         if cfg.train.threads:
             torch.set_num_threads(cfg.train.threads)
+        keep_freed_memory()  # no page faults on every update's tensors (synprep.util.memory)
         self.device = dist.device if dist.active else choose_device(cfg.train.device, "train.device")
         torch.manual_seed(cfg.train.seed)
 
