@@ -3,12 +3,14 @@
 PyTorch on the CPU allocates and frees many large tensors an update. glibc serves a
 block over its mmap threshold (128 KiB, rising with use to at most 32 MiB) with a fresh
 ``mmap`` and gives it back with ``munmap`` when freed, and trims the heap's top: every
-update then faults its pages in again, which the kernel must zero. On the table's
-Multi30k runs (preset ``table``, one thread, batches of 4,096 tokens; measured with
-``getrusage`` over 10 and 5 updates, the same batches) that was 0.24 of 0.95 CPU s an
-update of ``vanilla`` in the kernel (144k minor page faults an update) and 0.29 of 5.67
-of ``parent``; with :func:`keep_freed_memory` 0.01 of 0.78 and 0.06 of 4.65 s (6k and
-41k faults): some 18 % of a CPU run's time. The numbers a model computes do not change,
+update then faults its pages in again, which the kernel must zero. First check
+(``getrusage`` over 10 and 5 updates of the table's Multi30k shards, preset ``table``,
+one thread, batches of 4,096 tokens): ``vanilla`` 0.95 -> 0.78 CPU s an update (0.24 ->
+0.01 of it in the kernel; 144k -> 6k minor page faults), ``parent`` 5.67 -> 4.65. Then
+``python bench/memory.py --data .../shards/train --variants vanilla,parent --updates 3
+--repeats 2`` (medians of 2 pairs, load 2-4 on the 2 cores): ``vanilla`` 1.235 -> 0.920
+(ratio 0.75; 147k -> 10k faults), ``parent`` 7.32 -> 7.53 (1.03: no gain measurable
+at that load; 252k -> 78k faults). The numbers a model computes do not change,
 only where its memory comes from; the process keeps its peak memory instead of giving
 it back between updates.
 
