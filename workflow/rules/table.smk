@@ -144,25 +144,15 @@ if TABLE_RUNS:
         script:
             "../scripts/write_references.py"
 
-    def evalset_input(key):
-        """What evaluate_evalset decodes and scores against: the test set's whole dataset
-        and references; the larger text's pairs of its challenge subsets only
-        (select_larger_subsets, below)."""
-
-        def of(wildcards):
-            if wildcards.evalset == "larger":
-                return LARGER_SUBSETS[key]
-            if key == "dataset":
-                return rules.write_evalset.output.dataset.format(evalset=wildcards.evalset)
-            return rules.write_evalset_references.output.refs.format(evalset=wildcards.evalset)
-
-        return of
-
     rule evaluate_evalset:
         input:
             summary=rules.train_model.output.summary,
-            data=evalset_input("dataset"),
-            refs=evalset_input("refs"),
+            # the test set's whole dataset and references; the larger text's pairs of its
+            # challenge subsets only (select_larger_subsets, below)
+            data=lambda wildcards: LARGER_SUBSETS["dataset"] if wildcards.evalset == "larger"
+            else rules.write_evalset.output.dataset.format(evalset=wildcards.evalset),
+            refs=lambda wildcards: LARGER_SUBSETS["refs"] if wildcards.evalset == "larger"
+            else rules.write_evalset_references.output.refs.format(evalset=wildcards.evalset),
         output:
             scores=out_path("table/eval/{evalset}/{run}/scores.json"),
             hyps=out_path("table/eval/{evalset}/{run}/hyps.txt"),
