@@ -124,14 +124,12 @@ def main() -> int:
     presets = [p for p in PRESET_ORDER if p in args.presets.split(",")]
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        data = args.data
-        if not data:
-            from train import UD, build_pud
+        from train import data_or_pud
 
-            if not (UD / "en_pud-ud-test.conllu").exists():
-                print(f"skipped: {UD} is absent (the shared UD data is needed)")
-                return 0
-            data = str(build_pud(Path(tmp)))
+        found = data_or_pud(args.data, Path(tmp))
+        if found is None:
+            return 0
+        data = str(found)
         results: list[dict] = []
         too_slow: dict[str, str] = {}
         for preset in presets:  # the presets in turn, the variants of one in parallel

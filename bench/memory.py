@@ -76,14 +76,12 @@ def main() -> int:
     if args.child:
         return child(args)
     with tempfile.TemporaryDirectory() as tmp:
-        data = args.data
-        if not data:
-            from train import UD, build_pud
+        from train import data_or_pud
 
-            if not (UD / "en_pud-ud-test.conllu").exists():
-                print(f"skipped: {UD} is absent (the shared UD data is needed)")
-                return 0
-            data = str(build_pud(Path(tmp)))
+        found = data_or_pud(args.data, Path(tmp))
+        if found is None:
+            return 0
+        data = str(found)
         print(f"preset {args.preset}, {args.updates} updates a process, {args.repeats} pairs; CPU s an update "
               f"(user + sys), minor page faults an update; load {os.getloadavg()[0]:.1f}")
         print(f"{'variant':<12} {'default s':>10} {'kept s':>8} {'ratio':>6} {'default faults':>15} {'kept faults':>12}")

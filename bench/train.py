@@ -45,6 +45,18 @@ VARIANTS = ["vanilla", "pascal", "gps", "parent", "gcn", "gcn-nogates", "gcn-nol
 TARGETS = {"pascal": 1.3, "parent": 1.3, "gps": 1.3, "gcn": 1.6, "sa": 2.0, "torch.nn.Transformer": 1.2}
 
 
+def data_or_pud(data: str | None, tmp: Path) -> Path | None:
+    """The benchmark's training dataset: ``data`` (``--data``) when given, else the
+    English-German PUD treebanks written as shards under ``tmp`` (:func:`build_pud`);
+    None, with the reason printed, when the shared UD data is absent."""
+    if data:
+        return Path(data)
+    if not (UD / "en_pud-ud-test.conllu").exists():
+        print(f"skipped: {UD} is absent (the shared UD data is needed)")
+        return None
+    return build_pud(tmp)
+
+
 def build_pud(tmp: Path) -> Path:
     from synprep.dataset.shards import ShardConfig, build_dataset
 
@@ -194,13 +206,9 @@ def main() -> int:
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
-        if args.data:
-            data = Path(args.data)
-        else:
-            if not (UD / "en_pud-ud-test.conllu").exists():
-                print(f"skipped: {UD} is absent (the shared UD data is needed)")
-                return 0
-            data = build_pud(Path(tmp))
+        data = data_or_pud(args.data, Path(tmp))
+        if data is None:
+            return 0
         ds, batches = load_batches(data, args.max_tokens, args.batches)
         tgt_tokens = sum(int(b.tgt_lengths.sum()) for b in batches)
         trans_tokens = sum(int(b.trans_lengths.sum()) for b in batches)

@@ -215,11 +215,7 @@ def select_larger_subsets(data: str, refs_path: str, sets_dir: str, vocab_dir: s
     references ``out_refs`` (the lines of ``refs_path`` of those rows). The table scores
     the larger text on those subsets only, so the runs decode these pairs, not the
     whole text. Returns (pairs selected, pairs of ``data``)."""
-    ds = ShardDataset(data, columns=["tgt_id"])
-    ids = [ds[i]["tgt_id"] for i in range(len(ds))]
-    refs = _lines(refs_path)
-    if len(refs) != len(ids):
-        raise ConfigError(f"{refs_path}: {len(refs)} references for the {len(ids)} pairs of {data}")
+    ids, refs, _ = _read_eval(data, refs_path, {})
     rows = sorted({i for sel in read_subsets(sets_dir, ids).values() for i in sel})
     m = select_pairs([("larger", data)], vocab_dir, out, {ids[i] for i in rows},
                      "the pairs of the larger text's challenge subsets (synprep.stages.table.select_larger_subsets)")
@@ -484,7 +480,7 @@ def format_markdown(table: Mapping) -> str:
                f"{n} BLEU | {n} chrF+" for n in sets) + " | tree UAS/LAS vs parser | induced dir/undir |",
            "|" + " --- |" * (10 + 2 * len(sets))]
     for r in table["rows"]:
-        cells = [r["variant"], r["seed"], r["updates"], r["tokens"], r["device"], r.get("train_cpu_s"), r["job_cpu_s"], r["job_wall_s"]]
+        cells = [r["variant"], r["seed"], r["updates"], r["tokens"], r["device"], r["train_cpu_s"], r["job_cpu_s"], r["job_wall_s"]]
         for n in sets:
             s = r["scores"].get(n) or {}
             cells += [s.get("bleu"), s.get("chrf+")]
