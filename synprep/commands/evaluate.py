@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.beam is not None and args.beam < 1:
             raise ConfigError(f"--beam {args.beam}: expected >= 1")
-        keep_freed_memory()  # decoding allocates as training does (synprep.util.memory)
         device = choose_device(args.device)
+        keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
         model, cfg, state, lang = load_for_decoding(args, ds, device)
         decoding_defaults(args, cfg)
     refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, lang)

@@ -214,8 +214,8 @@ class Trainer:
         self.last_path, self.best_path = self.out / "checkpoint_last.pt", self.out / "checkpoint_best.pt"
         if cfg.train.threads:
             torch.set_num_threads(cfg.train.threads)
-        keep_freed_memory()  # no page faults on every update's tensors (synprep.util.memory)
         self.device = dist.device if dist.active else choose_device(cfg.train.device, "train.device")
+        keep_freed_memory(self.device)  # on the CPU: no page faults on every update's tensors (synprep.util.memory)
         torch.manual_seed(cfg.train.seed)
 
         self.load_data(cfg.train, verify)

@@ -17,8 +17,16 @@ it back between updates.
 :func:`keep_freed_memory` sets it for the process (``mallopt``: ``M_MMAP_MAX`` 0,
 ``M_TRIM_THRESHOLD`` 1 GiB), as the environment variables ``MALLOC_MMAP_MAX_=0
 MALLOC_TRIM_THRESHOLD_=...`` would at a process's start. The trainer, ``synprep
-evaluate`` and ``synprep translate`` call it. Elsewhere than glibc (musl, macOS) it
-does nothing; ``SYNPREP_KEEP_FREED_MEMORY=0`` turns it off.
+evaluate`` and ``synprep translate`` call it with the device they compute on.
+
+**CPU only.** On a GPU the same settings made decoding some 30 times slower: on one
+H100 (``bench/gpu.py``'s decode part, vanilla preset small, greedy) 4.4 sentences/s
+with them against 133.4 without (``SYNPREP_KEEP_FREED_MEMORY=0``, same image, same
+session; 152.8 in a call before they existed), likely because CUDA's and PyTorch's
+host side, many threads each with its own malloc arena, then grow and search heaps
+where they would have mapped (docs/gpu.md). So a process that computes on a GPU is
+left as it is. Elsewhere than glibc (musl, macOS) it does nothing;
+``SYNPREP_KEEP_FREED_MEMORY=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -38,10 +46,14 @@ TRIM_THRESHOLD = 1 << 30
 _done: bool | None = None
 
 
-def keep_freed_memory() -> bool:
+def keep_freed_memory(device="cpu") -> bool:
     """Tell glibc's malloc to serve large blocks from its heap and keep what is freed
-    (see the module doc); True when it took the settings. Once a process."""
+    (see the module doc), where the process computes on the CPU (``device``: a
+    ``torch.device`` or its name; any other device: nothing is set, False); True when
+    it took the settings. Once a process."""
     global _done
+    if getattr(device, "type", str(device).split(":")[0]) != "cpu":
+        return False  # on a GPU they slow the host side down (module doc); a later CPU call may still set them
     if _done is not None:
         return _done
     _done = False
