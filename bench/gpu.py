@@ -208,7 +208,7 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
         if fig.left() < 0:
             fig.add(f"{', '.join(names[i:])}: not timed", "skipped", "", "the part's time cap was reached")
             return
-        models = bt.build_models(args.preset, ds, data, [name], ["exact", "sampled"], 4)
+        models = bt.build_models(args.preset, ds, data, [name], args.prefixes.split(","), 4)
         for m, _ in models.values():
             m.to(dev)
         times = {prec: bt.time_models(models, batches, args.rounds, dev, time.perf_counter, bf16=prec == "bf16")
@@ -385,12 +385,14 @@ def measure_table(args, fig: Figures, work: Path) -> None:
         r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=max(1.0, fig.left()))
     except subprocess.TimeoutExpired:
         done = len(list((outdir / "benchmarks" / "train_model").glob("table-*.tsv")))
+        table_progress(outdir, fig)
         fig.fail(f"snakemake table stopped at the part's time cap ({done} runs had finished training)")
         return
     tail = (r.stderr.strip().splitlines() or ["(no output)"])[-1][:160]
     what = f"{TABLE_CONFIG}{' (--quick: a tiny table)' if args.quick else ''}{f', {steps} updates a run' if steps else ''}"
     fig.add(f"snakemake table --configfile {what}", "ok" if r.returncode == 0 else f"rc {r.returncode}", "",
             f"{time.perf_counter() - t0:.0f} s; {tail}", what="gpu table")
+    table_progress(outdir, fig)
     if r.returncode != 0:
         fig.failed = True
         print(r.stderr[-4000:], file=sys.stderr)
@@ -398,6 +400,29 @@ def measure_table(args, fig: Figures, work: Path) -> None:
     for f in ("table.md", "table.json"):
         if (outdir / "table" / f).is_file():
             fig.add(f"table/{f}", (outdir / "table" / f).read_text(encoding="utf-8")[:20000], "", what="gpu table file")
+
+
+def table_progress(outdir: Path, fig: Figures) -> None:
+    """What the table's jobs finished, as figures, whether or not the table was written
+    (a table stopped at its cap still says what its runs cost and scored): each
+    finished run's updates, wall and CPU seconds (its summary.json) and each finished
+    evaluation's BLEU / chrF+ (scores.json), and every rule's summed benchmark wall s."""
+    for summary in sorted((outdir / "train").glob("*/summary.json")):
+        s = json.loads(summary.read_text(encoding="utf-8"))
+        fig.add(f"{summary.parent.name}: {s.get('steps')} updates", s.get("elapsed_s"), "s wall",
+                f"{s.get('cpu_s')} CPU s; best valid loss {-s['best_score']:.3f}" if s.get("best_score") is not None else "",
+                what="gpu table run")
+    for scores in sorted((outdir / "table" / "eval").glob("*/*/scores.json")):
+        s = json.loads(scores.read_text(encoding="utf-8"))
+        fig.add(f"{scores.parent.name} on {scores.parent.parent.name} ({s.get('n')} pairs)", s.get("bleu"), "BLEU",
+                f"chrF+ {s.get('chrf+')}", what="gpu table score")
+    walls: dict[str, float] = {}
+    for tsv in (outdir / "benchmarks").rglob("*.tsv"):
+        rule, lines = tsv.relative_to(outdir / "benchmarks").parts[0], tsv.read_text(encoding="utf-8").splitlines()
+        if len(lines) > 1:
+            walls[rule] = walls.get(rule, 0.0) + float(lines[-1].split("\t")[0])
+    for rule, wall in sorted(walls.items(), key=lambda kv: -kv[1]):
+        fig.add(f"rule {rule}", round(wall, 1), "s wall, summed over its jobs", what="gpu table rule time")
 
 
 PARTS = {"parse": lambda a, f, d, t: measure_parse(a, f, d), "train": measure_train, "decode": measure_decode,
@@ -434,7 +459,7 @@ def _run_capped(cmd: list[str], env: dict, cap: float) -> int | None:
 def _part_argv(args) -> list[str]:
     """The options a part's process needs (sizes already resolved, --quick included)."""
     keys = ("device", "sentences", "batch_tokens", "preset", "variants", "max_tokens", "batches", "rounds",
-            "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps")
+            "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps", "prefixes")
     return [x for k in keys if getattr(args, k) is not None
             for x in (f"--{k.replace('_', '-')}", str(getattr(args, k)))] + (["--quick"] if args.quick else [])
 
@@ -446,7 +471,8 @@ def run_parts(args, only: list[str], env: dict, work: Path, t_end: float) -> lis
     failed, scale, figures = [], args.budget / BUDGET, Path(args.figures)
     for k in only:
         left = t_end - time.perf_counter()
-        cap = left if CAPS[k] is None else min(CAPS[k] * scale, left)
+        own = args.cap.get(k, None if CAPS[k] is None else CAPS[k] * scale)
+        cap = left if own is None else min(own, left)
         if cap < 2 * GRACE:
             Figures(figures, k).add("not run", "skipped", "", f"{max(left, 0):.0f} s left of the budget")
             continue
@@ -497,6 +523,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--quick", action="store_true", help="small sizes everywhere (a smoke run)")
     ap.add_argument("--out", help="folder for figures.jsonl and table.md (default: $OUT where set, else none)")
     ap.add_argument("--budget", type=float, default=BUDGET, help=f"seconds for the whole run (default {BUDGET})")
+    ap.add_argument("--cap", action="append", default=[], metavar="PART=SECONDS",
+                    help="a part's own cap in seconds, in place of its share of --budget (repeatable)")
     g = ap.add_argument_group("pack (docs/gpu.md)")
     g.add_argument("--pack", metavar="DIR", help="write the pack for a GPU machine without network into DIR and exit")
     g.add_argument("--from-pack", metavar="DIR", help="install DIR (a pack) with no network, then measure")
@@ -512,6 +540,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--variants", default=None, help="train: comma-separated variants (default: every registered one)")
     ap.add_argument("--max-tokens", type=int, default=4096, help="train/decode: token budget of a batch")
     ap.add_argument("--batches", type=int, default=4, help="train: batches a round")
+    ap.add_argument("--prefixes", default="exact,sampled",
+                    help="train: the bidirectional decoders' prefix modes timed (exact, sampled or both)")
     ap.add_argument("--rounds", type=int, default=3, help="train: rounds (median a batch)")
     ap.add_argument("--decode-preset", default="small", help="decode: size of the briefly trained models")
     ap.add_argument("--decode-steps", type=int, default=300, help="decode: updates of the briefly trained models")
@@ -528,6 +558,20 @@ def _parser() -> argparse.ArgumentParser:
 def _resolve(args) -> None:
     """Defaults that depend on other options (--quick's sizes, every variant)."""
     args.sentences = args.sentences or 3000
+    caps = {}
+    for item in args.cap:
+        part, _, sec = item.partition("=")
+        try:
+            if part not in MEASUREMENTS or float(sec) <= 0:
+                raise ValueError
+        except ValueError:
+            raise SystemExit(f"bench/gpu.py: --cap {item!r}: give PART=SECONDS, PART one of {', '.join(MEASUREMENTS)}, "
+                             "SECONDS above 0") from None
+        caps[part] = float(sec)
+    args.cap = caps
+    prefixes = [x for x in args.prefixes.split(",") if x]
+    if not prefixes or set(prefixes) - {"exact", "sampled"}:
+        raise SystemExit(f"bench/gpu.py: --prefixes {args.prefixes!r}: give exact, sampled or exact,sampled")
     if args.quick:
         args.sentences, args.batches, args.rounds = min(args.sentences, 100), min(args.batches, 2), 1
         args.decode_steps, args.decode_sentences, args.preset = min(args.decode_steps, 10), min(args.decode_sentences, 8), "tiny"
@@ -602,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print("bench/gpu.py plans these measurements (each on the GPU, each capped; one table at the end):")
         for k in only:
-            cap = CAPS[k]
+            cap = args.cap.get(k, None if CAPS[k] is None else round(CAPS[k] * args.budget / BUDGET))
             print(f"  {k:7s} {MEASUREMENTS[k]} (at most {cap if cap else 'what is left of the budget,'} s)")
         print(f"train variants: {args.variants or ','.join(all_variants())}; preset {args.preset}, {args.batches} batches x {args.rounds} rounds")
         print(f"budget: {args.budget:.0f} s in all (install from a pack: at most {CAPS['install']} s); "
