@@ -41,6 +41,16 @@ def test_without_cuda_it_skips_cleanly_and_lists_its_measurements():
     assert r.returncode == 2 and "gpus" in r.stderr
 
 
+def test_a_part_can_be_given_its_own_cap_and_bad_options_are_refused():
+    r = _run("--list", "--budget", "1020", "--cap", "train=150", "--only", "parse,train,table")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "(at most 150.0 s)" in r.stdout  # its own cap
+    assert "(at most 120 s)" in r.stdout  # parse: its share of the doubled budget
+    for bad in (["--cap", "train"], ["--cap", "gpus=10"], ["--cap", "train=-1"], ["--prefixes", "exact,some"]):
+        r = _run("--list", *bad)
+        assert r.returncode != 0 and "bench/gpu.py: --" in r.stderr and "Traceback" not in r.stderr, (bad, r.stderr)
+
+
 def test_its_pieces_import():
     sys.path.insert(0, str(REPO / "bench"))
     try:
@@ -133,6 +143,12 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     assert table["value"] == "ok", table
     md = next(x["value"] for x in recs if x["what"] == "gpu table file" and x["setting"] == "table/table.md")
     assert "| vanilla | 1 | 4 |" in md and "| sa | 1 | 4 |" in md
+    # what the jobs finished, as a table stopped at its cap would report it too
+    runs = {x["setting"] for x in recs if x["what"] == "gpu table run"}
+    assert runs == {"table-vanilla-s1: 4 updates", "table-sa-s1: 4 updates"}, runs
+    scores = [x for x in recs if x["what"] == "gpu table score" and " on test " in x["setting"]]
+    assert len(scores) == 2 and all(0 <= x["value"] <= 100 for x in scores)
+    assert {"rule train_model", "rule evaluate_evalset"} <= {x["setting"] for x in recs if x["what"] == "gpu table rule time"}
     # the table's test set (table.test: test_2016_flickr, packed whole), its first QUICK_PAIRS lines in --quick
     assert 0 < int(re.search(r"Test sets: test \((\d+) pairs\)", md).group(1)) <= 300
     assert {x["part"] for x in recs if x["what"] == "part time"} == {"install", "parse", "tests", "table"}
