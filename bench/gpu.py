@@ -409,9 +409,10 @@ def table_progress(outdir: Path, fig: Figures) -> None:
     evaluation's BLEU / chrF+ (scores.json), and every rule's summed benchmark wall s."""
     for summary in sorted((outdir / "train").glob("*/summary.json")):
         s = json.loads(summary.read_text(encoding="utf-8"))
+        metric, score = s.get("best_metric"), s.get("best_score")
+        best = "" if score is None else (f"; best valid loss {-score:.3f}" if metric == "-loss" else f"; best {metric} {score}")
         fig.add(f"{summary.parent.name}: {s.get('steps')} updates", s.get("elapsed_s"), "s wall",
-                f"{s.get('cpu_s')} CPU s; best valid loss {-s['best_score']:.3f}" if s.get("best_score") is not None else "",
-                what="gpu table run")
+                f"{s.get('cpu_s')} CPU s{best}", what="gpu table run")
     for scores in sorted((outdir / "table" / "eval").glob("*/*/scores.json")):
         s = json.loads(scores.read_text(encoding="utf-8"))
         fig.add(f"{scores.parent.name} on {scores.parent.parent.name} ({s.get('n')} pairs)", s.get("bleu"), "BLEU",
