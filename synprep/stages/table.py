@@ -36,12 +36,13 @@ induced trees' directed and undirected attachment against the parser's trees
 
 Comparisons. On each test set (the whole one and each subset), every variant against
 the baseline of the same seed: difference, 95 % paired bootstrap interval and Koehn's
-p-value (:func:`synprep.translate.significance.compare`, 1,000 resamples, sacreBLEU's
-draws) for BLEU and chrF+, and the sign test on sentence chrF+ (chrF+ rows). The
+p-value (:func:`synprep.translate.significance.compare`, ``table.samples`` resamples,
+sacreBLEU's draws; :func:`table_samples`) for BLEU and chrF+, and the sign test on sentence chrF+ (chrF+ rows). The
 bootstrap p-value decides: a "+" (or "-") marks a difference whose p-value, adjusted
 by Holm-Bonferroni over every comparison of that test set (all variants, seeds and both
 metrics: the family), is below ``table.alpha``; the sign test is reported beside it,
-not used to decide. Means over seeds of every score and difference, and the
+not used to decide. A config whose resamples are too few for any p-value to survive
+the correction is refused before any run trains (:func:`table_samples`). Means over seeds of every score and difference, and the
 seed-against-seed spread of every variant (max - min over its seeds), the yardstick
 for a difference: one that is no larger than the baseline's spread is what a new seed
 gives.
@@ -95,9 +96,11 @@ def table_runs(settings: Mapping, registered: Sequence[str], taken: Sequence[str
     if not settings.get("enabled"):
         return []
     seeds = list(dict.fromkeys(settings.get("seeds") or [1]))
+    variants = table_variants(settings, registered)
+    table_samples(settings, len(variants) - 1, len(seeds))  # refused here, before any run trains
     runs = []
     for seed in seeds:
-        for variant in table_variants(settings, registered):
+        for variant in variants:
             over = {"model": {"variant": variant}, "train": {"seed": seed}, "decode": dict(settings.get("decode") or {})}
             runs.append({"name": run_name(variant, seed), "config": merge_dicts(settings.get("config") or {}, over)})
     clash = sorted({r["name"] for r in runs} & set(taken))
@@ -105,6 +108,47 @@ def table_runs(settings: Mapping, registered: Sequence[str], taken: Sequence[str
         raise ConfigError(f"config train.runs: the name(s) {', '.join(clash)} are the table's runs "
                           f"({PREFIX}<variant>-s<seed>); rename them")
     return runs
+
+
+#: table.samples where the config gives none and it is enough (Koehn 2004 and sacreBLEU's --paired-bs)
+SAMPLES = 1000
+
+
+def comparisons_per_set(compared: int, seeds: int) -> int:
+    """The family Holm-Bonferroni corrects over on one test set: every variant but the
+    baseline, every seed, every metric of :data:`COMPARED`."""
+    return compared * seeds * len(COMPARED)
+
+
+def table_samples(settings: Mapping, compared: int, seeds: int) -> int:
+    """The bootstrap resamples of the table's comparisons (``compared`` variants
+    against the baseline, ``seeds`` seeds). The smallest bootstrap p-value is ``1 /
+    (samples + 1)`` (synprep.translate.significance) and Holm-Bonferroni multiplies the
+    smallest of a family of m by m: with too few resamples no difference could get a
+    "+" or "-", however large (two seeds of 17 variants: 64 comparisons a test set, more
+    than 1,279 resamples needed). So ``table.samples``, where given, must exceed
+    ``m / alpha - 1`` (refused before any run trains, naming the number); where not
+    given, it is :data:`SAMPLES` or ten times the least number that could mark a
+    difference, whichever is larger."""
+    samples, alpha = settings.get("samples"), settings.get("alpha", 0.05)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise _located(f"config table.alpha = {alpha!r}: expected a level between 0 and 1 (e.g. 0.05)", ["table", "alpha"])
+    m = comparisons_per_set(compared, seeds)
+    need = max(1, int(m / alpha) - 1)  # the least resamples with m / (need + 1) < alpha (float-safe: stepped)
+    while m / (need + 1) >= alpha:
+        need += 1
+    if samples is None:
+        return max(SAMPLES, 10 * need)
+    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+        raise _located(f"config table.samples = {samples!r}: expected a whole number of bootstrap resamples >= 1",
+                       ["table", "samples"])
+    if m and m / (samples + 1) >= alpha:
+        raise _located(
+            f"config table.samples = {samples}: {m} comparisons a test set ({compared} variants against the baseline x "
+            f"{seeds} seed(s) x {len(COMPARED)} metrics); Holm-Bonferroni makes the smallest bootstrap p-value, "
+            f"1/{samples + 1}, {m / (samples + 1):.4f} >= table.alpha {alpha}, so no difference could be marked. "
+            f"Give table.samples >= {need} (10 times that leaves the test room: {10 * need}), or leave it out", ["table", "samples"])
+    return samples
 
 
 #: the table's own evaluation sets (config ``table.test``, ``table.larger``), by wildcard
@@ -396,7 +440,8 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     pairs went (:func:`evaluation_accounting`), reported as given."""
     ids, refs, hyps = _read_eval(test_data, refs_path, {r.name: r.hyps for r in runs})
     sets = _test_sets(refs, read_subsets(sets_dir, ids))
-    samples, min_subset = int(settings.get("samples", 1000)), int(settings.get("min_subset", 50))
+    samples = table_samples(settings, len({r.variant for r in runs}) - 1, len({r.seed for r in runs}))
+    min_subset = int(settings.get("min_subset", 50))
     scores, comparisons = score_sets(refs, hyps, runs, sets, samples)
     info = {name: {"n": len(rows_), "too_small": name != "test" and len(rows_) < min_subset, "source": "test"}
             for name, rows_ in sets.items()}
