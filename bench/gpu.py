@@ -563,7 +563,7 @@ def _resolve(args) -> None:
     for item in args.cap:
         part, _, sec = item.partition("=")
         try:
-            if part not in MEASUREMENTS or float(sec) <= 0:
+            if part not in MEASUREMENTS or not 0 < float(sec) < float("inf"):
                 raise ValueError
         except ValueError:
             raise SystemExit(f"bench/gpu.py: --cap {item!r}: give PART=SECONDS, PART one of {', '.join(MEASUREMENTS)}, "
