@@ -12,7 +12,8 @@ import pytest
 
 from synprep.cli import main
 from synprep.translate.evaluate import metric_objects
-from synprep.translate.significance import compare, corpus_score, paired_bootstrap, sentence_stats, sign_test
+from synprep.translate.significance import (DEFAULT_SAMPLES, compare, corpus_score, paired_bootstrap, sentence_stats,
+                                           sign_test, smallest_p)
 
 from .conftest import MULTI30K
 
@@ -93,6 +94,8 @@ def test_a_clearly_better_system_is_significant(m30k):
     for metric in ("bleu", "chrf+"):
         c = better[metric]
         assert c["delta"] > 0 and 0 < c["ci"][0] < c["delta"] < c["ci"][1] and c["p_bootstrap"] < 0.05
+        # it wins every resample: the smallest p-value a bootstrap can give (what the table's Holm bound uses)
+        assert c["p_bootstrap"] == pytest.approx(smallest_p(DEFAULT_SAMPLES), rel=1e-3)
         assert c["delta"] == pytest.approx(r["systems"]["better"][metric] - r["systems"]["worse"][metric], abs=0.011)
     assert better["chrf+"]["p_sign"] < 0.05 and better["bleu"]["p_sign"] is None
     again = {c["metric"]: c for c in r["comparisons"] if c["b"] == "worse again"}

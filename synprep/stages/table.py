@@ -63,13 +63,11 @@ from ..parsers.evaluate import evaluate as evaluate_parse
 from ..syntax.conllu import format_conllu, read_conllu
 from ..train.config import merge_dicts
 from ..translate.evaluate import metric_objects, signature
-from ..translate.significance import compare, read_lines
+from ..translate.significance import COMPARED, DEFAULT_SAMPLES, compare, read_lines, smallest_p
 from ..util.outputs import atomic_file, atomic_files, write_text
 
 #: the prefix of the table's run names (results/train/table-<variant>-s<seed>/)
 PREFIX = "table-"
-#: the metrics compared (chrF++ is reported, not tested), as synprep compare
-COMPARED = ("bleu", "chrf+")
 
 
 def run_name(variant: str, seed: int) -> str:
@@ -110,10 +108,6 @@ def table_runs(settings: Mapping, registered: Sequence[str], taken: Sequence[str
     return runs
 
 
-#: table.samples where the config gives none and it is enough (Koehn 2004 and sacreBLEU's --paired-bs)
-SAMPLES = 1000
-
-
 def comparisons_per_set(compared: int, seeds: int) -> int:
     """The family Holm-Bonferroni corrects over on one test set: every variant but the
     baseline, every seed, every metric of :data:`COMPARED`."""
@@ -128,25 +122,25 @@ def table_samples(settings: Mapping, compared: int, seeds: int) -> int:
     "+" or "-", however large (two seeds of 17 variants: 64 comparisons a test set, more
     than 1,279 resamples needed). So ``table.samples``, where given, must exceed
     ``m / alpha - 1`` (refused before any run trains, naming the number); where not
-    given, it is :data:`SAMPLES` or ten times the least number that could mark a
-    difference, whichever is larger."""
+    given, it is significance's ``DEFAULT_SAMPLES`` (1,000) or ten times the least
+    number that could mark a difference, whichever is larger."""
     samples, alpha = settings.get("samples"), settings.get("alpha", 0.05)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise _located(f"config table.alpha = {alpha!r}: expected a level between 0 and 1 (e.g. 0.05)", ["table", "alpha"])
     m = comparisons_per_set(compared, seeds)
-    need = max(1, int(m / alpha) - 1)  # the least resamples with m / (need + 1) < alpha (float-safe: stepped)
-    while m / (need + 1) >= alpha:
+    need = max(1, int(m / alpha) - 1)  # the least resamples with m * smallest_p(need) < alpha (float-safe: stepped)
+    while m * smallest_p(need) >= alpha:
         need += 1
     if samples is None:
-        return max(SAMPLES, 10 * need)
+        return max(DEFAULT_SAMPLES, 10 * need)
     if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
         raise _located(f"config table.samples = {samples!r}: expected a whole number of bootstrap resamples >= 1",
                        ["table", "samples"])
-    if m and m / (samples + 1) >= alpha:
+    if m and m * smallest_p(samples) >= alpha:
         raise _located(
             f"config table.samples = {samples}: {m} comparisons a test set ({compared} variants against the baseline x "
             f"{seeds} seed(s) x {len(COMPARED)} metrics); Holm-Bonferroni makes the smallest bootstrap p-value, "
-            f"1/{samples + 1}, {m / (samples + 1):.4f} >= table.alpha {alpha}, so no difference could be marked. "
+            f"1/{samples + 1}, {m * smallest_p(samples):.4f} >= table.alpha {alpha}, so no difference could be marked. "
             f"Give table.samples >= {need} (10 times that leaves the test room: {10 * need}), or leave it out", ["table", "samples"])
     return samples
 

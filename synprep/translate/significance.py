@@ -83,6 +83,7 @@ from .evaluate import METRICS, TOK_BLEU, metric_objects, moses_tokenize, read_re
 __all__ = [
     "DEFAULT_SAMPLES",
     "DEFAULT_SEED",
+    "smallest_p",
     "COMPARED",
     "Bootstrap",
     "sentence_stats",
@@ -148,6 +149,12 @@ def _resample_counts(n: int, samples: int, seed: int, chunk: int = 100):
         rows = np.arange(len(block))[:, None] * n
         counts = np.bincount((block + rows).ravel(), minlength=len(block) * n).reshape(len(block), n)
         yield counts.astype(np.float64)
+
+
+def smallest_p(samples: int) -> float:
+    """The smallest p-value :func:`paired_bootstrap` can give with ``samples``
+    resamples: ``(0 + 1) / (samples + 1)``, the winner winning every resample."""
+    return 1 / (samples + 1)
 
 
 def paired_bootstrap(metric: Any, stats_a: np.ndarray, stats_b: np.ndarray, *, samples: int = DEFAULT_SAMPLES,
