@@ -417,11 +417,13 @@ def table_progress(outdir: Path, fig: Figures) -> None:
         s = json.loads(scores.read_text(encoding="utf-8"))
         fig.add(f"{scores.parent.name} on {scores.parent.parent.name} ({s.get('n')} pairs)", s.get("bleu"), "BLEU",
                 f"chrF+ {s.get('chrf+')}", what="gpu table score")
+    from synprep.stages.table import read_benchmark
+
     walls: dict[str, float] = {}
     for tsv in (outdir / "benchmarks").rglob("*.tsv"):
-        rule, lines = tsv.relative_to(outdir / "benchmarks").parts[0], tsv.read_text(encoding="utf-8").splitlines()
-        if len(lines) > 1:
-            walls[rule] = walls.get(rule, 0.0) + float(lines[-1].split("\t")[0])
+        rec, rule = read_benchmark(tsv), tsv.relative_to(outdir / "benchmarks").parts[0]
+        if rec:
+            walls[rule] = walls.get(rule, 0.0) + float(rec["s"])
     for rule, wall in sorted(walls.items(), key=lambda kv: -kv[1]):
         fig.add(f"rule {rule}", round(wall, 1), "s wall, summed over its jobs", what="gpu table rule time")
 
@@ -465,14 +467,20 @@ def _part_argv(args) -> list[str]:
             for x in (f"--{k.replace('_', '-')}", str(getattr(args, k)))] + (["--quick"] if args.quick else [])
 
 
+def part_cap(args, part: str) -> float | None:
+    """A part's cap in seconds: ``--cap PART=SECONDS``, else its :data:`CAPS` share of
+    ``--budget``; None: what is left of the budget (the table)."""
+    return args.cap.get(part, None if CAPS[part] is None else CAPS[part] * args.budget / BUDGET)
+
+
 def run_parts(args, only: list[str], env: dict, work: Path, t_end: float) -> list[str]:
     """Each part of ``only`` in its own process, capped (:data:`CAPS` times
     ``--budget`` / :data:`BUDGET`, and the time left of the budget); the parts that
     failed or ran past their cap. They share ``work`` (the PUD shards are built once)."""
-    failed, scale, figures = [], args.budget / BUDGET, Path(args.figures)
+    failed, figures = [], Path(args.figures)
     for k in only:
         left = t_end - time.perf_counter()
-        own = args.cap.get(k, None if CAPS[k] is None else CAPS[k] * scale)
+        own = part_cap(args, k)
         cap = left if own is None else min(own, left)
         if cap < 2 * GRACE:
             Figures(figures, k).add("not run", "skipped", "", f"{max(left, 0):.0f} s left of the budget")
@@ -647,7 +655,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print("bench/gpu.py plans these measurements (each on the GPU, each capped; one table at the end):")
         for k in only:
-            cap = args.cap.get(k, None if CAPS[k] is None else round(CAPS[k] * args.budget / BUDGET))
+            cap = part_cap(args, k)
+            cap = cap if cap is None or k in args.cap else round(cap)  # a share of the budget: whole seconds
             print(f"  {k:7s} {MEASUREMENTS[k]} (at most {cap if cap else 'what is left of the budget,'} s)")
         print(f"train variants: {args.variants or ','.join(all_variants())}; preset {args.preset}, {args.batches} batches x {args.rounds} rounds")
         print(f"budget: {args.budget:.0f} s in all (install from a pack: at most {CAPS['install']} s); "

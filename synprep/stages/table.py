@@ -278,14 +278,22 @@ def run_cost(files: RunFiles) -> dict:
                 tokens[rec["step"]] = rec["tokens"]  # a resumed run may log a step again: counted once
     cost = {"updates": summary.get("steps"), "tokens": sum(tokens.values()), "device": device,
             "train_wall_s": summary.get("elapsed_s"), "train_cpu_s": summary.get("cpu_s"), "job_cpu_s": None, "job_wall_s": None}
-    if files.benchmark and os.path.exists(files.benchmark):
-        with open(files.benchmark, encoding="utf-8") as f:
-            head, *rows = [ln.rstrip("\n").split("\t") for ln in f if ln.strip()]
-        if rows:
-            rec = dict(zip(head, rows[-1]))
-            cost["job_cpu_s"] = _float(rec.get("cpu_time"))
-            cost["job_wall_s"] = _float(rec.get("s"))
+    rec = read_benchmark(files.benchmark) if files.benchmark else None
+    if rec:
+        cost["job_cpu_s"] = _float(rec.get("cpu_time"))
+        cost["job_wall_s"] = _float(rec.get("s"))
     return cost
+
+
+def read_benchmark(path: str | os.PathLike) -> Optional[dict[str, str]]:
+    """The last row of a snakemake benchmark file (a job's last invocation) as
+    ``{column: value}`` (``s``: wall seconds, ``cpu_time``, ...); None where the file
+    is absent or has no row."""
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        head, *rows = [ln.rstrip("\n").split("\t") for ln in f if ln.strip()] or [[]]
+    return dict(zip(head, rows[-1])) if rows else None
 
 
 def _float(x: Optional[str]) -> Optional[float]:
