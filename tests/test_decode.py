@@ -1,7 +1,10 @@
-"""Tests of synprep.translate.decode: the incremental decoder graph equals the shard writer's,
-incremental decoding equals teacher forcing for every variant, constrained decoding
-never emits an illegal transition and always yields a tree (greedy and beam, even
-when the model wants to go on forever), and the text/tree outputs."""
+"""Tests of synprep.translate.decode: the decoder graph grown on the device equals the shard
+writer's, the legality rule on tensors equals legal_mask on random states, incremental
+decoding equals teacher forcing for every variant, the search on the device gives what the
+former host search gave (tests/search_helpers.py) on trained checkpoints of every
+registered variant, constrained decoding never emits an illegal transition and always
+yields a tree (greedy and beam, even when the model wants to go on forever), bad
+settings are refused, and the text/tree outputs."""
 
 from __future__ import annotations
 
@@ -9,12 +12,14 @@ import numpy as np
 import pytest
 import torch
 
-from synprep.translate.decode import GraphTracker, TargetVocab, beam_search, detokenize, tree_conllu
+from synprep.errors import ConfigError
+from synprep.translate.decode import DEFAULT_BUDGET, TargetVocab, TreeBeam, beam_search, detokenize, tree_conllu
 from synprep.syntax.features import decoder_graph, flat_from_sentences
-from synprep.models import build_model
-from synprep.syntax.transitions import State, replay
+from synprep.models import build_model, variants
+from synprep.syntax.transitions import State, legal_classes, legal_mask, replay
 from tests.model_helpers import ALL, LABELS, PIECES, V, make_batch, random_projective, tiny, vocab
 from tests.numerics import assert_close, test_threads
+from tests.search_helpers import GraphTracker, reference_beam_search
 
 
 @pytest.fixture(autouse=True)
@@ -50,6 +55,81 @@ def test_graph_tracker_rebuilds_the_shard_graph():
         assert tr.label == g.edge_label.tolist()
         assert tr.step == g.edge_step.tolist()
         assert st.heads == heads  # the same transition system rebuilt the tree
+
+
+def _random_sequences(rng, count: int, voc: TargetVocab) -> list[tuple[list[int], list[int]]]:
+    """(transition ids, heads) of random projective trees of random pieces."""
+    out = []
+    for _ in range(count):
+        n = int(rng.integers(1, 12))
+        heads = random_projective(n, rng)
+        rels = [4 if h < 0 else int(rng.integers(0, 4)) for h in heads]
+        pcs = [int(rng.integers(1, 4)) for _ in range(n)]
+        pieces = []
+        for c in pcs:
+            pieces += [4 + int(rng.integers(0, 20))] + [24 + int(rng.integers(0, 10)) for _ in range(c - 1)]
+        f = flat_from_sentences([heads], [rels], [pcs], [[LABELS[r] for r in rels]], [pieces])
+        g = decoder_graph(f, V)
+        out.append((g.transitions.tolist(), g))
+    return out
+
+
+def test_tree_beam_grows_the_shard_graph_on_every_row_at_once():
+    """Many hypotheses of different lengths, advanced together (rows reordered and
+    dropped as the search does): each row's edges are the shard writer's, in its order."""
+    voc = vocab()
+    rng = np.random.default_rng(7)
+    seqs = _random_sequences(rng, 9, voc)
+    longest = max(len(t) for t, _ in seqs)
+    beam = TreeBeam(len(seqs), longest + 1, "cpu", voc, graph=True)
+    alive = list(range(len(seqs)))  # the sequence each row follows
+    for pos in range(longest):
+        keep = [r for r, i in enumerate(alive) if pos < len(seqs[i][0])]  # an ended row leaves the beam
+        order = keep[::-1]  # a reordering, as a search's parents are
+        if not order:
+            break
+        beam.select(torch.tensor(order))
+        alive = [alive[r] for r in order]
+        beam.advance(torch.tensor([seqs[i][0][pos] for i in alive]), pos)
+        g = beam.flat_graph()
+        for r, i in enumerate(alive):
+            tr = _graph_of(seqs[i][0][: pos + 1], voc)
+            sel = g["edge_batch"] == r
+            got = [g[k][sel].tolist() for k in ("edge_head", "edge_dep", "edge_label", "edge_step")]
+            assert got == [tr.head, tr.dep, tr.label, tr.step]
+    for tokens, g in seqs:  # and the whole sequence the shard writer's graph
+        tr = _graph_of(tokens, voc)
+        assert [tr.head, tr.dep, tr.label, tr.step] == [g.edge_head.tolist(), g.edge_dep.tolist(),
+                                                        g.edge_label.tolist(), g.edge_step.tolist()]
+
+
+def test_legality_on_tensors_equals_legal_mask_on_random_states():
+    """One rule: legal_classes over tensors of many states gives, token by token, what
+    legal_mask gives each State (random states reached by random legal walks)."""
+    voc = vocab()
+    size = voc.size("transitions")
+    classes = voc.classes(size, "cpu")
+    rng = np.random.default_rng(11)
+    states = []
+    for _ in range(300):
+        st = State(None)
+        for _ in range(int(rng.integers(0, 15))):
+            legal = np.flatnonzero(legal_mask(st, voc.begin_ids, voc.cont_ids, voc.arcs, voc.eos_id, size))
+            tid = int(rng.choice(legal))
+            voc.transition(tid).apply(st)
+            if st.finished:
+                break
+        states.append(st)
+    depth = torch.tensor([len(s.stack) for s in states])
+    in_word = torch.tensor([s.in_word for s in states])
+    finished = torch.tensor([s.finished for s in states])
+    b, c, a, e = legal_classes(depth, in_word, False, finished)
+    table = torch.stack([torch.zeros_like(b), b, c, a, e], dim=1)
+    got = table.gather(1, classes[None, :].expand(len(states), size)).numpy()
+    want = np.stack([legal_mask(s, voc.begin_ids, voc.cont_ids, voc.arcs, voc.eos_id, size) for s in states])
+    assert (got == want).all()
+    assert want.any(1).sum() > 250 and (~want).any(1).all()  # the walks reached varied states
+    assert len({(int(d), bool(w), bool(f)) for d, w, f in zip(depth, in_word, finished)}) >= 10
 
 
 def _graph_of(tokens: list[int], voc: TargetVocab) -> GraphTracker:
@@ -90,6 +170,67 @@ def test_incremental_decoding_equals_teacher_forcing(variant):
             logp = model.step(state, inp[:, : t + 1], graph)  # (B, V)
             real = ~pad[:, t]
             assert_close(logp[real], full[real, t], rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def checkpoints(pud, tmp_path_factory):
+    """A checkpoint of every registered variant, trained by synprep's trainer for 40
+    updates (preset tiny; bidirectional decoders on sampled prefixes, 5x cheaper) on 120
+    PUD pairs: weights that prefer some translations, end sentences and build trees,
+    unlike a random model."""
+    from synprep.train.trainer import RunConfig, train
+
+    base = tmp_path_factory.mktemp("checkpoints")
+    out = {}
+    for name in variants():
+        cfg = RunConfig.from_dict({"preset": "tiny", "model": {"variant": name, "prefix": {"mode": "sampled", "k": 4}},
+                                   "train": {"train": str(pud / "train"), "out": str(base / name), "max_steps": 40,
+                                             "warmup": 8, "lr": 3e-3, "max_tokens": 1500, "valid_every": 40,
+                                             "log_every": 40, "threads": test_threads(), "progress": False}})
+        train(cfg, log=lambda m: None)
+        out[name] = base / name / "checkpoint_last.pt"
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", variants())
+def test_the_search_on_the_device_gives_the_former_searchs_translations(variant, checkpoints, pud):
+    """Issue 40's identity: on a trained checkpoint of every registered variant, greedy
+    and beam 4 / 5, the tensor search returns the hypotheses (and trees) of the former
+    host search, scores within float tolerance (on the CPU they are bitwise equal). A
+    checkpoint this small tends to repeat itself up to the length budget, so each
+    setting runs twice: as trained, and with END/EOS made likelier (the same shift for
+    both searches) so that hypotheses end at every length and beams fill unevenly."""
+    from synprep.dataset.data import ShardDataset
+    from synprep.train.checkpoint import load_model
+
+    model, _, _ = load_model(checkpoints[variant], "cpu")
+    ds = ShardDataset(pud / "valid")
+    voc = TargetVocab.from_manifest(ds.manifest, pud / "valid")
+    collate = ds.collate()
+    batches = [collate([ds[i] for i in range(a, a + 8)]) for a in (0, 8)]
+    a, b = DEFAULT_BUDGET[model.target]
+    step = model.step
+    ended = trees = 0
+    for shift in (0.0, 2.5):
+        def shifted(state, tokens, graph=None):
+            logp = step(state, tokens, graph)
+            logp[:, voc.eos_id] += shift
+            return logp
+
+        model.step = shifted
+        for beam, lp in ((1, 1.0), (4, 0.6), (5, 1.0)):
+            for batch in batches:
+                want = reference_beam_search(model, batch, voc, beam=beam, length_penalty=lp)
+                got = beam_search(model, batch, voc, beam=beam, length_penalty=lp)
+                assert [h.tokens for h in got] == [h.tokens for h in want], (variant, beam, shift)
+                assert [(h.heads, h.labels, h.words) for h in got] == [(h.heads, h.labels, h.words) for h in want]
+                assert_close(torch.tensor([h.score for h in got]), torch.tensor([h.score for h in want]), rtol=1e-6)
+                src = (~batch.src_pad_mask).sum(1).tolist()
+                ended += sum(len(h.tokens) + 1 < int(a * n + b) for h, n in zip(got, src))
+                trees += sum(h.heads is not None and len(h.heads) > 1 for h in got)
+    assert ended > 0, "every hypothesis ran to its length budget"
+    assert trees > 0 or model.target != "transitions"
 
 
 @pytest.mark.parametrize("variant", TRANSITION_VARIANTS)
@@ -215,3 +356,87 @@ def test_words_detokenize_and_conllu():
     block = tree_conllu(["a\tb", "\n"], [-1, 0], ["root", "dep"], text="a\tb\n")
     (s,) = list(read_conllu_string(block, "pred"))
     assert s.forms == ["a b", "_"] and s.text == "a b"
+
+
+def test_a_search_that_cannot_run_is_refused_naming_the_setting():
+    model = build_model(tiny("vanilla"))
+    voc, batch = vocab(), make_batch(2, seed=1)
+    for kw, setting in (({"beam": 0}, "beam = 0"), ({"beam": 2.5}, "beam = 2.5"), ({"max_len_a": -1.0}, "max_len_a = -1.0"),
+                        ({"max_len_a": float("nan")}, "max_len_a = nan"), ({"max_len_b": 0}, "max_len_b = 0")):
+        with pytest.raises(ConfigError, match=setting.replace(".", r"\.")):
+            beam_search(model, batch, voc, **{"beam": 1, **kw})
+
+    class Encoder(torch.nn.Module):  # a model with no incremental decoding
+        target = "pieces"
+        cfg = model.cfg
+
+    with pytest.raises(ConfigError, match="has no search"):
+        beam_search(Encoder(), batch, voc)
+
+
+def test_out_of_memory_splits_the_batch_and_gives_the_same_translations(checkpoints, pud, monkeypatch):
+    """A batch that runs out of device memory is decoded again in the batches of half its
+    token budget, until they fit: every sentence once, in order, each as decoded in that
+    smaller batch alone (one sentence that cannot fit is one clear error)."""
+    from synprep.dataset.data import ShardDataset, TokenBudgetSampler
+    from synprep.train.checkpoint import load_model
+    from synprep.translate import evaluate
+
+    model, _, _ = load_model(checkpoints["parent"], "cpu")
+    ds = ShardDataset(pud / "valid")
+    voc = TargetVocab.from_manifest(ds.manifest, pud / "valid")
+    real, tried, fitted = evaluate.beam_search, [], []
+
+    def short_of_memory(model, batch, *a, **kw):
+        tried.append(list(batch.ids))
+        if len(batch) > 5:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        fitted.append(list(batch.ids))
+        return real(model, batch, *a, **kw)
+
+    monkeypatch.setattr(evaluate, "beam_search", short_of_memory)
+    lengths = ds.lengths()
+    budget = 100_000 // 2
+    got = evaluate.translate_dataset(model, ds, voc, beam=2, max_tokens=100_000)
+    assert len(tried[0]) == len(ds) and len(fitted) > 1 and all(len(b) <= 5 for b in fitted)
+    ids = [ds[i]["src_id"] for i in range(len(ds))]
+    assert sorted(i for b in fitted for i in b) == sorted(ids) and [t.id for t in got] == ids
+    while len(TokenBudgetSampler(lengths, budget, shuffle=False).batches()) == 1:
+        budget //= 2
+    halves = [[ids[i] for i in b] for b in TokenBudgetSampler(lengths, budget, shuffle=False).batches()]
+    assert fitted[: len(halves)] == halves or len(tried) > len(halves) + 1  # the first split is the halved budget's
+    monkeypatch.setattr(evaluate, "beam_search", real)
+    for b in fitted:  # each sentence as that batch alone gives it
+        rows = [ids.index(i) for i in b]
+        alone = evaluate.translate_dataset(model, ds, voc, beam=2, max_tokens=100_000, rows=rows)
+        assert [(t.tokens, t.heads, t.score) for t in alone] == [(got[r].tokens, got[r].heads, got[r].score) for r in rows]
+    monkeypatch.setattr(evaluate, "beam_search", lambda *a, **kw: (_ for _ in ()).throw(torch.OutOfMemoryError("oom")))
+    with pytest.raises(ConfigError, match="does not fit in the device's memory at beam 2"):
+        evaluate.translate_dataset(model, ds, voc, beam=2, max_tokens=100_000)
+
+
+def test_translate_refuses_bad_decoding_settings_before_writing(checkpoints, pud, tmp_path, capsys):
+    from synprep.cli import main
+
+    ck = checkpoints["linearized"]
+    out = tmp_path / "hyps.txt"
+    longest = None
+    for args, said in ((["--beam", "0"], None), (["--max-len-b", "0"], None), (["--max-len-a", "-1"], None),
+                       (["--max-tokens", "5", "--beam", "4"], "--max-tokens 5 is smaller than one sentence")):
+        capsys.readouterr()
+        if said is None:  # the command line's own check: argparse's usage and exit 2
+            with pytest.raises(SystemExit) as e:
+                main(["translate", "--checkpoint", str(ck), "--data", str(pud / "valid"), "--out", str(out), *args])
+            assert e.value.code == 2 and args[0] in capsys.readouterr().err
+        else:
+            rc = main(["translate", "--checkpoint", str(ck), "--data", str(pud / "valid"), "--out", str(out), "--no-progress", *args])
+            err = capsys.readouterr().err
+            assert rc == 2 and said in err and err.count("\n") == 1, err
+            longest = int(err.split("give --max-tokens ")[1].split()[0])
+        assert not out.exists()
+    from synprep.dataset.data import ShardDataset
+
+    assert longest == 4 * int(ShardDataset(pud / "valid").lengths().max())
+    rc = main(["translate", "--checkpoint", str(ck), "--data", str(pud / "valid"), "--out", str(out), "--no-progress",
+               "--max-tokens", str(longest), "--beam", "4", "--max-len-a", "1.0", "--max-len-b", "3"])
+    assert rc == 0 and len(out.read_text().splitlines()) == len(ShardDataset(pud / "valid"))

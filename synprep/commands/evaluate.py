@@ -15,7 +15,7 @@ import sys
 
 from ..dataset.data import ShardDataset
 from ..errors import ConfigError
-from ..translate.decode import TargetVocab, target_language
+from ..translate.decode import TargetVocab, check_search, target_language
 from ..translate.evaluate import (
     EVAL_KIND,
     Translation,
@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         device = choose_device(args.device)
         keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
         model, cfg, state, lang = load_for_decoding(args, ds, device)
-        decoding_defaults(args, cfg)
+        decoding_defaults(args, cfg, ds)
+        check_search(model, args.beam, args.max_len_a, args.max_len_b)
     refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, lang)
     settings: dict = {"data": args.data, "references": args.ref or "dataset target side", "lang": lang}
     if args.hyps:
@@ -71,10 +72,11 @@ def run(args: argparse.Namespace) -> int:
         settings["hyps"] = args.hyps
     else:
         tr = translate_dataset(
-            model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens,
-            length_penalty=args.length_penalty, device=device, progress=not args.no_progress,
+            model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens, length_penalty=args.length_penalty,
+            max_len_a=args.max_len_a, max_len_b=args.max_len_b, device=device, progress=not args.no_progress,
         )
-        settings.update({"checkpoint": args.checkpoint, "variant": cfg.model.variant, "step": state.get("step"), "beam": args.beam, "length_penalty": args.length_penalty})
+        settings.update({"checkpoint": args.checkpoint, "variant": cfg.model.variant, "step": state.get("step"), "beam": args.beam,
+                         "length_penalty": args.length_penalty, "max_len_a": args.max_len_a, "max_len_b": args.max_len_b})
     scores = score([t.text for t in tr], refs, lang=lang, src_lengths=source_lengths(ds))
     write_outputs(out, tr, refs, scores, settings)
     if args.json:

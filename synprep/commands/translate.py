@@ -17,8 +17,8 @@ from ..analysis.gates import gate_rows, write_gate_tsv
 from ..dataset.data import ShardDataset
 from ..errors import ConfigError
 from ..train.checkpoint import load_model_for
-from ..translate.decode import TargetVocab, target_language, tree_conllu
-from ..translate.evaluate import dump_tree_scores, translate_dataset
+from ..translate.decode import TargetVocab, check_search, target_language, tree_conllu
+from ..translate.evaluate import dump_tree_scores, least_max_tokens, translate_dataset
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
 from ..util.outputs import atomic_files, check_output_file
@@ -55,8 +55,15 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     """The decoding options `synprep translate` and `synprep evaluate` share."""
     p.add_argument("--beam", type=count(1), help="beam size (1 = greedy; default: the run config's decode.beam, 5 unless set)")
     p.add_argument("--length-penalty", type=real(0), help="hypothesis score = log p / length^alpha (default: the run config's decode.length_penalty, 1.0 unless set)")
+    p.add_argument("--max-len-a", type=real(0), metavar="A",
+                   help="length budget a * source length + b (default: the run config's decode.max_len_a, else 1.5 for "
+                        "pieces and 3.0 for transitions)")
+    p.add_argument("--max-len-b", type=count(1), metavar="B",
+                   help="the budget's b (default: the run config's decode.max_len_b, else 10)")
     p.add_argument("--lang", help="target language for the Moses detokenizer (default: the one the dataset records, else en)")
-    p.add_argument("--max-tokens", type=count(1), default=4000, help="source tokens per batch (divided by the beam)")
+    p.add_argument("--max-tokens", type=count(1), default=4000,
+                   help="tokens per batch, beam x rows x the longest row (default 4000; a sentence must fit: at least "
+                        "beam x its length)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
@@ -76,12 +83,23 @@ def load_for_decoding(args: argparse.Namespace, ds, device):
     return model, cfg, state, lang
 
 
-def decoding_defaults(args: argparse.Namespace, cfg) -> None:
-    """--beam and --length-penalty not given: the run config's ``decode`` values."""
+def decoding_defaults(args: argparse.Namespace, cfg, ds=None) -> None:
+    """--beam, --length-penalty, --max-len-a/-b not given: the run config's ``decode``
+    values; and a --max-tokens too small for the longest sentence of ``ds`` at that beam
+    refused, naming the least that fits."""
     if args.beam is None:
         args.beam = cfg.decode.beam
     if args.length_penalty is None:
         args.length_penalty = cfg.decode.length_penalty
+    if args.max_len_a is None:
+        args.max_len_a = cfg.decode.max_len_a
+    if args.max_len_b is None:
+        args.max_len_b = cfg.decode.max_len_b
+    if ds is not None:
+        need, row = least_max_tokens(ds, args.beam)
+        if args.max_tokens < need:
+            raise ConfigError(f"--max-tokens {args.max_tokens} is smaller than one sentence: row {row} of {args.data} has "
+                              f"{need // args.beam} tokens, {need} at beam {args.beam}; give --max-tokens {need} or more")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,15 +113,16 @@ def run(args: argparse.Namespace) -> int:
     keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
     ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)
-    decoding_defaults(args, cfg)
+    decoding_defaults(args, cfg, ds)
+    check_search(model, args.beam, args.max_len_a, args.max_len_b)
     if args.gate_norms and not hasattr(model, "gate_norms"):
         raise ConfigError(f"--gate-norms: variant {cfg.model.variant!r} has no syntactic gate (sa, sa-hard and fa have one)")
     if args.trees and model.target != "transitions":
         raise ConfigError(f"--trees: variant {cfg.model.variant!r} decodes pieces and predicts no target tree")
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
     tr = translate_dataset(
-        model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens,
-        length_penalty=args.length_penalty, device=device, progress=not args.no_progress,
+        model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens, length_penalty=args.length_penalty,
+        max_len_a=args.max_len_a, max_len_b=args.max_len_b, device=device, progress=not args.no_progress,
     )
 
     text = "".join(t.text + "\n" for t in tr)

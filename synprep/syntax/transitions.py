@@ -15,7 +15,8 @@ first piece of a word pushes it on the stack, further pieces extend it. Then
 The root edge is never generated: a finished sentence leaves exactly one word, the
 root, on the stack (its label is :data:`ROOT_LABEL`).
 
-Legality (what :meth:`Transition.is_legal` and :func:`legal_mask` enforce):
+Legality (:func:`legal_classes`, the one definition that :meth:`Transition.is_legal`,
+:func:`legal_mask` and the beam search on the device all read):
 
 * nothing is legal after END;
 * while a word is half-generated (its last piece asks for more, ``Jo@@``) only a
@@ -60,6 +61,7 @@ __all__ = [
     "oracle",
     "replay",
     "legal_mask",
+    "legal_classes",
     "parse_transition",
     "NonProjectiveError",
     "IllegalTransitionError",
@@ -98,23 +100,21 @@ class State:
         s.words, s.in_word, s.incomplete, s.finished = self.words, self.in_word, self.incomplete, self.finished
         return s
 
-    # the four booleans every decision depends on
+    # the four booleans every decision depends on: legal_classes, the one definition
+    def _classes(self):
+        return legal_classes(len(self.stack), self.in_word, self.incomplete, self.finished, self.words, self.n)
+
     def can_begin_word(self) -> bool:
-        return not self.finished and not self.incomplete and (self.n is None or self.words < self.n)
+        return bool(self._classes()[0])
 
     def can_continue_word(self) -> bool:
-        return not self.finished and self.in_word
+        return bool(self._classes()[1])
 
     def can_arc(self) -> bool:
-        return not self.finished and not self.incomplete and len(self.stack) >= 2
+        return bool(self._classes()[2])
 
     def can_end(self) -> bool:
-        return (
-            not self.finished
-            and not self.incomplete
-            and len(self.stack) == 1
-            and (self.n is None or self.words == self.n)
-        )
+        return bool(self._classes()[3])
 
     def _push_word(self) -> None:
         self.stack.append(self.words)
@@ -381,6 +381,26 @@ def replay(transitions: Iterable[Transition], n: int | None = None) -> tuple[lis
     return state.tree()
 
 
+def legal_classes(depth, in_word, incomplete=False, finished=False, words=None, n=None):
+    """The legality rule, once for every caller: which classes of transition are legal,
+    as ``(begin, cont, arc, end)`` -- a word-initial piece (or SHIFT), a continuation
+    piece, an arc (either direction, any label), END.
+
+    Elementwise over its arguments: Python scalars (a :class:`State`), numpy arrays or
+    torch tensors of many states at once (the beam search on the device keeps
+    ``depth = len(stack)`` and ``in_word`` of every hypothesis as tensors). ``words`` and
+    ``n`` (the words generated and the sentence length) matter only when the length is
+    known (``n`` not None: the oracle, a gold replay); decoding passes neither."""
+    open_ = (finished == 0) & (incomplete == 0)  # `== 0` negates bools, arrays and tensors alike
+    begin = open_ if n is None else open_ & (words < n)
+    cont = (finished == 0) & (in_word != 0)
+    arc = open_ & (depth >= 2)
+    end = open_ & (depth == 1)
+    if n is not None:
+        end = end & (words == n)
+    return begin, cont, arc, end
+
+
 def legal_mask(
     state: State,
     begins: np.ndarray,
@@ -398,12 +418,13 @@ def legal_mask(
     if size is None:
         size = int(end) + 1
     mask = np.zeros(size, dtype=bool)
-    if state.can_begin_word():
+    can_begin, can_continue, can_arc, can_end = state._classes()
+    if can_begin:
         mask[begins] = True
-    if state.can_continue_word():
+    if can_continue:
         mask[continues] = True
-    if state.can_arc():
+    if can_arc:
         mask[arcs] = True
-    if state.can_end():
+    if can_end:
         mask[end] = True
     return mask

@@ -132,10 +132,19 @@ class DecodeConfig(Config):
     # hypotheses scored log p / length^alpha (fairseq's lenpen: PASCAL and GPS use beam 4
     # and 0.6, 001 "Training details", 002 §4.1); 1.0 = the average log-probability
     length_penalty: float = 1.0
+    # the length budget a * source length + b (tokens, EOS included); null = the
+    # target's default (synprep.translate.decode.DEFAULT_BUDGET: pieces 1.5 x + 10,
+    # transitions 3 x + 10, as pieces and as many arcs)
+    max_len_a: Optional[float] = None
+    max_len_b: Optional[int] = None
 
     def __post_init__(self):
         if self.beam < 1:
             raise ConfigError(f"beam = {self.beam}: expected >= 1")
+        if self.max_len_a is not None and (not math.isfinite(self.max_len_a) or self.max_len_a < 0):
+            raise ConfigError(f"max_len_a = {self.max_len_a}: expected a finite number >= 0 (the budget is a * source length + b)")
+        if self.max_len_b is not None and self.max_len_b < 1:
+            raise ConfigError(f"max_len_b = {self.max_len_b}: expected an integer >= 1 (the budget is a * source length + b)")
 
 
 #: train defaults that the quick presets bring (under the run's own ``train:`` keys;

@@ -621,7 +621,9 @@ class Trainer:
         if tc.valid_bleu and self.vocab is not None:
             m = min(len(ds), tc.valid_bleu)
             lang = target_language(ds.manifest, tc.lang)[0]
+            dc = self.cfg.decode  # greedy, within the run's length budget
             tr = translate_dataset(model, ds, self.vocab, beam=1, lang=lang, max_tokens=tc.max_tokens or 4096,
+                                   max_len_a=dc.max_len_a, max_len_b=dc.max_len_b,
                                    rows=range(dist.rank, m, dist.world), device=self.device,
                                    progress=tc.progress and dist.main, leave=False)
             parts = dist.gather([t.text for t in tr])  # sentence i was translated by rank i % world

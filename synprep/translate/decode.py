@@ -1,31 +1,58 @@
-"""Greedy and beam-search decoding, constrained by the transition system.
+"""Greedy and beam-search decoding on the model's device, constrained by the transition system.
 
-Piece decoders (``vanilla``, ``bitrans``, ``pascal``, ``gps``, ``sa``) generate target
-pieces until EOS. Transition decoders (``linearized``, ``parent``, ``gcn``) generate
-pieces and arc tokens until END, and every hypothesis carries a
-:class:`synprep.syntax.transitions.State`: at each step the next-token distribution is
-restricted to :func:`synprep.syntax.transitions.legal_mask` of that state, the chosen token is
-applied with the same ``Transition.apply`` that the oracle's replay uses, and the
-decoder graph is extended by :class:`GraphTracker` (the edge rule of
-:func:`synprep.syntax.features.decoder_graph`: for the arc token ``x`` at position ``p`` with new
-head word H and dependent D, the edges ``H->D``, ``x->D``, ``H->x`` between all their
-pieces, labelled and with step ``p``). The graph decoders read that graph at the next
-step.
+Piece decoders (``vanilla``, ``bitrans``, ``pascal``, ``gps``, ``sa``, ...) generate target
+pieces until EOS. Transition decoders (``linearized``, ``parent``, ``gcn``, ...) generate
+pieces and arc tokens until END: at each step the next-token distribution is restricted
+to what :func:`synprep.syntax.transitions.legal_classes` allows in each hypothesis' state
+(the same rule that :meth:`Transition.is_legal`, the oracle's replay and ``legal_mask``
+read), and the graph decoders read the decoder graph the hypothesis has built (the edge
+rule of :func:`synprep.syntax.features.decoder_graph`: for the arc token ``x`` at position
+``p`` with new head word H and dependent D, the edges ``H->D``, ``x->D``, ``H->x`` between
+all their pieces, labelled and with step ``p``).
+
+The search as tensors (after fairseq's ``SequenceGenerator`` and ``search.BeamSearch``;
+../shared/STYLE.md, "Search on the device"). Everything lives on the model's device, in
+rows = the live hypotheses of the sentences still searching, grouped by sentence and in
+the order of the candidates that made them:
+
+* ``tokens`` (rows, t + 1): BOS + generated; ``row_score`` (rows,): log-probability so far;
+* transition decoders: :class:`TreeBeam` -- the stack depth and "inside a word" of every
+  row (all the legality rule needs while decoding), and for the graph decoders the stack,
+  every word's first piece and piece count, and the decoder graph's edges (rows, E, 4)
+  in the order the shard writer makes them;
+* finished hypotheses: (sentences, beam) scores, tokens and lengths.
+
+One step: the model's log-probabilities (rows, V), masked by a gather of each row's
+legal classes (rows, 5) over each token's class (V,), plus the row scores; one ``topk``
+of ``2 * beam`` over each sentence's beam x V (fairseq takes twice the beam so that
+ending hypotheses do not starve it); a candidate's row is ``index // V`` and its token
+``index % V``. Which candidates a sentence takes is decided by cumulative sums over the
+sorted candidates, the rule of the former per-sentence loop: in order of score, an
+EOS/END candidate ends a hypothesis (scored ``log p / length ** length_penalty``) and a
+sentence is done once it has ``beam`` ended hypotheses; any other candidate continues a
+hypothesis while fewer than ``beam`` do; a candidate at ``-inf`` (illegal) stops the
+sentence's list. The decoder's cached state and the tree state follow with one
+``index_select``. The host reads, each step, only which rows live on (the number of
+rows is the next step's shape) and, for the graph decoders, how many edges the step
+adds; the finished hypotheses once, at the end of a batch. ``beam = 1`` is greedy
+search, the same code.
+
+Identical output: the search chooses what the former host search chose (tie order as
+``torch.topk`` gives it), with the same float arithmetic for the scores
+(tests/test_decode.py holds it to the former search, kept in tests/search_helpers.py,
+for every registered variant).
 
 Length budget. A sentence may use at most ``max_len = a * source_length + b`` tokens
-(clipped to the model's position table). A transition hypothesis is never allowed to
-start or extend a word it could not still attach: a word-initial piece needs
-``len(stack) + 2`` free steps (its arc(s) and END), a continuation ``len(stack) + 1``.
-Hence every transition hypothesis ends with END within the budget and yields a tree
-(one root word, every other word attached) -- the invariant the tests check.
-
-Beam search keeps ``beam`` live hypotheses per sentence; a hypothesis that ends is
-scored ``log p / length ** length_penalty`` and the sentence stops once it has ``beam``
-ended hypotheses (or its budget runs out). ``beam = 1`` is greedy search.
+(at least 2, clipped to the model's position table). A transition hypothesis is never
+allowed to start or extend a word it could not still attach: a word-initial piece needs
+``depth + 2`` free steps (its arc(s) and END), a continuation ``depth + 1``. Hence every
+transition hypothesis ends with END within the budget and yields a tree (one root word,
+every other word attached) -- the invariant the tests check.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
@@ -34,9 +61,13 @@ import numpy as np
 
 from ..dataset.shards import load_models
 from ..util.textio import one_line  # line breaks and tabs to spaces: a generated piece may spell any byte
-from ..syntax.transitions import END, LeftArc, Piece, RightArc, State, Transition, left, legal_mask, right
+from ..errors import ConfigError
+from ..syntax.transitions import END, Piece, State, Transition, left, legal_classes, right
 
-__all__ = ["TargetVocab", "GraphTracker", "Hypothesis", "beam_search", "detokenize", "tree_conllu", "one_line", "target_language"]
+__all__ = ["TargetVocab", "TreeBeam", "Hypothesis", "beam_search", "detokenize", "tree_conllu", "one_line", "target_language"]
+
+#: token classes of :meth:`TargetVocab.classes` (the columns of a row's legal classes)
+NEVER, BEGIN, CONT, ARC, END_CLASS = range(5)
 
 
 class TargetVocab:
@@ -65,6 +96,7 @@ class TargetVocab:
         self.arcs = slice(self.V, self.V + 2 * len(self.labels))
         self.model = model  # the SubwordModel, to spell words
         self._trans: dict[int, Transition] = {}
+        self._classes: dict[tuple, Any] = {}
 
     @classmethod
     def from_manifest(cls, manifest: dict, base: str | os.PathLike) -> "TargetVocab":
@@ -85,6 +117,23 @@ class TargetVocab:
     def size(self, target: str) -> int:
         return self.V + (2 * len(self.labels) if target == "transitions" else 0)
 
+    def classes(self, size: int, device: Any):
+        """(size,) int64 tensor on ``device``: each decoder token's class -- :data:`BEGIN`
+        (a word-initial piece), :data:`CONT` (a continuation piece), :data:`ARC`,
+        :data:`END_CLASS` (EOS/END), :data:`NEVER` (the other special pieces). Cached."""
+        import torch
+
+        key = (size, str(device))
+        c = self._classes.get(key)
+        if c is None:
+            ids = np.full(size, NEVER, dtype=np.int64)
+            ids[self.begin_ids[self.begin_ids < size]] = BEGIN
+            ids[self.cont_ids[self.cont_ids < size]] = CONT
+            ids[self.V:size] = ARC
+            ids[self.eos_id] = END_CLASS
+            c = self._classes[key] = torch.from_numpy(ids).to(device)
+        return c
+
     def transition(self, tid: int) -> Transition:
         """The transition of a decoder token id."""
         t = self._trans.get(tid)
@@ -98,6 +147,15 @@ class TargetVocab:
                 t = Piece(self.pieces[tid], bool(self.begins[tid]))
             self._trans[tid] = t
         return t
+
+    def tree(self, ids: Sequence[int]) -> tuple[list[int], list[str]]:
+        """(heads, labels) of a generated transition sequence (without END): replayed by
+        the transition system, which refuses an illegal step."""
+        st = State(None)
+        for i in ids:
+            self.transition(int(i)).apply(st)
+        END.apply(st)
+        return st.tree()
 
     def words(self, ids: Sequence[int]) -> list[str]:
         """Words spelled by piece ids (arc tokens and specials dropped)."""
@@ -115,43 +173,114 @@ class TargetVocab:
         return ["".join(self.pieces[i] for i in g).replace("\u2581", "") for g in groups]
 
 
-class GraphTracker:
-    """The decoder graph of one hypothesis, grown token by token (positions are those
-    of the generated sequence, as ``edge_head``/``edge_dep`` in the shards)."""
+class TreeBeam:
+    """The transition state of every live hypothesis, as tensors on the device.
 
-    __slots__ = ("word_pos", "head", "dep", "label", "step")
+    ``depth`` (R,): words on the stack; ``in_word`` (R,): the last token was a piece (a
+    continuation may follow) -- with the length unknown, all that
+    :func:`synprep.syntax.transitions.legal_classes` reads. With ``graph`` also the
+    decoder graph: ``stack`` (R, C) word ids (``stack[:, :depth]``), ``words`` (R,),
+    ``start``/``length`` (R, C) each word's first piece position and piece count (a word's
+    pieces are contiguous: a continuation is legal only right after a piece), and
+    ``edges`` (R, E, 4) = (head, dep, label, step), the first ``n_edges`` of each row in
+    the order the shard writer gives them (arc by arc; within an arc ``H->D`` head piece
+    by head piece, then ``x->D``, then ``H->x``), so that the graph decoders sum their
+    messages in the same order as in training."""
 
-    def __init__(self):
-        self.word_pos: list[list[int]] = []  # pieces' positions of each word
-        self.head: list[int] = []
-        self.dep: list[int] = []
-        self.label: list[int] = []
-        self.step: list[int] = []
+    def __init__(self, rows: int, capacity: int, device: Any, vocab: TargetVocab, graph: bool):
+        import torch
 
-    def copy(self) -> "GraphTracker":
-        g = GraphTracker()
-        g.word_pos = [list(w) for w in self.word_pos]
-        g.head, g.dep, g.label, g.step = list(self.head), list(self.dep), list(self.label), list(self.step)
-        return g
+        z = lambda *shape: torch.zeros(shape, dtype=torch.long, device=device)  # noqa: E731
+        self.V = vocab.V
+        self.begins = torch.from_numpy(vocab.begins.copy()).to(device)
+        self.graph = graph
+        self.depth = z(rows)
+        self.in_word = torch.zeros(rows, dtype=torch.bool, device=device)
+        if graph:
+            self.stack, self.words = z(rows, capacity), z(rows)
+            self.start, self.length = z(rows, capacity), z(rows, capacity)
+            self.edges, self.n_edges = z(rows, 16, 4), z(rows)
 
-    def add(self, t: Transition, state: State, pos: int, label_id: int = -1) -> None:
-        """Record token ``t`` at ``pos``; call *before* ``t.apply(state)``."""
-        if isinstance(t, Piece):
-            if t.begins or not self.word_pos:
-                self.word_pos.append([pos])
-            else:
-                self.word_pos[-1].append(pos)
-        elif isinstance(t, (LeftArc, RightArc)):
-            a, b = state.stack[-1], state.stack[-2]
-            H, D = (a, b) if isinstance(t, LeftArc) else (b, a)
-            hp, dp = self.word_pos[H], self.word_pos[D]
-            for hs, ds in ((hp, dp), ([pos], dp), (hp, [pos])):
-                for h in hs:
-                    for d in ds:
-                        self.head.append(h)
-                        self.dep.append(d)
-                        self.label.append(label_id)
-                        self.step.append(pos)
+    def select(self, index) -> "TreeBeam":
+        """Rows ``index`` (the search reorders and prunes), in place."""
+        names = ("depth", "in_word") + (("stack", "words", "start", "length", "edges", "n_edges") if self.graph else ())
+        for n in names:
+            setattr(self, n, getattr(self, n).index_select(0, index))
+        return self
+
+    def legal(self, left):
+        """(R, 5) bool: which token classes each row may take with ``left`` (R,) steps of
+        its budget left (columns as :data:`NEVER` .. :data:`END_CLASS`)."""
+        import torch
+
+        begin, cont, arc, end = legal_classes(self.depth, self.in_word)
+        begin = begin & (left >= self.depth + 2)  # room for its arc(s) and END
+        cont = cont & (left >= self.depth + 1)
+        return torch.stack([torch.zeros_like(begin), begin, cont, arc, end], dim=1)
+
+    def advance(self, tok, pos: int) -> None:
+        """Apply each row's token ``tok`` (R,) generated at position ``pos`` (never END:
+        an ending row leaves the beam)."""
+        arc = tok >= self.V
+        piece = ~arc
+        begin = piece & self.begins[tok.clamp(max=self.V - 1)]
+        if self.graph:
+            self._grow_graph(tok, pos, arc, begin)
+        self.depth = self.depth + begin.long() - arc.long()
+        self.in_word = piece
+
+    def _grow_graph(self, tok, pos: int, arc, begin) -> None:
+        import torch
+
+        R = tok.numel()
+        rows = torch.arange(R, device=tok.device)
+        d = self.depth
+        top = self.stack[rows, (d - 1).clamp(min=0)]
+        second = self.stack[rows, (d - 2).clamp(min=0)]
+        is_left = arc & ((tok - self.V) % 2 == 0)
+        # the edges of the arcs (before the stack changes): H->D, x->D, H->x
+        H = torch.where(is_left, top, second)
+        D = torch.where(is_left, second, top)
+        hs, hn = self.start[rows, H], self.length[rows, H]
+        ds, dn = self.start[rows, D], self.length[rows, D]
+        new = torch.where(arc, hn * dn + dn + hn, torch.zeros_like(hn))  # (R,) edges the step adds
+        most, need = torch.stack([new.max(), (self.n_edges + new).max()]).tolist()
+        if most:
+            if need > self.edges.size(1):  # grow the edge buffer (doubling)
+                grow = max(need, 2 * self.edges.size(1)) - self.edges.size(1)
+                self.edges = torch.cat([self.edges, self.edges.new_zeros(R, grow, 4)], dim=1)
+            q = torch.arange(most, device=tok.device)[None, :]  # (1, Q)
+            k0 = (hn * dn)[:, None]
+            dn1 = dn.clamp(min=1)[:, None]
+            q1 = q - k0  # x->D part
+            q2 = q1 - dn[:, None]  # H->x part
+            head = torch.where(q < k0, hs[:, None] + q // dn1, torch.where(q2 < 0, pos, hs[:, None] + q2))
+            dep = torch.where(q < k0, ds[:, None] + q % dn1, torch.where(q2 < 0, ds[:, None] + q1, pos))
+            label = ((tok - self.V) // 2)[:, None].expand_as(head)
+            block = torch.stack([head, dep, label, torch.full_like(head, pos)], dim=-1)  # (R, Q, 4)
+            r, j = (q < new[:, None]).nonzero(as_tuple=True)
+            self.edges[r, self.n_edges[r] + j] = block[r, j]
+            self.n_edges = self.n_edges + new
+        # the stack and the words: a word-initial piece pushes a new word; a
+        # continuation lengthens the last; LEFT-ARC moves the top into the second's
+        # place (the second is popped); RIGHT-ARC pops the top (depth does it)
+        at = torch.where(begin, d, torch.where(is_left, d - 2, torch.zeros_like(d))).clamp(min=0)[:, None]
+        val = torch.where(begin, self.words, torch.where(is_left, top, self.stack[:, 0]))[:, None]
+        self.stack.scatter_(1, at, val)
+        w = torch.where(begin, self.words, (self.words - 1).clamp(min=0))[:, None]
+        piece = ~arc
+        self.start.scatter_(1, w, torch.where(begin[:, None], pos, self.start.gather(1, w)))
+        self.length.scatter_(1, w, self.length.gather(1, w) + piece.long()[:, None])
+        self.words = self.words + begin.long()
+
+    def flat_graph(self) -> dict:
+        """The edges of every row, flat (COO) as a Batch carries them."""
+        import torch
+
+        E = self.edges.size(1)
+        r, j = (torch.arange(E, device=self.edges.device)[None, :] < self.n_edges[:, None]).nonzero(as_tuple=True)
+        e = self.edges[r, j]  # (M, 4)
+        return {"edge_batch": r, "edge_head": e[:, 0], "edge_dep": e[:, 1], "edge_label": e[:, 2], "edge_step": e[:, 3]}
 
 
 @dataclass
@@ -165,45 +294,26 @@ class Hypothesis:
     labels: Optional[list[str]] = None
 
 
-class _Row:
-    __slots__ = ("sent", "tokens", "score", "state", "graph")
-
-    def __init__(self, sent, tokens, score, state, graph):
-        self.sent, self.tokens, self.score, self.state, self.graph = sent, tokens, score, state, graph
+#: the length budget's defaults by target sequence: (a, b) of ``a * source_length + b``
+#: (transitions: pieces + as many arcs)
+DEFAULT_BUDGET = {"pieces": (1.5, 10), "transitions": (3.0, 10)}
 
 
-def _flat_graph(rows: list[_Row], device) -> dict:
-    import torch
-
-    eb, eh, ed, el, es = [], [], [], [], []
-    for r, row in enumerate(rows):
-        g = row.graph
-        eb.extend([r] * len(g.head))
-        eh.extend(g.head)
-        ed.extend(g.dep)
-        el.extend(g.label)
-        es.extend(g.step)
-    t = lambda x: torch.tensor(x, dtype=torch.long, device=device)  # noqa: E731
-    return {"edge_batch": t(eb), "edge_head": t(eh), "edge_dep": t(ed), "edge_label": t(el), "edge_step": t(es)}
-
-
-def _allowed(row: _Row, vocab: TargetVocab, size: int, transitions: bool, left_steps: int) -> np.ndarray:
-    if not transitions:
-        mask = np.ones(size, dtype=bool)
-        mask[vocab.special] = False
-        mask[vocab.eos_id] = len(row.tokens) > 0 or left_steps <= 1
-        if left_steps <= 1:
-            mask[:] = False
-            mask[vocab.eos_id] = True
-        return mask
-    st = row.state
-    mask = legal_mask(st, vocab.begin_ids, vocab.cont_ids, vocab.arcs, vocab.eos_id, size)
-    n = len(st.stack)
-    if left_steps < n + 2:
-        mask[vocab.begin_ids] = False
-    if left_steps < n + 1:
-        mask[vocab.cont_ids] = False
-    return mask
+def check_search(model: Any, beam: Any, max_len_a: Any = None, max_len_b: Any = None) -> None:
+    """Refuse a search that cannot run, naming the setting: a model without incremental
+    decoding, a beam below 1, a length budget that allows no token."""
+    if getattr(model, "target", None) not in DEFAULT_BUDGET or not callable(getattr(model, "step", None)) \
+            or not callable(getattr(model, "start", None)):
+        name = getattr(getattr(model, "cfg", None), "variant", type(model).__name__)
+        raise ConfigError(f"variant {name!r} has no search: its model offers no incremental decoding (start/step) "
+                          "of pieces or transitions")
+    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
+        raise ConfigError(f"beam = {beam!r}: expected an integer >= 1 (1 = greedy)")
+    if max_len_a is not None and (isinstance(max_len_a, bool) or not isinstance(max_len_a, (int, float))
+                                  or not math.isfinite(max_len_a) or max_len_a < 0):
+        raise ConfigError(f"max_len_a = {max_len_a!r}: expected a finite number >= 0 (the budget is a * source length + b)")
+    if max_len_b is not None and (isinstance(max_len_b, bool) or not isinstance(max_len_b, int) or max_len_b < 1):
+        raise ConfigError(f"max_len_b = {max_len_b!r}: expected an integer >= 1 (the budget is a * source length + b)")
 
 
 def beam_search(
@@ -218,107 +328,185 @@ def beam_search(
     """Translate every sentence of ``batch``; the best hypothesis of each, in order."""
     import torch
 
-    transitions = model.target == "transitions"
-    if max_len_a is None:
-        max_len_a = 3.0 if transitions else 1.5  # transitions: pieces + as many arcs
-    if max_len_b is None:
-        max_len_b = 10
+    check_search(model, beam, max_len_a, max_len_b)
+    a0, b0 = DEFAULT_BUDGET[model.target]
+    a = a0 if max_len_a is None else max_len_a
+    b = b0 if max_len_b is None else max_len_b
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
-            return _search(model, batch, vocab, beam, max_len_a, max_len_b, length_penalty, transitions)
+            return _search(model, batch, vocab, beam, a, b, length_penalty)
     finally:
         model.train(was_training)
 
 
-def _search(model, batch, vocab, K, a, b, alpha, transitions) -> list[Hypothesis]:
+def _search(model, batch, vocab: TargetVocab, K: int, a: float, b: int, alpha: float) -> list[Hypothesis]:
+    """The search, in its named steps (:class:`_Beams` holds the state)."""
+    beams = _Beams(model, batch, vocab, K, a, b, alpha)
+    while True:
+        graph = beams.tree.flat_graph() if model.uses_graph else None
+        logp = model.step(beams.dstate, beams.tokens, graph)  # (R, S)
+        choice = beams.choose(beams.candidates(logp))
+        beams.record_ended(choice)
+        if not beams.follow(choice):
+            break
+    return _best(vocab, beams.fin_score, beams.fin_tok, beams.fin_len, beams.fin_n, beams.tree is not None)
+
+
+@dataclass
+class _Choice:
+    """What each active sentence takes from its sorted candidates (A, C): their scores,
+    tokens and source slots, and which end a hypothesis, continue one, or complete it."""
+
+    vals: Any
+    tok: Any
+    from_slot: Any
+    ended: Any  # (A, C) taken EOS/END candidates
+    rank: Any  # (A, C) 1-based rank of an ended candidate among the sentence's ended ones
+    keep: Any  # (A, C) taken candidates that continue, of sentences not done
+    done: Any  # (A,) the sentence has its beam of ended hypotheses
+
+
+class _Beams:
+    """The state of one batch's search (module doc): live rows grouped by active
+    sentence, ended hypotheses per sentence, the decoder's and the tree's state."""
+
+    def __init__(self, model, batch, vocab: TargetVocab, K: int, a: float, b: int, alpha: float):
+        import torch
+
+        device = batch.src_tokens.device
+        self.K, self.alpha, self.eos, self.S = K, alpha, vocab.eos_id, model.vocab_size
+        B = len(batch)
+        cap = model.cfg.max_len - 1
+        self.budgets = [max(2, min(cap, int(a * n + b))) for n in (~batch.src_pad_mask).sum(1).tolist()]
+        T = max(self.budgets)
+        self.budget = torch.tensor(self.budgets, dtype=torch.long, device=device)
+        self.classes = vocab.classes(self.S, device)  # (S,)
+        # piece decoders, every row inside its budget after the first step: one constant row
+        free = (self.classes == BEGIN) | (self.classes == CONT) | (self.classes == END_CLASS)
+        self.free = torch.zeros(self.S, device=device).masked_fill(~free, float("-inf"))
+        self.dstate = model.start(batch)
+        self.tree = TreeBeam(B, T + 1, device, vocab, model.uses_graph) if model.target == "transitions" else None
+        self.tokens = torch.full((B, 1), vocab.bos_id, dtype=torch.long, device=device)  # (R, t + 1)
+        self.row_score = torch.zeros(B, device=device)  # (R,) float32, as the former search's scores
+        self.active = list(range(B))  # the sentences still searching (host), ascending
+        self.act = torch.arange(B, device=device)  # the same on the device (A,)
+        self.row_act = torch.arange(B, device=device)  # (R,) index into act of each row
+        self.slot = torch.zeros(B, dtype=torch.long, device=device)  # (R,) rank of the row in its sentence
+        self.starts = torch.arange(B, device=device)  # (A,) first row of each active sentence
+        self.fin_score = torch.full((B, K), float("-inf"), dtype=torch.float64, device=device)
+        self.fin_tok = torch.zeros((B, K, T), dtype=torch.long, device=device)
+        self.fin_len = torch.zeros((B, K), dtype=torch.long, device=device)
+        self.fin_n = torch.zeros(B, dtype=torch.long, device=device)
+        self.t = 0
+
+    def candidates(self, logp):
+        """(A, K * S): each sentence's rows' scores + the legal next tokens' log-probabilities,
+        -inf elsewhere (a missing row of a sentence with fewer than K is -inf)."""
+        R, A, K, S, t = self.tokens.size(0), len(self.active), self.K, self.S, self.t
+        if self.tree is None and t > 0 and min(self.budgets[s] for s in self.active) - t > 1:
+            cand = self.row_score[:, None] + (logp + self.free)  # every row may take any piece or EOS
+        else:
+            left = self.budget[self.act][self.row_act] - t  # (R,) steps of the budget left
+            legal = self.tree.legal(left) if self.tree is not None else _piece_classes(left, t)  # (R, 5)
+            allowed = legal.gather(1, self.classes[None, :].expand(R, S))  # (R, S)
+            cand = self.row_score[:, None] + logp.masked_fill(~allowed, float("-inf"))
+        if R == A * K:  # every sentence has its beam: rows are already (A, K) in slot order
+            return cand.view(A, K * S)
+        flat = cand.new_full((A, K, S), float("-inf"))
+        flat[self.row_act, self.slot] = cand
+        return flat.view(A, K * S)
+
+    def choose(self, flat) -> _Choice:
+        """The former per-sentence loop as cumulative sums over the sorted candidates: in
+        order of score, an EOS/END ends a hypothesis (the sentence is done at K ended),
+        another token continues one while fewer than K do, -inf stops the list."""
+        K = self.K
+        vals, idx = flat.topk(min(2 * K, flat.size(1)), dim=1)  # (A, C) best first
+        tok, from_slot = idx % self.S, idx // self.S
+        valid = vals > float("-inf")
+        ends = valid & (tok == self.eos)
+        goes_on = valid & ~ends
+        rank = ends.long().cumsum(1)
+        full = ends & (self.fin_n[self.act][:, None] + rank >= K)  # completes the sentence's beam
+        stop = ~valid | full | (goes_on & (goes_on.long().cumsum(1) >= K))
+        taken = valid & ((stop.long().cumsum(1) - stop.long()) == 0)  # nothing stopped the list before
+        done = (taken & full).any(1)
+        return _Choice(vals, tok, from_slot, taken & ends, rank, taken & goes_on & ~done[:, None], done)
+
+    def record_ended(self, c: _Choice) -> None:
+        """The ended hypotheses into their sentences' next free slots, scored
+        ``log p / (length + 1) ** alpha`` in float64 (as the former search did in Python)."""
+        import torch
+
+        ai, ci = c.ended.nonzero(as_tuple=True)
+        if not ai.numel():
+            return
+        s, t = self.act[ai], self.t
+        k = self.fin_n[s] + c.rank[ai, ci] - 1
+        row = self.starts[ai] + c.from_slot[ai, ci]
+        score = c.vals[ai, ci].double()
+        self.fin_score[s, k] = score / ((t + 1) ** self.alpha) if self.alpha else score
+        self.fin_tok[s, k, :t] = self.tokens[row, 1:]
+        self.fin_len[s, k] = t
+        self.fin_n.index_add_(0, s, torch.ones_like(s))
+
+    def follow(self, c: _Choice) -> bool:
+        """The rows that go on (sentence by sentence, best first), with the decoder's and
+        the tree's state reordered to them; False when none does."""
+        import torch
+
+        ak, ck = c.keep.nonzero(as_tuple=True)
+        if ak.numel() == 0:
+            return False
+        parents = self.starts[ak] + c.from_slot[ak, ck]
+        next_tok = c.tok[ak, ck]
+        self.row_score = c.vals[ak, ck]
+        counts = c.keep.sum(1)  # (A,)
+        alive = counts > 0
+        self.active = [s for s, on in zip(self.active, alive.tolist()) if on]
+        self.act = self.act[alive]
+        self.row_act = (alive.long().cumsum(0) - 1)[ak]
+        counts = counts[alive]
+        self.starts = counts.cumsum(0) - counts
+        self.slot = torch.arange(ak.numel(), device=ak.device) - self.starts[self.row_act]
+        self.dstate = self.dstate.select(parents)
+        self.tokens = torch.cat([self.tokens.index_select(0, parents), next_tok[:, None]], dim=1)
+        if self.tree is not None:
+            self.tree.select(parents).advance(next_tok, self.t)
+        self.t += 1
+        return True
+
+
+def _piece_classes(left, t: int):
+    """(R, 5) the token classes a piece decoder's rows may take: any piece while more
+    than one step is left, EOS after the first token or on the last step."""
     import torch
 
-    device = batch.src_tokens.device
-    size = model.vocab_size
-    B = len(batch)
-    src_len = (~batch.src_pad_mask).sum(1).tolist()
-    cap = model.cfg.max_len - 1
-    budget = [max(2, min(cap, int(a * n + b))) for n in src_len]
-    dstate = model.start(batch)
-    rows = [_Row(s, [], 0.0, State(None) if transitions else None, GraphTracker() if transitions else None) for s in range(B)]
-    tokens = torch.full((B, 1), vocab.bos_id, dtype=torch.long, device=device)
-    finished: list[list[Hypothesis]] = [[] for _ in range(B)]
-    done = [False] * B
-    t = 0
-    while rows:
-        graph = _flat_graph(rows, device) if model.uses_graph else None
-        logp = model.step(dstate, tokens, graph)  # (R, V)
-        allowed = np.stack([_allowed(r, vocab, size, transitions, budget[r.sent] - t) for r in rows])
-        logp = logp.masked_fill(~torch.from_numpy(allowed).to(device), float("-inf"))
-        cand = (torch.tensor([r.score for r in rows], device=device)[:, None] + logp).cpu()  # (R, V)
-        by_sent: dict[int, list[int]] = {}
-        for i, r in enumerate(rows):
-            by_sent.setdefault(r.sent, []).append(i)
-        new_rows: list[_Row] = []
-        parents: list[int] = []
-        next_tok: list[int] = []
-        for s, idx in by_sent.items():
-            flat = cand[idx].reshape(-1)
-            top = flat.topk(min(2 * K, flat.numel()))
-            live = 0
-            for sc, fi in zip(top.values.tolist(), top.indices.tolist()):
-                if sc == float("-inf"):
-                    break
-                i = idx[fi // size]
-                tok = fi % size
-                r = rows[i]
-                if tok == vocab.eos_id:
-                    finished[s].append(_finish(r, sc, alpha, vocab, transitions))
-                    if len(finished[s]) >= K:
-                        done[s] = True
-                        break
-                    continue
-                if live < K:
-                    new_rows.append(_advance(r, tok, sc, vocab, transitions, t))
-                    parents.append(i)
-                    next_tok.append(tok)
-                    live += 1
-                if live >= K:
-                    break
-        keep = [j for j, r in enumerate(new_rows) if not done[r.sent]]
-        rows = [new_rows[j] for j in keep]
-        if not rows:
-            break
-        index = torch.tensor([parents[j] for j in keep], dtype=torch.long, device=device)
-        dstate = dstate.select(index)
-        nt = torch.tensor([next_tok[j] for j in keep], dtype=torch.long, device=device)[:, None]
-        tokens = torch.cat([tokens.index_select(0, index), nt], dim=1)
-        t += 1
+    more = left > 1
+    end = (left <= 1) | (t > 0)
+    return torch.stack([torch.zeros_like(more), more, more, torch.zeros_like(more), end], dim=1)
+
+
+def _best(vocab: TargetVocab, fin_score, fin_tok, fin_len, fin_n, transitions: bool) -> list[Hypothesis]:
+    """The best ended hypothesis of each sentence (the first of equal scores, as the
+    order they ended in), read to the host once; an empty one at -inf where none ended
+    (the budget ran out)."""
+    scores, toks = fin_score.cpu().numpy(), fin_tok.cpu().numpy()
+    lens, ns = fin_len.cpu().numpy(), fin_n.cpu().numpy()
     out = []
-    for s in range(B):
-        if not finished[s]:  # budget exhausted without EOS (piece decoders only)
+    for s in range(len(scores)):
+        if ns[s] == 0:
             out.append(Hypothesis([], float("-inf")))
             continue
-        out.append(max(finished[s], key=lambda h: h.score))
+        k = int(np.argmax(scores[s, : ns[s]]))
+        ids = toks[s, k, : lens[s, k]].tolist()
+        h = Hypothesis(ids, float(scores[s, k]), vocab.words(ids))
+        if transitions:
+            h.heads, h.labels = vocab.tree(ids)
+        out.append(h)
     return out
-
-
-def _advance(r: _Row, tok: int, score: float, vocab: TargetVocab, transitions: bool, pos: int) -> _Row:
-    if not transitions:
-        return _Row(r.sent, r.tokens + [tok], score, None, None)
-    st, g = r.state.copy(), r.graph.copy()
-    tr = vocab.transition(tok)
-    g.add(tr, st, pos, (tok - vocab.V) // 2 if tok >= vocab.V else -1)
-    tr.apply(st)  # the transition system's own check: raises on an illegal token
-    return _Row(r.sent, r.tokens + [tok], score, st, g)
-
-
-def _finish(r: _Row, score: float, alpha: float, vocab: TargetVocab, transitions: bool) -> Hypothesis:
-    n = len(r.tokens) + 1
-    h = Hypothesis(list(r.tokens), score / (n**alpha) if alpha else score)
-    h.words = vocab.words(r.tokens)
-    if transitions:
-        st = r.state.copy()
-        END.apply(st)
-        h.heads, h.labels = st.tree()
-    return h
 
 
 def detokenize(words: Sequence[str], lang: str = "en") -> str:

@@ -54,8 +54,8 @@ import numpy as np
 
 from ..dataset.data import TokenBudgetSampler
 from ..util.outputs import OutputDir, atomic_files
-from .decode import TargetVocab, beam_search, detokenize, one_line, tree_conllu
-from ..errors import InputError
+from .decode import TargetVocab, beam_search, check_search, detokenize, one_line, tree_conllu
+from ..errors import ConfigError, InputError
 from ..util.progress import progress as _progress
 
 __all__ = [
@@ -67,6 +67,7 @@ __all__ = [
     "reference_texts",
     "read_references",
     "translate_dataset",
+    "least_max_tokens",
     "score",
     "signature",
     "moses_tokenize",
@@ -129,27 +130,50 @@ def translate_dataset(
     max_tokens: int = 2000,
     rows: Optional[Sequence[int]] = None,
     length_penalty: float = 1.0,
+    max_len_a: Optional[float] = None,
+    max_len_b: Optional[int] = None,
     device: Any = "cpu",
     progress: bool = False,
     leave: bool = True,
 ) -> list[Translation]:
     """Translations of the dataset's rows (all, or ``rows``), in that order. Batches are
-    length-sorted under a token budget (beam search multiplies it by ``beam``).
+    length-sorted under a token budget (beam search multiplies it by ``beam``); a batch
+    that runs out of device memory is decoded again in the batches that half its token
+    budget makes of its sentences, as a smaller ``max_tokens`` would (halved again where
+    needed; a sentence's search does not depend on the other sentences of its batch).
     ``progress``: sentences translated, on stderr (:mod:`synprep.util.progress`; ``leave=False``
     for an inner step such as validation BLEU)."""
 
+    check_search(model, beam, max_len_a, max_len_b)
     idx = np.arange(len(ds)) if rows is None else np.asarray(rows, dtype=np.int64)
     lengths = ds.lengths()[idx]
-    sampler = TokenBudgetSampler(lengths, max(1, max_tokens // max(1, beam)), shuffle=False)
+    budget = max(1, max_tokens // max(1, beam))
     collate = ds.collate()
     out: list[Optional[Translation]] = [None] * len(idx)
-    batches = sampler.batches()
     bar = _progress(total=len(idx), desc="translate", unit="sent", enabled=progress, leave=leave)
-    for b in batches:
-        rows_b = [int(idx[j]) for j in b]
+
+    def decode(part: list[int], budget: int) -> None:
+        rows_b = [int(idx[j]) for j in part]
         batch = collate([ds[r] for r in rows_b]).to(device)
-        hyps = beam_search(model, batch, vocab, beam=beam, length_penalty=length_penalty)
-        for pos, (j, h) in enumerate(zip(b, hyps)):
+        try:
+            hyps = beam_search(model, batch, vocab, beam=beam, length_penalty=length_penalty,
+                               max_len_a=max_len_a, max_len_b=max_len_b)
+        except out_of_memory_errors() as e:
+            if len(part) == 1:
+                raise ConfigError(f"one sentence (row {rows_b[0]}, {int(lengths[part[0]])} tokens) does not fit in "
+                                  f"the device's memory at beam {beam}: use a smaller beam or a larger device ({e})") from None
+            del batch
+            free_cached_memory(device)
+            # the batch's sentences again, in the batches half the token budget makes of them
+            # (as a smaller --max-tokens would), halved until the batch is split
+            sub = [part]
+            while len(sub) == 1:
+                budget = max(1, budget // 2)
+                sub = [[part[k] for k in b] for b in TokenBudgetSampler(lengths[part], budget, shuffle=False).batches()]
+            for b in sub:
+                decode(b, budget)
+            return
+        for pos, (j, h) in enumerate(zip(part, hyps)):
             out[j] = Translation(
                 id=batch.ids[pos],
                 text=one_line(detokenize(h.words, lang)),
@@ -159,9 +183,39 @@ def translate_dataset(
                 heads=h.heads,
                 labels=h.labels,
             )
-        bar.update(len(b))
+        bar.update(len(part))
+
+    for b in TokenBudgetSampler(lengths, budget, shuffle=False).batches():
+        decode(list(b), budget)
     bar.close()
     return out  # type: ignore[return-value]
+
+
+def out_of_memory_errors() -> tuple:
+    """The exceptions of a device that ran out of memory (torch's, and Python's own)."""
+    import torch
+
+    oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
+    return (MemoryError,) + ((oom,) if oom is not None else ())
+
+
+def free_cached_memory(device: Any) -> None:
+    """Give the device's cached blocks back before a retry (CUDA only)."""
+    import torch
+
+    if str(device).startswith("cuda") and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def least_max_tokens(ds: Any, beam: int, rows: Optional[Sequence[int]] = None) -> tuple[int, int]:
+    """(the least ``max_tokens`` at which every row fits in a batch at ``beam``, the row
+    that needs it): a batch holds ``max_tokens // beam`` tokens of its rows' longest
+    sequence (:meth:`ShardDataset.lengths`)."""
+    lengths = ds.lengths() if rows is None else ds.lengths()[np.asarray(rows, dtype=np.int64)]
+    if not len(lengths):
+        return 1, -1
+    i = int(np.argmax(lengths))
+    return int(lengths[i]) * max(1, beam), i
 
 
 #: the metrics every score reports, as sacrebleu metric objects (made fresh per call)
