@@ -5,6 +5,7 @@ the demo corpus, its scores checked against sacreBLEU on the run's own files."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,61 @@ def test_too_few_resamples_for_holm_are_refused_before_any_run_trains():
     # the bound is what holm() does to the smallest attainable p-value
     m, samples = 64, 1280
     assert T.holm([1 / (samples + 1)] + [1.0] * (m - 1))[0] < 0.05 <= T.holm([1 / samples] + [1.0] * (m - 1))[0]
+
+
+def test_the_resample_count_is_a_closed_formula_with_an_upper_bound():
+    """Issue 44, class 1: the least count that can mark a difference is floor(m / alpha),
+    checked against the float arithmetic decide() does; an alpha or a family that needs
+    more than MAX_SAMPLES, and a table.samples over it, are refused at once (an alpha of
+    1e-300 looped forever, table.samples 1e11 reached a MemoryError after training)."""
+    from synprep.translate.significance import MAX_SAMPLES, smallest_p
+
+    for m in (1, 2, 3, 7, 32, 64, 100, 999):
+        for alpha in (0.05, 0.01, 0.1, 1 / 3, 0.2, 0.07, 1e-3, 1e-4):
+            need = T.least_samples(m, alpha)
+            if need > MAX_SAMPLES:
+                continue
+            assert m * smallest_p(need) < alpha and (need == 1 or m * smallest_p(need - 1) >= alpha), (m, alpha)
+            assert T.holm([smallest_p(need)] + [1.0] * (m - 1))[0] < alpha  # what decide() compares
+    for alpha in (1e-300, 5e-324, 1e-7):  # more than MAX_SAMPLES resamples would be needed
+        with pytest.raises(ConfigError, match=r"table.alpha = .*give table.alpha > 6.4e-05") as e:
+            T.table_samples({"alpha": alpha, "samples": 1000}, 16, 2)
+        assert e.value.config_path == ["table", "alpha"]
+    for samples in (100_000_000_000, MAX_SAMPLES + 1, -3, 2**63):
+        with pytest.raises(ConfigError, match=r"table.samples = .*1..1,000,000"):
+            T.table_samples({"samples": samples}, 16, 2)
+    for alpha in (float("nan"), float("inf"), -0.5, 1.0):
+        with pytest.raises(ConfigError, match="table.alpha"):
+            T.table_samples({"alpha": alpha}, 1, 1)
+    assert T.table_samples({"samples": MAX_SAMPLES}, 16, 2) == MAX_SAMPLES
+    assert T.table_samples({"alpha": 1e-4}, 16, 2) == MAX_SAMPLES  # ten times 640,000: capped
+    with pytest.raises(ConfigError, match="table.alpha = 1e-300"):  # at the edge: before any run is made
+        T.table_runs({"enabled": True, "alpha": 1e-300, "samples": 1000}, REGISTERED)
+
+
+def test_table_variants_and_seeds_are_each_given_once_and_never_empty():
+    """Issue 44, class 2: `table.variants: []` was read as every variant; a variant or a
+    seed given twice was silently one row."""
+    for bad, key in (({"variants": []}, "variants"), ({"variants": ["sa", "gcn", "sa"]}, "variants"),
+                     ({"seeds": [1, 2, 1]}, "seeds")):
+        with pytest.raises(ConfigError, match=f"config table.{key}") as e:
+            T.table_runs({"enabled": True, **bad}, REGISTERED)
+        assert e.value.config_path == ["table", key]
+    assert len(T.table_runs({"enabled": True, "variants": None, "seeds": [4]}, REGISTERED)) == len(REGISTERED)
+
+
+def test_a_table_run_config_out_of_bounds_is_refused_when_the_workflow_reads_it():
+    """Issue 44, class 2: table.config and table.decode become every row's RunConfig,
+    which train.smk resolves when the workflow starts: a NaN rate or a negative length
+    penalty stops it there, by key path, not in a job after training."""
+    from synprep.train.config import RunConfig
+
+    for over, key in (({"config": {"train": {"lr": float("nan")}}}, "table[table-vanilla-s1].train.lr = nan"),
+                      ({"decode": {"length_penalty": -1}}, "decode.length_penalty = -1"),
+                      ({"config": {"train": {"clip_norm": float("inf")}}}, "train.clip_norm = inf")):
+        run = T.table_runs({"enabled": True, "seeds": [1], **over}, REGISTERED)[0]
+        with pytest.raises(ConfigError, match=re.escape(key)):
+            RunConfig.from_dict(run["config"], where=f"table[{run['name']}]")
 
 
 def test_holm_bonferroni():

@@ -77,6 +77,75 @@ def test_run_config_is_strict_and_applies_presets(tmp_path):
         load_config(None, ["train.lr"])
 
 
+def _config_classes():
+    """Every Config subclass a run reads (the model's groups included)."""
+    import dataclasses
+
+    from synprep.models.config import Config
+
+    seen, todo = [], [RunConfig] + [type(g) for g in RunConfig().model.groups.values()]
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.append(cls)
+        for f in dataclasses.fields(cls):
+            d = getattr(cls(), f.name)
+            if isinstance(d, Config):
+                todo.append(type(d))
+    return seen
+
+
+def test_every_float_setting_refuses_nan_and_infinities_by_key_path():
+    """Issue 44, class 2: the one settings base (Config) checks every number against
+    the bounds declared beside it, NaN and infinities included, whether read (by key
+    path) or built in code; `--set train.lr=.nan` died in torch, `.inf` and
+    `clip_norm=.nan` trained NaN weights, `decode.length_penalty=-1` was stored."""
+    import dataclasses
+    import math
+
+    checked = 0
+    for cls in _config_classes():
+        for f in dataclasses.fields(cls):
+            default = getattr(cls(), f.name)
+            if f.metadata.get("internal") or isinstance(default, bool):
+                continue
+            if isinstance(default, float) or (isinstance(default, list) and default
+                                              and all(isinstance(x, float) for x in default)):
+                for bad in (math.nan, math.inf, -math.inf):
+                    value = bad if isinstance(default, float) else [bad] * len(default)
+                    with pytest.raises(ConfigError, match=rf"x\.{f.name}(\[0\])? = -?(nan|inf): expected a"):
+                        cls.from_dict({f.name: value}, "x")
+                    with pytest.raises(ConfigError, match=rf"{f.name}(\[0\])? = -?(nan|inf)"):
+                        cls(**{f.name: value})  # built in code: the same check
+                    checked += 1
+    assert checked >= 3 * 12, checked  # lr, betas, adam_eps, ..., dropout, variance, length_penalty
+
+
+@pytest.mark.parametrize("override,message", [
+    ("train.lr=.nan", "config.train.lr = nan: expected a finite number > 0"),
+    ("train.lr=.inf", "config.train.lr = inf"),
+    ("train.clip_norm=.nan", "config.train.clip_norm = nan"),
+    ("train.weight_decay=-0.1", "config.train.weight_decay = -0.1: expected a finite number >= 0"),
+    ("train.warmup_init_lr=-1", "config.train.warmup_init_lr = -1.0"),
+    ("train.betas=[0.9, 1.0]", r"config.train.betas\[1\] = 1.0: expected a finite number >= 0 and < 1"),
+    ("decode.length_penalty=-1", "config.decode.length_penalty = -1.0: expected a finite number >= 0"),
+    ("decode.beam=0", "config.decode.beam = 0: expected an integer >= 1"),
+    ("train.seed=4294967296", "config.train.seed = 4294967296"),
+    ("model.max_len=1000000000", "config.model.max_len = 1000000000: expected an integer >= 8 and <= 65536"),
+    ("model.sa.clamp=[-.inf, 7]", r"config.model.sa.clamp\[0\] = -inf"),
+    ("model.parent.layers=[0]", r"config.model.parent.layers\[0\] = 0: expected an integer >= 1"),
+])
+def test_set_refuses_a_setting_out_of_its_bounds_before_any_work(override, message, tmp_path, capsys):
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, [override])
+    out = tmp_path / "run"
+    code = main(["train", "--set", override, "--out", str(out), "--train", str(tmp_path / "none")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "error:" in err, err
+    assert not out.exists()
+
+
 def test_print_config_shows_resolved_values_and_rejects_unknown_variants(capsys):
     assert main(["train", "--variant", "gcn-nogates", "--preset", "tree-medium", "--print-config"]) == 0
     cfg = json.loads(capsys.readouterr().out)

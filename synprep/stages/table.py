@@ -51,8 +51,10 @@ gives.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Mapping, Optional, Sequence
 
 from ..dataset.accounting import read_rejects
@@ -63,7 +65,7 @@ from ..parsers.evaluate import evaluate as evaluate_parse
 from ..syntax.conllu import format_conllu, read_conllu
 from ..train.config import merge_dicts
 from ..translate.evaluate import metric_objects, signature
-from ..translate.significance import COMPARED, DEFAULT_SAMPLES, compare, read_lines, smallest_p
+from ..translate.significance import COMPARED, DEFAULT_SAMPLES, MAX_SAMPLES, compare, read_lines, smallest_p
 from ..util.outputs import atomic_file, atomic_files, write_text
 
 #: the prefix of the table's run names (results/train/table-<variant>-s<seed>/)
@@ -75,9 +77,18 @@ def run_name(variant: str, seed: int) -> str:
 
 
 def table_variants(settings: Mapping, registered: Sequence[str]) -> list[str]:
-    """The table's variants, the baseline first: ``table.variants`` or every registered
-    variant. An unknown name is an error naming the known ones."""
-    chosen = list(settings.get("variants") or registered)
+    """The table's variants, the baseline first: ``table.variants`` or, where it is left
+    out (null), every registered variant. An unknown name, a name given twice or an
+    empty list (which would otherwise read as "every variant") is an error."""
+    given = settings.get("variants")
+    if given is not None and not given:
+        raise _located("config table.variants = []: no variant to compare with the baseline; list the variants, "
+                       "or leave the key out (null) for every registered variant", ["table", "variants"])
+    twice = sorted({v for v in given or () if list(given).count(v) > 1})
+    if twice:
+        raise _located(f"config table.variants: {', '.join(twice)} given twice; list each variant once",
+                       ["table", "variants"])
+    chosen = list(given if given is not None else registered)
     unknown = sorted(set(chosen) - set(registered))
     if unknown:
         raise ConfigError(f"config table.variants: unknown variant(s) {', '.join(unknown)}; known: {', '.join(registered)}")
@@ -93,7 +104,10 @@ def table_runs(settings: Mapping, registered: Sequence[str], taken: Sequence[str
     an error)."""
     if not settings.get("enabled"):
         return []
-    seeds = list(dict.fromkeys(settings.get("seeds") or [1]))
+    seeds = list(settings.get("seeds") or [1])
+    if len(set(seeds)) != len(seeds):
+        raise _located(f"config table.seeds = {seeds}: a seed is given twice (its runs would be one run); list "
+                       "each seed once", ["table", "seeds"])
     variants = table_variants(settings, registered)
     table_samples(settings, len(variants) - 1, len(seeds))  # refused here, before any run trains
     runs = []
@@ -120,29 +134,52 @@ def table_samples(settings: Mapping, compared: int, seeds: int) -> int:
     (samples + 1)`` (synprep.translate.significance) and Holm-Bonferroni multiplies the
     smallest of a family of m by m: with too few resamples no difference could get a
     "+" or "-", however large (two seeds of 17 variants: 64 comparisons a test set, more
-    than 1,279 resamples needed). So ``table.samples``, where given, must exceed
-    ``m / alpha - 1`` (refused before any run trains, naming the number); where not
-    given, it is significance's ``DEFAULT_SAMPLES`` (1,000) or ten times the least
-    number that could mark a difference, whichever is larger."""
+    than 1,279 resamples needed). The least number that can mark one is a closed
+    formula, ``floor(m / alpha)`` (the least s with ``m / (s + 1) < alpha``, computed on
+    alpha's exact value), and at most significance's ``MAX_SAMPLES``: an alpha or a
+    family that needs more is refused, naming both. So ``table.samples``, where given,
+    must lie between that least number and ``MAX_SAMPLES`` (refused before any run
+    trains, naming the numbers); where not given, it is significance's
+    ``DEFAULT_SAMPLES`` (1,000) or ten times the least number that could mark a
+    difference, whichever is larger, and never over ``MAX_SAMPLES``."""
     samples, alpha = settings.get("samples"), settings.get("alpha", 0.05)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:  # NaN fails too
         raise _located(f"config table.alpha = {alpha!r}: expected a level between 0 and 1 (e.g. 0.05)", ["table", "alpha"])
     m = comparisons_per_set(compared, seeds)
-    need = max(1, int(m / alpha) - 1)  # the least resamples with m * smallest_p(need) < alpha (float-safe: stepped)
-    while m * smallest_p(need) >= alpha:
-        need += 1
+    need = least_samples(m, alpha)
+    if need > MAX_SAMPLES:
+        raise _located(
+            f"config table.alpha = {alpha!r}: with {m} comparisons a test set, a difference could be marked under "
+            f"Holm-Bonferroni only with more bootstrap resamples (m / alpha = {m / alpha:.3g}) than the "
+            f"{MAX_SAMPLES:,} a comparison draws; give table.alpha > {m / (MAX_SAMPLES + 1):.3g}, or compare fewer "
+            "variants or seeds", ["table", "alpha"])
     if samples is None:
-        return max(DEFAULT_SAMPLES, 10 * need)
-    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
-        raise _located(f"config table.samples = {samples!r}: expected a whole number of bootstrap resamples >= 1",
-                       ["table", "samples"])
-    if m and m * smallest_p(samples) >= alpha:
+        return min(MAX_SAMPLES, max(DEFAULT_SAMPLES, 10 * need))
+    if not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= MAX_SAMPLES:
+        raise _located(f"config table.samples = {samples!r}: expected a whole number of bootstrap resamples in "
+                       f"1..{MAX_SAMPLES:,}", ["table", "samples"])
+    if m and samples < need:
         raise _located(
             f"config table.samples = {samples}: {m} comparisons a test set ({compared} variants against the baseline x "
             f"{seeds} seed(s) x {len(COMPARED)} metrics); Holm-Bonferroni makes the smallest bootstrap p-value, "
             f"1/{samples + 1}, {m * smallest_p(samples):.4f} >= table.alpha {alpha}, so no difference could be marked. "
-            f"Give table.samples >= {need} (10 times that leaves the test room: {10 * need}), or leave it out", ["table", "samples"])
+            f"Give table.samples >= {need} (10 times that leaves the test room: {min(10 * need, MAX_SAMPLES)}), or "
+            "leave it out", ["table", "samples"])
     return samples
+
+
+def least_samples(m: int, alpha: float) -> int:
+    """The least number of resamples s with which the smallest bootstrap p-value,
+    ``smallest_p(s)``, times ``m`` (Holm-Bonferroni's factor) is below ``alpha``: ``floor(m
+    / alpha)`` on alpha's exact value, one more where the float product that
+    :func:`decide` computes rounds up to alpha (at most one step: s <= MAX_SAMPLES keeps
+    the margin far above a float's rounding). 1 for an empty family."""
+    if m <= 0:
+        return 1
+    need = max(1, math.floor(Fraction(m) / Fraction(alpha)))
+    if need <= MAX_SAMPLES and m * smallest_p(need) >= alpha:
+        need += 1
+    return need
 
 
 #: the table's own evaluation sets (config ``table.test``, ``table.larger``), by wildcard
