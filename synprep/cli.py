@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except SynprepError as e:
         print(f"synprep {args.command}: error: {e}", file=sys.stderr)
-        return 2
+        return e.exit_status
     except BrokenPipeError:
         # `synprep oracle x | head` is normal use
         try:

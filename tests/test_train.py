@@ -5,6 +5,7 @@ resume, the metrics log, scoring, and the CLI end to end on PUD shards."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -144,6 +145,50 @@ def test_set_refuses_a_setting_out_of_its_bounds_before_any_work(override, messa
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "error:" in err, err
     assert not out.exists()
+
+
+def test_a_diverged_run_stops_naming_the_update_and_keeps_its_last_good_checkpoint(pud, tmp_path, capsys):
+    """Issue 44, class 3: `--set train.lr=1000 --set train.warmup=1`: the loss was NaN
+    from update 3, the run exited 0 and saved NaN weights as its best checkpoint. The
+    trainer stops before a non-finite step (exit 1, the update named, a `diverged`
+    record), every checkpoint it wrote holds finite weights, and translate reads them."""
+    out = tmp_path / "run"
+    args = ["train", "--preset", "tiny", "--train", str(pud / "train"), "--valid", str(pud / "valid"),
+            "--out", str(out), "--no-progress", "--set", "train.max_tokens=600", "--set", "train.valid_every=1",
+            "--set", "train.log_every=1", "--set", "train.clip_norm=0"]
+    assert main(args + ["--set", "train.lr=1000", "--set", "train.warmup=1", "--max-steps", "30"]) == 1
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if x.startswith("synprep train: error:"))
+    step = int(line.split(": update ")[1].split(":")[0])
+    assert "the run diverged" in line and f"checkpoint_last.pt (update {step - 1}), is kept" in line, line
+    assert "Lower train.lr (now 1000)" in line and "Traceback" not in err
+    recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert recs[-1]["event"] == "diverged" and recs[-1]["step"] == step
+    assert all(r["step"] < step for r in recs[:-1] if "step" in r)
+    for name in ("checkpoint_last.pt", "checkpoint_best.pt"):
+        state = torch.load(out / name, weights_only=True)
+        assert state["step"] < step
+        assert all(torch.isfinite(t).all() for t in state["model"].values() if t.is_floating_point()), name
+    hyps = tmp_path / "hyps.txt"
+    assert main(["translate", "--checkpoint", str(out / "checkpoint_best.pt"), "--data", str(pud / "valid"),
+                 "--out", str(hyps), "--beam", "1", "--no-progress"]) == 0
+
+
+def test_a_checkpoint_with_non_finite_weights_is_refused_by_name(pud, checkpoint, tmp_path, capsys):
+    """Issue 44, class 3: a checkpoint of NaN weights (an older synprep's diverged run)
+    ended in a decoding traceback; the checkpoint's loader refuses it by name."""
+    from synprep.train.checkpoint import load_model
+
+    state = torch.load(checkpoint, weights_only=True)
+    name = next(k for k, t in state["model"].items() if t.is_floating_point())
+    state["model"][name] = torch.full_like(state["model"][name], float("nan"))
+    bad = tmp_path / "nan.pt"
+    torch.save(state, bad)
+    with pytest.raises(InputError, match=rf"nan.pt: its weights are not finite \(NaN or infinity in {re.escape(name)}"):
+        load_model(bad)
+    assert main(["translate", "--checkpoint", str(bad), "--data", str(pud / "valid"), "--out",
+                 str(tmp_path / "h.txt"), "--no-progress"]) == 2
+    assert "its weights are not finite" in capsys.readouterr().err and not (tmp_path / "h.txt").exists()
 
 
 def test_print_config_shows_resolved_values_and_rejects_unknown_variants(capsys):
