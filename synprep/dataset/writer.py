@@ -212,8 +212,17 @@ class _SideArrays:
     def encode(self, trees) -> Encoded:
         """The trees in subwords (:class:`Encoded`): the model's
         ``encode_trees`` (word by word for sentencepiece, the raw text projected onto
-        the words for a pretrained tokenizer, :mod:`synprep.dataset.pretrained`)."""
-        return Encoded(*self.model.encode_trees(trees))
+        the words for a pretrained tokenizer, :mod:`synprep.dataset.pretrained`), every
+        id checked against the model's vocabulary size, which the manifest records: a
+        dataset never holds an id its manifest does not cover."""
+        enc = Encoded(*self.model.encode_trees(trees))
+        V = self.model.vocab_size
+        if len(enc.ids) and (int(enc.ids.min()) < 0 or int(enc.ids.max()) >= V):
+            x = int(enc.ids.min()) if int(enc.ids.min()) < 0 else int(enc.ids.max())
+            raise InputError(getattr(self.model, "name", "the subword model"), None,
+                             f"gives id {x}, outside its vocabulary of {V} ids (0..{V - 1}): its ids and its vocabulary "
+                             "disagree; fix the tokenizer (every id it gives must be one of its tokens)", "invalid")
+        return enc
 
     def columns(self, trees, ids, counts, prefix: str) -> dict:
         import pyarrow as pa
