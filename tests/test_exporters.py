@@ -153,6 +153,36 @@ def test_file_names_follow_the_manifest_languages_and_a_heldout_set(tmp_path):
     assert names == ["test.de", "test.x", "test.x.parent"]
 
 
+@pytest.mark.parametrize("name", ["pascal", "transitions", "features", "opennmt", "marian"])
+@pytest.mark.parametrize("languages,options,why", [
+    ({"src": "en", "tgt": "en"}, {}, "the dataset records the same language for both"),
+    ({"src": "en", "tgt": "de"}, {"tgt_lang": "en"}, "train.en and train.en"),
+    ({"src": "en", "tgt": "de"}, {"src_lang": "EN", "tgt_lang": "en"}, "train.EN and train.en"),
+    ({"src": "en", "tgt": "de"}, {"tgt_lang": "en.parent"}, "train.en and train.en.parent"),
+])
+def test_sides_whose_file_names_collide_are_refused_before_anything_is_written(name, languages, options, why, tmp_path,
+                                                                              capsys):
+    """Issue 44, class 5: a dataset whose two sides record the same language code made
+    `export pascal` write both sides to train.en (the target over the source), exit 0;
+    a suffix equal but for case, or one the other's file plus an extension, collides
+    too (features: en and en.word)."""
+    from synprep.cli import main
+
+    s, t = tmp_path / "src.conllu", tmp_path / "tgt.conllu"
+    s.write_text(SRC)
+    t.write_text(TGT)
+    ds = tmp_path / "ds"
+    build_dataset(ds, str(s), str(t), ShardConfig(vocab_size=400, max_len=1000, projectivity="lift",
+                                                  character_coverage=1.0), languages=languages)
+    out = tmp_path / "out"
+    args = ["export", name, str(ds), str(out)] + [f"-O{k}={v}" for k, v in options.items()]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "colliding files" in err and why in err and "-O src_lang=... -O tgt_lang=..." in err, err
+    assert not out.exists() or [p.name for p in out.iterdir()] == []
+    assert main(["export", name, str(ds), str(out), "-O", "src_lang=x", "-O", "tgt_lang=y"]) == 0  # named apart: written
+
+
 def test_the_docs_table_and_the_help_are_the_declared_options(capsys):
     """docs/shards.md's exporter table names every exporter with the options it
     declares (``Options``, as :func:`option_summary` writes them), and so does

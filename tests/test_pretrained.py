@@ -287,6 +287,18 @@ def test_feature_exporters_write_a_pretrained_tokenizers_ids(pud, tmp_path, caps
     assert [[int(x) for x in line.split()] for line in lines] == [r["tgt_pieces"] for r in rows]
 
 
+@pytest.mark.parametrize("name", ["pascal", "transitions", "features", "opennmt", "marian"])
+def test_exporters_of_text_tokens_refuse_a_pretrained_tokenizers_dataset(pud, tmp_path, capsys, name):
+    """Issue 44, class 5: pascal and transitions wrote a byte-level BPE dataset's tokens
+    as mojibake (`Ġdog`) while the feature exporters refused it; one rule for all."""
+    out = tmp_path / "exp"
+    assert main(["export", name, str(pud["out"]), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "pieces are a pretrained tokenizer's ids" in err and f"{name} would write them garbled" in err
+    assert ("-O style=ids" if name in ("features", "opennmt", "marian") else "synprep export features") in err
+    assert not out.exists()
+
+
 def test_special_tokens_of_the_post_processor_are_not_stored(pud, tmp_path):
     """A tokenizer whose post-processor wraps a sentence in <s> ... </s> (as BART's and
     XLM-R's do): the stored pieces are the text's tokens alone."""

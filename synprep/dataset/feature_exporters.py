@@ -34,6 +34,7 @@ from ..registry import register_exporter
 from .exporters import (
     Exporter,
     FileOptions,
+    check_text_tokens,
     file_names,
     format_position,
     option,
@@ -92,12 +93,9 @@ class _Base(Exporter):
 
         m = read_manifest(dataset)
         self.prefix, self.langs = file_names(m, self.options)
+        check_text_tokens(dataset, m, self)
         models = load_models(dataset, m)
         style, labels = self.options["style"], m["labels"]
-        pretrained = [s for s, e in m["pieces"]["models"].items() if e.get("kind") == "tokenizers"]
-        if pretrained and style != "ids":
-            raise ConfigError(f"{dataset}: the {pretrained[0]} side's pieces are a pretrained tokenizer's ids, whose "
-                              f"token strings are not text (byte-level marks); export them with -O style=ids")
         for row in iter_rows(dataset):
             yield m, models, {s: _Side(models[s], labels, style, s, row) for s in m["sides"]}, row
 
