@@ -22,7 +22,7 @@ from ..filters.defaults import to_yaml
 from ..filters.eflomal_seed import seeded_eflomal
 from ..filters.langid import known_languages
 from ..filters.pipeline import FILTER_KIND, output_names
-from ..util.outputs import check_replaceable
+from ..util.outputs import check_outputs, check_replaceable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -150,6 +150,8 @@ def run(args) -> int:
 
     seed = _seed(args.seed)
     filters = _filters(args)  # config and output errors before reading a large corpus
+    check_outputs({"-o": args.out or "filtered"}, {"SRC": args.src, "TGT": args.tgt, "--config": args.config,
+                                                   "--test-files": args.test_files})
     out = check_replaceable(args.out or "filtered", FILTER_KIND)
     pairs = read_pairs(args.src, args.tgt, args.corpus)
     aligns = any(f.name == "align" for f in filters)

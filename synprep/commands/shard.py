@@ -12,7 +12,7 @@ import sys
 
 from ..dataset.shards import DATASET_KIND, ShardConfig, build_dataset
 from ..errors import ConfigError
-from ..util.outputs import check_replaceable
+from ..util.outputs import check_outputs, check_replaceable
 from .bounds import count, real
 
 EPILOG = """\
@@ -124,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
     if len(args.files) > 2:
         raise ConfigError(f"give one or two CoNLL-U files, not {len(args.files)}")
 
+    check_outputs({"-o": args.output}, {"CONLLU": args.files, "--spm": args.spm, "--src-spm": args.src_spm,
+                                        "--tgt-spm": args.tgt_spm, "--vocab-from": args.vocab_from,
+                                        "--src-tokenizer": args.src_tokenizer, "--tgt-tokenizer": args.tgt_tokenizer})
     check_replaceable(args.output, DATASET_KIND)
     cfg = ShardConfig(
         words=args.words,

@@ -71,7 +71,7 @@ from ..dataset.data import ShardDataset, TokenBudgetSampler
 from ..models import build_model, check_resolved
 from ..translate.decode import TargetVocab, target_language
 from ..translate.evaluate import reference_texts, score, translate_dataset
-from ..util.outputs import OutputDir, write_json, write_text
+from ..util.outputs import OutputDir, check_outputs, write_json, write_text
 from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_finite_weights, check_vocab, data_record, load_checkpoint, load_model, resume_differences
 from .checkpoint import fingerprint as vocab_fingerprint
 from .checkpoint import save_checkpoint as _atomic_save
@@ -206,6 +206,8 @@ class Trainer:
         check_resolved(cfg.model)  # RunConfig.from_dict resolved it; an unknown variant fails before any data is read
         if not cfg.train.train:
             raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
+        check_outputs({"train.out (--out)": cfg.train.out}, {"train.train (--train)": cfg.train.train,
+                                                             "train.valid (--valid)": cfg.train.valid})
         self.folder = OutputDir(cfg.train.out, RUN_KIND, "train.out (--out)")  # refused before any work unless ours
         self.clock = clock
         self.dist = dist = from_env(cfg.train.device)  # data-parallel under torchrun (world 1 otherwise)

@@ -7,7 +7,13 @@ Checks. :func:`check_output_dir` and :func:`check_output_file` are called by eve
 command before it reads its input, so that ``-o`` naming an existing file (for a
 folder output), an existing folder (for a file output), a path under a file, or a
 place that cannot be written is an error (exit 2) at once, not an exception after an
-hour of work.
+hour of work. :func:`check_outputs` is the one comparison of a command's outputs with
+its inputs (every command with an output calls it with all of both, before any
+work): an output that is an input (the same path, a link to it, a hard link), that
+lies inside an input folder (``translate --out DATASET/manifest.json``), or that is
+a folder holding an input (which replacing or writing into it would change) is
+refused, naming both; so are two outputs that are one (``--trees`` equal to
+``--out``).
 
 Files. :func:`atomic_file` (one file), :func:`write_bytes`, :func:`write_text` and
 :func:`write_json` write into a hidden temporary file beside the target
@@ -112,6 +118,7 @@ __all__ = [
     "check_outdir",
     "check_output_dir",
     "check_output_file",
+    "check_outputs",
     "check_replaceable",
     "describe_os_error",
     "plain_name",
@@ -168,15 +175,62 @@ def check_output_file(path: str | os.PathLike, option: str = "-o", inputs: tuple
     if p.is_dir():
         raise ConfigError(f"{option} {p}: an existing directory; give a file name")
     _check_parent(p, option)
-    for i in inputs:
-        if i is None or os.fspath(i) == "-":
-            continue
-        same = os.path.realpath(i) == os.path.realpath(p)
-        with contextlib.suppress(OSError):
-            same = same or os.path.samefile(i, p)
-        if same:
-            raise ConfigError(f"{option} {p}: the same file as the input {i}; give another output name")
+    check_outputs({option: path}, {"": [i for i in inputs if i is not None]})
     return p
+
+
+def _paths(value) -> list[str]:
+    """The paths of an option's value: one path, a list of them (``nargs``), or none;
+    ``-`` (stdin or stdout) is no path."""
+    if value is None:
+        return []
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [os.fspath(v) for v in items if v is not None and os.fspath(v) not in ("", "-")]
+
+
+def _relation(a: str, b: str) -> str | None:
+    """How path ``a`` stands to path ``b``: "same" (one file: the same real path, or
+    hard links), "inside" (``a`` under the folder ``b``), "holds" (``b`` under ``a``),
+    or None."""
+    ra, rb = os.path.realpath(a), os.path.realpath(b)
+    if ra == rb:
+        return "same"
+    with contextlib.suppress(OSError):
+        if os.path.samefile(a, b):
+            return "same"
+    if ra.startswith(rb.rstrip(os.sep) + os.sep):
+        return "inside"
+    if rb.startswith(ra.rstrip(os.sep) + os.sep):
+        return "holds"
+    return None
+
+
+def check_outputs(outputs: dict, inputs: dict) -> None:
+    """ConfigError (exit 2) when one of a command's ``outputs`` (option -> path, or a
+    list of paths) would write over one of its ``inputs`` (option -> path or paths:
+    files and folders, e.g. ``--checkpoint``, ``--data``): the same file, a path
+    inside an input folder, or a folder holding an input; or when two outputs are one
+    path or one holds the other. Called by every command with an output before any
+    work (module doc, "Checks")."""
+    outs = [(opt, p) for opt, v in outputs.items() for p in _paths(v)]
+    ins = [(opt, p) for opt, v in inputs.items() for p in _paths(v)]
+    for k, (opt, p) in enumerate(outs):
+        for iopt, i in ins:
+            how = _relation(p, i)
+            iopt = f"{iopt} " if iopt else ""
+            if how == "same":
+                raise ConfigError(f"{opt} {p}: the same file as the input {iopt}{i}; writing it would destroy that "
+                                  "input: give another output name")
+            if how == "inside":
+                raise ConfigError(f"{opt} {p}: inside the input {iopt}{i}; writing there would change that input: "
+                                  "write the output elsewhere")
+            if how == "holds":
+                raise ConfigError(f"{opt} {p}: holds the input {iopt}{i}; writing this folder would change or remove "
+                                  "that input: write the output elsewhere, or move the input out of it")
+        for opt2, q in outs[k + 1:]:
+            if _relation(p, q) is not None:
+                raise ConfigError(f"{opt} {p} and {opt2} {q}: one output would be written over the other; give each "
+                                  "its own place")
 
 
 # ----------------------------------------------------------------------------- faults
