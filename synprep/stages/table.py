@@ -60,7 +60,7 @@ from typing import Mapping, Optional, Sequence
 from ..dataset.accounting import read_rejects
 from ..dataset.data import ShardDataset
 from ..dataset.heldout import select_pairs
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..parsers.evaluate import evaluate as evaluate_parse
 from ..syntax.conllu import format_conllu, read_conllu
 from ..train.config import merge_dicts
@@ -302,17 +302,15 @@ def select_larger_subsets(data: str, refs_path: str, sets_dir: str, vocab_dir: s
 
 def run_cost(files: RunFiles) -> dict:
     """Updates, tokens seen and cost of one run (see the module doc)."""
-    with open(files.summary, encoding="utf-8") as f:
-        summary = json.load(f)
+    summary = _read_json(files.summary, "run's summary")
     tokens: dict[int, int] = {}
     device = None
-    with open(os.path.join(os.path.dirname(files.summary), "metrics.jsonl"), encoding="utf-8") as f:
-        for line in f:
-            rec = json.loads(line)
-            if rec.get("event") == "start":
-                device = rec.get("device")
-            elif rec.get("event") == "train":
-                tokens[rec["step"]] = rec["tokens"]  # a resumed run may log a step again: counted once
+    metrics = os.path.join(os.path.dirname(files.summary), "metrics.jsonl")
+    for rec in _metrics(metrics):
+        if rec.get("event") == "start":
+            device = rec.get("device")
+        elif rec.get("event") == "train":
+            tokens[rec["step"]] = rec["tokens"]  # a resumed run may log a step again: counted once
     cost = {"updates": summary.get("steps"), "tokens": sum(tokens.values()), "device": device,
             "train_wall_s": summary.get("elapsed_s"), "train_cpu_s": summary.get("cpu_s"), "job_cpu_s": None, "job_wall_s": None}
     rec = read_benchmark(files.benchmark) if files.benchmark else None
@@ -320,6 +318,26 @@ def run_cost(files: RunFiles) -> dict:
         cost["job_cpu_s"] = _float(rec.get("cpu_time"))
         cost["job_wall_s"] = _float(rec.get("s"))
     return cost
+
+
+def _metrics(path: str):
+    """The records of a run's metrics.jsonl; an InputError naming the file and the line
+    where it is missing or damaged."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        raise InputError(path, None, "missing: the run's metrics (written by its training); train the run again "
+                         "(delete its summary.json: snakemake trains it again)", "missing") from None
+    for n, line in enumerate(lines, 1):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            rec = None
+        if not isinstance(rec, dict):
+            raise InputError(path, n, "damaged: not a JSON record of synprep's training; train the run again "
+                             "(delete its summary.json)", "invalid")
+        yield rec
 
 
 def read_benchmark(path: str | os.PathLike) -> Optional[dict[str, str]]:
@@ -467,6 +485,60 @@ def _larger_sets(larger: LargerSet, small: Sequence[str]) -> tuple[list[str], di
     return refs, hyps, {f"{n}@{larger.name}": subsets[n] for n in small if n in subsets}
 
 
+#: what a stale or damaged evaluation's error says to do
+_AGAIN = "delete it and run the table again (snakemake makes the evaluation again, then the table)"
+
+
+def _read_json(path: str, what: str):
+    """A JSON file of a run (``summary.json``, ``scores.json``): an InputError naming it
+    when it is missing or not JSON."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise InputError(path, None, f"missing: the {what}; run the table again (snakemake makes it)", "missing") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise InputError(path, None, f"damaged: the {what} is not readable JSON ({e}); {_AGAIN}", "invalid") from None
+
+
+def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], variant: str, decode: Mapping) -> None:
+    """Re-validate one run's evaluation on one set before the table uses it: beside
+    its ``hyps.txt``, the ``scores.json`` and ``refs.txt`` that ``synprep evaluate``
+    wrote with it must be readable and agree with what the table reads -- as many
+    sentences, the same references, the run's variant, the table's decoding (beam,
+    length penalty) and the BLEU and chrF+ of exactly these hypotheses. An evaluation
+    that does not (a file deleted, damaged, or left from another run or setting) is an
+    InputError naming the file and what differs."""
+    folder = os.path.dirname(hyps_path)
+    scores_path, refs_path = os.path.join(folder, "scores.json"), os.path.join(folder, "refs.txt")
+    scores = _read_json(scores_path, "evaluation's scores")
+    numbers = ("n", "bleu", "chrf+")
+    if not isinstance(scores, dict) or not isinstance(scores.get("settings"), dict) or not all(
+            isinstance(scores.get(k), (int, float)) and not isinstance(scores.get(k), bool) for k in numbers):
+        raise InputError(scores_path, None, f"damaged: expected synprep evaluate's scores (n, bleu, chrf+, "
+                         f"settings); {_AGAIN}", "invalid")
+    problems = []
+    if scores["n"] != len(hyps) or len(hyps) != len(refs):
+        problems.append(f"it scored {scores['n']} sentences, the table reads {len(hyps)} hypotheses for "
+                        f"{len(refs)} references")
+    if not os.path.exists(refs_path) or read_lines(refs_path, "references") != list(refs):
+        problems.append(f"its references ({refs_path}) are not the table's")
+    st = scores["settings"]
+    if "variant" in st and st["variant"] != variant:
+        problems.append(f"it is of variant {st['variant']!r}, not {variant!r}")
+    for key, default in (("beam", 5), ("length_penalty", 1.0)):
+        if key in st and st[key] != decode.get(key, default):
+            problems.append(f"it decoded with {key} {st[key]}, the table's is {decode.get(key, default)}")
+    if not problems and len(hyps) == len(refs):
+        for name, m in metric_objects().items():
+            if name in numbers and abs(round(m.corpus_score(list(hyps), [list(refs)]).score, 2) - scores[name]) > 0.005:
+                problems.append(f"its {name} {scores[name]} is not that of {hyps_path} "
+                                f"({round(m.corpus_score(list(hyps), [list(refs)]).score, 2)})")
+    if problems:
+        raise InputError(scores_path, None, "not the evaluation the table reads: " + "; ".join(problems) + f"; {_AGAIN}",
+                         "invalid")
+
+
 def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settings: Mapping, *,
                 sets_dir: Optional[str] = None, induce: Optional[str] = None, larger: Optional[LargerSet] = None,
                 accounting: Optional[Mapping[str, dict]] = None) -> dict:
@@ -478,6 +550,9 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     same name too (``<subset>@<name>``); ``accounting``: where each evaluation set's
     pairs went (:func:`evaluation_accounting`), reported as given."""
     ids, refs, hyps = _read_eval(test_data, refs_path, {r.name: r.hyps for r in runs})
+    decode = dict(settings.get("decode") or {})
+    for r in runs:  # every evaluation the table reads, re-validated
+        check_evaluation(r.hyps, hyps[r.name], refs, r.variant, decode)
     sets = _test_sets(refs, read_subsets(sets_dir, ids))
     samples = table_samples(settings, len({r.variant for r in runs}) - 1, len({r.seed for r in runs}))
     min_subset = int(settings.get("min_subset", 50))
@@ -486,6 +561,8 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
             for name, rows_ in sets.items()}
     if larger:
         l_refs, l_hyps, l_sets = _larger_sets(larger, [n for n, i in info.items() if i["too_small"]])
+        for r in runs:
+            check_evaluation(larger.hyps[r.name], l_hyps[r.name], l_refs, r.variant, decode)
         l_scores, l_comps = score_sets(l_refs, l_hyps, runs, l_sets, samples)
         scores.update(l_scores)
         comparisons += l_comps
@@ -496,7 +573,6 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
         sets.update(l_sets)
     decide(comparisons, float(settings.get("alpha", 0.05)))
     rows = [_row(r, scores, sets, induce) for r in runs]
-    decode = dict(settings.get("decode") or {})
     return {
         "references": refs_path,
         "test_sets": info,
