@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     check_outputs({"OUT": args.out}, {"DATASET": args.dataset})
     cls = registry.get("exporter", args.name)
     exporter = cls(**parse_options(args.option))  # the options that name files: plain names
-    out = output_dir(args.out)  # a folder with files synprep did not write: refused before any work
+    out = output_dir(args.out, args.name)  # a folder with files synprep did not write: refused before any work
     for f in exporter.export(args.dataset, out):
         print(f)
     print(f"synprep export: {args.name} written to {args.out}", file=sys.stderr)

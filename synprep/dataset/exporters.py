@@ -175,7 +175,11 @@ class Exporter:
         self.options = dict(self.defaults)
         for k, v in options.items():
             d = self.defaults[k]
-            self.options[k] = _bool(v) if isinstance(d, bool) else type(d)(v)
+            try:
+                self.options[k] = _bool(v) if isinstance(d, bool) else type(d)(v)
+            except (ValueError, ConfigError):
+                what = "true or false" if isinstance(d, bool) else f"{'an integer' if isinstance(d, int) else 'a value'}"
+                raise ConfigError(f"{self.name} option {k}: expected {what}, not {v!r}") from None
         for k, allowed in self.choices.items():
             if self.options[k] not in allowed:
                 raise ConfigError(f"{self.name} option {k} must be one of {', '.join(allowed)}, not {self.options[k]!r}")
@@ -267,11 +271,17 @@ def parent_line(heads: Sequence[int], words: Sequence[Sequence[str]]) -> str:
 EXPORT_KIND = "export"
 
 
-def output_dir(out_dir):
+def output_dir(out_dir, exporter: str | None = None):
     """``out_dir`` as the :class:`~synprep.util.outputs.OutputDir` an exporter writes
-    into (a folder holding files synprep did not write is refused, naming them)."""
+    into (a folder holding files synprep did not write is refused, naming them; a file
+    that another exporter wrote there is not written over: ``exporter``, its name, is
+    recorded beside each file)."""
 
-    return out_dir if isinstance(out_dir, OutputDir) else OutputDir(out_dir, EXPORT_KIND, "OUT")
+    if isinstance(out_dir, OutputDir):
+        if exporter and out_dir.writer is None:
+            out_dir.writer = f"export {exporter}"
+        return out_dir
+    return OutputDir(out_dir, EXPORT_KIND, "OUT", writer=f"export {exporter}" if exporter else None)
 
 
 def write_lines(out, name: str, lines: list[str]) -> Path:
@@ -325,7 +335,7 @@ class PascalExporter(Exporter):
                 text[s].append(" ".join(t for w in words for t in w))
                 if s == "src" or o["target_parents"] or len(sides) == 1:
                     par[s].append(r.parents(s, row, words))
-        out = output_dir(out_dir)
+        out = output_dir(out_dir, self.name)
         files = []
         for s in sides:
             files.append(write_lines(out, f"{prefix}.{lang[s]}", text[s]))
@@ -390,7 +400,7 @@ class TransitionsExporter(Exporter):
             for s in others:
                 text[s].append(" ".join(t for w in r.words(s, row) for t in w))
             trans.append(" ".join(self.linearize(r, tside, row)))
-        out = output_dir(out_dir)
+        out = output_dir(out_dir, self.name)
         files = [write_lines(out, f"{prefix}.{lang[s]}", text[s]) for s in others]
         files.append(write_lines(out, f"{prefix}.{lang[tside]}", trans))
         return files

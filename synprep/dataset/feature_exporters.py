@@ -103,7 +103,7 @@ class _Base(Exporter):
         return self.langs[side]
 
     def out(self, out_dir):
-        return output_dir(out_dir)
+        return output_dir(out_dir, self.name)
 
 
 @register_exporter("features")

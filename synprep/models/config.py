@@ -115,13 +115,17 @@ class Bounds:
     """The range of a numeric setting (each number of a list setting): ``ge``/``gt``
     (at least / above) and ``le``/``lt`` (at most / below); ``finite``: a float must be
     finite (the default for every float setting; ``finite=False`` lets an infinity
-    through where it means something, never a NaN)."""
+    through where it means something, never a NaN). ``min_items``/``max_items``: how
+    many items a list setting holds (an empty list where null means "every layer"
+    would silently mean none)."""
 
     ge: Optional[float] = None
     gt: Optional[float] = None
     le: Optional[float] = None
     lt: Optional[float] = None
     finite: bool = True
+    min_items: Optional[int] = None
+    max_items: Optional[int] = None
 
     def describe(self, integer: bool = False) -> str:
         """In words: ``a finite number >= 0 and < 1``, ``an integer >= 1``."""
@@ -147,11 +151,12 @@ FINITE = Bounds()
 
 def setting(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING,
             ge: Optional[float] = None, gt: Optional[float] = None, le: Optional[float] = None,
-            lt: Optional[float] = None, finite: bool = True, **kw: Any) -> Any:
+            lt: Optional[float] = None, finite: bool = True, min_items: Optional[int] = None,
+            max_items: Optional[int] = None, **kw: Any) -> Any:
     """A :class:`Config` field with its range declared beside it (:class:`Bounds`):
     ``warmup: int = setting(4000, ge=1)``; checked by :func:`check_bounds`."""
     meta = dict(kw.pop("metadata", None) or {})
-    meta["bounds"] = Bounds(ge=ge, gt=gt, le=le, lt=lt, finite=finite)
+    meta["bounds"] = Bounds(ge=ge, gt=gt, le=le, lt=lt, finite=finite, min_items=min_items, max_items=max_items)
     return field(default=default, default_factory=default_factory, metadata=meta, **kw)
 
 
@@ -176,7 +181,13 @@ def check_bounds(cls: type, values: dict, where: str) -> None:
         if f.name not in values or f.metadata.get("internal"):
             continue
         b = f.metadata.get("bounds", FINITE)
-        for path, v in _numbers(values[f.name], f"{where}.{f.name}" if where else f.name):
+        value, key = values[f.name], f"{where}.{f.name}" if where else f.name
+        if isinstance(value, (list, tuple)) and not (b.min_items or 0) <= len(value) <= (b.max_items or len(value)):
+            n = (f"exactly {b.min_items}" if b.min_items == b.max_items else
+                 f"at least {b.min_items}" if b.max_items is None else f"{b.min_items} to {b.max_items}")
+            raise ConfigError(f"{key} = {value!r}: expected a list of {n} item(s)"
+                              + (" (or null)" if f.default is None else ""))
+        for path, v in _numbers(value, key):
             if not b.holds(v):
                 raise ConfigError(f"{path} = {v!r}: expected {b.describe(isinstance(v, int))}")
 
@@ -291,7 +302,7 @@ class GPSConfig(Config):
     # 1-based encoder layer(s) whose attention logits get the path term: the first layer,
     # the paper's main setting (002 §4.1 "at the bottom layer"); a list adds it to several
     # layers, [1, 2, 3, 4, 5, 6] = 002 Table 3's "1-6" (each layer its own projections)
-    layer: Union[int, list[int]] = setting(1, ge=1)
+    layer: Union[int, list[int]] = setting(1, ge=1, min_items=1)
     # size of the label embeddings fed to the LSTM: labels are few (~40), 32 is plenty
     d_label: int = setting(32, ge=1)
     # size of the LSTM state = the syntactic position vector
@@ -302,7 +313,6 @@ class GPSConfig(Config):
 
     def __post_init__(self):
         layers = self.layers
-        require(len(layers) >= 1, f"layer = {self.layer}: expected 1-based layer numbers")
         require(len(set(layers)) == len(layers), f"layer = {self.layer}: a layer is given twice")
 
     def check_model(self, model: ModelConfig) -> None:
@@ -342,11 +352,11 @@ class SAConfig(Config):
     # 1-based decoder layers whose cross-attention reads the syntactic context; null =
     # every layer (filled at resolution): each Transformer cross-attention is an instance of 004 Eq. 3-4, so
     # each gets Eq. 10-12 (the paper's LSTM has a single attention)
-    dec_layers: Optional[list[int]] = setting(None, ge=1)
+    dec_layers: Optional[list[int]] = setting(None, ge=1, min_items=1)
     # clamp the scores phi to [lo, hi] before the marginals; null = no clamp (the
     # paper, §4.1). ketranm/sa-nmt's models.py clamps to [-5, 7] (its -min_thres,
     # -max_thres defaults): a compatibility option
-    clamp: Optional[list[float]] = None
+    clamp: Optional[list[float]] = setting(None, min_items=2, max_items=2)
 
     @classmethod
     def from_dict(cls, data: dict | None, where: str | None = None):
@@ -371,14 +381,9 @@ class SAConfig(Config):
         return super().from_dict(data, where)
 
     def __post_init__(self):
-        if self.dec_layers is not None:
-            require(
-                len(self.dec_layers) >= 1,
-                f"dec_layers = {self.dec_layers}: expected null (all) or 1-based decoder layer numbers",
-            )
         if self.clamp is not None:
             require(
-                len(self.clamp) == 2 and self.clamp[0] < self.clamp[1],
+                self.clamp[0] < self.clamp[1],
                 f"clamp = {self.clamp}: expected [lo, hi] with lo < hi, or null",
             )
 
@@ -418,7 +423,7 @@ class ParentConfig(Config):
     heads: int = setting(1, ge=1)
     # 1-based decoder layers that get the parent heads; null = every layer (filled at
     # resolution, synprep.models.resolve)
-    layers: Optional[list[int]] = setting(None, ge=1)
+    layers: Optional[list[int]] = setting(None, ge=1, min_items=1)
     # what a parent head sees: "paper" = the token and its parents in the graph of 000 §3
     # (an arc token x sees the head H; a dependent's pieces see H and x); "released" =
     # also x sees its dependent's pieces (D -> x), as borgr/nematus (branch generation,

@@ -51,7 +51,7 @@ class TrainConfig(Config):
     # learning rate at update 0 (fairseq's inverse_sqrt default)
     warmup_init_lr: float = setting(1e-7, ge=0)
     # Adam betas and epsilon of Vaswani et al.
-    betas: list[float] = setting(default_factory=lambda: [0.9, 0.98], ge=0, lt=1)
+    betas: list[float] = setting(default_factory=lambda: [0.9, 0.98], ge=0, lt=1, min_items=2, max_items=2)
     adam_eps: float = setting(1e-9, gt=0)
     # no weight decay in the Transformer recipe
     weight_decay: float = setting(0.0, ge=0)
@@ -102,8 +102,6 @@ class TrainConfig(Config):
     progress: bool = True
 
     def __post_init__(self):  # each setting's own range is declared in its field (setting(...))
-        if len(self.betas) != 2:
-            raise ConfigError(f"betas = {self.betas}: expected two numbers in [0, 1)")
         if self.max_tokens == 0 and self.max_sentences == 0:
             raise ConfigError("max_tokens = 0 and max_sentences = 0: give a token budget, a sentence count per batch, or both")
 

@@ -854,11 +854,16 @@ class OutputDir:
     object is made (before any work): the folder is new or empty, or its marker is of
     kind ``kind`` and lists every file and folder in it. Each file is then written
     under a name registered first (:meth:`file`), and a name that is not registered
-    but exists (a file that appeared while the command ran) is refused."""
+    but exists (a file that appeared while the command ran) is refused. ``writer``
+    (e.g. ``export pascal``): what writes the files, recorded beside each name in the
+    marker; a file that another writer wrote is not replaced (two exporters into one
+    folder would otherwise write over each other's ``train.de``), a file of the same
+    writer or of none recorded is."""
 
-    def __init__(self, path: str | os.PathLike, kind: str, option: str = "-o"):
+    def __init__(self, path: str | os.PathLike, kind: str, option: str = "-o", writer: str | None = None):
         self.path = check_output_dir(path, option)
-        self.kind, self.option = kind, option
+        self.kind, self.option, self.writer = kind, option, writer
+        self.writers: dict[str, str | None] = {}
         self.names: set[str] = set(self._check())
 
     def _check(self) -> list[str]:
@@ -871,12 +876,18 @@ class OutputDir:
         if m is None or not m.get("in_place") or m.get("kind") != self.kind:
             return self._refuse(m, entries, how)
         listed = [str(k) for k in m["files"]]
+        self._read_writers(m)
         allowed = set(listed) | {MARKER} | {os.path.dirname(n) for n in listed}
         foreign = sorted(n for n in entries if n not in allowed)
         if foreign:
             raise ConfigError(f"{self.option} {p}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
                               f"{_few(foreign)}; synprep writes only into an empty folder or its own: {how}")
         return listed
+
+    def _read_writers(self, m: dict) -> None:
+        files = m.get("files")
+        if isinstance(files, dict):
+            self.writers.update({str(k): v for k, v in files.items() if isinstance(v, str)})
 
     def _refuse(self, m: dict | None, entries: dict, how: str) -> list[str]:
         p = self.path
@@ -895,8 +906,12 @@ class OutputDir:
         if os.path.isabs(rel) or rel.startswith(".."):
             raise ValueError(f"{name!r} is not a path inside {self.path}")
         target = self.path / rel
-        if rel not in self.names:
-            if os.path.lexists(target):
+        other = self.writers.get(rel)
+        if self.writer and other and other != self.writer:
+            raise ConfigError(f"{self.option} {self.path}: {rel} was written by {other}; {self.writer} would write over "
+                              "it: write into another folder, or under another name")
+        if rel not in self.names or (self.writer and other is None):
+            if rel not in self.names and os.path.lexists(target):
                 raise ConfigError(f"{self.option} {self.path}: {rel} appeared while this command ran and synprep did "
                                   f"not write it; it is not replaced: move it away and run again")
             self.names.add(rel)
@@ -904,9 +919,11 @@ class OutputDir:
             now = _read_marker(self.path)  # names another writer of this folder registered meanwhile (the same run's script)
             if now is not None and now.get("in_place") and now.get("kind") == self.kind:
                 self.names.update(str(n) for n in now["files"])
-
-            write_json(self.path / MARKER, {"synprep": "output", "version": __version__, "kind": self.kind,
-                                            "in_place": True, "files": {n: None for n in sorted(self.names)}})
+                self._read_writers(now)
+            if self.writer:
+                self.writers[rel] = self.writer
+            write_json(self.path / MARKER, {"synprep": "output", "version": __version__, "kind": self.kind, "in_place": True,
+                                            "files": {n: self.writers.get(n) for n in sorted(self.names)}})
         return target
 
     def append(self, name: str) -> IO:

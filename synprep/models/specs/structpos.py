@@ -24,14 +24,10 @@ class StructPosConfig(Config):
     # 1-based encoder layers whose attention logits get the relative term; null = every
     # encoder layer (filled at resolution, synprep.models.resolve), as relative position
     # representations are added in every self-attention layer (Shaw et al., 2018, §3)
-    layers: Optional[list[int]] = setting(None, ge=1)
+    layers: Optional[list[int]] = setting(None, ge=1, min_items=1)
     # add the sinusoidal encoding of each word's depth to the source embeddings (the
     # absolute structural position) next to the sequential one
     absolute: bool = True
-
-    def __post_init__(self):
-        if self.layers is not None:
-            require(len(self.layers) >= 1, f"layers = {self.layers}: expected 1-based layer numbers")
 
     def check_model(self, model: ModelConfig) -> None:
         if self.layers is not None:
