@@ -260,10 +260,10 @@ if TABLE_RUNS:
 
     # every evaluation the table reads: each run's hyps.txt, scores.json and refs.txt on
     # every evaluation set. They are make_table's inputs (a changed one makes the table
-    # again, and make_table re-validates each: synprep.stages.table.check_evaluation)
-    # and the `table` target's and the report's too: snakemake takes a missing input of
-    # an up-to-date job for an intermediate file and would say "Nothing to be done";
-    # a missing target is made again, and the table after it
+    # again, and make_table re-validates each: synprep.stages.table.check_evaluation),
+    # and every input of make_table is one of the `table` target's and the report's too:
+    # snakemake takes a missing input of an up-to-date job for an intermediate file and
+    # would say "Nothing to be done"; a missing target is made again, and the table after it
     if "test" in TABLE_SETS:
         EVAL_OUTPUTS = {key: rules.evaluate_evalset.output for key in TABLE_SETS}
     else:
@@ -324,7 +324,7 @@ if TABLE_RUNS:
     rule table:
         input:
             rules.make_table.output,
-            TABLE_EVALS.values(),  # (see TABLE_EVALS)
+            rules.make_table.input,  # (see TABLE_EVALS)
 
     ANALYSIS_REPORT_INPUT["table"] = rules.make_table.output.json  # a section of the report
-    ANALYSIS_REPORT_INPUT["table_evaluations"] = list(TABLE_EVALS.values())  # (TABLE_EVALS)
+    ANALYSIS_REPORT_INPUT["table_inputs"] = list(rules.make_table.input)  # (see TABLE_EVALS)
