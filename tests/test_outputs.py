@@ -568,6 +568,7 @@ OVERLAPS = [
     ("train --train ds --out ds/run", "train.out (--out)", "inside the input"),
     ("train --config run/config.yaml --train ds --out run", "train.out (--out)", "holds the input"),
     ("train-parser a.conllu -o a.conllu", "-o", "same file"),
+    ("filter --recut d -o d/new", "-o", "inside the input"),
 ]
 
 

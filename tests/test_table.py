@@ -158,6 +158,10 @@ def test_every_evaluation_the_table_reads_is_validated_again(tmp_path):
         p = _evaluation(tmp_path / str(len(words)), hyps, refs, **settings)
         with pytest.raises(InputError, match=re.escape(words)):
             T.check_evaluation(str(p), hyps, refs, "parent", decode)
+    p = _evaluation(tmp_path / "step", hyps, refs, step=12)
+    T.check_evaluation(str(p), hyps, refs, "parent", decode, 12)
+    with pytest.raises(InputError, match="the checkpoint of update 12, the run's best is of update 16"):
+        T.check_evaluation(str(p), hyps, refs, "parent", decode, 16)
     with pytest.raises(InputError, match="it scored 3 sentences, the table reads 2 hypotheses"):
         T.check_evaluation(str(path), hyps[:2], refs, "parent", decode)
 

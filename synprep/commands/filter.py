@@ -13,6 +13,7 @@ A summary table (per filter: scored, rejected, %) is printed to stderr at the en
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -138,6 +139,8 @@ def run(args) -> int:
             raise ConfigError("--test-files changes the scores, which --recut does not recompute; "
                               "rerun synprep filter SRC TGT --test-files ... instead")
         filters = load_config(args.config) if args.config else None
+        if args.out and os.path.realpath(args.out) != os.path.realpath(args.recut):  # (in place: the re-cut's own rule)
+            check_outputs({"-o": args.out}, {"--recut": args.recut, "--config": args.config})
         check_replaceable(args.out or args.recut, FILTER_KIND)
         res, info = recut_dir(args.recut, filters, args.out)
         print(summary_table(res.counts, info["input"], info["kept"]), file=sys.stderr)

@@ -501,12 +501,14 @@ def _read_json(path: str, what: str):
         raise InputError(path, None, f"damaged: the {what} is not readable JSON ({e}); {_AGAIN}", "invalid") from None
 
 
-def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], variant: str, decode: Mapping) -> None:
+def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], variant: str, decode: Mapping,
+                     step: Optional[int] = None) -> None:
     """Re-validate one run's evaluation on one set before the table uses it: beside
     its ``hyps.txt``, the ``scores.json`` and ``refs.txt`` that ``synprep evaluate``
     wrote with it must be readable and agree with what the table reads -- as many
     sentences, the same references, the run's variant, the table's decoding (beam,
-    length penalty) and the BLEU and chrF+ of exactly these hypotheses. An evaluation
+    length penalty), the update of the run's best checkpoint (``step``, when known) and
+    the BLEU and chrF+ of exactly these hypotheses. An evaluation
     that does not (a file deleted, damaged, or left from another run or setting) is an
     InputError naming the file and what differs."""
     folder = os.path.dirname(hyps_path)
@@ -526,6 +528,8 @@ def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], v
     st = scores["settings"]
     if "variant" in st and st["variant"] != variant:
         problems.append(f"it is of variant {st['variant']!r}, not {variant!r}")
+    if step is not None and st.get("step") is not None and st["step"] != step:
+        problems.append(f"it decoded the checkpoint of update {st['step']}, the run's best is of update {step}")
     for key, default in (("beam", 5), ("length_penalty", 1.0)):
         if key in st and st[key] != decode.get(key, default):
             problems.append(f"it decoded with {key} {st[key]}, the table's is {decode.get(key, default)}")
@@ -551,8 +555,9 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     pairs went (:func:`evaluation_accounting`), reported as given."""
     ids, refs, hyps = _read_eval(test_data, refs_path, {r.name: r.hyps for r in runs})
     decode = dict(settings.get("decode") or {})
+    best = {r.name: _read_json(r.summary, "run's summary").get("best_step") for r in runs}
     for r in runs:  # every evaluation the table reads, re-validated
-        check_evaluation(r.hyps, hyps[r.name], refs, r.variant, decode)
+        check_evaluation(r.hyps, hyps[r.name], refs, r.variant, decode, best[r.name])
     sets = _test_sets(refs, read_subsets(sets_dir, ids))
     samples = table_samples(settings, len({r.variant for r in runs}) - 1, len({r.seed for r in runs}))
     min_subset = int(settings.get("min_subset", 50))
@@ -562,7 +567,7 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     if larger:
         l_refs, l_hyps, l_sets = _larger_sets(larger, [n for n, i in info.items() if i["too_small"]])
         for r in runs:
-            check_evaluation(larger.hyps[r.name], l_hyps[r.name], l_refs, r.variant, decode)
+            check_evaluation(larger.hyps[r.name], l_hyps[r.name], l_refs, r.variant, decode, best[r.name])
         l_scores, l_comps = score_sets(l_refs, l_hyps, runs, l_sets, samples)
         scores.update(l_scores)
         comparisons += l_comps
