@@ -46,7 +46,7 @@ from .pretrained import load_tokenizers, model_files
 from .reader import load_models
 from .schema import (DATASET_KIND, MANIFEST, MAX_LABELS, MAX_PIECES, REJECTS, SCHEMA_VERSION, SIDES, arrow_array,
                      schema, string_array)
-from .subwords import SubwordModel, reservoir_sample, train_spm
+from .subwords import MAX_VOCAB, SubwordModel, reservoir_sample, train_spm
 
 
 @dataclass
@@ -101,6 +101,9 @@ class ShardConfig:
             raise ConfigError(f"shard_size must be positive, not {self.shard_size}")
         if self.sample < 1:
             raise ConfigError(f"sample must be positive, not {self.sample}")
+        if not 300 <= self.vocab_size <= MAX_VOCAB:
+            raise ConfigError(f"vocab_size must be in 300..{MAX_VOCAB} (byte fallback takes 260 ids; sentencepiece "
+                              f"counts in 32 bits), not {self.vocab_size}")
 
 
 @dataclass
