@@ -166,6 +166,29 @@ def test_every_evaluation_the_table_reads_is_validated_again(tmp_path):
         T.check_evaluation(str(path), hyps[:2], refs, "parent", decode)
 
 
+def test_a_runs_damaged_or_missing_records_are_named_not_a_traceback(tmp_path):
+    """Issue 44, class 8 (this round): a damaged summary.json, metrics.jsonl, tree
+    agreement or split summary ended make_table in a JSON traceback."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text('{"steps": 4, "elapsed_s": 1.0}')
+    (run / "metrics.jsonl").write_text('{"event": "start", "device": "cpu"}\n{"event": "train", "step": 1, "tokens": 9}\n')
+    files = T.RunFiles("r", "vanilla", 1, str(run / "summary.json"), str(run / "hyps.txt"), trees=str(run / "t.json"))
+    assert T.run_cost(files)["tokens"] == 9
+    (run / "metrics.jsonl").write_text('{"event": "start"}\n{"event": "tr')
+    with pytest.raises(InputError, match=r"metrics.jsonl:2: damaged"):
+        T.run_cost(files)
+    (run / "metrics.jsonl").unlink()
+    with pytest.raises(InputError, match="metrics.jsonl: missing"):
+        T.run_cost(files)
+    (run / "summary.json").write_text("{")
+    with pytest.raises(InputError, match="summary.json: damaged: the run's summary is not readable JSON"):
+        T.run_cost(files)
+    (run / "split.json").write_text('{"lines": "x"}')
+    with pytest.raises(InputError, match="split.json: damaged"):
+        T.evaluation_accounting(str(run / "split.json"), [], 0)
+
+
 def test_a_test_set_that_is_the_training_corpus_is_refused_when_the_workflow_starts(tmp_path):
     """Issue 44, class 8: a test set equal to the training corpus decontaminated every
     training pair, and the workflow failed only in train_model; the same file or the

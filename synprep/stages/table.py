@@ -240,8 +240,10 @@ def evaluation_accounting(split_summary: str, reject_files: Sequence[str], score
     n}, "rejected_total"}`` from the split's summary and the reject files of the split,
     the parser and the oracle. A test set is not filtered: every line is scored or
     rejected here (counted, never silently dropped), and the counts must add up."""
-    with open(split_summary, encoding="utf-8") as f:
-        lines = json.load(f)["lines"]
+    lines = _read_json(split_summary, "split's summary")
+    lines = lines.get("lines") if isinstance(lines, dict) else None
+    if not isinstance(lines, int) or isinstance(lines, bool):
+        raise InputError(split_summary, None, f"damaged: the split's summary has no line count; {_AGAIN}", "invalid")
     rejected: dict[str, int] = {}
     for path in reject_files:
         for _pid, stage, reason, _detail in read_rejects(path):
@@ -599,11 +601,18 @@ def _row(r: RunFiles, scores: Mapping, sets: Mapping, induce: Optional[str]) -> 
     row = {"run": r.name, "variant": r.variant, "seed": r.seed, **run_cost(r), "hyps": r.hyps,
            "scores": {name: scores[name].get(r.name) for name in sets}}
     if r.trees and os.path.exists(r.trees):
-        with open(r.trees, encoding="utf-8") as f:
-            row["tree_agreement"] = json.load(f).get("agreement")
+        agreement = _read_json(r.trees, "tree agreement")
+        if not isinstance(agreement, dict) or not isinstance(agreement.get("agreement", 0), (dict, type(None))):
+            raise InputError(r.trees, None, f"damaged: expected the tree agreement ({{\"agreement\": ...}}); {_AGAIN}",
+                             "invalid")
+        row["tree_agreement"] = agreement["agreement"]
     if induce and os.path.exists(induce):
-        with open(induce, encoding="utf-8") as f:
-            attachment = json.load(f).get("systems", {})
+        attachment = _read_json(induce, "induced trees' scores")
+        attachment = attachment.get("systems", {}) if isinstance(attachment, dict) else None
+        mine = attachment.get(r.name, {}) if isinstance(attachment, dict) else None
+        if not isinstance(mine, dict) or (mine and not {"directed", "undirected"} <= set(mine)):
+            raise InputError(induce, None, f"damaged: expected the induced trees' scores (systems: directed, "
+                             f"undirected); {_AGAIN}", "invalid")
         if r.name in attachment:
             row["induced_attachment"] = {k: attachment[r.name][k] for k in ("directed", "undirected")}
     return row
