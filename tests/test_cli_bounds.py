@@ -96,3 +96,16 @@ def test_a_vocabulary_size_sentencepiece_cannot_take_is_a_config_error():
             ShardConfig(vocab_size=bad).check()
     with pytest.raises(ConfigError, match="vocab size 100000000000 is too large"):
         train_spm([["a", "b"]], vocab_size=10**11)
+
+
+def test_running_out_of_memory_is_one_line_not_a_traceback(capsys, monkeypatch):
+    """Issue 44, class 1 (this round): a MemoryError (settings too large for the
+    machine) is reported as the machine fault it is, exit 1, like an OSError."""
+    import synprep.commands.compare as compare
+
+    def explode(args):
+        raise MemoryError
+
+    monkeypatch.setattr(compare, "run", explode)
+    rc, err = run_main(capsys, "compare", "--ref", "r", "a", "b")
+    assert rc == 1 and "error: out of memory" in err and "Traceback" not in err and err.count("\n") == 1

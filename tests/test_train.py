@@ -138,6 +138,8 @@ def test_every_float_setting_refuses_nan_and_infinities_by_key_path():
     ("model.parent.layers=[0]", r"config.model.parent.layers\[0\] = 0: expected an integer >= 1"),
     ("model.parent.layers=[]", r"config.model.parent.layers = \[\]: expected a list of at least 1 item\(s\) \(or null\)"),
     ("train.betas=[0.9]", r"config.train.betas = \[0.9\]: expected a list of exactly 2 item\(s\)"),
+    ("train.threads=100000000000", "config.train.threads = 100000000000: expected an integer >= 0 and <= 4096"),
+    ("model.d_model=1000000000", "config.model.d_model = 1000000000: expected an integer >= 1 and <= 65536"),
 ])
 def test_set_refuses_a_setting_out_of_its_bounds_before_any_work(override, message, tmp_path, capsys):
     with pytest.raises(ConfigError, match=message):

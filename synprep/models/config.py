@@ -476,11 +476,12 @@ class ModelConfig(Config):
     bos_id: int = setting(2, ge=0)
     eos_id: int = setting(3, ge=0)  # also END of transition sequences
     # Transformer base (Vaswani et al., 2017)
-    d_model: int = setting(512, ge=1)
-    n_heads: int = setting(8, ge=1)
-    enc_layers: int = setting(6, ge=1)
-    dec_layers: int = setting(6, ge=1)
-    d_ff: int = setting(2048, ge=1)
+    # (upper bounds: far above any model of the papers, below what overflows a size in torch)
+    d_model: int = setting(512, ge=1, le=65536)
+    n_heads: int = setting(8, ge=1, le=1024)
+    enc_layers: int = setting(6, ge=1, le=1024)
+    dec_layers: int = setting(6, ge=1, le=1024)
+    d_ff: int = setting(2048, ge=1, le=1 << 20)
     # residual/embedding dropout of Transformer base
     dropout: float = setting(0.1, ge=0, lt=1)
     # dropout on attention probabilities: 0 as in fairseq's transformer defaults

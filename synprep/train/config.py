@@ -96,8 +96,9 @@ class TrainConfig(Config):
     device: str = "auto"
     # bf16 autocast on CUDA (ignored on CPU, where bf16 matmuls are slow)
     bf16: bool = True
-    # torch intra-op threads (0 = torch's default)
-    threads: int = setting(0, ge=0)
+    # torch intra-op threads (0 = torch's default); at most 4096 (torch takes a C int,
+    # and no machine has more cores)
+    threads: int = setting(0, ge=0, le=4096)
     # progress on stderr (synprep.util.progress): a bar on a terminal, else a line every 30 s
     progress: bool = True
 
