@@ -203,15 +203,16 @@ class Config:
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         own = cls.__dict__.get("__post_init__")
-        if own is not None and own is not Config.__post_init__:
-            cls._own_post_init = own
-            del cls.__post_init__  # Config.__post_init__ checks the bounds, then calls it
+        if own is not None:  # the bounds first, then the class's own checks (which may call super()'s)
+
+            def __post_init__(self, _own=own):
+                Config.__post_init__(self)
+                _own(self)
+
+            cls.__post_init__ = __post_init__
 
     def __post_init__(self):
         check_bounds(type(self), {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, "")
-        own = getattr(type(self), "_own_post_init", None)
-        if own is not None:
-            own(self)
 
     @classmethod
     def from_dict(cls, data: dict | None, where: str | None = None):
