@@ -208,6 +208,8 @@ def test_two_exporters_into_one_folder_do_not_write_over_each_other(tmp_path, ca
     assert "LEFT-ARC" in (out / "tr.de").read_text() or "RIGHT-ARC" in (out / "tr.de").read_text()
     assert main(["export", "marian", str(ds), str(tmp_path / "m"), "-O", "max_depth=abc"]) == 2
     assert "marian option max_depth: expected an integer, not 'abc'" in capsys.readouterr().err
+    assert main(["export", "marian", str(ds), str(tmp_path / "m"), "-O", "max_depth=100000000000"]) == 2  # never ended
+    assert "marian option max_depth must be in 1..1024, not 100000000000" in capsys.readouterr().err
 
 
 def test_the_docs_table_and_the_help_are_the_declared_options(capsys):

@@ -49,6 +49,9 @@ __all__ = ["FeaturesExporter", "OpenNMTExporter", "MarianExporter", "OPENNMT_SEP
 
 #: OpenNMT-py's feature separator (onmt.constants / text_utils: "￨", U+FFE8)
 OPENNMT_SEP = "\uffe8"
+#: the largest depth factor the marian exporter writes (a tree deeper than that is rare
+#: beyond belief; the shards' root paths are capped far below it, shards.max_depth)
+MAX_DEPTH = 1024
 #: characters Marian's factored vocabulary reserves (doc/factors.md): written as <U+XXXX> in lemmas
 MARIAN_RESERVED = "#:_\\|"
 
@@ -198,8 +201,8 @@ class MarianExporter(_Base):
         lemmas: set[str] = set()
         n_labels = 0
         cap = self.options["max_depth"]
-        if cap < 1:
-            raise ConfigError(f"marian option max_depth must be at least 1, not {cap}")
+        if not 1 <= cap <= MAX_DEPTH:  # the .fsv lists every depth factor: a cap of 1e11 never ended
+            raise ConfigError(f"marian option max_depth must be in 1..{MAX_DEPTH}, not {cap}")
         for m, _models, sides, row in self.rows(dataset):
             n_labels = len(m["labels"])
             src = "src" if "src" in sides else next(iter(sides))
