@@ -275,17 +275,96 @@ def build(dest: Path, *, wheels: bool = True, with_table: bool = True, python: s
     return manifest
 
 
+#: the manifest's schema: key -> type (a list of one type: a list of such; a dict of
+#: one item: str -> such; a dict of keys: a record with those keys, each required).
+#: Keys it does not name are left as they are (a newer pack's), the ones install reads
+#: are required.
+SCHEMA = {"python": str, "wheels": [{"name": str, "file": str}], "data": [str], "stanza_model": str,
+          "files": {str: {"bytes": int, "sha256": str}}}
+#: keys checked for their type when present
+OPTIONAL = {"platforms": [str], "with_table": bool, "left_out": {str: str}, "mib": (int, float)}
+
+
+def _check_type(value, schema, where: str) -> None:
+    """PackError naming ``where`` (a key path) unless ``value`` has the shape ``schema``."""
+    if isinstance(schema, list):
+        if not isinstance(value, list):
+            raise PackError(f"{where}: expected a list, not {type(value).__name__}")
+        for i, v in enumerate(value):
+            _check_type(v, schema[0], f"{where}[{i}]")
+    elif isinstance(schema, dict) and len(schema) == 1 and next(iter(schema)) is str:
+        if not isinstance(value, dict):
+            raise PackError(f"{where}: expected a mapping, not {type(value).__name__}")
+        for k, v in value.items():
+            _check_type(v, schema[str], f"{where}[{k!r}]")
+    elif isinstance(schema, dict):
+        if not isinstance(value, dict):
+            raise PackError(f"{where}: expected a mapping with {', '.join(schema)}, not {type(value).__name__}")
+        missing = [k for k in schema if k not in value]
+        if missing:
+            raise PackError(f"{where}: no {', '.join(missing)}")
+        for k, sub in schema.items():
+            _check_type(value[k], sub, f"{where}.{k}")
+    elif isinstance(value, bool) and schema is not bool and bool not in (schema if isinstance(schema, tuple) else ()):
+        raise PackError(f"{where}: expected {getattr(schema, '__name__', schema)}, not a boolean")
+    elif not isinstance(value, schema):
+        raise PackError(f"{where}: expected {getattr(schema, '__name__', schema)}, not {type(value).__name__}")
+
+
+def _inside(pack: Path, rel: str, where: str, under: str = "") -> Path:
+    """``pack / under / rel`` when ``rel`` is a relative path that stays inside the
+    pack, links resolved; else a PackError naming ``where``."""
+    parts = Path(rel).parts
+    if not rel or Path(rel).is_absolute() or ".." in parts or "\0" in rel:
+        raise PackError(f"{where} = {rel!r}: not a path inside the pack (absolute, empty or with '..')")
+    p = pack / under / rel
+    root = os.path.realpath(pack)
+    if not os.path.realpath(p).startswith(root.rstrip(os.sep) + os.sep):
+        raise PackError(f"{where} = {rel!r}: leads out of the pack (a link)")
+    return p
+
+
+def check_manifest(m, pack: Path) -> None:
+    """The manifest's shape (:data:`SCHEMA`) and every path in it confined to the pack
+    and covered by its checksums: ``files`` keys, each ``data`` entry (``data/REL`` or
+    ``data/REL.gz``), each wheel (``wheels/FILE``, a plain name) and the stanza model's
+    folder. A manifest is read on the device machine and its paths are read from the
+    pack and written under the work folder: a ``../`` there would read and write
+    outside both, with no checksum covering what is read."""
+    _check_type(m, SCHEMA, "manifest")
+    for k, sub in OPTIONAL.items():
+        if k in m:
+            _check_type(m[k], sub, f"manifest.{k}")
+    for rel, want in m["files"].items():
+        _inside(pack, rel, f"manifest.files[{rel!r}]")
+        if want["bytes"] < 0 or len(want["sha256"]) != 64 or set(want["sha256"]) - set("0123456789abcdef"):
+            raise PackError(f"manifest.files[{rel!r}]: expected bytes >= 0 and a sha256 of 64 hex digits")
+    for i, rel in enumerate(m["data"]):
+        _inside(pack, rel, f"manifest.data[{i}]", "data")
+        if not {f"data/{rel}", f"data/{rel}.gz"} & set(m["files"]):
+            raise PackError(f"manifest.data[{i}] = {rel!r}: no file of the pack's checksums (files) holds it")
+    for i, w in enumerate(m["wheels"]):
+        if os.path.basename(w["file"]) != w["file"]:
+            raise PackError(f"manifest.wheels[{i}].file = {w['file']!r}: expected a file name in wheels/")
+        if f"wheels/{w['file']}" not in m["files"]:
+            raise PackError(f"manifest.wheels[{i}].file = {w['file']!r}: not among the pack's checksums (files)")
+    _inside(pack, m["stanza_model"], "manifest.stanza_model")
+    if not any(rel.startswith(m["stanza_model"].rstrip("/") + "/") for rel in m["files"]):
+        raise PackError(f"manifest.stanza_model = {m['stanza_model']!r}: no file of the pack's checksums is in it")
+
+
 def load_manifest(pack: Path) -> dict:
-    """The pack's manifest, every file it lists checked (size and sha256)."""
+    """The pack's manifest, validated (:func:`check_manifest`: its schema, every path
+    inside the pack) and every file it lists checked (size and sha256)."""
     p = pack / MANIFEST
     if not p.is_file():
         raise PackError(f"{p} is absent: {pack} is not a pack; make one with python bench/gpu.py --pack {pack} (see docs/gpu.md)")
     try:
         m = json.loads(p.read_text(encoding="utf-8"))
-        files = m["files"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise PackError(f"{p} is damaged ({e}): make the pack again with python bench/gpu.py --pack {pack}") from e
-    for rel, want in files.items():
+        check_manifest(m, pack)
+    except (ValueError, PackError) as e:  # (UnicodeDecodeError is a ValueError)
+        raise PackError(f"{p} is damaged ({e}): make the pack again with python bench/gpu.py --pack {pack}") from None
+    for rel, want in m["files"].items():
         f = pack / rel
         if not f.is_file() or f.stat().st_size != want["bytes"] or _sha256(f) != want["sha256"]:
             raise PackError(f"{f}: {'absent' if not f.is_file() else 'not the file packed (size or sha256 differs)'}; "

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except SynprepError as e:
         print(f"synprep {args.command}: error: {e}", file=sys.stderr)
-        return 2
+        return e.exit_status
     except BrokenPipeError:
         # `synprep oracle x | head` is normal use
         try:
@@ -89,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"synprep {args.command}: error: {describe_os_error(e)}", file=sys.stderr)
         return 2 if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR) else 1  # a bad path; else the machine
+    except MemoryError:  # a machine fault, as an OSError: say what to change, never a traceback
+        print(f"synprep {args.command}: error: out of memory: this machine has too little memory for the settings "
+              "given (sizes, batch, resamples); lower them or run it on a larger machine", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

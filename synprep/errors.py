@@ -1,8 +1,10 @@
 """Errors that synprep reports to users.
 
 Every error a user can cause carries where it happened (file and line when there
-is one) and what to change. The CLI prints ``str(error)`` and exits with status 2;
-it never shows a traceback for a :class:`SynprepError`.
+is one) and what to change. The CLI prints ``str(error)`` and exits with the error's
+``exit_status``: 2 for a usage, config or input error, 1 for a run that failed on its
+own (:class:`RunError`: a diverged training run); it never shows a traceback for a
+:class:`SynprepError`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from __future__ import annotations
 
 class SynprepError(Exception):
     """Base class for errors that are the input's or the configuration's fault."""
+
+    #: the CLI's exit status for this error (2: usage, config or input)
+    exit_status = 2
 
 
 class InputError(SynprepError):
@@ -27,3 +32,10 @@ class InputError(SynprepError):
 
 class ConfigError(SynprepError):
     """An unknown option, a wrong type or a value out of range in a configuration."""
+
+
+class RunError(SynprepError):
+    """A run that failed on its own, its inputs being valid: a training run whose loss
+    or gradient norm stopped being finite (it diverged). Exit status 1."""
+
+    exit_status = 1

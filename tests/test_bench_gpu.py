@@ -102,6 +102,84 @@ def test_a_bad_pack_or_a_used_out_folder_is_refused(tmp_path):
     assert (tmp_path / "out" / "figures.jsonl").read_text() == "{}\n"
 
 
+def _small_pack(root: Path, gp) -> tuple[Path, dict]:
+    """A pack written by hand: one data file, a stanza model file, its manifest."""
+    import gzip
+    import json
+
+    pack = root / "pack"
+    (pack / "data" / "ud").mkdir(parents=True)
+    (pack / "stanza-en").mkdir()
+    (pack / "data" / "ud" / "a.conllu.gz").write_bytes(gzip.compress(b"# text = A\n1\tA\n\n"))
+    (pack / "stanza-en" / "depparse.pt").write_bytes(b"model")
+    files = {str(f.relative_to(pack)): {"bytes": f.stat().st_size, "sha256": gp._sha256(f)}
+             for f in sorted(pack.rglob("*")) if f.is_file()}
+    m = {"python": "3.12", "platforms": ["manylinux_2_28_x86_64"], "with_table": False, "wheels": [],
+         "data": ["ud/a.conllu"], "stanza_model": "stanza-en", "left_out": {}, "files": files, "mib": 0.0}
+    (pack / "manifest.json").write_text(json.dumps(m))
+    return pack, m
+
+
+@pytest.mark.parametrize("change,words", [
+    (lambda m: m["data"].append("../../../x"), "manifest.data[1] = '../../../x': not a path inside the pack"),
+    (lambda m: m["data"].append("/etc/hostname"), "manifest.data[1] = '/etc/hostname': not a path inside the pack"),
+    (lambda m: m["files"].update({"../../x": {"bytes": 1, "sha256": "0" * 64}}), "manifest.files['../../x'] = "),
+    (lambda m: m.update(files=list(m["files"])), "manifest.files: expected a mapping, not list"),
+    (lambda m: m["files"]["stanza-en/depparse.pt"].pop("bytes"), "manifest.files['stanza-en/depparse.pt']: no bytes"),
+    (lambda m: m["files"]["stanza-en/depparse.pt"].update(bytes="5"), ".bytes: expected int, not str"),
+    (lambda m: m["files"]["stanza-en/depparse.pt"].update(bytes=True), ".bytes: expected int, not a boolean"),
+    (lambda m: m["files"]["stanza-en/depparse.pt"].update(sha256="xyz"), "a sha256 of 64 hex digits"),
+    (lambda m: m.pop("data"), "manifest: no data"),
+    (lambda m: m.pop("files"), "manifest: no files"),
+    (lambda m: m["data"].append("ud/b.conllu"), "manifest.data[1] = 'ud/b.conllu': no file of the pack's checksums"),
+    (lambda m: m["wheels"].append({"name": "x", "file": "../../x.whl"}), "manifest.wheels[0].file = '../../x.whl'"),
+    (lambda m: m["wheels"].append({"name": "x", "file": "x.whl"}), "'x.whl': not among the pack's checksums"),
+    (lambda m: m["wheels"].append({"file": "x.whl"}), "manifest.wheels[0]: no name"),
+    (lambda m: m.update(stanza_model="/tmp"), "manifest.stanza_model = '/tmp': not a path inside the pack"),
+    (lambda m: m.update(stanza_model="models"), "manifest.stanza_model = 'models': no file"),
+    (lambda m: m.update(platforms="x"), "manifest.platforms: expected a list"),
+    (lambda m: m.clear() or m.update({"0": 1}), "manifest: no python"),
+])
+def test_the_packs_manifest_is_validated_and_its_paths_confined_to_the_pack(change, words, tmp_path):
+    """Issue 44, class 9: a data entry ../../../x read a file outside the pack (no
+    checksum covers it) and wrote outside the work folder; files as a list, an entry
+    without bytes, or no data key each ended in a traceback. The manifest is checked
+    against its schema and every path in it against the pack, before anything is read
+    or written: a PackError naming the key (bench/gpu.py --from-pack: exit 2)."""
+    import json
+
+    gp = _gpu_module()._bench_module("gpupack")
+    pack, m = _small_pack(tmp_path, gp)
+    gp.load_manifest(pack)  # as written: fine
+    change(m)
+    (pack / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(gp.PackError, match="manifest.json is damaged") as e:
+        gp.install(pack, tmp_path / "work", log=lambda x: None)
+    assert words in str(e.value), str(e.value)
+    assert not (tmp_path / "work").exists() and not (tmp_path / "x").exists()
+
+
+def test_a_link_out_of_the_pack_and_a_manifest_of_another_shape_are_refused(tmp_path):
+    import json
+
+    gp = _gpu_module()._bench_module("gpupack")
+    pack, m = _small_pack(tmp_path, gp)
+    outside = tmp_path / "secret.gz"
+    outside.write_bytes(b"x")
+    (pack / "data" / "ud" / "b.conllu.gz").symlink_to(outside)
+    m["data"].append("ud/b.conllu")
+    m["files"]["data/ud/b.conllu.gz"] = {"bytes": 1, "sha256": gp._sha256(outside)}
+    (pack / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(gp.PackError, match=r"manifest.files\['data/ud/b.conllu.gz'\] = .*leads out of the pack"):
+        gp.load_manifest(pack)
+    for text in ("[1, 2]", '"files"', "{not json", "\udcff"):
+        (pack / "manifest.json").write_text(text, errors="surrogateescape")
+        with pytest.raises(gp.PackError, match="manifest.json is damaged"):
+            gp.load_manifest(pack)
+    r = _run("--from-pack", str(pack), "--device", "cpu", "--only", "tests")
+    assert r.returncode == 2 and "manifest.json is damaged" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+
+
 @pytest.mark.slow
 def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     """A pack of data and a tiny stanza model (no wheels: nothing is downloaded in the

@@ -46,6 +46,8 @@ def test_every_numeric_option_has_its_bound():
     ["split", "--tsv", "c.tsv", "--name", "c", "--shards", "0", "--out-dir", "o"],
     ["train", "--max-minutes", "-5"],
     ["translate", "--checkpoint", "x", "--data", "d", "--beam", "0"],
+    ["shard", "a", "b", "-o", "o", "--vocab-size", "100000000000"],  # issue 44: a sentencepiece traceback
+    ["compare", "--ref", "r", "a", "b", "--samples", "100000000000"],  # issue 44: a numpy MemoryError
 ])
 def test_a_number_out_of_bounds_is_a_usage_error_before_any_work(args, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -80,3 +82,30 @@ def test_a_parse_tsv_line_with_a_third_column_is_an_error_naming_its_line(tmp_pa
     rc, err = run_main(capsys, "parse", p, "--lang", "en", "-o", tmp_path / "p.conllu", "-q")
     assert rc == 2 and f"{p}:2: 3 tab-separated columns" in err, err
     assert not (tmp_path / "p.conllu").exists()
+
+
+def test_a_vocabulary_size_sentencepiece_cannot_take_is_a_config_error():
+    """Issue 44, class 2 (found in this round): bpe.vocab_size 1e11 reached sentencepiece
+    ("cannot parse as int") with a traceback, in `shard` and in the workflow's train_bpe."""
+    from synprep.dataset.shards import ShardConfig
+    from synprep.dataset.subwords import MAX_VOCAB, train_spm
+    from synprep.errors import ConfigError
+
+    for bad in (10**11, MAX_VOCAB + 1, 299):
+        with pytest.raises(ConfigError, match=f"vocab_size must be in 300..{MAX_VOCAB}"):
+            ShardConfig(vocab_size=bad).check()
+    with pytest.raises(ConfigError, match="vocab size 100000000000 is too large"):
+        train_spm([["a", "b"]], vocab_size=10**11)
+
+
+def test_running_out_of_memory_is_one_line_not_a_traceback(capsys, monkeypatch):
+    """Issue 44, class 1 (this round): a MemoryError (settings too large for the
+    machine) is reported as the machine fault it is, exit 1, like an OSError."""
+    import synprep.commands.compare as compare
+
+    def explode(args):
+        raise MemoryError
+
+    monkeypatch.setattr(compare, "run", explode)
+    rc, err = run_main(capsys, "compare", "--ref", "r", "a", "b")
+    assert rc == 1 and "error: out of memory" in err and "Traceback" not in err and err.count("\n") == 1

@@ -40,6 +40,35 @@ def test_normalize_folds_case_width_punctuation_and_spacing():
     assert normalize("A man in a red shirt") != normalize("A man in a red shirts")
 
 
+@pytest.mark.parametrize("mark", ["\u00ad", "\u200e", "\u200f", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff",
+                                  "\u202a", "\u2066", "\u061c", "\u180e", "\U000e0041", "\ufe0f", "\u034f"])
+def test_invisible_characters_do_not_hide_a_test_line(mark, tmp_path):
+    """Issue 44, class 7: a training line equal to a test line but for a soft hyphen, a
+    left-to-right mark or a zero-width space was kept. Every format character
+    (category Cf) and the other default-ignorable code points (a variation selector,
+    the combining grapheme joiner) are removed before comparing, inside a word, at
+    its ends and at the line's ends, on either side of the comparison."""
+    test = tmp_path / "test.de"
+    test.write_text(f"Ein Hund läuft über die Wiese.\nZwei Kat{mark}zen schlafen.\n", encoding="utf-8")
+    f = build_filter({"name": "decontaminate", "files": [str(test)]})
+    pairs = [Pair("c:1", "A dog.", f"Ein Hund{mark} läuft über die Wie{mark}se."),
+             Pair("c:2", f"{mark}Ein Hund läuft über die Wiese.{mark}", "x"),
+             Pair("c:3", "Two cats sleep.", "Zwei Katzen schlafen."),  # the mark was in the test line
+             Pair("c:4", "A dog.", f"Ein Hund läuft{mark}.")]  # another sentence: kept
+    assert [f.failing(s) for s in f.score(pairs)] == [1, 0, 1, None]
+    assert normalize(f"ü{mark}ber") == normalize("über") == normalize("u\u0308ber")
+
+
+def test_the_identical_filter_is_not_fooled_by_invisible_characters():
+    f = build_filter({"name": "identical"})
+    pairs = [Pair("c:1", "Barack Obama visited Berlin.", "Barack\u200b Obama visited Ber\u00adlin."),
+             Pair("c:2", "Barack Obama visited Berlin.", "Barack Obama besuchte Berlin.")]
+    assert [f.failing(s) for s in f.score(pairs)] == [0, None]
+    dup = build_filter({"name": "duplicates", "normalize": True})
+    assert [dup.failing(s) for s in dup.score([pairs[1], Pair("c:3", pairs[1].src, "Barack\u2060 Obama besuchte Berlin.")])] \
+        == [None, 0]
+
+
 def test_filter_rejects_a_side_equal_to_a_test_line_and_nothing_else(tmp_path):
     test = tmp_path / "test.de.gz"
     test.write_bytes(gzip.compress("Ein Hund läuft.\n...\n\nZwei Männer spielen Fußball .\n".encode()))

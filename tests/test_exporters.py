@@ -153,6 +153,65 @@ def test_file_names_follow_the_manifest_languages_and_a_heldout_set(tmp_path):
     assert names == ["test.de", "test.x", "test.x.parent"]
 
 
+@pytest.mark.parametrize("name", ["pascal", "transitions", "features", "opennmt", "marian"])
+@pytest.mark.parametrize("languages,options,why", [
+    ({"src": "en", "tgt": "en"}, {}, "the dataset records the same language for both"),
+    ({"src": "en", "tgt": "de"}, {"tgt_lang": "en"}, "train.en and train.en"),
+    ({"src": "en", "tgt": "de"}, {"src_lang": "EN", "tgt_lang": "en"}, "train.EN and train.en"),
+    ({"src": "en", "tgt": "de"}, {"tgt_lang": "en.parent"}, "train.en and train.en.parent"),
+])
+def test_sides_whose_file_names_collide_are_refused_before_anything_is_written(name, languages, options, why, tmp_path,
+                                                                              capsys):
+    """Issue 44, class 5: a dataset whose two sides record the same language code made
+    `export pascal` write both sides to train.en (the target over the source), exit 0;
+    a suffix equal but for case, or one the other's file plus an extension, collides
+    too (features: en and en.word)."""
+    from synprep.cli import main
+
+    s, t = tmp_path / "src.conllu", tmp_path / "tgt.conllu"
+    s.write_text(SRC)
+    t.write_text(TGT)
+    ds = tmp_path / "ds"
+    build_dataset(ds, str(s), str(t), ShardConfig(vocab_size=400, max_len=1000, projectivity="lift",
+                                                  character_coverage=1.0), languages=languages)
+    out = tmp_path / "out"
+    args = ["export", name, str(ds), str(out)] + [f"-O{k}={v}" for k, v in options.items()]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "colliding files" in err and why in err and "-O src_lang=... -O tgt_lang=..." in err, err
+    assert not out.exists() or [p.name for p in out.iterdir()] == []
+    assert main(["export", name, str(ds), str(out), "-O", "src_lang=x", "-O", "tgt_lang=y"]) == 0  # named apart: written
+
+
+def test_two_exporters_into_one_folder_do_not_write_over_each_other(tmp_path, capsys):
+    """Issue 44, class 5 (found in this round): `export pascal` then `export transitions`
+    into one OUT wrote the linearized transitions over pascal's train.de. Each file's
+    exporter is recorded in OUT's marker; another exporter's file is refused, the same
+    exporter's is replaced, and another prefix writes beside it. A bad -O value is one
+    line, not a traceback."""
+    from synprep.cli import main
+
+    s, t = tmp_path / "src.conllu", tmp_path / "tgt.conllu"
+    s.write_text(SRC)
+    t.write_text(TGT)
+    ds = tmp_path / "ds"
+    build_dataset(ds, str(s), str(t), ShardConfig(vocab_size=400, max_len=1000, projectivity="lift",
+                                                  character_coverage=1.0), languages={"src": "en", "tgt": "de"})
+    out = tmp_path / "out"
+    assert main(["export", "pascal", str(ds), str(out)]) == 0
+    assert main(["export", "pascal", str(ds), str(out), "-O", "style=spm"]) == 0  # its own files: replaced
+    first = (out / "train.de").read_text()
+    assert main(["export", "transitions", str(ds), str(out)]) == 2
+    assert "train.en was written by export pascal; export transitions would write over it" in capsys.readouterr().err
+    assert (out / "train.de").read_text() == first
+    assert main(["export", "transitions", str(ds), str(out), "-O", "prefix=tr"]) == 0
+    assert "LEFT-ARC" in (out / "tr.de").read_text() or "RIGHT-ARC" in (out / "tr.de").read_text()
+    assert main(["export", "marian", str(ds), str(tmp_path / "m"), "-O", "max_depth=abc"]) == 2
+    assert "marian option max_depth: expected an integer, not 'abc'" in capsys.readouterr().err
+    assert main(["export", "marian", str(ds), str(tmp_path / "m"), "-O", "max_depth=100000000000"]) == 2  # never ended
+    assert "marian option max_depth must be in 1..1024, not 100000000000" in capsys.readouterr().err
+
+
 def test_the_docs_table_and_the_help_are_the_declared_options(capsys):
     """docs/shards.md's exporter table names every exporter with the options it
     declares (``Options``, as :func:`option_summary` writes them), and so does

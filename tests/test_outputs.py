@@ -531,3 +531,81 @@ def test_a_kept_folder_refuses_a_name_that_appeared_while_the_command_ran(tmp_pa
     assert again.names == {"hyps.txt"} and (tmp_path / "ev" / "hyps.txt").read_text() == "ours\n"
     with pytest.raises(outputs.ConfigError, match="another kind"):
         outputs.OutputDir(tmp_path / "ev", "export", "OUT")
+
+
+# --------------------------------------------------------------------------- issue 44, class 6
+
+#: command lines whose output is one of their inputs, or inside / holding one, or two
+#: outputs that are one: (the command line, in a folder of the files below, the words
+#: of the refusal). Files: ds/ (a dataset folder: manifest.json, 000.arrow), run/
+#: (checkpoint_last.pt, config.yaml), a.conllu, b.conllu, a.src, a.tgt, c.tsv,
+#: gates.tsv, scores.npz, d/a.conllu (an input inside a folder).
+OVERLAPS = [
+    ("translate --checkpoint run/checkpoint_last.pt --data ds --out run/checkpoint_last.pt", "--out", "same file"),
+    ("translate --checkpoint run/checkpoint_last.pt --data ds --out ds/manifest.json", "--out", "inside the input"),
+    ("translate --checkpoint run/checkpoint_last.pt --data ds --out ds/000.arrow", "--out", "inside the input"),
+    ("translate --checkpoint run/checkpoint_last.pt --data ds --out link.pt", "--out", "same file"),  # a symlink
+    ("translate --checkpoint run/checkpoint_last.pt --data ds --out hard.pt", "--out", "same file"),  # a hard link
+    ("translate --checkpoint run/checkpoint_last.pt --data ds --out h.txt --trees h.txt", "--out", "over the other"),
+    ("translate --checkpoint run/checkpoint_last.pt --data ds --out h.txt --gate-norms run/checkpoint_last.pt",
+     "--gate-norms", "same file"),
+    ("evaluate --checkpoint run/checkpoint_last.pt --data ds --out ds/eval", "--out", "inside the input"),
+    ("evaluate --checkpoint run/checkpoint_last.pt --data ds --out run", "--out", "holds the input"),
+    ("evaluate --hyps d/a.conllu --data ds --out d", "--out", "holds the input"),
+    ("export pascal ds ds/out", "OUT", "inside the input"),
+    ("export pascal ds .", "OUT", "holds the input"),
+    ("shard a.conllu b.conllu -o ds --vocab-from ds", "-o", "same file"),
+    ("shard d/a.conllu -o d --side src", "-o", "holds the input"),
+    ("filter a.src a.tgt -o .", "-o", "holds the input"),
+    ("challenge --conllu d/a.conllu --lang en -o d", "--out-dir", "holds the input"),
+    ("split --tsv c.tsv --name c --shards 2 --out-dir . ", "--out-dir", "holds the input"),
+    ("split --tsv c.tsv --name c --shards 2 --out-dir o --summary o/s.json", "--summary", "over the other"),
+    ("parse a.src -o out.conllu --rejects out.conllu", "-o", "over the other"),
+    ("induce-eval --gold a.conllu --scores scores.npz --trees a.conllu", "--trees", "same file"),
+    ("gate-stats --gates gates.tsv --tokens gates.tsv", "--tokens", "same file"),
+    ("gate-stats --gates gates.tsv --conllu a.conllu --tokens t.txt --json t.txt", "--tokens", "over the other"),
+    ("report html --stats gates.tsv -o gates.tsv", "-o", "same file"),
+    ("train --train ds --out ds/run", "train.out (--out)", "inside the input"),
+    ("train --config run/config.yaml --train ds --out run", "train.out (--out)", "holds the input"),
+    ("train-parser a.conllu -o a.conllu", "-o", "same file"),
+    ("filter --recut d -o d/new", "-o", "inside the input"),
+]
+
+
+@pytest.mark.parametrize("line,option,why", OVERLAPS)
+def test_no_command_writes_over_its_own_inputs(line, option, why, tmp_path, capsys, monkeypatch):
+    """Issue 44, class 6: `translate --out run/checkpoint_last.pt` destroyed the
+    checkpoint, `--out ds/manifest.json` the dataset, `--trees` equal to `--out` the
+    hypotheses. Every command with an output compares all of its outputs with all of
+    its inputs (synprep.util.outputs.check_outputs) before any work: exit 2, naming
+    both, nothing changed."""
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "manifest.json").write_text("{}")
+    (tmp_path / "ds" / "000.arrow").write_bytes(b"arrow")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "checkpoint_last.pt").write_bytes(b"weights")
+    (tmp_path / "run" / "config.yaml").write_text("preset: tiny\n")
+    (tmp_path / "d").mkdir()
+    for name in ("a.conllu", "b.conllu", "d/a.conllu", "a.src", "a.tgt", "c.tsv", "gates.tsv", "scores.npz"):
+        (tmp_path / name).write_text("x\n")
+    (tmp_path / "link.pt").symlink_to(tmp_path / "run" / "checkpoint_last.pt")
+    os.link(tmp_path / "run" / "checkpoint_last.pt", tmp_path / "hard.pt")
+    before = tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    rc, err = run_main(capsys, *line.split())
+    errors = [x for x in err.splitlines() if "error:" in x]
+    assert rc == 2 and len(errors) == 1 and "Traceback" not in err, err
+    assert f"error: {option} " in errors[0] and why in errors[0], err
+    assert tree(tmp_path) == before
+
+
+def test_check_outputs_compares_every_output_with_every_input(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "f").write_text("x")
+    ok = {"--a": tmp_path / "out" / "a", "--b": [tmp_path / "b1", None, "-"]}
+    outputs.check_outputs(ok, {"--in": tmp_path / "in", "--stdin": "-", "--none": None})  # apart: fine
+    outputs.check_outputs({"--out": tmp_path / "in2"}, {"--in": tmp_path / "in"})  # a prefix of the name is not a folder
+    with pytest.raises(outputs.ConfigError, match=r"--b .*b1: holds the input --in"):
+        outputs.check_outputs({"--b": [tmp_path / "x", tmp_path / "b1"]}, {"--in": [tmp_path / "b1" / "c"]})
+    with pytest.raises(outputs.ConfigError, match=r"--a .*/in/f/.. and --b"):
+        outputs.check_outputs({"--a": tmp_path / "in" / "f" / "..", "--b": tmp_path / "in"}, {})

@@ -287,6 +287,18 @@ def test_feature_exporters_write_a_pretrained_tokenizers_ids(pud, tmp_path, caps
     assert [[int(x) for x in line.split()] for line in lines] == [r["tgt_pieces"] for r in rows]
 
 
+@pytest.mark.parametrize("name", ["pascal", "transitions", "features", "opennmt", "marian"])
+def test_exporters_of_text_tokens_refuse_a_pretrained_tokenizers_dataset(pud, tmp_path, capsys, name):
+    """Issue 44, class 5: pascal and transitions wrote a byte-level BPE dataset's tokens
+    as mojibake (`Ġdog`) while the feature exporters refused it; one rule for all."""
+    out = tmp_path / "exp"
+    assert main(["export", name, str(pud["out"]), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "pieces are a pretrained tokenizer's ids" in err and f"{name} would write them garbled" in err
+    assert ("-O style=ids" if name in ("features", "opennmt", "marian") else "synprep export features") in err
+    assert not out.exists()
+
+
 def test_special_tokens_of_the_post_processor_are_not_stored(pud, tmp_path):
     """A tokenizer whose post-processor wraps a sentence in <s> ... </s> (as BART's and
     XLM-R's do): the stored pieces are the text's tokens alone."""
@@ -304,3 +316,93 @@ def test_special_tokens_of_the_post_processor_are_not_stored(pud, tmp_path):
     for r in (r for tb in tables for r in tb.to_pylist()):
         assert r["src_pieces"] == t.encode(texts[r["src_id"]], add_special_tokens=False).ids
         assert 2 not in r["src_pieces"] and 3 not in r["src_pieces"]
+
+
+# -- the tokenizer's own behaviour is not passed through (issue 44, class 4) ------------
+
+
+def _pud_pairs_with(pud, tmp_path, where: int, text_src: str):
+    """The PUD files with sentence ``where``'s English text and words replaced (one word
+    a whitespace token, SpaceAfter as the text has them)."""
+    sents = {lang: list(read_conllu(pud["files"][lang])) for lang in ("en", "de")}
+    lines = []
+    for k, w in enumerate(text_src.split(), 1):
+        lines.append(f"{k}\t{w}\t_\tX\t_\t_\t{0 if k == 1 else 1}\t{'root' if k == 1 else 'dep'}\t_\t_")
+    block = f"# sent_id = {sents['en'][where].sent_id}\n# text = {text_src}\n" + "\n".join(lines) + "\n\n"
+    en = tmp_path / "en.conllu"
+    en.write_text("".join(block if k == where else format_conllu(x) for k, x in enumerate(sents["en"])),
+                  encoding="utf-8")
+    return en
+
+
+def test_a_special_token_in_the_text_rejects_the_pair_with_that_reason(pud, tmp_path):
+    """`</s>` or `<pad>` in a sentence's text: tokenizers matches its special tokens in
+    the input, and the eos/pad id went into the pieces and the transitions."""
+    for k, text in ((3, "The cat sat on </s> the mat ."), (7, "A <pad> here .")):
+        en = _pud_pairs_with(pud, tmp_path, k, text)
+        out = tmp_path / f"ds{k}"
+        assert main(["shard", str(en), str(pud["files"]["de"]), "-o", str(out), "-q",
+                     "--src-tokenizer", str(pud["bpe"]), "--tgt-tokenizer", str(pud["uni"].parent)]) == 0
+        rejects = {int(r.split("\t")[0]): r for r in (out / "rejects.tsv").read_text().splitlines()}
+        assert k + 1 in rejects and "subwords" in rejects[k + 1], rejects
+        token = text.split()[4 if k == 3 else 1]
+        assert f"holds {token!r} at character {text.index(token) + 1}, the tokenizer's special token" in rejects[k + 1]
+        m, tables = open_dataset(out)
+        specials = {m["pieces"]["models"]["src"][f"{x}_id"] for x in ("pad", "bos", "eos")}
+        assert not specials & {i for t in tables for r in t.column("src_pieces").to_pylist() for i in r}
+
+
+def test_padding_and_truncation_of_a_tokenizer_json_are_turned_off(pud, tmp_path):
+    """A tokenizer.json with padding enabled padded every row (pad ids given to the last
+    word); with truncation every long pair was rejected as "no token covers it"."""
+    from tokenizers import Tokenizer
+
+    t = Tokenizer.from_file(str(pud["bpe"]))
+    t.enable_padding(length=200, pad_id=0, pad_token="<pad>")
+    t.enable_truncation(max_length=5)
+    t.save(str(tmp_path / "padded.json"))
+    assert len(Tokenizer.from_file(str(tmp_path / "padded.json")).encode("A dog.").ids) == 200  # as saved
+    out = tmp_path / "ds"
+    assert main(["shard", str(pud["files"]["en"]), "-o", str(out), "--side", "src", "-q",
+                 "--src-tokenizer", str(tmp_path / "padded.json")]) == 0
+    m, tables = open_dataset(out)
+    assert m["counts"]["kept"] >= N_SENTENCES * 0.9  # not every pair rejected
+    plain = Tokenizer.from_file(str(pud["bpe"]))
+    texts = {x.sent_id: x.text for x in read_conllu(pud["files"]["en"])}
+    for r in (r for tb in tables for r in tb.to_pylist()):
+        assert r["src_pieces"] == plain.encode(texts[r["src_id"]], add_special_tokens=False).ids
+    assert (out / "src.tokenizer.json").read_bytes() == (tmp_path / "padded.json").read_bytes()  # stored as given
+
+
+def test_a_tokenizer_whose_ids_pass_its_vocabulary_size_is_recorded_whole_or_refused(tmp_path, capsys, monkeypatch):
+    """Ids past the recorded vocabulary (added tokens after a gap) were accepted by
+    `shard` and refused later by `train`; the size is the largest id + 1, and the writer
+    checks every id against the size it records."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    t = Tokenizer(models.WordLevel({"<unk>": 0, "A": 1, "dog": 70, ".": 2}, unk_token="<unk>"))
+    t.pre_tokenizer = pre_tokenizers.Whitespace()
+    t.add_special_tokens(["<pad>", "<s>", "</s>"])
+    t.save(str(tmp_path / "gap.json"))
+    tok = PretrainedTokenizer.load(tmp_path / "gap.json")
+    assert tok.vocab_size == 71 and tok.pieces[70] == "dog"
+    conllu = tmp_path / "a.conllu"
+    conllu.write_text("# sent_id = 1\n# text = A dog.\n1\tA\t_\tX\t_\t_\t2\tdet\t_\t_\n"
+                      "2\tdog\t_\tX\t_\t_\t0\troot\t_\tSpaceAfter=No\n3\t.\t_\tX\t_\t_\t2\tpunct\t_\t_\n\n")
+    out = tmp_path / "ds"
+    assert main(["shard", str(conllu), "-o", str(out), "--side", "src", "-q", "--src-tokenizer",
+                 str(tmp_path / "gap.json")]) == 0
+    m, tables = open_dataset(out, verify_checksums=True)  # the reader's id check agrees
+    assert m["pieces"]["models"]["src"]["vocab_size"] == 71 and tables[0].column("src_pieces").to_pylist() == [[1, 70, 2]]
+    # a model whose ids and size disagree (as the old count of entries did): the writer refuses, naming it
+    init = PretrainedTokenizer.__init__
+
+    def smaller(self, *a, **kw):
+        init(self, *a, **kw)
+        self.vocab_size = 50
+
+    monkeypatch.setattr(PretrainedTokenizer, "__init__", smaller)
+    assert main(["shard", str(conllu), "-o", str(tmp_path / "ds2"), "--side", "src", "-q", "--src-tokenizer",
+                 str(tmp_path / "gap.json")]) == 2
+    assert "gap.json: gives id 70, outside its vocabulary of 50 ids" in capsys.readouterr().err
+    assert not (tmp_path / "ds2" / "manifest.json").exists()

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from synprep.cli import main
+from synprep.errors import ConfigError
 from synprep.translate.evaluate import metric_objects
-from synprep.translate.significance import (DEFAULT_SAMPLES, compare, corpus_score, paired_bootstrap, sentence_stats,
+from synprep.translate.significance import (DEFAULT_SAMPLES, MAX_SAMPLES, compare, corpus_score, paired_bootstrap, sentence_stats,
                                            sign_test, smallest_p)
 
 from .conftest import MULTI30K
@@ -170,7 +171,30 @@ def test_cli_bad_input_exits_2_naming_the_file(m30k, tmp_path, capsys):
     assert empty in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:  # argparse's bound (issue 35)
         main(["compare", "--ref", ref, good, good, "--samples", "0"])
-    assert e.value.code == 2 and "--samples: expected an integer >= 1, not 0" in capsys.readouterr().err
+    assert e.value.code == 2 and "--samples: expected an integer in 1..1000000, not 0" in capsys.readouterr().err
+    for n in ("100000000000", str(MAX_SAMPLES + 1)):  # issue 44, class 1: a numpy MemoryError traceback
+        with pytest.raises(SystemExit) as e:
+            main(["compare", "--ref", ref, good, good, "--samples", n])
+        assert e.value.code == 2 and f"--samples: expected an integer in 1..1000000, not {n}" in capsys.readouterr().err
+
+
+def test_the_draws_are_made_a_block_at_a_time_as_one_call_would():
+    """Issue 44, class 1: the resamples are drawn a block at a time (memory of a block,
+    whatever the count) and are the numbers of sacrebleu's one call of shape (samples, n):
+    the resampled scores are those of the whole draw (101 resamples of 7 sentences: a
+    block of 100 and an odd one)."""
+    bleu = metric_objects()["bleu"]
+    refs = [f"the cat {w} on the mat" for w in "sat lay ran hid sat ate hid".split()]
+    hyps_a = [f"a cat {w} on the mat" for w in "sat lay ran sat sat ate ran".split()]
+    hyps_b = [f"the cat {w} on a mat" for w in "sat sat ran hid lay ate hid".split()]
+    sa, sb = sentence_stats(bleu, hyps_a, refs), sentence_stats(bleu, hyps_b, refs)
+    whole = np.random.default_rng(12345).choice(7, size=(101, 7), replace=True)
+    counts = np.stack([np.bincount(row, minlength=7) for row in whole]).astype(np.float64)
+    bs = paired_bootstrap(bleu, sa, sb, samples=101, seed=12345)
+    assert bs.scores_b.tolist() == [corpus_score(bleu, row) for row in counts @ sb]
+    assert bs.scores_a.tolist() == [corpus_score(bleu, row) for row in counts @ sa]
+    with pytest.raises(ConfigError, match="1..1,000,000"):
+        paired_bootstrap(bleu, sa, sb, samples=MAX_SAMPLES + 1)
 
 
 def test_tokenized_bleu_is_compared_on_moses_tokens_or_as_given(m30k, tmp_path, capsys):

@@ -5,11 +5,12 @@ the demo corpus, its scores checked against sacreBLEU on the run's own files."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from synprep.errors import ConfigError
+from synprep.errors import ConfigError, InputError
 from synprep.stages import table as T
 
 from .conftest import SHARED_DATA
@@ -59,6 +60,161 @@ def test_too_few_resamples_for_holm_are_refused_before_any_run_trains():
     # the bound is what holm() does to the smallest attainable p-value
     m, samples = 64, 1280
     assert T.holm([1 / (samples + 1)] + [1.0] * (m - 1))[0] < 0.05 <= T.holm([1 / samples] + [1.0] * (m - 1))[0]
+
+
+def test_the_resample_count_is_a_closed_formula_with_an_upper_bound():
+    """Issue 44, class 1: the least count that can mark a difference is floor(m / alpha),
+    checked against the float arithmetic decide() does; an alpha or a family that needs
+    more than MAX_SAMPLES, and a table.samples over it, are refused at once (an alpha of
+    1e-300 looped forever, table.samples 1e11 reached a MemoryError after training)."""
+    from synprep.translate.significance import MAX_SAMPLES, smallest_p
+
+    for m in (1, 2, 3, 7, 32, 64, 100, 999):
+        for alpha in (0.05, 0.01, 0.1, 1 / 3, 0.2, 0.07, 1e-3, 1e-4):
+            need = T.least_samples(m, alpha)
+            if need > MAX_SAMPLES:
+                continue
+            assert m * smallest_p(need) < alpha and (need == 1 or m * smallest_p(need - 1) >= alpha), (m, alpha)
+            assert T.holm([smallest_p(need)] + [1.0] * (m - 1))[0] < alpha  # what decide() compares
+    for alpha in (1e-300, 5e-324, 1e-7):  # more than MAX_SAMPLES resamples would be needed
+        with pytest.raises(ConfigError, match=r"table.alpha = .*give table.alpha > 6.4e-05") as e:
+            T.table_samples({"alpha": alpha, "samples": 1000}, 16, 2)
+        assert e.value.config_path == ["table", "alpha"]
+    for samples in (100_000_000_000, MAX_SAMPLES + 1, -3, 2**63):
+        with pytest.raises(ConfigError, match=r"table.samples = .*1..1,000,000"):
+            T.table_samples({"samples": samples}, 16, 2)
+    for alpha in (float("nan"), float("inf"), -0.5, 1.0):
+        with pytest.raises(ConfigError, match="table.alpha"):
+            T.table_samples({"alpha": alpha}, 1, 1)
+    assert T.table_samples({"samples": MAX_SAMPLES}, 16, 2) == MAX_SAMPLES
+    assert T.table_samples({"alpha": 1e-4}, 16, 2) == MAX_SAMPLES  # ten times 640,000: capped
+    with pytest.raises(ConfigError, match="table.alpha = 1e-300"):  # at the edge: before any run is made
+        T.table_runs({"enabled": True, "alpha": 1e-300, "samples": 1000}, REGISTERED)
+
+
+def test_table_variants_and_seeds_are_each_given_once_and_never_empty():
+    """Issue 44, class 2: `table.variants: []` was read as every variant; a variant or a
+    seed given twice was silently one row."""
+    for bad, key in (({"variants": []}, "variants"), ({"variants": ["sa", "gcn", "sa"]}, "variants"),
+                     ({"seeds": [1, 2, 1]}, "seeds")):
+        with pytest.raises(ConfigError, match=f"config table.{key}") as e:
+            T.table_runs({"enabled": True, **bad}, REGISTERED)
+        assert e.value.config_path == ["table", key]
+    assert len(T.table_runs({"enabled": True, "variants": None, "seeds": [4]}, REGISTERED)) == len(REGISTERED)
+
+
+def test_a_table_run_config_out_of_bounds_is_refused_when_the_workflow_reads_it():
+    """Issue 44, class 2: table.config and table.decode become every row's RunConfig,
+    which train.smk resolves when the workflow starts: a NaN rate or a negative length
+    penalty stops it there, by key path, not in a job after training."""
+    from synprep.train.config import RunConfig
+
+    for over, key in (({"config": {"train": {"lr": float("nan")}}}, "table[table-vanilla-s1].train.lr = nan"),
+                      ({"decode": {"length_penalty": -1}}, "decode.length_penalty = -1"),
+                      ({"config": {"train": {"clip_norm": float("inf")}}}, "train.clip_norm = inf")):
+        run = T.table_runs({"enabled": True, "seeds": [1], **over}, REGISTERED)[0]
+        with pytest.raises(ConfigError, match=re.escape(key)):
+            RunConfig.from_dict(run["config"], where=f"table[{run['name']}]")
+
+
+def _evaluation(folder: Path, hyps: list[str], refs: list[str], **settings) -> Path:
+    """hyps.txt, refs.txt and scores.json as `synprep evaluate` writes them."""
+    from synprep.translate.evaluate import Translation, score, write_outputs
+
+    tr = [Translation(id=str(i), text=h, words=h.split(), tokens=[], score=0.0) for i, h in enumerate(hyps)]
+    write_outputs(folder, tr, refs, score(hyps, refs), {"variant": "parent", "beam": 2, "length_penalty": 1.0,
+                                                        **settings})
+    return folder / "hyps.txt"
+
+
+def test_every_evaluation_the_table_reads_is_validated_again(tmp_path):
+    """Issue 44, class 8: a corrupted scores.json was never noticed, and a stale one
+    (another run's, another decoding) would go into the table unremarked."""
+    refs = ["Ein Hund läuft über die Wiese .", "Zwei Männer spielen Fußball .", "Eine Frau liest ein Buch ."]
+    hyps = ["Ein Hund rennt über die Wiese .", "Zwei Männer spielen Ball .", "Eine Frau liest ."]
+    decode = {"beam": 2}
+    path = _evaluation(tmp_path / "ok", hyps, refs)
+    T.check_evaluation(str(path), hyps, refs, "parent", decode)  # as written: fine
+    cases = {
+        "damaged": (lambda d: (d / "scores.json").write_text('{"bleu": 3'), "not readable JSON"),
+        "missing": (lambda d: (d / "scores.json").unlink(), "missing"),
+        "not scores": (lambda d: (d / "scores.json").write_text('{"bleu": "x"}'), "expected synprep evaluate's"),
+        "bleu": (lambda d: (d / "scores.json").write_text(
+            (d / "scores.json").read_text().replace('"bleu": ', '"bleu": 1', 1)), "its bleu .* is not that of"),
+        "refs": (lambda d: (d / "refs.txt").write_text("other\n" * 3), "its references .* are not the table's"),
+        "hyps edited": (lambda d: (d / "hyps.txt").write_text("Ein Hund .\n" * 3), "is not that of"),
+    }
+    for name, (damage, words) in cases.items():
+        folder = tmp_path / name.replace(" ", "_")
+        p = _evaluation(folder, hyps, refs)
+        damage(folder)
+        got = (folder / "hyps.txt").read_text().splitlines() if (folder / "hyps.txt").exists() else hyps
+        with pytest.raises(InputError, match=words) as e:
+            T.check_evaluation(str(p), got, refs, "parent", decode)
+        assert str(folder) in str(e.value), name
+    for settings, words in (({"variant": "gcn"}, "of variant 'gcn', not 'parent'"),
+                            ({"beam": 5}, "decoded with beam 5, the table's is 2"),
+                            ({"length_penalty": 0.6}, "length_penalty 0.6, the table's is 1.0")):
+        p = _evaluation(tmp_path / str(len(words)), hyps, refs, **settings)
+        with pytest.raises(InputError, match=re.escape(words)):
+            T.check_evaluation(str(p), hyps, refs, "parent", decode)
+    p = _evaluation(tmp_path / "step", hyps, refs, step=12)
+    T.check_evaluation(str(p), hyps, refs, "parent", decode, 12)
+    with pytest.raises(InputError, match="the checkpoint of update 12, the run's best is of update 16"):
+        T.check_evaluation(str(p), hyps, refs, "parent", decode, 16)
+    with pytest.raises(InputError, match="it scored 3 sentences, the table reads 2 hypotheses"):
+        T.check_evaluation(str(path), hyps[:2], refs, "parent", decode)
+
+
+def test_a_runs_damaged_or_missing_records_are_named_not_a_traceback(tmp_path):
+    """Issue 44, class 8 (this round): a damaged summary.json, metrics.jsonl, tree
+    agreement or split summary ended make_table in a JSON traceback."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text('{"steps": 4, "elapsed_s": 1.0}')
+    (run / "metrics.jsonl").write_text('{"event": "start", "device": "cpu"}\n{"event": "train", "step": 1, "tokens": 9}\n')
+    files = T.RunFiles("r", "vanilla", 1, str(run / "summary.json"), str(run / "hyps.txt"), trees=str(run / "t.json"))
+    assert T.run_cost(files)["tokens"] == 9
+    (run / "metrics.jsonl").write_text('{"event": "start"}\n{"event": "tr')
+    with pytest.raises(InputError, match=r"metrics.jsonl:2: damaged"):
+        T.run_cost(files)
+    (run / "metrics.jsonl").unlink()
+    with pytest.raises(InputError, match="metrics.jsonl: missing"):
+        T.run_cost(files)
+    (run / "summary.json").write_text("{")
+    with pytest.raises(InputError, match="summary.json: damaged: the run's summary is not readable JSON"):
+        T.run_cost(files)
+    (run / "split.json").write_text('{"lines": "x"}')
+    with pytest.raises(InputError, match="split.json: damaged"):
+        T.evaluation_accounting(str(run / "split.json"), [], 0)
+
+
+def test_a_test_set_that_is_the_training_corpus_is_refused_when_the_workflow_starts(tmp_path):
+    """Issue 44, class 8: a test set equal to the training corpus decontaminated every
+    training pair, and the workflow failed only in train_model; the same file or the
+    same bytes are refused at the start, and a copy in another form (no training pair
+    left) when the training set is made, saying where the pairs went."""
+    import gzip
+
+    from synprep.dataset.accounting import require_pairs
+    from synprep.stages.filter import check_not_corpus
+
+    corpus = tmp_path / "train.en"
+    corpus.write_text("A dog runs .\nTwo men .\n")
+    copy = tmp_path / "test.en"
+    copy.write_bytes(corpus.read_bytes())
+    (tmp_path / "other.en").write_text("A cat sleeps .\nTwo men .\n")  # same size, other bytes
+    (tmp_path / "train.en.gz").write_bytes(gzip.compress(corpus.read_bytes()))
+    for test in (corpus, copy):
+        with pytest.raises(ConfigError, match=f"the test file {test} is the training corpus's file {corpus}"):
+            check_not_corpus([str(tmp_path / "other.en"), str(test)], [str(corpus), None])
+    check_not_corpus([str(tmp_path / "other.en"), str(tmp_path / "train.en.gz")], [str(corpus)])
+    summary = {"input": 40, "kept": 0, "stages": [{"stage": "filter", "rejected": {"decontaminate": 37, "empty": 1}},
+                                                   {"stage": "oracle", "rejected": {"too-long": 2}}]}
+    with pytest.raises(ConfigError, match=r"shards/train/manifest.json: the training pairs: 40 in, none kept "
+                                          r"\(filter:decontaminate 37, oracle:too-long 2, filter:empty 1\) \(a test set"):
+        require_pairs(summary, "training", "shards/train/manifest.json")
+    require_pairs({**summary, "kept": 1}, "training", "x")
 
 
 def test_holm_bonferroni():
@@ -304,6 +460,24 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
     assert "<h2>The table: every variant, one budget</h2>" in page and f"<h3>test: {len(refs)} pairs</h3>" in page
     assert page.index("<td>vanilla</td>") < page.index("<td>parent</td>") < page.index("<td>sa</td>")
     assert f"mytest: {len(test_pairs)} pairs, {len(refs)} scored" in page  # the rejected test pairs, counted
+
+    # issue 44, class 8: the table depends on every evaluation it reads. A deleted
+    # hyps.txt or scores.json is made again by `table` and by `all` (snakemake said
+    # "Nothing to be done"); a damaged scores.json stops make_table, naming it
+    from .workflow_helpers import job_counts, snakemake
+
+    sm = ["--configfile", str(config), "--replace-workflow-config", "--directory", str(run.workdir)]
+    eval_dir = res / "table" / "eval"
+    (eval_dir / "test" / "table-parent-s1" / "hyps.txt").unlink()
+    (eval_dir / "larger" / "table-sa-s1" / "scores.json").unlink()
+    for target in ("table", "all"):
+        counts = job_counts(snakemake("-n", target, *sm, cwd=run.workdir).stdout)
+        assert counts.get("evaluate_evalset") == 2 and counts.get("make_table") == 1, (target, counts)
+    damaged = eval_dir / "test" / "table-sa-s1" / "scores.json"
+    damaged.write_text(damaged.read_text().replace('"bleu": ', '"bleu": 9', 1))
+    r = snakemake("--cores", "2", "table", *sm, cwd=run.workdir, check=False)
+    assert r.returncode != 0
+    assert f"synprep: error: {damaged.relative_to(run.workdir)}: not the evaluation the table reads: its bleu" in r.stderr
 
 
 def _check_subsets(row: dict, table: dict, subsets: dict, hyps: list[str], refs: list[str], suffix: str) -> None:

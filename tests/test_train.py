@@ -5,6 +5,7 @@ resume, the metrics log, scoring, and the CLI end to end on PUD shards."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,123 @@ def test_run_config_is_strict_and_applies_presets(tmp_path):
     assert cfg.model.pascal.heads == 1 and cfg.model.d_model == 256
     with pytest.raises(ConfigError, match="KEY=VALUE"):
         load_config(None, ["train.lr"])
+
+
+def _config_classes():
+    """Every Config subclass a run reads (the model's groups included)."""
+    import dataclasses
+
+    from synprep.models.config import Config
+
+    seen, todo = [], [RunConfig] + [type(g) for g in RunConfig().model.groups.values()]
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.append(cls)
+        for f in dataclasses.fields(cls):
+            d = getattr(cls(), f.name)
+            if isinstance(d, Config):
+                todo.append(type(d))
+    return seen
+
+
+def test_every_float_setting_refuses_nan_and_infinities_by_key_path():
+    """Issue 44, class 2: the one settings base (Config) checks every number against
+    the bounds declared beside it, NaN and infinities included, whether read (by key
+    path) or built in code; `--set train.lr=.nan` died in torch, `.inf` and
+    `clip_norm=.nan` trained NaN weights, `decode.length_penalty=-1` was stored."""
+    import dataclasses
+    import math
+
+    checked = 0
+    for cls in _config_classes():
+        for f in dataclasses.fields(cls):
+            default = getattr(cls(), f.name)
+            if f.metadata.get("internal") or isinstance(default, bool):
+                continue
+            if isinstance(default, float) or (isinstance(default, list) and default
+                                              and all(isinstance(x, float) for x in default)):
+                for bad in (math.nan, math.inf, -math.inf):
+                    value = bad if isinstance(default, float) else [bad] * len(default)
+                    with pytest.raises(ConfigError, match=rf"x\.{f.name}(\[0\])? = -?(nan|inf): expected a"):
+                        cls.from_dict({f.name: value}, "x")
+                    with pytest.raises(ConfigError, match=rf"{f.name}(\[0\])? = -?(nan|inf)"):
+                        cls(**{f.name: value})  # built in code: the same check
+                    checked += 1
+    assert checked >= 3 * 12, checked  # lr, betas, adam_eps, ..., dropout, variance, length_penalty
+
+
+@pytest.mark.parametrize("override,message", [
+    ("train.lr=.nan", "config.train.lr = nan: expected a finite number > 0"),
+    ("train.lr=.inf", "config.train.lr = inf"),
+    ("train.clip_norm=.nan", "config.train.clip_norm = nan"),
+    ("train.weight_decay=-0.1", "config.train.weight_decay = -0.1: expected a finite number >= 0"),
+    ("train.warmup_init_lr=-1", "config.train.warmup_init_lr = -1.0"),
+    ("train.betas=[0.9, 1.0]", r"config.train.betas\[1\] = 1.0: expected a finite number >= 0 and < 1"),
+    ("decode.length_penalty=-1", "config.decode.length_penalty = -1.0: expected a finite number >= 0"),
+    ("decode.beam=0", "config.decode.beam = 0: expected an integer >= 1"),
+    ("train.seed=4294967296", "config.train.seed = 4294967296"),
+    ("model.max_len=1000000000", "config.model.max_len = 1000000000: expected an integer >= 8 and <= 65536"),
+    ("model.sa.clamp=[-.inf, 7]", r"config.model.sa.clamp\[0\] = -inf"),
+    ("model.parent.layers=[0]", r"config.model.parent.layers\[0\] = 0: expected an integer >= 1"),
+    ("model.parent.layers=[]", r"config.model.parent.layers = \[\]: expected a list of at least 1 item\(s\) \(or null\)"),
+    ("train.betas=[0.9]", r"config.train.betas = \[0.9\]: expected a list of exactly 2 item\(s\)"),
+    ("train.threads=100000000000", "config.train.threads = 100000000000: expected an integer >= 0 and <= 4096"),
+    ("model.d_model=1000000000", "config.model.d_model = 1000000000: expected an integer >= 1 and <= 65536"),
+])
+def test_set_refuses_a_setting_out_of_its_bounds_before_any_work(override, message, tmp_path, capsys):
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, [override])
+    out = tmp_path / "run"
+    code = main(["train", "--set", override, "--out", str(out), "--train", str(tmp_path / "none")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "error:" in err, err
+    assert not out.exists()
+
+
+def test_a_diverged_run_stops_naming_the_update_and_keeps_its_last_good_checkpoint(pud, tmp_path, capsys):
+    """Issue 44, class 3: `--set train.lr=1000 --set train.warmup=1`: the loss was NaN
+    from update 3, the run exited 0 and saved NaN weights as its best checkpoint. The
+    trainer stops before a non-finite step (exit 1, the update named, a `diverged`
+    record), every checkpoint it wrote holds finite weights, and translate reads them."""
+    out = tmp_path / "run"
+    args = ["train", "--preset", "tiny", "--train", str(pud / "train"), "--valid", str(pud / "valid"),
+            "--out", str(out), "--no-progress", "--set", "train.max_tokens=600", "--set", "train.valid_every=1",
+            "--set", "train.log_every=1", "--set", "train.clip_norm=0"]
+    assert main(args + ["--set", "train.lr=1000", "--set", "train.warmup=1", "--max-steps", "30"]) == 1
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if x.startswith("synprep train: error:"))
+    step = int(line.split(": update ")[1].split(":")[0])
+    assert "the run diverged" in line and f"checkpoint_last.pt (update {step - 1}), is kept" in line, line
+    assert "Lower train.lr (now 1000)" in line and "Traceback" not in err
+    recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert recs[-1]["event"] == "diverged" and recs[-1]["step"] == step
+    assert all(r["step"] < step for r in recs[:-1] if "step" in r)
+    for name in ("checkpoint_last.pt", "checkpoint_best.pt"):
+        state = torch.load(out / name, weights_only=True)
+        assert state["step"] < step
+        assert all(torch.isfinite(t).all() for t in state["model"].values() if t.is_floating_point()), name
+    hyps = tmp_path / "hyps.txt"
+    assert main(["translate", "--checkpoint", str(out / "checkpoint_best.pt"), "--data", str(pud / "valid"),
+                 "--out", str(hyps), "--beam", "1", "--no-progress"]) == 0
+
+
+def test_a_checkpoint_with_non_finite_weights_is_refused_by_name(pud, checkpoint, tmp_path, capsys):
+    """Issue 44, class 3: a checkpoint of NaN weights (an older synprep's diverged run)
+    ended in a decoding traceback; the checkpoint's loader refuses it by name."""
+    from synprep.train.checkpoint import load_model
+
+    state = torch.load(checkpoint, weights_only=True)
+    name = next(k for k, t in state["model"].items() if t.is_floating_point())
+    state["model"][name] = torch.full_like(state["model"][name], float("nan"))
+    bad = tmp_path / "nan.pt"
+    torch.save(state, bad)
+    with pytest.raises(InputError, match=rf"nan.pt: its weights are not finite \(NaN or infinity in {re.escape(name)}"):
+        load_model(bad)
+    assert main(["translate", "--checkpoint", str(bad), "--data", str(pud / "valid"), "--out",
+                 str(tmp_path / "h.txt"), "--no-progress"]) == 2
+    assert "its weights are not finite" in capsys.readouterr().err and not (tmp_path / "h.txt").exists()
 
 
 def test_print_config_shows_resolved_values_and_rejects_unknown_variants(capsys):

@@ -134,6 +134,25 @@ def test_config_error_message_names_file_line_section_and_known_keys(tmp_path):
     assert config_error_message({"report": {"title": "y"}}, schema, [str(second)]) is None
 
 
+@pytest.mark.parametrize("text,cfg,where", [
+    ("report:\n  title: y\n  top_labels: .nan\n", {"report": {"title": "y", "top_labels": float("nan")}},
+     ":3: report.top_labels = nan"),
+    ("table:\n  alpha: .inf\n", {"table": {"alpha": float("inf")}}, ":2: table.alpha = inf"),
+    ("filter:\n  filters:\n    - name: length\n      ratio: -.inf\n",
+     {"filter": {"filters": [{"name": "length", "ratio": float("-inf")}]}}, ":4: filter.filters[0].ratio = -inf"),
+])
+def test_a_nan_or_an_infinity_anywhere_in_the_workflow_config_is_one_line(text, cfg, where, tmp_path):
+    """Issue 44, class 2: JSON Schema's minimum/maximum let a NaN through (every
+    comparison with it is false); no workflow setting takes one."""
+    from synprep.stages.workflow import config_error_message
+
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    f = tmp_path / "my.yaml"
+    f.write_text(text)
+    msg = config_error_message(cfg, schema, [str(f)])
+    assert msg.startswith(f"{f}{where}: expected a finite number"), msg
+
+
 # --------------------------------------------------------------------------- the CLI's configs
 
 

@@ -13,7 +13,7 @@ import sys
 
 from ..analysis.challenge import CHALLENGE_KIND, DEFAULT_MIN_DIST, RULES, extract
 from ..errors import ConfigError
-from ..util.outputs import check_replaceable
+from ..util.outputs import check_outputs, check_replaceable
 from .bounds import count
 
 
@@ -50,6 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.out_dir:
+        check_outputs({"--out-dir": args.out_dir}, {"--src": args.src, "--tgt": args.tgt, "--conllu": args.conllu})
         check_replaceable(args.out_dir, CHALLENGE_KIND, "--out-dir")
 
     if args.conllu:

@@ -17,6 +17,7 @@ from ..translate.significance import (
     COMPARED,
     DEFAULT_SAMPLES,
     DEFAULT_SEED,
+    MAX_SAMPLES,
     SIGN_UNITS,
     compare_files,
     format_sign_table,
@@ -43,8 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(test set x metric) scores read from score files (000 §6.2: '10/12 scores')")
     p.add_argument("--systems", metavar="A,B,...",
                    help="--sign-unit score: the systems to compare, the first the baseline (default: the first file's order)")
-    p.add_argument("--samples", type=count(1), default=DEFAULT_SAMPLES, metavar="N",
-                   help=f"bootstrap resamples (default {DEFAULT_SAMPLES})")
+    p.add_argument("--samples", type=count(1, MAX_SAMPLES), default=DEFAULT_SAMPLES, metavar="N",
+                   help=f"bootstrap resamples, 1..{MAX_SAMPLES:,} (default {DEFAULT_SAMPLES})")
     p.add_argument("--seed", type=count(0), default=DEFAULT_SEED, metavar="N",
                    help=f"seed of the resampling (default {DEFAULT_SEED}, sacrebleu's)")
     p.add_argument("--json", action="store_true",
@@ -70,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give the references: --ref REF (or --sign-unit score with score files)")
     if len(args.hyps) < 2:
         raise ConfigError(f"give at least 2 hypothesis files (got {len(args.hyps)}: {', '.join(args.hyps)})")
-    if args.samples < 1:
-        raise ConfigError(f"--samples {args.samples}: expected >= 1")
     result = compare_files(args.ref, args.hyps, samples=args.samples, seed=args.seed, metrics=metrics, lang=args.lang,
                            tokenized=args.tokenized)
     if args.json:

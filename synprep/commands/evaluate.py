@@ -28,7 +28,7 @@ from ..translate.evaluate import (
 )
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
-from ..util.outputs import OutputDir
+from ..util.outputs import OutputDir, check_outputs
 from .translate import add_decoding_arguments, decoding_defaults, load_for_decoding
 
 
@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.checkpoint) == bool(args.hyps):
         raise ConfigError("give either --checkpoint (translate and score) or --hyps (score a file)")
 
+    check_outputs({"--out": args.out}, {"--checkpoint": args.checkpoint, "--data": args.data, "--ref": args.ref,
+                                        "--hyps": args.hyps})
     out = OutputDir(args.out, EVAL_KIND, "--out")  # a folder with files synprep did not write: refused before any work
     ds = ShardDataset(args.data, verify=not args.no_verify)
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)

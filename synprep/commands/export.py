@@ -11,6 +11,7 @@ import textwrap
 from .. import registry
 from ..dataset.exporters import option_summary, output_dir, parse_options
 from ..errors import ConfigError
+from ..util.outputs import check_outputs
 
 
 def _epilog() -> str:
@@ -48,9 +49,10 @@ def run(args: argparse.Namespace) -> int:
     if not (args.name and args.dataset and args.out):
         raise ConfigError("usage: synprep export NAME DATASET OUT [-O key=value ...] (or --list)")
 
+    check_outputs({"OUT": args.out}, {"DATASET": args.dataset})
     cls = registry.get("exporter", args.name)
     exporter = cls(**parse_options(args.option))  # the options that name files: plain names
-    out = output_dir(args.out)  # a folder with files synprep did not write: refused before any work
+    out = output_dir(args.out, args.name)  # a folder with files synprep did not write: refused before any work
     for f in exporter.export(args.dataset, out):
         print(f)
     print(f"synprep export: {args.name} written to {args.out}", file=sys.stderr)

@@ -13,6 +13,7 @@ A summary table (per filter: scored, rejected, %) is printed to stderr at the en
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from ..filters.defaults import to_yaml
 from ..filters.eflomal_seed import seeded_eflomal
 from ..filters.langid import known_languages
 from ..filters.pipeline import FILTER_KIND, output_names
-from ..util.outputs import check_replaceable
+from ..util.outputs import check_outputs, check_replaceable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -138,6 +139,8 @@ def run(args) -> int:
             raise ConfigError("--test-files changes the scores, which --recut does not recompute; "
                               "rerun synprep filter SRC TGT --test-files ... instead")
         filters = load_config(args.config) if args.config else None
+        if args.out and os.path.realpath(args.out) != os.path.realpath(args.recut):  # (in place: the re-cut's own rule)
+            check_outputs({"-o": args.out}, {"--recut": args.recut, "--config": args.config})
         check_replaceable(args.out or args.recut, FILTER_KIND)
         res, info = recut_dir(args.recut, filters, args.out)
         print(summary_table(res.counts, info["input"], info["kept"]), file=sys.stderr)
@@ -150,6 +153,8 @@ def run(args) -> int:
 
     seed = _seed(args.seed)
     filters = _filters(args)  # config and output errors before reading a large corpus
+    check_outputs({"-o": args.out or "filtered"}, {"SRC": args.src, "TGT": args.tgt, "--config": args.config,
+                                                   "--test-files": args.test_files})
     out = check_replaceable(args.out or "filtered", FILTER_KIND)
     pairs = read_pairs(args.src, args.tgt, args.corpus)
     aligns = any(f.name == "align" for f in filters)

@@ -24,7 +24,7 @@ from ..errors import ConfigError
 from ..parsers import DEFAULT, backend as parser_backend
 from ..parsers.inputs import count_lines, read_items
 from ..parsers.run import parse_rows
-from ..util.outputs import FileGroup, check_output_file
+from ..util.outputs import FileGroup, check_output_file, check_outputs
 from .bounds import count
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     backend, opts = options_from(args)
 
     check_output_file(args.output, "-o", inputs=(args.input,))
+    check_outputs({"-o": args.output, "--rejects": args.rejects}, {"INPUT": args.input, "--model": args.model})
     if args.rejects:
         check_output_file(args.rejects, "--rejects", inputs=(args.input, args.output))
     items = read_items(args.input, args.format, args.id_prefix)

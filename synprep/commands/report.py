@@ -18,7 +18,7 @@ from .. import report as rep
 from ..dataset import accounting as acc
 from ..dataset.shards import read_arrow, table_ids
 from ..errors import ConfigError, InputError
-from ..util.outputs import check_output_file, write_json
+from ..util.outputs import check_output_file, check_outputs, write_json
 from .bounds import count
 
 EPILOG = """\
@@ -107,6 +107,13 @@ def _load_json(path: str):
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.output, "-o")
+    outputs = {"-o": args.output, "--plots-dir": getattr(args, "plots_dir", None), "--summary": getattr(args, "summary", None)}
+    inputs = {f"--{k.replace('_', '-')}": v for k, v in vars(args).items()
+              if k in ("split", "input", "rejects", "kept", "pairs", "arrow", "accounting", "stats", "manifest",
+                       "challenge", "induce", "gates", "config")}
+    inputs["--conllu"] = [c.partition("=")[2] for c in getattr(args, "conllu", None) or []]
+    inputs["--run"] = [x for run in getattr(args, "run", None) or [] for x in run[1:]]
+    check_outputs(outputs, inputs)
 
     if args.step == "accounting":
         split = _load_json(args.split)

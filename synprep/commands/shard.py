@@ -11,8 +11,9 @@ import argparse
 import sys
 
 from ..dataset.shards import DATASET_KIND, ShardConfig, build_dataset
+from ..dataset.subwords import MAX_VOCAB
 from ..errors import ConfigError
-from ..util.outputs import check_replaceable
+from ..util.outputs import check_outputs, check_replaceable
 from .bounds import count, real
 
 EPILOG = """\
@@ -86,7 +87,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "tokenizer.json or a local model folder (files only); the raw sentence (# text) is tokenized and "
                    "the tree features projected onto its tokens (docs/shards.md, 'Pretrained tokenizers')")
     p.add_argument("--tgt-tokenizer", metavar="T", help="the same for the target side (give one for every side)")
-    p.add_argument("--vocab-size", type=count(1), default=d.vocab_size, help=f"at most this many pieces (default: {d.vocab_size})")
+    p.add_argument("--vocab-size", type=count(300, MAX_VOCAB), default=d.vocab_size, help=f"at most this many pieces (default: {d.vocab_size})")
     p.add_argument("--character-coverage", type=real(0, 1, above=True), default=d.character_coverage, help=f"(default: {d.character_coverage})")
     p.add_argument("--model-type", choices=("bpe", "unigram"), default=d.model_type, help="(default: bpe)")
     p.add_argument("--per-side", action="store_true", help="train one subword model per side (default: joint)")
@@ -124,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
     if len(args.files) > 2:
         raise ConfigError(f"give one or two CoNLL-U files, not {len(args.files)}")
 
+    check_outputs({"-o": args.output}, {"CONLLU": args.files, "--spm": args.spm, "--src-spm": args.src_spm,
+                                        "--tgt-spm": args.tgt_spm, "--vocab-from": args.vocab_from,
+                                        "--src-tokenizer": args.src_tokenizer, "--tgt-tokenizer": args.tgt_tokenizer})
     check_replaceable(args.output, DATASET_KIND)
     cfg = ShardConfig(
         words=args.words,

@@ -25,6 +25,7 @@ import os
 
 from ..models import PRESETS, variants
 from ..train.trainer import load_config, train
+from ..util.outputs import check_outputs
 from .bounds import count, real
 
 
@@ -66,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         "train.progress": False if args.no_progress else None,
     }
     cfg = load_config(args.config, args.overrides, {k: v for k, v in short.items() if v is not None})
+    check_outputs({"train.out (--out)": cfg.train.out}, {"--config": args.config})  # the datasets: the trainer's own check
     if args.print_config:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0

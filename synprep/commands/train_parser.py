@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from ..parsers import backend
-from ..util.outputs import check_output_dir, check_output_file
+from ..util.outputs import check_output_dir, check_output_file, check_outputs
 from .bounds import count
 
 
@@ -41,5 +41,6 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     cls = backend(args.backend)
     (check_output_dir if cls.model_is_folder else check_output_file)(args.output, "-o")
+    check_outputs({"-o": args.output}, {"TRAIN": args.train, "--heldout": args.heldout})
     print(cls.train(args), file=sys.stderr)
     return 0

@@ -21,7 +21,7 @@ from ..translate.decode import TargetVocab, check_search, target_language, tree_
 from ..translate.evaluate import dump_tree_scores, least_max_tokens, translate_dataset
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
-from ..util.outputs import atomic_files, check_output_file
+from ..util.outputs import atomic_files, check_output_file, check_outputs
 from .bounds import count, real
 
 
@@ -109,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
     for opt in ("out", "trees", "tree_scores", "gate_norms"):
         if getattr(args, opt):
             check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
+    check_outputs({"--" + o.replace("_", "-"): getattr(args, o) for o in ("out", "trees", "tree_scores", "gate_norms")},
+                  {"--checkpoint": args.checkpoint, "--data": args.data})
     device = choose_device(args.device)
     keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
     ds = ShardDataset(args.data, verify=not args.no_verify)

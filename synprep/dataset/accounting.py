@@ -38,7 +38,7 @@ import os
 from collections import Counter
 from typing import Iterable, Iterator, Sequence
 
-from ..errors import InputError, SynprepError
+from ..errors import ConfigError, InputError, SynprepError
 from ..syntax.conllu import read_conllu
 from ..util.outputs import FileGroup, atomic_files, remove_output, write_bytes
 from ..util.textio import one_line
@@ -270,6 +270,20 @@ def summarize(ledgers: Sequence[dict], stages: Sequence[str] = (), partition: bo
         "problems": problems,
         "shards": list(ledgers),
     }
+
+
+def require_pairs(summary: dict, what: str, path: str) -> None:
+    """ConfigError when a dataset of the workflow (``what``: "training", "held-out")
+    keeps no pair: where its pairs went (the largest reject reasons), instead of a
+    training job failing on an empty dataset later."""
+    if summary["kept"] > 0:
+        return
+    reasons = Counter({f"{row['stage']}:{r}": n for row in summary["stages"] for r, n in row["rejected"].items()})
+    top = ", ".join(f"{k} {n}" for k, n in reasons.most_common(3)) or "no pair came in"
+    hint = (" (a test set, table.test or filter.decontaminate.files, that holds the corpus's sentences?)"
+            if any("decontaminat" in k for k in reasons) else "")
+    raise ConfigError(f"{path}: the {what} pairs: {summary['input']} in, none kept ({top}){hint}; nothing to "
+                      "train on: check the filters and the test sets of the config")
 
 
 def _partition_problems(ledgers: Sequence[dict]) -> list[str]:

@@ -28,6 +28,14 @@ held-out set (a manifest whose ``config.heldout`` is true: the workflow's
 ``shards/heldout/``, fairseq-preprocess's ``--validpref``); ``src_lang``/``tgt_lang``
 default to the dataset's languages (manifest ``languages``, e.g. ``en``/``de``), and to
 ``src``/``tgt`` where it records none. Each option given overrides its default.
+Invariant (:func:`file_names`): the two sides' names never collide -- every exporter
+writes ``PREFIX.LANG`` and ``PREFIX.LANG.<ext>``, so suffixes that are equal (a
+dataset whose sides record the same language), equal but for case, or one the other
+plus an extension (``en`` and ``en.parent``) are refused before anything is read.
+
+Faithful text (:func:`check_text_tokens`): a pretrained tokenizer's token strings are
+not text (byte-level BPE's ``Ġ`` and byte alphabet): a dataset of one is written only
+as ids (the feature exporters' ``style=ids``); an exporter of text tokens refuses it.
 
 Exporters:
 
@@ -59,7 +67,7 @@ from ..syntax.features import flat_from_sentences, parent_positions
 from ..util.outputs import OutputDir, atomic_file, plain_name
 from .shards import iter_rows, load_models, read_manifest
 
-__all__ = ["Exporter", "PascalExporter", "TransitionsExporter", "render_word", "parent_line", "parse_options", "option",
+__all__ = ["Exporter", "check_text_tokens", "file_names", "PascalExporter", "TransitionsExporter", "render_word", "parent_line", "parse_options", "option",
            "option_summary"]
 
 _META = "\u2581"
@@ -167,7 +175,11 @@ class Exporter:
         self.options = dict(self.defaults)
         for k, v in options.items():
             d = self.defaults[k]
-            self.options[k] = _bool(v) if isinstance(d, bool) else type(d)(v)
+            try:
+                self.options[k] = _bool(v) if isinstance(d, bool) else type(d)(v)
+            except (ValueError, ConfigError):
+                what = "true or false" if isinstance(d, bool) else f"{'an integer' if isinstance(d, int) else 'a value'}"
+                raise ConfigError(f"{self.name} option {k}: expected {what}, not {v!r}") from None
         for k, allowed in self.choices.items():
             if self.options[k] not in allowed:
                 raise ConfigError(f"{self.name} option {k} must be one of {', '.join(allowed)}, not {self.options[k]!r}")
@@ -183,20 +195,44 @@ class Exporter:
 
 def file_names(manifest: dict, options: dict) -> tuple[str, dict[str, str]]:
     """The file prefix and the suffix of each side: the options where given, else
-    from the manifest (module doc: ``valid`` for a held-out set, its languages)."""
+    from the manifest (module doc: ``valid`` for a held-out set, its languages). The
+    suffixes of a dataset's sides must not collide (module doc): a ConfigError saying
+    which options to give."""
     heldout = bool((manifest.get("config") or {}).get("heldout"))
     prefix = options["prefix"] or ("valid" if heldout else "train")
     recorded = manifest.get("languages") or {}
-    return prefix, {s: options[f"{s}_lang"] or recorded.get(s) or s for s in ("src", "tgt")}
+    langs = {s: options[f"{s}_lang"] or recorded.get(s) or s for s in ("src", "tgt")}
+    if len(manifest.get("sides") or ("src", "tgt")) == 2:
+        a, b = (langs[s].casefold() for s in ("src", "tgt"))
+        if a == b or a.startswith(b + ".") or b.startswith(a + "."):
+            raise ConfigError(f"the src and tgt sides would be written to colliding files ({prefix}.{langs['src']} and "
+                              f"{prefix}.{langs['tgt']}"
+                              + (": the dataset records the same language for both" if langs["src"] == langs["tgt"]
+                                 and not (options["src_lang"] or options["tgt_lang"]) else "")
+                              + "); give each side its own suffix: -O src_lang=... -O tgt_lang=...")
+    return prefix, langs
+
+
+def check_text_tokens(dataset, manifest: dict, exporter: "Exporter") -> None:
+    """ConfigError unless ``exporter`` (its ``style`` option) can write the dataset's
+    pieces faithfully (module doc): a pretrained tokenizer's side only as ids."""
+    pretrained = [s for s in manifest["sides"] if manifest["pieces"]["models"][s].get("kind") == "tokenizers"]
+    style = exporter.options["style"]
+    if pretrained and style != "ids":
+        how = ("export them with -O style=ids" if "ids" in exporter.choices.get("style", ()) else
+               "export them with an exporter that writes ids: synprep export features DATASET OUT -O style=ids")
+        raise ConfigError(f"{dataset}: the {pretrained[0]} side's pieces are a pretrained tokenizer's ids, whose token "
+                          f"strings are not text (byte-level marks): {exporter.name} would write them garbled; {how}")
 
 
 class _Renderer:
     """Per-side token rendering from a dataset's subword models."""
 
-    def __init__(self, dataset, style: str):
+    def __init__(self, dataset, exporter: "Exporter"):
         self.manifest = read_manifest(dataset)
+        check_text_tokens(dataset, self.manifest, exporter)
         self.models = load_models(dataset, self.manifest)
-        self.style = style
+        self.style = exporter.options["style"]
         self.labels = self.manifest["labels"]
 
     def file_names(self, options: dict) -> tuple[str, dict[str, str]]:
@@ -235,11 +271,17 @@ def parent_line(heads: Sequence[int], words: Sequence[Sequence[str]]) -> str:
 EXPORT_KIND = "export"
 
 
-def output_dir(out_dir):
+def output_dir(out_dir, exporter: str | None = None):
     """``out_dir`` as the :class:`~synprep.util.outputs.OutputDir` an exporter writes
-    into (a folder holding files synprep did not write is refused, naming them)."""
+    into (a folder holding files synprep did not write is refused, naming them; a file
+    that another exporter wrote there is not written over: ``exporter``, its name, is
+    recorded beside each file)."""
 
-    return out_dir if isinstance(out_dir, OutputDir) else OutputDir(out_dir, EXPORT_KIND, "OUT")
+    if isinstance(out_dir, OutputDir):
+        if exporter and out_dir.writer is None:
+            out_dir.writer = f"export {exporter}"
+        return out_dir
+    return OutputDir(out_dir, EXPORT_KIND, "OUT", writer=f"export {exporter}" if exporter else None)
 
 
 def write_lines(out, name: str, lines: list[str]) -> Path:
@@ -282,7 +324,7 @@ class PascalExporter(Exporter):
 
     def export(self, dataset, out_dir) -> list[Path]:
         o = self.options
-        r = _Renderer(dataset, o["style"])
+        r = _Renderer(dataset, self)
         sides = r.manifest["sides"]
         prefix, lang = r.file_names(o)
         text = {s: [] for s in sides}
@@ -293,7 +335,7 @@ class PascalExporter(Exporter):
                 text[s].append(" ".join(t for w in words for t in w))
                 if s == "src" or o["target_parents"] or len(sides) == 1:
                     par[s].append(r.parents(s, row, words))
-        out = output_dir(out_dir)
+        out = output_dir(out_dir, self.name)
         files = []
         for s in sides:
             files.append(write_lines(out, f"{prefix}.{lang[s]}", text[s]))
@@ -346,7 +388,7 @@ class TransitionsExporter(Exporter):
 
     def export(self, dataset, out_dir) -> list[Path]:
         o = self.options
-        r = _Renderer(dataset, o["style"])
+        r = _Renderer(dataset, self)
         tside = r.manifest.get("transition_side")
         if not tside:
             raise ConfigError(f"{dataset} has no transition side")
@@ -358,7 +400,7 @@ class TransitionsExporter(Exporter):
             for s in others:
                 text[s].append(" ".join(t for w in r.words(s, row) for t in w))
             trans.append(" ".join(self.linearize(r, tside, row)))
-        out = output_dir(out_dir)
+        out = output_dir(out_dir, self.name)
         files = [write_lines(out, f"{prefix}.{lang[s]}", text[s]) for s in others]
         files.append(write_lines(out, f"{prefix}.{lang[tside]}", trans))
         return files

@@ -34,6 +34,7 @@ from ..registry import register_exporter
 from .exporters import (
     Exporter,
     FileOptions,
+    check_text_tokens,
     file_names,
     format_position,
     option,
@@ -48,6 +49,9 @@ __all__ = ["FeaturesExporter", "OpenNMTExporter", "MarianExporter", "OPENNMT_SEP
 
 #: OpenNMT-py's feature separator (onmt.constants / text_utils: "￨", U+FFE8)
 OPENNMT_SEP = "\uffe8"
+#: the largest depth factor the marian exporter writes (a tree deeper than that is rare
+#: beyond belief; the shards' root paths are capped far below it, shards.max_depth)
+MAX_DEPTH = 1024
 #: characters Marian's factored vocabulary reserves (doc/factors.md): written as <U+XXXX> in lemmas
 MARIAN_RESERVED = "#:_\\|"
 
@@ -92,12 +96,9 @@ class _Base(Exporter):
 
         m = read_manifest(dataset)
         self.prefix, self.langs = file_names(m, self.options)
+        check_text_tokens(dataset, m, self)
         models = load_models(dataset, m)
         style, labels = self.options["style"], m["labels"]
-        pretrained = [s for s, e in m["pieces"]["models"].items() if e.get("kind") == "tokenizers"]
-        if pretrained and style != "ids":
-            raise ConfigError(f"{dataset}: the {pretrained[0]} side's pieces are a pretrained tokenizer's ids, whose "
-                              f"token strings are not text (byte-level marks); export them with -O style=ids")
         for row in iter_rows(dataset):
             yield m, models, {s: _Side(models[s], labels, style, s, row) for s in m["sides"]}, row
 
@@ -105,7 +106,7 @@ class _Base(Exporter):
         return self.langs[side]
 
     def out(self, out_dir):
-        return output_dir(out_dir)
+        return output_dir(out_dir, self.name)
 
 
 @register_exporter("features")
@@ -200,8 +201,8 @@ class MarianExporter(_Base):
         lemmas: set[str] = set()
         n_labels = 0
         cap = self.options["max_depth"]
-        if cap < 1:
-            raise ConfigError(f"marian option max_depth must be at least 1, not {cap}")
+        if not 1 <= cap <= MAX_DEPTH:  # the .fsv lists every depth factor: a cap of 1e11 never ended
+            raise ConfigError(f"marian option max_depth must be in 1..{MAX_DEPTH}, not {cap}")
         for m, _models, sides, row in self.rows(dataset):
             n_labels = len(m["labels"])
             src = "src" if "src" in sides else next(iter(sides))

@@ -30,6 +30,21 @@ The rules of the projection:
   ``add_special_tokens=False``, as for synprep's own sentencepiece pieces; readers
   append EOS as they do (docs/shards.md), and a trainer that needs a language-code
   prefix adds it.
+* **A special token in the text.** ``tokenizers`` matches its special tokens in the
+  input text before the model sees it: a sentence whose text holds ``</s>`` or
+  ``<pad>`` would get the eos or pad id inside its pieces (and its transitions). Such
+  a pair is rejected (``subwords``), naming the token and its character (unk
+  excepted: it is also what the model gives for unknown characters, and means the
+  same).
+* **Padding and truncation** that a ``tokenizer.json`` enables (``"padding"``,
+  ``"truncation"``) are turned off when it is loaded: padding would add pad ids to
+  every row (attributed to the last word), truncation would cut every long sentence
+  (its last words left with no token). The stored file keeps its bytes (its SHA-256
+  is the manifest's); synprep's own ``max_len`` decides what is too long.
+* **Ids.** The vocabulary size recorded is the largest id the tokenizer knows plus
+  one (its vocabulary and added tokens; ids need not be contiguous), and the writer
+  checks every id against it (:mod:`synprep.dataset.writer`), so a dataset never
+  holds an id its manifest does not cover.
 
 Special ids: ``pad``, ``bos``, ``eos`` (synprep's trainer needs all three) and
 ``unk`` (may be absent, -1) are read from the folder's ``special_tokens_map.json`` or
@@ -181,10 +196,15 @@ class PretrainedTokenizer(ModelFile):
             self.tok = Tokenizer.from_str(self.proto.decode("utf-8"))
         except Exception as e:  # tokenizers raises its own Exception subclass on bad JSON
             raise InputError(name, None, f"not a Hugging Face tokenizer.json ({type(e).__name__}: {e})", "unreadable") from None
-        self.vocab_size = self.tok.get_vocab_size(with_added_tokens=True)
+        self.tok.no_padding()  # (module docstring: the file's padding and truncation are not synprep's)
+        self.tok.no_truncation()
+        # the largest id + 1: added tokens may sit past a gap (a vocabulary of 100 and an added id 50,000)
+        self.vocab_size = max([self.tok.get_vocab_size(with_added_tokens=True) - 1,
+                               *self.tok.get_vocab(with_added_tokens=True).values()]) + 1
         ids = special_ids or self._find_special(special or {})
         self.pad_id, self.unk_id, self.bos_id, self.eos_id = (ids["pad_id"], ids["unk_id"], ids["bos_id"], ids["eos_id"])
         self._pieces: list[str] | None = None
+        self._specials: set[int] | None = None
 
     def _find_special(self, named: dict[str, str]) -> dict[str, int]:
         specials = {t.content for t in self.tok.get_added_tokens_decoder().values() if t.special}
@@ -245,7 +265,7 @@ class PretrainedTokenizer(ModelFile):
         encs = self.tok.encode_batch(texts, add_special_tokens=False) if texts else []
         ids, counts, per_sent, bad = [], [], [], {}
         for k, (t, text, e) in enumerate(zip(trees, texts, encs)):
-            owner = project(text, t.words, e.offsets, e.tokens)
+            owner = self._special_in_text(text, e) or project(text, t.words, e.offsets, e.tokens)
             if isinstance(owner, str):
                 bad[k] = owner
                 owner = np.zeros(0, dtype=np.int64)
@@ -258,6 +278,18 @@ class PretrainedTokenizer(ModelFile):
             per_sent.append(len(toks))
         counts_arr = np.concatenate(counts).astype(np.int64) if counts else np.zeros(0, dtype=np.int64)
         return (np.asarray(ids, dtype=np.int32), counts_arr, np.asarray(per_sent, dtype=np.int64), bad)
+
+    def _special_in_text(self, text: str, enc) -> str | None:
+        """Why the encoding ``enc`` of ``text`` is refused when the text holds one of the
+        tokenizer's special tokens (module docstring), else None."""
+        if self._specials is None:
+            self._specials = set(np.flatnonzero(self.special_mask()).tolist()) - {self.unk_id}
+        for i, tid in enumerate(enc.ids):
+            if tid in self._specials:
+                a, b = enc.offsets[i]
+                return (f"the sentence text holds {text[a:b]!r} at character {a + 1}, the tokenizer's special token "
+                        f"(id {tid}): the pretrained model would read it as that token, not as text")
+        return None
 
     def decode_word(self, ids: Sequence[int]) -> str:
         """The text of some tokens (the tokenizer's decoder), stripped."""

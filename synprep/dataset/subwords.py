@@ -351,6 +351,11 @@ def reservoir_sample(items: Iterable, k: int, seed: int) -> list:
     return [x for _, x in res]
 
 
+#: the largest subword vocabulary synprep trains (a sentencepiece count is 32-bit, and an
+#: embedding of that many rows is far beyond any NMT vocabulary)
+MAX_VOCAB = 1 << 20
+
+
 def train_spm(
     sentences: Iterable[Sequence[str]],
     vocab_size: int = 8000,
@@ -372,6 +377,9 @@ def train_spm(
         raise ConfigError(f"character coverage must be in (0, 1], not {character_coverage}")
     if vocab_size < 300:
         raise ConfigError(f"vocab size {vocab_size} is too small: byte fallback alone takes 256 + 4 ids; use >= 300")
+    if vocab_size > MAX_VOCAB:
+        raise ConfigError(f"vocab size {vocab_size} is too large: at most {MAX_VOCAB:,} (sentencepiece takes a 32-bit "
+                          "count; no NMT vocabulary comes near it: NLLB's has 256,206 pieces)")
     sample = reservoir_sample((" ".join(_protect_all(s)) for s in sentences), sample_size, seed)
     if not sample:
         raise ConfigError("no sentences to train the subword model on (every input sentence was rejected?)")

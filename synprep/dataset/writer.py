@@ -46,7 +46,7 @@ from .pretrained import load_tokenizers, model_files
 from .reader import load_models
 from .schema import (DATASET_KIND, MANIFEST, MAX_LABELS, MAX_PIECES, REJECTS, SCHEMA_VERSION, SIDES, arrow_array,
                      schema, string_array)
-from .subwords import SubwordModel, reservoir_sample, train_spm
+from .subwords import MAX_VOCAB, SubwordModel, reservoir_sample, train_spm
 
 
 @dataclass
@@ -101,6 +101,9 @@ class ShardConfig:
             raise ConfigError(f"shard_size must be positive, not {self.shard_size}")
         if self.sample < 1:
             raise ConfigError(f"sample must be positive, not {self.sample}")
+        if not 300 <= self.vocab_size <= MAX_VOCAB:
+            raise ConfigError(f"vocab_size must be in 300..{MAX_VOCAB} (byte fallback takes 260 ids; sentencepiece "
+                              f"counts in 32 bits), not {self.vocab_size}")
 
 
 @dataclass
@@ -212,8 +215,17 @@ class _SideArrays:
     def encode(self, trees) -> Encoded:
         """The trees in subwords (:class:`Encoded`): the model's
         ``encode_trees`` (word by word for sentencepiece, the raw text projected onto
-        the words for a pretrained tokenizer, :mod:`synprep.dataset.pretrained`)."""
-        return Encoded(*self.model.encode_trees(trees))
+        the words for a pretrained tokenizer, :mod:`synprep.dataset.pretrained`), every
+        id checked against the model's vocabulary size, which the manifest records: a
+        dataset never holds an id its manifest does not cover."""
+        enc = Encoded(*self.model.encode_trees(trees))
+        V = self.model.vocab_size
+        if len(enc.ids) and (int(enc.ids.min()) < 0 or int(enc.ids.max()) >= V):
+            x = int(enc.ids.min()) if int(enc.ids.min()) < 0 else int(enc.ids.max())
+            raise InputError(getattr(self.model, "name", "the subword model"), None,
+                             f"gives id {x}, outside its vocabulary of {V} ids (0..{V - 1}): its ids and its vocabulary "
+                             "disagree; fix the tokenizer (every id it gives must be one of its tokens)", "invalid")
+        return enc
 
     def columns(self, trees, ids, counts, prefix: str) -> dict:
         import pyarrow as pa

@@ -198,12 +198,13 @@ def check_params(f: Filter, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def require_range(f: Filter, key: str, lo: float | None = None, hi: float | None = None, *, open_lo=False) -> None:
-    """ConfigError unless parameter ``key`` (when not None) lies in [lo, hi]."""
+    """ConfigError unless parameter ``key`` (when not None) lies in [lo, hi]; a NaN or
+    an infinity never does (no filter parameter takes one)."""
     v = getattr(f, key)
     if v is None:
         return
-    if isinstance(v, float) and math.isnan(v):
-        raise f.error(key, "is NaN; expected a number")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise f.error(key, f"is {v}; expected a finite number")
     if lo is not None and (v < lo or (open_lo and v == lo)):
         raise f.error(key, f"is {v}; expected {'>' if open_lo else '>='} {lo}")
     if hi is not None and v > hi:

@@ -9,12 +9,16 @@ shards.
 
 The normalization (:func:`normalize`), the same for test lines and pairs:
 
-1. Unicode NFKC (full-width and compatibility forms become their plain letters);
-2. case folding (``str.casefold``: ``Straße`` and ``STRASSE`` are equal);
-3. every punctuation or symbol character (Unicode categories P* and S*) becomes a
+1. invisible characters removed (:func:`synprep.util.textio.drop_invisible`: Unicode
+   format characters, category Cf -- a soft hyphen, a left-to-right mark, a zero-width
+   space or joiner, U+FEFF --, and the other default-ignorable code points, such as
+   variation selectors), before and after step 2;
+2. Unicode NFKC (full-width and compatibility forms become their plain letters);
+3. case folding (``str.casefold``: ``Straße`` and ``STRASSE`` are equal);
+4. every punctuation or symbol character (Unicode categories P* and S*) becomes a
    space, so that ``A man.`` equals the tokenized ``A man .`` and ``well-known``
    equals ``well - known``;
-4. whitespace collapsed to one space and stripped at both ends.
+5. whitespace collapsed to one space and stripped at both ends.
 
 A test line that normalizes to nothing (``...``, an empty line) is skipped: it would
 match every punctuation-only side. A side that normalizes to nothing never matches.
@@ -34,14 +38,15 @@ from typing import Iterable, Iterator
 
 from ..errors import InputError
 from ..registry import register_filter
+from ..util.textio import drop_invisible
 from .base import Filter, Pair, Score, option
 from .pipeline import text_lines
 
 
 def normalize(text: str) -> str:
-    """The comparison form of a sentence (module docstring: NFKC, casefold,
-    punctuation and symbols to spaces, whitespace collapsed)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    """The comparison form of a sentence (module docstring: invisible characters
+    removed, NFKC, casefold, punctuation and symbols to spaces, whitespace collapsed)."""
+    text = drop_invisible(unicodedata.normalize("NFKC", drop_invisible(text))).casefold()
     text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
     return " ".join(text.split())
 

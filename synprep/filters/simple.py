@@ -18,6 +18,7 @@ from itertools import islice
 from typing import Iterable, Iterator
 
 from ..registry import register_filter
+from ..util.textio import drop_invisible
 from .base import Filter, Pair, Score, option, require_file, require_range
 
 _WS = re.compile(r"\s+")
@@ -56,6 +57,7 @@ class EmptyFilter(Filter):
 
 
 def _normalize_for_compare(text: str, casefold: bool, ignore_punct: bool) -> str:
+    text = drop_invisible(text)  # a zero-width space or a soft hyphen does not make a copy a translation
     if casefold:
         text = text.casefold()
     if ignore_punct:
@@ -355,7 +357,8 @@ class DuplicateFilter(Filter):
     """Reject exact duplicate pairs, keeping the first ``max_copies`` occurrences.
 
     Score: how many times this pair has been seen before (0.0 for the first). With
-    ``normalize`` the key is case-folded with whitespace collapsed. ``key`` chooses
+    ``normalize`` the key is case-folded with whitespace collapsed and invisible
+    characters removed (:func:`synprep.util.textio.drop_invisible`). ``key`` chooses
     what counts as a duplicate: the whole pair (default), or the source or target
     side alone. Memory: one 16-byte hash per distinct key.
     """
@@ -382,7 +385,7 @@ class DuplicateFilter(Filter):
         for p in pairs:
             parts = {"pair": (p.src, p.tgt), "src": (p.src,), "tgt": (p.tgt,)}[self.key]
             if self.normalize:
-                parts = tuple(" ".join(x.casefold().split()) for x in parts)
+                parts = tuple(" ".join(drop_invisible(x).casefold().split()) for x in parts)
             h = hashlib.blake2b("\x00".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).digest()
             n = seen.get(h, 0)
             seen[h] = n + 1

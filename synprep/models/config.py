@@ -1,9 +1,17 @@
 """Configuration dataclasses of the models, with strict loading and presets.
 
 Every component has its own dataclass; :meth:`Config.from_dict` rejects unknown keys
-(a misspelled knob is an error, not a silent default) and values of the wrong type,
-``__post_init__`` checks ranges, and a sub-config's ``check_model(model)`` the bounds
-that involve the model's sizes (a layer number <= ``enc_layers``). Every default carries a comment saying why it is
+(a misspelled knob is an error, not a silent default) and values of the wrong type.
+A setting's range is declared beside it, in its field (:func:`setting`: ``lr: float =
+setting(7e-4, gt=0)``), and checked in one place for every :class:`Config` subclass
+(:func:`check_bounds`), by key path (``config.train.lr = nan: expected a finite number
+> 0``), whether the config is read (:meth:`Config.from_dict`) or built in code (the
+check runs before each class's own ``__post_init__``). Invariant: a float setting is
+finite unless its field says otherwise (``finite=False``): a NaN or an infinity is
+never stored, since every comparison with a NaN is false and a range check written as
+``x <= 0`` lets it through. ``__post_init__`` checks what involves several settings,
+and a sub-config's ``check_model(model)`` the bounds that involve the model's sizes (a
+layer number <= ``enc_layers``). Every default carries a comment saying why it is
 the default (usually: the value of the paper that introduced the component).
 
 The top-level :class:`ModelConfig` holds the Transformer size and one sub-config per
@@ -16,6 +24,7 @@ knobs -- the trainer fills them from the shards' manifest.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -25,6 +34,9 @@ from ..errors import ConfigError
 
 __all__ = [
     "Config",
+    "Bounds",
+    "setting",
+    "check_bounds",
     "ModelConfig",
     "PascalConfig",
     "GPSConfig",
@@ -99,10 +111,108 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
 
 
 @dataclass(frozen=True)
+class Bounds:
+    """The range of a numeric setting (each number of a list setting): ``ge``/``gt``
+    (at least / above) and ``le``/``lt`` (at most / below); ``finite``: a float must be
+    finite (the default for every float setting; ``finite=False`` lets an infinity
+    through where it means something, never a NaN). ``min_items``/``max_items``: how
+    many items a list setting holds (an empty list where null means "every layer"
+    would silently mean none)."""
+
+    ge: Optional[float] = None
+    gt: Optional[float] = None
+    le: Optional[float] = None
+    lt: Optional[float] = None
+    finite: bool = True
+    min_items: Optional[int] = None
+    max_items: Optional[int] = None
+
+    def describe(self, integer: bool = False) -> str:
+        """In words: ``a finite number >= 0 and < 1``, ``an integer >= 1``."""
+        parts = [f"{op} {_num(v)}" for op, v in ((">=", self.ge), (">", self.gt), ("<=", self.le), ("<", self.lt))
+                 if v is not None]
+        what = "an integer" if integer else "a finite number" if self.finite else "a number (or an infinity)"
+        return what + (" " + " and ".join(parts) if parts else "")
+
+    def holds(self, v: float) -> bool:
+        if isinstance(v, float) and (math.isnan(v) or (self.finite and math.isinf(v))):
+            return False
+        return ((self.ge is None or v >= self.ge) and (self.gt is None or v > self.gt)
+                and (self.le is None or v <= self.le) and (self.lt is None or v < self.lt))
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() and abs(v) < 2**63 else f"{v:g}"
+
+
+#: the bounds of a setting that declares none: any finite number
+FINITE = Bounds()
+
+
+def setting(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING,
+            ge: Optional[float] = None, gt: Optional[float] = None, le: Optional[float] = None,
+            lt: Optional[float] = None, finite: bool = True, min_items: Optional[int] = None,
+            max_items: Optional[int] = None, **kw: Any) -> Any:
+    """A :class:`Config` field with its range declared beside it (:class:`Bounds`):
+    ``warmup: int = setting(4000, ge=1)``; checked by :func:`check_bounds`."""
+    meta = dict(kw.pop("metadata", None) or {})
+    meta["bounds"] = Bounds(ge=ge, gt=gt, le=le, lt=lt, finite=finite, min_items=min_items, max_items=max_items)
+    return field(default=default, default_factory=default_factory, metadata=meta, **kw)
+
+
+def _numbers(value: Any, where: str):
+    """(key path, number) of every number in a setting's value (itself, or each item
+    of a list); bools are not numbers."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        yield where, value
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            yield from _numbers(v, f"{where}[{i}]")
+
+
+def check_bounds(cls: type, values: dict, where: str) -> None:
+    """ConfigError, naming the key path ``<where>.<key>``, for the first number in
+    ``values`` (settings of the Config class ``cls`` by name) outside its field's
+    :class:`Bounds` (:data:`FINITE` where it declares none): the one check of every
+    Config's ranges."""
+    for f in dataclasses.fields(cls):
+        if f.name not in values or f.metadata.get("internal"):
+            continue
+        b = f.metadata.get("bounds", FINITE)
+        value, key = values[f.name], f"{where}.{f.name}" if where else f.name
+        if isinstance(value, (list, tuple)) and not (b.min_items or 0) <= len(value) <= (b.max_items or len(value)):
+            n = (f"exactly {b.min_items}" if b.min_items == b.max_items else
+                 f"at least {b.min_items}" if b.max_items is None else f"{b.min_items} to {b.max_items}")
+            raise ConfigError(f"{key} = {value!r}: expected a list of {n} item(s)"
+                              + (" (or null)" if f.default is None else ""))
+        for path, v in _numbers(value, key):
+            if not b.holds(v):
+                raise ConfigError(f"{path} = {v!r}: expected {b.describe(isinstance(v, int))}")
+
+
+@dataclass(frozen=True)
 class Config:
     """Base class: strict construction from plain dicts (YAML/JSON) and back. Frozen:
     a config is made once, at the edge, and handed down as it is (a change is a new
-    config: :meth:`updated`, or ``dataclasses.replace`` for a few keys)."""
+    config: :meth:`updated`, or ``dataclasses.replace`` for a few keys). Each
+    subclass's ranges are checked (:func:`check_bounds`) before its own
+    ``__post_init__`` runs, however it is built."""
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        own = cls.__dict__.get("__post_init__")
+        if own is not None:  # the bounds first, then the class's own checks (which may call super()'s)
+
+            def __post_init__(self, _own=own):
+                Config.__post_init__(self)
+                _own(self)
+
+            cls.__post_init__ = __post_init__
+
+    def __post_init__(self):
+        check_bounds(type(self), {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, "")
 
     @classmethod
     def from_dict(cls, data: dict | None, where: str | None = None):
@@ -117,6 +227,7 @@ class Config:
                 f"known keys: {', '.join(sorted(known))}"
             )
         kw = {k: _coerce(v, hints[k], f"{where}.{k}") for k, v in data.items()}
+        check_bounds(cls, kw, where)  # by key path; again (no path) when the object is built
         try:
             return cls(**kw)
         except ConfigError as e:
@@ -166,25 +277,19 @@ class PascalConfig(Config):
 
     # 2 of the 8 heads of layer 1: the released en->de setting (e-bug/pascal,
     # experiments/nc11en2de/transformer_pascal/train.sh: --encoder-pascal-heads 2 0 0 0 0 0)
-    heads: int = 2
+    heads: int = setting(2, ge=1)
     # 1-based encoder layer; the paper puts PASCAL heads in the first layer only
-    layer: int = 1
+    layer: int = setting(1, ge=1)
     # variance of the Gaussian centred on the parent; the paper's best value is 1
-    variance: float = 1.0
+    variance: float = setting(1.0, gt=0)
     # probability of ignoring the parent for a (head, token) during training (its scores
     # are left unscaled); 0 = the method as defined. The released en->de script used 0.4.
-    parent_ignoring: float = 0.0
+    parent_ignoring: float = setting(0.0, ge=0, lt=1)
     # gaussian: scores times N(j; p_t, variance) (001 Eq. 5-6); parent-only: the head
     # attends to the parent position alone, the keys j with |j - p_t| <= 0.5 (the middle
     # piece(s) of the parent word) -- 001 Table 7b's "Parent-only" row, "weights only
     # placed on parents" (our reading: no weight elsewhere)
     weighting: Literal["gaussian", "parent-only"] = "gaussian"
-
-    def __post_init__(self):
-        require(self.heads >= 1, f"heads = {self.heads}: expected at least 1")
-        require(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
-        require(self.variance > 0, f"variance = {self.variance}: expected > 0")
-        require(0.0 <= self.parent_ignoring < 1.0, f"parent_ignoring = {self.parent_ignoring}: expected 0 <= q < 1")
 
     def check_model(self, model: ModelConfig) -> None:
         require(self.heads <= model.n_heads, f"pascal.heads = {self.heads} > n_heads = {model.n_heads}")
@@ -198,21 +303,18 @@ class GPSConfig(Config):
     # 1-based encoder layer(s) whose attention logits get the path term: the first layer,
     # the paper's main setting (002 §4.1 "at the bottom layer"); a list adds it to several
     # layers, [1, 2, 3, 4, 5, 6] = 002 Table 3's "1-6" (each layer its own projections)
-    layer: Union[int, list[int]] = 1
+    layer: Union[int, list[int]] = setting(1, ge=1, min_items=1)
     # size of the label embeddings fed to the LSTM: labels are few (~40), 32 is plenty
-    d_label: int = 32
+    d_label: int = setting(32, ge=1)
     # size of the LSTM state = the syntactic position vector
-    d_path: int = 64
+    d_path: int = setting(64, ge=1)
     # longest root path read (deeper words keep their top d labels); UD trees are
     # rarely deeper than 20
-    max_depth: int = 32
+    max_depth: int = setting(32, ge=1)
 
     def __post_init__(self):
         layers = self.layers
-        require(len(layers) >= 1 and all(x >= 1 for x in layers), f"layer = {self.layer}: expected 1-based layer numbers")
         require(len(set(layers)) == len(layers), f"layer = {self.layer}: a layer is given twice")
-        require(self.d_label >= 1 and self.d_path >= 1, "d_label and d_path must be positive")
-        require(self.max_depth >= 1, f"max_depth = {self.max_depth}: expected >= 1")
 
     def check_model(self, model: ModelConfig) -> None:
         require(max(self.layers) <= model.enc_layers, f"gps.layer = {self.layer}: a layer exceeds enc_layers = {model.enc_layers}")
@@ -247,15 +349,15 @@ class SAConfig(Config):
     # 1-based encoder layer whose output is S (the annotations the head-word selection
     # reads, 004 §4.1); 0 = the top layer: the states the decoder attends to, which in
     # the paper's BiLSTM are the same S (004 Eq. 1, §4)
-    layer: int = 0
+    layer: int = setting(0, ge=0)
     # 1-based decoder layers whose cross-attention reads the syntactic context; null =
     # every layer (filled at resolution): each Transformer cross-attention is an instance of 004 Eq. 3-4, so
     # each gets Eq. 10-12 (the paper's LSTM has a single attention)
-    dec_layers: Optional[list[int]] = None
+    dec_layers: Optional[list[int]] = setting(None, ge=1, min_items=1)
     # clamp the scores phi to [lo, hi] before the marginals; null = no clamp (the
     # paper, §4.1). ketranm/sa-nmt's models.py clamps to [-5, 7] (its -min_thres,
     # -max_thres defaults): a compatibility option
-    clamp: Optional[list[float]] = None
+    clamp: Optional[list[float]] = setting(None, min_items=2, max_items=2)
 
     @classmethod
     def from_dict(cls, data: dict | None, where: str | None = None):
@@ -280,15 +382,9 @@ class SAConfig(Config):
         return super().from_dict(data, where)
 
     def __post_init__(self):
-        require(self.layer >= 0, f"layer = {self.layer}: expected 0 (top) or a 1-based layer number")
-        if self.dec_layers is not None:
-            require(
-                len(self.dec_layers) >= 1 and all(x >= 1 for x in self.dec_layers),
-                f"dec_layers = {self.dec_layers}: expected null (all) or 1-based decoder layer numbers",
-            )
         if self.clamp is not None:
             require(
-                len(self.clamp) == 2 and self.clamp[0] < self.clamp[1],
+                self.clamp[0] < self.clamp[1],
                 f"clamp = {self.clamp}: expected [lo, hi] with lo < hi, or null",
             )
 
@@ -310,16 +406,13 @@ class GCNConfig(Config):
     # "The GCN architecture includes 2 layers with residual connections"; the tree-medium
     # and tree-large presets set it). 1 outside them: each layer is recomputed for every
     # prefix of the bidirectional decoder, and Bastings et al. found 1-2 enough
-    layers: int = 1
+    layers: int = setting(1, ge=1)
     # scalar edge gates sigma(h_u . w_dir + b_label) (003 §4); variant gcn-nogates
     # (the papers' -Gates) switches them off together with the labels
     gates: bool = True
     # label-specific biases b_(dir,label) (003 §4); false (direction-only biases) is the
     # -Labels ablation (variant gcn-nolabels)
     labels: bool = True
-
-    def __post_init__(self):
-        require(self.layers >= 1, f"layers = {self.layers}: expected >= 1")
 
 
 @dataclass(frozen=True)
@@ -328,21 +421,16 @@ class ParentConfig(Config):
     itself and its parents in the graph built so far."""
 
     # one head in each decoder layer: the paper's Parent variant dedicates one head
-    heads: int = 1
+    heads: int = setting(1, ge=1)
     # 1-based decoder layers that get the parent heads; null = every layer (filled at
     # resolution, synprep.models.resolve)
-    layers: Optional[list[int]] = None
+    layers: Optional[list[int]] = setting(None, ge=1, min_items=1)
     # what a parent head sees: "paper" = the token and its parents in the graph of 000 §3
     # (an arc token x sees the head H; a dependent's pieces see H and x); "released" =
     # also x sees its dependent's pieces (D -> x), as borgr/nematus (branch generation,
     # nematus/data_iterator.py convert_text_to_graph) builds the mask -- the code
     # behind the paper's numbers, offered for comparison
     mask: Literal["paper", "released"] = "paper"
-
-    def __post_init__(self):
-        require(self.heads >= 1, f"heads = {self.heads}: expected >= 1")
-        if self.layers is not None:
-            require(all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
 
     def check_model(self, model: ModelConfig) -> None:
         require(self.heads <= model.n_heads, f"parent.heads = {self.heads} > n_heads = {model.n_heads}")
@@ -367,10 +455,7 @@ class PrefixConfig(Config):
     # generated token (003 §3 and footnote 3); sampled must be asked for
     mode: Literal["exact", "sampled"] = "exact"
     # prefixes per sentence in sampled mode; 4 gives ~2 passes of compute per sentence
-    k: int = 4
-
-    def __post_init__(self):
-        require(self.k >= 1, f"k = {self.k}: expected >= 1")
+    k: int = setting(4, ge=1)
 
 
 # --------------------------------------------------------------------------- the model
@@ -385,30 +470,32 @@ class ModelConfig(Config):
     variant: str = "vanilla"
     # vocabulary sizes, label count and special ids: filled from the shards' manifest
     # (the trainer overwrites them), not knobs; the ids default to synprep's layout
-    src_vocab: int = 0
-    tgt_vocab: int = 0  # target pieces; transition variants add 2 arc tokens per label
-    n_labels: int = 0
-    pad_id: int = 0
-    bos_id: int = 2
-    eos_id: int = 3  # also END of transition sequences
+    src_vocab: int = setting(0, ge=0)
+    tgt_vocab: int = setting(0, ge=0)  # target pieces; transition variants add 2 arc tokens per label
+    n_labels: int = setting(0, ge=0)
+    pad_id: int = setting(0, ge=0)
+    bos_id: int = setting(2, ge=0)
+    eos_id: int = setting(3, ge=0)  # also END of transition sequences
     # Transformer base (Vaswani et al., 2017)
-    d_model: int = 512
-    n_heads: int = 8
-    enc_layers: int = 6
-    dec_layers: int = 6
-    d_ff: int = 2048
+    # (upper bounds: far above any model of the papers, below what overflows a size in torch)
+    d_model: int = setting(512, ge=1, le=65536)
+    n_heads: int = setting(8, ge=1, le=1024)
+    enc_layers: int = setting(6, ge=1, le=1024)
+    dec_layers: int = setting(6, ge=1, le=1024)
+    d_ff: int = setting(2048, ge=1, le=1 << 20)
     # residual/embedding dropout of Transformer base
-    dropout: float = 0.1
+    dropout: float = setting(0.1, ge=0, lt=1)
     # dropout on attention probabilities: 0 as in fairseq's transformer defaults
-    attn_dropout: float = 0.0
+    attn_dropout: float = setting(0.0, ge=0, lt=1)
     # pre-norm (LayerNorm before each sublayer): trains without a long warm-up and is
     # stabler on small data; false gives the paper's post-norm
     norm_first: bool = True
     # tie the decoder's input and output embeddings (Press & Wolf, 2017), as Transformer
     # base does; source and target vocabularies are separate sentencepiece models
     tie_output: bool = True
-    # rows of the sinusoidal position table (longest sequence the model accepts)
-    max_len: int = 1024
+    # rows of the sinusoidal position table (longest sequence the model accepts); at
+    # most 65,536: the table is built whole (max_len x d_model floats)
+    max_len: int = setting(1024, ge=8, le=65536)
     pascal: PascalConfig = field(default_factory=PascalConfig)
     gps: GPSConfig = field(default_factory=GPSConfig)
     sa: SAConfig = field(default_factory=SAConfig)
@@ -449,15 +536,10 @@ class ModelConfig(Config):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __post_init__(self):
-        require(self.d_model >= 1 and self.n_heads >= 1, "d_model and n_heads must be positive")
         require(
             self.d_model % self.n_heads == 0,
             f"d_model = {self.d_model} is not divisible by n_heads = {self.n_heads}",
         )
-        require(self.enc_layers >= 1 and self.dec_layers >= 1, "enc_layers and dec_layers must be >= 1")
-        require(self.d_ff >= 1, f"d_ff = {self.d_ff}: expected >= 1")
-        require(0.0 <= self.dropout < 1.0 and 0.0 <= self.attn_dropout < 1.0, "dropout must be in [0, 1)")
-        require(self.max_len >= 8, f"max_len = {self.max_len}: expected >= 8")
         # each sub-config's bounds that involve the model's sizes (its check_model)
         for sub in [getattr(self, f.name) for f in dataclasses.fields(self)] + list(self.groups.values()):
             check = getattr(sub, "check_model", None)

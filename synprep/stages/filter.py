@@ -104,6 +104,30 @@ def with_decontamination(entries: Sequence[dict], files: Sequence[str], heldout_
     return [*(dict(e) for e in entries), entry]
 
 
+def check_not_corpus(test_files: Sequence[str], corpus_files: Sequence[str | None]) -> None:
+    """ConfigError, before any job runs, when a test file (``filter.decontaminate.files``,
+    ``table.test``, ``table.larger``) is one of the corpus's files -- the same file, or
+    the same bytes (compared only where the sizes are equal) --: decontamination would
+    reject every training pair, and the runs would find nothing to train on. (A copy
+    in another form, e.g. gzipped, is caught after the filters: no training pair left,
+    :func:`synprep.dataset.accounting.require_pairs`.)"""
+    import filecmp
+    import os
+
+    for t in test_files:
+        for c in corpus_files:
+            if not c or not os.path.isfile(c):
+                continue
+            same = os.path.realpath(t) == os.path.realpath(c)
+            if not same and os.path.getsize(t) == os.path.getsize(c):
+                same = filecmp.cmp(t, c, shallow=False)
+            if same:
+                raise ConfigError(f"config: the test file {t} is the training corpus's file {c}: decontamination would "
+                                  "reject every training pair (nothing left to train on); give a test set held out "
+                                  "from the corpus (table.test, filter.decontaminate.files), or turn decontamination "
+                                  "off for it (table.decontaminate: false)")
+
+
 def check_test_files(files: Sequence[str], what: str = "filter.decontaminate.files") -> list[str]:
     """The workflow's external test files, each an existing file (checked when the
     workflow starts, not in a job)."""

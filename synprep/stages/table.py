@@ -51,19 +51,21 @@ gives.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Mapping, Optional, Sequence
 
 from ..dataset.accounting import read_rejects
 from ..dataset.data import ShardDataset
 from ..dataset.heldout import select_pairs
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..parsers.evaluate import evaluate as evaluate_parse
 from ..syntax.conllu import format_conllu, read_conllu
 from ..train.config import merge_dicts
 from ..translate.evaluate import metric_objects, signature
-from ..translate.significance import COMPARED, DEFAULT_SAMPLES, compare, read_lines, smallest_p
+from ..translate.significance import COMPARED, DEFAULT_SAMPLES, MAX_SAMPLES, compare, read_lines, smallest_p
 from ..util.outputs import atomic_file, atomic_files, write_text
 
 #: the prefix of the table's run names (results/train/table-<variant>-s<seed>/)
@@ -75,9 +77,18 @@ def run_name(variant: str, seed: int) -> str:
 
 
 def table_variants(settings: Mapping, registered: Sequence[str]) -> list[str]:
-    """The table's variants, the baseline first: ``table.variants`` or every registered
-    variant. An unknown name is an error naming the known ones."""
-    chosen = list(settings.get("variants") or registered)
+    """The table's variants, the baseline first: ``table.variants`` or, where it is left
+    out (null), every registered variant. An unknown name, a name given twice or an
+    empty list (which would otherwise read as "every variant") is an error."""
+    given = settings.get("variants")
+    if given is not None and not given:
+        raise _located("config table.variants = []: no variant to compare with the baseline; list the variants, "
+                       "or leave the key out (null) for every registered variant", ["table", "variants"])
+    twice = sorted({v for v in given or () if list(given).count(v) > 1})
+    if twice:
+        raise _located(f"config table.variants: {', '.join(twice)} given twice; list each variant once",
+                       ["table", "variants"])
+    chosen = list(given if given is not None else registered)
     unknown = sorted(set(chosen) - set(registered))
     if unknown:
         raise ConfigError(f"config table.variants: unknown variant(s) {', '.join(unknown)}; known: {', '.join(registered)}")
@@ -93,7 +104,10 @@ def table_runs(settings: Mapping, registered: Sequence[str], taken: Sequence[str
     an error)."""
     if not settings.get("enabled"):
         return []
-    seeds = list(dict.fromkeys(settings.get("seeds") or [1]))
+    seeds = list(settings.get("seeds") or [1])
+    if len(set(seeds)) != len(seeds):
+        raise _located(f"config table.seeds = {seeds}: a seed is given twice (its runs would be one run); list "
+                       "each seed once", ["table", "seeds"])
     variants = table_variants(settings, registered)
     table_samples(settings, len(variants) - 1, len(seeds))  # refused here, before any run trains
     runs = []
@@ -120,29 +134,52 @@ def table_samples(settings: Mapping, compared: int, seeds: int) -> int:
     (samples + 1)`` (synprep.translate.significance) and Holm-Bonferroni multiplies the
     smallest of a family of m by m: with too few resamples no difference could get a
     "+" or "-", however large (two seeds of 17 variants: 64 comparisons a test set, more
-    than 1,279 resamples needed). So ``table.samples``, where given, must exceed
-    ``m / alpha - 1`` (refused before any run trains, naming the number); where not
-    given, it is significance's ``DEFAULT_SAMPLES`` (1,000) or ten times the least
-    number that could mark a difference, whichever is larger."""
+    than 1,279 resamples needed). The least number that can mark one is a closed
+    formula, ``floor(m / alpha)`` (the least s with ``m / (s + 1) < alpha``, computed on
+    alpha's exact value), and at most significance's ``MAX_SAMPLES``: an alpha or a
+    family that needs more is refused, naming both. So ``table.samples``, where given,
+    must lie between that least number and ``MAX_SAMPLES`` (refused before any run
+    trains, naming the numbers); where not given, it is significance's
+    ``DEFAULT_SAMPLES`` (1,000) or ten times the least number that could mark a
+    difference, whichever is larger, and never over ``MAX_SAMPLES``."""
     samples, alpha = settings.get("samples"), settings.get("alpha", 0.05)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:  # NaN fails too
         raise _located(f"config table.alpha = {alpha!r}: expected a level between 0 and 1 (e.g. 0.05)", ["table", "alpha"])
     m = comparisons_per_set(compared, seeds)
-    need = max(1, int(m / alpha) - 1)  # the least resamples with m * smallest_p(need) < alpha (float-safe: stepped)
-    while m * smallest_p(need) >= alpha:
-        need += 1
+    need = least_samples(m, alpha)
+    if need > MAX_SAMPLES:
+        raise _located(
+            f"config table.alpha = {alpha!r}: with {m} comparisons a test set, a difference could be marked under "
+            f"Holm-Bonferroni only with more bootstrap resamples (m / alpha = {m / alpha:.3g}) than the "
+            f"{MAX_SAMPLES:,} a comparison draws; give table.alpha > {m / (MAX_SAMPLES + 1):.3g}, or compare fewer "
+            "variants or seeds", ["table", "alpha"])
     if samples is None:
-        return max(DEFAULT_SAMPLES, 10 * need)
-    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
-        raise _located(f"config table.samples = {samples!r}: expected a whole number of bootstrap resamples >= 1",
-                       ["table", "samples"])
-    if m and m * smallest_p(samples) >= alpha:
+        return min(MAX_SAMPLES, max(DEFAULT_SAMPLES, 10 * need))
+    if not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= MAX_SAMPLES:
+        raise _located(f"config table.samples = {samples!r}: expected a whole number of bootstrap resamples in "
+                       f"1..{MAX_SAMPLES:,}", ["table", "samples"])
+    if m and samples < need:
         raise _located(
             f"config table.samples = {samples}: {m} comparisons a test set ({compared} variants against the baseline x "
             f"{seeds} seed(s) x {len(COMPARED)} metrics); Holm-Bonferroni makes the smallest bootstrap p-value, "
             f"1/{samples + 1}, {m * smallest_p(samples):.4f} >= table.alpha {alpha}, so no difference could be marked. "
-            f"Give table.samples >= {need} (10 times that leaves the test room: {10 * need}), or leave it out", ["table", "samples"])
+            f"Give table.samples >= {need} (10 times that leaves the test room: {min(10 * need, MAX_SAMPLES)}), or "
+            "leave it out", ["table", "samples"])
     return samples
+
+
+def least_samples(m: int, alpha: float) -> int:
+    """The least number of resamples s with which the smallest bootstrap p-value,
+    ``smallest_p(s)``, times ``m`` (Holm-Bonferroni's factor) is below ``alpha``: ``floor(m
+    / alpha)`` on alpha's exact value, one more where the float product that
+    :func:`decide` computes rounds up to alpha (at most one step: s <= MAX_SAMPLES keeps
+    the margin far above a float's rounding). 1 for an empty family."""
+    if m <= 0:
+        return 1
+    need = max(1, math.floor(Fraction(m) / Fraction(alpha)))
+    if need <= MAX_SAMPLES and m * smallest_p(need) >= alpha:
+        need += 1
+    return need
 
 
 #: the table's own evaluation sets (config ``table.test``, ``table.larger``), by wildcard
@@ -203,8 +240,10 @@ def evaluation_accounting(split_summary: str, reject_files: Sequence[str], score
     n}, "rejected_total"}`` from the split's summary and the reject files of the split,
     the parser and the oracle. A test set is not filtered: every line is scored or
     rejected here (counted, never silently dropped), and the counts must add up."""
-    with open(split_summary, encoding="utf-8") as f:
-        lines = json.load(f)["lines"]
+    lines = _read_json(split_summary, "split's summary")
+    lines = lines.get("lines") if isinstance(lines, dict) else None
+    if not isinstance(lines, int) or isinstance(lines, bool):
+        raise InputError(split_summary, None, f"damaged: the split's summary has no line count; {_AGAIN}", "invalid")
     rejected: dict[str, int] = {}
     for path in reject_files:
         for _pid, stage, reason, _detail in read_rejects(path):
@@ -265,17 +304,15 @@ def select_larger_subsets(data: str, refs_path: str, sets_dir: str, vocab_dir: s
 
 def run_cost(files: RunFiles) -> dict:
     """Updates, tokens seen and cost of one run (see the module doc)."""
-    with open(files.summary, encoding="utf-8") as f:
-        summary = json.load(f)
+    summary = _read_json(files.summary, "run's summary")
     tokens: dict[int, int] = {}
     device = None
-    with open(os.path.join(os.path.dirname(files.summary), "metrics.jsonl"), encoding="utf-8") as f:
-        for line in f:
-            rec = json.loads(line)
-            if rec.get("event") == "start":
-                device = rec.get("device")
-            elif rec.get("event") == "train":
-                tokens[rec["step"]] = rec["tokens"]  # a resumed run may log a step again: counted once
+    metrics = os.path.join(os.path.dirname(files.summary), "metrics.jsonl")
+    for rec in _metrics(metrics):
+        if rec.get("event") == "start":
+            device = rec.get("device")
+        elif rec.get("event") == "train":
+            tokens[rec["step"]] = rec["tokens"]  # a resumed run may log a step again: counted once
     cost = {"updates": summary.get("steps"), "tokens": sum(tokens.values()), "device": device,
             "train_wall_s": summary.get("elapsed_s"), "train_cpu_s": summary.get("cpu_s"), "job_cpu_s": None, "job_wall_s": None}
     rec = read_benchmark(files.benchmark) if files.benchmark else None
@@ -283,6 +320,26 @@ def run_cost(files: RunFiles) -> dict:
         cost["job_cpu_s"] = _float(rec.get("cpu_time"))
         cost["job_wall_s"] = _float(rec.get("s"))
     return cost
+
+
+def _metrics(path: str):
+    """The records of a run's metrics.jsonl; an InputError naming the file and the line
+    where it is missing or damaged."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        raise InputError(path, None, "missing: the run's metrics (written by its training); train the run again "
+                         "(delete its summary.json: snakemake trains it again)", "missing") from None
+    for n, line in enumerate(lines, 1):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            rec = None
+        if not isinstance(rec, dict):
+            raise InputError(path, n, "damaged: not a JSON record of synprep's training; train the run again "
+                             "(delete its summary.json)", "invalid")
+        yield rec
 
 
 def read_benchmark(path: str | os.PathLike) -> Optional[dict[str, str]]:
@@ -430,6 +487,64 @@ def _larger_sets(larger: LargerSet, small: Sequence[str]) -> tuple[list[str], di
     return refs, hyps, {f"{n}@{larger.name}": subsets[n] for n in small if n in subsets}
 
 
+#: what a stale or damaged evaluation's error says to do
+_AGAIN = "delete it and run the table again (snakemake makes the evaluation again, then the table)"
+
+
+def _read_json(path: str, what: str):
+    """A JSON file of a run (``summary.json``, ``scores.json``): an InputError naming it
+    when it is missing or not JSON."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise InputError(path, None, f"missing: the {what}; run the table again (snakemake makes it)", "missing") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise InputError(path, None, f"damaged: the {what} is not readable JSON ({e}); {_AGAIN}", "invalid") from None
+
+
+def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], variant: str, decode: Mapping,
+                     step: Optional[int] = None) -> None:
+    """Re-validate one run's evaluation on one set before the table uses it: beside
+    its ``hyps.txt``, the ``scores.json`` and ``refs.txt`` that ``synprep evaluate``
+    wrote with it must be readable and agree with what the table reads -- as many
+    sentences, the same references, the run's variant, the table's decoding (beam,
+    length penalty), the update of the run's best checkpoint (``step``, when known) and
+    the BLEU and chrF+ of exactly these hypotheses. An evaluation
+    that does not (a file deleted, damaged, or left from another run or setting) is an
+    InputError naming the file and what differs."""
+    folder = os.path.dirname(hyps_path)
+    scores_path, refs_path = os.path.join(folder, "scores.json"), os.path.join(folder, "refs.txt")
+    scores = _read_json(scores_path, "evaluation's scores")
+    numbers = ("n", "bleu", "chrf+")
+    if not isinstance(scores, dict) or not isinstance(scores.get("settings"), dict) or not all(
+            isinstance(scores.get(k), (int, float)) and not isinstance(scores.get(k), bool) for k in numbers):
+        raise InputError(scores_path, None, f"damaged: expected synprep evaluate's scores (n, bleu, chrf+, "
+                         f"settings); {_AGAIN}", "invalid")
+    problems = []
+    if scores["n"] != len(hyps) or len(hyps) != len(refs):
+        problems.append(f"it scored {scores['n']} sentences, the table reads {len(hyps)} hypotheses for "
+                        f"{len(refs)} references")
+    if not os.path.exists(refs_path) or read_lines(refs_path, "references") != list(refs):
+        problems.append(f"its references ({refs_path}) are not the table's")
+    st = scores["settings"]
+    if "variant" in st and st["variant"] != variant:
+        problems.append(f"it is of variant {st['variant']!r}, not {variant!r}")
+    if step is not None and st.get("step") is not None and st["step"] != step:
+        problems.append(f"it decoded the checkpoint of update {st['step']}, the run's best is of update {step}")
+    for key, default in (("beam", 5), ("length_penalty", 1.0)):
+        if key in st and st[key] != decode.get(key, default):
+            problems.append(f"it decoded with {key} {st[key]}, the table's is {decode.get(key, default)}")
+    if not problems and len(hyps) == len(refs):
+        for name, m in metric_objects().items():
+            if name in numbers and abs(round(m.corpus_score(list(hyps), [list(refs)]).score, 2) - scores[name]) > 0.005:
+                problems.append(f"its {name} {scores[name]} is not that of {hyps_path} "
+                                f"({round(m.corpus_score(list(hyps), [list(refs)]).score, 2)})")
+    if problems:
+        raise InputError(scores_path, None, "not the evaluation the table reads: " + "; ".join(problems) + f"; {_AGAIN}",
+                         "invalid")
+
+
 def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settings: Mapping, *,
                 sets_dir: Optional[str] = None, induce: Optional[str] = None, larger: Optional[LargerSet] = None,
                 accounting: Optional[Mapping[str, dict]] = None) -> dict:
@@ -441,6 +556,10 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     same name too (``<subset>@<name>``); ``accounting``: where each evaluation set's
     pairs went (:func:`evaluation_accounting`), reported as given."""
     ids, refs, hyps = _read_eval(test_data, refs_path, {r.name: r.hyps for r in runs})
+    decode = dict(settings.get("decode") or {})
+    best = {r.name: _read_json(r.summary, "run's summary").get("best_step") for r in runs}
+    for r in runs:  # every evaluation the table reads, re-validated
+        check_evaluation(r.hyps, hyps[r.name], refs, r.variant, decode, best[r.name])
     sets = _test_sets(refs, read_subsets(sets_dir, ids))
     samples = table_samples(settings, len({r.variant for r in runs}) - 1, len({r.seed for r in runs}))
     min_subset = int(settings.get("min_subset", 50))
@@ -449,6 +568,8 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
             for name, rows_ in sets.items()}
     if larger:
         l_refs, l_hyps, l_sets = _larger_sets(larger, [n for n, i in info.items() if i["too_small"]])
+        for r in runs:
+            check_evaluation(larger.hyps[r.name], l_hyps[r.name], l_refs, r.variant, decode, best[r.name])
         l_scores, l_comps = score_sets(l_refs, l_hyps, runs, l_sets, samples)
         scores.update(l_scores)
         comparisons += l_comps
@@ -459,7 +580,6 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
         sets.update(l_sets)
     decide(comparisons, float(settings.get("alpha", 0.05)))
     rows = [_row(r, scores, sets, induce) for r in runs]
-    decode = dict(settings.get("decode") or {})
     return {
         "references": refs_path,
         "test_sets": info,
@@ -481,11 +601,18 @@ def _row(r: RunFiles, scores: Mapping, sets: Mapping, induce: Optional[str]) -> 
     row = {"run": r.name, "variant": r.variant, "seed": r.seed, **run_cost(r), "hyps": r.hyps,
            "scores": {name: scores[name].get(r.name) for name in sets}}
     if r.trees and os.path.exists(r.trees):
-        with open(r.trees, encoding="utf-8") as f:
-            row["tree_agreement"] = json.load(f).get("agreement")
+        agreement = _read_json(r.trees, "tree agreement")
+        if not isinstance(agreement, dict) or not isinstance(agreement.get("agreement", 0), (dict, type(None))):
+            raise InputError(r.trees, None, f"damaged: expected the tree agreement ({{\"agreement\": ...}}); {_AGAIN}",
+                             "invalid")
+        row["tree_agreement"] = agreement["agreement"]
     if induce and os.path.exists(induce):
-        with open(induce, encoding="utf-8") as f:
-            attachment = json.load(f).get("systems", {})
+        attachment = _read_json(induce, "induced trees' scores")
+        attachment = attachment.get("systems", {}) if isinstance(attachment, dict) else None
+        mine = attachment.get(r.name, {}) if isinstance(attachment, dict) else None
+        if not isinstance(mine, dict) or (mine and not {"directed", "undirected"} <= set(mine)):
+            raise InputError(induce, None, f"damaged: expected the induced trees' scores (systems: directed, "
+                             f"undirected); {_AGAIN}", "invalid")
         if r.name in attachment:
             row["induced_attachment"] = {k: attachment[r.name][k] for k in ("directed", "undirected")}
     return row

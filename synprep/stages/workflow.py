@@ -21,6 +21,7 @@ Snakefile twice before it runs anything.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import subprocess
@@ -131,12 +132,30 @@ def _section(path: Sequence) -> str:
     return out
 
 
+def _non_finite(node, path: list):
+    """The path of the first NaN or infinity in a config (JSON Schema's ``minimum``
+    lets a NaN through: every comparison with it is false), else None."""
+    if isinstance(node, float) and not math.isfinite(node):
+        return path
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, v in items:
+        found = _non_finite(v, path + [k])
+        if found is not None:
+            return found
+    return None
+
+
 def config_error_message(config: Mapping, schema: Mapping, config_files: Sequence[str]) -> str | None:
     """The first problem of ``config`` against the JSON ``schema`` as one line (None if
     there is none): for an unknown key, the file and line that set it, its section and
-    the known keys of that section."""
+    the known keys of that section. A NaN or an infinity anywhere is a problem before
+    the schema is asked (no setting of the workflow takes one)."""
     import jsonschema
 
+    bad = _non_finite(dict(config), [])
+    if bad is not None:
+        return (f"{_where(bad, config_files)}: {_section(bad)} = {config_value(config, bad)}: expected a finite "
+                "number (workflow/schemas/config.schema.yaml describes the key)")
     validator = jsonschema.validators.validator_for(schema)(schema)
     errors = sorted(validator.iter_errors(dict(config)), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     if not errors:

@@ -11,7 +11,8 @@ workflow (:mod:`synprep.stages.analysis`, also :func:`load_model_for`).
   leaves a half-written checkpoint under the real name.
 * Reading (:func:`load_checkpoint`): ``torch.load(weights_only=True)`` (a checkpoint
   cannot run code); an empty, truncated, corrupt or foreign file is an InputError
-  naming it and saying how to go on.
+  naming it and saying how to go on, and so is one whose weights hold a NaN or an
+  infinity (:func:`check_finite_weights`: a diverged run's; resuming from one too).
 * The vocabulary fingerprint (:func:`fingerprint`, stored as ``"vocab"``): what fixes
   the meaning of a dataset's ids -- per side the subword model's SHA-256, vocabulary
   size and special ids, the label names in order, and the target token layout (arc
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKPOINT_KEYS", "RESUMABLE", "save_checkpoint", "load_checkpoint", "load_model", "load_model_for",
+    "check_finite_weights",
     "fingerprint", "vocab_differences", "check_vocab", "data_digest", "resume_differences",
 ]
 
@@ -134,7 +136,21 @@ def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
         why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
         raise InputError(path, None, f"its weights do not fit the model its config describes ({why}); {_OTHER}",
                          "invalid") from None
+    check_finite_weights(state["model"], path)
     return model.to(device).eval(), cfg, state
+
+
+def check_finite_weights(weights: dict, path: str | os.PathLike) -> None:
+    """An InputError naming the checkpoint and its first weight that holds a NaN or an
+    infinity (a run that diverged; synprep's trainer stops before such a step and never
+    writes one, older versions did): decoding with it ends nowhere useful."""
+    import torch
+
+    bad = [k for k, t in weights.items() if torch.is_tensor(t) and t.is_floating_point() and not bool(torch.isfinite(t).all())]
+    if bad:
+        raise InputError(os.fspath(path), None, f"its weights are not finite (NaN or infinity in {bad[0]}"
+                         f"{f' and {len(bad) - 1} other tensor(s)' if len(bad) > 1 else ''}): the run diverged before "
+                         f"this checkpoint was saved; {_OTHER} with a lower train.lr", "invalid")
 
 
 def load_model_for(checkpoint: str | os.PathLike, manifest: dict, data: str | os.PathLike, device: Any = "cpu"):

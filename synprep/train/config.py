@@ -21,7 +21,7 @@ from typing import Any, Literal, Optional
 
 from ..errors import ConfigError, InputError
 from ..models import resolve
-from ..models.config import PRESETS, Config, ModelConfig, merge_dicts
+from ..models.config import PRESETS, Config, ModelConfig, merge_dicts, setting
 from ..util.yamlio import load_yaml, load_yaml_file
 
 __all__ = [
@@ -42,84 +42,69 @@ class TrainConfig(Config):
     out: str = "runs/run"
     # peak learning rate of the inverse-sqrt schedule: fairseq's Transformer En-De
     # recipe (also PASCAL's released script)
-    lr: float = 7e-4
+    lr: float = setting(7e-4, gt=0)
     # linear warm-up updates (Vaswani et al.: 4000)
-    warmup: int = 4000
+    warmup: int = setting(4000, ge=1)
     # after the warm-up: inverse_sqrt (lr * sqrt(warmup / step), Vaswani et al.) or
     # constant (lr; e.g. Bisk & Tran's Adam at 0.001, 004 §5.3)
     schedule: Literal["inverse_sqrt", "constant"] = "inverse_sqrt"
     # learning rate at update 0 (fairseq's inverse_sqrt default)
-    warmup_init_lr: float = 1e-7
+    warmup_init_lr: float = setting(1e-7, ge=0)
     # Adam betas and epsilon of Vaswani et al.
-    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
-    adam_eps: float = 1e-9
+    betas: list[float] = setting(default_factory=lambda: [0.9, 0.98], ge=0, lt=1, min_items=2, max_items=2)
+    adam_eps: float = setting(1e-9, gt=0)
     # no weight decay in the Transformer recipe
-    weight_decay: float = 0.0
+    weight_decay: float = setting(0.0, ge=0)
     # label smoothing 0.1 (Vaswani et al., after Szegedy et al.)
-    label_smoothing: float = 0.1
+    label_smoothing: float = setting(0.1, ge=0, lt=1)
     # gradient-norm clipping; 1.0 guards small-batch CPU runs against loss spikes
     # (0 = off, as in the fairseq recipe)
-    clip_norm: float = 1.0
+    clip_norm: float = setting(1.0, ge=0)
     # padded tokens per batch (the sampler's budget); 0 = no token budget (then
     # max_sentences alone sizes the batches)
-    max_tokens: int = 4096
+    max_tokens: int = setting(4096, ge=0)
     # sentences per batch (0 = no limit): the tree-decoder papers count batches in
     # sentences ("batch size 128", 000 §5); with max_tokens > 0 both limits hold
-    max_sentences: int = 0
+    max_sentences: int = setting(0, ge=0)
     # batches per update (gradient accumulation): the loss of an update is averaged over
     # the target tokens of all its batches, so k batches of n sentences train like one
     # batch of k*n sentences on a machine that cannot hold it
-    accumulate: int = 1
+    accumulate: int = setting(1, ge=1)
     # stop after this many updates
-    max_steps: int = 100_000
+    max_steps: int = setting(100_000, ge=1)
     # stop after this many epochs (0 = no limit)
-    max_epochs: int = 0
+    max_epochs: int = setting(0, ge=0)
     # stop after this much wall time, validation included, summed over resumes (0 = no limit); a hard
     # limit: what would end past it (an update, a validation) is not started (Trainer.done)
-    max_minutes: float = 0.0
+    max_minutes: float = setting(0.0, ge=0)
     # validate (and save checkpoints) every this many updates
-    valid_every: int = 1000
+    valid_every: int = setting(1000, ge=1)
     # validate on the first N validation pairs only (0 = all)
-    valid_sentences: int = 0
+    valid_sentences: int = setting(0, ge=0)
     # greedy-translate the first N validation pairs at each validation and select the
     # best checkpoint by BLEU (0 = select by validation loss)
-    valid_bleu: int = 0
+    valid_bleu: int = setting(0, ge=0)
     # target language of the detokenizer (validation BLEU); "" = the one the
     # validation dataset records (manifest "languages"), else en
     lang: str = ""
     # write a train record to metrics.jsonl every this many updates
-    log_every: int = 100
-    # seed of parameters, dropout, prefix sampling and batch order
-    seed: int = 1
+    log_every: int = setting(100, ge=1)
+    # seed of parameters, dropout, prefix sampling and batch order (numpy's and the
+    # samplers' seeds are unsigned 32-bit)
+    seed: int = setting(1, ge=0, le=2**32 - 1)
     # "auto" (CUDA when available), "cpu", "cuda", "cuda:1", ...
     device: str = "auto"
     # bf16 autocast on CUDA (ignored on CPU, where bf16 matmuls are slow)
     bf16: bool = True
-    # torch intra-op threads (0 = torch's default)
-    threads: int = 0
+    # torch intra-op threads (0 = torch's default); at most 4096 (torch takes a C int,
+    # and no machine has more cores)
+    threads: int = setting(0, ge=0, le=4096)
     # progress on stderr (synprep.util.progress): a bar on a terminal, else a line every 30 s
     progress: bool = True
 
-    def __post_init__(self):
-        if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
-            raise ConfigError(f"betas = {self.betas}: expected two numbers in [0, 1)")
-        for k in ("lr", "adam_eps"):
-            if getattr(self, k) <= 0:
-                raise ConfigError(f"{k} = {getattr(self, k)}: expected > 0")
-        if not 0.0 <= self.label_smoothing < 1.0:
-            raise ConfigError(f"label_smoothing = {self.label_smoothing}: expected 0 <= x < 1")
-        for k in ("warmup", "max_steps", "valid_every", "log_every", "accumulate"):
-            if getattr(self, k) < 1:
-                raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 1")
+    def __post_init__(self):  # each setting's own range is declared in its field (setting(...))
         if self.max_tokens == 0 and self.max_sentences == 0:
             raise ConfigError("max_tokens = 0 and max_sentences = 0: give a token budget, a sentence count per batch, or both")
-        for k in ("max_tokens", "max_sentences", "max_epochs", "valid_sentences", "valid_bleu", "threads"):
-            if getattr(self, k) < 0:
-                raise ConfigError(f"{k} = {getattr(self, k)}: expected >= 0")
-        if not (self.max_minutes >= 0 and math.isfinite(self.max_minutes)):  # NaN fails too
-            raise ConfigError(f"max_minutes = {self.max_minutes}: expected >= 0 (0 = no limit)")
-        if not 0 <= self.seed < 2**32:  # numpy's and the samplers' seeds are unsigned 32-bit
-            raise ConfigError(f"seed = {self.seed}: expected an integer in 0..{2**32 - 1}")
 
 
 @dataclass(frozen=True)
@@ -128,23 +113,15 @@ class DecodeConfig(Config):
     (their ``--beam`` / ``--length-penalty`` override it)."""
 
     # beam size (1 = greedy); 5 as the commands' former default
-    beam: int = 5
+    beam: int = setting(5, ge=1)
     # hypotheses scored log p / length^alpha (fairseq's lenpen: PASCAL and GPS use beam 4
     # and 0.6, 001 "Training details", 002 §4.1); 1.0 = the average log-probability
-    length_penalty: float = 1.0
+    length_penalty: float = setting(1.0, ge=0)
     # the length budget a * source length + b (tokens, EOS included); null = the
     # target's default (synprep.translate.decode.DEFAULT_BUDGET: pieces 1.5 x + 10,
     # transitions 3 x + 10, as pieces and as many arcs)
-    max_len_a: Optional[float] = None
-    max_len_b: Optional[int] = None
-
-    def __post_init__(self):
-        if self.beam < 1:
-            raise ConfigError(f"beam = {self.beam}: expected >= 1")
-        if self.max_len_a is not None and (not math.isfinite(self.max_len_a) or self.max_len_a < 0):
-            raise ConfigError(f"max_len_a = {self.max_len_a}: expected a finite number >= 0 (the budget is a * source length + b)")
-        if self.max_len_b is not None and self.max_len_b < 1:
-            raise ConfigError(f"max_len_b = {self.max_len_b}: expected an integer >= 1 (the budget is a * source length + b)")
+    max_len_a: Optional[float] = setting(None, ge=0)
+    max_len_b: Optional[int] = setting(None, ge=1)
 
 
 #: train defaults that the quick presets bring (under the run's own ``train:`` keys;

@@ -71,14 +71,14 @@ from ..dataset.data import ShardDataset, TokenBudgetSampler
 from ..models import build_model, check_resolved
 from ..translate.decode import TargetVocab, target_language
 from ..translate.evaluate import reference_texts, score, translate_dataset
-from ..util.outputs import OutputDir, write_json, write_text
-from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_vocab, data_record, load_checkpoint, load_model, resume_differences
+from ..util.outputs import OutputDir, check_outputs, write_json, write_text
+from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_finite_weights, check_vocab, data_record, load_checkpoint, load_model, resume_differences
 from .checkpoint import fingerprint as vocab_fingerprint
 from .checkpoint import save_checkpoint as _atomic_save
 from .state import TrainState
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, RunError
 from ..models.config import ModelConfig
 from ..util.progress import progress
 from .config import (PRESET_TRAIN, DecodeConfig, RunConfig, TrainConfig, inverse_sqrt, learning_rate,
@@ -206,6 +206,8 @@ class Trainer:
         check_resolved(cfg.model)  # RunConfig.from_dict resolved it; an unknown variant fails before any data is read
         if not cfg.train.train:
             raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
+        check_outputs({"train.out (--out)": cfg.train.out}, {"train.train (--train)": cfg.train.train,
+                                                             "train.valid (--valid)": cfg.train.valid})
         self.folder = OutputDir(cfg.train.out, RUN_KIND, "train.out (--out)")  # refused before any work unless ours
         self.clock = clock
         self.dist = dist = from_env(cfg.train.device)  # data-parallel under torchrun (world 1 otherwise)
@@ -296,9 +298,12 @@ class Trainer:
         import torch
 
         dist = self.dist
+        #: the update of the last checkpoint in train.out (a diverged run names it), None before the first
+        self.saved_step: Optional[int] = None if state is None else int(state["step"])
         if state is None:
             self.state = TrainState()
             return
+        check_finite_weights(state["model"], self.last_path)
         self.model.load_state_dict(state["model"])
         self.opt.load_state_dict(state["optimizer"])
         self.state = TrainState.from_checkpoint(state)
@@ -474,6 +479,7 @@ class Trainer:
             loss_total += float(loss_sum.detach())
         clip = tc.clip_norm if tc.clip_norm > 0 else float("inf")
         gnorm = float(torch.nn.utils.clip_grad_norm_(self.params, clip))
+        self.check_finite(loss_total, ntok, gnorm)  # before the step: the weights stay those of the last update
         self.opt.step()
         self.state.step += 1
         self.state.pos += len(batches)
@@ -482,6 +488,35 @@ class Trainer:
         self.acc["tokens"] += ntok
         self.acc["steps"] += 1
         self.acc["gnorm"] += gnorm
+
+    def check_finite(self, loss_total: float, ntok: int, gnorm: float) -> None:
+        """Stop a run that diverged: when the update's loss (summed over the ranks) or
+        its gradient norm (the same on every rank: the gradients are all-reduced) is not
+        finite, before the optimizer steps on it. A ``diverged`` record goes to
+        metrics.jsonl, and a :class:`RunError` (exit 1) names the update and the last
+        good checkpoint, which stays as it is (every checkpoint holds finite weights:
+        :meth:`save`). Left to go on, Adam turns every weight into NaN at once, and the
+        run ends with exit 0 and NaN weights as its best checkpoint."""
+        loss = (self.dist.all_sum(loss_total)[0] if self.dist.active else loss_total) / max(1, ntok)
+        if math.isfinite(loss) and math.isfinite(gnorm):
+            return
+        self.diverged(self.state.step + 1, f"the training loss is {loss} and the gradient norm {gnorm}", loss=loss,
+                      grad_norm=gnorm)
+
+    def diverged(self, step: int, what: str, **record: float) -> None:
+        """The :class:`RunError` of a run that diverged at update ``step`` (see
+        :meth:`check_finite`), after a ``diverged`` record in metrics.jsonl."""
+        tc = self.tc
+        self.metrics.write({"event": "diverged", "step": step, "epoch": self.state.epoch,
+                            **{k: (v if math.isfinite(v) else str(v)) for k, v in record.items()},
+                            "elapsed_s": round(self.elapsed(), 1)})
+        kept = (f"its last good checkpoint, {self.last_path} (update {self.saved_step}), is kept as it is"
+                if self.saved_step is not None else
+                f"no checkpoint was written before it (the first comes at update {tc.valid_every}, train.valid_every)")
+        raise RunError(f"{tc.out}: update {step}: {what}: the run diverged and is stopped before its weights take a "
+                       f"non-finite step; {kept}. Lower train.lr (now {tc.lr:g}), lengthen train.warmup (now "
+                       f"{tc.warmup}) or clip the gradients (train.clip_norm, now {tc.clip_norm:g}), then train again "
+                       "(--start-over-if-changed replaces this run's files)")
 
     # ---- logging, validation, checkpoints
 
@@ -517,6 +552,8 @@ class Trainer:
         gathered: ``gather``) and rank 0 writes."""
         import torch
 
+        if not all(bool(torch.isfinite(p).all()) for p in self.model.parameters()):  # never a checkpoint of NaN weights
+            self.diverged(self.state.step, "a weight is not finite")
         improved = False
         if valid is not None and self._improves(valid):
             self.state.best_score, self.state.best_step, improved = self._score(valid), self.state.step, True
@@ -539,6 +576,7 @@ class Trainer:
         _atomic_save(st, self.last_path)
         if write_best:
             _atomic_save(st, self.best_path)
+        self.saved_step = self.state.step
 
     @staticmethod
     def _score(valid: dict) -> float:
@@ -577,6 +615,8 @@ class Trainer:
             self.state.skipped_valid = self.state.step
         elif self.valid_ds is not None:
             v = self.scores()
+            if not math.isfinite(v["loss"]):  # finite weights, yet the model's probabilities are not
+                self.diverged(self.state.step, f"the validation loss is {v['loss']}", valid_loss=v["loss"])
             self.state.valid_s = self.clock() - tv
             rec: dict = {"event": "valid", "step": self.state.step, "epoch": self.state.epoch}
             rec.update({k: round(x, 4) for k, x in v.items()})

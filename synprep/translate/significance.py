@@ -82,6 +82,7 @@ from .evaluate import METRICS, TOK_BLEU, metric_objects, moses_tokenize, read_re
 
 __all__ = [
     "DEFAULT_SAMPLES",
+    "MAX_SAMPLES",
     "DEFAULT_SEED",
     "smallest_p",
     "COMPARED",
@@ -100,6 +101,10 @@ __all__ = [
 
 #: bootstrap resamples (Koehn 2004 and sacrebleu's --paired-bs use 1,000)
 DEFAULT_SAMPLES = 1000
+#: the most resamples a comparison draws: p-values down to 1e-6, far below any level a
+#: test is run at; the time is linear in resamples x sentences (the draws' memory is
+#: not: they are made a block at a time)
+MAX_SAMPLES = 1_000_000
 #: sacrebleu's default seed (``SACREBLEU_SEED``), so that the draws are sacrebleu's
 DEFAULT_SEED = 12345
 #: the metrics compared between systems by default (chrF++ is reported, not tested)
@@ -142,10 +147,12 @@ class Bootstrap:
 
 def _resample_counts(n: int, samples: int, seed: int, chunk: int = 100):
     """Per block of resamples, how often each sentence was drawn: ``(block, n)``
-    float64. The draws are sacrebleu's (one ``choice`` call of shape ``(samples, n)``)."""
-    idx = np.random.default_rng(seed).choice(n, size=(samples, n), replace=True)  # (samples, n)
+    float64. The draws are sacrebleu's (one ``choice`` call of shape ``(samples, n)``),
+    made a block at a time from the same generator, which gives the same numbers
+    (tested), in memory of one block whatever ``samples`` is."""
+    rng = np.random.default_rng(seed)
     for start in range(0, samples, chunk):
-        block = idx[start : start + chunk]  # (b, n)
+        block = rng.choice(n, size=(min(chunk, samples - start), n), replace=True)  # (b, n)
         rows = np.arange(len(block))[:, None] * n
         counts = np.bincount((block + rows).ravel(), minlength=len(block) * n).reshape(len(block), n)
         yield counts.astype(np.float64)
@@ -163,8 +170,8 @@ def paired_bootstrap(metric: Any, stats_a: np.ndarray, stats_b: np.ndarray, *, s
     (same sentences, same order)."""
     if stats_a.shape != stats_b.shape or len(stats_a) == 0:
         raise ValueError(f"paired statistics must have the same non-empty shape: {stats_a.shape} vs {stats_b.shape}")
-    if samples < 1:
-        raise ConfigError(f"bootstrap samples {samples}: expected >= 1")
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise ConfigError(f"bootstrap samples {samples}: expected 1..{MAX_SAMPLES:,}")
     delta = corpus_score(metric, stats_b) - corpus_score(metric, stats_a)
     sa, sb = [], []
     for counts in _resample_counts(len(stats_a), samples, seed):

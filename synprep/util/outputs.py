@@ -7,7 +7,13 @@ Checks. :func:`check_output_dir` and :func:`check_output_file` are called by eve
 command before it reads its input, so that ``-o`` naming an existing file (for a
 folder output), an existing folder (for a file output), a path under a file, or a
 place that cannot be written is an error (exit 2) at once, not an exception after an
-hour of work.
+hour of work. :func:`check_outputs` is the one comparison of a command's outputs with
+its inputs (every command with an output calls it with all of both, before any
+work): an output that is an input (the same path, a link to it, a hard link), that
+lies inside an input folder (``translate --out DATASET/manifest.json``), or that is
+a folder holding an input (which replacing or writing into it would change) is
+refused, naming both; so are two outputs that are one (``--trees`` equal to
+``--out``).
 
 Files. :func:`atomic_file` (one file), :func:`write_bytes`, :func:`write_text` and
 :func:`write_json` write into a hidden temporary file beside the target
@@ -112,6 +118,7 @@ __all__ = [
     "check_outdir",
     "check_output_dir",
     "check_output_file",
+    "check_outputs",
     "check_replaceable",
     "describe_os_error",
     "plain_name",
@@ -168,15 +175,62 @@ def check_output_file(path: str | os.PathLike, option: str = "-o", inputs: tuple
     if p.is_dir():
         raise ConfigError(f"{option} {p}: an existing directory; give a file name")
     _check_parent(p, option)
-    for i in inputs:
-        if i is None or os.fspath(i) == "-":
-            continue
-        same = os.path.realpath(i) == os.path.realpath(p)
-        with contextlib.suppress(OSError):
-            same = same or os.path.samefile(i, p)
-        if same:
-            raise ConfigError(f"{option} {p}: the same file as the input {i}; give another output name")
+    check_outputs({option: path}, {"": [i for i in inputs if i is not None]})
     return p
+
+
+def _paths(value) -> list[str]:
+    """The paths of an option's value: one path, a list of them (``nargs``), or none;
+    ``-`` (stdin or stdout) is no path."""
+    if value is None:
+        return []
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [os.fspath(v) for v in items if v is not None and os.fspath(v) not in ("", "-")]
+
+
+def _relation(a: str, b: str) -> str | None:
+    """How path ``a`` stands to path ``b``: "same" (one file: the same real path, or
+    hard links), "inside" (``a`` under the folder ``b``), "holds" (``b`` under ``a``),
+    or None."""
+    ra, rb = os.path.realpath(a), os.path.realpath(b)
+    if ra == rb:
+        return "same"
+    with contextlib.suppress(OSError):
+        if os.path.samefile(a, b):
+            return "same"
+    if ra.startswith(rb.rstrip(os.sep) + os.sep):
+        return "inside"
+    if rb.startswith(ra.rstrip(os.sep) + os.sep):
+        return "holds"
+    return None
+
+
+def check_outputs(outputs: dict, inputs: dict) -> None:
+    """ConfigError (exit 2) when one of a command's ``outputs`` (option -> path, or a
+    list of paths) would write over one of its ``inputs`` (option -> path or paths:
+    files and folders, e.g. ``--checkpoint``, ``--data``): the same file, a path
+    inside an input folder, or a folder holding an input; or when two outputs are one
+    path or one holds the other. Called by every command with an output before any
+    work (module doc, "Checks")."""
+    outs = [(opt, p) for opt, v in outputs.items() for p in _paths(v)]
+    ins = [(opt, p) for opt, v in inputs.items() for p in _paths(v)]
+    for k, (opt, p) in enumerate(outs):
+        for iopt, i in ins:
+            how = _relation(p, i)
+            iopt = f"{iopt} " if iopt else ""
+            if how == "same":
+                raise ConfigError(f"{opt} {p}: the same file as the input {iopt}{i}; writing it would destroy that "
+                                  "input: give another output name")
+            if how == "inside":
+                raise ConfigError(f"{opt} {p}: inside the input {iopt}{i}; writing there would change that input: "
+                                  "write the output elsewhere")
+            if how == "holds":
+                raise ConfigError(f"{opt} {p}: holds the input {iopt}{i}; writing this folder would change or remove "
+                                  "that input: write the output elsewhere, or move the input out of it")
+        for opt2, q in outs[k + 1:]:
+            if _relation(p, q) is not None:
+                raise ConfigError(f"{opt} {p} and {opt2} {q}: one output would be written over the other; give each "
+                                  "its own place")
 
 
 # ----------------------------------------------------------------------------- faults
@@ -800,11 +854,16 @@ class OutputDir:
     object is made (before any work): the folder is new or empty, or its marker is of
     kind ``kind`` and lists every file and folder in it. Each file is then written
     under a name registered first (:meth:`file`), and a name that is not registered
-    but exists (a file that appeared while the command ran) is refused."""
+    but exists (a file that appeared while the command ran) is refused. ``writer``
+    (e.g. ``export pascal``): what writes the files, recorded beside each name in the
+    marker; a file that another writer wrote is not replaced (two exporters into one
+    folder would otherwise write over each other's ``train.de``), a file of the same
+    writer or of none recorded is."""
 
-    def __init__(self, path: str | os.PathLike, kind: str, option: str = "-o"):
+    def __init__(self, path: str | os.PathLike, kind: str, option: str = "-o", writer: str | None = None):
         self.path = check_output_dir(path, option)
-        self.kind, self.option = kind, option
+        self.kind, self.option, self.writer = kind, option, writer
+        self.writers: dict[str, str | None] = {}
         self.names: set[str] = set(self._check())
 
     def _check(self) -> list[str]:
@@ -817,12 +876,18 @@ class OutputDir:
         if m is None or not m.get("in_place") or m.get("kind") != self.kind:
             return self._refuse(m, entries, how)
         listed = [str(k) for k in m["files"]]
+        self._read_writers(m)
         allowed = set(listed) | {MARKER} | {os.path.dirname(n) for n in listed}
         foreign = sorted(n for n in entries if n not in allowed)
         if foreign:
             raise ConfigError(f"{self.option} {p}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
                               f"{_few(foreign)}; synprep writes only into an empty folder or its own: {how}")
         return listed
+
+    def _read_writers(self, m: dict) -> None:
+        files = m.get("files")
+        if isinstance(files, dict):
+            self.writers.update({str(k): v for k, v in files.items() if isinstance(v, str)})
 
     def _refuse(self, m: dict | None, entries: dict, how: str) -> list[str]:
         p = self.path
@@ -841,8 +906,12 @@ class OutputDir:
         if os.path.isabs(rel) or rel.startswith(".."):
             raise ValueError(f"{name!r} is not a path inside {self.path}")
         target = self.path / rel
-        if rel not in self.names:
-            if os.path.lexists(target):
+        other = self.writers.get(rel)
+        if self.writer and other and other != self.writer:
+            raise ConfigError(f"{self.option} {self.path}: {rel} was written by {other}; {self.writer} would write over "
+                              "it: write into another folder, or under another name")
+        if rel not in self.names or (self.writer and other is None):
+            if rel not in self.names and os.path.lexists(target):
                 raise ConfigError(f"{self.option} {self.path}: {rel} appeared while this command ran and synprep did "
                                   f"not write it; it is not replaced: move it away and run again")
             self.names.add(rel)
@@ -850,9 +919,11 @@ class OutputDir:
             now = _read_marker(self.path)  # names another writer of this folder registered meanwhile (the same run's script)
             if now is not None and now.get("in_place") and now.get("kind") == self.kind:
                 self.names.update(str(n) for n in now["files"])
-
-            write_json(self.path / MARKER, {"synprep": "output", "version": __version__, "kind": self.kind,
-                                            "in_place": True, "files": {n: None for n in sorted(self.names)}})
+                self._read_writers(now)
+            if self.writer:
+                self.writers[rel] = self.writer
+            write_json(self.path / MARKER, {"synprep": "output", "version": __version__, "kind": self.kind, "in_place": True,
+                                            "files": {n: self.writers.get(n) for n in sorted(self.names)}})
         return target
 
     def append(self, name: str) -> IO:

@@ -9,16 +9,25 @@ every synprep reader (docs/trees.md): a UTF-8 BOM at the very start of the file 
 skipped -- a file of nothing but the mark has no lines -- and U+FEFF anywhere else is
 text. Decoding is left to the caller, so that it can name the line that is not UTF-8.
 The CoNLL-U reader applies the same rule to its blocks (:func:`synprep.syntax.conllu.read_blocks`).
+
+:func:`drop_invisible` is the one class of characters that take no space and show no
+glyph: Unicode format characters (category Cf: soft hyphen, zero-width space and
+joiners, left-to-right and other direction marks, U+FEFF, tag characters) and the
+other default-ignorable code points (Unicode's ``Default_Ignorable_Code_Point``:
+variation selectors, the combining grapheme joiner, Hangul fillers). Comparisons of
+text that must not be fooled by them (decontamination, the ``identical`` filter)
+remove them; nothing that is written is changed by it.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError
 
-__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "open_file", "lines", "has_breaks", "one_line"]
+__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "open_file", "lines", "has_breaks", "one_line", "drop_invisible"]
 
 #: the UTF-8 byte-order mark
 BOM = b"\xef\xbb\xbf"
@@ -31,6 +40,23 @@ LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 BREAKS = "\t" + LINE_BREAKS
 _BREAKS = re.compile(f"[{BREAKS}]")
 _TABLES = {True: str.maketrans(dict.fromkeys(BREAKS, " ")), False: str.maketrans(dict.fromkeys(LINE_BREAKS, " "))}
+
+
+#: the default-ignorable code points outside category Cf (Unicode DerivedCoreProperties:
+#: Default_Ignorable_Code_Point): CGJ, Hangul fillers, Khmer inherent vowels, Mongolian
+#: free variation selectors, variation selectors (and their supplement), unassigned
+#: reserved ones
+_IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u3164\ufe00-\ufe0f\uffa0"
+                        "\ufff0-\ufff8\U000e0000-\U000e0fff]")
+
+
+def drop_invisible(text: str) -> str:
+    """``text`` without its invisible characters (module docstring: category Cf and the
+    other default-ignorable code points)."""
+    text = _IGNORABLE.sub("", text)
+    if text.isascii():
+        return text
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
 
 
 def open_file(path: str, expected: str, hint: str) -> BinaryIO:

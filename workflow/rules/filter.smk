@@ -12,7 +12,7 @@
 # the runs are scored on) and the external test `files`; a held-out shard only against
 # the `files` (and the table's test files, table.test and table.larger).
 
-from synprep.stages.filter import check_test_files, heldout_pairs, stage_filters, with_decontamination
+from synprep.stages.filter import check_not_corpus, check_test_files, heldout_pairs, stage_filters, with_decontamination
 from synprep.stages.prepare import heldout_shards
 from synprep.stages.table import evaluation_sets, test_files
 
@@ -23,6 +23,7 @@ DECONTAMINATE = config["filter"]["decontaminate"]
 # table.decontaminate is false
 TABLE_SETS = evaluation_sets(config["table"], CORPUS.name)
 TEST_FILES = list(dict.fromkeys(check_test_files(DECONTAMINATE["files"]) + test_files(config["table"], TABLE_SETS)))
+check_not_corpus(TEST_FILES, [CORPUS.src, CORPUS.tgt])  # else every training pair would be decontaminated
 HELDOUT_SHARDS = heldout_shards(SHARDS, config["train"])
 
 

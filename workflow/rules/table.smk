@@ -258,6 +258,22 @@ if TABLE_RUNS:
             "larger_challenge": rules.extract_evalset_challenge.output.sets.format(evalset="larger"),
         }
 
+    # every evaluation the table reads: each run's hyps.txt, scores.json and refs.txt on
+    # every evaluation set. They are make_table's inputs (a changed one makes the table
+    # again, and make_table re-validates each: synprep.stages.table.check_evaluation),
+    # and every input of make_table is one of the `table` target's and the report's too:
+    # snakemake takes a missing input of an up-to-date job for an intermediate file and
+    # would say "Nothing to be done"; a missing target is made again, and the table after it
+    if "test" in TABLE_SETS:
+        EVAL_OUTPUTS = {key: rules.evaluate_evalset.output for key in TABLE_SETS}
+    else:
+        EVAL_OUTPUTS = {"test": rules.evaluate_model.output}
+    TABLE_EVALS = {
+        f"{key}_eval_{kind}": [getattr(out, kind).format(evalset=key, run=r["name"]) for r in TABLE_RUNS]
+        for key, out in EVAL_OUTPUTS.items()
+        for kind in ("hyps", "scores", "refs")
+    }
+
     # a transition decoder's trees against the target parser's parse of its own words
     # (synprep.stages.table.tree_agreement); {"agreement": null} for the other variants
     rule agree_trees:
@@ -286,6 +302,7 @@ if TABLE_RUNS:
             **TABLE_TEST,
             **TABLE_LARGER,
             **TABLE_ACCOUNTING,
+            **TABLE_EVALS,
             **({"induce": rules.evaluate_induction.output.result} if INDUCE else {}),
         output:
             json=out_path("table/table.json"),
@@ -307,5 +324,7 @@ if TABLE_RUNS:
     rule table:
         input:
             rules.make_table.output,
+            rules.make_table.input,  # (see TABLE_EVALS)
 
     ANALYSIS_REPORT_INPUT["table"] = rules.make_table.output.json  # a section of the report
+    ANALYSIS_REPORT_INPUT["table_inputs"] = list(rules.make_table.input)  # (see TABLE_EVALS)

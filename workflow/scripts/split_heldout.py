@@ -7,6 +7,7 @@ import os
 import sys
 
 from synprep.dataset import accounting, heldout
+from synprep.stages.workflow import stop_on_error
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log
@@ -29,6 +30,8 @@ for names, out, held in () if sm.params.pairs else ((sm.params.training, sm.outp
     # a subset of the shards: each is checked on its own (the partition of the corpus
     # lines is checked over all shards by write_manifest)
     summary = accounting.summarize([ledgers[n] for n in names], sm.params.stages, partition=False)
+    with stop_on_error():  # before any run trains on nothing: one line in the log
+        accounting.require_pairs(summary, "held-out" if held else "training", out)
     m = accounting.dataset_manifest([(n, dirs[n]) for n in names], os.path.dirname(sm.input.vocab),
                                     os.path.dirname(out), summary,
                                     config={"shards": list(names), "heldout": held})  # exporters: prefix valid

@@ -14,6 +14,7 @@ import sys
 
 from synprep.util.outputs import OutputDir, write_json
 from synprep.util.progress import ProgressEcho
+from synprep.stages.workflow import stop_on_error
 from synprep.train.trainer import RUN_KIND, train
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
@@ -45,5 +46,6 @@ if gpus >= 2:
         sys.exit(f"torchrun failed ({done.returncode}); see the lines above")
     summary = json.loads(done.stdout)  # rank 0's
 else:
-    summary = train(run, resume=True, log=lambda msg: print(msg, file=log), stale="start-over")
+    with stop_on_error():  # a diverged run, an empty dataset: one line (synprep: error: ...), not a traceback
+        summary = train(run, resume=True, log=lambda msg: print(msg, file=log), stale="start-over")
 write_json(folder.file(os.path.basename(sm.output.summary)), summary, ensure_ascii=True, end="")  # the bytes it always had

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, require
+from ..config import Config, setting
 from . import Variant
 
 
@@ -18,10 +18,7 @@ class CHConfig(Config):
     # (source with <PA> tags -> its linearized parse); 1.0 = every source sentence
     # duplicated, 001 §4 "Each source sentence is first duplicated" (the released
     # binarize_lin_parses.sh appends one parse row a training pair)
-    parse_ratio: float = 1.0
-
-    def __post_init__(self):
-        require(0.0 <= self.parse_ratio <= 1.0, f"parse_ratio = {self.parse_ratio}: expected 0 <= x <= 1")
+    parse_ratio: float = setting(1.0, ge=0, le=1)
 
 
 ch = Variant(

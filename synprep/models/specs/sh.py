@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, ModelConfig, require
+from ..config import Config, ModelConfig, require, setting
 from . import Variant
 
 
@@ -17,10 +17,7 @@ class SHConfig(Config):
 
     # 001 §4: "embedded into a vector representation of size 10 and then used to replace
     # the last 10 embedding dimensions" (e-bug/pascal tagemb_transformer.py, --tag-embed-dim 10)
-    d_label: int = 10
-
-    def __post_init__(self):
-        require(self.d_label >= 1, f"d_label = {self.d_label}: expected >= 1")
+    d_label: int = setting(10, ge=1)
 
     def check_model(self, model: ModelConfig) -> None:
         require(self.d_label < model.d_model, f"sh.d_label = {self.d_label}: expected < d_model = {model.d_model}")

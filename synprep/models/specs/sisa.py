@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, ModelConfig, require
+from ..config import Config, ModelConfig, require, setting
 from . import Variant
 
 
@@ -16,15 +16,11 @@ class SISAConfig(Config):
 
     # 1-based encoder layer of the supervised head; the released PASCAL baselines put it
     # in the first (e-bug/pascal experiments/*/transformer_lisa/train.sh: --encoder-lisa-layer 0)
-    layer: int = 1
+    layer: int = setting(1, ge=1)
     # weight of the parent loss in the joint objective (001 §4: "maximize the joint
     # probability of translations and parent positions" = weight 1; the released
     # scripts' --parse-penalty 1)
-    weight: float = 1.0
-
-    def __post_init__(self):
-        require(self.layer >= 1, f"layer = {self.layer}: expected a 1-based layer number")
-        require(self.weight >= 0.0, f"weight = {self.weight}: expected >= 0")
+    weight: float = setting(1.0, ge=0)
 
     def check_model(self, model: ModelConfig) -> None:
         require(self.layer <= model.enc_layers, f"sisa.layer = {self.layer} > enc_layers = {model.enc_layers}")

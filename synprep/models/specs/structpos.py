@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..config import Config, ModelConfig, require
+from ..config import Config, ModelConfig, require, setting
 from . import Variant
 
 
@@ -20,19 +20,14 @@ class StructPosConfig(Config):
     # relative positions (Shaw et al., 2018, whose relative encoding this extends); 16 is
     # a value of their clipping study (the paper is not in ../shared/papers; nor is Wang
     # et al.'s own k, so this is our choice -- a tree distance over 16 is rare in UD)
-    max_distance: int = 16
+    max_distance: int = setting(16, ge=1)
     # 1-based encoder layers whose attention logits get the relative term; null = every
     # encoder layer (filled at resolution, synprep.models.resolve), as relative position
     # representations are added in every self-attention layer (Shaw et al., 2018, §3)
-    layers: Optional[list[int]] = None
+    layers: Optional[list[int]] = setting(None, ge=1, min_items=1)
     # add the sinusoidal encoding of each word's depth to the source embeddings (the
     # absolute structural position) next to the sequential one
     absolute: bool = True
-
-    def __post_init__(self):
-        require(self.max_distance >= 1, f"max_distance = {self.max_distance}: expected >= 1")
-        if self.layers is not None:
-            require(len(self.layers) >= 1 and all(x >= 1 for x in self.layers), f"layers = {self.layers}: expected 1-based layer numbers")
 
     def check_model(self, model: ModelConfig) -> None:
         if self.layers is not None:
