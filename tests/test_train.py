@@ -51,13 +51,13 @@ def test_constant_schedule_and_decode_defaults_of_a_run():
     assert learning_rate(5, tc) == pytest.approx(1e-7 + (1e-3 - 1e-7) / 2)
     assert learning_rate(10, tc) == learning_rate(10_000, tc) == 1e-3
     assert learning_rate(40, TrainConfig(train="x", lr=1e-3, warmup=10)) == pytest.approx(5e-4)  # inverse sqrt
-    cfg = RunConfig.from_dict({"decode": {"beam": 4, "length_penalty": 0.6}})
-    args = argparse.Namespace(beam=None, length_penalty=None)
+    cfg = RunConfig.from_dict({"decode": {"beam": 4, "length_penalty": 0.6, "max_len_b": 5}})
+    args = argparse.Namespace(beam=None, length_penalty=None, max_len_a=None, max_len_b=None)
     decoding_defaults(args, cfg)
-    assert (args.beam, args.length_penalty) == (4, 0.6)
-    args = argparse.Namespace(beam=2, length_penalty=None)  # a flag wins over the run config
+    assert (args.beam, args.length_penalty, args.max_len_a, args.max_len_b) == (4, 0.6, None, 5)
+    args = argparse.Namespace(beam=2, length_penalty=None, max_len_a=2.0, max_len_b=None)  # a flag wins over the run config
     decoding_defaults(args, cfg)
-    assert (args.beam, args.length_penalty) == (2, 0.6)
+    assert (args.beam, args.length_penalty, args.max_len_a, args.max_len_b) == (2, 0.6, 2.0, 5)
 
 
 def test_run_config_is_strict_and_applies_presets(tmp_path):
@@ -199,7 +199,7 @@ def test_print_config_shows_resolved_values_and_rejects_unknown_variants(capsys)
     assert main(["train", "--variant", "gcn-nogates", "--preset", "tree-medium", "--print-config"]) == 0
     cfg = json.loads(capsys.readouterr().out)
     assert cfg["model"]["gcn"] == {"layers": 2, "gates": False, "labels": False}
-    assert cfg["model"]["prefix"]["mode"] == "exact" and cfg["decode"] == {"beam": 5, "length_penalty": 1.0}
+    assert cfg["model"]["prefix"]["mode"] == "exact" and cfg["decode"] == {"beam": 5, "length_penalty": 1.0, "max_len_a": None, "max_len_b": None}
     assert main(["train", "--variant", "gcn-nolabels", "--print-config"]) == 0
     assert json.loads(capsys.readouterr().out)["model"]["gcn"]["labels"] is False
     assert main(["train", "--variant", "gcn-nogate", "--print-config"]) == 2
