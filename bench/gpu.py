@@ -45,10 +45,10 @@ figures are not GPU figures)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -79,10 +79,18 @@ TABLE_STEPS = 50
 
 
 def _bench_module(name: str):
-    """bench/<name>.py as a module (bench/ is not a package)."""
+    """bench/<name>.py as a module (bench/ is not a package), loaded once a process
+    (registered as ``bench_<name>``: a dataclass there needs its module)."""
+    if f"bench_{name}" in sys.modules:
+        return sys.modules[f"bench_{name}"]
     spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    sys.modules[spec.name] = mod
+    try:
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    except BaseException:
+        del sys.modules[spec.name]
+        raise
     return mod
 
 
@@ -112,6 +120,10 @@ class Figures:
         self.failed = True
         msg = err if isinstance(err, str) else f"{type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}"
         self.add("FAILED", msg, "")
+
+
+def _last_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[-1][:160]
 
 
 def read_figures(path: Path) -> list[dict]:
@@ -287,10 +299,10 @@ def gpu_test_files() -> list[str]:
 
 def measure_tests(args, fig: Figures) -> None:
     cmd = [sys.executable, "-m", "pytest", "-q", "-o", "addopts=-ra", "-p", "no:cacheprovider", "-m", "gpu", *gpu_test_files()]
-    try:
-        r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=max(1.0, fig.left()))
-    except subprocess.TimeoutExpired:
-        fig.fail("pytest -m gpu stopped at the part's time cap")
+    r = _bench_module("capped").run_capped(cmd, max(1.0, fig.left()), cwd=REPO, capture=True)
+    if r.cut:
+        fig.fail(f"pytest -m gpu cut at the part's time cap after {r.seconds:.0f} s ({r.stopped} processes it started "
+                 f"stopped); finished: {_last_line(r.stdout) or 'nothing reported'}")
         return
     summary = (r.stdout.strip().splitlines() or ["(no output)"])[-1]
     fig.add("pytest -m gpu", "ok" if r.returncode == 0 else f"rc {r.returncode}", "", summary, what="gpu tests")
@@ -312,6 +324,8 @@ def table_target() -> str | None:
     return None
 
 
+#: the table's config copy and its outdir in the work folder (:func:`table_config`)
+TABLE_FILE, TABLE_OUTDIR = "table-gpu.yaml", "results-table-gpu"
 #: the prefix of the shared data in the table configs (relative to the repository's root)
 SHARED_PREFIX = "../shared/data/"
 #: --quick: Multi30k pairs the tiny table reads (the first of each file), and what it changes: vanilla and
@@ -359,14 +373,14 @@ def table_config(work: Path, quick: bool, steps: int | None) -> tuple[Path, Path
     import yaml
 
     cfg = _shared_paths(yaml.safe_load((REPO / TABLE_CONFIG).read_text(encoding="utf-8")), work, quick)
-    cfg["outdir"] = str(work / "results-table-gpu")
+    cfg["outdir"] = str(work / TABLE_OUTDIR)
     if quick:
         cfg = _merge(cfg, QUICK_TABLE)
     if steps:
         t = cfg["table"]["config"]["train"]
         t["max_steps"], t["warmup"] = steps, min(t.get("warmup", 0), max(1, steps // 10))
         t["valid_every"] = min(t.get("valid_every", steps), steps)
-    path = work / "table-gpu.yaml"
+    path = work / TABLE_FILE
     path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
     return path, Path(cfg["outdir"])
 
@@ -381,12 +395,11 @@ def measure_table(args, fig: Figures, work: Path) -> None:
     cmd = [sys.executable, "-m", "snakemake", "table", "--configfile", str(config), "--replace-workflow-config",
            "--cores", "all", "--scheduler", "greedy"]
     t0 = time.perf_counter()
-    try:
-        r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=max(1.0, fig.left()))
-    except subprocess.TimeoutExpired:
-        done = len(list((outdir / "benchmarks" / "train_model").glob("table-*.tsv")))
+    r = _bench_module("capped").run_capped(cmd, max(1.0, fig.left()), cwd=REPO, capture=True)
+    if r.cut:  # every job snakemake started is gone: what they wrote is final
         table_progress(outdir, fig)
-        fig.fail(f"snakemake table stopped at the part's time cap ({done} runs had finished training)")
+        fig.fail(f"snakemake table cut at the part's time cap after {r.seconds:.0f} s ({r.stopped} processes it started "
+                 f"stopped); finished: {table_finished(config, outdir)}")
         return
     tail = (r.stderr.strip().splitlines() or ["(no output)"])[-1][:160]
     what = f"{TABLE_CONFIG}{' (--quick: a tiny table)' if args.quick else ''}{f', {steps} updates a run' if steps else ''}"
@@ -400,6 +413,25 @@ def measure_table(args, fig: Figures, work: Path) -> None:
     for f in ("table.md", "table.json"):
         if (outdir / "table" / f).is_file():
             fig.add(f"table/{f}", (outdir / "table" / f).read_text(encoding="utf-8")[:20000], "", what="gpu table file")
+
+
+def table_finished(config: Path, outdir: Path) -> str:
+    """What a table cut before its end had finished: runs trained (of the config's
+    runs), test evaluations written, whether the data were ready."""
+    import yaml
+
+    from synprep.models import variants
+    from synprep.stages.table import table_runs
+
+    try:
+        planned = len(table_runs(yaml.safe_load(config.read_text(encoding="utf-8"))["table"], variants(), []))
+    except Exception:  # the count is a courtesy; the runs found are what matters
+        planned = None
+    trained = len(list((outdir / "train").glob("*/summary.json")))
+    evals = len(list((outdir / "table" / "eval").glob("*/*/scores.json")))
+    of = f" of {planned}" if planned is not None else ""
+    data = "the data ready" if (outdir / "shards" / "train" / "manifest.json").is_file() else "the data not ready"
+    return f"{trained}{of} runs trained, {evals} evaluations written, {data}"
 
 
 def table_progress(outdir: Path, fig: Figures) -> None:
@@ -435,6 +467,8 @@ PARTS = {"parse": lambda a, f, d, t: measure_parse(a, f, d), "train": measure_tr
 def run_part(args) -> int:
     """One part, in this process (the child of :func:`run_parts`): its figures appended
     to ``--figures``; 1 if it failed."""
+    capped = _bench_module("capped")
+    capped.become_subreaper()  # what the part's commands leave behind stays ours to stop
     fig = Figures(Path(args.figures) if args.figures else None, args.part, time.perf_counter() + args.part_seconds,
                   device_name(args.device))
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
@@ -442,21 +476,9 @@ def run_part(args) -> int:
             PARTS[args.part](args, fig, args.device, Path(args.work or tmp))
         except Exception as e:  # one failed measurement must not lose the others' figures
             fig.fail(e)
+        finally:  # nothing the part started outlives it (a worker pool, a job of a command)
+            capped.stop_tree()
     return 1 if fig.failed else 0
-
-
-def _run_capped(cmd: list[str], env: dict, cap: float) -> int | None:
-    """``cmd`` in a process group of its own; its return code, or None when it ran past
-    ``cap`` seconds and was killed with everything it started."""
-    import signal
-
-    p = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True)
-    try:
-        return p.wait(timeout=cap)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
-        return None
 
 
 def _part_argv(args) -> list[str]:
@@ -488,13 +510,30 @@ def run_parts(args, only: list[str], env: dict, work: Path, t_end: float) -> lis
         t = time.perf_counter()
         cmd = [sys.executable, str(Path(__file__).resolve()), "--part", k, "--figures", str(figures),
                "--part-seconds", f"{cap - GRACE:.0f}", "--work", str(work), *_part_argv(args)]
-        rc = _run_capped(cmd, env, cap)
-        if rc is None:
-            Figures(figures, k).fail(f"killed at its cap of {cap:.0f} s")
-        if rc != 0:
+        r = _bench_module("capped").run_capped(cmd, cap, cwd=REPO, env=env)
+        if r.cut:
+            cut_part(k, figures, work, cap, r)
+        if r.returncode != 0:
             failed.append(k)
         Figures(figures, k).add(k, round(time.perf_counter() - t, 1), "s", f"cap {cap:.0f} s", what="part time")
     return failed
+
+
+def cut_part(part: str, figures: Path, work: Path, cap: float, r) -> None:
+    """The row of a part cut at its cap (everything it started already stopped: ``r``,
+    :func:`capped.run_capped`'s result): that it was cut, and what it had finished --
+    its figures so far, and for the table what its jobs finished (:func:`table_progress`,
+    unless the part wrote that itself)."""
+    fig = Figures(figures, part)
+    mine = [x for x in read_figures(figures) if x.get("part") == part]
+    if part == "table" and not any(x["what"] == "gpu table run" for x in mine):
+        outdir = work / TABLE_OUTDIR
+        table_progress(outdir, fig)
+        done = table_finished(work / TABLE_FILE, outdir)
+    else:
+        done = f"{len(mine)} figures" + (f" (the last: {mine[-1]['what']} | {mine[-1]['setting']})" if mine else "")
+    left = f"; {len(r.left)} could not be stopped: {', '.join(map(str, r.left))}" if r.left else ""
+    fig.fail(f"cut at its cap of {cap:.0f} s ({r.stopped} processes it started stopped{left}); finished: {done}")
 
 
 def device_name(device: str) -> str:
@@ -599,6 +638,27 @@ def pack(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def work_folder():
+    """The run's temporary work folder (the pack installed, the parts' data and runs),
+    removed at the end only once nothing this run started is left running
+    (:func:`capped.stop_tree`: a job a part left behind would write into it while it
+    is removed); a folder that still cannot be removed is named on one line, not a
+    traceback."""
+    import shutil
+
+    work = tempfile.mkdtemp(prefix="synprep-gpu-")
+    try:
+        yield work
+    finally:
+        _, left = _bench_module("capped").stop_tree()
+        try:
+            shutil.rmtree(work)
+        except OSError as e:
+            still = f" ({len(left)} processes could not be stopped: {', '.join(map(str, left))})" if left else ""
+            print(f"bench/gpu.py: the work folder {work} could not be removed{still}: {e}; remove it by hand", file=sys.stderr)
+
+
 def measure(args, only: list[str]) -> int:
     """Install the pack (--from-pack), run the parts, print and write the table."""
     from synprep.errors import ConfigError
@@ -609,7 +669,7 @@ def measure(args, only: list[str]) -> int:
     except ConfigError as e:
         print(f"bench/gpu.py: {e}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="synprep-gpu-") as work:
+    with work_folder() as work:
         figures = out / "figures.jsonl" if out else Path(work) / "figures.jsonl"
         env = dict(os.environ)
         if args.from_pack:

@@ -224,3 +224,109 @@ def gzip_lines(p: Path) -> list[str]:
 
     with gzip.open(p, "rt", encoding="utf-8") as f:
         return f.read().splitlines()
+
+
+#: a stand-in for ``python -m snakemake`` (tests of a part cut at its cap): a finished
+#: run, then jobs that keep writing into the table's train/ folder -- one in snakemake's
+#: process group, one that left it (setsid), one a daemon (forked twice) -- each
+#: recording its pid in $PIDS; then it waits forever
+FAKE_JOBS = r'''
+WRITER = """
+import os, sys, time
+open(os.path.join(os.environ["PIDS"], str(os.getpid())), "w").close()
+d = os.path.join(sys.argv[1], "run-%d" % os.getpid())
+os.makedirs(d)
+i = 0
+while True:
+    i += 1
+    with open(os.path.join(d, "%d.txt" % i), "w") as f:
+        f.write("x")
+    time.sleep(0.01)
+"""
+DAEMON = "import os, subprocess, sys\nif os.fork() == 0:\n    os.setsid()\n    subprocess.Popen(sys.argv[1:])\nos._exit(0)\n"
+subprocess.Popen([sys.executable, "-c", WRITER, train])
+subprocess.Popen([sys.executable, "-c", WRITER, train], start_new_session=True)
+subprocess.Popen([sys.executable, "-c", DAEMON, sys.executable, "-c", WRITER, train])
+print("3 jobs started", file=sys.stderr, flush=True)
+time.sleep(3600)
+'''
+FAKE_SNAKEMAKE = r'''
+import json, os, subprocess, sys, time
+import yaml
+
+cfg = yaml.safe_load(open(sys.argv[sys.argv.index("--configfile") + 1]))
+train = os.path.join(cfg["outdir"], "train")
+os.makedirs(os.path.join(train, "table-vanilla-s1"))
+with open(os.path.join(train, "table-vanilla-s1", "summary.json"), "w") as f:
+    json.dump({"steps": 300, "elapsed_s": 14.5, "cpu_s": 20.1, "best_metric": "-loss", "best_score": -4.2}, f)
+''' + FAKE_JOBS
+
+
+def test_a_part_cut_at_its_cap_stops_everything_it_started(tmp_path):
+    """The table part with a snakemake whose jobs keep writing into the work folder and
+    never end: at the part's cap every one of them is stopped -- in the group, out of
+    it, a daemon -- before the work folder is removed; no traceback; the part's row says
+    it was cut, how many processes it stopped and what had finished."""
+    import json
+
+    pytest.importorskip("torch")
+    fake = tmp_path / "fake" / "snakemake"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "__main__.py").write_text(FAKE_SNAKEMAKE)
+    pids, tmp, out = tmp_path / "pids", tmp_path / "tmp", tmp_path / "out"
+    pids.mkdir()
+    tmp.mkdir()
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": f"{fake.parent}{os.pathsep}{REPO}", "PIDS": str(pids),
+           "TMPDIR": str(tmp)}
+    env.pop("OUT", None)
+    r = subprocess.run([sys.executable, str(SCRIPT), "--only", "table", "--device", "cpu", "--budget", "60", "--cap",
+                        "table=21", "--out", str(out)], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in r.stderr and "Directory not empty" not in r.stderr, r.stderr[-3000:]
+    assert r.returncode == 1 and "failed: table" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    started = [int(p.name) for p in pids.iterdir()]
+    assert len(started) == 3, r.stderr[-3000:]
+    for pid in started:  # every job is gone, not only snakemake
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert list(tmp.iterdir()) == []  # the work folder is removed
+    recs = [json.loads(x) for x in (out / "figures.jsonl").read_text().splitlines()]
+    cut = next(x for x in recs if x["setting"] == "FAILED")
+    assert cut["value"].startswith("snakemake table cut at the part's time cap"), cut
+    assert "4 processes it started stopped" in cut["value"]  # snakemake and its three jobs
+    assert "finished: 1 of " in cut["value"] and "runs trained, 0 evaluations written, the data not ready" in cut["value"]
+    run = next(x for x in recs if x["what"] == "gpu table run")
+    assert run["setting"] == "table-vanilla-s1: 300 updates" and run["value"] == 14.5
+
+
+def test_run_capped_stops_the_whole_tree_and_leaves_other_children_alone(tmp_path):
+    """The mechanism itself (bench/capped.py): at the cap the command, a job in its group,
+    one that left it and a daemon are all gone when run_capped returns; nothing writes
+    afterwards; a child of the caller's from before is left alone; a command that ends
+    in time keeps its return code and output."""
+    import time
+
+    capped = _gpu_module()._bench_module("capped")
+    pids, train = tmp_path / "pids", tmp_path / "train"
+    pids.mkdir()
+    train.mkdir()
+    script = tmp_path / "tree.py"
+    script.write_text("import os, subprocess, sys, time\ntrain = sys.argv[1]\n" + FAKE_JOBS)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        r = capped.run_capped([sys.executable, str(script), str(train)], 3.0, env={**os.environ, "PIDS": str(pids)},
+                              capture=True)
+        assert r.cut and r.stopped == 4 and r.left == (), r
+        assert "3 jobs started" in r.stderr
+        files = sorted(train.rglob("*"))
+        time.sleep(0.3)
+        assert sorted(train.rglob("*")) == files  # nothing writes any more
+        for pid in (int(p.name) for p in pids.iterdir()):
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+        assert other.poll() is None  # not the command's
+    finally:
+        other.kill()
+        other.wait()
+    r = capped.run_capped([sys.executable, "-c", "import sys; print('done'); sys.exit(3)"], 30, capture=True)
+    assert r.returncode == 3 and not r.cut and r.stdout == "done\n" and r.stopped == 0
