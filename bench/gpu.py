@@ -49,6 +49,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -94,12 +95,86 @@ def _bench_module(name: str):
     return mod
 
 
+#: the committed figures of earlier calls (``--previous``): one JSON-lines file a call,
+#: named with its date (``gpu-h100-2026-11-26-call1.jsonl``)
+MEASURED = REPO / "docs" / "measured"
+#: a rate more than this fraction below the last committed one of the same part,
+#: measurement, setting and device class is flagged as a regression
+REGRESSION = 0.20
+#: GPU models of one class: their figures are compared with each other (the same SMs;
+#: an H200 has more and faster memory than an H100, so its figures should be no lower)
+DEVICE_CLASSES = {"H100": "Hopper", "H200": "Hopper", "GH200": "Hopper", "A100": "Ampere", "A800": "Ampere",
+                  "L4": "Ada", "L40": "Ada", "L40S": "Ada", "B100": "Blackwell", "B200": "Blackwell"}
+
+
+def device_class(device: str) -> str:
+    """The class a figure's ``device`` belongs to: ``CPU`` (a script check), the GPU's
+    family (:data:`DEVICE_CLASSES`), else the device's name without the torch version."""
+    if not device or device.startswith("CPU"):
+        return "CPU"
+    name = device.split(", torch ")[0]
+    for token in re.findall(r"[A-Z]+\d+[A-Z]*", name):
+        if token in DEVICE_CLASSES:
+            return DEVICE_CLASSES[token]
+    return name
+
+
+def is_rate(rec: dict) -> bool:
+    """A figure where more is better, compared with earlier calls: a number per second."""
+    return isinstance(rec.get("value"), (int, float)) and not isinstance(rec["value"], bool) and str(rec.get("unit", "")).endswith("/s")
+
+
+class Previous:
+    """The last committed figure of each part, measurement, setting and device class,
+    read from the JSON-lines files of a folder (:data:`MEASURED`): files in the order of
+    the date in their name (then the name: ``-call2`` after ``-call1``, ``-s3-call1``
+    after both), a later file's figure replacing an earlier one's."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.last: dict[tuple, dict] = {}
+        if folder is None or not folder.is_dir():
+            return
+        dated = lambda p: (m.group(0) if (m := re.search(r"\d{4}-\d{2}-\d{2}", p.name)) else "", p.name)  # noqa: E731
+        for path in sorted(folder.glob("*.jsonl"), key=dated):
+            for rec in read_figures(path):
+                if is_rate(rec) and rec.get("device"):
+                    self.last[self.key(rec)] = {"value": rec["value"], "file": path.name, "device": rec["device"]}
+
+    @staticmethod
+    def key(rec: dict) -> tuple:
+        return rec["part"], rec["what"], rec["setting"], device_class(rec.get("device", ""))
+
+    def compare(self, rec: dict) -> None:
+        """Add to ``rec`` (a rate) the last committed figure it is compared with
+        (``previous``), its change (``change``: value / previous - 1) and whether that is a
+        drop of more than :data:`REGRESSION` (``regression``)."""
+        prev = self.last.get(self.key(rec)) if is_rate(rec) else None
+        if not prev or not prev["value"]:
+            return
+        change = rec["value"] / prev["value"] - 1.0
+        rec.update(previous=prev, change=round(change, 4), regression=change < -REGRESSION)
+
+
+def versus(rec: dict) -> str:
+    """The table's "vs last" cell: the change against the last committed figure, flagged
+    when it is a regression."""
+    if "previous" not in rec:
+        return ""
+    p = rec["previous"]
+    flag = "REGRESSION " if rec.get("regression") else ""
+    return f"{flag}{rec['change']:+.0%} vs {p['value']:,.1f} ({p['file']})"
+
+
 class Figures:
     """The figures of one part: each a JSON line appended to ``path`` and flushed at
-    once (a part killed at its cap keeps what it wrote), and echoed to stderr."""
+    once (a part killed at its cap keeps what it wrote), and echoed to stderr; a rate
+    is compared with the last committed figure of its kind (``previous``,
+    :class:`Previous`) and a drop of more than :data:`REGRESSION` flagged there."""
 
-    def __init__(self, path: Path | None, part: str, deadline: float = float("inf"), device: str = "") -> None:
+    def __init__(self, path: Path | None, part: str, deadline: float = float("inf"), device: str = "",
+                 previous: Previous | None = None) -> None:
         self.path, self.part, self.deadline, self.device = path, part, deadline, device
+        self.previous = previous
         self.failed = False
 
     def left(self) -> float:
@@ -110,8 +185,10 @@ class Figures:
         rec = {"part": self.part, "what": what or self.part, "setting": setting, "value": value, "unit": unit, "note": note}
         if self.device:
             rec["device"] = self.device
+        if self.previous is not None:
+            self.previous.compare(rec)
         v = f"{value:,.1f}" if isinstance(value, float) else str(value)
-        print(f"  {rec['what']} | {setting} | {v} {unit} {note}", file=sys.stderr, flush=True)
+        print(f"  {rec['what']} | {setting} | {v} {unit} {note} {versus(rec)}".rstrip(), file=sys.stderr, flush=True)
         if self.path is not None:
             with open(self.path, "a", encoding="utf-8") as f:  # one line a figure, flushed on close
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -133,11 +210,12 @@ def read_figures(path: Path) -> list[dict]:
 
 
 def format_table(recs: list[dict]) -> str:
-    """The figures as one markdown table: measurement | setting | value | unit | note."""
-    head = ("measurement", "setting", "value", "unit", "note")
+    """The figures as one markdown table: measurement | setting | value | unit | note |
+    vs last (:func:`versus`)."""
+    head = ("measurement", "setting", "value", "unit", "note", "vs last")
     rows = [(r["what"], r["setting"], f"{r['value']:,.1f}" if isinstance(r["value"], float) else str(r["value"]),
-             r["unit"], r["note"]) for r in recs]
-    w = [max(len(r[i]) for r in [head, *rows]) for i in range(5)]
+             r["unit"], r["note"], versus(r)) for r in recs]
+    w = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"  # noqa: E731
     return "\n".join([line(head), "| " + " | ".join("-" * x for x in w) + " |", *map(line, rows)]) + "\n"
 
@@ -470,7 +548,7 @@ def run_part(args) -> int:
     capped = _bench_module("capped")
     capped.become_subreaper()  # what the part's commands leave behind stays ours to stop
     fig = Figures(Path(args.figures) if args.figures else None, args.part, time.perf_counter() + args.part_seconds,
-                  device_name(args.device))
+                  device_name(args.device), Previous(previous_folder(args)))
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         try:
             PARTS[args.part](args, fig, args.device, Path(args.work or tmp))
@@ -484,7 +562,7 @@ def run_part(args) -> int:
 def _part_argv(args) -> list[str]:
     """The options a part's process needs (sizes already resolved, --quick included)."""
     keys = ("device", "sentences", "batch_tokens", "preset", "variants", "max_tokens", "batches", "rounds",
-            "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps", "prefixes")
+            "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps", "prefixes", "previous")
     return [x for k in keys if getattr(args, k) is not None
             for x in (f"--{k.replace('_', '-')}", str(getattr(args, k)))] + (["--quick"] if args.quick else [])
 
@@ -571,6 +649,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--quick", action="store_true", help="small sizes everywhere (a smoke run)")
     ap.add_argument("--out", help="folder for figures.jsonl and table.md (default: $OUT where set, else none)")
     ap.add_argument("--budget", type=float, default=BUDGET, help=f"seconds for the whole run (default {BUDGET})")
+    ap.add_argument("--previous", default=None, metavar="DIR",
+                    help=f"the committed figures each rate is compared with (default {MEASURED.relative_to(REPO)}; none: no "
+                    f"comparison); a drop of more than {REGRESSION:.0%} is flagged")
     ap.add_argument("--cap", action="append", default=[], metavar="PART=SECONDS",
                     help="a part's own cap in seconds, in place of its share of --budget (repeatable)")
     g = ap.add_argument_group("pack (docs/gpu.md)")
@@ -606,6 +687,8 @@ def _parser() -> argparse.ArgumentParser:
 def _resolve(args) -> None:
     """Defaults that depend on other options (--quick's sizes, every variant)."""
     args.sentences = args.sentences or 3000
+    if args.previous and args.previous != "none":
+        args.previous = str(Path(args.previous).resolve())  # the parts run in the repository's root
     caps = {}
     for item in args.cap:
         part, _, sec = item.partition("=")
@@ -636,6 +719,23 @@ def pack(args) -> int:
         print(f"bench/gpu.py --pack: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def previous_folder(args) -> Path | None:
+    """``--previous`` (default :data:`MEASURED`); None: ``--previous none``."""
+    return None if args.previous == "none" else Path(args.previous or MEASURED)
+
+
+def regressions(recs: list[dict]) -> str:
+    """The lines that name every figure flagged as a regression (empty: none)."""
+    worse = [r for r in recs if r.get("regression")]
+    if not worse:
+        return ""
+    lines = [f"REGRESSIONS: {len(worse)} figure(s) more than {REGRESSION:.0%} below the last committed figure of the "
+             "same part, setting and device class:"]
+    lines += [f"  {r['what']} | {r['setting']}: {r['value']:,.1f} {r['unit']}, {versus(r)} on {r['previous']['device']}"
+              for r in worse]
+    return "\n".join(lines) + "\n"
 
 
 @contextlib.contextmanager
@@ -689,10 +789,12 @@ def measure(args, only: list[str]) -> int:
     text = format_table(recs)
     print(f"bench/gpu.py on {where}: {time.perf_counter() - t0:.0f} s in all")
     print(text, end="")
+    worse = regressions(recs)
+    print(worse, end="")
     if out:
         from synprep.util.outputs import write_text
 
-        write_text(out / "table.md", f"bench/gpu.py on {where}\n\n{text}")
+        write_text(out / "table.md", f"bench/gpu.py on {where}\n\n{text}" + (f"\n{worse}" if worse else ""))
     if failed:
         print(f"failed: {', '.join(failed)}")
     return 1 if failed else 0

@@ -330,3 +330,50 @@ def test_run_capped_stops_the_whole_tree_and_leaves_other_children_alone(tmp_pat
         other.wait()
     r = capped.run_capped([sys.executable, "-c", "import sys; print('done'); sys.exit(3)"], 30, capture=True)
     assert r.returncode == 3 and not r.cut and r.stdout == "done\n" and r.stopped == 0
+
+
+def test_a_rate_that_drops_against_the_last_committed_figure_is_flagged(tmp_path):
+    """Each rate is compared with the last committed figure of the same part, measurement,
+    setting and device class (an H200's with an H100's, never a CPU's): a drop of more
+    than 20 % is flagged in the figure written, its table row and the summary; a smaller
+    one is not; a later file (by the date in its name) replaces an earlier one's figure."""
+    import json
+
+    gpu = _gpu_module()
+    prev = tmp_path / "measured"
+    prev.mkdir()
+    h100, cpu = "NVIDIA H100 80GB HBM3, torch 2.11.0+cu130", "CPU (16 cores; script check, not GPU figures), torch 2.11.0"
+
+    def rec(setting, value, device, unit="tok/s", part="train", what="train tokens/s"):
+        return json.dumps({"part": part, "what": what, "setting": setting, "value": value, "unit": unit, "note": "",
+                           "device": device})
+
+    (prev / "gpu-h100-2026-11-20-call1.jsonl").write_text("\n".join([
+        rec("vanilla, fp32", 100_000.0, h100), rec("ch, fp32", 50_000.0, h100), rec("vanilla, fp32", 1.0, cpu),
+        rec("batched", 5_000.0, h100, "words/s", "parse", "stanza parse")]) + "\n")
+    (prev / "gpu-h100-2026-11-26-s3-call1.jsonl").write_text(rec("vanilla, fp32", 80_000.0, h100) + "\n"
+                                                             + rec("part", 40.0, h100, "s", "train", "part time") + "\n")
+    (prev / "notes.md").write_text("not figures\n")
+    out = tmp_path / "figures.jsonl"
+    fig = gpu.Figures(out, "train", device="NVIDIA H200, torch 2.11.0+cu130", previous=gpu.Previous(prev))
+    fig.add("vanilla, fp32", 60_000.0, "tok/s", what="train tokens/s")  # -25 % of the later file's 80,000
+    fig.add("ch, fp32", 45_000.0, "tok/s", what="train tokens/s")  # -10 %: not flagged
+    fig.add("gcn, fp32", 9_000.0, "tok/s", what="train tokens/s")  # never measured before
+    fig.add("part", 400.0, "s", what="part time")  # a time, not a rate: not compared
+    recs = gpu.read_figures(out)
+    assert recs[0]["regression"] is True and recs[0]["change"] == -0.25
+    assert recs[0]["previous"] == {"value": 80_000.0, "file": "gpu-h100-2026-11-26-s3-call1.jsonl", "device": h100}
+    assert recs[1]["regression"] is False and recs[1]["change"] == -0.1
+    assert "previous" not in recs[2] and "previous" not in recs[3]
+    table = gpu.format_table(recs)
+    assert "| vs last" in table and "REGRESSION -25% vs 80,000.0 (gpu-h100-2026-11-26-s3-call1.jsonl)" in table
+    assert table.count("REGRESSION") == 1 and "-10% vs 50,000.0" in table
+    summary = gpu.regressions(recs)
+    assert summary.startswith("REGRESSIONS: 1 figure(s) more than 20% below") and "vanilla, fp32: 60,000.0 tok/s" in summary
+    # a CPU dry run is compared with CPU figures only
+    cpu_fig = gpu.Figures(tmp_path / "cpu.jsonl", "train", device=cpu, previous=gpu.Previous(prev))
+    cpu_fig.add("vanilla, fp32", 0.5, "tok/s", what="train tokens/s")
+    (got,) = gpu.read_figures(tmp_path / "cpu.jsonl")
+    assert got["regression"] is True and got["previous"]["device"] == cpu
+    assert gpu.device_class(h100) == gpu.device_class("NVIDIA H200") == "Hopper" and gpu.device_class(cpu) == "CPU"
+    assert gpu.regressions(recs[1:]) == ""
