@@ -61,7 +61,9 @@ SKIP_MESSAGE = "bench/gpu.py: torch sees no CUDA device on this machine; nothing
 #: name -> what it measures (the order they run in)
 MEASUREMENTS = {
     "parse": "stanza on the GPU: batched vs one sentence a call, words/s (small model from train-parser)",
-    "train": "training tokens/s of every registered variant, bf16 autocast vs fp32, same batches (bench/train.py timing)",
+    "train": "where an update of synprep train goes (bench/trainprof.py: steps, host syncs, profiler, compiled vs "
+             "pure-Python collate), then training tokens/s of every registered variant, bf16 autocast vs fp32, same "
+             "batches (bench/train.py timing)",
     "decode": "decoding sentences/s, greedy and beam 5, vanilla and parent trained briefly on the GPU",
     "tests": "the gpu-marked tests (pytest -m gpu): passed / failed",
     "table": "snakemake table --configfile config/table/gpu.yaml through the pack's data, every variant, 2 seeds",
@@ -283,11 +285,41 @@ def _pud(tmp: Path) -> Path:
     return out
 
 
+def kernels_used(fig: Figures) -> None:
+    """A row saying whether this part's process uses the compiled kernels (built from the
+    pack there: ``SYNPREP_KERNELS``) or the pure-Python paths, and why."""
+    from synprep.native import describe
+
+    for name in ("_fastcollate", "_fastoracle"):
+        fig.add(f"synprep.{name}", describe(name), "", what="compiled kernels")
+
+
+def profile_trainer(args, fig: Figures, device: str, data: Path, tmp: Path) -> None:
+    """Where an update of ``synprep train`` goes (bench/trainprof.py), for the trainer
+    figure of the decode part (vanilla, ``--decode-preset``): its loop's tokens/s and
+    host CPU time, its steps with the GPU synchronised around each, the host syncs by
+    line, torch.profiler's GPU busy time, launches and top operators, the collate's
+    compiled and pure-Python paths."""
+    quick = args.quick
+    rows = _bench_module("trainprof").profile(data, tmp, device, "vanilla", args.decode_preset, args.max_tokens,
+                                              updates=4 if quick else 30, warmup=2 if quick else 10,
+                                              say=lambda m: print(m, file=sys.stderr, flush=True))
+    for setting, value, unit, note in rows:
+        fig.add(setting, value, unit, note, what="trainer profile")
+
+
 def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
     import torch
 
     bt = _bench_module("train")
     data = _pud(tmp)
+    kernels_used(fig)
+    try:  # first: the question of issue 41 (the trainer's tokens/s), before a cap can cut it
+        profile_trainer(args, fig, device, data, tmp)
+    except Exception as e:  # the variants' figures still come
+        fig.add("trainer profile", f"FAILED: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}", "",
+                what="trainer profile")
+        fig.failed = True
     ds, batches = bt.load_batches(data, args.max_tokens, args.batches)
     dev = torch.device(device)
     batches = [b.to(dev) for b in batches]
@@ -342,6 +374,7 @@ def measure_decode(args, fig: Figures, device: str, tmp: Path) -> None:
     from synprep.train.trainer import load_model
 
     data = _pud(tmp)
+    kernels_used(fig)
     ds = ShardDataset(data)
     vocab = TargetVocab.from_manifest(ds.manifest, os.fspath(data))
     rows = list(range(min(args.decode_sentences, len(ds))))
@@ -782,6 +815,11 @@ def measure(args, only: list[str]) -> int:
                 return 2
             Figures(figures, "install").add(f"pip install --no-index from {args.from_pack}", round(time.perf_counter() - t0, 1),
                                             "s", what="part time")
+            t1 = time.perf_counter()
+            native, how = gp.build_native(Path(work), log=lambda m: print(m, file=sys.stderr, flush=True))
+            env.update(native)
+            Figures(figures, "install").add("compiled kernels (synprep/_fastoracle.pyx, _fastcollate.pyx) from source",
+                                            round(time.perf_counter() - t1, 1), "s", how, what="part time")
         args.figures = str(figures)
         failed = run_parts(args, only, env, Path(work), t0 + args.budget)
         recs = read_figures(figures)

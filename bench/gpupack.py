@@ -343,6 +343,32 @@ def blocked_modules(packed: set[str]) -> set[str]:
     return out - keep - set(sys.stdlib_module_names)
 
 
+#: seconds the compiled kernels may take to build there (two Cython modules; 12 s here on 2 busy cores)
+KERNEL_TIMEOUT = 90
+
+
+def build_native(work: Path, log=print, timeout: float = KERNEL_TIMEOUT) -> tuple[dict[str, str], str]:
+    """synprep's compiled kernels (synprep/_fastoracle.pyx: the oracle, _fastcollate.pyx:
+    the training collate) built from the repository's sources for this Python into
+    ``WORK/kernels`` (:func:`synprep.native.build_kernels`: the image's Cython and
+    compiler, as eflomal's source archive is built there; nothing is written into the
+    repository). They do not travel as built files: a pack's machine has another
+    Python than the one that packs. (the environment that makes synprep use them:
+    ``SYNPREP_KERNELS``, or nothing when the build failed; what happened, one line)."""
+    from synprep.native import build_kernels
+
+    t0 = time.perf_counter()
+    try:
+        folder = build_kernels(work / "kernels", work / "kernels-build", timeout=timeout)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        why = f"not built ({e if not isinstance(e, subprocess.TimeoutExpired) else f'over {timeout:.0f} s'}); "
+        log(f"compiled kernels {why}synprep runs its pure-Python paths")
+        return {}, why + "the pure-Python paths run"
+    done = f"built in {time.perf_counter() - t0:.1f} s for Python {sys.version_info[0]}.{sys.version_info[1]}"
+    log(f"compiled kernels {done} into {folder}")
+    return {"SYNPREP_KERNELS": str(folder)}, done
+
+
 def install(pack: Path, work: Path, simulate: bool = False, log=print, timeout: float | None = None) -> dict[str, str]:
     """Install ``pack`` into ``work`` with no network (pip stopped after ``timeout``
     seconds); the environment to run in."""
