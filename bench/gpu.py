@@ -60,7 +60,8 @@ SKIP_MESSAGE = "bench/gpu.py: torch sees no CUDA device on this machine; nothing
 
 #: name -> what it measures (the order they run in)
 MEASUREMENTS = {
-    "parse": "stanza on the GPU: batched vs one sentence a call, words/s (small model from train-parser)",
+    "parse": "stanza on the GPU: batched vs one sentence a call, words/s, then processes sharing the GPU and larger "
+             "batches (--parse-settings), identical trees (small model from train-parser)",
     "train": "where an update of synprep train goes (bench/trainprof.py: steps, host syncs, profiler, compiled vs "
              "pure-Python collate), then training tokens/s of every registered variant, bf16 autocast vs fp32, same "
              "batches (bench/train.py timing)",
@@ -69,7 +70,9 @@ MEASUREMENTS = {
     "table": "snakemake table --configfile config/table/gpu.yaml through the pack's data, every variant, 2 seeds",
 }
 #: seconds each part may take at most (table: what is left of --budget); install is the pack's
-CAPS = {"install": 45, "parse": 60, "train": 100, "decode": 60, "tests": 60, "table": None}
+CAPS = {"install": 45, "parse": 80, "train": 100, "decode": 60, "tests": 60, "table": None}
+#: the parse part's settings (processes x batch tokens) after one process at --batch-tokens
+PARSE_SETTINGS = "1x8000,2x3000,4x3000,8x3000"
 #: seconds the whole --from-pack run may take: the device call's 9 minutes less 30 s of margin
 BUDGET = 510
 #: seconds a part stops starting new work before its cap (the hard kill)
@@ -222,7 +225,27 @@ def format_table(recs: list[dict]) -> str:
     return "\n".join([line(head), "| " + " | ".join("-" * x for x in w) + " |", *map(line, rows)]) + "\n"
 
 
+def parse_settings(text: str) -> list[tuple[int, int]]:
+    """``--parse-settings``: (processes, batch tokens) pairs from ``PxT,PxT,...``."""
+    out = []
+    for item in (x.strip() for x in text.split(",") if x.strip()):
+        procs, _, tokens = item.partition("x")
+        try:
+            pair = (int(procs), int(tokens))
+        except ValueError:
+            pair = (0, 0)
+        if pair[0] < 1 or pair[1] < 1:
+            raise SystemExit(f"bench/gpu.py: --parse-settings {item!r}: give PROCESSESxBATCH_TOKENS, e.g. 4x3000, both >= 1")
+        out.append(pair)
+    return out
+
+
 def measure_parse(args, fig: Figures, device: str) -> None:
+    """stanza words/s: one process at ``--batch-tokens`` (the figure of earlier calls),
+    one sentence a call over the first ``--unbatched`` sentences (the baseline and the
+    reference trees), then each other setting of ``--parse-settings`` (processes sharing
+    the device, as the workflow's GPU parse rule runs them, and batch sizes) until the
+    part's deadline; every setting's trees compared with one a call's."""
     import gzip
     from itertools import islice
 
@@ -231,25 +254,48 @@ def measure_parse(args, fig: Figures, device: str) -> None:
         items = [(f"train-{i + 1}", line.rstrip("\n")) for i, line in enumerate(islice(f, args.sentences))]
     model = args.stanza_model or os.environ.get("SYNPREP_STANZA_MODEL") or bp.stanza_model(argparse.Namespace(stanza_model=None))
     from synprep import registry
+    from synprep.parsers.stanza_backend import GPU_CHUNK
 
-    p = registry.get("parser", "stanza")(model=model, lang="en", device=device, batch_tokens=args.batch_tokens)
+    stanza = registry.get("parser", "stanza")
+    n = len(items)
+    p = stanza(model=model, lang="en", device=device, batch_tokens=args.batch_tokens)
     try:
         warm = items[:64]
         list(p.parse(warm))
         list(p.parse_unbatched(warm))
         res_b, sec_b, _ = bp.timed_cpu(p.parse, items, device)
-        n = len(items)
         fig.add(f"batched ({args.batch_tokens} tokens), {n} sentences", bp.words_of(res_b) / sec_b, "words/s", what="stanza parse")
-        res_u, sec_u = _one_a_call(p, items, fig, device)
+        res_u, sec_u = _one_a_call(p, items[: args.unbatched], fig, device)
     finally:
         p.close()
     k = len(res_u)
-    same = sum(a.conllu == b.conllu for a, b in zip(res_b, res_u))
+    same = lambda res: sum(a.conllu == b.conllu for a, b in zip(res, res_u))  # noqa: E731
     fig.add(f"one sentence a call, first {k} of the {n} sentences", bp.words_of(res_u) / sec_u, "words/s",
-            "stopped at the part's deadline" if k < n else "", what="stanza parse")
+            "stopped at the part's deadline" if k < min(n, args.unbatched) else "", what="stanza parse")
     wu = bp.words_of(res_u) / sec_u
     ratio = f"{bp.words_of(res_b) / sec_b / wu:.1f}x" if wu else "n/a"
-    fig.add("batched / one a call (words/s)", ratio, "", f"identical trees {same}/{k}", what="stanza parse")
+    fig.add("batched / one a call (words/s)", ratio, "", f"identical trees {same(res_b)}/{k}", what="stanza parse")
+    for procs, tokens in parse_settings(args.parse_settings):
+        if (procs, tokens) == (1, args.batch_tokens):
+            continue  # the first figure
+        chunk = min(GPU_CHUNK, -(-n // procs))  # the workflow's chunks; smaller where the sentences are fewer (--quick)
+        setting = (f"batched ({tokens} tokens), {procs} processes sharing the device (chunks of {chunk}), {n} sentences"
+                   if procs > 1 else f"batched ({tokens} tokens), {n} sentences")
+        if fig.left() < 5:
+            fig.add(setting, "skipped", "", "the part's time cap was reached", what="stanza parse")
+            continue
+        t0 = time.perf_counter()
+        q = stanza(model=model, lang="en", device=device, batch_tokens=tokens,
+                   **({"workers": procs, "chunk_size": chunk} if procs > 1 else {}))
+        try:
+            list(q.parse(items[: max(64, procs * chunk)] if procs > 1 else warm))  # a chunk a process: every one started
+            ready = time.perf_counter() - t0
+            res, sec, _ = bp.timed_cpu(q.parse, items, device)
+        finally:
+            q.close()
+        fig.add(setting, bp.words_of(res) / sec, "words/s", f"identical trees {same(res)}/{k}; ready in {ready:.1f} s "
+                f"(processes started, models loaded, warmed up); {bp.words_of(res) / sec / (bp.words_of(res_b) / sec_b):.2f}x "
+                "one process", what="stanza parse")
 
 
 def _one_a_call(p, items, fig: Figures, device: str) -> tuple[list, float]:
@@ -594,7 +640,7 @@ def run_part(args) -> int:
 
 def _part_argv(args) -> list[str]:
     """The options a part's process needs (sizes already resolved, --quick included)."""
-    keys = ("device", "sentences", "batch_tokens", "preset", "variants", "max_tokens", "batches", "rounds",
+    keys = ("device", "sentences", "batch_tokens", "parse_settings", "unbatched", "preset", "variants", "max_tokens", "batches", "rounds",
             "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps", "prefixes", "previous")
     return [x for k in keys if getattr(args, k) is not None
             for x in (f"--{k.replace('_', '-')}", str(getattr(args, k)))] + (["--quick"] if args.quick else [])
@@ -698,6 +744,10 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--stanza-model", default=None, help="a stanza model folder (default: the pack's, else train one, cached)")
     ap.add_argument("--sentences", type=int, default=None, help="parse: Multi30k sentences (default 3000; --pack: lines packed)")
     ap.add_argument("--batch-tokens", type=int, default=3000, help="parse: stanza's padded batch size in tokens")
+    ap.add_argument("--parse-settings", default=PARSE_SETTINGS,
+                    help=f"parse: the settings timed after one process at --batch-tokens, PROCESSESxBATCH_TOKENS, comma-separated "
+                    f"(default {PARSE_SETTINGS}: processes sharing the device as the workflow's GPU parse rule runs them)")
+    ap.add_argument("--unbatched", type=int, default=300, help="parse: sentences parsed one a call (the reference trees)")
     ap.add_argument("--preset", default="tree-medium", help="train: model size")
     ap.add_argument("--variants", default=None, help="train: comma-separated variants (default: every registered one)")
     ap.add_argument("--max-tokens", type=int, default=4096, help="train/decode: token budget of a batch")
@@ -736,8 +786,10 @@ def _resolve(args) -> None:
     prefixes = [x for x in args.prefixes.split(",") if x]
     if not prefixes or set(prefixes) - {"exact", "sampled"}:
         raise SystemExit(f"bench/gpu.py: --prefixes {args.prefixes!r}: give exact, sampled or exact,sampled")
+    parse_settings(args.parse_settings)  # refused here, not in the part
     if args.quick:
         args.sentences, args.batches, args.rounds = min(args.sentences, 100), min(args.batches, 2), 1
+        args.parse_settings = "2x3000" if args.parse_settings == PARSE_SETTINGS else args.parse_settings
         args.decode_steps, args.decode_sentences, args.preset = min(args.decode_steps, 10), min(args.decode_sentences, 8), "tiny"
         args.decode_preset, args.max_tokens = "tiny", min(args.max_tokens, 1024)
 

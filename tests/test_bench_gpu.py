@@ -45,7 +45,7 @@ def test_a_part_can_be_given_its_own_cap_and_bad_options_are_refused():
     r = _run("--list", "--budget", "1020", "--cap", "train=150", "--only", "parse,train,table")
     assert r.returncode == 0, r.stderr[-2000:]
     assert "(at most 150.0 s)" in r.stdout  # its own cap
-    assert "(at most 120 s)" in r.stdout  # parse: its share of the doubled budget
+    assert "(at most 160 s)" in r.stdout  # parse: its share of the doubled budget
     for bad in (["--cap", "train"], ["--cap", "gpus=10"], ["--cap", "train=-1"], ["--cap", "train=nan"], ["--prefixes", "exact,some"]):
         r = _run("--list", *bad)
         assert r.returncode != 0 and "bench/gpu.py: --" in r.stderr and "Traceback" not in r.stderr, (bad, r.stderr)
