@@ -263,8 +263,13 @@ def measure_parse(args, fig: Figures, device: str) -> None:
         warm = items[:64]
         list(p.parse(warm))
         list(p.parse_unbatched(warm))
+        clock = bp.StageClock(p._nlp, time.perf_counter)  # where the batched time goes, processor by processor
         res_b, sec_b, _ = bp.timed_cpu(p.parse, items, device)
         fig.add(f"batched ({args.batch_tokens} tokens), {n} sentences", bp.words_of(res_b) / sec_b, "words/s", what="stanza parse")
+        split = clock.take()
+        fig.add(f"batched ({args.batch_tokens} tokens): wall seconds in each processor", round(sum(split.values()), 2), "s",
+                "; ".join(f"{k} {v:.2f} s ({v / sec_b:.0%})" for k, v in split.items()) + f"; of {sec_b:.2f} s",
+                what="stanza parse")
         res_u, sec_u = _one_a_call(p, items[: args.unbatched], fig, device)
     finally:
         p.close()
@@ -523,16 +528,19 @@ def _shared_paths(v, work: Path, quick: bool):
     return str(cut)
 
 
-def table_config(work: Path, quick: bool, steps: int | None) -> tuple[Path, Path]:
+def table_config(work: Path, quick: bool, steps: int | None, runs: int | None = None) -> tuple[Path, Path]:
     """:data:`TABLE_CONFIG` as this run reads it, written into ``work``: its shared data
     through the pack (``SYNPREP_SHARED_DATA``), its outdir in ``work``; ``steps``: the
-    runs' updates; ``quick``: a tiny table (:data:`QUICK_TABLE`). (config, outdir)."""
+    runs' updates; ``quick``: a tiny table (:data:`QUICK_TABLE`); ``runs``: training runs
+    at a time (:func:`table_threads`). (config, outdir)."""
     import yaml
 
     cfg = _shared_paths(yaml.safe_load((REPO / TABLE_CONFIG).read_text(encoding="utf-8")), work, quick)
     cfg["outdir"] = str(work / TABLE_OUTDIR)
     if quick:
         cfg = _merge(cfg, QUICK_TABLE)
+    if runs:
+        cfg["train"]["threads"] = table_threads(runs)
     if steps:
         t = cfg["table"]["config"]["train"]
         t["max_steps"], t["warmup"] = steps, min(t.get("warmup", 0), max(1, steps // 10))
@@ -542,17 +550,29 @@ def table_config(work: Path, quick: bool, steps: int | None) -> tuple[Path, Path
     return path, Path(cfg["outdir"])
 
 
+def table_threads(runs: int) -> int:
+    """``train.threads`` that lets ``runs`` training runs share the machine at a time
+    (snakemake ``--cores all``: a run takes its threads of the cores)."""
+    return max(1, (os.cpu_count() or 1) // runs)
+
+
 def measure_table(args, fig: Figures, work: Path) -> None:
     why = table_target()
     if why:
         fig.add("snakemake table", f"skipped: {why}", "", what="gpu table")
         return
     steps = args.table_steps if args.table_steps is not None else (None if args.quick else TABLE_STEPS)
-    config, outdir = table_config(work, args.quick, steps or None)
+    config, outdir = table_config(work, args.quick, steps or None, args.table_runs)
     cmd = [sys.executable, "-m", "snakemake", "table", "--configfile", str(config), "--replace-workflow-config",
            "--cores", "all", "--scheduler", "greedy"]
     t0 = time.perf_counter()
-    r = _bench_module("capped").run_capped(cmd, max(1.0, fig.left()), cwd=REPO, capture=True)
+    use = _bench_module("gpuuse").Sampler()
+    use.start()
+    try:
+        r = _bench_module("capped").run_capped(cmd, max(1.0, fig.left()), cwd=REPO, capture=True)
+    finally:
+        use.stop()
+    table_use(use, config, fig)
     if r.cut:  # every job snakemake started is gone: what they wrote is final
         table_progress(outdir, fig)
         fig.fail(f"snakemake table cut at the part's time cap after {r.seconds:.0f} s ({r.stopped} processes it started "
@@ -570,6 +590,30 @@ def measure_table(args, fig: Figures, work: Path) -> None:
     for f in ("table.md", "table.json"):
         if (outdir / "table" / f).is_file():
             fig.add(f"table/{f}", (outdir / "table" / f).read_text(encoding="utf-8")[:20000], "", what="gpu table file")
+
+
+def table_use(use, config: Path, fig: Figures) -> None:
+    """How busy the GPU was by how many training runs shared it (bench/gpuuse.py: sampled
+    every second while the table ran), and when the data part ended (the first run)."""
+    import yaml
+
+    threads = yaml.safe_load(config.read_text(encoding="utf-8"))["train"]["threads"]
+    runs = f"train.threads {threads} of {os.cpu_count()} cores: up to {max(1, (os.cpu_count() or 1) // threads)} runs at a time"
+    first = use.first("train")
+    jobs = lambda kind: max((s.jobs.get(kind, 0) for s in use.samples), default=0)  # noqa: E731
+    fig.add("data part: the first training run started after", "not reached" if first is None else round(first, 1),
+            "" if first is None else "s", f"parse jobs at a time up to {jobs('parse')}, other data jobs up to {jobs('data')}; "
+            f"{runs}", what="gpu table use")
+    total = f" of {use.gpu.total:.1f} GiB" if use.gpu.total else ""
+    for lv in use.levels():
+        beside = ", ".join(f"{k} {v:.1f}" for k, v in lv["others"].items() if v) or "nothing"
+        if lv["util_mean"] is None:
+            value, unit, gpu = "no GPU reading", "", ""
+        else:
+            value, unit = round(lv["util_mean"], 1), "% GPU busy"
+            gpu = f"peak {lv['util_max']:.0f} %, memory peak {lv['mem_max']:.1f} GiB{total}; "
+        fig.add(f"{lv['train']} training runs at a time", value, unit,
+                f"{gpu}{lv['samples']} samples of {use.every:g} s; beside them on average: {beside}", what="gpu table use")
 
 
 def table_finished(config: Path, outdir: Path) -> str:
@@ -641,7 +685,8 @@ def run_part(args) -> int:
 def _part_argv(args) -> list[str]:
     """The options a part's process needs (sizes already resolved, --quick included)."""
     keys = ("device", "sentences", "batch_tokens", "parse_settings", "unbatched", "preset", "variants", "max_tokens", "batches", "rounds",
-            "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps", "prefixes", "previous")
+            "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps", "table_runs", "prefixes",
+            "previous")
     return [x for k in keys if getattr(args, k) is not None
             for x in (f"--{k.replace('_', '-')}", str(getattr(args, k)))] + (["--quick"] if args.quick else [])
 
@@ -760,6 +805,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--decode-sentences", type=int, default=300, help="decode: sentences decoded a setting")
     ap.add_argument("--table-steps", type=int, default=None,
                     help=f"table: updates of each run (default {TABLE_STEPS}, what fits the call; 0: {TABLE_CONFIG}'s own)")
+    ap.add_argument("--table-runs", type=int, default=None,
+                    help=f"table: training runs sharing the GPU at a time (train.threads = cores / runs; default "
+                    f"{TABLE_CONFIG}'s own)")
     ap.add_argument("--part", choices=list(MEASUREMENTS), help=argparse.SUPPRESS)
     ap.add_argument("--figures", help=argparse.SUPPRESS)
     ap.add_argument("--part-seconds", type=float, default=float("inf"), help=argparse.SUPPRESS)
@@ -787,6 +835,8 @@ def _resolve(args) -> None:
     if not prefixes or set(prefixes) - {"exact", "sampled"}:
         raise SystemExit(f"bench/gpu.py: --prefixes {args.prefixes!r}: give exact, sampled or exact,sampled")
     parse_settings(args.parse_settings)  # refused here, not in the part
+    if args.table_runs is not None and args.table_runs < 1:
+        raise SystemExit(f"bench/gpu.py: --table-runs {args.table_runs}: give 1 or more runs at a time")
     if args.quick:
         args.sentences, args.batches, args.rounds = min(args.sentences, 100), min(args.batches, 2), 1
         args.parse_settings = "2x3000" if args.parse_settings == PARSE_SETTINGS else args.parse_settings

@@ -130,13 +130,42 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
         with gzip.open(pack / "data" / "multi30k" / f"train.{side}.gz", "rt", encoding="utf-8") as f:
             assert len(f.read().splitlines()) == 60
     out = tmp_path / "out"
-    r = _run("--from-pack", str(pack), "--device", "cpu", "--quick", "--only", "parse,tests,table", "--budget", "5000",
-             "--out", str(out), timeout=1500)
+    # the last committed figures, synthetic: the parse 1,000 times faster (a drop to flag), the trainer far slower
+    prev = tmp_path / "measured"
+    prev.mkdir()
+    cpu = "CPU (2 cores; script check, not GPU figures), torch 2.0"
+    (prev / "gpu-cpu-2026-11-20-call1.jsonl").write_text("".join(json.dumps(
+        {"part": part, "what": what, "setting": setting, "value": value, "unit": unit, "note": "", "device": cpu}) + "\n"
+        for part, what, setting, value, unit in [
+            ("parse", "stanza parse", "batched (3000 tokens), 60 sentences", 1e9, "words/s"),
+            ("train", "train tokens/s", "vanilla, preset tiny, 2 batches <= 1024 tokens, fp32", 1e-3, "tok/s")]))
+    r = _run("--from-pack", str(pack), "--device", "cpu", "--quick", "--only", "parse,train,tests,table", "--variants",
+             "vanilla", "--budget", "6000", "--previous", str(prev), "--out", str(out), timeout=1800)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     recs = [json.loads(x) for x in (out / "figures.jsonl").read_text().splitlines()]
-    parse = [x for x in recs if x["what"] == "stanza parse"]
-    assert parse[0]["setting"] == "batched (3000 tokens), 60 sentences" and parse[0]["value"] > 0
-    assert parse[2]["note"] == "identical trees 60/60"
+    parse = {x["setting"]: x for x in recs if x["what"] == "stanza parse"}
+    first = parse["batched (3000 tokens), 60 sentences"]
+    assert first["value"] > 0 and first["regression"] is True and first["previous"]["value"] == 1e9
+    assert parse["batched / one a call (words/s)"]["note"] == "identical trees 60/60"
+    pool = parse["batched (3000 tokens), 2 processes sharing the device (chunks of 30), 60 sentences"]
+    assert pool["value"] > 0 and pool["note"].startswith("identical trees 60/60")  # the GPU parse rule's setting
+    assert "depparse" in parse["batched (3000 tokens): wall seconds in each processor"]["note"]
+    assert "REGRESSIONS: 1 figure(s)" in r.stdout and "REGRESSION -" in (out / "table.md").read_text()
+    fp32 = next(x for x in recs if x["setting"] == "vanilla, preset tiny, 2 batches <= 1024 tokens, fp32")
+    assert fp32["regression"] is False and fp32["change"] > 0
+    # the compiled kernels were built there from the repository's sources, and the train part used them
+    built = next(x for x in recs if x["what"] == "part time" and x["setting"].startswith("compiled kernels"))
+    assert built["note"].startswith("built in"), built
+    used = {x["setting"]: x["value"] for x in recs if x["what"] == "compiled kernels"}
+    assert used["synprep._fastcollate"].startswith("compiled (") and "/kernels/" in used["synprep._fastcollate"], used
+    prof = {x["setting"].split(": ", 1)[1]: x for x in recs if x["what"] == "trainer profile" and ": " in x["setting"]}
+    assert prof["the trainer's loop, 4 updates"]["value"] > 0 and "host CPU" in prof["the trainer's loop, 4 updates"]["note"]
+    assert all(f"{step} " in prof["its steps, the GPU synchronised around each"]["note"]
+               for step in ("rows", "collate", "to device", "forward and loss", "backward", "optimizer"))
+    assert any(x["setting"].startswith("collate a batch, pure Python") for x in recs if x["what"] == "trainer profile")
+    use = {x["setting"]: x for x in recs if x["what"] == "gpu table use"}
+    assert use["data part: the first training run started after"]["value"] > 0
+    assert any(s.endswith("training runs at a time") for s in use)
     tests = next(x for x in recs if x["what"] == "gpu tests")
     assert tests["value"] == "ok" and "skipped" in tests["note"]  # no CUDA here: every gpu test skips
     table = next(x for x in recs if x["what"] == "gpu table")
@@ -151,7 +180,7 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     assert {"rule train_model", "rule evaluate_evalset"} <= {x["setting"] for x in recs if x["what"] == "gpu table rule time"}
     # the table's test set (table.test: test_2016_flickr, packed whole), its first QUICK_PAIRS lines in --quick
     assert 0 < int(re.search(r"Test sets: test \((\d+) pairs\)", md).group(1)) <= 300
-    assert {x["part"] for x in recs if x["what"] == "part time"} == {"install", "parse", "tests", "table"}
+    assert {x["part"] for x in recs if x["what"] == "part time"} == {"install", "parse", "train", "tests", "table"}
     assert "| stanza parse" in (out / "table.md").read_text() and "| stanza parse" in r.stdout
     (pack / "data" / "ud" / "en_pud-ud-test.conllu.gz").write_bytes(b"damaged")
     r = _run("--from-pack", str(pack), "--device", "cpu", "--only", "tests")
@@ -377,3 +406,35 @@ def test_a_rate_that_drops_against_the_last_committed_figure_is_flagged(tmp_path
     assert got["regression"] is True and got["previous"]["device"] == cpu
     assert gpu.device_class(h100) == gpu.device_class("NVIDIA H200") == "Hopper" and gpu.device_class(cpu) == "CPU"
     assert gpu.regressions(recs[1:]) == ""
+
+
+def test_the_table_part_counts_the_jobs_sharing_the_gpu_by_kind():
+    """bench/gpuuse.py: while jobs run below this process it counts them by kind from
+    their command lines (a shell around a command not counted twice), and groups the
+    samples by training runs at a time; without a GPU it reads no utilisation."""
+    import time
+
+    gpuuse = _gpu_module()._bench_module("gpuuse")
+    sleep = "import time; time.sleep(30)"
+    argvs = [[sys.executable, "-c", sleep, "/w/.snakemake/scripts/tmpa1.train_model.py"],
+             [sys.executable, "-c", sleep, "/w/.snakemake/scripts/tmpb2.train_model.py"],
+             [sys.executable, "-c", sleep, "/w/site/bin/synprep evaluate --checkpoint x"],
+             ["bash", "-c", f"{sys.executable} -c 'import time; time.sleep(30)' synprep evaluate ; true"]]
+    procs = [subprocess.Popen(a) for a in argvs]
+    try:
+        time.sleep(0.5)
+        use = gpuuse.Sampler(every=0.2)
+        use.start()
+        time.sleep(1.2)
+        use.stop()
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    levels = use.levels()
+    top = max(levels, key=lambda lv: lv["samples"])
+    assert top["train"] == 2 and top["samples"] >= 3, levels
+    assert top["others"]["evaluate"] == 2  # the python under bash and the synprep command; the bash itself not
+    assert use.first("train") is not None and use.first("parse") is None
+    if use.gpu.how is None:
+        assert top["util_mean"] is None and top["mem_max"] is None
