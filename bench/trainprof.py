@@ -18,8 +18,8 @@ en-de PUD treebanks, as bench/train.py, or ``--data DIR``), warms it up, and the
 * **host syncs** (CUDA only): every operation that made the host wait for the GPU in
   one update, by the line of Python that asked for it (torch's sync debug mode);
 * **profiler**: ``torch.profiler`` over a few updates of the loop: the GPU's kernel time
-  against the wall time (how busy the GPU was), kernel launches and synchronising CUDA
-  calls an update, the operators with the most host time;
+  against the wall time (how busy the GPU was), kernel launches, ``cudaMemcpy`` calls and
+  stream or device synchronisations an update, the operators with the most host time;
 * **collate**: the compiled collate (:mod:`synprep._fastcollate`) against its pure-Python
   path on the same batches, and which one the trainer used (:func:`synprep.native.describe`);
 * the settings that change the speed: bf16 autocast, float32 matmul precision, torch
@@ -46,7 +46,7 @@ from typing import Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 #: the host-side CUDA calls that wait for the GPU (profiler event names)
-SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")
+SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize")
 
 
 def make_trainer(data: Path, out: Path, variant: str, preset: str, device: str, max_tokens: int, bf16: bool | None = None):
@@ -160,12 +160,16 @@ def profiler(t, feed: Iterator, n: int, top: int = 5) -> dict:
         wall = time.perf_counter() - w0
     events = prof.key_averages()
     dev = lambda e: getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0) or 0  # noqa: E731
-    gpu_us = sum(dev(e) for e in events) if cuda else 0.0
+    # the kernels' and copies' own events (each once; an operator's device time repeats its kernels')
+    on_gpu = [e for e in events if "CUDA" in str(getattr(e, "device_type", ""))]
+    gpu_us = sum(dev(e) for e in (on_gpu or events)) if cuda else 0.0
     launches = sum(e.count for e in events if "LaunchKernel" in e.key)
     syncs = sum(e.count for e in events if any(e.key.startswith(c) for c in SYNC_CALLS))
-    ops = sorted((e for e in events if not e.key.startswith("cuda")), key=lambda e: -e.self_cpu_time_total)[:top]
+    copies = sum(e.count for e in events if e.key.startswith("cudaMemcpy"))
+    ops = sorted((e for e in events if not e.key.startswith("cuda") and e not in on_gpu),
+                 key=lambda e: -e.self_cpu_time_total)[:top]
     return {"wall_s": wall / n, "gpu_busy": gpu_us / 1e6 / wall if cuda else None, "launches": launches / n,
-            "sync_calls": syncs / n,
+            "sync_calls": syncs / n, "copies": copies / n,
             "top": [(e.key, e.self_cpu_time_total / 1e3 / n, e.count / n) for e in ops]}
 
 
@@ -235,7 +239,8 @@ def profile(data: Path, tmp: Path, device: str, variant: str = "vanilla", preset
         pr = profiler(t, feed, min(10, updates))
         busy = f"GPU kernels busy {pr['gpu_busy']:.0%} of the wall time; " if pr["gpu_busy"] is not None else ""
         rows.append((f"{what}: torch.profiler, {min(10, updates)} updates", round(1e3 * pr["wall_s"], 2), "ms an update",
-                     f"{busy}{pr['launches']:.0f} kernel launches and {pr['sync_calls']:.0f} synchronising CUDA calls an update; "
+                     f"{busy}{pr['launches']:.0f} kernel launches, {pr['copies']:.0f} cudaMemcpy calls and "
+                     f"{pr['sync_calls']:.0f} stream/device synchronisations an update; "
                      "most host time: " + "; ".join(f"{k} {ms:.2f} ms x{c:g}" for k, ms, c in pr["top"])))
         co = collate_paths(t, feed, 5)
         note = f"the trainer used: {co['trainer_used']}"
