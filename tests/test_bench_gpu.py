@@ -109,7 +109,10 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     pack's data are read (60 Multi30k pairs packed: the parse reads 60 of the 100
     sentences asked for; the tiny table's test set, test_2016_flickr packed whole, is cut
     to bench/gpu.py's QUICK_PAIRS, 300), the figures come back as JSON lines and as a table, the table
-    step runs config/table/gpu.yaml through the pack (--quick: vanilla and sa, 1 seed)."""
+    step runs config/table/gpu.yaml through the pack (--quick: vanilla and sa, 1 seed). Issue 41:
+    the compiled kernels are built there from source and used; the trainer profile names every
+    step; processes sharing the device give the trees of one a call; the table part counts its
+    runs; a figure far below a synthetic previous one is flagged as a regression."""
     import gzip
     import json
     import re
