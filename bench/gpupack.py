@@ -28,7 +28,10 @@ the wheels with ``pip install --isolated --no-index --no-deps --target WORK/site
 the site folder and the repository, ``SYNPREP_SHARED_DATA`` = ``WORK/data`` (read by
 tests/conftest.py and bench/gpu.py instead of ``../shared/data``),
 ``SYNPREP_STANZA_MODEL`` = the pack's model (the parse part's default), a ``synprep``
-command on ``PATH``. With ``simulate=True`` (the CPU dry run here) a ``sitecustomize``
+command on ``PATH``. :func:`build_native` (called by bench/gpu.py after :func:`install`)
+then builds synprep's compiled kernels from the repository's sources for that machine's
+Python (they do not travel built: the packing machine's Python is another) and returns
+``SYNPREP_KERNELS``. With ``simulate=True`` (the CPU dry run here) a ``sitecustomize``
 in the site folder refuses to import any distribution installed on this machine that
 is neither on :data:`DEVICE_HAS` nor in the pack, and the HTTP proxies point at a
 closed port, so that a missing wheel or a download fails here as it would there.
