@@ -45,10 +45,11 @@ figures are not GPU figures)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
-import subprocess
+import re
 import sys
 import tempfile
 import time
@@ -59,14 +60,22 @@ SKIP_MESSAGE = "bench/gpu.py: torch sees no CUDA device on this machine; nothing
 
 #: name -> what it measures (the order they run in)
 MEASUREMENTS = {
-    "parse": "stanza on the GPU: batched vs one sentence a call, words/s (small model from train-parser)",
-    "train": "training tokens/s of every registered variant, bf16 autocast vs fp32, same batches (bench/train.py timing)",
+    "parse": "stanza on the GPU: batched vs one sentence a call, words/s, then processes sharing the GPU and larger "
+             "batches (--parse-settings), identical trees (small model from train-parser)",
+    "train": "where an update of synprep train goes (bench/trainprof.py: steps, host syncs, profiler, compiled vs "
+             "pure-Python collate), then training tokens/s of every registered variant, bf16 autocast vs fp32, same "
+             "batches (bench/train.py timing)",
     "decode": "decoding sentences/s, greedy and beam 5, vanilla and parent trained briefly on the GPU",
     "tests": "the gpu-marked tests (pytest -m gpu): passed / failed",
     "table": "snakemake table --configfile config/table/gpu.yaml through the pack's data, every variant, 2 seeds",
 }
 #: seconds each part may take at most (table: what is left of --budget); install is the pack's
-CAPS = {"install": 45, "parse": 60, "train": 100, "decode": 60, "tests": 60, "table": None}
+CAPS = {"install": 45, "parse": 80, "train": 100, "decode": 60, "tests": 60, "table": None}
+#: the parse part's settings (processes x batch tokens) after one process at --batch-tokens
+#: (the workflow's GPU setting, 4 processes, first: a cap cuts the last)
+PARSE_SETTINGS = "4x3000,8x3000,2x3000,1x8000"
+#: seconds a parse setting needs at least (processes started, models loaded, 3,000 sentences)
+PARSE_SETTING_S = 20
 #: seconds the whole --from-pack run may take: the device call's 9 minutes less 30 s of margin
 BUDGET = 510
 #: seconds a part stops starting new work before its cap (the hard kill)
@@ -79,19 +88,101 @@ TABLE_STEPS = 50
 
 
 def _bench_module(name: str):
-    """bench/<name>.py as a module (bench/ is not a package)."""
+    """bench/<name>.py as a module (bench/ is not a package), loaded once a process
+    (registered as ``bench_<name>``: a dataclass there needs its module)."""
+    if f"bench_{name}" in sys.modules:
+        return sys.modules[f"bench_{name}"]
     spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    sys.modules[spec.name] = mod
+    try:
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    except BaseException:
+        del sys.modules[spec.name]
+        raise
     return mod
+
+
+#: the committed figures of earlier calls (``--previous``): one JSON-lines file a call,
+#: named with its date (``gpu-h100-2026-11-26-call1.jsonl``)
+MEASURED = REPO / "docs" / "measured"
+#: a rate more than this fraction below the last committed one of the same part,
+#: measurement, setting and device class is flagged as a regression
+REGRESSION = 0.20
+#: GPU models of one class: their figures are compared with each other (the same SMs;
+#: an H200 has more and faster memory than an H100, so its figures should be no lower)
+DEVICE_CLASSES = {"H100": "Hopper", "H200": "Hopper", "GH200": "Hopper", "A100": "Ampere", "A800": "Ampere",
+                  "L4": "Ada", "L40": "Ada", "L40S": "Ada", "B100": "Blackwell", "B200": "Blackwell"}
+
+
+def device_class(device: str) -> str:
+    """The class a figure's ``device`` belongs to: ``CPU`` (a script check), the GPU's
+    family (:data:`DEVICE_CLASSES`), else the device's name without the torch version."""
+    if not device or device.startswith("CPU"):
+        return "CPU"
+    name = device.split(", torch ")[0]
+    for token in re.findall(r"[A-Z]+\d+[A-Z]*", name):
+        if token in DEVICE_CLASSES:
+            return DEVICE_CLASSES[token]
+    return name
+
+
+def is_rate(rec: dict) -> bool:
+    """A figure where more is better, compared with earlier calls: a number per second."""
+    return isinstance(rec.get("value"), (int, float)) and not isinstance(rec["value"], bool) and str(rec.get("unit", "")).endswith("/s")
+
+
+class Previous:
+    """The last committed figure of each part, measurement, setting and device class,
+    read from the JSON-lines files of a folder (:data:`MEASURED`): files in the order of
+    the date in their name (then the name: ``-call2`` after ``-call1``, ``-s3-call1``
+    after both), a later file's figure replacing an earlier one's."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.last: dict[tuple, dict] = {}
+        if folder is None or not folder.is_dir():
+            return
+        dated = lambda p: (m.group(0) if (m := re.search(r"\d{4}-\d{2}-\d{2}", p.name)) else "", p.name)  # noqa: E731
+        for path in sorted(folder.glob("*.jsonl"), key=dated):
+            for rec in read_figures(path):
+                if is_rate(rec) and rec.get("device"):
+                    self.last[self.key(rec)] = {"value": rec["value"], "file": path.name, "device": rec["device"]}
+
+    @staticmethod
+    def key(rec: dict) -> tuple:
+        return rec["part"], rec["what"], rec["setting"], device_class(rec.get("device", ""))
+
+    def compare(self, rec: dict) -> None:
+        """Add to ``rec`` (a rate) the last committed figure it is compared with
+        (``previous``), its change (``change``: value / previous - 1) and whether that is a
+        drop of more than :data:`REGRESSION` (``regression``)."""
+        prev = self.last.get(self.key(rec)) if is_rate(rec) else None
+        if not prev or not prev["value"]:
+            return
+        change = rec["value"] / prev["value"] - 1.0
+        rec.update(previous=prev, change=round(change, 4), regression=change < -REGRESSION)
+
+
+def versus(rec: dict) -> str:
+    """The table's "vs last" cell: the change against the last committed figure, flagged
+    when it is a regression."""
+    if "previous" not in rec:
+        return ""
+    p = rec["previous"]
+    flag = "REGRESSION " if rec.get("regression") else ""
+    return f"{flag}{rec['change']:+.0%} vs {p['value']:,.1f} ({p['file']})"
 
 
 class Figures:
     """The figures of one part: each a JSON line appended to ``path`` and flushed at
-    once (a part killed at its cap keeps what it wrote), and echoed to stderr."""
+    once (a part killed at its cap keeps what it wrote), and echoed to stderr; a rate
+    is compared with the last committed figure of its kind (``previous``,
+    :class:`Previous`) and a drop of more than :data:`REGRESSION` flagged there."""
 
-    def __init__(self, path: Path | None, part: str, deadline: float = float("inf"), device: str = "") -> None:
+    def __init__(self, path: Path | None, part: str, deadline: float = float("inf"), device: str = "",
+                 previous: Previous | None = None) -> None:
         self.path, self.part, self.deadline, self.device = path, part, deadline, device
+        self.previous = previous
         self.failed = False
 
     def left(self) -> float:
@@ -102,8 +193,10 @@ class Figures:
         rec = {"part": self.part, "what": what or self.part, "setting": setting, "value": value, "unit": unit, "note": note}
         if self.device:
             rec["device"] = self.device
+        if self.previous is not None:
+            self.previous.compare(rec)
         v = f"{value:,.1f}" if isinstance(value, float) else str(value)
-        print(f"  {rec['what']} | {setting} | {v} {unit} {note}", file=sys.stderr, flush=True)
+        print(f"  {rec['what']} | {setting} | {v} {unit} {note} {versus(rec)}".rstrip(), file=sys.stderr, flush=True)
         if self.path is not None:
             with open(self.path, "a", encoding="utf-8") as f:  # one line a figure, flushed on close
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -114,6 +207,10 @@ class Figures:
         self.add("FAILED", msg, "")
 
 
+def _last_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[-1][:160]
+
+
 def read_figures(path: Path) -> list[dict]:
     if not path.is_file():
         return []
@@ -121,16 +218,37 @@ def read_figures(path: Path) -> list[dict]:
 
 
 def format_table(recs: list[dict]) -> str:
-    """The figures as one markdown table: measurement | setting | value | unit | note."""
-    head = ("measurement", "setting", "value", "unit", "note")
+    """The figures as one markdown table: measurement | setting | value | unit | note |
+    vs last (:func:`versus`)."""
+    head = ("measurement", "setting", "value", "unit", "note", "vs last")
     rows = [(r["what"], r["setting"], f"{r['value']:,.1f}" if isinstance(r["value"], float) else str(r["value"]),
-             r["unit"], r["note"]) for r in recs]
-    w = [max(len(r[i]) for r in [head, *rows]) for i in range(5)]
+             r["unit"], r["note"], versus(r)) for r in recs]
+    w = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"  # noqa: E731
     return "\n".join([line(head), "| " + " | ".join("-" * x for x in w) + " |", *map(line, rows)]) + "\n"
 
 
+def parse_settings(text: str) -> list[tuple[int, int]]:
+    """``--parse-settings``: (processes, batch tokens) pairs from ``PxT,PxT,...``."""
+    out = []
+    for item in (x.strip() for x in text.split(",") if x.strip()):
+        procs, _, tokens = item.partition("x")
+        try:
+            pair = (int(procs), int(tokens))
+        except ValueError:
+            pair = (0, 0)
+        if pair[0] < 1 or pair[1] < 1:
+            raise SystemExit(f"bench/gpu.py: --parse-settings {item!r}: give PROCESSESxBATCH_TOKENS, e.g. 4x3000, both >= 1")
+        out.append(pair)
+    return out
+
+
 def measure_parse(args, fig: Figures, device: str) -> None:
+    """stanza words/s: one process at ``--batch-tokens`` (the figure of earlier calls),
+    one sentence a call over the first ``--unbatched`` sentences (the baseline and the
+    reference trees), then each other setting of ``--parse-settings`` (processes sharing
+    the device, as the workflow's GPU parse rule runs them, and batch sizes) until the
+    part's deadline; every setting's trees compared with one a call's."""
     import gzip
     from itertools import islice
 
@@ -139,25 +257,53 @@ def measure_parse(args, fig: Figures, device: str) -> None:
         items = [(f"train-{i + 1}", line.rstrip("\n")) for i, line in enumerate(islice(f, args.sentences))]
     model = args.stanza_model or os.environ.get("SYNPREP_STANZA_MODEL") or bp.stanza_model(argparse.Namespace(stanza_model=None))
     from synprep import registry
+    from synprep.parsers.stanza_backend import GPU_CHUNK
 
-    p = registry.get("parser", "stanza")(model=model, lang="en", device=device, batch_tokens=args.batch_tokens)
+    stanza = registry.get("parser", "stanza")
+    n = len(items)
+    p = stanza(model=model, lang="en", device=device, batch_tokens=args.batch_tokens)
     try:
         warm = items[:64]
         list(p.parse(warm))
         list(p.parse_unbatched(warm))
+        clock = bp.StageClock(p._nlp, time.perf_counter)  # where the batched time goes, processor by processor
         res_b, sec_b, _ = bp.timed_cpu(p.parse, items, device)
-        n = len(items)
         fig.add(f"batched ({args.batch_tokens} tokens), {n} sentences", bp.words_of(res_b) / sec_b, "words/s", what="stanza parse")
-        res_u, sec_u = _one_a_call(p, items, fig, device)
+        split = clock.take()
+        fig.add(f"batched ({args.batch_tokens} tokens): wall seconds in each processor", round(sum(split.values()), 2), "s",
+                "; ".join(f"{k} {v:.2f} s ({v / sec_b:.0%})" for k, v in split.items()) + f"; of {sec_b:.2f} s",
+                what="stanza parse")
+        res_u, sec_u = _one_a_call(p, items[: args.unbatched], fig, device)
     finally:
         p.close()
     k = len(res_u)
-    same = sum(a.conllu == b.conllu for a, b in zip(res_b, res_u))
+    same = lambda res: sum(a.conllu == b.conllu for a, b in zip(res, res_u))  # noqa: E731
     fig.add(f"one sentence a call, first {k} of the {n} sentences", bp.words_of(res_u) / sec_u, "words/s",
-            "stopped at the part's deadline" if k < n else "", what="stanza parse")
+            "stopped at the part's deadline" if k < min(n, args.unbatched) else "", what="stanza parse")
     wu = bp.words_of(res_u) / sec_u
     ratio = f"{bp.words_of(res_b) / sec_b / wu:.1f}x" if wu else "n/a"
-    fig.add("batched / one a call (words/s)", ratio, "", f"identical trees {same}/{k}", what="stanza parse")
+    fig.add("batched / one a call (words/s)", ratio, "", f"identical trees {same(res_b)}/{k}", what="stanza parse")
+    for procs, tokens in parse_settings(args.parse_settings):
+        if (procs, tokens) == (1, args.batch_tokens):
+            continue  # the first figure
+        chunk = min(GPU_CHUNK, -(-n // procs))  # the workflow's chunks; smaller where the sentences are fewer (--quick)
+        setting = (f"batched ({tokens} tokens), {procs} processes sharing the device (chunks of {chunk}), {n} sentences"
+                   if procs > 1 else f"batched ({tokens} tokens), {n} sentences")
+        if fig.left() < (5 if args.quick else PARSE_SETTING_S):
+            fig.add(setting, "skipped", "", "the part's time cap was reached", what="stanza parse")
+            continue
+        t0 = time.perf_counter()
+        q = stanza(model=model, lang="en", device=device, batch_tokens=tokens,
+                   **({"workers": procs, "chunk_size": chunk} if procs > 1 else {}))
+        try:
+            list(q.parse(items[: max(64, procs * chunk)] if procs > 1 else warm))  # a chunk a process: every one started
+            ready = time.perf_counter() - t0
+            res, sec, _ = bp.timed_cpu(q.parse, items, device)
+        finally:
+            q.close()
+        fig.add(setting, bp.words_of(res) / sec, "words/s", f"identical trees {same(res)}/{k}; ready in {ready:.1f} s "
+                f"(processes started, models loaded, warmed up); {bp.words_of(res) / sec / (bp.words_of(res_b) / sec_b):.2f}x "
+                "one process", what="stanza parse")
 
 
 def _one_a_call(p, items, fig: Figures, device: str) -> tuple[list, float]:
@@ -193,11 +339,41 @@ def _pud(tmp: Path) -> Path:
     return out
 
 
+def kernels_used(fig: Figures) -> None:
+    """A row saying whether this part's process uses the compiled kernels (built from the
+    pack there: ``SYNPREP_KERNELS``) or the pure-Python paths, and why."""
+    from synprep.native import describe
+
+    for name in ("_fastcollate", "_fastoracle"):
+        fig.add(f"synprep.{name}", describe(name), "", what="compiled kernels")
+
+
+def profile_trainer(args, fig: Figures, device: str, data: Path, tmp: Path) -> None:
+    """Where an update of ``synprep train`` goes (bench/trainprof.py), for the trainer
+    figure of the decode part (vanilla, ``--decode-preset``): its loop's tokens/s and
+    host CPU time, its steps with the GPU synchronised around each, the host syncs by
+    line, torch.profiler's GPU busy time, launches and top operators, the collate's
+    compiled and pure-Python paths."""
+    quick = args.quick
+    rows = _bench_module("trainprof").profile(data, tmp, device, "vanilla", args.decode_preset, args.max_tokens,
+                                              updates=4 if quick else 30, warmup=2 if quick else 10,
+                                              say=lambda m: print(m, file=sys.stderr, flush=True))
+    for setting, value, unit, note in rows:
+        fig.add(setting, value, unit, note, what="trainer profile")
+
+
 def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
     import torch
 
     bt = _bench_module("train")
     data = _pud(tmp)
+    kernels_used(fig)
+    try:  # first: the question of issue 41 (the trainer's tokens/s), before a cap can cut it
+        profile_trainer(args, fig, device, data, tmp)
+    except Exception as e:  # the variants' figures still come
+        fig.add("trainer profile", f"FAILED: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}", "",
+                what="trainer profile")
+        fig.failed = True
     ds, batches = bt.load_batches(data, args.max_tokens, args.batches)
     dev = torch.device(device)
     batches = [b.to(dev) for b in batches]
@@ -252,6 +428,7 @@ def measure_decode(args, fig: Figures, device: str, tmp: Path) -> None:
     from synprep.train.trainer import load_model
 
     data = _pud(tmp)
+    kernels_used(fig)
     ds = ShardDataset(data)
     vocab = TargetVocab.from_manifest(ds.manifest, os.fspath(data))
     rows = list(range(min(args.decode_sentences, len(ds))))
@@ -287,10 +464,10 @@ def gpu_test_files() -> list[str]:
 
 def measure_tests(args, fig: Figures) -> None:
     cmd = [sys.executable, "-m", "pytest", "-q", "-o", "addopts=-ra", "-p", "no:cacheprovider", "-m", "gpu", *gpu_test_files()]
-    try:
-        r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=max(1.0, fig.left()))
-    except subprocess.TimeoutExpired:
-        fig.fail("pytest -m gpu stopped at the part's time cap")
+    r = _bench_module("capped").run_capped(cmd, max(1.0, fig.left()), cwd=REPO, capture=True)
+    if r.cut:
+        fig.fail(f"pytest -m gpu cut at the part's time cap after {r.seconds:.0f} s ({r.stopped} processes it started "
+                 f"stopped); finished: {_last_line(r.stdout) or 'nothing reported'}")
         return
     summary = (r.stdout.strip().splitlines() or ["(no output)"])[-1]
     fig.add("pytest -m gpu", "ok" if r.returncode == 0 else f"rc {r.returncode}", "", summary, what="gpu tests")
@@ -312,6 +489,8 @@ def table_target() -> str | None:
     return None
 
 
+#: the table's config copy and its outdir in the work folder (:func:`table_config`)
+TABLE_FILE, TABLE_OUTDIR = "table-gpu.yaml", "results-table-gpu"
 #: the prefix of the shared data in the table configs (relative to the repository's root)
 SHARED_PREFIX = "../shared/data/"
 #: --quick: Multi30k pairs the tiny table reads (the first of each file), and what it changes: vanilla and
@@ -352,23 +531,32 @@ def _shared_paths(v, work: Path, quick: bool):
     return str(cut)
 
 
-def table_config(work: Path, quick: bool, steps: int | None) -> tuple[Path, Path]:
+def table_config(work: Path, quick: bool, steps: int | None, runs: int | None = None) -> tuple[Path, Path]:
     """:data:`TABLE_CONFIG` as this run reads it, written into ``work``: its shared data
     through the pack (``SYNPREP_SHARED_DATA``), its outdir in ``work``; ``steps``: the
-    runs' updates; ``quick``: a tiny table (:data:`QUICK_TABLE`). (config, outdir)."""
+    runs' updates; ``quick``: a tiny table (:data:`QUICK_TABLE`); ``runs``: training runs
+    at a time (:func:`table_threads`). (config, outdir)."""
     import yaml
 
     cfg = _shared_paths(yaml.safe_load((REPO / TABLE_CONFIG).read_text(encoding="utf-8")), work, quick)
-    cfg["outdir"] = str(work / "results-table-gpu")
+    cfg["outdir"] = str(work / TABLE_OUTDIR)
     if quick:
         cfg = _merge(cfg, QUICK_TABLE)
+    if runs:
+        cfg["train"]["threads"] = table_threads(runs)
     if steps:
         t = cfg["table"]["config"]["train"]
         t["max_steps"], t["warmup"] = steps, min(t.get("warmup", 0), max(1, steps // 10))
         t["valid_every"] = min(t.get("valid_every", steps), steps)
-    path = work / "table-gpu.yaml"
+    path = work / TABLE_FILE
     path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
     return path, Path(cfg["outdir"])
+
+
+def table_threads(runs: int) -> int:
+    """``train.threads`` that lets ``runs`` training runs share the machine at a time
+    (snakemake ``--cores all``: a run takes its threads of the cores)."""
+    return max(1, (os.cpu_count() or 1) // runs)
 
 
 def measure_table(args, fig: Figures, work: Path) -> None:
@@ -377,16 +565,21 @@ def measure_table(args, fig: Figures, work: Path) -> None:
         fig.add("snakemake table", f"skipped: {why}", "", what="gpu table")
         return
     steps = args.table_steps if args.table_steps is not None else (None if args.quick else TABLE_STEPS)
-    config, outdir = table_config(work, args.quick, steps or None)
+    config, outdir = table_config(work, args.quick, steps or None, args.table_runs)
     cmd = [sys.executable, "-m", "snakemake", "table", "--configfile", str(config), "--replace-workflow-config",
            "--cores", "all", "--scheduler", "greedy"]
     t0 = time.perf_counter()
+    use = _bench_module("gpuuse").Sampler()
+    use.start()
     try:
-        r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=max(1.0, fig.left()))
-    except subprocess.TimeoutExpired:
-        done = len(list((outdir / "benchmarks" / "train_model").glob("table-*.tsv")))
+        r = _bench_module("capped").run_capped(cmd, max(1.0, fig.left()), cwd=REPO, capture=True)
+    finally:
+        use.stop()
+    table_use(use, config, fig)
+    if r.cut:  # every job snakemake started is gone: what they wrote is final
         table_progress(outdir, fig)
-        fig.fail(f"snakemake table stopped at the part's time cap ({done} runs had finished training)")
+        fig.fail(f"snakemake table cut at the part's time cap after {r.seconds:.0f} s ({r.stopped} processes it started "
+                 f"stopped); finished: {table_finished(config, outdir)}")
         return
     tail = (r.stderr.strip().splitlines() or ["(no output)"])[-1][:160]
     what = f"{TABLE_CONFIG}{' (--quick: a tiny table)' if args.quick else ''}{f', {steps} updates a run' if steps else ''}"
@@ -400,6 +593,49 @@ def measure_table(args, fig: Figures, work: Path) -> None:
     for f in ("table.md", "table.json"):
         if (outdir / "table" / f).is_file():
             fig.add(f"table/{f}", (outdir / "table" / f).read_text(encoding="utf-8")[:20000], "", what="gpu table file")
+
+
+def table_use(use, config: Path, fig: Figures) -> None:
+    """How busy the GPU was by how many training runs shared it (bench/gpuuse.py: sampled
+    every second while the table ran), and when the data part ended (the first run)."""
+    import yaml
+
+    threads = yaml.safe_load(config.read_text(encoding="utf-8"))["train"]["threads"]
+    runs = f"train.threads {threads} of {os.cpu_count()} cores: up to {max(1, (os.cpu_count() or 1) // threads)} runs at a time"
+    first = use.first("train")
+    jobs = lambda kind: max((s.jobs.get(kind, 0) for s in use.samples), default=0)  # noqa: E731
+    fig.add("data part: the first training run started after", "not reached" if first is None else round(first, 1),
+            "" if first is None else "s", f"parse jobs at a time up to {jobs('parse')}, other data jobs up to {jobs('data')}; "
+            f"{runs}", what="gpu table use")
+    total = f" of {use.gpu.total:.1f} GiB" if use.gpu.total else ""
+    for lv in use.levels():
+        beside = ", ".join(f"{k} {v:.1f}" for k, v in lv["others"].items() if v) or "nothing"
+        if lv["util_mean"] is None:
+            value, unit, gpu = "no GPU reading", "", ""
+        else:
+            value, unit = round(lv["util_mean"], 1), "% GPU busy"
+            gpu = f"peak {lv['util_max']:.0f} %, memory peak {lv['mem_max']:.1f} GiB{total}; "
+        fig.add(f"{lv['train']} training runs at a time", value, unit,
+                f"{gpu}{lv['samples']} samples of {use.every:g} s; beside them on average: {beside}", what="gpu table use")
+
+
+def table_finished(config: Path, outdir: Path) -> str:
+    """What a table cut before its end had finished: runs trained (of the config's
+    runs), test evaluations written, whether the data were ready."""
+    import yaml
+
+    from synprep.models import variants
+    from synprep.stages.table import table_runs
+
+    try:
+        planned = len(table_runs(yaml.safe_load(config.read_text(encoding="utf-8"))["table"], variants(), []))
+    except Exception:  # the count is a courtesy; the runs found are what matters
+        planned = None
+    trained = len(list((outdir / "train").glob("*/summary.json")))
+    evals = len(list((outdir / "table" / "eval").glob("*/*/scores.json")))
+    of = f" of {planned}" if planned is not None else ""
+    data = "the data ready" if (outdir / "shards" / "train" / "manifest.json").is_file() else "the data not ready"
+    return f"{trained}{of} runs trained, {evals} evaluations written, {data}"
 
 
 def table_progress(outdir: Path, fig: Figures) -> None:
@@ -435,34 +671,25 @@ PARTS = {"parse": lambda a, f, d, t: measure_parse(a, f, d), "train": measure_tr
 def run_part(args) -> int:
     """One part, in this process (the child of :func:`run_parts`): its figures appended
     to ``--figures``; 1 if it failed."""
+    capped = _bench_module("capped")
+    capped.become_subreaper()  # what the part's commands leave behind stays ours to stop
     fig = Figures(Path(args.figures) if args.figures else None, args.part, time.perf_counter() + args.part_seconds,
-                  device_name(args.device))
+                  device_name(args.device), Previous(previous_folder(args)))
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         try:
             PARTS[args.part](args, fig, args.device, Path(args.work or tmp))
         except Exception as e:  # one failed measurement must not lose the others' figures
             fig.fail(e)
+        finally:  # nothing the part started outlives it (a worker pool, a job of a command)
+            capped.stop_tree()
     return 1 if fig.failed else 0
-
-
-def _run_capped(cmd: list[str], env: dict, cap: float) -> int | None:
-    """``cmd`` in a process group of its own; its return code, or None when it ran past
-    ``cap`` seconds and was killed with everything it started."""
-    import signal
-
-    p = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True)
-    try:
-        return p.wait(timeout=cap)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
-        return None
 
 
 def _part_argv(args) -> list[str]:
     """The options a part's process needs (sizes already resolved, --quick included)."""
-    keys = ("device", "sentences", "batch_tokens", "preset", "variants", "max_tokens", "batches", "rounds",
-            "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps", "prefixes")
+    keys = ("device", "sentences", "batch_tokens", "parse_settings", "unbatched", "preset", "variants", "max_tokens", "batches", "rounds",
+            "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps", "table_runs", "prefixes",
+            "previous")
     return [x for k in keys if getattr(args, k) is not None
             for x in (f"--{k.replace('_', '-')}", str(getattr(args, k)))] + (["--quick"] if args.quick else [])
 
@@ -488,13 +715,30 @@ def run_parts(args, only: list[str], env: dict, work: Path, t_end: float) -> lis
         t = time.perf_counter()
         cmd = [sys.executable, str(Path(__file__).resolve()), "--part", k, "--figures", str(figures),
                "--part-seconds", f"{cap - GRACE:.0f}", "--work", str(work), *_part_argv(args)]
-        rc = _run_capped(cmd, env, cap)
-        if rc is None:
-            Figures(figures, k).fail(f"killed at its cap of {cap:.0f} s")
-        if rc != 0:
+        r = _bench_module("capped").run_capped(cmd, cap, cwd=REPO, env=env)
+        if r.cut:
+            cut_part(k, figures, work, cap, r)
+        if r.returncode != 0:
             failed.append(k)
         Figures(figures, k).add(k, round(time.perf_counter() - t, 1), "s", f"cap {cap:.0f} s", what="part time")
     return failed
+
+
+def cut_part(part: str, figures: Path, work: Path, cap: float, r) -> None:
+    """The row of a part cut at its cap (everything it started already stopped: ``r``,
+    :func:`capped.run_capped`'s result): that it was cut, and what it had finished --
+    its figures so far, and for the table what its jobs finished (:func:`table_progress`,
+    unless the part wrote that itself)."""
+    fig = Figures(figures, part)
+    mine = [x for x in read_figures(figures) if x.get("part") == part]
+    if part == "table" and not any(x["what"] == "gpu table run" for x in mine):
+        outdir = work / TABLE_OUTDIR
+        table_progress(outdir, fig)
+        done = table_finished(work / TABLE_FILE, outdir)
+    else:
+        done = f"{len(mine)} figures" + (f" (the last: {mine[-1]['what']} | {mine[-1]['setting']})" if mine else "")
+    left = f"; {len(r.left)} could not be stopped: {', '.join(map(str, r.left))}" if r.left else ""
+    fig.fail(f"cut at its cap of {cap:.0f} s ({r.stopped} processes it started stopped{left}); finished: {done}")
 
 
 def device_name(device: str) -> str:
@@ -532,6 +776,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--quick", action="store_true", help="small sizes everywhere (a smoke run)")
     ap.add_argument("--out", help="folder for figures.jsonl and table.md (default: $OUT where set, else none)")
     ap.add_argument("--budget", type=float, default=BUDGET, help=f"seconds for the whole run (default {BUDGET})")
+    ap.add_argument("--previous", default=None, metavar="DIR",
+                    help=f"the committed figures each rate is compared with (default {MEASURED.relative_to(REPO)}; none: no "
+                    f"comparison); a drop of more than {REGRESSION:.0%} is flagged")
     ap.add_argument("--cap", action="append", default=[], metavar="PART=SECONDS",
                     help="a part's own cap in seconds, in place of its share of --budget (repeatable)")
     g = ap.add_argument_group("pack (docs/gpu.md)")
@@ -545,6 +792,10 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--stanza-model", default=None, help="a stanza model folder (default: the pack's, else train one, cached)")
     ap.add_argument("--sentences", type=int, default=None, help="parse: Multi30k sentences (default 3000; --pack: lines packed)")
     ap.add_argument("--batch-tokens", type=int, default=3000, help="parse: stanza's padded batch size in tokens")
+    ap.add_argument("--parse-settings", default=PARSE_SETTINGS,
+                    help=f"parse: the settings timed after one process at --batch-tokens, PROCESSESxBATCH_TOKENS, comma-separated "
+                    f"(default {PARSE_SETTINGS}: processes sharing the device as the workflow's GPU parse rule runs them)")
+    ap.add_argument("--unbatched", type=int, default=300, help="parse: sentences parsed one a call (the reference trees)")
     ap.add_argument("--preset", default="tree-medium", help="train: model size")
     ap.add_argument("--variants", default=None, help="train: comma-separated variants (default: every registered one)")
     ap.add_argument("--max-tokens", type=int, default=4096, help="train/decode: token budget of a batch")
@@ -557,6 +808,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--decode-sentences", type=int, default=300, help="decode: sentences decoded a setting")
     ap.add_argument("--table-steps", type=int, default=None,
                     help=f"table: updates of each run (default {TABLE_STEPS}, what fits the call; 0: {TABLE_CONFIG}'s own)")
+    ap.add_argument("--table-runs", type=int, default=None,
+                    help=f"table: training runs sharing the GPU at a time (train.threads = cores / runs; default "
+                    f"{TABLE_CONFIG}'s own)")
     ap.add_argument("--part", choices=list(MEASUREMENTS), help=argparse.SUPPRESS)
     ap.add_argument("--figures", help=argparse.SUPPRESS)
     ap.add_argument("--part-seconds", type=float, default=float("inf"), help=argparse.SUPPRESS)
@@ -567,6 +821,8 @@ def _parser() -> argparse.ArgumentParser:
 def _resolve(args) -> None:
     """Defaults that depend on other options (--quick's sizes, every variant)."""
     args.sentences = args.sentences or 3000
+    if args.previous and args.previous != "none":
+        args.previous = str(Path(args.previous).resolve())  # the parts run in the repository's root
     caps = {}
     for item in args.cap:
         part, _, sec = item.partition("=")
@@ -581,8 +837,12 @@ def _resolve(args) -> None:
     prefixes = [x for x in args.prefixes.split(",") if x]
     if not prefixes or set(prefixes) - {"exact", "sampled"}:
         raise SystemExit(f"bench/gpu.py: --prefixes {args.prefixes!r}: give exact, sampled or exact,sampled")
+    parse_settings(args.parse_settings)  # refused here, not in the part
+    if args.table_runs is not None and args.table_runs < 1:
+        raise SystemExit(f"bench/gpu.py: --table-runs {args.table_runs}: give 1 or more runs at a time")
     if args.quick:
         args.sentences, args.batches, args.rounds = min(args.sentences, 100), min(args.batches, 2), 1
+        args.parse_settings = "2x3000" if args.parse_settings == PARSE_SETTINGS else args.parse_settings
         args.decode_steps, args.decode_sentences, args.preset = min(args.decode_steps, 10), min(args.decode_sentences, 8), "tiny"
         args.decode_preset, args.max_tokens = "tiny", min(args.max_tokens, 1024)
 
@@ -599,6 +859,44 @@ def pack(args) -> int:
     return 0
 
 
+def previous_folder(args) -> Path | None:
+    """``--previous`` (default :data:`MEASURED`); None: ``--previous none``."""
+    return None if args.previous == "none" else Path(args.previous or MEASURED)
+
+
+def regressions(recs: list[dict]) -> str:
+    """The lines that name every figure flagged as a regression (empty: none)."""
+    worse = [r for r in recs if r.get("regression")]
+    if not worse:
+        return ""
+    lines = [f"REGRESSIONS: {len(worse)} figure(s) more than {REGRESSION:.0%} below the last committed figure of the "
+             "same part, setting and device class:"]
+    lines += [f"  {r['what']} | {r['setting']}: {r['value']:,.1f} {r['unit']}, {versus(r)} on {r['previous']['device']}"
+              for r in worse]
+    return "\n".join(lines) + "\n"
+
+
+@contextlib.contextmanager
+def work_folder():
+    """The run's temporary work folder (the pack installed, the parts' data and runs),
+    removed at the end only once nothing this run started is left running
+    (:func:`capped.stop_tree`: a job a part left behind would write into it while it
+    is removed); a folder that still cannot be removed is named on one line, not a
+    traceback."""
+    import shutil
+
+    work = tempfile.mkdtemp(prefix="synprep-gpu-")
+    try:
+        yield work
+    finally:
+        _, left = _bench_module("capped").stop_tree()
+        try:
+            shutil.rmtree(work)
+        except OSError as e:
+            still = f" ({len(left)} processes could not be stopped: {', '.join(map(str, left))})" if left else ""
+            print(f"bench/gpu.py: the work folder {work} could not be removed{still}: {e}; remove it by hand", file=sys.stderr)
+
+
 def measure(args, only: list[str]) -> int:
     """Install the pack (--from-pack), run the parts, print and write the table."""
     from synprep.errors import ConfigError
@@ -609,7 +907,7 @@ def measure(args, only: list[str]) -> int:
     except ConfigError as e:
         print(f"bench/gpu.py: {e}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="synprep-gpu-") as work:
+    with work_folder() as work:
         figures = out / "figures.jsonl" if out else Path(work) / "figures.jsonl"
         env = dict(os.environ)
         if args.from_pack:
@@ -622,6 +920,11 @@ def measure(args, only: list[str]) -> int:
                 return 2
             Figures(figures, "install").add(f"pip install --no-index from {args.from_pack}", round(time.perf_counter() - t0, 1),
                                             "s", what="part time")
+            t1 = time.perf_counter()
+            native, how = gp.build_native(Path(work), log=lambda m: print(m, file=sys.stderr, flush=True))
+            env.update(native)
+            Figures(figures, "install").add("compiled kernels (synprep/_fastoracle.pyx, _fastcollate.pyx) from source",
+                                            round(time.perf_counter() - t1, 1), "s", how, what="part time")
         args.figures = str(figures)
         failed = run_parts(args, only, env, Path(work), t0 + args.budget)
         recs = read_figures(figures)
@@ -629,10 +932,12 @@ def measure(args, only: list[str]) -> int:
     text = format_table(recs)
     print(f"bench/gpu.py on {where}: {time.perf_counter() - t0:.0f} s in all")
     print(text, end="")
+    worse = regressions(recs)
+    print(worse, end="")
     if out:
         from synprep.util.outputs import write_text
 
-        write_text(out / "table.md", f"bench/gpu.py on {where}\n\n{text}")
+        write_text(out / "table.md", f"bench/gpu.py on {where}\n\n{text}" + (f"\n{worse}" if worse else ""))
     if failed:
         print(f"failed: {', '.join(failed)}")
     return 1 if failed else 0

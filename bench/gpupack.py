@@ -28,7 +28,10 @@ the wheels with ``pip install --isolated --no-index --no-deps --target WORK/site
 the site folder and the repository, ``SYNPREP_SHARED_DATA`` = ``WORK/data`` (read by
 tests/conftest.py and bench/gpu.py instead of ``../shared/data``),
 ``SYNPREP_STANZA_MODEL`` = the pack's model (the parse part's default), a ``synprep``
-command on ``PATH``. With ``simulate=True`` (the CPU dry run here) a ``sitecustomize``
+command on ``PATH``. :func:`build_native` (called by bench/gpu.py after :func:`install`)
+then builds synprep's compiled kernels from the repository's sources for that machine's
+Python (they do not travel built: the packing machine's Python is another) and returns
+``SYNPREP_KERNELS``. With ``simulate=True`` (the CPU dry run here) a ``sitecustomize``
 in the site folder refuses to import any distribution installed on this machine that
 is neither on :data:`DEVICE_HAS` nor in the pack, and the HTTP proxies point at a
 closed port, so that a missing wheel or a download fails here as it would there.
@@ -420,6 +423,32 @@ def blocked_modules(packed: set[str]) -> set[str]:
     for mod, dists in md.packages_distributions().items():
         (keep if any(canon(d) in have for d in dists) else out).add(mod)
     return out - keep - set(sys.stdlib_module_names)
+
+
+#: seconds the compiled kernels may take to build there (two Cython modules; 12 s here on 2 busy cores)
+KERNEL_TIMEOUT = 90
+
+
+def build_native(work: Path, log=print, timeout: float = KERNEL_TIMEOUT) -> tuple[dict[str, str], str]:
+    """synprep's compiled kernels (synprep/_fastoracle.pyx: the oracle, _fastcollate.pyx:
+    the training collate) built from the repository's sources for this Python into
+    ``WORK/kernels`` (:func:`synprep.native.build_kernels`: the image's Cython and
+    compiler, as eflomal's source archive is built there; nothing is written into the
+    repository). They do not travel as built files: a pack's machine has another
+    Python than the one that packs. (the environment that makes synprep use them:
+    ``SYNPREP_KERNELS``, or nothing when the build failed; what happened, one line)."""
+    from synprep.native import build_kernels
+
+    t0 = time.perf_counter()
+    try:
+        folder = build_kernels(work / "kernels", work / "kernels-build", timeout=timeout)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        why = f"not built ({e if not isinstance(e, subprocess.TimeoutExpired) else f'over {timeout:.0f} s'}); "
+        log(f"compiled kernels {why}synprep runs its pure-Python paths")
+        return {}, why + "the pure-Python paths run"
+    done = f"built in {time.perf_counter() - t0:.1f} s for Python {sys.version_info[0]}.{sys.version_info[1]}"
+    log(f"compiled kernels {done} into {folder}")
+    return {"SYNPREP_KERNELS": str(folder)}, done
 
 
 def install(pack: Path, work: Path, simulate: bool = False, log=print, timeout: float | None = None) -> dict[str, str]:

@@ -401,6 +401,25 @@ def test_stanza_one_process_a_device_keeps_order(tiny_stanza, stanza_en):
 
 
 @pytest.mark.slow
+def test_stanza_processes_sharing_a_device_give_the_trees_of_one_sentence_a_call(tiny_stanza, stanza_en):
+    """The GPU setting of a parse job (parse.gpu_workers processes on one device, small
+    chunks), here on the CPU: in input order, and every tree identical to one pipeline
+    call a sentence."""
+    sents = [t for _, t in ITEMS] + ["Two young men play football in a park .", "A woman in a red coat reads .",
+                                     "The children , who were tired , went home early ."]
+    items = [(f"s{i}", t) for i, t in enumerate(sents * 3)]
+    p = registry.get("parser", "stanza")(model=str(tiny_stanza), lang="en", device="cpu", workers=2, chunk_size=3, threads=1)
+    try:
+        assert p.workers == 2 and p.devices == ["cpu", "cpu"]
+        got = list(p.parse(items))
+    finally:
+        p.close()
+    one = list(stanza_en.parse_unbatched(items))
+    assert [r.id for r in got] == [i for i, _ in items]
+    assert [(r.conllu, r.reject) for r in got] == [(r.conllu, r.reject) for r in one]
+    assert sum(r.conllu is not None for r in got) == 18  # the two empty items of ITEMS rejected, three times
+
+
 def test_stanza_reads_the_layout_stanza_download_writes(tiny_stanza, tmp_path):
     """DIR/resources.json + DIR/<lang>/<processor>/<package>.pt, as stanza.download
     makes it (here with the tiny models), loaded with download_method=None."""

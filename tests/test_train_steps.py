@@ -147,3 +147,35 @@ def test_the_trainer_gives_its_progress_the_time_left(pud, tmp_path, monkeypatch
         assert t.bar.time_left == 180.0
     finally:
         t.close()
+
+
+def test_a_profile_sees_every_named_step_of_an_update_and_the_update_is_the_same(pud, tmp_path):
+    """Trainer.phase (bench/trainprof.py times the trainer's own steps with it): each
+    update runs its named steps in order, once a batch where they are per batch; a
+    trainer with a phase set ends with the same parameters as one without."""
+    import contextlib
+
+    seen: list[str] = []
+
+    @contextlib.contextmanager
+    def phase(name):
+        seen.append(name)
+        yield
+
+    params = []
+    for timed in (False, True):
+        torch.manual_seed(0)
+        t = tr.Trainer(run_cfg(pud, tmp_path / f"r{timed}", max_steps=2, accumulate=2), say=lambda m: None)
+        if timed:
+            t.phase = phase
+        try:
+            batches = t.epoch_batches()
+            for k in range(2):
+                t.update(batches[k * t.group : (k + 1) * t.group])
+        finally:
+            t.close()
+        params.append([p.detach().clone() for p in t.model.parameters()])
+    per_batch = ["forward and loss", "backward", "loss to host"]
+    one = ["rows", "collate", "to device", "count tokens", *per_batch, *per_batch, "clip", "optimizer"]
+    assert seen == one + one
+    assert all(torch.equal(a, b) for a, b in zip(*params))

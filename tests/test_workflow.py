@@ -75,6 +75,29 @@ def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
     assert demo["analysis"]["challenge"]["enabled"] is True and demo["train"]["heldout_shards"] >= 1
 
 
+def test_a_stanza_parse_job_on_a_gpu_runs_the_gpu_setting():
+    """parse.gpu_workers processes share the GPU of a stanza parse job (each its own
+    pipeline, chunks of GPU_CHUNK sentences), and the job asks for a thread each; on the
+    CPU one process, one thread, as before."""
+    from synprep.parsers.stanza_backend import GPU_CHUNK, StanzaParser
+    from synprep.stages.parse import parse_resources, parser_settings
+
+    langs = {"src": "en", "tgt": "de"}
+    gpu = _validate({"corpus": {"name": "m", "tsv": "p.tsv"}, "parse": {"backend": "stanza"}})["parse"]
+    assert gpu["gpu_workers"] == 4 and gpu["device"] == "auto"
+    opts = parser_settings(gpu, langs)["src"]
+    assert opts["workers"] == 4 and opts["chunk_size"] == GPU_CHUNK
+    StanzaParser.Options(**opts)
+    res = parse_resources(gpu)
+    assert (res.threads, res.gpus) == (4, 1)
+    assert StanzaParser.job_options(opts, 4)["threads"] == 1  # where auto finds no GPU: one torch thread a process
+    one = _validate({"corpus": {"name": "m", "tsv": "p.tsv"}, "parse": {"backend": "stanza", "gpu_workers": 1}})["parse"]
+    assert "workers" not in parser_settings(one, langs)["src"]
+    cpu = _validate({"corpus": {"name": "m", "tsv": "p.tsv"}, "parse": {"backend": "stanza", "device": "cpu"}})["parse"]
+    assert "workers" not in parser_settings(cpu, langs)["src"]
+    assert (parse_resources(cpu).threads, parse_resources(cpu).gpus) == (1, 0)
+
+
 @pytest.mark.parametrize(
     "path, value, word",
     [

@@ -84,6 +84,11 @@ PROCESSORS = ("tokenize", "mwt", "pos", "lemma", "depparse")
 #: biaffine scorers build a (sentences, length, hidden, labels) float tensor that
 #: outgrows the caches (Multi30k, small model: 1.31 -> 1.09 ms a sentence in depparse)
 CPU_DEPPARSE_TOKENS = 1000
+#: a parse job on a GPU (workflow ``parse.device`` not cpu): sentences a worker process
+#: takes at a time when ``parse.gpu_workers`` >= 2 processes share the GPU -- small enough
+#: that a shard of ~1,000 pairs reaches every process, large enough for a full batch of
+#: ``batch_tokens`` (Multi30k: ~13 words a sentence, 256 x 13 > 3,000)
+GPU_CHUNK = 256
 FLAT_FILES = {"tokenize": "tokenize.pt", "mwt": "mwt.pt", "pos": "pos.pt", "lemma": "lemma.pt",
               "depparse": "depparse.pt", "pretrain": "pretrain.pt"}
 
@@ -234,13 +239,35 @@ class StanzaParser(Parser):
 
     @classmethod
     def workflow_options(cls, parse: Mapping[str, Any], lang: str, model: str | None) -> dict:
-        return {**super().workflow_options(parse, lang, model), "device": parse["device"],
-                "batch_tokens": parse["batch_tokens"], "fast_decode": parse["fast_decode"]}
+        """The ``parse`` section's options; on a GPU (``device`` not cpu) the GPU setting:
+        ``gpu_workers`` processes sharing it, each its own pipeline, over chunks of
+        :data:`GPU_CHUNK` sentences (:mod:`synprep.parsers.pool`; the trees are those of
+        one process: tests/test_parsers.py)."""
+        out = {**super().workflow_options(parse, lang, model), "device": parse["device"],
+               "batch_tokens": parse["batch_tokens"], "fast_decode": parse["fast_decode"]}
+        workers = cls.gpu_workers(parse)
+        if workers > 1:
+            out.update(workers=workers, chunk_size=GPU_CHUNK)
+        return out
+
+    @staticmethod
+    def gpu_workers(parse: Mapping[str, Any]) -> int:
+        """Processes a parse job runs: ``parse.gpu_workers`` on a GPU, 1 on the CPU."""
+        return 1 if parse["device"] == "cpu" else max(1, int(parse.get("gpu_workers", 1)))
 
     @classmethod
     def resources(cls, parse: Mapping[str, Any]) -> ParserResources:
-        """One process; a GPU unless ``parse.device`` is cpu."""
-        return ParserResources(threads=1, gpus=int(parse["device"] != "cpu"))
+        """A thread a process (:meth:`gpu_workers`); a GPU unless ``parse.device`` is cpu."""
+        return ParserResources(threads=cls.gpu_workers(parse), gpus=int(parse["device"] != "cpu"))
+
+    @classmethod
+    def job_options(cls, options: Mapping[str, Any], threads: int) -> dict:
+        """Several processes in a job (the GPU setting, on a machine where ``auto`` finds
+        no GPU): the job's threads shared among them, not torch's default each."""
+        out = dict(options)
+        if int(out.get("workers", 1)) > 1 and not out.get("threads"):
+            out["threads"] = max(1, int(threads) // int(out["workers"]))
+        return out
 
     @classmethod
     def train(cls, args) -> str:

@@ -169,6 +169,8 @@ def batch_sampler(lengths, tc: TrainConfig, shuffle: bool):
     return TokenBudgetSampler(lengths, tc.max_tokens, seed=tc.seed, shuffle=shuffle, max_rows=tc.max_sentences or None)
 
 
+#: :meth:`Trainer.phase` when nothing times the steps of an update
+_NO_PHASE = contextlib.nullcontext()
 #: the kind of a run folder's marker (synprep.util.outputs.OutputDir)
 RUN_KIND = "train"
 #: what a resume that finds a run of other inputs in train.out does (:func:`train`)
@@ -441,6 +443,14 @@ class Trainer:
         self.state.epoch += 1
         self.state.pos = 0
 
+    @staticmethod
+    def phase(name: str) -> contextlib.AbstractContextManager:
+        """The context each named step of an update runs in (:meth:`optimizer_step`: rows,
+        collate, to device, count tokens, forward and loss, backward, loss to host, clip,
+        optimizer): nothing here; a profile (bench/trainprof.py) sets its own on an
+        instance to time the trainer's own steps."""
+        return _NO_PHASE
+
     def update(self, batches: list[list[int]]) -> None:
         """One update (:meth:`optimizer_step`), timed: the longest so far is what the
         time limit expects of the next one (:meth:`done`)."""
@@ -465,22 +475,33 @@ class Trainer:
         for g in self.opt.param_groups:
             g["lr"] = lr
         mine = share(batches, self.dist)
-        data = [self.collate(self.train_ds.__getitems__(idx)).to(self.device) for idx in mine]
-        ntok = sum(int((~model.targets(b)[1]).sum()) for b in data)  # this rank's target tokens
-        ntok = int(self.dist.all_sum(ntok)[0])  # the update's, over all ranks
+        phase = self.phase
+        with phase("rows"):
+            rows = [self.train_ds.__getitems__(idx) for idx in mine]
+        with phase("collate"):
+            host = [self.collate(r) for r in rows]
+        with phase("to device"):
+            data = [b.to(self.device) for b in host]
+        with phase("count tokens"):
+            ntok = sum(int((~model.targets(b)[1]).sum()) for b in data)  # this rank's target tokens
+            ntok = int(self.dist.all_sum(ntok)[0])  # the update's, over all ranks
         self.opt.zero_grad(set_to_none=True)
         loss_total = 0.0
         for i, batch in enumerate(data):
             with self.parallel.sync(last=i == len(data) - 1):  # all-reduce in the last backward only
-                with self.autocast:
+                with phase("forward and loss"), self.autocast:
                     loss_sum, _ = self.parallel.loss(batch, tc.label_smoothing)
-                # DDP averages over the world ranks: world * loss / ntok gives sum(loss) / ntok
-                (loss_sum / (max(1, ntok) / world)).backward()
-            loss_total += float(loss_sum.detach())
+                with phase("backward"):
+                    # DDP averages over the world ranks: world * loss / ntok gives sum(loss) / ntok
+                    (loss_sum / (max(1, ntok) / world)).backward()
+            with phase("loss to host"):
+                loss_total += float(loss_sum.detach())
         clip = tc.clip_norm if tc.clip_norm > 0 else float("inf")
-        gnorm = float(torch.nn.utils.clip_grad_norm_(self.params, clip))
+        with phase("clip"):
+            gnorm = float(torch.nn.utils.clip_grad_norm_(self.params, clip))
         self.check_finite(loss_total, ntok, gnorm)  # before the step: the weights stay those of the last update
-        self.opt.step()
+        with phase("optimizer"):
+            self.opt.step()
         self.state.step += 1
         self.state.pos += len(batches)
         self.state.lr = lr
