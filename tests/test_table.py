@@ -42,23 +42,23 @@ def test_table_runs_reject_unknown_variants_and_name_clashes():
 
 
 def test_too_few_resamples_for_holm_are_refused_before_any_run_trains():
-    # 16 variants x 2 seeds x 2 metrics = 64 comparisons a test set: the smallest bootstrap
-    # p-value, 1/(samples+1), times 64 must be under alpha, else nothing could be marked
-    # (the CPU table's first make at 1,000 resamples: every p_holm >= 0.0639, no mark at all)
+    # 16 variants x 2 seeds x 2 metrics = 64 comparisons a test set: the smallest (two-sided)
+    # bootstrap p-value, 2/(samples+1), times 64 must be under alpha, else nothing could be
+    # marked (the CPU table's first make at 1,000 one-sided resamples: every p_holm >= 0.0639)
     settings, seventeen = {"enabled": True, "seeds": [1, 2]}, ["vanilla"] + [f"v{i}" for i in range(16)]
-    with pytest.raises(ConfigError, match=r"table.samples = 1000: 64 comparisons .* Give table.samples >= 1280") as e:
+    with pytest.raises(ConfigError, match=r"table.samples = 1000: 64 comparisons .* Give table.samples >= 2560") as e:
         T.table_runs({**settings, "samples": 1000}, seventeen)
     assert e.value.config_path == ["table", "samples"]
-    assert len(T.table_runs({**settings, "samples": 1280}, seventeen)) == 34
-    assert T.table_samples({}, 16, 2) == 12800  # left out: ten times the least that can mark
+    assert len(T.table_runs({**settings, "samples": 2560}, seventeen)) == 34
+    assert T.table_samples({}, 16, 2) == 25600  # left out: ten times the least that can mark
     assert T.table_samples({}, 1, 1) == 1000  # ... or Koehn's 1,000, whichever is larger
-    assert T.table_samples({"samples": 32, "alpha": 0.1}, 1, 1) == 32
-    for bad in ({"samples": 0}, {"samples": 2.5}, {"samples": True}, {"alpha": 1}, {"alpha": 0}):
+    assert T.table_samples({"samples": 40, "alpha": 0.1}, 1, 1) == 40
+    for bad in ({"samples": 0}, {"samples": 2.5}, {"samples": True}, {"alpha": 1}, {"alpha": 0}, {"samples": 32, "alpha": 0.1}):
         with pytest.raises(ConfigError, match="config table."):
             T.table_samples(bad, 1, 1)
     # the bound is what holm() does to the smallest attainable p-value
-    m, samples = 64, 1280
-    assert T.holm([1 / (samples + 1)] + [1.0] * (m - 1))[0] < 0.05 <= T.holm([1 / samples] + [1.0] * (m - 1))[0]
+    m, samples = 64, 2560
+    assert T.holm([2 / (samples + 1)] + [1.0] * (m - 1))[0] < 0.05 <= T.holm([2 / samples] + [1.0] * (m - 1))[0]
 
 
 def test_holm_bonferroni():

@@ -327,7 +327,7 @@ def plot_transitions(fig, stats: Mapping) -> None:
         _no_data(ax2, "no data")
 
 
-_METRIC_NAMES = {"bleu": "BLEU", "chrf+": "chrF+", "chrf++": "chrF++", "bleu-tok": "tokenized BLEU"}
+_METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF", "chrf+": "chrF+", "chrf++": "chrF++", "bleu-tok": "tokenized BLEU"}
 
 #: what a run's loss is averaged over, by the ``target`` of its start record
 _LOSS_UNIT = {"pieces": "per target piece", "transitions": "per transition token (pieces and arc tokens)"}
