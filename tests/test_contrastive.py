@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from synprep.analysis.contrastive import (Lexicon, build_lexicon, make_suite, parser_reparse, read_suite,
                                           rules_for, write_suite)
@@ -245,6 +247,26 @@ def test_a_bad_suite_line_is_an_error_naming_its_line(tmp_path, bad, where, mess
     assert str(e.value).startswith(f"{p}:{where}: ")
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(junk=st.binary(max_size=300), json_junk=st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(["source", "reference", "origin", "errors", "type",
+                                                                         "contrastive", "distance", "frequency"]), c, max_size=8),
+    max_leaves=12))
+def test_no_bytes_or_json_crash_the_suite_reader(tmp_path, junk, json_junk):
+    """Random bytes and random JSON of the layout's keys: a clear InputError or a
+    valid suite, never a traceback."""
+    for body in (junk, (json.dumps(json_junk) + "\n").encode()):
+        p = tmp_path / "suite.jsonl"
+        p.write_bytes(body)
+        try:
+            items = read_suite(p)
+        except InputError as e:
+            assert str(e).startswith(str(p))
+        else:
+            assert items and all(it.errors for it in items)
+
+
 def test_an_empty_suite_is_an_error(tmp_path):
     with pytest.raises(InputError, match="the suite is empty"):
         read_suite(_write(tmp_path, "", "  "))
@@ -396,4 +418,14 @@ def test_scoring_a_bad_suite_stops_naming_its_line_and_writes_nothing(bad, messa
     rc, err = run_main(capsys, "contrastive-score", "--checkpoint", tmp_path / "none.pt", "--suite", p,
                        "--out", tmp_path / "score")
     assert rc == 2 and f"{p}{message}" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "score").exists()
+
+
+def test_scoring_a_suite_without_its_trees_is_refused_before_any_work(tmp_path, capsys):
+    """A suite in LingEval97's layout made elsewhere has no trees to score: the
+    missing file is named (exit 2), nothing is written."""
+    _write(tmp_path, GOOD)
+    rc, err = run_main(capsys, "contrastive-score", "--checkpoint", tmp_path / "none.pt", "--suite", tmp_path,
+                       "--out", tmp_path / "score")
+    assert rc == 2 and f"{tmp_path / 'trees.src.conllu'}: no such file" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "score").exists()

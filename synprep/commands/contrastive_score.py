@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from ..analysis.contrastive import accuracy, outcomes, read_suite
-from ..analysis.contrastive.encode import encode_suite
+from ..analysis.contrastive.encode import encode_suite, suite_trees
 from ..analysis.contrastive.suite import outcome_lines
 from ..dataset.data import ShardDataset
 from ..errors import ConfigError
@@ -53,6 +53,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     items = read_suite(args.suite)  # a bad suite: its file and line, before any work or output
+    if args.data is None:
+        suite_trees(args.suite)  # a suite without its trees (one made elsewhere): refused before any work
     check_replaceable(args.out, SCORE_KIND, "--out")
     device = choose_device(args.device)
     model, cfg, state = load_model(args.checkpoint, device)

@@ -188,6 +188,8 @@ def read_suite(path: str | os.PathLike) -> list[Item]:
                 obj = json.loads(text)
             except json.JSONDecodeError as e:
                 raise _fail(p, n, f"not JSON ({e.msg}); expected one JSON object a line") from None
+            except RecursionError:
+                raise _fail(p, n, "JSON nested too deeply; expected one JSON object a line") from None
             items.append(_item(obj, p, n))
     if not items:
         raise _fail(p, 1, "the suite is empty; expected one JSON object a line (synprep contrastive makes one)", "empty")
