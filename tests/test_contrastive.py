@@ -122,6 +122,27 @@ def test_subject_verb_agreement_swaps_the_number_of_the_subjects_finite_verb(lex
     assert list(rule.find(coord, lex)) == [Skip("subj_verb_agreement", "coordinated-subject")]
 
 
+def test_a_particle_is_replaced_by_the_most_frequent_one_never_seen_with_the_verb():
+    def prt(verb_form, verb_lemma, particle, upos="ADP"):
+        return conllu("p", ("Er", "er", "PRON", "Case=Nom|Number=Sing|Person=3", 2, "nsubj"), verb(verb_form, verb_lemma, head=0),
+                      (particle, particle, upos, "_", 2, "compound:prt"), (".", ".", "PUNCT", "_", 2, "punct"))
+    train = (prt("steht", "stehen", "auf") * 5 + prt("kommt", "kommen", "an") * 6 + prt("macht", "machen", "zu") * 5
+             + conllu("j", ("Sie", "sie", "PRON", "_", 2, "nsubj"), ("anstehen", "anstehen", "VERB", "VerbForm=Inf", 0, "root")))
+    lexicon = Lexicon()
+    for s in read_conllu_string(train):
+        lexicon.add(s)
+    assert lexicon.particle_total == {"an": 6, "auf": 5, "zu": 5}
+    rule = de.VerbParticle()
+    # "an" is the most frequent, but "anstehen" is attested: seen with the verb, joined
+    [got] = rule.find(_one(prt("steht", "stehen", "auf")), lexicon)
+    assert got.edit.form == "zu" and got.edit.index == 2 and got.distance == 0
+    [got] = rule.find(_one(prt("macht", "machen", "zu")), lexicon)
+    assert got.edit.form == "an"
+    # the parser's compound:prt on a noun, or on a word never a particle: not a particle
+    assert list(rule.find(_one(prt("steht", "stehen", "Gewässer", "NOUN")), lexicon)) == [Skip("verb_particle", "not-a-particle")]
+    assert list(rule.find(_one(prt("steht", "stehen", "hinauf")), lexicon)) == [Skip("verb_particle", "not-a-particle")]
+
+
 def test_a_substitution_keeps_the_tree_and_the_case_of_the_word_it_replaces(lex):
     sent = conllu("s", det("Die", "der", "Fem"), noun("Frau", "Fem"), verb("läuft", "laufen"), PUNCT)
     pairs_dir = Path(pytest.importorskip("tempfile").mkdtemp())

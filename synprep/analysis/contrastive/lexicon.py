@@ -15,7 +15,8 @@ The lexicon counts, over every word of the training trees:
 * ``words``: surface form (as written) -> count: an error's ``frequency``;
 * ``genders``: noun lemma -> grammatical gender -> count (a noun's gender is lexical:
   the majority over the training data is more reliable than one sentence's tag);
-* ``particles``: verb lemma -> separable particle (``compound:prt``) -> count, and
+* ``particles``: verb lemma -> separable particle (``compound:prt`` of a word of
+  :data:`PARTICLE_UPOS`) -> count, and
   ``particle_total``: particle -> count over every verb;
 * ``auxiliaries``: verb lemma -> the lemma of its perfect auxiliaries (``aux``) -> count.
 
@@ -33,10 +34,13 @@ from typing import Mapping, Optional, Sequence
 from ...errors import InputError
 from ...syntax.conllu import Sentence, read_conllu
 
-__all__ = ["Lexicon", "feats_of", "format_feats", "key", "build_lexicon", "CASED"]
+__all__ = ["Lexicon", "feats_of", "format_feats", "key", "build_lexicon", "CASED", "PARTICLE_UPOS"]
 
 #: parts of speech whose lemmas and forms keep their case in the lexicon
 CASED = frozenset({"NOUN", "PROPN"})
+#: the parts of speech of a separable particle (UD: "an", "auf" ADP; "weg", "hin" ADV;
+#: "fest" ADJ; PART): a ``compound:prt`` of another one is a parser's error, not counted
+PARTICLE_UPOS = frozenset({"ADP", "ADV", "ADJ", "PART"})
 
 
 def feats_of(text: str) -> dict[str, str]:
@@ -90,7 +94,7 @@ class Lexicon:
             if head < 0:
                 continue
             hl = key(rows[head][2], rows[head][3])
-            if rel == "compound:prt":
+            if rel == "compound:prt" and upos in PARTICLE_UPOS:
                 p = key(form, upos)
                 self.particles[hl][p] += 1
                 self.particle_total[p] += 1

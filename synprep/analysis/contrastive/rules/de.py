@@ -21,10 +21,12 @@ and a rule refuses a change that could be right German after all (a syncretic fo
 * ``auxiliary``: a perfect auxiliary (``aux`` of a participle) haben <-> sein, same
   features, where the training data attests the verb with this auxiliary and never
   with the other (the swap is then an error of this verb, not a tense the verb allows).
-* ``verb_particle``: a separable particle (``compound:prt``) replaced by the most
+* ``verb_particle``: a separable particle (``compound:prt`` whose word is a particle at
+  least :data:`MIN_PARTICLE` times in the training data: else a parser's error) replaced by the most
   frequent particle of the training data (at least :data:`MIN_PARTICLE` times) never
   seen with that verb lemma there (LingEval97: "a particle that was never seen with
-  the verb in the training data").
+  the verb in the training data"): neither as its separated particle nor joined to it
+  (the lemma particle + verb, "anfahren", attested as a verb).
 * polarity (LingEval97's names): ``polarity_particle_nicht_del`` (``nicht`` deleted),
   ``polarity_particle_nicht_ins`` (``nicht`` inserted after the finite verb of a main
   clause that has no negation: V2, so after the verb's position), ``polarity_particle_kein_del``
@@ -41,7 +43,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from ....syntax.conllu import Sentence
-from ..lexicon import Lexicon, feats_of, format_feats
+from ..lexicon import PARTICLE_UPOS, Lexicon, feats_of, format_feats
 from . import DELETE, INSERT, SUBSTITUTE, Candidate, Edit, Found, Language, Rule, Skip
 
 #: a replacement particle must occur at least this often as a particle in the training data
@@ -200,9 +202,16 @@ class VerbParticle(Rule):
                 yield Skip(t, "verb-unseen")
                 continue
             seen = lex.particles.get(verb, {})
-            own = r[1].lower()
+            own, upos = r[1].lower(), sent.rows[h][3]
+            if r[3] not in PARTICLE_UPOS or lex.particle_total.get(own, 0) < MIN_PARTICLE:
+                yield Skip(t, "not-a-particle")  # a word the parser took for one ("Alligator")
+                continue
+
+            def with_verb(p: str) -> bool:  # seen with the verb: separated, or joined ("anfahren")
+                return bool(seen.get(p)) or bool(lex.forms_for(p + verb, upos, {}))
+
             pick = next((p for p, n in sorted(lex.particle_total.items(), key=lambda kv: (-kv[1], kv[0]))
-                         if n >= MIN_PARTICLE and p != own and not seen.get(p)), None)
+                         if n >= MIN_PARTICLE and p != own and not with_verb(p)), None)
             if pick is None:
                 yield Skip(t, "form-not-attested")
                 continue
