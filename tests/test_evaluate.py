@@ -47,10 +47,12 @@ def test_metrics_equal_sacrebleu_command_line(tmp_path):
     # chrF+ of the tree-decoder papers: character 6-grams, word unigrams, beta 3
     assert s["chrf+"] == pytest.approx(_cli(tmp_path, "-m", "chrf", "--chrf-word-order", "1", "--chrf-beta", "3"), abs=0.006)
     assert s["chrf++"] == pytest.approx(_cli(tmp_path, "-m", "chrf", "--chrf-word-order", "2"), abs=0.006)
+    # chrF: sacreBLEU's default (beta 2, no word n-grams), the chrF2 most papers print
+    assert s["chrf"] == pytest.approx(_cli(tmp_path, "-m", "chrf"), abs=0.006)
     # the three differ on this data (the test would not notice a swapped metric otherwise)
-    assert len({s["bleu"], s["chrf+"], s["chrf++"]}) == 3
+    assert len({s["bleu"], s["chrf"], s["chrf+"], s["chrf++"]}) == 4
     sig = s["signatures"]
-    assert set(sig) == {"bleu", "chrf+", "chrf++"}
+    assert set(sig) == {"bleu", "chrf", "chrf+", "chrf++"}
     assert "nc:6|nw:1" in sig["chrf+"] and sig["chrf+"].endswith("|beta:3") and "nw:2" in sig["chrf++"] and "tok:13a" in sig["bleu"]
     json.dumps(s)  # scores.json-ready
 
@@ -98,7 +100,7 @@ def test_tokenized_bleu_is_multi_bleu_on_moses_tokens(tmp_path):
     sig = s["signatures"]["bleu-tok"]
     assert "tok:none" in sig and "smooth:none" in sig and "pretok:moses-de" in sig
     # every metric has its signature, chrF's with beta (#16 item 8)
-    assert set(s["signatures"]) == {"bleu", "chrf+", "chrf++", "bleu-tok"}
+    assert set(s["signatures"]) == {"bleu", "chrf", "chrf+", "chrf++", "bleu-tok"}
     for bucket in s["by_ref_length"]:
         assert bucket["n"] == 0 or bucket["bleu-tok"] is not None
     # without a language there is no tokenized BLEU

@@ -13,8 +13,9 @@ import pytest
 from synprep.cli import main
 from synprep.errors import ConfigError
 from synprep.translate.evaluate import metric_objects
-from synprep.translate.significance import (DEFAULT_SAMPLES, MAX_SAMPLES, compare, corpus_score, paired_bootstrap, sentence_stats,
-                                           sign_test, smallest_p)
+from synprep.translate.significance import (DEFAULT_SAMPLES, MAX_SAMPLES, compare, corpus_score, mcnemar, paired_bootstrap,
+                                           seed_interval, sentence_stats, sign_test, smallest_p, t_quantile,
+                                           t_two_sided_p)
 
 from .conftest import MULTI30K
 
@@ -82,6 +83,9 @@ def test_bootstrap_is_seeded_and_a_system_is_not_better_than_itself(m30k):
     assert not np.array_equal(paired_bootstrap(m, a, b, seed=8).scores_b, one.scores_b)
     same = paired_bootstrap(m, a, a.copy())
     assert same.delta == 0 and same.ci == (0.0, 0.0) and same.p > 0.5
+    # two-sided: the win share on the observed side, doubled (its side was chosen after looking)
+    assert one.p == min(1.0, 2 * one.p_one_sided) and one.p_one_sided == pytest.approx(
+        (int(np.sum(np.sign(one.delta) * (one.scores_b - one.scores_a) <= 0)) + 1) / 1001)
     # two equally damaged copies: no significant difference either way
     assert 0.05 < one.p <= 1 and one.ci[0] < one.delta < one.ci[1]
 
@@ -138,7 +142,7 @@ def test_cli_json_shape(m30k, tmp_path, capsys):
     assert set(out) == {"systems", "comparisons"}
     assert list(out["systems"]) == hyps
     for s in out["systems"].values():
-        assert set(s) == {"bleu", "chrf+", "chrf++"} and all(isinstance(v, float) for v in s.values())
+        assert set(s) == {"bleu", "chrf", "chrf+", "chrf++"} and all(isinstance(v, float) for v in s.values())
     assert [(c["a"], c["b"], c["metric"]) for c in out["comparisons"]] == [
         (hyps[0], h, m) for h in hyps[1:] for m in ("bleu", "chrf+")]
     for c in out["comparisons"]:
@@ -255,3 +259,39 @@ def test_sign_test_over_test_set_x_metric_scores(tmp_path, capsys):
         assert main(["compare", "--sign-unit", "score", *args]) == 2
         err = capsys.readouterr().err
         assert "Traceback" not in err and all(w in err for w in words), err
+
+
+def test_mcnemar_is_the_exact_binomial_of_the_discordant_pairs():
+    # 10 items: both right on 4, only b on 4, only a on 1, both wrong on 1
+    a = [1] * 4 + [0] * 4 + [1] + [0]
+    b = [1] * 4 + [1] * 4 + [0] + [0]
+    m = mcnemar(a, b)
+    # two-sided P = 2 * P(X <= 1), X ~ Bin(5, 1/2) = 2 * 6/32
+    assert (m["n"], m["a_only"], m["b_only"]) == (10, 1, 4) and m["p"] == pytest.approx(0.375)
+    assert m["delta"] == 30.0 and m["ci"][0] < 30.0 < m["ci"][1]
+    assert mcnemar(a, a)["p"] == 1.0 and mcnemar(a, a)["delta"] == 0.0  # no discordant pair
+    assert mcnemar([0] * 12, [1] * 12)["p"] == pytest.approx(2 / 2**12)
+    with pytest.raises(ValueError):
+        mcnemar([1, 0], [1])
+
+
+def test_student_t_quantiles_and_p_values():
+    # the table values: t(0.975, df) for df 1, 2, 4, 30
+    for df, q in ((1, 12.7062), (2, 4.3027), (4, 2.7764), (30, 2.0423)):
+        assert t_quantile(0.975, df) == pytest.approx(q, abs=1e-4)
+    # df 2 has a closed form: P(|T| >= t) = 1 - t / sqrt(t^2 + 2)
+    for t in (0.3, 1.0, 3.4641, 10.0):
+        assert t_two_sided_p(t, 2) == pytest.approx(1 - t / (t * t + 2) ** 0.5, rel=1e-9)
+    assert t_two_sided_p(0.0, 5) == pytest.approx(1.0) and t_two_sided_p(float("inf"), 5) == 0.0
+
+
+def test_the_seed_interval_includes_the_spread_of_the_seeds():
+    # deltas 1, 2, 3: mean 2, sd 1, se 1/sqrt(3); t = 2 sqrt(3); 95 % half-width 4.3027 / sqrt(3)
+    si = seed_interval([1.0, 2.0, 3.0])
+    assert si.seeds == 3 and si.mean == pytest.approx(2.0)
+    assert si.ci == pytest.approx((2 - 4.30265 / 3**0.5, 2 + 4.30265 / 3**0.5), abs=1e-4)
+    assert si.p == pytest.approx(1 - 12**0.5 / 14**0.5, rel=1e-6)  # 0.0742: no mark, however far from 0 the mean
+    # the same mean, repeated closely by every seed: a small p
+    assert seed_interval([1.9, 2.0, 2.1]).p < 0.01
+    assert seed_interval([2.0]) is None  # one seed: no interval
+    assert seed_interval([0.5, 0.5]).p == 0.0 and seed_interval([0.0, 0.0]).p == 1.0

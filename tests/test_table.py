@@ -43,27 +43,27 @@ def test_table_runs_reject_unknown_variants_and_name_clashes():
 
 
 def test_too_few_resamples_for_holm_are_refused_before_any_run_trains():
-    # 16 variants x 2 seeds x 2 metrics = 64 comparisons a test set: the smallest bootstrap
-    # p-value, 1/(samples+1), times 64 must be under alpha, else nothing could be marked
-    # (the CPU table's first make at 1,000 resamples: every p_holm >= 0.0639, no mark at all)
+    # 16 variants x 2 seeds x 2 metrics = 64 comparisons a test set: the smallest (two-sided)
+    # bootstrap p-value, 2/(samples+1), times 64 must be under alpha, else nothing could be
+    # marked (the CPU table's first make at 1,000 one-sided resamples: every p_holm >= 0.0639)
     settings, seventeen = {"enabled": True, "seeds": [1, 2]}, ["vanilla"] + [f"v{i}" for i in range(16)]
-    with pytest.raises(ConfigError, match=r"table.samples = 1000: 64 comparisons .* Give table.samples >= 1280") as e:
+    with pytest.raises(ConfigError, match=r"table.samples = 1000: 64 comparisons .* Give table.samples >= 2560") as e:
         T.table_runs({**settings, "samples": 1000}, seventeen)
     assert e.value.config_path == ["table", "samples"]
-    assert len(T.table_runs({**settings, "samples": 1280}, seventeen)) == 34
-    assert T.table_samples({}, 16, 2) == 12800  # left out: ten times the least that can mark
+    assert len(T.table_runs({**settings, "samples": 2560}, seventeen)) == 34
+    assert T.table_samples({}, 16, 2) == 25600  # left out: ten times the least that can mark
     assert T.table_samples({}, 1, 1) == 1000  # ... or Koehn's 1,000, whichever is larger
-    assert T.table_samples({"samples": 32, "alpha": 0.1}, 1, 1) == 32
-    for bad in ({"samples": 0}, {"samples": 2.5}, {"samples": True}, {"alpha": 1}, {"alpha": 0}):
+    assert T.table_samples({"samples": 40, "alpha": 0.1}, 1, 1) == 40
+    for bad in ({"samples": 0}, {"samples": 2.5}, {"samples": True}, {"alpha": 1}, {"alpha": 0}, {"samples": 32, "alpha": 0.1}):
         with pytest.raises(ConfigError, match="config table."):
             T.table_samples(bad, 1, 1)
     # the bound is what holm() does to the smallest attainable p-value
-    m, samples = 64, 1280
-    assert T.holm([1 / (samples + 1)] + [1.0] * (m - 1))[0] < 0.05 <= T.holm([1 / samples] + [1.0] * (m - 1))[0]
+    m, samples = 64, 2560
+    assert T.holm([2 / (samples + 1)] + [1.0] * (m - 1))[0] < 0.05 <= T.holm([2 / samples] + [1.0] * (m - 1))[0]
 
 
 def test_the_resample_count_is_a_closed_formula_with_an_upper_bound():
-    """Issue 44, class 1: the least count that can mark a difference is floor(m / alpha),
+    """Issue 44, class 1: the least count that can mark a difference is floor(2 m / alpha) (two-sided p),
     checked against the float arithmetic decide() does; an alpha or a family that needs
     more than MAX_SAMPLES, and a table.samples over it, are refused at once (an alpha of
     1e-300 looped forever, table.samples 1e11 reached a MemoryError after training)."""
@@ -77,7 +77,7 @@ def test_the_resample_count_is_a_closed_formula_with_an_upper_bound():
             assert m * smallest_p(need) < alpha and (need == 1 or m * smallest_p(need - 1) >= alpha), (m, alpha)
             assert T.holm([smallest_p(need)] + [1.0] * (m - 1))[0] < alpha  # what decide() compares
     for alpha in (1e-300, 5e-324, 1e-7):  # more than MAX_SAMPLES resamples would be needed
-        with pytest.raises(ConfigError, match=r"table.alpha = .*give table.alpha > 6.4e-05") as e:
+        with pytest.raises(ConfigError, match=r"table.alpha = .*give table.alpha > 0.000128") as e:
             T.table_samples({"alpha": alpha, "samples": 1000}, 16, 2)
         assert e.value.config_path == ["table", "alpha"]
     for samples in (100_000_000_000, MAX_SAMPLES + 1, -3, 2**63):
@@ -87,7 +87,7 @@ def test_the_resample_count_is_a_closed_formula_with_an_upper_bound():
         with pytest.raises(ConfigError, match="table.alpha"):
             T.table_samples({"alpha": alpha}, 1, 1)
     assert T.table_samples({"samples": MAX_SAMPLES}, 16, 2) == MAX_SAMPLES
-    assert T.table_samples({"alpha": 1e-4}, 16, 2) == MAX_SAMPLES  # ten times 640,000: capped
+    assert T.table_samples({"alpha": 2e-4}, 16, 2) == MAX_SAMPLES  # ten times 640,000: capped
     with pytest.raises(ConfigError, match="table.alpha = 1e-300"):  # at the edge: before any run is made
         T.table_runs({"enabled": True, "alpha": 1e-300, "samples": 1000}, REGISTERED)
 
@@ -398,7 +398,8 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
                     "larger": _write_pairs(tmp_path, "mylarger", _demo_pairs(240, 60)),
                     # the demo's shards stay as they are (decontaminating them would filter, parse
                     # and train the demo again: test_table_files_are_decontaminated checks it)
-                    "decontaminate": False}
+                    "decontaminate": False,
+                    "contrastive": {"enabled": True}}
     config = tmp_path / "table.yaml"
     config.write_text(yaml.safe_dump(cfg, sort_keys=False))
     run_workflow(run.workdir, config, "table")
@@ -449,11 +450,13 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
     assert {c["b"] for c in comps} == {"table-parent-s1", "table-sa-s1"} and {c["a"] for c in comps} == {"table-vanilla-s1"}
     assert any(c["test_set"].endswith("@mylarger") for c in comps)
     for c in comps:
-        assert 0 <= c["p_bootstrap"] <= c["p_holm"] <= 1
+        assert 0 <= c["p"] <= c["p_holm"] <= 1 and c["p"] == c.get("p_bootstrap", c["p"])
         assert c["p_sign"] is None or 0 <= c["p_sign"] <= 1
-        assert c["mark"] in ("+", "-", "")
+        # every subset is under min_subset (1000): no mark, shown as too small; the test set may mark
+        assert c["mark"] in (("+", "-", "") if c["test_set"] == "test" else ("too small",))
     md = (res / "table" / "table.md").read_text(encoding="utf-8")
     assert "Holm-Bonferroni" in md and "| parent | 1 | 4 |" in md and "parse:too-long 1" in md
+    _check_contrastive(res, table, md)
     from synprep.report.html import ReportInputs, render_page
 
     page = render_page(ReportInputs(stats={}, table=table), {})  # the report's section (make_report)
@@ -478,6 +481,35 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
     r = snakemake("--cores", "2", "table", *sm, cwd=run.workdir, check=False)
     assert r.returncode != 0
     assert f"synprep: error: {damaged.relative_to(run.workdir)}: not the evaluation the table reads: its bleu" in r.stderr
+
+
+def _check_contrastive(res: Path, table: dict, md: str) -> None:
+    """The contrastive suite of the test set and the larger text, scored by every run:
+    a test set an error type, each run's accuracy that of its own outcomes, each variant
+    against the baseline by McNemar, and one seed: no decision over seeds."""
+    from synprep.analysis.contrastive import read_suite
+    from synprep.analysis.contrastive.suite import read_outcomes
+
+    suite = res / "table" / "contrastive" / "suite"
+    summary = json.loads((suite / "summary.json").read_text())
+    assert table["contrastive"] == summary and summary["errors"] == sum(len(it.errors) for it in read_suite(suite)) > 0
+    origins = {it.origin.split(":")[0] for it in read_suite(suite)}
+    assert origins <= {"mytest", "mylarger"} and "mytest" in origins
+    sets = {n: i for n, i in table["test_sets"].items() if n.startswith("contrastive:")}
+    assert sets and sum(i["n"] for i in sets.values()) <= summary["errors"]
+    for row in table["rows"]:
+        outs = read_outcomes(res / "table" / "contrastive" / "score" / row["run"] / "outcomes.tsv")
+        for name, info in sets.items():
+            mine = [o for o in outs if o.type == name.split(":", 1)[1]]
+            assert row["scores"][name] == {"n": info["n"], "accuracy": round(100 * sum(o.won for o in mine) / len(mine), 2)}
+            assert info["too_small"] == (info["n"] < 1000)  # min_subset 1000: every type too small here
+    mc = [c for c in table["comparisons"] if c["test"] == "mcnemar"]
+    assert {c["b"] for c in mc} == {"table-parent-s1", "table-sa-s1"} and {c["test_set"] for c in mc} == set(sets)
+    assert all(c["mark"] == "too small" and 0 <= c["p"] <= 1 for c in mc)
+    for name in sets:
+        assert f"{name} acc" in md
+        d = table["over_seeds"][name]["parent"]["decision"]["accuracy"]
+        assert d["seeds"] == 1 and d["ci"] is None and d["mark"] == "too small"
 
 
 def _check_subsets(row: dict, table: dict, subsets: dict, hyps: list[str], refs: list[str], suffix: str) -> None:
@@ -525,3 +557,85 @@ def test_table_configs_dry_run(name, tmp_path):
     assert counts["select_larger_subsets"] == 1  # the larger text decoded on its subsets' pairs only
     assert counts["split_evalset"] == counts["parse_evalset"] == counts["write_evalset"] == 2
     assert "evaluate_model" not in counts
+    # the contrastive suite: made once from both sets' parses, scored by every run
+    assert counts["make_contrastive_suite"] == counts["write_contrastive_dataset"] == 1
+    assert counts["score_contrastive"] == n_runs and seeds == [1, 2, 3]
+
+
+def _outcomes(path: Path, won: dict[str, list[bool]]) -> str:
+    """An outcomes.tsv of one run: per type, its pairs' wins in order."""
+    from synprep.analysis.contrastive.suite import Outcome, outcome_lines
+
+    outs, line = [], 0
+    for t, ws in won.items():
+        for w in ws:
+            line += 1
+            outs.append(Outcome(line, 1, t, line % 5, -10.0 if w else -12.0, -11.0))
+    path.write_text(outcome_lines(outs), encoding="utf-8")
+    return str(path)
+
+
+def test_contrastive_types_are_test_sets_compared_by_mcnemar_and_small_ones_get_no_mark(tmp_path):
+    """Each error type is a test set (accuracy); each variant against the baseline of its
+    seed by the exact McNemar test over the same pairs; a type under min_subset pairs is
+    too small: no mark, per seed or over seeds."""
+    base = [True] * 30 + [False] * 30  # 60 np_agreement pairs: the baseline wins half
+    better = [True] * 30 + [True] * 25 + [False] * 5  # wins 25 the baseline loses, loses none it wins
+    runs = []
+    for seed in (1, 2, 3):
+        for v, won in (("vanilla", base), ("parent", better)):
+            name = T.run_name(v, seed)
+            runs.append(T.RunFiles(name=name, variant=v, seed=seed, summary="", hyps="",
+                                   contrastive=_outcomes(tmp_path / f"{name}.tsv", {"np_agreement": won,
+                                                                                    "verb_particle": won[:10]})))
+    scores, comps = T.score_contrastive(runs)
+    assert set(scores) == {"contrastive:np_agreement", "contrastive:verb_particle"}
+    assert scores["contrastive:np_agreement"]["table-vanilla-s1"] == {"n": 60, "accuracy": 50.0}
+    assert scores["contrastive:np_agreement"]["table-parent-s2"]["accuracy"] == pytest.approx(91.67)
+    np_ = [c for c in comps if c["test_set"] == "contrastive:np_agreement"]
+    assert len(np_) == 3 and all(c["test"] == "mcnemar" and c["a_only"] == 0 and c["b_only"] == 25 for c in np_)
+    assert np_[0]["p"] == pytest.approx(2 / 2**25) and np_[0]["delta"] == pytest.approx(41.67)
+    too_small = ["contrastive:verb_particle"]  # 10 pairs < min_subset
+    T.decide(comps, 0.05, too_small)
+    assert {c["mark"] for c in np_} == {"+"}
+    assert {c["mark"] for c in comps if c["test_set"] in too_small} == {T.TOO_SMALL}
+    over = T.seed_summary(scores, comps, runs)
+    T.decide_over_seeds(over, 0.05, too_small)
+    d = over["contrastive:np_agreement"]["parent"]["decision"]["accuracy"]
+    # the same difference in every seed: the interval over seeds is that point, and it decides
+    assert d["seeds"] == 3 and d["mean_delta"] == pytest.approx(41.67) and d["mark"] == "+" and d["p"] == 0.0
+    assert over["contrastive:verb_particle"]["parent"]["decision"]["accuracy"]["mark"] == T.TOO_SMALL
+    assert "decision" not in over["contrastive:np_agreement"]["vanilla"]  # the baseline decides nothing
+    # runs that scored different suites cannot be compared
+    runs[1] = T.RunFiles(name=runs[1].name, variant="parent", seed=1, summary="", hyps="",
+                         contrastive=_outcomes(tmp_path / "short.tsv", {"np_agreement": better[:59]}))
+    with pytest.raises(ConfigError, match="short.tsv: 59 contrastive pairs scored, not the 70"):
+        T.score_contrastive(runs)
+
+
+def test_the_marks_that_decide_are_over_seeds():
+    """Per-seed marks are detail: a variant marked in every seed by its bootstrap but
+    whose differences do not repeat across seeds gets no mark over seeds; one whose
+    differences repeat closely does; one seed decides nothing."""
+    runs = [T.RunFiles(name=T.run_name(v, s), variant=v, seed=s, summary="", hyps="")
+            for s in (1, 2, 3) for v in ("vanilla", "steady", "noisy")]
+    deltas = {"steady": [1.0, 1.1, 0.9], "noisy": [2.5, -2.0, 0.8]}
+    comps = [{"test_set": "test", "seed": s, "a": T.run_name("vanilla", s), "b": T.run_name(v, s), "metric": m,
+              "delta": deltas[v][s - 1], "ci": [0, 0], "p": 0.0001, "test": "bootstrap"}
+             for s in (1, 2, 3) for v in deltas for m in ("bleu", "chrf+")]
+    scores = {"test": {r.name: {"n": 1000, "bleu": 20.0, "chrf": 40.0, "chrf+": 45.0, "chrf++": 43.0} for r in runs}}
+    T.decide(comps, 0.05)
+    assert {c["mark"] for c in comps if c["b"].startswith("table-noisy")} == {"+", "-"}  # every seed marked
+    over = T.seed_summary(scores, comps, runs)
+    T.decide_over_seeds(over, 0.05)
+    steady, noisy = over["test"]["steady"]["decision"]["bleu"], over["test"]["noisy"]["decision"]["bleu"]
+    assert steady["mark"] == "+" and steady["ci"][0] > 0 and steady["p_holm"] < 0.05
+    assert noisy["mark"] == "" and noisy["ci"][0] < 0 < noisy["ci"][1]
+    # Holm over the set's family: 2 variants x 2 metrics
+    fam = sorted(d["p"] for v in ("steady", "noisy") for d in over["test"][v]["decision"].values())
+    assert steady["p_holm"] == pytest.approx(min(1.0, 4 * fam[0]))
+    one = [r for r in runs if r.seed == 1]
+    over1 = T.seed_summary(scores, [c for c in comps if c["seed"] == 1], one)
+    T.decide_over_seeds(over1, 0.05)
+    assert over1["test"]["steady"]["decision"]["bleu"] == {"seeds": 1, "mean_delta": 1.0, "ci": None, "p": None,
+                                                          "mark": ""}

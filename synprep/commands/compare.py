@@ -1,4 +1,4 @@
-"""``synprep compare``: BLEU, chrF+ and chrF++ (and tokenized BLEU) of several systems
+"""``synprep compare``: BLEU, chrF, chrF+ and chrF++ (and tokenized BLEU) of several systems
 on one test set, and for each system against the first the difference, its 95 %
 confidence interval and the p-values of paired bootstrap resampling (Koehn 2004) and of
 the sign test on sentence-level chrF+ (000 §6.2). With ``--sign-unit score`` it reads
@@ -49,11 +49,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=count(0), default=DEFAULT_SEED, metavar="N",
                    help=f"seed of the resampling (default {DEFAULT_SEED}, sacrebleu's)")
     p.add_argument("--json", action="store_true",
-                   help='print {"systems": {HYP: {"bleu", "chrf+", "chrf++"}}, "comparisons": [{"a", "b", "metric", '
+                   help='print {"systems": {HYP: {"bleu", "chrf", "chrf+", "chrf++"}}, "comparisons": [{"a", "b", "metric", '
                         '"delta", "ci", "p_bootstrap", "p_sign"}]} instead of tables (--sign-unit score: {"unit", '
                         '"metrics", "test_sets", "comparisons": [{"a", "b", "readings", "wins", "losses", "ties", "p_sign"}]})')
     p.epilog = ("delta = score(HYP) - score(first HYP); ci: 95% interval of the resampled deltas; p_bootstrap: share of "
-                "resamples in which the observed winner does not win (one-sided, Koehn 2004); p_sign: two-sided exact sign "
+                "resamples in which the observed winner does not win, doubled: two-sided (Koehn 2004); p_sign: two-sided exact sign "
                 "test on sentence chrF+, ties dropped (null for BLEU); with --sign-unit score, on (test set x metric) "
                 "scores, ties dropped.")
 

@@ -1,5 +1,5 @@
 """``synprep evaluate``: translate a test set with a checkpoint (or read hypotheses) and
-report BLEU, chrF+ and chrF++ (sacrebleu) on detokenized text and tokenized BLEU (Moses
+report BLEU, chrF (beta 2), chrF+ (beta 3) and chrF++ (sacrebleu) on detokenized text and tokenized BLEU (Moses
 tokenization for the target language, ``--lang`` or the dataset's, as multi-bleu.perl),
 overall, by reference length and by source length (the dataset's source words; the GPS
 paper's buckets); writes hyps.txt,
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
 def format_table(scores: dict) -> str:
     """The scores overall and per length bucket (buckets without sentences left out)."""
-    cols = [("BLEU", "bleu"), ("chrF+", "chrf+"), ("chrF++", "chrf++"), ("tokBLEU", "bleu-tok")]
+    cols = [("BLEU", "bleu"), ("chrF", "chrf"), ("chrF+", "chrf+"), ("chrF++", "chrf++"), ("tokBLEU", "bleu-tok")]
     cols = [(h, k) for h, k in cols if k in scores]
     lines = [f"{'':>22} {'n':>6} " + " ".join(f"{h:>7}" for h, _ in cols)]
     groups = [("", [{"bucket": "all", **scores}]), ("reference words ", scores.get("by_ref_length", [])),

@@ -278,7 +278,7 @@ def _comparison_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
     comps = comparison.get("comparisons") or []
     base = comps[0]["a"] if comps else "-"
     sub = (f"Each run against {base} on the held-out sentences: delta = run - {base}; 95 % interval of the delta and "
-           "one-sided p-value of paired bootstrap resampling (1,000 resamples, Koehn 2004); two-sided exact sign test "
+           "two-sided p-value of paired bootstrap resampling (Koehn's win share doubled; 1,000 resamples, Koehn 2004); two-sided exact sign test "
            "on sentence-level chrF+, ties dropped (000 §6.2). Definitions: synprep.translate.significance.")
     parts.append(f"<p class='sub'>{html.escape(sub)}</p>")
     scores = comparison.get("systems") or {}
@@ -292,10 +292,14 @@ def _comparison_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
     return "".join(parts)
 
 
+_LABELS = {"bleu": "BLEU", "chrf": "chrF", "chrf+": "chrF+", "accuracy": "accuracy %"}
+
+
 def _table_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
     """The table target's results: per test set, every variant's mean over seeds with its
-    seed spread and mean difference from the baseline, and the marks that the corrected
-    bootstrap gives (table.json; the full rows and comparisons are in table.md)."""
+    seed spread and mean difference from the baseline, the marks decided over seeds
+    (synprep.stages.table.decide_over_seeds) and, as detail, the per-seed marks
+    (table.json; the full rows and comparisons are in table.md)."""
     table = inputs.table
     if not table:
         return ""
@@ -303,8 +307,9 @@ def _table_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
     parts = ["<h2>The table: every variant, one budget</h2>", "<p class='sub'>" + html.escape(
         f"Decoding: beam {table['decode']['beam']}, length penalty {table['decode']['length_penalty']}. "
         f"Scores against the raw references. spread = max - min over seeds, the yardstick; "
-        f"+/- = {sig['decides']} p below {sig['alpha']} after {sig['correction']}, in how many of the seeds "
-        f"and metrics. Rows and comparisons: table.md beside table.json.") + "</p>"]
+        f"mark: + or - = {sig['decides']}, p below {sig['alpha']} after {sig['correction']}; seed marks: the same "
+        f"test per seed ({sig.get('per_seed', sig['decides'])}), in how many seeds, the detail. Rows and comparisons: "
+        "table.md beside table.json.") + "</p>"]
     for name, acc in (table.get("evaluation_data") or {}).items():  # where the test pairs went
         why = ", ".join(f"{k} {v:,}" for k, v in acc["rejected"].items())
         parts.append("<p class='sub'>" + html.escape(
@@ -315,24 +320,34 @@ def _table_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
     marks: dict = {}
     variant_of = {r["run"]: r["variant"] for r in table["rows"]}
     for c in table["comparisons"]:
-        marks.setdefault((c["test_set"], variant_of.get(c["b"], c["b"])), []).append(c["mark"])
+        marks.setdefault((c["test_set"], variant_of.get(c["b"], c["b"]), c["metric"]), []).append(c["mark"])
     for name, info in table["test_sets"].items():
         per = table["over_seeds"].get(name) or {}
         if not per:
             continue
+        metrics = [m for m in next(iter(per.values()))["mean"] if m in _LABELS]
         rows = []
         for v in dict.fromkeys(r["variant"] for r in table["rows"]):  # the baseline first, as the rows
             if v not in per:
                 continue
             rec = per[v]
-            m = marks.get((name, v), [])
-            rows.append((v, rec["seeds"], _num(rec["mean"]["bleu"], "{:.2f}"), _num(rec["spread"]["bleu"], "{:.2f}"),
-                         _num(rec["mean_delta"]["bleu"], "{:+.2f}"), _num(rec["mean"]["chrf+"], "{:.2f}"),
-                         _num(rec["spread"]["chrf+"], "{:.2f}"), _num(rec["mean_delta"]["chrf+"], "{:+.2f}"),
-                         f"{m.count('+')} + / {m.count('-')} - of {len(m)}" if m else "-"))
+            row: list = [v, rec["seeds"]]
+            decided, detail = [], []
+            for m in metrics:
+                row += [_num(rec["mean"][m], "{:.2f}"), _num(rec["spread"].get(m), "{:.2f}"),
+                        _num(rec["mean_delta"].get(m), "{:+.2f}")]
+                d = (rec.get("decision") or {}).get(m)
+                if d is not None:
+                    decided.append(f"{_LABELS[m]} {d.get('mark') or '.'}")
+                got = marks.get((name, v, m), [])
+                if got:
+                    detail.append(f"{_LABELS[m]} {got.count('+')} + / {got.count('-')} - of {len(got)}")
+            rows.append((*row, ", ".join(decided) or "-", ", ".join(detail) or "-"))
         small = " (too small to say anything)" if info.get("too_small") else ""
-        parts.append(f"<h3>{html.escape(name)}: {info['n']} pairs{small}</h3>")
-        parts.append(_table(("variant", "seeds", "BLEU", "spread", "delta", "chrF+", "spread", "delta", "marks"), rows))
+        unit = "contrastive pairs" if name.startswith("contrastive:") else "pairs"
+        parts.append(f"<h3>{html.escape(name)}: {info['n']} {unit}{small}</h3>")
+        heads = [h for m in metrics for h in (_LABELS[m], "spread", "delta")]
+        parts.append(_table(("variant", "seeds", *heads, "mark (over seeds)", "seed marks"), rows))
     return "".join(parts)
 
 

@@ -61,9 +61,10 @@ PLOTS: dict[str, tuple[str, str]] = {
 TABLE_PLOT: tuple[str, str] = (
     "Each variant against the baseline, on the test set",
     "BLEU and chrF+ difference to the baseline of the same seed: one point a seed, its 95 % paired "
-    "bootstrap interval as a line (filled: marked + or - after Holm-Bonferroni; hollow: not), the mean "
-    "over seeds as a bar; the grey band is the baseline's own seed-against-seed spread (max - min): "
-    "a difference inside it is what a new seed gives.",
+    "bootstrap interval as a line (filled: that seed's two-sided p below alpha after Holm-Bonferroni, the "
+    "detail; hollow: not), the mean over seeds as a bar; the grey band is the baseline's own "
+    "seed-against-seed spread (max - min): a difference inside it is what a new seed gives. The marks "
+    "that decide are over seeds (the table's section below).",
 )
 
 _COLORS = {"src": "#3b6ea8", "tgt": "#d0693a", "before": "#9aa5b1", "after": "#2a7d4f"}
@@ -327,7 +328,7 @@ def plot_transitions(fig, stats: Mapping) -> None:
         _no_data(ax2, "no data")
 
 
-_METRIC_NAMES = {"bleu": "BLEU", "chrf+": "chrF+", "chrf++": "chrF++", "bleu-tok": "tokenized BLEU"}
+_METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF", "chrf+": "chrF+", "chrf++": "chrF++", "bleu-tok": "tokenized BLEU"}
 
 #: what a run's loss is averaged over, by the ``target`` of its start record
 _LOSS_UNIT = {"pieces": "per target piece", "transitions": "per transition token (pieces and arc tokens)"}
@@ -479,7 +480,7 @@ def plot_table(fig, table: Mapping, test_set: str = "test") -> None:
             yi = y[variant_of.get(c["b"], c["b"])] + (k - (len(seeds) - 1) / 2) * 0.2
             color = _STAGE_COLORS[(k + 2) % len(_STAGE_COLORS)]
             ax.plot(c["ci"], [yi, yi], color=color, linewidth=1.2)
-            ax.plot([c["delta"]], [yi], "o", color=color, markerfacecolor=color if c["mark"] else "white",
+            ax.plot([c["delta"]], [yi], "o", color=color, markerfacecolor=color if c["mark"] in ("+", "-") else "white",
                     markersize=5, label=f"seed {seeds[k]}")
         handles, names = ax.get_legend_handles_labels()
         keep = dict(zip(names, handles))  # one entry a seed

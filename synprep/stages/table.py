@@ -34,18 +34,40 @@ agreement of their trees with the target parser's parse of their own words
 induced trees' directed and undirected attachment against the parser's trees
 (``analysis/induce.json``, 004 Table 3), when the analysis ran.
 
-Comparisons. On each test set (the whole one and each subset), every variant against
-the baseline of the same seed: difference, 95 % paired bootstrap interval and Koehn's
-p-value (:func:`synprep.translate.significance.compare`, ``table.samples`` resamples,
-sacreBLEU's draws; :func:`table_samples`) for BLEU and chrF+, and the sign test on sentence chrF+ (chrF+ rows). The
-bootstrap p-value decides: a "+" (or "-") marks a difference whose p-value, adjusted
-by Holm-Bonferroni over every comparison of that test set (all variants, seeds and both
-metrics: the family), is below ``table.alpha``; the sign test is reported beside it,
-not used to decide. A config whose resamples are too few for any p-value to survive
-the correction is refused before any run trains (:func:`table_samples`). Means over seeds of every score and difference, and the
-seed-against-seed spread of every variant (max - min over its seeds), the yardstick
-for a difference: one that is no larger than the baseline's spread is what a new seed
-gives.
+Contrastive pairs. With ``table.contrastive``, every run also scores the contrastive
+suite made from the test set's (and the larger text's) parses
+(:mod:`synprep.analysis.contrastive`; ``synprep contrastive-score``: teacher-forced
+log-probabilities, the reference against each contrastive), and each error type of
+the suite is a test set of its own, ``contrastive:<type>``: its size is its number of
+contrastive pairs, its score the accuracy (percent of pairs where the reference wins).
+
+Comparisons, per seed (the detail). On each test set (the whole one, each subset, each
+contrastive type), every variant against the baseline of the same seed: for BLEU and
+chrF+, the difference, 95 % paired bootstrap interval and Koehn's p-value made
+two-sided (the win share doubled: :func:`synprep.translate.significance.compare`,
+``table.samples`` resamples, sacreBLEU's draws; :func:`table_samples`), and the sign
+test on sentence chrF+ (chrF+ rows, reported); for a contrastive type, the accuracy
+difference and the exact two-sided McNemar test over its pairs
+(:func:`synprep.translate.significance.mcnemar`). Each comparison's ``p`` is the one
+of its test; ``p_holm`` is it adjusted by Holm-Bonferroni over every comparison of that
+test set (all variants, seeds and metrics: the family) and ``mark`` ("+", "-" or "")
+says whether it is below ``table.alpha``: per-seed marks, the detail. A config whose
+resamples are too few for any bootstrap p-value to survive the correction is refused
+before any run trains (:func:`table_samples`).
+
+Decisions, over seeds (:func:`seed_summary`, :func:`decide_over_seeds`). A per-seed
+p-value measures the sampling of the test sentences, not what a new training seed
+does (the CPU table's two vanilla seeds differ by 2.65 BLEU, four times a per-seed
+interval's half-width). So the marks that decide are the over-seeds ones: per test
+set, variant and compared metric, the mean over seeds of the per-seed differences
+with its 95 % Student t interval over the seeds and the two-sided one-sample t-test p
+(:func:`synprep.translate.significance.seed_interval`), Holm-Bonferroni over the
+set's family (every variant and compared metric); a "+" or "-" where the adjusted p is
+below ``table.alpha``. Fewer than 2 seeds decide nothing. A test set under
+``table.min_subset`` pairs gets no mark at all, per seed or over seeds: it is shown
+as too small (``mark`` "too small"). Besides: the mean over seeds of every score and
+difference, and the seed-against-seed spread of every variant (max - min over its
+seeds).
 """
 
 from __future__ import annotations
@@ -65,7 +87,9 @@ from ..parsers.evaluate import evaluate as evaluate_parse
 from ..syntax.conllu import format_conllu, read_conllu
 from ..train.config import merge_dicts
 from ..translate.evaluate import metric_objects, signature
-from ..translate.significance import COMPARED, DEFAULT_SAMPLES, MAX_SAMPLES, compare, read_lines, smallest_p
+from ..analysis.contrastive.suite import read_outcomes
+from ..translate.significance import (COMPARED, DEFAULT_SAMPLES, MAX_SAMPLES, SMALLEST_P_NUMERATOR, compare, mcnemar, read_lines,
+                                        seed_interval, smallest_p)
 from ..util.outputs import atomic_file, atomic_files, write_text
 
 #: the prefix of the table's run names (results/train/table-<variant>-s<seed>/)
@@ -133,9 +157,9 @@ def table_samples(settings: Mapping, compared: int, seeds: int) -> int:
     against the baseline, ``seeds`` seeds). The smallest bootstrap p-value is ``1 /
     (samples + 1)`` (synprep.translate.significance) and Holm-Bonferroni multiplies the
     smallest of a family of m by m: with too few resamples no difference could get a
-    "+" or "-", however large (two seeds of 17 variants: 64 comparisons a test set, more
-    than 1,279 resamples needed). The least number that can mark one is a closed
-    formula, ``floor(m / alpha)`` (the least s with ``m / (s + 1) < alpha``, computed on
+    "+" or "-", however large (two seeds of 17 variants: 64 comparisons a test set, at
+    least 2,560 resamples needed). The least number that can mark one is a closed
+    formula, ``floor(2 m / alpha)`` (the least s with ``2 m / (s + 1) < alpha``, computed on
     alpha's exact value), and at most significance's ``MAX_SAMPLES``: an alpha or a
     family that needs more is refused, naming both. So ``table.samples``, where given,
     must lie between that least number and ``MAX_SAMPLES`` (refused before any run
@@ -150,8 +174,9 @@ def table_samples(settings: Mapping, compared: int, seeds: int) -> int:
     if need > MAX_SAMPLES:
         raise _located(
             f"config table.alpha = {alpha!r}: with {m} comparisons a test set, a difference could be marked under "
-            f"Holm-Bonferroni only with more bootstrap resamples (m / alpha = {m / alpha:.3g}) than the "
-            f"{MAX_SAMPLES:,} a comparison draws; give table.alpha > {m / (MAX_SAMPLES + 1):.3g}, or compare fewer "
+            f"Holm-Bonferroni only with more bootstrap resamples (2 m / alpha = {SMALLEST_P_NUMERATOR * m / alpha:.3g}) "
+            f"than the {MAX_SAMPLES:,} a comparison draws; give table.alpha > "
+            f"{SMALLEST_P_NUMERATOR * m / (MAX_SAMPLES + 1):.3g}, or compare fewer "
             "variants or seeds", ["table", "alpha"])
     if samples is None:
         return min(MAX_SAMPLES, max(DEFAULT_SAMPLES, 10 * need))
@@ -161,22 +186,21 @@ def table_samples(settings: Mapping, compared: int, seeds: int) -> int:
     if m and samples < need:
         raise _located(
             f"config table.samples = {samples}: {m} comparisons a test set ({compared} variants against the baseline x "
-            f"{seeds} seed(s) x {len(COMPARED)} metrics); Holm-Bonferroni makes the smallest bootstrap p-value, "
-            f"1/{samples + 1}, {m * smallest_p(samples):.4f} >= table.alpha {alpha}, so no difference could be marked. "
-            f"Give table.samples >= {need} (10 times that leaves the test room: {min(10 * need, MAX_SAMPLES)}), or "
-            "leave it out", ["table", "samples"])
+            f"{seeds} seed(s) x {len(COMPARED)} metrics); Holm-Bonferroni makes the smallest (two-sided) bootstrap "
+            f"p-value, {smallest_p(samples):.6f}, {m * smallest_p(samples):.4f} >= table.alpha {alpha}, so no difference could be marked. "
+            f"Give table.samples >= {need} (10 times that leaves the test room: {min(10 * need, MAX_SAMPLES)}), or leave it out", ["table", "samples"])
     return samples
 
 
 def least_samples(m: int, alpha: float) -> int:
     """The least number of resamples s with which the smallest bootstrap p-value,
-    ``smallest_p(s)``, times ``m`` (Holm-Bonferroni's factor) is below ``alpha``: ``floor(m
-    / alpha)`` on alpha's exact value, one more where the float product that
+    ``smallest_p(s) = 2 / (s + 1)`` (two-sided), times ``m`` (Holm-Bonferroni's factor) is
+    below ``alpha``: ``floor(2 m / alpha)`` on alpha's exact value, one more where the float product that
     :func:`decide` computes rounds up to alpha (at most one step: s <= MAX_SAMPLES keeps
     the margin far above a float's rounding). 1 for an empty family."""
     if m <= 0:
         return 1
-    need = max(1, math.floor(Fraction(m) / Fraction(alpha)))
+    need = max(1, math.floor(SMALLEST_P_NUMERATOR * Fraction(m) / Fraction(alpha)))
     if need <= MAX_SAMPLES and m * smallest_p(need) >= alpha:
         need += 1
     return need
@@ -266,6 +290,7 @@ class RunFiles:
     hyps: str  # train/<run>/eval/hyps.txt
     benchmark: Optional[str] = None  # benchmarks/train_model/<run>.tsv
     trees: Optional[str] = None  # table/trees/<run>.json (tree agreement, agree_trees)
+    contrastive: Optional[str] = None  # table/contrastive/score/<run>/outcomes.tsv (score_contrastive)
 
 
 def read_subsets(sets_dir: Optional[str], ids: Sequence[str]) -> dict[str, list[int]]:
@@ -402,42 +427,90 @@ def score_sets(refs: list[str], hyps: Mapping[str, list[str]], runs: Sequence[Ru
             result = compare(sub_refs, systems, samples=samples, metrics=COMPARED)
             for r in group:
                 scores[name][r.name] = {"n": len(rows), **result["systems"][r.name]}
-            comparisons += [{"test_set": name, "seed": seed, "n": len(rows), **c}
-                            for c in result["comparisons"] if c["a"] != c["b"]]
+            comparisons += [{"test_set": name, "seed": seed, "n": len(rows), **c, "test": "bootstrap",
+                             "p": c["p_bootstrap"]} for c in result["comparisons"] if c["a"] != c["b"]]
     return scores, comparisons
 
 
-def decide(comparisons: list[dict], alpha: float) -> None:
-    """Holm-Bonferroni over the comparisons of each test set (the family: every variant,
-    seed and metric on it); sets ``p_holm`` and ``mark`` ("+", "-" or "") in place."""
+#: the mark of a comparison on a test set under table.min_subset: none, shown as such
+TOO_SMALL = "too small"
+
+
+def _mark(delta: float, p_holm: float, alpha: float) -> str:
+    return ("+" if delta > 0 else "-") if p_holm < alpha and delta != 0 else ""
+
+
+def decide(comparisons: list[dict], alpha: float, too_small: Sequence[str] = ()) -> None:
+    """The per-seed marks (the detail): Holm-Bonferroni over the comparisons of each
+    test set (the family: every variant, seed and metric on it) of their two-sided
+    ``p``; sets ``p_holm`` and ``mark`` ("+", "-", "", or :data:`TOO_SMALL` on a test set
+    of ``too_small``) in place."""
     for name in dict.fromkeys(c["test_set"] for c in comparisons):
         fam = [c for c in comparisons if c["test_set"] == name]
-        for c, p in zip(fam, holm([c["p_bootstrap"] for c in fam])):
+        for c, p in zip(fam, holm([c["p"] for c in fam])):
             c["p_holm"] = p
-            c["mark"] = ("+" if c["delta"] > 0 else "-") if p < alpha and c["delta"] != 0 else ""
+            c["mark"] = TOO_SMALL if name in too_small else _mark(c["delta"], p, alpha)
+
+
+def decide_over_seeds(over: Mapping[str, dict], alpha: float, too_small: Sequence[str] = ()) -> None:
+    """The marks that decide (module doc): per test set, Holm-Bonferroni over every
+    variant's and metric's over-seeds t-test p; sets ``p_holm`` and ``mark`` of each
+    ``decision`` of :func:`seed_summary` in place (no mark with fewer than 2 seeds, and
+    :data:`TOO_SMALL` on a test set of ``too_small``)."""
+    for name, per in over.items():
+        fam = [d for rec in per.values() for d in rec.get("decision", {}).values() if d.get("p") is not None]
+        for d, p in zip(fam, holm([d["p"] for d in fam])):
+            d["p_holm"] = p
+        for rec in per.values():
+            for d in rec.get("decision", {}).values():
+                d["mark"] = TOO_SMALL if name in too_small else (
+                    _mark(d["mean_delta"], d["p_holm"], alpha) if d.get("p_holm") is not None else "")
+
+
+#: the scores of a test set's rows, by kind of test set: translations or contrastive pairs
+SCORED = {"translation": ("bleu", "chrf", "chrf+", "chrf++"), "contrastive": ("accuracy",)}
+#: the metrics compared with the baseline, by kind of test set
+COMPARED_BY_KIND = {"translation": COMPARED, "contrastive": ("accuracy",)}
+
+
+def set_kind(name: str) -> str:
+    """A test set's kind: ``contrastive`` for ``contrastive:<type>``, else ``translation``."""
+    return "contrastive" if name.startswith(CONTRASTIVE_PREFIX) else "translation"
 
 
 def seed_summary(scores: Mapping, comparisons: Sequence[dict], runs: Sequence[RunFiles]) -> dict:
     """Per test set and variant: the mean over seeds of each score and of each
-    difference with the baseline, and the seed-against-seed spread (max - min) of each
-    score; ``{set: {variant: {"seeds", "mean": {m}, "spread": {m}, "mean_delta": {m}}}}``."""
+    difference with the baseline, the seed-against-seed spread (max - min) of each
+    score, and per compared metric the ``decision``: the mean of the per-seed
+    differences with its 95 % t interval over seeds and two-sided t-test p
+    (:func:`synprep.translate.significance.seed_interval`; ``ci`` and ``p`` null with
+    fewer than 2 seeds); ``{set: {variant: {"seeds", "mean": {m}, "spread": {m},
+    "mean_delta": {m}, "decision": {m: {"seeds", "mean_delta", "ci", "p"}}}}}`` (the
+    baseline has no ``decision``). :func:`decide_over_seeds` marks them."""
     out: dict = {}
     variants = list(dict.fromkeys(r.variant for r in runs))
     for name, per_run in scores.items():
         out[name] = {}
+        kind = set_kind(name)
         for v in variants:
-            got = [per_run[r.name] for r in runs if r.variant == v and r.name in per_run]
+            got = [per_run[r.name] for r in runs if r.variant == v and per_run.get(r.name)]
             if not got:
                 continue
             rec: dict = {"seeds": len(got), "mean": {}, "spread": {}, "mean_delta": {}}
-            for m in ("bleu", "chrf+", "chrf++"):
-                vals = [g[m] for g in got]
-                rec["mean"][m] = round(sum(vals) / len(vals), 2)
+            for m in SCORED[kind]:
+                vals = [g[m] for g in got if g.get(m) is not None]
+                rec["mean"][m] = round(sum(vals) / len(vals), 2) if vals else None
                 rec["spread"][m] = round(max(vals) - min(vals), 2) if len(vals) > 1 else None
             names = {r.name for r in runs if r.variant == v}
-            for m in COMPARED:
+            for m in COMPARED_BY_KIND[kind]:
                 ds = [c["delta"] for c in comparisons if c["test_set"] == name and c["b"] in names and c["metric"] == m]
                 rec["mean_delta"][m] = round(sum(ds) / len(ds), 2) if ds else None
+                if ds:
+                    si = seed_interval(ds)
+                    rec.setdefault("decision", {})[m] = {
+                        "seeds": len(ds), "mean_delta": round(sum(ds) / len(ds), 2),
+                        "ci": None if si is None else [round(si.ci[0], 2), round(si.ci[1], 2)],
+                        "p": None if si is None else si.p}
             out[name][v] = rec
     return out
 
@@ -545,16 +618,53 @@ def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], v
                          "invalid")
 
 
+#: the prefix of a contrastive error type's test set (``contrastive:np_agreement``)
+CONTRASTIVE_PREFIX = "contrastive:"
+
+
+def score_contrastive(runs: Sequence[RunFiles]) -> tuple[dict, list[dict]]:
+    """Every run's accuracy on each error type of the contrastive suite (its
+    ``outcomes.tsv``), and every comparison with the baseline of the same seed on the
+    same pairs (exact two-sided McNemar): ``({"contrastive:<type>": {run: {"n",
+    "accuracy"}}}, [comparison])``. Every run must have scored the same pairs."""
+    outs = {r.name: {(o.line, o.error): o for o in read_outcomes(r.contrastive)} for r in runs if r.contrastive}
+    if not outs:
+        return {}, []
+    first_name, first = next(iter(outs.items()))
+    for r in runs:
+        if r.contrastive and set(outs[r.name]) != set(first):
+            raise ConfigError(f"{r.contrastive}: {len(outs[r.name])} contrastive pairs scored, not the "
+                              f"{len(first)} of {first_name}'s; every run must score the same suite")
+    scores: dict = {}
+    comparisons: list[dict] = []
+    for t in sorted({o.type for o in first.values()}):
+        name = CONTRASTIVE_PREFIX + t
+        keys = sorted(k for k, o in first.items() if o.type == t)
+        won = {run: [o[k].won for k in keys] for run, o in outs.items()}
+        scores[name] = {run: {"n": len(keys), "accuracy": round(100.0 * sum(w) / len(w), 2)} for run, w in won.items()}
+        for seed in dict.fromkeys(r.seed for r in runs):
+            group = [r for r in runs if r.seed == seed and r.name in won]
+            for r in group[1:]:
+                m = mcnemar(won[group[0].name], won[r.name])
+                comparisons.append({"test_set": name, "seed": seed, "n": m["n"], "a": group[0].name, "b": r.name,
+                                    "metric": "accuracy", "delta": m["delta"], "ci": m["ci"], "test": "mcnemar",
+                                    "p": m["p"], "a_only": m["a_only"], "b_only": m["b_only"], "p_sign": None})
+    return scores, comparisons
+
+
 def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settings: Mapping, *,
                 sets_dir: Optional[str] = None, induce: Optional[str] = None, larger: Optional[LargerSet] = None,
-                accounting: Optional[Mapping[str, dict]] = None) -> dict:
+                accounting: Optional[Mapping[str, dict]] = None, suite: Optional[str] = None) -> dict:
     """The table (see the module doc) of ``runs`` (the baseline of each seed first),
     scored against the raw references ``refs_path`` (one a line in the order of the test
     dataset ``test_data``), with the challenge subsets of ``sets_dir`` and the induced
     trees' scores of ``induce`` (analysis/induce.json) when given. With ``larger``, each
     subset under ``table.min_subset`` pairs is scored on the larger text's subset of the
     same name too (``<subset>@<name>``); ``accounting``: where each evaluation set's
-    pairs went (:func:`evaluation_accounting`), reported as given."""
+    pairs went (:func:`evaluation_accounting`), reported as given. Runs with
+    ``contrastive`` outcomes add a test set a contrastive error type
+    (:func:`score_contrastive`); ``suite``: the suite's ``summary.json`` (its counts per
+    type, skipped places by reason), reported."""
     ids, refs, hyps = _read_eval(test_data, refs_path, {r.name: r.hyps for r in runs})
     decode = dict(settings.get("decode") or {})
     best = {r.name: _read_json(r.summary, "run's summary").get("best_step") for r in runs}
@@ -578,21 +688,41 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
             info[sub]["larger"] = name
             info[name] = {"n": len(rows_), "too_small": len(rows_) < min_subset, "source": larger.name, "of": sub}
         sets.update(l_sets)
-    decide(comparisons, float(settings.get("alpha", 0.05)))
-    rows = [_row(r, scores, sets, induce) for r in runs]
+    c_scores, c_comps = score_contrastive(runs)
+    scores.update(c_scores)
+    comparisons += c_comps
+    for name, per_run in c_scores.items():
+        n = next(iter(per_run.values()))["n"]
+        info[name] = {"n": n, "too_small": n < min_subset, "source": "contrastive suite"}
+    alpha = float(settings.get("alpha", 0.05))
+    too_small = [n for n, i in info.items() if i["too_small"]]
+    decide(comparisons, alpha, too_small)
+    over = seed_summary(scores, comparisons, runs)
+    decide_over_seeds(over, alpha, too_small)
+    rows = [_row(r, scores, [*sets, *c_scores], induce) for r in runs]
+    decode = dict(settings.get("decode") or {})
+    summary = None
+    if suite:
+        with open(suite, encoding="utf-8") as f:
+            summary = json.load(f)
     return {
         "references": refs_path,
         "test_sets": info,
         "evaluation_data": dict(accounting or {}),
         "decode": {"beam": decode.get("beam", 5), "length_penalty": decode.get("length_penalty", 1.0)},
         "signatures": signatures(),
-        "significance": {"decides": "paired bootstrap (Koehn 2004, one-sided)", "samples": samples,
+        "significance": {"decides": "over seeds: the mean of the per-seed differences, its 95 % Student t interval "
+                                    "over the seeds and the two-sided one-sample t-test",
+                         "per_seed": "two-sided paired bootstrap (Koehn 2004, the win share doubled) for BLEU and "
+                                     "chrF+; exact two-sided McNemar test for contrastive accuracy (the detail)",
+                         "samples": samples,
                          "correction": "Holm-Bonferroni over every comparison of a test set",
-                         "alpha": float(settings.get("alpha", 0.05)),
+                         "alpha": alpha, "min_subset": min_subset,
                          "sign_test": "two-sided exact sign test on sentence chrF+ (reported, not deciding)"},
+        "contrastive": summary,
         "rows": rows,
         "comparisons": comparisons,
-        "over_seeds": seed_summary(scores, comparisons, runs),
+        "over_seeds": over,
     }
 
 
@@ -623,7 +753,8 @@ def _cell(v) -> str:
 
 
 def _set_note(name: str, info: Mapping) -> str:
-    note = f"{name} ({info['n']} pairs"
+    unit = "contrastive pairs" if set_kind(name) == "contrastive" else "pairs"
+    note = f"{name} ({info['n']} {unit}"
     if info.get("of"):
         note += f" of {info['source']}, the test set's {info['of']} being too small"
     return note + (", too small to say anything" if info["too_small"] else "") + ")"
@@ -640,48 +771,78 @@ def _accounting_lines(accounting: Mapping[str, dict]) -> list[str]:
     return out
 
 
+def _suite_lines(summary: Optional[Mapping]) -> list[str]:
+    """The contrastive suite's counts: pairs made and places skipped, per type."""
+    if not summary:
+        return []
+    types = ", ".join(f"{t} {c['errors']} (skipped {c['skipped_total']})" for t, c in summary["types"].items())
+    return [f"Contrastive suite ({summary['language']}): {summary['errors']} contrastive pairs of {summary['items']} "
+            f"references (of {summary['references']}); per type: {types}. Accuracy = percent of pairs where the "
+            "reference's teacher-forced log-probability is higher.", ""]
+
+
+#: the columns of a test set in the rows' table, by kind
+_ROW_COLUMNS = {"translation": (("BLEU", "bleu"), ("chrF", "chrf"), ("chrF+", "chrf+")),
+                "contrastive": (("acc", "accuracy"),)}
+
+
+def _p(x) -> str:
+    return "" if x is None else f"{x:.4f}"
+
+
 def format_markdown(table: Mapping) -> str:
-    """table.md: the rows (cost, scores on every test set), the comparisons with the
-    baseline and the means and spreads over seeds."""
+    """table.md: the rows (cost, scores on every test set), the over-seeds decisions,
+    the per-seed comparisons (detail) and the signatures."""
     sets = [n for n, s in table["test_sets"].items() if s["n"]]  # empty subsets: named above, no columns
     sig = table["significance"]
+    heads = [f"{n} {h}" for n in sets for h, _ in _ROW_COLUMNS[set_kind(n)]]
     out = ["# synprep table", "",
            f"Decoding: beam {table['decode']['beam']}, length penalty {table['decode']['length_penalty']} (every row). "
            f"References: {table['references']} (raw target text).", "",
            "Test sets: " + ", ".join(_set_note(n, s) for n, s in table["test_sets"].items()) + ".", "",
            *_accounting_lines(table.get("evaluation_data") or {}),
-           "| variant | seed | updates | tokens | device | train CPU s | job CPU s | job wall s | " + " | ".join(
-               f"{n} BLEU | {n} chrF+" for n in sets) + " | tree UAS/LAS vs parser | induced dir/undir |",
-           "|" + " --- |" * (10 + 2 * len(sets))]
+           *_suite_lines(table.get("contrastive")),
+           "| variant | seed | updates | tokens | device | train CPU s | job CPU s | job wall s | " + " | ".join(heads)
+           + " | tree UAS/LAS vs parser | induced dir/undir |",
+           "|" + " --- |" * (10 + len(heads))]
     for r in table["rows"]:
         cells = [r["variant"], r["seed"], r["updates"], r["tokens"], r["device"], r["train_cpu_s"], r["job_cpu_s"], r["job_wall_s"]]
         for n in sets:
-            s = r["scores"].get(n) or {}
-            cells += [s.get("bleu"), s.get("chrf+")]
+            sc = r["scores"].get(n) or {}
+            cells += [sc.get(k) for _, k in _ROW_COLUMNS[set_kind(n)]]
         ta = r.get("tree_agreement")
         cells.append(f"{ta['UAS']:.1f} / {ta['LAS']:.1f}" if ta else "")
         ia = r.get("induced_attachment")
         cells.append(f"{ia['directed']:.1f} / {ia['undirected']:.1f}" if ia else "")
         out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    out += ["", f"Each variant against the baseline of the same seed. A difference is marked + or - when its "
-            f"{sig['decides']} p-value, adjusted by {sig['correction']}, is below {sig['alpha']} "
-            f"({sig['samples']} resamples); p_sign: {sig['sign_test']}.", "",
-            "| test set | seed | variant | metric | delta | 95% CI | p | p Holm | p_sign | mark |",
-            "|" + " --- |" * 10]
+    out += ["", f"**The decisions, over seeds.** Per test set, variant and metric: the mean over seeds (of the score, and "
+            f"of the per-seed difference from the baseline), the seed-against-seed spread (max - min), and the "
+            f"{sig['decides']} (95 % interval; p); + or - where that p, adjusted by {sig['correction']} (every variant "
+            f"and metric of the set), is below {sig['alpha']}. Fewer than 2 seeds decide nothing; a set under "
+            f"{sig.get('min_subset', 50)} pairs gets no mark (too small).", "",
+            "| test set | variant | seeds | metric | mean | spread | mean delta | 95% CI over seeds | p | p Holm | mark |",
+            "|" + " --- |" * 11]
+    for n, per in table["over_seeds"].items():
+        for v, rec in per.items():
+            for m in rec["mean"]:
+                d = (rec.get("decision") or {}).get(m) or {}
+                ci = d.get("ci")
+                out.append("| " + " | ".join(_cell(x) for x in (
+                    n, v, rec["seeds"], m, rec["mean"][m], rec["spread"].get(m), rec["mean_delta"].get(m),
+                    f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "", _p(d.get("p")), _p(d.get("p_holm")),
+                    d.get("mark", ""))) + " |")
+    out += ["", f"**Per seed (the detail).** Each variant against the baseline of the same seed: {sig['per_seed']}; "
+            f"p_holm: {sig['correction']}; a seed's mark where it is below {sig['alpha']} "
+            f"({sig['samples']} resamples); p_sign: {sig['sign_test']}. These marks do not decide: a new seed moves "
+            "a difference by more than a per-seed interval says.", "",
+            "| test set | seed | variant | metric | delta | 95% CI | test | p | p Holm | p_sign | seed mark |",
+            "|" + " --- |" * 11]
     variant_of = {r["run"]: r["variant"] for r in table["rows"]}
     for c in table["comparisons"]:
         out.append("| " + " | ".join(_cell(x) for x in (
             c["test_set"], c["seed"], variant_of.get(c["b"], c["b"]), c["metric"], c["delta"],
-            f"[{c['ci'][0]:.2f}, {c['ci'][1]:.2f}]", f"{c['p_bootstrap']:.4f}", f"{c['p_holm']:.4f}",
-            "" if c["p_sign"] is None else f"{c['p_sign']:.4f}", c["mark"])) + " |")
-    out += ["", "Means over seeds, and the seed-against-seed spread (max - min) of every variant: the yardstick.", "",
-            "| test set | variant | seeds | BLEU | chrF+ | BLEU spread | chrF+ spread | mean delta BLEU | mean delta chrF+ |",
-            "|" + " --- |" * 9]
-    for n, per in table["over_seeds"].items():
-        for v, rec in per.items():
-            out.append("| " + " | ".join(_cell(x) for x in (
-                n, v, rec["seeds"], rec["mean"]["bleu"], rec["mean"]["chrf+"], rec["spread"]["bleu"],
-                rec["spread"]["chrf+"], rec["mean_delta"]["bleu"], rec["mean_delta"]["chrf+"])) + " |")
+            f"[{c['ci'][0]:.2f}, {c['ci'][1]:.2f}]", c.get("test", "bootstrap"), _p(c["p"]), _p(c["p_holm"]),
+            _p(c.get("p_sign")), c["mark"])) + " |")
     out += ["", "Signatures:", ""] + [f"- {m}: `{s}`" for m, s in table["signatures"].items()]
     return "\n".join(out) + "\n"
 

@@ -1,4 +1,4 @@
-"""Translate a dataset and score it: BLEU, chrF+, chrF++ (sacrebleu) on detokenized text
+"""Translate a dataset and score it: BLEU, chrF, chrF+, chrF++ (sacrebleu) on detokenized text
 and tokenized BLEU, overall, by reference length and by source length.
 
 Hypotheses are the decoded pieces with arc tokens removed, spelled as words by the
@@ -12,7 +12,9 @@ The metrics (:data:`METRICS`; each score carries its signature in ``signatures``
 
 * ``bleu``: sacreBLEU's default (13a tokenization, mixed case) on detokenized text, as
   PASCAL reports it (001, "Experimental Setup", footnote 8);
-* ``chrf+``: the tree-decoder papers' chrF+ (000 App. B), see :func:`metric_objects`;
+* ``chrf``: chrF with sacreBLEU's defaults (character 6-grams, no word n-grams, beta
+  2), the "chrF2" most papers print, beside
+* ``chrf+``: the tree-decoder papers' chrF+ (000 App. B, beta 3), see :func:`metric_objects`;
 * ``chrf++``: chrF++ (word bigrams, beta 2), an extra;
 * ``bleu-tok`` (only when the target language is given): tokenized BLEU as Bisk & Tran
   report it, "BLEU scores computed using the standard multi-bleu.perl script" (004 §5.3)
@@ -220,6 +222,8 @@ def least_max_tokens(ds: Any, beam: int, rows: Optional[Sequence[int]] = None) -
 
 #: the metrics every score reports, as sacrebleu metric objects (made fresh per call)
 #: * ``bleu``: sacreBLEU's default (13a tokenization, mixed case) on detokenized text;
+#: * ``chrf``: sacreBLEU's default chrF (character 6-grams, no word n-grams, beta 2): the
+#:   chrF (chrF2) most papers report, comparable with them where chrF+ (beta 3) is not;
 #: * ``chrf+``: the tree-decoder papers' chrF+ -- character 6-grams plus word unigrams,
 #:   beta 3 ("chrF++.py with 1 word and beta of 3", 000 App. B, as in WMT19). The
 #:   conference version (003 §5) writes "0 words and beta of 3", which would be chrF3
@@ -231,7 +235,7 @@ def metric_objects() -> dict:
     with :mod:`synprep.translate.significance` and the tests; internal, not in ``__all__``."""
     from sacrebleu.metrics import BLEU, CHRF
 
-    return {"bleu": BLEU(), "chrf+": CHRF(char_order=6, word_order=1, beta=3), "chrf++": CHRF(word_order=2)}
+    return {"bleu": BLEU(), "chrf": CHRF(), "chrf+": CHRF(char_order=6, word_order=1, beta=3), "chrf++": CHRF(word_order=2)}
 
 
 def tok_bleu_metric():
@@ -245,7 +249,7 @@ def tok_bleu_metric():
     return BLEU(tokenize="none", smooth_method="none", force=True)
 
 
-METRICS = ("bleu", "chrf+", "chrf++")
+METRICS = ("bleu", "chrf", "chrf+", "chrf++")
 #: the metric key of tokenized BLEU (computed when a target language is given)
 TOK_BLEU = "bleu-tok"
 
@@ -310,7 +314,7 @@ def _buckets(bounds, lengths: Sequence[int], hyps, refs, tok, names: Sequence[st
 
 def score(hyps: Sequence[str], refs: Sequence[str], *, lang: Optional[str] = None,
           src_lengths: Optional[Sequence[int]] = None) -> dict:
-    """BLEU, chrF+ and chrF++ overall and per reference-length bucket (``by_ref_length``),
+    """BLEU, chrF, chrF+ and chrF++ overall and per reference-length bucket (``by_ref_length``),
     with the sacrebleu signature of each metric. ``lang`` (the target language) adds
     tokenized BLEU (``bleu-tok``); ``src_lengths`` (source words of each sentence) adds
     the source-length buckets (``by_src_length``)."""

@@ -2,7 +2,7 @@
 (Koehn, 2004) for BLEU and chrF+, and the sign test on sentence-level chrF+ (000 §6.2).
 
 Every system is scored against the same references with the metrics of
-:mod:`synprep.translate.evaluate` (sacrebleu: BLEU, chrF+, chrF++). Each system after the first
+:mod:`synprep.translate.evaluate` (sacrebleu: BLEU, chrF, chrF+, chrF++). Each system after the first
 is compared with the first (system ``a``, the baseline); ``delta`` is always
 ``score(b) - score(a)`` on the whole test set.
 
@@ -21,11 +21,14 @@ seed and sample count (tested).
   (sacrebleu's ``estimate_ci`` positions; 25 and 974 of 1,000). sacrebleu reports an
   interval around each system's mean instead; the interval of the difference is what
   says whether b's gain is robust.
-* ``p_bootstrap``: Koehn's test, one-sided in the direction of the observed difference
-  (double it for a two-sided test): the share of resamples in which the observed winner
-  does not win (difference <= 0 when ``delta > 0``, >= 0 when ``delta < 0``), as
-  ``(count + 1) / (samples + 1)`` so that a finite number of resamples never gives 0
-  (the correction sacrebleu applies, after multeval); ``delta == 0`` gives 1.
+* ``p_bootstrap``: Koehn's test made **two-sided**: the share of resamples in which the
+  observed winner does not win (difference <= 0 when ``delta > 0``, >= 0 when ``delta <
+  0``), as ``(count + 1) / (samples + 1)`` so that a finite number of resamples never
+  gives 0 (the correction sacrebleu applies, after multeval), **doubled** and capped at
+  1 (``delta == 0`` gives 1). The one-sided share (``Bootstrap.p_one_sided``) takes its
+  side from the observed sign, i.e. after looking: a "+" or "-" from it has twice the
+  stated error rate. The smallest p-value is therefore ``2 / (samples + 1)``
+  (:func:`smallest_p`). Until this version ``p_bootstrap`` was the one-sided share.
   This **deviates from sacrebleu's p-value**, which replicates Moses'
   ``bootstrap-hypothesis-difference-significance.pl`` (``|d_s| - mean|d_s| > |delta|``):
   for a system against itself every ``d_s`` is 0 and that p-value is
@@ -44,6 +47,22 @@ X ~ Binomial(wins + losses, 1/2); no trials give p = 1. ``p_sign`` of a BLEU com
 is ``None`` (null in JSON): BLEU is a corpus metric, and sentence BLEU without smoothing
 is 0 whenever a sentence has no matching 4-gram, so a sign test on it would mostly count
 ties and smoothing artefacts.
+
+**Exact McNemar test** (:func:`mcnemar`): two systems' paired right/wrong outcomes on the
+same items (a contrastive suite's errors: does the reference win?). Only the discordant
+items count: ``b_only`` = items only b gets right, ``a_only`` = items only a gets right;
+p is the exact two-sided binomial test of ``b_only`` among ``a_only + b_only`` with
+probability 1/2 (the sign test above on 0/1 scores; McNemar 1947, in its exact form for
+small counts). The difference of accuracies, ``(b_only - a_only) / n``, gets a 95 %
+Wald interval for paired proportions (reported, not deciding).
+
+**Seeds** (:func:`seed_interval`): a difference measured once per training seed (on the
+same test set) varies with the seed as much as with the test sentences; the mean of the
+k per-seed differences gets a 95 % Student t interval, ``mean +- t(0.975, k - 1) * sd /
+sqrt(k)``, and the two-sided one-sample t-test p of "mean = 0". It includes training
+variance (what a new seed does), where a per-seed bootstrap interval includes only the
+sampling of the test sentences. With 3 seeds ``t(0.975, 2) = 4.30``: only a difference
+that every seed repeats closely gets a small p. Fewer than 2 seeds give no interval.
 
 **Sign test over scores** (``sign_unit="score"``, :func:`sign_test_scores`): 000's
 counts -- "outperforms the vanilla ... in 10/12 scores in each pair", "improves scores in
@@ -91,6 +110,11 @@ __all__ = [
     "corpus_score",
     "paired_bootstrap",
     "sign_test",
+    "mcnemar",
+    "SeedInterval",
+    "seed_interval",
+    "t_two_sided_p",
+    "t_quantile",
     "compare",
     "read_lines",
     "compare_files",
@@ -140,9 +164,10 @@ class Bootstrap:
 
     delta: float  # score(b) - score(a) on the whole test set
     ci: tuple[float, float]  # 95 % interval of the resampled differences
-    p: float  # Koehn's one-sided p-value
+    p: float  # Koehn's win share doubled: two-sided (the module doc)
     scores_a: np.ndarray  # (samples,) resampled scores of a
     scores_b: np.ndarray  # (samples,) resampled scores of b
+    p_one_sided: float = 1.0  # the win share on the observed side (after looking; not for decisions)
 
 
 def _resample_counts(n: int, samples: int, seed: int, chunk: int = 100):
@@ -158,10 +183,16 @@ def _resample_counts(n: int, samples: int, seed: int, chunk: int = 100):
         yield counts.astype(np.float64)
 
 
+#: the smallest p-value of a bootstrap is SMALLEST_P_NUMERATOR / (samples + 1): the
+#: winner winning every resample, two-sided (the one-sided share doubled)
+SMALLEST_P_NUMERATOR = 2
+
+
 def smallest_p(samples: int) -> float:
     """The smallest p-value :func:`paired_bootstrap` can give with ``samples``
-    resamples: ``(0 + 1) / (samples + 1)``, the winner winning every resample."""
-    return 1 / (samples + 1)
+    resamples: ``2 * (0 + 1) / (samples + 1)``, the winner winning every resample
+    (two-sided)."""
+    return min(1.0, SMALLEST_P_NUMERATOR / (samples + 1))
 
 
 def paired_bootstrap(metric: Any, stats_a: np.ndarray, stats_b: np.ndarray, *, samples: int = DEFAULT_SAMPLES,
@@ -187,7 +218,15 @@ def paired_bootstrap(metric: Any, stats_a: np.ndarray, stats_b: np.ndarray, *, s
         p = (int(np.sum(diffs >= 0)) + 1) / (samples + 1)
     else:
         p = 1.0
-    return Bootstrap(delta, ci, min(1.0, p), scores_a, scores_b)
+    return Bootstrap(delta, ci, min(1.0, 2 * p), scores_a, scores_b, min(1.0, p))  # two-sided: doubled
+
+
+def _binomial_two_sided(k: int, n: int) -> float:
+    """``min(1, 2 * P(X <= k))``, X ~ Binomial(n, 1/2), exactly (k <= n / 2)."""
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(k + 1))
+    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
 
 
 def sign_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple[int, int, int, float]:
@@ -196,12 +235,103 @@ def sign_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple[int
     a, b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
     wins, losses = int(np.sum(b > a)), int(np.sum(b < a))
     ties = len(a) - wins - losses
-    n = wins + losses
-    if n == 0:
-        return wins, losses, ties, 1.0
-    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1))  # P(X <= k) * 2^n, X ~ Bin(n, 1/2)
-    p = min(Fraction(1), Fraction(2 * tail, 2**n))
-    return wins, losses, ties, float(p)
+    return wins, losses, ties, _binomial_two_sided(min(wins, losses), wins + losses)
+
+
+def mcnemar(won_a: Sequence[bool], won_b: Sequence[bool]) -> dict:
+    """The exact two-sided McNemar test of paired right/wrong outcomes (module doc):
+    ``{"n", "a_only", "b_only", "delta", "ci", "p"}``, ``delta`` and ``ci`` in
+    percentage points of accuracy (b - a), rounded to 2 decimals."""
+    a, b = np.asarray(won_a, dtype=bool), np.asarray(won_b, dtype=bool)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired outcomes must have the same length: {a.shape} vs {b.shape}")
+    n = len(a)
+    b_only, a_only = int(np.sum(b & ~a)), int(np.sum(a & ~b))
+    d = (b_only - a_only) / n if n else 0.0
+    se = math.sqrt(max(0.0, (b_only + a_only) - (b_only - a_only) ** 2 / n)) / n if n else 0.0
+    return {"n": n, "a_only": a_only, "b_only": b_only, "delta": round(100 * d, 2),
+            "ci": [round(100 * (d - 1.959964 * se), 2), round(100 * (d + 1.959964 * se), 2)],
+            "p": _binomial_two_sided(min(a_only, b_only), a_only + b_only)}
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularized incomplete beta function (modified
+    Lentz, as Numerical Recipes' betacf), for x < (a + 1) / (a + b + 2)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betai(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1.0 - x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_two_sided_p(t: float, df: int) -> float:
+    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom."""
+    if math.isinf(t):
+        return 0.0
+    return min(1.0, _betai(df / 2.0, 0.5, df / (df + t * t)))
+
+
+def t_quantile(q: float, df: int) -> float:
+    """The ``q`` quantile (0.5 < q < 1) of Student's t with ``df`` degrees of freedom
+    (bisection on :func:`t_two_sided_p`; t(0.975, 2) = 4.3027)."""
+    target, lo, hi = 2.0 * (1.0 - q), 0.0, 1.0
+    while t_two_sided_p(hi, df) > target:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if t_two_sided_p(mid, df) > target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2.0
+
+
+@dataclass(frozen=True)
+class SeedInterval:
+    """The mean of per-seed differences, its 95 % t interval and the two-sided t-test p."""
+
+    seeds: int
+    mean: float
+    ci: tuple[float, float]
+    p: float
+
+
+def seed_interval(deltas: Sequence[float], level: float = 0.95) -> SeedInterval | None:
+    """The t interval over seeds of the differences ``deltas`` (one a seed; module doc),
+    or None with fewer than 2. All differences equal: the interval is that point, and p
+    is 1 for 0, else 0 (the limit of t)."""
+    k = len(deltas)
+    if k < 2:
+        return None
+    x = np.asarray(deltas, dtype=np.float64)
+    mean, sd = float(x.mean()), float(x.std(ddof=1))
+    if sd == 0.0:
+        return SeedInterval(k, mean, (mean, mean), 1.0 if mean == 0 else 0.0)
+    se = sd / math.sqrt(k)
+    half = t_quantile(0.5 + level / 2.0, k - 1) * se
+    return SeedInterval(k, mean, (mean - half, mean + half), t_two_sided_p(mean / se, k - 1))
 
 
 def _check_metrics(metrics: Sequence[str], lang: str | None, tokenized: bool) -> None:
@@ -218,7 +348,7 @@ def compare(refs: Sequence[str], systems: Sequence[tuple[str, Sequence[str]]], *
             seed: int = DEFAULT_SEED, metrics: Sequence[str] = COMPARED, lang: str | None = None,
             tokenized: bool = False) -> dict:
     """Scores of every system and the comparisons of each later system with the first:
-    ``{"systems": {name: {"bleu", "chrf+", "chrf++"[, "bleu-tok"]}}, "comparisons": [{"a",
+    ``{"systems": {name: {"bleu", "chrf", "chrf+", "chrf++"[, "bleu-tok"]}}, "comparisons": [{"a",
     "b", "metric", "delta", "ci", "p_bootstrap", "p_sign"}]}`` (scores, deltas and
     intervals rounded to 2 decimals; p-values not rounded). ``metrics``: those compared
     (``bleu``, ``chrf+``, ``chrf++``, ``bleu-tok``); ``bleu-tok`` on text Moses-tokenized
@@ -369,9 +499,9 @@ def format_table(result: Mapping) -> str:
     systems = result["systems"]
     w = max(12, *(len(s) for s in systems))
     tok = any("bleu-tok" in s for s in systems.values())
-    lines = [f"{'system':<{w}} {'BLEU':>7} {'chrF+':>7} {'chrF++':>7}" + (f" {'tokBLEU':>7}" if tok else "")]
+    lines = [f"{'system':<{w}} {'BLEU':>7} {'chrF':>7} {'chrF+':>7} {'chrF++':>7}" + (f" {'tokBLEU':>7}" if tok else "")]
     for name, s in systems.items():
-        lines.append(f"{name:<{w}} {s['bleu']:>7.2f} {s['chrf+']:>7.2f} {s['chrf++']:>7.2f}"
+        lines.append(f"{name:<{w}} {s['bleu']:>7.2f} {s['chrf']:>7.2f} {s['chrf+']:>7.2f} {s['chrf++']:>7.2f}"
                      + (f" {s['bleu-tok']:>7.2f}" if tok else ""))
     if result["comparisons"]:
         lines.append("")

@@ -28,6 +28,15 @@
 # (analysis/induce.json, when analysis.induce is on), and writes
 # results/table/table.json and table.md (synprep.stages.table.build_table). Without
 # table.enabled there is no rule `table` (snakemake: "No rule to produce table").
+#
+# Contrastive pairs (table.contrastive.enabled; docs/analysis.md, "Contrastive pairs"):
+# make_contrastive_suite makes one suite from the parses of table.test and table.larger
+# (synprep contrastive's rules for corpus.tgt_lang, forms from the training shards'
+# target parses, insertions and deletions parsed again by the target parser),
+# write_contrastive_dataset encodes its sentences with the training vocabularies as
+# write_evalset does, score_contrastive scores each run's best checkpoint on it
+# (synprep contrastive-score: teacher-forced), and make_table adds a test set per error
+# type (accuracy; exact McNemar against the baseline).
 
 TABLE = config["table"]
 
@@ -274,6 +283,83 @@ if TABLE_RUNS:
         for kind in ("hyps", "scores", "refs")
     }
 
+    CONTRASTIVE = TABLE.get("contrastive") or {}
+    TABLE_CONTRASTIVE = {}
+    if CONTRASTIVE.get("enabled"):
+        if "test" not in TABLE_SETS:
+            raise ValueError(
+                "config table.contrastive: the suite is made from the parses of table.test (and table.larger); "
+                "give table.test, or set table.contrastive.enabled: false"
+            )
+        CONTRASTIVE_SETS = list(TABLE_SETS)  # test, then larger
+
+        # one suite from the test set's and the larger text's parses (synprep contrastive)
+        rule make_contrastive_suite:
+            input:
+                **PARSE_MODELS,
+                src=[rules.parse_evalset.output.src.format(evalset=key) for key in CONTRASTIVE_SETS],
+                tgt=[rules.parse_evalset.output.tgt.format(evalset=key) for key in CONTRASTIVE_SETS],
+                train=expand(rules.parse_pairs.output.tgt, shard=TRAINING_SHARDS),
+            output:
+                suite=directory(out_path("table/contrastive/suite")),
+            params:
+                lang=LANGS["tgt"],
+                backend=config["parse"]["backend"],
+                parser=parser_settings(config["parse"], LANGS)["tgt"],
+            threads: config["parse"]["threads"]
+            conda:
+                "../envs/synprep.yaml"
+            log:
+                out_path("logs/make_contrastive_suite/suite.log"),
+            benchmark:
+                out_path("benchmarks/make_contrastive_suite/suite.tsv")
+            script:
+                "../scripts/make_contrastive_suite.py"
+
+        # the suite's sentences encoded as the test set is (write_evalset's settings)
+        rule write_contrastive_dataset:
+            input:
+                suite=rules.make_contrastive_suite.output.suite,
+                vocab=rules.train_bpe.output.manifest,
+            output:
+                dataset=directory(out_path("table/contrastive/dataset")),
+            params:
+                settings=rules.write_evalset.params.settings,
+            conda:
+                "../envs/synprep.yaml"
+            log:
+                out_path("logs/write_contrastive_dataset/suite.log"),
+            benchmark:
+                out_path("benchmarks/write_contrastive_dataset/suite.tsv")
+            script:
+                "../scripts/write_contrastive_dataset.py"
+
+        rule score_contrastive:
+            input:
+                summary=rules.train_model.output.summary,
+                suite=rules.make_contrastive_suite.output.suite,
+                data=rules.write_contrastive_dataset.output.dataset,
+            output:
+                scores=out_path("table/contrastive/score/{run}/scores.json"),
+                outcomes=out_path("table/contrastive/score/{run}/outcomes.tsv"),
+            params:
+                checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
+                out_dir=lambda wildcards, output: os.path.dirname(output.scores),
+            conda:
+                "../envs/synprep.yaml"
+            log:
+                out_path("logs/score_contrastive/{run}.log"),
+            benchmark:
+                out_path("benchmarks/score_contrastive/{run}.tsv")
+            shell:
+                "synprep contrastive-score --checkpoint {params.checkpoint:q} --suite {input.suite:q} "
+                "--data {input.data:q} --out {params.out_dir:q} --no-progress > {log:q} 2>&1"
+
+        TABLE_CONTRASTIVE = {
+            "contrastive": [rules.score_contrastive.output.outcomes.format(run=r["name"]) for r in TABLE_RUNS],
+            "suite": rules.make_contrastive_suite.output.suite,
+        }
+
     # a transition decoder's trees against the target parser's parse of its own words
     # (synprep.stages.table.tree_agreement); {"agreement": null} for the other variants
     rule agree_trees:
@@ -303,6 +389,7 @@ if TABLE_RUNS:
             **TABLE_LARGER,
             **TABLE_ACCOUNTING,
             **TABLE_EVALS,
+            **TABLE_CONTRASTIVE,
             **({"induce": rules.evaluate_induction.output.result} if INDUCE else {}),
         output:
             json=out_path("table/table.json"),

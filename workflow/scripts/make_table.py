@@ -18,10 +18,12 @@ def dataset_dir(path: str) -> str:
 
 
 with stop_on_error():  # a missing or damaged input: one line in the log (synprep: error: ...), not a traceback
+    contrastive = list(sm.input.get("contrastive") or []) or [None] * len(sm.params.runs)  # each run's outcomes.tsv
     runs = [
-        RunFiles(name=name, variant=variant, seed=seed, summary=summary, hyps=hyps, benchmark=bench, trees=trees)
-        for (name, variant, seed), summary, hyps, bench, trees in zip(sm.params.runs, sm.input.summaries, sm.input.hyps,
-                                                                      sm.params.benchmarks, sm.input.trees)
+        RunFiles(name=name, variant=variant, seed=seed, summary=summary, hyps=hyps, benchmark=bench, trees=trees,
+                 contrastive=outcomes)
+        for (name, variant, seed), summary, hyps, bench, trees, outcomes in zip(
+            sm.params.runs, sm.input.summaries, sm.input.hyps, sm.params.benchmarks, sm.input.trees, contrastive)
     ]
     larger = None
     if sm.input.get("larger_data"):
@@ -35,7 +37,8 @@ with stop_on_error():  # a missing or damaged input: one line in the log (synpre
         accounting[name] = evaluation_accounting(summary, rejects, len(ShardDataset(data, columns=["tgt_id"])))
     table = build_table(runs, sm.input.refs, dataset_dir(sm.input.data), sm.params.settings,
                         sets_dir=sm.input.get("challenge"), induce=sm.input.get("induce"), larger=larger,
-                        accounting=accounting)
+                        accounting=accounting,
+                        suite=os.path.join(sm.input.suite, "summary.json") if sm.input.get("suite") else None)
     write_table(table, sm.output.json, sm.output.md)
     print(f"{sm.output.json}: {len(runs)} runs, {len(table['test_sets'])} test sets, "
           f"{len(table['comparisons'])} comparisons", file=log)

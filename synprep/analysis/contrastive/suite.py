@@ -1,0 +1,313 @@
+"""A contrastive suite in LingEval97's layout: reading it strictly, writing it, and
+turning a model's scores of its sentences into accuracies.
+
+The layout (Sennrich, EACL 2017, "How Grammatical is Character-level Neural Machine
+Translation? Assessing MT Quality with Contrastive Translation Pairs"; the LingEval97
+release): one JSON object a line,
+
+    {"source": ..., "reference": ..., "origin": ...,
+     "errors": [{"type": ..., "contrastive": ..., "distance": ..., "frequency": ...}]}
+
+``source`` and ``reference`` are the pair's surface words joined by single spaces (the
+parser's tokens, multiword tokens as one word: what the model reads), ``origin`` the
+pair's id in the test set it comes from, and every error one contrastive translation:
+the reference with exactly one error of ``type`` introduced, ``distance`` the words
+between the two words whose relation the error breaks (an int >= 0, or null where a
+type has none), ``frequency`` the training-data count of the word it is about.
+
+Invariants of a suite read by :func:`read_suite` (anything else is an
+:class:`~synprep.errors.InputError` naming the file and line, before any output):
+
+* every line is a JSON object with the four keys, ``errors`` a non-empty list, every
+  error with its four keys and the types above;
+* no contrastive equals its reference (after collapsing whitespace): such an item
+  could only be a tie;
+* the suite has at least one item.
+
+Scoring. A model scores every sentence (reference and each contrastive) given the
+source; an error is *won* when the reference's log-probability is strictly higher
+than the contrastive's (a tie is lost: nothing preferred the reference). Accuracy is
+the share of won errors: overall, per type and per type and distance bucket
+(:data:`DISTANCE_BUCKETS`, LingEval97's analysis by distance), and the per-error
+outcomes, in suite order, are what paired comparisons of two models read
+(:func:`synprep.translate.significance.mcnemar`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Optional, Sequence
+
+from ...errors import InputError
+from ...util.textio import open_file
+
+__all__ = [
+    "SUITE_FILE",
+    "ITEM_KEYS",
+    "ERROR_KEYS",
+    "DISTANCE_BUCKETS",
+    "Error",
+    "Item",
+    "distance_bucket",
+    "read_suite",
+    "suite_lines",
+    "tree_id",
+    "Outcome",
+    "outcomes",
+    "accuracy",
+    "OUTCOME_COLUMNS",
+    "outcome_lines",
+    "read_outcomes",
+]
+
+#: the suite's file in a suite folder (``synprep contrastive -o DIR``)
+SUITE_FILE = "suite.jsonl"
+#: the keys of an item and of an error (LingEval97's)
+ITEM_KEYS = ("source", "reference", "origin", "errors")
+ERROR_KEYS = ("type", "contrastive", "distance", "frequency")
+
+#: distance buckets (words between the two ends, inclusive bounds; None = no upper
+#: bound): adjacent words, then growing ranges, as LingEval97 plots accuracy by distance
+DISTANCE_BUCKETS: list[tuple[int, Optional[int]]] = [(0, 0), (1, 1), (2, 3), (4, 7), (8, 15), (16, None)]
+
+
+def distance_bucket(distance: Optional[int]) -> str:
+    """The bucket's name of a distance: ``0``, ``1``, ``2-3``, ``4-7``, ``8-15``,
+    ``16+``, or ``none`` for a type without a distance."""
+    if distance is None:
+        return "none"
+    for lo, hi in DISTANCE_BUCKETS:
+        if distance >= lo and (hi is None or distance <= hi):
+            return str(lo) if hi == lo else (f"{lo}-{hi}" if hi is not None else f"{lo}+")
+    raise ValueError(f"distance {distance} < 0")
+
+
+@dataclass(frozen=True)
+class Error:
+    """One contrastive translation of an item."""
+
+    type: str
+    contrastive: str
+    distance: Optional[int]
+    frequency: Optional[int]
+
+    def as_dict(self) -> dict:
+        return {"type": self.type, "contrastive": self.contrastive, "distance": self.distance,
+                "frequency": self.frequency}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One line of a suite: a pair and its contrastive translations."""
+
+    source: str
+    reference: str
+    origin: str
+    errors: tuple[Error, ...]
+    line: int = 0  # 1-based line in the suite file (0: not read from a file)
+
+    def as_dict(self) -> dict:
+        return {"source": self.source, "reference": self.reference, "origin": self.origin,
+                "errors": [e.as_dict() for e in self.errors]}
+
+
+def suite_lines(items: Iterable[Item]) -> str:
+    """The suite's text: one JSON object a line, keys in LingEval97's order."""
+    return "".join(json.dumps(it.as_dict(), ensure_ascii=False) + "\n" for it in items)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _fail(path: str, line: int, message: str, reason: str = "invalid") -> InputError:
+    return InputError(path, line, message, reason)
+
+
+def _int_or_null(v) -> bool:
+    return v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+
+
+def _item(obj, path: str, n: int) -> Item:
+    if not isinstance(obj, dict):
+        raise _fail(path, n, f"expected a JSON object with keys {', '.join(ITEM_KEYS)} (LingEval97's layout)")
+    missing = [k for k in ITEM_KEYS if k not in obj]
+    if missing:
+        raise _fail(path, n, f"missing key {', '.join(repr(k) for k in missing)}; every item needs "
+                    f"{', '.join(ITEM_KEYS)} (LingEval97's layout)", "missing-key")
+    for k in ("source", "reference", "origin"):
+        if not isinstance(obj[k], str) or not obj[k].strip():
+            raise _fail(path, n, f"{k!r} must be a non-empty string, not {obj[k]!r}")
+    errs = obj["errors"]
+    if not isinstance(errs, list) or not errs:
+        raise _fail(path, n, "'errors' must be a non-empty list of contrastive translations")
+    out = []
+    for j, e in enumerate(errs, 1):
+        where = f"error {j}"
+        if not isinstance(e, dict):
+            raise _fail(path, n, f"{where}: expected a JSON object with keys {', '.join(ERROR_KEYS)}")
+        missing = [k for k in ERROR_KEYS if k not in e]
+        if missing:
+            raise _fail(path, n, f"{where}: missing key {', '.join(repr(k) for k in missing)}; every error needs "
+                        f"{', '.join(ERROR_KEYS)} (LingEval97's layout)", "missing-key")
+        if not isinstance(e["type"], str) or not e["type"]:
+            raise _fail(path, n, f"{where}: 'type' must be a non-empty string, not {e['type']!r}")
+        if not isinstance(e["contrastive"], str) or not e["contrastive"].strip():
+            raise _fail(path, n, f"{where}: 'contrastive' must be a non-empty string")
+        if _norm(e["contrastive"]) == _norm(obj["reference"]):
+            raise _fail(path, n, f"{where} ({e['type']}): the contrastive translation equals the reference; "
+                        "each contrastive must differ from it by the error it introduces", "identical")
+        for k in ("distance", "frequency"):
+            if not _int_or_null(e[k]):
+                raise _fail(path, n, f"{where}: {k!r} must be a whole number >= 0 or null, not {e[k]!r}")
+        out.append(Error(e["type"], e["contrastive"], e["distance"], e["frequency"]))
+    return Item(obj["source"], obj["reference"], obj["origin"], tuple(out), n)
+
+
+def read_suite(path: str | os.PathLike) -> list[Item]:
+    """The items of a suite file (JSON lines; a suite folder: its ``suite.jsonl``),
+    checked (module doc). Blank lines are allowed and skipped; an empty suite is an
+    error."""
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        p = os.path.join(p, SUITE_FILE)
+    items: list[Item] = []
+    with open_file(p, "a contrastive suite (JSON lines, LingEval97's layout)", "check the path") as raw:
+        for n, line in enumerate(raw, 1):
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                raise _fail(p, n, "not UTF-8 text; expected one JSON object a line", "unreadable") from None
+            if n == 1:
+                text = text.lstrip("\ufeff")
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise _fail(p, n, f"not JSON ({e.msg}); expected one JSON object a line") from None
+            except RecursionError:
+                raise _fail(p, n, "JSON nested too deeply; expected one JSON object a line") from None
+            items.append(_item(obj, p, n))
+    if not items:
+        raise _fail(p, 1, "the suite is empty; expected one JSON object a line (synprep contrastive makes one)", "empty")
+    return items
+
+
+def tree_id(line: int, k: int) -> str:
+    """The sentence id of suite line ``line``'s sentence ``k`` (0: the reference, k >= 1:
+    its k-th error) in a suite's trees and in the dataset encoded from them."""
+    return f"{line}.{k}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One error scored: the log-probabilities of the reference and the contrastive."""
+
+    line: int  # the item's line in the suite
+    error: int  # 1-based position of the error in the item
+    type: str
+    distance: Optional[int]
+    reference: float
+    contrastive: float
+
+    @property
+    def won(self) -> bool:
+        return self.reference > self.contrastive
+
+
+@dataclass
+class _Tally:
+    n: int = 0
+    won: int = 0
+    by_distance: dict = field(default_factory=dict)
+
+    def add(self, o: Outcome, distance: bool = True) -> None:
+        self.n += 1
+        self.won += o.won
+        if distance:
+            self.by_distance.setdefault(distance_bucket(o.distance), _Tally()).add(o, False)
+
+    def as_dict(self) -> dict:
+        out = {"n": self.n, "won": self.won, "accuracy": round(100.0 * self.won / self.n, 2) if self.n else None}
+        if self.by_distance:
+            order = [distance_bucket(lo) for lo, _ in DISTANCE_BUCKETS] + ["none"]
+            out["by_distance"] = {b: self.by_distance[b].as_dict() for b in order if b in self.by_distance}
+        return out
+
+
+def outcomes(items: Sequence[Item], logprobs: Mapping[str, float]) -> tuple[list[Outcome], dict[str, int]]:
+    """Each error of ``items`` scored from ``logprobs`` (sentence id, :func:`tree_id`,
+    -> log-probability), in suite order; an error whose sentence or reference has no
+    score (the encoder rejected its tree, e.g. too long) is counted by type as
+    unscored, never dropped silently."""
+    out: list[Outcome] = []
+    unscored: dict[str, int] = {}
+    for it in items:
+        ref = logprobs.get(tree_id(it.line, 0))
+        for k, e in enumerate(it.errors, 1):
+            con = logprobs.get(tree_id(it.line, k))
+            if ref is None or con is None:
+                unscored[e.type] = unscored.get(e.type, 0) + 1
+                continue
+            out.append(Outcome(it.line, k, e.type, e.distance, float(ref), float(con)))
+    return out, unscored
+
+
+def accuracy(outcomes: Sequence[Outcome], unscored: Optional[Mapping[str, int]] = None) -> dict:
+    """Accuracy (percent of errors won) overall, per type and per type and distance
+    bucket: ``{"n", "won", "accuracy", "by_type": {type: {"n", "won", "accuracy",
+    "by_distance": {bucket: {...}}}}, "unscored": {type: n}}``."""
+    total, by_type = _Tally(), {}
+    for o in outcomes:
+        total.add(o, False)
+        by_type.setdefault(o.type, _Tally()).add(o)
+    return {**total.as_dict(), "by_type": {t: by_type[t].as_dict() for t in sorted(by_type)},
+            "unscored": dict(sorted((unscored or {}).items()))}
+
+
+#: the columns of an outcomes file (``synprep contrastive-score``'s ``outcomes.tsv``)
+OUTCOME_COLUMNS = ("line", "error", "type", "distance", "logp_reference", "logp_contrastive", "won")
+
+
+def outcome_lines(outs: Sequence[Outcome]) -> str:
+    """The outcomes as TSV (header :data:`OUTCOME_COLUMNS`), one error a line, in suite
+    order; log-probabilities with 6 decimals (``won`` is decided on the unrounded ones)."""
+    rows = ["\t".join(OUTCOME_COLUMNS)]
+    rows += [f"{o.line}\t{o.error}\t{o.type}\t{'' if o.distance is None else o.distance}\t{o.reference:.6f}\t"
+             f"{o.contrastive:.6f}\t{int(o.won)}" for o in outs]
+    return "\n".join(rows) + "\n"
+
+
+def read_outcomes(path: str | os.PathLike) -> list[Outcome]:
+    """The outcomes of one run (:func:`outcome_lines`); ``won`` is read as written. A
+    file of another layout is an InputError naming its line."""
+    p = os.fspath(path)
+    out: list[Outcome] = []
+    with open_file(p, "an outcomes file (synprep contrastive-score's outcomes.tsv)", "check the path") as raw:
+        for n, line in enumerate(raw, 1):
+            cols = line.decode("utf-8", "replace").rstrip("\r\n").split("\t")
+            if n == 1:
+                if tuple(cols) != OUTCOME_COLUMNS:
+                    raise _fail(p, 1, f"expected the header {' '.join(OUTCOME_COLUMNS)} (synprep contrastive-score)")
+                continue
+            try:
+                o = _Read(int(cols[0]), int(cols[1]), cols[2], int(cols[3]) if cols[3] else None, float(cols[4]),
+                          float(cols[5]), cols[6] == "1")
+            except (ValueError, IndexError):
+                raise _fail(p, n, f"expected {len(OUTCOME_COLUMNS)} tab-separated columns: {', '.join(OUTCOME_COLUMNS)}") from None
+            out.append(o)
+    return out
+
+
+@dataclass(frozen=True)
+class _Read(Outcome):
+    """An outcome read from a file: ``won`` as written (the log-probabilities there are rounded)."""
+
+    written: bool = False
+
+    @property
+    def won(self) -> bool:
+        return self.written

@@ -1,0 +1,104 @@
+"""``synprep contrastive-score``: score a contrastive suite with one checkpoint: the
+model's teacher-forced log-probability of each reference and of each of its
+contrastive translations given the source (synprep.translate.forced; the transition
+decoders score the oracle transitions of each sentence's own tree), and the accuracy
+-- the share of errors where the reference scores higher -- overall, per type and per
+type and distance bucket (synprep.analysis.contrastive.suite).
+
+The suite's sentences are encoded with the run's vocabularies (``--vocab``: a dataset
+with them, by default the run's training dataset as its config names it), or read
+from a dataset already encoded from the suite's trees (``--data``, the workflow's).
+Writes ``scores.json`` and ``outcomes.tsv`` (one line an error, in suite order) into
+``--out`` (replaced whole).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+from ..analysis.contrastive import accuracy, outcomes, read_suite
+from ..analysis.contrastive.encode import encode_suite, suite_trees
+from ..analysis.contrastive.suite import outcome_lines
+from ..dataset.data import ShardDataset
+from ..errors import ConfigError
+from ..train.checkpoint import check_vocab, load_model
+from ..translate.forced import sequence_logprobs
+from ..util.device import choose_device
+from ..util.outputs import check_replaceable, replace_dir, write_json, write_text
+from .bounds import count
+
+#: the kind of the output folder's marker (synprep.util.outputs)
+SCORE_KIND = "contrastive-score"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--checkpoint", required=True, metavar="PT", help="checkpoint_best.pt or checkpoint_last.pt of a run")
+    p.add_argument("--suite", required=True, metavar="DIR",
+                   help="a suite folder (synprep contrastive -o DIR: suite.jsonl and its trees)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--vocab", metavar="DIR",
+                   help="a dataset with the run's vocabularies (default: the run's training dataset, train.train of its config)")
+    g.add_argument("--data", metavar="DIR", help="the suite's sentences already encoded (a dataset of the suite's trees)")
+    p.add_argument("--out", required=True, metavar="DIR", help="where scores.json and outcomes.tsv go (replaced whole)")
+    p.add_argument("--max-tokens", type=count(1), default=4000, help="padded tokens a batch (default 4000)")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    p.add_argument("--json", action="store_true", help="print scores.json instead of a table")
+
+
+def run(args: argparse.Namespace) -> int:
+    items = read_suite(args.suite)  # a bad suite: its file and line, before any work or output
+    if args.data is None:
+        suite_trees(args.suite)  # a suite without its trees (one made elsewhere): refused before any work
+    check_replaceable(args.out, SCORE_KIND, "--out")
+    device = choose_device(args.device)
+    model, cfg, state = load_model(args.checkpoint, device)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="synprep-contrastive-") as tmp:
+        data = args.data
+        if data is None:
+            vocab = args.vocab or cfg.train.train
+            if not vocab or not os.path.isdir(vocab):
+                raise ConfigError(f"--vocab: {vocab or '(the run config names no training dataset)'} is not a dataset "
+                                  "folder; give --vocab DIR, a dataset with the run's vocabularies (its training data)")
+            data = os.path.join(tmp, "data")
+            encode_suite(items, args.suite, vocab, data)
+        ds = ShardDataset(data)
+        note = check_vocab(state, ds.manifest, args.checkpoint, data)
+        if note:
+            print(f"synprep contrastive-score: note: {note}", file=sys.stderr)
+        ids = [ds[i]["tgt_id"] for i in range(len(ds))]
+        lp = sequence_logprobs(model, ds, max_tokens=args.max_tokens, device=device, progress=not args.no_progress)
+    scored, unscored = outcomes(items, dict(zip(ids, lp.tolist())))
+    result = {**accuracy(scored, unscored),
+              "settings": {"checkpoint": args.checkpoint, "suite": args.suite, "data": args.data or "encoded from the suite",
+                           "variant": cfg.model.variant, "step": state.get("step"), "sentences": len(ids)}}
+    with replace_dir(args.out, SCORE_KIND, "--out") as out:
+        write_json(os.path.join(out, "scores.json"), result)
+        write_text(os.path.join(out, "outcomes.tsv"), outcome_lines(scored))
+    print(json.dumps(result, indent=1) if args.json else format_accuracy(result))
+    print(f"synprep contrastive-score: {len(ids)} sentences scored in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 0
+
+
+def format_accuracy(result: dict) -> str:
+    """Accuracy overall and per type, with the distance buckets, as a text table."""
+    lines = [f"{'':<30} {'n':>6} {'won':>6} {'acc %':>7}",
+             f"{'all':<30} {result['n']:>6} {result['won']:>6} {_pct(result['accuracy']):>7}"]
+    for t, r in result["by_type"].items():
+        lines.append(f"{t:<30} {r['n']:>6} {r['won']:>6} {_pct(r['accuracy']):>7}")
+        for b, rb in r.get("by_distance", {}).items():
+            lines.append(f"{'  distance ' + b:<30} {rb['n']:>6} {rb['won']:>6} {_pct(rb['accuracy']):>7}")
+    if result["unscored"]:
+        lines.append("unscored (a sentence the encoder rejected): "
+                     + ", ".join(f"{t} {n}" for t, n in result["unscored"].items()))
+    return "\n".join(lines)
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{x:.2f}"

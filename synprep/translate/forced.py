@@ -1,0 +1,56 @@
+"""Teacher-forced scores: a model's log-probability of each row's own target sequence
+given its source, log p(y | x) = sum_t log p(y_t | y_<t, x), from the model's forward
+pass (every variant's :meth:`~synprep.models.Seq2Seq.forward`: teacher-forced logits for
+every target position), not from a search.
+
+The sequence is the one the variant generates (``Seq2Seq.targets``): the target pieces
+and EOS, or, for the transition decoders, the oracle transitions of the row's target
+tree and END -- so a transition decoder scores the pieces *and* the arcs of that tree,
+and two rows with the same words but different trees score differently. The scores
+are not normalized by length: the contrastive suites compare sentences that differ in
+one word (or one inserted/deleted word, where the reference's length is the other's
+plus or minus one), as LingEval97 compares them. The distribution is the model's
+own, without the legal-action mask that constrained decoding applies.
+
+Batches are length-sorted under a token budget (:class:`~synprep.dataset.data.TokenBudgetSampler`,
+no shuffling); the model runs in evaluation mode (no dropout) without gradients, so
+the score of a row does not depend on the batch it is in (up to floating-point sums).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..dataset.data import TokenBudgetSampler
+from ..util.progress import progress as _progress
+
+__all__ = ["sequence_logprobs"]
+
+
+def sequence_logprobs(model: Any, ds: Any, *, max_tokens: int = 4000, device: Any = "cpu",
+                      progress: bool = False) -> np.ndarray:
+    """(N,) float64: log p(target | source) of every row of the dataset ``ds`` (module
+    doc), in row order."""
+    import torch
+
+    out = np.zeros(len(ds), dtype=np.float64)
+    collate = ds.collate()
+    was = model.training
+    model.eval()
+    batches = TokenBudgetSampler(ds.lengths(), max_tokens, shuffle=False).batches()
+    bar = _progress(total=len(ds), desc="score", unit="sent", enabled=progress)
+    try:
+        with torch.no_grad():
+            for b in batches:
+                batch = collate([ds[i] for i in b]).to(device)
+                tgt, pad = model.targets(batch)  # (B, T) the sequence the variant generates
+                logp = torch.log_softmax(model(batch).float(), dim=-1)  # (B, T, V)
+                tok = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1).masked_fill(pad, 0.0)  # (B, T)
+                out[np.asarray(b)] = tok.sum(1).double().cpu().numpy()
+                bar.update(len(b))
+    finally:
+        bar.close()
+        model.train(was)
+    return out

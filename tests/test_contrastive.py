@@ -1,0 +1,452 @@
+"""Contrastive pairs (synprep.analysis.contrastive, synprep.translate.forced, `synprep
+contrastive`, `synprep contrastive-score`): the German rules on small trees, a suite made
+from real parses (UD German GSD as the training data, PUD as the test set), the
+teacher-forced scores against the model's own loss and its incremental decoding, the
+commands end to end, and the bad inputs (one line naming the file and line, exit 2,
+nothing written)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from synprep.analysis.contrastive import (Lexicon, build_lexicon, make_suite, parser_reparse, read_suite,
+                                          rules_for, write_suite)
+from synprep.analysis.contrastive.encode import check_trees, suite_trees
+from synprep.analysis.contrastive.generate import surface
+from synprep.analysis.contrastive.rules import SUBSTITUTE, Candidate, Skip
+from synprep.analysis.contrastive.rules import de
+from synprep.analysis.contrastive.suite import accuracy, distance_bucket, read_outcomes
+from synprep.errors import ConfigError, InputError
+from synprep.syntax.conllu import read_conllu, read_conllu_string
+
+from .cli_helpers import run_main
+from .conftest import ud_path
+from .train_helpers import run_cfg
+
+REPO = Path(__file__).resolve().parents[1]
+
+# ------------------------------------------------------------------ small trees
+
+#: (form, lemma, UPOS, FEATS, head (1-based, 0 root), deprel) a word
+ART = "Definite={d}|Case={c}|Gender={g}|Number=Sing|PronType=Art"
+FIN = "Mood=Ind|Number={n}|Person=3|Tense=Pres|VerbForm=Fin"
+
+
+def conllu(sid: str, *words) -> str:
+    lines = [f"# sent_id = {sid}", f"# text = {' '.join(w[0] for w in words)}"]
+    lines += [f"{i}\t{f}\t{lem}\t{u}\t_\t{feats}\t{h}\t{rel}\t_\t_" for i, (f, lem, u, feats, h, rel) in enumerate(words, 1)]
+    return "\n".join(lines) + "\n\n"
+
+
+def noun(form, gender, case="Nom", number="Sing", head=3, rel="nsubj"):
+    return (form, form, "NOUN", f"Case={case}|Gender={gender}|Number={number}", head, rel)
+
+
+def det(form, lemma, gender, case="Nom", definite="Def", head=2):
+    return (form, lemma, "DET", ART.format(d=definite, c=case, g=gender), head, "det")
+
+
+def verb(form, lemma, number="Sing", head=0, rel="root"):
+    return (form, lemma, "VERB", FIN.format(n=number), head, rel)
+
+
+PUNCT = (".", ".", "PUNCT", "_", 3, "punct")
+
+#: a training corpus: the forms a contrastive may use
+TRAIN = "".join([
+    conllu("t1", det("Der", "der", "Masc"), noun("Mann", "Masc"), verb("läuft", "laufen"), PUNCT),
+    conllu("t2", det("Die", "der", "Fem"), noun("Frau", "Fem"), verb("läuft", "laufen"), PUNCT),
+    conllu("t3", det("Das", "der", "Neut"), noun("Kind", "Neut"), verb("läuft", "laufen"), PUNCT),
+    conllu("t4", ("Die", "der", "DET", "Case=Nom|Number=Plur|PronType=Art", 2, "det"),
+           noun("Männer", "Masc", number="Plur"), verb("laufen", "laufen", "Plur"), PUNCT),
+    # "der" is also the dative of a feminine noun: die Frau -> *der* Frau is no gender error
+    conllu("t5", det("Der", "der", "Masc"), noun("Mann", "Masc"), verb("hilft", "helfen"),
+           det("der", "der", "Fem", "Dat", head=5), noun("Frau", "Fem", "Dat", head=3, rel="iobj"), (".", ".", "PUNCT", "_", 3, "punct")),
+    conllu("t6", det("Ein", "ein", "Masc", definite="Ind"), noun("Mann", "Masc"), verb("läuft", "laufen"), PUNCT),
+    conllu("t7", det("Eine", "ein", "Fem", definite="Ind"), noun("Frau", "Fem"), verb("läuft", "laufen"), PUNCT),
+])
+
+
+@pytest.fixture(scope="module")
+def lex() -> Lexicon:
+    lexicon = Lexicon()
+    for s in read_conllu_string(TRAIN):
+        lexicon.add(s)
+    return lexicon
+
+
+def _one(sent_text: str):
+    return next(read_conllu_string(sent_text))
+
+
+def test_the_lexicon_looks_forms_up_by_lemma_and_features(lex):
+    assert lex.form_for("der", "DET", {"Case": "Nom", "Gender": "Fem", "Number": "Sing"}) == "die"
+    assert lex.form_for("Der", "DET", {"Case": "Nom", "Gender": "Neut"}) == "das"  # lemmas of determiners lower-cased
+    assert set(lex.forms_for("der", "DET", {"Gender": "Fem", "Number": "Sing"})) == {"die", "der"}  # any case
+    assert lex.form_for("der", "DET", {"Case": "Gen"}) is None  # never invented
+    assert lex.gender("Mann") == "Masc" and lex.gender("Tisch") is None
+    assert lex.words["Mann"] == 3 and lex.sentences == 7
+
+
+def test_np_agreement_changes_the_gender_to_an_attested_form_that_cannot_be_right(lex):
+    rule = de.NpAgreement()
+    # die Frau: Masc would be "der", a right dative of Frau (syncretic): refused; Neut "das" is taken
+    got = list(rule.find(_one(conllu("s", det("Die", "der", "Fem"), noun("Frau", "Fem"), verb("läuft", "laufen"), PUNCT)), lex))
+    assert got == [Candidate("np_agreement", got[0].edit, 0, 2)] and got[0].edit.form == "das"  # "Die": 2 in training
+    assert got[0].edit.kind == SUBSTITUTE and "Gender=Neut" in got[0].edit.feats
+    # the noun's gender is its training majority: a determiner tagged otherwise is not trusted
+    assert list(rule.find(_one(conllu("s", det("Der", "der", "Masc"), noun("Frau", "Masc"), verb("läuft", "laufen"), PUNCT)), lex)) \
+        == [Skip("np_agreement", "features-disagree")]
+    # a genitive nobody attested: skipped, counted
+    assert list(rule.find(_one(conllu("s", det("Des", "der", "Masc", "Gen"), noun("Mannes", "Masc", "Gen"),
+                                      verb("läuft", "laufen"), PUNCT)), lex))[0].reason in ("form-not-attested", "features-disagree")
+
+
+def test_subject_verb_agreement_swaps_the_number_of_the_subjects_finite_verb(lex):
+    rule = de.SubjVerbAgreement()
+    got = list(rule.find(_one(conllu("s", det("Der", "der", "Masc"), noun("Mann", "Masc"), verb("läuft", "laufen"), PUNCT)), lex))
+    assert len(got) == 1 and got[0].edit.form == "laufen" and got[0].edit.index == 2 and got[0].distance == 0
+    plural = ("Die", "der", "DET", "Case=Nom|Number=Plur|PronType=Art", 2, "det")
+    got = list(rule.find(_one(conllu("s", plural, noun("Männer", "Masc", number="Plur"), verb("laufen", "laufen", "Plur"), PUNCT)), lex))
+    assert got[0].edit.form == "läuft"
+    # "der Mann und die Frau laufen": the head noun's number is not the subject's
+    coord = _one(conllu("s", det("Der", "der", "Masc"), noun("Mann", "Masc", head=6), ("und", "und", "CCONJ", "_", 5, "cc"),
+                        det("die", "der", "Fem", head=5), noun("Frau", "Fem", head=2, rel="conj"),
+                        verb("laufen", "laufen", "Plur"), (".", ".", "PUNCT", "_", 6, "punct")))
+    assert list(rule.find(coord, lex)) == [Skip("subj_verb_agreement", "coordinated-subject")]
+
+
+def test_a_particle_is_replaced_by_the_most_frequent_one_never_seen_with_the_verb():
+    def prt(verb_form, verb_lemma, particle, upos="ADP"):
+        return conllu("p", ("Er", "er", "PRON", "Case=Nom|Number=Sing|Person=3", 2, "nsubj"), verb(verb_form, verb_lemma, head=0),
+                      (particle, particle, upos, "_", 2, "compound:prt"), (".", ".", "PUNCT", "_", 2, "punct"))
+    train = (prt("steht", "stehen", "auf") * 5 + prt("kommt", "kommen", "an") * 6 + prt("macht", "machen", "zu") * 5
+             + conllu("j", ("Sie", "sie", "PRON", "_", 2, "nsubj"), ("anstehen", "anstehen", "VERB", "VerbForm=Inf", 0, "root")))
+    lexicon = Lexicon()
+    for s in read_conllu_string(train):
+        lexicon.add(s)
+    assert lexicon.particle_total == {"an": 6, "auf": 5, "zu": 5}
+    rule = de.VerbParticle()
+    # "an" is the most frequent, but "anstehen" is attested: seen with the verb, joined
+    [got] = rule.find(_one(prt("steht", "stehen", "auf")), lexicon)
+    assert got.edit.form == "zu" and got.edit.index == 2 and got.distance == 0
+    [got] = rule.find(_one(prt("macht", "machen", "zu")), lexicon)
+    assert got.edit.form == "an"
+    # the parser's compound:prt on a noun, or on a word never a particle: not a particle
+    assert list(rule.find(_one(prt("steht", "stehen", "Gewässer", "NOUN")), lexicon)) == [Skip("verb_particle", "not-a-particle")]
+    assert list(rule.find(_one(prt("steht", "stehen", "hinauf")), lexicon)) == [Skip("verb_particle", "not-a-particle")]
+
+
+def test_a_substitution_keeps_the_tree_and_the_case_of_the_word_it_replaces(lex):
+    sent = conllu("s", det("Die", "der", "Fem"), noun("Frau", "Fem"), verb("läuft", "laufen"), PUNCT)
+    pairs_dir = Path(pytest.importorskip("tempfile").mkdtemp())
+    (pairs_dir / "s.conllu").write_text(sent.replace("# sent_id = s", "# sent_id = x:1"), encoding="utf-8")
+    (pairs_dir / "t.conllu").write_text(sent.replace("# sent_id = s", "# sent_id = x:1"), encoding="utf-8")
+    suite = make_suite([{"src": pairs_dir / "s.conllu", "tgt": pairs_dir / "t.conllu"}], lex, rules_for("de"))
+    [item] = suite.items
+    assert item.origin == "x:1" and item.reference == "Die Frau läuft ."
+    by_type = {e.type: e.contrastive for e in item.errors}
+    assert by_type == {"np_agreement": "Das Frau läuft .", "subj_verb_agreement": "Die Frau laufen ."}
+    src, trees = suite.trees[0]
+    for tree in trees[1:]:  # a substitution: the reference's tree, one word changed
+        assert tree.heads == trees[0].heads and [r[7] for r in tree.rows] == [r[7] for r in trees[0].rows]
+        assert sum(a[1] != b[1] for a, b in zip(tree.rows, trees[0].rows)) == 1
+    assert suite.summary["errors"] == 2 and suite.summary["types"]["np_agreement"]["errors"] == 1
+    # "nicht" is not in this training data: its insertion is skipped and counted, not invented
+    assert suite.summary["types"]["polarity_particle_nicht_ins"]["skipped"] == {"form-not-attested": 1}
+
+
+def test_a_language_without_rules_is_refused_naming_those_with_rules():
+    with pytest.raises(ConfigError, match=r"no contrastive rules for language 'fr'; languages with rules: de"):
+        rules_for("fr")
+
+
+def test_distance_buckets():
+    assert [distance_bucket(d) for d in (0, 1, 2, 3, 4, 7, 8, 15, 16, 40, None)] == \
+        ["0", "1", "2-3", "2-3", "4-7", "4-7", "8-15", "8-15", "16+", "16+", "none"]
+
+
+# ------------------------------------------------------------------ a suite of real parses
+
+
+@pytest.fixture(scope="module")
+def gsd_lexicon() -> Lexicon:
+    return build_lexicon([ud_path("de_gsd-ud-dev.conllu"), ud_path("de_gsd-ud-test.conllu")])
+
+
+@pytest.fixture(scope="module")
+def pud_suite(gsd_lexicon, tmp_path_factory):
+    """The suite of UD German PUD (gold trees; English PUD as its source, same sent_ids),
+    with German GSD as the training data and the demo UDPipe model parsing the
+    insertions and deletions again."""
+    from synprep import parsers
+
+    from .workflow_helpers import need_models
+
+    need_models()
+    d = tmp_path_factory.mktemp("suite")
+    with parsers.backend("udpipe")(lang="de", pretokenized=True, max_words=None) as parser:
+        suite = make_suite([{"src": ud_path("en_pud-ud-test.conllu"), "tgt": ud_path("de_pud-ud-test.conllu")}],
+                           gsd_lexicon, rules_for("de"), parser_reparse(parser))
+    write_suite(d / "suite", suite)
+    return d / "suite", suite
+
+
+def test_a_suite_of_real_parses_makes_every_type_with_attested_forms_and_counts_every_skip(pud_suite, gsd_lexicon):
+    folder, suite = pud_suite
+    s = suite.summary
+    assert s["references"] == 1000 and s["items"] == len(suite.items) > 500
+    made = {t: c["errors"] for t, c in s["types"].items()}
+    # the types the gold PUD trees support: every rule but the rare ones finds its error
+    for t in ("np_agreement", "subj_verb_agreement", "verb_particle", "polarity_particle_nicht_del",
+              "polarity_particle_nicht_ins", "polarity_particle_kein_ins"):
+        assert made[t] >= 10, (t, made)
+    items = read_suite(folder)  # the file round-trips through the strict reader
+    assert [it.as_dict() for it in items] == [it.as_dict() for it in suite.items]
+    assert sum(len(it.errors) for it in items) == s["errors"] == sum(made.values())
+    words = {w.lower() for w in gsd_lexicon.words}
+    for it, (_, trees) in zip(items, suite.trees):
+        ref = it.reference.split()
+        assert surface(trees[0])[0] == ref
+        for e, tree in zip(it.errors, trees[1:]):
+            con = e.contrastive.split()
+            assert surface(tree)[0] == con  # every contrastive has its own tree, of its own words
+            if len(con) == len(ref):  # a substitution: one word, an attested form, the same tree
+                [k] = [i for i, (a, b) in enumerate(zip(ref, con)) if a != b]
+                assert con[k].lower() in words, (e.type, con[k])
+                assert tree.heads == trees[0].heads
+            else:  # an insertion or deletion of one word, parsed again
+                assert abs(len(con) - len(ref)) == 1 and e.type.startswith("polarity_particle_nicht")
+    assert check_trees(items, suite_trees(folder)) == s["errors"] + len(items)
+    on_disk = json.loads((folder / "summary.json").read_text())
+    assert on_disk["types"] == s["types"] and on_disk["errors"] == s["errors"]
+
+
+def test_trees_that_are_not_the_suites_sentences_are_refused(pud_suite, tmp_path):
+    folder, _ = pud_suite
+    items = read_suite(folder)
+    lines = (folder / "suite.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["errors"][0]["contrastive"] = first["reference"] + " ja"
+    (tmp_path / "suite.jsonl").write_text("\n".join([json.dumps(first, ensure_ascii=False), *lines[1:]]) + "\n")
+    with pytest.raises(InputError, match=r"trees\.tgt\.conllu:\d+: sentence 1\.1's words .* are not the suite's"):
+        check_trees(read_suite(tmp_path / "suite.jsonl"), suite_trees(folder))
+    assert check_trees(items, suite_trees(folder)) > 0
+
+
+# ------------------------------------------------------------------ the suite's reader
+
+
+def _write(tmp_path: Path, *objs) -> Path:
+    p = tmp_path / "suite.jsonl"
+    p.write_text("".join((o if isinstance(o, str) else json.dumps(o)) + "\n" for o in objs), encoding="utf-8")
+    return p
+
+
+GOOD = {"source": "A man .", "reference": "Ein Mann .", "origin": "t:1",
+        "errors": [{"type": "np_agreement", "contrastive": "Eine Mann .", "distance": 0, "frequency": 3}]}
+
+
+@pytest.mark.parametrize("bad, where, message", [
+    ({k: v for k, v in GOOD.items() if k != "errors"}, 2, "missing key 'errors'"),
+    ({**GOOD, "errors": [{"type": "np_agreement", "contrastive": "Eine Mann ."}]}, 2, "missing key 'distance', 'frequency'"),
+    ({**GOOD, "errors": [{**GOOD["errors"][0], "contrastive": " Ein  Mann . "}]}, 2, "equals the reference"),
+    ({**GOOD, "errors": []}, 2, "non-empty list"),
+    ({**GOOD, "errors": [{**GOOD["errors"][0], "distance": -1}]}, 2, "'distance' must be a whole number"),
+    ("{not json", 2, "not JSON"),
+])
+def test_a_bad_suite_line_is_an_error_naming_its_line(tmp_path, bad, where, message):
+    p = _write(tmp_path, GOOD, bad)
+    with pytest.raises(InputError, match=message) as e:
+        read_suite(p)
+    assert str(e.value).startswith(f"{p}:{where}: ")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(junk=st.binary(max_size=300), json_junk=st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(["source", "reference", "origin", "errors", "type",
+                                                                         "contrastive", "distance", "frequency"]), c, max_size=8),
+    max_leaves=12))
+def test_no_bytes_or_json_crash_the_suite_reader(tmp_path, junk, json_junk):
+    """Random bytes and random JSON of the layout's keys: a clear InputError or a
+    valid suite, never a traceback."""
+    for body in (junk, (json.dumps(json_junk) + "\n").encode()):
+        p = tmp_path / "suite.jsonl"
+        p.write_bytes(body)
+        try:
+            items = read_suite(p)
+        except InputError as e:
+            assert str(e).startswith(str(p))
+        else:
+            assert items and all(it.errors for it in items)
+
+
+def test_an_empty_suite_is_an_error(tmp_path):
+    with pytest.raises(InputError, match="the suite is empty"):
+        read_suite(_write(tmp_path, "", "  "))
+    assert [it.line for it in read_suite(_write(tmp_path, GOOD, "", GOOD))] == [1, 3]
+
+
+# ------------------------------------------------------------------ teacher-forced scores
+
+
+@pytest.mark.parametrize("variant", ["vanilla", "bitrans", "parent"])
+def test_teacher_forced_scores_are_the_models_own_log_probabilities(pud, variant):
+    """Every row's score is minus its unsmoothed cross-entropy (the training loss, one
+    row at a time), whatever batch it was scored in; for the causal decoder it is also
+    the sum of the log-probabilities its incremental decoding gives that path."""
+    import torch
+
+    from synprep.dataset.data import ShardDataset
+    from synprep.models import build_model
+    from synprep.train.trainer import model_from_manifest
+    from synprep.translate.forced import sequence_logprobs
+
+    cfg = run_cfg(pud, pud / "unused", variant=variant)
+    ds = ShardDataset(pud / "valid")
+    m = model_from_manifest(cfg.model, ds.manifest, str(pud / "valid"))
+    torch.manual_seed(0)
+    model = build_model(m).eval()
+    got = sequence_logprobs(model, ds, max_tokens=300)
+    assert np.all(got < 0) and np.all(np.isfinite(got))
+    collate = ds.collate()
+    with torch.no_grad():
+        for i in range(0, len(ds), 5):
+            loss, _ = model.loss(collate([ds[i]]), 0.0)
+            assert got[i] == pytest.approx(-float(loss), rel=1e-4, abs=1e-3)
+    if variant == "vanilla":
+        batch = collate([ds[3]])
+        tgt, _ = model.targets(batch)
+        with torch.no_grad():
+            state, total = model.start(batch), 0.0
+            inp = torch.full((1, 1), m.bos_id)
+            for t in range(tgt.size(1)):
+                total += float(model.step(state, inp)[0, tgt[0, t]])
+                inp = torch.cat([inp, tgt[:, t : t + 1]], dim=1)
+        assert got[3] == pytest.approx(total, rel=1e-4)
+
+
+
+def test_a_transition_decoder_scores_each_sentences_own_tree(pud, tmp_path):
+    """The same words with another tree: the transition decoder's score changes (it
+    scores the tree's oracle transitions), a decoder of pieces' does not."""
+    import torch
+
+    from synprep.dataset.data import ShardDataset
+    from synprep.dataset.shards import ShardConfig, build_dataset
+    from synprep.models import build_model
+    from synprep.train.trainer import model_from_manifest
+    from synprep.translate.forced import sequence_logprobs
+
+    from synprep.syntax.conllu import format_conllu
+
+    src = next(read_conllu(pud / "valid.en.conllu"))
+    tgt = next(read_conllu(pud / "valid.de.conllu"))
+    flat = [list(r) for r in tgt.rows]  # every word attached to the first: another tree, the same words
+    for k, r in enumerate(flat):
+        r[6], r[7] = ("0", "root") if k == 0 else ("1", "dep")
+    other = type(tgt)(flat, [-1] + [0] * (len(flat) - 1), [], tgt.sent_id, tgt.text, list(tgt.comments))
+    (tmp_path / "s.conllu").write_text(format_conllu(src) + format_conllu(src).replace(src.sent_id, src.sent_id + "b"), encoding="utf-8")
+    (tmp_path / "t.conllu").write_text(format_conllu(tgt) + format_conllu(other).replace(tgt.sent_id, tgt.sent_id + "b"), encoding="utf-8")
+    build_dataset(tmp_path / "d", str(tmp_path / "s.conllu"), str(tmp_path / "t.conllu"),
+                  ShardConfig(projectivity="lift", unknown_labels="map"), vocab_from=pud / "train")
+    ds = ShardDataset(tmp_path / "d")
+    assert len(ds) == 2
+    for variant, differ in (("vanilla", False), ("linearized", True)):
+        torch.manual_seed(0)
+        cfg = run_cfg(pud, tmp_path / "unused", variant=variant)
+        model = build_model(model_from_manifest(cfg.model, ds.manifest, str(tmp_path / "d"))).eval()
+        a, b = sequence_logprobs(model, ds)
+        assert (abs(a - b) > 1e-3) == differ, (variant, a, b)
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(pud, tmp_path_factory) -> Path:
+    """A vanilla run of 3 updates on the PUD training pairs."""
+    from synprep.train.trainer import train
+
+    out = tmp_path_factory.mktemp("run") / "vanilla"
+    train(run_cfg(pud, out, max_steps=3), log=lambda msg: None)
+    return out / "checkpoint_last.pt"
+
+
+def test_the_commands_make_and_score_a_suite(pud, tiny_checkpoint, tmp_path, capsys):
+    from .workflow_helpers import need_models
+
+    need_models()
+    train = [ud_path("de_gsd-ud-dev.conllu"), ud_path("de_gsd-ud-test.conllu")]
+    rc, err = run_main(capsys, "contrastive", "--src", pud / "valid.en.conllu", "--tgt", pud / "valid.de.conllu",
+                       "--train", *train, "--lang", "de", "-o", tmp_path / "suite", "--json")
+    assert rc == 0, err
+    summary = json.loads((tmp_path / "suite" / "summary.json").read_text())
+    items = read_suite(tmp_path / "suite")
+    assert summary["errors"] == sum(len(it.errors) for it in items) > 0 and summary["references"] == 24
+    rc, err = run_main(capsys, "contrastive-score", "--checkpoint", tiny_checkpoint, "--suite", tmp_path / "suite",
+                       "--vocab", pud / "train", "--out", tmp_path / "score", "--no-progress")
+    assert rc == 0, err
+    scores = json.loads((tmp_path / "score" / "scores.json").read_text())
+    outs = read_outcomes(tmp_path / "score" / "outcomes.tsv")
+    assert scores["n"] + sum(scores["unscored"].values()) == summary["errors"] and len(outs) == scores["n"]
+    assert scores["won"] == sum(o.won for o in outs) and scores["settings"]["variant"] == "vanilla"
+    for o in outs:  # won: the reference's log-probability is higher (the file's are rounded to 6 decimals)
+        assert o.won == (o.reference > o.contrastive) or abs(o.reference - o.contrastive) < 1e-5
+    assert accuracy(outs, scores["unscored"])["by_type"] == scores["by_type"]
+    # each error's line and position in the suite, in suite order
+    keys = [(it.line, k) for it in items for k in range(1, len(it.errors) + 1)]
+    assert [(o.line, o.error) for o in outs] == [k for k in keys if k in {(o.line, o.error) for o in outs}]
+
+
+@pytest.mark.parametrize("case", ["no-parse", "no-rules", "no-item", "empty-parse"])
+def test_making_a_suite_of_bad_input_stops_naming_it_and_writes_nothing(case, tmp_path, capsys):
+    train = tmp_path / "train.conllu"
+    train.write_text(TRAIN, encoding="utf-8")
+    src, tgt = tmp_path / "src.conllu", tmp_path / "tgt.conllu"
+    one = conllu("x:1", ("Ja", "ja", "INTJ", "_", 0, "root"), (".", ".", "PUNCT", "_", 1, "punct"))
+    src.write_text(one, encoding="utf-8")
+    tgt.write_text(one, encoding="utf-8")
+    lang, want = "de", ""
+    if case == "no-parse":
+        tgt, want = tmp_path / "test.de.conllu", f"{tmp_path / 'test.de.conllu'}: no such file"
+    elif case == "no-rules":
+        lang, want = "fr", "no contrastive rules for language 'fr'"
+    elif case == "no-item":
+        want = f"{tgt}: no contrastive item could be made from 1 pairs"
+    else:
+        src.write_text("", encoding="utf-8")
+        tgt.write_text("", encoding="utf-8")
+        want = f"{tgt}: holds no parsed sentence"
+    rc, err = run_main(capsys, "contrastive", "--src", src, "--tgt", tgt, "--train", train, "--lang", lang,
+                       "-o", tmp_path / "out")
+    assert rc == 2 and want in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({k: v for k, v in GOOD.items() if k != "errors"}, ":2: missing key 'errors'"),
+    ({**GOOD, "errors": [{**GOOD["errors"][0], "contrastive": "Ein Mann ."}]}, ":2: error 1 (np_agreement): the "
+     "contrastive translation equals the reference"),
+    (None, ":1: the suite is empty"),
+])
+def test_scoring_a_bad_suite_stops_naming_its_line_and_writes_nothing(bad, message, tmp_path, capsys):
+    p = _write(tmp_path, *([GOOD, bad] if bad is not None else []))
+    rc, err = run_main(capsys, "contrastive-score", "--checkpoint", tmp_path / "none.pt", "--suite", p,
+                       "--out", tmp_path / "score")
+    assert rc == 2 and f"{p}{message}" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "score").exists()
+
+
+def test_scoring_a_suite_without_its_trees_is_refused_before_any_work(tmp_path, capsys):
+    """A suite in LingEval97's layout made elsewhere has no trees to score: the
+    missing file is named (exit 2), nothing is written."""
+    _write(tmp_path, GOOD)
+    rc, err = run_main(capsys, "contrastive-score", "--checkpoint", tmp_path / "none.pt", "--suite", tmp_path,
+                       "--out", tmp_path / "score")
+    assert rc == 2 and f"{tmp_path / 'trees.src.conllu'}: no such file" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "score").exists()
