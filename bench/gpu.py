@@ -16,9 +16,12 @@ that hangs or runs long loses its own remaining figures only:
   trainer runs on CUDA) and in fp32, the same batches (``bench/train.py``'s timing:
   median update time a batch, forward + loss + backward + clipping + Adam), on PUD
   en-de shards built here; variant by variant until the deadline.
-* ``decode`` -- decoding sentences/s on the GPU, greedy and beam 5, of ``vanilla`` and
+* ``decode`` -- decoding sentences/s on the GPU, greedy and beam 5: ``vanilla`` and
   ``parent`` (constrained transition decoding) trained briefly on the GPU by
-  :func:`synprep.train.trainer.train`; each run's own training tokens/s is reported too.
+  :func:`synprep.train.trainer.train`, the search on the device against the former
+  search on the same sentences (``bench/decode.py``); then every registered variant
+  (trained a few updates) with the search on the device at a large batch and its peak
+  memory. The runs' own training tokens/s are reported too.
 * ``tests``  -- the ``gpu``-marked tests (``pytest -m gpu`` over the files that have some).
 * ``table``  -- ``snakemake table`` on config/table/gpu.yaml (the GPU table: every variant,
   2 seeds) read through the pack's data (a copy of the config in the work folder),
@@ -65,12 +68,13 @@ MEASUREMENTS = {
     "train": "where an update of synprep train goes (bench/trainprof.py: steps, host syncs, profiler, compiled vs "
              "pure-Python collate), then training tokens/s of every registered variant, bf16 autocast vs fp32, same "
              "batches (bench/train.py timing)",
-    "decode": "decoding sentences/s, greedy and beam 5, vanilla and parent trained briefly on the GPU",
+    "decode": "decoding sentences/s, greedy and beam 5: vanilla and parent against the former search (bench/decode.py), "
+              "then every registered variant at a large batch, with its peak memory",
     "tests": "the gpu-marked tests (pytest -m gpu): passed / failed",
     "table": "snakemake table --configfile config/table/gpu.yaml through the pack's data, every variant, 2 seeds",
 }
 #: seconds each part may take at most (table: what is left of --budget); install is the pack's
-CAPS = {"install": 45, "parse": 80, "train": 100, "decode": 60, "tests": 60, "table": None}
+CAPS = {"install": 45, "parse": 80, "train": 100, "decode": 90, "tests": 60, "table": None}
 #: the parse part's settings (processes x batch tokens) after one process at --batch-tokens
 #: (the workflow's GPU setting, 4 processes, first: a cap cuts the last)
 PARSE_SETTINGS = "4x3000,8x3000,2x3000,1x8000"
@@ -400,13 +404,13 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
             torch.cuda.empty_cache()
 
 
-def _train_briefly(args, variant: str, data: Path, out: Path, device: str, fig: Figures) -> None:
+def _train_briefly(args, variant: str, data: Path, out: Path, device: str, fig: Figures, steps: int,
+                   prefix: str = "sampled", report: bool = True) -> None:
     from synprep.train.trainer import RunConfig, train
 
-    steps = args.decode_steps
     cfg = RunConfig.from_dict({
         "preset": args.decode_preset,
-        "model": {"variant": variant},
+        "model": {"variant": variant, "prefix": {"mode": prefix}},
         "train": {"train": str(data), "out": str(out), "max_steps": steps, "warmup": max(1, steps // 5),
                   "max_tokens": args.max_tokens, "log_every": max(1, steps // 4), "valid_every": steps,
                   "device": device, "progress": False},
@@ -414,45 +418,65 @@ def _train_briefly(args, variant: str, data: Path, out: Path, device: str, fig: 
     train(cfg, log=lambda m: None)
     recs = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if x.strip()]
     tps = [r["tokens_per_s"] for r in recs if r.get("event") == "train" and "tokens_per_s" in r]
-    if tps:
+    if tps and report:
         fig.add(f"{variant}, preset {args.decode_preset}, synprep train on {device}", float(tps[-1]), "tok/s",
                 f"last log of {steps} updates", what="trainer tokens/s")
 
 
-def measure_decode(args, fig: Figures, device: str, tmp: Path) -> None:
-    import torch
+#: the decode part's pair measured against the former search (issue 40's goals); every
+#: other registered variant is measured with the search on the device only
+DECODE_COMPARED = ("vanilla", "parent")
 
+
+def measure_decode(args, fig: Figures, device: str, tmp: Path) -> None:
+    """Decoding on the GPU (bench/decode.py's timing): ``vanilla`` and ``parent`` trained
+    ``--decode-steps`` updates, greedy and beam 5 at ``--max-tokens``, the search on the
+    device against the former search (tests/search_helpers.py) on the same sentences;
+    then every registered variant (the others trained ``--decode-quick-steps``) with the
+    search on the device at ``--decode-max-tokens`` (a batch of a few thousand source
+    tokens), greedy and beam 5, with its peak GPU memory."""
     from synprep.dataset.data import ShardDataset
+    from synprep.models import variants
     from synprep.translate.decode import TargetVocab
-    from synprep.translate.evaluate import translate_dataset
     from synprep.train.trainer import load_model
 
+    bd = _bench_module("decode")
     data = _pud(tmp)
     kernels_used(fig)
     ds = ShardDataset(data)
     vocab = TargetVocab.from_manifest(ds.manifest, os.fspath(data))
     rows = list(range(min(args.decode_sentences, len(ds))))
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    for variant in ("vanilla", "parent"):
+    chosen = [v.strip() for v in args.decode_variants.split(",")] if args.decode_variants else list(variants())
+    order = [v for v in DECODE_COMPARED if v in chosen] + [v for v in chosen if v not in DECODE_COMPARED]
+    for i, variant in enumerate(order):
         if fig.left() < 0:
-            fig.add(f"{variant}: not decoded", "skipped", "", "the part's time cap was reached", what="decode")
-            continue
+            fig.add(f"{', '.join(order[i:])}: not decoded", "skipped", "", "the part's time cap was reached", what="decode")
+            return
+        compared = variant in DECODE_COMPARED
         out = Path(tempfile.mkdtemp(prefix=f"run-{variant}-", dir=tmp))
-        _train_briefly(args, variant, data, out, device, fig)
+        steps = args.decode_steps if compared else args.decode_quick_steps
+        # bidirectional decoders train on sampled prefixes here (decoding recomputes every
+        # prefix either way): 300 exact-prefix updates of parent never fitted the cap
+        _train_briefly(args, variant, data, out, device, fig, steps, report=compared)
         model, _, _ = load_model(out / "checkpoint_last.pt", device)
+        for beam in (1, 5) if compared else ():
+            if fig.left() < 0:
+                break
+            r = bd.measure(model, ds, vocab, rows, beam, args.max_tokens, 1, device, time.perf_counter)
+            fig.add(f"{variant}, beam {beam}, {len(rows)} sentences", r["new_sent_s"], "sentences/s",
+                    f"the former search {r['old_sent_s']:.1f} sentences/s ({r['ratio']:.1f}x), "
+                    f"{r['identical']}/{len(rows)} identical; {r['new_tok_s']:,.0f} output tokens/s, "
+                    f"{r['tokens_a_sentence']:.1f} a sentence; max_tokens {args.max_tokens}", what="decode")
         for beam in (1, 5):
             if fig.left() < 0:
                 fig.add(f"{variant}, beam {beam}: not decoded", "skipped", "", "the part's time cap was reached", what="decode")
                 continue
-            translate_dataset(model, ds, vocab, beam=beam, rows=rows[:4], device=device)  # warm-up
-            sync()
-            t0 = time.perf_counter()
-            hyps = translate_dataset(model, ds, vocab, beam=beam, rows=rows, device=device, max_tokens=args.max_tokens)
-            sync()
-            sec = time.perf_counter() - t0
-            toks = sum(len(h.tokens) for h in hyps)
-            fig.add(f"{variant}, beam {beam}, {len(rows)} sentences", len(rows) / sec, "sentences/s",
-                    f"{toks / sec:,.0f} output tokens/s, {toks / len(rows):.1f} a sentence", what="decode")
+            r = bd.measure(model, ds, vocab, rows, beam, args.decode_max_tokens, 1, device, time.perf_counter, names=("new",))
+            peak = "" if r["peak_mib"] is None else f", peak {r['peak_mib']:,.0f} MiB"
+            fig.add(f"{variant}, beam {beam}, {len(rows)} sentences, max_tokens {args.decode_max_tokens}",
+                    r["new_sent_s"], "sentences/s", f"{r['new_tok_s']:,.0f} output tokens/s, "
+                    f"{r['tokens_a_sentence']:.1f} a sentence, {steps} updates{peak}", what="decode")
+        del model
 
 
 def gpu_test_files() -> list[str]:
@@ -688,7 +712,8 @@ def run_part(args) -> int:
 def _part_argv(args) -> list[str]:
     """The options a part's process needs (sizes already resolved, --quick included)."""
     keys = ("device", "sentences", "batch_tokens", "parse_settings", "unbatched", "preset", "variants", "max_tokens", "batches", "rounds",
-            "decode_preset", "decode_steps", "decode_sentences", "stanza_model", "table_steps", "table_runs", "prefixes",
+            "decode_preset", "decode_steps", "decode_sentences", "decode_quick_steps", "decode_max_tokens", "decode_variants",
+            "stanza_model", "table_steps", "table_runs", "prefixes",
             "previous")
     return [x for k in keys if getattr(args, k) is not None
             for x in (f"--{k.replace('_', '-')}", str(getattr(args, k)))] + (["--quick"] if args.quick else [])
@@ -806,6 +831,11 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--decode-preset", default="small", help="decode: size of the briefly trained models")
     ap.add_argument("--decode-steps", type=int, default=300, help="decode: updates of the briefly trained models")
     ap.add_argument("--decode-sentences", type=int, default=300, help="decode: sentences decoded a setting")
+    ap.add_argument("--decode-quick-steps", type=int, default=20,
+                    help="decode: updates of the variants other than vanilla and parent (default 20)")
+    ap.add_argument("--decode-max-tokens", type=int, default=20000,
+                    help="decode: the large batch every variant decodes at (default 20000: beam x rows x tokens)")
+    ap.add_argument("--decode-variants", help="decode: comma-separated variants (default: every registered variant)")
     ap.add_argument("--table-steps", type=int, default=None,
                     help=f"table: updates of each run (default {TABLE_STEPS}, what fits the call; 0: {TABLE_CONFIG}'s own)")
     ap.add_argument("--table-runs", type=int, default=None,
@@ -844,6 +874,8 @@ def _resolve(args) -> None:
         args.sentences, args.batches, args.rounds = min(args.sentences, 100), min(args.batches, 2), 1
         args.parse_settings = "2x3000" if args.parse_settings == PARSE_SETTINGS else args.parse_settings
         args.decode_steps, args.decode_sentences, args.preset = min(args.decode_steps, 10), min(args.decode_sentences, 8), "tiny"
+        args.decode_quick_steps, args.decode_max_tokens = min(args.decode_quick_steps, 4), min(args.decode_max_tokens, 2048)
+        args.decode_variants = args.decode_variants or "vanilla,parent,linearized"
         args.decode_preset, args.max_tokens = "tiny", min(args.max_tokens, 1024)
 
 

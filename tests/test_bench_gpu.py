@@ -519,3 +519,36 @@ def test_the_table_part_counts_the_jobs_sharing_the_gpu_by_kind():
     assert use.first("train") is not None and use.first("parse") is None
     if use.gpu.how is None:
         assert top["util_mean"] is None and top["mem_max"] is None
+
+
+def test_the_decode_part_times_both_searches_and_every_chosen_variant(tmp_path, monkeypatch):
+    """Issue 40: the decode part measures vanilla and parent against the former search on
+    the same sentences (identical hypotheses counted) and every chosen variant at the large
+    batch, on the CPU here as it will on the GPU there (in-process, tiny models)."""
+    import argparse
+    import json
+
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import gpu  # noqa: PLC0415
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    if not (gpu._bench_module("gpupack").shared_data() / "ud" / "en_pud-ud-test.conllu").exists():
+        pytest.skip("the shared UD data (PUD) is needed")
+    args = argparse.Namespace(decode_variants="vanilla,parent,linearized", decode_steps=2, decode_quick_steps=1,
+                              decode_sentences=2, decode_max_tokens=512, max_tokens=512, decode_preset="tiny")
+    fig = gpu.Figures(tmp_path / "figures.jsonl", "decode")
+    gpu.measure_decode(args, fig, "cpu", tmp_path)
+    rows = [json.loads(x) for x in (tmp_path / "figures.jsonl").read_text().splitlines()]
+    decode = {r["setting"]: r for r in rows if r["what"] == "decode"}
+    for v in ("vanilla", "parent"):
+        for beam in (1, 5):
+            r = decode[f"{v}, beam {beam}, 2 sentences"]
+            assert r["value"] > 0 and r["unit"] == "sentences/s" and "the former search" in r["note"]
+            assert "2/2 identical" in r["note"], r
+    for v in ("vanilla", "parent", "linearized"):
+        for beam in (1, 5):
+            assert decode[f"{v}, beam {beam}, 2 sentences, max_tokens 512"]["value"] > 0
+    assert "linearized, beam 1, 2 sentences" not in decode  # the others: the new search only
+    assert [r["setting"] for r in rows if r["what"] == "trainer tokens/s"] == [
+        "vanilla, preset tiny, synprep train on cpu", "parent, preset tiny, synprep train on cpu"]

@@ -47,12 +47,21 @@ class DecodeState:
         self.memory = memory
         self.caches = caches
 
-    def select(self, index: torch.Tensor) -> "DecodeState":
-        """Keep hypotheses ``index`` (beam search reorders and prunes)."""
-        mem = self.memory.select(index)
+    #: the cache parts that hold a hypothesis' own history; the others ("cross": the
+    #: memory projected for the cross-attention) are the same for every row of a sentence
+    HISTORY = ("self",)
+
+    def select(self, index: torch.Tensor, sentences_kept: bool = False) -> "DecodeState":
+        """Keep hypotheses ``index`` (beam search reorders and prunes). ``sentences_kept``:
+        new row i belongs to the sentence old row i belonged to (the beam reordered
+        hypotheses within their sentences, none ended): what is the same for every row of
+        a sentence -- the memory and its projections -- stays as it is, and only each
+        hypothesis' own history follows ``index`` (the same values, without the copy)."""
+        mem = self.memory if sentences_kept else self.memory.select(index)
         if self.caches is None:
             return DecodeState(mem, None)
-        caches = [{part: {k: v.index_select(0, index) for k, v in d.items()} for part, d in c.items()} for c in self.caches]
+        caches = [{part: (d if sentences_kept and part not in self.HISTORY else {k: v.index_select(0, index) for k, v in d.items()})
+                   for part, d in c.items()} for c in self.caches]
         return DecodeState(mem, caches)
 
 

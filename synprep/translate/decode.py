@@ -348,8 +348,9 @@ def _search(model, batch, vocab: TargetVocab, K: int, a: float, b: int, alpha: f
         graph = beams.tree.flat_graph() if model.uses_graph else None
         logp = model.step(beams.dstate, beams.tokens, graph)  # (R, S)
         choice = beams.choose(beams.candidates(logp))
-        beams.record_ended(choice)
-        if not beams.follow(choice):
+        ended, keep, held = beams.read(choice)
+        beams.record_ended(choice, ended)
+        if not beams.follow(choice, keep, held):
             break
     return _best(vocab, beams.fin_score, beams.fin_tok, beams.fin_len, beams.fin_n, beams.tree is not None)
 
@@ -395,6 +396,7 @@ class _Beams:
         self.row_act = torch.arange(B, device=device)  # (R,) index into act of each row
         self.slot = torch.zeros(B, dtype=torch.long, device=device)  # (R,) rank of the row in its sentence
         self.starts = torch.arange(B, device=device)  # (A,) first row of each active sentence
+        self.held = [1] * B  # (host) rows of each active sentence
         self.fin_score = torch.full((B, K), float("-inf"), dtype=torch.float64, device=device)
         self.fin_tok = torch.zeros((B, K, T), dtype=torch.long, device=device)
         self.fin_len = torch.zeros((B, K), dtype=torch.long, device=device)
@@ -405,13 +407,15 @@ class _Beams:
         """(A, K * S): each sentence's rows' scores + the legal next tokens' log-probabilities,
         -inf elsewhere (a missing row of a sentence with fewer than K is -inf)."""
         R, A, K, S, t = self.tokens.size(0), len(self.active), self.K, self.S, self.t
+        # in place on the step's own log-probabilities; x + y == y + x, so the sums are the
+        # former search's (its row scores + masked log-probabilities) bit for bit
         if self.tree is None and t > 0 and min(self.budgets[s] for s in self.active) - t > 1:
-            cand = self.row_score[:, None] + (logp + self.free)  # every row may take any piece or EOS
+            cand = logp.add_(self.free).add_(self.row_score[:, None])  # every row may take any piece or EOS
         else:
             left = self.budget[self.act][self.row_act] - t  # (R,) steps of the budget left
             legal = self.tree.legal(left) if self.tree is not None else _piece_classes(left, t)  # (R, 5)
             allowed = legal.gather(1, self.classes[None, :].expand(R, S))  # (R, S)
-            cand = self.row_score[:, None] + logp.masked_fill(~allowed, float("-inf"))
+            cand = logp.masked_fill_(~allowed, float("-inf")).add_(self.row_score[:, None])
         if R == A * K:  # every sentence has its beam: rows are already (A, K) in slot order
             return cand.view(A, K * S)
         flat = cand.new_full((A, K, S), float("-inf"))
@@ -435,12 +439,25 @@ class _Beams:
         done = (taken & full).any(1)
         return _Choice(vals, tok, from_slot, taken & ends, rank, taken & goes_on & ~done[:, None], done)
 
-    def record_ended(self, c: _Choice) -> None:
-        """The ended hypotheses into their sentences' next free slots, scored
-        ``log p / (length + 1) ** alpha`` in float64 (as the former search did in Python)."""
+    def read(self, c: _Choice) -> tuple:
+        """The host's one read of the step: which candidates ended and which go on (two
+        (A, C) masks, a few hundred booleans), as device index tensors, and the rows each
+        sentence keeps (a host list)."""
         import torch
 
-        ai, ci = c.ended.nonzero(as_tuple=True)
+        masks = torch.stack([c.ended, c.keep]).cpu()  # (2, A, C)
+        dev = c.tok.device
+        ended = [i.to(dev, non_blocking=True) for i in masks[0].nonzero(as_tuple=True)]
+        keep = [i.to(dev, non_blocking=True) for i in masks[1].nonzero(as_tuple=True)]
+        return ended, keep, masks[1].sum(1).tolist()
+
+    def record_ended(self, c: _Choice, ended) -> None:
+        """The ended hypotheses ``ended`` (sentence, candidate) into their sentences' next
+        free slots, scored ``log p / (length + 1) ** alpha`` in float64 (as the former
+        search did in Python)."""
+        import torch
+
+        ai, ci = ended
         if not ai.numel():
             return
         s, t = self.act[ai], self.t
@@ -452,29 +469,39 @@ class _Beams:
         self.fin_len[s, k] = t
         self.fin_n.index_add_(0, s, torch.ones_like(s))
 
-    def follow(self, c: _Choice) -> bool:
-        """The rows that go on (sentence by sentence, best first), with the decoder's and
-        the tree's state reordered to them; False when none does."""
+    def follow(self, c: _Choice, keep, held: list[int]) -> bool:
+        """The rows that go on, ``keep`` (sentence, candidate; sentence by sentence, best
+        first), with the decoder's and the tree's state reordered to them; ``held``: rows
+        each sentence keeps. False when none goes on."""
         import torch
 
-        ak, ck = c.keep.nonzero(as_tuple=True)
+        ak, ck = keep
         if ak.numel() == 0:
             return False
         parents = self.starts[ak] + c.from_slot[ak, ck]
         next_tok = c.tok[ak, ck]
         self.row_score = c.vals[ak, ck]
-        counts = c.keep.sum(1)  # (A,)
-        alive = counts > 0
-        self.active = [s for s, on in zip(self.active, alive.tolist()) if on]
-        self.act = self.act[alive]
-        self.row_act = (alive.long().cumsum(0) - 1)[ak]
-        counts = counts[alive]
-        self.starts = counts.cumsum(0) - counts
-        self.slot = torch.arange(ak.numel(), device=ak.device) - self.starts[self.row_act]
-        self.dstate = self.dstate.select(parents)
-        self.tokens = torch.cat([self.tokens.index_select(0, parents), next_tok[:, None]], dim=1)
+        # every sentence keeps its number of rows: rows stay with their sentences (the
+        # memory need not follow); greedy then keeps every row where it was
+        kept = held == self.held
+        if not kept:
+            counts = torch.tensor(held, device=ak.device)
+            alive = counts > 0
+            self.active = [s for s, n in zip(self.active, held) if n]
+            self.act = self.act[alive]
+            self.row_act = (alive.long().cumsum(0) - 1)[ak]
+            counts = counts[alive]
+            self.starts = counts.cumsum(0) - counts
+            self.slot = torch.arange(ak.numel(), device=ak.device) - self.starts[self.row_act]
+            self.held = [n for n in held if n]
+        if not (kept and self.K == 1):  # (greedy with no sentence ended: parents are the rows themselves)
+            self.dstate = self.dstate.select(parents, sentences_kept=kept)
+            self.tokens = self.tokens.index_select(0, parents)
+            if self.tree is not None:
+                self.tree.select(parents)
+        self.tokens = torch.cat([self.tokens, next_tok[:, None]], dim=1)
         if self.tree is not None:
-            self.tree.select(parents).advance(next_tok, self.t)
+            self.tree.advance(next_tok, self.t)
         self.t += 1
         return True
 
