@@ -33,10 +33,11 @@ def one_thread():
 TRANSITION_VARIANTS = [v for v in ALL if v in ("linearized", "parent", "gcn", "gcn-nogates", "gcn-nolabels")]
 
 
-def test_graph_tracker_rebuilds_the_shard_graph():
-    voc = vocab()
-    rng = np.random.default_rng(0)
-    for n in range(1, 12):
+def _random_graphs(rng, lengths) -> list[tuple[list[int], object]]:
+    """(heads, the shard writer's decoder graph) of a random projective tree of random
+    pieces, one a sentence length of ``lengths``."""
+    out = []
+    for n in lengths:
         heads = random_projective(n, rng)
         rels = [4 if h < 0 else int(rng.integers(0, 4)) for h in heads]
         pcs = [int(rng.integers(1, 4)) for _ in range(n)]
@@ -44,7 +45,14 @@ def test_graph_tracker_rebuilds_the_shard_graph():
         for c in pcs:
             pieces += [4 + int(rng.integers(0, 20))] + [24 + int(rng.integers(0, 10)) for _ in range(c - 1)]
         f = flat_from_sentences([heads], [rels], [pcs], [[LABELS[r] for r in rels]], [pieces])
-        g = decoder_graph(f, V)
+        out.append((heads, decoder_graph(f, V)))
+    return out
+
+
+def test_graph_tracker_rebuilds_the_shard_graph():
+    """The reference search's graph (tests/search_helpers.py) is the shard writer's."""
+    voc = vocab()
+    for heads, g in _random_graphs(np.random.default_rng(0), range(1, 12)):
         st, tr = State(None), GraphTracker()
         for pos, tid in enumerate(g.transitions.tolist()):
             t = voc.transition(tid)
@@ -57,29 +65,12 @@ def test_graph_tracker_rebuilds_the_shard_graph():
         assert st.heads == heads  # the same transition system rebuilt the tree
 
 
-def _random_sequences(rng, count: int, voc: TargetVocab) -> list[tuple[list[int], list[int]]]:
-    """(transition ids, heads) of random projective trees of random pieces."""
-    out = []
-    for _ in range(count):
-        n = int(rng.integers(1, 12))
-        heads = random_projective(n, rng)
-        rels = [4 if h < 0 else int(rng.integers(0, 4)) for h in heads]
-        pcs = [int(rng.integers(1, 4)) for _ in range(n)]
-        pieces = []
-        for c in pcs:
-            pieces += [4 + int(rng.integers(0, 20))] + [24 + int(rng.integers(0, 10)) for _ in range(c - 1)]
-        f = flat_from_sentences([heads], [rels], [pcs], [[LABELS[r] for r in rels]], [pieces])
-        g = decoder_graph(f, V)
-        out.append((g.transitions.tolist(), g))
-    return out
-
-
 def test_tree_beam_grows_the_shard_graph_on_every_row_at_once():
     """Many hypotheses of different lengths, advanced together (rows reordered and
     dropped as the search does): each row's edges are the shard writer's, in its order."""
     voc = vocab()
     rng = np.random.default_rng(7)
-    seqs = _random_sequences(rng, 9, voc)
+    seqs = [(g.transitions.tolist(), g) for _, g in _random_graphs(rng, rng.integers(1, 12, size=9))]
     longest = max(len(t) for t, _ in seqs)
     beam = TreeBeam(len(seqs), longest + 1, "cpu", voc, graph=True)
     alive = list(range(len(seqs)))  # the sequence each row follows
