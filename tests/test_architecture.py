@@ -256,12 +256,14 @@ def test_the_test_import_check_sees_one(monkeypatch):
 
 
 def test_the_moved_modules_keep_their_old_paths():
-    """The held-out split and the pair-file format moved (CHANGELOG.md); the old imports work."""
-    from synprep.dataset import accounting, heldout, pairfile
+    """The pair-file format moved (CHANGELOG.md); the old imports work. (The held-out
+    split's old names in dataset.accounting are gone: their alias made an import circle,
+    accounting <-> heldout; CHANGELOG.md.)"""
+    from synprep.dataset import accounting, pairfile
     from synprep.stages import prepare
 
-    assert [getattr(accounting, n) for n in accounting.MOVED] == [getattr(heldout, n) for n in accounting.MOVED]
     assert prepare.read_shard is pairfile.read_pairs and prepare.write_pairs is pairfile.write_pairs
+    assert not hasattr(accounting, "split_pairs")
 
 
 # --------------------------------------------------------------------------- imports at the top
@@ -273,12 +275,8 @@ def test_the_moved_modules_keep_their_old_paths():
 LAZY_IMPORTS = {
     ("synprep/models/__init__.py", "synprep.models.transformer"):
         "torch; the package is read torch-free (the Snakefile's run configs, `synprep train --help`)",
-    ("synprep/models/config.py", "synprep.models.specs"):
-        "a cycle: the variants' declarations import their option dataclasses from models.config",
     ("synprep/train/trainer.py", "synprep.train.distributed"):
         "torch; `synprep train --help` reads the trainer's module",
-    ("synprep/dataset/accounting.py", "synprep.dataset.heldout"):
-        "a cycle (heldout imports accounting) behind the moved names' __getattr__ (CHANGELOG.md)",
     ("synprep/syntax/oracle_io.py", "synprep.dataset.exporters"):
         "the architecture's one lazy exception (docs/architecture.md, syntax's row)",
     ("synprep/syntax/oracle_io.py", "synprep._fastoracle"):

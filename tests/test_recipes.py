@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from synprep.cli import main
-from synprep.models.config import merge_dicts
+from synprep.settings import merge_dicts
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPES = sorted((REPO / "config" / "recipes").glob("*.yaml"))

@@ -125,7 +125,7 @@ def test_misspelled_or_bad_key_is_an_error(path, value, word):
 
 
 def test_tree_decoder_recipe_is_a_valid_overlay_and_its_runs_load():
-    from synprep.models.config import merge_dicts
+    from synprep.settings import merge_dicts
     from synprep.train.trainer import RunConfig, read_config_file
 
     recipe = yaml.safe_load((REPO / "config" / "recipes" / "tree-decoder.yaml").read_text())

@@ -85,7 +85,7 @@ from ..dataset.heldout import select_pairs
 from ..errors import ConfigError, InputError
 from ..parsers.evaluate import evaluate as evaluate_parse
 from ..syntax.conllu import format_conllu, read_conllu
-from ..train.config import merge_dicts
+from ..settings import merge_dicts
 from ..translate.evaluate import metric_objects, signature
 from ..analysis.contrastive.suite import read_outcomes
 from ..translate.significance import (COMPARED, DEFAULT_SAMPLES, MAX_SAMPLES, SMALLEST_P_NUMERATOR, compare, mcnemar, read_lines,

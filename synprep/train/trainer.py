@@ -343,7 +343,8 @@ class Trainer:
             _trim_metrics(self.folder.file("metrics.jsonl"), self.state.step if resumed else None)
         self.metrics = _Metrics(self.folder.append("metrics.jsonl") if dist.main else None)
         if getattr(self.model, "prefix_decoder", False):
-            mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
+            prefix = self.model.prefix
+            mode = prefix.mode + (f", k = {prefix.k} prefixes a sentence" if prefix.mode == "sampled" else ", every prefix")
             self.say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")
         self.predicted_stop = self.planned_stop()
         self.warnings = self.schedule_warnings()

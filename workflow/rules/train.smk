@@ -33,7 +33,7 @@ with config_error_at(["table"]):
     TABLE_RUNS = table_runs(config["table"], variants(), [run["name"] for run in TRAIN["runs"]])
 TRAIN_RUNS = TRAIN["runs"] + TABLE_RUNS
 # train.heldout_pairs (when set) holds out pairs chosen by id from every shard instead
-# (synprep.dataset.accounting.split_pairs); the shards are then all training shards
+# (synprep.dataset.heldout.split_pairs); the shards are then all training shards
 HELDOUT_PAIRS = TRAIN["heldout_pairs"]
 HELDOUT = HELDOUT_SHARDS  # synprep.stages.prepare.heldout_shards, in filter.smk
 if HELDOUT_PAIRS and config["shards"]["max_target_pieces"]:
@@ -48,7 +48,7 @@ TRAIN_REPORT_INPUT = {}
 
 if TRAIN_RUNS:
     from synprep.models import variant as declared_variant
-    from synprep.models.config import merge_dicts
+    from synprep.settings import merge_dicts
     from synprep.train.config import RunConfig, read_config_file
 
     if len(TRAINING_SHARDS) == 0:
