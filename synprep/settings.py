@@ -67,6 +67,9 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
     bools are never accepted as numbers nor numbers as bools)."""
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
+        nested = [a for a in typing.get_args(tp) if isinstance(a, type) and issubclass(a, Config)]
+        if isinstance(value, dict) and len(nested) == 1:  # a mapping: that config's own error, by its key
+            return _coerce(value, nested[0], where)
         errors = []
         for alt in typing.get_args(tp):
             try:
@@ -231,12 +234,17 @@ class Config:
         known = {f.name for f in dataclasses.fields(cls) if f.init and not f.metadata.get("internal")}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(
+            raise located(ConfigError(
                 f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
                 f"known keys: {', '.join(sorted(known))}"
-            )
-        kw = {k: _coerce(v, hints[k], f"{where}.{k}") for k, v in data.items()}
-        check_bounds(cls, kw, where)  # by key path; again (no path) when the object is built
+            ), f"{where}.{unknown[0]}")
+        kw = {}
+        for k, v in data.items():
+            try:
+                kw[k] = _coerce(v, hints[k], f"{where}.{k}")
+                check_bounds(cls, {k: kw[k]}, where)  # by key path; again (no path) when the object is built
+            except ConfigError as e:
+                raise located(e, f"{where}.{k}") from None
         return kw
 
     @classmethod
@@ -260,9 +268,39 @@ class Config:
     def to_dict(self) -> dict:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
+    @classmethod
+    def path_keys(cls) -> list[tuple[str, ...]]:
+        """The key paths of the settings declared ``path=True`` (input files), nested
+        configs' too (``("test", "src")``)."""
+        hints = typing.get_type_hints(cls)
+        out: list[tuple[str, ...]] = []
+        for f in dataclasses.fields(cls):
+            if f.metadata.get("internal"):
+                continue
+            if f.metadata.get("path"):
+                out.append((f.name,))
+            for sub in _config_types(hints[f.name]):
+                out += [(f.name, *key) for key in sub.path_keys()]
+        return out
+
     def updated(self, changes: dict):
         """A copy with ``changes`` merged in (nested dicts merge into sub-configs)."""
         return type(self).from_dict(merge_dicts(self.to_dict(), changes))
+
+
+#: the prefix of the key paths of the workflow config's sections (``config table.samples``)
+WORKFLOW = "config "
+
+
+def located(error: ConfigError, key: str) -> ConfigError:
+    """``error`` with the workflow config's key it is about (``config_path``, which
+    :func:`synprep.stages.workflow.stop_on_error` turns into the file and line) when
+    ``key`` is one (``config table.seeds[1]`` -> ``["table", "seeds", 1]``); an error
+    that already names one keeps it (the innermost key)."""
+    if key.startswith(WORKFLOW) and getattr(error, "config_path", None) is None:
+        error.config_path = [int(p) if p.isdigit() else p
+                             for p in key[len(WORKFLOW):].replace("[", ".").replace("]", "").split(".")]
+    return error
 
 
 def _plain(value: Any) -> Any:
@@ -333,3 +371,12 @@ def literal_choices(cls: type, name: str) -> tuple:
     another type)."""
     tp = typing.get_type_hints(cls)[name]
     return typing.get_args(tp) if typing.get_origin(tp) is Literal else ()
+
+
+def _config_types(tp: Any) -> list[type]:
+    """The Config classes an annotation names (``Optional[EvalSet]`` -> ``[EvalSet]``)."""
+    if isinstance(tp, type) and issubclass(tp, Config):
+        return [tp]
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        return [c for a in typing.get_args(tp) for c in _config_types(a)]
+    return []

@@ -197,12 +197,12 @@ def check_shard_counts(config: dict) -> None:
                           f"of train.runs would have nothing to train on; give at most {count - 1}, or more shards")
 
 
-def heldout_shards(shards: Sequence[str], train: dict) -> list[str]:
-    """The held-out shards of the workflow config's ``train`` section: the last
-    ``heldout_shards`` of ``shards``, none when ``heldout_pairs`` holds out pairs
-    from every shard instead."""
-    n = train["heldout_shards"]
-    return list(shards[len(shards) - n:]) if n and not train["heldout_pairs"] else []
+def heldout_shards(shards: Sequence[str], train) -> list[str]:
+    """The held-out shards of the workflow's ``train`` section
+    (:class:`synprep.stages.settings.TrainSettings`): the last ``heldout_shards`` of
+    ``shards``, none when ``heldout_pairs`` holds out pairs from every shard instead."""
+    n = train.heldout_shards
+    return list(shards[len(shards) - n:]) if n and not train.heldout_pairs else []
 
 
 def shard_key(src: str | bytes, tgt: str | bytes) -> int:
