@@ -15,10 +15,10 @@ log, validate, save, done), and these invariants hold:
 * **Batches.** Every rank computes the same epoch batch list (the token-budget sampler
   seeded from ``(seed, epoch)``). An update takes the next ``world * accumulate``
   batches of it (a *group*); rank ``r`` trains on the group's batches ``r, r + world,
-  ...`` (:func:`share`): disjoint, at most ``accumulate`` each, each rank collating
+  ...`` (:func:`synprep.dataset.data.share`): disjoint, at most ``accumulate`` each, each rank collating
   only its own. An epoch's last group may be shorter; it is shared out as long as every
   rank gets a batch, and when fewer than ``world`` batches are left they are skipped
-  (:func:`drop_tail`; their rows come back in other batches next epoch). The position
+  (:func:`synprep.dataset.data.drop_tail`; their rows come back in other batches next epoch). The position
   in the epoch (``pos``, saved in checkpoints) counts the group's batches, so a resumed
   run takes the same batches. One process with ``accumulate = world * k`` trains on
   exactly the batches of ``world`` processes with ``accumulate = k`` (tested).
