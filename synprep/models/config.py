@@ -27,7 +27,7 @@ from typing import Any, Mapping, TypeVar
 
 from ..errors import ConfigError
 from ..settings import INTERNAL, Config, require, setting
-from .specs import Variant, declared, option_keys, variant
+from .specs import Variant, declared, option_keys
 
 __all__ = ["ModelConfig", "PRESETS"]
 
@@ -134,11 +134,6 @@ class ModelConfig(Config):
                 return value
         raise ConfigError(f"variant {self.variant!r} has no {kind.__name__} settings "
                           f"(it reads: {', '.join(self.options) or 'none'})")
-
-    @property
-    def spec(self) -> Variant:
-        """The variant's declaration."""
-        return variant(self.variant)
 
     @property
     def head_dim(self) -> int:

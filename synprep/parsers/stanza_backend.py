@@ -209,8 +209,8 @@ class StanzaOptions(Config):
     # auto (None too: CUDA when torch sees a GPU), cpu, cuda, cuda:N, or a list
     # cuda:0,cuda:1 (one worker process each)
     device: str | None = "auto"
-    # padded tokens a batch: sentences x the longest sentence; 3,000 fits the small
-    # models' batches in a few GB of GPU memory (docs/parsers.md)
+    # padded tokens a batch: sentences x the longest sentence (halved on out-of-memory;
+    # bench/parse.py and bench/gpu.py measure other budgets)
     batch_tokens: int = setting(3000, ge=1)
     # the text is already tokenized: split on whitespace
     pretokenized: bool = False
