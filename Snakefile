@@ -46,7 +46,6 @@ validate_config(
     ["config/config.yaml", *workflow.overwrite_configfiles],
 )
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
-    check_shard_counts(config)  # what the schema cannot say: heldout_shards < count (synprep.stages.prepare)
     check_outdir(config["outdir"], workflow.basedir)  # not a file, not /, not the checkout (synprep.util.outputs)
 
 # Relative input paths in a --configfile are read from that file's folder (a checkout
@@ -60,6 +59,7 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 # defaults; a section its class refuses stops here, in one line naming the key.
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     SETTINGS = workflow_settings(config)
+    check_shard_counts(config["shards"]["count"], SETTINGS.train)  # what the schema cannot say: heldout_shards < count
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.
