@@ -17,6 +17,7 @@ from snakemake.utils import min_version
 from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
 from synprep.stages.prepare import check_shard_counts
 from synprep.stages.config_paths import resolve_config_paths
+from synprep.stages.settings import workflow_settings
 from synprep.util.outputs import check_outdir
 from synprep.util.yamlio import check_config_files
 
@@ -45,7 +46,6 @@ validate_config(
     ["config/config.yaml", *workflow.overwrite_configfiles],
 )
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
-    check_shard_counts(config)  # what the schema cannot say: heldout_shards < count (synprep.stages.prepare)
     check_outdir(config["outdir"], workflow.basedir)  # not a file, not /, not the checkout (synprep.util.outputs)
 
 # Relative input paths in a --configfile are read from that file's folder (a checkout
@@ -53,6 +53,13 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 # a path found in neither place stops here, naming it (synprep.stages.config_paths).
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     resolve_config_paths(config, workflow.overwrite_configfiles)
+
+# The sections the rules and stages read (parse, filter, align, table, train), typed
+# once, here (synprep.stages.settings): each a frozen object whose class holds its
+# defaults; a section its class refuses stops here, in one line naming the key.
+with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
+    SETTINGS = workflow_settings(config)
+    check_shard_counts(config["shards"]["count"], SETTINGS.train)  # what the schema cannot say: heldout_shards < count
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.

@@ -63,7 +63,7 @@ def child(args) -> int:
         spent = used.ru_utime + used.ru_stime
         resource.setrlimit(resource.RLIMIT_CPU, (int(spent + args.cap) + 1, int(spent + args.cap) + 10))
         print(json.dumps({"event": "setup", "max_tokens": t.tc.max_tokens, "parameters": sum(p.numel() for p in t.model.parameters()),
-                          "prefix": t.mcfg.prefix.mode if getattr(t.model, "prefix_decoder", False) else ""}), flush=True)
+                          "prefix": t.model.prefix.mode if getattr(t.model, "prefix_decoder", False) else ""}), flush=True)
         for i in range(1 + args.updates):
             group = batches[t.pos : t.pos + t.group]
             pairs = sum(len(b) for b in group)

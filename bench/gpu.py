@@ -263,7 +263,7 @@ def measure_parse(args, fig: Figures, device: str) -> None:
     from synprep import registry
     from synprep.parsers.stanza_backend import GPU_CHUNK
 
-    stanza = registry.get("parser", "stanza")
+    stanza = next(cls for cls in map(lambda n: registry.get("parser", n), registry.names("parser")) if cls.gpu)  # the GPU backend
     n = len(items)
     p = stanza(model=model, lang="en", device=device, batch_tokens=args.batch_tokens)
     try:
@@ -359,7 +359,7 @@ def profile_trainer(args, fig: Figures, device: str, data: Path, tmp: Path) -> N
     line, torch.profiler's GPU busy time, launches and top operators, the collate's
     compiled and pure-Python paths."""
     quick = args.quick
-    rows = _bench_module("trainprof").profile(data, tmp, device, "vanilla", args.decode_preset, args.max_tokens,
+    rows = _bench_module("trainprof").profile(data, tmp, device, None, args.decode_preset, args.max_tokens,
                                               updates=4 if quick else 30, warmup=2 if quick else 10,
                                               say=lambda m: print(m, file=sys.stderr, flush=True))
     for setting, value, unit, note in rows:
@@ -520,7 +520,7 @@ SHARED_PREFIX = "../shared/data/"
 #: --quick: Multi30k pairs the tiny table reads (the first of each file), and what it changes: vanilla and
 #: sa (it induces trees: the config's analysis.induce needs one), 1 seed, 4 updates of a tiny model
 QUICK_PAIRS = 300
-QUICK_TABLE = {"shards": {"count": 3}, "bpe": {"vocab_size": 1000}, "parse": {"threads": 1},
+QUICK_TABLE = {"shards": {"count": 3}, "bpe": {"vocab_size": 1000}, "parse": {"udpipe": {"threads": 1}},
                "train": {"threads": 1},
                "table": {"variants": ["sa"], "seeds": [1], "samples": 100, "decode": {"beam": 2},
                          "config": {"preset": "tiny", "train": {"max_steps": 4, "warmup": 2, "max_tokens": 1000,
@@ -649,10 +649,11 @@ def table_finished(config: Path, outdir: Path) -> str:
     import yaml
 
     from synprep.models import variants
-    from synprep.stages.table import table_runs
+    from synprep.stages.table import TableSettings, table_runs
 
     try:
-        planned = len(table_runs(yaml.safe_load(config.read_text(encoding="utf-8"))["table"], variants(), []))
+        section = yaml.safe_load(config.read_text(encoding="utf-8"))["table"]
+        planned = len(table_runs(TableSettings.from_dict(section, "config table"), variants(), []))
     except Exception:  # the count is a courtesy; the runs found are what matters
         planned = None
     trained = len(list((outdir / "train").glob("*/summary.json")))

@@ -168,7 +168,7 @@ def config(work: Path, src: Path, tgt: Path, pairs: int, shards: int) -> Path:
         "corpus": {"name": "tiled", "src": str(src), "tgt": str(tgt), "src_lang": "en", "tgt_lang": "de",
                    "max_pairs": pairs},
         "shards": {"count": shards},
-        "parse": {"backend": "udpipe", "threads": 1},
+        "parse": {},  # the default backend (udpipe), one worker process a job
         "report": {"title": f"Multi30k x{COPIES}, first {pairs} pairs"},
         "train": {"runs": []},
     }

@@ -38,11 +38,16 @@ import tempfile
 import time
 from pathlib import Path
 
+from synprep.models import baseline, variant, variants  # the declarations: torch-free
+
 REPO = Path(__file__).resolve().parents[1]
 UD = REPO.parent / "shared" / "data" / "ud"
 
-VARIANTS = ["vanilla", "pascal", "gps", "parent", "gcn", "gcn-nogates", "gcn-nolabels", "sa", "sa-hard", "fa", "sa-1set", "bitrans", "linearized", "sh", "sisa", "ch", "structpos"]
-TARGETS = {"pascal": 1.3, "parent": 1.3, "gps": 1.3, "gcn": 1.6, "sa": 2.0, "torch.nn.Transformer": 1.2}
+#: the baseline first, then every other declared variant (synprep.models.specs)
+VARIANTS = [baseline()] + [v for v in variants() if v != baseline()]
+#: the most a model's training may cost over the baseline's: each variant's declaration
+#: (``Variant.cost``), and torch's own Transformer against synprep's baseline
+TARGETS = {**{v: variant(v).cost for v in VARIANTS if variant(v).cost is not None}, "torch.nn.Transformer": 1.2}
 
 
 def data_or_pud(data: str | None, tmp: Path) -> Path | None:
@@ -217,7 +222,7 @@ def main() -> int:
         names = [v.strip() for v in args.variants.split(",") if v.strip()]
         modes = [m.strip() for m in args.modes.split(",") if m.strip()]
         models = build_models(args.preset, ds, data, names, modes, args.k)
-        vcfg = model_from_manifest(model_config(args.preset, variant="vanilla"), ds.manifest, str(data))
+        vcfg = model_from_manifest(model_config(args.preset, variant=baseline()), ds.manifest, str(data))
         models["torch.nn.Transformer"] = (TorchTransformer(vcfg), "")
         times = time_models(models, batches, args.rounds, torch.device("cpu"), clock)
         gpu = None
@@ -231,7 +236,7 @@ def main() -> int:
                 print("--device cuda: torch sees no CUDA device on this machine; GPU figures skipped (CPU only)")
 
     med = times
-    van = med["vanilla"]
+    van = med[baseline()]
     van_tps = tgt_tokens / van
     print(
         f"data: {data if args.data else 'PUD en-de (1000 pairs, built in a temporary directory)'}; preset {args.preset} "
@@ -259,12 +264,12 @@ def main() -> int:
             ratio = van / med[name]
         preds = own
         if mode == "sampled":
-            k = m.cfg.prefix.k
+            k = m.prefix.k
             lens = [b.trans_lengths if m.target == "transitions" else b.tgt_lengths for b in batches]
             preds = sum(int(n.clamp(max=k).sum()) for n in lens)
         tgt = None if mode == "exact" else TARGETS.get(name.split(" (")[0])  # the targets were set for sampled prefixes
         verdict = "" if tgt is None else f"<={tgt} {'ok' if ratio <= tgt else 'MISSED'}"
-        label = f"{mode}{'' if mode != 'sampled' else f' k={m.cfg.prefix.k}'}"
+        label = f"{mode}{'' if mode != 'sampled' else f' k={m.prefix.k}'}"
         gpu_cells = f" {own / gpu[name]:>10.0f} {med[name] / gpu[name]:>7.1f}x" if gpu is not None else ""
         print(f"{name:<24} {label:<9} {med[name] / len(batches):>8.3f} {tps:>7.0f} {ratio:>6.2f} {verdict:>12} {med[name] / van:>10.2f} {preds / med[name]:>14.0f}{gpu_cells}")
     return 0

@@ -42,6 +42,8 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+
+from synprep.models import baseline  # torch-free
 from typing import Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
@@ -215,9 +217,10 @@ def settings(t) -> str:
     return ", ".join(bits)
 
 
-def profile(data: Path, tmp: Path, device: str, variant: str = "vanilla", preset: str = "small", max_tokens: int = 4096,
+def profile(data: Path, tmp: Path, device: str, variant: str | None = None, preset: str = "small", max_tokens: int = 4096,
             updates: int = 30, warmup: int = 10, say: Callable[[str], None] = print) -> list[tuple[str, object, str, str]]:
     """Every measurement of this module for one trainer; (setting, value, unit, note) rows."""
+    variant = variant or baseline()
     t = make_trainer(data, tmp / f"prof-{variant}", variant, preset, device, max_tokens)
     try:
         feed = groups(t)
@@ -256,7 +259,7 @@ def profile(data: Path, tmp: Path, device: str, variant: str = "vanilla", preset
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", help="dataset directory (default: PUD en-de shards built in a temporary directory)")
-    ap.add_argument("--variant", default="vanilla")
+    ap.add_argument("--variant", default=None, help="the variant (default: the baseline, synprep.models.baseline())")
     ap.add_argument("--preset", default="small")
     ap.add_argument("--max-tokens", type=int, default=4096)
     ap.add_argument("--updates", type=int, default=30)

@@ -72,9 +72,9 @@ def baseline(pairs: int) -> tuple[int, float]:
     """(words, seconds) of parsing the first `pairs` pairs, both sides, one process."""
     import gzip
 
-    from synprep import registry
+    from synprep.parsers import DEFAULT, backend
 
-    udpipe = registry.get("parser", "udpipe")
+    udpipe = backend(DEFAULT)  # the workflow's default backend
     words = 0
     t = time.perf_counter()
     for lang in ("en", "de"):
@@ -111,7 +111,7 @@ def main() -> int:
         "corpus": {"name": "multi30k", "src": str(DATA / "train.en.gz"), "tgt": str(DATA / "train.de.gz"),
                    "src_lang": "en", "tgt_lang": "de", "max_pairs": args.pairs},
         "shards": {"count": args.shards},
-        "parse": {"backend": "udpipe", "threads": 1},
+        "parse": {},  # the default backend (udpipe), one worker process a job
         "report": {"title": "Multi30k train"},
         "train": demo["train"] if args.train else {"runs": []},
     }

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from synprep.models import model_config
+from synprep.models import model_config, variants
 from synprep.models.config import ModelConfig
 from synprep.syntax.features import decoder_graph, flat_from_sentences, parent_positions, root_paths
 from synprep.translate.decode import TargetVocab
@@ -19,25 +19,8 @@ from synprep.translate.decode import TargetVocab
 UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
 
 
-ALL = [
-    "vanilla",
-    "bitrans",
-    "linearized",
-    "parent",
-    "gcn",
-    "gcn-nogates",
-    "gcn-nolabels",
-    "pascal",
-    "gps",
-    "sa",
-    "sa-hard",
-    "fa",
-    "sa-1set",
-    "sh",
-    "sisa",
-    "ch",
-    "structpos",
-]
+#: every declared variant (synprep.models.specs: nothing to add here for a new one)
+ALL = variants()
 
 
 # --------------------------------------------------------------------------- synthetic batches

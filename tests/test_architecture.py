@@ -256,12 +256,14 @@ def test_the_test_import_check_sees_one(monkeypatch):
 
 
 def test_the_moved_modules_keep_their_old_paths():
-    """The held-out split and the pair-file format moved (CHANGELOG.md); the old imports work."""
-    from synprep.dataset import accounting, heldout, pairfile
+    """The pair-file format moved (CHANGELOG.md); the old imports work. (The held-out
+    split's old names in dataset.accounting are gone: their alias made an import circle,
+    accounting <-> heldout; CHANGELOG.md.)"""
+    from synprep.dataset import accounting, pairfile
     from synprep.stages import prepare
 
-    assert [getattr(accounting, n) for n in accounting.MOVED] == [getattr(heldout, n) for n in accounting.MOVED]
     assert prepare.read_shard is pairfile.read_pairs and prepare.write_pairs is pairfile.write_pairs
+    assert not hasattr(accounting, "split_pairs")
 
 
 # --------------------------------------------------------------------------- imports at the top
@@ -273,12 +275,8 @@ def test_the_moved_modules_keep_their_old_paths():
 LAZY_IMPORTS = {
     ("synprep/models/__init__.py", "synprep.models.transformer"):
         "torch; the package is read torch-free (the Snakefile's run configs, `synprep train --help`)",
-    ("synprep/models/config.py", "synprep.models.specs"):
-        "a cycle: the variants' declarations import their option dataclasses from models.config",
     ("synprep/train/trainer.py", "synprep.train.distributed"):
         "torch; `synprep train --help` reads the trainer's module",
-    ("synprep/dataset/accounting.py", "synprep.dataset.heldout"):
-        "a cycle (heldout imports accounting) behind the moved names' __getattr__ (CHANGELOG.md)",
     ("synprep/syntax/oracle_io.py", "synprep.dataset.exporters"):
         "the architecture's one lazy exception (docs/architecture.md, syntax's row)",
     ("synprep/syntax/oracle_io.py", "synprep._fastoracle"):
@@ -357,3 +355,172 @@ def test_the_lazy_reasons_hold():
             back = importer.removeprefix("synprep/").removesuffix(".py").removesuffix("/__init__").split("/")[-1]
             assert any(back in ((n.module or "").split(".") + [a.name for a in n.names]) for n in top
                        if isinstance(n, ast.ImportFrom)), (module, reason)
+
+
+# --------------------------------------------------------------------------- unit names
+
+#: each kind of registered unit and the folder its units live in: only there is a unit
+#: named by a string literal (STYLE.md: elsewhere the unit is asked, not named)
+UNIT_FOLDERS = {"variant": "synprep/models/", "parser": "synprep/parsers/", "filter": "synprep/filters/",
+                "exporter": "synprep/dataset/"}
+#: the scripts of bench/ whose subject is a unit they name, and why
+BENCH_SUBJECTS = {
+    "bench/parse.py": "times the two parser backends themselves (stanza batched against one a call, udpipe's workers)",
+    "bench/long_lines.py": "times each parser backend on long lines",
+    "bench/noise.py": "measures the precision and recall of the langid and align filters on injected noise",
+    "bench/filters.py": "times the align filter's eflomal",
+    "bench/gpu.py": "its decode part times a piece decoder and a graph-reading transition decoder (vanilla, parent)",
+}
+#: what a literal names a unit in: these keys and keywords, calls of these lookups
+_UNIT_KEYS = {"name", "backend", "variant", "baseline", "label"}
+_LOOKUPS = {"backend", "variant", "variant_class", "parser_backend"}
+
+
+def _unit_names() -> dict[str, list[str]]:
+    from synprep import registry
+
+    names: dict[str, list[str]] = {}
+    for kind in UNIT_FOLDERS:
+        for n in registry.names(kind):
+            names.setdefault(n, []).append(kind)
+    return names
+
+
+def _strings(node) -> list:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node]
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def _mentions_a_unit_key(node) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr in _UNIT_KEYS or isinstance(n, ast.Name) and n.id in _UNIT_KEYS
+               or isinstance(n, ast.Constant) and n.value in _UNIT_KEYS for n in ast.walk(node))
+
+
+def _unit_literals_in_python(rel: str, text: str, names: dict[str, list[str]]) -> list[str]:
+    """``file:line: 'name' (kind, where)`` for each string literal in ``text`` that names a
+    registered unit where a unit's name is expected -- compared with a name, the value
+    of a ``name``/``backend``/``variant`` key or keyword, an argument of a lookup
+    (``registry.get(kind, ...)``, ``backend(...)``), a ``choices`` list, a default of
+    such a parameter, a list or table made of unit names only -- outside the folder of
+    every kind it names."""
+    found = []
+
+    def flag(c, why):
+        kinds = names.get(c.value, [])
+        if kinds and not any(rel.startswith(UNIT_FOLDERS[k]) for k in kinds):
+            found.append(f"{rel}:{c.lineno}: {c.value!r} ({'/'.join(kinds)}, {why})")
+
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_mentions_a_unit_key(s) for s in sides):
+                for c in (c for s in sides for c in _strings(s)):
+                    flag(c, "compared")
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and k.value in _UNIT_KEYS:
+                    for c in _strings(v):
+                        flag(c, f"the value of {k.value!r}")
+            keys = [k for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value in names]
+            if len(keys) >= 2:
+                for c in keys:
+                    flag(c, "a table of units")
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg in _UNIT_KEYS or kw.arg == "choices":
+                    for c in _strings(kw.value):
+                        flag(c, f"{kw.arg}=")
+            fn = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            kind_first = fn == "get" and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value in UNIT_FOLDERS
+            if fn in _LOOKUPS or kind_first:
+                for c in (c for a in node.args[1 if kind_first else 0:] for c in _strings(a)):
+                    flag(c, f"{fn}()")
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            units = [c for c in _strings(node) if c.value in names]
+            if len(units) >= 2 and len(units) == len(node.elts):
+                for c in units:
+                    flag(c, "a list of units")
+        elif isinstance(node, ast.arguments):
+            args = node.posonlyargs + node.args
+            pairs = list(zip(args[len(args) - len(node.defaults):], node.defaults))
+            pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
+            for a, d in pairs:
+                if a.arg in _UNIT_KEYS:
+                    for c in _strings(d):
+                        flag(c, "a default")
+    return found
+
+
+def _unit_literals_in_snakemake(rel: str, text: str, names: dict[str, list[str]]) -> list[str]:
+    """The same for a Snakefile or a rule file (not Python: its tokens): a string naming
+    a unit next to ``==``/``!=``/``in``, or after a ``name``/``backend``/``variant`` key."""
+    import io
+    import tokenize
+
+    toks = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)]
+    found = []
+    for i, t in enumerate(toks):
+        if t.type != tokenize.STRING:
+            continue
+        try:
+            value = ast.literal_eval(t.string)
+        except (ValueError, SyntaxError):
+            continue
+        kinds = names.get(value, []) if isinstance(value, str) else []
+        if not kinds or any(rel.startswith(UNIT_FOLDERS[k]) for k in kinds):
+            continue
+        before = [x.string for x in toks[max(0, i - 2):i]]
+        after = toks[i + 1].string if i + 1 < len(toks) else ""
+        if (before and before[-1] in ("==", "!=", "in")) or after in ("==", "!=") or \
+                (len(before) == 2 and before[-1] in (":", "=") and before[0].strip("\"'") in _UNIT_KEYS):
+            found.append(f"{rel}:{t.start[0]}: {value!r} ({'/'.join(kinds)})")
+    return found
+
+
+def _unit_literal_files() -> list[Path]:
+    files = [REPO / "Snakefile", *sorted((REPO / "workflow").rglob("*.smk"))]
+    files += sorted(p for d in ("synprep", "workflow", "bench") for p in (REPO / d).rglob("*.py"))
+    return [p for p in files if p.relative_to(REPO).as_posix() not in BENCH_SUBJECTS]
+
+
+def test_no_string_literal_names_a_registered_unit_outside_its_folder():
+    """Issue 43: the edges read the registry. A variant, parser backend, filter or exporter
+    is named by a literal only in its own folder (UNIT_FOLDERS); the package, the
+    workflow and the benchmarks ask the registry or the unit (registry.names,
+    Parser.gpu, Filter.seeded, option metadata, synprep.models.baseline()), but the
+    benchmarks whose subject is a named unit (BENCH_SUBJECTS)."""
+    names = _unit_names()
+    assert {"vanilla", "udpipe", "langid", "transitions"} <= set(names)  # the registry is read
+    files = _unit_literal_files()
+    assert {"synprep/stages/filter.py", "workflow/rules/parse.smk", "bench/train.py"} <= {
+        p.relative_to(REPO).as_posix() for p in files}
+    found = []
+    for p in files:
+        rel, text = p.relative_to(REPO).as_posix(), p.read_text(encoding="utf-8")
+        found += (_unit_literals_in_python if p.suffix == ".py" else _unit_literals_in_snakemake)(rel, text, names)
+    assert not found, ("ask the registry or the unit instead of naming it (STYLE.md):\n" + "\n".join(found))
+    assert all(reason.strip() for reason in BENCH_SUBJECTS.values())
+    assert all((REPO / f).exists() for f in BENCH_SUBJECTS)
+
+
+def test_the_unit_literal_check_finds_each_form():
+    names = _unit_names()
+    code = ('if f.name == "align": pass\n'
+            'x = {"name": "langid"}\n'
+            'p.add_argument("--backend", choices=["udpipe", "stanza"])\n'
+            'cls = registry.get("parser", "stanza")\n'
+            'VARIANTS = ["vanilla", "pascal"]\n'
+            'def f(variant="sa"): pass\n'
+            'stats.get("transitions")\n'  # not a unit: a key of a dict
+            'reason = "empty"\n')  # not a unit: a reason code
+    found = {tuple(f.split(" (")[0].split(": ")[0].split(":")[1:] + [f.split(": ")[1].split(" (")[0]])
+             for f in _unit_literals_in_python("synprep/stages/x.py", code, names)}
+    assert found == {("1", "'align'"), ("2", "'langid'"), ("3", "'udpipe'"), ("3", "'stanza'"), ("4", "'stanza'"),
+                     ("5", "'vanilla'"), ("5", "'pascal'"), ("6", "'sa'")}, found
+    assert not _unit_literals_in_python("synprep/filters/x.py", 'if f.name == "align": pass\n', names)  # its own folder
+    smk = 'PARSE = config["parse"]\nif PARSE["backend"] == "udpipe":\n    x = 1\nrule r:\n    params:\n        backend="stanza",\n'
+    assert len(_unit_literals_in_snakemake("workflow/rules/x.smk", smk, names)) == 2

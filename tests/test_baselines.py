@@ -33,7 +33,7 @@ def one_thread():
 def test_sh_label_dims_are_the_last_10_and_follow_the_label():
     torch.manual_seed(0)
     model = build_model(tiny("sh")).eval()
-    assert model.cfg.sh.d_label == 10  # 001 §4: "a vector representation of size 10"
+    assert model.cfg.options["sh"].d_label == 10  # 001 §4: "a vector representation of size 10"
     batch = make_batch(3, seed=4)
     emb = model.token_embedding(batch)  # (B, S, d)
     d = model.cfg.d_model
@@ -272,7 +272,7 @@ def test_structpos_buckets_of_pieces_clip_and_mark_eos():
                 assert int(bucket[b, i, j]) == want
     assert bool((depth[batch.src_word_ids < 0] == -1).all())
     # every encoder layer reads the relative term by default (Shaw et al.: every layer)
-    assert model.cfg.structpos.layers == list(range(1, model.cfg.enc_layers + 1))
+    assert model.cfg.options["structpos"].layers == list(range(1, model.cfg.enc_layers + 1))
 
 
 # --------------------------------------------------------------------------- decoding
@@ -319,12 +319,14 @@ def test_print_config_resolves_the_baselines_with_the_papers_defaults(capsys, va
     assert main(["train", "--variant", variant, "--preset", "base", "--print-config"]) == 0
     model = json.loads(capsys.readouterr().out)["model"]
     assert model["variant"] == variant
-    assert model["sh"] == {"d_label": 10}  # 001 §4 +S&H
-    assert model["sisa"] == {"layer": 1, "weight": 1.0}  # released --encoder-lisa-layer 0, --parse-penalty 1
-    assert model["ch"] == {"parse_ratio": 1.0}  # 001 §4: every source sentence duplicated
-    # structpos.layers: null means every encoder layer, resolved for the variant that reads it
-    want = list(range(1, 7)) if variant == "structpos" else None
-    assert model["structpos"] == {"max_distance": 16, "layers": want, "absolute": True}
+    papers = {
+        "sh": {"d_label": 10},  # 001 §4 +S&H
+        "sisa": {"layer": 1, "weight": 1.0},  # released --encoder-lisa-layer 0, --parse-penalty 1
+        "ch": {"parse_ratio": 1.0},  # 001 §4: every source sentence duplicated
+        # structpos.layers: null means every encoder layer, resolved for the variant that reads it
+        "structpos": {"max_distance": 16, "layers": list(range(1, 7)), "absolute": True},
+    }
+    assert model[variant] == papers[variant] and not set(papers) - {variant} & set(model)  # its own settings only
 
 
 def test_baseline_configs_reject_bad_values():

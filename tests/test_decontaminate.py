@@ -181,12 +181,14 @@ def test_cli_test_files_with_config_and_recut_errors(tmp_path, capsys):
 def test_workflow_helpers_pick_the_heldout_shards_and_check_files(tmp_path):
     from synprep.stages.filter import check_test_files, heldout_pairs, with_decontamination
     from synprep.stages.prepare import heldout_shards
+    from synprep.stages.settings import TrainSettings
 
     shards = ["000", "001", "002", "003"]
-    assert heldout_shards(shards, {"heldout_shards": 1, "heldout_pairs": 0}) == ["003"]
-    assert heldout_shards(shards, {"heldout_shards": 2, "heldout_pairs": 0}) == ["002", "003"]
-    assert heldout_shards(shards, {"heldout_shards": 1, "heldout_pairs": 100}) == []
-    assert heldout_shards(shards, {"heldout_shards": 0, "heldout_pairs": 0}) == []
+    train = TrainSettings.from_dict
+    assert heldout_shards(shards, train({"heldout_shards": 1, "heldout_pairs": 0})) == ["003"]
+    assert heldout_shards(shards, train({"heldout_shards": 2})) == ["002", "003"]
+    assert heldout_shards(shards, train({"heldout_shards": 1, "heldout_pairs": 100})) == []
+    assert heldout_shards(shards, train({"heldout_shards": 0, "heldout_pairs": 0})) == []
     assert heldout_pairs("000", ["003"], "p/{shard}.tsv") == ["p/003.tsv"]
     assert heldout_pairs("003", ["003"], "p/{shard}.tsv") == [] and heldout_pairs("000", ["003"], "p/{shard}.tsv", False) == []
     base = [{"name": "empty"}]

@@ -1152,16 +1152,17 @@ def test_20_8_report_html_names_a_metrics_line_that_is_not_json(tmp_path, capsys
 
 def test_20_9_shard_counts_are_bounded_before_any_input_is_read(tmp_path, capsys):
     from synprep.stages.prepare import MAX_SHARDS, check_shard_counts
+    from synprep.stages.settings import TrainSettings
 
     # a corpus that does not exist: the count is refused before it is opened
     rc, err = run_main(capsys, "split", "--src", tmp_path / "no.en", "--tgt", tmp_path / "no.de", "--name", "c",
                        "--shards", "100000000", "--out-dir", tmp_path / "o")
     assert rc == 2 and "number of shards must be in 1..10,000" in err, err
     assert not (tmp_path / "o").exists()
-    check_shard_counts({"shards": {"count": 4}, "train": {"heldout_shards": 4}})
+    check_shard_counts(4, TrainSettings(heldout_shards=4))
     for shards, held in ((4, 5), (MAX_SHARDS + 1, 1)):
         with pytest.raises(ConfigError):
-            check_shard_counts({"shards": {"count": shards}, "train": {"heldout_shards": held}})
+            check_shard_counts(shards, TrainSettings(heldout_shards=held))
 
 
 @pytest.mark.workflow

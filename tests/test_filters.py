@@ -94,7 +94,7 @@ def test_load_config_errors_name_file_and_line(tmp_path):
         load_config(unknown)
     badkey = tmp_path / "badkey.yaml"
     badkey.write_text("- name: empty\n- name: ratio\n  max: 3\n")
-    with pytest.raises(ConfigError, match=r"badkey\.yaml:2: filter 'ratio': unknown parameter 'max'"):
+    with pytest.raises(ConfigError, match=r"badkey\.yaml:2: filter 'ratio': unknown key 'max'; known keys: max_ratio"):
         load_config(badkey)
     notlist = tmp_path / "notlist.yaml"
     notlist.write_text("name: empty\n")
@@ -105,7 +105,7 @@ def test_load_config_errors_name_file_and_line(tmp_path):
     good = tmp_path / "good.yaml"
     good.write_text("filters:\n  - name: empty\n  - name: ratio\n    max_ratio: 3\n")
     fs = load_config(good)
-    assert [f.name for f in fs] == ["empty", "ratio"] and fs[1].max_ratio == 3.0
+    assert [f.name for f in fs] == ["empty", "ratio"] and fs[1].options.max_ratio == 3.0
 
 
 def test_default_config_builds_and_langid_only_with_languages():
@@ -551,7 +551,7 @@ def test_cli_print_default_config_round_trips(tmp_path, capsys):
     (tmp_path / "d.yaml").write_text(text)
     fs = load_config(tmp_path / "d.yaml")
     assert [f.name for f in fs] == [s["name"] for s in default_config("en", "fr")]
-    assert fs[-2].tgt_lang == "fr"
+    assert fs[-2].options.tgt_lang == "fr"
 
 
 def test_tree_decoder_filter_recipe_loads_and_matches_the_workflow_recipe():
@@ -628,8 +628,11 @@ def test_a_filter_options_declaration_is_its_parameters():
     with pytest.raises(dataclasses.FrozenInstanceError):
         align.Options().max_z = 1.0
     f = build_filter({"name": "ratio", "max_ratio": 3})
-    assert f.max_ratio == 3.0 and isinstance(f.max_ratio, float)
-    with pytest.raises(ConfigError, match="'max_ratio' is None"):
+    assert f.options.max_ratio == 3.0 and isinstance(f.options.max_ratio, float) and f.params["max_ratio"] == 3.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        f.options.max_ratio = 1.0  # built once, frozen: the filter reads its options, nothing copied onto it
+    assert not hasattr(f, "max_ratio")
+    with pytest.raises(ConfigError, match=r"filter 'ratio'.max_ratio = None: expected float"):
         build_filter({"name": "ratio", "max_ratio": None})
     with pytest.raises(ConfigError, match="expected int"):
         build_filter({"name": "empty", "min_chars": "2"})

@@ -21,7 +21,11 @@ from synprep.errors import ConfigError
 from synprep.syntax.features import decoder_graph, flat_from_sentences, parent_positions, root_paths
 from synprep.models import build_model, model_config, variants
 from synprep.models.bidirectional import choose_rows, row_graph
-from synprep.models.config import Config, GCNConfig, ModelConfig
+from synprep.models.config import ModelConfig
+from synprep.models.specs.bidirectional import PrefixConfig
+from synprep.models.specs.graph import GCNConfig
+from synprep.models.specs.pascal import PascalConfig
+from synprep.settings import Config
 from synprep.models.graph import parent_mask
 from synprep.models.pascal import pascal_weights
 from synprep.models.structured import flat_attention, greedy_hard, matrix_tree
@@ -45,10 +49,6 @@ def one_thread():
 # --------------------------------------------------------------------------- configs
 
 
-def test_every_variant_is_registered():
-    assert sorted(ALL) == variants()
-
-
 def test_configs_resolve_without_torch():
     """Every declared variant's config resolves (what the Snakefile does for every run,
     in every workflow job) without importing torch or a model module: the
@@ -63,7 +63,8 @@ def test_configs_resolve_without_torch():
         "assert variants() == " + repr(variants()) + "\n"
         "for v in variants(): RunConfig.from_dict({'model': {'variant': v}})\n"
         "c = RunConfig.from_dict({'model': {'variant': 'sa-hard'}})\n"
-        "assert c.model.sa.hard == 'greedy' and c.model.sa.dec_layers == list(range(1, c.model.dec_layers + 1))\n"
+        "sa = c.model.options['sa']\n"
+        "assert sa.hard == 'greedy' and sa.dec_layers == list(range(1, c.model.dec_layers + 1))\n"
         "bad = [m for m in sys.modules if m == 'torch' or m.startswith('synprep.models.') and m != "
         "'synprep.models.config' and not m.startswith('synprep.models.specs')]\n"
         "assert not bad, bad\n"
@@ -103,8 +104,11 @@ def test_each_declaration_names_its_model_and_the_docs_table_is_generated_from_t
     for name, spec in declared().items():
         assert spec.name == name and variant_class(name).target == spec.target
         assert spec.summary and spec.paper and spec.follows[:3] in ("000", "001", "002", "003", "004")
-        for key, kind in spec.options.items():  # the typed sub-configs it reads, each in every ModelConfig
-            assert issubclass(kind, Config) and isinstance(getattr(ModelConfig(), key), kind)
+        cfg = model_config(variant=name)
+        assert list(cfg.options) == list(spec.options)  # its settings, and no other variant's
+        for key, kind in spec.options.items():  # typed, declared in the variant's own module (or its family's)
+            assert issubclass(kind, Config) and isinstance(cfg.options[key], kind) and cfg.option(kind) is cfg.options[key]
+            assert kind.__module__.startswith("synprep.models.specs.")
     docs = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
     assert variant_table() in docs, "docs/models.md: paste synprep.models.specs.variant_table() as 'The variants' table"
 
@@ -123,7 +127,8 @@ def test_a_variant_is_one_new_file(tmp_path, monkeypatch, capsys):
     (tmp_path / "toy.py").write_text(
         "from dataclasses import dataclass\n"
         "from synprep.errors import ConfigError\n"
-        "from synprep.models.config import Config, ParentConfig\n"
+        "from synprep.settings import Config\n"
+        "from synprep.models.specs.graph import ParentConfig\n"
         "from synprep.models.specs import Variant, every_decoder_layer\n"
         "@dataclass(frozen=True)\n"
         "class ToyConfig(Config):\n"
@@ -148,7 +153,7 @@ def test_a_variant_is_one_new_file(tmp_path, monkeypatch, capsys):
     assert model_keys["parent"]["layers"] == [2] and model_keys["parent"]["mask"] == "released"
     assert list(model_keys)[-1] == "toy" and model_keys["toy"] == {"weight": 0.25, "layer": 1}
     cfg = tiny("toy", toy={"weight": 1})
-    assert cfg.toy.weight == 1.0 and ModelConfig.from_dict(cfg.to_dict()) == cfg
+    assert cfg.options["toy"].weight == 1.0 and ModelConfig.from_dict(cfg.to_dict()) == cfg
     model = build_model(cfg)
     assert type(model).__name__ == "Parent" and model.parent_layers == {1}
     with pytest.raises(ConfigError, match="contradicts variant 'toy'"):
@@ -167,7 +172,8 @@ def test_a_model_is_built_from_a_resolved_config_only():
     with pytest.raises(ConfigError, match=r"not resolved \(sa.hard, sa.dec_layers\)"):
         build_model(ModelConfig(variant="sa-hard", src_vocab=V, tgt_vocab=V))
     with pytest.raises(ConfigError, match=r"not resolved \(gcn.gates\)"):
-        build_model(dataclasses.replace(tiny("gcn-nogates"), gcn=GCNConfig(gates=True, labels=False)))
+        cfg = tiny("gcn-nogates")
+        build_model(dataclasses.replace(cfg, options={**cfg.options, "gcn": GCNConfig(gates=True, labels=False)}))
 
 
 def test_config_rejects_unknown_keys_and_wrong_types():
@@ -185,12 +191,54 @@ def test_config_rejects_unknown_keys_and_wrong_types():
         ModelConfig.from_dict({"prefix": {"mode": "fast"}})
     with pytest.raises(ConfigError, match="unknown preset"):
         model_config("huge")
-    with pytest.raises(ConfigError, match="unknown variant 'vanila'"):
+    with pytest.raises(ConfigError, match="variant = 'vanila': unknown variant; known: bitrans"):
         build_model(tiny("vanila"))
     # ints are accepted for floats, and the dict round-trips
-    cfg = ModelConfig.from_dict({"dropout": 0, "pascal": {"variance": 2}})
-    assert cfg.dropout == 0.0 and cfg.pascal.variance == 2.0
+    cfg = ModelConfig.from_dict({"variant": "pascal", "dropout": 0, "pascal": {"variance": 2}})
+    assert cfg.dropout == 0.0 and cfg.option(PascalConfig).variance == 2.0
     assert ModelConfig.from_dict(cfg.to_dict()) == cfg
+
+
+def test_the_trunk_holds_only_the_variants_own_settings():
+    """A variant's settings are read, checked and stored for that variant only: a vanilla
+    model with one head or with d_model = 8 is valid (another variant's defaults, PASCAL's
+    2 heads or S&H's 10 label dimensions, no longer refuse it), while each variant's own
+    bounds still refuse what they refused; another variant's section is read strictly
+    (a misspelled key or a bad value is still an error) and left out of the config."""
+    for kw in ({"n_heads": 1, "d_model": 8}, {"d_model": 8, "n_heads": 2}, {"d_model": 10, "n_heads": 2}):
+        cfg = model_config(variant="vanilla", **kw)
+        assert cfg.options == {} and cfg.d_model == kw["d_model"] and "pascal" not in cfg.to_dict()
+        build_model(model_config("tiny", variant="vanilla", src_vocab=V, tgt_vocab=V, **kw))
+    refused = [  # variant, settings, the error the variant's own bounds give
+        ("pascal", {"n_heads": 1, "d_model": 8}, r"pascal.heads = 2 > n_heads = 1"),
+        ("pascal", {"pascal": {"layer": 9}}, r"pascal.layer = 9 > enc_layers = 6"),
+        ("pascal", {"pascal": {"heads": 0}}, r"model.pascal.heads = 0: expected an integer >= 1"),
+        ("parent", {"parent": {"heads": 9}}, r"parent.heads = 9 > n_heads = 8"),
+        ("parent", {"parent": {"layers": [7]}}, r"parent.layers = \[7\]: a layer exceeds dec_layers = 6"),
+        ("sh", {"d_model": 8, "n_heads": 2}, r"sh.d_label = 10: expected < d_model = 8"),
+        ("sh", {"d_model": 10, "n_heads": 2}, r"sh.d_label = 10: expected < d_model = 10"),
+        ("sisa", {"sisa": {"layer": 7}}, r"sisa.layer = 7 > enc_layers = 6"),
+        ("gps", {"gps": {"layer": 7}}, r"gps.layer = 7: a layer exceeds enc_layers = 6"),
+        ("sa", {"sa": {"dec_layers": [7]}}, r"sa.dec_layers = \[7\]: a layer exceeds dec_layers = 6"),
+        ("structpos", {"structpos": {"layers": [7]}}, r"structpos.layers = \[7\]: a layer exceeds enc_layers = 6"),
+        ("ch", {"ch": {"parse_ratio": 2}}, r"model.ch.parse_ratio = 2.0: expected a finite number >= 0 and <= 1"),
+    ]
+    for name, kw, message in refused:
+        with pytest.raises(ConfigError, match=message):
+            model_config(variant=name, **kw)
+    # another variant's section: read strictly, then left out (a preset or a shared run file gives it to all)
+    cfg = model_config(variant="vanilla", pascal={"heads": 4}, gcn={"layers": 2})
+    assert cfg.to_dict() == model_config(variant="vanilla").to_dict()
+    with pytest.raises(ConfigError, match="model.pascal: unknown key 'hedas'"):
+        model_config(variant="vanilla", pascal={"hedas": 4})
+    with pytest.raises(ConfigError, match="model.pascal.heads = 0: expected an integer >= 1"):
+        model_config(variant="vanilla", pascal={"heads": 0})
+    with pytest.raises(ConfigError, match="unknown key 'colour'; known keys: .*pascal.*variant"):
+        model_config(variant="pascal", colour=1)
+    with pytest.raises(ConfigError, match="has no PascalConfig settings"):
+        model_config(variant="vanilla").option(PascalConfig)
+    with pytest.raises(ConfigError, match="variant 'vanilla' has no settings pascal"):
+        ModelConfig(variant="vanilla", options={"pascal": PascalConfig()})
 
 
 def test_tree_decoder_medium_preset():
@@ -202,9 +250,9 @@ def test_tree_large_preset_and_paper_defaults():
     cfg = model_config("tree-large")
     assert (cfg.enc_layers, cfg.dec_layers, cfg.d_model, cfg.n_heads) == (6, 6, 512, 8)
     for preset in ("tree-medium", "tree-large"):  # 000 §5: 2 residual GCN layers; 003 §3: every prefix
-        c = model_config(preset)
-        assert c.gcn.layers == 2 and c.prefix.mode == "exact"
-    assert ModelConfig().prefix.mode == "exact"  # sampled must be asked for
+        c = model_config(preset, variant="gcn")
+        assert c.option(GCNConfig).layers == 2 and c.option(PrefixConfig).mode == "exact"
+    assert PrefixConfig().mode == "exact"  # sampled must be asked for
 
 
 @pytest.mark.parametrize(
@@ -240,12 +288,12 @@ def test_gcn_ablations_as_the_papers_define_them(variant, gates, labels):
 def test_variant_settings_are_resolved_and_contradictions_rejected():
     from synprep.models import resolve
 
-    cfg = resolve(tiny("gcn-nogates"))
-    assert (cfg.gcn.gates, cfg.gcn.labels) == (False, False)
-    assert resolve(tiny("gcn-nolabels")).gcn.labels is False
+    gcn = resolve(tiny("gcn-nogates")).option(GCNConfig)
+    assert (gcn.gates, gcn.labels) == (False, False)
+    assert resolve(tiny("gcn-nolabels")).option(GCNConfig).labels is False
     with pytest.raises(ConfigError, match="contradicts variant 'gcn-nogates'"):
         resolve(tiny("gcn-nogates", gcn={"gates": True}), {"gcn": {"gates": True}})
-    with pytest.raises(ConfigError, match="unknown variant 'gcn-nogate'"):
+    with pytest.raises(ConfigError, match="variant = 'gcn-nogate': unknown variant"):
         resolve(tiny("gcn-nogate"))
     # the gates-off-labels-on GCN, which the papers did not train, is gcn with gates off
     model = build_model(tiny("gcn", gcn={"gates": False}))

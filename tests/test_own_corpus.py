@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from synprep.errors import ConfigError
+from synprep.parsers import ParseSettings
 from synprep.stages.config_paths import config_paths, demo_settings_warnings, resolve_config_paths
 
 from .conftest import MULTI30K
@@ -82,7 +83,8 @@ def test_what_a_copy_still_takes_from_the_demo_is_named_with_what_to_set(tmp_pat
     config = yaml.safe_load(path.read_text())
     resolve_config_paths(config, [str(path)])
     demo_models = {s: str(REPO / "resources" / "udpipe" / f"{lang}.udpipe") for s, lang in (("src", "en"), ("tgt", "de"))}
-    models, refs = demo_settings_warnings(config, DEMO, demo_models)
+    udpipe = ParseSettings()  # the demo's backend
+    models, refs = demo_settings_warnings(config, DEMO, demo_models, udpipe)
     assert "demo UDPipe models" in models and "parse.src_model and parse.tgt_model" in models
     assert str(tmp_path / "val.en.gz") in models
     assert "reference_src = config/demo/demo.en" in refs and "reference_tgt = config/demo/demo.de" in refs
@@ -90,9 +92,9 @@ def test_what_a_copy_still_takes_from_the_demo_is_named_with_what_to_set(tmp_pat
     mine = {s: str(tmp_path / f"{s}.udpipe") for s in ("src", "tgt")}
     for entry in config["align"]["filters"]:
         entry.update(reference_src=str(tmp_path / "val.en.gz"), reference_tgt=str(tmp_path / "val.de.gz"))
-    assert demo_settings_warnings(config, DEMO, mine) == []
+    assert demo_settings_warnings(config, DEMO, mine, udpipe) == []
     demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    assert demo_settings_warnings(demo, DEMO, demo_models) == []
+    assert demo_settings_warnings(demo, DEMO, demo_models, udpipe) == []
 
 
 @needs_snakemake

@@ -17,6 +17,7 @@ from synprep.cli import main
 from synprep.syntax.conllu import read_conllu, read_conllu_string
 from synprep.errors import ConfigError, InputError, SynprepError
 from synprep import registry
+from synprep.parsers import ParseSettings
 from synprep.parsers.base import Token, Word, check_text, format_tree, reject_code, validate_tree
 from synprep.parsers.evaluate import evaluate
 from synprep.parsers.inputs import read_items
@@ -206,7 +207,7 @@ def test_udpipe_missing_or_broken_model_says_how_to_get_one(tmp_path):
     junk.write_bytes(b"\x00not a model" * 10)
     with pytest.raises(SynprepError, match="cannot be loaded"):
         registry.get("parser", "udpipe")(model=str(junk))
-    with pytest.raises(ConfigError, match="unknown option"):
+    with pytest.raises(ConfigError, match="parser 'udpipe': unknown key 'colour'; known keys: batch_tokens"):
         registry.get("parser", "udpipe")(model=str(EN_MODEL), colour="red")
     with pytest.raises(ConfigError, match="CPU only"):
         registry.get("parser", "udpipe")(model=str(EN_MODEL), device="cuda")
@@ -304,7 +305,7 @@ def test_stanza_missing_model_names_path_and_download_command(tmp_path):
     (tmp_path / "res" / "resources.json").write_text("{}")
     with pytest.raises(SynprepError, match="no stanza models for language 'en'"):
         StanzaParser(model=str(tmp_path / "res"), lang="en")
-    with pytest.raises(ConfigError, match="unknown option.*colour"):
+    with pytest.raises(ConfigError, match="parser 'stanza': unknown key 'colour'"):
         StanzaParser(model=str(tmp_path / "res"), lang="en", colour="red")
 
 
@@ -402,7 +403,7 @@ def test_stanza_one_process_a_device_keeps_order(tiny_stanza, stanza_en):
 
 @pytest.mark.slow
 def test_stanza_processes_sharing_a_device_give_the_trees_of_one_sentence_a_call(tiny_stanza, stanza_en):
-    """The GPU setting of a parse job (parse.gpu_workers processes on one device, small
+    """The GPU setting of a parse job (parse.stanza.gpu_workers processes on one device, small
     chunks), here on the CPU: in input order, and every tree identical to one pipeline
     call a sentence."""
     sents = [t for _, t in ITEMS] + ["Two young men play football in a park .", "A woman in a red coat reads .",
@@ -709,8 +710,9 @@ def test_cli_parse_unreadable_input_and_bad_options(tmp_path, capsys):
     assert "nomodel.udpipe not found" in capsys.readouterr().err
     assert main(["parse", str(f), "--backend", "udpipe", "--device", "cuda", "-q"]) == 2
     assert "needs --backend stanza" in capsys.readouterr().err
-    assert main(["parse", str(f), "--backend", "nope", "-q"]) == 2
-    assert "unknown parser 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # the registered backends are --backend's choices
+        main(["parse", str(f), "--backend", "nope", "-q"])
+    assert e.value.code == 2 and "invalid choice: 'nope' (choose from 'stanza', 'udpipe')" in capsys.readouterr().err
 
 
 # -- eval-parse ---------------------------------------------------------------------
@@ -938,15 +940,30 @@ def test_each_backend_declares_its_options_and_resources():
         with pytest.raises(dataclasses.FrozenInstanceError):
             opts.max_words = 3
         assert opts.max_words == 300 and opts.pretokenized is False
-    with pytest.raises(ConfigError, match="batch_tokens must be >= 1"):
+    with pytest.raises(ConfigError, match="batch_tokens = 0: expected an integer >= 1"):
         stanza.Options(batch_tokens=0)
-    with pytest.raises(ConfigError, match="workers must be >= 1"):
+    with pytest.raises(ConfigError, match="workers = 0: expected an integer >= 1"):
         udpipe.Options(lang="en", workers=0)
-    parse = {"threads": 3, "device": "auto", "max_words": 50, "pretokenized": False, "batch_tokens": 99,
-             "fast_decode": True}
+    with pytest.raises(ConfigError, match=r"parser 'stanza'.batch_tokens = '99': expected int"):
+        stanza.Options.from_dict({"batch_tokens": "99"}, "parser 'stanza'")  # typed, strictly
+    # the workflow's parse section, typed once: what every backend takes, and each one's own settings
+    parse = ParseSettings.from_dict({"max_words": 50, "udpipe": {"threads": 3}, "stanza": {"batch_tokens": 99}})
     assert (udpipe.resources(parse).threads, udpipe.resources(parse).gpus) == (3, 0)
+    parse = ParseSettings.from_dict({"backend": "stanza", "max_words": 50, "udpipe": {"threads": 3},
+                                     "stanza": {"batch_tokens": 99, "gpu_workers": 1}})
     assert (stanza.resources(parse).threads, stanza.resources(parse).gpus) == (1, 1)
-    assert stanza.resources({**parse, "device": "cpu"}).gpus == 0
+    cpu = ParseSettings.from_dict({"backend": "stanza", "stanza": {"device": "cpu"}})
+    assert stanza.resources(cpu).gpus == 0 and stanza.resources(cpu).threads == 1
+    assert parse.to_dict()["stanza"] == {"device": "auto", "batch_tokens": 99, "gpu_workers": 1, "fast_decode": True}
+    assert "udpipe" not in parse.to_dict()  # another backend's section: read strictly, left out
+    with pytest.raises(ConfigError, match=r"parse.udpipe.threads = 0: expected an integer >= 1"):
+        ParseSettings.from_dict({"backend": "stanza", "udpipe": {"threads": 0}})
+    with pytest.raises(ConfigError, match=r"parse: unknown key 'threads'; known keys: .*stanza.*udpipe"):
+        ParseSettings.from_dict({"threads": 2})  # the flat keys of before: each backend's section now
+    with pytest.raises(ConfigError, match=r"parse.stanza: device = 'gpu': expected auto, cpu, cuda or cuda:N"):
+        ParseSettings.from_dict({"backend": "stanza", "stanza": {"device": "gpu"}})
+    with pytest.raises(ConfigError, match=r"parse.backend = 'spacy': unknown parser backend; known: stanza, udpipe"):
+        ParseSettings.from_dict({"backend": "spacy"})
     assert udpipe.job_options({"lang": "en"}, 2) == {"lang": "en", "workers": 2}
     assert stanza.job_options({"lang": "en"}, 2) == {"lang": "en"}
     assert udpipe.default_model("de") == str(DE_MODEL) and stanza.default_model("de") is None
@@ -957,6 +974,7 @@ def test_each_backend_declares_its_options_and_resources():
     # the workflow's options of a side are what the backend is built from
     side = stanza.workflow_options(parse, "en", None)
     assert stanza.Options(**side).batch_tokens == 99 and side["fast_decode"] is True
+    parse = ParseSettings.from_dict({"max_words": 50})
     p = udpipe(udpipe.Options(**udpipe.workflow_options(parse, "en", None)))
     try:
         assert p.model_path == str(EN_MODEL) and p.max_words == 50

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from synprep.cli import main
-from synprep.models.config import merge_dicts
+from synprep.parsers import ParseSettings
+from synprep.settings import merge_dicts
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPES = sorted((REPO / "config" / "recipes").glob("*.yaml"))
@@ -76,21 +77,26 @@ def test_a_recipe_warns_when_it_parses_with_the_demo_models():
     from synprep.stages.parse import demo_parser_warning
 
     langs = {"src": "en", "tgt": "de"}
+
+    def warning(config):  # as parse.smk asks: the recipe section and the typed parse section
+        return demo_parser_warning(config.get("recipe"), ParseSettings.from_dict(config["parse"]), langs)
+
     recipe = _load(REPO / "config" / "recipes" / "tree-decoder.yaml")
-    w = demo_parser_warning(recipe, langs)
+    w = warning(recipe)
     assert w and "DEMO" in w and "en.udpipe" in w and "de.udpipe" in w and "UD 2.0" in w
     one = merge_dicts(recipe, {"parse": {"src_model": "my/en.udpipe"}})
-    w1 = demo_parser_warning(one, langs)
+    w1 = warning(one)
     assert "de.udpipe" in w1 and "en.udpipe" not in w1 and "parse.tgt_model" in w1
-    assert demo_parser_warning(merge_dicts(one, {"parse": {"tgt_model": "my/de.udpipe"}}), langs) is None
-    assert demo_parser_warning(_load(REPO / "config" / "config.yaml"), langs) is None  # the demo is no paper's recipe
+    assert warning(merge_dicts(one, {"parse": {"tgt_model": "my/de.udpipe"}})) is None
+    assert warning(_load(REPO / "config" / "config.yaml")) is None  # the demo is no paper's recipe
 
 
 def test_the_report_shows_the_warning_first():
     from synprep.stages.parse import demo_parser_warning
     from synprep.report import render_html
 
-    w = demo_parser_warning(_load(REPO / "config" / "recipes" / "pascal.yaml"), {"src": "en", "tgt": "de"})
+    recipe = _load(REPO / "config" / "recipes" / "pascal.yaml")
+    w = demo_parser_warning(recipe["recipe"], ParseSettings.from_dict(recipe["parse"]), {"src": "en", "tgt": "de"})
     page = render_html({}, None, [], {}, warnings=[w])
     body = page.split("<body>", 1)[1]
     assert body.lower().index("warning:") < body.index("</h1>") + 40 and "CoreNLP" in body

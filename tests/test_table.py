@@ -19,9 +19,14 @@ REPO = Path(__file__).resolve().parents[1]
 REGISTERED = ["bitrans", "gcn", "parent", "sa", "vanilla"]
 
 
+def S(section: dict) -> T.TableSettings:
+    """The workflow's ``table`` section, typed as the Snakefile reads it."""
+    return T.TableSettings.from_dict(section, "config table")
+
+
 def test_table_runs_every_registered_variant_for_every_seed_baseline_first():
-    runs = T.table_runs({"enabled": True, "seeds": [1, 2], "config": {"preset": "tiny", "train": {"max_steps": 7}},
-                         "decode": {"beam": 4, "length_penalty": 0.6}}, REGISTERED)
+    runs = T.table_runs(S({"enabled": True, "seeds": [1, 2], "config": {"preset": "tiny", "train": {"max_steps": 7}},
+                         "decode": {"beam": 4, "length_penalty": 0.6}}), REGISTERED)
     names = [r["name"] for r in runs]
     assert names[0] == "table-vanilla-s1" and names[len(REGISTERED)] == "table-vanilla-s2"
     assert sorted(names) == sorted(f"table-{v}-s{s}" for v in REGISTERED for s in (1, 2))
@@ -29,16 +34,16 @@ def test_table_runs_every_registered_variant_for_every_seed_baseline_first():
         assert r["config"]["train"]["max_steps"] == 7 and r["config"]["preset"] == "tiny"
         assert r["config"]["decode"] == {"beam": 4, "length_penalty": 0.6}
         assert r["name"] == f"table-{r['config']['model']['variant']}-s{r['config']['train']['seed']}"
-    assert T.table_runs({"enabled": False}, REGISTERED) == []
+    assert T.table_runs(S({"enabled": False}), REGISTERED) == []
 
 
 def test_table_runs_reject_unknown_variants_and_name_clashes():
     with pytest.raises(ConfigError, match="unknown variant.*nope"):
-        T.table_runs({"enabled": True, "variants": ["vanilla", "nope"]}, REGISTERED)
+        T.table_runs(S({"enabled": True, "variants": ["vanilla", "nope"]}), REGISTERED)
     with pytest.raises(ConfigError, match="table-vanilla-s1"):
-        T.table_runs({"enabled": True, "seeds": [1]}, REGISTERED, taken=["table-vanilla-s1"])
+        T.table_runs(S({"enabled": True, "seeds": [1]}), REGISTERED, taken=["table-vanilla-s1"])
     # the baseline is always a row, first
-    runs = T.table_runs({"enabled": True, "variants": ["parent"], "seeds": [3]}, REGISTERED)
+    runs = T.table_runs(S({"enabled": True, "variants": ["parent"], "seeds": [3]}), REGISTERED)
     assert [r["name"] for r in runs] == ["table-vanilla-s3", "table-parent-s3"]
 
 
@@ -48,15 +53,15 @@ def test_too_few_resamples_for_holm_are_refused_before_any_run_trains():
     # marked (the CPU table's first make at 1,000 one-sided resamples: every p_holm >= 0.0639)
     settings, seventeen = {"enabled": True, "seeds": [1, 2]}, ["vanilla"] + [f"v{i}" for i in range(16)]
     with pytest.raises(ConfigError, match=r"table.samples = 1000: 64 comparisons .* Give table.samples >= 2560") as e:
-        T.table_runs({**settings, "samples": 1000}, seventeen)
+        T.table_runs(S({**settings, "samples": 1000}), seventeen)
     assert e.value.config_path == ["table", "samples"]
-    assert len(T.table_runs({**settings, "samples": 2560}, seventeen)) == 34
-    assert T.table_samples({}, 16, 2) == 25600  # left out: ten times the least that can mark
-    assert T.table_samples({}, 1, 1) == 1000  # ... or Koehn's 1,000, whichever is larger
-    assert T.table_samples({"samples": 40, "alpha": 0.1}, 1, 1) == 40
+    assert len(T.table_runs(S({**settings, "samples": 2560}), seventeen)) == 34
+    assert T.table_samples(S({}), 16, 2) == 25600  # left out: ten times the least that can mark
+    assert T.table_samples(S({}), 1, 1) == 1000  # ... or Koehn's 1,000, whichever is larger
+    assert T.table_samples(S({"samples": 40, "alpha": 0.1}), 1, 1) == 40
     for bad in ({"samples": 0}, {"samples": 2.5}, {"samples": True}, {"alpha": 1}, {"alpha": 0}, {"samples": 32, "alpha": 0.1}):
         with pytest.raises(ConfigError, match="config table."):
-            T.table_samples(bad, 1, 1)
+            T.table_samples(S(bad), 1, 1)
     # the bound is what holm() does to the smallest attainable p-value
     m, samples = 64, 2560
     assert T.holm([2 / (samples + 1)] + [1.0] * (m - 1))[0] < 0.05 <= T.holm([2 / samples] + [1.0] * (m - 1))[0]
@@ -78,18 +83,18 @@ def test_the_resample_count_is_a_closed_formula_with_an_upper_bound():
             assert T.holm([smallest_p(need)] + [1.0] * (m - 1))[0] < alpha  # what decide() compares
     for alpha in (1e-300, 5e-324, 1e-7):  # more than MAX_SAMPLES resamples would be needed
         with pytest.raises(ConfigError, match=r"table.alpha = .*give table.alpha > 0.000128") as e:
-            T.table_samples({"alpha": alpha, "samples": 1000}, 16, 2)
+            T.table_samples(S({"alpha": alpha, "samples": 1000}), 16, 2)
         assert e.value.config_path == ["table", "alpha"]
     for samples in (100_000_000_000, MAX_SAMPLES + 1, -3, 2**63):
-        with pytest.raises(ConfigError, match=r"table.samples = .*1..1,000,000"):
-            T.table_samples({"samples": samples}, 16, 2)
+        with pytest.raises(ConfigError, match=r"table.samples = .*expected an integer >= 1 and <= 1000000") as e:
+            T.table_samples(S({"samples": samples}), 16, 2)
     for alpha in (float("nan"), float("inf"), -0.5, 1.0):
         with pytest.raises(ConfigError, match="table.alpha"):
-            T.table_samples({"alpha": alpha}, 1, 1)
-    assert T.table_samples({"samples": MAX_SAMPLES}, 16, 2) == MAX_SAMPLES
-    assert T.table_samples({"alpha": 2e-4}, 16, 2) == MAX_SAMPLES  # ten times 640,000: capped
+            T.table_samples(S({"alpha": alpha}), 1, 1)
+    assert T.table_samples(S({"samples": MAX_SAMPLES}), 16, 2) == MAX_SAMPLES
+    assert T.table_samples(S({"alpha": 2e-4}), 16, 2) == MAX_SAMPLES  # ten times 640,000: capped
     with pytest.raises(ConfigError, match="table.alpha = 1e-300"):  # at the edge: before any run is made
-        T.table_runs({"enabled": True, "alpha": 1e-300, "samples": 1000}, REGISTERED)
+        T.table_runs(S({"enabled": True, "alpha": 1e-300, "samples": 1000}), REGISTERED)
 
 
 def test_table_variants_and_seeds_are_each_given_once_and_never_empty():
@@ -98,9 +103,9 @@ def test_table_variants_and_seeds_are_each_given_once_and_never_empty():
     for bad, key in (({"variants": []}, "variants"), ({"variants": ["sa", "gcn", "sa"]}, "variants"),
                      ({"seeds": [1, 2, 1]}, "seeds")):
         with pytest.raises(ConfigError, match=f"config table.{key}") as e:
-            T.table_runs({"enabled": True, **bad}, REGISTERED)
+            T.table_runs(S({"enabled": True, **bad}), REGISTERED)
         assert e.value.config_path == ["table", key]
-    assert len(T.table_runs({"enabled": True, "variants": None, "seeds": [4]}, REGISTERED)) == len(REGISTERED)
+    assert len(T.table_runs(S({"enabled": True, "variants": None, "seeds": [4]}), REGISTERED)) == len(REGISTERED)
 
 
 def test_a_table_run_config_out_of_bounds_is_refused_when_the_workflow_reads_it():
@@ -110,11 +115,14 @@ def test_a_table_run_config_out_of_bounds_is_refused_when_the_workflow_reads_it(
     from synprep.train.config import RunConfig
 
     for over, key in (({"config": {"train": {"lr": float("nan")}}}, "table[table-vanilla-s1].train.lr = nan"),
-                      ({"decode": {"length_penalty": -1}}, "decode.length_penalty = -1"),
                       ({"config": {"train": {"clip_norm": float("inf")}}}, "train.clip_norm = inf")):
-        run = T.table_runs({"enabled": True, "seeds": [1], **over}, REGISTERED)[0]
+        run = T.table_runs(S({"enabled": True, "seeds": [1], **over}), REGISTERED)[0]
         with pytest.raises(ConfigError, match=re.escape(key)):
             RunConfig.from_dict(run["config"], where=f"table[{run['name']}]")
+    # table.decode is the table's own section: refused when it is read, by key path
+    with pytest.raises(ConfigError, match=re.escape("config table.decode.length_penalty = -1.0")) as e:
+        S({"enabled": True, "decode": {"length_penalty": -1}})
+    assert e.value.config_path == ["table", "decode", "length_penalty"]
 
 
 def _evaluation(folder: Path, hyps: list[str], refs: list[str], **settings) -> Path:
@@ -132,7 +140,7 @@ def test_every_evaluation_the_table_reads_is_validated_again(tmp_path):
     (another run's, another decoding) would go into the table unremarked."""
     refs = ["Ein Hund läuft über die Wiese .", "Zwei Männer spielen Fußball .", "Eine Frau liest ein Buch ."]
     hyps = ["Ein Hund rennt über die Wiese .", "Zwei Männer spielen Ball .", "Eine Frau liest ."]
-    decode = {"beam": 2}
+    decode = T.TableDecode(beam=2)
     path = _evaluation(tmp_path / "ok", hyps, refs)
     T.check_evaluation(str(path), hyps, refs, "parent", decode)  # as written: fine
     cases = {
@@ -251,20 +259,20 @@ def test_evaluation_sets_name_their_files_and_refuse_clashes(tmp_path):
     f = {n: str(tmp_path / n) for n in ("t.en", "t.de", "v.en.gz", "v.de.gz")}
     settings = {"enabled": True, "test": {"src": f["t.en"], "tgt": f["t.de"]},
                 "larger": {"name": "val", "src": f["v.en.gz"], "tgt": f["v.de.gz"]}}
-    sets = T.evaluation_sets(settings, "m30k")
+    sets = T.evaluation_sets(S(settings), "m30k")
     assert sets == {"test": {"name": "t", "src": f["t.en"], "tgt": f["t.de"]},
                     "larger": {"name": "val", "src": f["v.en.gz"], "tgt": f["v.de.gz"]}}
     # no run trains on them: every shard is decontaminated against their files, unless turned off
-    assert T.test_files(settings, sets) == [f["t.en"], f["t.de"], f["v.en.gz"], f["v.de.gz"]]
-    assert T.test_files({**settings, "decontaminate": False}, sets) == []
-    assert T.evaluation_sets({**settings, "enabled": False}, "m30k") == {}
+    assert T.test_files(S(settings), sets) == [f["t.en"], f["t.de"], f["v.en.gz"], f["v.de.gz"]]
+    assert T.test_files(S({**settings, "decontaminate": False}), sets) == []
+    assert T.evaluation_sets(S({**settings, "enabled": False}), "m30k") == {}
     with pytest.raises(ConfigError, match="table.test.name = 't'.*clash") as e:
-        T.evaluation_sets(settings, "t")
+        T.evaluation_sets(S(settings), "t")
     assert e.value.config_path == ["table", "test", "name"]
     with pytest.raises(ConfigError, match="table.larger.tgt: .*nope is not a file"):
-        T.evaluation_sets({**settings, "larger": {"src": f["v.en.gz"], "tgt": str(tmp_path / "nope")}}, "m30k")
+        T.evaluation_sets(S({**settings, "larger": {"src": f["v.en.gz"], "tgt": str(tmp_path / "nope")}}), "m30k")
     with pytest.raises(ConfigError, match="table.larger needs table.test"):
-        T.evaluation_sets({"enabled": True, "larger": settings["larger"]}, "m30k")
+        T.evaluation_sets(S({"enabled": True, "larger": settings["larger"]}), "m30k")
 
 
 def test_table_test_files_are_decontaminated(tmp_path):
@@ -275,7 +283,7 @@ def test_table_test_files_are_decontaminated(tmp_path):
     (tmp_path / "t.en").write_text("A dog runs.\n", encoding="utf-8")
     (tmp_path / "t.de").write_text("Ein Hund rennt.\n", encoding="utf-8")
     settings = {"enabled": True, "test": {"src": str(tmp_path / "t.en"), "tgt": str(tmp_path / "t.de")}}
-    entries = with_decontamination([{"name": "empty"}], T.test_files(settings, T.evaluation_sets(settings, "c")), [])
+    entries = with_decontamination([{"name": "empty"}], T.test_files(S(settings), T.evaluation_sets(S(settings), "c")), [])
     assert entries[-1] == {"name": "decontaminate", "files": [str(tmp_path / "t.en"), str(tmp_path / "t.de")]}
 
 

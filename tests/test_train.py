@@ -71,20 +71,23 @@ def test_run_config_is_strict_and_applies_presets(tmp_path):
         RunConfig.from_dict({"train": {"betas": [0.9]}})
     f = tmp_path / "run.yaml"
     f.write_text("preset: small\nmodel:\n  variant: pascal\n  pascal: {heads: 1}\ntrain:\n  lr: 5e-4\n", encoding="utf-8")
-    cfg = load_config(f, ["train.warmup=100", "model.parent.layers=[1, 2]"])
-    assert cfg.train.lr == 5e-4 and cfg.train.warmup == 100 and cfg.model.parent.layers == [1, 2]
-    assert cfg.model.pascal.heads == 1 and cfg.model.d_model == 256
+    cfg = load_config(f, ["train.warmup=100", "model.pascal.layer=2"])
+    assert cfg.train.lr == 5e-4 and cfg.train.warmup == 100 and cfg.model.options["pascal"].layer == 2
+    assert cfg.model.options["pascal"].heads == 1 and cfg.model.d_model == 256
+    with pytest.raises(ConfigError, match=r"config.model: parent.layers = \[9\]: a layer exceeds"):
+        load_config(f, ["model.variant=parent", "model.parent.layers=[9]"])
     with pytest.raises(ConfigError, match="KEY=VALUE"):
         load_config(None, ["train.lr"])
 
 
 def _config_classes():
-    """Every Config subclass a run reads (the model's groups included)."""
+    """Every Config subclass a run reads (every variant's settings included)."""
     import dataclasses
 
-    from synprep.models.config import Config
+    from synprep.models.specs import option_keys
+    from synprep.settings import Config
 
-    seen, todo = [], [RunConfig] + [type(g) for g in RunConfig().model.groups.values()]
+    seen, todo = [], [RunConfig] + list(option_keys().values())
     while todo:
         cls = todo.pop()
         if cls in seen:
@@ -203,7 +206,7 @@ def test_print_config_shows_resolved_values_and_rejects_unknown_variants(capsys)
     assert main(["train", "--variant", "gcn-nolabels", "--print-config"]) == 0
     assert json.loads(capsys.readouterr().out)["model"]["gcn"]["labels"] is False
     assert main(["train", "--variant", "gcn-nogate", "--print-config"]) == 2
-    assert "unknown variant 'gcn-nogate'" in capsys.readouterr().err
+    assert "variant = 'gcn-nogate': unknown variant; known:" in capsys.readouterr().err
     assert main(["train", "--variant", "gcn-nogates", "--set", "model.gcn.gates=true", "--print-config"]) == 2
     assert "contradicts variant 'gcn-nogates'" in capsys.readouterr().err
 
@@ -261,9 +264,49 @@ def test_config_json_and_old_checkpoints_hold_resolved_values(pud, sa_run, tmp_p
     state["config"]["model"]["sa"].update(hard=None, dec_layers=None)  # as written before resolution
     torch.save(state, tmp_path / "old.pt")
     model, cfg, _ = load_model(tmp_path / "old.pt")
-    assert cfg.model.sa.hard == "none" and cfg.model.sa.dec_layers == [1, 2] and model.structure_layers() == [1, 2]
+    sa = cfg.model.options["sa"]
+    assert sa.hard == "none" and sa.dec_layers == [1, 2] and model.structure_layers() == [1, 2]
     hard = RunConfig.from_dict({"preset": "tiny", "model": {"variant": "sa-hard", "sa": {"hard": None}}})
-    assert hard.model.sa.hard == "greedy"  # an explicit null is the variant's own too
+    assert hard.model.options["sa"].hard == "greedy"  # an explicit null is the variant's own too
+
+
+#: the model config's sections every checkpoint held before issue 43 (synprep at 575b410:
+#: ModelConfig had a field per variant family and read the rest through its groups), with
+#: the defaults they were written with; a checkpoint of today holds its variant's alone
+FORMER_SECTIONS = {
+    "pascal": {"heads": 2, "layer": 1, "variance": 1.0, "parent_ignoring": 0.0, "weighting": "gaussian"},
+    "gps": {"layer": 1, "d_label": 32, "d_path": 64, "max_depth": 32},
+    "sa": {"hard": None, "shared": True, "gate": "vector", "layer": 0, "dec_layers": None, "clamp": None},
+    "gcn": {"layers": 1, "gates": True, "labels": True},
+    "parent": {"heads": 1, "layers": None, "mask": "paper"},
+    "prefix": {"mode": "exact", "k": 4},
+    "ch": {"parse_ratio": 1.0},
+    "sh": {"d_label": 10},
+    "sisa": {"layer": 1, "weight": 1.0},
+    "structpos": {"max_distance": 16, "layers": None, "absolute": True},
+}
+
+
+@pytest.mark.parametrize("variant", ["vanilla", "pascal"])
+def test_a_checkpoint_of_the_former_format_loads_and_resumes(pud, tmp_path, variant):
+    """A checkpoint written before issue 43 holds every variant's section in its config
+    (FORMER_SECTIONS); it loads as the config of today (the trunk and the variant's own settings), with the
+    same weights, and a run resumes from it as from its own checkpoint."""
+    out = tmp_path / "run"
+    train(run_cfg(pud, out, variant, max_steps=3), log=lambda m: None)
+    state = torch.load(out / "checkpoint_last.pt", map_location="cpu", weights_only=False)
+    own = {k for k in FORMER_SECTIONS if k in state["config"]["model"]}
+    assert own == ({"pascal"} if variant == "pascal" else set())  # today's format: its own section alone
+    former = {**state["config"]["model"], **{k: v for k, v in FORMER_SECTIONS.items() if k not in own}}
+    state["config"]["model"] = former
+    torch.save(state, out / "checkpoint_last.pt")  # the run's folder now holds a checkpoint of the former format
+    model, cfg, _ = load_model(out / "checkpoint_last.pt")
+    assert cfg.to_dict() == json.loads((out / "config.json").read_text())
+    assert all(torch.equal(model.state_dict()[k], w) for k, w in state["model"].items())
+    summary = train(run_cfg(pud, out, variant, max_steps=4), log=lambda m: None)  # resumed, not refused
+    assert summary["steps"] == 4
+    again = torch.load(out / "checkpoint_last.pt", map_location="cpu", weights_only=False)["config"]["model"]
+    assert set(again) & set(FORMER_SECTIONS) == own  # written back in today's format
 
 
 def test_config_files_include_a_base(tmp_path):
@@ -310,8 +353,8 @@ def test_the_run_config_is_resolved_once_at_the_edge(pud, tmp_path, monkeypatch)
     refused before any data is read."""
     import dataclasses
 
-    from synprep.models.config import SAConfig
     from synprep.models.specs import Variant
+    from synprep.models.specs.structured import SAConfig
 
     cfg = run_cfg(pud, tmp_path / "run", "sa-hard", max_steps=1, valid_every=1)
     resolved = []
@@ -322,7 +365,7 @@ def test_the_run_config_is_resolved_once_at_the_edge(pud, tmp_path, monkeypatch)
     train(dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, max_steps=2)), log=lambda m: None)
     assert resolved == ["sa-hard"]
     with pytest.raises(ConfigError, match=r"not resolved \(sa.hard, sa.dec_layers\)"):
-        train(dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, sa=SAConfig())), log=lambda m: None)
+        train(dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, options={"sa": SAConfig()})), log=lambda m: None)
 
 
 def test_checkpoint_restores_the_architecture_and_the_run(pud, tmp_path):
@@ -559,7 +602,7 @@ def test_command_errors_exit_2(pud, tmp_path, capsys):
     assert main(["train", "--set", "model.d_modle=8", "--train", str(pud / "train")]) == 2
     assert "unknown key 'd_modle'" in capsys.readouterr().err
     assert main(["train", "--variant", "vanila", "--train", str(pud / "train")]) == 2
-    assert "unknown variant 'vanila'" in capsys.readouterr().err
+    assert "variant = 'vanila': unknown variant; known:" in capsys.readouterr().err
     assert main(["translate", "--checkpoint", str(tmp_path / "none.pt"), "--data", str(pud / "valid")]) == 2
     assert "no such checkpoint" in capsys.readouterr().err
     short = tmp_path / "short.txt"

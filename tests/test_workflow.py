@@ -10,6 +10,7 @@ shard, a second run from scratch) is tests/test_workflow_rebuild.py's.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -61,41 +62,70 @@ def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
     assert cfg["analysis"]["challenge"]["enabled"] is False and cfg["analysis"]["challenge"]["min_dist"] == 2
     assert cfg["analysis"]["induce"] == {"enabled": False, "root": "best-score", "gold": None, "gates": True}
     # the stanza options reach the parser; the tree decoder can be switched back to stanza's
-    from synprep.stages.parse import parser_settings
+    from synprep.parsers import ParseSettings
     from synprep.parsers.stanza_backend import StanzaParser
+    from synprep.stages.parse import parser_settings
 
-    st = _validate({"corpus": {"name": "mine", "tsv": "pairs.tsv"}, "parse": {"backend": "stanza", "fast_decode": False}})
-    opts = parser_settings(st["parse"], {"src": "en", "tgt": "de"})
+    st = _validate({"corpus": {"name": "mine", "tsv": "pairs.tsv"}, "parse": {"backend": "stanza", "stanza": {"fast_decode": False}}})
+    opts = parser_settings(ParseSettings.from_dict(st["parse"]), {"src": "en", "tgt": "de"})
     assert opts["tgt"]["fast_decode"] is False and opts["src"]["batch_tokens"] == 3000
-    StanzaParser.Options(**opts["src"])  # every option is one the backend takes (a TypeError if not)
-    assert parser_settings(cfg["parse"], {"src": "en", "tgt": "de"})["src"].get("fast_decode") is None  # udpipe
-    assert _validate({"corpus": {"name": "m", "tsv": "p.tsv"}, "parse": {"backend": "stanza"}})["parse"]["fast_decode"] is True
+    StanzaParser.Options.from_dict(opts["src"])  # every option is one the backend takes, of its type
+    assert parser_settings(ParseSettings.from_dict(cfg["parse"]), {"src": "en", "tgt": "de"})["src"].get("fast_decode") is None  # udpipe
+    assert _validate({"corpus": {"name": "m", "tsv": "p.tsv"}, "parse": {"backend": "stanza"}})["parse"]["stanza"]["fast_decode"] is True
     # the demo extracts challenge sets from its held-out shard
     demo = _validate(_demo_config())
     assert demo["analysis"]["challenge"]["enabled"] is True and demo["train"]["heldout_shards"] >= 1
 
 
 def test_a_stanza_parse_job_on_a_gpu_runs_the_gpu_setting():
-    """parse.gpu_workers processes share the GPU of a stanza parse job (each its own
+    """parse.stanza.gpu_workers processes share the GPU of a stanza parse job (each its own
     pipeline, chunks of GPU_CHUNK sentences), and the job asks for a thread each; on the
     CPU one process, one thread, as before."""
-    from synprep.parsers.stanza_backend import GPU_CHUNK, StanzaParser
+    from synprep.parsers import ParseSettings
+    from synprep.parsers.stanza_backend import GPU_CHUNK, StanzaParser, StanzaWorkflow
     from synprep.stages.parse import parse_resources, parser_settings
 
     langs = {"src": "en", "tgt": "de"}
-    gpu = _validate({"corpus": {"name": "m", "tsv": "p.tsv"}, "parse": {"backend": "stanza"}})["parse"]
-    assert gpu["gpu_workers"] == 4 and gpu["device"] == "auto"
+
+    def parse(**stanza):
+        section = {"backend": "stanza", **({"stanza": stanza} if stanza else {})}
+        return ParseSettings.from_dict(_validate({"corpus": {"name": "m", "tsv": "p.tsv"}, "parse": section})["parse"])
+
+    gpu = parse()
+    assert gpu.section(StanzaWorkflow).gpu_workers == 4 and gpu.section(StanzaWorkflow).device == "auto"
     opts = parser_settings(gpu, langs)["src"]
     assert opts["workers"] == 4 and opts["chunk_size"] == GPU_CHUNK
-    StanzaParser.Options(**opts)
+    StanzaParser.Options.from_dict(opts)
     res = parse_resources(gpu)
     assert (res.threads, res.gpus) == (4, 1)
     assert StanzaParser.job_options(opts, 4)["threads"] == 1  # where auto finds no GPU: one torch thread a process
-    one = _validate({"corpus": {"name": "m", "tsv": "p.tsv"}, "parse": {"backend": "stanza", "gpu_workers": 1}})["parse"]
-    assert "workers" not in parser_settings(one, langs)["src"]
-    cpu = _validate({"corpus": {"name": "m", "tsv": "p.tsv"}, "parse": {"backend": "stanza", "device": "cpu"}})["parse"]
+    assert "workers" not in parser_settings(parse(gpu_workers=1), langs)["src"]
+    cpu = parse(device="cpu")
     assert "workers" not in parser_settings(cpu, langs)["src"]
     assert (parse_resources(cpu).threads, parse_resources(cpu).gpus) == (1, 0)
+
+
+def test_the_schemas_defaults_are_the_sections_classes():
+    """The sections the rules read are typed once (synprep.stages.settings): the schema
+    describes their keys, and its defaults are the classes' -- a minimal config's
+    sections, filled by the schema, read as exactly the classes' defaults, every class
+    key is in the schema and every schema key in the class (a default cannot differ)."""
+    from synprep import registry
+    from synprep.stages.settings import SECTIONS, workflow_settings
+
+    cfg = _validate({"corpus": {"name": "m", "tsv": "p.tsv", "src_lang": "en", "tgt_lang": "de"}})
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())["properties"]
+    for key, cls in SECTIONS.items():
+        assert cls.from_dict(cfg[key]).to_dict() == cls().to_dict(), key
+        fields = {f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
+        keys = set(schema[key]["properties"]) - set(registry.names("parser") if key == "parse" else ())
+        assert keys == fields, (key, sorted(keys ^ fields))
+    for name in registry.names("parser"):  # each backend's own section: its declared settings' defaults
+        assert cfg["parse"][name] == registry.get("parser", name).Workflow().to_dict(), name
+    settings = workflow_settings(cfg)
+    assert settings.parse == SECTIONS["parse"]() and settings.table == SECTIONS["table"]()
+    # the filter entries got the corpus's languages where their filter takes them (langid)
+    assert settings.filter.filters[-1] == {"name": "langid", "min_prob": 0.5, "src_lang": "en", "tgt_lang": "de"}
 
 
 @pytest.mark.parametrize(
@@ -125,7 +155,7 @@ def test_misspelled_or_bad_key_is_an_error(path, value, word):
 
 
 def test_tree_decoder_recipe_is_a_valid_overlay_and_its_runs_load():
-    from synprep.models.config import merge_dicts
+    from synprep.settings import merge_dicts
     from synprep.train.trainer import RunConfig, read_config_file
 
     recipe = yaml.safe_load((REPO / "config" / "recipes" / "tree-decoder.yaml").read_text())
@@ -133,7 +163,8 @@ def test_tree_decoder_recipe_is_a_valid_overlay_and_its_runs_load():
     assert cfg["shards"]["max_target_pieces"] == 40 and len(cfg["train"]["runs"]) == 7
     for run in cfg["train"]["runs"]:
         rc = RunConfig.from_dict(read_config_file(REPO / run["file"]))
-        assert rc.train.max_sentences == 128 and rc.model.prefix.mode == "exact"
+        prefix = rc.model.options.get("prefix")  # the bidirectional decoders' (vanilla and linearized have none)
+        assert rc.train.max_sentences == 128 and (prefix is None or prefix.mode == "exact")
 
 
 def test_unknown_filter_parameter_is_an_error_before_any_job():

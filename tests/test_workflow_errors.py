@@ -89,7 +89,7 @@ def test_a_misspelled_filter_parameter_in_the_workflow_config_is_one_line(tmp_pa
 
 def test_a_misspelled_run_config_key_in_the_workflow_is_one_line(tmp_path, capsys):
     """As train.smk checks each run (the in-process part: the check imports torch)."""
-    from synprep.models.config import merge_dicts
+    from synprep.settings import merge_dicts
     from synprep.train.config import RunConfig, read_config_file
     from synprep.stages.workflow import config_error_at, stop_on_error
 

@@ -57,12 +57,13 @@ def test_the_outdir_is_checked(tmp_path):
 
 def test_heldout_shards_equal_to_the_count_is_refused_when_runs_train():
     from synprep.stages.prepare import check_shard_counts
+    from synprep.stages.settings import TrainSettings
 
     runs = [{"name": "r"}]
     with pytest.raises(ConfigError, match="holds out every shard"):
-        check_shard_counts({"shards": {"count": 4}, "train": {"heldout_shards": 4, "runs": runs, "heldout_pairs": 0}})
-    check_shard_counts({"shards": {"count": 4}, "train": {"heldout_shards": 3, "runs": runs, "heldout_pairs": 0}})
-    check_shard_counts({"shards": {"count": 4}, "train": {"heldout_shards": 4, "runs": [], "heldout_pairs": 0}})
+        check_shard_counts(4, TrainSettings(heldout_shards=4, runs=runs, heldout_pairs=0))
+    check_shard_counts(4, TrainSettings(heldout_shards=3, runs=runs, heldout_pairs=0))
+    check_shard_counts(4, TrainSettings(heldout_shards=4, runs=[], heldout_pairs=0))
 
 
 @pytest.mark.workflow

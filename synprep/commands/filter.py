@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..filters import build_filters, default_config, load_config, read_pairs, recut_dir, run_filters, write_outputs
+from ..filters import (DecontaminateFilter, build_filters, decontamination_entry, default_config, load_config, read_pairs,
+                       recut_dir, run_filters, write_outputs)
 from ..filters.defaults import to_yaml
 from ..filters.eflomal_seed import seeded_eflomal
 from ..filters.langid import known_languages
@@ -91,10 +92,10 @@ def _seed(value: str) -> int | None:
 
 
 def _filters(args):
-    decontaminate = [{"name": "decontaminate", "files": list(args.test_files)}] if args.test_files else []
+    decontaminate = [decontamination_entry(files=args.test_files)] if args.test_files else []
     if args.config:
         filters = load_config(args.config)
-        if decontaminate and any(f.label == "decontaminate" for f in filters):
+        if decontaminate and any(isinstance(f, DecontaminateFilter) for f in filters):
             raise ConfigError(f"{args.config} has a 'decontaminate' entry already; give the test files there "
                               "or with --test-files, not both")
         return filters + build_filters(decontaminate)
@@ -157,7 +158,7 @@ def run(args) -> int:
                                                    "--test-files": args.test_files})
     out = check_replaceable(args.out or "filtered", FILTER_KIND)
     pairs = read_pairs(args.src, args.tgt, args.corpus)
-    aligns = any(f.name == "align" for f in filters)
+    aligns = any(f.seeded for f in filters)  # eflomal's samplers (the align filter) take the seed
     with seeded_eflomal(seed if aligns else None) as seeded:
         result = run_filters(pairs, filters, progress=not args.no_progress)
     if aligns and seed is not None and not seeded.active:

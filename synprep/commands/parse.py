@@ -31,7 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", nargs="?", default="-", help="sentences: one a line, or id<TAB>text; .gz ok; - = stdin")
     p.add_argument("-o", "--output", default="-", help="CoNLL-U to write (.gz ok; default stdout)")
     p.add_argument("--rejects", default=None, metavar="TSV", help="write rejected sentences here as id<TAB>stage<TAB>reason<TAB>detail")
-    p.add_argument("--backend", default=None, help="parser backend: udpipe (default) or stanza")
+    p.add_argument("--backend", default=None, choices=registry.names("parser"),
+                   help=f"parser backend: {' or '.join(registry.names('parser'))} (default {DEFAULT})")
     p.add_argument("--model", default=None,
                    help="udpipe: a .udpipe file; stanza: a model folder (default: the demo model / ~/stanza_resources)")
     p.add_argument("--lang", default=None, help="language code, e.g. en (picks the demo model when --model is not given)")

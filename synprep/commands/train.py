@@ -25,7 +25,6 @@ import os
 
 from ..models import PRESETS, variants
 from ..train.trainer import load_config, train
-from ..util.outputs import check_outputs
 from .bounds import count, real
 
 
@@ -67,12 +66,12 @@ def run(args: argparse.Namespace) -> int:
         "train.progress": False if args.no_progress else None,
     }
     cfg = load_config(args.config, args.overrides, {k: v for k, v in short.items() if v is not None})
-    check_outputs({"train.out (--out)": cfg.train.out}, {"--config": args.config})  # the datasets: the trainer's own check
     if args.print_config:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0
     summary = train(cfg, resume=not args.no_resume, verify=not args.no_verify,
-                    stale="start-over" if args.start_over_if_changed else "refuse")
+                    stale="start-over" if args.start_over_if_changed else "refuse",
+                    inputs={"--config": args.config})  # the outputs checked once, by the trainer, with the datasets
     if int(os.environ.get("RANK", "0") or 0) == 0:  # under torchrun: once
         print(json.dumps(summary, indent=2))
     return 0

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..parsers import backend
+from .. import registry
+from ..parsers import DEFAULT, backend
 from ..util.outputs import check_output_dir, check_output_file, check_outputs
 from .bounds import count
 
@@ -21,7 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, help="model to write: a .udpipe file (udpipe) or a folder (stanza)")
     p.add_argument("--heldout", action="append", default=[], metavar="CONLLU",
                    help="heldout (dev) treebank for early stopping; repeat for several")
-    p.add_argument("--backend", choices=["udpipe", "stanza"], default="udpipe", help="which parser to train (default udpipe)")
+    p.add_argument("--backend", choices=registry.names("parser"), default=DEFAULT,
+                   help=f"which parser to train (the registered backends; default {DEFAULT})")
     p.add_argument("--preset", choices=["default", "demo"], default="default",
                    help="udpipe: 'default' = UDPipe's own defaults; 'demo' = the settings of the shipped demo models "
                         "(fast, a few MB). Explicit --tokenizer/--tagger/--parser override it")

@@ -582,14 +582,3 @@ def remove_damaged_shards(dataset_dirs: Sequence[str | os.PathLike], lock_dir: s
         removed.append(os.fspath(d))
     return removed
 
-
-#: names that moved to :mod:`synprep.dataset.heldout`, importable from here as before (CHANGELOG.md)
-MOVED = ("heldout_count", "heldout_ids", "split_pairs")
-
-
-def __getattr__(name: str):
-    if name in MOVED:
-        from . import heldout  # lazy: a cycle (heldout imports this module); it also loads pyarrow
-
-        return getattr(heldout, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -394,6 +394,21 @@ class ShardDataset:
 # =========================================================================== sampler
 
 
+def share(group: Sequence, rank: int, world: int) -> list:
+    """Process ``rank``'s batches of an update's ``group`` among ``world`` data-parallel
+    processes (synprep.train.distributed): batches ``rank, rank + world, ...``."""
+    return list(group[rank::world])
+
+
+def drop_tail(batches: list, group_size: int, world: int) -> list:
+    """An epoch's batches without a last group (``group_size`` batches an update) too
+    short to give each of ``world`` processes a batch."""
+    rest = len(batches) % group_size
+    if world > 1 and 0 < rest < world:
+        return batches[: len(batches) - rest]
+    return batches
+
+
 class TokenBudgetSampler:
     """Length-bucketed batches of row indices under a padded-token budget.
 

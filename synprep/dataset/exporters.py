@@ -1,14 +1,15 @@
 """Exporters: shards -> the text formats other trainers read.
 
 Each exporter is a class registered with ``@register_exporter(name)``. It declares
-its options on the class as a frozen dataclass ``Options`` of :func:`option` fields
-(default, allowed values) and the files it writes (``writes``); ``defaults`` and
-``choices`` are derived from it, and so are ``synprep export --help``'s list
+its options on the class as ``Options``, a frozen :class:`synprep.settings.Config`
+(the one settings base: a string option's allowed values are its ``Literal`` type),
+and the files it writes (``writes``); ``synprep export --help``'s list
 (:func:`option_summary`) and the options column of docs/shards.md's exporter table
-(tests/test_exporters.py checks it). Options come as keyword arguments (strings
-from ``-O key=value`` are converted to the declared type; unknown options are a
-ConfigError), and :meth:`Exporter.export` writes files into a directory (each
-atomically) and returns their paths. ``synprep export NAME DATASET OUT -O
+(tests/test_exporters.py checks it) are derived from it. Options come as keyword
+arguments, read once into ``self.options`` (strings from ``-O key=value`` are read by
+the declared type, :meth:`synprep.settings.Config.from_text`; unknown options and
+wrong types are ConfigErrors), and :meth:`Exporter.export` writes files into a
+directory (each atomically) and returns their paths. ``synprep export NAME DATASET OUT -O
 key=value`` runs one. docs/architecture.md, "How to add an exporter", walks through
 adding one.
 
@@ -56,13 +57,14 @@ Exporters:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Literal, Sequence
 
 
 from ..errors import ConfigError
 from ..registry import register_exporter
+from ..settings import Config, literal_choices, setting
 from ..syntax.features import flat_from_sentences, parent_positions
 from ..util.outputs import OutputDir, atomic_file, plain_name
 from .shards import iter_rows, load_models, read_manifest
@@ -113,21 +115,10 @@ def parse_options(pairs: Sequence[str]) -> dict:
     return out
 
 
-def _bool(v) -> bool:
-    if isinstance(v, bool):
-        return v
-    s = str(v).lower()
-    if s in ("1", "true", "yes", "on"):
-        return True
-    if s in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"expected true or false, not {v!r}")
-
-
-def option(default: Any, *, choices: tuple[str, ...] = ()) -> Any:
-    """A field of an exporter's ``Options``: its ``default`` (whose type is the
-    option's) and, for a string, the values allowed (``choices``, default first)."""
-    return field(default=default, metadata={"choices": tuple(choices)})
+def option(default: Any, **meta: Any) -> Any:
+    """A field of an exporter's ``Options``: its ``default`` (a string option's allowed
+    values are its ``Literal`` annotation's)."""
+    return setting(default, **meta)
 
 
 def option_summary(cls: type) -> list[str]:
@@ -136,8 +127,9 @@ def option_summary(cls: type) -> list[str]:
     ``root_arc=false``, ``max_depth=16``."""
     out = []
     for f in fields(cls.Options):
-        if f.metadata.get("choices"):
-            out.append(f"{f.name}={'|'.join(f.metadata['choices'])}")
+        choices = literal_choices(cls.Options, f.name)
+        if choices:
+            out.append(f"{f.name}={'|'.join(choices)}")
         elif f.default == "":
             out.append(f.name)
         else:
@@ -151,64 +143,38 @@ class Exporter:
     name = ""
     #: the files written, one line for ``--help`` (PREFIX, SRC, TGT: module doc)
     writes: ClassVar[str] = ""
-    #: the options: a frozen dataclass of :func:`option` fields
-    Options: ClassVar[type | None] = None
-    #: option -> default, option -> allowed values (from ``Options``)
-    defaults: ClassVar[dict] = {}
-    choices: ClassVar[dict] = {}
+    #: the options: a frozen Config of :func:`option` fields
+    Options: ClassVar[type[Config]]
     #: options that become a part of an output file's name (each a plain name)
     names: tuple = ("prefix", "src_lang", "tgt_lang")
 
-    def __init_subclass__(cls, **kw: Any) -> None:
-        super().__init_subclass__(**kw)
-        if cls.__dict__.get("Options") is not None:
-            declared = fields(cls.Options)
-            cls.defaults = {f.name: f.default for f in declared}
-            cls.choices = {f.name: f.metadata["choices"] for f in declared if f.metadata.get("choices")}
-
     def __init__(self, **options):
-        unknown = sorted(set(options) - set(self.defaults))
-        if unknown:
-            raise ConfigError(
-                f"unknown option(s) for exporter {self.name!r}: {', '.join(unknown)}; known: {', '.join(sorted(self.defaults))}"
-            )
-        self.options = dict(self.defaults)
-        for k, v in options.items():
-            d = self.defaults[k]
-            try:
-                self.options[k] = _bool(v) if isinstance(d, bool) else type(d)(v)
-            except (ValueError, ConfigError):
-                what = "true or false" if isinstance(d, bool) else f"{'an integer' if isinstance(d, int) else 'a value'}"
-                raise ConfigError(f"{self.name} option {k}: expected {what}, not {v!r}") from None
-        for k, allowed in self.choices.items():
-            if self.options[k] not in allowed:
-                raise ConfigError(f"{self.name} option {k} must be one of {', '.join(allowed)}, not {self.options[k]!r}")
-
+        #: the options, read once by the declaration (frozen; text read by the declared types)
+        self.options = self.Options.from_text(options, f"exporter {self.name!r}")
         for k in self.names:  # output names come from synprep: these options are only a part of one
-            if self.options[k]:  # empty: from the dataset's manifest (_Renderer.file_names)
-                plain_name(self.options[k], f"{self.name} option {k}")
-        self.settings = self.Options(**self.options)  # the typed, frozen view of the options
+            if getattr(self.options, k):  # empty: from the dataset's manifest (_Renderer.file_names)
+                plain_name(getattr(self.options, k), f"{self.name} option {k}")
 
     def export(self, dataset: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:  # pragma: no cover
         raise NotImplementedError
 
 
-def file_names(manifest: dict, options: dict) -> tuple[str, dict[str, str]]:
+def file_names(manifest: dict, options: FileOptions) -> tuple[str, dict[str, str]]:
     """The file prefix and the suffix of each side: the options where given, else
     from the manifest (module doc: ``valid`` for a held-out set, its languages). The
     suffixes of a dataset's sides must not collide (module doc): a ConfigError saying
     which options to give."""
     heldout = bool((manifest.get("config") or {}).get("heldout"))
-    prefix = options["prefix"] or ("valid" if heldout else "train")
+    prefix = options.prefix or ("valid" if heldout else "train")
     recorded = manifest.get("languages") or {}
-    langs = {s: options[f"{s}_lang"] or recorded.get(s) or s for s in ("src", "tgt")}
+    langs = {s: getattr(options, f"{s}_lang") or recorded.get(s) or s for s in ("src", "tgt")}
     if len(manifest.get("sides") or ("src", "tgt")) == 2:
         a, b = (langs[s].casefold() for s in ("src", "tgt"))
         if a == b or a.startswith(b + ".") or b.startswith(a + "."):
             raise ConfigError(f"the src and tgt sides would be written to colliding files ({prefix}.{langs['src']} and "
                               f"{prefix}.{langs['tgt']}"
                               + (": the dataset records the same language for both" if langs["src"] == langs["tgt"]
-                                 and not (options["src_lang"] or options["tgt_lang"]) else "")
+                                 and not (options.src_lang or options.tgt_lang) else "")
                               + "); give each side its own suffix: -O src_lang=... -O tgt_lang=...")
     return prefix, langs
 
@@ -217,9 +183,9 @@ def check_text_tokens(dataset, manifest: dict, exporter: "Exporter") -> None:
     """ConfigError unless ``exporter`` (its ``style`` option) can write the dataset's
     pieces faithfully (module doc): a pretrained tokenizer's side only as ids."""
     pretrained = [s for s in manifest["sides"] if manifest["pieces"]["models"][s].get("kind") == "tokenizers"]
-    style = exporter.options["style"]
+    style = exporter.options.style
     if pretrained and style != "ids":
-        how = ("export them with -O style=ids" if "ids" in exporter.choices.get("style", ()) else
+        how = ("export them with -O style=ids" if "ids" in literal_choices(exporter.Options, "style") else
                "export them with an exporter that writes ids: synprep export features DATASET OUT -O style=ids")
         raise ConfigError(f"{dataset}: the {pretrained[0]} side's pieces are a pretrained tokenizer's ids, whose token "
                           f"strings are not text (byte-level marks): {exporter.name} would write them garbled; {how}")
@@ -232,10 +198,10 @@ class _Renderer:
         self.manifest = read_manifest(dataset)
         check_text_tokens(dataset, self.manifest, exporter)
         self.models = load_models(dataset, self.manifest)
-        self.style = exporter.options["style"]
+        self.style = exporter.options.style
         self.labels = self.manifest["labels"]
 
-    def file_names(self, options: dict) -> tuple[str, dict[str, str]]:
+    def file_names(self, options: FileOptions) -> tuple[str, dict[str, str]]:
         return file_names(self.manifest, options)
 
     def words(self, side: str, row: dict) -> list[list[str]]:
@@ -298,17 +264,17 @@ def format_position(x: float) -> str:
 
 
 @dataclass(frozen=True)
-class FileOptions:
+class FileOptions(Config):
     """The options every exporter takes first: the token style, then the output
     files' names (empty: from the manifest, :func:`file_names`)."""
 
-    #: bpe (subword-nmt tokens) or spm (the pieces as they are); module doc
-    style: str = option("bpe", choices=("bpe", "spm"))
-    #: the files' prefix; empty: train, or valid for a held-out set
-    prefix: str = option("")
-    #: the suffixes of the two sides' files; empty: the dataset's languages, else src/tgt
-    src_lang: str = option("")
-    tgt_lang: str = option("")
+    # bpe (subword-nmt tokens) or spm (the pieces as they are); module doc
+    style: Literal["bpe", "spm"] = "bpe"
+    # the files' prefix; empty: train, or valid for a held-out set
+    prefix: str = ""
+    # the suffixes of the two sides' files; empty: the dataset's languages, else src/tgt
+    src_lang: str = ""
+    tgt_lang: str = ""
 
 
 @register_exporter("pascal")
@@ -318,9 +284,8 @@ class PascalExporter(Exporter):
 
     @dataclass(frozen=True)
     class Options(FileOptions):
-        style: str = option("bpe", choices=("bpe", "spm"))
-        #: write PREFIX.TGT.parent too
-        target_parents: bool = option(False)
+        # write PREFIX.TGT.parent too
+        target_parents: bool = False
 
     def export(self, dataset, out_dir) -> list[Path]:
         o = self.options
@@ -333,7 +298,7 @@ class PascalExporter(Exporter):
             for s in sides:
                 words = r.words(s, row)
                 text[s].append(" ".join(t for w in words for t in w))
-                if s == "src" or o["target_parents"] or len(sides) == 1:
+                if s == "src" or o.target_parents or len(sides) == 1:
                     par[s].append(r.parents(s, row, words))
         out = output_dir(out_dir, self.name)
         files = []
@@ -351,14 +316,13 @@ class TransitionsExporter(Exporter):
 
     @dataclass(frozen=True)
     class Options(FileOptions):
-        style: str = option("bpe", choices=("bpe", "spm"))
-        #: the arc tokens: LEFT-ARC:nsubj, the released tree decoder's Lnsubj@@|, or its split L@@| |@@nsubj
-        arc_format: str = option("plain", choices=("plain", "nematus", "nematus-split"))
-        #: append the root arc the released code emits (Rroot@@|); the paper deletes it
-        root_arc: bool = option(False)
+        # the arc tokens: LEFT-ARC:nsubj, the released tree decoder's Lnsubj@@|, or its split L@@| |@@nsubj
+        arc_format: Literal["plain", "nematus", "nematus-split"] = "plain"
+        # append the root arc the released code emits (Rroot@@|); the paper deletes it
+        root_arc: bool = False
 
     def arc(self, left: bool, label: str) -> list[str]:
-        f = self.options["arc_format"]
+        f = self.options.arc_format
         if f == "plain":
             return [f"{'LEFT' if left else 'RIGHT'}-ARC:{label}"]
         k = "L" if left else "R"
@@ -382,7 +346,7 @@ class TransitionsExporter(Exporter):
             else:
                 lab, right = divmod(x - V, 2)
                 toks.extend(self.arc(not right, r.labels[lab]))
-        if self.options["root_arc"]:
+        if self.options.root_arc:
             toks.extend(self.arc(False, "root"))
         return toks
 

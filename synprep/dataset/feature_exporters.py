@@ -27,6 +27,7 @@ parent positions recomputed over the rendered tokens, as the ``pascal`` exporter
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 from pathlib import Path
 
 from ..errors import ConfigError
@@ -88,8 +89,8 @@ class _Base(Exporter):
 
     @dataclass(frozen=True)
     class Options(FileOptions):
-        #: ids: the piece ids (a pretrained tokenizer's dataset)
-        style: str = option("bpe", choices=("bpe", "spm", "ids"))
+        # ids: the piece ids (a pretrained tokenizer's dataset)
+        style: Literal["bpe", "spm", "ids"] = "bpe"
 
     def rows(self, dataset):
         """(manifest, side -> model, every row as :class:`_Side` per side, raw rows)."""
@@ -98,7 +99,7 @@ class _Base(Exporter):
         self.prefix, self.langs = file_names(m, self.options)
         check_text_tokens(dataset, m, self)
         models = load_models(dataset, m)
-        style, labels = self.options["style"], m["labels"]
+        style, labels = self.options.style, m["labels"]
         for row in iter_rows(dataset):
             yield m, models, {s: _Side(models[s], labels, style, s, row) for s in m["sides"]}, row
 
@@ -150,12 +151,12 @@ class OpenNMTExporter(_Base):
 
     @dataclass(frozen=True)
     class Options(_Base.Options):
-        #: comma-separated, any of rel, rootpath, parent, word
-        features: str = option("rel,rootpath")
+        # comma-separated, any of rel, rootpath, parent, word
+        features: str = "rel,rootpath"
     known = ("rel", "rootpath", "parent", "word")
 
     def export(self, dataset, out_dir) -> list[Path]:
-        feats = [f.strip() for f in self.options["features"].split(",") if f.strip()]
+        feats = [f.strip() for f in self.options.features.split(",") if f.strip()]
         bad = [f for f in feats if f not in self.known]
         if bad or not feats:
             raise ConfigError(f"opennmt option features: {bad[0] if bad else 'empty'}; give some of {', '.join(self.known)}")
@@ -193,16 +194,14 @@ class MarianExporter(_Base):
 
     @dataclass(frozen=True)
     class Options(_Base.Options):
-        #: depths above it are written as it
-        max_depth: int = option(16)
+        # depths above it are written as it
+        max_depth: int = option(16, ge=1, le=MAX_DEPTH)
 
     def export(self, dataset, out_dir) -> list[Path]:
         text: dict[str, list[str]] = {}
         lemmas: set[str] = set()
         n_labels = 0
-        cap = self.options["max_depth"]
-        if not 1 <= cap <= MAX_DEPTH:  # the .fsv lists every depth factor: a cap of 1e11 never ended
-            raise ConfigError(f"marian option max_depth must be in 1..{MAX_DEPTH}, not {cap}")
+        cap = self.options.max_depth  # bounded (the .fsv lists every depth factor: a cap of 1e11 never ended)
         for m, _models, sides, row in self.rows(dataset):
             n_labels = len(m["labels"])
             src = "src" if "src" in sides else next(iter(sides))

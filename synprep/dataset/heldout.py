@@ -8,9 +8,6 @@ shard count, the shard order or the other pairs' text --, so the same corpus hol
 out the same pairs however it is sharded. :func:`split_pairs` writes the two datasets
 (training and held-out), each shard's rows copied in order into the side they belong
 to, with one manifest over each side's parts (:func:`synprep.dataset.accounting.dataset_manifest`).
-
-The three names are importable from :mod:`synprep.dataset.accounting`, where they
-lived before, too.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ filtering run. docs/filters.md documents every filter and the YAML format.
 from __future__ import annotations
 
 from . import align, decontaminate, langid, simple  # noqa: F401  (registers the filters)
-from .base import Filter, Pair, build_filter, build_filters, filter_names, load_config
+from .base import Filter, Pair, build_filter, build_filters, fill_languages, filter_names, load_config, path_options
+from .decontaminate import DecontaminateFilter, decontamination_entry
 from .defaults import default_config
 from .pipeline import (
     FilterResult,
@@ -29,6 +30,7 @@ from .pipeline import (
 )
 
 __all__ = [
+    "DecontaminateFilter",
     "Filter",
     "FilterResult",
     "Pair",
@@ -36,9 +38,12 @@ __all__ = [
     "RecutResult",
     "build_filter",
     "build_filters",
+    "decontamination_entry",
     "default_config",
+    "fill_languages",
     "filter_names",
     "load_config",
+    "path_options",
     "read_pairs",
     "recut",
     "recut_dir",

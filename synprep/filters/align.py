@@ -47,6 +47,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..registry import register_filter
+from ..settings import Config
 from .base import Filter, Pair, Score, option, require_file, require_range
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -111,9 +112,11 @@ class AlignFilter(Filter):
     """Reject pairs whose words do not align well (see the module docstring)."""
 
     name = "align"
+    #: its scores depend on eflomal's Gibbs samplers: the stage seeds them (filter_shard)
+    seeded = True
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(Config):
         """The 'align' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
 
         model: int = option(2)
@@ -122,51 +125,51 @@ class AlignFilter(Filter):
         rel_iterations: float = option(1.0)
         null_prior: float = option(0.5)
         combine: str = option('mean')
-        reference_src: str | None = option(None)
-        reference_tgt: str | None = option(None)
+        reference_src: str | None = option(None, path=True)
+        reference_tgt: str | None = option(None, path=True)
         reference_mode: str = option('joint')
-        max_cost: float | int | None = option(None, cut=True)
-        top_fraction: float | int | None = option(None, cut=True)
-        max_z: float | int | None = option(None, cut=True)
+        max_cost: float | None = option(None, cut=True)
+        top_fraction: float | None = option(None, cut=True)
+        max_z: float | None = option(None, cut=True)
 
     columns = ("fwd", "rev", "cost")
     #: the cut used when none of max_cost, top_fraction, max_z is given
     DEFAULT_MAX_Z = 2.0
 
     def validate(self) -> None:
-        if self.model not in (1, 2, 3):
-            raise self.error("model", f"is {self.model}; expected 1 (IBM1), 2 (HMM) or 3 (HMM + fertility)")
-        if self.score_model not in (0, 1, 2, 3):
-            raise self.error("score_model", f"is {self.score_model}; expected 0 (same as model), 1, 2 or 3")
+        if self.options.model not in (1, 2, 3):
+            raise self.error("model", f"is {self.options.model}; expected 1 (IBM1), 2 (HMM) or 3 (HMM + fertility)")
+        if self.options.score_model not in (0, 1, 2, 3):
+            raise self.error("score_model", f"is {self.options.score_model}; expected 0 (same as model), 1, 2 or 3")
         require_range(self, "n_samplers", 1)
         require_range(self, "rel_iterations", 0.0, open_lo=True)
         require_range(self, "null_prior", 0.0, 1.0)
-        if self.combine not in ("mean", "max", "fwd", "rev"):
-            raise self.error("combine", f"is {self.combine!r}; expected mean, max, fwd or rev")
-        if self.reference_mode not in ("joint", "priors"):
-            raise self.error("reference_mode", f"is {self.reference_mode!r}; expected joint or priors")
-        if (self.reference_src is None) != (self.reference_tgt is None):
+        if self.options.combine not in ("mean", "max", "fwd", "rev"):
+            raise self.error("combine", f"is {self.options.combine!r}; expected mean, max, fwd or rev")
+        if self.options.reference_mode not in ("joint", "priors"):
+            raise self.error("reference_mode", f"is {self.options.reference_mode!r}; expected joint or priors")
+        if (self.options.reference_src is None) != (self.options.reference_tgt is None):
             raise ConfigError(f"filter {self.label!r}: give both reference_src and reference_tgt, or neither")
         require_file(self, "reference_src")
         require_file(self, "reference_tgt")
-        cuts = [k for k in ("max_cost", "top_fraction", "max_z") if getattr(self, k) is not None]
+        cuts = [k for k in ("max_cost", "top_fraction", "max_z") if getattr(self.options, k) is not None]
         if len(cuts) > 1:
             raise ConfigError(
                 f"filter {self.label!r}: give only one of max_cost, top_fraction, max_z (got {', '.join(cuts)})"
             )
         require_range(self, "top_fraction", 0.0, 1.0)
         require_range(self, "max_z", 0.0)
-        self.threshold: float | None = self.max_cost
+        self.threshold: float | None = self.options.max_cost
 
     def _reference(self) -> tuple[list[str], list[str]]:
-        if self.reference_src is None:
+        if self.options.reference_src is None:
             return [], []
-        rs = _read_lines(self.reference_src)
-        rt = _read_lines(self.reference_tgt)
+        rs = _read_lines(self.options.reference_src)
+        rt = _read_lines(self.options.reference_tgt)
         if len(rs) != len(rt):
             raise ConfigError(
-                f"filter {self.label!r}: reference_src {self.reference_src} has {len(rs)} lines but "
-                f"reference_tgt {self.reference_tgt} has {len(rt)}; they must be line-aligned"
+                f"filter {self.label!r}: reference_src {self.options.reference_src} has {len(rs)} lines but "
+                f"reference_tgt {self.options.reference_tgt} has {len(rt)}; they must be line-aligned"
             )
         return rs, rt
 
@@ -184,18 +187,18 @@ class AlignFilter(Filter):
         if not src:
             return
         kw = dict(
-            model=self.model,
-            score_model=self.score_model,
-            n_samplers=self.n_samplers,
-            rel_iterations=self.rel_iterations,
-            null_prior=self.null_prior,
+            model=self.options.model,
+            score_model=self.options.score_model,
+            n_samplers=self.options.n_samplers,
+            rel_iterations=self.options.rel_iterations,
+            null_prior=self.options.null_prior,
         )
         rs, rt = self._reference()
         rs = [" ".join(tokenize(x)) for x in rs]
         rt = [" ".join(tokenize(x)) for x in rt]
         keep = [i for i, (a, b) in enumerate(zip(rs, rt)) if a and b]
         rs, rt = [rs[i] for i in keep], [rt[i] for i in keep]
-        if rs and self.reference_mode == "priors":
+        if rs and self.options.reference_mode == "priors":
             import eflomal
 
             _f, _r, lf, lr = eflomal_scores(rs, rt, links=True, **kw)
@@ -209,28 +212,28 @@ class AlignFilter(Filter):
             if b:
                 yield (math.inf, math.inf, math.inf)
                 continue
-            cost = {"mean": (f + r) / 2, "max": max(f, r), "fwd": f, "rev": r}[self.combine]
+            cost = {"mean": (f + r) / 2, "max": max(f, r), "fwd": f, "rev": r}[self.options.combine]
             yield (f, r, cost)
 
     def fit_cut(self, scores: Sequence[Score]) -> None:
-        if self.max_cost is not None:
-            self.threshold = self.max_cost
+        if self.options.max_cost is not None:
+            self.threshold = self.options.max_cost
             return
         costs = np.asarray([s[2] for s in scores], dtype=np.float64)
         finite = costs[np.isfinite(costs)]
         if finite.size == 0:
             self.threshold = math.inf
             return
-        if self.top_fraction is not None:
+        if self.options.top_fraction is not None:
             # reject the ceil(fraction * n) worst pairs (ties at the threshold are kept)
-            k = math.ceil(self.top_fraction * len(costs))
+            k = math.ceil(self.options.top_fraction * len(costs))
             if k == 0:
                 self.threshold = math.inf
             else:
                 ordered = np.sort(costs)[::-1]
                 self.threshold = float(ordered[k]) if k < len(ordered) else -math.inf
             return
-        z = self.max_z if self.max_z is not None else self.DEFAULT_MAX_Z
+        z = self.options.max_z if self.options.max_z is not None else self.DEFAULT_MAX_Z
         med = float(np.median(finite))
         mad = float(np.median(np.abs(finite - med))) * 1.4826
         self.threshold = med + z * mad

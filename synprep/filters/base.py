@@ -18,16 +18,24 @@ depends only on the score and the *cut parameters* (``CUT_PARAMS``). That is wha
 :func:`synprep.filters.pipeline.recut` change thresholds on stored scores without
 rescoring.
 
-A filter declares its parameters on its class as a frozen dataclass ``Options``, one
-field a parameter made with :func:`option` (its default, whether it is a cut
-parameter); the annotation is the accepted type (``float`` takes an int too, ``| None``
-lets a null through; where a null means something, the filter's docs say what).
-From it come ``PARAMS`` (name -> default, in declaration order), ``TYPES`` and
-``CUT_PARAMS`` (:func:`declared_params`, when the class is defined), what
-:func:`check_params` checks a configuration against, and the tables of
-docs/filters.md (tests/test_filters.py checks them against the declarations).
-Unknown parameters and wrong types are :class:`ConfigError`s that name the filter,
-the key and the known keys; bounds are checked by the filter's ``validate``.
+A filter declares its parameters on its class as ``Options``, a frozen
+:class:`synprep.settings.Config` (the one settings base), one field a parameter made with
+:func:`option` (its default, whether it is a cut parameter, what the workflow gives it);
+the annotation is the accepted type (``float`` takes an int too, ``| None`` lets a null
+through; where a null means something, the filter's docs say what). A filter is built
+from a mapping: its ``options`` are ``Options.from_dict`` of it (strict: unknown
+parameters and wrong types are :class:`ConfigError`s that name the filter, the key and
+the known keys), and its code reads ``self.options.<name>``; ranges are checked by the
+filter's ``validate``. From the declaration come ``PARAMS`` (name -> default, in
+declaration order), ``TYPES`` and ``CUT_PARAMS`` (:func:`declared_params`, when the class
+is defined) and the tables of docs/filters.md (tests/test_filters.py checks them).
+
+What a filter needs from the workflow it declares, and the workflow's stages read the
+declarations instead of naming filters: an option with ``language="src"``/``"tgt"``
+takes the corpus's language where the entry gives none (:func:`fill_languages`), one
+with ``path=True`` names an input file (read from its config file's folder:
+:func:`path_options`), and ``seeded = True`` on the class says its scores depend on a
+random seed that the stage fixes (the ``align`` filter's eflomal).
 docs/architecture.md, "How to add a filter", walks through adding one.
 """
 
@@ -36,13 +44,14 @@ from __future__ import annotations
 import math
 import types
 import typing
-from dataclasses import field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Iterator, NamedTuple, Sequence
 
 from ..errors import ConfigError
 from ..registry import get as _registry_get
 from ..registry import names as _registry_names
+from ..settings import Config, setting
 from ..util.yamlio import load_yaml_file
 
 
@@ -60,10 +69,11 @@ Score = tuple  # a tuple of floats, one per entry of Filter.columns
 COMMON_KEYS = ("name", "label")
 
 
-def option(default: Any, *, cut: bool = False) -> Any:
+def option(default: Any, *, cut: bool = False, **meta: Any) -> Any:
     """A field of a filter's ``Options``: its ``default``; ``cut``: only ``accept``
-    reads it (a re-cut may change it, :func:`synprep.filters.pipeline.recut`)."""
-    return field(default=default, metadata={"cut": cut})
+    reads it (a re-cut may change it, :func:`synprep.filters.pipeline.recut`); ``meta``:
+    what the workflow gives it (module doc: ``language="src"``, ``path=True``)."""
+    return setting(default, cut=cut, **meta)
 
 
 _ACCEPTS = {float: (float, int)}  # a float parameter takes an int (converted)
@@ -88,6 +98,11 @@ def declared_params(options: type) -> tuple[dict[str, Any], dict[str, tuple[type
             frozenset(f.name for f in declared if f.metadata.get("cut")))
 
 
+@dataclass(frozen=True)
+class NoOptions(Config):
+    """The parameters of a filter that declares none."""
+
+
 class Filter:
     """Base class of all filters (see the module docstring for the protocol)."""
 
@@ -101,8 +116,10 @@ class Filter:
     CUT_PARAMS: ClassVar[frozenset[str]] = frozenset()
     #: names of the score components
     columns: tuple[str, ...] = ()
-    #: the parameters: a frozen dataclass of :func:`option` fields (module docstring)
-    Options: ClassVar[type | None] = None
+    #: the parameters: a frozen Config of :func:`option` fields (module docstring)
+    Options: ClassVar[type[Config] | None] = None
+    #: its scores depend on a random seed, which the stage fixes (module docstring)
+    seeded: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -111,9 +128,11 @@ class Filter:
 
     def __init__(self, label: str | None = None, **params: Any) -> None:
         self.label = label or self.name
-        self.params = check_params(self, params)
-        for key, value in self.params.items():
-            setattr(self, key, value)
+        kind = self.Options if self.Options is not None else NoOptions
+        #: the parameters, read strictly by the declaration (frozen)
+        self.options = kind.from_dict(params, f"filter {self.label!r}")
+        #: the same as plain data (name -> value, in declaration order): specs, re-cuts
+        self.params = self.options.to_dict()
         self.validate()
 
     # -- to override -------------------------------------------------------------
@@ -152,55 +171,10 @@ class Filter:
         return f"{type(self).__name__}({args})"
 
 
-def _type_ok(value: Any, types: tuple[type, ...]) -> bool:
-    if isinstance(value, bool) and bool not in types:
-        return False
-    return isinstance(value, types)
-
-
-def _types_for(cls: type[Filter], key: str, default: Any) -> tuple[type, ...]:
-    if key in cls.TYPES:
-        return cls.TYPES[key]
-    if isinstance(default, bool):
-        return (bool,)
-    if isinstance(default, float):
-        return (float, int)
-    if isinstance(default, int):
-        return (int,)
-    if isinstance(default, str):
-        return (str,)
-    if isinstance(default, (list, tuple)):
-        return (list,)
-    return (object,)
-
-
-def check_params(f: Filter, params: dict[str, Any]) -> dict[str, Any]:
-    """Defaults merged with ``params``; ConfigError on unknown keys and wrong types."""
-    cls = type(f)
-    known = sorted(cls.PARAMS)
-    out = dict(cls.PARAMS)
-    for key, value in params.items():
-        if key not in cls.PARAMS:
-            raise ConfigError(
-                f"filter {f.label!r}: unknown parameter {key!r}; "
-                f"known: {', '.join([*known, 'label']) if known else 'label (no parameters)'}"
-            )
-        types = _types_for(cls, key, cls.PARAMS[key])
-        if not (value is None and (cls.PARAMS[key] is None or type(None) in types)) and not _type_ok(value, types):
-            want = " or ".join("number" if t is float else t.__name__ for t in types if t is not type(None))
-            raise ConfigError(
-                f"filter {f.label!r}: parameter {key!r} is {value!r} ({type(value).__name__}); expected {want}"
-            )
-        if isinstance(value, int) and not isinstance(value, bool) and float in types:
-            value = float(value)
-        out[key] = value
-    return out
-
-
 def require_range(f: Filter, key: str, lo: float | None = None, hi: float | None = None, *, open_lo=False) -> None:
     """ConfigError unless parameter ``key`` (when not None) lies in [lo, hi]; a NaN or
     an infinity never does (no filter parameter takes one)."""
-    v = getattr(f, key)
+    v = getattr(f.options, key)
     if v is None:
         return
     if isinstance(v, float) and not math.isfinite(v):
@@ -212,7 +186,7 @@ def require_range(f: Filter, key: str, lo: float | None = None, hi: float | None
 
 
 def require_file(f: Filter, key: str) -> None:
-    v = getattr(f, key)
+    v = getattr(f.options, key)
     if v is not None and not Path(v).is_file():
         raise f.error(key, f"file {v} does not exist; give the path of an existing file")
 
@@ -281,3 +255,26 @@ def load_config(path: str | Path) -> list[Filter]:
         )
     lines = [item.start_mark.line + 1 for item in node.value]
     return build_filters(data, lines, str(p))
+
+
+def fill_languages(entry: dict[str, Any], languages: dict[str, str]) -> dict[str, Any]:
+    """``entry`` (a filter entry) with the corpus's ``languages`` (side -> code) in the
+    options its filter declares with ``language=side`` and the entry leaves out (appended
+    in declaration order); an unknown filter name is left to :func:`build_filter`."""
+    out = dict(entry)
+    cls = _registry_get("filter", out["name"]) if out.get("name") in _registry_names("filter") else None
+    for f in fields(cls.Options) if cls is not None and cls.Options is not None else ():
+        side = f.metadata.get("language")
+        if side and languages.get(side) is not None:
+            out.setdefault(f.name, languages[side])
+    return out
+
+
+def path_options(entry: Any) -> tuple[str, ...]:
+    """The options of ``entry``'s filter that name an input file (declared ``path=True``);
+    none for an entry that names no registered filter."""
+    name = entry.get("name") if isinstance(entry, dict) else None
+    if name not in _registry_names("filter"):
+        return ()
+    cls = _registry_get("filter", name)
+    return tuple(f.name for f in fields(cls.Options) if f.metadata.get("path")) if cls.Options is not None else ()

@@ -34,11 +34,12 @@ import hashlib
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from ..errors import InputError
 from ..registry import register_filter
 from ..util.textio import drop_invisible
+from ..settings import Config
 from .base import Filter, Pair, Score, option
 from .pipeline import text_lines
 
@@ -80,7 +81,7 @@ class DecontaminateFilter(Filter):
     name = "decontaminate"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(Config):
         """The 'decontaminate' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
 
         files: list | None = option(None)
@@ -89,11 +90,11 @@ class DecontaminateFilter(Filter):
     columns = ("src_in_test", "tgt_in_test")
 
     def validate(self) -> None:
-        if not self.files and not self.pairs:
+        if not self.options.files and not self.options.pairs:
             raise self.error("files", "is missing; give the test sets to keep out of training, "
                                       "e.g. files: [test.en, test.de] (text, one sentence a line, .gz allowed)")
         for key in ("files", "pairs"):
-            for p in getattr(self, key) or ():
+            for p in getattr(self.options, key) or ():
                 if not isinstance(p, str) or not p:
                     raise self.error(key, f"holds {p!r}; expected file paths")
                 if not Path(p).is_file():
@@ -104,9 +105,9 @@ class DecontaminateFilter(Filter):
         """The hashes of every normalized test line (read once)."""
         if self._keys is None:
             keys: set[bytes] = set()
-            for path in self.files or ():
+            for path in self.options.files or ():
                 keys.update(k for _, line in _file_lines(path) if (k := _key(line)) is not None)
-            for path in self.pairs or ():
+            for path in self.options.pairs or ():
                 keys.update(k for side in _pair_sides(path) if (k := _key(side)) is not None)
             self._keys = keys
         return self._keys
@@ -121,3 +122,15 @@ class DecontaminateFilter(Filter):
             if score[i] >= 1.0:
                 return i
         return None
+
+
+def decontamination_entry(files: Sequence[str] = (), pairs: Sequence[str] = ()) -> dict:
+    """The filter entry that keeps test text out of training: the lines of ``files``
+    (text, one sentence a line) and the pairs of ``pairs`` (pair files); what the
+    workflow's ``filter.decontaminate`` and ``synprep filter --test-files`` add."""
+    entry: dict = {"name": DecontaminateFilter.name}
+    if files:
+        entry["files"] = list(files)
+    if pairs:
+        entry["pairs"] = list(pairs)
+    return entry

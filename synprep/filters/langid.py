@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..registry import register_filter
+from ..settings import Config
 from .base import Filter, Pair, Score, option, require_range
 
 #: candidate languages added to src_lang/tgt_lang when ``languages`` is not given: the
@@ -256,14 +257,14 @@ class LangIDFilter(Filter):
     name = "langid"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(Config):
         """The 'langid' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
 
-        src_lang: str | None = option(None)
-        tgt_lang: str | None = option(None)
+        src_lang: str | None = option(None, language="src")
+        tgt_lang: str | None = option(None, language="tgt")
         languages: list | str | None = option(None)
         min_prob: float = option(0.5, cut=True)
-        min_margin: int | float | None = option(None, cut=True)
+        min_margin: float | None = option(None, cut=True)
         skip_no_letters: bool = option(True)
         batch_size: int = option(10000, cut=True)
 
@@ -271,21 +272,21 @@ class LangIDFilter(Filter):
 
     def validate(self) -> None:
         require_range(self, "min_prob", 0.0, 1.0)
-        if self.min_margin is not None:
+        if self.options.min_margin is not None:
             require_range(self, "min_margin", -1.0, 1.0)
-        if isinstance(self.languages, str) and self.languages != "all":
-            raise ConfigError(f"filter {self.label!r}: languages = {self.languages!r}: expected a list of codes or 'all'")
+        if isinstance(self.options.languages, str) and self.options.languages != "all":
+            raise ConfigError(f"filter {self.label!r}: languages = {self.options.languages!r}: expected a list of codes or 'all'")
         require_range(self, "batch_size", 1)
-        if not self.src_lang or not self.tgt_lang:
+        if not self.options.src_lang or not self.options.tgt_lang:
             raise ConfigError(
                 f"filter {self.label!r}: src_lang and tgt_lang are required (ISO 639-1 codes such as en, de)"
             )
         known = set(known_languages())
-        if self.languages == "all":
+        if self.options.languages == "all":
             langs = sorted(known)
         else:
-            langs = self.languages if self.languages is not None else [*DEFAULT_EXTRA_LANGUAGES]
-        langs = list(dict.fromkeys([self.src_lang, self.tgt_lang, *langs]))
+            langs = self.options.languages if self.options.languages is not None else [*DEFAULT_EXTRA_LANGUAGES]
+        langs = list(dict.fromkeys([self.options.src_lang, self.options.tgt_lang, *langs]))
         bad = [x for x in langs if x not in known]
         if bad:
             raise ConfigError(
@@ -303,15 +304,15 @@ class LangIDFilter(Filter):
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
         model = self.model
-        si = model.languages.index(self.src_lang)
-        ti = model.languages.index(self.tgt_lang)
+        si = model.languages.index(self.options.src_lang)
+        ti = model.languages.index(self.options.tgt_lang)
         batch: list[Pair] = []
         it = iter(pairs)
         while True:
             batch.clear()
             for p in it:
                 batch.append(p)
-                if len(batch) >= self.batch_size:
+                if len(batch) >= self.options.batch_size:
                     break
             if not batch:
                 return
@@ -325,22 +326,22 @@ class LangIDFilter(Filter):
                 a = float(probs[k, si])
                 b = float(probs[n + k, ti])
                 ma, mb = a - float(best_other[k]), b - float(best_other[n + k])
-                if self.skip_no_letters:
+                if self.options.skip_no_letters:
                     if not _has_letter(p.src):
                         a = ma = 1.0
                     if not _has_letter(p.tgt):
                         b = mb = 1.0
                 yield (a, b, ma, mb)
-            if n < self.batch_size:
+            if n < self.options.batch_size:
                 return
 
     def failing(self, score: Score) -> int | None:
         for i in (0, 1):
-            if not score[i] >= self.min_prob:
+            if not score[i] >= self.options.min_prob:
                 return i
-        if self.min_margin is not None:
+        if self.options.min_margin is not None:
             for i in (2, 3):
-                if not score[i] >= self.min_margin:
+                if not score[i] >= self.options.min_margin:
                     return i
         return None
 

@@ -19,6 +19,7 @@ from typing import Iterable, Iterator
 
 from ..registry import register_filter
 from ..util.textio import drop_invisible
+from ..settings import Config
 from .base import Filter, Pair, Score, option, require_file, require_range
 
 _WS = re.compile(r"\s+")
@@ -34,7 +35,7 @@ class EmptyFilter(Filter):
     name = "empty"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(Config):
         """The 'empty' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
 
         min_chars: int = option(1, cut=True)
@@ -51,7 +52,7 @@ class EmptyFilter(Filter):
 
     def failing(self, score: Score) -> int | None:
         for i, v in enumerate(score):
-            if v < self.min_chars:
+            if v < self.options.min_chars:
                 return i
         return None
 
@@ -78,7 +79,7 @@ class IdenticalFilter(Filter):
     name = "identical"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(Config):
         """The 'identical' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
 
         casefold: bool = option(True)
@@ -92,9 +93,9 @@ class IdenticalFilter(Filter):
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
         for p in pairs:
-            a = _normalize_for_compare(p.src, self.casefold, self.ignore_punct)
-            b = _normalize_for_compare(p.tgt, self.casefold, self.ignore_punct)
-            yield (1.0 if a == b and len(a) >= self.min_chars else 0.0,)
+            a = _normalize_for_compare(p.src, self.options.casefold, self.options.ignore_punct)
+            b = _normalize_for_compare(p.tgt, self.options.casefold, self.options.ignore_punct)
+            yield (1.0 if a == b and len(a) >= self.options.min_chars else 0.0,)
 
     def failing(self, score: Score) -> int | None:
         return 0 if score[0] >= 1.0 else None
@@ -126,30 +127,30 @@ class LengthFilter(Filter):
     name = "length"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(Config):
         """The 'length' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
 
         min_words: int = option(1, cut=True)
         max_words: int = option(100, cut=True)
         max_pieces: int = option(250, cut=True)
-        src_spm: str | None = option(None)
-        tgt_spm: str | None = option(None)
+        src_spm: str | None = option(None, path=True)
+        tgt_spm: str | None = option(None, path=True)
 
     def validate(self) -> None:
         require_range(self, "min_words", 0)
         require_range(self, "max_words", 1)
         require_range(self, "max_pieces", 1)
-        if self.min_words > self.max_words:
-            raise self.error("min_words", f"is {self.min_words} > max_words {self.max_words}")
+        if self.options.min_words > self.options.max_words:
+            raise self.error("min_words", f"is {self.options.min_words} > max_words {self.options.max_words}")
         require_file(self, "src_spm")
         require_file(self, "tgt_spm")
         self.columns = ("src_words", "tgt_words")
-        if self.src_spm or self.tgt_spm:
+        if self.options.src_spm or self.options.tgt_spm:
             self.columns += ("src_pieces", "tgt_pieces")
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
         with_pieces = len(self.columns) == 4
-        sps = [_load_spm(self.src_spm) if self.src_spm else None, _load_spm(self.tgt_spm) if self.tgt_spm else None]
+        sps = [_load_spm(self.options.src_spm) if self.options.src_spm else None, _load_spm(self.options.tgt_spm) if self.options.tgt_spm else None]
         for batch in _batches(pairs, 4096):
             words = [(float(len(p.src.split())), float(len(p.tgt.split()))) for p in batch]
             if not with_pieces:
@@ -167,10 +168,10 @@ class LengthFilter(Filter):
 
     def failing(self, score: Score) -> int | None:
         for i in (0, 1):
-            if score[i] > self.max_words or score[i] < self.min_words:
+            if score[i] > self.options.max_words or score[i] < self.options.min_words:
                 return i
         for i in (2, 3)[: len(score) - 2]:
-            if score[i] > self.max_pieces:  # NaN compares False
+            if score[i] > self.options.max_pieces:  # NaN compares False
                 return i
         return None
 
@@ -188,7 +189,7 @@ class RatioFilter(Filter):
     name = "ratio"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(Config):
         """The 'ratio' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
 
         max_ratio: float = option(2.0, cut=True)
@@ -200,24 +201,24 @@ class RatioFilter(Filter):
     def validate(self) -> None:
         require_range(self, "max_ratio", 1.0)
         require_range(self, "min_length", 0)
-        if self.unit not in ("words", "chars"):
-            raise self.error("unit", f"is {self.unit!r}; expected 'words' or 'chars'")
+        if self.options.unit not in ("words", "chars"):
+            raise self.error("unit", f"is {self.options.unit!r}; expected 'words' or 'chars'")
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
-        words = self.unit == "words"
+        words = self.options.unit == "words"
         sub = _WS.sub
         for p in pairs:
             if words:
                 a, b = len(p.src.split()), len(p.tgt.split())
             else:
                 a, b = len(sub("", p.src)), len(sub("", p.tgt))
-            if a < self.min_length and b < self.min_length:
+            if a < self.options.min_length and b < self.options.min_length:
                 yield (1.0,)
             else:
                 yield (max(a, b) / max(min(a, b), 1),)
 
     def failing(self, score: Score) -> int | None:
-        return 0 if score[0] > self.max_ratio else None
+        return 0 if score[0] > self.options.max_ratio else None
 
 
 # Characters that are never wanted in training text. Tab is allowed; ZWJ/ZWNJ are
@@ -310,7 +311,7 @@ class ScriptFilter(Filter):
     name = "script"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(Config):
         """The 'script' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
 
         src_scripts: list | None = option(None)
@@ -324,7 +325,7 @@ class ScriptFilter(Filter):
         require_range(self, "min_script_ratio", 0.0, 1.0)
         require_range(self, "max_junk_ratio", 0.0, 1.0)
         for key in ("src_scripts", "tgt_scripts"):
-            v = getattr(self, key)
+            v = getattr(self.options, key)
             if v is not None and (not v or not all(isinstance(s, str) and s for s in v)):
                 raise self.error(key, f"is {v!r}; expected a non-empty list of script names such as [Latin]")
             unknown = [s for s in v or () if s.upper() not in known_scripts()]
@@ -332,7 +333,7 @@ class ScriptFilter(Filter):
                 raise self.error(key, f"unknown script {unknown[0]!r} (scripts are the first word of Unicode letter "
                                       f"names, any case); known: {', '.join(sorted(known_scripts()))}")
         self._scripts = [
-            frozenset(s.upper() for s in v) if v is not None else None for v in (self.src_scripts, self.tgt_scripts)
+            frozenset(s.upper() for s in v) if v is not None else None for v in (self.options.src_scripts, self.options.tgt_scripts)
         ]
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
@@ -344,10 +345,10 @@ class ScriptFilter(Filter):
 
     def failing(self, score: Score) -> int | None:
         for i in (2, 3):
-            if score[i] > self.max_junk_ratio:
+            if score[i] > self.options.max_junk_ratio:
                 return i
         for i in (0, 1):
-            if score[i] < self.min_script_ratio:
+            if score[i] < self.options.min_script_ratio:
                 return i
         return None
 
@@ -366,7 +367,7 @@ class DuplicateFilter(Filter):
     name = "duplicates"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(Config):
         """The 'duplicates' filter's parameters (docs/filters.md); cut: only ``accept`` reads it."""
 
         max_copies: int = option(1, cut=True)
@@ -377,14 +378,14 @@ class DuplicateFilter(Filter):
 
     def validate(self) -> None:
         require_range(self, "max_copies", 1)
-        if self.key not in ("pair", "src", "tgt"):
-            raise self.error("key", f"is {self.key!r}; expected 'pair', 'src' or 'tgt'")
+        if self.options.key not in ("pair", "src", "tgt"):
+            raise self.error("key", f"is {self.options.key!r}; expected 'pair', 'src' or 'tgt'")
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
         seen: dict[bytes, int] = {}
         for p in pairs:
-            parts = {"pair": (p.src, p.tgt), "src": (p.src,), "tgt": (p.tgt,)}[self.key]
-            if self.normalize:
+            parts = {"pair": (p.src, p.tgt), "src": (p.src,), "tgt": (p.tgt,)}[self.options.key]
+            if self.options.normalize:
                 parts = tuple(" ".join(drop_invisible(x).casefold().split()) for x in parts)
             h = hashlib.blake2b("\x00".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).digest()
             n = seen.get(h, 0)
@@ -392,4 +393,4 @@ class DuplicateFilter(Filter):
             yield (float(n),)
 
     def failing(self, score: Score) -> int | None:
-        return 0 if score[0] >= self.max_copies else None
+        return 0 if score[0] >= self.options.max_copies else None

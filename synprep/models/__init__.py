@@ -1,37 +1,18 @@
 """The model variants the seeds compare, all trained from the same shards.
 
 A variant is declared once, in :mod:`synprep.models.specs` (one module a family,
-torch-free: its name, paper, the config values it fixes, what its nulls mean, the
-sub-configs it reads, its resources and its model class); its model is an
-``nn.Module`` in the module of the same name here (``graph.py`` for the
-declarations of ``specs/graph.py``). docs/models.md lists them (its table is
-:func:`synprep.models.specs.variant_table`, checked by tests/test_models.py);
+torch-free: its name, paper, the config values it fixes, what its nulls mean, its
+settings, its resources and its model class); its model is an ``nn.Module`` in the
+module of the same name here (``graph.py`` for the declarations of ``specs/graph.py``).
+No list names them: :func:`variants` reads the declarations, and so do docs/models.md's
+table (:func:`synprep.models.specs.variant_table`, checked by tests/test_models.py),
+``synprep train --variant``, the workflow, the tests and bench/train.py;
 docs/architecture.md says how to add one.
 
-``vanilla``        the standard Transformer on target pieces
-``bitrans``        bidirectional decoder: every prefix re-read without causal mask
-``linearized``     the Transformer decoder on the transition sequence, no graph
-``parent``         transition decoder, bidirectional, one head on parents only
-``gcn``            transition decoder with a gated labelled GCN over the graph
-``gcn-nogates``    ablation "-Gates": no edge gates and no label biases
-``gcn-nolabels``   ablation "-Labels": no label biases
-``pascal``         encoder heads scaled by a Gaussian around the parent position
-``gps``            root-path positions (LSTM) added to encoder attention logits
-``sa``             SA-NMT: matrix-tree head-word marginals, shared attention, gate
-``sa-hard``        SA-NMT-hard: greedy hard head words (straight-through, Eq. 15)
-``fa``             FA-NMT: the same with flat self-attention (softmax) instead
-``sa-1set``        SA-NMT-1set: the syntactic context gated into one annotation set
-``sh``             +S&H: source label embedding replaces the last 10 dims (001 §4)
-``sisa``           +SISA: one encoder head supervised to attend to parents (001 §4)
-``ch``             +C&H: multi-task translation and source parsing (001 §4)
-``structpos``      Structure Position: tree depth and tree distance (002 §4.1)
-=================  ===============================================================
-
-:func:`build_model` makes one from a :class:`ModelConfig`. See docs/models.md.
-=======
 :func:`resolve` fills a config with its variant's values, once, at the edge (a
 :class:`~synprep.train.config.RunConfig` read from a file or a checkpoint,
-:func:`model_config`); :func:`build_model` makes the model of a resolved config.
+:func:`model_config`); :func:`build_model` makes the model of a resolved config. The
+model config (:mod:`synprep.models.config`) holds the trunk and the variant's settings.
 """
 
 from __future__ import annotations
@@ -39,9 +20,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import ConfigError
-from ..registry import get, names
-from .config import PRESETS, ModelConfig, merge_dicts
-from .specs import Variant, variant
+from ..settings import merge_dicts
+from .config import PRESETS, ModelConfig
+from .specs import Variant, baseline, declared, variant
 
 # The model modules (and torch) are imported when a model is built
 # (Variant.model_class), not here: the configs (synprep.models.config,
@@ -58,18 +39,19 @@ def __getattr__(name: str):
         return Seq2Seq
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["build_model", "check_resolved", "resolve", "variant", "variant_class", "variants", "Variant", "ModelConfig",
-           "model_config", "PRESETS", "Seq2Seq"]
+
+__all__ = ["build_model", "check_resolved", "resolve", "variant", "variant_class", "variants", "baseline", "Variant",
+           "ModelConfig", "model_config", "PRESETS", "Seq2Seq"]
 
 
 def variant_class(name: str) -> type[Seq2Seq]:
     """The nn.Module class of variant ``name`` (imports torch)."""
-    return get("variant", name).model_class()
+    return variant(name).model_class()
 
 
 def variants() -> list[str]:
     """The declared variants' names, sorted (torch-free)."""
-    return names("variant")
+    return sorted(declared())
 
 
 def resolve(cfg: ModelConfig, given: Optional[dict] = None) -> ModelConfig:
@@ -83,7 +65,7 @@ def resolve(cfg: ModelConfig, given: Optional[dict] = None) -> ModelConfig:
     the user wrote) sets one of them to another value, or for an unknown variant.
     Called at the edge only: ``RunConfig.from_dict`` (a file, the command line, the
     workflow config, a checkpoint) and :func:`model_config`."""
-    return get("variant", cfg.variant).resolve(cfg, given)
+    return variant(cfg.variant).resolve(cfg, given)
 
 
 def model_config(preset: str | None = None, **overrides: Any) -> ModelConfig:
@@ -100,7 +82,7 @@ def model_config(preset: str | None = None, **overrides: Any) -> ModelConfig:
 def check_resolved(cfg: ModelConfig) -> Variant:
     """The declaration of ``cfg``'s variant, when ``cfg`` is resolved (a ConfigError for
     an unknown variant or a config that is not: checked, never resolved again)."""
-    spec = get("variant", cfg.variant)
+    spec = variant(cfg.variant)
     left = spec.unresolved(cfg)
     if left:
         raise ConfigError(f"model config of variant {cfg.variant!r} is not resolved ({', '.join(left)}): make it with "

@@ -31,6 +31,7 @@ from typing import Any, Optional
 import torch
 
 from .layers import Memory
+from .specs.bidirectional import PrefixConfig
 from .transformer import DecodeState, Seq2Seq
 
 __all__ = ["RowGraph", "PrefixSeq2Seq", "BiTrans", "choose_rows", "row_graph", "cut_groups"]
@@ -141,6 +142,11 @@ class PrefixSeq2Seq(Seq2Seq):
     #: them), so its self-attention projections are the same for every row of a sentence
     shares_first_layer = True
 
+    @property
+    def prefix(self) -> PrefixConfig:
+        """How this decoder is trained (``model.prefix``: every prefix or k sampled)."""
+        return self.cfg.option(PrefixConfig)
+
     # ---- hooks of the graph decoders
 
     def graph_for(self, source: Any, rows_b: torch.Tensor, cut: torch.Tensor) -> Optional[RowGraph]:
@@ -229,10 +235,10 @@ class PrefixSeq2Seq(Seq2Seq):
         """Training uses ``model.prefix.mode`` (sampled cuts with weights); evaluation and
         ``mode="exact"`` use every cut."""
         if mode is None:
-            mode = self.cfg.prefix.mode if self.training else "exact"
+            mode = self.prefix.mode if self.training else "exact"
         tgt, pad = self.targets(batch)
         memory = self.encode(batch)
-        rows_b, cut, w = choose_rows((~pad).sum(1), mode, self.cfg.prefix.k, generator)
+        rows_b, cut, w = choose_rows((~pad).sum(1), mode, self.prefix.k, generator)
         logits = self._row_logits(batch, memory, rows_b, cut)
         return logits, tgt[rows_b, cut], (None if mode == "exact" else w)
 

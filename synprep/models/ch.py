@@ -57,6 +57,7 @@ import torch.nn.functional as F
 from ..errors import ConfigError
 from .config import ModelConfig
 from .layers import Embedding, Memory
+from .specs.ch import CHConfig
 from .transformer import Seq2Seq
 
 __all__ = ["CH", "linearize", "tag_sources"]
@@ -133,7 +134,7 @@ class CH(Seq2Seq):
 
     def parse_rows(self, batch: Any) -> Optional[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
         """(rows (R,), parse targets (R, P) ending in EOS, their pad mask (R, P)), or None."""
-        take = torch.rand(len(batch), device=batch.src_tokens.device) < self.cfg.ch.parse_ratio  # (B,)
+        take = torch.rand(len(batch), device=batch.src_tokens.device) < self.cfg.option(CHConfig).parse_ratio  # (B,)
         rows = take.nonzero().flatten()
         if rows.numel() == 0:
             return None
@@ -172,7 +173,7 @@ class CH(Seq2Seq):
         kinds of rows, as fairseq does over the mixed corpus. In ``eval()`` mode the
         translation loss alone."""
         ce, ntok = super().loss(batch, label_smoothing)
-        if not self.training or self.cfg.ch.parse_ratio == 0:
+        if not self.training or self.cfg.option(CHConfig).parse_ratio == 0:
             return ce, ntok
         pce, pn = self.parse_loss(batch, label_smoothing)
         return (ce + pce) * (ntok / max(1, ntok + pn)), ntok

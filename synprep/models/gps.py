@@ -26,6 +26,7 @@ from torch.nn.utils.rnn import pack_padded_sequence
 from ..errors import ConfigError
 from .config import ModelConfig
 from .layers import LogitsFn, split_heads
+from .specs.gps import GPSConfig
 from .transformer import Seq2Seq
 
 __all__ = ["GPS", "PathEncoder"]
@@ -67,7 +68,7 @@ class GPS(Seq2Seq):
         super().__init__(cfg)
         if cfg.n_labels <= 0:
             raise ConfigError("model.n_labels must be set (from the manifest) for gps")
-        g = cfg.gps
+        g = cfg.option(GPSConfig)
         self.paths = PathEncoder(cfg.n_labels, g.d_label, g.d_path, g.max_depth)
         # U_q, U_k of every layer with the path term, side by side: (d_path -> layers * d)
         self.pos_q = nn.Linear(g.d_path, cfg.d_model * len(g.layers), bias=False)
@@ -78,7 +79,7 @@ class GPS(Seq2Seq):
         h, d = self.cfg.n_heads, self.cfg.d_model
         q_all, k_all = self.pos_q(p), self.pos_k(p)  # (B, S, layers * d)
         hooks: dict[int, LogitsFn] = {}
-        for i, layer in enumerate(self.cfg.gps.layers):
+        for i, layer in enumerate(self.cfg.option(GPSConfig).layers):
             pq = split_heads(q_all[..., i * d : (i + 1) * d], h)  # (B, h, S, dh)
             pk = split_heads(k_all[..., i * d : (i + 1) * d], h)
             extra = torch.matmul(pq, pk.transpose(-2, -1)) * (pq.size(-1) ** -0.5)  # (B, h, S, S): 002 Eq. 5, second term

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from ..errors import ConfigError
 from .bidirectional import PrefixSeq2Seq, RowGraph, row_graph
 from .config import ModelConfig
+from .specs.graph import GCNConfig, ParentConfig
 
 __all__ = ["Parent", "GCN", "GatedGCNLayer", "parent_mask"]
 
@@ -71,15 +72,16 @@ class Parent(_GraphDecoder):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
-        if cfg.parent.layers is None:
+        self.parent = cfg.option(ParentConfig)
+        if self.parent.layers is None:
             raise ConfigError("parent.layers is null: build the model with synprep.models.build_model, "
                               "which fills the variant's own value")
-        self.parent_layers = {x - 1 for x in cfg.parent.layers}
+        self.parent_layers = {x - 1 for x in self.parent.layers}
 
     def self_masks(self, base: torch.Tensor, graph: Optional[RowGraph]) -> list[torch.Tensor]:
         N, _, T, _ = base.shape
-        H, ph = self.cfg.n_heads, self.cfg.parent.heads
-        released = self.cfg.parent.mask == "released"
+        H, ph = self.cfg.n_heads, self.parent.heads
+        released = self.parent.mask == "released"
         pm = parent_mask(graph, N, T, base.device, released)[:, None].expand(N, ph, T, T)  # (N, ph, T, T)
         mixed = torch.cat([pm, base.expand(N, H - ph, T, T)], dim=1)  # (N, H, T, T)
         return [mixed if i in self.parent_layers else base for i in range(len(self.decoder.layers))]
@@ -156,7 +158,7 @@ class GCN(_GraphDecoder):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
-        g = cfg.gcn
+        g = cfg.option(GCNConfig)
         self.gcn = nn.ModuleList(GatedGCNLayer(cfg.d_model, cfg.n_labels, g.gates, g.labels) for _ in range(g.layers))
         self.gcn_drop = nn.Dropout(cfg.dropout)
 

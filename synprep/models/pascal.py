@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from .layers import LogitsFn
+from .specs.pascal import PascalConfig
 from .transformer import Seq2Seq
 
 __all__ = ["Pascal", "pascal_weights", "parent_only"]
@@ -54,7 +55,7 @@ class Pascal(Seq2Seq):
     needs = ("src_parent_pos",)
 
     def encoder_hooks(self, batch: Any) -> dict[int, LogitsFn]:
-        pc = self.cfg.pascal
+        pc = self.cfg.option(PascalConfig)
         S = batch.src_tokens.size(1)
         w = pascal_weights(batch.src_parent_pos, S, pc.variance)  # (B, S, S)
         B, ph = w.size(0), pc.heads

@@ -26,6 +26,7 @@ import torch.nn as nn
 
 from ..errors import ConfigError
 from .config import ModelConfig
+from .specs.sh import SHConfig
 from .transformer import Seq2Seq
 
 __all__ = ["SH", "piece_labels"]
@@ -49,7 +50,7 @@ class SH(Seq2Seq):
         super().__init__(cfg)
         if cfg.n_labels <= 0:
             raise ConfigError("model.n_labels must be set (from the manifest) for sh")
-        self.labels = nn.Embedding(cfg.n_labels + 1, cfg.sh.d_label)  # last row: no label (EOS, padding)
+        self.labels = nn.Embedding(cfg.n_labels + 1, cfg.option(SHConfig).d_label)  # last row: no label (EOS, padding)
         nn.init.normal_(self.labels.weight, 0.0, cfg.d_model**-0.5)
 
     def token_embedding(self, batch: Any) -> torch.Tensor:

@@ -43,6 +43,7 @@ import torch.nn.functional as F
 from ..errors import ConfigError
 from .config import ModelConfig
 from .layers import LogitsFn, SelfAttention, attend, merge_heads
+from .specs.sisa import SISAConfig
 from .transformer import Seq2Seq
 
 __all__ = ["SISA", "BiaffineAttention", "first_piece_parents"]
@@ -117,12 +118,13 @@ class SISA(Seq2Seq):
         super().__init__(cfg)
         if cfg.n_labels <= 0:
             raise ConfigError("model.n_labels must be set (from the manifest) for sisa")
-        layer = self.encoder.layers[cfg.sisa.layer - 1]
+        self.sisa = cfg.option(SISAConfig)
+        layer = self.encoder.layers[self.sisa.layer - 1]
         layer.attn = BiaffineAttention(cfg.d_model, cfg.n_heads, cfg.attn_dropout)
 
     @property
     def sisa_attention(self) -> BiaffineAttention:
-        return self.encoder.layers[self.cfg.sisa.layer - 1].attn
+        return self.encoder.layers[self.sisa.layer - 1].attn
 
     def parent_distribution(self, batch: Any) -> torch.Tensor:
         """(B, S, S) the supervised head's weights after encoding ``batch``."""
@@ -132,10 +134,10 @@ class SISA(Seq2Seq):
     def loss(self, batch: Any, label_smoothing: float = 0.0) -> tuple[torch.Tensor, int]:
         """Translation loss plus, in training, ``sisa.weight`` times the parent NLL."""
         ce, ntok = super().loss(batch, label_smoothing)
-        if not self.training or self.cfg.sisa.weight == 0:
+        if not self.training or self.sisa.weight == 0:
             return ce, ntok
         logp = self.sisa_attention.parent_logp  # (B, S, S), from this forward
         gold = first_piece_parents(batch.src_word_ids, batch.src_heads, batch.src_pad_mask)  # (B, S)
         nll = -logp.gather(2, gold[..., None]).squeeze(-1)  # (B, S)
         nll = nll.masked_fill(batch.src_pad_mask, 0.0)
-        return ce + self.cfg.sisa.weight * nll.sum(), ntok
+        return ce + self.sisa.weight * nll.sum(), ntok

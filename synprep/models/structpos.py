@@ -37,6 +37,7 @@ import torch.nn as nn
 from ..errors import ConfigError
 from .config import ModelConfig
 from .layers import LogitsFn, SelfAttention, attend, merge_heads, sinusoidal_table
+from .specs.structpos import StructPosConfig
 from .transformer import Seq2Seq
 
 __all__ = ["StructPos", "tree_depths_and_distances", "RelativeAttention"]
@@ -108,7 +109,7 @@ class StructPos(Seq2Seq):
         super().__init__(cfg)
         if cfg.n_labels <= 0:
             raise ConfigError("model.n_labels must be set (from the manifest) for structpos")
-        sp = cfg.structpos
+        sp = cfg.option(StructPosConfig)
         # buckets 0..k: clipped tree distances; k + 1: a pair with EOS or padding
         self.rel_table = nn.Embedding(sp.max_distance + 2, cfg.head_dim)
         nn.init.normal_(self.rel_table.weight, 0.0, cfg.head_dim**-0.5)
@@ -130,7 +131,7 @@ class StructPos(Seq2Seq):
         d_piece = torch.where(has, depth.gather(1, w), torch.full_like(w, -1))
         rows = dist.gather(1, w[:, :, None].expand(B, S, dist.size(2)))  # (B, S, W)
         pair = rows.gather(2, w[:, None, :].expand(B, S, S))  # (B, S, S)
-        k = self.cfg.structpos.max_distance
+        k = self.cfg.option(StructPosConfig).max_distance
         bucket = pair.clamp(max=k)
         bucket = torch.where(has[:, :, None] & has[:, None, :], bucket, torch.full_like(bucket, k + 1))
         return d_piece, bucket
@@ -139,7 +140,7 @@ class StructPos(Seq2Seq):
         depth, bucket = self.structure(batch)
         for i in self.rel_layers:
             self.encoder.layers[i - 1].attn.buckets = bucket
-        if not self.cfg.structpos.absolute:
+        if not self.cfg.option(StructPosConfig).absolute:
             return self.src_embed(batch.src_tokens)
         emb = self.src_embed
         S = batch.src_tokens.size(1)

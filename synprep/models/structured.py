@@ -84,6 +84,7 @@ from ..analysis.induce import decode
 from ..errors import ConfigError
 from .config import ModelConfig
 from .layers import CrossAttention, Memory, attend, merge_heads, split_heads
+from .specs.structured import SAConfig
 from .transformer import Seq2Seq
 
 __all__ = [
@@ -308,19 +309,20 @@ class SA(Seq2Seq):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
-        if cfg.sa.hard is None or (self.two_sets and cfg.sa.dec_layers is None):
+        sa = self.sa = cfg.option(SAConfig)
+        if sa.hard is None or (self.two_sets and sa.dec_layers is None):
             raise ConfigError("sa.hard / sa.dec_layers are null: build the model with synprep.models.build_model, "
                               "which fills the variant's own values")
-        self.hard = cfg.sa.hard
+        self.hard = sa.hard
         self.check_config(cfg)
-        self.select = HeadWordSelection(cfg.d_model, self.attention, self.hard, cfg.sa.clamp)
+        self.select = HeadWordSelection(cfg.d_model, self.attention, self.hard, sa.clamp)
 
     def check_config(self, cfg: ModelConfig) -> None:
         """Settings that contradict the variant (raise ConfigError)."""
 
     def structure_layers(self) -> list[int]:
         """1-based decoder layers whose cross-attention reads M."""
-        return sorted(set(self.cfg.sa.dec_layers))
+        return sorted(set(self.cfg.option(SAConfig).dec_layers))
 
     def cross_attention_factory(self):
         if not self.two_sets:
@@ -331,17 +333,20 @@ class SA(Seq2Seq):
 
         def make():
             if next(counter) in wanted:
-                return SyntacticCrossAttention(cfg.d_model, cfg.n_heads, cfg.attn_dropout, cfg.sa.shared, cfg.sa.gate)
+                sa = cfg.option(SAConfig)
+                return SyntacticCrossAttention(cfg.d_model, cfg.n_heads, cfg.attn_dropout, sa.shared, sa.gate)
             return CrossAttention(cfg.d_model, cfg.n_heads, cfg.attn_dropout)
 
         return make
 
     def kept_layers(self) -> set[int]:
-        return set() if self.cfg.sa.layer == 0 else {self.cfg.sa.layer - 1}
+        layer = self.cfg.option(SAConfig).layer
+        return set() if layer == 0 else {layer - 1}
 
     def annotations(self, states: torch.Tensor, kept: dict[int, torch.Tensor]) -> torch.Tensor:
         """S (B, n, d): the states the head-word selection reads."""
-        return states if self.cfg.sa.layer == 0 else kept[self.cfg.sa.layer - 1]
+        layer = self.cfg.option(SAConfig).layer
+        return states if layer == 0 else kept[layer - 1]
 
     def parse(self, batch: Any, states: torch.Tensor, kept: dict[int, torch.Tensor]):
         """(mask (B, n), phi, beta (B, n, n), M (B, n, d)) of a batch's encoder output."""
@@ -383,7 +388,7 @@ class SA(Seq2Seq):
         pieces + EOS, teacher-forced: position t is the step that predicts tokens[:, t])."""
         mods = self.structure_modules()
         if not mods or mods[0].gate is None:
-            raise ConfigError(f"variant {self.cfg.variant!r} with sa.gate = {self.cfg.sa.gate!r} has no gate to measure")
+            raise ConfigError(f"variant {self.cfg.variant!r} with sa.gate = {self.cfg.option(SAConfig).gate!r} has no gate to measure")
         for m in mods:
             m.record = []
         try:

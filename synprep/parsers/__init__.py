@@ -15,15 +15,16 @@ resources, default model, demo warning).
 from __future__ import annotations
 
 from .. import registry
-from .base import ParseResult, Parser, ParserResources, reject_code  # noqa: F401
+from .base import ParseResult, Parser, ParserResources, ParseSettings, reject_code  # noqa: F401
 from . import stanza_backend, udpipe_backend  # noqa: F401  (registers the backends)
 
-__all__ = ["ParseResult", "Parser", "ParserResources", "DEFAULT", "backend", "reject_code", "stanza_backend", "udpipe_backend"]
+__all__ = ["ParseResult", "Parser", "ParserResources", "ParseSettings", "DEFAULT", "backend", "reject_code", "stanza_backend",
+           "udpipe_backend"]
 
 
 #: the backend of ``synprep parse`` without ``--backend`` and of a config without
-#: ``parse.backend`` (the schema's default, workflow/schemas/config.schema.yaml)
-DEFAULT = "udpipe"
+#: ``parse.backend`` (:class:`ParseSettings`'s default, which the schema's is tested against)
+DEFAULT = ParseSettings.backend
 
 
 def backend(name: str) -> type[Parser]:

@@ -43,11 +43,13 @@ from __future__ import annotations
 import abc
 import logging
 import re
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Iterable, Iterator, Mapping, NamedTuple, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence, TypeVar
 
-from ..syntax.conllu import read_conllu_string
+from .. import registry
 from ..errors import ConfigError, InputError
+from ..settings import INTERNAL, Config, setting
+from ..syntax.conllu import read_conllu_string
 from ..util.textio import has_breaks
 from ..util.textio import one_line as _line  # this module's one_line also strips
 
@@ -57,6 +59,8 @@ __all__ = [
     "ParseResult",
     "Parser",
     "ParserResources",
+    "ParseSettings",
+    "MAX_WORDS",
     "parser_options",
     "Word",
     "Token",
@@ -228,18 +232,97 @@ class ParserResources:
     gpus: int = 0
 
 
-#: field metadata of an option a backend accepts from the workflow's ``parse``
-#: section (every backend reads the same section) but does not use; ``synprep
-#: parse`` refuses its flag for that backend
+#: field metadata of an option a backend accepts (every backend takes the same
+#: options from the workflow's ``parse`` section) but does not use; ``synprep parse``
+#: refuses its flag for that backend: ``setting(None, **IGNORED)``
 IGNORED = {"ignored": True}
 
+#: sentences with more whitespace tokens are rejected (too-long) unparsed: the one
+#: default of every backend's ``max_words``, ``synprep parse --max-words`` and the
+#: workflow's ``parse.max_words``
+MAX_WORDS = 300
 
-def parser_options(options_cls: type, backend: str, given: Mapping[str, Any]):
-    """``options_cls`` (a backend's frozen ``Options`` dataclass) from keyword
-    options; an unknown key is a ConfigError naming the known ones."""
-    known = [f.name for f in fields(options_cls)]
-    Parser._check_options(backend, given, known)
-    return options_cls(**given)
+
+def parser_options(options_cls: type[Config], backend: str, given: Mapping[str, Any]):
+    """``options_cls`` (a backend's ``Options``, a :class:`synprep.settings.Config`)
+    from keyword options, read strictly: an unknown key or a wrong type is a
+    ConfigError naming the backend, the key and the known ones."""
+    return options_cls.from_dict(given, f"parser {backend!r}")
+
+
+@dataclass(frozen=True)
+class NoSettings(Config):
+    """A backend without settings of its own in the workflow's ``parse`` section."""
+
+
+S = TypeVar("S", bound=Config)
+
+
+@dataclass(frozen=True)
+class ParseSettings(Config):
+    """The workflow's ``parse`` section, typed once (the Snakefile reads it with
+    :func:`synprep.stages.settings.workflow_settings`): what every backend takes, and
+    the chosen backend's own settings, ``parse.<backend>`` (``parse.stanza.batch_tokens``,
+    as stanza namespaces its options per processor), declared by the backend
+    (:attr:`Parser.Workflow`). Another backend's section is read as strictly and left
+    out (a config keeps both while it switches). The backends' class methods
+    (:meth:`Parser.workflow_options`, :meth:`Parser.resources`) take this object."""
+
+    # the backend that parses both sides: a registered one (synprep.parsers): udpipe
+    # (CPU, worker processes) or stanza (GPU when there is one)
+    backend: str = "udpipe"
+    # each side's model (a .udpipe file, a stanza model folder); null: the backend's
+    # default for the side's language (udpipe: its demo model; stanza: ~/stanza_resources)
+    src_model: Optional[str] = setting(None, path=True)
+    tgt_model: Optional[str] = setting(None, path=True)
+    # longer sentences (whitespace tokens) are rejected as too-long, unparsed
+    max_words: int = setting(MAX_WORDS, ge=1)
+    # the text is already tokenized (split on whitespace only)
+    pretokenized: bool = False
+    # the chosen backend's settings (parse.<backend>), each with its defaults where
+    # not given (filled when the settings are made)
+    own: Config = field(default_factory=NoSettings, metadata=INTERNAL)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None, where: str | None = None):
+        where = where or "parse"
+        data = dict(data or {})
+        names = registry.names("parser")
+        chosen = data.get("backend", cls.backend)
+        if not isinstance(chosen, str) or chosen not in names:
+            raise ConfigError(f"{where}.backend = {chosen!r}: unknown parser backend; known: {', '.join(names)}")
+        own = None
+        for name in names:
+            if name in data:  # every backend's section is read; the chosen one is kept
+                section = data.pop(name)
+                if not isinstance(section, dict):
+                    raise ConfigError(f"{where}.{name} = {section!r}: expected a mapping of the {name} backend's settings")
+                read = registry.get("parser", name).Workflow.from_dict(section, f"{where}.{name}")
+                own = read if name == chosen else own
+        unknown = sorted(set(data) - {f.name for f in fields(cls) if not f.metadata.get("internal")})
+        if unknown:
+            raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                              f"known keys: {', '.join(sorted([*(f.name for f in fields(cls) if not f.metadata.get('internal')), *names]))}")
+        kw = cls.read_fields(data, where)
+        return cls._make(kw, where, own=own if own is not None else registry.get("parser", chosen).Workflow())
+
+    def __post_init__(self):
+        kind = registry.get("parser", self.backend).Workflow
+        if type(self.own) is NoSettings and kind is not NoSettings:
+            object.__setattr__(self, "own", kind())  # frozen: filled once, while it is made
+        elif not isinstance(self.own, kind):
+            raise ConfigError(f"parse.{self.backend}: expected {kind.__name__}, got {type(self.own).__name__}")
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        own = d.pop("own")
+        return {**d, self.backend: own}
+
+    def section(self, kind: type[S]) -> S:
+        """The chosen backend's settings, typed (``parse.section(StanzaWorkflow).device``)."""
+        if not isinstance(self.own, kind):
+            raise ConfigError(f"parse.backend = {self.backend!r} has no {kind.__name__} settings")
+        return self.own
 
 
 class Parser(abc.ABC):
@@ -255,8 +338,11 @@ class Parser(abc.ABC):
 
     #: the registry name
     name: str = ""
-    #: the backend's options: a frozen dataclass (defaults, bounds in ``__post_init__``)
-    Options: ClassVar[type]
+    #: the backend's options: a :class:`synprep.settings.Config` (defaults, bounds)
+    Options: ClassVar[type[Config]]
+    #: its own settings in the workflow's ``parse`` section (``parse.<name>``,
+    #: :class:`ParseSettings`); none by default
+    Workflow: ClassVar[type[Config]] = NoSettings
     #: whether it can run on a GPU (``device`` other than cpu/auto)
     gpu: ClassVar[bool] = False
     #: whether ``synprep train-parser`` writes a folder (else one file)
@@ -276,13 +362,13 @@ class Parser(abc.ABC):
         return None
 
     @classmethod
-    def workflow_options(cls, parse: Mapping[str, Any], lang: str, model: str | None) -> dict:
+    def workflow_options(cls, parse: ParseSettings, lang: str, model: str | None) -> dict:
         """The keyword options of one side's parser from the workflow's ``parse``
-        section (every default filled by the schema)."""
-        return {"model": model, "lang": lang, "max_words": parse["max_words"], "pretokenized": parse["pretokenized"]}
+        section (:class:`ParseSettings`)."""
+        return {"model": model, "lang": lang, "max_words": parse.max_words, "pretokenized": parse.pretokenized}
 
     @classmethod
-    def resources(cls, parse: Mapping[str, Any]) -> ParserResources:
+    def resources(cls, parse: ParseSettings) -> ParserResources:
         """What a parse job needs under the workflow's ``parse`` section."""
         return ParserResources()
 
@@ -319,11 +405,3 @@ class Parser(abc.ABC):
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    @staticmethod
-    def _check_options(backend: str, given: dict, known: Iterable[str]) -> None:
-        unknown = sorted(set(given) - set(known))
-        if unknown:
-            raise ConfigError(
-                f"unknown option(s) for parser {backend!r}: {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-            )

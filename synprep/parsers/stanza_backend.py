@@ -50,6 +50,7 @@ import contextlib
 import gc
 import json
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass
@@ -57,14 +58,17 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
+from ..settings import Config, setting
 from ..util.device import choose_device
 from .base import (
+    MAX_WORDS,
     OUT_OF_MEMORY,
     PARSE_ERROR,
     SPLIT,
     ParseResult,
     Parser,
     ParserResources,
+    ParseSettings,
     Token,
     Word,
     check_text,
@@ -79,18 +83,47 @@ from .pool import OrderedPool, chunked
 from .stanza_mst import install
 from .stanza_train import train_stanza
 
-PROCESSORS = ("tokenize", "mwt", "pos", "lemma", "depparse")
+
+
+@dataclass(frozen=True)
+class Processor:
+    """One processor of the stanza pipeline, and what it requires (the model layout
+    check and the pipeline's configuration read these declarations, not the names)."""
+
+    #: stanza's name of the processor (its options are ``<name>_...``)
+    name: str
+    #: its model file in a flat model folder (what ``synprep train-parser --backend stanza`` writes)
+    file: str
+    #: when the folder must hold it: always, for raw text only (pretokenized input is
+    #: split on whitespace), or never (used where it is there)
+    required: str = "always"
+    #: pretokenized input leaves it out (its tokens are words already)
+    raw_text_only: bool = False
+    #: it reads the pretrained word vectors (``pretrain.pt``)
+    pretrain: bool = False
+
+
+#: the pipeline's processors, in their order: tokenize (not required for pretokenized
+#: input), mwt (for languages with multiword tokens: used where its model is there, not
+#: for pretokenized input), pos and depparse (both read the pretrained vectors), lemma
+PROCESSORS = (
+    Processor("tokenize", "tokenize.pt", required="raw text"),
+    Processor("mwt", "mwt.pt", required="never", raw_text_only=True),
+    Processor("pos", "pos.pt", pretrain=True),
+    Processor("lemma", "lemma.pt"),
+    Processor("depparse", "depparse.pt", pretrain=True),
+)
+#: the pretrained word vectors' file in a flat model folder
+PRETRAIN = "pretrain.pt"
 #: on CPU, the depparse processor's own batches (words) are capped at this: its
 #: biaffine scorers build a (sentences, length, hidden, labels) float tensor that
 #: outgrows the caches (Multi30k, small model: 1.31 -> 1.09 ms a sentence in depparse)
 CPU_DEPPARSE_TOKENS = 1000
-#: a parse job on a GPU (workflow ``parse.device`` not cpu): sentences a worker process
-#: takes at a time when ``parse.gpu_workers`` >= 2 processes share the GPU -- small enough
+#: a parse job on a GPU (workflow ``parse.stanza.device`` not cpu): sentences a worker process
+#: takes at a time when ``parse.stanza.gpu_workers`` >= 2 processes share the GPU -- small enough
 #: that a shard of ~1,000 pairs reaches every process, large enough for a full batch of
 #: ``batch_tokens`` (Multi30k: ~13 words a sentence, 256 x 13 > 3,000)
 GPU_CHUNK = 256
-FLAT_FILES = {"tokenize": "tokenize.pt", "mwt": "mwt.pt", "pos": "pos.pt", "lemma": "lemma.pt",
-              "depparse": "depparse.pt", "pretrain": "pretrain.pt"}
 
 
 def default_model_dir() -> str:
@@ -164,38 +197,60 @@ def resolve_device(device: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class StanzaOptions:
+class StanzaOptions(Config):
     """The ``stanza`` backend's options (``synprep parse`` flags, the workflow's ``parse``
     section through :meth:`StanzaParser.workflow_options`)."""
 
-    #: a stanza resources folder or a flat model folder (module doc); None:
-    #: ``$STANZA_RESOURCES_DIR`` or ``~/stanza_resources`` (:func:`default_model_dir`)
-    model: str | None = None
-    #: language code (None or empty: en)
+    # a stanza resources folder or a flat model folder (module doc); None:
+    # ``$STANZA_RESOURCES_DIR`` or ``~/stanza_resources`` (:func:`default_model_dir`)
+    model: str | None = setting(None, path=True)
+    # language code (None or empty: en)
     lang: str | None = "en"
-    #: auto (None too: CUDA when torch sees a GPU), cpu, cuda, cuda:N, or a list
-    #: cuda:0,cuda:1 (one worker process each)
+    # auto (None too: CUDA when torch sees a GPU), cpu, cuda, cuda:N, or a list
+    # cuda:0,cuda:1 (one worker process each)
     device: str | None = "auto"
-    #: padded tokens a batch (>= 1): sentences x the longest sentence
-    batch_tokens: int = 3000
-    #: the text is already tokenized: split on whitespace
+    # padded tokens a batch: sentences x the longest sentence (halved on out-of-memory;
+    # bench/parse.py and bench/gpu.py measure other budgets)
+    batch_tokens: int = setting(3000, ge=1)
+    # the text is already tokenized: split on whitespace
     pretokenized: bool = False
-    #: reject longer sentences (whitespace tokens); None: no limit
-    max_words: int | None = 300
-    #: sentences read, sorted by length and batched at a time
-    sort_window: int = 4096
-    #: processes (at least one a listed device)
-    workers: int = 1
-    #: items a worker process takes at a time; None: ``sort_window``
-    chunk_size: int | None = None
-    #: torch threads a process on the CPU; None: torch's default
-    threads: int | None = None
-    #: decode trees with :mod:`synprep.parsers.stanza_mst` (identical trees, faster)
+    # reject longer sentences (whitespace tokens); None: no limit
+    max_words: int | None = setting(MAX_WORDS, ge=1)
+    # sentences read, sorted by length and batched at a time
+    sort_window: int = setting(4096, ge=1)
+    # processes (at least one a listed device)
+    workers: int = setting(1, ge=1)
+    # items a worker process takes at a time; None: ``sort_window``
+    chunk_size: int | None = setting(None, ge=1)
+    # torch threads a process on the CPU; None: torch's default
+    threads: int | None = setting(None, ge=1)
+    # decode trees with :mod:`synprep.parsers.stanza_mst` (identical trees, faster)
     fast_decode: bool = True
 
+
+#: what ``parse.stanza.device`` may say (the schema's pattern too)
+WORKFLOW_DEVICE = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?)$")
+
+
+@dataclass(frozen=True)
+class StanzaWorkflow(Config):
+    """The ``stanza`` backend's settings in the workflow (``parse.stanza``); the
+    defaults of the options they pass on are the options' (:class:`StanzaOptions`)."""
+
+    # auto, cpu, cuda or cuda:N; a job on a GPU (not cpu) asks for resources gpu=1
+    device: str = "auto"
+    # padded tokens a batch
+    batch_tokens: int = setting(StanzaOptions.batch_tokens, ge=1)
+    # on a GPU (device not cpu): parser processes a parse job runs, sharing the GPU,
+    # each its own pipeline, over chunks of GPU_CHUNK sentences (the job asks for as
+    # many threads); 4: bench/gpu.py's parse part measures 1, 2, 4 and 8 (docs/gpu.md)
+    gpu_workers: int = setting(4, ge=1)
+    # synprep's tree decoder (the same trees as stanza's, faster); false: stanza's
+    fast_decode: bool = StanzaOptions.fast_decode
+
     def __post_init__(self) -> None:
-        if int(self.batch_tokens) < 1:
-            raise ConfigError(f"batch_tokens must be >= 1, got {self.batch_tokens}")
+        if not WORKFLOW_DEVICE.match(self.device):
+            raise ConfigError(f"device = {self.device!r}: expected auto, cpu, cuda or cuda:N")
 
 
 def _train(args) -> str:
@@ -217,6 +272,7 @@ class StanzaParser(Parser):
 
     name = "stanza"
     Options = StanzaOptions
+    Workflow = StanzaWorkflow
     gpu = True
     model_is_folder = True
 
@@ -238,27 +294,29 @@ class StanzaParser(Parser):
         self._start(o.device, o.workers, o.chunk_size, o.threads)
 
     @classmethod
-    def workflow_options(cls, parse: Mapping[str, Any], lang: str, model: str | None) -> dict:
+    def workflow_options(cls, parse: ParseSettings, lang: str, model: str | None) -> dict:
         """The ``parse`` section's options; on a GPU (``device`` not cpu) the GPU setting:
         ``gpu_workers`` processes sharing it, each its own pipeline, over chunks of
         :data:`GPU_CHUNK` sentences (:mod:`synprep.parsers.pool`; the trees are those of
         one process: tests/test_parsers.py)."""
-        out = {**super().workflow_options(parse, lang, model), "device": parse["device"],
-               "batch_tokens": parse["batch_tokens"], "fast_decode": parse["fast_decode"]}
+        own = parse.section(StanzaWorkflow)
+        out = {**super().workflow_options(parse, lang, model), "device": own.device,
+               "batch_tokens": own.batch_tokens, "fast_decode": own.fast_decode}
         workers = cls.gpu_workers(parse)
         if workers > 1:
             out.update(workers=workers, chunk_size=GPU_CHUNK)
         return out
 
     @staticmethod
-    def gpu_workers(parse: Mapping[str, Any]) -> int:
-        """Processes a parse job runs: ``parse.gpu_workers`` on a GPU, 1 on the CPU."""
-        return 1 if parse["device"] == "cpu" else max(1, int(parse.get("gpu_workers", 1)))
+    def gpu_workers(parse: ParseSettings) -> int:
+        """Processes a parse job runs: ``parse.stanza.gpu_workers`` on a GPU, 1 on the CPU."""
+        own = parse.section(StanzaWorkflow)
+        return 1 if own.device == "cpu" else own.gpu_workers
 
     @classmethod
-    def resources(cls, parse: Mapping[str, Any]) -> ParserResources:
-        """A thread a process (:meth:`gpu_workers`); a GPU unless ``parse.device`` is cpu."""
-        return ParserResources(threads=cls.gpu_workers(parse), gpus=int(parse["device"] != "cpu"))
+    def resources(cls, parse: ParseSettings) -> ParserResources:
+        """A thread a process (:meth:`gpu_workers`); a GPU unless ``parse.stanza.device`` is cpu."""
+        return ParserResources(threads=cls.gpu_workers(parse), gpus=int(parse.section(StanzaWorkflow).device != "cpu"))
 
     @classmethod
     def job_options(cls, options: Mapping[str, Any], threads: int) -> dict:
@@ -295,17 +353,24 @@ class StanzaParser(Parser):
 
     # -- model ---------------------------------------------------------------------
     def _flat(self) -> bool:
-        return os.path.isfile(os.path.join(self.model_dir, FLAT_FILES["depparse"]))
+        """A flat model folder (it holds the parser's own model file, the last
+        processor's), not a stanza resources folder."""
+        return os.path.isfile(os.path.join(self.model_dir, PROCESSORS[-1].file))
+
+    def _needed(self) -> list[str]:
+        """The files a flat folder must hold for this input, from the processors'
+        declarations: those always required, the pretrained vectors, then those raw
+        text needs."""
+        return ([p.file for p in PROCESSORS if p.required == "always"]
+                + ([PRETRAIN] if any(p.pretrain for p in PROCESSORS) else [])
+                + [p.file for p in PROCESSORS if p.required == "raw text" and not self.pretokenized])
 
     def _check_layout(self) -> None:
         d = self.model_dir
         if not os.path.isdir(d):
             raise SynprepError(f"stanza model folder {d} not found; {download_hint(d, self.lang)}")
         if self._flat():
-            need = [FLAT_FILES[p] for p in ("pos", "lemma", "depparse", "pretrain")]
-            if not self.pretokenized:
-                need.append(FLAT_FILES["tokenize"])
-            missing = [f for f in need if not os.path.isfile(os.path.join(d, f))]
+            missing = [f for f in self._needed() if not os.path.isfile(os.path.join(d, f))]
             if missing:
                 raise SynprepError(
                     f"stanza model folder {d} lacks {', '.join(missing)}; expected a folder made by "
@@ -326,7 +391,7 @@ class StanzaParser(Parser):
         cpu = self.device == "cpu"
         cfg = dict(
             lang=self.lang,
-            processors=",".join(PROCESSORS),
+            processors=",".join(p.name for p in PROCESSORS),
             download_method=None,
             tokenize_pretokenized=self.pretokenized,
             tokenize_no_ssplit=True,
@@ -343,15 +408,13 @@ class StanzaParser(Parser):
         )
         if self._flat():
             d = self.model_dir
-            paths = {p: os.path.join(d, f) for p, f in FLAT_FILES.items()}
-            procs = [p for p in PROCESSORS if os.path.isfile(paths[p])]
-            if self.pretokenized and "mwt" in procs:
-                procs.remove("mwt")  # pretokenized input: tokens are words
-            cfg["processors"] = ",".join(procs)
+            procs = [p for p in PROCESSORS if os.path.isfile(os.path.join(d, p.file))
+                     and not (self.pretokenized and p.raw_text_only)]  # pretokenized input: tokens are words
+            cfg["processors"] = ",".join(p.name for p in procs)
             for p in procs:
-                cfg[f"{p}_model_path"] = paths[p]
-            cfg["pos_pretrain_path"] = paths["pretrain"]
-            cfg["depparse_pretrain_path"] = paths["pretrain"]
+                cfg[f"{p.name}_model_path"] = os.path.join(d, p.file)
+                if p.pretrain:
+                    cfg[f"{p.name}_pretrain_path"] = os.path.join(d, PRETRAIN)
             # no resources.json: one that only names the language (so that stanza does
             # not warn that it is "unsupported"), and the processors named above
             fd, self._resources_tmp = tempfile.mkstemp(prefix="synprep-stanza-", suffix=".json")
@@ -362,7 +425,7 @@ class StanzaParser(Parser):
             cfg["dir"] = self.model_dir
             # stanza adds mwt itself where the language's package has one (and not
             # for pretokenized input); asking for it could fail for languages without
-            cfg["processors"] = "tokenize,pos,lemma,depparse"
+            cfg["processors"] = ",".join(p.name for p in PROCESSORS if p.required != "never")
         return cfg
 
     def _load(self):

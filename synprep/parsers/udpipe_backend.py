@@ -19,19 +19,22 @@ the repository, and inside the package of a wheel: :func:`resources_dir`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
+from ..settings import Config, setting
 from .base import (
     IGNORED,
+    MAX_WORDS,
     PARSE_ERROR,
     SPLIT,
     ParseResult,
     Parser,
     ParserResources,
+    ParseSettings,
     Token,
     Word,
     check_text,
@@ -97,34 +100,41 @@ def download_hint(path: str, lang: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class UDPipeOptions:
+class UDPipeOptions(Config):
     """The ``udpipe`` backend's options (``synprep parse`` flags, the workflow's ``parse``
     section through :meth:`UDPipeParser.workflow_options`)."""
 
-    #: a ``.udpipe`` file; None: the demo model of ``lang`` (:func:`resources_dir`)
-    model: str | None = None
-    #: language code; picks the demo model when ``model`` is None
+    # a ``.udpipe`` file; None: the demo model of ``lang`` (:func:`resources_dir`)
+    model: str | None = setting(None, path=True)
+    # language code; picks the demo model when ``model`` is None
     lang: str | None = None
-    #: processes (>= 1); 1 parses in the calling process (the workflow: parse.threads)
-    workers: int = 1
-    #: the text is already tokenized: split on whitespace
+    # processes; 1 parses in the calling process (the workflow: parse.udpipe.threads)
+    workers: int = setting(1, ge=1)
+    # the text is already tokenized: split on whitespace
     pretokenized: bool = False
-    #: reject longer sentences (whitespace tokens); None: no limit
-    max_words: int | None = 300
-    #: items a worker process takes at a time (workers >= 2)
-    chunk_size: int = 200
-    #: cpu or auto (None) only: UDPipe runs on the CPU
-    device: str | None = field(default=None, metadata=IGNORED)
-    #: accepted and ignored: UDPipe parses one sentence at a time
-    batch_tokens: int | None = field(default=None, metadata=IGNORED)
+    # reject longer sentences (whitespace tokens); None: no limit
+    max_words: int | None = setting(MAX_WORDS, ge=1)
+    # items a worker process takes at a time (workers >= 2)
+    chunk_size: int = setting(200, ge=1)
+    # cpu or auto (None) only: UDPipe runs on the CPU
+    device: str | None = setting(None, **IGNORED)
+    # accepted and ignored: UDPipe parses one sentence at a time
+    batch_tokens: int | None = setting(None, **IGNORED)
 
     def __post_init__(self) -> None:
         if self.device not in (None, "cpu", "auto"):
             raise ConfigError(f"udpipe runs on the CPU only; got device {self.device!r} (use --backend stanza for a GPU)")
         if self.model is None and not self.lang:
             raise ConfigError("udpipe needs a model path (--model) or a language (--lang) with a demo model")
-        if int(self.workers) < 1:
-            raise ConfigError(f"workers must be >= 1, got {self.workers}")
+
+
+@dataclass(frozen=True)
+class UDPipeWorkflow(Config):
+    """The ``udpipe`` backend's settings in the workflow (``parse.udpipe``)."""
+
+    # worker processes of a parse job (its snakemake threads); 1: the demo's two cores
+    # run two jobs at once
+    threads: int = setting(1, ge=1)
 
 
 def _train(args) -> str:
@@ -143,6 +153,7 @@ class UDPipeParser(Parser):
 
     name = "udpipe"
     Options = UDPipeOptions
+    Workflow = UDPipeWorkflow
 
     def __init__(self, options: UDPipeOptions | None = None, **kw):
         o = options if options is not None else parser_options(UDPipeOptions, self.name, kw)
@@ -164,9 +175,9 @@ class UDPipeParser(Parser):
         return str(resources_dir() / "udpipe" / f"{lang}.udpipe")
 
     @classmethod
-    def resources(cls, parse: Mapping[str, Any]) -> ParserResources:
-        """``parse.threads`` worker processes on the CPU."""
-        return ParserResources(threads=parse["threads"], gpus=0)
+    def resources(cls, parse: ParseSettings) -> ParserResources:
+        """``parse.udpipe.threads`` worker processes on the CPU."""
+        return ParserResources(threads=parse.section(UDPipeWorkflow).threads, gpus=0)
 
     @classmethod
     def job_options(cls, options: Mapping[str, Any], threads: int) -> dict:

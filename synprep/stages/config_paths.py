@@ -22,29 +22,26 @@ import os
 from typing import Iterator, Sequence
 
 from ..errors import ConfigError
-from ..parsers import DEFAULT, backend
+from ..filters import path_options
+from ..parsers import ParseSettings, backend
+from .settings import SECTIONS
 from .workflow import config_value
 
-#: the input paths of the config outside lists: (section, ..., key)
-PATH_KEYS: tuple[tuple[str, ...], ...] = (
+#: the input paths of the untyped sections: (section, ..., key)
+UNTYPED_PATH_KEYS: tuple[tuple[str, ...], ...] = (
     ("corpus", "src"),
     ("corpus", "tgt"),
     ("corpus", "tsv"),
-    ("parse", "src_model"),
-    ("parse", "tgt_model"),
     ("analysis", "induce", "gold"),
-    ("table", "test", "src"),
-    ("table", "test", "tgt"),
-    ("table", "larger", "src"),
-    ("table", "larger", "tgt"),
 )
-#: the input paths of list entries: list -> the keys of an entry that name files (the
-#: filters' file parameters: synprep.filters.align's reference set, simple's models)
-LIST_PATH_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
-    ("filter", "filters"): ("reference_src", "reference_tgt", "src_spm", "tgt_spm"),
-    ("align", "filters"): ("reference_src", "reference_tgt", "src_spm", "tgt_spm"),
-    ("train", "runs"): ("file",),
-}
+#: the input paths of the typed sections (synprep.stages.settings.SECTIONS): the
+#: settings their classes declare ``path=True`` (parse.src_model, table.test.src, ...)
+PATH_KEYS: tuple[tuple[str, ...], ...] = UNTYPED_PATH_KEYS + tuple(
+    (section, *key) for section, cls in SECTIONS.items() for key in cls.path_keys())
+#: lists whose entries name files: the filter stages' entries (the options each entry's
+#: filter declares ``path=True``: synprep.filters.path_options) and the runs' files
+FILTER_LISTS: tuple[tuple[str, ...], ...] = (("filter", "filters"), ("align", "filters"))
+RUN_FILES = (("train", "runs"), ("file",))
 
 
 def config_paths(config) -> Iterator[tuple[tuple, str]]:
@@ -54,10 +51,11 @@ def config_paths(config) -> Iterator[tuple[tuple, str]]:
         value = config_value(config, path)
         if isinstance(value, str) and value:
             yield path, value
-    for path, keys in LIST_PATH_KEYS.items():
+    lists = [(path, path_options) for path in FILTER_LISTS] + [(RUN_FILES[0], lambda entry: RUN_FILES[1])]
+    for path, keys_of in lists:
         entries = config_value(config, path)
         for i, entry in enumerate(entries if isinstance(entries, list) else []):
-            for key in keys:
+            for key in keys_of(entry):
                 value = entry.get(key) if isinstance(entry, dict) else None
                 if isinstance(value, str) and value:
                     yield (*path, i, key), value
@@ -114,11 +112,13 @@ def _inside(path: str, folder: str) -> bool:
     return os.path.realpath(path).startswith(os.path.realpath(folder) + os.sep)
 
 
-def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: dict[str, str | None]) -> list[str]:
+def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: dict[str, str | None],
+                           parse: ParseSettings) -> list[str]:
     """What a config made from the demo's still takes from the demo when the corpus is
     another (its files outside ``demo_dir``, the checkout's ``config/demo/``), said on
     the terminal when the workflow starts: the demo UDPipe models parsing the corpus
-    (``models``: side -> the model file each side's parser loads), and an alignment
+    (``models``: side -> the model file each side's parser loads; ``parse``: the typed
+    section, whose backend says whether they are its demo models), and an alignment
     reference set that is the demo corpus. Each names the settings to change; empty
     for the demo itself."""
 
@@ -127,7 +127,7 @@ def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: di
     if not files or all(_inside(f, demo_dir) for f in files):
         return []
     out = []
-    note = backend(config["parse"].get("backend", DEFAULT)).demo_warning({s: m for s, m in models.items() if m})
+    note = backend(parse.backend).demo_warning({s: m for s, m in models.items() if m})
     if note:
         out.append(f"your corpus ({', '.join(files)}) is {note}. Set parse.src_model and parse.tgt_model in "
                    "your config (README.md, \"Use your own corpus\")")

@@ -1,19 +1,70 @@
 """The filter stages (workflow/rules/filter.smk and align.smk): one stage's filters over
 one shard of pairs (:mod:`synprep.stages.prepare`'s format); every pair read is kept or
-rejected with a reason (:mod:`synprep.dataset.accounting`).
+rejected with a reason (:mod:`synprep.dataset.accounting`). And the workflow's ``filter``
+and ``align`` sections, typed (:class:`FilterSettings`, :class:`AlignSettings`).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Optional, Sequence
 
 from ..dataset.accounting import write_rejects
-from ..errors import ConfigError
-
-from ..filters import Pair, build_filters, run_filters, write_outputs
-from ..filters.eflomal_seed import seeded_eflomal
 from ..dataset.pairfile import read_pairs, write_pairs
+from ..errors import ConfigError
+from ..filters import (Pair, build_filters, decontamination_entry, default_config, fill_languages, run_filters,
+                       write_outputs)
+from ..filters.defaults import ALIGN
+from ..filters.eflomal_seed import seeded_eflomal
+from ..settings import Config, setting
+
+
+@dataclass(frozen=True)
+class Decontamination(Config):
+    """The workflow's ``filter.decontaminate`` (docs/workflow.md, "Decontamination")."""
+
+    # training shards are decontaminated against the pairs of the held-out shards
+    # (train.heldout_shards), the test data the runs are scored on
+    heldout: bool = True
+    # external test sets (text, one sentence a line, .gz allowed), either side: every
+    # shard, held-out ones too, is decontaminated against them
+    files: list[str] = setting(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FilterSettings(Config):
+    """The workflow's ``filter`` section, typed once (the Snakefile): the filter stage's
+    entries, each checked by its filter's declaration when the workflow starts
+    (:func:`stage_filters`, :meth:`read`), and the decontamination."""
+
+    # filter entries in order (docs/filters.md): the cheap filters of synprep filter's
+    # default list, language ID with the corpus's languages, no alignment (its own stage)
+    filters: list[dict] = field(default_factory=lambda: default_config(align=False, langid=True))
+    decontaminate: Decontamination = field(default_factory=Decontamination)
+
+    @classmethod
+    def read(cls, section: Mapping | None, languages: dict[str, str], where: str = "filter"):
+        """The section, its entries given the corpus's ``languages`` and checked."""
+        cfg = cls.from_dict(section, where)
+        return replace(cfg, filters=stage_filters(cfg.filters, languages, f"{where}.filters"))
+
+
+@dataclass(frozen=True)
+class AlignSettings(Config):
+    """The workflow's ``align`` section, typed once (the Snakefile)."""
+
+    # the stage's entries (normally one align entry); empty skips the stage
+    filters: list[dict] = field(default_factory=lambda: [dict(ALIGN)])
+    # eflomal's sampler has no seed of its own: synprep answers its reads of
+    # /dev/urandom from this one, so that a rerun rejects the same pairs; null: random
+    seed: Optional[int] = 1
+
+    @classmethod
+    def read(cls, section: Mapping | None, languages: dict[str, str], where: str = "align"):
+        """The section, its entries given the corpus's ``languages`` and checked."""
+        cfg = cls.from_dict(section, where)
+        return replace(cfg, filters=stage_filters(cfg.filters, languages, f"{where}.filters"))
 
 
 def filter_shard(
@@ -28,22 +79,19 @@ def filter_shard(
     seed: int | None = 1,
 ) -> dict:
     """Run the filters ``specs`` (:func:`synprep.filters.build_filters` entries) over
-    one shard. A ``langid`` entry without ``src_lang``/``tgt_lang`` gets them from
-    ``languages``. ``details_dir`` receives what ``synprep filter`` writes (scores and
-    rejects tables, ``filter.json``) so that thresholds can be re-cut later.
-    Returns the counts per filter. A reject's reason is the filter's label, its
-    detail the failing score component and value. ``seed`` makes the ``align``
-    filter's eflomal runs reproducible (:class:`seeded_eflomal`; None: as random as
-    eflomal is)."""
+    one shard. An option a filter takes from the corpus's languages (declared
+    ``language=side``: langid's ``src_lang``/``tgt_lang``) and its entry leaves out
+    gets ``languages``' (:func:`synprep.filters.fill_languages`). ``details_dir``
+    receives what ``synprep filter`` writes (scores and rejects tables,
+    ``filter.json``) so that thresholds can be re-cut later. Returns the counts per
+    filter. A reject's reason is the filter's label, its detail the failing score
+    component and value. ``seed`` makes a seeded filter's runs reproducible (one that
+    declares ``seeded``: the align filter's eflomal, :class:`seeded_eflomal`; None: as
+    random as eflomal is)."""
 
-    specs = [dict(s) for s in specs]
-    for s in specs:
-        if s.get("name") == "langid" and languages:
-            s.setdefault("src_lang", languages.get("src"))
-            s.setdefault("tgt_lang", languages.get("tgt"))
-    filters = build_filters(specs)
+    filters = build_filters([fill_languages(s, languages or {}) for s in specs])
     pairs = [Pair(*row) for row in read_pairs(pairs_path)]
-    with seeded_eflomal(seed if any(s.get("name") == "align" for s in specs) else None) as seeded:
+    with seeded_eflomal(seed if any(f.seeded for f in filters) else None) as seeded:
         result = run_filters(pairs, filters)
     if details_dir is not None:
         write_outputs(details_dir, result, "src.txt", "tgt.txt")
@@ -57,15 +105,12 @@ def filter_shard(
 
 
 def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str = "filters") -> list[dict]:
-    """The filter entries of a workflow stage, checked now: a ``langid`` entry
-    without ``src_lang``/``tgt_lang`` gets ``languages``; building the filters makes
-    an unknown filter or parameter an error before any job runs (named by ``what``)."""
+    """The filter entries of a workflow stage, checked now: an option a filter takes
+    from the corpus's languages and its entry leaves out gets ``languages``'
+    (:func:`synprep.filters.fill_languages`); building the filters makes an unknown
+    filter or parameter an error before any job runs (named by ``what``)."""
 
-    out = [dict(e) for e in entries]
-    for e in out:
-        if e.get("name") == "langid":
-            e.setdefault("src_lang", languages["src"])
-            e.setdefault("tgt_lang", languages["tgt"])
+    out = [fill_languages(e, languages) if isinstance(e, dict) else e for e in entries]
     try:
         build_filters(out)
     except ConfigError as e:
@@ -96,12 +141,7 @@ def with_decontamination(entries: Sequence[dict], files: Sequence[str], heldout_
     ``heldout_pairs``. Unchanged when both are empty (a held-out shard, no files)."""
     if not files and not heldout_pairs:
         return [dict(e) for e in entries]
-    entry: dict = {"name": "decontaminate"}
-    if files:
-        entry["files"] = list(files)
-    if heldout_pairs:
-        entry["pairs"] = list(heldout_pairs)
-    return [*(dict(e) for e in entries), entry]
+    return [*(dict(e) for e in entries), decontamination_entry(files, heldout_pairs)]
 
 
 def check_not_corpus(test_files: Sequence[str], corpus_files: Sequence[str | None]) -> None:

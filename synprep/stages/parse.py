@@ -1,16 +1,17 @@
 """The parse stage (workflow/rules/parse.smk): both sides of a shard of pairs parsed with
 the one parse loop (:mod:`synprep.parsers.run`); a pair is kept when both sides parse.
-And the workflow's parser settings and its warning about the demo models.
+And the workflow's parser settings, from the typed ``parse`` section
+(:class:`synprep.parsers.ParseSettings`), and its warning about the demo models.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Mapping, Optional
 
 from ..dataset.accounting import RejectWriter
 from ..dataset.pairfile import read_pairs
-from ..parsers import DEFAULT as DEFAULT_BACKEND, backend as parser_backend
+from ..parsers import ParserResources, ParseSettings, backend as parser_backend
 from ..parsers.run import parse_rows
 from ..util.outputs import atomic_files
 
@@ -41,18 +42,18 @@ def parse_shard(
     return {"input": counts.input, "kept": counts.kept, "rejected": dict(counts.rejected)}
 
 
-def demo_parser_warning(config: dict, languages: dict[str, str]) -> Optional[str]:
-    """The warning a paper's recipe (workflow key ``recipe``) gets when a side is
-    parsed with a demo model of the backend (``parse.<side>_model`` null, and the
+def demo_parser_warning(recipe: Optional[Mapping], parse: ParseSettings, languages: dict[str, str]) -> Optional[str]:
+    """The warning a paper's recipe (the workflow's ``recipe`` section) gets when a side
+    is parsed with a demo model of the backend (``parse.<side>_model`` null, and the
     backend's :meth:`~synprep.parsers.base.Parser.demo_warning` says its default is
     one: synprep's demo UDPipe models), not the parser the paper used. None when
     there is no recipe, or every side has its own model."""
-    recipe, parse = config.get("recipe") or {}, config["parse"]
+    recipe = recipe or {}
     if not recipe.get("name"):
         return None
-    backend = parser_backend(parse.get("backend", DEFAULT_BACKEND))
+    backend = parser_backend(parse.backend)
     models = parser_settings(parse, languages)
-    demo = [side for side in ("src", "tgt") if not parse.get(f"{side}_model")
+    demo = [side for side in ("src", "tgt") if not getattr(parse, f"{side}_model")
             and backend.demo_warning({side: models[side]["model"]})]
     if not demo:
         return None
@@ -63,28 +64,27 @@ def demo_parser_warning(config: dict, languages: dict[str, str]) -> Optional[str
             "(docs/parsers.md).")
 
 
-def parser_settings(parse: dict, languages: dict[str, str]) -> dict[str, dict]:
+def parser_settings(parse: ParseSettings, languages: dict[str, str]) -> dict[str, dict]:
     """Per side, the keyword options of the configured parser (the workflow's
     ``parse`` section, :meth:`~synprep.parsers.base.Parser.workflow_options`): the
     model is the configured path or the backend's default
     (:meth:`~synprep.parsers.base.Parser.default_model`: udpipe's demo model of the
     side's language; None for stanza, which then uses its resources folder)."""
-    backend = parser_backend(parse.get("backend", DEFAULT_BACKEND))
+    backend = parser_backend(parse.backend)
     out: dict[str, dict] = {}
     for side in ("src", "tgt"):
-        model = parse.get(f"{side}_model") or backend.default_model(languages[side])
+        model = getattr(parse, f"{side}_model") or backend.default_model(languages[side])
         out[side] = backend.workflow_options(parse, languages[side], model or None)
     return out
 
 
-def parse_resources(parse: dict):
+def parse_resources(parse: ParseSettings) -> ParserResources:
     """What one parse job asks the scheduler for (workflow/rules/parse.smk): the
     configured backend's :meth:`~synprep.parsers.base.Parser.resources`."""
-    return parser_backend(parse.get("backend", DEFAULT_BACKEND)).resources(parse)
+    return parser_backend(parse.backend).resources(parse)
 
 
-def demo_models_warning(parse: dict, settings: dict[str, dict]) -> Optional[str]:
+def demo_models_warning(parse: ParseSettings, settings: dict[str, dict]) -> Optional[str]:
     """The backend's warning about its demo models (the report shows it) for the
     models of :func:`parser_settings`, or None."""
-    return parser_backend(parse.get("backend", DEFAULT_BACKEND)).demo_warning(
-        {side: o["model"] for side, o in settings.items()})
+    return parser_backend(parse.backend).demo_warning({side: o["model"] for side, o in settings.items()})

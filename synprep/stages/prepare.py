@@ -180,29 +180,28 @@ def shard_names(n_shards: int) -> list[str]:
     return [f"{i:0{width}d}" for i in range(n_shards)]
 
 
-def check_shard_counts(config: dict) -> None:
+def check_shard_counts(count: int, train) -> None:
     """The workflow config's shard counts, beyond what its schema can say (the Snakefile
-    calls this after validating the schema): ``shards.count`` within 1..MAX_SHARDS, and
-    ``train.heldout_shards`` at most ``shards.count`` (the last N shards are held out:
-    more than there are would wrap around and hold out fewer), and less than it when
-    ``train.runs`` trains on the others."""
-    count = config["shards"]["count"]
+    calls this once the sections are typed): ``shards.count`` within 1..MAX_SHARDS, and
+    ``train.heldout_shards`` (``train``: :class:`synprep.stages.settings.TrainSettings`)
+    at most ``count`` (the last N shards are held out: more than there are would wrap
+    around and hold out fewer), and less than it when ``train.runs`` trains on the others."""
     shard_names(count)  # the bound
-    held = config["train"]["heldout_shards"]
+    held = train.heldout_shards
     if held > count:
         raise ConfigError(f"config train.heldout_shards = {held} is more than shards.count = {count}: the last N shards "
                           f"are held out; give at most {count} (0 holds none out)")
-    if held == count and config["train"].get("runs") and not config["train"].get("heldout_pairs"):
+    if held == count and train.runs and not train.heldout_pairs:
         raise ConfigError(f"config train.heldout_shards = {held} holds out every shard (shards.count = {count}): the runs "
                           f"of train.runs would have nothing to train on; give at most {count - 1}, or more shards")
 
 
-def heldout_shards(shards: Sequence[str], train: dict) -> list[str]:
-    """The held-out shards of the workflow config's ``train`` section: the last
-    ``heldout_shards`` of ``shards``, none when ``heldout_pairs`` holds out pairs
-    from every shard instead."""
-    n = train["heldout_shards"]
-    return list(shards[len(shards) - n:]) if n and not train["heldout_pairs"] else []
+def heldout_shards(shards: Sequence[str], train) -> list[str]:
+    """The held-out shards of the workflow's ``train`` section
+    (:class:`synprep.stages.settings.TrainSettings`): the last ``heldout_shards`` of
+    ``shards``, none when ``heldout_pairs`` holds out pairs from every shard instead."""
+    n = train.heldout_shards
+    return list(shards[len(shards) - n:]) if n and not train.heldout_pairs else []
 
 
 def shard_key(src: str | bytes, tgt: str | bytes) -> int:

@@ -75,7 +75,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Mapping, Optional, Sequence
 
@@ -84,8 +84,10 @@ from ..dataset.data import ShardDataset
 from ..dataset.heldout import select_pairs
 from ..errors import ConfigError, InputError
 from ..parsers.evaluate import evaluate as evaluate_parse
+from ..models import baseline
+from ..settings import Config, merge_dicts, setting
 from ..syntax.conllu import format_conllu, read_conllu
-from ..train.config import merge_dicts
+from ..train.config import DecodeConfig
 from ..translate.evaluate import metric_objects, signature
 from ..analysis.contrastive.suite import read_outcomes
 from ..translate.significance import (COMPARED, DEFAULT_SAMPLES, MAX_SAMPLES, SMALLEST_P_NUMERATOR, compare, mcnemar, read_lines,
@@ -96,15 +98,82 @@ from ..util.outputs import atomic_file, atomic_files, write_text
 PREFIX = "table-"
 
 
+@dataclass(frozen=True)
+class EvalSet(Config):
+    """An evaluation set of the table (``table.test``, ``table.larger``): raw pair files."""
+
+    # the prefix of its pair ids (<name>:<line>); null: the source file's name up to its first dot
+    name: Optional[str] = None
+    # the source side's raw text, one sentence a line (.gz allowed); required
+    src: str = setting("", path=True)
+    # the target side's raw text (the references, as they are); required
+    tgt: str = setting("", path=True)
+
+
+@dataclass(frozen=True)
+class TableDecode(Config):
+    """The one decoding setting of every row's final evaluation; its defaults are a
+    run's (:class:`synprep.train.config.DecodeConfig`)."""
+
+    beam: int = setting(DecodeConfig.beam, ge=1)
+    length_penalty: float = setting(DecodeConfig.length_penalty, ge=0)
+
+
+@dataclass(frozen=True)
+class TableContrastive(Config):
+    """Contrastive pairs (docs/analysis.md, "Contrastive pairs")."""
+
+    # make a suite from table.test and table.larger and score every run on it
+    enabled: bool = False
+
+
+@dataclass(frozen=True)
+class TableSettings(Config):
+    """The workflow's ``table`` section, typed once (the Snakefile), with every default
+    here (workflow/schemas/config.schema.yaml describes the keys; a test holds its
+    defaults to these)."""
+
+    # train and score the table's runs (results/train/table-VARIANT-sSEED/)
+    enabled: bool = False
+    # the variants of the rows; null: every registered variant (a variant added later
+    # joins without an edit); the baseline is always among them
+    variants: Optional[list[str]] = setting(None, min_items=1)
+    # the variant every other is compared with, seed by seed; null: the declared
+    # baseline (synprep.models.baseline(): vanilla)
+    baseline: Optional[str] = None
+    # the seeds every variant is trained with: 3 make the t interval over the seeds
+    # usable (t quantile 4.30; 2 seeds: 12.71)
+    seeds: list[int] = setting(default_factory=lambda: [1, 2, 3], ge=0, le=2**32 - 1, min_items=1)
+    # the run config every row shares (docs/models.md); the table sets model.variant and
+    # train.seed per row, decode is table.decode
+    config: dict = field(default_factory=dict)
+    # the one decoding setting of every row's final evaluation
+    decode: TableDecode = field(default_factory=TableDecode)
+    # paired bootstrap resamples of each comparison; null: significance's DEFAULT_SAMPLES
+    # or ten times the least number that could mark a difference (table_samples)
+    samples: Optional[int] = setting(None, ge=1, le=MAX_SAMPLES)
+    # family-wise error rate of a test set
+    alpha: float = setting(0.05, gt=0, lt=1)
+    # a test set with fewer pairs gets no mark ("too small")
+    min_subset: int = setting(50, ge=0)
+    # the test set every run is scored on; null: the held-out shards
+    test: Optional[EvalSet] = None
+    # a larger held-out text the challenge subsets too small in table.test come from too
+    larger: Optional[EvalSet] = None
+    contrastive: TableContrastive = field(default_factory=TableContrastive)
+    # every shard is decontaminated against the files of table.test and table.larger
+    decontaminate: bool = True
+
+
 def run_name(variant: str, seed: int) -> str:
     return f"{PREFIX}{variant}-s{seed}"
 
 
-def table_variants(settings: Mapping, registered: Sequence[str]) -> list[str]:
+def table_variants(settings: TableSettings, registered: Sequence[str]) -> list[str]:
     """The table's variants, the baseline first: ``table.variants`` or, where it is left
     out (null), every registered variant. An unknown name, a name given twice or an
     empty list (which would otherwise read as "every variant") is an error."""
-    given = settings.get("variants")
+    given = settings.variants
     if given is not None and not given:
         raise _located("config table.variants = []: no variant to compare with the baseline; list the variants, "
                        "or leave the key out (null) for every registered variant", ["table", "variants"])
@@ -116,19 +185,19 @@ def table_variants(settings: Mapping, registered: Sequence[str]) -> list[str]:
     unknown = sorted(set(chosen) - set(registered))
     if unknown:
         raise ConfigError(f"config table.variants: unknown variant(s) {', '.join(unknown)}; known: {', '.join(registered)}")
-    base = settings.get("baseline", "vanilla")
+    base = settings.baseline or baseline()
     if base not in registered:
         raise ConfigError(f"config table.baseline = {base!r} is not a variant; known: {', '.join(registered)}")
     return [base] + [v for v in dict.fromkeys(chosen) if v != base]
 
 
-def table_runs(settings: Mapping, registered: Sequence[str], taken: Sequence[str] = ()) -> list[dict]:
+def table_runs(settings: TableSettings, registered: Sequence[str], taken: Sequence[str] = ()) -> list[dict]:
     """The table's training runs as ``train.runs`` entries (``{"name", "config"}``),
     none when the table is not enabled. ``taken``: the names of train.runs (a clash is
     an error)."""
-    if not settings.get("enabled"):
+    if not settings.enabled:
         return []
-    seeds = list(settings.get("seeds") or [1])
+    seeds = list(settings.seeds)
     if len(set(seeds)) != len(seeds):
         raise _located(f"config table.seeds = {seeds}: a seed is given twice (its runs would be one run); list "
                        "each seed once", ["table", "seeds"])
@@ -137,8 +206,8 @@ def table_runs(settings: Mapping, registered: Sequence[str], taken: Sequence[str
     runs = []
     for seed in seeds:
         for variant in variants:
-            over = {"model": {"variant": variant}, "train": {"seed": seed}, "decode": dict(settings.get("decode") or {})}
-            runs.append({"name": run_name(variant, seed), "config": merge_dicts(settings.get("config") or {}, over)})
+            over = {"model": {"variant": variant}, "train": {"seed": seed}, "decode": settings.decode.to_dict()}
+            runs.append({"name": run_name(variant, seed), "config": merge_dicts(settings.config, over)})
     clash = sorted({r["name"] for r in runs} & set(taken))
     if clash:
         raise ConfigError(f"config train.runs: the name(s) {', '.join(clash)} are the table's runs "
@@ -152,7 +221,7 @@ def comparisons_per_set(compared: int, seeds: int) -> int:
     return compared * seeds * len(COMPARED)
 
 
-def table_samples(settings: Mapping, compared: int, seeds: int) -> int:
+def table_samples(settings: TableSettings, compared: int, seeds: int) -> int:
     """The bootstrap resamples of the table's comparisons (``compared`` variants
     against the baseline, ``seeds`` seeds). The smallest bootstrap p-value is ``1 /
     (samples + 1)`` (synprep.translate.significance) and Holm-Bonferroni multiplies the
@@ -166,9 +235,7 @@ def table_samples(settings: Mapping, compared: int, seeds: int) -> int:
     trains, naming the numbers); where not given, it is significance's
     ``DEFAULT_SAMPLES`` (1,000) or ten times the least number that could mark a
     difference, whichever is larger, and never over ``MAX_SAMPLES``."""
-    samples, alpha = settings.get("samples"), settings.get("alpha", 0.05)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:  # NaN fails too
-        raise _located(f"config table.alpha = {alpha!r}: expected a level between 0 and 1 (e.g. 0.05)", ["table", "alpha"])
+    samples, alpha = settings.samples, settings.alpha  # each within its bounds (TableSettings)
     m = comparisons_per_set(compared, seeds)
     need = least_samples(m, alpha)
     if need > MAX_SAMPLES:
@@ -180,9 +247,6 @@ def table_samples(settings: Mapping, compared: int, seeds: int) -> int:
             "variants or seeds", ["table", "alpha"])
     if samples is None:
         return min(MAX_SAMPLES, max(DEFAULT_SAMPLES, 10 * need))
-    if not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= MAX_SAMPLES:
-        raise _located(f"config table.samples = {samples!r}: expected a whole number of bootstrap resamples in "
-                       f"1..{MAX_SAMPLES:,}", ["table", "samples"])
     if m and samples < need:
         raise _located(
             f"config table.samples = {samples}: {m} comparisons a test set ({compared} variants against the baseline x "
@@ -210,7 +274,7 @@ def least_samples(m: int, alpha: float) -> int:
 EVAL_SETS = ("test", "larger")
 
 
-def evaluation_sets(settings: Mapping, corpus_name: str) -> dict[str, dict]:
+def evaluation_sets(settings: TableSettings, corpus_name: str) -> dict[str, dict]:
     """The table's own evaluation sets, ``{"test": {"name", "src", "tgt"}, "larger": ...}``
     for those the config gives (none when the table is not enabled): ``table.test`` (the
     test set every run is scored on; without it, the held-out shards) and
@@ -219,26 +283,26 @@ def evaluation_sets(settings: Mapping, corpus_name: str) -> dict[str, dict]:
     files (one sentence a line, .gz allowed) that exist; its ``name`` (default: the
     source file's name without its language and extensions) prefixes its pair ids
     (``<name>:<line>``) and differs from the corpus's and the other set's."""
-    if not settings.get("enabled"):
+    if not settings.enabled:
         return {}
     out: dict[str, dict] = {}
     for key in EVAL_SETS:
-        spec = settings.get(key)
-        if not spec:
+        spec = getattr(settings, key)
+        if spec is None:
             continue
         where = ["table", key]
         for side in ("src", "tgt"):
-            f = spec.get(side)
+            f = getattr(spec, side)
             if not f or not os.path.isfile(f):
                 raise _located(f"config table.{key}.{side}: {f or 'missing'} is not a file; give the {key} set's "
                                "raw pairs as two text files, one sentence a line (.gz allowed)", [*where, side])
-        name = spec.get("name") or os.path.basename(spec["src"]).split(".")[0]
+        name = spec.name or os.path.basename(spec.src).split(".")[0]
         taken = [corpus_name] + [o["name"] for o in out.values()]
         if name in taken:
             raise _located(f"config table.{key}.name = {name!r} is also the name of the corpus or of table.test: "
                            f"the pair ids (<name>:<line>) would clash; give table.{key}.name another value",
                            [*where, "name"])
-        out[key] = {"name": name, "src": spec["src"], "tgt": spec["tgt"]}
+        out[key] = {"name": name, "src": spec.src, "tgt": spec.tgt}
     if "larger" in out and "test" not in out:
         raise _located("config table.larger needs table.test: the larger text holds the test set's challenge "
                        "subsets that are too small", ["table", "larger"])
@@ -251,10 +315,10 @@ def _located(message: str, path: list) -> ConfigError:
     return err
 
 
-def test_files(settings: Mapping, sets: Mapping[str, dict]) -> list[str]:
+def test_files(settings: TableSettings, sets: Mapping[str, dict]) -> list[str]:
     """The raw files of the table's evaluation sets, which every shard is decontaminated
     against (config ``table.decontaminate``, default on): no run trains on them."""
-    if not settings.get("decontaminate", True):
+    if not settings.decontaminate:
         return []
     return [spec[side] for spec in sets.values() for side in ("src", "tgt")]
 
@@ -576,7 +640,7 @@ def _read_json(path: str, what: str):
         raise InputError(path, None, f"damaged: the {what} is not readable JSON ({e}); {_AGAIN}", "invalid") from None
 
 
-def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], variant: str, decode: Mapping,
+def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], variant: str, decode: TableDecode,
                      step: Optional[int] = None) -> None:
     """Re-validate one run's evaluation on one set before the table uses it: beside
     its ``hyps.txt``, the ``scores.json`` and ``refs.txt`` that ``synprep evaluate``
@@ -605,9 +669,9 @@ def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], v
         problems.append(f"it is of variant {st['variant']!r}, not {variant!r}")
     if step is not None and st.get("step") is not None and st["step"] != step:
         problems.append(f"it decoded the checkpoint of update {st['step']}, the run's best is of update {step}")
-    for key, default in (("beam", 5), ("length_penalty", 1.0)):
-        if key in st and st[key] != decode.get(key, default):
-            problems.append(f"it decoded with {key} {st[key]}, the table's is {decode.get(key, default)}")
+    for key, want in decode.to_dict().items():
+        if key in st and st[key] != want:
+            problems.append(f"it decoded with {key} {st[key]}, the table's is {want}")
     if not problems and len(hyps) == len(refs):
         for name, m in metric_objects().items():
             if name in numbers and abs(round(m.corpus_score(list(hyps), [list(refs)]).score, 2) - scores[name]) > 0.005:
@@ -652,7 +716,7 @@ def score_contrastive(runs: Sequence[RunFiles]) -> tuple[dict, list[dict]]:
     return scores, comparisons
 
 
-def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settings: Mapping, *,
+def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settings: TableSettings, *,
                 sets_dir: Optional[str] = None, induce: Optional[str] = None, larger: Optional[LargerSet] = None,
                 accounting: Optional[Mapping[str, dict]] = None, suite: Optional[str] = None) -> dict:
     """The table (see the module doc) of ``runs`` (the baseline of each seed first),
@@ -666,13 +730,13 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     (:func:`score_contrastive`); ``suite``: the suite's ``summary.json`` (its counts per
     type, skipped places by reason), reported."""
     ids, refs, hyps = _read_eval(test_data, refs_path, {r.name: r.hyps for r in runs})
-    decode = dict(settings.get("decode") or {})
+    decode = settings.decode
     best = {r.name: _read_json(r.summary, "run's summary").get("best_step") for r in runs}
     for r in runs:  # every evaluation the table reads, re-validated
         check_evaluation(r.hyps, hyps[r.name], refs, r.variant, decode, best[r.name])
     sets = _test_sets(refs, read_subsets(sets_dir, ids))
     samples = table_samples(settings, len({r.variant for r in runs}) - 1, len({r.seed for r in runs}))
-    min_subset = int(settings.get("min_subset", 50))
+    min_subset = settings.min_subset
     scores, comparisons = score_sets(refs, hyps, runs, sets, samples)
     info = {name: {"n": len(rows_), "too_small": name != "test" and len(rows_) < min_subset, "source": "test"}
             for name, rows_ in sets.items()}
@@ -694,13 +758,12 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     for name, per_run in c_scores.items():
         n = next(iter(per_run.values()))["n"]
         info[name] = {"n": n, "too_small": n < min_subset, "source": "contrastive suite"}
-    alpha = float(settings.get("alpha", 0.05))
+    alpha = settings.alpha
     too_small = [n for n, i in info.items() if i["too_small"]]
     decide(comparisons, alpha, too_small)
     over = seed_summary(scores, comparisons, runs)
     decide_over_seeds(over, alpha, too_small)
     rows = [_row(r, scores, [*sets, *c_scores], induce) for r in runs]
-    decode = dict(settings.get("decode") or {})
     summary = None
     if suite:
         with open(suite, encoding="utf-8") as f:
@@ -709,7 +772,7 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
         "references": refs_path,
         "test_sets": info,
         "evaluation_data": dict(accounting or {}),
-        "decode": {"beam": decode.get("beam", 5), "length_penalty": decode.get("length_penalty", 1.0)},
+        "decode": decode.to_dict(),
         "signatures": signatures(),
         "significance": {"decides": "over seeds: the mean of the per-seed differences, its 95 % Student t interval "
                                     "over the seeds and the two-sided one-sample t-test",

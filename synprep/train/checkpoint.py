@@ -263,6 +263,8 @@ def _config_differences(saved: dict, now: dict, where: str = "") -> list[str]:
         a, b = saved.get(k), now.get(k)
         if isinstance(a, dict) and isinstance(b, dict):
             out += _config_differences(a, b, f"{where}{k}.")
+        elif (k not in saved or k not in now) and isinstance(a if k in saved else b, dict):
+            continue  # a variant's settings on one side only: model.variant differs, and says it
         elif a != b:
             out.append(f"{where}{k} ({a!r} -> {b!r})")
     return out

@@ -21,7 +21,8 @@ from typing import Any, Literal, Optional
 
 from ..errors import ConfigError, InputError
 from ..models import resolve
-from ..models.config import PRESETS, Config, ModelConfig, merge_dicts, setting
+from ..models.config import PRESETS, ModelConfig
+from ..settings import Config, merge_dicts, setting
 from ..util.yamlio import load_yaml, load_yaml_file
 
 __all__ = [

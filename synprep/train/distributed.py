@@ -15,10 +15,10 @@ log, validate, save, done), and these invariants hold:
 * **Batches.** Every rank computes the same epoch batch list (the token-budget sampler
   seeded from ``(seed, epoch)``). An update takes the next ``world * accumulate``
   batches of it (a *group*); rank ``r`` trains on the group's batches ``r, r + world,
-  ...`` (:func:`share`): disjoint, at most ``accumulate`` each, each rank collating
+  ...`` (:func:`synprep.dataset.data.share`): disjoint, at most ``accumulate`` each, each rank collating
   only its own. An epoch's last group may be shorter; it is shared out as long as every
   rank gets a batch, and when fewer than ``world`` batches are left they are skipped
-  (:func:`drop_tail`; their rows come back in other batches next epoch). The position
+  (:func:`synprep.dataset.data.drop_tail`; their rows come back in other batches next epoch). The position
   in the epoch (``pos``, saved in checkpoints) counts the group's batches, so a resumed
   run takes the same batches. One process with ``accumulate = world * k`` trains on
   exactly the batches of ``world`` processes with ``accumulate = k`` (tested).
@@ -49,12 +49,13 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
 from ..errors import ConfigError
-from ..util.device import cuda_wanted
+from ..util.device import choose_device, cuda_wanted
+from ..util.memory import keep_freed_memory
 
 
 @dataclass
@@ -104,10 +105,20 @@ class Dist:
 
 def from_env(device: str = "auto") -> Dist:
     """The run's :class:`Dist` from the launcher's environment (``WORLD_SIZE``, ``RANK``,
-    ``LOCAL_RANK``); initializes the process group (NCCL on CUDA, gloo on the CPU)."""
+    ``LOCAL_RANK``); initializes the process group (NCCL on CUDA, gloo on the CPU). Its
+    ``device`` is the process's: GPU ``LOCAL_RANK`` under torchrun, else ``train.device``
+    chosen (:func:`synprep.util.device.choose_device`); the process keeps freed memory
+    (:func:`synprep.util.memory.keep_freed_memory`: no page faults on every update's
+    tensors on the CPU)."""
+    dist = _from_env(device)
+    keep_freed_memory(dist.device)
+    return dist
+
+
+def _from_env(device: str) -> Dist:
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     if world <= 1:
-        return Dist()
+        return Dist(device=choose_device(device, "train.device"))
     rank, local = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
     if device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"train.device = {device!r} under torchrun: each process takes GPU LOCAL_RANK; "
@@ -131,19 +142,6 @@ def from_env(device: str = "auto") -> Dist:
     if torch.distributed.get_world_size() != world or torch.distributed.get_rank() != rank:
         raise ConfigError("the process group does not match WORLD_SIZE/RANK of the environment")
     return Dist(rank, world, local, dev, owns)
-
-
-def share(group: Sequence, dist: Dist) -> list:
-    """This rank's batches of an update's group: batches ``rank, rank + world, ...``."""
-    return list(group[dist.rank :: dist.world])
-
-
-def drop_tail(batches: list, group_size: int, dist: Dist) -> list:
-    """The epoch's batches without a last group too short to give each rank a batch."""
-    rest = len(batches) % group_size
-    if dist.active and 0 < rest < dist.world:
-        return batches[: len(batches) - rest]
-    return batches
 
 
 class LossModule(torch.nn.Module):

@@ -67,7 +67,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..dataset.data import ShardDataset, TokenBudgetSampler
+from ..dataset.data import ShardDataset, TokenBudgetSampler, drop_tail, share
 from ..models import build_model, check_resolved
 from ..translate.decode import TargetVocab, target_language
 from ..translate.evaluate import reference_texts, score, translate_dataset
@@ -76,8 +76,6 @@ from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_finite_weights, check_
 from .checkpoint import fingerprint as vocab_fingerprint
 from .checkpoint import save_checkpoint as _atomic_save
 from .state import TrainState
-from ..util.device import choose_device
-from ..util.memory import keep_freed_memory
 from ..errors import ConfigError, InputError, RunError
 from ..models.config import ModelConfig
 from ..util.progress import progress
@@ -148,10 +146,20 @@ def _trim_metrics(path: Path, step: Optional[int]) -> None:
 
 
 class _Metrics:
-    """metrics.jsonl, appended to (``path`` None: nothing written, on ranks other than 0)."""
+    """metrics.jsonl, appended to (``f`` None: nothing written, on ranks other than 0)."""
 
     def __init__(self, f):
         self.f = f
+
+    @classmethod
+    def open(cls, folder: Optional[OutputDir], step: Optional[int]) -> "_Metrics":
+        """The run folder's metrics.jsonl (``folder`` None: none, on ranks other than 0),
+        its records after update ``step`` dropped first (:func:`_trim_metrics`), then
+        opened to append."""
+        if folder is None:
+            return cls(None)
+        _trim_metrics(folder.file("metrics.jsonl"), step)
+        return cls(folder.append("metrics.jsonl"))
 
     def write(self, rec: dict) -> None:
         if self.f is not None:
@@ -198,7 +206,8 @@ class Trainer:
     ``clock``: the seconds clock (tests pass a fake one)."""
 
     def __init__(self, cfg: RunConfig, resume: bool = True, say: Callable[[str], None] = print, verify: bool = True,
-                 stale: str = "refuse", clock: Callable[[], float] = time.perf_counter):
+                 stale: str = "refuse", clock: Callable[[], float] = time.perf_counter,
+                 inputs: Optional[dict] = None):
         import torch
 
         from .distributed import from_env  # lazy: imports torch; `synprep train --help` reads this module
@@ -209,7 +218,7 @@ class Trainer:
         if not cfg.train.train:
             raise ConfigError("train.train is empty: give the training dataset directory (--train DIR)")
         check_outputs({"train.out (--out)": cfg.train.out}, {"train.train (--train)": cfg.train.train,
-                                                             "train.valid (--valid)": cfg.train.valid})
+                                                             "train.valid (--valid)": cfg.train.valid, **(inputs or {})})
         self.folder = OutputDir(cfg.train.out, RUN_KIND, "train.out (--out)")  # refused before any work unless ours
         self.clock = clock
         self.dist = dist = from_env(cfg.train.device)  # data-parallel under torchrun (world 1 otherwise)
@@ -218,8 +227,7 @@ class Trainer:
         self.last_path, self.best_path = self.out / "checkpoint_last.pt", self.out / "checkpoint_best.pt"
         if cfg.train.threads:
             torch.set_num_threads(cfg.train.threads)
-        self.device = dist.device if dist.active else choose_device(cfg.train.device, "train.device")
-        keep_freed_memory(self.device)  # on the CPU: no page faults on every update's tensors (synprep.util.memory)
+        self.device = dist.device  # the process's (and its allocator keeps freed memory: synprep.util.memory)
         torch.manual_seed(cfg.train.seed)
 
         self.load_data(cfg.train, verify)
@@ -234,7 +242,9 @@ class Trainer:
 
     def load_data(self, tc: TrainConfig, verify: bool) -> None:
         """Setup 1: the training set, the validation set with the same vocabularies; each
-        verified against its manifest (sizes, rows, checksums) unless ``verify`` is off."""
+        verified against its manifest (sizes, rows, checksums) unless ``verify`` is off;
+        the training set's batches (sampler, collate) and, for validation BLEU, the
+        validation set's target vocabulary."""
 
         self.train_ds = ShardDataset(tc.train, verify=verify)
         self.valid_ds = ShardDataset(tc.valid, verify=verify) if tc.valid else None
@@ -245,6 +255,11 @@ class Trainer:
                                  f"{c.get('kept', '?')}; every pair was rejected?): nothing to train or validate on", "empty")
         if self.valid_ds is not None and not _same_vocab(self.train_ds.manifest, self.valid_ds.manifest):
             raise InputError(tc.valid, None, f"its vocabularies or labels differ from {tc.train}'s; write it with vocab_from= the training set", "invalid")
+        self.sampler = batch_sampler(self.train_ds.lengths(), tc, shuffle=True)
+        self.collate = self.train_ds.collate()
+        self.vocab = None
+        if tc.valid_bleu and self.valid_ds is not None:
+            self.vocab = TargetVocab.from_manifest(self.valid_ds.manifest, tc.valid)
 
     def restore_point(self, cfg: RunConfig, resume: bool, stale: str) -> tuple[RunConfig, Optional[dict]]:
         """Setup 2: the run config and the checkpoint to resume from, if ``train.out``
@@ -326,24 +341,18 @@ class Trainer:
     def open_run_folder(self, resumed: bool) -> None:
         """Setup 5 (only once the data and the model are known to be good): the run folder
         with config.json, metrics.jsonl (the records after the checkpoint -- all of them
-        without one -- are written again from here), the schedule's warnings, the batch
-        sampler and the progress bar."""
+        without one -- are written again from here), the schedule's warnings and the
+        progress bar."""
         import torch
 
         tc, mcfg, dist = self.tc, self.mcfg, self.dist
         if dist.main:
             self.last_path, self.best_path = (self.folder.file(n) for n in ("checkpoint_last.pt", "checkpoint_best.pt"))
             write_json(self.folder.file("config.json"), self.cfg.to_dict(), indent=2, sort_keys=False, ensure_ascii=True)
-        self.vocab = None
-        if tc.valid_bleu and self.valid_ds is not None:
-            self.vocab = TargetVocab.from_manifest(self.valid_ds.manifest, tc.valid)
-        self.sampler = batch_sampler(self.train_ds.lengths(), tc, shuffle=True)
-        self.collate = self.train_ds.collate()
-        if dist.main:
-            _trim_metrics(self.folder.file("metrics.jsonl"), self.state.step if resumed else None)
-        self.metrics = _Metrics(self.folder.append("metrics.jsonl") if dist.main else None)
+        self.metrics = _Metrics.open(self.folder if dist.main else None, self.state.step if resumed else None)
         if getattr(self.model, "prefix_decoder", False):
-            mode = mcfg.prefix.mode + (f", k = {mcfg.prefix.k} prefixes a sentence" if mcfg.prefix.mode == "sampled" else ", every prefix")
+            prefix = self.model.prefix
+            mode = prefix.mode + (f", k = {prefix.k} prefixes a sentence" if prefix.mode == "sampled" else ", every prefix")
             self.say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")
         self.predicted_stop = self.planned_stop()
         self.warnings = self.schedule_warnings()
@@ -427,13 +436,11 @@ class Trainer:
     def epoch_batches(self) -> list[list[int]]:
         """This epoch's batches (row indices), the same for the same seed and epoch (and on
         every rank; a last group too short to give each rank a batch is left out)."""
-        from .distributed import drop_tail  # lazy: imports torch; `synprep train --help` reads this module
-
         self.sampler.set_epoch(self.state.epoch)
         every = self.sampler.batches()
         if not every:  # every loop makes progress or stops
             raise InputError(self.tc.train, None, f"epoch {self.state.epoch} has no batches; the dataset has {len(self.train_ds)} rows", "empty")
-        batches = drop_tail(every, self.group, self.dist)
+        batches = drop_tail(every, self.group, self.dist.world)
         if not batches:  # every epoch would be empty: the run would never end
             raise ConfigError(f"{self.tc.train}: an epoch has {len(every)} batch(es), fewer than the {self.dist.world} "
                               "processes; lower train.max_tokens / max_sentences or start fewer processes")
@@ -466,15 +473,13 @@ class Trainer:
         torchrun ``batches`` is the group of all ranks, and each rank trains on its share."""
         import torch
 
-        from .distributed import share  # lazy: imports torch; `synprep train --help` reads this module
-
         model, tc, world = self.model, self.tc, self.dist.world
         model.train()
         self.parallel.train()
         lr = learning_rate(self.state.step + 1, tc)
         for g in self.opt.param_groups:
             g["lr"] = lr
-        mine = share(batches, self.dist)
+        mine = share(batches, self.dist.rank, self.dist.world)
         phase = self.phase
         with phase("rows"):
             rows = [self.train_ds.__getitems__(idx) for idx in mine]
@@ -725,14 +730,16 @@ class Trainer:
 
 
 def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None = None, verify: bool = True,
-          stale: str = "refuse", clock: Callable[[], float] = time.perf_counter) -> dict:
+          stale: str = "refuse", clock: Callable[[], float] = time.perf_counter, inputs: Optional[dict] = None) -> dict:
     """Train (or resume) a run; returns a summary dict (steps, best score, paths).
     ``verify``: check the datasets against their manifests first (see
     :func:`synprep.dataset.shards.verify`; a damaged dataset is an error naming the file).
     ``stale``: what to do when ``train.out`` holds a run of other inputs (another
     dataset, vocabulary or config): ``refuse`` (the CLI's default) or ``start-over``
     (the workflow's; :meth:`Trainer.restore_point`). ``clock``: the seconds clock of
-    the time limit and the records (tests pass a fake one).
+    the time limit and the records (tests pass a fake one). ``inputs``: the command's
+    other inputs (``{"--config": path}``), which ``train.out`` must not be, checked with
+    the datasets before any work (:func:`synprep.util.outputs.check_outputs`).
 
     The loop, top to bottom: setup; per epoch, its batches from the saved position on;
     per ``accumulate`` batches one update, a metrics record every ``log_every`` updates,
@@ -740,7 +747,7 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
     (max_steps, max_epochs or max_minutes); a last validation (if it fits) and
     checkpoint (always) unless the final update was just validated."""
     say = log or (lambda msg: print(msg, file=sys.stderr))
-    t = Trainer(cfg, resume, say, verify, stale=stale, clock=clock)
+    t = Trainer(cfg, resume, say, verify, stale=stale, clock=clock, inputs=inputs)
     tc = t.tc
     try:
         while not t.done():

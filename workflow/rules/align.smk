@@ -6,7 +6,7 @@
 # entry), so shards should hold a few thousand pairs for good alignments.
 # Per shard: results/align/{shard}.tsv, {shard}.rejects.tsv, {shard}.scores/.
 
-ALIGN_FILTERS = stage_filters(config["align"]["filters"], LANGS, "align.filters")
+ALIGN_FILTERS = SETTINGS.align.filters  # checked, with the corpus's languages (synprep.stages.filter.AlignSettings)
 
 
 rule filter_alignment:
@@ -19,7 +19,7 @@ rule filter_alignment:
     params:
         filters=ALIGN_FILTERS,
         stage="align",
-        seed=config["align"]["seed"],
+        seed=SETTINGS.align.seed,
     conda:
         "../envs/synprep.yaml"
     log:

@@ -71,7 +71,7 @@ if INDUCE:
         params:
             checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
             data=lambda wildcards, input: os.path.dirname(input.data),
-        threads: TRAIN["threads"]
+        threads: TRAIN.threads
         conda:
             "../envs/synprep.yaml"
         log:
@@ -114,7 +114,7 @@ if INDUCE:
             params:
                 checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
                 data=lambda wildcards, input: input.data,
-            threads: TRAIN["threads"]
+            threads: TRAIN.threads
             conda:
                 "../envs/synprep.yaml"
             log:
@@ -166,7 +166,7 @@ if INDUCE and INDUCE["gate_runs"]:
         params:
             checkpoint=lambda wildcards, input: os.path.join(os.path.dirname(input.summary), "checkpoint_best.pt"),
             data=lambda wildcards, input: os.path.dirname(input.data),
-        threads: TRAIN["threads"]
+        threads: TRAIN.threads
         conda:
             "../envs/synprep.yaml"
         log:

@@ -12,19 +12,19 @@
 # the runs are scored on) and the external test `files`; a held-out shard only against
 # the `files` (and the table's test files, table.test and table.larger).
 
-from synprep.stages.filter import check_not_corpus, check_test_files, heldout_pairs, stage_filters, with_decontamination
+from synprep.stages.filter import check_not_corpus, check_test_files, heldout_pairs, with_decontamination
 from synprep.stages.prepare import heldout_shards
 from synprep.stages.table import evaluation_sets, test_files
 
-FILTERS = stage_filters(config["filter"]["filters"], LANGS, "filter.filters")
-DECONTAMINATE = config["filter"]["decontaminate"]
+FILTERS = SETTINGS.filter.filters  # checked, with the corpus's languages (synprep.stages.filter.FilterSettings)
+DECONTAMINATE = SETTINGS.filter.decontaminate
 # the table's own test set and larger held-out text (config table.test, table.larger;
 # workflow/rules/table.smk): every shard is decontaminated against them too, unless
 # table.decontaminate is false
-TABLE_SETS = evaluation_sets(config["table"], CORPUS.name)
-TEST_FILES = list(dict.fromkeys(check_test_files(DECONTAMINATE["files"]) + test_files(config["table"], TABLE_SETS)))
+TABLE_SETS = evaluation_sets(SETTINGS.table, CORPUS.name)
+TEST_FILES = list(dict.fromkeys(check_test_files(DECONTAMINATE.files) + test_files(SETTINGS.table, TABLE_SETS)))
 check_not_corpus(TEST_FILES, [CORPUS.src, CORPUS.tgt])  # else every training pair would be decontaminated
-HELDOUT_SHARDS = heldout_shards(SHARDS, config["train"])
+HELDOUT_SHARDS = heldout_shards(SHARDS, SETTINGS.train)
 
 
 rule filter_pairs:
@@ -32,7 +32,7 @@ rule filter_pairs:
         pairs=PREPARE["pairs"],
         # a training shard is decontaminated against the held-out shards' pairs
         heldout=lambda wildcards: heldout_pairs(
-            wildcards.shard, HELDOUT_SHARDS, PREPARE["pairs"], DECONTAMINATE["heldout"]
+            wildcards.shard, HELDOUT_SHARDS, PREPARE["pairs"], DECONTAMINATE.heldout
         ),
     output:
         pairs=out_path("filter/{shard}.tsv"),

@@ -1,7 +1,7 @@
 # Stage parse: UD trees for both sides of every kept pair, one job a shard.
 #
 # The backend says what a job needs (synprep.parsers.base.Parser.resources): udpipe
-# runs `parse.threads` worker processes (the job's threads); stanza runs on the GPU
+# runs `parse.udpipe.threads` worker processes (the job's threads); stanza runs on the GPU
 # when there is one, and a stanza job then asks for `resources: gpu=1` (the SLURM
 # profile turns that into a GPU allocation). Per shard: the trees of the
 # pairs whose two sides both parsed, in the same order on both sides
@@ -13,11 +13,11 @@ import sys
 
 from synprep.stages.parse import demo_models_warning, demo_parser_warning, parse_resources, parser_settings
 
-PARSE = config["parse"]
+PARSE = SETTINGS.parse  # the typed parse section (synprep.parsers.ParseSettings)
 PARSERS = parser_settings(PARSE, LANGS)
 PARSE_RESOURCES = parse_resources(PARSE)
 # a paper's recipe (config/recipes/) parsed with the demo models: say so when the workflow starts
-DEMO_PARSER_WARNING = demo_parser_warning(config, LANGS)
+DEMO_PARSER_WARNING = demo_parser_warning(config.get("recipe"), PARSE, LANGS)
 if DEMO_PARSER_WARNING:
     print(f"warning: {DEMO_PARSER_WARNING}", file=sys.stderr)
 # your own corpus with what a config copied from the demo's still takes from the demo
@@ -27,13 +27,14 @@ if getattr(workflow, "is_main_process", True):
     from synprep.stages.config_paths import demo_settings_warnings
 
     for _note in demo_settings_warnings(
-        config, os.path.join(workflow.basedir, "config", "demo"), {s: o["model"] for s, o in PARSERS.items()}
+        config, os.path.join(workflow.basedir, "config", "demo"), {s: o["model"] for s, o in PARSERS.items()}, PARSE
     ):
         print(f"warning: {_note}", file=sys.stderr)
 # model files are inputs, so that a new model re-parses
 PARSE_MODELS = {f"{side}_model": o["model"] for side, o in PARSERS.items() if o["model"]}
-# the report says so when the demo UDPipe models parse the corpus (they are for the demo)
-PARSE_WARNINGS = [w for w in [demo_models_warning(PARSE, PARSERS)] if w]
+# the report says so when the demo UDPipe models parse the corpus (they are for the demo),
+# and when a paper's recipe does
+PARSE_WARNINGS = [w for w in [demo_models_warning(PARSE, PARSERS), DEMO_PARSER_WARNING] if w]
 
 
 rule parse_pairs:
@@ -45,7 +46,7 @@ rule parse_pairs:
         tgt=out_path("parse/{shard}.tgt.conllu"),
         rejects=out_path("parse/{shard}.rejects.tsv"),
     params:
-        backend=PARSE["backend"],
+        backend=PARSE.backend,
         src=PARSERS["src"],
         tgt=PARSERS["tgt"],
         stage="parse",

@@ -38,7 +38,7 @@
 # (synprep contrastive-score: teacher-forced), and make_table adds a test set per error
 # type (accuracy; exact McNemar against the baseline).
 
-TABLE = config["table"]
+TABLE = SETTINGS.table  # synprep.stages.table.TableSettings
 
 if TABLE_RUNS:
     if not HELDOUT_DATA:
@@ -46,8 +46,6 @@ if TABLE_RUNS:
             "config table.enabled: the table's runs validate on held-out pairs (and, without table.test, are "
             "scored on them); set train.heldout_shards >= 1 or train.heldout_pairs"
         )
-
-    from synprep.stages.parse import parser_settings
 
     if "larger" in TABLE_SETS and not CHALLENGE:
         raise ValueError(
@@ -91,7 +89,7 @@ if TABLE_RUNS:
             tgt=out_path("table/data/{evalset}/parse.tgt.conllu"),
             rejects=out_path("table/data/{evalset}/parse.rejects.tsv"),
         params:
-            backend=PARSE["backend"],
+            backend=PARSE.backend,
             src=PARSERS["src"],
             tgt=PARSERS["tgt"],
             stage="parse",
@@ -283,9 +281,8 @@ if TABLE_RUNS:
         for kind in ("hyps", "scores", "refs")
     }
 
-    CONTRASTIVE = TABLE.get("contrastive") or {}
     TABLE_CONTRASTIVE = {}
-    if CONTRASTIVE.get("enabled"):
+    if TABLE.contrastive.enabled:
         if "test" not in TABLE_SETS:
             raise ValueError(
                 "config table.contrastive: the suite is made from the parses of table.test (and table.larger); "
@@ -304,9 +301,9 @@ if TABLE_RUNS:
                 suite=directory(out_path("table/contrastive/suite")),
             params:
                 lang=LANGS["tgt"],
-                backend=config["parse"]["backend"],
-                parser=parser_settings(config["parse"], LANGS)["tgt"],
-            threads: config["parse"]["threads"]
+                backend=PARSE.backend,
+                parser=PARSERS["tgt"],
+            threads: PARSE_RESOURCES.threads
             conda:
                 "../envs/synprep.yaml"
             log:
@@ -368,9 +365,9 @@ if TABLE_RUNS:
         output:
             agreement=out_path("table/trees/{run}.json"),
         params:
-            backend=config["parse"]["backend"],
-            parser=parser_settings(config["parse"], LANGS)["tgt"],
-        threads: config["parse"]["threads"]
+            backend=PARSE.backend,
+            parser=PARSERS["tgt"],
+        threads: PARSE_RESOURCES.threads
         conda:
             "../envs/synprep.yaml"
         log:
@@ -397,7 +394,10 @@ if TABLE_RUNS:
         params:
             runs=[(run["name"], run["config"]["model"]["variant"], run["config"]["train"]["seed"]) for run in TABLE_RUNS],
             benchmarks=[out_path(f"benchmarks/train_model/{run['name']}.tsv") for run in TABLE_RUNS],
+            # the typed section for the job, and its plain form: what makes snakemake
+            # remake the table when a setting changes (an object is no rerun trigger)
             settings=TABLE,
+            table=TABLE.to_dict(),
             sets={key: spec["name"] for key, spec in TABLE_SETS.items()},
         conda:
             "../envs/synprep.yaml"

@@ -26,15 +26,15 @@ from synprep.models import variants  # the declared variants (synprep.models.spe
 from synprep.stages.table import table_runs
 from synprep.stages.workflow import config_error_at
 
-TRAIN = config["train"]
+TRAIN = SETTINGS.train  # synprep.stages.settings.TrainSettings
 # the table's runs (config `table`, workflow/rules/table.smk) train and are scored as
 # any other run: every registered variant (or table.variants) for every seed
 with config_error_at(["table"]):
-    TABLE_RUNS = table_runs(config["table"], variants(), [run["name"] for run in TRAIN["runs"]])
-TRAIN_RUNS = TRAIN["runs"] + TABLE_RUNS
+    TABLE_RUNS = table_runs(SETTINGS.table, variants(), [run["name"] for run in TRAIN.runs])
+TRAIN_RUNS = TRAIN.runs + TABLE_RUNS
 # train.heldout_pairs (when set) holds out pairs chosen by id from every shard instead
-# (synprep.dataset.accounting.split_pairs); the shards are then all training shards
-HELDOUT_PAIRS = TRAIN["heldout_pairs"]
+# (synprep.dataset.heldout.split_pairs); the shards are then all training shards
+HELDOUT_PAIRS = TRAIN.heldout_pairs
 HELDOUT = HELDOUT_SHARDS  # synprep.stages.prepare.heldout_shards, in filter.smk
 if HELDOUT_PAIRS and config["shards"]["max_target_pieces"]:
     raise ValueError(
@@ -48,12 +48,12 @@ TRAIN_REPORT_INPUT = {}
 
 if TRAIN_RUNS:
     from synprep.models import variant as declared_variant
-    from synprep.models.config import merge_dicts
+    from synprep.settings import merge_dicts
     from synprep.train.config import RunConfig, read_config_file
 
     if len(TRAINING_SHARDS) == 0:
         raise ValueError(
-            f"config train.heldout_shards = {TRAIN['heldout_shards']} leaves no shard to train on "
+            f"config train.heldout_shards = {TRAIN.heldout_shards} leaves no shard to train on "
             f"(shards.count = {len(SHARDS)})"
         )
     # a run's config: its `file` (e.g. config/experiments/*.yaml) with `config` merged over it
@@ -67,11 +67,11 @@ if TRAIN_RUNS:
     # only the job's paths and threads). Unknown keys and bad values stop the workflow
     # here, in one line naming the run's entry in the workflow config (and its file).
     RUN_DEFAULTS = {"train": {"lang": LANGS["tgt"], "progress": True}}
-    if TRAIN["beam"] is not None:
-        RUN_DEFAULTS["decode"] = {"beam": TRAIN["beam"]}
+    if TRAIN.beam is not None:
+        RUN_DEFAULTS["decode"] = {"beam": TRAIN.beam}
     RUNS = {}
     for i, run in enumerate(TRAIN_RUNS):
-        own = i < len(TRAIN["runs"])  # else a run of the table (config `table`)
+        own = i < len(TRAIN.runs)  # else a run of the table (config `table`)
         with config_error_at(["train", "runs", i] if own else ["table", "config"]):
             RUNS[run["name"]] = RunConfig.from_dict(
                 merge_dicts(RUN_DEFAULTS, RUN_CONFIGS[run["name"]]),
@@ -131,9 +131,9 @@ if TRAIN_RUNS:
             config=lambda wildcards: RUN_CONFIGS[wildcards.run],
             # the resolved config the job trains with (an object: not a rerun trigger)
             run=lambda wildcards: RUNS[wildcards.run],
-        threads: TRAIN["threads"]
+        threads: TRAIN.threads
         resources:
-            gpu=lambda wildcards: max(TRAIN["gpus"], RUN_RESOURCES[wildcards.run].gpus),
+            gpu=lambda wildcards: max(TRAIN.gpus, RUN_RESOURCES[wildcards.run].gpus),
         conda:
             "../envs/synprep.yaml"
         log:

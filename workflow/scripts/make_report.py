@@ -9,7 +9,6 @@ import yaml
 from synprep.dataset import accounting
 
 from synprep import report
-from synprep.stages.parse import demo_parser_warning
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
 # everything, tracebacks included, goes to the rule's log
@@ -46,8 +45,7 @@ report.write_report(
         manifest=load(sm.input.manifest),
         top_labels=sm.params.top_labels,
         comparison=comparison,
-        warnings=list(sm.params.warnings) + [w for w in [demo_parser_warning(
-            sm.config, {"src": sm.config["corpus"]["src_lang"], "tgt": sm.config["corpus"]["tgt_lang"]})] if w],
+        warnings=list(sm.params.warnings),  # the parse rules' (the demo models, a recipe's parser)
         **analysis,
     ),
     plots_dir=os.path.dirname(sm.output.plots[0]),

@@ -30,7 +30,7 @@ def main(sm) -> None:
 
 
 # Only when snakemake runs this file: the udpipe worker processes (start method
-# spawn, parse.threads >= 2) import the main module again, and the body must not run
+# spawn, parse.udpipe.threads >= 2) import the main module again, and the body must not run
 # there (it reopened the log and died: every pair a worker-crash reject).
 if __name__ == "__main__":
     main(snakemake)  # noqa: F821  (injected by snakemake)

@@ -16,9 +16,14 @@ model module that computes it (``specs/graph.py`` declares ``parent``, ``gcn``,
         fixes={"gcn": {"labels": False}},
     )
 
-A variant with settings of its own declares their ``Config`` dataclass in the same
-module and names it in ``options`` under a new key (:func:`option_groups`): the model
-config then reads ``model.<key>`` as strictly as its own sub-configs.
+A variant's settings are ``Config`` dataclasses (:mod:`synprep.settings`) declared in
+the same module (or in the module of the family whose settings it shares:
+``PrefixConfig`` in ``specs/bidirectional.py``, which specs/graph.py reads too) and named
+in ``options`` under their key: the model config (:class:`synprep.models.config.ModelConfig`)
+reads ``model.<key>`` for that variant only, strictly, checks it against the trunk's
+sizes (the settings' ``check_model``) and stores it with the trunk; the model reads it
+as ``cfg.option(PascalConfig)``. Nothing here imports the model config: a declaration
+sees the trunk's sizes through :class:`Trunk`.
 
 Every module of this package is found by :func:`declared` (``pkgutil``: no list to
 edit) and every :class:`Variant` at its top level is one variant. From these
@@ -36,26 +41,34 @@ docs/architecture.md, "How to add a variant", walks through adding one.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Literal, Optional
+from typing import Any, Callable, Literal, Optional, Protocol
 
 from ...errors import ConfigError
-from ..config import ModelConfig
 
-if TYPE_CHECKING:
-    from ..transformer import Seq2Seq
-
-__all__ = ["Variant", "Resources", "declared", "variant", "variant_table", "option_groups", "every_decoder_layer", "SPECS"]
+__all__ = ["Variant", "Resources", "Trunk", "declared", "variant", "variant_table", "option_keys", "baseline",
+           "every_decoder_layer", "SPECS"]
 
 
-def _nothing(cfg: ModelConfig) -> dict:
+class Trunk(Protocol):
+    """What a declaration reads of a model config: the Transformer's sizes, which its
+    nulls are filled from and its settings are checked against (``check_model``). The
+    model config (:class:`synprep.models.config.ModelConfig`) is one; this package does
+    not import it (the model config reads the declarations)."""
+
+    d_model: int
+    n_heads: int
+    enc_layers: int
+    dec_layers: int
+
+
+def _nothing(cfg: Trunk) -> dict:
     return {}
 
 
-def every_decoder_layer(cfg: ModelConfig) -> list[int]:
+def every_decoder_layer(cfg: Trunk) -> list[int]:
     """1-based numbers of every decoder layer (what a null layer list means)."""
     return list(range(1, cfg.dec_layers + 1))
 
@@ -87,15 +100,14 @@ class Variant:
     target: Literal["pieces", "transitions"] = "pieces"
     #: what it reads from the shards (the docs' table)
     reads: str = "pieces"
-    #: the ``model:`` sub-configs it reads, key -> typed ``Config`` dataclass (defaults,
-    #: bounds): one of ModelConfig's (``"gcn": GCNConfig``), or a new one declared in
-    #: the variant's module, which ModelConfig then reads as ``model.<key>``
-    #: (:func:`option_groups`)
+    #: its settings: key -> a ``Config`` dataclass (defaults, bounds) declared in its
+    #: module (or its family's), read as ``model.<key>`` for this variant only; one
+    #: class a key, each class once (the model asks ``cfg.option(Class)``)
     options: dict[str, type] = field(default_factory=dict)
     #: config values the variant fixes (an ablation's switches), nested like the config
     fixes: dict = field(default_factory=dict)
     #: the values it gives the keys whose null means "the variant's own"
-    nulls: Callable[[ModelConfig], dict] = _nothing
+    nulls: Callable[[Trunk], dict] = _nothing
     #: what those nulls mean, in words (the docs)
     nulls_mean: str = ""
     #: it induces latent source trees: its runs dump score matrices (synprep induce-eval)
@@ -104,18 +116,31 @@ class Variant:
     gated: bool = False
     #: what a training job needs
     resources: Resources = field(default_factory=Resources)
+    #: the baseline every comparison is made against (the table's ``baseline``,
+    #: bench/train.py's ratios): one declared variant says so
+    baseline: bool = False
+    #: the most its training may cost: its time over the baseline's on the same batches
+    #: (bench/train.py checks it, with sampled prefixes for a bidirectional decoder);
+    #: None: no target
+    cost: Optional[float] = None
 
-    def model_class(self) -> type[Seq2Seq]:
-        """The nn.Module class (imports torch and the model module); a RuntimeError
-        when it decodes another target than the declaration says."""
+    def __post_init__(self):
+        kinds = list(self.options.values())
+        if len(set(kinds)) != len(kinds):
+            raise RuntimeError(f"variant {self.name!r} names one settings class under two keys: {self.options}")
+
+    def model_class(self) -> type:
+        """The nn.Module class, a ``synprep.models.transformer.Seq2Seq`` (imports torch
+        and the model module); a RuntimeError when it decodes another target than the
+        declaration says."""
         module, _, name = self.model.partition(":")
         cls = getattr(importlib.import_module(module), name)
         if cls.target != self.target:
             raise RuntimeError(f"variant {self.name!r}: {self.model} decodes {cls.target}, its declaration says {self.target}")
         return cls
 
-    def resolve(self, cfg: ModelConfig, given: Optional[dict] = None) -> ModelConfig:
-        """``cfg`` with the keys left null that mean "the variant's own" filled
+    def resolve(self, cfg: Any, given: Optional[dict] = None) -> Any:
+        """``cfg`` (a model config of this variant) with the keys left null that mean "the variant's own" filled
         (:attr:`nulls`) and the values the variant fixes set (:attr:`fixes`); a
         ConfigError when ``given`` (the model keys the user wrote) sets a fixed key to
         another value. Resolving a resolved config changes nothing."""
@@ -134,7 +159,7 @@ class Variant:
                 )
         return cfg.updated(self.fixes)
 
-    def unresolved(self, cfg: ModelConfig) -> list[str]:
+    def unresolved(self, cfg: Any) -> list[str]:
         """The keys of ``cfg`` that :meth:`resolve` would still change (empty: resolved)."""
         have = _flat(cfg.to_dict())
         nulls = [k for k in _flat(self.nulls(cfg)) if have.get(k) is None]
@@ -191,19 +216,25 @@ def variant(name: str) -> Variant:
     return table[name]
 
 
-def option_groups() -> dict[str, type]:
-    """The sub-configs that variants declare beyond ModelConfig's fields: key -> Config
-    class, in the order of :func:`declared` (ModelConfig reads and shows them after its
-    fields). A key declared with two classes is an error."""
-    fields = {f.name for f in dataclasses.fields(ModelConfig)}
+def option_keys() -> dict[str, type]:
+    """Every settings key some variant reads -> its Config class, in the order of
+    :func:`declared`: the model config reads another variant's section strictly and
+    leaves it out (a preset or a shared run file sets ``gcn``/``prefix`` for every
+    variant). A key declared with two classes is an error."""
     out: dict[str, type] = {}
     for v in declared().values():
         for key, kind in v.options.items():
-            if key in fields:
-                continue
             if out.setdefault(key, kind) is not kind:
                 raise RuntimeError(f"model.{key} is declared as {out[key].__name__} and as {kind.__name__} ({v.name})")
     return out
+
+
+def baseline() -> str:
+    """The name of the baseline variant (the declaration with ``baseline=True``)."""
+    found = [v.name for v in declared().values() if v.baseline]
+    if len(found) != 1:
+        raise RuntimeError(f"exactly one variant must be declared the baseline; found {found}")
+    return found[0]
 
 
 def variant_table() -> str:

@@ -1,11 +1,11 @@
 """The variant of models/ch.py: C&H multi-task translation and parsing (001 §4 +C&H); its settings
-(``model.ch``) are declared here with it (the papers' baselines, issue 29)."""
+(``model.ch``) are declared here with it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, setting
+from ...settings import Config, setting
 from . import Variant
 
 

@@ -1,12 +1,12 @@
 """The variant of models/sh.py: S&H label embeddings (001 §4 +S&H); its settings
-(``model.sh``) are declared here with it (the papers' baselines, issue 29)."""
+(``model.sh``) are declared here with it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, ModelConfig, require, setting
-from . import Variant
+from ...settings import Config, require, setting
+from . import Trunk, Variant
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class SHConfig(Config):
     # the last 10 embedding dimensions" (e-bug/pascal tagemb_transformer.py, --tag-embed-dim 10)
     d_label: int = setting(10, ge=1)
 
-    def check_model(self, model: ModelConfig) -> None:
+    def check_model(self, model: Trunk) -> None:
         require(self.d_label < model.d_model, f"sh.d_label = {self.d_label}: expected < d_model = {model.d_model}")
 
 

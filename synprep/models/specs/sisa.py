@@ -1,12 +1,12 @@
 """The variant of models/sisa.py: SISA, a syntactically supervised encoder head (001 §4 +SISA); its settings
-(``model.sisa``) are declared here with it (the papers' baselines, issue 29)."""
+(``model.sisa``) are declared here with it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, ModelConfig, require, setting
-from . import Variant
+from ...settings import Config, require, setting
+from . import Trunk, Variant
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class SISAConfig(Config):
     # scripts' --parse-penalty 1)
     weight: float = setting(1.0, ge=0)
 
-    def check_model(self, model: ModelConfig) -> None:
+    def check_model(self, model: Trunk) -> None:
         require(self.layer <= model.enc_layers, f"sisa.layer = {self.layer} > enc_layers = {model.enc_layers}")
 
 

@@ -1,13 +1,13 @@
 """The variant of models/structpos.py: structural positions (002 §4.1 Structure Position); its settings
-(``model.structpos``) are declared here with it (the papers' baselines, issue 29)."""
+(``model.structpos``) are declared here with it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
-from ..config import Config, ModelConfig, require, setting
-from . import Variant
+from ...settings import Config, require, setting
+from . import Trunk, Variant
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class StructPosConfig(Config):
     # absolute structural position) next to the sequential one
     absolute: bool = True
 
-    def check_model(self, model: ModelConfig) -> None:
+    def check_model(self, model: Trunk) -> None:
         if self.layers is not None:
             require(
                 all(x <= model.enc_layers for x in self.layers),

@@ -9,6 +9,7 @@ vanilla = Variant(
     paper="Vaswani et al. 2017",
     follows="000 §5 and 001 Experimental Setup (their Transformer baselines)",
     model="synprep.models.transformer:Vanilla",
+    baseline=True,
 )
 
 linearized = Variant(
