@@ -732,15 +732,22 @@ def test_gate_norms_next_to_the_translations_and_by_part_of_speech(pud, sa_run, 
 # --------------------------------------------------------------------------- batches in sentences, accumulation
 
 
-def test_batches_counted_in_sentences(pud):
+def test_batches_counted_in_sentences(pud, tmp_path):
     from synprep.dataset.data import ShardDataset
-    from synprep.train.trainer import TrainConfig, batch_sampler
+    from synprep.train.trainer import TrainConfig, Trainer
+
+    def batches(name: str, **limits) -> tuple[list, list]:
+        t = Trainer(run_cfg(pud, tmp_path / name, valid_sentences=20, **limits), say=lambda m: None)
+        t.close()
+        return t.sampler.batches(), t.valid_batches
 
     lengths = ShardDataset(pud / "train").lengths()
-    alone = batch_sampler(lengths, TrainConfig(train="x", max_tokens=0, max_sentences=16), shuffle=True).batches()
+    alone, valid = batches("alone", max_tokens=0, max_sentences=16)
     assert sorted(len(b) for b in alone)[1:] == [16] * (len(alone) - 1)  # all full but at most one
     assert sorted(i for b in alone for i in b) == list(range(len(lengths)))
-    both = batch_sampler(lengths, TrainConfig(train="x", max_tokens=400, max_sentences=16), shuffle=True).batches()
+    assert sorted(len(b) for b in valid) == [4, 16]  # validation: the first valid_sentences rows, the same limits
+    assert sorted(i for b in valid for i in b) == list(range(20))
+    both, _ = batches("both", max_tokens=400, max_sentences=16)
     assert all(len(b) <= 16 and (len(b) == 1 or len(b) * lengths[b].max() <= 400) for b in both)
     assert len(both) > len(alone)  # the token budget cut some batches further
     with pytest.raises(ConfigError, match="max_tokens = 0 and max_sentences = 0"):

@@ -171,12 +171,6 @@ class _Metrics:
             self.f.close()
 
 
-def batch_sampler(lengths, tc: TrainConfig, shuffle: bool):
-    """The token-budget sampler of ``tc``'s batch limits (max_tokens, max_sentences)."""
-
-    return TokenBudgetSampler(lengths, tc.max_tokens, seed=tc.seed, shuffle=shuffle, max_rows=tc.max_sentences or None)
-
-
 #: :meth:`Trainer.phase` when nothing times the steps of an update
 _NO_PHASE = contextlib.nullcontext()
 #: the kind of a run folder's marker (synprep.util.outputs.OutputDir)
@@ -243,8 +237,10 @@ class Trainer:
     def load_data(self, tc: TrainConfig, verify: bool) -> None:
         """Setup 1: the training set, the validation set with the same vocabularies; each
         verified against its manifest (sizes, rows, checksums) unless ``verify`` is off;
-        the training set's batches (sampler, collate) and, for validation BLEU, the
-        validation set's target vocabulary."""
+        the training set's batches (sampler, collate), the validation batches (made
+        once: unshuffled, the same at every validation and in its time estimate), both
+        under ``train``'s batch limits, and, for validation BLEU, the validation set's
+        target vocabulary."""
 
         self.train_ds = ShardDataset(tc.train, verify=verify)
         self.valid_ds = ShardDataset(tc.valid, verify=verify) if tc.valid else None
@@ -255,8 +251,14 @@ class Trainer:
                                  f"{c.get('kept', '?')}; every pair was rejected?): nothing to train or validate on", "empty")
         if self.valid_ds is not None and not _same_vocab(self.train_ds.manifest, self.valid_ds.manifest):
             raise InputError(tc.valid, None, f"its vocabularies or labels differ from {tc.train}'s; write it with vocab_from= the training set", "invalid")
-        self.sampler = batch_sampler(self.train_ds.lengths(), tc, shuffle=True)
+        limits = dict(max_tokens=tc.max_tokens, seed=tc.seed, max_rows=tc.max_sentences or None)  # the batch limits
+        self.sampler = TokenBudgetSampler(self.train_ds.lengths(), shuffle=True, **limits)
         self.collate = self.train_ds.collate()
+        #: the validation batches (rows of the first ``valid_sentences``), the same at every validation
+        self.valid_batches: list[list[int]] = []
+        if self.valid_ds is not None:
+            n = len(self.valid_ds) if not tc.valid_sentences else min(len(self.valid_ds), tc.valid_sentences)
+            self.valid_batches = TokenBudgetSampler(self.valid_ds.lengths()[:n], shuffle=False, **limits).batches()
         self.vocab = None
         if tc.valid_bleu and self.valid_ds is not None:
             self.vocab = TargetVocab.from_manifest(self.valid_ds.manifest, tc.valid)
@@ -623,9 +625,7 @@ class Trainer:
             return self.state.valid_s
         if self.valid_ds is None:
             return 0.0
-        n = len(self.valid_ds) if not self.tc.valid_sentences else min(len(self.valid_ds), self.tc.valid_sentences)
-        batches = len(batch_sampler(self.valid_ds.lengths()[:n], self.tc, shuffle=False).batches())
-        return batches * self.state.update_s / max(1, self.tc.accumulate) / 3.0
+        return len(self.valid_batches) * self.state.update_s / max(1, self.tc.accumulate) / 3.0
 
     def validate(self, final: bool = False) -> None:
         """Validation (when there is a validation set and it fits in the time left), then a
@@ -663,20 +663,16 @@ class Trainer:
         and perplexity, and with ``valid_bleu`` BLEU/chrF++ of greedy translations. Under
         torchrun each rank scores every world-th batch (and translates every world-th
         sentence), and all get the whole set's figures."""
-        import numpy as np
         import torch
 
         model, ds, tc, dist = self.model, self.valid_ds, self.tc, self.dist
         model.eval()
-        n = len(ds) if not tc.valid_sentences else min(len(ds), tc.valid_sentences)
-        rows = np.arange(n)
-        sampler = batch_sampler(ds.lengths()[:n], tc, shuffle=False)
         collate = ds.collate()
         total, ntok = 0.0, 0
-        batches = sampler.batches()[dist.rank :: dist.world]
+        batches = self.valid_batches[dist.rank :: dist.world]
         with torch.no_grad(), progress(len(batches), desc="validation", unit="batch", enabled=tc.progress and dist.main, leave=False) as bar:
             for b in batches:
-                batch = collate([ds[int(rows[i])] for i in b]).to(self.device)
+                batch = collate([ds[i] for i in b]).to(self.device)
                 loss, k = model.loss(batch, 0.0)
                 total += float(loss)
                 ntok += k
