@@ -22,6 +22,17 @@ JOHN = sent(
 )
 
 
+def _en_de_dataset(tmp_path):
+    """The SRC/TGT pairs written as a dataset that records its languages (en, de)."""
+    s, t = tmp_path / "src.conllu", tmp_path / "tgt.conllu"
+    s.write_text(SRC)
+    t.write_text(TGT)
+    ds = tmp_path / "ds"
+    build_dataset(ds, str(s), str(t), ShardConfig(vocab_size=400, max_len=1000, projectivity="lift",
+                                                  character_coverage=1.0), languages={"src": "en", "tgt": "de"})
+    return ds
+
+
 def test_render_word():
     assert render_word(["\u2581Jo", "hn"]) == ["Jo@@", "hn"]
     assert render_word(["\u2581put"]) == ["put"]
@@ -137,12 +148,7 @@ def test_file_names_follow_the_manifest_languages_and_a_heldout_set(tmp_path):
     gets the prefix valid, not train; options given still win."""
     from synprep.dataset.accounting import dataset_manifest
 
-    s, t = tmp_path / "src.conllu", tmp_path / "tgt.conllu"
-    s.write_text(SRC)
-    t.write_text(TGT)
-    ds = tmp_path / "ds"
-    build_dataset(ds, str(s), str(t), ShardConfig(vocab_size=400, max_len=1000, projectivity="lift",
-                                                  character_coverage=1.0), languages={"src": "en", "tgt": "de"})
+    ds = _en_de_dataset(tmp_path)
     names = sorted(f.name for f in PascalExporter().export(ds, tmp_path / "train"))
     assert names == ["train.de", "train.en", "train.en.parent"]
     dataset_manifest([("000", ds)], ds, tmp_path / "heldout", config={"shards": ["000"], "heldout": True})
@@ -191,12 +197,7 @@ def test_two_exporters_into_one_folder_do_not_write_over_each_other(tmp_path, ca
     line, not a traceback."""
     from synprep.cli import main
 
-    s, t = tmp_path / "src.conllu", tmp_path / "tgt.conllu"
-    s.write_text(SRC)
-    t.write_text(TGT)
-    ds = tmp_path / "ds"
-    build_dataset(ds, str(s), str(t), ShardConfig(vocab_size=400, max_len=1000, projectivity="lift",
-                                                  character_coverage=1.0), languages={"src": "en", "tgt": "de"})
+    ds = _en_de_dataset(tmp_path)
     out = tmp_path / "out"
     assert main(["export", "pascal", str(ds), str(out)]) == 0
     assert main(["export", "pascal", str(ds), str(out), "-O", "style=spm"]) == 0  # its own files: replaced

@@ -130,13 +130,19 @@ def _int_or_null(v) -> bool:
     return v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
 
 
-def _item(obj, path: str, n: int) -> Item:
+def _require_keys(obj, keys, path: str, n: int, what: str, where: str = "") -> None:
+    """An InputError naming the line unless ``obj`` is a JSON object with every key of ``keys``."""
+    at = f"{where}: " if where else ""
     if not isinstance(obj, dict):
-        raise _fail(path, n, f"expected a JSON object with keys {', '.join(ITEM_KEYS)} (LingEval97's layout)")
-    missing = [k for k in ITEM_KEYS if k not in obj]
+        raise _fail(path, n, f"{at}expected a JSON object with keys {', '.join(keys)} (LingEval97's layout)")
+    missing = [k for k in keys if k not in obj]
     if missing:
-        raise _fail(path, n, f"missing key {', '.join(repr(k) for k in missing)}; every item needs "
-                    f"{', '.join(ITEM_KEYS)} (LingEval97's layout)", "missing-key")
+        raise _fail(path, n, f"{at}missing key {', '.join(repr(k) for k in missing)}; every {what} needs "
+                    f"{', '.join(keys)} (LingEval97's layout)", "missing-key")
+
+
+def _item(obj, path: str, n: int) -> Item:
+    _require_keys(obj, ITEM_KEYS, path, n, "item")
     for k in ("source", "reference", "origin"):
         if not isinstance(obj[k], str) or not obj[k].strip():
             raise _fail(path, n, f"{k!r} must be a non-empty string, not {obj[k]!r}")
@@ -146,12 +152,7 @@ def _item(obj, path: str, n: int) -> Item:
     out = []
     for j, e in enumerate(errs, 1):
         where = f"error {j}"
-        if not isinstance(e, dict):
-            raise _fail(path, n, f"{where}: expected a JSON object with keys {', '.join(ERROR_KEYS)}")
-        missing = [k for k in ERROR_KEYS if k not in e]
-        if missing:
-            raise _fail(path, n, f"{where}: missing key {', '.join(repr(k) for k in missing)}; every error needs "
-                        f"{', '.join(ERROR_KEYS)} (LingEval97's layout)", "missing-key")
+        _require_keys(e, ERROR_KEYS, path, n, "error", where)
         if not isinstance(e["type"], str) or not e["type"]:
             raise _fail(path, n, f"{where}: 'type' must be a non-empty string, not {e['type']!r}")
         if not isinstance(e["contrastive"], str) or not e["contrastive"].strip():
