@@ -359,7 +359,13 @@ def profile_trainer(args, fig: Figures, device: str, data: Path, tmp: Path) -> N
     line, torch.profiler's GPU busy time, launches and top operators, the collate's
     compiled and pure-Python paths."""
     quick = args.quick
-    rows = _bench_module("trainprof").profile(data, tmp, device, None, args.decode_preset, args.max_tokens,
+    tp = _bench_module("trainprof")
+    if device == "cuda" or quick:  # bf16 against fp32 in the trainer itself (issue 41: bf16 timed 0.52x fp32)
+        for setting, value, unit, note in tp.precision(data, tmp, device, None, args.decode_preset, args.max_tokens,
+                                                        updates=4 if quick else 60, warmup=2 if quick else 10,
+                                                        say=lambda m: print(m, file=sys.stderr, flush=True)):
+            fig.add(setting, value, unit, note, what="trainer precision")
+    rows = tp.profile(data, tmp, device, None, args.decode_preset, args.max_tokens,
                                               updates=4 if quick else 30, warmup=2 if quick else 10,
                                               say=lambda m: print(m, file=sys.stderr, flush=True))
     for setting, value, unit, note in rows:
@@ -446,6 +452,7 @@ def measure_decode(args, fig: Figures, device: str, tmp: Path) -> None:
     ds = ShardDataset(data)
     vocab = TargetVocab.from_manifest(ds.manifest, os.fspath(data))
     rows = list(range(min(args.decode_sentences, len(ds))))
+    large = list(range(min(args.decode_large_sentences, len(ds))))  # a batch of hundreds of sentences: throughput, not latency
     chosen = [v.strip() for v in args.decode_variants.split(",")] if args.decode_variants else list(variants())
     order = [v for v in DECODE_COMPARED if v in chosen] + [v for v in chosen if v not in DECODE_COMPARED]
     for i, variant in enumerate(order):
@@ -471,9 +478,9 @@ def measure_decode(args, fig: Figures, device: str, tmp: Path) -> None:
             if fig.left() < 0:
                 fig.add(f"{variant}, beam {beam}: not decoded", "skipped", "", "the part's time cap was reached", what="decode")
                 continue
-            r = bd.measure(model, ds, vocab, rows, beam, args.decode_max_tokens, 1, device, time.perf_counter, names=("new",))
+            r = bd.measure(model, ds, vocab, large, beam, args.decode_max_tokens, 1, device, time.perf_counter, names=("new",))
             peak = "" if r["peak_mib"] is None else f", peak {r['peak_mib']:,.0f} MiB"
-            fig.add(f"{variant}, beam {beam}, {len(rows)} sentences, max_tokens {args.decode_max_tokens}",
+            fig.add(f"{variant}, beam {beam}, {len(large)} sentences, max_tokens {args.decode_max_tokens}",
                     r["new_sent_s"], "sentences/s", f"{r['new_tok_s']:,.0f} output tokens/s, "
                     f"{r['tokens_a_sentence']:.1f} a sentence, {steps} updates{peak}", what="decode")
         del model
@@ -492,6 +499,7 @@ def measure_tests(args, fig: Figures) -> None:
     if r.cut:
         fig.fail(f"pytest -m gpu cut at the part's time cap after {r.seconds:.0f} s ({r.stopped} processes it started "
                  f"stopped); finished: {_last_line(r.stdout) or 'nothing reported'}")
+        print(r.stdout[-3000:], r.stderr[-2000:], sep="\n", file=sys.stderr)  # why an early test errored (E), in the reply
         return
     summary = (r.stdout.strip().splitlines() or ["(no output)"])[-1]
     fig.add("pytest -m gpu", "ok" if r.returncode == 0 else f"rc {r.returncode}", "", summary, what="gpu tests")
@@ -713,7 +721,7 @@ def run_part(args) -> int:
 def _part_argv(args) -> list[str]:
     """The options a part's process needs (sizes already resolved, --quick included)."""
     keys = ("device", "sentences", "batch_tokens", "parse_settings", "unbatched", "preset", "variants", "max_tokens", "batches", "rounds",
-            "decode_preset", "decode_steps", "decode_sentences", "decode_quick_steps", "decode_max_tokens", "decode_variants",
+            "decode_preset", "decode_steps", "decode_sentences", "decode_large_sentences", "decode_quick_steps", "decode_max_tokens", "decode_variants",
             "stanza_model", "table_steps", "table_runs", "prefixes",
             "previous")
     return [x for k in keys if getattr(args, k) is not None
@@ -804,7 +812,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--budget", type=float, default=BUDGET, help=f"seconds for the whole run (default {BUDGET})")
     ap.add_argument("--previous", default=None, metavar="DIR",
                     help=f"the committed figures each rate is compared with (default {MEASURED.relative_to(REPO)}; none: no "
-                    f"comparison); a drop of more than {REGRESSION:.0%} is flagged")
+                    f"comparison); a drop of more than {REGRESSION * 100:.0f}%% is flagged")
     ap.add_argument("--cap", action="append", default=[], metavar="PART=SECONDS",
                     help="a part's own cap in seconds, in place of its share of --budget (repeatable)")
     g = ap.add_argument_group("pack (docs/gpu.md)")
@@ -831,11 +839,16 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--rounds", type=int, default=3, help="train: rounds (median a batch)")
     ap.add_argument("--decode-preset", default="small", help="decode: size of the briefly trained models")
     ap.add_argument("--decode-steps", type=int, default=300, help="decode: updates of the briefly trained models")
-    ap.add_argument("--decode-sentences", type=int, default=300, help="decode: sentences decoded a setting")
+    ap.add_argument("--decode-sentences", type=int, default=300,
+                    help="decode: sentences of the comparison with the former search (default 300)")
+    ap.add_argument("--decode-large-sentences", type=int, default=1000,
+                    help="decode: sentences of the large batch (default 1000, PUD's all: hundreds of sentences a batch, "
+                    "so the figure is throughput, not one step's latency)")
     ap.add_argument("--decode-quick-steps", type=int, default=20,
                     help="decode: updates of the variants other than vanilla and parent (default 20)")
-    ap.add_argument("--decode-max-tokens", type=int, default=20000,
-                    help="decode: the large batch every variant decodes at (default 20000: beam x rows x tokens)")
+    ap.add_argument("--decode-max-tokens", type=int, default=200000,
+                    help="decode: the large batch every variant decodes at (default 200000: beam x rows x tokens, "
+                    "--decode-large-sentences at beam 5 in one or two batches)")
     ap.add_argument("--decode-variants", help="decode: comma-separated variants (default: every registered variant)")
     ap.add_argument("--table-steps", type=int, default=None,
                     help=f"table: updates of each run (default {TABLE_STEPS}, what fits the call; 0: {TABLE_CONFIG}'s own)")
@@ -875,6 +888,7 @@ def _resolve(args) -> None:
         args.sentences, args.batches, args.rounds = min(args.sentences, 100), min(args.batches, 2), 1
         args.parse_settings = "2x3000" if args.parse_settings == PARSE_SETTINGS else args.parse_settings
         args.decode_steps, args.decode_sentences, args.preset = min(args.decode_steps, 10), min(args.decode_sentences, 8), "tiny"
+        args.decode_large_sentences = min(args.decode_large_sentences, 16)
         args.decode_quick_steps, args.decode_max_tokens = min(args.decode_quick_steps, 4), min(args.decode_max_tokens, 2048)
         args.decode_variants = args.decode_variants or "vanilla,parent,linearized"
         args.decode_preset, args.max_tokens = "tiny", min(args.max_tokens, 1024)

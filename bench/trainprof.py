@@ -217,6 +217,49 @@ def settings(t) -> str:
     return ", ".join(bits)
 
 
+def _device_mallocs(device) -> int | None:
+    """How many device memory segments the caching allocator has asked the driver for
+    (``cudaMalloc`` calls) in this process so far; None on the CPU."""
+    import torch
+
+    return int(torch.cuda.memory_stats(device).get("segment.all.allocated", 0)) if device.type == "cuda" else None
+
+
+#: the order the precisions are timed in: bf16 again last, so that a first trainer's
+#: warm-up (the allocator's pool, each new shape's first costs) is not read as bf16's cost
+PRECISIONS = ("bf16", "fp32", "bf16")
+
+
+def precision(data: Path, tmp: Path, device: str, variant: str | None = None, preset: str = "small",
+              max_tokens: int = 4096, updates: int = 60, warmup: int = 10,
+              say: Callable[[str], None] = print) -> list[tuple[str, object, str, str]]:
+    """The trainer's own loop (:func:`loop`) under bf16 autocast and in fp32, each a fresh
+    trainer of the same run config warmed up ``warmup`` updates, then ``updates`` updates
+    timed (several epochs of PUD: batches of new shapes, as a run sees them), in the order
+    of :data:`PRECISIONS` (bf16 twice: the first trainer of a process measured 36.5k tok/s
+    in bf16 on one H200, a later one 88.5k); with the device memory segments the caching
+    allocator asked the driver for while timed. (setting, value, unit, note) rows."""
+    variant = variant or baseline()
+    rows: list[tuple[str, object, str, str]] = []
+    for i, name in enumerate(PRECISIONS):
+        t = make_trainer(data, tmp / f"prec-{variant}-{name}-{i}", variant, preset, device, max_tokens, bf16=name == "bf16")
+        try:
+            feed = groups(t)
+            say(f"trainer precision: {variant}, {name} ({i + 1} of {len(PRECISIONS)})")
+            loop(t, feed, warmup)
+            m0 = _device_mallocs(t.device)
+            lp = loop(t, feed, updates)
+            m1 = _device_mallocs(t.device)
+        finally:
+            t.close()
+        note = f"{1e3 * lp['wall_s']:.1f} ms wall, {1e3 * lp['cpu_s']:.1f} ms host CPU an update after {warmup} of warm-up"
+        if m0 is not None:
+            note += f"; {m1 - m0} device memory segments allocated while timed"
+        rows.append((f"{variant}, preset {preset}, batches <= {max_tokens} tokens, on {device}: the trainer's loop, "
+                     f"{updates} updates, {name}, trainer {i + 1} of the process", lp["tokens_per_s"], "tok/s", note))
+    return rows
+
+
 def profile(data: Path, tmp: Path, device: str, variant: str | None = None, preset: str = "small", max_tokens: int = 4096,
             updates: int = 30, warmup: int = 10, say: Callable[[str], None] = print) -> list[tuple[str, object, str, str]]:
     """Every measurement of this module for one trainer; (setting, value, unit, note) rows."""

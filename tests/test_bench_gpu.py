@@ -244,6 +244,10 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     assert all(f"{step} " in prof["its steps, the GPU synchronised around each"]["note"]
                for step in ("rows", "collate", "to device", "forward and loss", "backward", "optimizer"))
     assert any(x["setting"].startswith("collate a batch, pure Python") for x in recs if x["what"] == "trainer profile")
+    # bf16 and fp32 in the trainer itself, bf16 again last (a first trainer's warm-up is not bf16's cost)
+    prec = [x for x in recs if x["what"] == "trainer precision"]
+    assert [x["setting"].split(", ")[-2] for x in prec] == ["bf16", "fp32", "bf16"], prec
+    assert all(x["value"] > 0 and "host CPU" in x["note"] for x in prec)
     use = {x["setting"]: x for x in recs if x["what"] == "gpu table use"}
     assert use["data part: the first training run started after"]["value"] > 0
     assert any(s.endswith("training runs at a time") for s in use)
@@ -536,7 +540,8 @@ def test_the_decode_part_times_both_searches_and_every_chosen_variant(tmp_path, 
     if not (gpu._bench_module("gpupack").shared_data() / "ud" / "en_pud-ud-test.conllu").exists():
         pytest.skip("the shared UD data (PUD) is needed")
     args = argparse.Namespace(decode_variants="vanilla,parent,linearized", decode_steps=2, decode_quick_steps=1,
-                              decode_sentences=2, decode_max_tokens=512, max_tokens=512, decode_preset="tiny")
+                              decode_sentences=2, decode_large_sentences=3, decode_max_tokens=512, max_tokens=512,
+                              decode_preset="tiny")
     fig = gpu.Figures(tmp_path / "figures.jsonl", "decode")
     gpu.measure_decode(args, fig, "cpu", tmp_path)
     rows = [json.loads(x) for x in (tmp_path / "figures.jsonl").read_text().splitlines()]
@@ -548,7 +553,7 @@ def test_the_decode_part_times_both_searches_and_every_chosen_variant(tmp_path, 
             assert "2/2 identical" in r["note"], r
     for v in ("vanilla", "parent", "linearized"):
         for beam in (1, 5):
-            assert decode[f"{v}, beam {beam}, 2 sentences, max_tokens 512"]["value"] > 0
+            assert decode[f"{v}, beam {beam}, 3 sentences, max_tokens 512"]["value"] > 0  # the large batch: its own sentences
     assert "linearized, beam 1, 2 sentences" not in decode  # the others: the new search only
     assert [r["setting"] for r in rows if r["what"] == "trainer tokens/s"] == [
         "vanilla, preset tiny, synprep train on cpu", "parent, preset tiny, synprep train on cpu"]
