@@ -431,3 +431,30 @@ def test_translate_refuses_bad_decoding_settings_before_writing(checkpoints, pud
     rc = main(["translate", "--checkpoint", str(ck), "--data", str(pud / "valid"), "--out", str(out), "--no-progress",
                "--max-tokens", str(longest), "--beam", "4", "--max-len-a", "1.0", "--max-len-b", "3"])
     assert rc == 0 and len(out.read_text().splitlines()) == len(ShardDataset(pud / "valid"))
+
+
+def test_max_tokens_default_is_the_devices_and_fits_the_longest_sentence(checkpoints, pud, tmp_path):
+    """Not given, --max-tokens is the device's default (4,000 on the CPU, 100,000 on a GPU:
+    docs/models.md, "Decoding"), raised to what the longest sentence needs at the beam --
+    a beam that makes one sentence larger than 4,000 tokens decodes, as with that least
+    budget given, where a given --max-tokens that small is refused (above)."""
+    import torch
+
+    from synprep.cli import main
+    from synprep.dataset.data import ShardDataset
+    from synprep.translate.evaluate import default_max_tokens
+
+    assert default_max_tokens("cpu") == 4000 and default_max_tokens(torch.device("cpu")) == 4000
+    assert default_max_tokens("cuda") == default_max_tokens(torch.device("cuda", 1)) == 100_000
+    assert default_max_tokens("mps") == 4000  # another kind: the CPU's
+    longest = int(ShardDataset(pud / "valid").lengths().max())
+    beam = 4000 // longest + 1  # one sentence at this beam is more than the CPU's default
+    outs = {}
+    for name, extra in (("default", []), ("given", ["--max-tokens", str(beam * longest)])):
+        outs[name] = tmp_path / f"{name}.txt"
+        rc = main(["translate", "--checkpoint", str(checkpoints["vanilla"]), "--data", str(pud / "valid"), "--out",
+                   str(outs[name]), "--no-progress", "--device", "cpu", "--beam", str(beam), "--max-len-a", "0",
+                   "--max-len-b", "2", *extra])
+        assert rc == 0
+    assert outs["default"].read_text() == outs["given"].read_text()
+    assert len(outs["default"].read_text().splitlines()) == len(ShardDataset(pud / "valid"))

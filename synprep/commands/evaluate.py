@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         device = choose_device(args.device)
         keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
         model, cfg, state, lang = load_for_decoding(args, ds, device)
-        decoding_defaults(args, cfg, ds)
+        decoding_defaults(args, cfg, ds, device)
         check_search(model, args.beam, args.max_len_a, args.max_len_b)
     refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, lang)
     settings: dict = {"data": args.data, "references": args.ref or "dataset target side", "lang": lang}

@@ -18,7 +18,7 @@ from ..dataset.data import ShardDataset
 from ..errors import ConfigError
 from ..train.checkpoint import load_model_for
 from ..translate.decode import TargetVocab, check_search, target_language, tree_conllu
-from ..translate.evaluate import dump_tree_scores, least_max_tokens, translate_dataset
+from ..translate.evaluate import default_max_tokens, dump_tree_scores, least_max_tokens, translate_dataset
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
 from ..util.outputs import atomic_files, check_output_file, check_outputs
@@ -61,9 +61,9 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-len-b", type=count(1), metavar="B",
                    help="the budget's b (default: the run config's decode.max_len_b, else 10)")
     p.add_argument("--lang", help="target language for the Moses detokenizer (default: the one the dataset records, else en)")
-    p.add_argument("--max-tokens", type=count(1), default=4000,
-                   help="tokens per batch, beam x rows x the longest row (default 4000; a sentence must fit: at least "
-                        "beam x its length)")
+    p.add_argument("--max-tokens", type=count(1), default=None,
+                   help="tokens per batch, beam x rows x the longest row (default 4000 on the CPU, 100000 on a GPU, "
+                        "raised to what the longest sentence needs; given, a sentence must fit: at least beam x its length)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
@@ -83,9 +83,10 @@ def load_for_decoding(args: argparse.Namespace, ds, device):
     return model, cfg, state, lang
 
 
-def decoding_defaults(args: argparse.Namespace, cfg, ds=None) -> None:
+def decoding_defaults(args: argparse.Namespace, cfg, ds=None, device="cpu") -> None:
     """--beam, --length-penalty, --max-len-a/-b not given: the run config's ``decode``
-    values; and a --max-tokens too small for the longest sentence of ``ds`` at that beam
+    values; --max-tokens not given: the device's default (``default_max_tokens``), raised
+    to what the longest sentence of ``ds`` needs at that beam; given and too small for it:
     refused, naming the least that fits."""
     if args.beam is None:
         args.beam = cfg.decode.beam
@@ -95,9 +96,14 @@ def decoding_defaults(args: argparse.Namespace, cfg, ds=None) -> None:
         args.max_len_a = cfg.decode.max_len_a
     if args.max_len_b is None:
         args.max_len_b = cfg.decode.max_len_b
+    given = args.max_tokens is not None
+    if not given:
+        args.max_tokens = default_max_tokens(device)
     if ds is not None:
         need, row = least_max_tokens(ds, args.beam)
-        if args.max_tokens < need:
+        if not given:
+            args.max_tokens = max(args.max_tokens, need)
+        elif args.max_tokens < need:
             raise ConfigError(f"--max-tokens {args.max_tokens} is smaller than one sentence: row {row} of {args.data} has "
                               f"{need // args.beam} tokens, {need} at beam {args.beam}; give --max-tokens {need} or more")
 
@@ -115,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
     ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)
-    decoding_defaults(args, cfg, ds)
+    decoding_defaults(args, cfg, ds, device)
     check_search(model, args.beam, args.max_len_a, args.max_len_b)
     if args.gate_norms and not hasattr(model, "gate_norms"):
         raise ConfigError(f"--gate-norms: variant {cfg.model.variant!r} has no syntactic gate (sa, sa-hard and fa have one)")
