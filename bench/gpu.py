@@ -365,11 +365,42 @@ def profile_trainer(args, fig: Figures, device: str, data: Path, tmp: Path) -> N
                                                         updates=4 if quick else 60, warmup=2 if quick else 10,
                                                         say=lambda m: print(m, file=sys.stderr, flush=True)):
             fig.add(setting, value, unit, note, what="trainer precision")
+        warmup_curves(args, fig, device, data)
     rows = tp.profile(data, tmp, device, None, args.decode_preset, args.max_tokens,
                                               updates=4 if quick else 30, warmup=2 if quick else 10,
                                               say=lambda m: print(m, file=sys.stderr, flush=True))
     for setting, value, unit, note in rows:
         fig.add(setting, value, unit, note, what="trainer profile")
+
+
+#: the caching allocator's settings the warm-up curve is measured under, each in a fresh
+#: process: torch's default, and segments that grow in place (fewer cudaMalloc calls
+#: while a run's batch shapes keep changing)
+ALLOC_CONFS = ("", "expandable_segments:True")
+
+
+def warmup_curves(args, fig: Figures, device: str, data: Path) -> None:
+    """How a fresh trainer process reaches its speed (bench/trainprof.py --curve, fp32 as
+    the GPU table trains), once for each of :data:`ALLOC_CONFS`: its rows, or why not."""
+    ends = "2,4" if args.quick else "10,50,100,200"
+    for alloc in ALLOC_CONFS if device == "cuda" else ("",):
+        env = {k: v for k, v in os.environ.items() if k != "PYTORCH_CUDA_ALLOC_CONF"}
+        if alloc:
+            env["PYTORCH_CUDA_ALLOC_CONF"] = alloc
+        cmd = [sys.executable, str(REPO / "bench" / "trainprof.py"), "--curve", "--json", "--device", device, "--data",
+               str(data), "--preset", args.decode_preset, "--max-tokens", str(args.max_tokens), "--ends", ends]
+        left = min(60.0, fig.left())
+        if left < 15:
+            fig.add(f"warm-up curve, PYTORCH_CUDA_ALLOC_CONF={alloc!r}", "skipped", "", "the part's time cap was reached",
+                    what="trainer warm-up")
+            continue
+        r = _bench_module("capped").run_capped(cmd, left, cwd=REPO, capture=True, env=env)
+        rows = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+        for x in rows:
+            fig.add(x["setting"], x["value"], x["unit"], x["note"], what="trainer warm-up")
+        if r.cut or r.returncode != 0 or not rows:
+            why = "cut at 60 s or the part's cap" if r.cut else f"rc {r.returncode}: {_last_line(r.stderr)[:200]}"
+            fig.add(f"warm-up curve, PYTORCH_CUDA_ALLOC_CONF={alloc!r}", "FAILED", "", why, what="trainer warm-up")
 
 
 def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:

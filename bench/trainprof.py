@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -260,6 +261,40 @@ def precision(data: Path, tmp: Path, device: str, variant: str | None = None, pr
     return rows
 
 
+#: the windows of updates the warm-up curve times in a fresh process (their ends)
+CURVE = (10, 50, 100, 200)
+
+
+def curve(data: Path, tmp: Path, device: str, variant: str | None = None, preset: str = "small", max_tokens: int = 4096,
+          ends: tuple[int, ...] = CURVE, bf16: bool = False) -> list[tuple[str, object, str, str]]:
+    """The first trainer of this process, window by window of updates (``ends``: 1-10,
+    11-50, ...): tokens/s, host CPU an update and the device memory segments allocated in
+    each -- how long a fresh ``synprep train`` process (each run of the table is one)
+    takes to reach its speed, and whether new allocator segments go with the slow
+    updates. fp32 by default (the GPU table's ``train.bf16: false``); the process's
+    ``PYTORCH_CUDA_ALLOC_CONF`` is in the rows."""
+    variant = variant or baseline()
+    name = "bf16" if bf16 else "fp32"
+    t = make_trainer(data, tmp / f"curve-{variant}-{name}", variant, preset, device, max_tokens, bf16=bf16)
+    alloc = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    rows: list[tuple[str, object, str, str]] = []
+    try:
+        feed, done = groups(t), 0
+        for end in ends:
+            m0 = _device_mallocs(t.device)
+            lp = loop(t, feed, end - done)
+            m1 = _device_mallocs(t.device)
+            segs = f"; {m1 - m0} device memory segments allocated" if m0 is not None else ""
+            rows.append((f"{variant}, preset {preset}, batches <= {max_tokens} tokens, on {device}, {name}, "
+                         f"PYTORCH_CUDA_ALLOC_CONF={alloc!r}: a fresh process's updates {done + 1}-{end}",
+                         lp["tokens_per_s"], "tok/s", f"{1e3 * lp['wall_s']:.1f} ms wall, {1e3 * lp['cpu_s']:.1f} ms host "
+                         f"CPU an update{segs}"))
+            done = end
+    finally:
+        t.close()
+    return rows
+
+
 def profile(data: Path, tmp: Path, device: str, variant: str | None = None, preset: str = "small", max_tokens: int = 4096,
             updates: int = 30, warmup: int = 10, say: Callable[[str], None] = print) -> list[tuple[str, object, str, str]]:
     """Every measurement of this module for one trainer; (setting, value, unit, note) rows."""
@@ -309,6 +344,11 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    ap.add_argument("--curve", action="store_true",
+                    help="only the warm-up curve of this fresh process (fp32; --bf16 for bf16), not the profile")
+    ap.add_argument("--bf16", action="store_true", help="--curve: under bf16 autocast")
+    ap.add_argument("--ends", default=",".join(map(str, CURVE)), help="--curve: the windows' last updates (default %(default)s)")
+    ap.add_argument("--json", action="store_true", help="one JSON object a row (setting, value, unit, note)")
     args = ap.parse_args()
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
@@ -326,8 +366,15 @@ def main() -> int:
         data = bt.data_or_pud(args.data, Path(tmp))
         if data is None:
             return 0
-        for setting, value, unit, note in profile(data, Path(tmp), args.device, args.variant, args.preset, args.max_tokens,
-                                                  args.updates, args.warmup):
+        if args.curve:
+            ends = tuple(int(x) for x in args.ends.split(","))
+            rows = curve(data, Path(tmp), args.device, args.variant, args.preset, args.max_tokens, ends, bf16=args.bf16)
+        else:
+            rows = profile(data, Path(tmp), args.device, args.variant, args.preset, args.max_tokens, args.updates, args.warmup)
+        for setting, value, unit, note in rows:
+            if args.json:
+                print(json.dumps({"setting": setting, "value": value, "unit": unit, "note": note}), flush=True)
+                continue
             v = f"{value:,.2f}" if isinstance(value, float) else str(value)
             print(f"{setting} | {v} {unit} | {note}")
     return 0

@@ -248,6 +248,9 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     prec = [x for x in recs if x["what"] == "trainer precision"]
     assert [x["setting"].split(", ")[-2] for x in prec] == ["bf16", "fp32", "bf16"], prec
     assert all(x["value"] > 0 and "host CPU" in x["note"] for x in prec)
+    # a fresh trainer process, window by window (bench/trainprof.py --curve, in a process of its own)
+    warm = [x["setting"].rsplit(": ", 1)[1] for x in recs if x["what"] == "trainer warm-up"]
+    assert warm == ["a fresh process's updates 1-2", "a fresh process's updates 3-4"], warm
     use = {x["setting"]: x for x in recs if x["what"] == "gpu table use"}
     assert use["data part: the first training run started after"]["value"] > 0
     assert any(s.endswith("training runs at a time") for s in use)
