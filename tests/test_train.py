@@ -52,12 +52,13 @@ def test_constant_schedule_and_decode_defaults_of_a_run():
     assert learning_rate(10, tc) == learning_rate(10_000, tc) == 1e-3
     assert learning_rate(40, TrainConfig(train="x", lr=1e-3, warmup=10)) == pytest.approx(5e-4)  # inverse sqrt
     cfg = RunConfig.from_dict({"decode": {"beam": 4, "length_penalty": 0.6, "max_len_b": 5}})
-    args = argparse.Namespace(beam=None, length_penalty=None, max_len_a=None, max_len_b=None)
+    args = argparse.Namespace(beam=None, length_penalty=None, max_len_a=None, max_len_b=None, max_tokens=None)
     decoding_defaults(args, cfg)
-    assert (args.beam, args.length_penalty, args.max_len_a, args.max_len_b) == (4, 0.6, None, 5)
-    args = argparse.Namespace(beam=2, length_penalty=None, max_len_a=2.0, max_len_b=None)  # a flag wins over the run config
-    decoding_defaults(args, cfg)
-    assert (args.beam, args.length_penalty, args.max_len_a, args.max_len_b) == (2, 0.6, 2.0, 5)
+    assert (args.beam, args.length_penalty, args.max_len_a, args.max_len_b, args.max_tokens) == (4, 0.6, None, 5, 4000)
+    # a flag wins over the run config; the batch budget's default is the device's
+    args = argparse.Namespace(beam=2, length_penalty=None, max_len_a=2.0, max_len_b=None, max_tokens=None)
+    decoding_defaults(args, cfg, device="cuda:0")
+    assert (args.beam, args.length_penalty, args.max_len_a, args.max_len_b, args.max_tokens) == (2, 0.6, 2.0, 5, 100_000)
 
 
 def test_run_config_is_strict_and_applies_presets(tmp_path):
