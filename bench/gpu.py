@@ -430,12 +430,30 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
             m.to(dev)
         times = {prec: bt.time_models(models, batches, args.rounds, dev, time.perf_counter, bf16=prec == "bf16")
                  for prec in ("bf16", "fp32")}
+        prefix = {k: mm for k, mm in models.items() if getattr(mm[0], "prefix_decoder", False)}
+        if prefix:  # the bidirectional decoders' rows grouped into passes as on the CPU: the former grouping
+            from synprep.models import bidirectional
+
+            kept = dict(bidirectional.GROUPING)
+            bidirectional.GROUPING[dev.type] = kept["cpu"]
+            try:
+                times["fp32, grouped as on the CPU"] = bt.time_models(prefix, batches, args.rounds, dev, time.perf_counter,
+                                                                       bf16=False)
+            finally:
+                bidirectional.GROUPING.update(kept)
         for key, (m, _) in models.items():
             own = trans if m.target == "transitions" else tgt
             bf, fp = own / times["bf16"][key], own / times["fp32"][key]
             setting = f"{key}, preset {args.preset}, {len(batches)} batches <= {args.max_tokens} tokens"
             fig.add(f"{setting}, bf16", bf, "tok/s", f"bf16/fp32 {bf / fp:.2f}x", what="train tokens/s")
             fig.add(f"{setting}, fp32", fp, "tok/s", what="train tokens/s")
+            if key in prefix:
+                from synprep.models.bidirectional import GROUPING
+
+                old = own / times["fp32, grouped as on the CPU"][key]
+                fig.add(f"{setting}, fp32, rows grouped as on the CPU {GROUPING['cpu']}", old, "tok/s",
+                        f"grouped as on {dev.type} {GROUPING.get(dev.type, GROUPING['cpu'])}: {fp / old:.2f}x this",
+                        what="train tokens/s")
         del models
         if dev.type == "cuda":
             torch.cuda.empty_cache()

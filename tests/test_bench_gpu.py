@@ -221,7 +221,7 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
             ("parse", "stanza parse", "batched (3000 tokens), 60 sentences", 1e9, "words/s"),
             ("train", "train tokens/s", "vanilla, preset tiny, 2 batches <= 1024 tokens, fp32", 1e-3, "tok/s")]))
     r = _run("--from-pack", str(pack), "--device", "cpu", "--quick", "--only", "parse,train,tests,table", "--variants",
-             "vanilla", "--budget", "6000", "--previous", str(prev), "--out", str(out), timeout=1800)
+             "vanilla,bitrans", "--budget", "6000", "--previous", str(prev), "--out", str(out), timeout=1800)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     recs = [json.loads(x) for x in (out / "figures.jsonl").read_text().splitlines()]
     parse = {x["setting"]: x for x in recs if x["what"] == "stanza parse"}
@@ -251,6 +251,10 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     # a fresh trainer process, window by window (bench/trainprof.py --curve, in a process of its own)
     warm = [x["setting"].rsplit(": ", 1)[1] for x in recs if x["what"] == "trainer warm-up"]
     assert warm == ["a fresh process's updates 1-2", "a fresh process's updates 3-4"], warm
+    # a bidirectional decoder is timed with its rows grouped as on this device and as on the CPU
+    grouped = [x for x in recs if x["what"] == "train tokens/s" and "rows grouped as on the CPU" in x["setting"]]
+    assert {x["setting"].split(",")[0] for x in grouped} == {"bitrans", "bitrans (sampled)"}, grouped
+    assert all(x["value"] > 0 and "x this" in x["note"] for x in grouped)
     use = {x["setting"]: x for x in recs if x["what"] == "gpu table use"}
     assert use["data part: the first training run started after"]["value"] > 0
     assert any(s.endswith("training runs at a time") for s in use)

@@ -878,16 +878,26 @@ def naive_prefix_logits(model, batch) -> torch.Tensor:
     [("bitrans", {}), ("parent", {}), ("gcn", {"gcn": {"layers": 2}}), ("gcn-nogates", {}), ("gcn-nolabels", {}), ("parent", {"norm_first": False}),
          ("parent", {"parent": {"mask": "released"}})],
 )
-def test_exact_prefixes_equal_the_naive_per_prefix_passes(variant, over):
+@pytest.mark.parametrize("grouping", ["many", "cpu", "cuda"])
+def test_exact_prefixes_equal_the_naive_per_prefix_passes(variant, over, grouping, monkeypatch):
     """The exact mode (shared per-sentence inputs, grouped rows, query-only last layer)
-    gives the logits and the gradients of running every prefix on its own."""
+    gives the logits and the gradients of running every prefix on its own -- however the
+    rows are grouped into passes: a group per width or so (``many``), or as on the CPU
+    or on a GPU (``bidirectional.GROUPING``, applied here on the CPU)."""
+    from synprep.models import bidirectional
+
+    chosen = (0.1, 0) if grouping == "many" else bidirectional.GROUPING[grouping]
+    monkeypatch.setitem(bidirectional.GROUPING, "cpu", chosen)
     torch.manual_seed(0)
     model = build_model(tiny(variant, dropout=0.0, prefix={"mode": "exact", "k": 4}, **over)).train()
     batch = make_batch(4, seed=11, lengths=(2, 9))
     fast = model(batch)
     ref = naive_prefix_logits(model, batch)
-    assert_close(fast, ref, rtol=1e-5, atol=1e-5)
     _, pad = model.targets(batch)
+    slack, least = bidirectional.grouping(fast.device)
+    groups = bidirectional.cut_groups(bidirectional.choose_rows((~pad).sum(1), "exact", 1)[1], slack, least)
+    assert len(groups) > 3 if grouping == "many" else len(groups) == 1 if grouping == "cuda" else len(groups) >= 1
+    assert_close(fast, ref, rtol=1e-5, atol=1e-5)
     gf = torch.autograd.grad(fast[~pad].square().sum(), list(model.parameters()), allow_unused=True)
     gr = torch.autograd.grad(ref[~pad].square().sum(), list(model.parameters()), allow_unused=True)
     for (name, _), a, b in zip(model.named_parameters(), gf, gr):
