@@ -49,7 +49,7 @@ from typing import Any, Callable, Literal, Optional, Protocol
 from ...errors import ConfigError
 
 __all__ = ["Variant", "Resources", "Trunk", "declared", "variant", "variant_table", "option_keys", "baseline",
-           "every_decoder_layer", "SPECS"]
+           "every_decoder_layer", "require_layers", "SPECS"]
 
 
 class Trunk(Protocol):
@@ -66,6 +66,13 @@ class Trunk(Protocol):
 
 def _nothing(cfg: Trunk) -> dict:
     return {}
+
+
+def require_layers(key: str, layers: list[int] | None, count: int, count_name: str) -> None:
+    """A layer list setting (1-based; None: not given) refused, naming ``key``, when a layer
+    exceeds the model's ``count`` (``count_name``: enc_layers or dec_layers)."""
+    if layers is not None and not all(x <= count for x in layers):
+        raise ConfigError(f"{key} = {layers}: a layer exceeds {count_name} = {count}")
 
 
 def every_decoder_layer(cfg: Trunk) -> list[int]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal, Optional
 
 from ...settings import Config, require, setting
-from . import Trunk, Variant, every_decoder_layer
+from . import Trunk, Variant, every_decoder_layer, require_layers
 from .bidirectional import PrefixConfig
 
 
@@ -50,11 +50,7 @@ class ParentConfig(Config):
 
     def check_model(self, model: Trunk) -> None:
         require(self.heads <= model.n_heads, f"parent.heads = {self.heads} > n_heads = {model.n_heads}")
-        if self.layers is not None:
-            require(
-                all(x <= model.dec_layers for x in self.layers),
-                f"parent.layers = {self.layers}: a layer exceeds dec_layers = {model.dec_layers}",
-            )
+        require_layers("parent.layers", self.layers, model.dec_layers, "dec_layers")
 
 parent = Variant(
     name="parent",

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ...settings import Config, require, setting
-from . import Trunk, Variant
+from ...settings import Config, setting
+from . import Trunk, Variant, require_layers
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,7 @@ class StructPosConfig(Config):
     absolute: bool = True
 
     def check_model(self, model: Trunk) -> None:
-        if self.layers is not None:
-            require(
-                all(x <= model.enc_layers for x in self.layers),
-                f"structpos.layers = {self.layers}: a layer exceeds enc_layers = {model.enc_layers}",
-            )
+        require_layers("structpos.layers", self.layers, model.enc_layers, "enc_layers")
 
 
 structpos = Variant(

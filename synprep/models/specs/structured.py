@@ -12,7 +12,7 @@ from typing import Callable, Literal, Optional
 
 from ...errors import ConfigError
 from ...settings import Config, require, setting
-from . import Trunk, Variant, every_decoder_layer
+from . import Trunk, Variant, every_decoder_layer, require_layers
 
 
 @dataclass(frozen=True)
@@ -80,11 +80,7 @@ class SAConfig(Config):
 
     def check_model(self, model: Trunk) -> None:
         require(self.layer <= model.enc_layers, f"sa.layer = {self.layer} > enc_layers = {model.enc_layers}")
-        if self.dec_layers is not None:
-            require(
-                all(x <= model.dec_layers for x in self.dec_layers),
-                f"sa.dec_layers = {self.dec_layers}: a layer exceeds dec_layers = {model.dec_layers}",
-            )
+        require_layers("sa.dec_layers", self.dec_layers, model.dec_layers, "dec_layers")
 
 
 def _sa(hard: str, two_sets: bool = True) -> Callable[[Trunk], dict]:
