@@ -406,6 +406,8 @@ def warmup_curves(args, fig: Figures, device: str, data: Path) -> None:
 def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
     import torch
 
+    from synprep.models import bidirectional
+
     bt = _bench_module("train")
     data = _pud(tmp)
     kernels_used(fig)
@@ -432,8 +434,6 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
                  for prec in ("bf16", "fp32")}
         prefix = {k: mm for k, mm in models.items() if getattr(mm[0], "prefix_decoder", False)}
         if prefix:  # the bidirectional decoders' rows grouped into passes as on the CPU: the former grouping
-            from synprep.models import bidirectional
-
             kept = dict(bidirectional.GROUPING)
             bidirectional.GROUPING[dev.type] = kept["cpu"]
             try:
@@ -448,12 +448,9 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
             fig.add(f"{setting}, bf16", bf, "tok/s", f"bf16/fp32 {bf / fp:.2f}x", what="train tokens/s")
             fig.add(f"{setting}, fp32", fp, "tok/s", what="train tokens/s")
             if key in prefix:
-                from synprep.models.bidirectional import GROUPING
-
                 old = own / times["fp32, grouped as on the CPU"][key]
-                fig.add(f"{setting}, fp32, rows grouped as on the CPU {GROUPING['cpu']}", old, "tok/s",
-                        f"grouped as on {dev.type} {GROUPING.get(dev.type, GROUPING['cpu'])}: {fp / old:.2f}x this",
-                        what="train tokens/s")
+                fig.add(f"{setting}, fp32, rows grouped as on the CPU {bidirectional.GROUPING['cpu']}", old, "tok/s",
+                        f"grouped as on {dev.type} {bidirectional.grouping(dev)}: {fp / old:.2f}x this", what="train tokens/s")
         del models
         if dev.type == "cuda":
             torch.cuda.empty_cache()

@@ -96,16 +96,12 @@ def decoding_defaults(args: argparse.Namespace, cfg, ds=None, device="cpu") -> N
         args.max_len_a = cfg.decode.max_len_a
     if args.max_len_b is None:
         args.max_len_b = cfg.decode.max_len_b
-    given = args.max_tokens is not None
-    if not given:
-        args.max_tokens = default_max_tokens(device)
-    if ds is not None:
-        need, row = least_max_tokens(ds, args.beam)
-        if not given:
-            args.max_tokens = max(args.max_tokens, need)
-        elif args.max_tokens < need:
-            raise ConfigError(f"--max-tokens {args.max_tokens} is smaller than one sentence: row {row} of {args.data} has "
-                              f"{need // args.beam} tokens, {need} at beam {args.beam}; give --max-tokens {need} or more")
+    need, row = least_max_tokens(ds, args.beam) if ds is not None else (0, None)
+    if args.max_tokens is None:
+        args.max_tokens = max(default_max_tokens(device), need)
+    elif args.max_tokens < need:
+        raise ConfigError(f"--max-tokens {args.max_tokens} is smaller than one sentence: row {row} of {args.data} has "
+                          f"{need // args.beam} tokens, {need} at beam {args.beam}; give --max-tokens {need} or more")
 
 
 def run(args: argparse.Namespace) -> int:
