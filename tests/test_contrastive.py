@@ -143,6 +143,48 @@ def test_a_particle_is_replaced_by_the_most_frequent_one_never_seen_with_the_ver
     assert list(rule.find(_one(prt("steht", "stehen", "hinauf")), lexicon)) == [Skip("verb_particle", "not-a-particle")]
 
 
+def _perfect(aux: tuple, participle: tuple, obj: bool = True) -> str:
+    """"Er <aux> [den Ball] <participle> ." with the given (form, lemma, UPOS, XPOS, FEATS)
+    of the auxiliary and the participle (10 columns, XPOS as given)."""
+    words = [("Er", "er", "PRON", "PPER", "Case=Nom|Number=Sing|Person=3", "nsubj"), (*aux, "aux")]
+    if obj:
+        words += [("den", "der", "DET", "ART", ART.format(d="Def", c="Acc", g="Masc"), "det"),
+                  ("Ball", "Ball", "NOUN", "NN", "Case=Acc|Gender=Masc|Number=Sing", "obj")]
+    words += [(*participle, "root"), (".", ".", "PUNCT", "$.", "_", "punct")]
+    root = len(words) - 1
+    heads = {"det": root - 1, "root": 0}
+    lines = [f"{i}\t{f}\t{lem}\t{u}\t{x}\t{feats}\t{heads.get(rel, root)}\t{rel}\t_\t_"
+             for i, (f, lem, u, x, feats, rel) in enumerate(words, 1)]
+    return "# sent_id = a\n" + "\n".join(lines) + "\n\n"
+
+
+def test_the_auxiliary_swap_finds_participles_as_each_treebank_writes_them():
+    fin = "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"
+    hat, ist = ("hat", "haben", "AUX", "VAFIN", fin), ("ist", "sein", "AUX", "VAFIN", fin)
+    seen = ("gesehen", "sehen", "VERB", "VVPP", "VerbForm=Part")
+    run = ("gelaufen", "laufen", "VERB", "VVPP", "VerbForm=Part")
+    lexicon = Lexicon()
+    for s in read_conllu_string(_perfect(hat, seen) + _perfect(ist, run, obj=False)):
+        lexicon.add(s)
+    rule = de.Auxiliary()
+    # the participle as GSD writes it (VerbForm=Part), as a parser may leave it (STTS
+    # VVPP, no features), and as PUD writes it (Penn VBN, Tense=Past alone)
+    for participle in (seen, ("gesehen", "sehen", "VERB", "VVPP", "_"), ("gesehen", "sehen", "VERB", "VBN", "Tense=Past")):
+        [got] = rule.find(_one(_perfect(hat, participle)), lexicon)
+        assert isinstance(got, Candidate) and got.edit.form == "ist" and got.edit.index == 1, participle
+        assert got.distance == 2  # "den Ball" between auxiliary and participle
+    # sein -> haben of a verb attested with sein alone, PUD's features on both words
+    pud_ist = ("ist", "sein", "AUX", "VBC", "Mood=Ind|Number=Sing|Person=3|Tense=Pres")
+    [got] = rule.find(_one(_perfect(pud_ist, ("gelaufen", "laufen", "VERB", "VBN", "Tense=Past"), obj=False)), lexicon)
+    assert got.edit.form == "hat" and got.distance == 0
+    # haben -> sein without a direct object: "ist gesehen" can be a right stative passive
+    assert list(rule.find(_one(_perfect(hat, seen, obj=False)), lexicon)) == [Skip("auxiliary", "no-object")]
+    # a finite or infinite head is no perfect (PUD's finite verbs carry Person, its infinitives nothing)
+    for head in (("sieht", "sehen", "VERB", "VBC", "Mood=Ind|Number=Sing|Person=3|Tense=Pres"),
+                 ("sehen", "sehen", "VERB", "VB", "_"), ("sehen", "sehen", "VERB", "VVINF", "VerbForm=Inf")):
+        assert list(rule.find(_one(_perfect(hat, head)), lexicon)) == [Skip("auxiliary", "not-perfect")], head
+
+
 def test_a_substitution_keeps_the_tree_and_the_case_of_the_word_it_replaces(lex):
     sent = conllu("s", det("Die", "der", "Fem"), noun("Frau", "Fem"), verb("läuft", "laufen"), PUNCT)
     pairs_dir = Path(pytest.importorskip("tempfile").mkdtemp())
@@ -204,7 +246,7 @@ def test_a_suite_of_real_parses_makes_every_type_with_attested_forms_and_counts_
     assert s["references"] == 1000 and s["items"] == len(suite.items) > 500
     made = {t: c["errors"] for t, c in s["types"].items()}
     # the types the gold PUD trees support: every rule but the rare ones finds its error
-    for t in ("np_agreement", "subj_verb_agreement", "verb_particle", "polarity_particle_nicht_del",
+    for t in ("np_agreement", "subj_verb_agreement", "auxiliary", "verb_particle", "polarity_particle_nicht_del",
               "polarity_particle_nicht_ins", "polarity_particle_kein_ins"):
         assert made[t] >= 10, (t, made)
     items = read_suite(folder)  # the file round-trips through the strict reader

@@ -18,9 +18,11 @@ and a rule refuses a change that could be right German after all (a syncretic fo
   are skipped (their number is not the head noun's), and so are subjects whose
   number the verb does not already share. ``distance``: words between subject and
   verb.
-* ``auxiliary``: a perfect auxiliary (``aux`` of a participle) haben <-> sein, same
+* ``auxiliary``: a perfect auxiliary (``aux`` of a participle: :func:`participle`) haben <-> sein, same
   features, where the training data attests the verb with this auxiliary and never
-  with the other (the swap is then an error of this verb, not a tense the verb allows).
+  with the other (the swap is then an error of this verb, not a tense the verb allows);
+  haben -> sein only where the participle has a direct object (``obj``): without one,
+  sein + participle can be a right stative passive ("ist gesetzt").
 * ``verb_particle``: a separable particle (``compound:prt`` whose word is a particle at
   least :data:`MIN_PARTICLE` times in the training data: else a parser's error) replaced by the most
   frequent particle of the training data (at least :data:`MIN_PARTICLE` times) never
@@ -69,6 +71,23 @@ def finite(row: list[str]) -> bool:
     verbs, as UD German PUD) no VerbForm but a Person."""
     f = feats_of(row[5])
     return row[3] in _VERB and (f.get("VerbForm") == "Fin" or ("VerbForm" not in f and "Person" in f))
+
+
+#: participle tags of the two XPOS tag sets German treebanks use: STTS (UD German GSD,
+#: HDT; full verb, auxiliary, modal) and the Penn-style tags of UD German PUD
+_PARTICIPLE_XPOS = frozenset({"VVPP", "VAPP", "VMPP", "VBN"})
+
+
+def participle(row: list[str]) -> bool:
+    """A past participle: ``VerbForm=Part``; where a treebank or parser leaves VerbForm
+    out, a participle XPOS (:data:`_PARTICIPLE_XPOS`) or (UD German PUD's convention)
+    ``Tense=Past`` with neither Person nor Mood, which every finite verb there has."""
+    if row[3] not in _VERB:
+        return False
+    f = feats_of(row[5])
+    if "VerbForm" in f:
+        return f["VerbForm"] == "Part"
+    return row[4] in _PARTICIPLE_XPOS or (f.get("Tense") == "Past" and "Person" not in f and "Mood" not in f)
 
 
 def finite_verb(sent: Sentence, head: int) -> Optional[int]:
@@ -171,11 +190,16 @@ class Auxiliary(Rule):
             if r[7] != "aux" or lemma not in self.SWAP:
                 continue
             h = sent.heads[i]
-            if h < 0 or feats_of(sent.rows[h][5]).get("VerbForm") != "Part":
+            if h < 0 or not participle(sent.rows[h]):
                 yield Skip(t, "not-perfect")
                 continue
-            seen = lex.auxiliaries.get(sent.rows[h][2].lower(), {})
             other = self.SWAP[lemma]
+            if other == "sein" and not any(sent.rows[k][7] == "obj" for k in children(sent, h)):
+                # "hat ... gesetzt" -> "ist ... gesetzt" can be a right stative passive; with
+                # a direct object (which a passive cannot keep) it cannot
+                yield Skip(t, "no-object")
+                continue
+            seen = lex.auxiliaries.get(sent.rows[h][2].lower(), {})
             if not seen.get(lemma) or seen.get(other):
                 yield Skip(t, "verb-unseen" if not seen else "both-attested")
                 continue
