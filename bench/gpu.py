@@ -376,23 +376,25 @@ def profile_trainer(args, fig: Figures, device: str, data: Path, tmp: Path) -> N
 #: the caching allocator's settings the warm-up curve is measured under, each in a fresh
 #: process: torch's default, and segments that grow in place (fewer cudaMalloc calls
 #: while a run's batch shapes keep changing)
-ALLOC_CONFS = ("", "expandable_segments:True")
+#: the environments a fresh trainer process's warm-up curve is timed under: torch's
+#: defaults, the caching allocator's expandable segments, and every CUDA kernel loaded at
+#: start instead of at its first launch (bench/trainprof.py's CURVE_ENV)
+CURVE_ENVS = ({}, {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}, {"CUDA_MODULE_LOADING": "EAGER"})
 
 
 def warmup_curves(args, fig: Figures, device: str, data: Path) -> None:
     """How a fresh trainer process reaches its speed (bench/trainprof.py --curve, fp32 as
-    the GPU table trains), once for each of :data:`ALLOC_CONFS`: its rows, or why not."""
+    the GPU table trains), once under each of :data:`CURVE_ENVS`: its rows, or why not."""
     ends = "2,4" if args.quick else "10,50,100,200"
-    for alloc in ALLOC_CONFS if device == "cuda" else ("",):
-        env = {k: v for k, v in os.environ.items() if k != "PYTORCH_CUDA_ALLOC_CONF"}
-        if alloc:
-            env["PYTORCH_CUDA_ALLOC_CONF"] = alloc
+    for extra in CURVE_ENVS if device == "cuda" else ({},):
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTORCH_CUDA_ALLOC_CONF", "CUDA_MODULE_LOADING")}
+        env.update(extra)
+        which = ", ".join(f"{k}={v}" for k, v in extra.items()) or "torch's defaults"
         cmd = [sys.executable, str(REPO / "bench" / "trainprof.py"), "--curve", "--json", "--device", device, "--data",
                str(data), "--preset", args.decode_preset, "--max-tokens", str(args.max_tokens), "--ends", ends]
         left = min(60.0, fig.left())
         if left < 15:
-            fig.add(f"warm-up curve, PYTORCH_CUDA_ALLOC_CONF={alloc!r}", "skipped", "", "the part's time cap was reached",
-                    what="trainer warm-up")
+            fig.add(f"warm-up curve, {which}", "skipped", "", "the part's time cap was reached", what="trainer warm-up")
             continue
         r = _bench_module("capped").run_capped(cmd, left, cwd=REPO, capture=True, env=env)
         rows = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
@@ -400,7 +402,7 @@ def warmup_curves(args, fig: Figures, device: str, data: Path) -> None:
             fig.add(x["setting"], x["value"], x["unit"], x["note"], what="trainer warm-up")
         if r.cut or r.returncode != 0 or not rows:
             why = "cut at 60 s or the part's cap" if r.cut else f"rc {r.returncode}: {_last_line(r.stderr)[:200]}"
-            fig.add(f"warm-up curve, PYTORCH_CUDA_ALLOC_CONF={alloc!r}", "FAILED", "", why, what="trainer warm-up")
+            fig.add(f"warm-up curve, {which}", "FAILED", "", why, what="trainer warm-up")
 
 
 def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:

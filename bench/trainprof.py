@@ -265,32 +265,50 @@ def precision(data: Path, tmp: Path, device: str, variant: str | None = None, pr
 CURVE = (10, 50, 100, 200)
 
 
+#: the environment that a fresh process's warm-up may depend on, named in each curve row:
+#: the caching allocator's settings, and whether CUDA loads every kernel at start or each
+#: at its first launch (CUDA 11.7+ default: lazily, so each batch shape's first kernels
+#: load during training)
+CURVE_ENV = ("PYTORCH_CUDA_ALLOC_CONF", "CUDA_MODULE_LOADING")
+
+
 def curve(data: Path, tmp: Path, device: str, variant: str | None = None, preset: str = "small", max_tokens: int = 4096,
           ends: tuple[int, ...] = CURVE, bf16: bool = False) -> list[tuple[str, object, str, str]]:
     """The first trainer of this process, window by window of updates (``ends``: 1-10,
     11-50, ...): tokens/s, host CPU an update and the device memory segments allocated in
     each -- how long a fresh ``synprep train`` process (each run of the table is one)
     takes to reach its speed, and whether new allocator segments go with the slow
-    updates. fp32 by default (the GPU table's ``train.bf16: false``); the process's
-    ``PYTORCH_CUDA_ALLOC_CONF`` is in the rows."""
+    updates, and how many batch shapes each window met first. fp32 by default (the GPU
+    table's ``train.bf16: false``); the process's :data:`CURVE_ENV` is in the rows."""
     variant = variant or baseline()
     name = "bf16" if bf16 else "fp32"
     t = make_trainer(data, tmp / f"curve-{variant}-{name}", variant, preset, device, max_tokens, bf16=bf16)
-    alloc = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    env = "; ".join(f"{k}={os.environ.get(k, '')!r}" for k in CURVE_ENV)
     rows: list[tuple[str, object, str, str]] = []
+    shapes: set[tuple] = set()
+    collate = t.collate
+
+    def seen(rows_):  # every batch's (rows, source length, target length): which are new to the process
+        b = collate(rows_)
+        shapes.add((len(b.ids), tuple(b.src_tokens.shape[1:]) if b.src_tokens is not None else None,
+                    tuple(b.tgt_tokens.shape[1:]) if b.tgt_tokens is not None else None))
+        return b
+
+    t.collate = seen
     try:
         feed, done = groups(t), 0
         for end in ends:
-            m0 = _device_mallocs(t.device)
+            m0, n0 = _device_mallocs(t.device), len(shapes)
             lp = loop(t, feed, end - done)
             m1 = _device_mallocs(t.device)
             segs = f"; {m1 - m0} device memory segments allocated" if m0 is not None else ""
             rows.append((f"{variant}, preset {preset}, batches <= {max_tokens} tokens, on {device}, {name}, "
-                         f"PYTORCH_CUDA_ALLOC_CONF={alloc!r}: a fresh process's updates {done + 1}-{end}",
+                         f"{env}: a fresh process's updates {done + 1}-{end}",
                          lp["tokens_per_s"], "tok/s", f"{1e3 * lp['wall_s']:.1f} ms wall, {1e3 * lp['cpu_s']:.1f} ms host "
-                         f"CPU an update{segs}"))
+                         f"CPU an update; {len(shapes) - n0} batch shapes new to the process ({len(shapes)} so far){segs}"))
             done = end
     finally:
+        t.collate = collate
         t.close()
     return rows
 

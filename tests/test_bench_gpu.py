@@ -251,6 +251,9 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     # a fresh trainer process, window by window (bench/trainprof.py --curve, in a process of its own)
     warm = [x["setting"].rsplit(": ", 1)[1] for x in recs if x["what"] == "trainer warm-up"]
     assert warm == ["a fresh process's updates 1-2", "a fresh process's updates 3-4"], warm
+    shapes = [re.search(r"(\d+) batch shapes new to the process \((\d+) so far\)", x["note"]).groups()
+              for x in recs if x["what"] == "trainer warm-up"]
+    assert int(shapes[0][0]) >= 1 and int(shapes[1][1]) == int(shapes[0][0]) + int(shapes[1][0]), shapes
     # a bidirectional decoder is timed with its rows grouped as on this device and as on the CPU
     grouped = [x for x in recs if x["what"] == "train tokens/s" and "rows grouped as on the CPU" in x["setting"]]
     assert {x["setting"].split(",")[0] for x in grouped} == {"bitrans", "bitrans (sampled)"}, grouped
