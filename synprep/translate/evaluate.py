@@ -309,8 +309,7 @@ def _scores(hyps: Sequence[str], refs: Sequence[str], tok: Optional[tuple[list[s
     filled with each metric's signature (sacrebleu knows it once the metric has scored)."""
     out: dict = {"n": len(hyps)}
     metrics = [(name, m, hyps, refs) for name, m in metric_objects().items()]
-    if tok is not None:
-        metrics.append((TOK_BLEU, tok_bleu_metric(), tok[0], tok[1]))
+    metrics += [(TOK_BLEU, tok_bleu_metric(), tok[0], tok[1])] if tok is not None else []
     for name, m, h, r in metrics:
         out[name] = round(m.corpus_score(list(h), [list(r)]).score, 2)
         if sigs is not None:
@@ -318,17 +317,19 @@ def _scores(hyps: Sequence[str], refs: Sequence[str], tok: Optional[tuple[list[s
     return out
 
 
+def _bucket_scores(sel: Sequence[int], hyps, refs, tok, names: Sequence[str]) -> dict:
+    """The scores of the sentences ``sel`` (none: ``n`` 0 and no scores)."""
+    if not sel:
+        return {"n": 0, **{m: None for m in names}}
+    t = ([tok[0][i] for i in sel], [tok[1][i] for i in sel], tok[2]) if tok is not None else None
+    return _scores([hyps[i] for i in sel], [refs[i] for i in sel], t)
+
+
 def _buckets(bounds, lengths: Sequence[int], hyps, refs, tok, names: Sequence[str]) -> list[dict]:
-    out = []
-    for lo, hi in bounds:
-        sel = [i for i, n in enumerate(lengths) if n >= lo and (hi is None or n <= hi)]
-        bucket = f"{lo}-{hi}" if hi is not None else f"{lo}+"
-        if not sel:
-            out.append({"bucket": bucket, "n": 0, **{m: None for m in names}})
-            continue
-        t = ([tok[0][i] for i in sel], [tok[1][i] for i in sel], tok[2]) if tok is not None else None
-        out.append({"bucket": bucket, **_scores([hyps[i] for i in sel], [refs[i] for i in sel], t)})
-    return out
+    """The scores of each length bucket ``(lo, hi)`` of ``bounds`` (``hi`` None: open)."""
+    return [{"bucket": f"{lo}-{hi}" if hi is not None else f"{lo}+",
+             **_bucket_scores([i for i, n in enumerate(lengths) if n >= lo and (hi is None or n <= hi)], hyps, refs, tok, names)}
+            for lo, hi in bounds]
 
 
 def score(hyps: Sequence[str], refs: Sequence[str], *, lang: Optional[str] = None,
