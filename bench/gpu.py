@@ -373,9 +373,11 @@ def profile_trainer(args, fig: Figures, device: str, data: Path, tmp: Path) -> N
         fig.add(setting, value, unit, note, what="trainer profile")
 
 
-#: the caching allocator's settings the warm-up curve is measured under, each in a fresh
-#: process: torch's default, and segments that grow in place (fewer cudaMalloc calls
-#: while a run's batch shapes keep changing)
+#: seconds each curve's process may take (a fresh process, 200 updates of preset small) at
+#: the default --budget, scaled with it as the caps are: three of them within the train
+#: part's cap leave it time for its other rows; a curve cut keeps the windows it finished
+#: (trainprof prints each as it ends)
+CURVE_S = 25.0
 #: the environments a fresh trainer process's warm-up curve is timed under: torch's
 #: defaults, the caching allocator's expandable segments, and every CUDA kernel loaded at
 #: start instead of at its first launch (bench/trainprof.py's CURVE_ENV)
@@ -392,7 +394,7 @@ def warmup_curves(args, fig: Figures, device: str, data: Path) -> None:
         which = ", ".join(f"{k}={v}" for k, v in extra.items()) or "torch's defaults"
         cmd = [sys.executable, str(REPO / "bench" / "trainprof.py"), "--curve", "--json", "--device", device, "--data",
                str(data), "--preset", args.decode_preset, "--max-tokens", str(args.max_tokens), "--ends", ends]
-        left = min(60.0, fig.left())
+        left = min(CURVE_S * args.budget / BUDGET, fig.left())
         if left < 15:
             fig.add(f"warm-up curve, {which}", "skipped", "", "the part's time cap was reached", what="trainer warm-up")
             continue
@@ -401,7 +403,7 @@ def warmup_curves(args, fig: Figures, device: str, data: Path) -> None:
         for x in rows:
             fig.add(x["setting"], x["value"], x["unit"], x["note"], what="trainer warm-up")
         if r.cut or r.returncode != 0 or not rows:
-            why = "cut at 60 s or the part's cap" if r.cut else f"rc {r.returncode}: {_last_line(r.stderr)[:200]}"
+            why = f"cut at {left:.0f} s (the windows before it are above)" if r.cut else f"rc {r.returncode}: {_last_line(r.stderr)[:200]}"
             fig.add(f"warm-up curve, {which}", "FAILED", "", why, what="trainer warm-up")
 
 

@@ -273,13 +273,15 @@ CURVE_ENV = ("PYTORCH_CUDA_ALLOC_CONF", "CUDA_MODULE_LOADING")
 
 
 def curve(data: Path, tmp: Path, device: str, variant: str | None = None, preset: str = "small", max_tokens: int = 4096,
-          ends: tuple[int, ...] = CURVE, bf16: bool = False) -> list[tuple[str, object, str, str]]:
+          ends: tuple[int, ...] = CURVE, bf16: bool = False,
+          emit: Callable[[tuple[str, object, str, str]], None] | None = None) -> list[tuple[str, object, str, str]]:
     """The first trainer of this process, window by window of updates (``ends``: 1-10,
     11-50, ...): tokens/s, host CPU an update and the device memory segments allocated in
     each -- how long a fresh ``synprep train`` process (each run of the table is one)
     takes to reach its speed, and whether new allocator segments go with the slow
     updates, and how many batch shapes each window met first. fp32 by default (the GPU
-    table's ``train.bf16: false``); the process's :data:`CURVE_ENV` is in the rows."""
+    table's ``train.bf16: false``); the process's :data:`CURVE_ENV` is in the rows.
+    ``emit`` gets each row as its window ends (a caller that may be cut keeps those)."""
     variant = variant or baseline()
     name = "bf16" if bf16 else "fp32"
     t = make_trainer(data, tmp / f"curve-{variant}-{name}", variant, preset, device, max_tokens, bf16=bf16)
@@ -306,6 +308,8 @@ def curve(data: Path, tmp: Path, device: str, variant: str | None = None, preset
                          f"{env}: a fresh process's updates {done + 1}-{end}",
                          lp["tokens_per_s"], "tok/s", f"{1e3 * lp['wall_s']:.1f} ms wall, {1e3 * lp['cpu_s']:.1f} ms host "
                          f"CPU an update; {len(shapes) - n0} batch shapes new to the process ({len(shapes)} so far){segs}"))
+            if emit is not None:
+                emit(rows[-1])
             done = end
     finally:
         t.collate = collate
@@ -384,17 +388,21 @@ def main() -> int:
         data = bt.data_or_pud(args.data, Path(tmp))
         if data is None:
             return 0
-        if args.curve:
-            ends = tuple(int(x) for x in args.ends.split(","))
-            rows = curve(data, Path(tmp), args.device, args.variant, args.preset, args.max_tokens, ends, bf16=args.bf16)
-        else:
-            rows = profile(data, Path(tmp), args.device, args.variant, args.preset, args.max_tokens, args.updates, args.warmup)
-        for setting, value, unit, note in rows:
+        def show(row: tuple[str, object, str, str]) -> None:
+            setting, value, unit, note = row
             if args.json:
                 print(json.dumps({"setting": setting, "value": value, "unit": unit, "note": note}), flush=True)
-                continue
+                return
             v = f"{value:,.2f}" if isinstance(value, float) else str(value)
-            print(f"{setting} | {v} {unit} | {note}")
+            print(f"{setting} | {v} {unit} | {note}", flush=True)
+
+        if args.curve:  # each window's row as it ends: a caller that cuts the process keeps them
+            ends = tuple(int(x) for x in args.ends.split(","))
+            curve(data, Path(tmp), args.device, args.variant, args.preset, args.max_tokens, ends, bf16=args.bf16, emit=show)
+        else:
+            for row in profile(data, Path(tmp), args.device, args.variant, args.preset, args.max_tokens, args.updates,
+                               args.warmup):
+                show(row)
     return 0
 
 
