@@ -57,6 +57,31 @@ def test_metrics_equal_sacrebleu_command_line(tmp_path):
     json.dumps(s)  # scores.json-ready
 
 
+def test_every_bucket_scores_what_sacrebleu_scores_on_its_sentences_alone(tmp_path):
+    """The buckets sum each sentence's statistics, extracted once for the whole set:
+    every bucket's every metric equals ``corpus_score`` on that bucket's sentences
+    alone, tokenized BLEU on their Moses tokens included."""
+    from synprep.translate.evaluate import REF_BUCKETS, SRC_BUCKETS, metric_objects, moses_tokenize, tok_bleu_metric
+
+    hyps, refs = _multi30k_pair(tmp_path)
+    src = [len(r.split()) + (i * 7) % 37 for i, r in enumerate(refs)]  # source lengths that fill every source bucket
+    s = score(hyps, refs, lang="de", src_lengths=src)
+    th, tr = moses_tokenize(hyps, "de"), moses_tokenize(refs, "de")
+    for key, bounds, lengths in (("by_ref_length", REF_BUCKETS, [len(r.split()) for r in refs]),
+                                 ("by_src_length", SRC_BUCKETS, src)):
+        assert [b["bucket"] for b in s[key]] == [f"{lo}-{hi}" if hi else f"{lo}+" for lo, hi in bounds]
+        for b, (lo, hi) in zip(s[key], bounds):
+            sel = [i for i, n in enumerate(lengths) if n >= lo and (hi is None or n <= hi)]
+            assert b["n"] == len(sel)
+            if not sel:
+                assert all(b[m] is None for m in ("bleu", "chrf", "chrf+", "chrf++", "bleu-tok"))
+                continue
+            for name, m in metric_objects().items():
+                assert b[name] == round(m.corpus_score([hyps[i] for i in sel], [[refs[i] for i in sel]]).score, 2), (key, b, name)
+            assert b["bleu-tok"] == round(tok_bleu_metric().corpus_score([th[i] for i in sel], [[tr[i] for i in sel]]).score, 2)
+    assert sum(b["n"] > 0 for b in s["by_src_length"]) >= 4 and sum(b["n"] > 0 for b in s["by_ref_length"]) >= 3
+
+
 # --------------------------------------------------------------------------- tokenized BLEU (004 §5.3)
 
 

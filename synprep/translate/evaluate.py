@@ -302,33 +302,38 @@ def moses_tokenize(texts: Sequence[str], lang: str) -> list[str]:
     return [mt.tokenize(t, escape=False, aggressive_dash_splits=False, return_str=True) for t in texts]
 
 
-def _scores(hyps: Sequence[str], refs: Sequence[str], tok: Optional[tuple[list[str], list[str], str]] = None,
-            sigs: Optional[dict] = None) -> dict:
-    """The corpus scores of one set of sentences; ``tok``: the Moses-tokenized
-    hypotheses and references and their language (adds tokenized BLEU); ``sigs``:
-    filled with each metric's signature (sacrebleu knows it once the metric has scored)."""
-    out: dict = {"n": len(hyps)}
+def _metric_stats(hyps: Sequence[str], refs: Sequence[str], tok: Optional[tuple[list[str], list[str], str]] = None,
+                  sigs: Optional[dict] = None) -> list[tuple[str, Any, list]]:
+    """Each metric's sacreBLEU statistics of every sentence, extracted once: ``(name,
+    metric, per-sentence stats)``. A corpus score is its metric's aggregate of the
+    stats of its sentences (:func:`_corpus`), which is what ``corpus_score`` computes
+    on those sentences (a sentence's statistics depend on it and its reference alone):
+    the whole set and each length bucket read the same statistics instead of
+    extracting them again. ``tok``: the Moses-tokenized hypotheses and references and
+    their language (adds tokenized BLEU); ``sigs``: filled with each metric's signature."""
     metrics = [(name, m, hyps, refs) for name, m in metric_objects().items()]
     metrics += [(TOK_BLEU, tok_bleu_metric(), tok[0], tok[1])] if tok is not None else []
-    for name, m, h, r in metrics:
-        out[name] = round(m.corpus_score(list(h), [list(r)]).score, 2)
-        if sigs is not None:
-            sigs[name] = signature(name, m, tok[2] if tok is not None else None)
+    out = [(name, m, m._extract_corpus_statistics(list(h), [list(r)])) for name, m, h, r in metrics]
+    if sigs is not None:  # sacreBLEU completes a signature once its metric has read the references
+        sigs.update({name: signature(name, m, tok[2] if tok is not None else None) for name, m, _ in out})
     return out
 
 
-def _bucket_scores(sel: Sequence[int], hyps, refs, tok, names: Sequence[str]) -> dict:
-    """The scores of the sentences ``sel`` (none: ``n`` 0 and no scores)."""
-    if not sel:
-        return {"n": 0, **{m: None for m in names}}
-    t = ([tok[0][i] for i in sel], [tok[1][i] for i in sel], tok[2]) if tok is not None else None
-    return _scores([hyps[i] for i in sel], [refs[i] for i in sel], t)
+def _corpus(stats: list[tuple[str, Any, list]], sel: Optional[Sequence[int]] = None) -> dict:
+    """The corpus scores of the sentences ``sel`` (None: all; none: ``n`` 0 and no scores)
+    from :func:`_metric_stats`."""
+    if sel is not None and not len(sel):
+        return {"n": 0, **{name: None for name, _, _ in stats}}
+    out: dict = {"n": len(stats[0][2]) if sel is None else len(sel)}
+    for name, m, st in stats:
+        out[name] = round(m._aggregate_and_compute(st if sel is None else [st[i] for i in sel]).score, 2)
+    return out
 
 
-def _buckets(bounds, lengths: Sequence[int], hyps, refs, tok, names: Sequence[str]) -> list[dict]:
+def _buckets(bounds, lengths: Sequence[int], stats: list[tuple[str, Any, list]]) -> list[dict]:
     """The scores of each length bucket ``(lo, hi)`` of ``bounds`` (``hi`` None: open)."""
     return [{"bucket": f"{lo}-{hi}" if hi is not None else f"{lo}+",
-             **_bucket_scores([i for i, n in enumerate(lengths) if n >= lo and (hi is None or n <= hi)], hyps, refs, tok, names)}
+             **_corpus(stats, [i for i, n in enumerate(lengths) if n >= lo and (hi is None or n <= hi)])}
             for lo, hi in bounds]
 
 
@@ -343,12 +348,12 @@ def score(hyps: Sequence[str], refs: Sequence[str], *, lang: Optional[str] = Non
     if src_lengths is not None and len(src_lengths) != len(hyps):
         raise ValueError(f"{len(src_lengths)} source lengths for {len(hyps)} hypotheses")
     tok = (moses_tokenize(hyps, lang), moses_tokenize(refs, lang), lang) if lang else None
-    names = METRICS + ((TOK_BLEU,) if tok is not None else ())
     sigs: dict = {}
-    out = _scores(hyps, refs, tok, sigs)
-    out["by_ref_length"] = _buckets(REF_BUCKETS, [len(r.split()) for r in refs], hyps, refs, tok, names)
+    stats = _metric_stats(hyps, refs, tok, sigs)
+    out = _corpus(stats)
+    out["by_ref_length"] = _buckets(REF_BUCKETS, [len(r.split()) for r in refs], stats)
     if src_lengths is not None:
-        out["by_src_length"] = _buckets(SRC_BUCKETS, src_lengths, hyps, refs, tok, names)
+        out["by_src_length"] = _buckets(SRC_BUCKETS, src_lengths, stats)
     out["signatures"] = sigs
     return out
 
