@@ -55,7 +55,7 @@ HEADER = ["sentence", "id", "position", "piece", "word", "form", "z"]
 
 def _word_index(tokens: Sequence[int], vocab) -> list[int]:
     """0-based word of each piece id (a word starts at a begin piece), as
-    :meth:`synprep.translate.decode.TargetVocab.words` groups them."""
+    :meth:`synprep.dataset.vocab.TargetVocab.words` groups them."""
     out, w = [], -1
     for i in tokens:
         if vocab.begins[int(i)] or w < 0:

@@ -15,7 +15,8 @@ import sys
 
 from ..dataset.data import ShardDataset
 from ..errors import ConfigError
-from ..translate.decode import TargetVocab, check_search, target_language
+from ..dataset.vocab import TargetVocab, target_language
+from ..translate.decode import check_search
 from ..translate.evaluate import (
     EVAL_KIND,
     Translation,

@@ -17,7 +17,8 @@ from ..analysis.gates import gate_rows, write_gate_tsv
 from ..dataset.data import ShardDataset
 from ..errors import ConfigError
 from ..train.checkpoint import load_model_for
-from ..translate.decode import TargetVocab, check_search, target_language, tree_conllu
+from ..dataset.vocab import TargetVocab, target_language
+from ..translate.decode import check_search, tree_conllu
 from ..translate.evaluate import default_max_tokens, dump_tree_scores, least_max_tokens, translate_dataset
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory

@@ -49,7 +49,7 @@ from ..models.specs import declared
 from ..syntax.conllu import format_conllu, read_conllu
 from ..syntax.tree import to_tree
 from ..train.checkpoint import load_model_for
-from ..translate.decode import TargetVocab
+from ..dataset.vocab import TargetVocab
 from ..translate.evaluate import dump_tree_scores as dump
 from ..util.device import choose_device
 from ..util.outputs import atomic_files, write_json as _write

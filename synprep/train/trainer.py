@@ -69,7 +69,7 @@ from typing import Callable, Optional
 
 from ..dataset.data import ShardDataset, TokenBudgetSampler, drop_tail, share
 from ..models import build_model, check_resolved
-from ..translate.decode import TargetVocab, target_language
+from ..dataset.vocab import TargetVocab, target_language
 from ..translate.evaluate import reference_texts, score, translate_dataset
 from ..util.outputs import OutputDir, check_outputs, write_json, write_text
 from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_finite_weights, check_vocab, data_record, load_checkpoint, load_model, resume_differences

@@ -56,7 +56,8 @@ import numpy as np
 
 from ..dataset.data import TokenBudgetSampler
 from ..util.outputs import OutputDir, atomic_files
-from .decode import TargetVocab, beam_search, check_search, detokenize, one_line, tree_conllu
+from ..dataset.vocab import TargetVocab
+from .decode import beam_search, check_search, detokenize, one_line, tree_conllu
 from ..errors import ConfigError, InputError
 from ..util.progress import progress as _progress
 
