@@ -479,6 +479,52 @@ def _train_briefly(args, variant: str, data: Path, out: Path, device: str, fig: 
                 f"last log of {steps} updates", what="trainer tokens/s")
 
 
+#: what a fresh process of the table's evaluations pays before it decodes (a child of its
+#: own: the interpreter, torch, the device's context, synprep's modules, the checkpoint)
+STARTUP = """
+import json, sys, time
+t = [time.perf_counter()]
+import torch
+t.append(time.perf_counter())
+dev = torch.device(sys.argv[2])
+torch.zeros(1, device=dev).add_(1)
+if dev.type == "cuda":
+    torch.cuda.synchronize(dev)
+t.append(time.perf_counter())
+import synprep.commands.evaluate, synprep.commands.contrastive_score
+from synprep.train.checkpoint import load_model
+t.append(time.perf_counter())
+load_model(sys.argv[1], dev)
+if dev.type == "cuda":
+    torch.cuda.synchronize(dev)
+t.append(time.perf_counter())
+print(json.dumps([b - a for a, b in zip(t, t[1:])]))
+"""
+
+
+def process_start(fig: Figures, checkpoint: Path, device: str) -> None:
+    """The seconds a fresh evaluation process spends before its first decoding step, and
+    on what (the table starts one a run and an evaluation set, and one for the
+    contrastive suite): the figure that says what one process a run would save."""
+    left = min(30.0, fig.left())
+    if left < 5:
+        fig.add(f"a fresh evaluation process on {device}", "skipped", "", "the part's time cap was reached", what="decode")
+        return
+    w = time.perf_counter()
+    r = _bench_module("capped").run_capped([sys.executable, "-c", STARTUP, os.fspath(checkpoint), device], left,
+                                           cwd=REPO, capture=True, env=dict(os.environ))
+    wall = time.perf_counter() - w
+    if r.cut or r.returncode != 0 or not r.stdout.strip():
+        why = f"cut at {left:.0f} s" if r.cut else _last_line(r.stderr)[:200]
+        fig.add(f"a fresh evaluation process on {device}", "FAILED", "", why, what="decode")
+        return
+    torch_s, ctx_s, mods_s, load_s = json.loads(r.stdout.strip().splitlines()[-1])
+    fig.add(f"a fresh evaluation process on {device}: start to a loaded checkpoint", round(wall, 2), "s",
+            f"import torch {torch_s:.2f} s, the device's context {ctx_s:.2f} s, synprep's evaluate and "
+            f"contrastive-score modules {mods_s:.2f} s, the checkpoint {load_s:.2f} s; the rest is the interpreter",
+            what="decode")
+
+
 #: the decode part's pair measured against the former search (issue 40's goals); every
 #: other registered variant is measured with the search on the device only
 DECODE_COMPARED = ("vanilla", "parent")
@@ -515,6 +561,8 @@ def measure_decode(args, fig: Figures, device: str, tmp: Path) -> None:
         # bidirectional decoders train on sampled prefixes here (decoding recomputes every
         # prefix either way): 300 exact-prefix updates of parent never fitted the cap
         _train_briefly(args, variant, data, out, device, fig, steps, report=compared)
+        if i == 0:
+            process_start(fig, out / "checkpoint_last.pt", device)
         model, _, _ = load_model(out / "checkpoint_last.pt", device)
         for beam in (1, 5) if compared else ():
             if fig.left() < 0:

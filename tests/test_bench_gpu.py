@@ -565,5 +565,8 @@ def test_the_decode_part_times_both_searches_and_every_chosen_variant(tmp_path, 
         for beam in (1, 5):
             assert decode[f"{v}, beam {beam}, 3 sentences, max_tokens 512"]["value"] > 0  # the large batch: its own sentences
     assert "linearized, beam 1, 2 sentences" not in decode  # the others: the new search only
+    # what a fresh evaluation process pays before it decodes, once, on the first checkpoint
+    start = decode["a fresh evaluation process on cpu: start to a loaded checkpoint"]
+    assert start["unit"] == "s" and start["value"] > 0 and "import torch" in start["note"] and "the checkpoint" in start["note"]
     assert [r["setting"] for r in rows if r["what"] == "trainer tokens/s"] == [
         "vanilla, preset tiny, synprep train on cpu", "parent, preset tiny, synprep train on cpu"]
