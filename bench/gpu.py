@@ -24,7 +24,7 @@ that hangs or runs long loses its own remaining figures only:
   memory. The runs' own training tokens/s are reported too.
 * ``tests``  -- the ``gpu``-marked tests (``pytest -m gpu`` over the files that have some).
 * ``table``  -- ``snakemake table`` on config/table/gpu.yaml (the GPU table: every variant,
-  2 seeds) read through the pack's data (a copy of the config in the work folder),
+  its seeds) read through the pack's data (a copy of the config in the work folder),
   :data:`TABLE_STEPS` updates a run (``--table-steps``); ``--quick``: a tiny table
   (:data:`QUICK_TABLE`). Skipped with its reason where the workflow has no ``table``
   target, the config is absent or snakemake is not installed.
@@ -71,7 +71,7 @@ MEASUREMENTS = {
     "decode": "decoding sentences/s, greedy and beam 5: vanilla and parent against the former search (bench/decode.py), "
               "then every registered variant at a large batch, with its peak memory",
     "tests": "the gpu-marked tests (pytest -m gpu): passed / failed",
-    "table": "snakemake table --configfile config/table/gpu.yaml through the pack's data, every variant, 2 seeds",
+    "table": "snakemake table --configfile config/table/gpu.yaml through the pack's data, every variant, its seeds",
 }
 #: seconds each part may take at most (table: what is left of --budget); install is the pack's
 CAPS = {"install": 45, "parse": 80, "train": 100, "decode": 120, "tests": 60, "table": None}
