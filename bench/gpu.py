@@ -512,7 +512,7 @@ def process_start(fig: Figures, checkpoint: Path, device: str) -> None:
         return
     w = time.perf_counter()
     r = _bench_module("capped").run_capped([sys.executable, "-c", STARTUP, os.fspath(checkpoint), device], left,
-                                           cwd=REPO, capture=True, env=dict(os.environ))
+                                           cwd=REPO, capture=True)
     wall = time.perf_counter() - w
     if r.cut or r.returncode != 0 or not r.stdout.strip():
         why = f"cut at {left:.0f} s" if r.cut else _last_line(r.stderr)[:200]

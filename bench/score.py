@@ -21,7 +21,6 @@ fastest of ``--repeat``), the ratio former / now, and whether the scores are ide
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 import time
@@ -31,12 +30,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 DATA = REPO.parent / "shared" / "data" / "multi30k"
-
-
-def read_lines(path: Path) -> list[str]:
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [line.rstrip("\n") for line in f]
 
 
 def former_score(hyps, refs, *, lang, src_lengths) -> dict:
@@ -100,11 +93,11 @@ def main(argv=None) -> int:
         if not p.is_file():
             print(f"bench/score.py: {p}: no such file", file=sys.stderr)
             return 2
-    from synprep.translate.evaluate import score
+    from synprep.translate.evaluate import read_references, score
 
-    refs, src = read_lines(args.ref), read_lines(args.src)
+    refs, src = read_references(args.ref), read_references(args.src, what="sources")
     if args.hyps:
-        hyps = read_lines(args.hyps)
+        hyps = read_references(args.hyps, what="hypotheses")
     else:
         hyps = [" ".join(w for k, w in enumerate(r.split()) if k % 5 != 4) + (" ." if i % 7 == 0 else "")
                 for i, r in enumerate(refs)]

@@ -127,7 +127,6 @@ class TargetVocab:
         return ["".join(self.pieces[i] for i in g).replace("\u2581", "") for g in groups]
 
 
-
 def target_language(manifest: dict, lang: str | None = None) -> tuple[str, str]:
     """The detokenizer's language and where it came from: ``lang`` when given
     (``"option"``), else the target language the dataset's manifest records
