@@ -47,6 +47,70 @@ def test_table_runs_reject_unknown_variants_and_name_clashes():
     assert [r["name"] for r in runs] == ["table-vanilla-s3", "table-parent-s3"]
 
 
+def _runs(section: dict) -> dict:
+    """The table's runs of ``section``, resolved as the Snakefile resolves them (RUNS)."""
+    from synprep.models import variants
+    from synprep.settings import merge_dicts
+    from synprep.train.config import RunConfig
+
+    return {r["name"]: RunConfig.from_dict(merge_dicts({"train": {"lang": "de"}}, r["config"]))
+            for r in T.table_runs(S(section), variants())}
+
+
+def test_the_costliest_training_runs_start_first():
+    from synprep.models import variant
+    from synprep.stages.workflow import run_cost, run_priorities
+
+    runs = _runs({"enabled": True, "seeds": [1, 2], "config": {"preset": "table", "train": {"max_steps": 300}}})
+    prio = run_priorities(runs)
+    bidirectional = {n for n, r in runs.items() if variant(r.model.variant).model_class().prefix_decoder}
+    assert {n.split("-s")[0] for n in bidirectional} == {"table-" + v for v in ("bitrans", "parent", "gcn", "gcn-nogates",
+                                                                                  "gcn-nolabels")}
+    causal = set(runs) - bidirectional - {"table-ch-s1", "table-ch-s2", "table-linearized-s1", "table-linearized-s2"}
+    # the cheapest keep snakemake's default 0 (they compete with the evaluations as before)
+    assert {prio[n] for n in causal} == {0.0} and min(prio.values()) == 0.0
+    # every bidirectional decoder before every causal one, the graph decoders first; seeds alike
+    assert min(prio[n] for n in bidirectional) > max(prio[n] for n in runs if n not in bidirectional) - 1.0
+    assert min(prio[n] for n in bidirectional if "bitrans" not in n) > prio["table-ch-s1"] > prio["table-bitrans-s1"] > 0
+    assert prio["table-parent-s1"] == prio["table-parent-s2"]
+    # the declared cost over the baseline's is what the priority says: cost / least - 1
+    assert prio["table-gcn-s1"] == pytest.approx(variant("gcn").resources.update_cost - 1.0, abs=0.01)
+    # its updates count: a causal run of 10x the updates outranks a bidirectional one; sampled prefixes cost less
+    more = _runs({"enabled": True, "variants": ["parent"], "seeds": [1], "config": {"train": {"max_steps": 3000}}})
+    both = {**runs, "long-vanilla": more["table-vanilla-s1"]}
+    assert run_priorities(both)["long-vanilla"] > run_priorities(both)["table-parent-s1"]
+    sampled = _runs({"enabled": True, "variants": ["parent"], "seeds": [1],
+                     "config": {"train": {"max_steps": 300}, "model": {"prefix": {"mode": "sampled"}}}})
+    assert 0 < run_cost(sampled["table-parent-s1"]) < run_cost(runs["table-parent-s1"])
+    assert run_priorities({}) == {}
+
+
+def test_declared_training_costs_are_those_the_cpu_table_measured():
+    """Resources.update_cost of every variant is its runs' CPU seconds over the
+    baseline's in the latest committed CPU table (docs/measured/), to 0.1; a variant
+    within 1.3x of the baseline declares 1 (the default)."""
+    from synprep.models import baseline, variant, variants
+
+    tables = sorted((REPO / "docs" / "measured").glob("cpu-table-*.json"))
+    assert tables, "no committed CPU table"
+    rows = json.loads(tables[-1].read_text())["rows"]
+    cpu: dict[str, list[float]] = {}
+    for r in rows:
+        cpu.setdefault(r["variant"], []).append(r["train_cpu_s"])
+    base = sum(cpu[baseline()]) / len(cpu[baseline()])
+    for v in variants():
+        if v not in cpu:  # a variant newer than the table: nothing measured to hold it to
+            continue
+        ratio = sum(cpu[v]) / len(cpu[v]) / base
+        declared = variant(v).resources.update_cost
+        assert declared == (1.0 if ratio < 1.3 else pytest.approx(ratio, abs=0.1)), (v, ratio, tables[-1].name)
+    from synprep.models.specs import Resources
+
+    for bad in (0, -1.0, float("nan")):
+        with pytest.raises(RuntimeError, match="update_cost"):
+            Resources(update_cost=bad)
+
+
 def test_too_few_resamples_for_holm_are_refused_before_any_run_trains():
     # 16 variants x 2 seeds x 2 metrics = 64 comparisons a test set: the smallest (two-sided)
     # bootstrap p-value, 2/(samples+1), times 64 must be under alpha, else nothing could be
@@ -568,6 +632,14 @@ def test_table_configs_dry_run(name, tmp_path):
     # the contrastive suite: made once from both sets' parses, scored by every run
     assert counts["make_contrastive_suite"] == counts["write_contrastive_dataset"] == 1
     assert counts["score_contrastive"] == n_runs and seeds == [1, 2, 3]
+    # the costliest runs start first: each training job's priority (none printed: 0)
+    prio = {}
+    for job in re.split(r"\n(?=(?:local)?rule \w+:)", out):
+        if job.startswith("rule train_model:"):
+            given = re.search(r"^\s+priority: ([\d.]+)$", job, re.M)
+            prio[re.search(r"wildcards: run=(\S+)", job).group(1)] = float(given.group(1)) if given else 0.0
+    assert len(prio) == n_runs
+    assert prio["table-vanilla-s1"] == 0 and prio["table-gcn-s1"] > prio["table-ch-s1"] > prio["table-bitrans-s1"] > 0
 
 
 def _outcomes(path: Path, won: dict[str, list[bool]]) -> str:

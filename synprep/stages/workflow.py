@@ -26,9 +26,10 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import ConfigError, SynprepError
+from ..models import variant
 from ..util.yamlio import load_yaml_file
 
 #: how the ``Snakefile`` exits on a config error (snakemake's own errors exit with 1)
@@ -174,6 +175,36 @@ def config_error_message(config: Mapping, schema: Mapping, config_files: Sequenc
         )
     where = _where(path, config_files, e.instance)
     return f"{where}: {section}: {e.message} (workflow/schemas/config.schema.yaml describes the key)"
+
+
+def run_cost(run: Any) -> float:
+    """What training run ``run`` (a resolved :class:`synprep.train.config.RunConfig`)
+    is expected to cost, in the baseline variant's updates: its updates
+    (``train.max_steps`` x ``train.accumulate``) times its variant's declared cost over
+    the baseline's (``Resources.update_cost``, synprep.models.specs) times each of its
+    settings' ``cost_factor()`` (the bidirectional decoders' prefix mode). Not counted:
+    the model's size and the batch size (a table's runs share them), and a time limit
+    (``train.max_minutes``): a run is taken to train all its updates. Torch-free."""
+    cost = variant(run.model.variant).resources.update_cost * run.train.max_steps * run.train.accumulate
+    for option in run.model.options.values():
+        factor = getattr(option, "cost_factor", None)
+        if factor is not None:
+            cost *= factor()
+    return float(cost)
+
+
+def run_priorities(runs: Mapping[str, Any]) -> dict[str, float]:
+    """The ``priority`` of each training job (run name -> resolved run config): how many
+    times the cheapest run's cost (:func:`run_cost`) a run's exceeds it, so the cheapest
+    runs keep snakemake's default 0 and compete with the other jobs (evaluations) as
+    before, and a costlier run starts before them and before every cheaper run. With
+    more runs than the machine trains at a time, starting the longest first shortens
+    the whole (the runs that end last are the short ones, not a bidirectional decoder
+    started at the end that then trains alone): the table's 15 bidirectional runs cost
+    3-7.5x a causal run (docs/models.md, "The table")."""
+    costs = {name: run_cost(run) for name, run in runs.items()}
+    least = min(costs.values(), default=1.0)
+    return {name: round(cost / least - 1.0, 2) for name, cost in costs.items()}
 
 
 def validate_config(config: dict, schema_path: str, config_files: Sequence[str]) -> None:

@@ -18,13 +18,14 @@
 # checkpoint (the trainer resumes exactly). A job asks for resources gpu=train.gpus, or
 # more if its variant's declaration needs more (none does; a profile or
 # --set-resources train_model:gpu=N may change it); with N >= 2 GPUs the
-# run trains data-parallel on them (torchrun, one process a GPU).
+# run trains data-parallel on them (torchrun, one process a GPU). The costliest runs
+# start first (priority: their variant's declared cost x their updates, RUN_PRIORITY).
 
 import os
 
 from synprep.models import variants  # the declared variants (synprep.models.specs), torch-free
 from synprep.stages.table import table_runs
-from synprep.stages.workflow import config_error_at
+from synprep.stages.workflow import config_error_at, run_priorities
 
 TRAIN = SETTINGS.train  # synprep.stages.settings.TrainSettings
 # the table's runs (config `table`, workflow/rules/table.smk) train and are scored as
@@ -80,6 +81,9 @@ if TRAIN_RUNS:
             )
     # what a run's variant needs (its declaration, synprep.models.specs)
     RUN_RESOURCES = {name: declared_variant(run.model.variant).resources for name, run in RUNS.items()}
+    # the costliest runs start first (their variant's declared cost x their updates,
+    # synprep.stages.workflow.run_priorities): the cheapest keep priority 0
+    RUN_PRIORITY = run_priorities(RUNS)
 
 
 wildcard_constraints:
@@ -132,6 +136,8 @@ if TRAIN_RUNS:
             # the resolved config the job trains with (an object: not a rerun trigger)
             run=lambda wildcards: RUNS[wildcards.run],
         threads: TRAIN.threads
+        # the longest runs first: with more runs than train at a time, the last to end are short ones
+        priority: lambda wildcards: RUN_PRIORITY[wildcards.run]
         resources:
             gpu=lambda wildcards: max(TRAIN.gpus, RUN_RESOURCES[wildcards.run].gpus),
         conda:

@@ -87,6 +87,18 @@ class Resources:
     #: GPUs a training job needs at least; the workflow asks for
     #: max(train.gpus, this). 0: the variant trains on a CPU (every variant today)
     gpus: int = 0
+    #: what a training run of the variant costs over the baseline's at the same budget
+    #: (updates, preset, batches), as measured: the CPU seconds of the 300-update runs of
+    #: the CPU table, mean of 3 seeds over vanilla's 195.7 s
+    #: (docs/measured/cpu-table-2026-11-28.json, ``train_cpu_s``). Bidirectional decoders
+    #: with their default exact prefixes. The workflow starts the costliest training jobs
+    #: first (:func:`synprep.stages.workflow.run_priorities`); 1: the baseline's cost,
+    #: declared where a variant costs 1.3x or more
+    update_cost: float = 1.0
+
+    def __post_init__(self):
+        if not (self.update_cost > 0 and self.update_cost == self.update_cost):
+            raise RuntimeError(f"Resources.update_cost = {self.update_cost!r}: give a positive number (1: the baseline's)")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...settings import Config, setting
-from . import Variant
+from . import Resources, Variant
 
 
 @dataclass(frozen=True)
@@ -30,4 +30,5 @@ ch = Variant(
     model="synprep.models.ch:CH",
     reads="source heads, labels",
     options={"ch": CHConfig},
+    resources=Resources(update_cost=3.6),  # the CPU table's runs (Resources.update_cost)
 )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal, Optional
 
 from ...settings import Config, require, setting
-from . import Trunk, Variant, every_decoder_layer, require_layers
+from . import Resources, Trunk, Variant, every_decoder_layer, require_layers
 from .bidirectional import PrefixConfig
 
 
@@ -65,6 +65,7 @@ parent = Variant(
     nulls=lambda cfg: {"parent": {"layers": every_decoder_layer(cfg)}},
     nulls_mean="`parent.layers` null: every decoder layer",
     cost=1.3,  # bench/train.py holds its training to this ratio over vanilla's
+    resources=Resources(update_cost=7.0),  # the CPU table's runs (Resources.update_cost)
 )
 
 gcn = Variant(
@@ -77,6 +78,7 @@ gcn = Variant(
     reads="transitions, decoder edges",
     options={"gcn": GCNConfig, "prefix": PrefixConfig},
     cost=1.6,  # bench/train.py holds its training to this ratio over vanilla's
+    resources=Resources(update_cost=7.5),  # the CPU table's runs (Resources.update_cost)
 )
 
 # the papers' "-Gates" ablation drops the gates *and* the labels (000 Table 2 caption
@@ -91,6 +93,7 @@ gcn_nogates = Variant(
     reads="same as `gcn`",
     options={"gcn": GCNConfig, "prefix": PrefixConfig},
     fixes={"gcn": {"gates": False, "labels": False}},
+    resources=Resources(update_cost=7.4),  # the CPU table's runs (Resources.update_cost)
 )
 
 gcn_nolabels = Variant(
@@ -103,4 +106,5 @@ gcn_nolabels = Variant(
     reads="same as `gcn`",
     options={"gcn": GCNConfig, "prefix": PrefixConfig},
     fixes={"gcn": {"labels": False}},
+    resources=Resources(update_cost=7.4),  # the CPU table's runs (Resources.update_cost)
 )

@@ -1,7 +1,7 @@
 """The variants of models/transformer.py: the standard Transformer on target pieces,
 and the same decoder on the transition sequence."""
 
-from . import Variant
+from . import Resources, Variant
 
 vanilla = Variant(
     name="vanilla",
@@ -20,4 +20,5 @@ linearized = Variant(
     model="synprep.models.transformer:Linearized",
     target="transitions",
     reads="transitions",
+    resources=Resources(update_cost=1.4),  # the CPU table's runs (Resources.update_cost)
 )
