@@ -772,19 +772,44 @@ def table_finished(config: Path, outdir: Path) -> str:
 def table_progress(outdir: Path, fig: Figures) -> None:
     """What the table's jobs finished, as figures, whether or not the table was written
     (a table stopped at its cap still says what its runs cost and scored): each
-    finished run's updates, wall and CPU seconds (its summary.json) and each finished
-    evaluation's BLEU / chrF+ (scores.json), and every rule's summed benchmark wall s."""
+    finished run's updates, wall and CPU seconds (its summary.json) beside its job's
+    wall (snakemake's benchmark) and the difference -- what a training job costs
+    outside the trainer's loops: the process's start, imports, the device's context,
+    the data, the model, the summary -- with their median over the finished jobs; each
+    finished evaluation's BLEU / chrF+ (scores.json); every rule's summed benchmark
+    wall s, and the median job wall of the rules that start a process a run on the
+    device (its evaluations, its contrastive scoring)."""
+    import statistics
+
+    from synprep.stages.table import read_benchmark
+
+    outside: list[float] = []
     for summary in sorted((outdir / "train").glob("*/summary.json")):
         s = json.loads(summary.read_text(encoding="utf-8"))
         metric, score = s.get("best_metric"), s.get("best_score")
         best = "" if score is None else (f"; best valid loss {-score:.3f}" if metric == "-loss" else f"; best {metric} {score}")
+        job = read_benchmark(outdir / "benchmarks" / "train_model" / f"{summary.parent.name}.tsv")
+        spent = ""
+        if job and isinstance(s.get("elapsed_s"), (int, float)):
+            outside.append(float(job["s"]) - float(s["elapsed_s"]))
+            spent = f"; its job {float(job['s']):.1f} s wall, {outside[-1]:.1f} s of it outside the trainer's loops"
         fig.add(f"{summary.parent.name}: {s.get('steps')} updates", s.get("elapsed_s"), "s wall",
-                f"{s.get('cpu_s')} CPU s{best}", what="gpu table run")
+                f"{s.get('cpu_s')} CPU s{best}{spent}", what="gpu table run")
+    if outside:
+        fig.add("training jobs: wall outside the trainer's loops, median", round(statistics.median(outside), 2), "s",
+                f"{len(outside)} finished jobs, {sum(outside):.1f} s in all, at most {max(outside):.1f} s (the process's "
+                "start, imports, the device's context, the data, the model, the summary)", what="gpu table job cost")
     for scores in sorted((outdir / "table" / "eval").glob("*/*/scores.json")):
         s = json.loads(scores.read_text(encoding="utf-8"))
         fig.add(f"{scores.parent.name} on {scores.parent.parent.name} ({s.get('n')} pairs)", s.get("bleu"), "BLEU",
                 f"chrF+ {s.get('chrf+')}", what="gpu table score")
-    from synprep.stages.table import read_benchmark
+    for rule in ("evaluate_evalset", "score_contrastive"):
+        walls_of = [float(rec["s"]) for rec in map(read_benchmark, sorted((outdir / "benchmarks" / rule).rglob("*.tsv")))
+                    if rec]
+        if walls_of:
+            fig.add(f"{rule} jobs: wall a job, median", round(statistics.median(walls_of), 2), "s",
+                    f"{len(walls_of)} finished jobs, {min(walls_of):.1f}-{max(walls_of):.1f} s (each a process of its "
+                    "own: start, imports, the device's context, the checkpoint, then its work)", what="gpu table job cost")
 
     walls: dict[str, float] = {}
     for tsv in (outdir / "benchmarks").rglob("*.tsv"):

@@ -7,6 +7,7 @@ and ``--from-pack DIR --device cpu --quick`` runs from it, its figures flushed t
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -105,7 +106,6 @@ def test_a_bad_pack_or_a_used_out_folder_is_refused(tmp_path):
 def _small_pack(root: Path, gp) -> tuple[Path, dict]:
     """A pack written by hand: one data file, a stanza model file, its manifest."""
     import gzip
-    import json
 
     pack = root / "pack"
     (pack / "data" / "ud").mkdir(parents=True)
@@ -146,7 +146,6 @@ def test_the_packs_manifest_is_validated_and_its_paths_confined_to_the_pack(chan
     without bytes, or no data key each ended in a traceback. The manifest is checked
     against its schema and every path in it against the pack, before anything is read
     or written: a PackError naming the key (bench/gpu.py --from-pack: exit 2)."""
-    import json
 
     gp = _gpu_module()._bench_module("gpupack")
     pack, m = _small_pack(tmp_path, gp)
@@ -160,7 +159,6 @@ def test_the_packs_manifest_is_validated_and_its_paths_confined_to_the_pack(chan
 
 
 def test_a_link_out_of_the_pack_and_a_manifest_of_another_shape_are_refused(tmp_path):
-    import json
 
     gp = _gpu_module()._bench_module("gpupack")
     pack, m = _small_pack(tmp_path, gp)
@@ -192,7 +190,6 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     step; processes sharing the device give the trees of one a call; the table part counts its
     runs; a figure far below a synthetic previous one is flagged as a regression."""
     import gzip
-    import json
     import re
 
     from .conftest import ud_path
@@ -303,7 +300,6 @@ def test_install_from_a_pack_with_no_index_and_the_simulated_device(tmp_path):
     """install() puts the pack's wheels into a fresh folder with pip --no-index, unpacks
     the data where SYNPREP_SHARED_DATA points, puts a synprep command on PATH; with
     simulate, a module this machine has but the device would not is refused."""
-    import json
 
     from .conftest import ud_path
 
@@ -391,7 +387,6 @@ def test_a_part_cut_at_its_cap_stops_everything_it_started(tmp_path):
     never end: at the part's cap every one of them is stopped -- in the group, out of
     it, a daemon -- before the work folder is removed; no traceback; the part's row says
     it was cut, how many processes it stopped and what had finished."""
-    import json
 
     pytest.importorskip("torch")
     fake = tmp_path / "fake" / "snakemake"
@@ -421,6 +416,40 @@ def test_a_part_cut_at_its_cap_stops_everything_it_started(tmp_path):
     assert "finished: 1 of " in cut["value"] and "runs trained, 0 evaluations written, the data not ready" in cut["value"]
     run = next(x for x in recs if x["what"] == "gpu table run")
     assert run["setting"] == "table-vanilla-s1: 300 updates" and run["value"] == 14.5
+
+
+def test_the_table_part_says_what_a_job_costs_outside_the_trainers_loops(tmp_path):
+    """Each finished run's row has its job's wall (snakemake's benchmark) beside the
+    trainer's own, and a row gives their difference's median over the finished jobs; the
+    evaluation and scoring jobs get their median wall. A run without a benchmark (a job
+    cut while it wrote) keeps its row without them."""
+    gpu = _gpu_module()
+    out = tmp_path / "results"
+    head = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for run, elapsed, job in (("table-vanilla-s1", 7.5, 20.0), ("table-parent-s1", 16.0, 30.5), ("table-sa-s1", 4.0, None)):
+        (out / "train" / run).mkdir(parents=True)
+        (out / "train" / run / "summary.json").write_text(json.dumps({"steps": 50, "elapsed_s": elapsed, "cpu_s": elapsed}))
+        if job is not None:
+            (out / "benchmarks" / "train_model").mkdir(parents=True, exist_ok=True)
+            (out / "benchmarks" / "train_model" / f"{run}.tsv").write_text(head + f"{job}\t0:00:20\t1\t1\t1\t1\t0\t0\t1\t{job}\n")
+    for i, wall in enumerate((3.0, 5.0, 9.0)):
+        d = out / "benchmarks" / "evaluate_evalset" / "test"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"run{i}.tsv").write_text(head + f"{wall}\t0:00:03\t1\t1\t1\t1\t0\t0\t1\t{wall}\n")
+    figures = tmp_path / "figures.jsonl"
+    gpu.table_progress(out, gpu.Figures(figures, "table"))
+    recs = [json.loads(x) for x in figures.read_text().splitlines()]
+    runs = {x["setting"]: x for x in recs if x["what"] == "gpu table run"}
+    assert "its job 20.0 s wall, 12.5 s of it outside the trainer's loops" in runs["table-vanilla-s1: 50 updates"]["note"]
+    assert "14.5 s of it outside" in runs["table-parent-s1: 50 updates"]["note"]
+    assert "its job" not in runs["table-sa-s1: 50 updates"]["note"]
+    cost = {x["setting"]: x for x in recs if x["what"] == "gpu table job cost"}
+    outside = cost["training jobs: wall outside the trainer's loops, median"]
+    assert outside["value"] == 13.5 and outside["unit"] == "s" and outside["note"].startswith("2 finished jobs, 27.0 s in all")
+    assert cost["evaluate_evalset jobs: wall a job, median"]["value"] == 5.0
+    assert "score_contrastive jobs: wall a job, median" not in cost  # none finished
+    walls = {x["setting"]: x["value"] for x in recs if x["what"] == "gpu table rule time"}
+    assert walls == {"rule train_model": 50.5, "rule evaluate_evalset": 17.0}
 
 
 def test_run_capped_stops_the_whole_tree_and_leaves_other_children_alone(tmp_path):
@@ -461,7 +490,6 @@ def test_a_rate_that_drops_against_the_last_committed_figure_is_flagged(tmp_path
     setting and device class (an H200's with an H100's, never a CPU's): a drop of more
     than 20 % is flagged in the figure written, its table row and the summary; a smaller
     one is not; a later file (by the date in its name) replaces an earlier one's figure."""
-    import json
 
     gpu = _gpu_module()
     prev = tmp_path / "measured"
@@ -540,7 +568,6 @@ def test_the_decode_part_times_both_searches_and_every_chosen_variant(tmp_path, 
     the same sentences (identical hypotheses counted) and every chosen variant at the large
     batch, on the CPU here as it will on the GPU there (in-process, tiny models)."""
     import argparse
-    import json
 
     sys.path.insert(0, str(REPO / "bench"))
     try:
