@@ -384,6 +384,17 @@ CURVE_S = 25.0
 CURVE_ENVS = ({}, {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}, {"CUDA_MODULE_LOADING": "EAGER"})
 
 
+def other_groupings() -> tuple[tuple[str, tuple[float, int]], ...]:
+    """The bidirectional decoders' rows grouped into passes otherwise than on the device
+    (``bidirectional.GROUPING``: (slack, least positions a group)), each timed in fp32
+    beside the device's own grouping: the CPU's (the former grouping on every device),
+    and one group a batch (every row padded to the widest: fewest operations, most
+    arithmetic and memory)."""
+    from synprep.models import bidirectional
+
+    return ("grouped as on the CPU", bidirectional.GROUPING["cpu"]), ("in one group a batch", (1.0, 1))
+
+
 def warmup_curves(args, fig: Figures, device: str, data: Path) -> None:
     """How a fresh trainer process reaches its speed (bench/trainprof.py --curve, fp32 as
     the GPU table trains), once under each of :data:`CURVE_ENVS`: its rows, or why not."""
@@ -437,12 +448,15 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
         times = {prec: bt.time_models(models, batches, args.rounds, dev, time.perf_counter, bf16=prec == "bf16")
                  for prec in ("bf16", "fp32")}
         prefix = {k: mm for k, mm in models.items() if getattr(mm[0], "prefix_decoder", False)}
-        if prefix:  # the bidirectional decoders' rows grouped into passes as on the CPU: the former grouping
+        failed: dict[str, str] = {}
+        for label, groups in other_groupings() if prefix else ():  # the bidirectional decoders' rows grouped otherwise
             kept = dict(bidirectional.GROUPING)
-            bidirectional.GROUPING[dev.type] = kept["cpu"]
+            bidirectional.GROUPING[dev.type] = groups
             try:
-                times["fp32, grouped as on the CPU"] = bt.time_models(prefix, batches, args.rounds, dev, time.perf_counter,
-                                                                       bf16=False)
+                times[label] = bt.time_models(prefix, batches, args.rounds, dev, time.perf_counter, bf16=False)
+            except torch.cuda.OutOfMemoryError as e:  # one group a batch holds every row's prefix at once
+                failed[label] = f"out of memory: {str(e).splitlines()[0][:120]}"
+                torch.cuda.empty_cache()
             finally:
                 bidirectional.GROUPING.update(kept)
         for key, (m, _) in models.items():
@@ -451,10 +465,13 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
             setting = f"{key}, preset {args.preset}, {len(batches)} batches <= {args.max_tokens} tokens"
             fig.add(f"{setting}, bf16", bf, "tok/s", f"bf16/fp32 {bf / fp:.2f}x", what="train tokens/s")
             fig.add(f"{setting}, fp32", fp, "tok/s", what="train tokens/s")
-            if key in prefix:
-                old = own / times["fp32, grouped as on the CPU"][key]
-                fig.add(f"{setting}, fp32, rows grouped as on the CPU {bidirectional.GROUPING['cpu']}", old, "tok/s",
-                        f"grouped as on {dev.type} {bidirectional.grouping(dev)}: {fp / old:.2f}x this", what="train tokens/s")
+            for label, groups in other_groupings() if key in prefix else ():
+                if label in failed:
+                    fig.add(f"{setting}, fp32, rows {label} {groups}", "FAILED", "", failed[label], what="train tokens/s")
+                    continue
+                other = own / times[label][key]
+                fig.add(f"{setting}, fp32, rows {label} {groups}", other, "tok/s",
+                        f"grouped as on {dev.type} {bidirectional.grouping(dev)}: {fp / other:.2f}x this", what="train tokens/s")
         del models
         if dev.type == "cuda":
             torch.cuda.empty_cache()
