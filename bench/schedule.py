@@ -43,17 +43,20 @@ sys.path.insert(0, str(REPO))
 
 
 def table_runs(config: Path) -> tuple[dict, int]:
-    """(run name -> resolved RunConfig, train.threads) of the table config ``config``."""
+    """(run name -> resolved RunConfig, train.threads) of the table config ``config``,
+    read through the workflow's typed sections (synprep.stages.settings: their defaults)."""
     from synprep.models import variants
     from synprep.settings import merge_dicts
-    from synprep.stages.table import TableSettings, table_runs as make_runs
+    from synprep.stages.settings import workflow_settings
+    from synprep.stages.table import table_runs as make_runs
     from synprep.train.config import RunConfig
     from synprep.util.yamlio import load_yaml_file
 
     data = load_yaml_file(config)
-    runs = make_runs(TableSettings.from_dict(data["table"], "config table"), variants())
-    resolved = {r["name"]: RunConfig.from_dict(merge_dicts({"train": {"lang": "de"}}, r["config"])) for r in runs}
-    return resolved, int(data.get("train", {}).get("threads", 1) or 1)
+    settings = workflow_settings(data)
+    lang = {"train": {"lang": data["corpus"]["tgt_lang"]}}  # as the Snakefile's RUN_DEFAULTS
+    runs = make_runs(settings.table, variants())
+    return {r["name"]: RunConfig.from_dict(merge_dicts(lang, r["config"])) for r in runs}, settings.train.threads
 
 
 def measured_seconds(path: Path) -> dict[tuple[str, int], float]:

@@ -146,7 +146,6 @@ def test_the_packs_manifest_is_validated_and_its_paths_confined_to_the_pack(chan
     without bytes, or no data key each ended in a traceback. The manifest is checked
     against its schema and every path in it against the pack, before anything is read
     or written: a PackError naming the key (bench/gpu.py --from-pack: exit 2)."""
-
     gp = _gpu_module()._bench_module("gpupack")
     pack, m = _small_pack(tmp_path, gp)
     gp.load_manifest(pack)  # as written: fine
@@ -159,7 +158,6 @@ def test_the_packs_manifest_is_validated_and_its_paths_confined_to_the_pack(chan
 
 
 def test_a_link_out_of_the_pack_and_a_manifest_of_another_shape_are_refused(tmp_path):
-
     gp = _gpu_module()._bench_module("gpupack")
     pack, m = _small_pack(tmp_path, gp)
     outside = tmp_path / "secret.gz"
@@ -301,7 +299,6 @@ def test_install_from_a_pack_with_no_index_and_the_simulated_device(tmp_path):
     """install() puts the pack's wheels into a fresh folder with pip --no-index, unpacks
     the data where SYNPREP_SHARED_DATA points, puts a synprep command on PATH; with
     simulate, a module this machine has but the device would not is refused."""
-
     from .conftest import ud_path
 
     ud_path("en_pud-ud-test.conllu")
@@ -388,7 +385,6 @@ def test_a_part_cut_at_its_cap_stops_everything_it_started(tmp_path):
     never end: at the part's cap every one of them is stopped -- in the group, out of
     it, a daemon -- before the work folder is removed; no traceback; the part's row says
     it was cut, how many processes it stopped and what had finished."""
-
     pytest.importorskip("torch")
     fake = tmp_path / "fake" / "snakemake"
     fake.mkdir(parents=True)
@@ -491,7 +487,6 @@ def test_a_rate_that_drops_against_the_last_committed_figure_is_flagged(tmp_path
     setting and device class (an H200's with an H100's, never a CPU's): a drop of more
     than 20 % is flagged in the figure written, its table row and the summary; a smaller
     one is not; a later file (by the date in its name) replaces an earlier one's figure."""
-
     gpu = _gpu_module()
     prev = tmp_path / "measured"
     prev.mkdir()

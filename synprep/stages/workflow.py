@@ -201,7 +201,7 @@ def run_priorities(runs: Mapping[str, Any]) -> dict[str, float]:
     more runs than the machine trains at a time, starting the longest first shortens
     the whole (the runs that end last are the short ones, not a bidirectional decoder
     started at the end that then trains alone): the table's 15 bidirectional runs cost
-    3-7.5x a causal run (docs/models.md, "The table")."""
+    2.9-7.5x a causal run (docs/models.md, "The table")."""
     costs = {name: run_cost(run) for name, run in runs.items()}
     least = min(costs.values(), default=1.0)
     return {name: round(cost / least - 1.0, 2) for name, cost in costs.items()}

@@ -42,6 +42,7 @@ docs/architecture.md, "How to add a variant", walks through adding one.
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Optional, Protocol
@@ -97,7 +98,7 @@ class Resources:
     update_cost: float = 1.0
 
     def __post_init__(self):
-        if not (self.update_cost > 0 and self.update_cost == self.update_cost):
+        if not (math.isfinite(self.update_cost) and self.update_cost > 0):
             raise RuntimeError(f"Resources.update_cost = {self.update_cost!r}: give a positive number (1: the baseline's)")
 
 
