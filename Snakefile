@@ -13,7 +13,7 @@ import time
 from snakemake.utils import min_version
 
 # Only light modules at the top level (no torch, stanza, polars): every SLURM job
-# reads this file twice before it runs anything (docs/workflow.md, "Scale out").
+# reads this file twice before it runs anything (docs/slurm.md, "The profiles").
 from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
 from synprep.stages.prepare import check_shard_counts
 from synprep.stages.config_paths import resolve_config_paths

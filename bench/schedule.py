@@ -22,7 +22,7 @@ now / before (< 1: the costliest-first order ends sooner).
 
 What it does not say: how long a run takes on a GPU (the CPU table's times stand in
 for every device; on one H200 a bidirectional run cost 3.8-5.5x a causal one at 50
-updates, on the CPU 2.9-7.5x at 300: docs/gpu.md), nor what the evaluations beside
+updates, on the CPU 2.9-7.5x at 300: docs/measured/gpu-h200-2026-11-28.md), nor what the evaluations beside
 the runs change.
 """
 

@@ -28,7 +28,7 @@ Invariants, for every reader and input:
 Examples: ``COUNTS`` a reader in the default run (derandomized, so the same cases
 every time: 495 in all, plus 6 CLI runs; about 20 s), ``SLOW`` times as many in the
 long run (4,950; ``slow``-marked and skipped unless ``SYNPREP_FUZZ_LONG=1``, since
-CI runs slow tests too); README.md ("Run the tests") gives the numbers.
+CI runs slow tests too); docs/testing.md gives the numbers.
 """
 
 from __future__ import annotations

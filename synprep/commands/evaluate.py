@@ -108,6 +108,6 @@ def format_table(scores: dict) -> str:
 
 
 #: why tokenized BLEU can be 0.00 where BLEU is not (a small bucket): each follows its
-#: paper's computation, so the two are smoothed differently on purpose (docs/models.md)
+#: paper's computation, so the two are smoothed differently on purpose (docs/training.md)
 TOK_BLEU_NOTE = ("BLEU: sacreBLEU's, exponential smoothing (001 fn. 8: s.exp); tokBLEU: multi-bleu.perl's, "
                  "unsmoothed (004 §5.3): 0.00 where some n-gram order has no match, as in a bucket of a few sentences")

@@ -1,7 +1,7 @@
 """``synprep train``: train one model variant from synprep shards.
 
 The run is described by a config file (YAML/JSON: ``preset:``, ``model:``, ``train:``;
-see docs/models.md) plus ``--set key=value`` overrides and a few shortcuts
+see docs/training.md) plus ``--set key=value`` overrides and a few shortcuts
 (``--variant``, ``--preset``, ``--train``, ``--valid``, ``--out``, ``--max-steps``,
 ``--max-minutes``). Running the same command again on the same ``--out`` resumes
 from ``checkpoint_last.pt`` -- only when the run is the same: the same data and

@@ -168,7 +168,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "tree-large": dict(d_model=512, n_heads=8, enc_layers=6, dec_layers=6, d_ff=2048, gcn={"layers": 2}, prefix={"mode": "exact"}),
     # a CPU-sized model for Multi30k-scale runs (bench/learn.py)
     "small": dict(d_model=256, n_heads=4, enc_layers=3, dec_layers=3, d_ff=1024),
-    # the CPU table's size (config/table/cpu.yaml, docs/models.md "The table"): between
+    # the CPU table's size (config/table/cpu.yaml, docs/table.md): between
     # tiny (d 32, does not translate) and small (the whole table would take 30+ CPU-hours)
     "table": dict(d_model=128, n_heads=4, enc_layers=3, dec_layers=3, d_ff=512),
     # tests and smoke runs

@@ -243,7 +243,7 @@ class StanzaWorkflow(Config):
     batch_tokens: int = setting(StanzaOptions.batch_tokens, ge=1)
     # on a GPU (device not cpu): parser processes a parse job runs, sharing the GPU,
     # each its own pipeline, over chunks of GPU_CHUNK sentences (the job asks for as
-    # many threads); 4: bench/gpu.py's parse part measures 1, 2, 4 and 8 (docs/gpu.md)
+    # many threads); 4: bench/gpu.py's parse part measures 1, 2, 4 and 8 (docs/gpu-bench.md)
     gpu_workers: int = setting(4, ge=1)
     # synprep's tree decoder (the same trees as stanza's, faster); false: stanza's
     fast_decode: bool = StanzaOptions.fast_decode

@@ -130,12 +130,12 @@ def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: di
     note = backend(parse.backend).demo_warning({s: m for s, m in models.items() if m})
     if note:
         out.append(f"your corpus ({', '.join(files)}) is {note}. Set parse.src_model and parse.tgt_model in "
-                   "your config (README.md, \"Use your own corpus\")")
+                   "your config (docs/corpus.md)")
     refs = [f"{_dotted(path)} = {value}" for path, value in config_paths(config)
             if path[-1] in ("reference_src", "reference_tgt") and _inside(value, demo_dir)]
     if refs:
         out.append(f"the alignment filter's reference set is the demo corpus ({'; '.join(refs)}): the alignment "
                    "model of your shards is fitted together with the demo's sentences. Set reference_src and "
-                   "reference_tgt to a clean sample of your own corpus, or leave them out (README.md, \"Use your "
-                   "own corpus\")")
+                   "reference_tgt to a clean sample of your own corpus, or leave them out "
+                   "(docs/corpus.md)")
     return out

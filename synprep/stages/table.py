@@ -144,7 +144,7 @@ class TableSettings(Config):
     # the seeds every variant is trained with: 3 make the t interval over the seeds
     # usable (t quantile 4.30; 2 seeds: 12.71)
     seeds: list[int] = setting(default_factory=lambda: [1, 2, 3], ge=0, le=2**32 - 1, min_items=1)
-    # the run config every row shares (docs/models.md); the table sets model.variant and
+    # the run config every row shares (docs/training.md); the table sets model.variant and
     # train.seed per row, decode is table.decode
     config: dict = field(default_factory=dict)
     # the one decoding setting of every row's final evaluation

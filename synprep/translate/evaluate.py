@@ -130,8 +130,8 @@ def read_references(path: str | os.PathLike, expected: int | None = None, what: 
 #: work grows with the tokens). A GPU: 100,000. Decoding there is bound by each step's
 #: kernel launches, not by the GPU's arithmetic, so sentences/s grows with the rows a step
 #: carries: vanilla (preset small, 100 updates, one H200) decoded 110.9 sentences/s at
-#: beam 5 and 4,096 tokens and 1,577.5 at 200,000 (peak 3.0 GiB; docs/gpu.md, "Measured
-#: on one H200"). 100,000 holds Multi30k's 1,000 test sentences at beam 4 in about two
+#: beam 5 and 4,096 tokens and 1,577.5 at 200,000 (peak 3.0 GiB;
+#: docs/measured/gpu-h200-2026-11-28.md). 100,000 holds Multi30k's 1,000 test sentences at beam 4 in about two
 #: batches; a batch that runs out of memory is split and retried (below).
 DEFAULT_MAX_TOKENS = {"cpu": 4000, "cuda": 100_000}
 

@@ -1,5 +1,4 @@
-# Stage table: every variant, every seed, one budget, one command (docs/models.md,
-# "The table"):
+# Stage table: every variant, every seed, one budget, one command (docs/table.md):
 #
 #   snakemake --cores 16 table --configfile config/table/cpu.yaml --replace-workflow-config
 #
@@ -206,7 +205,7 @@ if TABLE_RUNS:
 
     # the larger text is scored only on its challenge subsets (the test set's that are
     # too small): the runs decode only its pairs that are in one of them, not the whole
-    # text (on Multi30k's val, 121 of 1,014 pairs; docs/models.md, "The table")
+    # text (on Multi30k's val, 121 of 1,014 pairs; docs/table.md, "Read it")
     LARGER_SUBSETS = {"dataset": out_path("table/data/larger/subsets/dataset"),
                       "refs": out_path("table/data/larger/subsets/refs.txt")}
 
