@@ -28,8 +28,9 @@ The lexicon counts, over every word of the training trees:
 * ``numbers``: (form, UPOS) of every noun, proper noun and pronoun -> Number -> count:
   the readings a subject's or a noun phrase's form has (forms keyed as ``forms``);
 * ``noun_determiners``: noun lemma -> (determiner lemma, form) -> count, over the
-  singular nouns' ``det`` children: the evidence a rule reads a noun's gender from
-  (a determiner's form says more than the parser's gender tag).
+  (capitalized) nouns' ``det`` children, whatever their number tag: the evidence a
+  rule reads a noun's gender from (a determiner's form says more than the parser's
+  tags: the demo UDPipe model tags "Junge" plural more often than not).
 
 A word that its treebank or parser marks as a typo (``Typo=Yes`` in FEATS, or a
 ``CorrectForm=`` in MISC, as UD German GSD writes "diser" for "dieser") is not a form of
@@ -147,8 +148,7 @@ class Lexicon:
                 self.auxiliaries[hl][key(lemma, upos)] += 1
             elif rel == "obj" and hr[3] in VERB_UPOS:
                 self.objects[hl] += 1
-            elif (rel in ("det", "det:poss") and hr[3] in CASED and hr[1][:1].isupper()
-                  and feats_of(hr[5]).get("Number") == "Sing"):
+            elif rel in ("det", "det:poss") and hr[3] in CASED and hr[1][:1].isupper():
                 self.noun_determiners[hr[2]][(key(lemma, upos), key(form, upos))] += 1
 
     def has_prefix(self, prefixes: Iterable[str]) -> bool:
