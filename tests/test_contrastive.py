@@ -633,17 +633,15 @@ def test_teacher_forced_scores_are_the_models_own_log_probabilities(pud, variant
     from synprep.dataset.data import ShardDataset
     from synprep.models import build_model
     from synprep.train.trainer import model_from_manifest
-    from synprep.translate.forced import sequence_logprobs, sequence_scores
+    from synprep.translate.forced import sequence_scores
 
     cfg = run_cfg(pud, pud / "unused", variant=variant)
     ds = ShardDataset(pud / "valid")
     m = model_from_manifest(cfg.model, ds.manifest, str(pud / "valid"))
     torch.manual_seed(0)
     model = build_model(m).eval()
-    got = sequence_logprobs(model, ds, max_tokens=300)
+    got, lengths = sequence_scores(model, ds, max_tokens=300)  # (sequence_logprobs: the sums alone)
     assert np.all(got < 0) and np.all(np.isfinite(got))
-    same, lengths = sequence_scores(model, ds, max_tokens=300)
-    assert np.array_equal(same, got)
     collate = ds.collate()
     with torch.no_grad():
         for i in range(0, len(ds), 5):

@@ -269,6 +269,7 @@ OTHER_GENDERS = {
     # regional standard German too (Duden): "die Foto" (Swiss), "die Dress" (Austrian), "der Match"
     **dict.fromkeys(("Cola", "Single", "Foto", "Tram", "Mail", "SMS"), frozenset({"Fem", "Neut"})),
     "Band": frozenset({"Masc", "Fem", "Neut"}),  # der Band (volume), die Band (music), das Band (ribbon)
+    "Bar": frozenset({"Masc", "Fem", "Neut"}),  # die Bar (a bar), das/der Bar (the unit of pressure)
 }
 
 
