@@ -351,6 +351,43 @@ def test_table_test_files_are_decontaminated(tmp_path):
     assert entries[-1] == {"name": "decontaminate", "files": [str(tmp_path / "t.en"), str(tmp_path / "t.de")]}
 
 
+def test_the_contrastive_suites_extra_sets_are_named_resolved_and_decontaminated(tmp_path, monkeypatch):
+    """table.contrastive.extra: more reference sets the suite is made from, each with a
+    name that is its folder and its ids' prefix; read from the config file's folder;
+    every shard is decontaminated against them too (when the suite is made)."""
+    import yaml
+
+    from synprep.stages.config_paths import resolve_config_paths
+
+    for name in ("t.en", "t.de", "x1.en.gz", "x1.de.gz", "x2.en", "x2.de"):
+        (tmp_path / name).write_text("a\n", encoding="utf-8")
+    f = {n: str(tmp_path / n) for n in ("t.en", "t.de", "x1.en.gz", "x1.de.gz", "x2.en", "x2.de")}
+    extra = [{"src": f["x1.en.gz"], "tgt": f["x1.de.gz"]}, {"name": "two", "src": f["x2.en"], "tgt": f["x2.de"]}]
+    settings = {"enabled": True, "test": {"src": f["t.en"], "tgt": f["t.de"]}, "contrastive": {"enabled": True, "extra": extra}}
+    sets = T.evaluation_sets(S(settings), "c")
+    assert T.contrastive_sets(S(settings), "c", sets) == {"x1": {"name": "x1", **extra[0]}, "two": extra[1]}
+    assert T.test_files(S(settings), sets) == [f["t.en"], f["t.de"], f["x1.en.gz"], f["x1.de.gz"], f["x2.en"], f["x2.de"]]
+    off = {**settings, "contrastive": {"enabled": False, "extra": extra}}
+    assert T.contrastive_sets(S(off), "c", sets) == {} and T.test_files(S(off), sets) == [f["t.en"], f["t.de"]]
+    for bad in ("t", "test", "x/1"):  # the test set's name, a workflow key, a path
+        clash = {**settings, "contrastive": {"enabled": True, "extra": [{**extra[0], "name": bad}]}}
+        with pytest.raises(ConfigError, match=rf"table.contrastive.extra\[0\].name = '{re.escape(bad)}'") as e:
+            T.contrastive_sets(S(clash), "c", sets)
+        assert e.value.config_path == ["table", "contrastive", "extra", 0, "name"]
+    missing = {**settings, "contrastive": {"enabled": True, "extra": [{"src": f["t.en"], "tgt": str(tmp_path / "nope")}]}}
+    with pytest.raises(ConfigError, match=r"table.contrastive.extra\[0\].tgt: .*nope is not a file"):
+        T.contrastive_sets(S(missing), "c", sets)
+    # relative paths: from the config file's folder
+    (tmp_path / "cfg").mkdir()
+    config_file = tmp_path / "cfg" / "table.yaml"
+    config_file.write_text(yaml.safe_dump({"table": {"contrastive": {"extra": [{"src": "../x2.en", "tgt": "../x2.de"}]}}}))
+    config = yaml.safe_load(config_file.read_text())
+    monkeypatch.chdir(tmp_path)
+    changed = resolve_config_paths(config, [str(config_file)])
+    assert config["table"]["contrastive"]["extra"][0] == {"src": f["x2.en"], "tgt": f["x2.de"]}
+    assert set(changed) == {"table.contrastive.extra[0].src", "table.contrastive.extra[0].tgt"}
+
+
 def test_evaluation_accounting_counts_every_rejected_test_pair(tmp_path):
     from synprep.dataset.accounting import write_rejects
 
@@ -471,7 +508,7 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
                     # the demo's shards stay as they are (decontaminating them would filter, parse
                     # and train the demo again: test_table_files_are_decontaminated checks it)
                     "decontaminate": False,
-                    "contrastive": {"enabled": True}}
+                    "contrastive": {"enabled": True, "extra": [_write_pairs(tmp_path, "myextra", _demo_pairs(320, 20))]}}
     config = tmp_path / "table.yaml"
     config.write_text(yaml.safe_dump(cfg, sort_keys=False))
     run_workflow(run.workdir, config, "table")
@@ -566,7 +603,8 @@ def _check_contrastive(res: Path, table: dict, md: str) -> None:
     summary = json.loads((suite / "summary.json").read_text())
     assert table["contrastive"] == summary and summary["errors"] == sum(len(it.errors) for it in read_suite(suite)) > 0
     origins = {it.origin.split(":")[0] for it in read_suite(suite)}
-    assert origins <= {"mytest", "mylarger"} and "mytest" in origins
+    assert origins <= {"mytest", "mylarger", "myextra"} and {"mytest", "myextra"} <= origins
+    assert [Path(f["tgt"]).parts[-2] for f in summary["inputs"]] == ["test", "larger", "myextra"]  # table/data/<set>/
     sets = {n: i for n, i in table["test_sets"].items() if n.startswith("contrastive:")}
     assert sets and sum(i["n"] for i in sets.values()) <= summary["errors"]
     for row in table["rows"]:
@@ -575,6 +613,8 @@ def _check_contrastive(res: Path, table: dict, md: str) -> None:
             mine = [o for o in outs if o.type == name.split(":", 1)[1]]
             assert row["scores"][name] == {"n": info["n"], "accuracy": round(100 * sum(o.won for o in mine) / len(mine), 2)}
             assert info["too_small"] == (info["n"] < 1000)  # min_subset 1000: every type too small here
+            # at ceiling: the best run wins >= 97 % of the type's pairs
+            assert info["at_ceiling"] == (max(r["scores"][name]["accuracy"] for r in table["rows"]) >= 97.0)
     mc = [c for c in table["comparisons"] if c["test"] == "mcnemar"]
     assert {c["b"] for c in mc} == {"table-parent-s1", "table-sa-s1"} and {c["test_set"] for c in mc} == set(sets)
     assert all(c["mark"] == "too small" and 0 <= c["p"] <= 1 for c in mc)
@@ -627,9 +667,12 @@ def test_table_configs_dry_run(name, tmp_path):
     # each split, parsed and encoded once; the held-out shard only validates
     assert counts["train_model"] == n_runs and counts["evaluate_evalset"] == 2 * n_runs and counts["make_table"] == 1
     assert counts["select_larger_subsets"] == 1  # the larger text decoded on its subsets' pairs only
-    assert counts["split_evalset"] == counts["parse_evalset"] == counts["write_evalset"] == 2
+    assert counts["write_evalset"] == 2
+    # the contrastive suite's extra references (test_2017_flickr, test_2017_mscoco, test_2018_flickr): split and
+    # parsed as the test set, nothing else
+    assert counts["split_evalset"] == counts["parse_evalset"] == 5
     assert "evaluate_model" not in counts
-    # the contrastive suite: made once from both sets' parses, scored by every run
+    # the contrastive suite: made once from the five sets' parses, scored by every run
     assert counts["make_contrastive_suite"] == counts["write_contrastive_dataset"] == 1
     assert counts["score_contrastive"] == n_runs and seeds == [1, 2, 3]
     # the costliest runs start first: each training job's priority (none printed: 0)

@@ -3,7 +3,10 @@ model's teacher-forced log-probability of each reference and of each of its
 contrastive translations given the source (synprep.translate.forced; the transition
 decoders score the oracle transitions of each sentence's own tree), and the accuracy
 -- the share of errors where the reference scores higher -- overall, per type and per
-type and distance bucket (synprep.analysis.contrastive.suite).
+type and distance bucket (synprep.analysis.contrastive.suite); beside it the same
+decision per token (``accuracy_mean``: the log-probabilities over the tokens each
+sentence sums, which an inserted or deleted word cannot win on length alone), and
+whether the run is at ceiling on each type (``at_ceiling``).
 
 The suite's sentences are encoded with the run's vocabularies (``--vocab``: a dataset
 with them, by default the run's training dataset as its config names it), or read
@@ -27,7 +30,7 @@ from ..analysis.contrastive.suite import outcome_lines
 from ..dataset.data import ShardDataset
 from ..errors import ConfigError
 from ..train.checkpoint import check_vocab, load_model
-from ..translate.forced import sequence_logprobs
+from ..translate.forced import sequence_scores
 from ..util.device import choose_device
 from ..util.outputs import check_replaceable, replace_dir, write_json, write_text
 from .bounds import count
@@ -73,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"synprep contrastive-score: note: {note}", file=sys.stderr)
         ids = [ds[i]["tgt_id"] for i in range(len(ds))]
-        lp = sequence_logprobs(model, ds, max_tokens=args.max_tokens, device=device, progress=not args.no_progress)
-    scored, unscored = outcomes(items, dict(zip(ids, lp.tolist())))
+        lp, lengths = sequence_scores(model, ds, max_tokens=args.max_tokens, device=device, progress=not args.no_progress)
+    scored, unscored = outcomes(items, dict(zip(ids, lp.tolist())), dict(zip(ids, lengths.tolist())))
     result = {**accuracy(scored, unscored),
               "settings": {"checkpoint": args.checkpoint, "suite": args.suite, "data": args.data or "encoded from the suite",
                            "variant": cfg.model.variant, "step": state.get("step"), "sentences": len(ids)}}
@@ -87,13 +90,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_accuracy(result: dict) -> str:
-    """Accuracy overall and per type, with the distance buckets, as a text table."""
-    lines = [f"{'':<30} {'n':>6} {'won':>6} {'acc %':>7}",
-             f"{'all':<30} {result['n']:>6} {result['won']:>6} {_pct(result['accuracy']):>7}"]
+    """Accuracy overall and per type, with the distance buckets, as a text table: the
+    sum's decision, the per-token one and whether the type is at ceiling."""
+    lines = [f"{'':<30} {'n':>6} {'won':>6} {'acc %':>7} {'mean %':>7}",
+             f"{'all':<30} {result['n']:>6} {result['won']:>6} {_pct(result['accuracy']):>7} "
+             f"{_pct(result.get('accuracy_mean')):>7}"]
     for t, r in result["by_type"].items():
-        lines.append(f"{t:<30} {r['n']:>6} {r['won']:>6} {_pct(r['accuracy']):>7}")
+        flag = "  at ceiling" if r.get("at_ceiling") else ""
+        lines.append(f"{t:<30} {r['n']:>6} {r['won']:>6} {_pct(r['accuracy']):>7} {_pct(r.get('accuracy_mean')):>7}{flag}")
         for b, rb in r.get("by_distance", {}).items():
-            lines.append(f"{'  distance ' + b:<30} {rb['n']:>6} {rb['won']:>6} {_pct(rb['accuracy']):>7}")
+            lines.append(f"{'  distance ' + b:<30} {rb['n']:>6} {rb['won']:>6} {_pct(rb['accuracy']):>7} "
+                         f"{_pct(rb.get('accuracy_mean')):>7}")
     if result["unscored"]:
         lines.append("unscored (a sentence the encoder rejected): "
                      + ", ".join(f"{t} {n}" for t, n in result["unscored"].items()))

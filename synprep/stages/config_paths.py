@@ -42,6 +42,8 @@ PATH_KEYS: tuple[tuple[str, ...], ...] = UNTYPED_PATH_KEYS + tuple(
 #: filter declares ``path=True``: synprep.filters.path_options) and the runs' files
 FILTER_LISTS: tuple[tuple[str, ...], ...] = (("filter", "filters"), ("align", "filters"))
 RUN_FILES = (("train", "runs"), ("file",))
+#: the contrastive suite's extra reference sets (synprep.stages.table.TableContrastive.extra)
+CONTRASTIVE_FILES = (("table", "contrastive", "extra"), ("src", "tgt"))
 
 
 def config_paths(config) -> Iterator[tuple[tuple, str]]:
@@ -51,7 +53,8 @@ def config_paths(config) -> Iterator[tuple[tuple, str]]:
         value = config_value(config, path)
         if isinstance(value, str) and value:
             yield path, value
-    lists = [(path, path_options) for path in FILTER_LISTS] + [(RUN_FILES[0], lambda entry: RUN_FILES[1])]
+    lists = [(path, path_options) for path in FILTER_LISTS] + [(RUN_FILES[0], lambda entry: RUN_FILES[1]),
+                                                                 (CONTRASTIVE_FILES[0], lambda entry: CONTRASTIVE_FILES[1])]
     for path, keys_of in lists:
         entries = config_value(config, path)
         for i, entry in enumerate(entries if isinstance(entries, list) else []):

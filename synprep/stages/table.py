@@ -19,7 +19,8 @@ only choose each run's best checkpoint. Without it, the held-out shards are the 
 set. With ``table.larger``, a challenge subset of the test set under
 ``table.min_subset`` pairs is scored on the larger text's subset of the same name too,
 as a test set ``<subset>@<name>`` of its own (:class:`LargerSet`). Every shard is
-decontaminated against both sets' files (:func:`test_files`).
+decontaminated against both sets' files, and against the contrastive suite's extra
+reference sets' (:func:`contrastive_sets`, :func:`test_files`).
 
 Rows (:func:`build_table`). Per run: variant, seed, updates, tokens seen (the target
 tokens of the updates, summed from ``metrics.jsonl``), cost (the trainer's own CPU
@@ -39,7 +40,9 @@ suite made from the test set's (and the larger text's) parses
 (:mod:`synprep.analysis.contrastive`; ``synprep contrastive-score``: teacher-forced
 log-probabilities, the reference against each contrastive), and each error type of
 the suite is a test set of its own, ``contrastive:<type>``: its size is its number of
-contrastive pairs, its score the accuracy (percent of pairs where the reference wins).
+contrastive pairs, its score the accuracy (percent of pairs where the reference wins),
+and ``at_ceiling`` whether its best run wins at least 97 % of them
+(:func:`synprep.analysis.contrastive.suite.at_ceiling`).
 
 Comparisons, per seed (the detail). On each test set (the whole one, each subset, each
 contrastive type), every variant against the baseline of the same seed: for BLEU and
@@ -75,6 +78,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Mapping, Optional, Sequence
@@ -89,7 +93,7 @@ from ..settings import Config, merge_dicts, setting
 from ..syntax.conllu import format_conllu, read_conllu
 from ..train.config import DecodeConfig
 from ..translate.evaluate import metric_objects, signature
-from ..analysis.contrastive.suite import read_outcomes
+from ..analysis.contrastive.suite import CEILING, at_ceiling, read_outcomes
 from ..translate.significance import (COMPARED, DEFAULT_SAMPLES, MAX_SAMPLES, SMALLEST_P_NUMERATOR, compare, mcnemar, read_lines,
                                         seed_interval, smallest_p)
 from ..util.outputs import atomic_file, atomic_files, write_text
@@ -125,6 +129,10 @@ class TableContrastive(Config):
 
     # make a suite from table.test and table.larger and score every run on it
     enabled: bool = False
+    # more held-out reference sets the suite is made from, each split and parsed as
+    # table.test is (nothing else is scored on them; every shard is decontaminated
+    # against them too): e.g. Multi30k's test_2017_flickr, test_2017_mscoco, test_2018_flickr
+    extra: list[EvalSet] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -161,7 +169,8 @@ class TableSettings(Config):
     # a larger held-out text the challenge subsets too small in table.test come from too
     larger: Optional[EvalSet] = None
     contrastive: TableContrastive = field(default_factory=TableContrastive)
-    # every shard is decontaminated against the files of table.test and table.larger
+    # every shard is decontaminated against the files of table.test, table.larger and
+    # table.contrastive.extra
     decontaminate: bool = True
 
 
@@ -315,12 +324,46 @@ def _located(message: str, path: list) -> ConfigError:
     return err
 
 
+def contrastive_sets(settings: TableSettings, corpus_name: str, sets: Mapping[str, dict]) -> dict[str, dict]:
+    """The extra reference sets of the contrastive suite (``table.contrastive.extra``),
+    ``{name: {"name", "src", "tgt"}}`` in the config's order, none when the table or its
+    contrastive suite is off. Each names raw pair files that exist; its ``name``
+    (default: the source file's name up to its first dot) is its pair ids' prefix and
+    its key in the workflow's paths (``table/data/<name>/``), and differs from the
+    corpus's, the evaluation sets' (``sets``: :func:`evaluation_sets`) and their keys."""
+    if not settings.enabled or not settings.contrastive.enabled:
+        return {}
+    out: dict[str, dict] = {}
+    taken = {corpus_name, *EVAL_SETS, *(spec["name"] for spec in sets.values())}
+    for i, spec in enumerate(settings.contrastive.extra):
+        where = ["table", "contrastive", "extra", i]
+        for side in ("src", "tgt"):
+            f = getattr(spec, side)
+            if not f or not os.path.isfile(f):
+                raise _located(f"config table.contrastive.extra[{i}].{side}: {f or 'missing'} is not a file; give the "
+                               "set's raw pairs as two text files, one sentence a line (.gz allowed)", [*where, side])
+        name = spec.name or os.path.basename(spec.src).split(".")[0]
+        if name in taken or name in out or not _NAME.fullmatch(name):
+            raise _located(f"config table.contrastive.extra[{i}].name = {name!r} is the corpus's, another set's or "
+                           "a reserved name, or has other characters than letters, digits, '.', '_' and '-': the pair "
+                           "ids (<name>:<line>) and the paths would clash; give it another name", [*where, "name"])
+        out[name] = {"name": name, "src": spec.src, "tgt": spec.tgt}
+    return out
+
+
+#: a set's name: its pair ids' prefix and a folder of the workflow's outputs
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
 def test_files(settings: TableSettings, sets: Mapping[str, dict]) -> list[str]:
-    """The raw files of the table's evaluation sets, which every shard is decontaminated
+    """The raw files of the table's evaluation sets, and of the contrastive suite's
+    extra reference sets when the suite is made, which every shard is decontaminated
     against (config ``table.decontaminate``, default on): no run trains on them."""
     if not settings.decontaminate:
         return []
-    return [spec[side] for spec in sets.values() for side in ("src", "tgt")]
+    extra = settings.contrastive.extra if settings.enabled and settings.contrastive.enabled else []
+    return ([spec[side] for spec in sets.values() for side in ("src", "tgt")]
+            + [getattr(spec, side) for spec in extra for side in ("src", "tgt")])
 
 
 def evaluation_accounting(split_summary: str, reject_files: Sequence[str], scored: int) -> dict:
@@ -757,7 +800,9 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     comparisons += c_comps
     for name, per_run in c_scores.items():
         n = next(iter(per_run.values()))["n"]
-        info[name] = {"n": n, "too_small": n < min_subset, "source": "contrastive suite"}
+        # at ceiling: the best run's accuracy >= CEILING (analysis.contrastive.suite.at_ceiling)
+        info[name] = {"n": n, "too_small": n < min_subset, "source": "contrastive suite",
+                      "at_ceiling": at_ceiling(r["accuracy"] for r in per_run.values())}
     alpha = settings.alpha
     too_small = [n for n, i in info.items() if i["too_small"]]
     decide(comparisons, alpha, too_small)
@@ -820,6 +865,7 @@ def _set_note(name: str, info: Mapping) -> str:
     note = f"{name} ({info['n']} {unit}"
     if info.get("of"):
         note += f" of {info['source']}, the test set's {info['of']} being too small"
+    note += f", at ceiling: its best run wins >= {CEILING:g} % of them" if info.get("at_ceiling") else ""
     return note + (", too small to say anything" if info["too_small"] else "") + ")"
 
 

@@ -29,7 +29,9 @@
 # table.enabled there is no rule `table` (snakemake: "No rule to produce table").
 #
 # Contrastive pairs (table.contrastive.enabled; docs/analysis.md, "Contrastive pairs"):
-# make_contrastive_suite makes one suite from the parses of table.test and table.larger
+# make_contrastive_suite makes one suite from the parses of table.test, table.larger and
+# the extra reference sets of table.contrastive.extra (split and parsed by
+# split_evalset and parse_evalset as the test set is; decontaminated against too)
 # (synprep contrastive's rules for corpus.tgt_lang, forms from the training shards'
 # target parses, insertions and deletions parsed again by the target parser),
 # write_contrastive_dataset encodes its sentences with the training vocabularies as
@@ -37,7 +39,15 @@
 # (synprep contrastive-score: teacher-forced), and make_table adds a test set per error
 # type (accuracy; exact McNemar against the baseline).
 
+import re
+
+from synprep.stages.table import contrastive_sets
+
 TABLE = SETTINGS.table  # synprep.stages.table.TableSettings
+# the contrastive suite's extra reference sets, by name (split and parsed as the test set)
+CONTRASTIVE_EXTRA = contrastive_sets(TABLE, CORPUS.name, TABLE_SETS)
+# every raw pair set the table splits and parses, by its wildcard
+EVAL_INPUTS = {**TABLE_SETS, **CONTRASTIVE_EXTRA}
 
 if TABLE_RUNS:
     if not HELDOUT_DATA:
@@ -55,18 +65,18 @@ if TABLE_RUNS:
                   "summary": out_path("table/data/{evalset}/prepare/000.json")}
 
     wildcard_constraints:
-        evalset="|".join(TABLE_SETS) or "none",
+        evalset="|".join(re.escape(key) for key in EVAL_INPUTS) or "none",
 
     # the raw pairs, one shard (synprep split): ids <name>:<line>, unreadable lines rejected
     rule split_evalset:
         input:
-            lambda wildcards: [TABLE_SETS[wildcards.evalset]["src"], TABLE_SETS[wildcards.evalset]["tgt"]],
+            lambda wildcards: [EVAL_INPUTS[wildcards.evalset]["src"], EVAL_INPUTS[wildcards.evalset]["tgt"]],
         output:
             **EVAL_SPLIT,
         params:
-            src=lambda wildcards: TABLE_SETS[wildcards.evalset]["src"],
-            tgt=lambda wildcards: TABLE_SETS[wildcards.evalset]["tgt"],
-            name=lambda wildcards: TABLE_SETS[wildcards.evalset]["name"],
+            src=lambda wildcards: EVAL_INPUTS[wildcards.evalset]["src"],
+            tgt=lambda wildcards: EVAL_INPUTS[wildcards.evalset]["tgt"],
+            name=lambda wildcards: EVAL_INPUTS[wildcards.evalset]["name"],
             out_dir=lambda wildcards, output: os.path.dirname(output.pairs),
         conda:
             "../envs/synprep.yaml"
@@ -287,9 +297,9 @@ if TABLE_RUNS:
                 "config table.contrastive: the suite is made from the parses of table.test (and table.larger); "
                 "give table.test, or set table.contrastive.enabled: false"
             )
-        CONTRASTIVE_SETS = list(TABLE_SETS)  # test, then larger
+        CONTRASTIVE_SETS = [*TABLE_SETS, *CONTRASTIVE_EXTRA]  # test, larger, then the extra sets
 
-        # one suite from the test set's and the larger text's parses (synprep contrastive)
+        # one suite from the parses of the test set, the larger text and the extra sets (synprep contrastive)
         rule make_contrastive_suite:
             input:
                 **PARSE_MODELS,
