@@ -19,7 +19,7 @@ import importlib
 import sys
 
 from . import __version__
-from .errors import SynprepError
+from .errors import SynprepError, out_of_memory
 from .util.outputs import describe_os_error
 
 #: subcommand -> (module, one-line help). Keep sorted by workflow order.
@@ -91,13 +91,17 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"synprep {args.command}: error: {describe_os_error(e)}", file=sys.stderr)
         return 2 if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR) else 1  # a bad path; else the machine
-    except MemoryError:  # a machine fault, as an OSError: say what to change, never a traceback
-        print(f"synprep {args.command}: error: out of memory: this machine has too little memory for the settings "
-              "given (sizes, batch, resamples); lower them or run it on a larger machine", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as e:
+        if not out_of_memory(e):
+            raise
+        # a machine fault, as an OSError (torch's CPU allocator raises a RuntimeError, not a
+        # MemoryError): say what to change, never a traceback
+        print(f"synprep {args.command}: error: out of memory: this machine has too little memory for the settings "
+              "given (sizes, batch, beam, resamples); lower them or run it on a larger machine", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,6 +27,7 @@ from ..analysis.contrastive.suite import outcome_lines
 from ..dataset.data import ShardDataset
 from ..errors import ConfigError
 from ..train.checkpoint import check_vocab, load_model
+from ..train.inputs import check_positions
 from ..translate.forced import sequence_logprobs
 from ..util.device import choose_device
 from ..util.outputs import check_replaceable, replace_dir, write_json, write_text
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             encode_suite(items, args.suite, vocab, data)
         ds = ShardDataset(data)
         note = check_vocab(state, ds.manifest, args.checkpoint, data)
+        check_positions(cfg.model, ds, "score", args.checkpoint)  # the sentences, teacher-forced
         if note:
             print(f"synprep contrastive-score: note: {note}", file=sys.stderr)
         ids = [ds[i]["tgt_id"] for i in range(len(ds))]

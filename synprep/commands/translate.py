@@ -23,7 +23,8 @@ from ..translate.evaluate import default_max_tokens, dump_tree_scores, least_max
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
 from ..util.outputs import atomic_files, check_output_file, check_outputs
-from .bounds import count, real
+from ..train.config import DecodeConfig
+from .bounds import count, of
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -54,12 +55,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     """The decoding options `synprep translate` and `synprep evaluate` share."""
-    p.add_argument("--beam", type=count(1), help="beam size (1 = greedy; default: the run config's decode.beam, 5 unless set)")
-    p.add_argument("--length-penalty", type=real(0), help="hypothesis score = log p / length^alpha (default: the run config's decode.length_penalty, 1.0 unless set)")
-    p.add_argument("--max-len-a", type=real(0), metavar="A",
+    p.add_argument("--beam", type=of(DecodeConfig, "beam"), help="beam size (1 = greedy; default: the run config's decode.beam, 5 unless set)")
+    p.add_argument("--length-penalty", type=of(DecodeConfig, "length_penalty"), help="hypothesis score = log p / length^alpha (default: the run config's decode.length_penalty, 1.0 unless set)")
+    p.add_argument("--max-len-a", type=of(DecodeConfig, "max_len_a"), metavar="A",
                    help="length budget a * source length + b (default: the run config's decode.max_len_a, else 1.5 for "
                         "pieces and 3.0 for transitions)")
-    p.add_argument("--max-len-b", type=count(1), metavar="B",
+    p.add_argument("--max-len-b", type=of(DecodeConfig, "max_len_b"), metavar="B",
                    help="the budget's b (default: the run config's decode.max_len_b, else 10)")
     p.add_argument("--lang", help="target language for the Moses detokenizer (default: the one the dataset records, else en)")
     p.add_argument("--max-tokens", type=count(1), default=None,
@@ -74,7 +75,9 @@ def load_for_decoding(args: argparse.Namespace, ds, device):
     """The checkpoint's model, run config and state, checked against the dataset's
     vocabularies, and the detokenizer's language (``--lang``, else the dataset's)."""
 
-    model, cfg, state, note = load_model_for(args.checkpoint, ds.manifest, args.data, device)
+    teacher_forced = getattr(args, "gate_norms", None) and getattr(args, "gate_of", "hyps") == "refs"
+    model, cfg, state, note = load_model_for(args.checkpoint, ds.manifest, args.data, device, ds=ds,
+                                             use="score" if teacher_forced else "decode")
     if note:
         print(f"synprep {args.command}: note: {note}", file=sys.stderr)
     lang, source = target_language(ds.manifest, args.lang)

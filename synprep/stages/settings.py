@@ -20,7 +20,7 @@ from typing import Any, Mapping, Optional, Union
 
 from ..errors import ConfigError
 from ..parsers import ParseSettings
-from ..settings import Config, setting
+from ..settings import MAX_THREADS, Config, setting
 from .filter import AlignSettings, FilterSettings
 from .table import TableSettings
 
@@ -40,8 +40,8 @@ class TrainSettings(Config):
     # the final evaluation's beam for runs whose config has none (their decode.beam);
     # null: the run config's own default
     beam: Optional[int] = setting(None, ge=1)
-    # CPU threads of each training job
-    threads: int = setting(2, ge=1)
+    # CPU threads of each training job (its train.threads: at most MAX_THREADS)
+    threads: int = setting(2, ge=1, le=MAX_THREADS)
     # GPUs of each training job (resources gpu=N; N >= 2 trains data-parallel)
     gpus: int = setting(0, ge=0)
     # the runs: name and file and/or config (each checked by RunConfig when the

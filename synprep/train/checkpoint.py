@@ -46,6 +46,7 @@ from ..errors import InputError
 from ..models import build_model
 from ..util.outputs import atomic_file
 from .config import RunConfig
+from .inputs import check_positions
 
 if TYPE_CHECKING:
     from .config import RunConfig
@@ -153,13 +154,19 @@ def check_finite_weights(weights: dict, path: str | os.PathLike) -> None:
                          f"this checkpoint was saved; {_OTHER} with a lower train.lr", "invalid")
 
 
-def load_model_for(checkpoint: str | os.PathLike, manifest: dict, data: str | os.PathLike, device: Any = "cpu"):
+def load_model_for(checkpoint: str | os.PathLike, manifest: dict, data: str | os.PathLike, device: Any = "cpu", *,
+                   ds: Any = None, use: str = "decode"):
     """(model, RunConfig, checkpoint dict, note) of a checkpoint that is to run on the
     dataset ``data`` (its ``manifest``): the dataset must have the checkpoint's
-    vocabularies (:func:`check_vocab`; an InputError naming both otherwise). ``note``:
-    None, or what could not be compared (a checkpoint of an older version)."""
+    vocabularies (:func:`check_vocab`; an InputError naming both otherwise) and, given
+    the dataset itself (``ds``), no row longer than the model's position table as the
+    model reads it (``use``: ``decode``, the sources; ``score``, the targets too;
+    :func:`synprep.train.inputs.check_positions`). ``note``: None, or what could not be
+    compared (a checkpoint of an older version)."""
     model, cfg, state = load_model(checkpoint, device)
     note = check_vocab(state, manifest, checkpoint, data)
+    if ds is not None:
+        check_positions(cfg.model, ds, use, os.fspath(checkpoint))
     return model, cfg, state, note
 
 

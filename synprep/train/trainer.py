@@ -75,7 +75,7 @@ from ..util.outputs import OutputDir, check_outputs, write_json
 from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_finite_weights, check_vocab, data_record, load_checkpoint, load_model, resume_differences
 from .checkpoint import fingerprint as vocab_fingerprint
 from .checkpoint import save_checkpoint as _atomic_save
-from .inputs import model_from_manifest, same_vocab
+from .inputs import check_positions, model_from_manifest, same_vocab
 from .runfolder import RUN_KIND, Metrics
 from .state import TrainState
 from .validation import validation_scores
@@ -150,6 +150,9 @@ class Trainer:
         cfg = dataclasses.replace(cfg, model=model_from_manifest(cfg.model, self.train_ds.manifest, cfg.train.train))
         self.cfg, state = self.restore_point(cfg, resume, stale)
         self.tc, self.mcfg = self.cfg.train, self.cfg.model
+        check_positions(self.mcfg, self.train_ds, "train")  # the model's limits against the data, before any write
+        if self.valid_ds is not None:
+            check_positions(self.mcfg, self.valid_ds, "score")
         self.build_model()
         self.restore(state)
         self.open_run_folder(resumed=state is not None)

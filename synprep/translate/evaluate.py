@@ -57,8 +57,8 @@ import numpy as np
 from ..dataset.data import TokenBudgetSampler
 from ..util.outputs import OutputDir, atomic_files
 from ..dataset.vocab import TargetVocab
-from .decode import beam_search, check_search, detokenize, one_line, tree_conllu
-from ..errors import ConfigError, InputError
+from .decode import beam_search, check_beam_memory, check_search, detokenize, one_line, tree_conllu
+from ..errors import ConfigError, InputError, out_of_memory
 from ..util.progress import progress as _progress
 
 __all__ = [
@@ -167,6 +167,7 @@ def translate_dataset(
     for an inner step such as validation BLEU)."""
 
     check_search(model, beam, max_len_a, max_len_b)
+    check_beam_memory(beam, device)  # a beam no sentence can hold: refused before any work
     idx = np.arange(len(ds)) if rows is None else np.asarray(rows, dtype=np.int64)
     lengths = ds.lengths()[idx]
     budget = max(1, max_tokens // max(1, beam))
@@ -180,10 +181,14 @@ def translate_dataset(
         try:
             hyps = beam_search(model, batch, vocab, beam=beam, length_penalty=length_penalty,
                                max_len_a=max_len_a, max_len_b=max_len_b)
-        except out_of_memory_errors() as e:
+        except Exception as e:
+            if not out_of_memory(e):
+                raise
             if len(part) == 1:
+                why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
                 raise ConfigError(f"one sentence (row {rows_b[0]}, {int(lengths[part[0]])} tokens) does not fit in "
-                                  f"the device's memory at beam {beam}: use a smaller beam or a larger device ({e})") from None
+                                  f"the device's memory at beam {beam}: give a smaller beam (--beam, decode.beam) or "
+                                  f"use a larger device ({why})") from None
             del batch
             free_cached_memory(device)
             # the batch's sentences again, in the batches half the token budget makes of them
@@ -211,14 +216,6 @@ def translate_dataset(
         decode(list(b), budget)
     bar.close()
     return out  # type: ignore[return-value]
-
-
-def out_of_memory_errors() -> tuple:
-    """The exceptions of a device that ran out of memory (torch's, and Python's own)."""
-    import torch
-
-    oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
-    return (MemoryError,) + ((oom,) if oom is not None else ())
 
 
 def free_cached_memory(device: Any) -> None:
