@@ -558,7 +558,7 @@ OVERLAPS = [
     ("shard a.conllu b.conllu -o ds --vocab-from ds", "-o", "same file"),
     ("shard d/a.conllu -o d --side src", "-o", "holds the input"),
     ("filter a.src a.tgt -o .", "-o", "holds the input"),
-    ("challenge --conllu d/a.conllu --lang en -o d", "--out-dir", "holds the input"),
+    ("challenge --conllu d/a.conllu --lang en -o d", "-o", "holds the input"),  # named as written (issue 52)
     ("split --tsv c.tsv --name c --shards 2 --out-dir . ", "--out-dir", "holds the input"),
     ("split --tsv c.tsv --name c --shards 2 --out-dir o --summary o/s.json", "--summary", "over the other"),
     ("parse a.src -o out.conllu --rejects out.conllu", "-o", "over the other"),

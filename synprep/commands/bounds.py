@@ -31,7 +31,8 @@ def count(lo: int = 0, hi: int | None = None) -> Callable[[str], int]:
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {what}, not {text[:40]!r}") from None
         if v < lo or v > top:
-            raise argparse.ArgumentTypeError(f"expected {what}{' and <= 2**63 - 1' if hi is None else ''}, not {shown(v)}")
+            limit = " and <= 2**63 - 1" if hi is None and v > top else ""
+            raise argparse.ArgumentTypeError(f"expected {what}{limit}, not {shown(v)}")
         return v
 
     parse.__name__ = "integer"  # argparse's "invalid integer value" names this

@@ -29,6 +29,13 @@ from ..train.config import MAX_MINUTES, TrainConfig
 from .bounds import of, real
 
 
+#: the options whose values are paths it reads and writes (argparse dests), checked by synprep.cli: none
+#: here, since a run's paths are its config's (--config, --set, --out, --train, --valid), which the trainer
+#: checks once they are resolved, with the same rule (synprep.util.outputs.check_outputs)
+INPUTS: tuple = ()
+OUTPUTS: tuple = ()
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="run config (YAML or JSON) with preset:, model: and train:")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key, e.g. --set train.lr=5e-4 (repeatable)")

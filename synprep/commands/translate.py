@@ -22,9 +22,15 @@ from ..translate.decode import check_search, tree_conllu
 from ..translate.evaluate import default_max_tokens, dump_tree_scores, least_max_tokens, translate_dataset
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
-from ..util.outputs import atomic_files, check_output_file, check_outputs
+from ..util.outputs import atomic_files, check_output_file
 from ..train.config import DecodeConfig
 from .bounds import count, of
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("checkpoint", "data")
+OUTPUTS = ("out", "trees", "tree_scores", "gate_norms")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -115,14 +121,15 @@ def run(args: argparse.Namespace) -> int:
     for opt in ("out", "trees", "tree_scores", "gate_norms"):
         if getattr(args, opt):
             check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
-    check_outputs({"--" + o.replace("_", "-"): getattr(args, o) for o in ("out", "trees", "tree_scores", "gate_norms")},
-                  {"--checkpoint": args.checkpoint, "--data": args.data})
     device = choose_device(args.device)
     keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
     ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)
     decoding_defaults(args, cfg, ds, device)
     check_search(model, args.beam, args.max_len_a, args.max_len_b)
+    if args.tree_scores and not hasattr(model, "tree_scores"):  # what each output needs, refused before any work
+        raise ConfigError(f"--tree-scores: variant {cfg.model.variant!r} has no latent trees (sa, sa-hard, fa and "
+                          "sa-1set do); leave --tree-scores out")
     if args.gate_norms and not hasattr(model, "gate_norms"):
         raise ConfigError(f"--gate-norms: variant {cfg.model.variant!r} has no syntactic gate (sa, sa-hard and fa have one)")
     if args.trees and model.target != "transitions":

@@ -603,6 +603,7 @@ class Trainer:
         self.bar.close()
         self.metrics.close()
         self.dist.close()
+        self.folder.release()  # one writer a run folder: held from the first write to here (synprep.util.outputs.kept)
 
     def summary(self) -> dict:
         return {

@@ -105,13 +105,14 @@ from .checks import CHECKOUT_FOLDERS, check_outdir, check_output_dir, check_outp
 from .faults import describe_os_error, public_path
 from .files import FileGroup, atomic_file, atomic_files, canonical, write_bytes, write_json, write_text
 from .folders import check_replaceable, remove_output, replace_dir
-from .kept import OutputDir, plain_name
+from .kept import LOCK, OutputDir, plain_name, release
 from .markers import MARKER
 
 __all__ = [
     "MARKER",
     "CHECKOUT_FOLDERS",
     "FileGroup",
+    "LOCK",
     "OutputDir",
     "atomic_file",
     "atomic_files",
@@ -124,6 +125,7 @@ __all__ = [
     "describe_os_error",
     "plain_name",
     "public_path",
+    "release",
     "remove_output",
     "replace_dir",
     "write_bytes",

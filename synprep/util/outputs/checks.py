@@ -5,9 +5,45 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import Path
 
 from ...errors import ConfigError
+
+#: the kinds of file that are neither a regular file nor a folder, as a refusal names them
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(path: str | os.PathLike) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file nor a folder (links
+    followed): ``a character device`` (``/dev/null``), ``a FIFO (named pipe)``, ...;
+    else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return next((name for test, name in _KINDS if test(mode)), None)
+
+
+def file_target(path: str | os.PathLike, option: str = "") -> Path:
+    """The file a file output ``path`` writes: ``path`` itself, or, where it is a symbolic
+    link, the file the link leads to (written through: the link stays a link, the file
+    it names gets the new content, atomically). A ConfigError, naming ``option``, when
+    that is not a regular file to replace -- a device (``--out /dev/null`` never
+    replaces the machine's /dev/null), a FIFO, a socket -- or is a folder."""
+    p = Path(path)
+    target = Path(os.path.realpath(p)) if p.is_symlink() else p
+    name = f"{option} {os.fspath(path)}" if option else os.fspath(path)
+    via = f" (the link leads to {target})" if target != p else ""
+    kind = special_kind(target)
+    if kind:
+        raise ConfigError(f"{name}: {kind}{via}, not a regular file; synprep writes only files it can replace as a "
+                          "whole: give a file name (for the standard output, leave the option out)")
+    if target.is_dir():
+        raise ConfigError(f"{name}: an existing directory{via}; give a file name")
+    return target
+
 
 def _nearest_existing(p: Path) -> Path:
     while not p.exists() and p != p.parent:
@@ -27,7 +63,8 @@ def check_output_dir(path: str | os.PathLike, option: str = "-o") -> Path:
     """``path`` as a Path; ConfigError unless it is (or can be made) a directory."""
     p = Path(path)
     if p.exists() and not p.is_dir():
-        raise ConfigError(f"{option} {p}: an existing file, not a directory; give a directory (it is created) or remove the file")
+        kind = special_kind(p) or "an existing file"
+        raise ConfigError(f"{option} {p}: {kind}, not a directory; give a directory (it is created) or remove the file")
     _check_parent(p, option)
     if p.is_dir() and not os.access(p, os.W_OK | os.X_OK):
         raise ConfigError(f"{option} {p}: cannot write in this directory (permission denied)")
@@ -35,15 +72,13 @@ def check_output_dir(path: str | os.PathLike, option: str = "-o") -> Path:
 
 
 def check_output_file(path: str | os.PathLike, option: str = "-o", inputs: tuple = ()) -> Path:
-    """``path`` as a Path; ConfigError when it is a directory, cannot be written, or
-    is one of the command's ``inputs`` (``parse x.txt -o x.txt`` would replace its
+    """``path`` as a Path; ConfigError when it is a directory, not a regular file
+    (:func:`file_target`: a device, a FIFO), cannot be written, or is one of the command's ``inputs`` (``parse x.txt -o x.txt`` would replace its
     own input; ``-`` for stdout passes)."""
     p = Path(path)
     if os.fspath(path) == "-":
         return p
-    if p.is_dir():
-        raise ConfigError(f"{option} {p}: an existing directory; give a file name")
-    _check_parent(p, option)
+    _check_parent(file_target(p, option), option)  # a link: the file it leads to is what is written
     check_outputs({option: path}, {"": [i for i in inputs if i is not None]})
     return p
 

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import IO, Any, Iterator
 
+from .checks import file_target
 from .faults import with_path
 
 def temp_name(path: Path) -> Path:
@@ -59,8 +60,10 @@ class FileGroup:
 
     def path(self, path: str | os.PathLike) -> Path:
         """The temporary path to write ``path``'s content to (for writers that want a
-        path: pyarrow, polars, numpy, gzip); it takes ``path``'s place on commit."""
-        final = Path(path)
+        path: pyarrow, polars, numpy, gzip); it takes ``path``'s place on commit -- or,
+        where ``path`` is a link, the place of the file the link leads to; a device, a
+        FIFO or a socket is never replaced (:func:`.checks.file_target`)."""
+        final = file_target(path)
         if final.parent != Path(""):
             final.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_name(final)
