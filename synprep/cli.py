@@ -112,13 +112,13 @@ def main(argv: list[str] | None = None) -> int:
         release()  # the locks of the folders it wrote (synprep.util.outputs.kept)
 
 
-def _actions(parser: argparse.ArgumentParser) -> list:
+def all_actions(parser: argparse.ArgumentParser) -> list:
     """Every action of ``parser`` and of its subcommands' parsers (``report html``)."""
     out = []
     for a in parser._actions:
         out.append(a)
         for sub in (getattr(a, "choices", None) or {}).values() if isinstance(a, argparse._SubParsersAction) else ():
-            out += _actions(sub)
+            out += all_actions(sub)
     return out
 
 
@@ -128,7 +128,7 @@ def command_paths(parser: argparse.ArgumentParser, module, args: argparse.Namesp
     (``OUTPUTS`` and ``INPUTS``, argparse dests; ``input_paths(args)``, the inputs of
     options whose values hold more than a path), named as the user wrote them."""
     names: dict[str, str] = {}
-    for a in _actions(parser):
+    for a in all_actions(parser):
         written = [o for o in a.option_strings if any(w == o or w.startswith(o + "=") for w in sys.argv[1:])]
         names.setdefault(a.dest, (written or a.option_strings or [a.metavar if isinstance(a.metavar, str) else a.dest.upper()])[0])
 

@@ -7,9 +7,10 @@ the command ends, :func:`release`): a second process that would write the same f
 meanwhile (two ``synprep train --out cc`` started together) stops at its first write,
 naming the folder, and has written nothing. The operating system releases the lock of
 a process that dies however it dies (``kill -9`` included), so a crashed run never
-leaves the folder locked; the lock file is removed on release (its holder removes it
-while holding it, and a process that locked a removed file takes the new one), and a
-file left by a killed run is taken by the next.
+leaves the folder locked; the lock file is removed on release -- at the end of a
+command, of a training run, of the process -- (its holder removes it while holding it,
+and a process that locked a removed file takes the new one), and a file left by a
+killed run is taken by the next.
 
 A command's results, replaced as a set (:meth:`OutputDir.results`): the files written in
 the block are this writer's results, and the files of its previous results that it did
@@ -19,6 +20,7 @@ removes it, instead of leaving it beside scores it does not belong to)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import fcntl
@@ -43,6 +45,12 @@ log = logging.getLogger("synprep.util.outputs")
 LOCK = ".synprep-output.lock"
 #: the kept folders this process holds the lock of: real path -> (file descriptor, lock file)
 _HELD: dict[str, tuple[int, str]] = {}
+
+
+@atexit.register
+def _release_at_exit() -> None:
+    """A process that ends normally (a workflow script, a library caller) removes its lock files too."""
+    release()
 
 
 def _acquire(folder: Path, option: str) -> None:
