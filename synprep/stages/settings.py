@@ -48,6 +48,11 @@ class TrainSettings(Config):
     # workflow starts, workflow/rules/train.smk); none skips training
     runs: list[dict] = field(default_factory=list)
 
+    def __post_init__(self):  # what the split_heldout job would refuse, refused when the workflow starts
+        n = self.heldout_pairs
+        if isinstance(n, float) and n >= 1 and not n.is_integer():
+            raise ConfigError(f"heldout_pairs = {n}: expected a whole number of pairs (>= 1) or a share (0 < x < 1)")
+
 
 #: the typed sections: config key -> its class (the schema's defaults are tested against them)
 SECTIONS: dict[str, type[Config]] = {

@@ -43,8 +43,9 @@ log = logging.getLogger("synprep.util.outputs")
 
 #: the lock file of a kept folder (module doc)
 LOCK = ".synprep-output.lock"
-#: the kept folders this process holds the lock of: real path -> (file descriptor, lock file)
-_HELD: dict[str, tuple[int, str]] = {}
+#: the kept folders this process holds the lock of: real path -> (file descriptor, lock file,
+#: the process that took it: a forked child inherits the table, not the right to remove the file)
+_HELD: dict[str, tuple[int, str, int]] = {}
 
 
 @atexit.register
@@ -81,7 +82,7 @@ def _acquire(folder: Path, option: str) -> None:
         except FileNotFoundError:
             same = False
         if same:
-            _HELD[key] = (fd, path)
+            _HELD[key] = (fd, path, os.getpid())
             return
         os.close(fd)  # its holder removed it as we locked it: lock the one there now
 
@@ -95,9 +96,10 @@ def release(folder: str | os.PathLike | None = None) -> None:
         held = _HELD.pop(key, None)
         if held is None:
             continue
-        fd, path = held
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+        fd, path, pid = held
+        if pid == os.getpid():  # (the holder's; a forked child only closes its copy)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         os.close(fd)
 
 
