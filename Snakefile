@@ -59,7 +59,7 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 # defaults; a section its class refuses stops here, in one line naming the key.
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     SETTINGS = workflow_settings(config)
-    check_shard_counts(config["shards"]["count"], SETTINGS.train)  # what the schema cannot say: heldout_shards < count
+    check_shard_counts(config["shards"]["count"], SETTINGS.train, SETTINGS.table)  # what the schema cannot say: heldout_shards < count
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.

@@ -780,8 +780,10 @@ def test_scoring_a_bad_suite_stops_naming_its_line_and_writes_nothing(bad, messa
 def test_scoring_a_suite_without_its_trees_is_refused_before_any_work(tmp_path, capsys):
     """A suite in LingEval97's layout made elsewhere has no trees to score: the
     missing file is named (exit 2), nothing is written."""
-    _write(tmp_path, GOOD)
-    rc, err = run_main(capsys, "contrastive-score", "--checkpoint", tmp_path / "none.pt", "--suite", tmp_path,
+    suite = tmp_path / "suite"  # (an --out inside the suite's folder is refused first: issue 52)
+    suite.mkdir()
+    _write(suite, GOOD)
+    rc, err = run_main(capsys, "contrastive-score", "--checkpoint", tmp_path / "none.pt", "--suite", suite,
                        "--out", tmp_path / "score")
-    assert rc == 2 and f"{tmp_path / 'trees.src.conllu'}: no such file" in err and len(err.strip().splitlines()) == 1, err
+    assert rc == 2 and f"{suite / 'trees.src.conllu'}: no such file" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "score").exists()

@@ -13,8 +13,14 @@ import sys
 
 from ..analysis.challenge import CHALLENGE_KIND, DEFAULT_MIN_DIST, RULES, extract
 from ..errors import ConfigError
-from ..util.outputs import check_outputs, check_replaceable
+from ..util.outputs import check_replaceable
 from .bounds import count
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("src", "tgt", "conllu")
+OUTPUTS = ("out_dir",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,7 +56,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.out_dir:
-        check_outputs({"--out-dir": args.out_dir}, {"--src": args.src, "--tgt": args.tgt, "--conllu": args.conllu})
         check_replaceable(args.out_dir, CHALLENGE_KIND, "--out-dir")
 
     if args.conllu:

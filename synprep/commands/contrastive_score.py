@@ -25,18 +25,26 @@ import tempfile
 import time
 
 from ..analysis.contrastive import accuracy, outcomes, read_suite
-from ..analysis.contrastive.encode import encode_suite, suite_trees
+from ..analysis.contrastive.encode import check_dataset, encode_suite, suite_trees
 from ..analysis.contrastive.suite import outcome_lines
 from ..dataset.data import ShardDataset
 from ..errors import ConfigError
 from ..train.checkpoint import check_vocab, load_model
+from ..train.inputs import check_positions
 from ..translate.forced import sequence_scores
 from ..util.device import choose_device
-from ..util.outputs import check_replaceable, replace_dir, write_json, write_text
+from ..dataset.manifest import read_manifest
+from ..util.outputs import check_outputs, check_replaceable, replace_dir, write_json, write_text
 from .bounds import count
 
 #: the kind of the output folder's marker (synprep.util.outputs)
 SCORE_KIND = "contrastive-score"
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("checkpoint", "suite", "vocab", "data")
+OUTPUTS = ("out",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -61,18 +69,18 @@ def run(args: argparse.Namespace) -> int:
     check_replaceable(args.out, SCORE_KIND, "--out")
     device = choose_device(args.device)
     model, cfg, state = load_model(args.checkpoint, device)
+    vocab = None if args.data is not None else vocab_dataset(args, cfg, state)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="synprep-contrastive-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="synprep-contrastive-") as tmp:  # removed on SIGTERM too (synprep.cli)
         data = args.data
         if data is None:
-            vocab = args.vocab or cfg.train.train
-            if not vocab or not os.path.isdir(vocab):
-                raise ConfigError(f"--vocab: {vocab or '(the run config names no training dataset)'} is not a dataset "
-                                  "folder; give --vocab DIR, a dataset with the run's vocabularies (its training data)")
             data = os.path.join(tmp, "data")
             encode_suite(items, args.suite, vocab, data)
         ds = ShardDataset(data)
         note = check_vocab(state, ds.manifest, args.checkpoint, data)
+        if args.data is not None:
+            check_dataset(items, ds, data, args.suite)  # the suite's sentences, not only its ids
+        check_positions(cfg.model, ds, "score", args.checkpoint)  # the sentences, teacher-forced
         if note:
             print(f"synprep contrastive-score: note: {note}", file=sys.stderr)
         ids = [ds[i]["tgt_id"] for i in range(len(ds))]
@@ -87,6 +95,21 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(result, indent=1) if args.json else format_accuracy(result))
     print(f"synprep contrastive-score: {len(ids)} sentences scored in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0
+
+
+def vocab_dataset(args: argparse.Namespace, cfg, state: dict) -> str:
+    """The dataset whose vocabularies encode the suite (``--vocab``, else the run's
+    training dataset), checked before any work: a folder, not one of the outputs, with
+    the checkpoint's vocabularies (an error names it, not the temporary copy)."""
+    vocab = args.vocab or cfg.train.train
+    option = "--vocab" if args.vocab else "--vocab (default: the run's train.train)"
+    if not vocab or not os.path.isdir(vocab):
+        raise ConfigError(f"{option}: {vocab or '(the run config names no training dataset)'} is not a dataset "
+                          "folder; give --vocab DIR, a dataset with the run's vocabularies (its training data)")
+    check_outputs({"--out": args.out}, {option: vocab})
+    check_vocab(state, read_manifest(vocab), args.checkpoint, vocab,
+                fix=f"give {option.split(' ')[0]} the run's training dataset (or one written with its vocabularies)")
+    return vocab
 
 
 def format_accuracy(result: dict) -> str:

@@ -24,8 +24,15 @@ from ..errors import ConfigError
 from ..parsers import DEFAULT, backend as parser_backend
 from ..parsers.inputs import count_lines, read_items
 from ..parsers.run import parse_rows
-from ..util.outputs import FileGroup, check_output_file, check_outputs
+from ..util.outputs import FileGroup, check_output_file
 from .bounds import count
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("input", "model")
+OUTPUTS = ("output", "rejects")
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", nargs="?", default="-", help="sentences: one a line, or id<TAB>text; .gz ok; - = stdin")
@@ -91,7 +98,6 @@ def run(args: argparse.Namespace) -> int:
     backend, opts = options_from(args)
 
     check_output_file(args.output, "-o", inputs=(args.input,))
-    check_outputs({"-o": args.output, "--rejects": args.rejects}, {"INPUT": args.input, "--model": args.model})
     if args.rejects:
         check_output_file(args.rejects, "--rejects", inputs=(args.input, args.output))
     items = read_items(args.input, args.format, args.id_prefix)

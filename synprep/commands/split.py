@@ -10,7 +10,7 @@ import sys
 
 from ..errors import ConfigError
 from ..stages.prepare import CorpusSpec, shard_names, write_all_shards, write_shard
-from ..util.outputs import check_output_file, check_outputs, write_json
+from ..util.outputs import check_output_file, write_json
 from .bounds import count
 
 EPILOG = """\
@@ -34,6 +34,12 @@ examples:
   synprep split --tsv pairs.tsv --columns 1 2 --name crawl --shards 4 --shard 0 \\
       --out 000.tsv --rejects 000.rejects.tsv --summary 000.json
 """
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("src", "tgt", "tsv")
+OUTPUTS = ("summary", "out", "rejects", "out_dir")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -60,8 +66,6 @@ def run(args: argparse.Namespace) -> int:
                       columns=tuple(args.columns), max_pairs=args.max_pairs)
     names = shard_names(args.shards)
     corpus = (args.src, args.tgt, args.tsv)
-    check_outputs({"--summary": args.summary, "--out": args.out, "--rejects": args.rejects, "--out-dir": args.out_dir},
-                  {"--src": args.src, "--tgt": args.tgt, "--tsv": args.tsv})
     if args.summary:
         check_output_file(args.summary, "--summary", inputs=corpus)
     if args.shard is not None:

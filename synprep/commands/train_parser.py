@@ -13,8 +13,14 @@ import sys
 
 from .. import registry
 from ..parsers import DEFAULT, backend
-from ..util.outputs import check_output_dir, check_output_file, check_outputs
+from ..util.outputs import check_output_dir, check_output_file
 from .bounds import count
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("train", "heldout")
+OUTPUTS = ("output",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,6 +49,5 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     cls = backend(args.backend)
     (check_output_dir if cls.model_is_folder else check_output_file)(args.output, "-o")
-    check_outputs({"-o": args.output}, {"TRAIN": args.train, "--heldout": args.heldout})
     print(cls.train(args), file=sys.stderr)
     return 0

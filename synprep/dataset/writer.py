@@ -28,13 +28,14 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from ..settings import INT_MAX, shown
 from ..syntax.conllu import read_parallel
 from ..syntax.features import Flat, decoder_graph, parent_positions, root_paths
 from ..syntax.tree import projectivize, to_tree
@@ -95,6 +96,10 @@ class ShardConfig:
             raise ConfigError(f"max_len must be in 1..{MAX_PIECES} (positions are int16), not {self.max_len}")
         if not 0 <= self.max_target_pieces <= MAX_PIECES:
             raise ConfigError(f"max_target_pieces must be in 0..{MAX_PIECES} (0 = no cap), not {self.max_target_pieces}")
+        for f in fields(self):  # every integer ends in numpy, Arrow or sentencepiece: 64 bits (synprep.settings.INT_MAX)
+            v = getattr(self, f.name)
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > INT_MAX:
+                raise ConfigError(f"{f.name} = {shown(v)}: expected an integer <= 2**63 - 1")
         if self.max_depth < 2:
             raise ConfigError(f"max_depth must be at least 2, not {self.max_depth}")
         if self.shard_size < 1:

@@ -29,7 +29,11 @@ from ..errors import ConfigError
 from ..settings import INTERNAL, Config, require, setting
 from .specs import Variant, declared, option_keys
 
-__all__ = ["ModelConfig", "PRESETS"]
+__all__ = ["ModelConfig", "PRESETS", "MAX_POSITIONS"]
+
+#: the most rows a position table may have (``model.max_len``): it is built whole
+#: (max_len x d_model floats), and every length a model reads or a search writes fits in it
+MAX_POSITIONS = 65536
 
 C = TypeVar("C", bound=Config)
 
@@ -68,8 +72,8 @@ class ModelConfig(Config):
     # base does; source and target vocabularies are separate sentencepiece models
     tie_output: bool = True
     # rows of the sinusoidal position table (longest sequence the model accepts); at
-    # most 65,536: the table is built whole (max_len x d_model floats)
-    max_len: int = setting(1024, ge=8, le=65536)
+    # most 65,536 (MAX_POSITIONS): the table is built whole (max_len x d_model floats)
+    max_len: int = setting(1024, ge=8, le=MAX_POSITIONS)
     # the variant's settings (its declaration's options, key -> config): read as
     # model.<key>, each with its defaults where not given (filled when the config is
     # made); not a key of its own

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
-from ..settings import Config, setting
+from ..settings import MAX_THREADS, Config, setting
 from .base import (
     IGNORED,
     MAX_WORDS,
@@ -109,7 +109,7 @@ class UDPipeOptions(Config):
     # language code; picks the demo model when ``model`` is None
     lang: str | None = None
     # processes; 1 parses in the calling process (the workflow: parse.udpipe.threads)
-    workers: int = setting(1, ge=1)
+    workers: int = setting(1, ge=1, le=MAX_THREADS)  # each a process
     # the text is already tokenized: split on whitespace
     pretokenized: bool = False
     # reject longer sentences (whitespace tokens); None: no limit
@@ -134,7 +134,7 @@ class UDPipeWorkflow(Config):
 
     # worker processes of a parse job (its snakemake threads); 1: the demo's two cores
     # run two jobs at once
-    threads: int = setting(1, ge=1)
+    threads: int = setting(1, ge=1, le=MAX_THREADS)
 
 
 def _train(args) -> str:

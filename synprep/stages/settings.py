@@ -20,7 +20,7 @@ from typing import Any, Mapping, Optional, Union
 
 from ..errors import ConfigError
 from ..parsers import ParseSettings
-from ..settings import Config, setting
+from ..settings import MAX_THREADS, Config, setting
 from .filter import AlignSettings, FilterSettings
 from .table import TableSettings
 
@@ -40,13 +40,18 @@ class TrainSettings(Config):
     # the final evaluation's beam for runs whose config has none (their decode.beam);
     # null: the run config's own default
     beam: Optional[int] = setting(None, ge=1)
-    # CPU threads of each training job
-    threads: int = setting(2, ge=1)
+    # CPU threads of each training job (its train.threads: at most MAX_THREADS)
+    threads: int = setting(2, ge=1, le=MAX_THREADS)
     # GPUs of each training job (resources gpu=N; N >= 2 trains data-parallel)
     gpus: int = setting(0, ge=0)
     # the runs: name and file and/or config (each checked by RunConfig when the
     # workflow starts, workflow/rules/train.smk); none skips training
     runs: list[dict] = field(default_factory=list)
+
+    def __post_init__(self):  # what the split_heldout job would refuse, refused when the workflow starts
+        n = self.heldout_pairs
+        if isinstance(n, float) and n >= 1 and not n.is_integer():
+            raise ConfigError(f"heldout_pairs = {n}: expected a whole number of pairs (>= 1) or a share (0 < x < 1)")
 
 
 #: the typed sections: config key -> its class (the schema's defaults are tested against them)

@@ -89,7 +89,7 @@ from ..dataset.heldout import select_pairs
 from ..errors import ConfigError, InputError
 from ..parsers.evaluate import evaluate as evaluate_parse
 from ..models import baseline
-from ..settings import Config, merge_dicts, setting
+from ..settings import Config, merge_dicts, same_as, setting
 from ..syntax.conllu import format_conllu, read_conllu
 from ..train.config import DecodeConfig
 from ..translate.evaluate import metric_objects, signature
@@ -119,8 +119,8 @@ class TableDecode(Config):
     """The one decoding setting of every row's final evaluation; its defaults are a
     run's (:class:`synprep.train.config.DecodeConfig`)."""
 
-    beam: int = setting(DecodeConfig.beam, ge=1)
-    length_penalty: float = setting(DecodeConfig.length_penalty, ge=0)
+    beam: int = same_as(DecodeConfig, "beam")
+    length_penalty: float = same_as(DecodeConfig, "length_penalty")
 
 
 @dataclass(frozen=True)
