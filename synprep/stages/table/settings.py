@@ -1,0 +1,80 @@
+"""The table's settings: the workflow's ``table`` section (:class:`TableSettings`),
+typed once at the Snakefile, and its parts (the evaluation sets, the one decoding
+setting, the contrastive suite). Defaults are here; workflow/schemas/config.schema.yaml
+describes the keys (a test holds its defaults to these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ...settings import Config, setting
+from ...train.config import DecodeConfig
+from ...translate.significance import MAX_SAMPLES
+
+
+@dataclass(frozen=True)
+class EvalSet(Config):
+    """An evaluation set of the table (``table.test``, ``table.larger``): raw pair files."""
+
+    # the prefix of its pair ids (<name>:<line>); null: the source file's name up to its first dot
+    name: Optional[str] = None
+    # the source side's raw text, one sentence a line (.gz allowed); required
+    src: str = setting("", path=True)
+    # the target side's raw text (the references, as they are); required
+    tgt: str = setting("", path=True)
+
+
+@dataclass(frozen=True)
+class TableDecode(Config):
+    """The one decoding setting of every row's final evaluation; its defaults are a
+    run's (:class:`synprep.train.config.DecodeConfig`)."""
+
+    beam: int = setting(DecodeConfig.beam, ge=1)
+    length_penalty: float = setting(DecodeConfig.length_penalty, ge=0)
+
+
+@dataclass(frozen=True)
+class TableContrastive(Config):
+    """Contrastive pairs (docs/analysis.md, "Contrastive pairs")."""
+
+    # make a suite from table.test and table.larger and score every run on it
+    enabled: bool = False
+
+
+@dataclass(frozen=True)
+class TableSettings(Config):
+    """The workflow's ``table`` section, typed once (the Snakefile), with every default
+    here (workflow/schemas/config.schema.yaml describes the keys; a test holds its
+    defaults to these)."""
+
+    # train and score the table's runs (results/train/table-VARIANT-sSEED/)
+    enabled: bool = False
+    # the variants of the rows; null: every registered variant (a variant added later
+    # joins without an edit); the baseline is always among them
+    variants: Optional[list[str]] = setting(None, min_items=1)
+    # the variant every other is compared with, seed by seed; null: the declared
+    # baseline (synprep.models.baseline(): vanilla)
+    baseline: Optional[str] = None
+    # the seeds every variant is trained with: 3 make the t interval over the seeds
+    # usable (t quantile 4.30; 2 seeds: 12.71)
+    seeds: list[int] = setting(default_factory=lambda: [1, 2, 3], ge=0, le=2**32 - 1, min_items=1)
+    # the run config every row shares (docs/models.md); the table sets model.variant and
+    # train.seed per row, decode is table.decode
+    config: dict = field(default_factory=dict)
+    # the one decoding setting of every row's final evaluation
+    decode: TableDecode = field(default_factory=TableDecode)
+    # paired bootstrap resamples of each comparison; null: significance's DEFAULT_SAMPLES
+    # or ten times the least number that could mark a difference (table_samples)
+    samples: Optional[int] = setting(None, ge=1, le=MAX_SAMPLES)
+    # family-wise error rate of a test set
+    alpha: float = setting(0.05, gt=0, lt=1)
+    # a test set with fewer pairs gets no mark ("too small")
+    min_subset: int = setting(50, ge=0)
+    # the test set every run is scored on; null: the held-out shards
+    test: Optional[EvalSet] = None
+    # a larger held-out text the challenge subsets too small in table.test come from too
+    larger: Optional[EvalSet] = None
+    contrastive: TableContrastive = field(default_factory=TableContrastive)
+    # every shard is decontaminated against the files of table.test and table.larger
+    decontaminate: bool = True
