@@ -41,48 +41,54 @@ log-probabilities, the reference against each contrastive), and each error type 
 the suite is a test set of its own, ``contrastive:<type>``: its size is its number of
 contrastive pairs, its score the accuracy (percent of pairs where the reference wins).
 
-Comparisons, per seed (the detail). On each test set (the whole one, each subset, each
-contrastive type), every variant against the baseline of the same seed: for BLEU and
-chrF+, the difference, 95 % paired bootstrap interval and Koehn's p-value made
-two-sided (the win share doubled: :func:`synprep.translate.significance.compare`,
-``table.samples`` resamples, sacreBLEU's draws; :func:`table_samples`), and the sign
-test on sentence chrF+ (chrF+ rows, reported); for a contrastive type, the accuracy
-difference and the exact two-sided McNemar test over its pairs
-(:func:`synprep.translate.significance.mcnemar`). Each comparison's ``p`` is the one
-of its test; ``p_holm`` is it adjusted by Holm-Bonferroni over every comparison of that
-test set (all variants, seeds and metrics: the family) and ``mark`` ("+", "-" or "")
-says whether it is below ``table.alpha``: per-seed marks, the detail. A config whose
-resamples are too few for any bootstrap p-value to survive the correction is refused
-before any run trains (:func:`table_samples`).
+Comparisons, per seed (the detail, not a decision). On each test set (the whole one,
+each subset, each contrastive type), every variant against the baseline of the same
+seed: for BLEU and chrF+, the difference, 95 % paired bootstrap interval and Koehn's
+p-value made two-sided (the win share doubled:
+:func:`synprep.translate.significance.compare`, ``table.samples`` resamples,
+sacreBLEU's draws; :func:`table_samples`), and the sign test on sentence chrF+ (chrF+
+rows, reported); for a contrastive type, the accuracy difference and the exact
+two-sided McNemar test over its pairs (:func:`synprep.translate.significance.mcnemar`).
+Each comparison's ``p`` is the one of its test; ``p_holm`` is it adjusted by
+Holm-Bonferroni over every comparison of that test set and ``mark`` ("+", "-" or "")
+says whether it is below ``table.alpha``: a seed's mark, the detail. A per-seed p
+measures the sampling of the test sentences, not what another training seed does (the
+CPU table's vanilla seeds differ by up to 2.65 BLEU). A config whose resamples are too
+few for any bootstrap p-value to survive the correction is refused before any run
+trains (:func:`table_samples`).
 
-Decisions, over seeds (:func:`seed_summary`, :func:`decide_over_seeds`). A per-seed
-p-value measures the sampling of the test sentences, not what a new training seed
-does (the CPU table's two vanilla seeds differ by 2.65 BLEU, four times a per-seed
-interval's half-width). So the marks that decide are the over-seeds ones: per test
-set, variant and compared metric, the mean over seeds of the per-seed differences
-with its 95 % Student t interval over the seeds and the two-sided one-sample t-test p
-(:func:`synprep.translate.significance.seed_interval`), Holm-Bonferroni over the
-set's family (every variant and compared metric); a "+" or "-" where the adjusted p is
-below ``table.alpha``. Fewer than 2 seeds decide nothing. A test set under
-``table.min_subset`` pairs gets no mark at all, per seed or over seeds: it is shown
-as too small (``mark`` "too small"). Besides: the mean over seeds of every score and
-difference, and the seed-against-seed spread of every variant (max - min over its
-seeds).
+The decision (:mod:`.family`, :mod:`.model`, :mod:`.power`; docs/decision.md). One model
+over every run of a test set and metric, ``score ~ C(variant, Treatment(baseline)) +
+C(seed)``: the seed a block, the residual variance pooled over every variant (checked by
+Bartlett's test; where it refuses, the paired t over the variant's own seeds); for a
+contrastive type, the items' variance of each difference added, from every run's
+per-item outcomes (kept beside table.json: :mod:`.outcomes`). Holm-Bonferroni over the
+primary family declared in ``table.primary``; every other comparison exploratory,
+without a mark; every comparison with its minimum detectable difference at 80 %
+power. Fewer than 2 seeds decide nothing; a test set under ``table.min_subset`` pairs
+is too small (``mark`` "too small"). Besides (:func:`seed_summary`): the mean over seeds
+of every score and difference, and the seed-against-seed spread of every variant.
 
 The package, by concern (each name is re-exported here, so ``synprep.stages.table.X``
 works for every one): :mod:`.settings` (the ``table`` section), :mod:`.runs` (which runs,
 their names, the resamples, the evaluation sets), :mod:`.files` (what the table reads
 of a run's outputs, and its checks), :mod:`.scoring` (scores and the per-seed
-comparisons), :mod:`.decisions` (the marks), :mod:`.build` (the table made whole),
-:mod:`.markdown` (table.md), :mod:`.trees` (tree agreement). The order of the training
-runs is the workflow's (:func:`synprep.stages.workflow.run_priorities`).
+comparisons), :mod:`.outcomes` (the per-item outcomes file), :mod:`.decisions` (Holm, the
+per-seed marks, the summary over seeds), :mod:`.model` (the fit of a column),
+:mod:`.power` (minimum detectable differences, seeds needed), :mod:`.family` (the
+decision), :mod:`.build` (the table made whole), :mod:`.redecide` (a table decided
+again: ``synprep table-decide``), :mod:`.markdown` (table.md), :mod:`.trees` (tree
+agreement). The order of the training runs is the workflow's
+(:func:`synprep.stages.workflow.run_priorities`). Third-party statistics (statsmodels,
+scipy) are imported inside the functions that use them: the Snakefile reads this
+package.
 """
 
 from __future__ import annotations
 
-from .settings import EvalSet, TableContrastive, TableDecode, TableSettings
+from .settings import EvalSet, PrimaryPhenomena, TableContrastive, TableDecode, TablePrimary, TableSettings
 from .runs import (
-    EVAL_SETS, PREFIX, comparisons_per_set, evaluation_sets, least_samples, run_name, table_runs,
+    EVAL_SETS, PREFIX, check_primary, comparisons_per_set, evaluation_sets, least_samples, run_name, table_runs,
     table_samples, table_variants, test_files,
 )
 from .files import (
@@ -93,8 +99,13 @@ from .scoring import (
     COMPARED_BY_KIND, CONTRASTIVE_PREFIX, SCORED, score_contrastive, score_sets, set_kind, signatures,
     whole_and_subsets,
 )
-from .decisions import TOO_SMALL, decide, decide_over_seeds, holm, seed_summary
+from .outcomes import OUTCOMES_NAME, ItemOutcomes, outcomes_bytes, outcomes_from_runs, read_item_outcomes
+from .decisions import TOO_SMALL, decide, holm, mark, seed_summary
+from .model import FORMULA, POOL_ALPHA, ColumnFit, Effect, fit_column
+from .power import POWER, mdd, seeds_for, seeds_needed
+from .family import DECIDES, Column, decide_columns, decide_table, primary_family, table_columns
 from .build import build_table
+from .redecide import read_table, redecide, table_outcomes, table_settings
 from .markdown import format_markdown, write_table
 from .trees import tree_agreement
 
@@ -102,41 +113,68 @@ __all__ = [
     "AGAIN",
     "COMPARED_BY_KIND",
     "CONTRASTIVE_PREFIX",
+    "Column",
+    "ColumnFit",
+    "DECIDES",
     "EVAL_SETS",
+    "Effect",
     "EvalSet",
+    "FORMULA",
+    "ItemOutcomes",
     "LargerSet",
+    "OUTCOMES_NAME",
+    "POOL_ALPHA",
+    "POWER",
     "PREFIX",
+    "PrimaryPhenomena",
     "RunFiles",
     "SCORED",
     "TOO_SMALL",
     "TableContrastive",
     "TableDecode",
+    "TablePrimary",
     "TableSettings",
     "build_table",
     "check_evaluation",
+    "check_primary",
     "comparisons_per_set",
     "decide",
-    "decide_over_seeds",
+    "decide_columns",
+    "decide_table",
     "evaluation_accounting",
     "evaluation_sets",
+    "fit_column",
     "format_markdown",
     "holm",
     "larger_sets",
     "least_samples",
+    "mark",
+    "mdd",
+    "outcomes_bytes",
+    "outcomes_from_runs",
+    "primary_family",
     "read_benchmark",
     "read_eval",
+    "read_item_outcomes",
     "read_json",
     "read_subsets",
+    "read_table",
+    "redecide",
     "run_cost",
     "run_name",
     "score_contrastive",
     "score_sets",
     "seed_summary",
+    "seeds_for",
+    "seeds_needed",
     "select_larger_subsets",
     "set_kind",
     "signatures",
+    "table_columns",
+    "table_outcomes",
     "table_runs",
     "table_samples",
+    "table_settings",
     "table_variants",
     "test_files",
     "tree_agreement",

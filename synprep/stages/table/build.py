@@ -9,8 +9,10 @@ import os
 from typing import Mapping, Optional, Sequence
 
 from ...errors import InputError
-from .decisions import decide, decide_over_seeds, seed_summary
+from .decisions import decide, seed_summary
+from .family import DECIDES, decide_table
 from .files import AGAIN, LargerSet, RunFiles, check_evaluation, larger_sets, read_eval, read_json, read_subsets, run_cost
+from .outcomes import ItemOutcomes, outcomes_from_runs
 from .runs import table_samples
 from .scoring import score_contrastive, score_sets, signatures, whole_and_subsets
 from .settings import TableSettings
@@ -18,7 +20,8 @@ from .settings import TableSettings
 
 def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settings: TableSettings, *,
                 sets_dir: Optional[str] = None, induce: Optional[str] = None, larger: Optional[LargerSet] = None,
-                accounting: Optional[Mapping[str, dict]] = None, suite: Optional[str] = None) -> dict:
+                accounting: Optional[Mapping[str, dict]] = None, suite: Optional[str] = None,
+                outcomes: Optional[ItemOutcomes] = None) -> dict:
     """The table (see the module doc) of ``runs`` (the baseline of each seed first),
     scored against the raw references ``refs_path`` (one a line in the order of the test
     dataset ``test_data``), with the challenge subsets of ``sets_dir`` and the induced
@@ -27,8 +30,10 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     same name too (``<subset>@<name>``); ``accounting``: where each evaluation set's
     pairs went (:func:`evaluation_accounting`), reported as given. Runs with
     ``contrastive`` outcomes add a test set a contrastive error type
-    (:func:`score_contrastive`); ``suite``: the suite's ``summary.json`` (its counts per
-    type, skipped places by reason), reported."""
+    (:func:`score_contrastive`; ``outcomes``: theirs, read already by
+    :func:`outcomes_from_runs`); ``suite``: the suite's ``summary.json`` (its counts per
+    type, skipped places by reason), reported. Decided by
+    :func:`synprep.stages.table.family.decide_table`."""
     ids, refs, hyps = read_eval(test_data, refs_path, {r.name: r.hyps for r in runs})
     decode = settings.decode
     best = {r.name: read_json(r.summary, "run's summary").get("best_step") for r in runs}
@@ -52,7 +57,8 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
             info[sub]["larger"] = name
             info[name] = {"n": len(rows_), "too_small": len(rows_) < min_subset, "source": larger.name, "of": sub}
         sets.update(l_sets)
-    c_scores, c_comps = score_contrastive(runs)
+    outcomes = outcomes if outcomes is not None else outcomes_from_runs(runs)
+    c_scores, c_comps = score_contrastive(runs, outcomes)
     scores.update(c_scores)
     comparisons += c_comps
     for name, per_run in c_scores.items():
@@ -61,21 +67,18 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     alpha = settings.alpha
     too_small = [n for n, i in info.items() if i["too_small"]]
     decide(comparisons, alpha, too_small)
-    over = seed_summary(scores, comparisons, runs)
-    decide_over_seeds(over, alpha, too_small)
     rows = [_row(r, scores, [*sets, *c_scores], induce) for r in runs]
     summary = None
     if suite:
         with open(suite, encoding="utf-8") as f:
             summary = json.load(f)
-    return {
+    table = {
         "references": refs_path,
         "test_sets": info,
         "evaluation_data": dict(accounting or {}),
         "decode": decode.to_dict(),
         "signatures": signatures(),
-        "significance": {"decides": "over seeds: the mean of the per-seed differences, its 95 % Student t interval "
-                                    "over the seeds and the two-sided one-sample t-test",
+        "significance": {"decides": DECIDES,
                          "per_seed": "two-sided paired bootstrap (Koehn 2004, the win share doubled) for BLEU and "
                                      "chrF+; exact two-sided McNemar test for contrastive accuracy (the detail)",
                          "samples": samples,
@@ -85,8 +88,10 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
         "contrastive": summary,
         "rows": rows,
         "comparisons": comparisons,
-        "over_seeds": over,
+        "over_seeds": seed_summary(scores, comparisons, runs),
     }
+    decide_table(table, settings, outcomes)
+    return table
 
 
 def _row(r: RunFiles, scores: Mapping, sets: Mapping, induce: Optional[str]) -> dict:

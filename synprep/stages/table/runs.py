@@ -57,6 +57,7 @@ def table_runs(settings: TableSettings, registered: Sequence[str], taken: Sequen
         raise _located(f"config table.seeds = {seeds}: a seed is given twice (its runs would be one run); list "
                        "each seed once", ["table", "seeds"])
     variants = table_variants(settings, registered)
+    check_primary(settings, variants)  # the family is declared before the runs: refused here, not after training
     table_samples(settings, len(variants) - 1, len(seeds))  # refused here, before any run trains
     runs = []
     for seed in seeds:
@@ -68,6 +69,28 @@ def table_runs(settings: TableSettings, registered: Sequence[str], taken: Sequen
         raise ConfigError(f"config train.runs: the name(s) {', '.join(clash)} are the table's runs "
                           f"({PREFIX}<variant>-s<seed>); rename them")
     return runs
+
+
+def check_primary(settings: TableSettings, variants: Sequence[str]) -> None:
+    """``table.primary`` against the table (``variants``: its variants, the baseline
+    first): every variant it names is one of the table's and not the baseline, and
+    contrastive types are named only with ``table.contrastive.enabled``. (Test set and
+    type names are checked when the table is made: the challenge subsets and the
+    suite's types come from the data.)"""
+    primary = settings.primary
+    named = [("variants", v) for v in primary.variants or ()] + [("contrastive", p.variant) for p in primary.contrastive]
+    for key, v in named:
+        if v == variants[0]:
+            raise _located(f"config table.primary.{key}: {v} is the baseline, which every comparison is with; leave "
+                           "it out", ["table", "primary", key])
+        if v not in variants:
+            raise _located(f"config table.primary.{key}: {v} is not one of the table's variants "
+                           f"({', '.join(variants[1:])}); add it to table.variants or leave it out",
+                           ["table", "primary", key])
+    if primary.contrastive and not settings.contrastive.enabled:
+        raise _located("config table.primary.contrastive: the table scores no contrastive suite; set "
+                       "table.contrastive.enabled: true, or leave the contrastive types out", ["table", "primary",
+                                                                                             "contrastive"])
 
 
 def comparisons_per_set(compared: int, seeds: int) -> int:

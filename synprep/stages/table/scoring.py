@@ -4,13 +4,12 @@ per-seed comparisons (paired bootstrap, sign test, exact McNemar: the detail).""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
-from ...analysis.contrastive.suite import read_outcomes
-from ...errors import ConfigError
 from ...translate.evaluate import metric_objects, signature
 from ...translate.significance import COMPARED, compare, mcnemar
 from .files import RunFiles
+from .outcomes import ItemOutcomes, outcomes_from_runs
 
 
 def whole_and_subsets(refs: list[str], subsets: Mapping[str, list[int]]) -> dict[str, list[int]]:
@@ -68,26 +67,24 @@ def signatures() -> dict:
 CONTRASTIVE_PREFIX = "contrastive:"
 
 
-def score_contrastive(runs: Sequence[RunFiles]) -> tuple[dict, list[dict]]:
+def score_contrastive(runs: Sequence[RunFiles], outcomes: Optional[ItemOutcomes] = None) -> tuple[dict, list[dict]]:
     """Every run's accuracy on each error type of the contrastive suite (its
-    ``outcomes.tsv``), and every comparison with the baseline of the same seed on the
-    same pairs (exact two-sided McNemar): ``({"contrastive:<type>": {run: {"n",
-    "accuracy"}}}, [comparison])``. Every run must have scored the same pairs."""
-    outs = {r.name: {(o.line, o.error): o for o in read_outcomes(r.contrastive)} for r in runs if r.contrastive}
-    if not outs:
+    ``outcomes.tsv``, or ``outcomes`` read from them: :func:`outcomes_from_runs`), and
+    every comparison with the baseline of the same seed on the same pairs (exact
+    two-sided McNemar): ``({"contrastive:<type>": {run: {"n", "accuracy"}}},
+    [comparison])``. Every run must have scored the same pairs."""
+    if outcomes is None:
+        outcomes = outcomes_from_runs(runs)
+    if outcomes is None:
         return {}, []
-    first_name, first = next(iter(outs.items()))
-    for r in runs:
-        if r.contrastive and set(outs[r.name]) != set(first):
-            raise ConfigError(f"{r.contrastive}: {len(outs[r.name])} contrastive pairs scored, not the "
-                              f"{len(first)} of {first_name}'s; every run must score the same suite")
+    col = {name: j for j, name in enumerate(outcomes.runs)}
     scores: dict = {}
     comparisons: list[dict] = []
-    for t in sorted({o.type for o in first.values()}):
+    for t in sorted(outcomes.types()):
         name = CONTRASTIVE_PREFIX + t
-        keys = sorted(k for k, o in first.items() if o.type == t)
-        won = {run: [o[k].won for k in keys] for run, o in outs.items()}
-        scores[name] = {run: {"n": len(keys), "accuracy": round(100.0 * sum(w) / len(w), 2)} for run, w in won.items()}
+        rows = [i for i, k in enumerate(outcomes.keys) if k[0] == t]
+        won = {run: [bool(w) for w in outcomes.won[rows, j]] for run, j in col.items()}
+        scores[name] = {run: {"n": len(rows), "accuracy": round(100.0 * sum(w) / len(w), 2)} for run, w in won.items()}
         for seed in dict.fromkeys(r.seed for r in runs):
             group = [r for r in runs if r.seed == seed and r.name in won]
             for r in group[1:]:
