@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "contrastive-score": ("synprep.commands.contrastive_score", "score a contrastive suite with a checkpoint: teacher-forced log-probabilities, accuracy per type and distance"),
     "induce-eval": ("synprep.commands.induce_eval", "decode induced trees from attention scores and score them against gold heads"),
     "gate-stats": ("synprep.commands.gate_stats", "summarize structured attention's gate norms (Eq. 17) by target part of speech"),
+    "table-decide": ("synprep.commands.table_decide", "decide a table again from its scores and per-item outcomes, without training: one model over every run, Holm over the primary family, minimum detectable differences"),
     "report": ("synprep.commands.report", "check that every pair is kept or rejected once and write the HTML report with plots"),
 }
 

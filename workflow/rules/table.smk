@@ -22,10 +22,13 @@
 #
 # make_table scores every run on the test set and on each challenge subset of it,
 # compares each variant with the baseline of the same seed (paired bootstrap, sign
-# test, Holm-Bonferroni), with the transition decoders' tree agreement (agree_trees,
-# on the test set) and the structured-attention runs' induced trees
-# (analysis/induce.json, when analysis.induce is on), and writes
-# results/table/table.json and table.md (synprep.stages.table.build_table). Without
+# test: the detail), decides over every run (one model a test set and metric,
+# Holm-Bonferroni over table.primary: docs/decision.md), with the transition
+# decoders' tree agreement (agree_trees, on the test set) and the
+# structured-attention runs' induced trees (analysis/induce.json, when
+# analysis.induce is on), and writes results/table/table.json, table.md and
+# outcomes.tsv.gz, every run's per-item contrastive outcomes (synprep table-decide
+# re-decides from them; synprep.stages.table.build_table). Without
 # table.enabled there is no rule `table` (snakemake: "No rule to produce table").
 #
 # Contrastive pairs (table.contrastive.enabled; docs/analysis.md, "Contrastive pairs"):
@@ -400,6 +403,7 @@ if TABLE_RUNS:
         output:
             json=out_path("table/table.json"),
             md=out_path("table/table.md"),
+            outcomes=out_path("table/outcomes.tsv.gz"),
         params:
             runs=[(run["name"], run["config"]["model"]["variant"], run["config"]["train"]["seed"]) for run in TABLE_RUNS],
             benchmarks=[out_path(f"benchmarks/train_model/{run['name']}.tsv") for run in TABLE_RUNS],
