@@ -48,6 +48,7 @@ GUIDES = {
     "evaluate": "training.md#evaluation",
     "compare": "training.md#comparing-systems-synprep-compare",
     "contrastive-score": "analysis.md#scoring-synprep-contrastive-score",
+    "table-decide": "decision.md",
     "induce-eval": "analysis.md#synprep-induce-eval",
     "gate-stats": "analysis.md#synprep-gate-stats-where-the-decoder-uses-source-syntax",
     "report": "workflow.md#the-report",

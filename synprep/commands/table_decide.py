@@ -12,10 +12,13 @@ from __future__ import annotations
 import argparse
 
 from ..stages.table import redecide, write_table
-from ..util.outputs import OutputDir, check_outputs
+from ..util.outputs import OutputDir
 
 #: the kind of folder this command writes (synprep.util.outputs' marker)
 KIND = "table-decide"
+#: its paths (argparse dests), checked against each other by synprep.cli before any work
+INPUTS = ("table", "outcomes", "config")
+OUTPUTS = ("out",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,8 +36,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    inputs = {"TABLE": args.table, "--outcomes": args.outcomes, "--config": args.config}
-    check_outputs({"-o": args.out}, {k: v for k, v in inputs.items() if v})
     out = OutputDir(args.out, KIND, "-o")  # a folder with files synprep did not write: refused before any work
     table = redecide(args.table, args.outcomes, args.config)
     json_path, md_path = out.file("table.json"), out.file("table.md")
