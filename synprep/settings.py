@@ -380,3 +380,61 @@ def _config_types(tp: Any) -> list[type]:
     if typing.get_origin(tp) in (Union, types.UnionType):
         return [c for a in typing.get_args(tp) for c in _config_types(a)]
     return []
+
+
+# --------------------------------------------------------------------------- the declarations, read
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """Each setting's description, as its declaration gives it: the comment lines right
+    above the field in its class's body (the house style: ``# reject longer sentences``
+    over ``max_words: int = setting(300, ge=0)``), else the comment at the end of its
+    line, else the ``help`` of its metadata (which wins over both); base classes'
+    fields too. Sphinx markup is dropped (``:class:`X``` reads ``X``, ````x```` ``x``).
+    The command line's help (:mod:`synprep.flags`), the workflow's schema and
+    config/README.md (:mod:`synprep.stages.schema`) read them from here."""
+    return dict(_field_docs(cls))
+
+
+def _field_docs(cls: type) -> tuple:
+    return _DOCS.setdefault(cls, tuple(_read_docs(cls).items()))
+
+
+_DOCS: dict = {}
+
+
+def _read_docs(cls: type) -> dict[str, str]:
+    import ast
+    import inspect
+    import textwrap
+
+    out: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if klass is Config or not (isinstance(klass, type) and issubclass(klass, Config)):
+            continue
+        try:
+            lines = textwrap.dedent(inspect.getsource(klass)).splitlines()
+        except (OSError, TypeError):
+            continue
+        body = ast.parse("\n".join(lines)).body[0]
+        for node in getattr(body, "body", []):
+            if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+                continue
+            above, k = [], node.lineno - 2
+            while k >= 0 and lines[k].strip().startswith("#"):
+                above.insert(0, lines[k].strip().lstrip("#").strip())
+                k -= 1
+            end = lines[node.end_lineno - 1]
+            trailing = end.split("  # ", 1)[1].strip() if "  # " in end else ""
+            out[node.target.id] = _plain_text(" ".join(above) or trailing)
+    for f in dataclasses.fields(cls):
+        if f.metadata.get("help"):
+            out[f.name] = f.metadata["help"]
+    return out
+
+
+def _plain_text(text: str) -> str:
+    import re
+
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
+    return text.replace("``", "")
