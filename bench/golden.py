@@ -15,7 +15,8 @@ one copy of this script records any commit):
   (``synprep.stages.settings.workflow_settings``) and every training run's resolved
   ``RunConfig`` (as workflow/rules/train.smk resolves them);
 * ``demo``: the demo workflow (config/config.yaml, its corpus, 4 shards) run to the
-  dataset -- shards, manifests, the training and held-out datasets -- with
+  dataset -- shards, manifests, the training and held-out datasets, the challenge
+  sets -- with
   ``snakemake --cores 2``: the SHA-256 of every file it writes under results/ but the
   logs and the benchmarks (the intermediate stages' too: prepare, filter, align,
   parse, bpe, oracle, shards);
@@ -193,7 +194,7 @@ def record_demo(repo: Path, out: Path) -> dict:
     work.mkdir(parents=True)
     config = _demo_config(repo, work)
     targets = ["results/shards/manifest.json", "results/shards/train/manifest.json",
-               "results/shards/heldout/manifest.json"]
+               "results/shards/heldout/manifest.json", "results/analysis/challenge/summary.json"]
     cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(repo / "Snakefile"), "--cores", "2",
            *targets, "--configfile", str(config), "--replace-workflow-config", "--directory", str(work)]
     done = subprocess.run(cmd, env=_env(repo), cwd=work, text=True, capture_output=True)

@@ -10,8 +10,9 @@ its model class. Looking up an unknown name is an error that lists the known nam
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 from .errors import ConfigError
 
@@ -83,3 +84,16 @@ def get(kind: str, name: str):
 
 def names(kind: str) -> list[str]:
     return sorted(_table(kind))
+
+
+@contextlib.contextmanager
+def registered(kind: str, name: str, obj: T) -> Iterator[T]:
+    """``obj`` registered as ``name`` for the block only, then removed (a toy unit of a
+    test or a how-to guide: tests/test_extension_howtos.py). A name already taken is an
+    error, as for the decorators."""
+    _table(kind)  # the real units first, so that a clash is seen
+    _register(kind, name)(obj)
+    try:
+        yield obj
+    finally:
+        _REGISTRIES[kind].pop(name, None)

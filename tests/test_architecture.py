@@ -187,9 +187,9 @@ def test_the_shards_face_defines_nothing_and_re_exports_the_four_modules():
     is the same, and nothing is defined (or patched) in the face itself."""
     import inspect
 
-    from synprep.dataset import manifest, reader, schema, shards, writer
+    from synprep.dataset import manifest, reader, schema, shard_config, shards, writer
 
-    homes = {m.__name__: m for m in (schema, manifest, writer, reader)}
+    homes = {m.__name__: m for m in (schema, manifest, writer, reader, shard_config)}
     for name in shards.__all__:
         obj = getattr(shards, name)
         owners = [m for m in homes.values() if name in vars(m) and vars(m)[name] is obj]

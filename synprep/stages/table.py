@@ -85,7 +85,7 @@ from ..dataset.heldout import select_pairs
 from ..errors import ConfigError, InputError
 from ..parsers.evaluate import evaluate as evaluate_parse
 from ..models import baseline
-from ..settings import Config, merge_dicts, setting
+from ..settings import Config, declared_in, merge_dicts, setting
 from ..syntax.conllu import format_conllu, read_conllu
 from ..train.config import DecodeConfig
 from ..translate.evaluate import metric_objects, signature
@@ -103,11 +103,11 @@ class EvalSet(Config):
     """An evaluation set of the table (``table.test``, ``table.larger``): raw pair files."""
 
     # the prefix of its pair ids (<name>:<line>); null: the source file's name up to its first dot
-    name: Optional[str] = None
+    name: Optional[str] = setting(None, pattern="^[A-Za-z0-9._-]+$")
     # the source side's raw text, one sentence a line (.gz allowed); required
-    src: str = setting("", path=True)
+    src: str = setting("", path=True, required=True)
     # the target side's raw text (the references, as they are); required
-    tgt: str = setting("", path=True)
+    tgt: str = setting("", path=True, required=True)
 
 
 @dataclass(frozen=True)
@@ -115,8 +115,8 @@ class TableDecode(Config):
     """The one decoding setting of every row's final evaluation; its defaults are a
     run's (:class:`synprep.train.config.DecodeConfig`)."""
 
-    beam: int = setting(DecodeConfig.beam, ge=1)
-    length_penalty: float = setting(DecodeConfig.length_penalty, ge=0)
+    beam: int = declared_in(DecodeConfig, "beam")
+    length_penalty: float = declared_in(DecodeConfig, "length_penalty")
 
 
 @dataclass(frozen=True)
@@ -137,13 +137,13 @@ class TableSettings(Config):
     enabled: bool = False
     # the variants of the rows; null: every registered variant (a variant added later
     # joins without an edit); the baseline is always among them
-    variants: Optional[list[str]] = setting(None, min_items=1)
+    variants: Optional[list[str]] = setting(None, min_items=1, unique=True)
     # the variant every other is compared with, seed by seed; null: the declared
     # baseline (synprep.models.baseline(): vanilla)
     baseline: Optional[str] = None
     # the seeds every variant is trained with: 3 make the t interval over the seeds
     # usable (t quantile 4.30; 2 seeds: 12.71)
-    seeds: list[int] = setting(default_factory=lambda: [1, 2, 3], ge=0, le=2**32 - 1, min_items=1)
+    seeds: list[int] = setting(default_factory=lambda: [1, 2, 3], ge=0, le=2**32 - 1, min_items=1, unique=True)
     # the run config every row shares (docs/models.md); the table sets model.variant and
     # train.seed per row, decode is table.decode
     config: dict = field(default_factory=dict)
