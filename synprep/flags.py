@@ -121,7 +121,7 @@ def _reader(cls: type, name: str, where: str):
         try:
             return read_text_fields(cls, {name: text}, where)[name]
         except ConfigError as e:
-            raise argparse.ArgumentTypeError(str(e).split(": ", 1)[-1]) from None
+            raise argparse.ArgumentTypeError(f"{str(e).split(': ', 1)[-1]}, not {text!r}") from None
 
     read.__name__ = "value"
     return read
