@@ -29,9 +29,12 @@ one copy of this script records any commit):
     python bench/golden.py compare /tmp/golden/before /tmp/golden/after
 
 ``compare`` prints one line a difference and exits 1 when there is one: an option gone or
-changed (its spellings, nargs, choices, default), a resolved config that differs, a file of
-the demo run or a weight that differs. New options and changed help texts are printed as
-notes, not differences (a flag derived from its setting's comment reads differently).
+changed (its spellings, nargs, the set of its choices, whether it is required or
+positional), a resolved config that differs, a file of the demo run or a weight that
+differs. New options, changed help texts and changed argparse defaults are printed as
+notes, not differences: a flag derived from its setting reads its help from the
+setting's comment, and leaves its default to the setting's declaration (argparse's
+value for a flag not given is then "unset"; the help states the declared default).
 ``--parts help,config`` records only those parts (the demo run takes ~5 minutes on 2 cores,
 run it under ``nice``).
 """
@@ -270,7 +273,13 @@ def compare_help(a: dict, b: dict) -> tuple[list[str], list[str]]:
                 continue
             n = after[match]
             for k in OPTION_KEYS:
-                if k == "spellings":
+                if k == "default" and o[k] != n[k]:  # the namespace's value when the flag is not given: a flag
+                    # derived from a setting leaves it to the setting's declared default (the help says which)
+                    notes.append(f"help: synprep {cmd} {key}: argparse default {o[k]} -> {n[k]}")
+                elif k == "choices" and o[k] is not None and n[k] is not None and sorted(o[k]) == sorted(n[k]):
+                    if o[k] != n[k]:
+                        notes.append(f"help: synprep {cmd} {key}: choices in another order")
+                elif k == "spellings":
                     lost = sorted(set(o[k]) - set(n[k]))
                     if lost:
                         diffs.append(f"help: synprep {cmd} {key}: spelling(s) {lost} gone")

@@ -16,7 +16,8 @@ lists the sections). This module turns those declarations into:
   mapping another declaration checks: a filter entry, a training run), ``registry`` (the
   names of a kind of unit: ``parse.backend``), ``required`` (a key an object must give);
 * config/README.md's tables, one a section (key, default, meaning), between the markers
-  ``<!-- keys: SECTION -->`` and ``<!-- /keys -->``.
+  ``<!-- keys: SECTION -->`` and ``<!-- /keys -->``; a parser backend's own section's
+  (``parse.udpipe``) in docs/parsers.md, beside the backend.
 
 A class may add properties that are not its fields (``schema_sections()``: the parser
 backends' own sections under ``parse``). Both files are committed;
@@ -41,12 +42,15 @@ from .. import registry
 from ..settings import FINITE, Config, field_docs
 from .settings import WorkflowConfig
 
-__all__ = ["class_schema", "workflow_schema", "schema_text", "readme_tables", "update_readme", "SCHEMA", "README"]
+__all__ = ["class_schema", "workflow_schema", "schema_text", "readme_tables", "update_readme", "generated", "SCHEMA",
+           "README", "DOCS"]
 
 REPO = Path(__file__).resolve().parents[2]
 #: the generated files
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 README = REPO / "config" / "README.md"
+#: the pages with key tables (module doc)
+DOCS = (README, REPO / "docs" / "parsers.md")
 
 HEADER = """\
 # GENERATED from the settings' declarations (synprep.stages.settings.WorkflowConfig and the
@@ -220,39 +224,60 @@ HEAD = ["| key | default | meaning |", "| --- | --- | --- |"]
 def readme_tables() -> dict[str, str]:
     """A markdown table a section (and ``outdir``): key, default, meaning; a
     sub-section's keys as ``sub.key`` rows, but a section of sub-sections only
-    (``analysis``) gets a table a sub-section (``analysis.challenge``)."""
+    (``analysis``) gets a table a sub-section (``analysis.challenge``), and so do the
+    parser backends' own sections (``parse.udpipe``: docs/parsers.md, beside the
+    backend, so that a new backend's table is in the page its author writes)."""
     out = {}
     for name, s in workflow_schema()["properties"].items():
         if not _nested(s):
             out[name] = "\n".join(HEAD + _rows({"properties": {name: s}}))
-        elif all(_nested(v) for v in s["properties"].values()):
-            out.update({f"{name}.{k}": "\n".join(HEAD + _rows(v)) for k, v in s["properties"].items()})
-        else:
-            out[name] = "\n".join(HEAD + _rows(s))
+            continue
+        apart = {k: v for k, v in s["properties"].items() if _nested(v)
+                 and (name == "parse" or all(_nested(x) for x in s["properties"].values()))}
+        rest = {k: v for k, v in s["properties"].items() if k not in apart}
+        if rest:
+            out[name] = "\n".join(HEAD + _rows({"properties": rest}))
+        out.update({f"{name}.{k}": "\n".join(HEAD + _rows(v)) for k, v in apart.items()})
     return out
 
 
-_MARKED = re.compile(r"(<!-- keys: (?P<name>[\w.]+) -->\n).*?(\n<!-- /keys -->)", re.S)
+_MARKED = re.compile(r"(<!-- keys: (?P<name>[\w.]+) -->\n)(?:.*?\n)??(<!-- /keys -->)", re.S)
 
 
-def update_readme(text: str) -> str:
-    """``text`` (config/README.md) with each marked table (module doc) as generated; a
-    ValueError naming a marker of no section, or a section without its marker."""
-    tables = readme_tables()
+def update_tables(text: str, tables: dict[str, str], path: Path) -> tuple[str, set[str]]:
+    """``text`` with each marked table (module doc) as generated, and the names of the
+    tables it holds; a ValueError naming a marker of no section."""
     seen = set()
 
     def table(m: re.Match) -> str:
         name = m.group("name")
         if name not in tables:
-            raise ValueError(f"config/README.md: <!-- keys: {name} --> names no section; known: {', '.join(tables)}")
+            raise ValueError(f"{_shown_path(path)}: <!-- keys: {name} --> names no section; known: {', '.join(tables)}")
         seen.add(name)
-        return m.group(1) + tables[name] + m.group(3)
+        return m.group(1) + tables[name] + "\n" + m.group(3)
 
-    out = _MARKED.sub(table, text)
+    return _MARKED.sub(table, text), seen
+
+
+def update_readme(text: str) -> str:
+    """config/README.md's ``text`` with its tables as generated (:func:`update_tables`)."""
+    return update_tables(text, readme_tables(), README)[0]
+
+
+def generated() -> dict[Path, str]:
+    """Every generated file's text: the schema, and the key tables of config/README.md
+    and docs/parsers.md (each section's table in one of them; a ValueError naming the
+    sections that have none)."""
+    tables = readme_tables()
+    out = {SCHEMA: schema_text()}
+    seen: set[str] = set()
+    for path in DOCS:
+        out[path], found = update_tables(path.read_text(encoding="utf-8"), tables, path)
+        seen |= found
     missing = [name for name in tables if name not in seen]
     if missing:
-        raise ValueError(f"config/README.md has no table of {', '.join(missing)}: add <!-- keys: NAME --> and "
-                         "<!-- /keys --> where it belongs")
+        raise ValueError(f"no table of {', '.join(missing)} in {' or '.join(map(_shown_path, DOCS))}: add "
+                         "<!-- keys: NAME --> and <!-- /keys --> where it belongs (a parser backend's: docs/parsers.md)")
     return out
 
 
@@ -264,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m synprep.stages.schema", description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="only check: exit 1 when a file differs from the declarations")
     args = ap.parse_args(argv)
-    wanted = {SCHEMA: schema_text(), README: update_readme(README.read_text(encoding="utf-8"))}
+    wanted = generated()
     stale = [p for p, text in wanted.items() if p.read_text(encoding="utf-8") != text]
     if args.check:
         for p in stale:
