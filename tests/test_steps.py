@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import re
@@ -183,13 +185,18 @@ def test_a_backends_options_reach_it_through_O_and_its_flags(tmp_path, capsys):
 # --------------------------------------------------------------------------- declared once
 
 
+@functools.lru_cache(maxsize=1)
 def _config_classes() -> dict[str, type]:
+    """Every Config class of the package (the torch modules hold none: not imported)."""
     import synprep
     from synprep.settings import Config
 
     out = {}
     for m in pkgutil.walk_packages(synprep.__path__, "synprep."):
         if m.name.startswith("synprep.commands") or "_fast" in m.name:
+            continue
+        spec = importlib.util.find_spec(m.name)
+        if spec.origin and re.search(r"^(import|from) torch\b", Path(spec.origin).read_text(), re.M):
             continue
         mod = importlib.import_module(m.name)
         for obj in vars(mod).values():
