@@ -24,7 +24,10 @@ one copy of this script records any commit):
   baseline and of the first variant that generates transitions (vanilla and parent
   today) on the demo's training dataset: the SHA-256 of every weight of each checkpoint.
 
-    python bench/golden.py record /tmp/golden/before --repo /tmp/golden/base   # the commit before
+    mkdir -p /tmp/golden/base && git archive BASE | tar -x -C /tmp/golden/base   # the commit before,
+    cp synprep/*.so /tmp/golden/base/synprep/                                     # its compiled paths,
+    ln -s "$PWD/../shared" /tmp/golden/shared                                     # the data its configs name
+    python bench/golden.py record /tmp/golden/before --repo /tmp/golden/base
     python bench/golden.py record /tmp/golden/after                            # this checkout
     python bench/golden.py compare /tmp/golden/before /tmp/golden/after
 

@@ -48,24 +48,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
 
 
-def options_from(args: argparse.Namespace) -> tuple[str, dict]:
-    """(backend, parser options) from the flags; unset flags keep the backend's
-    defaults. A flag the backend does not use (:meth:`Parser.takes`) is a ConfigError
-    naming the backends that do; the options are read by the backend's ``Options``."""
+def given_options(args: argparse.Namespace) -> tuple[str, dict]:
+    """(backend, the parser options the flags and ``-O`` give, as given). A flag the
+    backend does not use is a ConfigError naming the backends that do."""
     backend = getattr(args, "backend", None) or ParseSettings.backend
-    cls = parser_backend(backend)
-    given = {**given_settings(ParseSettings, args, only=COMMON), **unit_options(args, _backends(), backend)}
-    return backend, cls.Options.from_text(given, f"parser {backend!r}").to_dict()
+    return backend, {**given_settings(ParseSettings, args, only=COMMON), **unit_options(args, _backends(), backend)}
+
+
+def options_from(args: argparse.Namespace) -> tuple[str, dict]:
+    """(backend, parser options) from the flags, read by the backend's ``Options``;
+    unset flags keep the backend's defaults."""
+    backend, given = given_options(args)
+    return backend, parser_backend(backend).Options.from_text(given, f"parser {backend!r}").to_dict()
 
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
-    backend, opts = options_from(args)
+    _, given = given_options(args)
     check_output_file(args.output, "-o", inputs=(args.input,))
-    check_outputs({"-o": args.output, "--rejects": args.rejects}, {"INPUT": args.input, "--model": opts.get("model")})
+    check_outputs({"-o": args.output, "--rejects": args.rejects}, {"INPUT": args.input, "--model": given.get("model")})
     if args.rejects:
         check_output_file(args.rejects, "--rejects", inputs=(args.input, args.output))
+    backend, opts = options_from(args)
     settings = step.ParseStep.from_dict({**given_settings(step.ParseStep, args, only=["format", "id_prefix"]),
                                          "backend": backend, "sides": {"text": opts}}, "synprep parse")
     counts = step.run(settings, {"text": args.input}, {"text": args.output, "rejects": args.rejects},

@@ -40,6 +40,7 @@ from typing import Any, Literal, Union
 
 from .. import registry
 from ..settings import FINITE, Config, field_docs
+from ..util.outputs import write_text
 from .settings import WorkflowConfig
 
 __all__ = ["class_schema", "workflow_schema", "schema_text", "readme_tables", "update_readme", "generated", "SCHEMA",
@@ -297,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
         return 1 if stale else 0
     for p in stale:
-        p.write_text(wanted[p], encoding="utf-8")
+        write_text(p, wanted[p])
         print(f"wrote {_shown_path(p)}", file=sys.stderr)
     return 0
 
