@@ -13,7 +13,7 @@ import time
 from snakemake.utils import min_version
 
 # Only light modules at the top level (no torch, stanza, polars): every SLURM job
-# reads this file twice before it runs anything (docs/workflow.md, "Scale out").
+# reads this file twice before it runs anything (docs/slurm.md, "The profiles").
 from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
 from synprep.stages.prepare import check_shard_counts
 from synprep.stages.config_paths import resolve_config_paths
@@ -59,7 +59,7 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 # defaults; a section its class refuses stops here, in one line naming the key.
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     SETTINGS = workflow_settings(config)
-    check_shard_counts(config["shards"]["count"], SETTINGS.train)  # what the schema cannot say: heldout_shards < count
+    check_shard_counts(config["shards"]["count"], SETTINGS.train, SETTINGS.table)  # what the schema cannot say: heldout_shards < count
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.

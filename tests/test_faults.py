@@ -403,9 +403,10 @@ def test_6_a_directory_that_is_not_a_dataset_is_never_replaced(tmp_path, capsys)
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
 def test_6_replace_dir_swaps_whole_directories_or_leaves_them(tmp_path, monkeypatch, exchange):
     from synprep.util import outputs
+    from synprep.util.outputs import folders
 
     if not exchange:  # a file system or kernel without renameat2(RENAME_EXCHANGE)
-        monkeypatch.setattr(outputs, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(folders, "_exchange", lambda a, b: False)
     d = tmp_path / "out"
     for version in ("one", "two"):
         with outputs.replace_dir(d, "test") as tmp:
@@ -1240,7 +1241,7 @@ def test_20_4_the_workflow_subset_datasets_name_files_inside_themselves(pud_data
 
 def _exited_owner() -> dict:
     """The owner record a process that has exited wrote (synprep.util.outputs)."""
-    code = "import json; from synprep.util import outputs; print(json.dumps(outputs._owner()))"
+    code = "import json; from synprep.util.outputs import markers; print(json.dumps(markers.owner()))"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(r.stdout)
 

@@ -104,11 +104,12 @@ NOT_SETTINGS = {
     "shard": {"files", "--output", "--spm", "--vocab-from", "--src-spm", "--tgt-spm", "--src-tokenizer",
               "--tgt-tokenizer", "--no-progress", "--quiet",
               "--src-lang", "--tgt-lang"},  # the languages the manifest records, from the file names by default
+    "table-decide": {"table", "--outcomes", "--config", "--out"},  # files only: the settings are --config's table section
 }
 
 #: the commands that are not yet a step of the data flow (issue 53's remaining work: their
-#: settings are declared, e.g. the trainer's RunConfig, but their flags are written by hand;
-#: translate/evaluate/compare/contrastive-score/train are reworked on branch issue-52)
+#: settings are declared, e.g. the trainer's RunConfig, but their flags are written by hand,
+#: each with its setting's bounds where it sets one: synprep.commands.bounds.of)
 NOT_YET = {"eval-parse", "oracle", "contrastive", "inspect", "export", "train", "translate", "evaluate", "compare",
            "contrastive-score", "induce-eval", "gate-stats", "report"}
 
@@ -208,6 +209,7 @@ def _config_classes() -> dict[str, type]:
 #: settings of the same name and default in several classes that are different
 #: settings (homonyms), each with why
 HOMONYMS = {
+    "contrastive": "the table's contrastive suite (a section) and the primary family's contrastive types a variant",
     "decode": "a run's decoding (RunConfig) and the table's one decoding setting of every row (a section of its own)",
     "device": "stanza's device list of a parser (StanzaOptions), the workflow's device pattern of a parse job "
               "(StanzaWorkflow: one device, what the job asks for), the trainer's device",
@@ -220,6 +222,8 @@ HOMONYMS = {
     "parser": "UDPipe's parser options, the parser a paper recipe used",
     "seed": "the subword sample's seed, eflomal's, the trainer's",
     "train": "a run's training settings (RunConfig) and the workflow's train section",
+    "variants": "the table's rows (null: every registered variant) and the primary family's (null: every row but the "
+                "baseline)",
     "workers": "each backend's worker processes: udpipe's on the CPU, stanza's one a device",
 }
 

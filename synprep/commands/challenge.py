@@ -15,7 +15,13 @@ from ..analysis.challenge import CHALLENGE_KIND
 from ..flags import add_settings, settings_from_args
 from ..stages import challenge
 from ..stages.challenge import ChallengeStep
-from ..util.outputs import check_outputs, check_replaceable
+from ..util.outputs import check_replaceable
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("src", "tgt", "conllu")
+OUTPUTS = ("out_dir",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,7 +38,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.out_dir:
-        check_outputs({"--out-dir": args.out_dir}, {"--src": args.src, "--tgt": args.tgt, "--conllu": args.conllu})
         check_replaceable(args.out_dir, CHALLENGE_KIND, "--out-dir")
     settings = settings_from_args(ChallengeStep, args, where="synprep challenge")
     result = challenge.run(settings, {"src": args.src, "tgt": args.tgt, "conllu": args.conllu},

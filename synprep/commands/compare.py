@@ -28,6 +28,12 @@ from ..translate.significance import (
 from .bounds import count
 
 
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("ref", "hyps")
+OUTPUTS = ()
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ref", metavar="REF", help="references, one a line (.gz ok); required with --sign-unit sentence")
     p.add_argument("hyps", nargs="+", metavar="FILE",

@@ -20,6 +20,12 @@ from ..errors import ConfigError
 from ..util.outputs import check_replaceable
 
 
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("src", "tgt", "train", "model")
+OUTPUTS = ("out_dir",)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--src", action="append", required=True, metavar="CONLLU",
                    help="parsed source side of a test set (repeat for several sets, each with its --tgt)")

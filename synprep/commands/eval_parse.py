@@ -12,6 +12,12 @@ import sys
 from ..parsers.evaluate import evaluate, format_report
 
 
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("pred", "gold")
+OUTPUTS = ()
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("pred", help="parsed CoNLL-U (e.g. from synprep parse)")
     p.add_argument("gold", help="gold CoNLL-U with the same sentences in the same order")

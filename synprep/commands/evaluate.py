@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from ..dataset.data import ShardDataset
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..dataset.vocab import TargetVocab, target_language
 from ..translate.decode import check_search
 from ..translate.evaluate import (
@@ -29,8 +30,14 @@ from ..translate.evaluate import (
 )
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
-from ..util.outputs import OutputDir, check_outputs
+from ..util.outputs import OutputDir
 from .translate import add_decoding_arguments, decoding_defaults, load_for_decoding
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("checkpoint", "data", "ref", "hyps")
+OUTPUTS = ("out",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,10 +59,13 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.checkpoint) == bool(args.hyps):
         raise ConfigError("give either --checkpoint (translate and score) or --hyps (score a file)")
 
-    check_outputs({"--out": args.out}, {"--checkpoint": args.checkpoint, "--data": args.data, "--ref": args.ref,
-                                        "--hyps": args.hyps})
     out = OutputDir(args.out, EVAL_KIND, "--out")  # a folder with files synprep did not write: refused before any work
     ds = ShardDataset(args.data, verify=not args.no_verify)
+    if not len(ds):  # nothing to translate or score: said here, not by sacreBLEU's IndexError
+        c = ds.manifest.get("counts", {})
+        raise InputError(os.path.join(args.data, "manifest.json"), None, f"the test set has no sentence pairs (input "
+                         f"{c.get('input', '?')}, kept {c.get('kept', '?')}: every pair was rejected?); nothing to "
+                         "evaluate", "empty")
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
     if args.hyps:
         lang = target_language(ds.manifest, args.lang)[0]
@@ -108,6 +118,6 @@ def format_table(scores: dict) -> str:
 
 
 #: why tokenized BLEU can be 0.00 where BLEU is not (a small bucket): each follows its
-#: paper's computation, so the two are smoothed differently on purpose (docs/models.md)
+#: paper's computation, so the two are smoothed differently on purpose (docs/training.md)
 TOK_BLEU_NOTE = ("BLEU: sacreBLEU's, exponential smoothing (001 fn. 8: s.exp); tokBLEU: multi-bleu.perl's, "
                  "unsmoothed (004 §5.3): 0.00 where some n-gram order has no match, as in a bucket of a few sentences")

@@ -11,7 +11,6 @@ import textwrap
 from .. import registry
 from ..dataset.exporters import option_summary, output_dir, parse_options
 from ..errors import ConfigError
-from ..util.outputs import check_outputs
 
 
 def _epilog() -> str:
@@ -29,6 +28,12 @@ def _epilog() -> str:
 example:
   synprep export transitions shards/train out/ -O arc_format=nematus -O src_lang=en -O tgt_lang=de
 """
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("dataset",)
+OUTPUTS = ("out",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,7 +54,6 @@ def run(args: argparse.Namespace) -> int:
     if not (args.name and args.dataset and args.out):
         raise ConfigError("usage: synprep export NAME DATASET OUT [-O key=value ...] (or --list)")
 
-    check_outputs({"OUT": args.out}, {"DATASET": args.dataset})
     cls = registry.get("exporter", args.name)
     exporter = cls(**parse_options(args.option))  # the options that name files: plain names
     out = output_dir(args.out, args.name)  # a folder with files synprep did not write: refused before any work

@@ -28,6 +28,12 @@ from ..stages.filter import FilterStep
 from ..util.outputs import check_outputs, check_replaceable
 
 
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("src", "tgt", "config", "test_files")
+OUTPUTS = ("out",)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("src", nargs="?", help="source-side text file, one sentence a line (.gz allowed)")
     p.add_argument("tgt", nargs="?", help="target-side text file, line-aligned with SRC (.gz allowed)")

@@ -16,7 +16,12 @@ import sys
 from ..analysis.gates import summarize, write_tokens
 from ..errors import ConfigError
 from ..stages.analysis import write_json
-from ..util.outputs import check_outputs
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("gates", "conllu")
+OUTPUTS = ("tokens", "json")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,7 +36,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.conllu and not args.tokens:
         raise ConfigError("give --conllu (to summarize by UPOS) or --tokens (to write the words for parsing)")
-    check_outputs({"--tokens": args.tokens, "--json": args.json}, {"--gates": args.gates, "--conllu": args.conllu})
     if args.tokens:
         n = write_tokens(args.gates, args.tokens)
         print(f"synprep gate-stats: wrote the words of {n} sentences to {args.tokens}", file=sys.stderr)

@@ -18,7 +18,13 @@ import sys
 from ..analysis.induce import Gold, evaluate, load_scores, score_file_meta
 from ..errors import ConfigError, InputError
 from ..syntax.conllu import format_conllu, read_conllu
-from ..util.outputs import atomic_file, check_outputs
+from ..util.outputs import atomic_file
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("gold", "scores", "word_ids")
+OUTPUTS = ("trees",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--trees needs --scores (there is nothing induced to write)")
     if args.word_ids and not args.scores:
         raise ConfigError("--word-ids needs --scores")
-    check_outputs({"--trees": args.trees}, {"--gold": args.gold, "--scores": args.scores, "--word-ids": args.word_ids})
     sentences = [] if args.trees else None
 
     def gold():

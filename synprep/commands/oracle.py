@@ -41,6 +41,12 @@ example:
 """
 
 
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("files", "spm")
+OUTPUTS = ()
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG

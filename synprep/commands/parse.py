@@ -25,7 +25,7 @@ from .. import registry
 from ..flags import add_option_pairs, add_settings, add_unit_options, given_settings, unit_options
 from ..parsers import ParseSettings, backend as parser_backend
 from ..stages import parse as step
-from ..util.outputs import check_output_file, check_outputs
+from ..util.outputs import check_output_file
 
 #: what every backend takes (the workflow's ``parse`` keys of the same name)
 COMMON = ("max_words", "pretokenized")
@@ -33,6 +33,20 @@ COMMON = ("max_words", "pretokenized")
 
 def _backends() -> dict[str, type]:
     return {name: parser_backend(name).Options for name in registry.names("parser")}
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs);
+#: the backend's --model, a flag of its options (add_unit_options), or -O model=PATH (input_paths)
+INPUTS = ("input", "unit_model")
+OUTPUTS = ("output", "rejects")
+
+
+def input_paths(args: argparse.Namespace) -> dict:
+    """The model given as ``-O model=PATH`` (not read by its backend yet: an overlap is
+    named before an option the backend refuses)."""
+    pairs = [o.partition("=") for o in getattr(args, "options", None) or []]
+    return {"-O model": [v for k, eq, v in pairs if eq and k.strip().replace("-", "_") == "model"]}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -65,9 +79,7 @@ def options_from(args: argparse.Namespace) -> tuple[str, dict]:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
-    _, given = given_options(args)
     check_output_file(args.output, "-o", inputs=(args.input,))
-    check_outputs({"-o": args.output, "--rejects": args.rejects}, {"INPUT": args.input, "--model": given.get("model")})
     if args.rejects:
         check_output_file(args.rejects, "--rejects", inputs=(args.input, args.output))
     backend, opts = options_from(args)

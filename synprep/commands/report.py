@@ -18,7 +18,7 @@ from .. import report as rep
 from ..dataset import accounting as acc
 from ..dataset.shards import read_arrow, table_ids
 from ..errors import ConfigError, InputError
-from ..util.outputs import check_output_file, check_outputs, write_json
+from ..util.outputs import check_output_file, write_json
 from .bounds import count
 
 EPILOG = """\
@@ -30,6 +30,20 @@ examples:
       --conllu src=results/parse/000.src.conllu --conllu tgt=results/parse/000.tgt.conllu -o stats/000.json
   synprep report html --accounting acc/*.json --stats stats/*.json --config config/config.yaml -o report.html
 """
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("split", "input", "rejects", "kept", "pairs", "arrow", "accounting", "stats", "manifest", "challenge",
+          "induce", "gates", "config")
+OUTPUTS = ("output", "plots_dir", "summary")
+
+
+def input_paths(args: argparse.Namespace) -> dict:
+    """The inputs of the options whose values hold more than a path (``--conllu
+    SIDE=FILE``, ``--run NAME METRICS SCORES``)."""
+    return {"--conllu": [c.partition("=")[2] for c in getattr(args, "conllu", None) or []],
+            "--run": [x for run in getattr(args, "run", None) or [] for x in run[1:]]}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -106,14 +120,7 @@ def _load_json(path: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output_file(args.output, "-o")
-    outputs = {"-o": args.output, "--plots-dir": getattr(args, "plots_dir", None), "--summary": getattr(args, "summary", None)}
-    inputs = {f"--{k.replace('_', '-')}": v for k, v in vars(args).items()
-              if k in ("split", "input", "rejects", "kept", "pairs", "arrow", "accounting", "stats", "manifest",
-                       "challenge", "induce", "gates", "config")}
-    inputs["--conllu"] = [c.partition("=")[2] for c in getattr(args, "conllu", None) or []]
-    inputs["--run"] = [x for run in getattr(args, "run", None) or [] for x in run[1:]]
-    check_outputs(outputs, inputs)
+    check_output_file(args.output, "-o")  # (its outputs against its inputs: synprep.cli, by INPUTS and OUTPUTS)
 
     if args.step == "accounting":
         split = _load_json(args.split)

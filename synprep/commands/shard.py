@@ -16,7 +16,7 @@ from ..dataset.shards import DATASET_KIND
 from ..errors import ConfigError
 from ..flags import add_settings, settings_from_args
 from ..stages import shard
-from ..util.outputs import check_outputs, check_replaceable
+from ..util.outputs import check_replaceable
 
 EPILOG = """\
 inputs: two CoNLL-U files are a parallel corpus (source, target; sentence n of
@@ -46,6 +46,12 @@ example:
   synprep shard en_pud.conllu de_pud.conllu -o shards/pud --vocab-size 8000
   synprep shard dev.en.conllu dev.de.conllu -o shards/dev --vocab-from shards/train
 """
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("files", "spm", "src_spm", "tgt_spm", "vocab_from", "src_tokenizer", "tgt_tokenizer")
+OUTPUTS = ("output",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -94,9 +100,6 @@ def run(args: argparse.Namespace) -> int:
     if len(args.files) > 2:
         raise ConfigError(f"give one or two CoNLL-U files, not {len(args.files)}")
 
-    check_outputs({"-o": args.output}, {"CONLLU": args.files, "--spm": args.spm, "--src-spm": args.src_spm,
-                                        "--tgt-spm": args.tgt_spm, "--vocab-from": args.vocab_from,
-                                        "--src-tokenizer": args.src_tokenizer, "--tgt-tokenizer": args.tgt_tokenizer})
     check_replaceable(args.output, DATASET_KIND)
     settings = settings_from_args(ShardConfig, args, where="synprep shard")
     if len(args.files) == 2:

@@ -11,7 +11,7 @@ import sys
 from ..flags import add_settings, settings_from_args
 from ..stages import prepare
 from ..stages.prepare import SplitStep
-from ..util.outputs import check_output_file, check_outputs
+from ..util.outputs import check_output_file
 
 EPILOG = """\
 input: two text files with one sentence a line (--src, --tgt), or one TSV file
@@ -36,6 +36,12 @@ examples:
 """
 
 
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("src", "tgt", "tsv")
+OUTPUTS = ("summary", "out", "rejects", "out_dir")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
@@ -52,8 +58,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(SplitStep, args, where="synprep split")
     corpus = tuple(settings.files)
-    check_outputs({"--summary": args.summary, "--out": args.out, "--rejects": args.rejects, "--out-dir": args.out_dir},
-                  {"--src": settings.src, "--tgt": settings.tgt, "--tsv": settings.tsv})
     if args.summary:
         check_output_file(args.summary, "--summary", inputs=corpus)
     if settings.shard is not None and args.out and args.rejects and not args.out_dir:

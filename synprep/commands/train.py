@@ -1,7 +1,7 @@
 """``synprep train``: train one model variant from synprep shards.
 
 The run is described by a config file (YAML/JSON: ``preset:``, ``model:``, ``train:``;
-see docs/models.md) plus ``--set key=value`` overrides and a few shortcuts
+see docs/training.md) plus ``--set key=value`` overrides and a few shortcuts
 (``--variant``, ``--preset``, ``--train``, ``--valid``, ``--out``, ``--max-steps``,
 ``--max-minutes``). Running the same command again on the same ``--out`` resumes
 from ``checkpoint_last.pt`` -- only when the run is the same: the same data and
@@ -25,7 +25,15 @@ import os
 
 from ..models import PRESETS, variants
 from ..train.trainer import load_config, train
-from .bounds import count, real
+from ..train.config import MAX_MINUTES, TrainConfig
+from .bounds import of, real
+
+
+#: the options whose values are paths it reads and writes (argparse dests), checked by synprep.cli: none
+#: here, since a run's paths are its config's (--config, --set, --out, --train, --valid), which the trainer
+#: checks once they are resolved, with the same rule (synprep.util.outputs.check_outputs)
+INPUTS: tuple = ()
+OUTPUTS: tuple = ()
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,8 +47,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--train", metavar="DIR", help="train.train: training dataset directory")
     p.add_argument("--valid", metavar="DIR", help="train.valid: validation dataset directory")
     p.add_argument("--out", metavar="DIR", help="train.out: run directory (config.json, checkpoints, metrics.jsonl)")
-    p.add_argument("--max-steps", type=count(1), metavar="N", help="train.max_steps")
-    p.add_argument("--max-minutes", type=real(0, above=True), metavar="M", help="train.max_minutes: a hard limit on wall time, validation included (an update or validation that would end past it is not started; a final checkpoint is always written)")
+    p.add_argument("--max-steps", type=of(TrainConfig, "max_steps"), metavar="N", help="train.max_steps")
+    p.add_argument("--max-minutes", type=real(0, MAX_MINUTES, above=True), metavar="M", help="train.max_minutes: a hard limit on wall time, validation included (an update or validation that would end past it is not started; a final checkpoint is always written)")
     p.add_argument("--no-resume", action="store_true", help="refuse to continue a run found in --out (default: resume it)")
     p.add_argument("--start-over-if-changed", action="store_true",
                    help="when --out holds a run of other inputs (another dataset, vocabulary or setting than the run "

@@ -19,11 +19,17 @@ import sys
 from .. import registry
 from ..flags import add_option_pairs, add_unit_options, unit_options
 from ..parsers import DEFAULT, backend
-from ..util.outputs import check_output_dir, check_output_file, check_outputs
+from ..util.outputs import check_output_dir, check_output_file
 
 
 def _backends() -> dict[str, type]:
     return {name: backend(name).TrainOptions for name in registry.names("parser")}
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("train", "heldout")
+OUTPUTS = ("output",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,6 +51,5 @@ def run(args: argparse.Namespace) -> int:
     options = cls.TrainOptions.from_text(unit_options(args, _backends(), args.backend),
                                          f"train-parser --backend {args.backend}")
     (check_output_dir if cls.model_is_folder else check_output_file)(args.output, "-o")
-    check_outputs({"-o": args.output}, {"TRAIN": args.train, "--heldout": args.heldout})
     print(cls.train(options, list(args.train), list(args.heldout), args.output), file=sys.stderr)
     return 0

@@ -22,8 +22,15 @@ from ..translate.decode import check_search, tree_conllu
 from ..translate.evaluate import default_max_tokens, dump_tree_scores, least_max_tokens, translate_dataset
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
-from ..util.outputs import atomic_files, check_output_file, check_outputs
-from .bounds import count, real
+from ..util.outputs import atomic_files, check_output_file
+from ..train.config import DecodeConfig
+from .bounds import count, of
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("checkpoint", "data")
+OUTPUTS = ("out", "trees", "tree_scores", "gate_norms")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -54,12 +61,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     """The decoding options `synprep translate` and `synprep evaluate` share."""
-    p.add_argument("--beam", type=count(1), help="beam size (1 = greedy; default: the run config's decode.beam, 5 unless set)")
-    p.add_argument("--length-penalty", type=real(0), help="hypothesis score = log p / length^alpha (default: the run config's decode.length_penalty, 1.0 unless set)")
-    p.add_argument("--max-len-a", type=real(0), metavar="A",
+    p.add_argument("--beam", type=of(DecodeConfig, "beam"), help="beam size (1 = greedy; default: the run config's decode.beam, 5 unless set)")
+    p.add_argument("--length-penalty", type=of(DecodeConfig, "length_penalty"), help="hypothesis score = log p / length^alpha (default: the run config's decode.length_penalty, 1.0 unless set)")
+    p.add_argument("--max-len-a", type=of(DecodeConfig, "max_len_a"), metavar="A",
                    help="length budget a * source length + b (default: the run config's decode.max_len_a, else 1.5 for "
                         "pieces and 3.0 for transitions)")
-    p.add_argument("--max-len-b", type=count(1), metavar="B",
+    p.add_argument("--max-len-b", type=of(DecodeConfig, "max_len_b"), metavar="B",
                    help="the budget's b (default: the run config's decode.max_len_b, else 10)")
     p.add_argument("--lang", help="target language for the Moses detokenizer (default: the one the dataset records, else en)")
     p.add_argument("--max-tokens", type=count(1), default=None,
@@ -74,7 +81,9 @@ def load_for_decoding(args: argparse.Namespace, ds, device):
     """The checkpoint's model, run config and state, checked against the dataset's
     vocabularies, and the detokenizer's language (``--lang``, else the dataset's)."""
 
-    model, cfg, state, note = load_model_for(args.checkpoint, ds.manifest, args.data, device)
+    teacher_forced = getattr(args, "gate_norms", None) and getattr(args, "gate_of", "hyps") == "refs"
+    model, cfg, state, note = load_model_for(args.checkpoint, ds.manifest, args.data, device, ds=ds,
+                                             use="score" if teacher_forced else "decode")
     if note:
         print(f"synprep {args.command}: note: {note}", file=sys.stderr)
     lang, source = target_language(ds.manifest, args.lang)
@@ -112,14 +121,15 @@ def run(args: argparse.Namespace) -> int:
     for opt in ("out", "trees", "tree_scores", "gate_norms"):
         if getattr(args, opt):
             check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
-    check_outputs({"--" + o.replace("_", "-"): getattr(args, o) for o in ("out", "trees", "tree_scores", "gate_norms")},
-                  {"--checkpoint": args.checkpoint, "--data": args.data})
     device = choose_device(args.device)
     keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
     ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)
     decoding_defaults(args, cfg, ds, device)
     check_search(model, args.beam, args.max_len_a, args.max_len_b)
+    if args.tree_scores and not hasattr(model, "tree_scores"):  # what each output needs, refused before any work
+        raise ConfigError(f"--tree-scores: variant {cfg.model.variant!r} has no latent trees (sa, sa-hard, fa and "
+                          "sa-1set do); leave --tree-scores out")
     if args.gate_norms and not hasattr(model, "gate_norms"):
         raise ConfigError(f"--gate-norms: variant {cfg.model.variant!r} has no syntactic gate (sa, sa-hard and fa have one)")
     if args.trees and model.target != "transitions":

@@ -1,5 +1,4 @@
-"""Exporters of every tree feature, for trainers outside synprep (docs/shards.md,
-"Feeding other trainers"). :mod:`synprep.dataset.exporters` writes the seeds' two
+"""Exporters of every tree feature, for trainers outside synprep (docs/feeding.md). :mod:`synprep.dataset.exporters` writes the seeds' two
 formats (PASCAL parents, linearized transitions); these write the rest:
 
 * ``features``: one plain-text file a feature and side, a sentence a line, aligned

@@ -58,7 +58,7 @@ from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
-from ..settings import Config, declared_in, setting
+from ..settings import MAX_THREADS, Config, declared_in, setting
 from ..util.device import choose_device
 from .base import (
     OUT_OF_MEMORY,
@@ -216,11 +216,11 @@ class StanzaOptions(Config):
     # sentences read, sorted by length and batched at a time
     sort_window: int = setting(4096, ge=1)
     # processes (at least one a listed device)
-    workers: int = setting(1, ge=1)
+    workers: int = setting(1, ge=1, le=MAX_THREADS)  # each a process
     # items a worker process takes at a time; None: ``sort_window``
     chunk_size: int | None = setting(None, ge=1)
     # torch threads a process on the CPU; None: torch's default
-    threads: int | None = setting(None, ge=1)
+    threads: int | None = setting(None, ge=1, le=MAX_THREADS)
     # decode trees with :mod:`synprep.parsers.stanza_mst` (identical trees, faster)
     fast_decode: bool = True
 
@@ -239,9 +239,11 @@ class StanzaWorkflow(Config):
     # padded tokens a batch
     batch_tokens: int = declared_in(StanzaOptions, "batch_tokens")
     # on a GPU (device not cpu): parser processes a parse job runs, sharing the GPU,
-    # each its own pipeline, over chunks of GPU_CHUNK sentences (the job asks for as
-    # many threads); 4: bench/gpu.py's parse part measures 1, 2, 4 and 8 (docs/gpu.md)
-    gpu_workers: int = setting(4, ge=1)
+    # each its own pipeline, over chunks of 256 sentences (GPU_CHUNK; the job asks for as
+    # many threads); the trees are those of one process. On one H200, 4 processes parsed
+    # 2.36x one (docs/measured/gpu-h200-2026-11-28.md; bench/gpu.py's parse part measures
+    # 1, 2, 4 and 8)
+    gpu_workers: int = setting(4, ge=1, le=MAX_THREADS)
     # synprep's tree decoder (the same trees as stanza's, faster); false: stanza's
     fast_decode: bool = declared_in(StanzaOptions, "fast_decode")
 

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator, Literal, Mapping
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
-from ..settings import Config, declared_in, setting
+from ..settings import MAX_THREADS, Config, declared_in, setting
 from .base import (
     IGNORED,
     PARSE_ERROR,
@@ -108,7 +108,7 @@ class UDPipeOptions(Config):
     # language code; picks the demo model when ``model`` is None
     lang: str | None = None
     # processes; 1 parses in the calling process (the workflow: parse.udpipe.threads)
-    workers: int = setting(1, ge=1)
+    workers: int = setting(1, ge=1, le=MAX_THREADS)  # each a process
     pretokenized: bool = declared_in(ParseSettings, "pretokenized")
     max_words: int = declared_in(ParseSettings, "max_words")
     # items a worker process takes at a time (workers >= 2)
@@ -131,7 +131,7 @@ class UDPipeWorkflow(Config):
 
     # worker processes of a parse job (its snakemake threads); 1: the demo's two cores
     # run two jobs at once
-    threads: int = setting(1, ge=1)
+    threads: int = setting(1, ge=1, le=MAX_THREADS)
 
 
 @dataclass(frozen=True)

@@ -279,15 +279,16 @@ def dump_tree_scores(checkpoint: str | os.PathLike, data: str | os.PathLike, out
     induce-eval --scores``). Returns the number of sentences."""
 
     ds = ShardDataset(os.fspath(data))
-    model, dev = _load_for_output(checkpoint, ds, out, device, threads)
+    model, dev = _load_for_output(checkpoint, ds, out, device, threads, "decode")  # the sources only
     return dump(model, ds, out, device=dev)
 
 
-def _load_for_output(checkpoint: str | os.PathLike, ds, out: str | os.PathLike, device: str, threads: int | None):
+def _load_for_output(checkpoint: str | os.PathLike, ds, out: str | os.PathLike, device: str, threads: int | None,
+                     use: str):
     """(model of ``checkpoint`` on ``device`` (:func:`synprep.util.device.choose_device`), the
-    device), checked against the vocabularies of the dataset ``ds`` it is to run on
-    (:func:`synprep.train.checkpoint.load_model_for`); with ``threads`` torch threads, and
-    ``out``'s directory made."""
+    device), checked against the vocabularies and the lengths of the dataset ``ds`` it is
+    to run on as ``use`` says (:func:`synprep.train.checkpoint.load_model_for`); with
+    ``threads`` torch threads, and ``out``'s directory made."""
     import sys
 
     import torch
@@ -295,7 +296,7 @@ def _load_for_output(checkpoint: str | os.PathLike, ds, out: str | os.PathLike, 
     if threads:
         torch.set_num_threads(threads)
     dev = choose_device(device)
-    model, _cfg, _, note = load_model_for(checkpoint, ds.manifest, ds.path, dev)
+    model, _cfg, _, note = load_model_for(checkpoint, ds.manifest, ds.path, dev, ds=ds, use=use)
     if note:
         print(f"note: {note}", file=sys.stderr)
     d = os.path.dirname(os.fspath(out))
@@ -350,7 +351,7 @@ def dump_gate_norms(checkpoint: str | os.PathLike, data: str | os.PathLike, out:
     writes them. Returns the number of target pieces."""
 
     ds = ShardDataset(os.fspath(data))
-    model, dev = _load_for_output(checkpoint, ds, out, device, threads)
+    model, dev = _load_for_output(checkpoint, ds, out, device, threads, "score")  # the references, teacher-forced
     vocab = TargetVocab.from_manifest(ds.manifest, os.fspath(data))
     layers, rows = gate_rows(model, ds, vocab, of="refs", device=dev)
     write_gate_tsv(out, layers, rows)

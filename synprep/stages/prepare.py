@@ -259,20 +259,23 @@ def shard_names(n_shards: int) -> list[str]:
     return [f"{i:0{width}d}" for i in range(n_shards)]
 
 
-def check_shard_counts(count: int, train) -> None:
+def check_shard_counts(count: int, train, table=None) -> None:
     """The workflow config's shard counts, beyond what its schema can say (the Snakefile
-    calls this once the sections are typed): ``shards.count`` within 1..MAX_SHARDS, and
-    ``train.heldout_shards`` (``train``: :class:`synprep.stages.settings.TrainSettings`)
-    at most ``count`` (the last N shards are held out: more than there are would wrap
-    around and hold out fewer), and less than it when ``train.runs`` trains on the others."""
+    calls this once the sections are typed, before any rule runs): ``shards.count``
+    within 1..MAX_SHARDS, and ``train.heldout_shards`` (``train``:
+    :class:`synprep.stages.settings.TrainSettings`) at most ``count`` (the last N shards
+    are held out: more than there are would wrap around and hold out fewer), and less
+    than it when runs train on the others: ``train.runs``, or the table's (``table``:
+    :class:`synprep.stages.table.TableSettings`, enabled)."""
     shard_names(count)  # the bound
     held = train.heldout_shards
     if held > count:
         raise ConfigError(f"config train.heldout_shards = {held} is more than shards.count = {count}: the last N shards "
                           f"are held out; give at most {count} (0 holds none out)")
-    if held == count and train.runs and not train.heldout_pairs:
+    runs = "train.runs" if train.runs else "the table (table.enabled)" if table is not None and table.enabled else None
+    if held == count and runs and not train.heldout_pairs:
         raise ConfigError(f"config train.heldout_shards = {held} holds out every shard (shards.count = {count}): the runs "
-                          f"of train.runs would have nothing to train on; give at most {count - 1}, or more shards")
+                          f"of {runs} would have nothing to train on; give at most {count - 1}, or more shards")
 
 
 def heldout_shards(shards: Sequence[str], train) -> list[str]:

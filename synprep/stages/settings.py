@@ -22,7 +22,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 from ..dataset.shard_config import ShardConfig
 from ..errors import ConfigError
 from ..parsers import ParseSettings
-from ..settings import Config, declared_in, setting
+from ..settings import MAX_THREADS, Config, declared_in, setting
 from .challenge import ChallengeStep, Phenomenon
 from .filter import AlignSettings, FilterSettings
 from .prepare import CorpusSettings, SplitStep
@@ -44,7 +44,7 @@ RUN_ENTRY = {
         "file": {"description": "A run-config file (YAML, e.g. one of config/experiments/); a relative path is read "
                  "from the config file's folder, else from the directory snakemake runs in (config/README.md); "
                  "`config` is merged over it.", "type": "string"},
-        "config": {"description": "The trainer's run config (docs/models.md): preset, model (variant and sizes), "
+        "config": {"description": "The trainer's run config (docs/training.md): preset, model (variant and sizes), "
                    "train (steps, learning rate...), decode (beam, length_penalty of the final evaluation). The "
                    "workflow sets train.train, train.valid, train.out, train.threads and (unless given) train.lang. "
                    "Checked by the trainer when the workflow starts (unknown keys are errors).", "type": "object"},
@@ -72,17 +72,17 @@ class TrainSettings(Config):
     # decode.beam: it becomes their decode.beam (so config.json and the checkpoints say
     # the beam the evaluation used). null: the run config's own default, decode.beam 5
     beam: Optional[int] = setting(None, ge=1)
-    # CPU threads of each training job
-    threads: int = setting(2, ge=1)
+    # CPU threads of each training job (it becomes the run's train.threads)
+    threads: int = setting(2, ge=1, le=MAX_THREADS)
     # GPUs of each training job (its resources gpu; a profile's set-resources may change
     # it, as the SLURM profile does). 0 asks the scheduler for none (the trainer still
     # uses a GPU it sees, train.device: auto). N >= 1 asks for resources gpu=N; N >= 2
     # trains data-parallel, one process a GPU (torchrun --standalone, one node; DDP with
-    # NCCL; docs/models.md), each process with threads / N CPU threads
+    # NCCL; docs/gpu.md, "Train on several GPUs"), each process with threads / N CPU threads
     gpus: int = setting(0, ge=0)
     # each entry: name (the run directory results/train/<name>/) and config, the
     # trainer's run config -- preset (a size; tiny and small also bring a schedule that
-    # fits short runs, docs/models.md), model (variant: vanilla, bitrans, linearized,
+    # fits short runs, docs/models.md, "Presets"), model (variant: vanilla, bitrans, linearized,
     # parent, gcn, pascal, gps, sa, ...), train (max_steps, lr, warmup, max_tokens,
     # max_sentences, accumulate, valid_every, valid_bleu...), decode (beam,
     # length_penalty of the final evaluation) -- and/or file, a run-config file such as
@@ -90,8 +90,14 @@ class TrainSettings(Config):
     # train.train, train.valid, train.out, train.threads and, unless given, train.lang
     # (the target language) and train.progress. The trainer checks each run's config
     # when the workflow starts (workflow/rules/train.smk); none skips training. With more
-    # runs than train at a time, the costliest start first (docs/models.md, "The table")
+    # runs than train at a time, the costliest start first (a training job's priority: its
+    # updates times its variant's declared cost; docs/table.md, "The costliest runs train first")
     runs: list[dict] = setting(default_factory=list, items=RUN_ENTRY)
+
+    def __post_init__(self):  # what the split_heldout job would refuse, refused when the workflow starts
+        n = self.heldout_pairs
+        if isinstance(n, float) and n >= 1 and not n.is_integer():
+            raise ConfigError(f"heldout_pairs = {n}: expected a whole number of pairs (>= 1) or a share (0 < x < 1)")
 
 
 @dataclass(frozen=True)

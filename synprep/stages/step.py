@@ -28,6 +28,7 @@ import sys
 from typing import Any, Mapping
 
 from ..errors import SynprepError
+from ..util.signals import Terminated, terminate_as_interrupt
 
 __all__ = ["STEPS", "step_module", "run_rule"]
 
@@ -52,17 +53,24 @@ def run_rule(sm, name: str) -> Any:
     settings ``params.settings`` (a mapping, read strictly by the step's ``Settings``),
     the context ``params.context`` (a mapping, if any), every named input and output.
     The rule's log (``log[0]``) gets stderr, tracebacks included, and the step's
-    summary; a SynprepError is one line there (the job fails), not a traceback."""
+    summary; a SynprepError is one line there (the job fails), not a traceback. SIGTERM
+    unwinds the step as Ctrl-C does (:mod:`synprep.util.signals`): its cleanups run, exit 143."""
     log = sys.stderr = open(sm.log[0], "w", buffering=1)
     logging.basicConfig(stream=log, level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", force=True)
     step = step_module(name)
     try:
         settings = step.Settings.from_dict(dict(sm.params.settings), f"rule {sm.rule} settings")
         context: Mapping = dict(sm.params.get("context") or {})
-        result = step.run(settings, _files(sm.input), _files(sm.output), **context)
+        # a step's temporary files (the align filter's eflomal folder, the outputs' atomic
+        # writes) are removed when snakemake stops the job (SIGTERM) too, as on Ctrl-C
+        with terminate_as_interrupt():
+            result = step.run(settings, _files(sm.input), _files(sm.output), **context)
     except SynprepError as e:  # one line in the log (the job fails), not a traceback
         print(f"synprep: error: {e}", file=log)
         raise SystemExit(1) from None
+    except Terminated:  # cleaned up; the job fails as a terminated process does
+        print("terminated", file=log)
+        raise SystemExit(143) from None
     which = " ".join(f"{k}={v}" for k, v in sm.wildcards.items())
     print(f"{name} {which}: {step.summary(result)}", file=log)
     return result

@@ -438,11 +438,16 @@ def read_scores(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     except json.JSONDecodeError as e:
         raise InputError(p, e.lineno, f"not JSON ({e.msg}); expected the output of synprep compare --json", "invalid") from None
     systems = data.get("systems", data) if isinstance(data, dict) else None
-    ok = isinstance(systems, dict) and systems and all(
-        isinstance(v, dict) and all(isinstance(x, (int, float)) or x is None for x in v.values()) for v in systems.values())
-    if not ok:
+    if not (isinstance(systems, dict) and systems and all(isinstance(v, dict) for v in systems.values())):
         raise InputError(p, None, 'expected {"systems": {SYSTEM: {METRIC: score}}} (synprep compare --json) '
                          "or {SYSTEM: {METRIC: score}}", "invalid")
+    for name, scores in systems.items():
+        for metric, x in scores.items():
+            # a NaN would count as a tie and true as 1.0: a score is a finite number (null: none)
+            if x is not None and (isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x)):
+                raise InputError(p, None, f"system {name!r}, metric {metric!r}: the score {json.dumps(x)} is not a "
+                                 "finite number (null for a metric without a score); expected the output of synprep "
+                                 "compare --json", "invalid")
     return systems
 
 

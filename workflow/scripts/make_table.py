@@ -1,11 +1,13 @@
 """Snakemake script: the table of the table's runs (synprep.stages.table.build_table),
-results/table/table.json and table.md."""
+results/table/table.json, table.md and outcomes.tsv.gz (every run's per-item
+contrastive outcomes, which synprep table-decide re-decides from)."""
 
 import os
 import sys
 
 from synprep.dataset.data import ShardDataset
-from synprep.stages.table import LargerSet, RunFiles, build_table, evaluation_accounting, write_table
+from synprep.stages.table import (LargerSet, RunFiles, build_table, evaluation_accounting, outcomes_from_runs,
+                                  write_table)
 from synprep.stages.workflow import stop_on_error
 
 sm = snakemake  # noqa: F821  (injected by snakemake)
@@ -35,10 +37,11 @@ with stop_on_error():  # a missing or damaged input: one line in the log (synpre
         # the larger text's pairs that could be scored: its whole dataset (the runs decode its subsets' only)
         data = dataset_dir(sm.input.data if key == "test" else sm.input.larger_whole)
         accounting[name] = evaluation_accounting(summary, rejects, len(ShardDataset(data, columns=["tgt_id"])))
+    outcomes = outcomes_from_runs(runs)  # read once: scored, decided and kept
     table = build_table(runs, sm.input.refs, dataset_dir(sm.input.data), sm.params.settings,
                         sets_dir=sm.input.get("challenge"), induce=sm.input.get("induce"), larger=larger,
-                        accounting=accounting,
+                        accounting=accounting, outcomes=outcomes,
                         suite=os.path.join(sm.input.suite, "summary.json") if sm.input.get("suite") else None)
-    write_table(table, sm.output.json, sm.output.md)
+    write_table(table, sm.output.json, sm.output.md, outcomes_path=sm.output.outcomes, outcomes=outcomes)
     print(f"{sm.output.json}: {len(runs)} runs, {len(table['test_sets'])} test sets, "
           f"{len(table['comparisons'])} comparisons", file=log)

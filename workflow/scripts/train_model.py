@@ -41,6 +41,7 @@ if gpus >= 2:
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}",
            "-m", "synprep.cli", "train", "--config", launch, "--start-over-if-changed"]
     print(" ".join(cmd), file=log)
+    folder.release()  # rank 0 writes the folder now: one writer a folder (synprep.util.outputs.kept)
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
     if done.returncode != 0:
         sys.exit(f"torchrun failed ({done.returncode}); see the lines above")
