@@ -169,8 +169,10 @@ def test_no_function_is_over_80_lines():
     assert not long, "split into named steps:\n" + "\n".join(long)
 
 
-#: modules over MAX_MODULE_LINES lines, each to be split by concern (issue 53): none may grow onto the list
-LONG_MODULES = {"synprep/util/outputs.py", "synprep/train/trainer.py"}
+#: modules over MAX_MODULE_LINES lines, each to be split by concern (issue 53): none may grow onto the list.
+#: None is left: util/outputs and train/trainer are packages by concern (issue 52), the
+#: German contrastive rules too (rules/de/)
+LONG_MODULES: set[str] = set()
 MAX_MODULE_LINES = 700
 
 

@@ -214,6 +214,25 @@ def test_every_contrastive_type_has_its_row_in_docs_analysis():
         assert _undocumented(rules_for(lang).types) == [], lang
 
 
+def test_every_german_rule_module_is_a_concern_of_the_language():
+    """docs/add-contrastive-type.md: a rule added to a module's RULES is a type of German
+    (LANGUAGE takes every concern's RULES, in CONCERNS' order); a module of rules that
+    CONCERNS does not name would be left out."""
+    import importlib
+    import pkgutil
+
+    from synprep.analysis.contrastive.rules import de
+
+    with_rules = set()
+    for m in pkgutil.iter_modules(de.__path__):
+        module = importlib.import_module(f"{de.__name__}.{m.name}")
+        if hasattr(module, "RULES"):
+            with_rules.add(module)
+    assert with_rules == set(de.CONCERNS)
+    assert de.LANGUAGE.rules == tuple(r for m in de.CONCERNS for r in m.RULES)
+    assert de.LANGUAGE.types[0] == "np_agreement" and de.LANGUAGE.types[-1] == "polarity_particle_kein_ins"
+
+
 def test_the_contrastive_guides_toy_rule_makes_its_errors_and_counts_its_skips(tmp_path, monkeypatch):
     """docs/add-contrastive-type.md: the rule and its place in LANGUAGE (one module), its
     row in docs/analysis.md; the suite, its summary and its types take it from the rules."""
@@ -223,7 +242,9 @@ def test_the_contrastive_guides_toy_rule_makes_its_errors_and_counts_its_skips(t
 
     with _modules({"synprep.analysis.contrastive.rules.toy_rule": _toys("add-contrastive-type.md")[0]}) as mods:
         toy = mods["synprep.analysis.contrastive.rules.toy_rule"].FinalPunct
-    monkeypatch.setattr(de, "LANGUAGE", Language("de", (*de.LANGUAGE.rules, toy())))
+    # the guide: its instance at the end of rules/de/polarity.py's RULES; LANGUAGE takes every concern's RULES
+    monkeypatch.setattr(de.polarity, "RULES", (*de.polarity.RULES, toy()))
+    monkeypatch.setattr(de, "LANGUAGE", Language("de", tuple(r for m in de.CONCERNS for r in m.RULES)))
     language = rules_for("de")
     assert language.types[-1] == "toy_final_punct"
     rows = ["# sent_id = x:1", "# text = Die Frau läuft .", "1\tDie\tder\tDET\t_\t_\t2\tdet\t_\t_",
