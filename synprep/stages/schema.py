@@ -99,6 +99,8 @@ def _type(tp: Any, meta: dict) -> dict:
     if origin in (list, tuple):
         (item,) = typing.get_args(tp)[:1]
         out = {"type": "array", "items": dict(meta["items"]) if meta.get("items") else _type(item, {})}
+        if isinstance(item, type) and issubclass(item, Config):  # an entry (table.contrastive.extra): given whole
+            out["items"] = _given_whole(out["items"])
         b = meta.get("bounds", FINITE)
         if "items" not in meta and out["items"].get("type") in ("integer", "number"):
             _bounds(out["items"], b)
@@ -124,6 +126,16 @@ def _type(tp: Any, meta: dict) -> dict:
     raise TypeError(f"no schema for the annotation {tp!r}")
 
 
+def _given_whole(schema: dict) -> dict:
+    """An object's schema without the defaults of its keys (nor its own): a record given
+    whole or not at all -- ``table.test``, an entry of ``table.contrastive.extra`` -- is
+    validated as written, no key of it filled in (its class reads the defaults)."""
+    out = {k: v for k, v in schema.items() if k != "default"}
+    if "properties" in out:
+        out["properties"] = {k: {n: v for n, v in p.items() if n != "default"} for k, p in out["properties"].items()}
+    return out
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Config):
         return {}
@@ -141,7 +153,7 @@ def _field(cls: type, f: dataclasses.Field, tp: Any, description: str) -> dict:
     if nullable:
         out["type"] = [out["type"], "null"]
         if "properties" in out:  # a record given whole or not at all (table.test): no key of it filled in
-            out["properties"] = {k: {n: v for n, v in p.items() if n != "default"} for k, p in out["properties"].items()}
+            out["properties"] = _given_whole(out)["properties"]
     if f.default is not dataclasses.MISSING:
         out["default"] = _plain(f.default)
     elif isinstance(f.default_factory, type) and issubclass(f.default_factory, Config):
