@@ -88,6 +88,51 @@ def test_the_step_rules_run_their_step_and_their_scripts_hold_no_step_logic():
                         f'    run_rule(snakemake, "{step}")  # noqa: F821  (injected by snakemake)'], (name, code)
 
 
+def test_a_step_job_stopped_by_sigterm_cleans_up_and_exits_143(tmp_path, monkeypatch):
+    """run_rule unwinds a step on SIGTERM as on Ctrl-C (synprep.util.signals): what its
+    `with` blocks hold is released (the align filter's eflomal folder), the log says so
+    in one line and the job exits 143 -- for every step's job, not only the filter's."""
+    import logging
+    import os
+    import signal
+    import tempfile
+    import types as pytypes
+
+    from synprep.settings import Config
+    from synprep.stages import step as step_mod
+
+    left = []
+
+    @dataclasses.dataclass(frozen=True)
+    class Settings(Config):
+        n: int = 1
+
+    def run(settings, inputs, outputs, **context):
+        with tempfile.TemporaryDirectory(dir=tmp_path) as work:
+            left.append(work)
+            os.kill(os.getpid(), signal.SIGTERM)  # snakemake stopping the job
+            raise AssertionError("not reached: SIGTERM unwinds here")
+
+    fake = pytypes.SimpleNamespace(Settings=Settings, run=run, summary=str)
+    monkeypatch.setattr(step_mod, "step_module", lambda name: fake)
+    monkeypatch.setattr(step_mod.sys, "stderr", step_mod.sys.stderr)  # run_rule redirects it to the log
+    class Named(dict):  # snakemake's Namedlist: items and attributes
+        __getattr__ = dict.__getitem__
+
+    log = tmp_path / "job.log"
+    sm = pytypes.SimpleNamespace(log=[str(log)], rule="toy_rule", input=Named(), output=Named(), wildcards=Named(),
+                                 params=Named(settings={"n": 2}))
+    before, handlers = signal.getsignal(signal.SIGTERM), list(logging.root.handlers)
+    try:
+        with pytest.raises(SystemExit) as stop:
+            step_mod.run_rule(sm, "toy")
+    finally:
+        logging.root.handlers[:] = handlers  # run_rule points logging at the job's log
+    assert stop.value.code == 143 and log.read_text().strip().splitlines()[-1] == "terminated"
+    assert left and not os.path.exists(left[0])  # the step's temporary folder removed
+    assert signal.getsignal(signal.SIGTERM) == before  # the handler put back
+
+
 # --------------------------------------------------------------------------- flags derived from the settings
 
 #: flags that are no setting: the files a command reads and writes, how it reports, a
