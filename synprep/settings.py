@@ -51,8 +51,8 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 from .errors import ConfigError
 
-__all__ = ["Config", "Bounds", "setting", "same_as", "check_bounds", "merge_dicts", "require", "INTERNAL", "INT_MAX", "MAX_THREADS",
-           "literal_choices", "shown"]
+__all__ = ["Config", "Bounds", "setting", "check_bounds", "merge_dicts", "require", "INTERNAL", "INT_MAX", "MAX_THREADS",
+           "literal_choices", "shown", "declared_in", "declared_from", "field_docs", "read_text_fields"]
 
 #: field metadata of a setting that is not read from user input (derived by the code)
 INTERNAL = {"internal": True}
@@ -194,14 +194,6 @@ def setting(default: Any = dataclasses.MISSING, *, default_factory: Any = datacl
     ``setting(0.5, cut=True)``, ``setting(None, path=True)``."""
     meta["bounds"] = Bounds(ge=ge, gt=gt, le=le, lt=lt, finite=finite, min_items=min_items, max_items=max_items)
     return field(default=default, default_factory=default_factory, metadata=meta, repr=repr)
-
-
-def same_as(cls: type, name: str, **meta: Any) -> Any:
-    """A field declared as ``cls``'s setting ``name`` is: its default and its bounds
-    (``TableDecode.length_penalty`` is a run's ``decode.length_penalty``: one range, in
-    one place); ``meta`` adds to its metadata."""
-    f = next(f for f in dataclasses.fields(cls) if f.name == name)
-    return field(default=f.default, default_factory=f.default_factory, metadata={**f.metadata, **meta})
 
 
 def _numbers(value: Any, where: str):
@@ -406,6 +398,17 @@ def _from_text(text: str, tp: Any, where: str) -> Any:
     return text  # the type's own check (from_dict) says what is wrong
 
 
+def read_text_fields(cls: type, data: Mapping[str, str], where: str) -> dict:
+    """The settings of ``cls`` named in ``data``, their values given as text (a command
+    line's), each read by its field's type as :meth:`Config.from_text` reads it and
+    checked against its bounds (:meth:`Config.read_fields`), without building the
+    config (its other settings may come later): ``{"max_words": "0"}`` -> ``{"max_words":
+    0}``. A ConfigError naming ``<where>.<key>`` for a value its type or bounds refuse."""
+    hints = typing.get_type_hints(cls)
+    return cls.read_fields({k: _from_text(v, hints[k], f"{where}.{k}") if k in hints and isinstance(v, str) else v
+                            for k, v in data.items()}, where)
+
+
 def literal_choices(cls: type, name: str) -> tuple:
     """The values a ``Literal`` setting ``name`` of ``cls`` allows, in order (empty for
     another type)."""
@@ -420,3 +423,92 @@ def _config_types(tp: Any) -> list[type]:
     if typing.get_origin(tp) in (Union, types.UnionType):
         return [c for a in typing.get_args(tp) for c in _config_types(a)]
     return []
+
+
+# --------------------------------------------------------------------------- the declarations, read
+
+
+def declared_in(cls: type, name: str, **meta: Any) -> Any:
+    """A field that takes the setting ``name`` as the Config ``cls`` declares it: its
+    default, bounds, metadata and description (:func:`field_docs`) are that
+    declaration's, so a second class that needs the same setting (the workflow's
+    ``oracle`` section and ``synprep shard``'s ``words``; a backend's ``max_words``
+    and the workflow's ``parse.max_words``; ``TableDecode.length_penalty``, a run's
+    ``decode.length_penalty``: one range, in one place) refers to its one declaration
+    instead of repeating it. The annotation is written again (a dataclass needs it; a test holds
+    it to the declaration's); ``meta`` adds or changes metadata (``key=``: the name it
+    has in the other class). ``declared_from(field)`` gives (cls, name) back."""
+    f = next((f for f in dataclasses.fields(cls) if f.name == name), None)
+    if f is None:
+        raise TypeError(f"{cls.__name__} declares no setting {name!r}")
+    kw = {"default": f.default} if f.default is not dataclasses.MISSING else {"default_factory": f.default_factory}
+    return field(**kw, metadata={**f.metadata, "declared_in": (cls, name), **meta}, repr=f.repr)
+
+
+def declared_from(f: dataclasses.Field) -> tuple[type, str] | None:
+    """The (class, name) whose declaration the field ``f`` takes (:func:`declared_in`),
+    followed to the first one; None for a field declared where it stands."""
+    origin = f.metadata.get("declared_in")
+    while origin is not None:
+        g = next(g for g in dataclasses.fields(origin[0]) if g.name == origin[1])
+        if "declared_in" not in g.metadata:
+            return origin
+        origin = g.metadata["declared_in"]
+    return None
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """Each setting's description, as its declaration gives it: the comment lines right
+    above the field in its class's body (the house style: ``# reject longer sentences``
+    over ``max_words: int = setting(300, ge=0)``), else the comment at the end of its
+    line, else the ``help`` of its metadata (which wins over both); base classes'
+    fields too, and a field that takes another class's setting (:func:`declared_in`)
+    that declaration's. Sphinx markup is dropped (``:class:`X``` reads ``X``, ````x````
+    ``x``). The command line's help (:mod:`synprep.flags`), the workflow's schema and
+    config/README.md (:mod:`synprep.stages.schema`) read them from here."""
+    if cls not in _DOCS:
+        _DOCS[cls] = _read_docs(cls)
+    return dict(_DOCS[cls])
+
+
+_DOCS: dict[type, dict[str, str]] = {}
+
+
+def _read_docs(cls: type) -> dict[str, str]:
+    import ast
+    import inspect
+    import textwrap
+
+    out: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if klass is Config or not (isinstance(klass, type) and issubclass(klass, Config)):
+            continue
+        try:
+            lines = textwrap.dedent(inspect.getsource(klass)).splitlines()
+        except (OSError, TypeError):
+            continue
+        body = ast.parse("\n".join(lines)).body[0]
+        for node in getattr(body, "body", []):
+            if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+                continue
+            above, k = [], node.lineno - 2
+            while k >= 0 and lines[k].strip().startswith("#"):
+                above.insert(0, lines[k].strip().lstrip("#").strip())
+                k -= 1
+            end = lines[node.end_lineno - 1]
+            trailing = end.split("  # ", 1)[1].strip() if "  # " in end else ""
+            out[node.target.id] = _plain_text(" ".join(above) or trailing)
+    for f in dataclasses.fields(cls):
+        origin = declared_from(f)
+        if origin is not None and not out.get(f.name):
+            out[f.name] = field_docs(origin[0]).get(origin[1], "")
+        if f.metadata.get("help"):
+            out[f.name] = f.metadata["help"]
+    return out
+
+
+def _plain_text(text: str) -> str:
+    import re
+
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
+    return text.replace("``", "")

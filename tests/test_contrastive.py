@@ -480,7 +480,7 @@ def pud_suite(gsd_lexicon, tmp_path_factory):
 
     need_models()
     d = tmp_path_factory.mktemp("suite")
-    with parsers.backend("udpipe")(lang="de", pretokenized=True, max_words=None) as parser:
+    with parsers.backend("udpipe")(lang="de", pretokenized=True, max_words=0) as parser:
         suite = make_suite([{"src": ud_path("en_pud-ud-test.conllu"), "tgt": ud_path("de_pud-ud-test.conllu")}],
                            gsd_lexicon, rules_for("de"), parser_reparse(parser))
     write_suite(d / "suite", suite)

@@ -479,6 +479,8 @@ KNOWN_WRITES = {
     "synprep/stages/prepare.py": ["open(a)", "open(w)"],
     # a C source under a PID-unique name in the cache, compiled, then removed
     "synprep/filters/eflomal_seed.py": ["open(w)"],
+    # a workflow job's log (snakemake's log: file), its stderr streamed line by line
+    "synprep/stages/step.py": ["open(w)"],
 }
 
 

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     lexicon = build_lexicon(args.train)
     pairs = [{"src": s, "tgt": t} for s, t in zip(args.src, args.tgt)]
     cls = parsers.backend(args.backend)
-    opts = {"lang": args.lang, "pretokenized": True, "max_words": None, **({"model": args.model} if args.model else {})}
+    opts = {"lang": args.lang, "pretokenized": True, "max_words": 0, **({"model": args.model} if args.model else {})}
     with cls(**opts) as parser:
         suite = make_suite(pairs, lexicon, language, parser_reparse(parser))
     write_suite(args.out_dir, suite, "--out-dir")

@@ -21,6 +21,7 @@
 # checked when the workflow starts.
 
 from synprep.stages.analysis import analysis_settings
+from synprep.stages.challenge import step_settings as challenge_step
 
 ANALYSIS_CONFIG = config["analysis"]
 ANALYSIS_RUN_VARIANTS = {}
@@ -47,7 +48,8 @@ if CHALLENGE:
             tgt=out_path("analysis/challenge/trees.tgt.conllu"),
             sets=directory(out_path("analysis/challenge/sets")),
         params:
-            settings=CHALLENGE,
+            settings=challenge_step(CHALLENGE),
+            context={"data": CHALLENGE["data"], "shards": CHALLENGE["shards"]},
         conda:
             "../envs/synprep.yaml"
         log:

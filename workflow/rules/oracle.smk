@@ -38,7 +38,7 @@ rule write_shard:
             "max_target_pieces": 0 if wildcards.shard in HELDOUT else config["shards"]["max_target_pieces"],
             "shard_size": config["shards"]["rows_per_file"],
         },
-        stage="oracle",
+        context={"stage": "oracle"},
     conda:
         "../envs/synprep.yaml"
     log:

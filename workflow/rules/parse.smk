@@ -46,10 +46,8 @@ rule parse_pairs:
         tgt=out_path("parse/{shard}.tgt.conllu"),
         rejects=out_path("parse/{shard}.rejects.tsv"),
     params:
-        backend=PARSE.backend,
-        src=PARSERS["src"],
-        tgt=PARSERS["tgt"],
-        stage="parse",
+        settings={"backend": PARSE.backend, "sides": PARSERS, "stage": "parse"},
+        context=lambda wildcards, threads: {"threads": threads, "progress": True},
     threads: PARSE_RESOURCES.threads
     resources:
         gpu=PARSE_RESOURCES.gpus,

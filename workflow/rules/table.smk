@@ -101,10 +101,8 @@ if TABLE_RUNS:
             tgt=out_path("table/data/{evalset}/parse.tgt.conllu"),
             rejects=out_path("table/data/{evalset}/parse.rejects.tsv"),
         params:
-            backend=PARSE.backend,
-            src=PARSERS["src"],
-            tgt=PARSERS["tgt"],
-            stage="parse",
+            settings={"backend": PARSE.backend, "sides": PARSERS, "stage": "parse"},
+            context=lambda wildcards, threads: {"threads": threads, "progress": True},
         threads: PARSE_RESOURCES.threads
         resources:
             gpu=PARSE_RESOURCES.gpus,
@@ -138,7 +136,7 @@ if TABLE_RUNS:
                 "max_target_pieces": 0,
                 "shard_size": config["shards"]["rows_per_file"],
             },
-            stage="oracle",
+            context={"stage": "oracle"},
         conda:
             "../envs/synprep.yaml"
         log:
@@ -206,7 +204,8 @@ if TABLE_RUNS:
                 tgt=out_path("table/data/{evalset}/challenge/trees.tgt.conllu"),
                 sets=directory(out_path("table/data/{evalset}/challenge/sets")),
             params:
-                settings=lambda wildcards: {**CHALLENGE, "data": wildcards.evalset, "shards": []},
+                settings=challenge_step(CHALLENGE),
+                context=lambda wildcards: {"data": wildcards.evalset, "shards": []},
             conda:
                 "../envs/synprep.yaml"
             log:

@@ -14,7 +14,7 @@ def main(sm) -> None:
     log = sys.stderr = open(sm.log[0], "w", buffering=1)  # tracebacks too go to the rule's log
     backend = parsers.backend(sm.params.backend)
     # the decoder's words, as given; the backend's share of this job's threads (Parser.job_options)
-    opts = backend.job_options({**dict(sm.params.parser), "pretokenized": True, "max_words": None}, sm.threads)  # None: no limit
+    opts = backend.job_options({**dict(sm.params.parser), "pretokenized": True, "max_words": 0}, sm.threads)  # 0: no limit
     eval_dir = os.path.dirname(sm.input.hyps)
     trees = os.path.join(eval_dir, "hyps.conllu")  # a transition decoder's trees (synprep evaluate)
     agreement = None

@@ -16,7 +16,7 @@ def main(sm) -> None:
     pairs = [{"src": s, "tgt": t} for s, t in zip(sm.input.src, sm.input.tgt)]
     backend = parsers.backend(sm.params.backend)
     # the contrastive's words, as given; the backend's share of this job's threads (Parser.job_options)
-    opts = backend.job_options({**dict(sm.params.parser), "pretokenized": True, "max_words": None}, sm.threads)  # None: no limit
+    opts = backend.job_options({**dict(sm.params.parser), "pretokenized": True, "max_words": 0}, sm.threads)  # 0: no limit
     with backend(**opts) as parser:
         suite = make_suite(pairs, lexicon, language, parser_reparse(parser))
     write_suite(sm.output.suite, suite)

@@ -1,7 +1,7 @@
 """The rules that make contrastive translations, one module a target language.
 
-A language's module (``de.py`` for German) defines ``LANGUAGE``, a :class:`Language`:
-its ISO code and its rules. Each :class:`Rule` reads one reference tree (a
+A language's module (or package: ``de/`` for German, a module a concern) defines
+``LANGUAGE``, a :class:`Language`: its ISO code and its rules. Each :class:`Rule` reads one reference tree (a
 :class:`~synprep.syntax.conllu.Sentence`: UD words, heads, features) and the
 :class:`~..lexicon.Lexicon` of the parsed training data, and yields, for every place
 where its error could be introduced, either a :class:`Candidate` (one edit of one word:
@@ -100,7 +100,7 @@ class Language:
 
 
 def languages() -> list[str]:
-    """The languages that have rules (the modules of this package)."""
+    """The languages that have rules (the modules and packages of this package)."""
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 
