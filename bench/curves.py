@@ -22,6 +22,7 @@ against updates, one line a seed.
     python bench/curves.py --config config/table/decide.yaml --outdir results-table-decide \\
         --variants vanilla,pascal --seeds 1,2 --budgets 250,500,1000,2000,4000 --out curves.jsonl
     python bench/curves.py --plot curves.jsonl --png curves.png
+    python bench/curves.py --summary curves.jsonl [--gain 0.5]
 
 The data must exist (``snakemake --cores 2 dataset --configfile CONFIG
 --replace-workflow-config`` and ``shards/heldout.refs.txt``).
@@ -141,6 +142,78 @@ def run_curves(args) -> int:
     return 0
 
 
+def read_rows(path: Path) -> list[dict]:
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return [r for r in rows if r.get("kind") == "budget"]
+
+
+def converged(rows: list[dict], gain: float) -> dict:
+    """Per variant: the mean held-out BLEU over its seeds at each budget (only budgets
+    every one of its seeds reached), the gain of each step to the next budget, and the
+    converged budget: the first budget whose step to the next (a doubling, in the
+    default list) gains less than ``gain`` BLEU -- None while every step gains more."""
+    out = {}
+    for variant in dict.fromkeys(r["variant"] for r in rows):
+        mine = [r for r in rows if r["variant"] == variant]
+        seeds = sorted({r["seed"] for r in mine})
+        steps = sorted({r["step"] for r in mine})
+        means = {}
+        for step in steps:
+            got = [r["bleu"] for r in mine if r["step"] == step]
+            if len(got) == len(seeds):
+                means[step] = sum(got) / len(got)
+        done = sorted(means)
+        gains = {a: means[b] - means[a] for a, b in zip(done, done[1:])}
+        first = next((a for a in done[:-1] if gains[a] < gain), None)
+        out[variant] = {"seeds": seeds, "mean_bleu": means, "gain_to_next": gains, "converged_at": first}
+    return out
+
+
+def summary(path: Path, gain: float) -> int:
+    for variant, c in converged(read_rows(path), gain).items():
+        print(f"{variant} (seeds {', '.join(map(str, c['seeds']))}): held-out BLEU, mean over seeds")
+        for step, m in c["mean_bleu"].items():
+            g = c["gain_to_next"].get(step)
+            print(f"  {step:>6} updates  {m:6.2f}" + ("" if g is None else f"   next budget {g:+.2f}"))
+        at = c["converged_at"]
+        print(f"  converged (a step to the next budget gains < {gain} BLEU): "
+              + (f"at {at} updates" if at is not None else "not yet"))
+    return 0
+
+
+def plot(path: Path, png: Path) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = read_rows(path)
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for i, variant in enumerate(variants):
+        color = f"C{i}"
+        for seed in sorted({r["seed"] for r in rows if r["variant"] == variant}):
+            mine = sorted((r for r in rows if r["variant"] == variant and r["seed"] == seed), key=lambda r: r["step"])
+            valid = max(mine, key=lambda r: r["step"])["valid"]  # the longest piece's validation records
+            style = "-" if seed == min(r["seed"] for r in rows if r["variant"] == variant) else "--"
+            axes[0].plot([v["step"] for v in valid], [v["loss"] for v in valid], style, color=color,
+                         label=f"{variant} s{seed}")
+            axes[1].plot([r["step"] for r in mine], [r["bleu"] for r in mine], style + "o", color=color,
+                         label=f"{variant} s{seed}")
+    axes[0].set(xlabel="updates", ylabel="held-out loss (nats a token)", title="validation loss (every 100 updates)")
+    axes[1].set(xlabel="updates", ylabel="held-out BLEU", title="held-out BLEU of the best checkpoint (beam 4)",
+                xscale="log", xticks=sorted({r["step"] for r in rows}))
+    axes[1].get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    axes[1].get_xaxis().set_minor_formatter(matplotlib.ticker.NullFormatter())
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    print(f"wrote {png}")
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="the table config (its table.config is the run config)")
@@ -150,7 +223,16 @@ def main() -> int:
     p.add_argument("--budgets", default="250,500,1000,2000,4000")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", default="curves.jsonl")
+    p.add_argument("--plot", metavar="JSONL", help="draw the rows of this file (with --png) instead of training")
+    p.add_argument("--png", default="curves.png")
+    p.add_argument("--summary", metavar="JSONL", help="print each variant's mean held-out BLEU a budget and where it converged")
+    p.add_argument("--gain", type=float, default=0.5,
+                   help="converged: the first budget whose step to the next gains less than this many BLEU (default 0.5)")
     args = p.parse_args()
+    if args.summary:
+        return summary(Path(args.summary), args.gain)
+    if args.plot:
+        return plot(Path(args.plot), Path(args.png))
     if not args.config or not args.outdir:
         p.error("--config and --outdir are required")
     return run_curves(args)
