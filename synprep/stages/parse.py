@@ -93,7 +93,7 @@ def run(settings: ParseStep, inputs: Mapping, outputs: Mapping, *, threads: Opti
     parsers: dict = {}
     try:
         for side, options in settings.sides.items():
-            parsers[side] = backend(**(backend.job_options(options, threads) if threads else options))
+            parsers[side] = open_parser(settings.backend, options, threads)
             log.info("%s: %s", side, parsers[side].describe())
         note = backend.demo_warning({side: p.model_path for side, p in parsers.items()})
         if note:  # once a job: the demo models are not for a real corpus
@@ -111,6 +111,13 @@ def run(settings: ParseStep, inputs: Mapping, outputs: Mapping, *, threads: Opti
             p.close()
     return {"input": counts.input, "kept": counts.kept, "words": counts.words, "rejected": dict(counts.rejected),
             "seconds": time.perf_counter() - t0}
+
+
+def open_parser(name: str, options: Mapping, threads: Optional[int] = None):
+    """A parser of backend ``name`` with ``options`` (its Options by name), given a
+    workflow job's ``threads`` its share of them (:meth:`Parser.job_options`)."""
+    backend = parser_backend(name)
+    return backend(**(backend.job_options(options, threads) if threads else options))
 
 
 def summary(counts: dict) -> str:

@@ -19,9 +19,11 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Union
 
+from ..analysis.induce import InduceEvalSettings
 from ..dataset.shard_config import ShardConfig
 from ..errors import ConfigError
 from ..parsers import ParseSettings
+from ..report.html import ReportSettings
 from ..settings import MAX_THREADS, Config, declared_in, setting
 from .challenge import ChallengeStep, Phenomenon
 from .filter import AlignSettings, FilterSettings
@@ -158,16 +160,6 @@ class OracleSettings(Config):
 
 
 @dataclass(frozen=True)
-class ReportSettings(Config):
-    """The HTML report."""
-
-    # title of the report page
-    title: str = "synprep report"
-    # relation labels shown per side in the label plot
-    top_labels: int = setting(20, ge=1)
-
-
-@dataclass(frozen=True)
 class ChallengeSettings(Config):
     """Syntactic challenge sets (synprep challenge): the kept pairs with a long-distance
     particle verb, reflexive verb or stranded preposition, one subset a phenomenon and
@@ -198,9 +190,7 @@ class InduceSettings(Config):
     # score the induced trees (and show them in the report); needs a run with
     # model.variant sa, sa-hard, fa or sa-1set and train.heldout_shards >= 1
     enabled: bool = False
-    # best-score: ROOT takes the word with the best root score (sa-nmt); best-tree: the
-    # best tree with one root word
-    root: Literal["best-score", "best-tree"] = "best-score"
+    root: Literal["best-score", "best-tree"] = declared_in(InduceEvalSettings, "root")
     # a gold treebank of the source language (CoNLL-U, e.g. UD English PUD) scored too,
     # at its syntactic words: a dataset of every one of its sentences with the
     # workflow's vocabularies (unknown labels mapped), each run's scores on it, the

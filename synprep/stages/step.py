@@ -1,6 +1,6 @@
 """A step of the data flow: one unit with two front doors.
 
-A step (split, filter, parse, bpe, shard, challenge) is a module of this package with
+A step (split, filter, parse, bpe, shard, challenge, contrastive) is a module of this package with
 
 * ``Settings``: its typed settings, a frozen :class:`synprep.settings.Config` declared
   once (defaults, bounds, a comment a setting);
@@ -15,7 +15,8 @@ A step (split, filter, parse, bpe, shard, challenge) is a module of this package
 workflow's rule gives the step's settings (``params.settings``: a mapping, what the rule
 file resolved from the typed config sections, :mod:`synprep.stages.settings`) and its
 files, and its script (workflow/scripts/filter_pairs.py, parse_pairs.py, train_bpe.py,
-write_shard.py, extract_challenge.py: three lines each, named after the step) calls
+write_shard.py, extract_challenge.py, make_contrastive_suite.py: three lines each, named
+after the step's rule) calls
 :func:`run_rule`, which maps them onto the same ``run``: no step logic in the
 workflow's scripts.
 """
@@ -33,7 +34,7 @@ from ..util.signals import Terminated, terminate_as_interrupt
 __all__ = ["STEPS", "step_module", "run_rule"]
 
 #: the steps (module names in this package)
-STEPS = ("prepare", "filter", "parse", "bpe", "shard", "challenge")
+STEPS = ("prepare", "filter", "parse", "bpe", "shard", "challenge", "contrastive")
 
 
 def step_module(name: str):

@@ -311,9 +311,9 @@ if TABLE_RUNS:
             output:
                 suite=directory(out_path("table/contrastive/suite")),
             params:
-                lang=LANGS["tgt"],
-                backend=PARSE.backend,
-                parser=PARSERS["tgt"],
+                settings={"lang": LANGS["tgt"], "backend": PARSE.backend},
+                # the workflow's target parser, with the job's share of threads
+                context=lambda wildcards, threads: {"parser": PARSERS["tgt"], "threads": threads, "option": "the suite"},
             threads: PARSE_RESOURCES.threads
             conda:
                 "../envs/synprep.yaml"
