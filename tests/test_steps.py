@@ -58,19 +58,20 @@ def _rules() -> dict[str, str]:
 #: each step's script (three lines: synprep.stages.step.run_rule), named after the step's rule
 STEP_SCRIPTS = {"filter_pairs.py": "filter", "parse_pairs.py": "parse", "train_bpe.py": "bpe",
                 "write_shard.py": "shard", "extract_challenge.py": "challenge", "make_contrastive_suite.py": "contrastive"}
-#: the workflow's scripts that are not a data step's (no synprep command does their job
-#: alone: they call a package function with the rule's files), each a few lines
-OTHER_SCRIPTS = {"agree_trees.py", "dump_gate_norms.py", "dump_tree_scores.py", "evaluate_induction.py",
-                 "make_report.py", "make_table.py", "select_subsets.py",
-                 "split_heldout.py", "summarize_gates.py", "train_model.py", "write_contrastive_dataset.py",
-                 "write_manifest.py", "write_references.py"}
+#: the workflow's other scripts: each calls one job of synprep.stages.jobs (a module a rule
+#: file) named after the script, through synprep.stages.step.run_job
+JOB_SCRIPTS = {"agree_trees.py": "table", "dump_gate_norms.py": "analysis", "dump_tree_scores.py": "analysis",
+               "evaluate_induction.py": "analysis", "make_report.py": "report", "make_table.py": "table",
+               "select_subsets.py": "table", "split_heldout.py": "train", "summarize_gates.py": "analysis",
+               "train_model.py": "train", "write_contrastive_dataset.py": "table", "write_manifest.py": "shards",
+               "write_references.py": "train"}
 
 
 def test_the_step_rules_run_their_step_and_their_scripts_hold_no_step_logic():
     from synprep.stages.step import STEPS
 
     scripts = {p.name: p for p in (REPO / "workflow" / "scripts").glob("*.py")}
-    assert set(scripts) == OTHER_SCRIPTS | set(STEP_SCRIPTS), sorted(set(scripts) ^ (OTHER_SCRIPTS | set(STEP_SCRIPTS)))
+    assert set(scripts) == set(JOB_SCRIPTS) | set(STEP_SCRIPTS), sorted(set(scripts) ^ (set(JOB_SCRIPTS) | set(STEP_SCRIPTS)))
     assert set(STEP_SCRIPTS.values()) == set(STEPS) - {"prepare"}  # split_corpus calls `synprep split` itself
     rules = _rules()
     assert "synprep split" in rules["split_corpus"]
@@ -86,6 +87,68 @@ def test_the_step_rules_run_their_step_and_their_scripts_hold_no_step_logic():
                 and not ln.startswith('"""')]
         assert code == ["from synprep.stages.step import run_rule", 'if __name__ == "__main__":',
                         f'    run_rule(snakemake, "{step}")  # noqa: F821  (injected by snakemake)'], (name, code)
+
+
+def _code(path: Path) -> list[str]:
+    return [ln for ln in path.read_text().splitlines() if ln.strip() and not ln.lstrip().startswith("#")
+            and not ln.startswith('"""')]
+
+
+def test_the_other_scripts_call_one_job_each():
+    """Every other script is four lines: it imports the job named after it from the module
+    of its rule file (synprep.stages.jobs) and runs it on the rule's files (run_job); the
+    job takes the files and params, and keywords of JOB_CONTEXT only."""
+    from synprep.stages.step import JOB_CONTEXT
+
+    used = {re.search(r'"\.\./scripts/(\w+\.py)"', body).group(1) for body in _rules().values()
+            if re.search(r'"\.\./scripts/(\w+\.py)"', body)}
+    for name, module in JOB_SCRIPTS.items():
+        job = name[: -len(".py")]
+        assert _code(REPO / "workflow" / "scripts" / name) == [
+            f"from synprep.stages.jobs.{module} import {job}", "from synprep.stages.step import run_job",
+            'if __name__ == "__main__":', f"    run_job(snakemake, {job})  # noqa: F821  (injected by snakemake)"], name
+        params = inspect.signature(getattr(importlib.import_module(f"synprep.stages.jobs.{module}"), job)).parameters
+        assert list(params)[:3] == ["inputs", "outputs", "params"], name
+        assert all(p.kind is p.KEYWORD_ONLY and p.name in JOB_CONTEXT for p in list(params.values())[3:]), name
+        assert name in used, f"{name}: no rule runs it"
+
+
+def test_a_job_gets_its_files_params_and_context_and_an_error_is_one_line(tmp_path, monkeypatch):
+    import logging
+    import types as pytypes
+
+    from synprep.errors import ConfigError
+    from synprep.stages import step as step_mod
+
+    class Named(dict):  # snakemake's Namedlist: items and attributes
+        __getattr__ = dict.__getitem__
+
+    seen = {}
+
+    def job(inputs, outputs, params, *, threads, wildcards):
+        seen.update(inputs=inputs, outputs=outputs, params=params, threads=threads, wildcards=wildcards)
+        if params["fail"]:
+            raise ConfigError("x = 1: expected 2")
+        return "done"
+
+    log = tmp_path / "job.log"
+    handlers = list(logging.root.handlers)
+    monkeypatch.setattr(step_mod.sys, "stderr", step_mod.sys.stderr)  # run_job redirects it to the log
+    try:
+        for fail in (False, True):
+            sm = pytypes.SimpleNamespace(log=[str(log)], rule="toy", input=Named(a="in.txt", b=["1", "2"]),
+                                         output=Named(out="o.txt"), params=Named(fail=fail), wildcards=Named(run="r1"),
+                                         threads=3, resources=pytypes.SimpleNamespace(), config={})
+            if not fail:
+                assert step_mod.run_job(sm, job) == "done" and log.read_text() == "done\n"
+                assert seen == {"inputs": {"a": "in.txt", "b": ["1", "2"]}, "outputs": {"out": "o.txt"},
+                                "params": {"fail": False}, "threads": 3, "wildcards": {"run": "r1"}}
+            else:
+                with pytest.raises(SystemExit) as stop:
+                    step_mod.run_job(sm, job)
+                assert stop.value.code == 1 and log.read_text() == "synprep: error: x = 1: expected 2\n"
+    finally:
+        logging.root.handlers[:] = handlers
 
 
 def test_a_step_job_stopped_by_sigterm_cleans_up_and_exits_143(tmp_path, monkeypatch):
