@@ -199,7 +199,7 @@ def test_a_step_job_stopped_by_sigterm_cleans_up_and_exits_143(tmp_path, monkeyp
 # --------------------------------------------------------------------------- flags derived from the settings
 
 # why a flag is no setting (one line each; NOT_SETTINGS names one a flag)
-PATH = "a file or folder it reads or writes (the command's INPUTS/OUTPUTS)"
+PATH = "a file or folder it reads or writes"
 REPORTS = "how it reports (the form of its output, progress), not what it computes"
 DEFAULTS = "what builds the default filter list (its entries are the setting)"
 LANGS = "the languages the manifest records (from the file names by default)"
