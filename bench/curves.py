@@ -99,6 +99,24 @@ def evaluate(checkpoint: Path, outdir: Path, out: Path, decode: dict, threads: i
     return json.loads(done.stdout)
 
 
+def with_settings(cfg, items: list[str]):
+    """``cfg`` with ``KEY=VALUE`` settings over it (``train.lr=0.002``: values read as YAML)."""
+    from synprep.train.config import RunConfig
+    from synprep.util.yamlio import load_yaml
+
+    data = cfg.to_dict()
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            sys.exit(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=0.002")
+        *parents, last = key.split(".")
+        d = data
+        for k in parents:
+            d = d.setdefault(k, {})
+        d[last] = load_yaml(value, f"--set {key}")
+    return RunConfig.from_dict(data)
+
+
 def run_curves(args) -> int:
     runs, decode = table_runs(Path(args.config))
     outdir = Path(args.outdir)
@@ -109,7 +127,8 @@ def run_curves(args) -> int:
             name = f"table-{variant}-s{seed}"
             if name not in runs:
                 sys.exit(f"--variants/--seeds: {name} is not a run of {args.config}'s table")
-            cfg = runs[name]
+            cfg = with_settings(runs[name], args.set)
+            name += f"-{args.tag}" if args.tag else ""  # a run of other settings: a folder of its own
             run_dir = outdir / "train" / name
             snaps = outdir / "curves" / name
             log = snaps / "curves.log"
@@ -126,7 +145,8 @@ def run_curves(args) -> int:
                 shutil.copytree(run_dir, snap, ignore=shutil.ignore_patterns("eval"))
                 t = time.perf_counter()
                 scores = evaluate(snap / "checkpoint_best.pt", outdir, snap / "eval", decode, args.threads, log)
-                row = {"kind": "budget", "run": name, "variant": variant, "seed": seed, "step": budget,
+                row = {"kind": "budget", "run": name, "variant": variant + (f" ({args.tag})" if args.tag else ""),
+                       "seed": seed, "step": budget, "set": args.set,
                        "best_step": summary.get("best_step"), "best_valid_loss": summary.get("best_score"),
                        "cpu_s": summary.get("cpu_s"), "train_wall_s": round(train_wall, 1),
                        "eval_wall_s": round(time.perf_counter() - t, 1),
@@ -223,6 +243,9 @@ def main() -> int:
     p.add_argument("--budgets", default="250,500,1000,2000,4000")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", default="curves.jsonl")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a run-config setting over the table's (e.g. train.lr=0.002: a learning-rate check); with --tag")
+    p.add_argument("--tag", default="", help="the runs' folder suffix for runs of other settings (e.g. lr2e-3)")
     p.add_argument("--plot", metavar="JSONL", help="draw the rows of this file (with --png) instead of training")
     p.add_argument("--png", default="curves.png")
     p.add_argument("--summary", metavar="JSONL", help="print each variant's mean held-out BLEU a budget and where it converged")
@@ -235,6 +258,8 @@ def main() -> int:
         return plot(Path(args.plot), Path(args.png))
     if not args.config or not args.outdir:
         p.error("--config and --outdir are required")
+    if args.set and not args.tag:
+        p.error("--set needs --tag: runs of other settings train in folders of their own")
     return run_curves(args)
 
 
