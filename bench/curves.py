@@ -41,6 +41,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from synprep.cli import guarded  # noqa: E402
+from synprep.commands.bounds import of  # noqa: E402
+from synprep.errors import ConfigError  # noqa: E402
+from synprep.stages.table import TableSettings  # noqa: E402
+from synprep.train.config import TrainConfig  # noqa: E402
+from synprep.util.outputs import LOCK, OutputDir, check_output_file, write_text  # noqa: E402
+from synprep.util.signals import run_child  # noqa: E402
+
 
 def table_runs(config: Path) -> tuple[dict, dict]:
     """(run name -> resolved RunConfig, the table's decode settings as a dict), as the
@@ -76,10 +84,10 @@ def train_to(cfg, outdir: Path, run_dir: Path, budget: int, threads: int, log: P
     run = dataclasses.replace(cfg, train=tc)
     cfg_path = run_dir.parent / f".{run_dir.name}.curve-config.json"
     run_dir.parent.mkdir(parents=True, exist_ok=True)
-    cfg_path.write_text(json.dumps(run.to_dict()))
-    with open(log, "a") as f:
-        done = subprocess.run([sys.executable, "-m", "synprep.cli", "train", "--config", str(cfg_path)],
-                              stdout=subprocess.PIPE, stderr=f, text=True)
+    write_text(cfg_path, json.dumps(run.to_dict()))
+    with open(log, "a") as f:  # (a child stopped with this script: synprep.util.signals.run_child)
+        done = run_child([sys.executable, "-m", "synprep.cli", "train", "--config", str(cfg_path)],
+                         stdout=subprocess.PIPE, stderr=f, text=True)
     if done.returncode != 0:
         sys.exit(f"training {run_dir} to {budget} failed ({done.returncode}); see {log}")
     return json.loads(done.stdout)
@@ -92,37 +100,38 @@ def evaluate(checkpoint: Path, outdir: Path, out: Path, decode: dict, threads: i
            "--out", str(out), "--beam", str(decode["beam"]), "--length-penalty", str(decode["length_penalty"]),
            "--device", "cpu", "--no-progress", "--json"]
     with open(log, "a") as f:
-        done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=f, text=True, env=env)
+        done = run_child(cmd, stdout=subprocess.PIPE, stderr=f, text=True, env=env)
     if done.returncode != 0:
         sys.exit(f"evaluating {checkpoint} failed ({done.returncode}); see {log}")
     return json.loads(done.stdout)
 
 
 def run_curves(args) -> int:
+    out = check_output_file(args.out, "--out")  # (appended to: a file, never a device or a FIFO)
     runs, decode = table_runs(Path(args.config))
     outdir = Path(args.outdir)
-    out = Path(args.out)
     have = done_rows(out)
-    for variant in args.variants.split(","):
-        for seed in map(int, args.seeds.split(",")):
+    for variant in args.variants:
+        for seed in args.seeds:
             name = f"table-{variant}-s{seed}"
             if name not in runs:
-                sys.exit(f"--variants/--seeds: {name} is not a run of {args.config}'s table")
+                raise ConfigError(f"--variants/--seeds: {name} is not a run of {args.config}'s table")
             cfg = runs[name]
             run_dir = outdir / "train" / name
             snaps = outdir / "curves" / name
             log = snaps / "curves.log"
             snaps.mkdir(parents=True, exist_ok=True)
-            for budget in map(int, args.budgets.split(",")):
+            for budget in args.budgets:
                 if (name, budget) in have:
                     continue
                 t = time.perf_counter()
                 summary = train_to(cfg, outdir, run_dir, budget, args.threads, log)
                 train_wall = time.perf_counter() - t
                 snap = snaps / f"step-{budget}"
-                if snap.exists():
-                    shutil.rmtree(snap)  # ours: a copy this script made of a run it trained
-                shutil.copytree(run_dir, snap, ignore=shutil.ignore_patterns("eval"))
+                if snap.exists():  # ours: a copy this script made of a run it trained (the owner's check says so)
+                    OutputDir(snap, "train", f"--outdir's snapshot {snap}")
+                    shutil.rmtree(snap)
+                shutil.copytree(run_dir, snap, ignore=shutil.ignore_patterns("eval", LOCK))
                 t = time.perf_counter()
                 scores = evaluate(snap / "checkpoint_best.pt", outdir, snap / "eval", decode, args.threads, log)
                 row = {"kind": "budget", "run": name, "variant": variant, "seed": seed, "step": budget,
@@ -145,15 +154,31 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="the table config (its table.config is the run config)")
     p.add_argument("--outdir", help="the table workflow's outdir (its data made)")
-    p.add_argument("--variants", default="vanilla")
-    p.add_argument("--seeds", default="1,2")
-    p.add_argument("--budgets", default="250,500,1000,2000,4000")
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--variants", type=_listed(str), default="vanilla", help="comma-separated (default vanilla)")
+    p.add_argument("--seeds", type=_listed(of(TableSettings, "seeds")), default="1,2",
+                   help="comma-separated, each a table.seeds value (default 1,2)")
+    p.add_argument("--budgets", type=_listed(of(TrainConfig, "max_steps")), default="250,500,1000,2000,4000",
+                   help="comma-separated updates, each a train.max_steps value")
+    p.add_argument("--threads", type=of(TrainConfig, "threads"), default=1)
     p.add_argument("--out", default="curves.jsonl")
     args = p.parse_args()
     if not args.config or not args.outdir:
         p.error("--config and --outdir are required")
-    return run_curves(args)
+    return guarded("bench/curves.py", lambda: run_curves(args))
+
+
+def _listed(read):
+    """argparse's type of a comma-separated list, each item read by ``read`` (a bound of
+    synprep.commands.bounds); an empty list refused."""
+
+    def parse(text: str) -> list:
+        items = [read(t.strip()) for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, not {text!r}")
+        return items
+
+    parse.__name__ = "list"
+    return parse
 
 
 if __name__ == "__main__":

@@ -121,7 +121,8 @@ def _reader(cls: type, name: str, where: str):
         try:
             return read_text_fields(cls, {name: text}, where)[name]
         except ConfigError as e:
-            raise argparse.ArgumentTypeError(f"{str(e).split(': ', 1)[-1]}, not {text!r}") from None
+            said = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"  # a 400-digit number
+            raise argparse.ArgumentTypeError(f"{str(e).split(': ', 1)[-1]}, not {said}") from None
 
     read.__name__ = "value"
     return read

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -226,6 +227,27 @@ def check_bounds(cls: type, values: dict, where: str) -> None:
         for path, v in _numbers(value, key):
             if not b.holds(v):
                 raise ConfigError(f"{path} = {shown(v)}: expected {b.describe(isinstance(v, int))}")
+        _check_text(f, value, key)
+
+
+def _check_text(f: dataclasses.Field, value: Any, key: str) -> None:
+    """The constraints a field's metadata declares beyond its bounds, which the workflow's
+    schema states too (synprep.stages.schema) and which hold wherever a config is read
+    (a table config given to ``synprep table-decide`` or a bench script is not
+    validated by snakemake): ``pattern``, a regular expression every string of the
+    setting (each item of a list) matches whole; ``unique``, no item of a list given twice."""
+    pattern = f.metadata.get("pattern")
+    if pattern:
+        texts = value if isinstance(value, (list, tuple)) else [value]
+        for i, text in enumerate(texts):
+            if isinstance(text, str) and not re.fullmatch(pattern, text):
+                at = f"{key}[{i}]" if isinstance(value, (list, tuple)) else key
+                raise ConfigError(f"{at} = {text!r}: expected text matching {pattern}")
+    if f.metadata.get("unique") and isinstance(value, (list, tuple)):
+        twice = [v for i, v in enumerate(value) if v in value[:i]]
+        if twice:
+            raise ConfigError(f"{key} = {value!r}: {', '.join(map(repr, dict.fromkeys(twice)))} given twice; list "
+                              "each once")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,9 @@ Invariants of a suite read by :func:`read_suite` (anything else is an
 
 * every line is a JSON object with the four keys, ``errors`` a non-empty list, every
   error with its four keys and the types above;
+* an error's ``type`` is a name on one line (no tab, no line break, no space at its ends):
+  it is a column of the outcomes files (``outcomes.tsv``, the table's
+  ``outcomes.tsv.gz``) and of the table, which a tab or a line break would break;
 * no contrastive equals its reference (after collapsing whitespace): such an item
   could only be a tie;
 * the suite has at least one item.
@@ -57,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
 from ...errors import InputError
-from ...util.textio import open_file
+from ...util.textio import has_breaks, open_file
 
 __all__ = [
     "SUITE_FILE",
@@ -171,8 +174,10 @@ def _item(obj, path: str, n: int) -> Item:
     for j, e in enumerate(errs, 1):
         where = f"error {j}"
         _require_keys(e, ERROR_KEYS, path, n, "error", where)
-        if not isinstance(e["type"], str) or not e["type"]:
-            raise _fail(path, n, f"{where}: 'type' must be a non-empty string, not {e['type']!r}")
+        t = e["type"]
+        if not isinstance(t, str) or not t.strip() or t != t.strip() or has_breaks(t):
+            raise _fail(path, n, f"{where}: 'type' must be a name on one line (no tab, no line break, no space at its "
+                        f"ends), not {t!r}")
         if not isinstance(e["contrastive"], str) or not e["contrastive"].strip():
             raise _fail(path, n, f"{where}: 'contrastive' must be a non-empty string")
         if _norm(e["contrastive"]) == _norm(obj["reference"]):
