@@ -150,7 +150,7 @@ def run_curves(args) -> int:
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="the table config (its table.config is the run config)")
     p.add_argument("--outdir", help="the table workflow's outdir (its data made)")
@@ -161,7 +161,7 @@ def main() -> int:
                    help="comma-separated updates, each a train.max_steps value")
     p.add_argument("--threads", type=of(TrainConfig, "threads"), default=1)
     p.add_argument("--out", default="curves.jsonl")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if not args.config or not args.outdir:
         p.error("--config and --outdir are required")
     return guarded("bench/curves.py", lambda: run_curves(args))

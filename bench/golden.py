@@ -61,7 +61,7 @@ sys.path.insert(0, str(HERE))
 
 from synprep.cli import guarded  # noqa: E402  (this checkout's package: the script's own mechanics)
 from synprep.errors import ConfigError, InputError  # noqa: E402
-from synprep.util.outputs import check_output_dir, remove_output, replace_dir, write_text  # noqa: E402
+from synprep.util.outputs import check_output_dir, check_replaceable, remove_output, replace_dir, write_text  # noqa: E402
 from synprep.util.signals import run_child  # noqa: E402
 
 # -- run in the recorded checkout (PYTHONPATH=REPO) ------------------------------------------
@@ -266,6 +266,8 @@ def record(out: Path, repo: Path, parts: list[str]) -> None:
     if not (repo / "synprep" / "cli.py").is_file():
         raise ConfigError(f"--repo {repo}: not a synprep checkout (no synprep/cli.py)")
     check_output_dir(out, "OUT")
+    if "demo" in parts:  # before the demo runs: OUT/demo is replaced only when an earlier record wrote it
+        check_replaceable(out / "demo", "golden-demo", "OUT/demo")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "golden.json"
     data = read_record(path) if path.exists() else {}
