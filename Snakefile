@@ -54,12 +54,13 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     resolve_config_paths(config, workflow.overwrite_configfiles)
 
-# The sections the rules and stages read (parse, filter, align, table, train), typed
-# once, here (synprep.stages.settings): each a frozen object whose class holds its
-# defaults; a section its class refuses stops here, in one line naming the key.
+# The sections the rules and stages read (corpus, shards, filter, align, parse, bpe,
+# oracle, report, train, analysis, table, ...), typed once, here (synprep.stages.settings):
+# each a frozen object whose class holds its defaults; a section its class refuses stops
+# here, in one line naming the key. The rules read these, not the config dict.
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     SETTINGS = workflow_settings(config)
-    check_shard_counts(config["shards"]["count"], SETTINGS.train, SETTINGS.table)  # what the schema cannot say: heldout_shards < count
+    check_shard_counts(SETTINGS.shards.count, SETTINGS.train, SETTINGS.table)  # what the schema cannot say: heldout_shards < count
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.

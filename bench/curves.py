@@ -22,6 +22,7 @@ against updates, one line a seed.
     python bench/curves.py --config config/table/decide.yaml --outdir results-table-decide \\
         --variants vanilla,pascal --seeds 1,2 --budgets 250,500,1000,2000,4000 --out curves.jsonl
     python bench/curves.py --plot curves.jsonl --png curves.png
+    python bench/curves.py --summary curves.jsonl [--gain 0.5]
 
 The data must exist (``snakemake --cores 2 dataset --configfile CONFIG
 --replace-workflow-config`` and ``shards/heldout.refs.txt``).
@@ -42,8 +43,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from synprep.cli import guarded  # noqa: E402
-from synprep.commands.bounds import of  # noqa: E402
-from synprep.errors import ConfigError  # noqa: E402
+from synprep.errors import ConfigError, InputError  # noqa: E402
+from synprep.flags import value_type as of  # noqa: E402  (a setting's declaration reads a value)
 from synprep.stages.table import TableSettings  # noqa: E402
 from synprep.train.config import TrainConfig  # noqa: E402
 from synprep.util.outputs import LOCK, OutputDir, check_output_file, write_text  # noqa: E402
@@ -106,6 +107,24 @@ def evaluate(checkpoint: Path, outdir: Path, out: Path, decode: dict, threads: i
     return json.loads(done.stdout)
 
 
+def with_settings(cfg, items: list[str]):
+    """``cfg`` with ``KEY=VALUE`` settings over it (``train.lr=0.002``: values read as YAML)."""
+    from synprep.train.config import RunConfig
+    from synprep.util.yamlio import load_yaml
+
+    data = cfg.to_dict()
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=0.002")
+        *parents, last = key.split(".")
+        d = data
+        for k in parents:
+            d = d.setdefault(k, {})
+        d[last] = load_yaml(value, f"--set {key}")
+    return RunConfig.from_dict(data)
+
+
 def run_curves(args) -> int:
     out = check_output_file(args.out, "--out")  # (appended to: a file, never a device or a FIFO)
     runs, decode = table_runs(Path(args.config))
@@ -116,7 +135,8 @@ def run_curves(args) -> int:
             name = f"table-{variant}-s{seed}"
             if name not in runs:
                 raise ConfigError(f"--variants/--seeds: {name} is not a run of {args.config}'s table")
-            cfg = runs[name]
+            cfg = with_settings(runs[name], args.set)
+            name += f"-{args.tag}" if args.tag else ""  # a run of other settings: a folder of its own
             run_dir = outdir / "train" / name
             snaps = outdir / "curves" / name
             log = snaps / "curves.log"
@@ -134,7 +154,8 @@ def run_curves(args) -> int:
                 shutil.copytree(run_dir, snap, ignore=shutil.ignore_patterns("eval", LOCK))
                 t = time.perf_counter()
                 scores = evaluate(snap / "checkpoint_best.pt", outdir, snap / "eval", decode, args.threads, log)
-                row = {"kind": "budget", "run": name, "variant": variant, "seed": seed, "step": budget,
+                row = {"kind": "budget", "run": name, "variant": variant + (f" ({args.tag})" if args.tag else ""),
+                       "seed": seed, "step": budget, "set": args.set,
                        "best_step": summary.get("best_step"), "best_valid_loss": summary.get("best_score"),
                        "cpu_s": summary.get("cpu_s"), "train_wall_s": round(train_wall, 1),
                        "eval_wall_s": round(time.perf_counter() - t, 1),
@@ -150,6 +171,91 @@ def run_curves(args) -> int:
     return 0
 
 
+def read_rows(path: Path) -> list[dict]:
+    """The budget rows of a file this script wrote; an InputError naming the line where a
+    line is not one."""
+    rows = []
+    for n, x in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not x.strip():
+            continue
+        try:
+            r = json.loads(x)
+            if r.get("kind") == "budget":
+                float(r["bleu"]), int(r["step"]), int(r["seed"]), str(r["variant"])
+                rows.append(r)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise InputError(str(path), n, f"not a row of bench/curves.py ({type(e).__name__}: {e}); "
+                             "check the file (a row a line, as --out writes them)") from None
+    return rows
+
+
+def converged(rows: list[dict], gain: float) -> dict:
+    """Per variant: the mean held-out BLEU over its seeds at each budget (only budgets
+    every one of its seeds reached), the gain of each step to the next budget, and the
+    converged budget: the first budget whose step to the next (a doubling, in the
+    default list) gains less than ``gain`` BLEU -- None while every step gains more."""
+    out = {}
+    for variant in dict.fromkeys(r["variant"] for r in rows):
+        mine = [r for r in rows if r["variant"] == variant]
+        seeds = sorted({r["seed"] for r in mine})
+        steps = sorted({r["step"] for r in mine})
+        means = {}
+        for step in steps:
+            got = [r["bleu"] for r in mine if r["step"] == step]
+            if len(got) == len(seeds):
+                means[step] = sum(got) / len(got)
+        done = sorted(means)
+        gains = {a: means[b] - means[a] for a, b in zip(done, done[1:])}
+        first = next((a for a in done[:-1] if gains[a] < gain), None)
+        out[variant] = {"seeds": seeds, "mean_bleu": means, "gain_to_next": gains, "converged_at": first}
+    return out
+
+
+def summary(path: Path, gain: float) -> int:
+    for variant, c in converged(read_rows(path), gain).items():
+        print(f"{variant} (seeds {', '.join(map(str, c['seeds']))}): held-out BLEU, mean over seeds")
+        for step, m in c["mean_bleu"].items():
+            g = c["gain_to_next"].get(step)
+            print(f"  {step:>6} updates  {m:6.2f}" + ("" if g is None else f"   next budget {g:+.2f}"))
+        at = c["converged_at"]
+        print(f"  converged (a step to the next budget gains < {gain} BLEU): "
+              + (f"at {at} updates" if at is not None else "not yet"))
+    return 0
+
+
+def plot(path: Path, png: Path) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = read_rows(path)
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for i, variant in enumerate(variants):
+        color = f"C{i}"
+        for seed in sorted({r["seed"] for r in rows if r["variant"] == variant}):
+            mine = sorted((r for r in rows if r["variant"] == variant and r["seed"] == seed), key=lambda r: r["step"])
+            valid = max(mine, key=lambda r: r["step"])["valid"]  # the longest piece's validation records
+            style = "-" if seed == min(r["seed"] for r in rows if r["variant"] == variant) else "--"
+            axes[0].plot([v["step"] for v in valid], [v["loss"] for v in valid], style, color=color,
+                         label=f"{variant} s{seed}")
+            axes[1].plot([r["step"] for r in mine], [r["bleu"] for r in mine], style + "o", color=color,
+                         label=f"{variant} s{seed}")
+    axes[0].set(xlabel="updates", ylabel="held-out loss (nats a token)", title="validation loss (every 100 updates)")
+    axes[1].set(xlabel="updates", ylabel="held-out BLEU", title="held-out BLEU of the best checkpoint (beam 4)",
+                xscale="log", xticks=sorted({r["step"] for r in rows}))
+    axes[1].get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    axes[1].get_xaxis().set_minor_formatter(matplotlib.ticker.NullFormatter())
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    print(f"wrote {png}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="the table config (its table.config is the run config)")
@@ -161,15 +267,29 @@ def main(argv: list[str] | None = None) -> int:
                    help="comma-separated updates, each a train.max_steps value")
     p.add_argument("--threads", type=of(TrainConfig, "threads"), default=1)
     p.add_argument("--out", default="curves.jsonl")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a run-config setting over the table's (e.g. train.lr=0.002: a learning-rate check); with --tag")
+    p.add_argument("--tag", default="", help="the runs' folder suffix for runs of other settings (e.g. lr2e-3)")
+    p.add_argument("--plot", metavar="JSONL", help="draw the rows of this file (with --png) instead of training")
+    p.add_argument("--png", default="curves.png")
+    p.add_argument("--summary", metavar="JSONL", help="print each variant's mean held-out BLEU a budget and where it converged")
+    p.add_argument("--gain", type=float, default=0.5,
+                   help="converged: the first budget whose step to the next gains less than this many BLEU (default 0.5)")
     args = p.parse_args(argv)
+    if args.summary:
+        return guarded("bench/curves.py", lambda: summary(Path(args.summary), args.gain))
+    if args.plot:
+        return guarded("bench/curves.py", lambda: plot(Path(args.plot), Path(args.png)))
     if not args.config or not args.outdir:
         p.error("--config and --outdir are required")
+    if args.set and not args.tag:
+        p.error("--set needs --tag: runs of other settings train in folders of their own")
     return guarded("bench/curves.py", lambda: run_curves(args))
 
 
 def _listed(read):
     """argparse's type of a comma-separated list, each item read by ``read`` (a bound of
-    synprep.commands.bounds); an empty list refused."""
+    synprep.flags.value_type); an empty list refused."""
 
     def parse(text: str) -> list:
         items = [read(t.strip()) for t in text.split(",") if t.strip()]

@@ -17,14 +17,24 @@ A setting's metadata (``setting(..., flag=...)``) may say more:
   (``{"--per-side": False}``: ``--per-side`` sets ``joint`` false);
 * ``aliases``: more spellings (a renamed flag keeps its old one);
 * ``separator``: a list setting is one word, its items between separators
-  (``--phenomena particle,reflexive``);
+  (``--phenomena particle,reflexive``); with ``repeat=True`` the flag may also be
+  given again, each word's items added (``--metric bleu --metric chrf+,chrf++``);
 * ``metavar``; ``cli="required"``: the command needs the flag (the default is the
   workflow's); ``cli=False``: no flag (a setting the command line does not set);
 * ``registry``: a ``str`` setting names a unit of that kind (``registry="parser"``):
-  its choices are the registered names.
+  its choices are the registered names;
+* ``listed``: a function giving the names a ``str`` setting may take, listed in the
+  help (``synprep train --variant``: the declared variants), which the class checks
+  when the config is made.
 
 ``null`` is read as ``none`` or ``null`` where a setting allows it. A boolean setting
 gets ``--name`` and ``--no-name`` unless its ``flag`` says otherwise.
+
+A command may spell a setting its own way (``add_settings(..., names={"projectivity":
+"--non-projective"})``: ``synprep oracle``'s name for the shards' ``projectivity``), and
+say where a flag's default comes from when it is not the class's (``default_text="the
+run config's decode.{name}"``: a flag not given leaves the setting to the checkpoint's
+run config; ``{default}`` is the declared default).
 
 Options a step hands on to a unit it builds -- a parser backend's, an exporter's --
 travel as ``-O key=value`` (:func:`add_option_pairs`, :func:`option_pairs`), read by
@@ -48,7 +58,7 @@ from .errors import ConfigError
 from .settings import FINITE, Config, field_docs, read_text_fields
 
 __all__ = ["add_settings", "settings_from_args", "given_settings", "add_option_pairs", "option_pairs", "flag_names",
-           "flag_help", "add_unit_options", "unit_options"]
+           "flag_help", "add_unit_options", "unit_options", "value_type"]
 
 
 def _fields(cls: type, only: Iterable[str] | None, skip: Iterable[str]) -> list[dataclasses.Field]:
@@ -100,16 +110,23 @@ def _shown(value: Any) -> str:
     return str(value) if value != "" else '""'
 
 
-def flag_help(cls: type, name: str) -> str:
-    """The help of a setting's flag: its description, its range, its default."""
+def flag_help(cls: type, name: str, default_text: str | None = None) -> str:
+    """The help of a setting's flag: its description, its range, its default (or
+    ``default_text``, where the command takes the default from elsewhere: ``{name}`` is
+    the setting's name, ``{default}`` its declared default)."""
     f = next(f for f in dataclasses.fields(cls) if f.name == name)
     text = field_docs(cls).get(name, "").rstrip(".")
     tp, _ = _base(typing.get_type_hints(cls)[name])
     b = f.metadata.get("bounds", FINITE)
     if tp in (int, float) and b != FINITE:
         text += f"; {b.describe(tp is int)}"
+    if f.metadata.get("listed"):
+        text += f"; one of: {', '.join(f.metadata['listed']())}"
     default = _default(f)
-    if default is not dataclasses.MISSING and not isinstance(default, Config) and f.metadata.get("cli") != "required":
+    if default_text is not None:
+        shown = _shown(default) if default is not dataclasses.MISSING and not isinstance(default, Config) else "none"
+        text += f" (default: {default_text.format(name=name, default=shown)})"
+    elif default is not dataclasses.MISSING and not isinstance(default, Config) and f.metadata.get("cli") != "required":
         text += f" (default: {_shown(default)})"
     return text.replace("`", "").replace("%", "%%")
 
@@ -138,6 +155,18 @@ def _item_reader(cls: type, name: str, item: Any, where: str):
     return _reader(holder, name, where)
 
 
+def value_type(cls: type, name: str, where: str | None = None):
+    """argparse's ``type`` for one value of ``cls``'s setting ``name`` read by its
+    declaration (type and bounds): for a list setting, one of its items. For a script's
+    flag that is not the setting's own (bench/curves.py --budgets: each a
+    ``train.max_steps``); ``where``: the name in the messages (default ``name``)."""
+    tp, _ = _base(typing.get_type_hints(cls)[name])
+    where = where or name
+    if typing.get_origin(tp) in (list, tuple):
+        return _item_reader(cls, name, typing.get_args(tp)[0], where)
+    return _reader(cls, name, where)
+
+
 def _split(read, separator: str):
     """argparse's ``type`` for a list given as one word, its items between ``separator``."""
 
@@ -161,27 +190,37 @@ class _Bool(argparse.Action):
 
 def add_settings(p: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type, *, only: Iterable[str] | None = None,
                  skip: Iterable[str] = (), prefix: str = "", defaults: str = "unset",
-                 choices: Mapping[str, Sequence[str]] | None = None) -> list[argparse.Action]:
+                 choices: Mapping[str, Sequence[str]] | None = None,
+                 names: Mapping[str, str | Sequence[str] | Mapping[str, bool]] | None = None,
+                 default_text: str | None = None) -> list[argparse.Action]:
     """One flag a setting of ``cls`` (module doc), in declaration order (``only``: these,
     in this order; ``skip``: not these). ``prefix``: of the flags and their dests
     (``src_`` -> ``--src-model``). ``defaults``: ``"unset"`` -- a flag not given is absent
     from the namespace, and :func:`settings_from_args` leaves the setting to the
     class's default (or to what the caller gives) --, or ``"class"``: the namespace
     holds the class's default. ``choices``: the allowed values of a ``str`` setting that
-    only a registry knows (``{"backend": registry.names("parser")}``)."""
+    only a registry knows (``{"backend": registry.names("parser")}``). ``names``: this
+    command's spellings of a setting's flag (as the ``flag`` metadata: a spelling, a
+    tuple, or for a boolean ``{spelling: value}``), instead of the declaration's.
+    ``default_text``: the help's default, where a flag not given leaves the setting to
+    the caller (``"the run config's decode.{name}"``)."""
     made = []
     hints = typing.get_type_hints(cls)
     for f in _fields(cls, only, skip):
         tp, nullable = _base(hints[f.name])
         dest = f"{prefix}{f.name}"
         default = _default(f) if defaults == "class" else argparse.SUPPRESS
-        kw: dict[str, Any] = {"dest": dest, "default": default, "help": flag_help(cls, f.name)}
+        kw: dict[str, Any] = {"dest": dest, "default": default, "help": flag_help(cls, f.name, default_text)}
         if f.metadata.get("cli") == "required":  # the command needs it (its default is the workflow's)
             kw["required"] = True
-        names = flag_names(cls, f.name, prefix)
-        flag = f.metadata.get("flag")
+        flag = (names or {}).get(f.name, f.metadata.get("flag"))
+        if names and f.name in names:  # this command's spellings
+            names_ = list(flag) if isinstance(flag, Mapping) else [flag] if isinstance(flag, str) else list(flag)
+        else:
+            names_ = flag_names(cls, f.name, prefix)
         if tp is bool and not nullable:
-            values = dict(flag) if isinstance(flag, Mapping) else {names[0]: True, names[0].replace("--", "--no-", 1): False}
+            values = (dict(flag) if isinstance(flag, Mapping)
+                      else {names_[0]: True, names_[0].replace("--", "--no-", 1): False})
             for alias in f.metadata.get("aliases", ()):
                 values.setdefault(alias, True)
             a = p.add_argument(*values, action=_Bool, values=values, **kw)
@@ -190,14 +229,16 @@ def add_settings(p: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type
             if origin in (list, tuple):
                 (item,) = typing.get_args(tp)[:1]
                 b = f.metadata.get("bounds", FINITE)
-                read = _item_reader(cls, f.name, item, names[-1])
+                read = _item_reader(cls, f.name, item, names_[-1])
                 if f.metadata.get("separator"):  # one word, the items between separators: a,b,c
                     kw["type"] = _split(read, f.metadata["separator"])
+                    if f.metadata.get("repeat"):  # and the flag again: its items added
+                        kw["action"] = "extend"
                 else:
                     kw["nargs"] = b.min_items if b.min_items and b.min_items == b.max_items else "+"
                     kw["type"] = read
             else:
-                kw["type"] = _reader(cls, f.name, names[-1])
+                kw["type"] = _reader(cls, f.name, names_[-1])
             allowed = (typing.get_args(tp) if origin is Literal else (choices or {}).get(f.name)
                        or (registry.names(f.metadata["registry"]) if f.metadata.get("registry") else None))
             if allowed and origin not in (list, tuple):
@@ -205,7 +246,7 @@ def add_settings(p: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type
                 kw["metavar"] = f.metadata.get("metavar") or "{" + ",".join(map(str, allowed)) + "}"
             elif f.metadata.get("metavar"):
                 kw["metavar"] = f.metadata["metavar"]
-            a = p.add_argument(*names, **kw)
+            a = p.add_argument(*names_, **kw)
         a.setting = (cls, f.name)
         made.append(a)
     return made

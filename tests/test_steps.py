@@ -57,20 +57,21 @@ def _rules() -> dict[str, str]:
 
 #: each step's script (three lines: synprep.stages.step.run_rule), named after the step's rule
 STEP_SCRIPTS = {"filter_pairs.py": "filter", "parse_pairs.py": "parse", "train_bpe.py": "bpe",
-                "write_shard.py": "shard", "extract_challenge.py": "challenge"}
-#: the workflow's scripts that are not a data step's (no synprep command does their job
-#: alone: they call a package function with the rule's files), each a few lines
-OTHER_SCRIPTS = {"agree_trees.py", "dump_gate_norms.py", "dump_tree_scores.py", "evaluate_induction.py",
-                 "make_contrastive_suite.py", "make_report.py", "make_table.py", "select_subsets.py",
-                 "split_heldout.py", "summarize_gates.py", "train_model.py", "write_contrastive_dataset.py",
-                 "write_manifest.py", "write_references.py"}
+                "write_shard.py": "shard", "extract_challenge.py": "challenge", "make_contrastive_suite.py": "contrastive"}
+#: the workflow's other scripts: each calls one job of synprep.stages.jobs (a module a rule
+#: file) named after the script, through synprep.stages.step.run_job
+JOB_SCRIPTS = {"agree_trees.py": "table", "dump_gate_norms.py": "analysis", "dump_tree_scores.py": "analysis",
+               "evaluate_induction.py": "analysis", "make_report.py": "report", "make_table.py": "table",
+               "select_subsets.py": "table", "split_heldout.py": "train", "summarize_gates.py": "analysis",
+               "train_model.py": "train", "write_contrastive_dataset.py": "table", "write_manifest.py": "shards",
+               "write_references.py": "train"}
 
 
 def test_the_step_rules_run_their_step_and_their_scripts_hold_no_step_logic():
     from synprep.stages.step import STEPS
 
     scripts = {p.name: p for p in (REPO / "workflow" / "scripts").glob("*.py")}
-    assert set(scripts) == OTHER_SCRIPTS | set(STEP_SCRIPTS), sorted(set(scripts) ^ (OTHER_SCRIPTS | set(STEP_SCRIPTS)))
+    assert set(scripts) == set(JOB_SCRIPTS) | set(STEP_SCRIPTS), sorted(set(scripts) ^ (set(JOB_SCRIPTS) | set(STEP_SCRIPTS)))
     assert set(STEP_SCRIPTS.values()) == set(STEPS) - {"prepare"}  # split_corpus calls `synprep split` itself
     rules = _rules()
     assert "synprep split" in rules["split_corpus"]
@@ -86,6 +87,68 @@ def test_the_step_rules_run_their_step_and_their_scripts_hold_no_step_logic():
                 and not ln.startswith('"""')]
         assert code == ["from synprep.stages.step import run_rule", 'if __name__ == "__main__":',
                         f'    run_rule(snakemake, "{step}")  # noqa: F821  (injected by snakemake)'], (name, code)
+
+
+def _code(path: Path) -> list[str]:
+    return [ln for ln in path.read_text().splitlines() if ln.strip() and not ln.lstrip().startswith("#")
+            and not ln.startswith('"""')]
+
+
+def test_the_other_scripts_call_one_job_each():
+    """Every other script is four lines: it imports the job named after it from the module
+    of its rule file (synprep.stages.jobs) and runs it on the rule's files (run_job); the
+    job takes the files and params, and keywords of JOB_CONTEXT only."""
+    from synprep.stages.step import JOB_CONTEXT
+
+    used = {re.search(r'"\.\./scripts/(\w+\.py)"', body).group(1) for body in _rules().values()
+            if re.search(r'"\.\./scripts/(\w+\.py)"', body)}
+    for name, module in JOB_SCRIPTS.items():
+        job = name[: -len(".py")]
+        assert _code(REPO / "workflow" / "scripts" / name) == [
+            f"from synprep.stages.jobs.{module} import {job}", "from synprep.stages.step import run_job",
+            'if __name__ == "__main__":', f"    run_job(snakemake, {job})  # noqa: F821  (injected by snakemake)"], name
+        params = inspect.signature(getattr(importlib.import_module(f"synprep.stages.jobs.{module}"), job)).parameters
+        assert list(params)[:3] == ["inputs", "outputs", "params"], name
+        assert all(p.kind is p.KEYWORD_ONLY and p.name in JOB_CONTEXT for p in list(params.values())[3:]), name
+        assert name in used, f"{name}: no rule runs it"
+
+
+def test_a_job_gets_its_files_params_and_context_and_an_error_is_one_line(tmp_path, monkeypatch):
+    import logging
+    import types as pytypes
+
+    from synprep.errors import ConfigError
+    from synprep.stages import step as step_mod
+
+    class Named(dict):  # snakemake's Namedlist: items and attributes
+        __getattr__ = dict.__getitem__
+
+    seen = {}
+
+    def job(inputs, outputs, params, *, threads, wildcards):
+        seen.update(inputs=inputs, outputs=outputs, params=params, threads=threads, wildcards=wildcards)
+        if params["fail"]:
+            raise ConfigError("x = 1: expected 2")
+        return "done"
+
+    log = tmp_path / "job.log"
+    handlers = list(logging.root.handlers)
+    monkeypatch.setattr(step_mod.sys, "stderr", step_mod.sys.stderr)  # run_job redirects it to the log
+    try:
+        for fail in (False, True):
+            sm = pytypes.SimpleNamespace(log=[str(log)], rule="toy", input=Named(a="in.txt", b=["1", "2"]),
+                                         output=Named(out="o.txt"), params=Named(fail=fail), wildcards=Named(run="r1"),
+                                         threads=3, resources=pytypes.SimpleNamespace(), config={})
+            if not fail:
+                assert step_mod.run_job(sm, job) == "done" and log.read_text() == "done\n"
+                assert seen == {"inputs": {"a": "in.txt", "b": ["1", "2"]}, "outputs": {"out": "o.txt"},
+                                "params": {"fail": False}, "threads": 3, "wildcards": {"run": "r1"}}
+            else:
+                with pytest.raises(SystemExit) as stop:
+                    step_mod.run_job(sm, job)
+                assert stop.value.code == 1 and log.read_text() == "synprep: error: x = 1: expected 2\n"
+    finally:
+        logging.root.handlers[:] = handlers
 
 
 def test_a_step_job_stopped_by_sigterm_cleans_up_and_exits_143(tmp_path, monkeypatch):
@@ -135,36 +198,70 @@ def test_a_step_job_stopped_by_sigterm_cleans_up_and_exits_143(tmp_path, monkeyp
 
 # --------------------------------------------------------------------------- flags derived from the settings
 
-#: flags that are no setting: the files a command reads and writes, how it reports, a
-#: mode of the command, and what builds a setting's value (filter's default list)
-NOT_SETTINGS = {
-    "split": {"--out-dir", "--out", "--rejects", "--summary"},
-    "filter": {"src", "tgt", "--config", "--out", "--recut", "--print-default-config", "--no-progress",
-               # what the default filter list is made of (the entries are the setting)
-               "--src-lang", "--tgt-lang", "--no-align", "--test-files"},
-    "parse": {"input", "--output", "--rejects", "--option", "--no-progress", "--quiet"},
-    "train-parser": {"train", "--output", "--heldout", "--option",
-                     "--backend"},  # the unit whose TrainOptions the other flags are
-    "challenge": {"--src", "--tgt", "--conllu", "--out-dir", "--json"},
-    "shard": {"files", "--output", "--spm", "--vocab-from", "--src-spm", "--tgt-spm", "--src-tokenizer",
-              "--tgt-tokenizer", "--no-progress", "--quiet",
-              "--src-lang", "--tgt-lang"},  # the languages the manifest records, from the file names by default
-    "table-decide": {"table", "--outcomes", "--config", "--out"},  # files only: the settings are --config's table section
-}
+# why a flag is no setting (one line each; NOT_SETTINGS names one a flag)
+PATH = "a file or folder it reads or writes"
+REPORTS = "how it reports (the form of its output, progress), not what it computes"
+DEFAULTS = "what builds the default filter list (its entries are the setting)"
+LANGS = "the languages the manifest records (from the file names by default)"
+UNIT = "the unit whose declared settings the other flags are"
+OPTIONS = "a unit's options, read by the unit's own declaration (-O KEY=VALUE)"
+SET = "any run-config key by its dotted name (KEY=VALUE), read by the run config's declarations"
+INVALID = "what it does with an invalid sentence (stop, or skip and count): a mode of the command"
+RESUME = "what it does with a run found in --out: a mode of the command"
+VERIFY = "whether it checks a dataset against its manifest: a check of the input"
+ROW = "which row it shows: a selection of the input"
+GATE_OF = "what --gate-norms is computed over (hypotheses or references): that output's mode"
+SHARD = "the shard's name: which input it is (the key of its ledger and statistics)"
+STAGES = "the stages whose reject files it reads, in workflow order: what the inputs are"
+STRICT = "whether a shard out of balance fails the command: a check of the inputs"
 
-#: the commands that are not yet a step of the data flow (issue 53's remaining work: their
-#: settings are declared, e.g. the trainer's RunConfig, but their flags are written by hand,
-#: each with its setting's bounds where it sets one: synprep.commands.bounds.of)
-NOT_YET = {"eval-parse", "oracle", "contrastive", "inspect", "export", "train", "translate", "evaluate", "compare",
-           "contrastive-score", "induce-eval", "gate-stats", "report"}
+#: flags that are no setting, with why: the files a command reads and writes, how it
+#: reports, a mode of the command, and what builds a setting's value
+NOT_SETTINGS = {
+    "split": {"--out-dir": PATH, "--out": PATH, "--rejects": PATH, "--summary": PATH},
+    "filter": {"src": PATH, "tgt": PATH, "--config": PATH, "--out": PATH, "--recut": PATH,
+               "--print-default-config": REPORTS, "--no-progress": REPORTS,
+               "--src-lang": DEFAULTS, "--tgt-lang": DEFAULTS, "--no-align": DEFAULTS, "--test-files": DEFAULTS},
+    "parse": {"input": PATH, "--output": PATH, "--rejects": PATH, "--option": OPTIONS, "--no-progress": REPORTS,
+              "--quiet": REPORTS},
+    "train-parser": {"train": PATH, "--output": PATH, "--heldout": PATH, "--option": OPTIONS, "--backend": UNIT},
+    "eval-parse": {"pred": PATH, "gold": PATH, "--no-per-label": REPORTS, "--json": REPORTS},
+    "oracle": {"files": PATH, "--spm": PATH, "--format": REPORTS, "--bpe-marker": REPORTS, "--skip-invalid": INVALID},
+    "inspect": {"shard": PATH, "--row": ROW, "--summary": REPORTS},
+    "export": {"name": UNIT, "dataset": PATH, "out": PATH, "--option": OPTIONS, "--list": REPORTS},
+    "train": {"--config": PATH, "--set": SET, "--no-resume": RESUME, "--start-over-if-changed": RESUME,
+              "--no-verify": VERIFY, "--print-config": REPORTS},
+    "translate": {"--checkpoint": PATH, "--data": PATH, "--out": PATH, "--trees": PATH, "--tree-scores": PATH,
+                  "--gate-norms": PATH, "--gate-of": GATE_OF, "--no-verify": VERIFY, "--no-progress": REPORTS},
+    "evaluate": {"--checkpoint": PATH, "--data": PATH, "--out": PATH, "--ref": PATH, "--hyps": PATH,
+                 "--no-verify": VERIFY, "--no-progress": REPORTS, "--json": REPORTS},
+    "challenge": {"--src": PATH, "--tgt": PATH, "--conllu": PATH, "--out-dir": PATH, "--json": REPORTS},
+    "shard": {"files": PATH, "--output": PATH, "--spm": PATH, "--vocab-from": PATH, "--src-spm": PATH,
+              "--tgt-spm": PATH, "--src-tokenizer": PATH, "--tgt-tokenizer": PATH, "--no-progress": REPORTS,
+              "--quiet": REPORTS, "--src-lang": LANGS, "--tgt-lang": LANGS},
+    "contrastive": {"--src": PATH, "--tgt": PATH, "--train": PATH, "--out-dir": PATH, "--json": REPORTS},
+    "compare": {"--ref": PATH, "hyps": PATH, "--json": REPORTS},
+    "contrastive-score": {"--checkpoint": PATH, "--suite": PATH, "--vocab": PATH, "--data": PATH, "--out": PATH,
+                          "--no-progress": REPORTS, "--json": REPORTS},
+    "induce-eval": {"--gold": PATH, "--scores": PATH, "--word-ids": PATH, "--trees": PATH, "--json": REPORTS},
+    "gate-stats": {"--gates": PATH, "--conllu": PATH, "--tokens": PATH, "--json": PATH},
+    # files only: the settings are --config's table section
+    "table-decide": {"table": PATH, "--outcomes": PATH, "--config": PATH, "--out": PATH},
+    # its three subcommands' (accounting, stats, html)
+    "report": {"--split": PATH, "--input": PATH, "--rejects": PATH, "--kept": PATH, "--pairs": PATH, "--arrow": PATH,
+               "--conllu": PATH, "--accounting": PATH, "--stats": PATH, "--run": PATH, "--manifest": PATH,
+               "--challenge": PATH, "--induce": PATH, "--gates": PATH, "--config": PATH, "--plots-dir": PATH,
+               "--summary": PATH, "--output": PATH, "--shard": SHARD, "--stages": STAGES, "--strict": STRICT},
+}
 
 
 def _actions(name: str) -> list[argparse.Action]:
-    from synprep.cli import COMMANDS
+    """Every flag of a command (its subcommands' too: ``report html``)."""
+    from synprep.cli import COMMANDS, all_actions
 
     p = argparse.ArgumentParser(prog=name)
     importlib.import_module(COMMANDS[name][0]).add_arguments(p)
-    return [a for a in p._actions if not isinstance(a, argparse._HelpAction)]
+    return [a for a in all_actions(p) if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]
 
 
 def _hand_written(name: str) -> list[str]:
@@ -176,9 +273,13 @@ def _hand_written(name: str) -> list[str]:
 def test_every_flag_of_a_step_command_is_derived_from_a_settings_class():
     from synprep.cli import COMMANDS
 
-    assert set(NOT_SETTINGS) | NOT_YET == set(COMMANDS)
+    assert set(NOT_SETTINGS) == set(COMMANDS)
     bad = {name: _hand_written(name) for name in NOT_SETTINGS if _hand_written(name)}
     assert not bad, f"flags written by hand (derive them: synprep.flags): {bad}"
+    for name, why in NOT_SETTINGS.items():  # each exception a flag of the command, with its reason
+        flags = {a.option_strings[-1] if a.option_strings else a.dest for a in _actions(name)}
+        assert set(why) <= flags, (name, sorted(set(why) - flags))
+        assert all(isinstance(r, str) and r and "\n" not in r for r in why.values()), name
     for name in NOT_SETTINGS:  # each derived flag names a setting its class declares
         for a in _actions(name):
             if getattr(a, "setting", None):

@@ -1,23 +1,20 @@
-"""argparse types with their bounds: every numeric option of the CLI says what it
-accepts, and a value outside it is a usage error (exit 2) naming the option, before
-any input is read (``parse --max-words -1`` used to run and reject every sentence).
+"""argparse types with their bounds, for a script's numeric options (bench/schedule.py):
+a value outside them is a usage error (exit 2) naming the option, before any input is
+read; an integer is at most :data:`synprep.settings.INT_MAX` (what numpy, torch and C hold).
 
-An option that sets a declared setting takes that setting's own bounds
-(:func:`of`: ``--beam`` is ``decode.beam``, ``--max-steps`` ``train.max_steps``), so the
-command line, a run config and the workflow's config refuse the same values; any other
-integer is at most :data:`synprep.settings.INT_MAX` (what numpy, torch and C hold)."""
+A ``synprep`` command's option that sets a setting is derived from its declaration
+(:mod:`synprep.flags`: ``--beam`` is ``decode.beam``, ``--max-steps`` ``train.max_steps``),
+so that the command line, a run config and the workflow's config refuse the same values."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
-import typing
 from typing import Callable
 
-from ..settings import FINITE, INT_MAX, shown
+from ..settings import INT_MAX, shown
 
-__all__ = ["count", "real", "of"]
+__all__ = ["count", "real"]
 
 
 def count(lo: int = 0, hi: int | None = None) -> Callable[[str], int]:
@@ -53,27 +50,4 @@ def real(lo: float, hi: float | None = None, *, above: bool = False) -> Callable
         return v
 
     parse.__name__ = "number"
-    return parse
-
-
-def of(cls: type, name: str) -> Callable[[str], int | float]:
-    """The argparse type of the option that sets ``cls``'s setting ``name``: its type
-    (an integer or a number; ``Optional`` ignored: an option not given is None) and its
-    declared bounds (:class:`synprep.settings.Bounds`), said as the settings layer says them."""
-    f = next(f for f in dataclasses.fields(cls) if f.name == name)
-    tp = typing.get_type_hints(cls)[name]
-    kinds = [a for a in (typing.get_args(tp) or (tp,)) if a in (int, float)]
-    integer = kinds == [int]
-    b = f.metadata.get("bounds", FINITE)
-
-    def parse(text: str) -> int | float:
-        try:
-            v: int | float = int(text) if integer else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {b.describe(integer)}, not {text[:40]!r}") from None
-        if not b.holds(v):
-            raise argparse.ArgumentTypeError(f"expected {b.describe(integer)}, not {shown(v)}")
-        return v
-
-    parse.__name__ = "integer" if integer else "number"
     return parse

@@ -29,13 +29,14 @@ from ..analysis.contrastive.encode import check_dataset, encode_suite, suite_tre
 from ..analysis.contrastive.suite import outcome_lines
 from ..dataset.data import ShardDataset
 from ..errors import ConfigError
+from ..flags import add_settings
 from ..train.checkpoint import check_vocab, load_model
 from ..train.inputs import check_positions
 from ..translate.forced import sequence_scores
+from ..translate.settings import Scoring
 from ..util.device import choose_device
 from ..dataset.manifest import read_manifest
 from ..util.outputs import check_outputs, check_replaceable, replace_dir, write_json, write_text
-from .bounds import count
 
 #: the kind of the output folder's marker (synprep.util.outputs)
 SCORE_KIND = "contrastive-score"
@@ -56,8 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a dataset with the run's vocabularies (default: the run's training dataset, train.train of its config)")
     g.add_argument("--data", metavar="DIR", help="the suite's sentences already encoded (a dataset of the suite's trees)")
     p.add_argument("--out", required=True, metavar="DIR", help="where scores.json and outcomes.tsv go (replaced whole)")
-    p.add_argument("--max-tokens", type=count(1), default=4000, help="padded tokens a batch (default 4000)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    add_settings(p, Scoring, defaults="class")  # how it runs here (synprep.translate.settings)
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print scores.json instead of a table")
 

@@ -70,13 +70,11 @@ def run(args: argparse.Namespace) -> int:
     if args.hyps:
         lang = target_language(ds.manifest, args.lang)[0]
     else:
-        if args.beam is not None and args.beam < 1:
-            raise ConfigError(f"--beam {args.beam}: expected >= 1")
         device = choose_device(args.device)
         keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
         model, cfg, state, lang = load_for_decoding(args, ds, device)
-        decoding_defaults(args, cfg, ds, device)
-        check_search(model, args.beam, args.max_len_a, args.max_len_b)
+        decode, max_tokens = decoding_defaults(args, cfg, ds, device)
+        check_search(model, decode.beam, decode.max_len_a, decode.max_len_b)
     refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, lang)
     settings: dict = {"data": args.data, "references": args.ref or "dataset target side", "lang": lang}
     if args.hyps:
@@ -85,11 +83,12 @@ def run(args: argparse.Namespace) -> int:
         settings["hyps"] = args.hyps
     else:
         tr = translate_dataset(
-            model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens, length_penalty=args.length_penalty,
-            max_len_a=args.max_len_a, max_len_b=args.max_len_b, device=device, progress=not args.no_progress,
+            model, ds, vocab, beam=decode.beam, lang=lang, max_tokens=max_tokens, length_penalty=decode.length_penalty,
+            max_len_a=decode.max_len_a, max_len_b=decode.max_len_b, device=device, progress=not args.no_progress,
         )
-        settings.update({"checkpoint": args.checkpoint, "variant": cfg.model.variant, "step": state.get("step"), "beam": args.beam,
-                         "length_penalty": args.length_penalty, "max_len_a": args.max_len_a, "max_len_b": args.max_len_b})
+        settings.update({"checkpoint": args.checkpoint, "variant": cfg.model.variant, "step": state.get("step"),
+                         "beam": decode.beam, "length_penalty": decode.length_penalty, "max_len_a": decode.max_len_a,
+                         "max_len_b": decode.max_len_b})
     scores = score([t.text for t in tr], refs, lang=lang, src_lengths=source_lengths(ds))
     write_outputs(out, tr, refs, scores, settings)
     if args.json:

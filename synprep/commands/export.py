@@ -9,8 +9,9 @@ import sys
 import textwrap
 
 from .. import registry
-from ..dataset.exporters import option_summary, output_dir, parse_options
+from ..dataset.exporters import option_summary, output_dir
 from ..errors import ConfigError
+from ..flags import add_option_pairs, option_pairs
 
 
 def _epilog() -> str:
@@ -42,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", nargs="?", help="exporter name (see --list)")
     p.add_argument("dataset", nargs="?", help="dataset directory (with manifest.json)")
     p.add_argument("out", nargs="?", help="output directory")
-    p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="an exporter option")
+    add_option_pairs(p, "the exporter")  # its options, read by its own declaration (its Options)
     p.add_argument("--list", action="store_true", help="list the exporters and exit")
 
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("usage: synprep export NAME DATASET OUT [-O key=value ...] (or --list)")
 
     cls = registry.get("exporter", args.name)
-    exporter = cls(**parse_options(args.option))  # the options that name files: plain names
+    exporter = cls(**option_pairs(args.options))  # the options that name files: plain names
     out = output_dir(args.out, args.name)  # a folder with files synprep did not write: refused before any work
     for f in exporter.export(args.dataset, out):
         print(f)

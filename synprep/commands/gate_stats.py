@@ -14,7 +14,9 @@ import argparse
 import sys
 
 from ..analysis.gates import summarize, write_tokens
+from ..dataset.shard_config import ShardConfig
 from ..errors import ConfigError
+from ..flags import add_settings
 from ..stages.analysis import write_json
 
 
@@ -27,8 +29,8 @@ OUTPUTS = ("tokens", "json")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gates", required=True, metavar="TSV", help="the gate norms (synprep translate --gate-norms)")
     p.add_argument("--conllu", metavar="CONLLU", help="target trees with UPOS, one a TSV sentence, same words")
-    p.add_argument("--words", choices=("surface", "syntactic"), default="surface",
-                   help="word level of --conllu matched against the TSV's words (default surface, as the shards)")
+    # the word level of --conllu matched against the TSV's words: the shards' (synprep.dataset.shard_config)
+    add_settings(p, ShardConfig, only=["words"], defaults="class")
     p.add_argument("--tokens", metavar="TXT", help="write the TSV's words, one sentence a line (for synprep parse --pretokenized)")
     p.add_argument("--json", metavar="FILE", help="also write the summary as JSON here (synprep report html --gates)")
 

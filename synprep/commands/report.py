@@ -16,10 +16,12 @@ import sys
 
 from .. import report as rep
 from ..dataset import accounting as acc
+from ..dataset.shard_config import ShardConfig
 from ..dataset.shards import read_arrow, table_ids
 from ..errors import ConfigError, InputError
+from ..flags import add_settings
+from ..report import ReportSettings
 from ..util.outputs import check_output_file, write_json
-from .bounds import count
 
 EPILOG = """\
 examples:
@@ -69,8 +71,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--arrow", help="the shard's Arrow file or dataset directory")
     s.add_argument("--kept", help="ids kept in the end, as a TSV whose first column is the id (default: the Arrow ids)")
     s.add_argument("--conllu", action="append", default=[], metavar="SIDE=FILE", help="parsed CoNLL-U of a side")
-    s.add_argument("--words", choices=("surface", "syntactic"), default="surface")
-    s.add_argument("--labels", choices=("full", "universal"), default="full")
+    # the trees' word level and labels, as the shards' (synprep.dataset.shard_config)
+    add_settings(s, ShardConfig, only=["words", "labels"], defaults="class")
     s.add_argument("-o", "--output", required=True, help="the statistics (JSON)")
 
     h = sub.add_parser("html", help="merge ledgers and statistics and write the HTML report with plots")
@@ -85,8 +87,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     h.add_argument("--induce", metavar="JSON", help="induced-tree accuracies (`synprep induce-eval --json`, or induce.json)")
     h.add_argument("--gates", metavar="JSON", help="gate norms by target UPOS (`synprep gate-stats --json`, or gates.json)")
     h.add_argument("--config", help="the configuration file of the run, shown in the report")
-    h.add_argument("--title", default="synprep report")
-    h.add_argument("--top-labels", type=count(1), default=20, help="labels shown per side (default: 20)")
+    add_settings(h, ReportSettings, defaults="class")  # the workflow's report section (synprep.report.html)
     h.add_argument("--plots-dir", help="where the PNG plots go (default: plots/ next to the page)")
     h.add_argument("--summary", help="also write the merged accounting (JSON) here")
     h.add_argument("--strict", action="store_true", help="exit 1 when a shard is out of balance")

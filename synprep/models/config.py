@@ -45,7 +45,7 @@ class ModelConfig(Config):
 
     # which model: a declared variant (synprep.models.specs; docs/models.md's table);
     # vanilla, the Transformer, is the baseline every comparison needs
-    variant: str = "vanilla"
+    variant: str = setting("vanilla", listed=lambda: sorted(declared()))
     # vocabulary sizes, label count and special ids: filled from the shards' manifest
     # (the trainer overwrites them), not knobs; the ids default to synprep's layout
     src_vocab: int = setting(0, ge=0)

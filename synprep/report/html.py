@@ -25,8 +25,19 @@ import json
 import os
 from typing import Callable, Iterable, Mapping, Sequence
 
+from ..settings import Config, setting
 from ..util.outputs import write_text
 from .plots import PLOTS, TABLE_PLOT, draw_plots
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportSettings(Config):
+    """The HTML report."""
+
+    # title of the report page
+    title: str = "synprep report"
+    # relation labels shown per side in the label plot
+    top_labels: int = setting(20, ge=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,10 +58,10 @@ class ReportInputs:
     stats: Mapping
     accounting: Mapping | None = None
     runs: Sequence[Mapping] = ()
-    title: str = "synprep report"
+    title: str = ReportSettings.title
     config_text: str | None = None
     manifest: Mapping | None = None
-    top_labels: int = 20
+    top_labels: int = ReportSettings.top_labels
     challenge: Mapping | None = None
     induce: Mapping | None = None
     comparison: Mapping | None = None

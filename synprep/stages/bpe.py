@@ -103,15 +103,16 @@ def summary(m: dict) -> str:
     return f"{len(m['labels'])} labels; models: {m['pieces']}; sampled pairs: {m['inputs']['sampled_pairs']}"
 
 
-def vocabulary_files(bpe: dict) -> list[str]:
-    """The model files the workflow's vocabulary stage writes for the config's ``bpe``
-    section, checked now (a tokenizer that does not load stops the workflow when it
-    starts): the tokenizer files with ``src_tokenizer``/``tgt_tokenizer``, else
-    ``spm.model`` (joint) or ``src.model``, ``tgt.model``."""
+def vocabulary_files(bpe) -> list[str]:
+    """The model files the workflow's vocabulary stage writes for the typed ``bpe``
+    section (:class:`synprep.stages.settings.BpeSettings`), checked now (a tokenizer that
+    does not load stops the workflow when it starts): the tokenizer files with
+    ``src_tokenizer``/``tgt_tokenizer``, else ``spm.model`` (joint) or ``src.model``,
+    ``tgt.model``."""
 
-    given = {s: bpe.get(f"{s}_tokenizer") for s in ("src", "tgt")}
+    given = {s: getattr(bpe, f"{s}_tokenizer") for s in ("src", "tgt")}
     if not any(given.values()):
-        return ["spm.model"] if bpe["joint"] else ["src.model", "tgt.model"]
+        return ["spm.model"] if bpe.joint else ["src.model", "tgt.model"]
     try:
         models, joint = load_tokenizers(["src", "tgt"], given)
     except (ConfigError, InputError) as e:

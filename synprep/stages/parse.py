@@ -93,7 +93,7 @@ def run(settings: ParseStep, inputs: Mapping, outputs: Mapping, *, threads: Opti
     parsers: dict = {}
     try:
         for side, options in settings.sides.items():
-            parsers[side] = backend(**(backend.job_options(options, threads) if threads else options))
+            parsers[side] = open_parser(settings.backend, options, threads)
             log.info("%s: %s", side, parsers[side].describe())
         note = backend.demo_warning({side: p.model_path for side, p in parsers.items()})
         if note:  # once a job: the demo models are not for a real corpus
@@ -113,19 +113,26 @@ def run(settings: ParseStep, inputs: Mapping, outputs: Mapping, *, threads: Opti
             "seconds": time.perf_counter() - t0}
 
 
+def open_parser(name: str, options: Mapping, threads: Optional[int] = None):
+    """A parser of backend ``name`` with ``options`` (its Options by name), given a
+    workflow job's ``threads`` its share of them (:meth:`Parser.job_options`)."""
+    backend = parser_backend(name)
+    return backend(**(backend.job_options(options, threads) if threads else options))
+
+
 def summary(counts: dict) -> str:
     """The step's result in one line (the rule's log)."""
     return f"{counts['input']} read, {counts['kept']} parsed; rejected {counts['rejected']}"
 
 
-def demo_parser_warning(recipe: Optional[Mapping], parse: ParseSettings, languages: dict[str, str]) -> Optional[str]:
-    """The warning a paper's recipe (the workflow's ``recipe`` section) gets when a side
-    is parsed with a demo model of the backend (``parse.<side>_model`` null, and the
-    backend's :meth:`~synprep.parsers.base.Parser.demo_warning` says its default is
-    one: synprep's demo UDPipe models), not the parser the paper used. None when
-    there is no recipe, or every side has its own model."""
-    recipe = recipe or {}
-    if not recipe.get("name"):
+def demo_parser_warning(recipe, parse: ParseSettings, languages: dict[str, str]) -> Optional[str]:
+    """The warning a paper's recipe (the workflow's typed ``recipe`` section,
+    :class:`synprep.stages.settings.RecipeSettings`) gets when a side is parsed with a
+    demo model of the backend (``parse.<side>_model`` null, and the backend's
+    :meth:`~synprep.parsers.base.Parser.demo_warning` says its default is one: synprep's
+    demo UDPipe models), not the parser the paper used. None when there is no recipe
+    (its name empty), or every side has its own model."""
+    if not recipe.name:
         return None
     backend = parser_backend(parse.backend)
     models = parser_settings(parse, languages)
@@ -134,8 +141,8 @@ def demo_parser_warning(recipe: Optional[Mapping], parse: ParseSettings, languag
     if not demo:
         return None
     which = ", ".join(f"{side} ({languages[side]}: {models[side]['model']})" for side in demo)
-    return (f"recipe {recipe['name']} ({recipe.get('paper') or '?'}) runs with synprep's DEMO parser models for {which}: "
-            f"small models trained for the demo, not {recipe.get('parser') or 'the paper parser'}; its trees, filters and scores are not the paper's. "
+    return (f"recipe {recipe.name} ({recipe.paper or '?'}) runs with synprep's DEMO parser models for {which}: "
+            f"small models trained for the demo, not {recipe.parser or 'the paper parser'}; its trees, filters and scores are not the paper's. "
             f"Set parse.{demo[0]}_model{' and parse.tgt_model' if len(demo) == 2 else ''} to your UD models "
             "(docs/parsers.md).")
 

@@ -2,14 +2,16 @@
 
 The Snakefile validates the config against workflow/schemas/config.schema.yaml (one line
 for a problem, the defaults filled), reads its relative paths from their config files'
-folders, and then calls :func:`workflow_settings` once: ``parse``, ``filter``, ``align``,
-``table`` and ``train`` become frozen :class:`synprep.settings.Config` objects, each
-declared beside the code that reads it (:class:`synprep.parsers.ParseSettings`, nested
-per backend; :class:`synprep.stages.filter.FilterSettings` and ``AlignSettings``, whose
-entries each filter's declaration checks; :class:`synprep.stages.table.TableSettings`;
-:class:`TrainSettings` here). The rules and the stages receive these objects, never the
-raw dict, and no default is given twice: the schema's are the classes' (a test holds
-them equal). A problem in a section stops the workflow with one line naming the key
+folders, and then calls :func:`workflow_settings` once: every section becomes a frozen
+:class:`synprep.settings.Config` object, each declared beside the code that reads it
+(:class:`synprep.parsers.ParseSettings`, nested per backend;
+:class:`synprep.stages.filter.FilterSettings` and ``AlignSettings``, whose entries each
+filter's declaration checks; :class:`synprep.stages.table.TableSettings`;
+:class:`synprep.stages.prepare.CorpusSettings`; :class:`synprep.report.ReportSettings`;
+the others here, most taking their keys from the step that reads them). The rules and
+the stages receive these objects, never the raw dict (the manifest and the report
+record the config as written), and no default is given twice: the schema's are the
+classes' (a test holds them equal). A problem in a section stops the workflow with one line naming the key
 (:func:`synprep.stages.workflow.stop_on_error`).
 """
 
@@ -19,9 +21,11 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Union
 
+from ..analysis.induce import InduceEvalSettings
 from ..dataset.shard_config import ShardConfig
 from ..errors import ConfigError
 from ..parsers import ParseSettings
+from ..report.html import ReportSettings
 from ..settings import MAX_THREADS, Config, declared_in, setting
 from .challenge import ChallengeStep, Phenomenon
 from .filter import AlignSettings, FilterSettings
@@ -158,16 +162,6 @@ class OracleSettings(Config):
 
 
 @dataclass(frozen=True)
-class ReportSettings(Config):
-    """The HTML report."""
-
-    # title of the report page
-    title: str = "synprep report"
-    # relation labels shown per side in the label plot
-    top_labels: int = setting(20, ge=1)
-
-
-@dataclass(frozen=True)
 class ChallengeSettings(Config):
     """Syntactic challenge sets (synprep challenge): the kept pairs with a long-distance
     particle verb, reflexive verb or stranded preposition, one subset a phenomenon and
@@ -198,9 +192,7 @@ class InduceSettings(Config):
     # score the induced trees (and show them in the report); needs a run with
     # model.variant sa, sa-hard, fa or sa-1set and train.heldout_shards >= 1
     enabled: bool = False
-    # best-score: ROOT takes the word with the best root score (sa-nmt); best-tree: the
-    # best tree with one root word
-    root: Literal["best-score", "best-tree"] = "best-score"
+    root: Literal["best-score", "best-tree"] = declared_in(InduceEvalSettings, "root")
     # a gold treebank of the source language (CoNLL-U, e.g. UD English PUD) scored too,
     # at its syntactic words: a dataset of every one of its sentences with the
     # workflow's vocabularies (unknown labels mapped), each run's scores on it, the
@@ -261,32 +253,39 @@ SECTIONS: dict[str, type[Config]] = {k: v for k, v in typing.get_type_hints(Work
 
 @dataclass(frozen=True)
 class WorkflowSettings:
-    """The typed sections of one workflow config (module doc)."""
+    """The typed sections of one workflow config (module doc): every section the rules
+    and stages read, and the output root."""
 
-    parse: ParseSettings
+    outdir: str
+    recipe: RecipeSettings
+    corpus: CorpusSettings
+    shards: ShardsSettings
     filter: FilterSettings
     align: AlignSettings
-    table: TableSettings
+    parse: ParseSettings
+    bpe: BpeSettings
+    oracle: OracleSettings
+    report: ReportSettings
     train: TrainSettings
+    analysis: AnalysisSettings
+    table: TableSettings
 
 
 def workflow_settings(config: Mapping[str, Any]) -> WorkflowSettings:
-    """The typed sections of the validated workflow ``config`` (module doc); the filter
-    entries get the corpus's languages (``corpus.src_lang``/``tgt_lang``) where their
-    filters take them. A ConfigError, located in the config (its ``config_path``), for
-    a section its class refuses."""
+    """The typed sections of the validated workflow ``config`` (module doc), each read by
+    its class (:data:`SECTIONS`); the filter entries get the corpus's languages
+    (``corpus.src_lang``/``tgt_lang``) where their filters take them. A ConfigError,
+    located in the config (its ``config_path``), for a section its class refuses."""
     languages = {"src": config["corpus"]["src_lang"], "tgt": config["corpus"]["tgt_lang"]}
     read = {
-        "parse": lambda s: ParseSettings.from_dict(s, "config parse"),
         "filter": lambda s: FilterSettings.read(s, languages),
         "align": lambda s: AlignSettings.read(s, languages),
-        "table": lambda s: TableSettings.from_dict(s, "config table"),
-        "train": lambda s: TrainSettings.from_dict(s, "config train"),
     }
-    sections = {}
-    for key, how in read.items():
+    sections: dict[str, Any] = {"outdir": config["outdir"]}
+    for key, cls in SECTIONS.items():
         try:
-            sections[key] = how(config.get(key) or {})
+            sections[key] = read[key](config.get(key) or {}) if key in read else cls.from_dict(config.get(key) or {},
+                                                                                                 f"config {key}")
         except ConfigError as e:
             if getattr(e, "config_path", None) is None:
                 e.config_path = [key]  # located by stop_on_error: the section's file and line

@@ -11,8 +11,8 @@
 
 from synprep.stages.bpe import vocabulary_files
 
-BPE = config["bpe"]
-BPE_TOKENIZERS = {s: BPE[f"{s}_tokenizer"] for s in ("src", "tgt") if BPE[f"{s}_tokenizer"]}
+BPE = SETTINGS.bpe  # synprep.stages.settings.BpeSettings
+BPE_TOKENIZERS = {s: getattr(BPE, f"{s}_tokenizer") for s in ("src", "tgt") if getattr(BPE, f"{s}_tokenizer")}
 BPE_MODELS = vocabulary_files(BPE)
 
 
@@ -27,9 +27,9 @@ rule train_bpe:
         models=expand(out_path("bpe/{model}"), model=BPE_MODELS),
     params:
         settings={
-            **{k: v for k, v in BPE.items() if k not in ("src_tokenizer", "tgt_tokenizer")},
-            "words": config["oracle"]["words"],
-            "labels": config["oracle"]["labels"],
+            **{k: v for k, v in BPE.to_dict().items() if k not in ("src_tokenizer", "tgt_tokenizer")},
+            "words": SETTINGS.oracle.words,
+            "labels": SETTINGS.oracle.labels,
         },
         context={"languages": LANGS},
     conda:

@@ -17,7 +17,7 @@ PARSE = SETTINGS.parse  # the typed parse section (synprep.parsers.ParseSettings
 PARSERS = parser_settings(PARSE, LANGS)
 PARSE_RESOURCES = parse_resources(PARSE)
 # a paper's recipe (config/recipes/) parsed with the demo models: say so when the workflow starts
-DEMO_PARSER_WARNING = demo_parser_warning(config.get("recipe"), PARSE, LANGS)
+DEMO_PARSER_WARNING = demo_parser_warning(SETTINGS.recipe, PARSE, LANGS)
 if DEMO_PARSER_WARNING:
     print(f"warning: {DEMO_PARSER_WARNING}", file=sys.stderr)
 # your own corpus with what a config copied from the demo's still takes from the demo

@@ -129,12 +129,12 @@ if TABLE_RUNS:
             rejects=out_path("table/data/{evalset}/oracle.rejects.tsv"),
         params:
             settings={
-                **ORACLE,
+                **ORACLE.to_dict(),
                 "projectivity": "lift",
                 "unknown_labels": "map",
-                "max_len": config["shards"]["max_len"],
+                "max_len": SETTINGS.shards.max_len,
                 "max_target_pieces": 0,
-                "shard_size": config["shards"]["rows_per_file"],
+                "shard_size": SETTINGS.shards.rows_per_file,
             },
             context={"stage": "oracle"},
         conda:
@@ -311,9 +311,9 @@ if TABLE_RUNS:
             output:
                 suite=directory(out_path("table/contrastive/suite")),
             params:
-                lang=LANGS["tgt"],
-                backend=PARSE.backend,
-                parser=PARSERS["tgt"],
+                settings={"lang": LANGS["tgt"], "backend": PARSE.backend},
+                # the workflow's target parser, with the job's share of threads
+                context=lambda wildcards, threads: {"parser": PARSERS["tgt"], "threads": threads, "option": "the suite"},
             threads: PARSE_RESOURCES.threads
             conda:
                 "../envs/synprep.yaml"
