@@ -263,7 +263,8 @@ def test_a_derived_flag_says_its_settings_rule_in_one_short_line(args, wanted, t
     ("power", ["{table}", "--metric", "ter"], "argument --metric: invalid choice: 'ter'"),
     ("decision", ["--seed", "-1"], "argument --seed: expected an integer >= 0, not -1"),
     ("decision", ["--tables", "1" + "0" * 400], "argument --tables: expected an integer >= 1 and <= 2**63 - 1"),
-    ("curves", ["--config", "c", "--outdir", "o", "--seeds", "a"], "argument --seeds: expected an integer >= 0"),
+    ("curves", ["--config", "c", "--outdir", "o", "--seeds", "a"], "argument --seeds: expected an integer, not 'a'"),
+    ("curves", ["--config", "c", "--outdir", "o", "--budgets", "250,0"], "argument --budgets: expected an integer >= 1"),
     ("curves", ["--config", "c", "--outdir", "o", "--budgets", ""], "argument --budgets: expected a comma-separated list"),
     ("curves", ["--config", "c", "--outdir", "o", "--threads", "-1"], "argument --threads: expected an integer >= 0"),
     ("golden", ["record", "o", "--parts", ""], "--parts: give at least one part"),
@@ -559,3 +560,25 @@ def test_a_suites_error_type_is_a_name_on_one_line(error_type, tmp_path):
     (tmp_path / "suite.jsonl").write_text(json.dumps(item) + "\n")
     with pytest.raises(InputError, match=r"suite.jsonl:1: error 1: 'type' must be a name on one line"):
         read_suite(tmp_path)
+
+
+def test_the_curves_summary_finds_the_converged_budget_and_refuses_a_bad_row(tmp_path, capsys):
+    """bench/curves.py --summary: the mean over seeds at each budget every seed reached,
+    converged at the first budget whose step to the next gains < --gain BLEU; a row
+    that is not one of its rows is one line naming the line."""
+    rows = [{"kind": "budget", "variant": "vanilla", "seed": seed, "step": step, "bleu": bleu}
+            for seed, curve in ((1, {500: 25.0, 1000: 31.0, 2000: 33.0, 4000: 33.2}),
+                                (2, {500: 26.0, 1000: 31.6, 2000: 32.8, 4000: 33.0}))
+            for step, bleu in curve.items()]
+    rows.append({"kind": "budget", "variant": "vanilla", "seed": 1, "step": 8000, "bleu": 40.0})  # seed 2 not there yet
+    path = tmp_path / "curves.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    curves = _bench("curves")
+    assert curves.main(["--summary", str(path)]) == 0
+    assert "converged (a step to the next budget gains < 0.5 BLEU): at 2000 updates" in capsys.readouterr().out
+    c = curves.converged(curves.read_rows(path), 0.5)["vanilla"]
+    assert c["mean_bleu"] == pytest.approx({500: 25.5, 1000: 31.3, 2000: 32.9, 4000: 33.1}) and c["converged_at"] == 2000
+    assert curves.converged(curves.read_rows(path), 0.1)["vanilla"]["converged_at"] is None
+    path.write_text(json.dumps(rows[0]) + "\n" + '{"kind": "budget", "variant": "vanilla", "seed": 1}\n')
+    rc, err = _bench_main(capsys, "curves", "--summary", path)
+    _one_line(rc, err, f"{path}:2: not a row of bench/curves.py (KeyError")
