@@ -235,14 +235,16 @@ def _check_text(f: dataclasses.Field, value: Any, key: str) -> None:
     schema states too (synprep.stages.schema) and which hold wherever a config is read
     (a table config given to ``synprep table-decide`` or a bench script is not
     validated by snakemake): ``pattern``, a regular expression every string of the
-    setting (each item of a list) matches whole; ``unique``, no item of a list given twice."""
+    setting (each item of a list) matches whole (``pattern_says``: what it allows, in words,
+    for the message); ``unique``, no item of a list given twice."""
     pattern = f.metadata.get("pattern")
     if pattern:
         texts = value if isinstance(value, (list, tuple)) else [value]
         for i, text in enumerate(texts):
             if isinstance(text, str) and not re.fullmatch(pattern, text):
                 at = f"{key}[{i}]" if isinstance(value, (list, tuple)) else key
-                raise ConfigError(f"{at} = {text!r}: expected text matching {pattern}")
+                said = f.metadata.get("pattern_says") or f"text matching {pattern}"
+                raise ConfigError(f"{at} = {text!r}: expected {said}")
     if f.metadata.get("unique") and isinstance(value, (list, tuple)):
         twice = [v for i, v in enumerate(value) if v in value[:i]]
         if twice:
