@@ -52,7 +52,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 from .errors import ConfigError
 
-__all__ = ["Config", "Bounds", "setting", "check_bounds", "merge_dicts", "require", "INTERNAL", "INT_MAX", "MAX_THREADS",
+__all__ = ["Config", "config_types", "Bounds", "setting", "check_bounds", "merge_dicts", "require", "INTERNAL", "INT_MAX", "MAX_THREADS",
            "literal_choices", "shown", "declared_in", "declared_from", "field_docs", "read_text_fields"]
 
 #: field metadata of a setting that is not read from user input (derived by the code)
@@ -335,7 +335,7 @@ class Config:
                 continue
             if f.metadata.get("path"):
                 out.append((f.name,))
-            for sub in _config_types(hints[f.name]):
+            for sub in config_types(hints[f.name]):
                 out += [(f.name, *key) for key in sub.path_keys()]
         return out
 
@@ -440,12 +440,12 @@ def literal_choices(cls: type, name: str) -> tuple:
     return typing.get_args(tp) if typing.get_origin(tp) is Literal else ()
 
 
-def _config_types(tp: Any) -> list[type]:
+def config_types(tp: Any) -> list[type]:
     """The Config classes an annotation names (``Optional[EvalSet]`` -> ``[EvalSet]``)."""
     if isinstance(tp, type) and issubclass(tp, Config):
         return [tp]
     if typing.get_origin(tp) in (Union, types.UnionType):
-        return [c for a in typing.get_args(tp) for c in _config_types(a)]
+        return [c for a in typing.get_args(tp) for c in config_types(a)]
     return []
 
 

@@ -79,12 +79,12 @@ def made(tmp_path_factory) -> Path:
     3 seeds, 300 np_agreement items): table.json, table.md, outcomes.tsv.gz."""
     from synprep.stages import table as T
 
-    from .test_table_decision import _settings, _toy_outcomes, _toy_table
+    from .table_helpers import table_settings, toy_outcomes, toy_table
 
     rng = np.random.default_rng(13)
-    outcomes = _toy_outcomes(rng)
-    table = _toy_table(rng, outcomes)
-    T.decide_table(table, _settings(variants=["parent", "sa"], contrastive=[{"variant": "sa", "types": ["np_agreement"]}]),
+    outcomes = toy_outcomes(rng)
+    table = toy_table(rng, outcomes)
+    T.decide_table(table, table_settings(variants=["parent", "sa"], contrastive=[{"variant": "sa", "types": ["np_agreement"]}]),
                    outcomes)
     d = tmp_path_factory.mktemp("made")
     T.write_table(table, str(d / "table.json"), str(d / "table.md"), outcomes_path=str(d / T.OUTCOMES_NAME),
@@ -107,7 +107,7 @@ def _changed(made: Path, d: Path, change) -> Path:
 
 def _config_classes() -> list[type]:
     """Every Config class the workflow's config reads (WorkflowConfig and the classes it names)."""
-    from synprep.settings import _config_types
+    from synprep.settings import config_types
     from synprep.stages.settings import WorkflowConfig
 
     seen: list[type] = []
@@ -119,7 +119,7 @@ def _config_classes() -> list[type]:
         hints = typing.get_type_hints(cls)
         for f in dataclasses.fields(cls):
             tp = hints[f.name]
-            for sub in _config_types(tp) + [a for a in typing.get_args(tp) for a in _config_types(a)]:
+            for sub in config_types(tp) + [a for a in typing.get_args(tp) for a in config_types(a)]:
                 walk(sub)
         for sub, _text in getattr(cls, "schema_sections", lambda: {})().values():
             walk(sub)
