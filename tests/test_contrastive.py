@@ -240,6 +240,7 @@ def pud_suite(gsd_lexicon, tmp_path_factory):
     return d / "suite", suite
 
 
+@pytest.mark.slow
 def test_a_suite_of_real_parses_makes_every_type_with_attested_forms_and_counts_every_skip(pud_suite, gsd_lexicon):
     folder, suite = pud_suite
     s = suite.summary
@@ -270,6 +271,7 @@ def test_a_suite_of_real_parses_makes_every_type_with_attested_forms_and_counts_
     assert on_disk["types"] == s["types"] and on_disk["errors"] == s["errors"]
 
 
+@pytest.mark.slow
 def test_trees_that_are_not_the_suites_sentences_are_refused(pud_suite, tmp_path):
     folder, _ = pud_suite
     items = read_suite(folder)
