@@ -13,7 +13,7 @@ import time
 from snakemake.utils import min_version
 
 # Only light modules at the top level (no torch, stanza, polars): every SLURM job
-# reads this file twice before it runs anything (docs/workflow.md, "Scale out").
+# reads this file twice before it runs anything (docs/slurm.md, "The profiles").
 from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
 from synprep.stages.prepare import check_shard_counts
 from synprep.stages.config_paths import resolve_config_paths
@@ -54,12 +54,13 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     resolve_config_paths(config, workflow.overwrite_configfiles)
 
-# The sections the rules and stages read (parse, filter, align, table, train), typed
-# once, here (synprep.stages.settings): each a frozen object whose class holds its
-# defaults; a section its class refuses stops here, in one line naming the key.
+# The sections the rules and stages read (corpus, shards, filter, align, parse, bpe,
+# oracle, report, train, analysis, table, ...), typed once, here (synprep.stages.settings):
+# each a frozen object whose class holds its defaults; a section its class refuses stops
+# here, in one line naming the key. The rules read these, not the config dict.
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     SETTINGS = workflow_settings(config)
-    check_shard_counts(config["shards"]["count"], SETTINGS.train)  # what the schema cannot say: heldout_shards < count
+    check_shard_counts(SETTINGS.shards.count, SETTINGS.train, SETTINGS.table)  # what the schema cannot say: heldout_shards < count
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.

@@ -6,7 +6,7 @@ threads. The issue's goal: scoring a 2,000-pair suite costs less than one test-s
 evaluation (it is teacher-forced: one forward pass a sentence, no search).
 
 Inputs are a finished table run's (config/table/cpu.yaml, ``snakemake table`` or its
-data and one run; docs/models.md, "The table"):
+data and one run; docs/table.md):
 
     python bench/contrastive.py --checkpoint results-table-cpu/train/table-vanilla-s1/checkpoint_best.pt \\
         --suite results-table-cpu/table/contrastive/suite \\

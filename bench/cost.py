@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: CPU seconds per training update of every model variant at every preset,
 with the trainer's own update and batch size -- the figures to plan a CPU run with
-(docs/models.md, "CPU cost per update").
+(docs/measured/training.md, "CPU cost per update").
 
 Each (preset, variant) runs in its own process: ``synprep.train.trainer.Trainer`` on the
 English-German PUD treebanks written as shards in a temporary directory (1,000 gold

@@ -30,7 +30,7 @@ that hangs or runs long loses its own remaining figures only:
   target, the config is absent or snakemake is not installed.
 
 On a lent GPU machine that reaches no network, ``--pack DIR`` (here) and
-``--from-pack DIR`` (there) carry everything it needs (bench/gpupack.py; docs/gpu.md
+``--from-pack DIR`` (there) carry everything it needs (bench/gpupack.py; docs/gpu-bench.md
 says how, in one call of the ``device`` tool). Every figure goes to
 ``OUT/figures.jsonl`` as it is measured (``--out``, default ``$OUT`` where set), one
 JSON object a line, flushed; the table is printed and written to ``OUT/table.md`` at
@@ -87,7 +87,7 @@ GRACE = 10
 TABLE_CONFIG = "config/table/gpu.yaml"
 #: updates of each table run in the one device call (--table-steps; 0: the config's own 300):
 #: arithmetic on the H100's training tokens/s, not a measured table run -- the table gets what
-#: is left of the call (>= 185 s at the default budget); docs/gpu.md, "The parts and the time split"
+#: is left of the call (>= 185 s at the default budget); docs/gpu-bench.md, "The parts and the time split"
 TABLE_STEPS = 50
 
 
@@ -955,7 +955,7 @@ def _parser() -> argparse.ArgumentParser:
                     f"comparison); a drop of more than {REGRESSION * 100:.0f}%% is flagged")
     ap.add_argument("--cap", action="append", default=[], metavar="PART=SECONDS",
                     help="a part's own cap in seconds, in place of its share of --budget (repeatable)")
-    g = ap.add_argument_group("pack (docs/gpu.md)")
+    g = ap.add_argument_group("pack (docs/gpu-bench.md)")
     g.add_argument("--pack", metavar="DIR", help="write the pack for a GPU machine without network into DIR and exit")
     g.add_argument("--from-pack", metavar="DIR", help="install DIR (a pack) with no network, then measure")
     g.add_argument("--python", default=None, help="--pack: the CPython X.Y of the wheels (default: the device machine's, 3.12)")

@@ -361,7 +361,7 @@ def load_manifest(pack: Path) -> dict:
     inside the pack) and every file it lists checked (size and sha256)."""
     p = pack / MANIFEST
     if not p.is_file():
-        raise PackError(f"{p} is absent: {pack} is not a pack; make one with python bench/gpu.py --pack {pack} (see docs/gpu.md)")
+        raise PackError(f"{p} is absent: {pack} is not a pack; make one with python bench/gpu.py --pack {pack} (see docs/gpu-bench.md)")
     try:
         m = json.loads(p.read_text(encoding="utf-8"))
         check_manifest(m, pack)

@@ -94,7 +94,7 @@ def main() -> int:
 
     if not args.skip_udpipe:
         print("udpipe (resources/udpipe/en.udpipe)", file=sys.stderr)
-        with registry.get("parser", "udpipe")(lang="en", max_words=None) as p:
+        with registry.get("parser", "udpipe")(lang="en", max_words=0) as p:
             table("udpipe", measure(p, words, lengths, args.repeat))
     if not args.skip_stanza:
         spec = importlib.util.spec_from_file_location("bench_parse", REPO / "bench" / "parse.py")
@@ -102,7 +102,7 @@ def main() -> int:
         spec.loader.exec_module(bench_parse)  # type: ignore[union-attr]
         model = bench_parse.stanza_model(args)
         print(f"stanza ({model}, CPU, 1 thread)", file=sys.stderr)
-        with registry.get("parser", "stanza")(model=model, lang="en", device="cpu", threads=1, max_words=None,
+        with registry.get("parser", "stanza")(model=model, lang="en", device="cpu", threads=1, max_words=0,
                                               batch_tokens=max(3000, args.max)) as p:
             table("stanza", measure(p, words, lengths, args.repeat))
     return 0

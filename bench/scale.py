@@ -38,7 +38,7 @@ The load average is printed at the start, before each size and at the end. ::
     python bench/scale.py --sizes 2000,8000 --rows-per-shard 1000      # a quick check
     python bench/scale.py --sizes 290000 --prepare-only                # item 1 alone
 
-Figures measured on the development machine are in docs/workflow.md ("Scaling").
+Figures measured on the development machine are in docs/measured/workflow.md ("Scaling").
 """
 
 from __future__ import annotations

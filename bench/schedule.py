@@ -22,7 +22,7 @@ now / before (< 1: the costliest-first order ends sooner).
 
 What it does not say: how long a run takes on a GPU (the CPU table's times stand in
 for every device; on one H200 a bidirectional run cost 3.8-5.5x a causal one at 50
-updates, on the CPU 2.9-7.5x at 300: docs/gpu.md), nor what the evaluations beside
+updates, on the CPU 2.9-7.5x at 300: docs/measured/gpu-h200-2026-11-28.md), nor what the evaluations beside
 the runs change.
 """
 
@@ -41,6 +41,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from synprep.commands.bounds import count, real  # noqa: E402  (the repository's package, found above)
+from synprep.errors import ConfigError, SynprepError  # noqa: E402
+
 
 def table_runs(config: Path) -> tuple[dict, int]:
     """(run name -> resolved RunConfig, train.threads) of the table config ``config``,
@@ -52,9 +55,13 @@ def table_runs(config: Path) -> tuple[dict, int]:
     from synprep.train.config import RunConfig
     from synprep.util.yamlio import load_yaml_file
 
-    data = load_yaml_file(config)
+    data = load_yaml_file(config)  # strict: a key given twice is an error naming both lines
+    corpus = data.get("corpus") if isinstance(data, dict) else None
+    if not isinstance(corpus, dict) or not isinstance(corpus.get("src_lang"), str) or not isinstance(corpus.get("tgt_lang"), str):
+        raise ConfigError(f"{config}: no corpus.src_lang and corpus.tgt_lang: give a workflow config with a table "
+                          "section (config/table/*.yaml)")
     settings = workflow_settings(data)
-    lang = {"train": {"lang": data["corpus"]["tgt_lang"]}}  # as the Snakefile's RUN_DEFAULTS
+    lang = {"train": {"lang": corpus["tgt_lang"]}}  # as the Snakefile's RUN_DEFAULTS
     runs = make_runs(settings.table, variants())
     return {r["name"]: RunConfig.from_dict(merge_dicts(lang, r["config"])) for r in runs}, settings.train.threads
 
@@ -101,10 +108,19 @@ def main() -> int:
     ap.add_argument("--config", type=Path, default=REPO / "config" / "table" / "gpu.yaml", help="a table config")
     ap.add_argument("--measured", type=Path, default=None,
                     help="a finished table's table.json (default: the latest docs/measured/cpu-table-*.json)")
-    ap.add_argument("--cores", type=int, default=16, help="snakemake --cores (default 16, the GPU machine's)")
-    ap.add_argument("--scale", type=float, default=0.002, help="a stand-in job sleeps its run's seconds x this")
-    ap.add_argument("--repeat", type=int, default=2, help="each order this many times, alternately (median)")
+    ap.add_argument("--cores", type=count(1), default=16, help="snakemake --cores (default 16, the GPU machine's)")
+    ap.add_argument("--scale", type=real(0, above=True), default=0.002,
+                    help="a stand-in job sleeps its run's seconds x this")
+    ap.add_argument("--repeat", type=count(1), default=2, help="each order this many times, alternately (median)")
     args = ap.parse_args()
+    try:
+        return run(args)
+    except SynprepError as e:  # a bad config (a key given twice, a value out of range): one line, as synprep's
+        print(f"bench/schedule.py: error: {e}", file=sys.stderr)
+        return e.exit_status
+
+
+def run(args: argparse.Namespace) -> int:
     from synprep.stages.workflow import run_priorities
 
     measured = args.measured or sorted((REPO / "docs" / "measured").glob("cpu-table-*.json"))[-1]

@@ -15,7 +15,7 @@ all cores) is the parse stage's speed-up over one bare core.
     python bench/workflow.py --pairs 5000 --shards 4 --train
 
 Figures measured on the development machine (2 cores, shared with other jobs) are
-in docs/workflow.md ("Measured"): 213.5 s in total for 29,000 pairs, 8 shards,
+in docs/measured/workflow.md: 213.5 s in total for 29,000 pairs, 8 shards,
 2 cores; parse 53 %, align 28 %.
 """
 

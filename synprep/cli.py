@@ -19,8 +19,9 @@ import importlib
 import sys
 
 from . import __version__
-from .errors import SynprepError
-from .util.outputs import describe_os_error
+from .errors import SynprepError, out_of_memory
+from .util.outputs import check_outputs, describe_os_error, release
+from .util.signals import Terminated, terminate_as_interrupt
 
 #: subcommand -> (module, one-line help). Keep sorted by workflow order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -42,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "contrastive-score": ("synprep.commands.contrastive_score", "score a contrastive suite with a checkpoint: teacher-forced log-probabilities, accuracy per type and distance"),
     "induce-eval": ("synprep.commands.induce_eval", "decode induced trees from attention scores and score them against gold heads"),
     "gate-stats": ("synprep.commands.gate_stats", "summarize structured attention's gate norms (Eq. 17) by target part of speech"),
+    "table-decide": ("synprep.commands.table_decide", "decide a table again from its scores and per-item outcomes, without training: one model over every run, Holm over the primary family, minimum detectable differences"),
     "report": ("synprep.commands.report", "check that every pair is kept or rejected once and write the HTML report with plots"),
 }
 
@@ -61,7 +63,7 @@ def _build_parser() -> argparse.ArgumentParser:
         if name == wanted:
             mod = importlib.import_module(module)
             mod.add_arguments(p)
-            p.set_defaults(_run=mod.run)
+            p.set_defaults(_run=mod.run, _paths=lambda args, p=p, mod=mod: command_paths(p, mod, args))
         else:
             p.set_defaults(_module=module)
     return parser
@@ -76,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args._run(args) or 0)
+        with terminate_as_interrupt():  # SIGTERM unwinds as Ctrl-C does: every cleanup runs (synprep.util.signals)
+            check_outputs(*args._paths(args))  # no output over an input, for every command, before any work
+            return int(args._run(args) or 0)
     except SynprepError as e:
         print(f"synprep {args.command}: error: {e}", file=sys.stderr)
         return e.exit_status
@@ -91,13 +95,52 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"synprep {args.command}: error: {describe_os_error(e)}", file=sys.stderr)
         return 2 if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR) else 1  # a bad path; else the machine
-    except MemoryError:  # a machine fault, as an OSError: say what to change, never a traceback
-        print(f"synprep {args.command}: error: out of memory: this machine has too little memory for the settings "
-              "given (sizes, batch, resamples); lower them or run it on a larger machine", file=sys.stderr)
-        return 1
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as e:
+        if not out_of_memory(e):
+            raise
+        # a machine fault, as an OSError (torch's CPU allocator raises a RuntimeError, not a
+        # MemoryError): say what to change, never a traceback
+        print(f"synprep {args.command}: error: out of memory: this machine has too little memory for the settings "
+              "given (sizes, batch, beam, resamples); lower them or run it on a larger machine", file=sys.stderr)
+        return 1
+    finally:
+        release()  # the locks of the folders it wrote (synprep.util.outputs.kept)
+
+
+def all_actions(parser: argparse.ArgumentParser) -> list:
+    """Every action of ``parser`` and of its subcommands' parsers (``report html``)."""
+    out = []
+    for a in parser._actions:
+        out.append(a)
+        for sub in (getattr(a, "choices", None) or {}).values() if isinstance(a, argparse._SubParsersAction) else ():
+            out += all_actions(sub)
+    return out
+
+
+def command_paths(parser: argparse.ArgumentParser, module, args: argparse.Namespace) -> tuple[dict, dict]:
+    """(outputs, inputs) of a command, option -> path(s), for
+    :func:`synprep.util.outputs.check_outputs`: the options its module declares
+    (``OUTPUTS`` and ``INPUTS``, argparse dests; ``input_paths(args)``, the inputs of
+    options whose values hold more than a path), named as the user wrote them."""
+    names: dict[str, str] = {}
+    for a in all_actions(parser):
+        written = [o for o in a.option_strings if any(w == o or w.startswith(o + "=") for w in sys.argv[1:])]
+        names.setdefault(a.dest, (written or a.option_strings or [a.metavar if isinstance(a.metavar, str) else a.dest.upper()])[0])
+
+    def named(dests) -> dict:
+        return {names.get(d, "--" + d.replace("_", "-")): getattr(args, d, None) for d in dests}
+
+    inputs = named(module.INPUTS)
+    more = getattr(module, "input_paths", None)
+    if more is not None:
+        inputs.update(more(args))
+    return named(module.OUTPUTS), inputs
 
 
 if __name__ == "__main__":  # pragma: no cover

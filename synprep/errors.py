@@ -39,3 +39,18 @@ class RunError(SynprepError):
     or gradient norm stopped being finite (it diverged). Exit status 1."""
 
     exit_status = 1
+
+
+#: what torch's allocators say when an allocation fails: on the CPU a RuntimeError
+#: (``DefaultCPUAllocator: can't allocate memory``), not a MemoryError
+_ALLOCATOR_FAILURES = ("can't allocate memory", "out of memory", "Cannot allocate memory")
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """Whether ``e`` says that the machine (or the GPU) had not the memory asked for:
+    Python's MemoryError, torch's OutOfMemoryError, or a RuntimeError of torch's CPU
+    allocator. The one test of it (the CLI's one-line report, the decoder's retry in
+    smaller batches, the model's construction)."""
+    if isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError":
+        return True
+    return isinstance(e, RuntimeError) and any(s in str(e) for s in _ALLOCATOR_FAILURES)

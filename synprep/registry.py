@@ -10,8 +10,10 @@ its model class. Looking up an unknown name is an error that lists the known nam
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from typing import Callable, TypeVar
+import pkgutil
+from typing import Callable, Iterator, TypeVar
 
 from .errors import ConfigError
 
@@ -23,11 +25,14 @@ _REGISTRIES: dict[str, dict[str, object]] = {
     "exporter": {},
 }
 
-#: every module that registers units; imported by load_all()
+#: where the units of a kind are: (package or module, the suffix of its modules that
+#: register units, or None: the module itself); load_all() imports them all, so a new
+#: backend (``synprep/parsers/<name>_backend.py``) or filter module is found without an
+#: edit elsewhere
 _IMPLEMENTATIONS = {
-    "parser": ["synprep.parsers"],
-    "filter": ["synprep.filters"],
-    "exporter": ["synprep.dataset.exporters", "synprep.dataset.feature_exporters"],
+    "parser": [("synprep.parsers", "_backend")],
+    "filter": [("synprep.filters", "")],
+    "exporter": [("synprep.dataset.exporters", None), ("synprep.dataset.feature_exporters", None)],
 }
 
 #: kinds whose units are declarations found by their package (torch-free): the
@@ -59,9 +64,15 @@ def register_exporter(name: str):
 
 
 def load_all(kind: str) -> None:
-    """Import the modules that register units of ``kind``."""
-    for mod in _IMPLEMENTATIONS.get(kind, ()):
-        importlib.import_module(mod)
+    """Import the modules that register units of ``kind`` (:data:`_IMPLEMENTATIONS`):
+    the package, then each of its modules whose name ends with the suffix."""
+    for mod, suffix in _IMPLEMENTATIONS.get(kind, ()):
+        package = importlib.import_module(mod)
+        if suffix is None:
+            continue
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if info.name.endswith(suffix) and not info.name.startswith("_"):
+                importlib.import_module(f"{mod}.{info.name}")
 
 
 def _table(kind: str) -> dict:
@@ -83,3 +94,33 @@ def get(kind: str, name: str):
 
 def names(kind: str) -> list[str]:
     return sorted(_table(kind))
+
+
+@contextlib.contextmanager
+def registered(kind: str, name: str, obj: T) -> Iterator[T]:
+    """``obj`` registered (a variant: declared) as ``name`` for the block only, then
+    removed (a toy unit of a test: tests/test_corpus.py). A name already taken is an
+    error, as for the decorators."""
+    table = _table(kind)  # the real units first, so that a clash is seen
+    if name in table:
+        raise RuntimeError(f"{kind} {name!r} is registered twice")
+    table[name] = obj
+    try:
+        yield obj
+    finally:
+        table.pop(name, None)
+
+
+@contextlib.contextmanager
+def scratch() -> Iterator[None]:
+    """Every unit registered or declared in the block is removed after it: the toy
+    units of the how-to guides' tests (tests/test_extension_howtos.py), registered with
+    the guides' own decorators and declarations."""
+    before = {kind: dict(_table(kind)) for kind in [*_REGISTRIES, *_DECLARED]}
+    try:
+        yield
+    finally:
+        for kind, units in before.items():
+            table = _table(kind)
+            for name in set(table) - set(units):
+                del table[name]

@@ -24,7 +24,15 @@ declare their settings as a dataclass of this base, beside their code: fields, d
   ``__post_init__``). Invariant: a float setting is finite unless its field says
   otherwise (``finite=False``): a NaN or an infinity is never stored, since every
   comparison with a NaN is false and a range check written as ``x <= 0`` lets it
-  through. ``__post_init__`` checks what involves several settings.
+  through. Invariant: an integer setting is at most :data:`INT_MAX` (2**63 - 1) unless
+  its field says less: every integer ends in numpy, torch, Arrow or C, which hold 64
+  bits (a 400-digit ``train.max_steps`` made every training job's priority NaN), and a
+  float setting given an integer too large for a float is refused the same way, by key
+  path, not an OverflowError. A setting whose arithmetic holds less (a power, a product
+  with another setting, the memory it sizes) declares that bound beside it, with the
+  computation it comes from (``decode.length_penalty``: ``(t + 1) ** alpha`` a finite
+  float for every length the position table allows). ``__post_init__`` checks what
+  involves several settings.
 
 A field's metadata may carry more than its bounds, for the code that reads the
 declarations (:func:`setting`'s other keywords): a filter's ``cut`` parameters, the
@@ -43,10 +51,25 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 from .errors import ConfigError
 
-__all__ = ["Config", "Bounds", "setting", "check_bounds", "merge_dicts", "require", "INTERNAL", "literal_choices"]
+__all__ = ["Config", "Bounds", "setting", "check_bounds", "merge_dicts", "require", "INTERNAL", "INT_MAX", "MAX_THREADS",
+           "literal_choices", "shown", "declared_in", "declared_from", "field_docs", "read_text_fields"]
 
 #: field metadata of a setting that is not read from user input (derived by the code)
 INTERNAL = {"internal": True}
+#: the largest integer any integer setting may hold (module doc): a signed 64-bit integer's,
+#: what numpy, torch, Arrow and C take
+INT_MAX = 2**63 - 1
+#: the most threads or worker processes a setting may ask for: torch takes a C int, and
+#: no machine has more cores (train.threads, a parse job's workers and threads)
+MAX_THREADS = 4096
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, but an integer too long to read (or for Python to print: over
+    4,300 digits) by its size: ``an integer of 400 digits``."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"an integer of {int(value.bit_length() * 0.30103) + 1} digits"
+    return repr(value)
 
 
 def _type_name(tp: Any) -> str:
@@ -104,13 +127,17 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
             return value
     elif tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:  # an integer beyond any float: the same refusal as an infinity
+                raise ConfigError(f"{where} = {shown(value)}: expected a finite number (this one is beyond what a "
+                                  "float holds)") from None
     elif tp is str:
         if isinstance(value, str):
             return value
     elif isinstance(value, tp):
         return value
-    raise ConfigError(f"{where} = {value!r}: expected {_type_name(tp)}, got {type(value).__name__}")
+    raise ConfigError(f"{where} = {shown(value)}: expected {_type_name(tp)}, got {type(value).__name__}")
 
 
 @dataclass(frozen=True)
@@ -131,15 +158,20 @@ class Bounds:
     max_items: Optional[int] = None
 
     def describe(self, integer: bool = False) -> str:
-        """In words: ``a finite number >= 0 and < 1``, ``an integer >= 1``."""
+        """In words: ``a finite number >= 0 and < 1``, ``an integer >= 1`` (and, for an
+        integer whose field declares no upper bound, ``<= 2**63 - 1``: :data:`INT_MAX`)."""
         parts = [f"{op} {_num(v)}" for op, v in ((">=", self.ge), (">", self.gt), ("<=", self.le), ("<", self.lt))
                  if v is not None]
+        if integer and self.le is None and self.lt is None:
+            parts.append("<= 2**63 - 1")
         what = "an integer" if integer else "a finite number" if self.finite else "a number (or an infinity)"
         return what + (" " + " and ".join(parts) if parts else "")
 
     def holds(self, v: float) -> bool:
         if isinstance(v, float) and (math.isnan(v) or (self.finite and math.isinf(v))):
             return False
+        if isinstance(v, int) and not isinstance(v, bool) and not -INT_MAX - 1 <= v <= INT_MAX:
+            return False  # what no 64-bit integer holds (module doc)
         return ((self.ge is None or v >= self.ge) and (self.gt is None or v > self.gt)
                 and (self.le is None or v <= self.le) and (self.lt is None or v < self.lt))
 
@@ -193,7 +225,7 @@ def check_bounds(cls: type, values: dict, where: str) -> None:
                               + (" (or null)" if f.default is None else ""))
         for path, v in _numbers(value, key):
             if not b.holds(v):
-                raise ConfigError(f"{path} = {v!r}: expected {b.describe(isinstance(v, int))}")
+                raise ConfigError(f"{path} = {shown(v)}: expected {b.describe(isinstance(v, int))}")
 
 
 @dataclass(frozen=True)
@@ -366,6 +398,17 @@ def _from_text(text: str, tp: Any, where: str) -> Any:
     return text  # the type's own check (from_dict) says what is wrong
 
 
+def read_text_fields(cls: type, data: Mapping[str, str], where: str) -> dict:
+    """The settings of ``cls`` named in ``data``, their values given as text (a command
+    line's), each read by its field's type as :meth:`Config.from_text` reads it and
+    checked against its bounds (:meth:`Config.read_fields`), without building the
+    config (its other settings may come later): ``{"max_words": "0"}`` -> ``{"max_words":
+    0}``. A ConfigError naming ``<where>.<key>`` for a value its type or bounds refuse."""
+    hints = typing.get_type_hints(cls)
+    return cls.read_fields({k: _from_text(v, hints[k], f"{where}.{k}") if k in hints and isinstance(v, str) else v
+                            for k, v in data.items()}, where)
+
+
 def literal_choices(cls: type, name: str) -> tuple:
     """The values a ``Literal`` setting ``name`` of ``cls`` allows, in order (empty for
     another type)."""
@@ -380,3 +423,92 @@ def _config_types(tp: Any) -> list[type]:
     if typing.get_origin(tp) in (Union, types.UnionType):
         return [c for a in typing.get_args(tp) for c in _config_types(a)]
     return []
+
+
+# --------------------------------------------------------------------------- the declarations, read
+
+
+def declared_in(cls: type, name: str, **meta: Any) -> Any:
+    """A field that takes the setting ``name`` as the Config ``cls`` declares it: its
+    default, bounds, metadata and description (:func:`field_docs`) are that
+    declaration's, so a second class that needs the same setting (the workflow's
+    ``oracle`` section and ``synprep shard``'s ``words``; a backend's ``max_words``
+    and the workflow's ``parse.max_words``; ``TableDecode.length_penalty``, a run's
+    ``decode.length_penalty``: one range, in one place) refers to its one declaration
+    instead of repeating it. The annotation is written again (a dataclass needs it; a test holds
+    it to the declaration's); ``meta`` adds or changes metadata (``key=``: the name it
+    has in the other class). ``declared_from(field)`` gives (cls, name) back."""
+    f = next((f for f in dataclasses.fields(cls) if f.name == name), None)
+    if f is None:
+        raise TypeError(f"{cls.__name__} declares no setting {name!r}")
+    kw = {"default": f.default} if f.default is not dataclasses.MISSING else {"default_factory": f.default_factory}
+    return field(**kw, metadata={**f.metadata, "declared_in": (cls, name), **meta}, repr=f.repr)
+
+
+def declared_from(f: dataclasses.Field) -> tuple[type, str] | None:
+    """The (class, name) whose declaration the field ``f`` takes (:func:`declared_in`),
+    followed to the first one; None for a field declared where it stands."""
+    origin = f.metadata.get("declared_in")
+    while origin is not None:
+        g = next(g for g in dataclasses.fields(origin[0]) if g.name == origin[1])
+        if "declared_in" not in g.metadata:
+            return origin
+        origin = g.metadata["declared_in"]
+    return None
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """Each setting's description, as its declaration gives it: the comment lines right
+    above the field in its class's body (the house style: ``# reject longer sentences``
+    over ``max_words: int = setting(300, ge=0)``), else the comment at the end of its
+    line, else the ``help`` of its metadata (which wins over both); base classes'
+    fields too, and a field that takes another class's setting (:func:`declared_in`)
+    that declaration's. Sphinx markup is dropped (``:class:`X``` reads ``X``, ````x````
+    ``x``). The command line's help (:mod:`synprep.flags`), the workflow's schema and
+    config/README.md (:mod:`synprep.stages.schema`) read them from here."""
+    if cls not in _DOCS:
+        _DOCS[cls] = _read_docs(cls)
+    return dict(_DOCS[cls])
+
+
+_DOCS: dict[type, dict[str, str]] = {}
+
+
+def _read_docs(cls: type) -> dict[str, str]:
+    import ast
+    import inspect
+    import textwrap
+
+    out: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if klass is Config or not (isinstance(klass, type) and issubclass(klass, Config)):
+            continue
+        try:
+            lines = textwrap.dedent(inspect.getsource(klass)).splitlines()
+        except (OSError, TypeError):
+            continue
+        body = ast.parse("\n".join(lines)).body[0]
+        for node in getattr(body, "body", []):
+            if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+                continue
+            above, k = [], node.lineno - 2
+            while k >= 0 and lines[k].strip().startswith("#"):
+                above.insert(0, lines[k].strip().lstrip("#").strip())
+                k -= 1
+            end = lines[node.end_lineno - 1]
+            trailing = end.split("  # ", 1)[1].strip() if "  # " in end else ""
+            out[node.target.id] = _plain_text(" ".join(above) or trailing)
+    for f in dataclasses.fields(cls):
+        origin = declared_from(f)
+        if origin is not None and not out.get(f.name):
+            out[f.name] = field_docs(origin[0]).get(origin[1], "")
+        if f.metadata.get("help"):
+            out[f.name] = f.metadata["help"]
+    return out
+
+
+def _plain_text(text: str) -> str:
+    import re
+
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
+    return text.replace("``", "")

@@ -168,35 +168,40 @@ def test_evaluate_induction_scores_each_run_next_to_the_baselines(tmp_path):
 
 
 def test_analysis_settings_resolve_and_check_the_config():
+    from synprep.stages.settings import AnalysisSettings
+
+    def resolve(section, **kw):  # the typed section, as the Snakefile reads it (workflow_settings)
+        return an.analysis_settings(AnalysisSettings.from_dict(section), **kw)
+
     langs = {"src": "en", "tgt": "de"}
     shards, held = ["000", "001", "002"], ["002"]
-    off = an.analysis_settings({"challenge": {"enabled": False}, "induce": {"enabled": False}}, langs=langs,
+    off = resolve({"challenge": {"enabled": False}, "induce": {"enabled": False}}, langs=langs,
                                shards=shards, heldout=held)
     assert off == {"challenge": None, "induce": None}
-    got = an.analysis_settings({"challenge": {"enabled": True, "detect_on": "both", "tgt_lang": "nl"}}, langs=langs,
+    got = resolve({"challenge": {"enabled": True, "detect_on": "both", "tgt_lang": "nl"}}, langs=langs,
                                shards=shards, heldout=held)["challenge"]
     assert got["shards"] == ["002"] and got["langs"] == {"src": "en", "tgt": "nl"}
     assert got["detect_on"] == ["src", "tgt"] and got["min_dist"] == 2 and got["phenomena"] is None
-    got = an.analysis_settings({"challenge": {"enabled": True, "data": "all"}}, langs=langs, shards=shards, heldout=[])
+    got = resolve({"challenge": {"enabled": True, "data": "all"}}, langs=langs, shards=shards, heldout=[])
     assert got["challenge"]["shards"] == shards
     with pytest.raises(ConfigError, match="analysis.challenge.data is heldout.*heldout_shards is 0"):
-        an.analysis_settings({"challenge": {"enabled": True}}, langs=langs, shards=shards, heldout=[])
+        resolve({"challenge": {"enabled": True}}, langs=langs, shards=shards, heldout=[])
     with pytest.raises(ConfigError, match="analysis.challenge: phenomenon 'preposition_stranding' is defined for en only"):
-        an.analysis_settings({"challenge": {"enabled": True, "phenomena": ["preposition_stranding"]}}, langs=langs,
+        resolve({"challenge": {"enabled": True, "phenomena": ["preposition_stranding"]}}, langs=langs,
                              shards=shards, heldout=held)
     runs = {"base": "vanilla", "latent": "sa", "hard": "sa-hard", "one": "sa-1set"}
-    got = an.analysis_settings({"induce": {"enabled": True}}, langs=langs, shards=shards, heldout=held, runs=runs)
+    got = resolve({"induce": {"enabled": True}}, langs=langs, shards=shards, heldout=held, runs=runs)
     # sa-1set induces trees but has no decoder gate to measure
     assert got["induce"] == {"runs": ["latent", "hard", "one"], "shards": ["002"], "root": "best-score", "gold": None,
                              "gate_runs": ["latent", "hard"]}
-    got = an.analysis_settings({"induce": {"enabled": True, "gates": False, "gold": __file__}}, langs=langs,
+    got = resolve({"induce": {"enabled": True, "gates": False, "gold": __file__}}, langs=langs,
                                shards=shards, heldout=held, runs=runs)
     assert got["induce"]["gate_runs"] == [] and got["induce"]["gold"] == __file__
     with pytest.raises(ConfigError, match="induce.gold = 'nope.conllu': no such file"):
-        an.analysis_settings({"induce": {"enabled": True, "gold": "nope.conllu"}}, langs=langs, shards=shards,
+        resolve({"induce": {"enabled": True, "gold": "nope.conllu"}}, langs=langs, shards=shards,
                              heldout=held, runs=runs)
     with pytest.raises(ConfigError, match=r"no training run induces trees \(train.runs: base \(vanilla\)\)"):
-        an.analysis_settings({"induce": {"enabled": True}}, langs=langs, shards=shards, heldout=held,
+        resolve({"induce": {"enabled": True}}, langs=langs, shards=shards, heldout=held,
                              runs={"base": "vanilla"})
     with pytest.raises(ConfigError, match="heldout_shards is 0"):
-        an.analysis_settings({"induce": {"enabled": True}}, langs=langs, shards=shards, heldout=[], runs=runs)
+        resolve({"induce": {"enabled": True}}, langs=langs, shards=shards, heldout=[], runs=runs)

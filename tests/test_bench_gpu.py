@@ -1,7 +1,7 @@
 """bench/gpu.py, the one command for every GPU figure: without CUDA it exits 0 saying
 that nothing was measured; ``--list`` names the planned measurements; its pieces
 (bench/parse.py's and bench/train.py's helpers it reuses) import; ``--pack`` writes a
-pack (data and stanza model; the wheels need a registry, tried by hand: docs/gpu.md)
+pack (data and stanza model; the wheels need a registry, tried by hand: docs/gpu-bench.md)
 and ``--from-pack DIR --device cpu --quick`` runs from it, its figures flushed to
 ``--out`` as JSON lines; a bad pack or a used ``--out`` is refused with the reason."""
 

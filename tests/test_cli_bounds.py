@@ -92,8 +92,8 @@ def test_a_vocabulary_size_sentencepiece_cannot_take_is_a_config_error():
     from synprep.errors import ConfigError
 
     for bad in (10**11, MAX_VOCAB + 1, 299):
-        with pytest.raises(ConfigError, match=f"vocab_size must be in 300..{MAX_VOCAB}"):
-            ShardConfig(vocab_size=bad).check()
+        with pytest.raises(ConfigError, match=f"vocab_size = {bad}: expected an integer >= 300 and <= {MAX_VOCAB}"):
+            ShardConfig(vocab_size=bad)
     with pytest.raises(ConfigError, match="vocab size 100000000000 is too large"):
         train_spm([["a", "b"]], vocab_size=10**11)
 

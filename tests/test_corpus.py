@@ -182,37 +182,55 @@ def test_cli_split(tmp_path):
 # per-shard steps
 
 
-class _FakeParser:
-    """Parses every text but those in `bad` (a reject with that reason)."""
+def _fake_backend():
+    """A parser backend that parses every text but those in its option `bad` (a reject
+    with that reason), for the parse step's tests (registered for a test only)."""
+    from dataclasses import dataclass, field
 
-    def __init__(self, bad: dict[str, str]):
-        self.bad = bad
+    from synprep.parsers.base import ParseResult, Parser
+    from synprep.settings import Config
 
-    def parse(self, items):
-        from synprep.parsers.base import ParseResult
+    @dataclass(frozen=True)
+    class FakeOptions(Config):
+        bad: dict = field(default_factory=dict)
 
-        for pid, text in items:
-            if text in self.bad:
-                yield ParseResult(pid, None, self.bad[text])
-            else:
-                words = text.split()
-                rows = [f"{i + 1}\t{w}\t_\t_\t_\t_\t{0 if i == 0 else 1}\t{'root' if i == 0 else 'dep'}\t_\t_"
-                        for i, w in enumerate(words)]
-                yield ParseResult(pid, f"# sent_id = {pid}\n# text = {text}\n" + "\n".join(rows) + "\n\n", None)
+    class FakeParser(Parser):
+        name = "fake"
+        Options = FakeOptions
+
+        def __init__(self, **kw):
+            self.bad = FakeOptions.from_dict(kw).bad
+
+        def parse(self, items):
+            for pid, text in items:
+                if text in self.bad:
+                    yield ParseResult(pid, None, self.bad[text])
+                else:
+                    words = text.split()
+                    rows = [f"{i + 1}\t{w}\t_\t_\t_\t_\t{0 if i == 0 else 1}\t{'root' if i == 0 else 'dep'}\t_\t_"
+                            for i, w in enumerate(words)]
+                    yield ParseResult(pid, f"# sent_id = {pid}\n# text = {text}\n" + "\n".join(rows) + "\n\n", None)
+
+    return FakeParser
 
 
-def test_parse_shard_keeps_pairs_whose_two_sides_parse(tmp_path):
+def test_the_parse_step_keeps_pairs_whose_two_sides_parse(tmp_path):
+    from synprep import registry
     from synprep.syntax.conllu import read_conllu
-    from synprep.stages.parse import parse_shard
+    from synprep.stages import parse as step
     from synprep.stages.prepare import write_pairs
 
     pairs = tmp_path / "p.tsv"
     write_pairs(pairs, [("c:1", "a b", "x y"), ("c:2", "bad src", "z"), ("c:3", "c", "bad tgt"),
                         ("c:4", "bad src", "bad tgt"), ("c:5", "d e f", "w")])
-    parsers = {"src": _FakeParser({"bad src": "too-long: 9 > 8"}), "tgt": _FakeParser({"bad tgt": "parse-error: boom"})}
-    out = {"src": tmp_path / "s.conllu", "tgt": tmp_path / "t.conllu"}
-    counts = parse_shard(pairs, parsers, out, tmp_path / "r.tsv")
-    assert counts == {"input": 5, "kept": 2, "rejected": {"too-long": 2, "parse-error": 1}}
+    settings = step.Settings(backend="fake", sides={"src": {"bad": {"bad src": "too-long: 9 > 8"}},
+                                                   "tgt": {"bad": {"bad tgt": "parse-error: boom"}}})
+    out = {"src": tmp_path / "s.conllu", "tgt": tmp_path / "t.conllu", "rejects": tmp_path / "r.tsv"}
+    with registry.registered("parser", "fake", _fake_backend()):
+        counts = step.run(settings, {"pairs": pairs}, {k: str(v) for k, v in out.items()})
+    assert {k: counts[k] for k in ("input", "kept", "rejected")} == {
+        "input": 5, "kept": 2, "rejected": {"too-long": 2, "parse-error": 1}}
+    assert "fake" not in registry.names("parser")  # removed after the test
     for side in ("src", "tgt"):
         assert [s.sent_id for s in read_conllu(out[side])] == ["c:1", "c:5"]
     rejects = list(read_rejects(tmp_path / "r.tsv"))
@@ -221,16 +239,17 @@ def test_parse_shard_keeps_pairs_whose_two_sides_parse(tmp_path):
     assert rejects[2][3] == "src: too-long: 9 > 8; tgt: parse-error: boom"
 
 
-def test_filter_shard_writes_kept_pairs_rejects_and_scores(tmp_path):
-    from synprep.stages.filter import filter_shard
+def test_the_filter_step_writes_kept_pairs_rejects_and_scores(tmp_path):
+    from synprep.stages import filter as step
     from synprep.stages.prepare import write_pairs
 
     pairs = tmp_path / "p.tsv"
     write_pairs(pairs, [("c:1", "The cat.", "Die Katze."), ("c:2", "", "leer"), ("c:3", "The cat.", "Die Katze."),
                         ("c:4", "Dog.", "Hund.")])
-    counts = filter_shard(pairs, [{"name": "empty"}, {"name": "duplicates"}], tmp_path / "k.tsv", tmp_path / "r.tsv",
-                          tmp_path / "details")
-    assert counts["kept"] == 2 and counts["seeded_eflomal"] is False
+    settings = step.Settings(filters=[{"name": "empty"}, {"name": "duplicates"}])
+    counts = step.run(settings, {"pairs": pairs}, {"pairs": tmp_path / "k.tsv", "rejects": tmp_path / "r.tsv",
+                                                   "details": tmp_path / "details"})
+    assert counts["kept"] == 2 and counts["seeded"] is False and counts["seeded_eflomal"] is False
     assert [r[0] for r in read_shard(tmp_path / "k.tsv")] == ["c:1", "c:4"]
     assert [(r[0], r[1], r[2]) for r in read_rejects(tmp_path / "r.tsv")] == [
         ("c:2", "filter", "empty"), ("c:3", "filter", "duplicates")]

@@ -416,7 +416,7 @@ def test_translate_refuses_bad_decoding_settings_before_writing(pud_checkpoint, 
 
 def test_max_tokens_default_is_the_devices_and_fits_the_longest_sentence(pud_checkpoint, pud, tmp_path):
     """Not given, --max-tokens is the device's default (4,000 on the CPU, 100,000 on a GPU:
-    docs/models.md, "Decoding"), raised to what the longest sentence needs at the beam --
+    docs/training.md, "Decoding"), raised to what the longest sentence needs at the beam --
     a beam that makes one sentence larger than 4,000 tokens decodes, as with that least
     budget given, where a given --max-tokens that small is refused (above)."""
     import torch

@@ -403,9 +403,10 @@ def test_6_a_directory_that_is_not_a_dataset_is_never_replaced(tmp_path, capsys)
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
 def test_6_replace_dir_swaps_whole_directories_or_leaves_them(tmp_path, monkeypatch, exchange):
     from synprep.util import outputs
+    from synprep.util.outputs import folders
 
     if not exchange:  # a file system or kernel without renameat2(RENAME_EXCHANGE)
-        monkeypatch.setattr(outputs, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(folders, "_exchange", lambda a, b: False)
     d = tmp_path / "out"
     for version in ("one", "two"):
         with outputs.replace_dir(d, "test") as tmp:
@@ -1157,9 +1158,11 @@ def test_20_9_shard_counts_are_bounded_before_any_input_is_read(tmp_path, capsys
     from synprep.stages.settings import TrainSettings
 
     # a corpus that does not exist: the count is refused before it is opened
-    rc, err = run_main(capsys, "split", "--src", tmp_path / "no.en", "--tgt", tmp_path / "no.de", "--name", "c",
-                       "--shards", "100000000", "--out-dir", tmp_path / "o")
-    assert rc == 2 and "number of shards must be in 1..10,000" in err, err
+    with pytest.raises(SystemExit) as e:  # a usage error: the flag's bound (synprep.flags)
+        run_main(capsys, "split", "--src", tmp_path / "no.en", "--tgt", tmp_path / "no.de", "--name", "c",
+                 "--shards", "100000000", "--out-dir", tmp_path / "o")
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "argument --shards: expected an integer >= 1 and <= 10000" in err, err
     assert not (tmp_path / "o").exists()
     check_shard_counts(4, TrainSettings(heldout_shards=4))
     for shards, held in ((4, 5), (MAX_SHARDS + 1, 1)):
@@ -1241,7 +1244,7 @@ def test_20_4_the_workflow_subset_datasets_name_files_inside_themselves(pud_data
 
 def _exited_owner() -> dict:
     """The owner record a process that has exited wrote (synprep.util.outputs)."""
-    code = "import json; from synprep.util import outputs; print(json.dumps(outputs._owner()))"
+    code = "import json; from synprep.util.outputs import markers; print(json.dumps(markers.owner()))"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(r.stdout)
 

@@ -160,7 +160,7 @@ def test_hf_collator_pads_synprep_columns(pud):
 
 @pytest.mark.slow
 def test_a_tiny_transformers_marian_model_trains_on_the_collated_batch(pud):
-    """The recipe of docs/shards.md run: a randomly initialized MarianMTModel (1 layer
+    """The recipe of docs/feeding.md run: a randomly initialized MarianMTModel (1 layer
     each side, d_model 16) takes the collator's input_ids, attention_mask and labels,
     and 5 Adam steps on one batch lower its loss."""
     torch = pytest.importorskip("torch")

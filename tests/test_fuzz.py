@@ -28,7 +28,7 @@ Invariants, for every reader and input:
 Examples: ``COUNTS`` a reader in the default run (derandomized, so the same cases
 every time: 495 in all, plus 6 CLI runs; about 20 s), ``SLOW`` times as many in the
 long run (4,950; ``slow``-marked and skipped unless ``SYNPREP_FUZZ_LONG=1``, since
-CI runs slow tests too); README.md ("Run the tests") gives the numbers.
+CI runs slow tests too); docs/testing.md gives the numbers.
 """
 
 from __future__ import annotations
@@ -750,21 +750,21 @@ MOMENTS = ["working", "exchanged", "no-exchange"]
 
 def add_during(monkeypatch, moment: str, target: Path, name: str) -> None:
     """Make ``name`` appear in the output folder ``target`` at ``moment`` of the next run."""
-    from synprep.util import outputs
+    from synprep.util.outputs import folders as outputs  # where replace_dir calls them
 
     def drop(d: Path) -> None:
         (d / name).parent.mkdir(parents=True, exist_ok=True)
         (d / name).write_text("the user's, written meanwhile\n")
 
     if moment == "working":
-        real_marker = outputs._write_marker
+        real_marker = outputs.write_marker
 
         def marker(d, kind, files):
             if files is not None:
                 drop(target)
             return real_marker(d, kind, files)
 
-        monkeypatch.setattr(outputs, "_write_marker", marker)
+        monkeypatch.setattr(outputs, "write_marker", marker)
     elif moment == "exchanged":
         real_exchange, calls = outputs._exchange, []
 

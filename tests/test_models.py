@@ -81,7 +81,7 @@ def test_train_help_lists_every_variant_without_importing_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env={**os.environ, "COLUMNS": "2000"})  # one line an option
     assert r.returncode == 0, r.stderr
-    listed = r.stdout.split("model.variant (", 1)[1].split(")", 1)[0]
+    listed = r.stdout.split("which model:", 1)[1].split("one of: ", 1)[1].split(" (default", 1)[0]
     assert [v.strip() for v in listed.split(",")] == variants()
 
 

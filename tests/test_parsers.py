@@ -718,7 +718,7 @@ def test_cli_parse_unreadable_input_and_bad_options(tmp_path, capsys):
     assert main(["parse", str(f), "--model", str(tmp_path / "nomodel.udpipe"), "-q"]) == 2
     assert "nomodel.udpipe not found" in capsys.readouterr().err
     assert main(["parse", str(f), "--backend", "udpipe", "--device", "cuda", "-q"]) == 2
-    assert "needs --backend stanza" in capsys.readouterr().err
+    assert "--device applies to --backend stanza only" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:  # the registered backends are --backend's choices
         main(["parse", str(f), "--backend", "nope", "-q"])
     assert e.value.code == 2 and "invalid choice: 'nope' (choose from 'stanza', 'udpipe')" in capsys.readouterr().err

@@ -17,6 +17,7 @@ import yaml
 from synprep.cli import main
 from synprep.parsers import ParseSettings
 from synprep.settings import merge_dicts
+from synprep.stages.settings import RecipeSettings
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPES = sorted((REPO / "config" / "recipes").glob("*.yaml"))
@@ -79,7 +80,8 @@ def test_a_recipe_warns_when_it_parses_with_the_demo_models():
     langs = {"src": "en", "tgt": "de"}
 
     def warning(config):  # as parse.smk asks: the recipe section and the typed parse section
-        return demo_parser_warning(config.get("recipe"), ParseSettings.from_dict(config["parse"]), langs)
+        return demo_parser_warning(RecipeSettings.from_dict(config.get("recipe")), ParseSettings.from_dict(config["parse"]),
+                                   langs)
 
     recipe = _load(REPO / "config" / "recipes" / "tree-decoder.yaml")
     w = warning(recipe)
@@ -96,7 +98,8 @@ def test_the_report_shows_the_warning_first():
     from synprep.report import render_html
 
     recipe = _load(REPO / "config" / "recipes" / "pascal.yaml")
-    w = demo_parser_warning(recipe["recipe"], ParseSettings.from_dict(recipe["parse"]), {"src": "en", "tgt": "de"})
+    w = demo_parser_warning(RecipeSettings.from_dict(recipe["recipe"]), ParseSettings.from_dict(recipe["parse"]),
+                            {"src": "en", "tgt": "de"})
     page = render_html({}, None, [], {}, warnings=[w])
     body = page.split("<body>", 1)[1]
     assert body.lower().index("warning:") < body.index("</h1>") + 40 and "CoreNLP" in body

@@ -93,7 +93,7 @@ def test_target_cap_counts_pieces_not_arc_tokens(tmp_path, pair_files):
     lines = [ln.split("\t") for ln in (tmp_path / "cap1" / "rejects.tsv").read_text().splitlines()]
     assert any(ln[2] == "target-too-long" and "arc tokens not counted" in ln[4] for ln in lines)
     with pytest.raises(ConfigError, match="max_target_pieces"):
-        ShardConfig(max_target_pieces=-1).check()
+        ShardConfig(max_target_pieces=-1)
 
 
 def test_manifest_records_vocabularies_layout_and_checksums(dataset):
@@ -243,10 +243,10 @@ def test_misaligned_pairs_are_an_error(tmp_path, pair_files):
 
 
 def test_bad_settings():
-    with pytest.raises(ConfigError, match="projectivity"):
-        ShardConfig(projectivity="keep").check()
-    with pytest.raises(ConfigError, match="max_len"):
-        ShardConfig(max_len=40000).check()
+    with pytest.raises(ConfigError, match="projectivity = 'keep': expected one of 'drop' or 'lift'"):
+        ShardConfig(projectivity="keep")
+    with pytest.raises(ConfigError, match="max_len = 40000: expected an integer >= 1 and <= 16000"):
+        ShardConfig(max_len=40000)
 
 
 # --------------------------------------------------------------------------- reading

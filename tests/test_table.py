@@ -351,6 +351,43 @@ def test_table_test_files_are_decontaminated(tmp_path):
     assert entries[-1] == {"name": "decontaminate", "files": [str(tmp_path / "t.en"), str(tmp_path / "t.de")]}
 
 
+def test_the_contrastive_suites_extra_sets_are_named_resolved_and_decontaminated(tmp_path, monkeypatch):
+    """table.contrastive.extra: more reference sets the suite is made from, each with a
+    name that is its folder and its ids' prefix; read from the config file's folder;
+    every shard is decontaminated against them too (when the suite is made)."""
+    import yaml
+
+    from synprep.stages.config_paths import resolve_config_paths
+
+    for name in ("t.en", "t.de", "x1.en.gz", "x1.de.gz", "x2.en", "x2.de"):
+        (tmp_path / name).write_text("a\n", encoding="utf-8")
+    f = {n: str(tmp_path / n) for n in ("t.en", "t.de", "x1.en.gz", "x1.de.gz", "x2.en", "x2.de")}
+    extra = [{"src": f["x1.en.gz"], "tgt": f["x1.de.gz"]}, {"name": "two", "src": f["x2.en"], "tgt": f["x2.de"]}]
+    settings = {"enabled": True, "test": {"src": f["t.en"], "tgt": f["t.de"]}, "contrastive": {"enabled": True, "extra": extra}}
+    sets = T.evaluation_sets(S(settings), "c")
+    assert T.contrastive_sets(S(settings), "c", sets) == {"x1": {"name": "x1", **extra[0]}, "two": extra[1]}
+    assert T.test_files(S(settings), sets) == [f["t.en"], f["t.de"], f["x1.en.gz"], f["x1.de.gz"], f["x2.en"], f["x2.de"]]
+    off = {**settings, "contrastive": {"enabled": False, "extra": extra}}
+    assert T.contrastive_sets(S(off), "c", sets) == {} and T.test_files(S(off), sets) == [f["t.en"], f["t.de"]]
+    for bad in ("t", "test", "x/1"):  # the test set's name, a workflow key, a path
+        clash = {**settings, "contrastive": {"enabled": True, "extra": [{**extra[0], "name": bad}]}}
+        with pytest.raises(ConfigError, match=rf"table.contrastive.extra\[0\].name = '{re.escape(bad)}'") as e:
+            T.contrastive_sets(S(clash), "c", sets)
+        assert e.value.config_path == ["table", "contrastive", "extra", 0, "name"]
+    missing = {**settings, "contrastive": {"enabled": True, "extra": [{"src": f["t.en"], "tgt": str(tmp_path / "nope")}]}}
+    with pytest.raises(ConfigError, match=r"table.contrastive.extra\[0\].tgt: .*nope is not a file"):
+        T.contrastive_sets(S(missing), "c", sets)
+    # relative paths: from the config file's folder
+    (tmp_path / "cfg").mkdir()
+    config_file = tmp_path / "cfg" / "table.yaml"
+    config_file.write_text(yaml.safe_dump({"table": {"contrastive": {"extra": [{"src": "../x2.en", "tgt": "../x2.de"}]}}}))
+    config = yaml.safe_load(config_file.read_text())
+    monkeypatch.chdir(tmp_path)
+    changed = resolve_config_paths(config, [str(config_file)])
+    assert config["table"]["contrastive"]["extra"][0] == {"src": f["x2.en"], "tgt": f["x2.de"]}
+    assert set(changed) == {"table.contrastive.extra[0].src", "table.contrastive.extra[0].tgt"}
+
+
 def test_evaluation_accounting_counts_every_rejected_test_pair(tmp_path):
     from synprep.dataset.accounting import write_rejects
 
@@ -366,9 +403,11 @@ def test_evaluation_accounting_counts_every_rejected_test_pair(tmp_path):
         T.evaluation_accounting(str(tmp_path / "000.json"), files, 3)  # a pair silently lost: an error
 
 
-def test_the_report_draws_the_differences_with_their_intervals(tmp_path):
-    """The table's plot (report section): drawn from real comparisons (sacreBLEU on demo
-    lines, systems that drop words), one PNG, shown with its caption in the section."""
+def test_the_report_draws_the_primary_family_as_a_forest_plot(tmp_path):
+    """The table's plot (report section): real comparisons (sacreBLEU on demo lines,
+    systems that drop words, 3 seeds) decided, a panel a column of the primary family,
+    a row a variant with its interval and the band of differences it cannot see; one
+    PNG, shown with its caption in the section, the family's marks and MDDs in its rows."""
     import random
 
     from synprep.report.html import ReportInputs, render_page
@@ -377,16 +416,21 @@ def test_the_report_draws_the_differences_with_their_intervals(tmp_path):
     refs = (REPO / "config" / "demo" / "demo.de").read_text(encoding="utf-8").splitlines()[:60]
     rng = random.Random(0)
     runs, hyps = [], {}
-    for seed in (1, 2):
+    for seed in (1, 2, 3):
         for i, v in enumerate(["vanilla", "parent", "sa"]):
             runs.append(T.RunFiles(name=T.run_name(v, seed), variant=v, seed=seed, summary="", hyps=""))
             hyps[runs[-1].name] = [" ".join(w for w in r.split() if rng.random() > 0.1 + 0.1 * i) for r in refs]
     scores, comps = T.score_sets(refs, hyps, runs, {"test": list(range(len(refs)))}, 100)
     T.decide(comps, 0.05)
-    table = {"rows": [{"run": r.name, "variant": r.variant, "seed": r.seed} for r in runs], "comparisons": comps,
+    table = {"rows": [{"run": r.name, "variant": r.variant, "seed": r.seed, "scores": {"test": scores["test"][r.name]}}
+                      for r in runs], "comparisons": comps,
              "over_seeds": T.seed_summary(scores, comps, runs), "test_sets": {"test": {"n": len(refs)}},
              "decode": {"beam": 4, "length_penalty": 0.6},
              "significance": {"decides": "paired bootstrap", "alpha": 0.05, "correction": "Holm-Bonferroni"}}
+    T.decide_table(table, S({"primary": {"metrics": ["bleu", "chrf+"], "variants": ["sa"]}}))
+    sa = table["over_seeds"]["test"]["sa"]["decision"]["bleu"]
+    assert sa["primary"] and sa["mark"] == "-" and sa["mdd"] > 0  # a fifth of the words more dropped
+    assert not table["over_seeds"]["test"]["parent"]["decision"]["bleu"]["primary"]
     import matplotlib
 
     matplotlib.use("Agg")
@@ -396,15 +440,17 @@ def test_the_report_draws_the_differences_with_their_intervals(tmp_path):
 
     fig = plt.figure(figsize=(11, 3))
     plot_table(fig, table)
-    axes = fig.get_axes()
-    assert [ax.get_xlabel() for ax in axes] == ["BLEU difference to vanilla", "chrF+ difference to vanilla"]
-    # a point a comparison (a seed), on the row of its variant
-    assert sum(len(ax.get_lines()) for ax in axes) == 2 + 2 * len(comps)  # the zero lines, each point and interval
+    axes = [ax for ax in fig.get_axes() if ax.get_visible()]
+    assert [ax.get_xlabel() for ax in axes] == ["BLEU difference from vanilla", "chrF+ difference from vanilla"]
+    # a row a variant: its interval and its point, and the band of what it cannot see
+    assert all(len(ax.get_lines()) == 2 * 2 + 1 and len(ax.collections) == 2 for ax in axes)
+    assert [t.get_fontweight() for t in axes[0].get_yticklabels()] == ["normal", "bold"]  # parent, sa (the family)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     plt.close(fig)
     page = render_page(ReportInputs(stats={}, table=table), {"table": buf.getvalue()})
     assert TABLE_PLOT[0] in page and page.index(TABLE_PLOT[0]) < page.index("<h3>test: 60 pairs</h3>")
+    assert f"BLEU -, sees {sa['mdd']:.2f}" in page and "BLEU exploratory" in page
     assert TABLE_PLOT[0] not in render_page(ReportInputs(stats={}, table=table), {})
 
 
@@ -471,7 +517,7 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
                     # the demo's shards stay as they are (decontaminating them would filter, parse
                     # and train the demo again: test_table_files_are_decontaminated checks it)
                     "decontaminate": False,
-                    "contrastive": {"enabled": True}}
+                    "contrastive": {"enabled": True, "extra": [_write_pairs(tmp_path, "myextra", _demo_pairs(320, 20))]}}
     config = tmp_path / "table.yaml"
     config.write_text(yaml.safe_dump(cfg, sort_keys=False))
     run_workflow(run.workdir, config, "table")
@@ -528,7 +574,14 @@ def test_table_command_small(copy_of_finished_run, tmp_path):
         assert c["mark"] in (("+", "-", "") if c["test_set"] == "test" else ("too small",))
     md = (res / "table" / "table.md").read_text(encoding="utf-8")
     assert "Holm-Bonferroni" in md and "| parent | 1 | 4 |" in md and "parse:too-long 1" in md
+    assert md.startswith("# synprep table\n\n**The primary family**")  # declared, printed first
     _check_contrastive(res, table, md)
+    # re-decided from its JSON and outcomes, without training: the same decision
+    from synprep.cli import main
+
+    assert main(["table-decide", str(res / "table" / "table.json"), "-o", str(tmp_path / "again")]) == 0
+    again = json.loads((tmp_path / "again" / "table.json").read_text())
+    assert again["decision"] == table["decision"] and again["over_seeds"] == table["over_seeds"]
     from synprep.report.html import ReportInputs, render_page
 
     page = render_page(ReportInputs(stats={}, table=table), {})  # the report's section (make_report)
@@ -566,7 +619,8 @@ def _check_contrastive(res: Path, table: dict, md: str) -> None:
     summary = json.loads((suite / "summary.json").read_text())
     assert table["contrastive"] == summary and summary["errors"] == sum(len(it.errors) for it in read_suite(suite)) > 0
     origins = {it.origin.split(":")[0] for it in read_suite(suite)}
-    assert origins <= {"mytest", "mylarger"} and "mytest" in origins
+    assert origins <= {"mytest", "mylarger", "myextra"} and {"mytest", "myextra"} <= origins
+    assert [Path(f["tgt"]).parts[-2] for f in summary["inputs"]] == ["test", "larger", "myextra"]  # table/data/<set>/
     sets = {n: i for n, i in table["test_sets"].items() if n.startswith("contrastive:")}
     assert sets and sum(i["n"] for i in sets.values()) <= summary["errors"]
     for row in table["rows"]:
@@ -575,13 +629,21 @@ def _check_contrastive(res: Path, table: dict, md: str) -> None:
             mine = [o for o in outs if o.type == name.split(":", 1)[1]]
             assert row["scores"][name] == {"n": info["n"], "accuracy": round(100 * sum(o.won for o in mine) / len(mine), 2)}
             assert info["too_small"] == (info["n"] < 1000)  # min_subset 1000: every type too small here
+            # at ceiling: the best run wins >= 97 % of the type's pairs
+            assert info["at_ceiling"] == (max(r["scores"][name]["accuracy"] for r in table["rows"]) >= 97.0)
     mc = [c for c in table["comparisons"] if c["test"] == "mcnemar"]
     assert {c["b"] for c in mc} == {"table-parent-s1", "table-sa-s1"} and {c["test_set"] for c in mc} == set(sets)
     assert all(c["mark"] == "too small" and 0 <= c["p"] <= 1 for c in mc)
     for name in sets:
         assert f"{name} acc" in md
-        d = table["over_seeds"][name]["parent"]["decision"]["accuracy"]
-        assert d["seeds"] == 1 and d["ci"] is None and d["mark"] == "too small"
+        assert "decision" not in table["over_seeds"][name]["parent"]  # one seed: no residual, nothing decided
+    # every run's per-item outcomes kept beside table.json, the wins of each run's outcomes.tsv
+    kept = T.read_item_outcomes(res / "table" / T.OUTCOMES_NAME)
+    assert kept.runs == tuple(r["run"] for r in table["rows"]) and table["decision"]["outcomes"] == T.OUTCOMES_NAME
+    for j, row in enumerate(table["rows"]):
+        outs = read_outcomes(res / "table" / "contrastive" / "score" / row["run"] / "outcomes.tsv")
+        assert sorted((o.type, o.line, o.error, o.distance, o.won) for o in outs) == sorted(
+            (*k, bool(w)) for k, w in zip(kept.keys, kept.won[:, j]))
 
 
 def _check_subsets(row: dict, table: dict, subsets: dict, hyps: list[str], refs: list[str], suffix: str) -> None:
@@ -627,9 +689,12 @@ def test_table_configs_dry_run(name, tmp_path):
     # each split, parsed and encoded once; the held-out shard only validates
     assert counts["train_model"] == n_runs and counts["evaluate_evalset"] == 2 * n_runs and counts["make_table"] == 1
     assert counts["select_larger_subsets"] == 1  # the larger text decoded on its subsets' pairs only
-    assert counts["split_evalset"] == counts["parse_evalset"] == counts["write_evalset"] == 2
+    assert counts["write_evalset"] == 2
+    # the contrastive suite's extra references (test_2017_flickr, test_2017_mscoco, test_2018_flickr): split and
+    # parsed as the test set, nothing else
+    assert counts["split_evalset"] == counts["parse_evalset"] == 5
     assert "evaluate_model" not in counts
-    # the contrastive suite: made once from both sets' parses, scored by every run
+    # the contrastive suite: made once from the five sets' parses, scored by every run
     assert counts["make_contrastive_suite"] == counts["write_contrastive_dataset"] == 1
     assert counts["score_contrastive"] == n_runs and seeds == [1, 2, 3]
     # the costliest runs start first: each training job's priority (none printed: 0)
@@ -679,13 +744,21 @@ def test_contrastive_types_are_test_sets_compared_by_mcnemar_and_small_ones_get_
     T.decide(comps, 0.05, too_small)
     assert {c["mark"] for c in np_} == {"+"}
     assert {c["mark"] for c in comps if c["test_set"] in too_small} == {T.TOO_SMALL}
-    over = T.seed_summary(scores, comps, runs)
-    T.decide_over_seeds(over, 0.05, too_small)
-    d = over["contrastive:np_agreement"]["parent"]["decision"]["accuracy"]
-    # the same difference in every seed: the interval over seeds is that point, and it decides
-    assert d["seeds"] == 3 and d["mean_delta"] == pytest.approx(41.67) and d["mark"] == "+" and d["p"] == 0.0
-    assert over["contrastive:verb_particle"]["parent"]["decision"]["accuracy"]["mark"] == T.TOO_SMALL
-    assert "decision" not in over["contrastive:np_agreement"]["vanilla"]  # the baseline decides nothing
+    # the decision: every run's outcomes, the items' variance added; a type under min_subset is too small
+    table = {"rows": [{"run": r.name, "variant": r.variant, "seed": r.seed,
+                       "scores": {n: scores[n][r.name] for n in scores}} for r in runs],
+             "test_sets": {n: {"n": next(iter(per.values()))["n"]} for n, per in scores.items()},
+             "over_seeds": T.seed_summary(scores, comps, runs)}
+    T.decide_table(table, S({"min_subset": 50, "contrastive": {"enabled": True}, "primary": {
+        "variants": [], "test_sets": [], "contrastive": [{"variant": "parent", "types": ["np_agreement", "verb_particle"]}]}}),
+        T.outcomes_from_runs(runs))
+    d = table["over_seeds"]["contrastive:np_agreement"]["parent"]["decision"]["accuracy"]
+    # the same 25 items won in every seed: a large difference, and the items' variance of it counted
+    assert d["seeds"] == 3 and d["mean_delta"] == pytest.approx(41.67) and d["mark"] == "+" and d["p_holm"] < 0.05
+    assert d["test"] == "blocked + items" and d["item_sd"] > 0
+    assert table["over_seeds"]["contrastive:verb_particle"]["parent"]["decision"]["accuracy"]["mark"] == T.TOO_SMALL
+    assert table["test_sets"]["contrastive:verb_particle"]["too_small"]
+    assert "decision" not in table["over_seeds"]["contrastive:np_agreement"]["vanilla"]  # the baseline decides nothing
     # runs that scored different suites cannot be compared
     runs[1] = T.RunFiles(name=runs[1].name, variant="parent", seed=1, summary="", hyps="",
                          contrastive=_outcomes(tmp_path / "short.tsv", {"np_agreement": better[:59]}))
@@ -693,29 +766,45 @@ def test_contrastive_types_are_test_sets_compared_by_mcnemar_and_small_ones_get_
         T.score_contrastive(runs)
 
 
-def test_the_marks_that_decide_are_over_seeds():
-    """Per-seed marks are detail: a variant marked in every seed by its bootstrap but
-    whose differences do not repeat across seeds gets no mark over seeds; one whose
-    differences repeat closely does; one seed decides nothing."""
-    runs = [T.RunFiles(name=T.run_name(v, s), variant=v, seed=s, summary="", hyps="")
-            for s in (1, 2, 3) for v in ("vanilla", "steady", "noisy")]
-    deltas = {"steady": [1.0, 1.1, 0.9], "noisy": [2.5, -2.0, 0.8]}
+def test_the_marks_that_decide_use_every_run():
+    """Per-seed marks are detail: a variant marked in every seed by its bootstrap whose
+    differences do not repeat across seeds gets no mark; one whose differences repeat
+    closely does, from one model over every run (its residual variance pooled over the
+    variants); an exploratory variant is never marked; one seed decides nothing."""
+    quiet = {f"q{i}": [0.1 * i, -0.1 * i, 0.05 * i] for i in range(6)}  # variants whose runs vary as the baseline's
+    variants = ("vanilla", "steady", "noisy", "other", "more", *quiet)
+    runs = [T.RunFiles(name=T.run_name(v, s), variant=v, seed=s, summary="", hyps="") for s in (1, 2, 3) for v in variants]
+    deltas = {"vanilla": [0.0] * 3, "steady": [1.5, 1.6, 1.4], "noisy": [2.5, -2.0, 0.8], "other": [0.1, -0.1, 0.0],
+              "more": [1.5, 1.6, 1.4], **quiet}
     comps = [{"test_set": "test", "seed": s, "a": T.run_name("vanilla", s), "b": T.run_name(v, s), "metric": m,
               "delta": deltas[v][s - 1], "ci": [0, 0], "p": 0.0001, "test": "bootstrap"}
-             for s in (1, 2, 3) for v in deltas for m in ("bleu", "chrf+")]
-    scores = {"test": {r.name: {"n": 1000, "bleu": 20.0, "chrf": 40.0, "chrf+": 45.0, "chrf++": 43.0} for r in runs}}
+             for s in (1, 2, 3) for v in variants[1:] for m in ("bleu", "chrf+")]
+    scores = {"test": {T.run_name(v, s): {"n": 1000, "bleu": 20.0 + s + deltas[v][s - 1], "chrf": 40.0,
+                                          "chrf+": 45.0 + s + deltas[v][s - 1], "chrf++": 43.0}
+                       for v in variants for s in (1, 2, 3)}}
     T.decide(comps, 0.05)
     assert {c["mark"] for c in comps if c["b"].startswith("table-noisy")} == {"+", "-"}  # every seed marked
-    over = T.seed_summary(scores, comps, runs)
-    T.decide_over_seeds(over, 0.05)
-    steady, noisy = over["test"]["steady"]["decision"]["bleu"], over["test"]["noisy"]["decision"]["bleu"]
+
+    def table(runs_, comps_):
+        return {"rows": [{"run": r.name, "variant": r.variant, "seed": r.seed,
+                          "scores": {"test": scores["test"][r.name]}} for r in runs_],
+                "test_sets": {"test": {"n": 1000}}, "over_seeds": T.seed_summary(scores, comps_, runs_)}
+
+    t = table(runs, comps)
+    T.decide_table(t, S({"primary": {"variants": ["steady", "noisy", "other"]}}))
+    over = t["over_seeds"]["test"]
+    steady, noisy = over["steady"]["decision"]["bleu"], over["noisy"]["decision"]["bleu"]
     assert steady["mark"] == "+" and steady["ci"][0] > 0 and steady["p_holm"] < 0.05
-    assert noisy["mark"] == "" and noisy["ci"][0] < 0 < noisy["ci"][1]
-    # Holm over the set's family: 2 variants x 2 metrics
-    fam = sorted(d["p"] for v in ("steady", "noisy") for d in over["test"][v]["decision"].values())
-    assert steady["p_holm"] == pytest.approx(min(1.0, 4 * fam[0]))
+    # the noisy variant's residuals refuse pooling (Bartlett): each comparison is its own paired t
+    assert steady["test"] == noisy["test"] == "paired" and t["decision"]["fits"]["test"]["bleu"]["pooled"] is False
+    assert noisy["mark"] == "" and noisy["ci"][0] < 0 < noisy["ci"][1] and noisy["mdd"] > steady["mean_delta"]
+    # Holm over the declared family (3 variants' test BLEU), not over the set
+    fam = sorted(over[v]["decision"]["bleu"]["p"] for v in ("steady", "noisy", "other"))
+    assert steady["p_holm"] == pytest.approx(min(1.0, 3 * fam[0]))
+    more = over["more"]["decision"]["bleu"]  # as steady, but not in the family: exploratory
+    assert not more["primary"] and more["mark"] == "" and more["p_holm"] is None and more["p"] < 0.05
+    assert over["steady"]["decision"]["chrf+"]["mark"] == ""  # chrF+ is not in the family
     one = [r for r in runs if r.seed == 1]
-    over1 = T.seed_summary(scores, [c for c in comps if c["seed"] == 1], one)
-    T.decide_over_seeds(over1, 0.05)
-    assert over1["test"]["steady"]["decision"]["bleu"] == {"seeds": 1, "mean_delta": 1.0, "ci": None, "p": None,
-                                                          "mark": ""}
+    t1 = table(one, [c for c in comps if c["seed"] == 1])
+    T.decide_table(t1, S({}))
+    assert all("decision" not in rec for rec in t1["over_seeds"]["test"].values())  # one seed: no residual, no test

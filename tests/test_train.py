@@ -44,13 +44,11 @@ def test_constant_schedule_and_decode_defaults_of_a_run():
     assert learning_rate(10, tc) == learning_rate(10_000, tc) == 1e-3
     assert learning_rate(40, TrainConfig(train="x", lr=1e-3, warmup=10)) == pytest.approx(5e-4)  # inverse sqrt
     cfg = RunConfig.from_dict({"decode": {"beam": 4, "length_penalty": 0.6, "max_len_b": 5}})
-    args = argparse.Namespace(beam=None, length_penalty=None, max_len_a=None, max_len_b=None, max_tokens=None)
-    decoding_defaults(args, cfg)
-    assert (args.beam, args.length_penalty, args.max_len_a, args.max_len_b, args.max_tokens) == (4, 0.6, None, 5, 4000)
+    d, max_tokens = decoding_defaults(argparse.Namespace(max_tokens=None), cfg)  # no decoding flag given
+    assert (d.beam, d.length_penalty, d.max_len_a, d.max_len_b, max_tokens) == (4, 0.6, None, 5, 4000)
     # a flag wins over the run config; the batch budget's default is the device's
-    args = argparse.Namespace(beam=2, length_penalty=None, max_len_a=2.0, max_len_b=None, max_tokens=None)
-    decoding_defaults(args, cfg, device="cuda:0")
-    assert (args.beam, args.length_penalty, args.max_len_a, args.max_len_b, args.max_tokens) == (2, 0.6, 2.0, 5, 100_000)
+    d, max_tokens = decoding_defaults(argparse.Namespace(beam=2, max_len_a=2.0, max_tokens=None), cfg, device="cuda:0")
+    assert (d.beam, d.length_penalty, d.max_len_a, d.max_len_b, max_tokens) == (2, 0.6, 2.0, 5, 100_000)
 
 
 def test_run_config_is_strict_and_applies_presets(tmp_path):
@@ -815,7 +813,7 @@ def test_train_help_lists_every_preset_and_variant(capsys, monkeypatch):
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     out = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps at dashes
-    preset_help = out.split("model size preset:", 1)[1].split("--train", 1)[0]
-    variant_help = out.split("model.variant (", 1)[1].split("--preset", 1)[0]
+    preset_help = out.split("a model size preset", 1)[1].split("--train", 1)[0]
+    variant_help = out.split("which model:", 1)[1].split("--preset", 1)[0]
     assert all(p in preset_help for p in PRESETS) and "tree-large" in preset_help
     assert all(v in variant_help for v in variants())

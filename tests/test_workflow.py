@@ -116,7 +116,10 @@ def test_the_schemas_defaults_are_the_sections_classes():
     cfg = _validate({"corpus": {"name": "m", "tsv": "p.tsv", "src_lang": "en", "tgt_lang": "de"}})
     schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())["properties"]
     for key, cls in SECTIONS.items():
-        assert cls.from_dict(cfg[key]).to_dict() == cls().to_dict(), key
+        if key == "corpus":  # no default corpus: the minimal config gives one
+            assert cls.from_dict(cfg[key]).to_dict() == {**cfg[key], "src": None, "tgt": None}
+        else:
+            assert cls.from_dict(cfg[key]).to_dict() == cls().to_dict(), key
         fields = {f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
         keys = set(schema[key]["properties"]) - set(registry.names("parser") if key == "parse" else ())
         assert keys == fields, (key, sorted(keys ^ fields))

@@ -62,12 +62,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 
 from ..syntax.conllu import Sentence, read_conllu
 from ..errors import ConfigError, InputError
+from ..settings import Config, setting
 
 __all__ = [
     "decode",
@@ -84,10 +85,30 @@ __all__ = [
     "score_file_meta",
     "evaluate",
     "ROOT_POLICIES",
+    "InduceEvalSettings",
 ]
 
 ROOT_POLICIES = ("best-score", "best-tree")
 LAYOUTS = ("root", "diagonal")
+
+
+@dataclass(frozen=True)
+class InduceEvalSettings(Config):
+    """How ``synprep induce-eval`` reads score matrices and decodes their trees
+    (:func:`load_scores`, :func:`evaluate`); the workflow's ``analysis.induce.root`` is
+    this ``root``."""
+
+    # auto: the layout recorded in the .npz (synprep translate --tree-scores writes
+    # diagonal), else root; root: (n+1, n+1) with ROOT at row/column 0; diagonal:
+    # sa-nmt's (n, n) with the root scores on the diagonal
+    layout: Literal["auto", "root", "diagonal"] = "auto"
+    # best-score: ROOT takes the word with the best root score (sa-nmt); best-tree: the
+    # best tree with one root word
+    root: Literal["best-score", "best-tree"] = "best-score"
+    # the Arrow column of the scores
+    scores_column: str = setting("scores", metavar="NAME")
+    # the Arrow column of the word ids
+    word_ids_column: str = setting("word_ids", metavar="NAME")
 
 
 # --------------------------------------------------------------------------- decoding

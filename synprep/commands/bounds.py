@@ -1,6 +1,10 @@
-"""argparse types with their bounds: every numeric option of the CLI says what it
-accepts, and a value outside it is a usage error (exit 2) naming the option, before
-any input is read (``parse --max-words -1`` used to run and reject every sentence)."""
+"""argparse types with their bounds, for a script's numeric options (bench/schedule.py):
+a value outside them is a usage error (exit 2) naming the option, before any input is
+read; an integer is at most :data:`synprep.settings.INT_MAX` (what numpy, torch and C hold).
+
+A ``synprep`` command's option that sets a setting is derived from its declaration
+(:mod:`synprep.flags`: ``--beam`` is ``decode.beam``, ``--max-steps`` ``train.max_steps``),
+so that the command line, a run config and the workflow's config refuse the same values."""
 
 from __future__ import annotations
 
@@ -8,20 +12,24 @@ import argparse
 import math
 from typing import Callable
 
+from ..settings import INT_MAX, shown
+
 __all__ = ["count", "real"]
 
 
 def count(lo: int = 0, hi: int | None = None) -> Callable[[str], int]:
-    """An integer in ``lo..hi`` (``hi`` None: no upper bound)."""
+    """An integer in ``lo..hi`` (``hi`` None: at most 2**63 - 1, :data:`INT_MAX`)."""
+    top = INT_MAX if hi is None else hi
     what = f"an integer >= {lo}" if hi is None else f"an integer in {lo}..{hi}"
 
     def parse(text: str) -> int:
         try:
             v = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, not {text!r}") from None
-        if v < lo or (hi is not None and v > hi):
-            raise argparse.ArgumentTypeError(f"expected {what}, not {v}")
+            raise argparse.ArgumentTypeError(f"expected {what}, not {text[:40]!r}") from None
+        if v < lo or v > top:
+            limit = " and <= 2**63 - 1" if hi is None and v > top else ""
+            raise argparse.ArgumentTypeError(f"expected {what}{limit}, not {shown(v)}")
         return v
 
     parse.__name__ = "integer"  # argparse's "invalid integer value" names this
@@ -36,9 +44,9 @@ def real(lo: float, hi: float | None = None, *, above: bool = False) -> Callable
         try:
             v = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, not {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected {what}, not {text[:40]!r}") from None
         if not math.isfinite(v) or v < lo or (above and v == lo) or (hi is not None and v > hi):
-            raise argparse.ArgumentTypeError(f"expected {what}, not {text}")
+            raise argparse.ArgumentTypeError(f"expected {what}, not {text[:40]}")
         return v
 
     parse.__name__ = "number"

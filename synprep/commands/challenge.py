@@ -11,10 +11,17 @@ import argparse
 import json
 import sys
 
-from ..analysis.challenge import CHALLENGE_KIND, DEFAULT_MIN_DIST, RULES, extract
-from ..errors import ConfigError
-from ..util.outputs import check_outputs, check_replaceable
-from .bounds import count
+from ..analysis.challenge import CHALLENGE_KIND
+from ..flags import add_settings, settings_from_args
+from ..stages import challenge
+from ..stages.challenge import ChallengeStep
+from ..util.outputs import check_replaceable
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("src", "tgt", "conllu")
+OUTPUTS = ("out_dir",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,67 +29,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--src", metavar="CONLLU", help="parsed source side (CoNLL-U, .gz or - for stdin)")
     g.add_argument("--tgt", metavar="CONLLU", help="parsed target side, sentence-aligned with --src")
     g.add_argument("--conllu", metavar="CONLLU", help="single-side mode: one parsed file")
-    p.add_argument("--src-lang", metavar="LANG", help="language of --src (ISO code, e.g. en); needed by language-specific rules")
-    p.add_argument("--tgt-lang", metavar="LANG", help="language of --tgt (ISO code, e.g. de)")
-    p.add_argument("--lang", metavar="LANG", help="language of --conllu in single-side mode")
-    p.add_argument(
-        "--detect-on",
-        choices=["src", "tgt", "both"],
-        default="tgt",
-        help="side whose tree decides (default: tgt, as the seeds evaluated translation into the language)",
-    )
-    p.add_argument(
-        "--phenomena",
-        metavar="LIST",
-        help=f"comma-separated subset of: {', '.join(RULES['synprep'])} (default: all that apply to the side's language)",
-    )
-    p.add_argument(
-        "--min-dist",
-        type=count(1),
-        default=DEFAULT_MIN_DIST,
-        metavar="N",
-        help=f"keep a pair when an arc with the phenomenon spans at least N words, |head - dep| >= N (default {DEFAULT_MIN_DIST})",
-    )
-    p.add_argument("--rules", choices=sorted(RULES), default="synprep", help="synprep's rules or the seed's conditions (default synprep)")
+    # the step's settings (synprep.stages.challenge.ChallengeStep)
+    add_settings(p, ChallengeStep, only=["src_lang", "tgt_lang", "lang", "detect_on", "phenomena", "min_dist", "rules"],
+                 defaults="class")
     p.add_argument("-o", "--out-dir", metavar="DIR", help="write the subsets here (omit to only count)")
     p.add_argument("--json", action="store_true", help="print the counts as JSON instead of a table")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.out_dir:
-        check_outputs({"--out-dir": args.out_dir}, {"--src": args.src, "--tgt": args.tgt, "--conllu": args.conllu})
         check_replaceable(args.out_dir, CHALLENGE_KIND, "--out-dir")
-
-    if args.conllu:
-        if args.src or args.tgt:
-            raise ConfigError("give either --conllu (single side) or --src and --tgt, not both")
-        if args.src_lang or args.tgt_lang:
-            raise ConfigError("--src-lang/--tgt-lang are for pairs; use --lang with --conllu")
-        if args.detect_on != "tgt":
-            raise ConfigError("--detect-on is for pairs; single-side mode detects on its one file")
-        inputs = {"text": args.conllu}
-        langs = {"text": args.lang}
-        detect_on = ["text"]
-    else:
-        if not (args.src and args.tgt):
-            raise ConfigError("give --src and --tgt (sentence-aligned CoNLL-U files), or --conllu for one file")
-        if args.lang:
-            raise ConfigError("--lang is for single-side mode; use --src-lang/--tgt-lang with --src/--tgt")
-        inputs = {"src": args.src, "tgt": args.tgt}
-        langs = {"src": args.src_lang, "tgt": args.tgt_lang}
-        detect_on = ["src", "tgt"] if args.detect_on == "both" else [args.detect_on]
-    phenomena = None
-    if args.phenomena:
-        phenomena = [p.strip() for p in args.phenomena.split(",") if p.strip()]
-    result = extract(
-        inputs,
-        langs=langs,
-        detect_on=detect_on,
-        phenomena=phenomena,
-        min_dist=args.min_dist,
-        rules=args.rules,
-        out_dir=args.out_dir,
-    )
+    settings = settings_from_args(ChallengeStep, args, where="synprep challenge")
+    result = challenge.run(settings, {"src": args.src, "tgt": args.tgt, "conllu": args.conllu},
+                           {"out_dir": args.out_dir})
     if args.json:
         json.dump(result, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

@@ -13,19 +13,21 @@ import argparse
 import json
 
 from ..errors import ConfigError
+from ..flags import add_settings, settings_from_args
 from ..translate.significance import (
-    COMPARED,
-    DEFAULT_SAMPLES,
-    DEFAULT_SEED,
-    MAX_SAMPLES,
-    SIGN_UNITS,
+    CompareSettings,
     compare_files,
     format_sign_table,
     format_table,
     read_scores,
     sign_test_scores,
 )
-from .bounds import count
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("ref", "hyps")
+OUTPUTS = ()
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,21 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("hyps", nargs="+", metavar="FILE",
                    help="hypothesis files, one line a reference line; the first is the baseline the others are compared "
                         "with (--sign-unit score: score files, one a test set, each the --json output of compare)")
-    p.add_argument("--metric", action="append", metavar="M",
-                   help=f"a metric to compare (repeatable or comma-separated): bleu, chrf+, chrf++, bleu-tok "
-                        f"(tokenized BLEU, multi-bleu.perl's, 004 §5.3); default {','.join(COMPARED)}")
-    p.add_argument("--lang", metavar="L", help="target language of the Moses tokenizer for bleu-tok (e.g. de)")
-    p.add_argument("--tokenized", action="store_true",
-                   help="bleu-tok on the files as they are (already tokenized: whitespace split only)")
-    p.add_argument("--sign-unit", choices=SIGN_UNITS, default="sentence",
-                   help="what the sign test counts: sentence = sentence chrF+ of one test set (default); score = "
-                        "(test set x metric) scores read from score files (000 §6.2: '10/12 scores')")
-    p.add_argument("--systems", metavar="A,B,...",
-                   help="--sign-unit score: the systems to compare, the first the baseline (default: the first file's order)")
-    p.add_argument("--samples", type=count(1, MAX_SAMPLES), default=DEFAULT_SAMPLES, metavar="N",
-                   help=f"bootstrap resamples, 1..{MAX_SAMPLES:,} (default {DEFAULT_SAMPLES})")
-    p.add_argument("--seed", type=count(0), default=DEFAULT_SEED, metavar="N",
-                   help=f"seed of the resampling (default {DEFAULT_SEED}, sacrebleu's)")
+    add_settings(p, CompareSettings)  # how they are compared (synprep.translate.significance)
     p.add_argument("--json", action="store_true",
                    help='print {"systems": {HYP: {"bleu", "chrf", "chrf+", "chrf++"}}, "comparisons": [{"a", "b", "metric", '
                         '"delta", "ci", "p_bootstrap", "p_sign"}]} instead of tables (--sign-unit score: {"unit", '
@@ -59,23 +47,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    metrics = [m.strip() for item in (args.metric or [",".join(COMPARED)]) for m in item.split(",") if m.strip()]
-    if args.sign_unit == "score":
+    s = settings_from_args(CompareSettings, args, where="synprep compare")
+    if s.sign_unit == "score":
         if args.ref:
             raise ConfigError("--sign-unit score reads score files (compare --json of each test set); --ref is not used")
-        systems = [s.strip() for s in args.systems.split(",")] if args.systems else None
-        result = sign_test_scores([(f, read_scores(f)) for f in args.hyps], metrics=metrics, systems=systems)
+        result = sign_test_scores([(f, read_scores(f)) for f in args.hyps], metrics=s.metrics, systems=s.systems)
         print(json.dumps(result, indent=2) if args.json else format_sign_table(result))
         return 0
     if not args.ref:
         raise ConfigError("give the references: --ref REF (or --sign-unit score with score files)")
     if len(args.hyps) < 2:
         raise ConfigError(f"give at least 2 hypothesis files (got {len(args.hyps)}: {', '.join(args.hyps)})")
-    result = compare_files(args.ref, args.hyps, samples=args.samples, seed=args.seed, metrics=metrics, lang=args.lang,
-                           tokenized=args.tokenized)
+    result = compare_files(args.ref, args.hyps, samples=s.samples, seed=s.seed, metrics=s.metrics, lang=s.lang,
+                           tokenized=s.tokenized)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"{len(args.hyps)} systems on {args.ref}; paired bootstrap: {args.samples} resamples, seed {args.seed}")
+        print(f"{len(args.hyps)} systems on {args.ref}; paired bootstrap: {s.samples} resamples, seed {s.seed}")
         print(format_table(result))
     return 0

@@ -13,11 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from .. import parsers
-from ..analysis.contrastive import CONTRASTIVE_KIND, build_lexicon, make_suite, parser_reparse, rules_for, write_suite
-from ..analysis.contrastive.rules import languages
-from ..errors import ConfigError
-from ..util.outputs import check_replaceable
+from ..flags import add_settings, settings_from_args
+from ..stages import contrastive
+from ..stages.contrastive import ContrastiveStep
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("src", "tgt", "train", "model")
+OUTPUTS = ("out_dir",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,27 +31,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="parsed target side, sentence-aligned with the --src of the same position")
     p.add_argument("--train", nargs="+", required=True, metavar="CONLLU",
                    help="the parsed target side of the training data: the forms a contrastive may use (.gz ok)")
-    p.add_argument("--lang", required=True, help=f"target language; rules exist for: {', '.join(languages())}")
-    p.add_argument("--backend", default=parsers.DEFAULT,
-                   help="target parser for insertions and deletions, which are parsed again (default: udpipe)")
-    p.add_argument("--model", help="the target parser's model (default: the backend's for --lang, e.g. the demo UDPipe model)")
+    add_settings(p, ContrastiveStep, defaults="class")  # the step's settings (synprep.stages.contrastive)
     p.add_argument("-o", "--out-dir", required=True, metavar="DIR",
                    help="write suite.jsonl, trees.src.conllu, trees.tgt.conllu and summary.json here (replaced whole)")
     p.add_argument("--json", action="store_true", help="print summary.json instead of a table")
 
 
 def run(args: argparse.Namespace) -> int:
-    if len(args.src) != len(args.tgt):
-        raise ConfigError(f"{len(args.src)} --src but {len(args.tgt)} --tgt: give one --tgt for each --src")
-    language = rules_for(args.lang)  # a language without rules: refused before any work
-    check_replaceable(args.out_dir, CONTRASTIVE_KIND, "--out-dir")
-    lexicon = build_lexicon(args.train)
-    pairs = [{"src": s, "tgt": t} for s, t in zip(args.src, args.tgt)]
-    cls = parsers.backend(args.backend)
-    opts = {"lang": args.lang, "pretokenized": True, "max_words": None, **({"model": args.model} if args.model else {})}
-    with cls(**opts) as parser:
-        suite = make_suite(pairs, lexicon, language, parser_reparse(parser))
-    write_suite(args.out_dir, suite, "--out-dir")
+    settings = settings_from_args(ContrastiveStep, args, where="synprep contrastive")
+    suite = contrastive.run(settings, {"src": args.src, "tgt": args.tgt, "train": args.train}, {"suite": args.out_dir})
     if args.json:
         print(json.dumps(suite.summary, indent=1, ensure_ascii=False))
     else:

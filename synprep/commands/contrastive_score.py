@@ -3,7 +3,10 @@ model's teacher-forced log-probability of each reference and of each of its
 contrastive translations given the source (synprep.translate.forced; the transition
 decoders score the oracle transitions of each sentence's own tree), and the accuracy
 -- the share of errors where the reference scores higher -- overall, per type and per
-type and distance bucket (synprep.analysis.contrastive.suite).
+type and distance bucket (synprep.analysis.contrastive.suite); beside it the same
+decision per token (``accuracy_mean``: the log-probabilities over the tokens each
+sentence sums, which an inserted or deleted word cannot win on length alone), and
+whether the run is at ceiling on each type (``at_ceiling``).
 
 The suite's sentences are encoded with the run's vocabularies (``--vocab``: a dataset
 with them, by default the run's training dataset as its config names it), or read
@@ -22,18 +25,27 @@ import tempfile
 import time
 
 from ..analysis.contrastive import accuracy, outcomes, read_suite
-from ..analysis.contrastive.encode import encode_suite, suite_trees
+from ..analysis.contrastive.encode import check_dataset, encode_suite, suite_trees
 from ..analysis.contrastive.suite import outcome_lines
 from ..dataset.data import ShardDataset
 from ..errors import ConfigError
+from ..flags import add_settings
 from ..train.checkpoint import check_vocab, load_model
-from ..translate.forced import sequence_logprobs
+from ..train.inputs import check_positions
+from ..translate.forced import sequence_scores
+from ..translate.settings import Scoring
 from ..util.device import choose_device
-from ..util.outputs import check_replaceable, replace_dir, write_json, write_text
-from .bounds import count
+from ..dataset.manifest import read_manifest
+from ..util.outputs import check_outputs, check_replaceable, replace_dir, write_json, write_text
 
 #: the kind of the output folder's marker (synprep.util.outputs)
 SCORE_KIND = "contrastive-score"
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("checkpoint", "suite", "vocab", "data")
+OUTPUTS = ("out",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,8 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a dataset with the run's vocabularies (default: the run's training dataset, train.train of its config)")
     g.add_argument("--data", metavar="DIR", help="the suite's sentences already encoded (a dataset of the suite's trees)")
     p.add_argument("--out", required=True, metavar="DIR", help="where scores.json and outcomes.tsv go (replaced whole)")
-    p.add_argument("--max-tokens", type=count(1), default=4000, help="padded tokens a batch (default 4000)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    add_settings(p, Scoring, defaults="class")  # how it runs here (synprep.translate.settings)
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print scores.json instead of a table")
 
@@ -58,23 +69,23 @@ def run(args: argparse.Namespace) -> int:
     check_replaceable(args.out, SCORE_KIND, "--out")
     device = choose_device(args.device)
     model, cfg, state = load_model(args.checkpoint, device)
+    vocab = None if args.data is not None else vocab_dataset(args, cfg, state)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="synprep-contrastive-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="synprep-contrastive-") as tmp:  # removed on SIGTERM too (synprep.cli)
         data = args.data
         if data is None:
-            vocab = args.vocab or cfg.train.train
-            if not vocab or not os.path.isdir(vocab):
-                raise ConfigError(f"--vocab: {vocab or '(the run config names no training dataset)'} is not a dataset "
-                                  "folder; give --vocab DIR, a dataset with the run's vocabularies (its training data)")
             data = os.path.join(tmp, "data")
             encode_suite(items, args.suite, vocab, data)
         ds = ShardDataset(data)
         note = check_vocab(state, ds.manifest, args.checkpoint, data)
+        if args.data is not None:
+            check_dataset(items, ds, data, args.suite)  # the suite's sentences, not only its ids
+        check_positions(cfg.model, ds, "score", args.checkpoint)  # the sentences, teacher-forced
         if note:
             print(f"synprep contrastive-score: note: {note}", file=sys.stderr)
         ids = [ds[i]["tgt_id"] for i in range(len(ds))]
-        lp = sequence_logprobs(model, ds, max_tokens=args.max_tokens, device=device, progress=not args.no_progress)
-    scored, unscored = outcomes(items, dict(zip(ids, lp.tolist())))
+        lp, lengths = sequence_scores(model, ds, max_tokens=args.max_tokens, device=device, progress=not args.no_progress)
+    scored, unscored = outcomes(items, dict(zip(ids, lp.tolist())), dict(zip(ids, lengths.tolist())))
     result = {**accuracy(scored, unscored),
               "settings": {"checkpoint": args.checkpoint, "suite": args.suite, "data": args.data or "encoded from the suite",
                            "variant": cfg.model.variant, "step": state.get("step"), "sentences": len(ids)}}
@@ -86,14 +97,33 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def vocab_dataset(args: argparse.Namespace, cfg, state: dict) -> str:
+    """The dataset whose vocabularies encode the suite (``--vocab``, else the run's
+    training dataset), checked before any work: a folder, not one of the outputs, with
+    the checkpoint's vocabularies (an error names it, not the temporary copy)."""
+    vocab = args.vocab or cfg.train.train
+    option = "--vocab" if args.vocab else "--vocab (default: the run's train.train)"
+    if not vocab or not os.path.isdir(vocab):
+        raise ConfigError(f"{option}: {vocab or '(the run config names no training dataset)'} is not a dataset "
+                          "folder; give --vocab DIR, a dataset with the run's vocabularies (its training data)")
+    check_outputs({"--out": args.out}, {option: vocab})
+    check_vocab(state, read_manifest(vocab), args.checkpoint, vocab,
+                fix=f"give {option.split(' ')[0]} the run's training dataset (or one written with its vocabularies)")
+    return vocab
+
+
 def format_accuracy(result: dict) -> str:
-    """Accuracy overall and per type, with the distance buckets, as a text table."""
-    lines = [f"{'':<30} {'n':>6} {'won':>6} {'acc %':>7}",
-             f"{'all':<30} {result['n']:>6} {result['won']:>6} {_pct(result['accuracy']):>7}"]
+    """Accuracy overall and per type, with the distance buckets, as a text table: the
+    sum's decision, the per-token one and whether the type is at ceiling."""
+    lines = [f"{'':<30} {'n':>6} {'won':>6} {'acc %':>7} {'mean %':>7}",
+             f"{'all':<30} {result['n']:>6} {result['won']:>6} {_pct(result['accuracy']):>7} "
+             f"{_pct(result.get('accuracy_mean')):>7}"]
     for t, r in result["by_type"].items():
-        lines.append(f"{t:<30} {r['n']:>6} {r['won']:>6} {_pct(r['accuracy']):>7}")
+        flag = "  at ceiling" if r.get("at_ceiling") else ""
+        lines.append(f"{t:<30} {r['n']:>6} {r['won']:>6} {_pct(r['accuracy']):>7} {_pct(r.get('accuracy_mean')):>7}{flag}")
         for b, rb in r.get("by_distance", {}).items():
-            lines.append(f"{'  distance ' + b:<30} {rb['n']:>6} {rb['won']:>6} {_pct(rb['accuracy']):>7}")
+            lines.append(f"{'  distance ' + b:<30} {rb['n']:>6} {rb['won']:>6} {_pct(rb['accuracy']):>7} "
+                         f"{_pct(rb.get('accuracy_mean')):>7}")
     if result["unscored"]:
         lines.append("unscored (a sentence the encoder rejected): "
                      + ", ".join(f"{t} {n}" for t, n in result["unscored"].items()))

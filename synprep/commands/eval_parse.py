@@ -9,24 +9,27 @@ import argparse
 import json
 import sys
 
-from ..parsers.evaluate import evaluate, format_report
+from ..flags import add_settings, settings_from_args
+from ..parsers.evaluate import EvalParseSettings, evaluate, format_report
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("pred", "gold")
+OUTPUTS = ()
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("pred", help="parsed CoNLL-U (e.g. from synprep parse)")
     p.add_argument("gold", help="gold CoNLL-U with the same sentences in the same order")
-    p.add_argument("--align", choices=["strict", "chars"], default="strict",
-                   help="strict (default): same words required (parse gold words with --pretokenized); "
-                        "chars: align words by character spans, for raw-text parses (F1 scores)")
-    p.add_argument("--by-id", action="store_true",
-                   help="pair sentences by # sent_id instead of order; gold sentences missing from PRED count as wrong")
-    p.add_argument("--full-labels", action="store_true", help="compare full labels (nsubj:pass), not the universal part")
+    add_settings(p, EvalParseSettings)  # how the trees are compared (synprep.parsers.evaluate)
     p.add_argument("--no-per-label", action="store_true", help="leave out the per-label table")
     p.add_argument("--json", action="store_true", help="print the scores as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    res = evaluate(args.pred, args.gold, align=args.align, by_id=args.by_id, full_labels=args.full_labels)
+    settings = settings_from_args(EvalParseSettings, args, where="synprep eval-parse")
+    res = evaluate(args.pred, args.gold, **settings.to_dict())
     if args.json:
         d = res.as_dict()
         if args.no_per_label:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from ..dataset.data import ShardDataset
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..dataset.vocab import TargetVocab, target_language
 from ..translate.decode import check_search
 from ..translate.evaluate import (
@@ -29,8 +30,14 @@ from ..translate.evaluate import (
 )
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
-from ..util.outputs import OutputDir, check_outputs
+from ..util.outputs import OutputDir
 from .translate import add_decoding_arguments, decoding_defaults, load_for_decoding
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("checkpoint", "data", "ref", "hyps")
+OUTPUTS = ("out",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,21 +59,22 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.checkpoint) == bool(args.hyps):
         raise ConfigError("give either --checkpoint (translate and score) or --hyps (score a file)")
 
-    check_outputs({"--out": args.out}, {"--checkpoint": args.checkpoint, "--data": args.data, "--ref": args.ref,
-                                        "--hyps": args.hyps})
     out = OutputDir(args.out, EVAL_KIND, "--out")  # a folder with files synprep did not write: refused before any work
     ds = ShardDataset(args.data, verify=not args.no_verify)
+    if not len(ds):  # nothing to translate or score: said here, not by sacreBLEU's IndexError
+        c = ds.manifest.get("counts", {})
+        raise InputError(os.path.join(args.data, "manifest.json"), None, f"the test set has no sentence pairs (input "
+                         f"{c.get('input', '?')}, kept {c.get('kept', '?')}: every pair was rejected?); nothing to "
+                         "evaluate", "empty")
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
     if args.hyps:
         lang = target_language(ds.manifest, args.lang)[0]
     else:
-        if args.beam is not None and args.beam < 1:
-            raise ConfigError(f"--beam {args.beam}: expected >= 1")
         device = choose_device(args.device)
         keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
         model, cfg, state, lang = load_for_decoding(args, ds, device)
-        decoding_defaults(args, cfg, ds, device)
-        check_search(model, args.beam, args.max_len_a, args.max_len_b)
+        decode, max_tokens = decoding_defaults(args, cfg, ds, device)
+        check_search(model, decode.beam, decode.max_len_a, decode.max_len_b)
     refs = read_references(args.ref, len(ds)) if args.ref else reference_texts(ds, vocab, lang)
     settings: dict = {"data": args.data, "references": args.ref or "dataset target side", "lang": lang}
     if args.hyps:
@@ -75,11 +83,12 @@ def run(args: argparse.Namespace) -> int:
         settings["hyps"] = args.hyps
     else:
         tr = translate_dataset(
-            model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens, length_penalty=args.length_penalty,
-            max_len_a=args.max_len_a, max_len_b=args.max_len_b, device=device, progress=not args.no_progress,
+            model, ds, vocab, beam=decode.beam, lang=lang, max_tokens=max_tokens, length_penalty=decode.length_penalty,
+            max_len_a=decode.max_len_a, max_len_b=decode.max_len_b, device=device, progress=not args.no_progress,
         )
-        settings.update({"checkpoint": args.checkpoint, "variant": cfg.model.variant, "step": state.get("step"), "beam": args.beam,
-                         "length_penalty": args.length_penalty, "max_len_a": args.max_len_a, "max_len_b": args.max_len_b})
+        settings.update({"checkpoint": args.checkpoint, "variant": cfg.model.variant, "step": state.get("step"),
+                         "beam": decode.beam, "length_penalty": decode.length_penalty, "max_len_a": decode.max_len_a,
+                         "max_len_b": decode.max_len_b})
     scores = score([t.text for t in tr], refs, lang=lang, src_lengths=source_lengths(ds))
     write_outputs(out, tr, refs, scores, settings)
     if args.json:
@@ -108,6 +117,6 @@ def format_table(scores: dict) -> str:
 
 
 #: why tokenized BLEU can be 0.00 where BLEU is not (a small bucket): each follows its
-#: paper's computation, so the two are smoothed differently on purpose (docs/models.md)
+#: paper's computation, so the two are smoothed differently on purpose (docs/training.md)
 TOK_BLEU_NOTE = ("BLEU: sacreBLEU's, exponential smoothing (001 fn. 8: s.exp); tokBLEU: multi-bleu.perl's, "
                  "unsmoothed (004 §5.3): 0.00 where some n-gram order has no match, as in a bucket of a few sentences")

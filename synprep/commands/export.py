@@ -9,9 +9,9 @@ import sys
 import textwrap
 
 from .. import registry
-from ..dataset.exporters import option_summary, output_dir, parse_options
+from ..dataset.exporters import option_summary, output_dir
 from ..errors import ConfigError
-from ..util.outputs import check_outputs
+from ..flags import add_option_pairs, option_pairs
 
 
 def _epilog() -> str:
@@ -31,13 +31,19 @@ example:
 """
 
 
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("dataset",)
+OUTPUTS = ("out",)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = _epilog()
     p.add_argument("name", nargs="?", help="exporter name (see --list)")
     p.add_argument("dataset", nargs="?", help="dataset directory (with manifest.json)")
     p.add_argument("out", nargs="?", help="output directory")
-    p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="an exporter option")
+    add_option_pairs(p, "the exporter")  # its options, read by its own declaration (its Options)
     p.add_argument("--list", action="store_true", help="list the exporters and exit")
 
 
@@ -49,9 +55,8 @@ def run(args: argparse.Namespace) -> int:
     if not (args.name and args.dataset and args.out):
         raise ConfigError("usage: synprep export NAME DATASET OUT [-O key=value ...] (or --list)")
 
-    check_outputs({"OUT": args.out}, {"DATASET": args.dataset})
     cls = registry.get("exporter", args.name)
-    exporter = cls(**parse_options(args.option))  # the options that name files: plain names
+    exporter = cls(**option_pairs(args.options))  # the options that name files: plain names
     out = output_dir(args.out, args.name)  # a folder with files synprep did not write: refused before any work
     for f in exporter.export(args.dataset, out):
         print(f)

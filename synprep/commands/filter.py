@@ -18,13 +18,20 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..filters import (DecontaminateFilter, build_filters, decontamination_entry, default_config, load_config, read_pairs,
-                       recut_dir, run_filters, write_outputs)
+from ..filters import DecontaminateFilter, build_filters, decontamination_entry, default_config, load_config, recut_dir
 from ..filters.defaults import to_yaml
-from ..filters.eflomal_seed import seeded_eflomal
 from ..filters.langid import known_languages
-from ..filters.pipeline import FILTER_KIND, output_names
+from ..filters.pipeline import FILTER_KIND
+from ..flags import add_settings, settings_from_args
+from ..stages import filter as filter_step
+from ..stages.filter import FilterStep
 from ..util.outputs import check_outputs, check_replaceable
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("src", "tgt", "config", "test_files")
+OUTPUTS = ("out",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,16 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "{name: decontaminate, files: [FILE...]} to the default config, or to --config's list; a pair "
         "whose source or target equals a line after normalization is rejected (docs/filters.md)",
     )
-    p.add_argument("--corpus", help="corpus name used in pair ids <corpus>:<line> (default: SRC's name without suffixes)")
-    p.add_argument("--format", choices=("parquet", "arrow"), default="parquet", help="format of the scores and rejects tables (default: parquet, compressed, read whole "
-                        "by people and --recut; arrow: uncompressed Arrow IPC, as the shards; docs/filters.md)")
-    p.add_argument(
-        "--seed",
-        default="1",
-        metavar="N",
-        help="seed of the alignment filter's eflomal runs, so that two runs reject the same pairs (default: 1; "
-        "'none' leaves eflomal random; needs a C compiler on Linux, see docs/filters.md)",
-    )
+    add_settings(p, FilterStep, only=["corpus", "format", "seed"], defaults="class")  # the step's (synprep.stages.filter)
     p.add_argument(
         "--recut",
         metavar="OUTDIR",
@@ -82,23 +80,16 @@ def _lang_from_name(path: str | None) -> str | None:
     return ext.lower() if ext.lower() in known_languages() else None
 
 
-def _seed(value: str) -> int | None:
-    if value.lower() == "none":
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ConfigError(f"--seed {value!r}: expected an integer or none") from None
-
-
-def _filters(args):
+def _filters(args) -> list[dict]:
+    """The filter entries: --config's (checked, errors naming its lines), or the default
+    list; --test-files' decontaminate entry appended."""
     decontaminate = [decontamination_entry(files=args.test_files)] if args.test_files else []
     if args.config:
         filters = load_config(args.config)
         if decontaminate and any(isinstance(f, DecontaminateFilter) for f in filters):
             raise ConfigError(f"{args.config} has a 'decontaminate' entry already; give the test files there "
                               "or with --test-files, not both")
-        return filters + build_filters(decontaminate)
+        return [f.spec() for f in filters + build_filters(decontaminate)]
     src_lang = args.src_lang or _lang_from_name(args.src)
     tgt_lang = args.tgt_lang or _lang_from_name(args.tgt)
     if not (src_lang and tgt_lang):
@@ -107,7 +98,9 @@ def _filters(args):
             "(or name the files like train.en / train.de)",
             file=sys.stderr,
         )
-    return build_filters(default_config(src_lang, tgt_lang, align=not args.no_align, test_files=args.test_files))
+    entries = default_config(src_lang, tgt_lang, align=not args.no_align, test_files=args.test_files)
+    build_filters(entries)  # an error before the corpus is read
+    return entries
 
 
 def summary_table(counts: dict[str, dict[str, int]], n_input: int, n_kept: int) -> str:
@@ -152,27 +145,15 @@ def run(args) -> int:
         hint = " (--test-files takes every file after it: put it after SRC and TGT)" if args.test_files else ""
         raise ConfigError(f"give SRC and TGT text files (or --recut OUTDIR, or --print-default-config){hint}")
 
-    seed = _seed(args.seed)
-    filters = _filters(args)  # config and output errors before reading a large corpus
+    settings = settings_from_args(FilterStep, args, base={"filters": _filters(args)}, where="synprep filter")
     check_outputs({"-o": args.out or "filtered"}, {"SRC": args.src, "TGT": args.tgt, "--config": args.config,
                                                    "--test-files": args.test_files})
     out = check_replaceable(args.out or "filtered", FILTER_KIND)
-    pairs = read_pairs(args.src, args.tgt, args.corpus)
-    aligns = any(f.seeded for f in filters)  # eflomal's samplers (the align filter) take the seed
-    with seeded_eflomal(seed if aligns else None) as seeded:
-        result = run_filters(pairs, filters, progress=not args.no_progress)
-    if aligns and seed is not None and not seeded.active:
+    counts = filter_step.run(settings, {"src": args.src, "tgt": args.tgt}, {"details": out},
+                             progress=not args.no_progress)
+    if counts["seeded"] and settings.seed is not None and not counts["seeded_eflomal"]:
         print("synprep filter: note: eflomal could not be seeded (no C compiler, or not Linux): "
               "another run may reject other pairs", file=sys.stderr)
-    src_name, tgt_name = output_names(args.src, args.tgt)
-    write_outputs(
-        out,
-        result,
-        src_name,
-        tgt_name,
-        args.format,
-        extra={"inputs": {"src": str(args.src), "tgt": str(args.tgt)}, "seed": seed, "seeded_eflomal": seeded.active},
-    )
-    print(summary_table(result.counts, result.n_input, len(result.kept)), file=sys.stderr)
-    print(f"kept {len(result.kept)} of {result.n_input} pairs; written to {out}/", file=sys.stderr)
+    print(summary_table(counts["filters"], counts["input"], counts["kept"]), file=sys.stderr)
+    print(f"kept {counts['kept']} of {counts['input']} pairs; written to {out}/", file=sys.stderr)
     return 0

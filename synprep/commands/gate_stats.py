@@ -14,16 +14,23 @@ import argparse
 import sys
 
 from ..analysis.gates import summarize, write_tokens
+from ..dataset.shard_config import ShardConfig
 from ..errors import ConfigError
+from ..flags import add_settings
 from ..stages.analysis import write_json
-from ..util.outputs import check_outputs
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("gates", "conllu")
+OUTPUTS = ("tokens", "json")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gates", required=True, metavar="TSV", help="the gate norms (synprep translate --gate-norms)")
     p.add_argument("--conllu", metavar="CONLLU", help="target trees with UPOS, one a TSV sentence, same words")
-    p.add_argument("--words", choices=("surface", "syntactic"), default="surface",
-                   help="word level of --conllu matched against the TSV's words (default surface, as the shards)")
+    # the word level of --conllu matched against the TSV's words: the shards' (synprep.dataset.shard_config)
+    add_settings(p, ShardConfig, only=["words"], defaults="class")
     p.add_argument("--tokens", metavar="TXT", help="write the TSV's words, one sentence a line (for synprep parse --pretokenized)")
     p.add_argument("--json", metavar="FILE", help="also write the summary as JSON here (synprep report html --gates)")
 
@@ -31,7 +38,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.conllu and not args.tokens:
         raise ConfigError("give --conllu (to summarize by UPOS) or --tokens (to write the words for parsing)")
-    check_outputs({"--tokens": args.tokens, "--json": args.json}, {"--gates": args.gates, "--conllu": args.conllu})
     if args.tokens:
         n = write_tokens(args.gates, args.tokens)
         print(f"synprep gate-stats: wrote the words of {n} sentences to {args.tokens}", file=sys.stderr)

@@ -15,31 +15,24 @@ import argparse
 import json
 import sys
 
-from ..analysis.induce import Gold, evaluate, load_scores, score_file_meta
+from ..analysis.induce import Gold, InduceEvalSettings, evaluate, load_scores, score_file_meta
 from ..errors import ConfigError, InputError
+from ..flags import add_settings
 from ..syntax.conllu import format_conllu, read_conllu
-from ..util.outputs import atomic_file, check_outputs
+from ..util.outputs import atomic_file
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("gold", "scores", "word_ids")
+OUTPUTS = ("trees",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gold", required=True, metavar="CONLLU", help="gold trees (CoNLL-U, .gz or - for stdin), one a score matrix, same order")
     p.add_argument("--scores", metavar="FILE", help="score matrices: .npz (scores_<k>, word_ids_<k>) or Arrow IPC (.arrow/.feather/.ipc)")
     p.add_argument("--word-ids", metavar="TXT", help="word index of each piece, one line a sentence (overrides word ids in --scores)")
-    p.add_argument(
-        "--layout",
-        choices=["auto", "root", "diagonal"],
-        default="auto",
-        help="auto: the layout recorded in the .npz (synprep translate --tree-scores writes diagonal), else root (default); "
-        "root: (n+1, n+1) with ROOT at row/column 0; diagonal: sa-nmt's (n, n) with root scores on the diagonal",
-    )
-    p.add_argument(
-        "--root",
-        choices=["best-score", "best-tree"],
-        default="best-score",
-        help="best-score: ROOT takes the word with the best root score, as sa-nmt (default); best-tree: best single-root tree",
-    )
-    p.add_argument("--scores-column", default="scores", metavar="NAME", help="Arrow column of the scores (default scores)")
-    p.add_argument("--word-ids-column", default="word_ids", metavar="NAME", help="Arrow column of the word ids (default word_ids)")
+    add_settings(p, InduceEvalSettings, defaults="class")  # how the scores are read and decoded (synprep.analysis.induce)
     p.add_argument("--trees", metavar="CONLLU", help="write the gold sentences with the induced HEADs (DEPREL dep/root) here")
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
 
@@ -49,7 +42,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--trees needs --scores (there is nothing induced to write)")
     if args.word_ids and not args.scores:
         raise ConfigError("--word-ids needs --scores")
-    check_outputs({"--trees": args.trees}, {"--gold": args.gold, "--scores": args.scores, "--word-ids": args.word_ids})
     sentences = [] if args.trees else None
 
     def gold():

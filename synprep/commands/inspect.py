@@ -15,6 +15,12 @@ from ..dataset.shards import MANIFEST, check_ids, load_models, open_dataset, ope
 from ..errors import ConfigError, InputError
 
 
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("shard",)
+OUTPUTS = ()
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("shard", metavar="SHARD", help="a shard file (shard-00000.arrow) or a dataset directory")
     p.add_argument("--row", type=int, default=0, help="row number (in the shard, or in the dataset for a directory; default 0; "

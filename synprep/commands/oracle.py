@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..dataset.shard_config import ShardConfig
 from ..dataset.subwords import load_spm
+from ..flags import add_settings
 from ..errors import InputError
 from ..syntax.oracle_io import SentenceOracle, Summary, stream_oracle
 
@@ -41,26 +43,21 @@ example:
 """
 
 
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("files", "spm")
+OUTPUTS = ()
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
     p.add_argument("files", nargs="+", metavar="FILE", help="CoNLL-U file(s); '-' reads stdin; .gz is decompressed")
     p.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
-    p.add_argument(
-        "--non-projective",
-        choices=("drop", "lift"),
-        default="drop",
-        help="drop non-projective trees, or lift arcs until the tree is projective (default: drop)",
-    )
-    p.add_argument(
-        "--labels", choices=("full", "universal"), default="full", help="full labels (compound:prt) or universal (compound)"
-    )
-    p.add_argument(
-        "--words",
-        choices=("surface", "syntactic"),
-        default="surface",
-        help="surface: a multiword token is one word (default); syntactic: its parts are words",
-    )
+    # the trees' settings as a dataset's declare them (synprep.dataset.shard_config.ShardConfig:
+    # `synprep shard` and the workflow's oracle section make the same transitions)
+    add_settings(p, ShardConfig, only=["projectivity", "labels", "words"], names={"projectivity": "--non-projective"},
+                 defaults="class")
     p.add_argument("--spm", metavar="MODEL", help="sentencepiece model: split each word into pieces")
     p.add_argument(
         "--bpe-marker",
@@ -87,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     conv = SentenceOracle(
         words=args.words,
         labels=args.labels,
-        policy=args.non_projective,
+        policy=args.projectivity,
         segmenter=segmenter,
         marker=args.bpe_marker,
         summary=summary,

@@ -4,130 +4,97 @@ Input: one sentence a line, or ``id<TAB>text`` (``--format``), optionally ``.gz`
 ``-`` for stdin. Output: CoNLL-U with ``# sent_id`` = the item id and ``# text``,
 in input order. Sentences the parser rejects go to ``--rejects`` (TSV
 ``id<TAB>stage<TAB>reason<TAB>detail``, as every stage writes them) and are counted on stderr; nothing is dropped
-silently. (The workflow builds parsers from its config's ``parse:`` section with
-:func:`synprep.stages.parse.parser_settings`; this command takes flags.)
+silently.
+
+The step is :func:`synprep.stages.parse.run`, which the workflow's parse rules call too.
+The flags are derived from the declarations: the step's (``--backend``, ``--format``,
+``--id-prefix``: :class:`~synprep.stages.parse.ParseStep`), what every backend takes
+(``--max-words``, ``--pretokenized``: :class:`~synprep.parsers.ParseSettings`), and each
+registered backend's options (its ``Options``: ``--model``, ``--device``,
+``--batch-tokens``, ...; any of them as ``-O key=value`` too), read by the chosen
+backend's class; a backend added later brings its flags without an edit here.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
 import logging
-import os
 import sys
-import time
 
 from .. import registry
-from ..dataset.accounting import RejectWriter
-from ..errors import ConfigError
-from ..parsers import DEFAULT, backend as parser_backend
-from ..parsers.inputs import count_lines, read_items
-from ..parsers.run import parse_rows
-from ..util.outputs import FileGroup, check_output_file, check_outputs
-from .bounds import count
+from ..flags import add_option_pairs, add_settings, add_unit_options, given_settings, unit_options
+from ..parsers import ParseSettings, backend as parser_backend
+from ..stages import parse as step
+from ..util.outputs import check_output_file
+
+#: what every backend takes (the workflow's ``parse`` keys of the same name)
+COMMON = ("max_words", "pretokenized")
+
+
+def _backends() -> dict[str, type]:
+    return {name: parser_backend(name).Options for name in registry.names("parser")}
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs);
+#: the backend's --model, a flag of its options (add_unit_options), or -O model=PATH (input_paths)
+INPUTS = ("input", "unit_model")
+OUTPUTS = ("output", "rejects")
+
+
+def input_paths(args: argparse.Namespace) -> dict:
+    """The model given as ``-O model=PATH`` (not read by its backend yet: an overlap is
+    named before an option the backend refuses)."""
+    pairs = [o.partition("=") for o in getattr(args, "options", None) or []]
+    return {"-O model": [v for k, eq, v in pairs if eq and k.strip().replace("-", "_") == "model"]}
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", nargs="?", default="-", help="sentences: one a line, or id<TAB>text; .gz ok; - = stdin")
     p.add_argument("-o", "--output", default="-", help="CoNLL-U to write (.gz ok; default stdout)")
     p.add_argument("--rejects", default=None, metavar="TSV", help="write rejected sentences here as id<TAB>stage<TAB>reason<TAB>detail")
-    p.add_argument("--backend", default=None, choices=registry.names("parser"),
-                   help=f"parser backend: {' or '.join(registry.names('parser'))} (default {DEFAULT})")
-    p.add_argument("--model", default=None,
-                   help="udpipe: a .udpipe file; stanza: a model folder (default: the demo model / ~/stanza_resources)")
-    p.add_argument("--lang", default=None, help="language code, e.g. en (picks the demo model when --model is not given)")
-    p.add_argument("--device", default=None, help="stanza: auto (default), cpu, cuda, cuda:N, or a list cuda:0,cuda:1 (one process each)")
-    p.add_argument("--batch-tokens", type=count(1), default=None, help="stanza: padded tokens a batch (default 3000)")
-    p.add_argument("--workers", type=count(1), default=None, help="worker processes (udpipe: CPU processes; default 1 = in process)")
-    p.add_argument("--threads", type=count(1), default=None, help="stanza on CPU: torch threads a process (default: torch's default)")
-    p.add_argument("--pretokenized", action="store_true", default=None, help="the text is already tokenized: split on whitespace")
-    p.add_argument("--max-words", type=count(0), default=None, help="reject longer sentences (whitespace tokens; default 300, 0 = no limit)")
-    p.add_argument("--format", default="auto", choices=["auto", "lines", "tsv"], help="input format (auto: .tsv[.gz] = tsv)")
-    p.add_argument("--id-prefix", default="", help="lines format: prefix of the ids (ids are line numbers)")
+    add_settings(p, step.ParseStep, only=["backend"])
+    add_settings(p, ParseSettings, only=COMMON)
+    add_unit_options(p, _backends(), skip=COMMON)
+    add_option_pairs(p, "an option of the backend (its Options; docs/parsers.md)")
+    add_settings(p, step.ParseStep, only=["format", "id_prefix"], defaults="class")
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
 
 
+def given_options(args: argparse.Namespace) -> tuple[str, dict]:
+    """(backend, the parser options the flags and ``-O`` give, as given). A flag the
+    backend does not use is a ConfigError naming the backends that do."""
+    backend = getattr(args, "backend", None) or ParseSettings.backend
+    return backend, {**given_settings(ParseSettings, args, only=COMMON), **unit_options(args, _backends(), backend)}
+
+
 def options_from(args: argparse.Namespace) -> tuple[str, dict]:
-    """(backend, parser options) from the flags; unset flags keep the backend's
-    defaults. A flag the backend does not use (:meth:`Parser.takes`; a GPU device for
-    a backend without :attr:`Parser.gpu`) is a ConfigError naming the backends that do."""
-
-    flags = {
-        "model": args.model, "lang": args.lang, "device": args.device,
-        "batch_tokens": args.batch_tokens, "workers": args.workers, "threads": args.threads,
-        "pretokenized": args.pretokenized, "max_words": args.max_words,
-    }
-    opts = {k: v for k, v in flags.items() if v is not None}
-    backend = args.backend or DEFAULT
-    if opts.get("max_words") == 0:
-        opts["max_words"] = None
-    cls = parser_backend(backend)
-    others = [parser_backend(n) for n in registry.names("parser")]
-    for k in ("threads", "batch_tokens"):
-        if k in opts and not cls.takes(k):
-            users = " or ".join(o.name for o in others if o.takes(k))
-            raise ConfigError(f"--{k.replace('_', '-')} applies to --backend {users} only")
-    if not cls.gpu and opts.get("device", "cpu") not in ("cpu", "auto"):
-        users = " or ".join(o.name for o in others if o.gpu)
-        raise ConfigError(f"--device {opts['device']} needs --backend {users}; {backend} runs on the CPU")
-    return backend, opts
-
-
-def _open_out(path: str, group):
-    """The CoNLL-U output: stdout for ``-``, else a file of ``group`` (written under a
-    temporary name, renamed when the group commits), gzipped for ``.gz``."""
-    if path == "-":
-        return sys.stdout
-    if path.endswith(".gz"):
-        raw = group.open(path, "wb")
-        return io.TextIOWrapper(gzip.GzipFile(os.path.basename(path), "wb", fileobj=raw), encoding="utf-8")
-    return group.open(path, "w")
+    """(backend, parser options) from the flags, read by the backend's ``Options``;
+    unset flags keep the backend's defaults."""
+    backend, given = given_options(args)
+    return backend, parser_backend(backend).Options.from_text(given, f"parser {backend!r}").to_dict()
 
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
-    backend, opts = options_from(args)
-
     check_output_file(args.output, "-o", inputs=(args.input,))
-    check_outputs({"-o": args.output, "--rejects": args.rejects}, {"INPUT": args.input, "--model": args.model})
     if args.rejects:
         check_output_file(args.rejects, "--rejects", inputs=(args.input, args.output))
-    items = read_items(args.input, args.format, args.id_prefix)
-    first = next(items, None)  # fail on a missing/unreadable input before loading a model
-    total = count_lines(args.input)
-    parser_cls = registry.get("parser", backend)
-    log = logging.getLogger("synprep.parse")
-
-    with parser_cls(**opts) as parser, FileGroup() as group:  # the parses and the rejects replaced together
-        log.info("parsing %s with %s", args.input, parser.describe())
-        note = parser_cls.demo_warning({"model": parser.model_path})
-        if note:
-            log.warning("warning: %s", note)
-        out = _open_out(args.output, group)
-        rej = RejectWriter(args.rejects, group) if args.rejects else None
-        t0 = time.perf_counter()
-
-        def stream():
-            if first is not None:
-                yield first
-            yield from items
-
-        counts = parse_rows({"text": parser}, stream(), {"text": out}, rej, stage="parse", total=total,
-                            progress=not (args.no_progress or args.quiet))
-        if out is sys.stdout:
-            out.flush()
-        else:
-            out.close()  # the gzip trailer; the group renames the files when the block ends
-    secs = time.perf_counter() - t0
-    n, words, nrej = counts.input, counts.words, sum(counts.rejected.values())
+    backend, opts = options_from(args)
+    settings = step.ParseStep.from_dict({**given_settings(step.ParseStep, args, only=["format", "id_prefix"]),
+                                         "backend": backend, "sides": {"text": opts}}, "synprep parse")
+    counts = step.run(settings, {"text": args.input}, {"text": args.output, "rejects": args.rejects},
+                      progress=not (args.no_progress or args.quiet))
+    n, words, secs, nrej = counts["input"], counts["words"], counts["seconds"], sum(counts["rejected"].values())
     if args.quiet:  # -q: only warnings and errors (the help says so)
         return 0
-    summary = ", ".join(f"{k} {v}" for k, v in counts.rejected.most_common()) or "none"
+    reasons = sorted(counts["rejected"].items(), key=lambda kv: -kv[1])
     print(
         f"synprep parse: {n} sentences, {n - nrej} parsed ({words} words) in {secs:.1f} s "
-        f"({words / secs if secs > 0 else 0:.0f} words/s); rejected {nrej}: {summary}",
+        f"({words / secs if secs > 0 else 0:.0f} words/s); rejected {nrej}: "
+        f"{', '.join(f'{k} {v}' for k, v in reasons) or 'none'}",
         file=sys.stderr,
     )
     return 0

@@ -16,10 +16,12 @@ import sys
 
 from .. import report as rep
 from ..dataset import accounting as acc
+from ..dataset.shard_config import ShardConfig
 from ..dataset.shards import read_arrow, table_ids
 from ..errors import ConfigError, InputError
-from ..util.outputs import check_output_file, check_outputs, write_json
-from .bounds import count
+from ..flags import add_settings
+from ..report import ReportSettings
+from ..util.outputs import check_output_file, write_json
 
 EPILOG = """\
 examples:
@@ -30,6 +32,20 @@ examples:
       --conllu src=results/parse/000.src.conllu --conllu tgt=results/parse/000.tgt.conllu -o stats/000.json
   synprep report html --accounting acc/*.json --stats stats/*.json --config config/config.yaml -o report.html
 """
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("split", "input", "rejects", "kept", "pairs", "arrow", "accounting", "stats", "manifest", "challenge",
+          "induce", "gates", "config")
+OUTPUTS = ("output", "plots_dir", "summary")
+
+
+def input_paths(args: argparse.Namespace) -> dict:
+    """The inputs of the options whose values hold more than a path (``--conllu
+    SIDE=FILE``, ``--run NAME METRICS SCORES``)."""
+    return {"--conllu": [c.partition("=")[2] for c in getattr(args, "conllu", None) or []],
+            "--run": [x for run in getattr(args, "run", None) or [] for x in run[1:]]}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -55,8 +71,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--arrow", help="the shard's Arrow file or dataset directory")
     s.add_argument("--kept", help="ids kept in the end, as a TSV whose first column is the id (default: the Arrow ids)")
     s.add_argument("--conllu", action="append", default=[], metavar="SIDE=FILE", help="parsed CoNLL-U of a side")
-    s.add_argument("--words", choices=("surface", "syntactic"), default="surface")
-    s.add_argument("--labels", choices=("full", "universal"), default="full")
+    # the trees' word level and labels, as the shards' (synprep.dataset.shard_config)
+    add_settings(s, ShardConfig, only=["words", "labels"], defaults="class")
     s.add_argument("-o", "--output", required=True, help="the statistics (JSON)")
 
     h = sub.add_parser("html", help="merge ledgers and statistics and write the HTML report with plots")
@@ -71,8 +87,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     h.add_argument("--induce", metavar="JSON", help="induced-tree accuracies (`synprep induce-eval --json`, or induce.json)")
     h.add_argument("--gates", metavar="JSON", help="gate norms by target UPOS (`synprep gate-stats --json`, or gates.json)")
     h.add_argument("--config", help="the configuration file of the run, shown in the report")
-    h.add_argument("--title", default="synprep report")
-    h.add_argument("--top-labels", type=count(1), default=20, help="labels shown per side (default: 20)")
+    add_settings(h, ReportSettings, defaults="class")  # the workflow's report section (synprep.report.html)
     h.add_argument("--plots-dir", help="where the PNG plots go (default: plots/ next to the page)")
     h.add_argument("--summary", help="also write the merged accounting (JSON) here")
     h.add_argument("--strict", action="store_true", help="exit 1 when a shard is out of balance")
@@ -106,14 +121,7 @@ def _load_json(path: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output_file(args.output, "-o")
-    outputs = {"-o": args.output, "--plots-dir": getattr(args, "plots_dir", None), "--summary": getattr(args, "summary", None)}
-    inputs = {f"--{k.replace('_', '-')}": v for k, v in vars(args).items()
-              if k in ("split", "input", "rejects", "kept", "pairs", "arrow", "accounting", "stats", "manifest",
-                       "challenge", "induce", "gates", "config")}
-    inputs["--conllu"] = [c.partition("=")[2] for c in getattr(args, "conllu", None) or []]
-    inputs["--run"] = [x for run in getattr(args, "run", None) or [] for x in run[1:]]
-    check_outputs(outputs, inputs)
+    check_output_file(args.output, "-o")  # (its outputs against its inputs: synprep.cli, by INPUTS and OUTPUTS)
 
     if args.step == "accounting":
         split = _load_json(args.split)

@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import ConfigError
-from ..stages.prepare import CorpusSpec, shard_names, write_all_shards, write_shard
-from ..util.outputs import check_output_file, check_outputs, write_json
-from .bounds import count
+from ..flags import add_settings, settings_from_args
+from ..stages import prepare
+from ..stages.prepare import SplitStep
+from ..util.outputs import check_output_file
 
 EPILOG = """\
 input: two text files with one sentence a line (--src, --tgt), or one TSV file
@@ -36,19 +36,19 @@ examples:
 """
 
 
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("src", "tgt", "tsv")
+OUTPUTS = ("summary", "out", "rejects", "out_dir")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
-    p.add_argument("--src", help="source side, one sentence a line (.gz ok)")
-    p.add_argument("--tgt", help="target side, one sentence a line (.gz ok)")
-    p.add_argument("--tsv", help="one TSV file holding both sides (.gz ok)")
-    p.add_argument("--columns", type=count(0), nargs=2, default=(0, 1), metavar=("SRC", "TGT"),
-                   help="0-based TSV columns of the source and target side (default: 0 1)")
-    p.add_argument("--name", required=True, help="corpus name; pair ids are NAME:LINE")
-    p.add_argument("--shards", type=count(1), required=True, help="number of shards (1..10,000)")
-    p.add_argument("--max-pairs", type=count(1), help="read only the first N lines")
+    # the step's settings (synprep.stages.prepare.SplitStep): the corpus and its shards
+    add_settings(p, SplitStep, only=["src", "tgt", "tsv", "columns", "name", "shards", "max_pairs"])
     p.add_argument("--out-dir", help="write every shard (pairs, rejects, counts) into this folder")
-    p.add_argument("--shard", type=count(0), help="write only this shard (0-based), to --out and --rejects")
+    add_settings(p, SplitStep, only=["shard"])
     p.add_argument("--out", help="with --shard: the pairs file")
     p.add_argument("--rejects", help="with --shard: the reject file")
     p.add_argument("--summary", help="write counts (JSON): lines read, kept, rejected by reason "
@@ -56,34 +56,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = CorpusSpec(name=args.name, src=args.src, tgt=args.tgt, tsv=args.tsv,
-                      columns=tuple(args.columns), max_pairs=args.max_pairs)
-    names = shard_names(args.shards)
-    corpus = (args.src, args.tgt, args.tsv)
-    check_outputs({"--summary": args.summary, "--out": args.out, "--rejects": args.rejects, "--out-dir": args.out_dir},
-                  {"--src": args.src, "--tgt": args.tgt, "--tsv": args.tsv})
+    settings = settings_from_args(SplitStep, args, where="synprep split")
+    corpus = tuple(settings.files)
     if args.summary:
         check_output_file(args.summary, "--summary", inputs=corpus)
-    if args.shard is not None:
-        if args.out_dir or not (args.out and args.rejects):
-            raise ConfigError("--shard K writes one shard: give --out and --rejects (and no --out-dir)")
+    if settings.shard is not None and args.out and args.rejects and not args.out_dir:
         check_output_file(args.out, "--out", inputs=corpus)
         check_output_file(args.rejects, "--rejects", inputs=(*corpus, args.out))
-        summary = write_shard(spec, args.shards, args.shard, args.out, args.rejects)
-        which = names[args.shard]
-    else:
-        if not args.out_dir or args.out or args.rejects:
-            raise ConfigError("give --out-dir (all shards), or --shard K with --out and --rejects (one shard)")
-        summary = write_all_shards(spec, args.shards, args.out_dir, summaries=True)
-        which = "all"
-    record = summary.record(spec, args.shards, args.shard)
-    if args.summary:
-        write_json(args.summary, record)
-    rej = sum(summary.rejected.values())
-    print(
-        f"synprep split: {summary.lines} lines read; shard {which}: {summary.kept} pairs kept, {rej} rejected"
-        + (f" ({', '.join(f'{k} {v}' for k, v in sorted(summary.rejected.items()))})" if rej else "")
-        + (f"; {summary.normalized} sides had tabs or line breaks replaced by spaces" if summary.normalized else ""),
-        file=sys.stderr,
-    )
+    counts = prepare.run(settings, {}, {"out_dir": args.out_dir, "pairs": args.out, "rejects": args.rejects,
+                                        "summary": args.summary})
+    print(f"synprep split: {prepare.summary(counts)}", file=sys.stderr)
     return 0

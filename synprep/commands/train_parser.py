@@ -4,6 +4,11 @@ UDPipe (default): one ``.udpipe`` file with tokenizer, tagger and parser; option
 passed through to UDPipe; ``--heldout`` files drive early stopping. stanza: a folder
 of stanza models (tokenize, mwt, pos, lemma, depparse, pretrain) trained with
 stanza's own training entry points; meant for small test and benchmark models.
+
+The training options are each backend's ``TrainOptions`` (its declaration: one flag a
+setting, or ``-O key=value``, read by the chosen backend's class), which
+:meth:`synprep.parsers.base.Parser.train` receives; a backend added later brings its
+flags without an edit here.
 """
 
 from __future__ import annotations
@@ -12,9 +17,19 @@ import argparse
 import sys
 
 from .. import registry
+from ..flags import add_option_pairs, add_unit_options, unit_options
 from ..parsers import DEFAULT, backend
-from ..util.outputs import check_output_dir, check_output_file, check_outputs
-from .bounds import count
+from ..util.outputs import check_output_dir, check_output_file
+
+
+def _backends() -> dict[str, type]:
+    return {name: backend(name).TrainOptions for name in registry.names("parser")}
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("train", "heldout")
+OUTPUTS = ("output",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,17 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="heldout (dev) treebank for early stopping; repeat for several")
     p.add_argument("--backend", choices=registry.names("parser"), default=DEFAULT,
                    help=f"which parser to train (the registered backends; default {DEFAULT})")
-    p.add_argument("--preset", choices=["default", "demo"], default="default",
-                   help="udpipe: 'default' = UDPipe's own defaults; 'demo' = the settings of the shipped demo models "
-                        "(fast, a few MB). Explicit --tokenizer/--tagger/--parser override it")
-    p.add_argument("--tokenizer", default=None, metavar="OPTS",
-                   help="udpipe tokenizer options 'name=value;...', or 'none' to train no tokenizer (pretokenized input only)")
-    p.add_argument("--tagger", default=None, metavar="OPTS", help="udpipe tagger options, or 'none'")
-    p.add_argument("--parser", default=None, metavar="OPTS", help="udpipe parser options, or 'none'")
-    p.add_argument("--lang", default=None, help="stanza: language code (e.g. en); required for stanza")
-    p.add_argument("--size", choices=["tiny", "small"], default="small",
-                   help="stanza: 'tiny' (seconds, for tests) or 'small' (minutes, for benchmarks)")
-    p.add_argument("--seed", type=count(0), default=1234, help="stanza: random seed")
+    add_unit_options(p, _backends())
+    add_option_pairs(p, "a training option of the backend (its TrainOptions)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     cls = backend(args.backend)
+    options = cls.TrainOptions.from_text(unit_options(args, _backends(), args.backend),
+                                         f"train-parser --backend {args.backend}")
     (check_output_dir if cls.model_is_folder else check_output_file)(args.output, "-o")
-    check_outputs({"-o": args.output}, {"TRAIN": args.train, "--heldout": args.heldout})
-    print(cls.train(args), file=sys.stderr)
+    print(cls.train(options, list(args.train), list(args.heldout), args.output), file=sys.stderr)
     return 0

@@ -11,6 +11,7 @@ decoders can also write the predicted target trees (``--trees``, CoNLL-U). With
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 from ..analysis.gates import gate_rows, write_gate_tsv
@@ -22,8 +23,16 @@ from ..translate.decode import check_search, tree_conllu
 from ..translate.evaluate import default_max_tokens, dump_tree_scores, least_max_tokens, translate_dataset
 from ..util.device import choose_device
 from ..util.memory import keep_freed_memory
-from ..util.outputs import atomic_files, check_output_file, check_outputs
-from .bounds import count, real
+from ..util.outputs import atomic_files, check_output_file
+from ..flags import add_settings, given_settings
+from ..train.config import DecodeConfig
+from ..translate.settings import Decoding
+
+
+#: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
+#: lie inside one or hold one (synprep.cli, before any work: synprep.util.outputs.check_outputs)
+INPUTS = ("checkpoint", "data")
+OUTPUTS = ("out", "trees", "tree_scores", "gate_norms")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -53,19 +62,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
-    """The decoding options `synprep translate` and `synprep evaluate` share."""
-    p.add_argument("--beam", type=count(1), help="beam size (1 = greedy; default: the run config's decode.beam, 5 unless set)")
-    p.add_argument("--length-penalty", type=real(0), help="hypothesis score = log p / length^alpha (default: the run config's decode.length_penalty, 1.0 unless set)")
-    p.add_argument("--max-len-a", type=real(0), metavar="A",
-                   help="length budget a * source length + b (default: the run config's decode.max_len_a, else 1.5 for "
-                        "pieces and 3.0 for transitions)")
-    p.add_argument("--max-len-b", type=count(1), metavar="B",
-                   help="the budget's b (default: the run config's decode.max_len_b, else 10)")
-    p.add_argument("--lang", help="target language for the Moses detokenizer (default: the one the dataset records, else en)")
-    p.add_argument("--max-tokens", type=count(1), default=None,
-                   help="tokens per batch, beam x rows x the longest row (default 4000 on the CPU, 100000 on a GPU, "
-                        "raised to what the longest sentence needs; given, a sentence must fit: at least beam x its length)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    """The decoding options `synprep translate` and `synprep evaluate` share: the search,
+    each flag over the run config's decode section (synprep.train.config.DecodeConfig),
+    and how it runs here (synprep.translate.settings.Decoding)."""
+    add_settings(p, DecodeConfig, default_text="the run config's decode.{name}, else {default}")
+    add_settings(p, Decoding, defaults="class")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
 
@@ -74,7 +75,9 @@ def load_for_decoding(args: argparse.Namespace, ds, device):
     """The checkpoint's model, run config and state, checked against the dataset's
     vocabularies, and the detokenizer's language (``--lang``, else the dataset's)."""
 
-    model, cfg, state, note = load_model_for(args.checkpoint, ds.manifest, args.data, device)
+    teacher_forced = getattr(args, "gate_norms", None) and getattr(args, "gate_of", "hyps") == "refs"
+    model, cfg, state, note = load_model_for(args.checkpoint, ds.manifest, args.data, device, ds=ds,
+                                             use="score" if teacher_forced else "decode")
     if note:
         print(f"synprep {args.command}: note: {note}", file=sys.stderr)
     lang, source = target_language(ds.manifest, args.lang)
@@ -84,50 +87,42 @@ def load_for_decoding(args: argparse.Namespace, ds, device):
     return model, cfg, state, lang
 
 
-def decoding_defaults(args: argparse.Namespace, cfg, ds=None, device="cpu") -> None:
-    """--beam, --length-penalty, --max-len-a/-b not given: the run config's ``decode``
-    values; --max-tokens not given: the device's default (``default_max_tokens``), raised
-    to what the longest sentence of ``ds`` needs at that beam; given and too small for it:
-    refused, naming the least that fits."""
-    if args.beam is None:
-        args.beam = cfg.decode.beam
-    if args.length_penalty is None:
-        args.length_penalty = cfg.decode.length_penalty
-    if args.max_len_a is None:
-        args.max_len_a = cfg.decode.max_len_a
-    if args.max_len_b is None:
-        args.max_len_b = cfg.decode.max_len_b
-    need, row = least_max_tokens(ds, args.beam) if ds is not None else (0, None)
+def decoding_defaults(args: argparse.Namespace, cfg, ds=None, device="cpu") -> tuple[DecodeConfig, int]:
+    """(the search: the run config's ``decode`` with the flags given over it, the batch
+    budget): --max-tokens not given, the device's default (``default_max_tokens``),
+    raised to what the longest sentence of ``ds`` needs at that beam; given and too
+    small for it, refused, naming the least that fits."""
+    decode = dataclasses.replace(cfg.decode, **given_settings(DecodeConfig, args))
+    need, row = least_max_tokens(ds, decode.beam) if ds is not None else (0, None)
     if args.max_tokens is None:
-        args.max_tokens = max(default_max_tokens(device), need)
-    elif args.max_tokens < need:
+        return decode, max(default_max_tokens(device), need)
+    if args.max_tokens < need:
         raise ConfigError(f"--max-tokens {args.max_tokens} is smaller than one sentence: row {row} of {args.data} has "
-                          f"{need // args.beam} tokens, {need} at beam {args.beam}; give --max-tokens {need} or more")
+                          f"{need // decode.beam} tokens, {need} at beam {decode.beam}; give --max-tokens {need} or more")
+    return decode, args.max_tokens
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.beam is not None and args.beam < 1:
-        raise ConfigError(f"--beam {args.beam}: expected >= 1")
-
     for opt in ("out", "trees", "tree_scores", "gate_norms"):
         if getattr(args, opt):
             check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
-    check_outputs({"--" + o.replace("_", "-"): getattr(args, o) for o in ("out", "trees", "tree_scores", "gate_norms")},
-                  {"--checkpoint": args.checkpoint, "--data": args.data})
     device = choose_device(args.device)
     keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
     ds = ShardDataset(args.data, verify=not args.no_verify)
     model, cfg, _, lang = load_for_decoding(args, ds, device)
-    decoding_defaults(args, cfg, ds, device)
-    check_search(model, args.beam, args.max_len_a, args.max_len_b)
+    decode, max_tokens = decoding_defaults(args, cfg, ds, device)
+    check_search(model, decode.beam, decode.max_len_a, decode.max_len_b)
+    if args.tree_scores and not hasattr(model, "tree_scores"):  # what each output needs, refused before any work
+        raise ConfigError(f"--tree-scores: variant {cfg.model.variant!r} has no latent trees (sa, sa-hard, fa and "
+                          "sa-1set do); leave --tree-scores out")
     if args.gate_norms and not hasattr(model, "gate_norms"):
         raise ConfigError(f"--gate-norms: variant {cfg.model.variant!r} has no syntactic gate (sa, sa-hard and fa have one)")
     if args.trees and model.target != "transitions":
         raise ConfigError(f"--trees: variant {cfg.model.variant!r} decodes pieces and predicts no target tree")
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
     tr = translate_dataset(
-        model, ds, vocab, beam=args.beam, lang=lang, max_tokens=args.max_tokens, length_penalty=args.length_penalty,
-        max_len_a=args.max_len_a, max_len_b=args.max_len_b, device=device, progress=not args.no_progress,
+        model, ds, vocab, beam=decode.beam, lang=lang, max_tokens=max_tokens, length_penalty=decode.length_penalty,
+        max_len_a=decode.max_len_a, max_len_b=decode.max_len_b, device=device, progress=not args.no_progress,
     )
 
     text = "".join(t.text + "\n" for t in tr)

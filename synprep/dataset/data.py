@@ -267,7 +267,8 @@ class ShardDataset:
     def __init__(self, path: str | os.PathLike, columns: Sequence[str] | None = None, verify: bool = False):
         self.path = os.fspath(path)
         self.manifest, tables = open_dataset(self.path, verify_checksums=verify)
-        names = tables[0].column_names if tables else []
+        # a dataset without rows (every pair rejected) has the columns its manifest lists
+        names = tables[0].column_names if tables else list(self.manifest.get("columns") or [])
         if columns is not None:
             unknown = sorted(set(columns) - set(names))
             if unknown:
@@ -369,6 +370,19 @@ class ShardDataset:
                 words.append(nw)
             paths[name] = (_cat(vals, v.dtype), _cat(plens), _cat(words))
         return Columns(ids, lists, paths, len(idx))
+
+    def column_lengths(self, name: str) -> np.ndarray:
+        """(N,) int64: each row's length of the list column ``name`` (``src_pieces``,
+        ``src_heads`` -- the words --, ``tgt_transitions``)."""
+        out = np.zeros(len(self), dtype=np.int64)
+        for k, seg in enumerate(self._segments):
+            out[self._starts[k] : self._starts[k + 1]] = seg.lengths(name)
+        return out
+
+    def row_id(self, i: int) -> str:
+        """The pair id of row ``i`` (the target side's, else the source's)."""
+        row = self[i]
+        return str(row.get("tgt_id") or row.get("src_id"))
 
     def lengths(self) -> np.ndarray:
         """(N,) int64 tokens per row for batching: the longest of the sequences the

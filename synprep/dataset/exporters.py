@@ -66,43 +66,12 @@ from ..errors import ConfigError
 from ..registry import register_exporter
 from ..settings import Config, literal_choices, setting
 from ..syntax.features import flat_from_sentences, parent_positions
+from ..syntax.pieces import render_word  # here too: its old import path (CHANGELOG.md)
 from ..util.outputs import OutputDir, atomic_file, plain_name
 from .shards import iter_rows, load_models, read_manifest
 
 __all__ = ["Exporter", "check_text_tokens", "file_names", "PascalExporter", "TransitionsExporter", "render_word", "parent_line", "parse_options", "option",
            "option_summary"]
-
-_META = "\u2581"
-
-
-def _is_byte(piece: str) -> bool:
-    return len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">")
-
-
-def render_word(pieces: Sequence[str], marker: str = "@@") -> list[str]:
-    """Tokens of one word in subword-nmt style (module doc)."""
-    toks: list[str] = []
-    raw: list[bytes] = []
-
-    def flush_bytes():
-        if raw:
-            toks.append(b"".join(raw).decode("utf-8", errors="replace"))
-            raw.clear()
-
-    for k, p in enumerate(pieces):
-        if k == 0 and p.startswith(_META):
-            p = p[1:]
-            if not p:
-                continue
-        if _is_byte(p):
-            raw.append(bytes([int(p[3:5], 16)]))
-            continue
-        flush_bytes()
-        toks.append(p)
-    flush_bytes()
-    toks = [t.replace("\ue000", "\u00a0").replace(_META, "\u00a0") for t in toks] or ["\u00a0"]
-    return [t + marker for t in toks[:-1]] + [toks[-1]]
-
 
 def parse_options(pairs: Sequence[str]) -> dict:
     """``["key=value", ...]`` -> dict (values stay strings; exporters convert)."""

@@ -1,5 +1,4 @@
-"""Exporters of every tree feature, for trainers outside synprep (docs/shards.md,
-"Feeding other trainers"). :mod:`synprep.dataset.exporters` writes the seeds' two
+"""Exporters of every tree feature, for trainers outside synprep (docs/feeding.md). :mod:`synprep.dataset.exporters` writes the seeds' two
 formats (PASCAL parents, linearized transitions); these write the rest:
 
 * ``features``: one plain-text file a feature and side, a sentence a line, aligned
@@ -16,7 +15,7 @@ formats (PASCAL parents, linearized transitions); these write the rest:
   vocabulary (groups ``r``: the token's word's label id, ``d``: its depth in the
   tree, the root path's length).
 
-Token ``style``: ``bpe`` (subword-nmt tokens, :func:`synprep.dataset.exporters.render_word`),
+Token ``style``: ``bpe`` (subword-nmt tokens, :func:`synprep.syntax.pieces.render_word`),
 ``spm`` (the pieces as stored), ``ids`` (the piece ids: the one choice for a
 pretrained tokenizer, whose ids are what its model reads). With ``bpe``, a word's
 pieces may render to fewer tokens (byte pieces joined back): every per-token feature
@@ -32,6 +31,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..registry import register_exporter
+from ..syntax.pieces import render_word
 from .exporters import (
     Exporter,
     FileOptions,
@@ -41,7 +41,6 @@ from .exporters import (
     option,
     output_dir,
     parent_line,
-    render_word,
     write_lines,
 )
 from .shards import iter_rows, load_models, read_manifest

@@ -1,5 +1,5 @@
 """Hugging Face ``datasets`` / ``transformers``: a collator that pads synprep's
-columns for a seq2seq model (docs/shards.md, "Feeding other trainers").
+columns for a seq2seq model (docs/feeding.md).
 
 The shards load as they are with ``datasets.Dataset.from_file(shard)`` (Arrow IPC
 streams); :class:`Seq2SeqCollator` turns a list of their rows into the tensors a

@@ -44,66 +44,10 @@ from ..util.textio import one_line
 from .manifest import make_manifest, manifest_bytes, manifest_dir, model_entry, read_manifest, token_layout
 from .pretrained import load_tokenizers, model_files
 from .reader import load_models
-from .schema import (DATASET_KIND, MANIFEST, MAX_LABELS, MAX_PIECES, REJECTS, SCHEMA_VERSION, SIDES, arrow_array,
+from .schema import (DATASET_KIND, MANIFEST, MAX_LABELS, REJECTS, SCHEMA_VERSION, arrow_array,
                      schema, string_array)
-from .subwords import MAX_VOCAB, SubwordModel, reservoir_sample, train_spm
-
-
-@dataclass
-class ShardConfig:
-    """Settings of ``synprep shard`` (recorded in the manifest)."""
-
-    words: str = "surface"  # word level: surface (multiword tokens merged) | syntactic
-    labels: str = "full"  # label set: full (compound:prt) | universal (compound)
-    projectivity: str = "drop"  # transition side: drop | lift non-projective trees
-    src_projectivity: str = "keep"  # other side: keep (no transitions needed) | drop | lift
-    max_len: int = 250  # pieces per side; longer pairs are rejected as too-long
-    # pieces of the target (the transition side), arc tokens not counted; longer pairs are
-    # rejected as target-too-long. 0 = no cap. The tree-decoder papers train on targets of
-    # at most 40 pieces (000 App. B "40 non-transition tokens (BPE)"); for training sets
-    # only -- a test set is never capped
-    max_target_pieces: int = 0
-    max_depth: int = 16  # root paths: first max_depth-1 labels + the word's own
-    vocab_size: int = 8000
-    character_coverage: float = 0.9995
-    model_type: str = "bpe"
-    joint: bool = True  # one subword model for both sides
-    sample: int = 1_000_000  # sentences per side to train the subword model on
-    seed: int = 1
-    shard_size: int = 10_000  # rows per shard
-    side: str = "tgt"  # single-side input: which side the sentences are
-    # a label missing from the reused (--vocab-from) label list: reject the sentence, or
-    # map it to its universal part (obl:tmod -> obl), else to `dep` (UD's unspecified
-    # dependency), else to `root` (in every synprep label list) -- for evaluation sets,
-    # e.g. a gold treebank scored by induce-eval, which must keep every sentence
-    unknown_labels: str = "reject"
-
-    def check(self) -> None:
-        choices = {
-            "words": ("surface", "syntactic"),
-            "labels": ("full", "universal"),
-            "projectivity": ("drop", "lift"),
-            "src_projectivity": ("keep", "drop", "lift"),
-            "model_type": ("bpe", "unigram"),
-            "side": SIDES,
-            "unknown_labels": ("reject", "map"),
-        }
-        for k, allowed in choices.items():
-            if getattr(self, k) not in allowed:
-                raise ConfigError(f"{k} must be one of {', '.join(allowed)}, not {getattr(self, k)!r}")
-        if not 1 <= self.max_len <= MAX_PIECES:
-            raise ConfigError(f"max_len must be in 1..{MAX_PIECES} (positions are int16), not {self.max_len}")
-        if not 0 <= self.max_target_pieces <= MAX_PIECES:
-            raise ConfigError(f"max_target_pieces must be in 0..{MAX_PIECES} (0 = no cap), not {self.max_target_pieces}")
-        if self.max_depth < 2:
-            raise ConfigError(f"max_depth must be at least 2, not {self.max_depth}")
-        if self.shard_size < 1:
-            raise ConfigError(f"shard_size must be positive, not {self.shard_size}")
-        if self.sample < 1:
-            raise ConfigError(f"sample must be positive, not {self.sample}")
-        if not 300 <= self.vocab_size <= MAX_VOCAB:
-            raise ConfigError(f"vocab_size must be in 300..{MAX_VOCAB} (byte fallback takes 260 ids; sentencepiece "
-                              f"counts in 32 bits), not {self.vocab_size}")
+from .shard_config import ShardConfig
+from .subwords import SubwordModel, reservoir_sample, train_spm
 
 
 @dataclass
@@ -366,7 +310,6 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     manifest. Invariant: every file but the manifest is written before it, and the
     manifest is the last file written."""
     cfg = cfg or ShardConfig()
-    cfg.check()
     inputs, tside = _side_of_inputs(src, tgt, cfg)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """Corpus filters: one registry of filter classes, a pipeline, tables and re-cuts.
 
-All implementations are imported here, in one place, so that
-``registry.get("filter", name)`` finds every filter:
+``registry.get("filter", name)`` imports this package and every module of it
+(:func:`synprep.registry.load_all`: a filter in a new module is found without a list):
 
 * :mod:`.simple` -- empty, identical, length, ratio, script, duplicates
 * :mod:`.decontaminate` -- decontaminate (test sets kept out of training)

@@ -112,7 +112,7 @@ class AlignFilter(Filter):
     """Reject pairs whose words do not align well (see the module docstring)."""
 
     name = "align"
-    #: its scores depend on eflomal's Gibbs samplers: the stage seeds them (filter_shard)
+    #: its scores depend on eflomal's Gibbs samplers: the filter step seeds them (synprep.stages.filter.run)
     seeded = True
 
     @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Reproducible eflomal: its Gibbs samplers seeded from a number (the ``align`` filter).
 
 :class:`seeded_eflomal` is used by ``synprep filter --seed`` and the workflow's
-:func:`synprep.stages.filter.filter_shard`.
+filter rules, both through the filter step (:func:`synprep.stages.filter.run`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..errors import ConfigError
+from ..errors import ConfigError, out_of_memory
 from ..settings import merge_dicts
 from .config import PRESETS, ModelConfig
 from .specs import Variant, baseline, declared, variant
@@ -93,4 +93,13 @@ def check_resolved(cfg: ModelConfig) -> Variant:
 def build_model(cfg: ModelConfig) -> Seq2Seq:
     """The model of the resolved config ``cfg`` (resolved at the edge: a RunConfig, or
     :func:`model_config`; :func:`check_resolved`)."""
-    return check_resolved(cfg).model_class()(cfg)
+    cls = check_resolved(cfg).model_class()
+    try:
+        return cls(cfg)
+    except Exception as e:
+        if not out_of_memory(e):
+            raise
+        sizes = ", ".join(f"{k} = {getattr(cfg, k)}" for k in ("d_model", "d_ff", "enc_layers", "dec_layers", "max_len",
+                                                                "src_vocab", "tgt_vocab"))
+        raise ConfigError(f"model {cfg.variant!r} of {sizes} does not fit in this machine's memory; give smaller sizes "
+                          "(model.d_model, model.d_ff, the layers, model.max_len) or use a larger machine") from None

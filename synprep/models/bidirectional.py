@@ -120,8 +120,8 @@ def cut_groups(cut: torch.Tensor, slack: float = 0.1, min_positions: int = 512) 
 #: groups pad more (arithmetic) and launch fewer operations (host work). The CPU: its
 #: arithmetic is the cost, so little padding (0.1). A GPU: an update of these decoders
 #: is bound by the host's operations, not the GPU's arithmetic (a causal decoder's update
-#: kept the GPU busy 12-13 % of its wall time on one H200; docs/gpu.md, "Measured on one
-#: H200"), so wide groups: parent at preset table, 3 PUD batches of 4,096 tokens on the
+#: kept the GPU busy 12-13 % of its wall time on one H200;
+#: docs/measured/gpu-h200-2026-11-28.md), so wide groups: parent at preset table, 3 PUD batches of 4,096 tokens on the
 #: CPU, ran 55,238 torch operations an update grouped as (0.1, 512) and 14,470 as
 #: (0.5, 4,096), at 2.3x the CPU arithmetic (docs/models.md, "Causal and
 #: bidirectional decoders"; not yet measured on a GPU). Only how rows share passes changes: every row's

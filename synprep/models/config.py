@@ -29,7 +29,11 @@ from ..errors import ConfigError
 from ..settings import INTERNAL, Config, require, setting
 from .specs import Variant, declared, option_keys
 
-__all__ = ["ModelConfig", "PRESETS"]
+__all__ = ["ModelConfig", "PRESETS", "MAX_POSITIONS"]
+
+#: the most rows a position table may have (``model.max_len``): it is built whole
+#: (max_len x d_model floats), and every length a model reads or a search writes fits in it
+MAX_POSITIONS = 65536
 
 C = TypeVar("C", bound=Config)
 
@@ -41,7 +45,7 @@ class ModelConfig(Config):
 
     # which model: a declared variant (synprep.models.specs; docs/models.md's table);
     # vanilla, the Transformer, is the baseline every comparison needs
-    variant: str = "vanilla"
+    variant: str = setting("vanilla", listed=lambda: sorted(declared()))
     # vocabulary sizes, label count and special ids: filled from the shards' manifest
     # (the trainer overwrites them), not knobs; the ids default to synprep's layout
     src_vocab: int = setting(0, ge=0)
@@ -68,8 +72,8 @@ class ModelConfig(Config):
     # base does; source and target vocabularies are separate sentencepiece models
     tie_output: bool = True
     # rows of the sinusoidal position table (longest sequence the model accepts); at
-    # most 65,536: the table is built whole (max_len x d_model floats)
-    max_len: int = setting(1024, ge=8, le=65536)
+    # most 65,536 (MAX_POSITIONS): the table is built whole (max_len x d_model floats)
+    max_len: int = setting(1024, ge=8, le=MAX_POSITIONS)
     # the variant's settings (its declaration's options, key -> config): read as
     # model.<key>, each with its defaults where not given (filled when the config is
     # made); not a key of its own
@@ -168,7 +172,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "tree-large": dict(d_model=512, n_heads=8, enc_layers=6, dec_layers=6, d_ff=2048, gcn={"layers": 2}, prefix={"mode": "exact"}),
     # a CPU-sized model for Multi30k-scale runs (bench/learn.py)
     "small": dict(d_model=256, n_heads=4, enc_layers=3, dec_layers=3, d_ff=1024),
-    # the CPU table's size (config/table/cpu.yaml, docs/models.md "The table"): between
+    # the CPU table's size (config/table/cpu.yaml, docs/table.md): between
     # tiny (d 32, does not translate) and small (the whole table would take 30+ CPU-hours)
     "table": dict(d_model=128, n_heads=4, enc_layers=3, dec_layers=3, d_ff=512),
     # tests and smoke runs

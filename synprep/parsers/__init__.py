@@ -1,6 +1,8 @@
-"""synprep's dependency parsers: every backend is imported here, in one place.
+"""synprep's dependency parsers.
 
-``registry.get("parser", name)`` imports this package, which registers:
+``registry.get("parser", name)`` imports this package and every ``*_backend.py`` module
+of it (:func:`synprep.registry.load_all`: a new backend is found without a list), which
+register:
 
 * ``stanza`` (:mod:`.stanza_backend`): neural pipeline, batched by a token budget,
   one process a GPU, CPU fallback;
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from .. import registry
 from .base import ParseResult, Parser, ParserResources, ParseSettings, reject_code  # noqa: F401
-from . import stanza_backend, udpipe_backend  # noqa: F401  (registers the backends)
+from . import stanza_backend, udpipe_backend  # noqa: F401  (the two backends' modules, by name; the registry finds every one)
 
 __all__ = ["ParseResult", "Parser", "ParserResources", "ParseSettings", "DEFAULT", "backend", "reject_code", "stanza_backend",
            "udpipe_backend"]

@@ -205,10 +205,10 @@ def validate_tree(item_id: str, conllu: str) -> str | None:
     return None
 
 
-def check_text(text: str, max_words: int | None) -> str | None:
+def check_text(text: str, max_words: int) -> str | None:
     """A reject reason for text no parser should see (empty; a control character or
     line separator, see ``_BAD_CHAR``; more whitespace-separated tokens than
-    ``max_words``), or None. Both backends call it first, so they reject alike."""
+    ``max_words``, 0: no limit), or None. Both backends call it first, so they reject alike."""
     if not text or text.isspace():
         return f"{EMPTY}: the text is empty"
     bad = _BAD_CHAR.search(text)
@@ -237,9 +237,9 @@ class ParserResources:
 #: refuses its flag for that backend: ``setting(None, **IGNORED)``
 IGNORED = {"ignored": True}
 
-#: sentences with more whitespace tokens are rejected (too-long) unparsed: the one
-#: default of every backend's ``max_words``, ``synprep parse --max-words`` and the
-#: workflow's ``parse.max_words``
+#: sentences with more whitespace tokens are rejected (too-long) unparsed: the default
+#: of :attr:`ParseSettings.max_words`, which every backend's ``max_words`` and ``synprep
+#: parse --max-words`` take (0 = no limit, everywhere)
 MAX_WORDS = 300
 
 
@@ -270,14 +270,16 @@ class ParseSettings(Config):
 
     # the backend that parses both sides: a registered one (synprep.parsers): udpipe
     # (CPU, worker processes) or stanza (GPU when there is one)
-    backend: str = "udpipe"
+    backend: str = setting("udpipe", registry="parser")
     # each side's model (a .udpipe file, a stanza model folder); null: the backend's
     # default for the side's language (udpipe: its demo model; stanza: ~/stanza_resources)
     src_model: Optional[str] = setting(None, path=True)
+    # the target side's model, as src_model
     tgt_model: Optional[str] = setting(None, path=True)
-    # longer sentences (whitespace tokens) are rejected as too-long, unparsed
-    max_words: int = setting(MAX_WORDS, ge=1)
-    # the text is already tokenized (split on whitespace only)
+    # a sentence with more whitespace tokens is rejected (`too-long`) without parsing;
+    # 0 = no limit
+    max_words: int = setting(MAX_WORDS, ge=0)
+    # the text is tokenized already: split on whitespace only
     pretokenized: bool = False
     # the chosen backend's settings (parse.<backend>), each with its defaults where
     # not given (filled when the settings are made)
@@ -318,6 +320,14 @@ class ParseSettings(Config):
         own = d.pop("own")
         return {**d, self.backend: own}
 
+    @classmethod
+    def schema_sections(cls) -> dict:
+        """The properties of the section that are not fields (the workflow's schema,
+        :mod:`synprep.stages.schema`): each registered backend's own settings."""
+        return {name: (registry.get("parser", name).Workflow,
+                       f"The {name} backend's own settings (read when parse.backend is {name}).")
+                for name in registry.names("parser")}
+
     def section(self, kind: type[S]) -> S:
         """The chosen backend's settings, typed (``parse.section(StanzaWorkflow).device``)."""
         if not isinstance(self.own, kind):
@@ -343,6 +353,8 @@ class Parser(abc.ABC):
     #: its own settings in the workflow's ``parse`` section (``parse.<name>``,
     #: :class:`ParseSettings`); none by default
     Workflow: ClassVar[type[Config]] = NoSettings
+    #: the options of training one (``synprep train-parser``: :meth:`train`); none by default
+    TrainOptions: ClassVar[type[Config]] = NoSettings
     #: whether it can run on a GPU (``device`` other than cpu/auto)
     gpu: ClassVar[bool] = False
     #: whether ``synprep train-parser`` writes a folder (else one file)
@@ -383,9 +395,11 @@ class Parser(abc.ABC):
         return None
 
     @classmethod
-    def train(cls, args) -> str:
-        """``synprep train-parser --backend NAME``: train a model from the command's
-        arguments (flags of another backend are ConfigErrors); the summary line."""
+    def train(cls, options: Config, train: Sequence[str], heldout: Sequence[str], output: str) -> str:
+        """``synprep train-parser --backend NAME``: train a model from the treebanks
+        ``train`` (and ``heldout``, for early stopping) into ``output`` (a file, or a
+        folder with :attr:`model_is_folder`), with ``options`` (a :attr:`TrainOptions`,
+        read from the command's flags and ``-O key=value``); the summary line."""
         raise ConfigError(f"synprep cannot train {cls.name} models")
 
     @abc.abstractmethod

@@ -33,12 +33,28 @@ from __future__ import annotations
 import collections
 import os
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, Literal
 
 from ..syntax.conllu import Sentence, read_conllu, read_parallel
 from ..errors import ConfigError, InputError
+from ..settings import Config, setting
 
-__all__ = ["evaluate", "EvalResult", "Counts"]
+__all__ = ["evaluate", "EvalResult", "Counts", "EvalParseSettings"]
+
+
+@dataclass(frozen=True)
+class EvalParseSettings(Config):
+    """How parsed CoNLL-U is scored against gold trees (``synprep eval-parse``, whose
+    flags are these: :func:`evaluate`'s keywords)."""
+
+    # strict: the same words required (parse the gold words with --pretokenized); chars:
+    # align words by character spans, for raw-text parses (F1 scores)
+    align: Literal["strict", "chars"] = "strict"
+    # pair sentences by # sent_id instead of order; gold sentences missing from the
+    # prediction count as wrong
+    by_id: bool = setting(False, flag={"--by-id": True})
+    # compare full labels (nsubj:pass), not the universal part
+    full_labels: bool = setting(False, flag={"--full-labels": True})
 
 
 @dataclass

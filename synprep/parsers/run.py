@@ -1,9 +1,9 @@
 """The one parse loop: rows of text through parsers into CoNLL-U files and rejects.
 
-``synprep parse`` (:mod:`synprep.commands.parse`: one side, streamed) and the
-workflow's parse stage (:func:`synprep.stages.parse.parse_shard`: both sides of a shard
-of pairs) both call :func:`parse_rows`; they differ only in what they open (the
-command: stdout or a ``.gz``; the stage: two files) and how they report the counts.
+The parse step (:func:`synprep.stages.parse.run`) calls :func:`parse_rows` for
+``synprep parse`` (one side, streamed) and for the workflow's parse rules (both sides of
+a shard of pairs); the two differ only in what they open (the command: stdout or a
+``.gz``; the rules: two files).
 The callers open the files, in a :class:`synprep.util.outputs.FileGroup`, so that the
 trees and the rejects are replaced together; this loop only writes to them.
 

@@ -54,14 +54,13 @@ import re
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
-from ..settings import Config, setting
+from ..settings import MAX_THREADS, Config, declared_in, setting
 from ..util.device import choose_device
 from .base import (
-    MAX_WORDS,
     OUT_OF_MEMORY,
     PARSE_ERROR,
     SPLIT,
@@ -212,18 +211,16 @@ class StanzaOptions(Config):
     # padded tokens a batch: sentences x the longest sentence (halved on out-of-memory;
     # bench/parse.py and bench/gpu.py measure other budgets)
     batch_tokens: int = setting(3000, ge=1)
-    # the text is already tokenized: split on whitespace
-    pretokenized: bool = False
-    # reject longer sentences (whitespace tokens); None: no limit
-    max_words: int | None = setting(MAX_WORDS, ge=1)
+    pretokenized: bool = declared_in(ParseSettings, "pretokenized")
+    max_words: int = declared_in(ParseSettings, "max_words")
     # sentences read, sorted by length and batched at a time
     sort_window: int = setting(4096, ge=1)
     # processes (at least one a listed device)
-    workers: int = setting(1, ge=1)
+    workers: int = setting(1, ge=1, le=MAX_THREADS)  # each a process
     # items a worker process takes at a time; None: ``sort_window``
     chunk_size: int | None = setting(None, ge=1)
     # torch threads a process on the CPU; None: torch's default
-    threads: int | None = setting(None, ge=1)
+    threads: int | None = setting(None, ge=1, le=MAX_THREADS)
     # decode trees with :mod:`synprep.parsers.stanza_mst` (identical trees, faster)
     fast_decode: bool = True
 
@@ -238,31 +235,44 @@ class StanzaWorkflow(Config):
     defaults of the options they pass on are the options' (:class:`StanzaOptions`)."""
 
     # auto, cpu, cuda or cuda:N; a job on a GPU (not cpu) asks for resources gpu=1
-    device: str = "auto"
+    device: str = setting("auto", pattern=WORKFLOW_DEVICE.pattern)
     # padded tokens a batch
-    batch_tokens: int = setting(StanzaOptions.batch_tokens, ge=1)
+    batch_tokens: int = declared_in(StanzaOptions, "batch_tokens")
     # on a GPU (device not cpu): parser processes a parse job runs, sharing the GPU,
-    # each its own pipeline, over chunks of GPU_CHUNK sentences (the job asks for as
-    # many threads); 4: bench/gpu.py's parse part measures 1, 2, 4 and 8 (docs/gpu.md)
-    gpu_workers: int = setting(4, ge=1)
+    # each its own pipeline, over chunks of 256 sentences (GPU_CHUNK; the job asks for as
+    # many threads); the trees are those of one process. On one H200, 4 processes parsed
+    # 2.36x one (docs/measured/gpu-h200-2026-11-28.md; bench/gpu.py's parse part measures
+    # 1, 2, 4 and 8)
+    gpu_workers: int = setting(4, ge=1, le=MAX_THREADS)
     # synprep's tree decoder (the same trees as stanza's, faster); false: stanza's
-    fast_decode: bool = StanzaOptions.fast_decode
+    fast_decode: bool = declared_in(StanzaOptions, "fast_decode")
 
     def __post_init__(self) -> None:
         if not WORKFLOW_DEVICE.match(self.device):
             raise ConfigError(f"device = {self.device!r}: expected auto, cpu, cuda or cuda:N")
 
 
-def _train(args) -> str:
-    """``synprep train-parser --backend stanza``: :func:`synprep.parsers.stanza_train.train_stanza`."""
-    if not args.lang:
-        raise ConfigError("--backend stanza needs --lang (e.g. --lang en)")
-    for flag in ("tokenizer", "tagger", "parser"):
-        if getattr(args, flag) is not None:
-            raise ConfigError(f"--{flag} is a udpipe option; stanza models are shaped by --size")
+@dataclass(frozen=True)
+class StanzaTrainOptions(Config):
+    """Training small ``stanza`` models (``synprep train-parser``;
+    :func:`synprep.parsers.stanza_train.train_stanza`): for tests and benchmarks."""
 
-    res = train_stanza(args.train[0], args.heldout[0] if args.heldout else None, args.output,
-                       lang=args.lang, size=args.size, seed=args.seed, extra_train=args.train[1:])
+    # language code (e.g. en); required
+    lang: str | None = None
+    # `tiny` (seconds, for tests) or `small` (minutes, for benchmarks)
+    size: Literal["tiny", "small"] = "small"
+    # random seed
+    seed: int = setting(1234, ge=0)
+
+    def __post_init__(self) -> None:
+        if not self.lang:
+            raise ConfigError("--backend stanza needs --lang (e.g. --lang en)")
+
+
+def _train(o: StanzaTrainOptions, train, heldout, output) -> str:
+    """``synprep train-parser --backend stanza``: :func:`synprep.parsers.stanza_train.train_stanza`."""
+    res = train_stanza(train[0], heldout[0] if heldout else None, output,
+                       lang=o.lang, size=o.size, seed=o.seed, extra_train=list(train[1:]))
     return f"wrote stanza models to {res.model} ({res.bytes / 1e6:.1f} MB, {res.seconds:.0f} s)"
 
 
@@ -273,6 +283,7 @@ class StanzaParser(Parser):
     name = "stanza"
     Options = StanzaOptions
     Workflow = StanzaWorkflow
+    TrainOptions = StanzaTrainOptions
     gpu = True
     model_is_folder = True
 
@@ -328,8 +339,8 @@ class StanzaParser(Parser):
         return out
 
     @classmethod
-    def train(cls, args) -> str:
-        return _train(args)
+    def train(cls, options: StanzaTrainOptions, train, heldout, output) -> str:
+        return _train(options, train, heldout, output)
 
     def _start(self, device: str | None, workers: int, chunk_size: int | None, threads: int | None) -> None:
         """The devices, the worker processes or the pipeline loaded here."""

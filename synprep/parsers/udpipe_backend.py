@@ -21,14 +21,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Literal, Mapping
 
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
-from ..settings import Config, setting
+from ..settings import MAX_THREADS, Config, declared_in, setting
 from .base import (
     IGNORED,
-    MAX_WORDS,
     PARSE_ERROR,
     SPLIT,
     ParseResult,
@@ -109,11 +108,9 @@ class UDPipeOptions(Config):
     # language code; picks the demo model when ``model`` is None
     lang: str | None = None
     # processes; 1 parses in the calling process (the workflow: parse.udpipe.threads)
-    workers: int = setting(1, ge=1)
-    # the text is already tokenized: split on whitespace
-    pretokenized: bool = False
-    # reject longer sentences (whitespace tokens); None: no limit
-    max_words: int | None = setting(MAX_WORDS, ge=1)
+    workers: int = setting(1, ge=1, le=MAX_THREADS)  # each a process
+    pretokenized: bool = declared_in(ParseSettings, "pretokenized")
+    max_words: int = declared_in(ParseSettings, "max_words")
     # items a worker process takes at a time (workers >= 2)
     chunk_size: int = setting(200, ge=1)
     # cpu or auto (None) only: UDPipe runs on the CPU
@@ -134,15 +131,31 @@ class UDPipeWorkflow(Config):
 
     # worker processes of a parse job (its snakemake threads); 1: the demo's two cores
     # run two jobs at once
-    threads: int = setting(1, ge=1)
+    threads: int = setting(1, ge=1, le=MAX_THREADS)
 
 
-def _train(args) -> str:
+@dataclass(frozen=True)
+class UDPipeTrainOptions(Config):
+    """Training a ``udpipe`` model (``synprep train-parser``; :func:`synprep.parsers.train.train_udpipe`)."""
+
+    # `default`: UDPipe's own defaults; `demo`: the settings of the shipped demo models
+    # (fast, a few MB); a component's options given below replace the preset's
+    preset: Literal["default", "demo"] = "default"
+    # the tokenizer's UDPipe options 'name=value;...', or 'none' to train no tokenizer
+    # (pretokenized input only); empty: the preset's
+    tokenizer: str = setting("", metavar="OPTS")
+    # the tagger's UDPipe options, or 'none'; empty: the preset's
+    tagger: str = setting("", metavar="OPTS")
+    # the parser's UDPipe options, or 'none'; empty: the preset's
+    parser: str = setting("", metavar="OPTS")
+
+
+def _train(o: UDPipeTrainOptions, train, heldout, output) -> str:
     """``synprep train-parser --backend udpipe``: :func:`synprep.parsers.train.train_udpipe`."""
 
-    base = DEMO_OPTIONS if args.preset == "demo" else {"tokenizer": "", "tagger": "", "parser": ""}
-    opts = {k: (getattr(args, k) if getattr(args, k) is not None else base[k]) for k in base}
-    res = train_udpipe(args.train, args.output, heldout=args.heldout, **opts)
+    base = DEMO_OPTIONS if o.preset == "demo" else {"tokenizer": "", "tagger": "", "parser": ""}
+    opts = {k: getattr(o, k) or base[k] for k in base}
+    res = train_udpipe(train, output, heldout=heldout, **opts)
     return (f"wrote {res.model} ({res.bytes / 1e6:.1f} MB) from {res.train_sentences} training and "
             f"{res.heldout_sentences} heldout sentences in {res.seconds:.0f} s")
 
@@ -154,6 +167,7 @@ class UDPipeParser(Parser):
     name = "udpipe"
     Options = UDPipeOptions
     Workflow = UDPipeWorkflow
+    TrainOptions = UDPipeTrainOptions
 
     def __init__(self, options: UDPipeOptions | None = None, **kw):
         o = options if options is not None else parser_options(UDPipeOptions, self.name, kw)
@@ -189,8 +203,8 @@ class UDPipeParser(Parser):
         return demo_models_warning(models)
 
     @classmethod
-    def train(cls, args) -> str:
-        return _train(args)
+    def train(cls, options: UDPipeTrainOptions, train, heldout, output) -> str:
+        return _train(options, train, heldout, output)
 
     # -- model ---------------------------------------------------------------------
     def _load(self):

@@ -18,13 +18,14 @@ One job per module:
   significance tests against the first run;
 * :mod:`~synprep.report.plots`: one ``plot_<name>`` per plot of :data:`PLOTS`, and
   :func:`draw_plots`;
-* :mod:`~synprep.report.html`: :class:`ReportInputs`, the page as a list of section
+* :mod:`~synprep.report.html`: :class:`ReportSettings` (the workflow's ``report``
+  section, ``synprep report html``'s flags), :class:`ReportInputs`, the page as a list of section
   renderers (:data:`SECTIONS`), :func:`render_page` and :func:`write_report`.
 
 The names below are this package's face: ``from synprep.report import X``.
 """
 
-from .html import SECTIONS, ReportInputs, render_html, render_page, write_report
+from .html import SECTIONS, ReportInputs, ReportSettings, render_html, render_page, write_report
 from .plots import CLIP_PERCENTILE, PLOTS, draw_plots
 from .runs import compare_runs, read_run
 from .stats import SIDES, check_stats, merge_stats, read_arrow, shard_stats, table_ids
@@ -35,6 +36,7 @@ __all__ = [
     "SECTIONS",
     "SIDES",
     "ReportInputs",
+    "ReportSettings",
     "check_stats",
     "compare_runs",
     "draw_plots",

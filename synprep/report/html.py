@@ -25,8 +25,19 @@ import json
 import os
 from typing import Callable, Iterable, Mapping, Sequence
 
+from ..settings import Config, setting
 from ..util.outputs import write_text
 from .plots import PLOTS, TABLE_PLOT, draw_plots
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportSettings(Config):
+    """The HTML report."""
+
+    # title of the report page
+    title: str = "synprep report"
+    # relation labels shown per side in the label plot
+    top_labels: int = setting(20, ge=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,10 +58,10 @@ class ReportInputs:
     stats: Mapping
     accounting: Mapping | None = None
     runs: Sequence[Mapping] = ()
-    title: str = "synprep report"
+    title: str = ReportSettings.title
     config_text: str | None = None
     manifest: Mapping | None = None
-    top_labels: int = 20
+    top_labels: int = ReportSettings.top_labels
     challenge: Mapping | None = None
     induce: Mapping | None = None
     comparison: Mapping | None = None
@@ -296,26 +307,31 @@ _LABELS = {"bleu": "BLEU", "chrf": "chrF", "chrf+": "chrF+", "accuracy": "accura
 
 
 def _table_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
-    """The table target's results: per test set, every variant's mean over seeds with its
-    seed spread and mean difference from the baseline, the marks decided over seeds
-    (synprep.stages.table.decide_over_seeds) and, as detail, the per-seed marks
-    (table.json; the full rows and comparisons are in table.md)."""
+    """The table target's results: the declared primary family, its forest plot, and per
+    test set every variant's mean over seeds with its seed spread, its difference from
+    the baseline under the table's model (synprep.stages.table.family), the family's
+    marks with the smallest difference each row can see, and as detail the per-seed
+    marks (table.json; the full rows and comparisons are in table.md)."""
     table = inputs.table
     if not table:
         return ""
-    sig = table["significance"]
+    sig, d = table["significance"], table.get("decision") or {}
+    family = d.get("family") or []
+    said = ", ".join(f"{m['test_set']} {_LABELS.get(m['metric'], m['metric'])} of {m['variant']}" for m in family)
     parts = ["<h2>The table: every variant, one budget</h2>", "<p class='sub'>" + html.escape(
         f"Decoding: beam {table['decode']['beam']}, length penalty {table['decode']['length_penalty']}. "
-        f"Scores against the raw references. spread = max - min over seeds, the yardstick; "
-        f"mark: + or - = {sig['decides']}, p below {sig['alpha']} after {sig['correction']}; seed marks: the same "
-        f"test per seed ({sig.get('per_seed', sig['decides'])}), in how many seeds, the detail. Rows and comparisons: "
-        "table.md beside table.json.") + "</p>"]
+        f"Scores against the raw references. spread = max - min over seeds. Primary family ({d.get('family_size', 0)} "
+        f"comparisons, Holm-Bonferroni at {d.get('alpha', sig['alpha'])}): {said or 'none'}. Decided by "
+        f"{sig['decides']}. mark: + or - for a member of the family whose adjusted p is below alpha; '.' a member "
+        f"not told from 0; 'exploratory' every other comparison (no mark). MDD: the smallest difference the row sees "
+        f"with 80 % power. Seed marks: the per-seed test ({sig.get('per_seed', '')}), in how many seeds, the detail "
+        "(not a decision). Rows and comparisons: table.md beside table.json.") + "</p>"]
     for name, acc in (table.get("evaluation_data") or {}).items():  # where the test pairs went
         why = ", ".join(f"{k} {v:,}" for k, v in acc["rejected"].items())
         parts.append("<p class='sub'>" + html.escape(
             f"{name}: {acc['lines']:,} pairs, {acc['scored']:,} scored, {acc['rejected_total']:,} rejected"
             + (f" ({why})" if why else "") + " (not filtered).") + "</p>")
-    if pngs.get("table") is not None:  # the differences on the test set, drawn (plots.plot_table)
+    if pngs.get("table") is not None:  # the family's columns, drawn (plots.plot_table)
         parts.append(_figure("table", pngs["table"]))
     marks: dict = {}
     variant_of = {r["run"]: r["variant"] for r in table["rows"]}
@@ -325,30 +341,37 @@ def _table_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
         per = table["over_seeds"].get(name) or {}
         if not per:
             continue
-        metrics = [m for m in next(iter(per.values()))["mean"] if m in _LABELS]
-        rows = []
-        for v in dict.fromkeys(r["variant"] for r in table["rows"]):  # the baseline first, as the rows
-            if v not in per:
-                continue
-            rec = per[v]
-            row: list = [v, rec["seeds"]]
-            decided, detail = [], []
-            for m in metrics:
-                row += [_num(rec["mean"][m], "{:.2f}"), _num(rec["spread"].get(m), "{:.2f}"),
-                        _num(rec["mean_delta"].get(m), "{:+.2f}")]
-                d = (rec.get("decision") or {}).get(m)
-                if d is not None:
-                    decided.append(f"{_LABELS[m]} {d.get('mark') or '.'}")
-                got = marks.get((name, v, m), [])
-                if got:
-                    detail.append(f"{_LABELS[m]} {got.count('+')} + / {got.count('-')} - of {len(got)}")
-            rows.append((*row, ", ".join(decided) or "-", ", ".join(detail) or "-"))
-        small = " (too small to say anything)" if info.get("too_small") else ""
-        unit = "contrastive pairs" if name.startswith("contrastive:") else "pairs"
-        parts.append(f"<h3>{html.escape(name)}: {info['n']} {unit}{small}</h3>")
-        heads = [h for m in metrics for h in (_LABELS[m], "spread", "delta")]
-        parts.append(_table(("variant", "seeds", *heads, "mark (over seeds)", "seed marks"), rows))
+        parts.append(_table_set(name, info, per, table, marks))
     return "".join(parts)
+
+
+def _table_set(name: str, info: Mapping, per: Mapping, table: Mapping, marks: Mapping) -> str:
+    """One test set's rows of the table's section."""
+    metrics = [m for m in next(iter(per.values()))["mean"] if m in _LABELS]
+    rows = []
+    for v in dict.fromkeys(r["variant"] for r in table["rows"]):  # the baseline first, as the rows
+        if v not in per:
+            continue
+        rec = per[v]
+        row: list = [v, rec["seeds"]]
+        decided, detail = [], []
+        for m in metrics:
+            row += [_num(rec["mean"][m], "{:.2f}"), _num(rec["spread"].get(m), "{:.2f}"),
+                    _num(rec["mean_delta"].get(m), "{:+.2f}")]
+            d = (rec.get("decision") or {}).get(m)
+            if d is not None:
+                what = (d.get("mark") or ".") if d.get("primary") else "exploratory"
+                sees = f", sees {d['mdd']:.2f}" if d.get("mdd") is not None else ""
+                decided.append(f"{_LABELS[m]} {what}{sees}")
+            got = marks.get((name, v, m), [])
+            if got:
+                detail.append(f"{_LABELS[m]} {got.count('+')} + / {got.count('-')} - of {len(got)}")
+        rows.append((*row, "; ".join(decided) or "-", ", ".join(detail) or "-"))
+    small = " (too small to say anything)" if info.get("too_small") else ""
+    unit = "contrastive pairs" if name.startswith("contrastive:") else "pairs"
+    heads = [h for m in metrics for h in (_LABELS[m], "spread", "delta")]
+    return (f"<h3>{html.escape(name)}: {info['n']} {unit}{small}</h3>"
+            + _table(("variant", "seeds", *heads, "mark (primary family) and MDD", "seed marks"), rows))
 
 
 def _manifest_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:

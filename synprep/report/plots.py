@@ -59,12 +59,12 @@ PLOTS: dict[str, tuple[str, str]] = {
 #: the table's plot (:func:`plot_table`), drawn only with the table (not in PLOTS: a
 #: report without the table has no such figure)
 TABLE_PLOT: tuple[str, str] = (
-    "Each variant against the baseline, on the test set",
-    "BLEU and chrF+ difference to the baseline of the same seed: one point a seed, its 95 % paired "
-    "bootstrap interval as a line (filled: that seed's two-sided p below alpha after Holm-Bonferroni, the "
-    "detail; hollow: not), the mean over seeds as a bar; the grey band is the baseline's own "
-    "seed-against-seed spread (max - min): a difference inside it is what a new seed gives. The marks "
-    "that decide are over seeds (the table's section below).",
+    "Each variant against the baseline, a panel a column of the primary family",
+    "A panel a test set and metric of the primary family (table.primary): each variant's difference from the "
+    "baseline under the table's model (every run, blocked by seed), with its 95 % interval; filled: marked (Holm "
+    "over the family), bold label: a member of the family; hollow: not. The grey band around 0 on each row is "
+    "the differences too small for that row to see: its minimum detectable difference at 80 % power (at alpha/m "
+    "for a member, at alpha for an exploratory row).",
 )
 
 _COLORS = {"src": "#3b6ea8", "tgt": "#d0693a", "before": "#9aa5b1", "after": "#2a7d4f"}
@@ -450,47 +450,58 @@ def plot_challenge(fig, challenge: Mapping | None) -> None:
     _style(ax2)
 
 
-def plot_table(fig, table: Mapping, test_set: str = "test") -> None:
-    """The table's comparisons on ``test_set`` (:data:`TABLE_PLOT`), one panel a metric."""
-    variant_of = {r["run"]: r["variant"] for r in table["rows"]}
-    seed_of = {r["run"]: r["seed"] for r in table["rows"]}
+def table_panels(table: Mapping) -> list[tuple[str, str]]:
+    """The (test set, metric) columns the table's plot draws: the primary family's."""
+    family = (table.get("decision") or {}).get("family") or []
+    return list(dict.fromkeys((m["test_set"], m["metric"]) for m in family))
+
+
+def plot_table(fig, table: Mapping) -> None:
+    """The table's forest plot (:data:`TABLE_PLOT`): a panel a column of the primary
+    family, a row a variant (its difference from the baseline, its 95 % interval, and
+    the band of differences under its minimum detectable difference)."""
+    panels = table_panels(table)
     variants = list(dict.fromkeys(r["variant"] for r in table["rows"]))
     base, others = variants[0], variants[1:]
-    comps = [c for c in table["comparisons"] if c["test_set"] == test_set]
-    seeds = list(dict.fromkeys(r["seed"] for r in table["rows"]))
+    if not panels:
+        _no_data(fig.subplots(), "no primary family")
+        return
+    members = {(m["test_set"], m["metric"], m["variant"]) for m in table["decision"]["family"]}
+    cols = min(3, len(panels))
+    axes = fig.subplots(-(-len(panels) // cols), cols, squeeze=False).ravel()
+    labels = {"bleu": "BLEU", "chrf+": "chrF+", "accuracy": "accuracy (points)"}
     y = {v: len(others) - 1 - i for i, v in enumerate(others)}
-    labels = {"bleu": "BLEU", "chrf+": "chrF+"}
-    n = table["test_sets"].get(test_set, {}).get("n")
-    for ax, metric in zip(fig.subplots(1, 2, sharey=True), ("bleu", "chrf+")):
-        mine = [c for c in comps if c["metric"] == metric]
-        if not mine:
+    for ax, (name, metric) in zip(axes, panels):
+        per = table["over_seeds"].get(name) or {}
+        drawn = 0
+        for v in others:
+            d = ((per.get(v) or {}).get("decision") or {}).get(metric)
+            if not d:
+                continue
+            drawn += 1
+            if d.get("mdd"):
+                ax.fill_betweenx([y[v] - 0.4, y[v] + 0.4], -d["mdd"], d["mdd"], color="#e3e3e3", linewidth=0)
+            marked = d["mark"] in ("+", "-")
+            color = _COLORS["after"] if (name, metric, v) in members else _COLORS["before"]
+            ax.plot(d["ci"], [y[v], y[v]], color=color, linewidth=1.4)
+            ax.plot([d["mean_delta"]], [y[v]], "o", color=color, markerfacecolor=color if marked else "white",
+                    markersize=6)
+        if not drawn:
             _no_data(ax, "no comparison")
             continue
-        spread = (table["over_seeds"].get(test_set, {}).get(base, {}).get("spread") or {}).get(metric)
-        if spread:
-            ax.axvspan(-spread, spread, color="#f1e3a6", zorder=0, label=f"{base}'s seed spread")
         ax.axvline(0, color="#777777", linewidth=0.8)
-        for v in others:
-            ds = [c["delta"] for c in mine if variant_of.get(c["b"]) == v]
-            if ds:
-                ax.barh(y[v], sum(ds) / len(ds), height=0.6, color=_COLORS["before"], alpha=0.45,
-                        label="mean over seeds")
-        for c in mine:
-            k = seeds.index(seed_of.get(c["b"], seeds[0]))
-            yi = y[variant_of.get(c["b"], c["b"])] + (k - (len(seeds) - 1) / 2) * 0.2
-            color = _STAGE_COLORS[(k + 2) % len(_STAGE_COLORS)]
-            ax.plot(c["ci"], [yi, yi], color=color, linewidth=1.2)
-            ax.plot([c["delta"]], [yi], "o", color=color, markerfacecolor=color if c["mark"] in ("+", "-") else "white",
-                    markersize=5, label=f"seed {seeds[k]}")
-        handles, names = ax.get_legend_handles_labels()
-        keep = dict(zip(names, handles))  # one entry a seed
-        ax.legend(keep.values(), keep.keys(), fontsize=7, frameon=False, loc="best")
         ax.set_yticks(list(y.values()), list(y.keys()), fontsize=8)
-        ax.set_xlabel(f"{labels[metric]} difference to {base}")
-        ax.set_title(f"{labels[metric]}: {test_set}" + (f" ({n:,} pairs)" if n else ""), fontsize=10)
+        for tick, v in zip(ax.get_yticklabels(), y):
+            if (name, metric, v) in members:
+                tick.set_fontweight("bold")
+        ax.set_xlabel(f"{labels.get(metric, metric)} difference from {base}")
+        n = table["test_sets"].get(name, {}).get("n")
+        ax.set_title(f"{labels.get(metric, metric)}: {name}" + (f" ({n:,})" if n else ""), fontsize=10)
         ax.spines["top"].set_visible(False)
         ax.spines["right"].set_visible(False)
         ax.grid(axis="x", color="#e5e5e5", linewidth=0.8)
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
 
 
 def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], plots_dir: str | os.PathLike,
@@ -514,15 +525,16 @@ def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappin
         "transitions": lambda f: plot_transitions(f, stats),
         "training": lambda f: plot_training(f, runs),
         "challenge": lambda f: plot_challenge(f, challenge),
-        **({"table": lambda f: plot_table(f, table)} if table and table.get("comparisons") else {}),
+        **({"table": lambda f: plot_table(f, table)} if table and table_panels(table) else {}),
     }
     titles = {**PLOTS, "table": TABLE_PLOT}
     out: dict[str, bytes] = {}
     with plt.rc_context({"font.size": 9, "axes.titleweight": "bold"}):
         for name, fn in draw.items():
             height = {"labels": 5.0, "challenge": 3.0}.get(name, 3.6)
-            if name == "table":  # a row a variant
-                height = max(3.0, 1.4 + 0.35 * len({r["variant"] for r in table["rows"]}))
+            if name == "table":  # a row a variant; a row of panels for every 3 columns of the family
+                rows = -(-len(table_panels(table)) // 3)
+                height = rows * max(3.0, 1.4 + 0.35 * len({r["variant"] for r in table["rows"]}))
             fig = plt.figure(figsize=(11, height), dpi=100, layout="constrained")
             fig.suptitle(titles[name][0], fontsize=12, fontweight="bold")
             fn(fig)

@@ -79,7 +79,7 @@ GATED_VARIANTS = frozenset(name for name, v in declared().items() if v.gated)
 
 
 def analysis_settings(
-    analysis: Mapping,
+    analysis,
     *,
     langs: Mapping[str, str | None],
     shards: Sequence[str],
@@ -87,17 +87,18 @@ def analysis_settings(
     runs: Mapping[str, str] | None = None,
     where: str = "config analysis",
 ) -> dict:
-    """The resolved ``analysis:`` section: ``{"challenge": settings or None,
-    "induce": settings or None}``.
+    """The ``analysis:`` section (typed: :class:`synprep.stages.settings.AnalysisSettings`)
+    resolved for this workflow: ``{"challenge": settings or None, "induce": settings or
+    None}``.
 
     ``langs``: the corpus languages per side; ``shards``/``heldout``: all shard names
     and the held-out ones; ``runs``: training run name -> model variant. Raises
     :class:`ConfigError` for settings that cannot run."""
 
     out: dict = {"challenge": None, "induce": None}
-    ch = analysis.get("challenge") or {}
-    if ch.get("enabled"):
-        if ch.get("data", "heldout") == "heldout":
+    ch = analysis.challenge
+    if ch.enabled:
+        if ch.data == "heldout":
             if not heldout:
                 raise ConfigError(
                     f"{where}.challenge.data is heldout, but train.heldout_shards is 0 (no shard is held out); "
@@ -106,26 +107,23 @@ def analysis_settings(
             chosen = list(heldout)
         else:
             chosen = list(shards)
-        side_langs = {
-            side: ch.get(f"{side}_lang") or langs.get(side) for side in ("src", "tgt")
-        }
-        detect_on = ["src", "tgt"] if ch.get("detect_on", "tgt") == "both" else [ch.get("detect_on", "tgt")]
-        phenomena = ch.get("phenomena")
+        side_langs = {side: getattr(ch, f"{side}_lang") or langs.get(side) for side in ("src", "tgt")}
+        detect_on = ["src", "tgt"] if ch.detect_on == "both" else [ch.detect_on]
         try:
-            make_detectors(side_langs, detect_on, phenomena, ch.get("rules", "synprep"))
+            make_detectors(side_langs, detect_on, ch.phenomena, ch.rules)
         except ConfigError as e:
             raise ConfigError(f"{where}.challenge: {e}") from None
         out["challenge"] = {
-            "data": ch.get("data", "heldout"),
+            "data": ch.data,
             "shards": chosen,
             "langs": side_langs,
             "detect_on": detect_on,
-            "phenomena": list(phenomena) if phenomena is not None else None,
-            "min_dist": ch.get("min_dist", 2),
-            "rules": ch.get("rules", "synprep"),
+            "phenomena": list(ch.phenomena) if ch.phenomena is not None else None,
+            "min_dist": ch.min_dist,
+            "rules": ch.rules,
         }
-    ind = analysis.get("induce") or {}
-    if ind.get("enabled"):
+    ind = analysis.induce
+    if ind.enabled:
         tree_runs = [name for name, variant in (runs or {}).items() if variant in TREE_VARIANTS]
         if not tree_runs:
             have = ", ".join(f"{n} ({v})" for n, v in (runs or {}).items()) or "none"
@@ -138,15 +136,15 @@ def analysis_settings(
                 f"{where}.induce scores the trees of the held-out shards, but train.heldout_shards is 0; "
                 "set train.heldout_shards >= 1, or analysis.induce.enabled: false"
             )
-        gold = ind.get("gold")
+        gold = ind.gold
         if gold is not None and not os.path.isfile(gold):
             raise ConfigError(
                 f"{where}.induce.gold = {gold!r}: no such file; give a CoNLL-U treebank of the source language "
                 "(path relative to the working directory), or null"
             )
-        gate_runs = [name for name in tree_runs if runs[name] in GATED_VARIANTS] if ind.get("gates", True) else []
-        out["induce"] = {"runs": tree_runs, "shards": list(heldout), "root": ind.get("root", "best-score"),
-                         "gold": gold, "gate_runs": gate_runs}
+        gate_runs = [name for name in tree_runs if runs[name] in GATED_VARIANTS] if ind.gates else []
+        out["induce"] = {"runs": tree_runs, "shards": list(heldout), "root": ind.root, "gold": gold,
+                         "gate_runs": gate_runs}
     return out
 
 
@@ -279,15 +277,16 @@ def dump_tree_scores(checkpoint: str | os.PathLike, data: str | os.PathLike, out
     induce-eval --scores``). Returns the number of sentences."""
 
     ds = ShardDataset(os.fspath(data))
-    model, dev = _load_for_output(checkpoint, ds, out, device, threads)
+    model, dev = _load_for_output(checkpoint, ds, out, device, threads, "decode")  # the sources only
     return dump(model, ds, out, device=dev)
 
 
-def _load_for_output(checkpoint: str | os.PathLike, ds, out: str | os.PathLike, device: str, threads: int | None):
+def _load_for_output(checkpoint: str | os.PathLike, ds, out: str | os.PathLike, device: str, threads: int | None,
+                     use: str):
     """(model of ``checkpoint`` on ``device`` (:func:`synprep.util.device.choose_device`), the
-    device), checked against the vocabularies of the dataset ``ds`` it is to run on
-    (:func:`synprep.train.checkpoint.load_model_for`); with ``threads`` torch threads, and
-    ``out``'s directory made."""
+    device), checked against the vocabularies and the lengths of the dataset ``ds`` it is
+    to run on as ``use`` says (:func:`synprep.train.checkpoint.load_model_for`); with
+    ``threads`` torch threads, and ``out``'s directory made."""
     import sys
 
     import torch
@@ -295,7 +294,7 @@ def _load_for_output(checkpoint: str | os.PathLike, ds, out: str | os.PathLike, 
     if threads:
         torch.set_num_threads(threads)
     dev = choose_device(device)
-    model, _cfg, _, note = load_model_for(checkpoint, ds.manifest, ds.path, dev)
+    model, _cfg, _, note = load_model_for(checkpoint, ds.manifest, ds.path, dev, ds=ds, use=use)
     if note:
         print(f"note: {note}", file=sys.stderr)
     d = os.path.dirname(os.fspath(out))
@@ -350,7 +349,7 @@ def dump_gate_norms(checkpoint: str | os.PathLike, data: str | os.PathLike, out:
     writes them. Returns the number of target pieces."""
 
     ds = ShardDataset(os.fspath(data))
-    model, dev = _load_for_output(checkpoint, ds, out, device, threads)
+    model, dev = _load_for_output(checkpoint, ds, out, device, threads, "score")  # the references, teacher-forced
     vocab = TargetVocab.from_manifest(ds.manifest, os.fspath(data))
     layers, rows = gate_rows(model, ds, vocab, of="refs", device=dev)
     write_gate_tsv(out, layers, rows)

@@ -1,13 +1,16 @@
-"""The vocabulary stage (workflow/rules/bpe.smk): the labels and subword model(s) every
-shard shares, trained once from the parsed pairs of all shards.
+"""The bpe step (workflow/rules/bpe.smk): the labels and subword model(s) every shard
+shares, trained once from the parsed pairs of all shards (:func:`run`, the step the
+generic workflow script runs: :mod:`synprep.stages.step`). ``synprep shard`` trains its
+own vocabularies the same way (:func:`synprep.dataset.shards.vocabulary_pass`).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Mapping, Optional, Sequence
 
 from ..dataset import shards as sh
+from ..dataset.shard_config import ShardConfig
 from ..dataset.pretrained import load_tokenizers, model_files
 from ..errors import ConfigError, InputError, InputError as _InputError
 from ..syntax.conllu import read_parallel
@@ -36,8 +39,7 @@ def build_vocabulary(
     tokenizer.json or model folder, config ``bpe.src_tokenizer``/``tgt_tokenizer``)
     nothing is trained: the tokenizers are the models (:mod:`synprep.dataset.pretrained`)."""
 
-    cfg = cfg or sh.ShardConfig()
-    cfg.check()
+    cfg = cfg or ShardConfig()
     check_replaceable(out_dir, sh.DATASET_KIND)
 
     def trees():
@@ -81,15 +83,36 @@ def build_vocabulary(
     return manifest
 
 
-def vocabulary_files(bpe: dict) -> list[str]:
-    """The model files the workflow's vocabulary stage writes for the config's ``bpe``
-    section, checked now (a tokenizer that does not load stops the workflow when it
-    starts): the tokenizer files with ``src_tokenizer``/``tgt_tokenizer``, else
-    ``spm.model`` (joint) or ``src.model``, ``tgt.model``."""
+#: the step's settings (:mod:`synprep.stages.step`): the subword and tree keys of the shards'
+Settings = ShardConfig
 
-    given = {s: bpe.get(f"{s}_tokenizer") for s in ("src", "tgt")}
+
+def run(settings: ShardConfig, inputs: Mapping, outputs: Mapping, *,
+        languages: Optional[Mapping[str, str]] = None) -> dict:
+    """:func:`build_vocabulary` of the parsed pairs ``inputs["src"]``, ``inputs["tgt"]``
+    (lists, shard by shard) into the folder of ``outputs["manifest"]``; with
+    ``inputs["src_tokenizer"]`` and ``inputs["tgt_tokenizer"]`` those tokenizers are the
+    models. Returns the manifest."""
+    tokenizers = {s: inputs[f"{s}_tokenizer"] for s in ("src", "tgt") if inputs.get(f"{s}_tokenizer")}
+    return build_vocabulary(list(zip(inputs["src"], inputs["tgt"])), os.path.dirname(outputs["manifest"]), settings,
+                            languages=dict(languages or {}), tokenizers=tokenizers or None)
+
+
+def summary(m: dict) -> str:
+    """The step's result in one line (the rule's log)."""
+    return f"{len(m['labels'])} labels; models: {m['pieces']}; sampled pairs: {m['inputs']['sampled_pairs']}"
+
+
+def vocabulary_files(bpe) -> list[str]:
+    """The model files the workflow's vocabulary stage writes for the typed ``bpe``
+    section (:class:`synprep.stages.settings.BpeSettings`), checked now (a tokenizer that
+    does not load stops the workflow when it starts): the tokenizer files with
+    ``src_tokenizer``/``tgt_tokenizer``, else ``spm.model`` (joint) or ``src.model``,
+    ``tgt.model``."""
+
+    given = {s: getattr(bpe, f"{s}_tokenizer") for s in ("src", "tgt")}
     if not any(given.values()):
-        return ["spm.model"] if bpe["joint"] else ["src.model", "tgt.model"]
+        return ["spm.model"] if bpe.joint else ["src.model", "tgt.model"]
     try:
         models, joint = load_tokenizers(["src", "tgt"], given)
     except (ConfigError, InputError) as e:

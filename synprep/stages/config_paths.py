@@ -42,6 +42,8 @@ PATH_KEYS: tuple[tuple[str, ...], ...] = UNTYPED_PATH_KEYS + tuple(
 #: filter declares ``path=True``: synprep.filters.path_options) and the runs' files
 FILTER_LISTS: tuple[tuple[str, ...], ...] = (("filter", "filters"), ("align", "filters"))
 RUN_FILES = (("train", "runs"), ("file",))
+#: the contrastive suite's extra reference sets (synprep.stages.table.TableContrastive.extra)
+CONTRASTIVE_FILES = (("table", "contrastive", "extra"), ("src", "tgt"))
 
 
 def config_paths(config) -> Iterator[tuple[tuple, str]]:
@@ -51,7 +53,8 @@ def config_paths(config) -> Iterator[tuple[tuple, str]]:
         value = config_value(config, path)
         if isinstance(value, str) and value:
             yield path, value
-    lists = [(path, path_options) for path in FILTER_LISTS] + [(RUN_FILES[0], lambda entry: RUN_FILES[1])]
+    lists = [(path, path_options) for path in FILTER_LISTS] + [(RUN_FILES[0], lambda entry: RUN_FILES[1]),
+                                                                 (CONTRASTIVE_FILES[0], lambda entry: CONTRASTIVE_FILES[1])]
     for path, keys_of in lists:
         entries = config_value(config, path)
         for i, entry in enumerate(entries if isinstance(entries, list) else []):
@@ -130,12 +133,12 @@ def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: di
     note = backend(parse.backend).demo_warning({s: m for s, m in models.items() if m})
     if note:
         out.append(f"your corpus ({', '.join(files)}) is {note}. Set parse.src_model and parse.tgt_model in "
-                   "your config (README.md, \"Use your own corpus\")")
+                   "your config (docs/corpus.md)")
     refs = [f"{_dotted(path)} = {value}" for path, value in config_paths(config)
             if path[-1] in ("reference_src", "reference_tgt") and _inside(value, demo_dir)]
     if refs:
         out.append(f"the alignment filter's reference set is the demo corpus ({'; '.join(refs)}): the alignment "
                    "model of your shards is fitted together with the demo's sentences. Set reference_src and "
-                   "reference_tgt to a clean sample of your own corpus, or leave them out (README.md, \"Use your "
-                   "own corpus\")")
+                   "reference_tgt to a clean sample of your own corpus, or leave them out "
+                   "(docs/corpus.md)")
     return out

@@ -1,23 +1,24 @@
-"""The filter stages (workflow/rules/filter.smk and align.smk): one stage's filters over
-one shard of pairs (:mod:`synprep.stages.prepare`'s format); every pair read is kept or
-rejected with a reason (:mod:`synprep.dataset.accounting`). And the workflow's ``filter``
-and ``align`` sections, typed (:class:`FilterSettings`, :class:`AlignSettings`).
+"""The filter step: a stage's filters over pairs -- ``synprep filter`` and the workflow's
+filter and align stages (workflow/rules/filter.smk and align.smk: one shard of pairs, in
+:mod:`synprep.dataset.pairfile`'s format) call the one :func:`run`; every pair read is
+kept or rejected with a reason (:mod:`synprep.dataset.accounting`). And the workflow's
+``filter`` and ``align`` sections, typed (:class:`FilterSettings`, :class:`AlignSettings`).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Optional, Sequence
+from typing import Literal, Mapping, Optional, Sequence
 
 from ..dataset.accounting import write_rejects
-from ..dataset.pairfile import read_pairs, write_pairs
+from ..dataset.pairfile import read_pairs as read_pair_file, write_pairs
 from ..errors import ConfigError
-from ..filters import (Pair, build_filters, decontamination_entry, default_config, fill_languages, run_filters,
-                       write_outputs)
+from ..filters import (Pair, build_filters, decontamination_entry, default_config, fill_languages, read_pairs,
+                       run_filters, write_outputs)
 from ..filters.defaults import ALIGN
 from ..filters.eflomal_seed import seeded_eflomal
-from ..settings import Config, setting
+from ..filters.pipeline import output_names
+from ..settings import Config, declared_in, setting
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,19 @@ class Decontamination(Config):
     files: list[str] = setting(default_factory=list)
 
 
+#: a filter entry as the workflow's schema checks it: a mapping naming a registered filter;
+#: the rest of it, its filter's own declaration checks when the workflow starts
+#: (:func:`stage_filters`)
+FILTER_ENTRY = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": {"description": "The registered filter name.", "type": "string"},
+        "label": {"description": "A name for this entry in counts and reasons (default its name).", "type": "string"},
+    },
+}
+
+
 @dataclass(frozen=True)
 class FilterSettings(Config):
     """The workflow's ``filter`` section, typed once (the Snakefile): the filter stage's
@@ -40,7 +54,7 @@ class FilterSettings(Config):
 
     # filter entries in order (docs/filters.md): the cheap filters of synprep filter's
     # default list, language ID with the corpus's languages, no alignment (its own stage)
-    filters: list[dict] = field(default_factory=lambda: default_config(align=False, langid=True))
+    filters: list[dict] = setting(default_factory=lambda: default_config(align=False, langid=True), items=FILTER_ENTRY)
     decontaminate: Decontamination = field(default_factory=Decontamination)
 
     @classmethod
@@ -55,7 +69,7 @@ class AlignSettings(Config):
     """The workflow's ``align`` section, typed once (the Snakefile)."""
 
     # the stage's entries (normally one align entry); empty skips the stage
-    filters: list[dict] = field(default_factory=lambda: [dict(ALIGN)])
+    filters: list[dict] = setting(default_factory=lambda: [dict(ALIGN)], items=FILTER_ENTRY)
     # eflomal's sampler has no seed of its own: synprep answers its reads of
     # /dev/urandom from this one, so that a rerun rejects the same pairs; null: random
     seed: Optional[int] = 1
@@ -67,41 +81,76 @@ class AlignSettings(Config):
         return replace(cfg, filters=stage_filters(cfg.filters, languages, f"{where}.filters"))
 
 
-def filter_shard(
-    pairs_path: str | os.PathLike,
-    specs: Sequence[dict],
-    out_pairs: str | os.PathLike,
-    out_rejects: str | os.PathLike,
-    details_dir: str | os.PathLike | None = None,
-    *,
-    stage: str = "filter",
-    languages: dict[str, str] | None = None,
-    seed: int | None = 1,
-) -> dict:
-    """Run the filters ``specs`` (:func:`synprep.filters.build_filters` entries) over
-    one shard. An option a filter takes from the corpus's languages (declared
-    ``language=side``: langid's ``src_lang``/``tgt_lang``) and its entry leaves out
-    gets ``languages``' (:func:`synprep.filters.fill_languages`). ``details_dir``
-    receives what ``synprep filter`` writes (scores and rejects tables,
-    ``filter.json``) so that thresholds can be re-cut later. Returns the counts per
-    filter. A reject's reason is the filter's label, its detail the failing score
-    component and value. ``seed`` makes a seeded filter's runs reproducible (one that
-    declares ``seeded``: the align filter's eflomal, :class:`seeded_eflomal`; None: as
-    random as eflomal is)."""
+@dataclass(frozen=True)
+class FilterStep(Config):
+    """The filter step's settings (:func:`run`): ``synprep filter``'s, and the workflow's
+    filter and align stages' (workflow/rules/filter.smk, align.smk)."""
 
-    filters = build_filters([fill_languages(s, languages or {}) for s in specs])
-    pairs = [Pair(*row) for row in read_pairs(pairs_path)]
-    with seeded_eflomal(seed if any(f.seeded for f in filters) else None) as seeded:
-        result = run_filters(pairs, filters)
-    if details_dir is not None:
-        write_outputs(details_dir, result, "src.txt", "tgt.txt")
-    write_pairs(out_pairs, result.kept)
-    write_rejects(
-        out_rejects,
-        ((r.id, stage, r.filter, f"{r.component}={r.score:.4g}" if r.score is not None else r.component)
-         for r in result.rejects),
-    )
-    return {"input": result.n_input, "kept": len(result.kept), "filters": result.counts, "seeded_eflomal": seeded.active}
+    # the filter entries, in order (docs/filters.md): `name` plus the filter's parameters
+    # (synprep filter: --config FILE, or its default list)
+    filters: list[dict] = setting(default_factory=list, cli=False)
+    # seed of eflomal's samplers in a seeded filter (the align filter), so that two runs
+    # reject the same pairs (Linux, needs a C compiler: docs/filters.md); null: random
+    seed: Optional[int] = declared_in(AlignSettings, "seed", metavar="N")
+    # the scores' and rejects' tables: `parquet` (compressed, read whole by people and
+    # --recut) or `arrow` (uncompressed Arrow IPC, as the shards; docs/filters.md)
+    format: Literal["parquet", "arrow"] = "parquet"
+    # the corpus name of the pair ids <corpus>:<line> of two text files (null: the source
+    # file's name without its suffixes)
+    corpus: Optional[str] = None
+    # the stage a reject is counted under (the workflow's filter or align stage)
+    stage: str = setting("filter", cli=False)
+
+
+#: the step's settings (:mod:`synprep.stages.step`)
+Settings = FilterStep
+
+
+def run(settings: FilterStep, inputs: Mapping, outputs: Mapping, *, languages: Optional[Mapping[str, str]] = None,
+        progress: bool = False) -> dict:
+    """Run the filters of ``settings`` over the pairs of ``inputs``: ``pairs`` (a pair
+    file, :mod:`synprep.dataset.pairfile`: a shard of the workflow) or ``src`` and
+    ``tgt`` (two line-aligned text files, ids ``<corpus>:<line>``). An option a filter
+    takes from the corpus's languages (declared ``language=side``: langid's
+    ``src_lang``/``tgt_lang``) and its entry leaves out gets ``languages``'
+    (:func:`synprep.filters.fill_languages`). Writes what ``outputs`` names: ``details``
+    (a folder: the kept sides, ids, the scores and rejects tables and filter.json, so
+    that thresholds can be re-cut later; two text files' names and the seed are
+    recorded in filter.json), ``pairs`` (the kept pairs, a pair file) and ``rejects``
+    (reason: the filter's label; detail: the failing score component and value).
+    Every pair read is kept or rejected. A seeded filter's runs (one that declares
+    ``seeded``: the align filter's eflomal) take ``settings.seed``
+    (:class:`seeded_eflomal`). Returns the counts: ``input``, ``kept``, ``filters``
+    (per filter), ``seeded`` (whether a seeded filter ran), ``seeded_eflomal``."""
+
+    filters = build_filters([fill_languages(s, dict(languages or {})) for s in settings.filters])
+    if "pairs" in inputs:
+        pairs, names, text = [Pair(*row) for row in read_pair_file(inputs["pairs"])], ("src.txt", "tgt.txt"), False
+    else:
+        pairs, names, text = read_pairs(inputs["src"], inputs["tgt"], settings.corpus), output_names(
+            inputs["src"], inputs["tgt"]), True
+    seeded = any(f.seeded for f in filters)
+    with seeded_eflomal(settings.seed if seeded else None) as eflomal:
+        result = run_filters(pairs, filters, progress=progress)
+    if outputs.get("details"):
+        extra = {"inputs": {"src": str(inputs["src"]), "tgt": str(inputs["tgt"])}, "seed": settings.seed,
+                 "seeded_eflomal": eflomal.active} if text else None
+        write_outputs(outputs["details"], result, *names, settings.format, extra=extra)
+    if outputs.get("pairs"):
+        write_pairs(outputs["pairs"], result.kept)
+    if outputs.get("rejects"):
+        write_rejects(
+            outputs["rejects"],
+            ((r.id, settings.stage, r.filter, f"{r.component}={r.score:.4g}" if r.score is not None else r.component)
+             for r in result.rejects),
+        )
+    return {"input": result.n_input, "kept": len(result.kept), "filters": result.counts, "seeded": seeded,
+            "seeded_eflomal": eflomal.active}
+
+
+def summary(counts: dict) -> str:
+    """The step's result in one line (the rule's log)."""
+    return f"{counts['kept']} of {counts['input']} pairs kept; {counts['filters']}"
 
 
 def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str = "filters") -> list[dict]:

@@ -1,55 +1,138 @@
-"""The parse stage (workflow/rules/parse.smk): both sides of a shard of pairs parsed with
-the one parse loop (:mod:`synprep.parsers.run`); a pair is kept when both sides parse.
-And the workflow's parser settings, from the typed ``parse`` section
+"""The parse step: ``synprep parse`` (one side of a text) and the workflow's parse rules
+(workflow/rules/parse.smk: both sides of a shard of pairs) call the one :func:`run`,
+over the one parse loop (:mod:`synprep.parsers.run`); a pair is kept when both sides
+parse. And the workflow's parser settings, from the typed ``parse`` section
 (:class:`synprep.parsers.ParseSettings`), and its warning about the demo models.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import io
+import itertools
+import logging
 import os
-from typing import Mapping, Optional
+import sys
+import time
+from dataclasses import dataclass
+from typing import Iterable, Literal, Mapping, Optional
 
 from ..dataset.accounting import RejectWriter
 from ..dataset.pairfile import read_pairs
 from ..parsers import ParserResources, ParseSettings, backend as parser_backend
+from ..parsers.inputs import count_lines, read_items
 from ..parsers.run import parse_rows
+from ..settings import Config, declared_in, setting
 from ..util.outputs import atomic_files
 
-
-def parse_shard(
-    pairs_path: str | os.PathLike,
-    parsers: dict,
-    out_conllu: dict[str, str | os.PathLike],
-    out_rejects: str | os.PathLike,
-    *,
-    stage: str = "parse",
-    progress: bool = False,
-) -> dict:
-    """Parse both sides of one shard with ``parsers`` (side -> a
-    :class:`synprep.parsers.Parser`) and keep the pairs whose two sides both parsed:
-    ``out_conllu[side]`` gets their trees, in the same order on both sides (sentence
-    n of one is the translation of sentence n of the other; ``sent_id`` is the pair
-    id). A pair with a side the parser rejected goes to ``out_rejects`` with the
-    parser's reason code (the first failing side's; the detail names the side(s)).
-    ``progress``: sentences parsed, on stderr (:mod:`synprep.util.progress`). Returns counts."""
-
-    rows = list(read_pairs(pairs_path))
-    with atomic_files() as group:  # both sides and the rejects replaced together
-        files = {side: group.open(out_conllu[side], "w", newline="\n") for side in ("src", "tgt")}
-        with RejectWriter(out_rejects, group) as rw:
-            counts = parse_rows({"src": parsers["src"], "tgt": parsers["tgt"]}, rows, files, rw, stage=stage,
-                                progress=progress)
-    return {"input": counts.input, "kept": counts.kept, "rejected": dict(counts.rejected)}
+log = logging.getLogger("synprep.parse")
 
 
-def demo_parser_warning(recipe: Optional[Mapping], parse: ParseSettings, languages: dict[str, str]) -> Optional[str]:
-    """The warning a paper's recipe (the workflow's ``recipe`` section) gets when a side
-    is parsed with a demo model of the backend (``parse.<side>_model`` null, and the
-    backend's :meth:`~synprep.parsers.base.Parser.demo_warning` says its default is
-    one: synprep's demo UDPipe models), not the parser the paper used. None when
-    there is no recipe, or every side has its own model."""
-    recipe = recipe or {}
-    if not recipe.get("name"):
+@dataclass(frozen=True)
+class ParseStep(Config):
+    """The parse step's settings (:func:`run`): ``synprep parse``'s, and the workflow's
+    parse rules' (parse_pairs, parse_evalset; their options from the typed ``parse``
+    section: :func:`parser_settings`)."""
+
+    # the parser backend: a registered one (synprep.parsers)
+    backend: str = declared_in(ParseSettings, "backend")
+    # each side's parser options, side (src, tgt; synprep parse: text) -> the backend's
+    # options by name (its Options: model, lang, max_words, ...), read by the backend
+    sides: dict = setting(default_factory=dict, cli=False)
+    # a text file's format: auto (.tsv or .tsv.gz: tsv), lines (one sentence a line) or
+    # tsv (id<TAB>text)
+    format: Literal["auto", "lines", "tsv"] = "auto"
+    # lines format: the prefix of the ids (ids are line numbers)
+    id_prefix: str = ""
+    # the stage a reject is counted under
+    stage: str = setting("parse", cli=False)
+
+
+#: the step's settings (:mod:`synprep.stages.step`)
+Settings = ParseStep
+
+
+def _open(group, path: str):
+    """An output: stdout for ``-``, else a file of ``group`` (written under a temporary
+    name, renamed when the group commits), gzipped for ``.gz``."""
+    if path == "-":
+        return sys.stdout
+    if path.endswith(".gz"):
+        raw = group.open(path, "wb")
+        return io.TextIOWrapper(gzip.GzipFile(os.path.basename(path), "wb", fileobj=raw), encoding="utf-8")
+    return group.open(path, "w", newline="\n")
+
+
+def _rows(settings: ParseStep, inputs: Mapping) -> tuple[Iterable, Optional[int]]:
+    """The rows to parse and their number (for the progress bar): a pair file's pairs
+    (``inputs["pairs"]``), or a text's items (``inputs["text"]``, streamed; its first
+    item read now, so that a missing or unreadable input fails before a model loads)."""
+    if "pairs" in inputs:
+        rows = list(read_pairs(inputs["pairs"]))
+        return rows, len(rows)
+    items = read_items(inputs["text"], settings.format, settings.id_prefix)
+    first = next(items, None)
+    return (itertools.chain([first], items) if first is not None else iter(())), count_lines(inputs["text"])
+
+
+def run(settings: ParseStep, inputs: Mapping, outputs: Mapping, *, threads: Optional[int] = None,
+        progress: bool = False) -> dict:
+    """Parse the rows of ``inputs`` -- ``pairs`` (a pair file: both sides, ``src`` and
+    ``tgt``) or ``text`` (one sentence a line or id<TAB>text, ``.gz`` allowed, ``-``
+    for stdin) -- with a parser a side (``settings.sides``: the backend's options;
+    ``threads``: what a workflow job was granted, :meth:`Parser.job_options`), and
+    write the rows whose every side parsed: ``outputs[side]`` gets their trees
+    (CoNLL-U, ``.gz`` allowed, ``-`` for stdout), in the same order on every side
+    (``sent_id`` is the row's id); ``outputs["rejects"]``, when named, the rows a parser
+    rejected, with its reason code (the first failing side's; the detail names the
+    side(s)). The trees and the rejects are replaced together. Returns the counts:
+    ``input``, ``kept``, ``words``, ``rejected`` (by reason), ``seconds``."""
+    backend = parser_backend(settings.backend)
+    rows, total = _rows(settings, inputs)
+    parsers: dict = {}
+    try:
+        for side, options in settings.sides.items():
+            parsers[side] = open_parser(settings.backend, options, threads)
+            log.info("%s: %s", side, parsers[side].describe())
+        note = backend.demo_warning({side: p.model_path for side, p in parsers.items()})
+        if note:  # once a job: the demo models are not for a real corpus
+            log.warning("warning: %s", note)
+        t0 = time.perf_counter()
+        with atomic_files() as group:  # every side and the rejects replaced together
+            files = {side: _open(group, outputs[side]) for side in parsers}
+            with contextlib.ExitStack() as stack:
+                rw = stack.enter_context(RejectWriter(outputs["rejects"], group)) if outputs.get("rejects") else None
+                counts = parse_rows(parsers, rows, files, rw, stage=settings.stage, total=total, progress=progress)
+            for f in files.values():  # a gzip's trailer; the group renames the files when the block ends
+                f.flush() if f is sys.stdout else f.close()
+    finally:
+        for p in parsers.values():
+            p.close()
+    return {"input": counts.input, "kept": counts.kept, "words": counts.words, "rejected": dict(counts.rejected),
+            "seconds": time.perf_counter() - t0}
+
+
+def open_parser(name: str, options: Mapping, threads: Optional[int] = None):
+    """A parser of backend ``name`` with ``options`` (its Options by name), given a
+    workflow job's ``threads`` its share of them (:meth:`Parser.job_options`)."""
+    backend = parser_backend(name)
+    return backend(**(backend.job_options(options, threads) if threads else options))
+
+
+def summary(counts: dict) -> str:
+    """The step's result in one line (the rule's log)."""
+    return f"{counts['input']} read, {counts['kept']} parsed; rejected {counts['rejected']}"
+
+
+def demo_parser_warning(recipe, parse: ParseSettings, languages: dict[str, str]) -> Optional[str]:
+    """The warning a paper's recipe (the workflow's typed ``recipe`` section,
+    :class:`synprep.stages.settings.RecipeSettings`) gets when a side is parsed with a
+    demo model of the backend (``parse.<side>_model`` null, and the backend's
+    :meth:`~synprep.parsers.base.Parser.demo_warning` says its default is one: synprep's
+    demo UDPipe models), not the parser the paper used. None when there is no recipe
+    (its name empty), or every side has its own model."""
+    if not recipe.name:
         return None
     backend = parser_backend(parse.backend)
     models = parser_settings(parse, languages)
@@ -58,8 +141,8 @@ def demo_parser_warning(recipe: Optional[Mapping], parse: ParseSettings, languag
     if not demo:
         return None
     which = ", ".join(f"{side} ({languages[side]}: {models[side]['model']})" for side in demo)
-    return (f"recipe {recipe['name']} ({recipe.get('paper') or '?'}) runs with synprep's DEMO parser models for {which}: "
-            f"small models trained for the demo, not {recipe.get('parser') or 'the paper parser'}; its trees, filters and scores are not the paper's. "
+    return (f"recipe {recipe.name} ({recipe.paper or '?'}) runs with synprep's DEMO parser models for {which}: "
+            f"small models trained for the demo, not {recipe.parser or 'the paper parser'}; its trees, filters and scores are not the paper's. "
             f"Set parse.{demo[0]}_model{' and parse.tgt_model' if len(demo) == 2 else ''} to your UD models "
             "(docs/parsers.md).")
 

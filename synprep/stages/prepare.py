@@ -60,8 +60,8 @@ import hashlib
 import io
 import os
 import re
-from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, fields
+from typing import BinaryIO, Iterable, Iterator, Mapping, Optional, Sequence
 
 from ..dataset.accounting import reject_line
 from ..dataset.data import ShardDataset
@@ -69,6 +69,7 @@ from ..dataset.pairfile import BAD_COLUMNS, BAD_ENCODING
 from ..dataset.pairfile import read_pairs as read_shard  # noqa: F401  (the old name and path, CHANGELOG.md)
 from ..dataset.pairfile import write_pairs  # noqa: F401  (the old path)
 from ..errors import ConfigError, InputError
+from ..settings import Config, declared_in, setting
 from ..util.outputs import FileGroup, replace_dir, write_json, write_text
 from ..util.textio import has_breaks, lines, one_line, open_file
 
@@ -82,18 +83,33 @@ _GZIP_MAGIC = b"\x1f\x8b"
 SPLIT_KIND = "split"
 
 
-@dataclass(frozen=True)
-class CorpusSpec:
-    """Where a raw corpus is: ``src`` + ``tgt`` text files, or one ``tsv`` file."""
+#: the most shards a corpus is split into, decided before any input is read (``split
+#: --shards``, the workflow's ``shards.count``): each shard is a set of files and, in the
+#: workflow, a dozen jobs; 10,000 shards of the largest corpora synprep targets
+#: (4.5M pairs) still hold 450 pairs each, while 100,000,000 would take minutes only to
+#: name the shards.
+MAX_SHARDS = 10_000
 
-    name: str
-    src: str | None = None
-    tgt: str | None = None
-    tsv: str | None = None
-    #: the 0-based TSV columns holding the source and the target side
-    columns: tuple[int, int] = (0, 1)
-    #: read only the first max_pairs lines (None: all)
-    max_pairs: int | None = None
+
+@dataclass(frozen=True)
+class CorpusSpec(Config):
+    """Where a raw corpus is: ``src`` + ``tgt`` text files, or one ``tsv`` file (the
+    workflow's ``corpus`` section; ``synprep split``'s flags)."""
+
+    # corpus name; the pair on line n has the id `name:n` in every output. Letters,
+    # digits, `.`, `_`, `-`
+    name: str = setting("corpus", pattern=_NAME.pattern, cli="required")
+    # two line-aligned text files, one sentence a line, plain or gzipped: the source side
+    src: Optional[str] = setting(None, path=True)
+    # the target side (line n is the translation of the source's line n)
+    tgt: Optional[str] = setting(None, path=True)
+    # instead of src and tgt: one TSV file (plain or gzipped) holding both sides
+    tsv: Optional[str] = setting(None, path=True)
+    # the 0-based TSV columns of the source and the target side
+    columns: list[int] = setting(default_factory=lambda: [0, 1], ge=0, min_items=2, max_items=2,
+                                 metavar=("SRC", "TGT"))
+    # read only the first N lines (null: all)
+    max_pairs: Optional[int] = setting(None, ge=1, metavar="N")
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name or ""):
@@ -104,14 +120,85 @@ class CorpusSpec:
             raise ConfigError("give either a tsv file or src and tgt files, not both")
         if self.tsv is None and (self.src is None or self.tgt is None):
             raise ConfigError("give a tsv file, or both a src and a tgt file")
-        if len(self.columns) != 2 or min(self.columns) < 0 or self.columns[0] == self.columns[1]:
+        if self.columns[0] == self.columns[1]:
             raise ConfigError(f"columns must be two different column indices >= 0, got {list(self.columns)}")
-        if self.max_pairs is not None and self.max_pairs < 1:
-            raise ConfigError(f"max_pairs must be >= 1 (or null for all), got {self.max_pairs}")
 
     @property
     def files(self) -> list[str]:
         return [self.tsv] if self.tsv is not None else [self.src, self.tgt]  # type: ignore[list-item]
+
+
+@dataclass(frozen=True)
+class CorpusSettings(Config):
+    """The raw parallel corpus (the workflow's ``corpus`` section): where it is
+    (:class:`CorpusSpec`'s settings, :attr:`spec`) and its languages."""
+
+    name: str = declared_in(CorpusSpec, "name")
+    src: Optional[str] = declared_in(CorpusSpec, "src")
+    tgt: Optional[str] = declared_in(CorpusSpec, "tgt")
+    tsv: Optional[str] = declared_in(CorpusSpec, "tsv")
+    columns: list[int] = declared_in(CorpusSpec, "columns")
+    # language code of the source side: the language ID filter's expected language, the
+    # demo parser model (resources/udpipe/<lang>.udpipe), the challenge rules
+    src_lang: str = "en"
+    # language code of the target side
+    tgt_lang: str = "de"
+    max_pairs: Optional[int] = declared_in(CorpusSpec, "max_pairs")
+
+    def __post_init__(self) -> None:
+        self.spec  # the corpus's own checks (CorpusSpec)
+
+    @property
+    def spec(self) -> CorpusSpec:
+        """Where the corpus is (what ``synprep split`` reads)."""
+        return CorpusSpec(**{f.name: getattr(self, f.name) for f in fields(CorpusSpec)})
+
+
+@dataclass(frozen=True)
+class SplitStep(CorpusSpec):
+    """The split step's settings (:func:`run`, ``synprep split``; the workflow's
+    split_corpus rule calls the command): the corpus, and how it is cut."""
+
+    # number of shards: the unit of parallelism and of rebuilding. A pair's shard is a
+    # hash of its text, so copies of a pair share a shard. At most 10,000
+    shards: int = setting(4, ge=1, le=MAX_SHARDS, cli="required")
+    # write only this shard (0-based) of them (the same bytes as every shard's, for
+    # rebuilding one alone; it reads the whole corpus too); null: every shard
+    shard: Optional[int] = setting(None, ge=0, metavar="K")
+
+
+#: the step's settings (:mod:`synprep.stages.step`)
+Settings = SplitStep
+
+
+def run(settings: SplitStep, inputs: Mapping, outputs: Mapping) -> dict:
+    """Split the corpus ``settings`` names (its files are settings, as in the workflow's
+    ``corpus`` section; ``inputs`` is unused) into ``settings.shards`` shards: every
+    shard into the folder ``outputs["out_dir"]`` (pairs, rejects and counts, in one read
+    of the corpus), or shard ``settings.shard`` alone into ``outputs["pairs"]`` and
+    ``outputs["rejects"]``; ``outputs["summary"]``, when named, gets the counts (JSON:
+    :meth:`SplitSummary.record`). Returns the counts and the summary (``summary``)."""
+    if settings.shard is not None:
+        if outputs.get("out_dir") or not (outputs.get("pairs") and outputs.get("rejects")):
+            raise ConfigError("--shard K writes one shard: give --out and --rejects (and no --out-dir)")
+        summary = write_shard(settings, settings.shards, settings.shard, outputs["pairs"], outputs["rejects"])
+    else:
+        if not outputs.get("out_dir") or outputs.get("pairs") or outputs.get("rejects"):
+            raise ConfigError("give --out-dir (all shards), or --shard K with --out and --rejects (one shard)")
+        summary = write_all_shards(settings, settings.shards, outputs["out_dir"], summaries=True)
+    record = summary.record(settings, settings.shards, settings.shard)
+    if outputs.get("summary"):
+        write_json(outputs["summary"], record)
+    return {**record, "summary": summary}
+
+
+def summary(counts: dict) -> str:
+    """The step's result in one line: lines read, kept and rejected, the sides normalized."""
+    s = counts["summary"]
+    rej = sum(s.rejected.values())
+    return (f"{s.lines} lines read; shard {counts['shard']}: {counts['kept']} pairs kept, {rej} rejected"
+            + (f" ({', '.join(f'{k} {v}' for k, v in sorted(s.rejected.items()))})" if rej else "")
+            + (f"; {s.normalized} sides had tabs or line breaks replaced by spaces" if s.normalized else ""))
 
 
 @dataclass(slots=True)
@@ -164,14 +251,6 @@ def pair_id(name: str, line: int) -> str:
     return f"{name}:{line}"
 
 
-#: the most shards a corpus is split into, decided before any input is read (``split
-#: --shards``, the workflow's ``shards.count``): each shard is a set of files and, in the
-#: workflow, a dozen jobs; 10,000 shards of the largest corpora synprep targets
-#: (4.5M pairs) still hold 450 pairs each, while 100,000,000 would take minutes only to
-#: name the shards. The workflow's schema repeats the bound (shards.count maximum).
-MAX_SHARDS = 10_000
-
-
 def shard_names(n_shards: int) -> list[str]:
     """``['000', '001', ...]``: zero-padded to at least 3 digits; 1..MAX_SHARDS of them."""
     if not 1 <= n_shards <= MAX_SHARDS:
@@ -180,20 +259,23 @@ def shard_names(n_shards: int) -> list[str]:
     return [f"{i:0{width}d}" for i in range(n_shards)]
 
 
-def check_shard_counts(count: int, train) -> None:
+def check_shard_counts(count: int, train, table=None) -> None:
     """The workflow config's shard counts, beyond what its schema can say (the Snakefile
-    calls this once the sections are typed): ``shards.count`` within 1..MAX_SHARDS, and
-    ``train.heldout_shards`` (``train``: :class:`synprep.stages.settings.TrainSettings`)
-    at most ``count`` (the last N shards are held out: more than there are would wrap
-    around and hold out fewer), and less than it when ``train.runs`` trains on the others."""
+    calls this once the sections are typed, before any rule runs): ``shards.count``
+    within 1..MAX_SHARDS, and ``train.heldout_shards`` (``train``:
+    :class:`synprep.stages.settings.TrainSettings`) at most ``count`` (the last N shards
+    are held out: more than there are would wrap around and hold out fewer), and less
+    than it when runs train on the others: ``train.runs``, or the table's (``table``:
+    :class:`synprep.stages.table.TableSettings`, enabled)."""
     shard_names(count)  # the bound
     held = train.heldout_shards
     if held > count:
         raise ConfigError(f"config train.heldout_shards = {held} is more than shards.count = {count}: the last N shards "
                           f"are held out; give at most {count} (0 holds none out)")
-    if held == count and train.runs and not train.heldout_pairs:
+    runs = "train.runs" if train.runs else "the table (table.enabled)" if table is not None and table.enabled else None
+    if held == count and runs and not train.heldout_pairs:
         raise ConfigError(f"config train.heldout_shards = {held} holds out every shard (shards.count = {count}): the runs "
-                          f"of train.runs would have nothing to train on; give at most {count - 1}, or more shards")
+                          f"of {runs} would have nothing to train on; give at most {count - 1}, or more shards")
 
 
 def heldout_shards(shards: Sequence[str], train) -> list[str]:

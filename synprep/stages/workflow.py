@@ -201,7 +201,7 @@ def run_priorities(runs: Mapping[str, Any]) -> dict[str, float]:
     more runs than the machine trains at a time, starting the longest first shortens
     the whole (the runs that end last are the short ones, not a bidirectional decoder
     started at the end that then trains alone): the table's 15 bidirectional runs cost
-    2.9-7.5x a causal run (docs/models.md, "The table")."""
+    2.9-7.5x a causal run (docs/table.md, "The costliest runs train first")."""
     costs = {name: run_cost(run) for name, run in runs.items()}
     least = min(costs.values(), default=1.0)
     return {name: round(cost / least - 1.0, 2) for name, cost in costs.items()}
@@ -332,7 +332,7 @@ def check_slurm_requests(workflow) -> None:
             print(f"synprep: error: {p}", file=sys.stderr)
         print(
             "synprep: error: no job was submitted: these requests can never be met on this cluster "
-            "(workflow/profiles/*/config.yaml sets them; docs/workflow.md, 'Scale out')",
+            "(workflow/profiles/*/config.yaml sets them; docs/slurm.md)",
             file=sys.stderr,
         )
         sys.exit(EXIT_STATUS)

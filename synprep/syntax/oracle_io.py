@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 from ..errors import InputError
 from ..native import kernel
 from .conllu import Sentence, decode_lines, open_binary, read_blocks, read_conllu, read_sentences
+from .pieces import render_word
 from .transitions import oracle, with_pieces
 from .tree import is_projective, lift, to_tree
 
@@ -101,8 +102,6 @@ class SentenceOracle:
         elif self.marker is not None:
             # BPE style: no sentencepiece word marks, byte pieces joined, MARK on all
             # but a word's last token (the exporters' style=bpe)
-            from ..dataset.exporters import render_word  # lazy: the one exception (docs/architecture.md, syntax)
-
             rec["transitions"] = with_pieces(seq, [render_word(ps, self.marker) for ps in pieces])
         else:
             rec["transitions"] = with_pieces(seq, pieces)

@@ -42,17 +42,18 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from ..models import build_model
 from ..util.outputs import atomic_file
 from .config import RunConfig
+from .inputs import check_positions
 
 if TYPE_CHECKING:
     from .config import RunConfig
 
 __all__ = [
     "CHECKPOINT_KEYS", "RESUMABLE", "save_checkpoint", "load_checkpoint", "load_model", "load_model_for",
-    "check_finite_weights",
+    "check_finite_weights", "saved_config",
     "fingerprint", "vocab_differences", "check_vocab", "data_digest", "resume_differences",
 ]
 
@@ -114,7 +115,32 @@ def load_checkpoint(path: str | os.PathLike, start_over: str = "") -> dict:
     missing = [k for k in CHECKPOINT_KEYS if not isinstance(state, dict) or k not in state]
     if missing:
         raise InputError(path, None, f"not a synprep checkpoint (no {', '.join(missing)}){hint}", "invalid")
+    damaged = _damaged_record(state)
+    if damaged:
+        raise InputError(path, None, f"not a checkpoint synprep wrote, or a damaged one: {damaged}{hint}", "invalid")
     return state
+
+
+def _damaged_record(state: dict) -> str | None:
+    """What is wrong with a checkpoint's records that every reader trusts (its config, and
+    its vocabulary fingerprint and data record where it has them), in words; None when
+    nothing is."""
+    if not isinstance(state["config"], dict):
+        return f"its config is {type(state['config']).__name__}, not a mapping of the run's settings"
+    if not isinstance(state["model"], dict) or not state["model"]:
+        return "it holds no weights"
+    vocab = state.get("vocab")
+    if vocab is not None:
+        models = vocab.get("models") if isinstance(vocab, dict) else None
+        if not isinstance(vocab, dict) or not isinstance(vocab.get("labels"), list) or not isinstance(models, dict):
+            return "its vocabulary fingerprint is not the mapping of labels and subword models synprep writes"
+        if not models or not all(isinstance(e, dict) and isinstance(e.get("sha256"), str)
+                                 and isinstance(e.get("vocab_size"), int) for e in models.values()):
+            return "its vocabulary fingerprint names no subword model (an empty vocabulary)"
+    data = state.get("data")
+    if data is not None and not isinstance(data, dict):
+        return f"its data record is {type(data).__name__}, not a mapping"
+    return None
 
 
 _OTHER = ("give another checkpoint of the run (checkpoint_best.pt or checkpoint_last.pt in its --out), "
@@ -128,7 +154,7 @@ def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
 
     path = os.fspath(checkpoint)
     state = load_checkpoint(path, _OTHER)
-    cfg = RunConfig.from_dict(state["config"])
+    cfg = saved_config(state, path)
     model = build_model(cfg.model)
     try:
         model.load_state_dict(state["model"])
@@ -138,6 +164,15 @@ def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
                          "invalid") from None
     check_finite_weights(state["model"], path)
     return model.to(device).eval(), cfg, state
+
+
+def saved_config(state: dict, path: str | os.PathLike) -> RunConfig:
+    """The run config a checkpoint ``state`` (of the file ``path``) holds, read at its
+    edge; one this synprep cannot read is an InputError naming the checkpoint."""
+    try:
+        return RunConfig.from_dict(state["config"])
+    except ConfigError as e:
+        raise InputError(os.fspath(path), None, f"its run config cannot be read ({e}); {_OTHER}", "invalid") from None
 
 
 def check_finite_weights(weights: dict, path: str | os.PathLike) -> None:
@@ -153,13 +188,19 @@ def check_finite_weights(weights: dict, path: str | os.PathLike) -> None:
                          f"this checkpoint was saved; {_OTHER} with a lower train.lr", "invalid")
 
 
-def load_model_for(checkpoint: str | os.PathLike, manifest: dict, data: str | os.PathLike, device: Any = "cpu"):
+def load_model_for(checkpoint: str | os.PathLike, manifest: dict, data: str | os.PathLike, device: Any = "cpu", *,
+                   ds: Any = None, use: str = "decode"):
     """(model, RunConfig, checkpoint dict, note) of a checkpoint that is to run on the
     dataset ``data`` (its ``manifest``): the dataset must have the checkpoint's
-    vocabularies (:func:`check_vocab`; an InputError naming both otherwise). ``note``:
-    None, or what could not be compared (a checkpoint of an older version)."""
+    vocabularies (:func:`check_vocab`; an InputError naming both otherwise) and, given
+    the dataset itself (``ds``), no row longer than the model's position table as the
+    model reads it (``use``: ``decode``, the sources; ``score``, the targets too;
+    :func:`synprep.train.inputs.check_positions`). ``note``: None, or what could not be
+    compared (a checkpoint of an older version)."""
     model, cfg, state = load_model(checkpoint, device)
     note = check_vocab(state, manifest, checkpoint, data)
+    if ds is not None:
+        check_positions(cfg.model, ds, use, os.fspath(checkpoint))
     return model, cfg, state, note
 
 
@@ -211,20 +252,21 @@ def vocab_differences(saved: dict, manifest: dict, data: str | os.PathLike) -> l
     return out
 
 
-def check_vocab(state: dict, manifest: dict, checkpoint: str | os.PathLike, data: str | os.PathLike) -> Optional[str]:
+def check_vocab(state: dict, manifest: dict, checkpoint: str | os.PathLike, data: str | os.PathLike,
+                fix: str = "write the dataset with `synprep shard --vocab-from` the run's training data") -> Optional[str]:
     """Stop with an error naming both files when the dataset ``data`` does not have the
     vocabularies the checkpoint was trained with (its ids would mean other pieces or
-    labels). Checkpoints written before the fingerprint was stored are compared by
-    vocabulary sizes and label count only; the returned note says so (else None)."""
+    labels); ``fix`` says what to do. Checkpoints written before the fingerprint was
+    stored are compared by vocabulary sizes and label count only; the returned note
+    says so (else None)."""
 
     ck, d = os.fspath(checkpoint), Path(data)
     models = manifest["pieces"]["models"]
     if "src" not in models:
         raise InputError(str(d / "manifest.json"), None, "the dataset has no source side to translate", "invalid")
     saved = state.get("vocab")
-    fix = "write the dataset with `synprep shard --vocab-from` the run's training data"
     if saved is None:
-        mc = RunConfig.from_dict(state["config"]).model
+        mc = saved_config(state, ck).model
         tok = manifest.get("tokens") or {}
         have = {"src_vocab": models["src"]["vocab_size"], "n_labels": len(manifest["labels"]),
                 "tgt_vocab": tok.get("target_vocab_size", models.get("tgt", models["src"])["vocab_size"])}
@@ -303,7 +345,8 @@ def resume_differences(state: dict, cfg: RunConfig, train_manifest: dict, valid_
 
     # the saved config is read (resolved) here, at its edge: a checkpoint of an older
     # version may hold nulls or lack keys, which take the same values as this run's
-    changed = _config_differences(settings(RunConfig.from_dict(state["config"]).to_dict()), settings(cfg.to_dict()))
+    changed = _config_differences(settings(saved_config(state, "the checkpoint in train.out").to_dict()),
+                                  settings(cfg.to_dict()))
     if changed:
         diffs.append("the run config differs in " + ", ".join(changed))
     return diffs

@@ -21,14 +21,21 @@ from typing import Any, Literal, Optional
 
 from ..errors import ConfigError, InputError
 from ..models import resolve
-from ..models.config import PRESETS, ModelConfig
-from ..settings import Config, merge_dicts, setting
+from ..models.config import MAX_POSITIONS, PRESETS, ModelConfig
+from ..settings import MAX_THREADS, Config, declared_in, merge_dicts, setting
+from ..translate.settings import Decoding
 from ..util.yamlio import load_yaml, load_yaml_file
 
 __all__ = [
     "TrainConfig", "DecodeConfig", "RunConfig", "PRESET_TRAIN", "read_config_file", "load_config",
-    "learning_rate", "inverse_sqrt",
+    "learning_rate", "inverse_sqrt", "MAX_LENGTH_PENALTY", "MAX_MINUTES",
 ]
+
+#: the largest length penalty alpha: (t + 1) ** alpha stays below 2**1023 (a finite
+#: float64) for every t + 1 <= MAX_POSITIONS = 2**16, the longest hypothesis
+MAX_LENGTH_PENALTY = 1023 / math.log2(MAX_POSITIONS)
+#: the longest train.max_minutes (about 1,900 years)
+MAX_MINUTES = 1e9
 
 
 @dataclass(frozen=True)
@@ -36,11 +43,11 @@ class TrainConfig(Config):
     """How to train. Defaults follow the Transformer base recipe."""
 
     # dataset directory (manifest + shards) to train on; required
-    train: str = ""
+    train: str = setting("", metavar="DIR")
     # dataset directory for validation; "" = no validation (the last checkpoint is the best)
-    valid: str = ""
-    # where config.json, checkpoints and metrics.jsonl go
-    out: str = "runs/run"
+    valid: str = setting("", metavar="DIR")
+    # the run directory: config.json, checkpoints and metrics.jsonl
+    out: str = setting("runs/run", metavar="DIR")
     # peak learning rate of the inverse-sqrt schedule: fairseq's Transformer En-De
     # recipe (also PASCAL's released script)
     lr: float = setting(7e-4, gt=0)
@@ -72,12 +79,14 @@ class TrainConfig(Config):
     # batch of k*n sentences on a machine that cannot hold it
     accumulate: int = setting(1, ge=1)
     # stop after this many updates
-    max_steps: int = setting(100_000, ge=1)
+    max_steps: int = setting(100_000, ge=1, metavar="N")
     # stop after this many epochs (0 = no limit)
     max_epochs: int = setting(0, ge=0)
     # stop after this much wall time, validation included, summed over resumes (0 = no limit); a hard
-    # limit: what would end past it (an update, a validation) is not started (Trainer.done)
-    max_minutes: float = setting(0.0, ge=0)
+    # limit: what would end past it (an update, a validation) is not started (Trainer.done).
+    # At most 1e9 minutes (about 1,900 years): max_minutes x 60 seconds stays a float that
+    # elapsed seconds are added to and compared with
+    max_minutes: float = setting(0.0, ge=0, le=MAX_MINUTES, metavar="M")
     # validate (and save checkpoints) every this many updates
     valid_every: int = setting(1000, ge=1)
     # validate on the first N validation pairs only (0 = all)
@@ -93,15 +102,14 @@ class TrainConfig(Config):
     # seed of parameters, dropout, prefix sampling and batch order (numpy's and the
     # samplers' seeds are unsigned 32-bit)
     seed: int = setting(1, ge=0, le=2**32 - 1)
-    # "auto" (CUDA when available), "cpu", "cuda", "cuda:1", ...
-    device: str = "auto"
+    device: str = declared_in(Decoding, "device")
     # bf16 autocast on CUDA (ignored on CPU, where bf16 matmuls are slow)
     bf16: bool = True
-    # torch intra-op threads (0 = torch's default); at most 4096 (torch takes a C int,
-    # and no machine has more cores)
-    threads: int = setting(0, ge=0, le=4096)
+    # torch intra-op threads (0 = torch's default); at most MAX_THREADS (torch takes a C
+    # int, and no machine has more cores)
+    threads: int = setting(0, ge=0, le=MAX_THREADS)
     # progress on stderr (synprep.util.progress): a bar on a terminal, else a line every 30 s
-    progress: bool = True
+    progress: bool = setting(True, flag={"--no-progress": False})
 
     def __post_init__(self):  # each setting's own range is declared in its field (setting(...))
         if self.max_tokens == 0 and self.max_sentences == 0:
@@ -113,16 +121,23 @@ class DecodeConfig(Config):
     """How ``synprep translate`` and ``synprep evaluate`` decode this run's checkpoints
     (their ``--beam`` / ``--length-penalty`` override it)."""
 
-    # beam size (1 = greedy); 5 as the commands' former default
+    # beam size (1 = greedy); 5 as the commands' former default. What a beam costs in
+    # memory depends on the model and the sentences: a search refuses, naming the beam,
+    # one that a sentence cannot hold in the device's memory (synprep.translate.decode.check_beam_memory)
     beam: int = setting(5, ge=1)
     # hypotheses scored log p / length^alpha (fairseq's lenpen: PASCAL and GPS use beam 4
-    # and 0.6, 001 "Training details", 002 §4.1); 1.0 = the average log-probability
-    length_penalty: float = setting(1.0, ge=0)
+    # and 0.6, 001 "Training details", 002 §4.1); 1.0 = the average log-probability. At most
+    # 1023/16: (length + 1) ** alpha is a finite float64 for every length a position table
+    # allows (<= MAX_POSITIONS = 2**16)
+    length_penalty: float = setting(1.0, ge=0, le=MAX_LENGTH_PENALTY)
     # the length budget a * source length + b (tokens, EOS included); null = the
     # target's default (synprep.translate.decode.DEFAULT_BUDGET: pieces 1.5 x + 10,
-    # transitions 3 x + 10, as pieces and as many arcs)
-    max_len_a: Optional[float] = setting(None, ge=0)
-    max_len_b: Optional[int] = setting(None, ge=1)
+    # transitions 3 x + 10, as pieces and as many arcs). Each at most MAX_POSITIONS: the
+    # budget is clipped to the model's position table, so a larger one changes nothing
+    # (and a * length must stay a number int() can take)
+    max_len_a: Optional[float] = setting(None, ge=0, le=MAX_POSITIONS, metavar="A")
+    # the budget's b (tokens); null = the target's default (10)
+    max_len_b: Optional[int] = setting(None, ge=1, le=MAX_POSITIONS, metavar="B")
 
 
 #: train defaults that the quick presets bring (under the run's own ``train:`` keys;
@@ -149,7 +164,10 @@ class RunConfig(Config):
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
-    preset: Optional[str] = None
+    # a model size preset (models.config.PRESETS; docs/models.md, "Presets") under the
+    # run's own model keys (tiny and small also bring a schedule that fits short runs:
+    # PRESET_TRAIN); null: none
+    preset: Optional[str] = setting(None, listed=lambda: list(PRESETS))
 
     @classmethod
     def from_dict(cls, data: dict | None, where: str | None = None):

@@ -3,7 +3,10 @@
 Everything a run needs is one :class:`RunConfig` (``model`` + ``train`` + an optional
 size ``preset``); switching ``model.variant`` is the one change a comparison needs.
 The configs, their loading and the schedule live in :mod:`synprep.train.config` (no
-torch); this module re-exports them (``__all__``).
+torch); this module re-exports them (``__all__``). Beside the loop: what a run takes
+from its datasets (:mod:`synprep.train.inputs`), its run folder's metrics.jsonl
+(:mod:`synprep.train.runfolder`), its validation figures (:mod:`synprep.train.validation`)
+and its checkpoints (:mod:`synprep.train.checkpoint`).
 
 Loop. Batches come from :class:`synprep.dataset.data.TokenBudgetSampler` (length-bucketed,
 at most ``train.max_tokens`` padded tokens and ``train.max_sentences`` sentences,
@@ -59,9 +62,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -69,21 +70,24 @@ from typing import Callable, Optional
 
 from ..dataset.data import ShardDataset, TokenBudgetSampler, drop_tail, share
 from ..models import build_model, check_resolved
-from ..dataset.vocab import TargetVocab, target_language
-from ..translate.evaluate import reference_texts, score, translate_dataset
-from ..util.outputs import OutputDir, check_outputs, write_json, write_text
+from ..dataset.vocab import TargetVocab
+from ..util.outputs import OutputDir, check_outputs, write_json
 from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_finite_weights, check_vocab, data_record, load_checkpoint, load_model, resume_differences
 from .checkpoint import fingerprint as vocab_fingerprint
 from .checkpoint import save_checkpoint as _atomic_save
+from .inputs import check_positions, model_from_manifest, same_vocab
+from .runfolder import RUN_KIND, Metrics
 from .state import TrainState
+from .validation import validation_scores
 from ..errors import ConfigError, InputError, RunError
-from ..models.config import ModelConfig
 from ..util.progress import progress
 from .config import (PRESET_TRAIN, DecodeConfig, RunConfig, TrainConfig, inverse_sqrt, learning_rate,
                            load_config, read_config_file)
 
 __all__ = [
-    "TrainConfig", "RunConfig", "Trainer", "train", "model_from_manifest", "inverse_sqrt", "PRESET_TRAIN",
+    "TrainConfig", "RunConfig", "Trainer", "train", "inverse_sqrt", "PRESET_TRAIN",
+    # owned by synprep.train.inputs and synprep.train.runfolder, importable from here as before
+    "model_from_manifest", "RUN_KIND",
     # owned by synprep.train.checkpoint, importable from here as before
     "load_model", "load_checkpoint", "RESUMABLE", "CHECKPOINT_KEYS", "vocab_fingerprint", "check_vocab",
     # owned by synprep.train.config, importable from here as before
@@ -91,90 +95,8 @@ __all__ = [
 ]
 
 
-def model_from_manifest(mc: ModelConfig, manifest: dict, where: str) -> ModelConfig:
-    """``mc`` with the vocabulary sizes, label count and special ids of a dataset (not
-    resolved again: these keys decide nothing a variant fills)."""
-    models = manifest.get("pieces", {}).get("models", {})
-    if "src" not in models or "tgt" not in models:
-        raise InputError(where, None, "a training dataset needs both sides (src and tgt); this one has " + ", ".join(sorted(models)), "invalid")
-    tok = manifest.get("tokens") or {}
-    values = {
-        "src_vocab": models["src"]["vocab_size"],
-        "tgt_vocab": tok.get("target_vocab_size", models["tgt"]["vocab_size"]),
-        "n_labels": len(manifest["labels"]),
-        "pad_id": tok.get("pad_id", models["tgt"]["pad_id"]),
-        "bos_id": tok.get("bos_id", models["tgt"]["bos_id"]),
-        "eos_id": tok.get("eos_id", models["tgt"]["eos_id"]),
-    }
-    for k in ("src_vocab", "tgt_vocab", "n_labels"):
-        have = getattr(mc, k)
-        if have and have != values[k]:
-            raise ConfigError(f"model.{k} = {have} but the dataset {where} has {values[k]}; leave it unset (0)")
-    return dataclasses.replace(mc, **values)
-
-
-def _same_vocab(a: dict, b: dict) -> bool:
-    sha = lambda m: {s: e["sha256"] for s, e in m["pieces"]["models"].items()}  # noqa: E731
-    return a["labels"] == b["labels"] and sha(a) == sha(b)
-
-
-def _trim_metrics(path: Path, step: Optional[int]) -> None:
-    """Drop the records of updates after ``step`` (and a line cut off by a kill) from
-    a run's metrics.jsonl: a run resumed from its checkpoint at ``step`` logs them
-    again, and they must not appear twice. ``step`` None (a run that starts over, no
-    checkpoint having been written) drops every record."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return
-    try:
-        lines = data.decode("utf-8").splitlines(keepends=True)
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise InputError(os.fspath(path), line, f"not UTF-8 (byte {e.start}): not a metrics.jsonl synprep wrote; move it "
-                         "away (or train into another --out)", "encoding") from None
-    keep = []
-    for line in lines:
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if step is not None and line.endswith("\n") and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
-            keep.append(line)
-    if keep != lines:
-        write_text(path, "".join(keep), newline=None)
-
-
-class _Metrics:
-    """metrics.jsonl, appended to (``f`` None: nothing written, on ranks other than 0)."""
-
-    def __init__(self, f):
-        self.f = f
-
-    @classmethod
-    def open(cls, folder: Optional[OutputDir], step: Optional[int]) -> "_Metrics":
-        """The run folder's metrics.jsonl (``folder`` None: none, on ranks other than 0),
-        its records after update ``step`` dropped first (:func:`_trim_metrics`), then
-        opened to append."""
-        if folder is None:
-            return cls(None)
-        _trim_metrics(folder.file("metrics.jsonl"), step)
-        return cls(folder.append("metrics.jsonl"))
-
-    def write(self, rec: dict) -> None:
-        if self.f is not None:
-            self.f.write(json.dumps(rec) + "\n")
-            self.f.flush()
-
-    def close(self) -> None:
-        if self.f is not None:
-            self.f.close()
-
-
 #: :meth:`Trainer.phase` when nothing times the steps of an update
 _NO_PHASE = contextlib.nullcontext()
-#: the kind of a run folder's marker (synprep.util.outputs.OutputDir)
-RUN_KIND = "train"
 #: what a resume that finds a run of other inputs in train.out does (:func:`train`)
 STALE = ("refuse", "start-over")
 
@@ -228,6 +150,9 @@ class Trainer:
         cfg = dataclasses.replace(cfg, model=model_from_manifest(cfg.model, self.train_ds.manifest, cfg.train.train))
         self.cfg, state = self.restore_point(cfg, resume, stale)
         self.tc, self.mcfg = self.cfg.train, self.cfg.model
+        check_positions(self.mcfg, self.train_ds, "train")  # the model's limits against the data, before any write
+        if self.valid_ds is not None:
+            check_positions(self.mcfg, self.valid_ds, "score")
         self.build_model()
         self.restore(state)
         self.open_run_folder(resumed=state is not None)
@@ -249,7 +174,7 @@ class Trainer:
                 c = ds.manifest.get("counts", {})
                 raise InputError(ds.path, None, f"the dataset has no rows (input {c.get('input', '?')}, kept "
                                  f"{c.get('kept', '?')}; every pair was rejected?): nothing to train or validate on", "empty")
-        if self.valid_ds is not None and not _same_vocab(self.train_ds.manifest, self.valid_ds.manifest):
+        if self.valid_ds is not None and not same_vocab(self.train_ds.manifest, self.valid_ds.manifest):
             raise InputError(tc.valid, None, f"its vocabularies or labels differ from {tc.train}'s; write it with vocab_from= the training set", "invalid")
         limits = dict(max_tokens=tc.max_tokens, seed=tc.seed, max_rows=tc.max_sentences or None)  # the batch limits
         self.sampler = TokenBudgetSampler(self.train_ds.lengths(), shuffle=True, **limits)
@@ -351,7 +276,7 @@ class Trainer:
         if dist.main:
             self.last_path, self.best_path = (self.folder.file(n) for n in ("checkpoint_last.pt", "checkpoint_best.pt"))
             write_json(self.folder.file("config.json"), self.cfg.to_dict(), indent=2, sort_keys=False, ensure_ascii=True)
-        self.metrics = _Metrics.open(self.folder if dist.main else None, self.state.step if resumed else None)
+        self.metrics = Metrics.open(self.folder if dist.main else None, self.state.step if resumed else None)
         if getattr(self.model, "prefix_decoder", False):
             prefix = self.model.prefix
             mode = prefix.mode + (f", k = {prefix.k} prefixes a sentence" if prefix.mode == "sampled" else ", every prefix")
@@ -649,7 +574,7 @@ class Trainer:
             rec["best"] = self._improves(v)
             rec["elapsed_s"] = round(self.elapsed(), 1)
             # the record before the checkpoint: a run killed between the two resumes from the
-            # previous checkpoint, drops this record (_trim_metrics) and validates again
+            # previous checkpoint, drops this record (runfolder.trim_metrics) and validates again
             self.metrics.write(rec)
         self.save(v, final=final)
         if v is not None or self.valid_ds is None:
@@ -659,41 +584,9 @@ class Trainer:
         self.acc["t"] += self.clock() - tv  # throughput counts training time only
 
     def scores(self) -> dict:
-        """The validation figures: loss per target token (no smoothing, exact prefixes)
-        and perplexity, and with ``valid_bleu`` BLEU/chrF++ of greedy translations. Under
-        torchrun each rank scores every world-th batch (and translates every world-th
-        sentence), and all get the whole set's figures."""
-        import torch
-
-        model, ds, tc, dist = self.model, self.valid_ds, self.tc, self.dist
-        model.eval()
-        collate = ds.collate()
-        total, ntok = 0.0, 0
-        batches = self.valid_batches[dist.rank :: dist.world]
-        with torch.no_grad(), progress(len(batches), desc="validation", unit="batch", enabled=tc.progress and dist.main, leave=False) as bar:
-            for b in batches:
-                batch = collate([ds[i] for i in b]).to(self.device)
-                loss, k = model.loss(batch, 0.0)
-                total += float(loss)
-                ntok += k
-                bar.update(1)
-        total, ntok = dist.all_sum(total, ntok)
-        out = {"loss": total / max(1, ntok)}
-        out["ppl"] = math.exp(min(out["loss"], 50.0))
-        if tc.valid_bleu and self.vocab is not None:
-            m = min(len(ds), tc.valid_bleu)
-            lang = target_language(ds.manifest, tc.lang)[0]
-            dc = self.cfg.decode  # greedy, within the run's length budget
-            tr = translate_dataset(model, ds, self.vocab, beam=1, lang=lang, max_tokens=tc.max_tokens or 4096,
-                                   max_len_a=dc.max_len_a, max_len_b=dc.max_len_b,
-                                   rows=range(dist.rank, m, dist.world), device=self.device,
-                                   progress=tc.progress and dist.main, leave=False)
-            parts = dist.gather([t.text for t in tr])  # sentence i was translated by rank i % world
-            hyps = [parts[i % dist.world][i // dist.world] for i in range(m)]
-            s = score(hyps, reference_texts(ds, self.vocab, lang, range(m)))
-            out["bleu"], out["chrf++"] = s["bleu"], s["chrf++"]
-        model.train()
-        return out
+        """The validation figures (:func:`synprep.train.validation.validation_scores`)."""
+        return validation_scores(self.model, self.valid_ds, self.valid_batches, self.cfg, self.vocab, self.dist,
+                                 self.device)
 
     def finish(self) -> None:
         """The end of the loop: a last validation and checkpoint unless the final update
@@ -710,6 +603,7 @@ class Trainer:
         self.bar.close()
         self.metrics.close()
         self.dist.close()
+        self.folder.release()  # one writer a run folder: held from the first write to here (synprep.util.outputs.kept)
 
     def summary(self) -> dict:
         return {

@@ -62,8 +62,9 @@ from ..dataset.vocab import BEGIN, CONT, END_CLASS, TargetVocab, target_language
 from ..util.textio import one_line  # line breaks and tabs to spaces: a generated piece may spell any byte
 from ..errors import ConfigError
 from ..syntax.transitions import legal_classes
+from ..util.device import total_memory
 
-__all__ = ["TargetVocab", "TreeBeam", "Hypothesis", "beam_search", "detokenize", "tree_conllu", "one_line", "target_language"]
+__all__ = ["TargetVocab", "TreeBeam", "Hypothesis", "beam_search", "beam_memory", "check_beam_memory", "detokenize", "tree_conllu", "one_line", "target_language"]
 
 
 class TreeBeam:
@@ -207,6 +208,27 @@ def check_search(model: Any, beam: Any, max_len_a: Any = None, max_len_b: Any = 
         raise ConfigError(f"max_len_a = {max_len_a!r}: expected a finite number >= 0 (the budget is a * source length + b)")
     if max_len_b is not None and (isinstance(max_len_b, bool) or not isinstance(max_len_b, int) or max_len_b < 1):
         raise ConfigError(f"max_len_b = {max_len_b!r}: expected an integer >= 1 (the budget is a * source length + b)")
+
+
+def beam_memory(beam: int) -> int:
+    """Bytes that one sentence's search at ``beam`` allocates at the least, whatever its
+    model: its finished hypotheses (``fin_tok`` (beam, T) and ``fin_score``/``fin_len``
+    (beam,), 8 bytes each) with the shortest budget a sentence has, T = 2 (the model's
+    log-probabilities, candidates and caches come on top)."""
+    return beam * (2 + 2) * 8
+
+
+def check_beam_memory(beam: int, device: Any) -> None:
+    """Refuse, naming the beam, a search that no sentence can hold: one whose least
+    memory (:func:`beam_memory`) exceeds all the memory ``device`` has
+    (:func:`synprep.util.device.total_memory`). A beam that passes may still run out of
+    memory on a long sentence: the search then retries in smaller batches and, for a
+    sentence alone, says so naming the beam (:func:`synprep.translate.evaluate.translate_dataset`)."""
+    need, have = beam_memory(beam), total_memory(device)
+    if have is not None and need > have:
+        raise ConfigError(f"beam = {beam} (--beam, decode.beam): one sentence at this beam needs at least "
+                          f"{need / 2**30:,.1f} GiB (its {beam} finished hypotheses alone), more than the {have / 2**30:,.1f} "
+                          f"GiB the device ({device}) has; give a smaller beam")
 
 
 def beam_search(

@@ -46,6 +46,7 @@ Outputs of :func:`write_outputs`: ``hyps.txt`` (one detokenized hypothesis a lin
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -57,9 +58,10 @@ import numpy as np
 from ..dataset.data import TokenBudgetSampler
 from ..util.outputs import OutputDir, atomic_files
 from ..dataset.vocab import TargetVocab
-from .decode import beam_search, check_search, detokenize, one_line, tree_conllu
-from ..errors import ConfigError, InputError
+from .decode import beam_search, check_beam_memory, check_search, detokenize, one_line, tree_conllu
+from ..errors import ConfigError, InputError, out_of_memory
 from ..util.progress import progress as _progress
+from ..util.textio import lines, open_file
 
 __all__ = [
     "METRICS",
@@ -108,21 +110,25 @@ def reference_texts(ds: Any, vocab: TargetVocab, lang: str, rows: Optional[Seque
 
 def read_references(path: str | os.PathLike, expected: int | None = None, what: str = "references") -> list[str]:
     """One reference (or, as ``what`` says, hypothesis) a line from a text file (``.gz``
-    is read compressed)."""
+    is read compressed), the lines split as sacreBLEU splits them: at LF only (a CR of a
+    CRLF removed; a lone CR, a form feed or U+2028 inside a line is text, not a break),
+    by the one line reader (:func:`synprep.util.textio.lines`: a file with CR-only line
+    endings is refused, naming it). Every text compared with references is read here."""
     path = os.fspath(path)
-    try:
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8") as f:
-            refs = [line.rstrip("\n") for line in f]
-    except FileNotFoundError:
-        raise InputError(path, None, f"no such file (expected the {what}, one a line)", "unreadable") from None
-    except (OSError, UnicodeDecodeError, EOFError) as e:
-        raise InputError(path, None, f"cannot read the {what} ({e})", "unreadable") from None
-    if expected is not None and len(refs) != expected:
+    out: list[str] = []
+    f = open_file(path, f"a text file of {what}, one a line", f"expected the {what}, one a line")
+    with f, (gzip.open(f) if path.endswith(".gz") else contextlib.nullcontext(f)) as stream:
+        for n, raw in enumerate(lines(stream, path), 1):
+            try:
+                out.append(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                raise InputError(path, n, f"not UTF-8 (byte {e.start + 1} of the line): expected the {what} as "
+                                 "UTF-8 text", "encoding") from None
+    if expected is not None and len(out) != expected:
         raise InputError(
-            path, None, f"{len(refs)} {what} for {expected} sentences; expected one line a sentence, in the dataset's order", "misaligned"
+            path, None, f"{len(out)} {what} for {expected} sentences; expected one line a sentence, in the dataset's order", "misaligned"
         )
-    return refs
+    return out
 
 
 #: the decoding batch budget (beam x rows x the longest row) when none is given, by the
@@ -130,8 +136,8 @@ def read_references(path: str | os.PathLike, expected: int | None = None, what: 
 #: work grows with the tokens). A GPU: 100,000. Decoding there is bound by each step's
 #: kernel launches, not by the GPU's arithmetic, so sentences/s grows with the rows a step
 #: carries: vanilla (preset small, 100 updates, one H200) decoded 110.9 sentences/s at
-#: beam 5 and 4,096 tokens and 1,577.5 at 200,000 (peak 3.0 GiB; docs/gpu.md, "Measured
-#: on one H200"). 100,000 holds Multi30k's 1,000 test sentences at beam 4 in about two
+#: beam 5 and 4,096 tokens and 1,577.5 at 200,000 (peak 3.0 GiB;
+#: docs/measured/gpu-h200-2026-11-28.md). 100,000 holds Multi30k's 1,000 test sentences at beam 4 in about two
 #: batches; a batch that runs out of memory is split and retried (below).
 DEFAULT_MAX_TOKENS = {"cpu": 4000, "cuda": 100_000}
 
@@ -167,6 +173,7 @@ def translate_dataset(
     for an inner step such as validation BLEU)."""
 
     check_search(model, beam, max_len_a, max_len_b)
+    check_beam_memory(beam, device)  # a beam no sentence can hold: refused before any work
     idx = np.arange(len(ds)) if rows is None else np.asarray(rows, dtype=np.int64)
     lengths = ds.lengths()[idx]
     budget = max(1, max_tokens // max(1, beam))
@@ -180,10 +187,14 @@ def translate_dataset(
         try:
             hyps = beam_search(model, batch, vocab, beam=beam, length_penalty=length_penalty,
                                max_len_a=max_len_a, max_len_b=max_len_b)
-        except out_of_memory_errors() as e:
+        except Exception as e:
+            if not out_of_memory(e):
+                raise
             if len(part) == 1:
+                why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
                 raise ConfigError(f"one sentence (row {rows_b[0]}, {int(lengths[part[0]])} tokens) does not fit in "
-                                  f"the device's memory at beam {beam}: use a smaller beam or a larger device ({e})") from None
+                                  f"the device's memory at beam {beam}: give a smaller beam (--beam, decode.beam) or "
+                                  f"use a larger device ({why})") from None
             del batch
             free_cached_memory(device)
             # the batch's sentences again, in the batches half the token budget makes of them
@@ -211,14 +222,6 @@ def translate_dataset(
         decode(list(b), budget)
     bar.close()
     return out  # type: ignore[return-value]
-
-
-def out_of_memory_errors() -> tuple:
-    """The exceptions of a device that ran out of memory (torch's, and Python's own)."""
-    import torch
-
-    oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
-    return (MemoryError,) + ((oom,) if oom is not None else ())
 
 
 def free_cached_memory(device: Any) -> None:
@@ -346,6 +349,8 @@ def score(hyps: Sequence[str], refs: Sequence[str], *, lang: Optional[str] = Non
     the source-length buckets (``by_src_length``)."""
     if len(hyps) != len(refs):
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
+    if not hyps:  # (sacreBLEU's corpus scores fail with an IndexError)
+        raise ConfigError("no sentences to score: the test set and its hypotheses are empty")
     if src_lengths is not None and len(src_lengths) != len(hyps):
         raise ValueError(f"{len(src_lengths)} source lengths for {len(hyps)} hypotheses")
     tok = (moses_tokenize(hyps, lang), moses_tokenize(refs, lang), lang) if lang else None
@@ -377,13 +382,16 @@ EVAL_KIND = "evaluate"
 
 def write_outputs(out_dir: Any, translations: Sequence[Translation], refs: Sequence[str], scores: dict, settings: dict) -> None:
     """hyps.txt, hyps.conllu (when trees were predicted), refs.txt and scores.json,
-    replaced together (:func:`synprep.util.outputs.atomic_files`): a failure while writing
+    the folder's results (:meth:`~synprep.util.outputs.OutputDir.results`: a file of an
+    earlier evaluation that this one does not write is removed), replaced together (:func:`synprep.util.outputs.atomic_files`): a failure while writing
     any of them leaves the folder's old files as they were. ``out_dir``: a path or an
     :class:`~synprep.util.outputs.OutputDir` (a folder with files synprep did not
     write is refused)."""
 
     out = out_dir if isinstance(out_dir, OutputDir) else OutputDir(out_dir, EVAL_KIND, "--out")
-    with atomic_files() as g:
+    # one evaluation's files: an earlier one's that this one does not write (hyps.conllu of a
+    # transition decoder, evaluated into the same folder before a piece decoder) are removed
+    with out.results(), atomic_files() as g:
         g.open(out.file("hyps.txt")).write("".join(t.text + "\n" for t in translations))
         g.open(out.file("refs.txt")).write("".join(r + "\n" for r in refs))
         if translations and translations[0].heads is not None:

@@ -9,7 +9,9 @@ tree and END -- so a transition decoder scores the pieces *and* the arcs of that
 and two rows with the same words but different trees score differently. The scores
 are not normalized by length: the contrastive suites compare sentences that differ in
 one word (or one inserted/deleted word, where the reference's length is the other's
-plus or minus one), as LingEval97 compares them. The distribution is the model's
+plus or minus one), as LingEval97 compares them; :func:`sequence_scores` gives each
+sequence's length beside its sum, for a per-token score (Lau, Clark and Lappin 2017's
+"mean log-probability": :mod:`synprep.analysis.contrastive.suite`). The distribution is the model's
 own, without the legal-action mask that constrained decoding applies.
 
 Batches are length-sorted under a token budget (:class:`~synprep.dataset.data.TokenBudgetSampler`,
@@ -26,16 +28,24 @@ import numpy as np
 from ..dataset.data import TokenBudgetSampler
 from ..util.progress import progress as _progress
 
-__all__ = ["sequence_logprobs"]
+__all__ = ["sequence_logprobs", "sequence_scores"]
 
 
 def sequence_logprobs(model: Any, ds: Any, *, max_tokens: int = 4000, device: Any = "cpu",
                       progress: bool = False) -> np.ndarray:
     """(N,) float64: log p(target | source) of every row of the dataset ``ds`` (module
     doc), in row order."""
+    return sequence_scores(model, ds, max_tokens=max_tokens, device=device, progress=progress)[0]
+
+
+def sequence_scores(model: Any, ds: Any, *, max_tokens: int = 4000, device: Any = "cpu",
+                    progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """((N,) float64 log p(target | source), (N,) int64 the number of tokens summed:
+    the target sequence's length with EOS or END) of every row of ``ds``, in row order."""
     import torch
 
     out = np.zeros(len(ds), dtype=np.float64)
+    lengths = np.zeros(len(ds), dtype=np.int64)
     collate = ds.collate()
     was = model.training
     model.eval()
@@ -49,8 +59,9 @@ def sequence_logprobs(model: Any, ds: Any, *, max_tokens: int = 4000, device: An
                 logp = torch.log_softmax(model(batch).float(), dim=-1)  # (B, T, V)
                 tok = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1).masked_fill(pad, 0.0)  # (B, T)
                 out[np.asarray(b)] = tok.sum(1).double().cpu().numpy()
+                lengths[np.asarray(b)] = (~pad).sum(1).cpu().numpy()
                 bar.update(len(b))
     finally:
         bar.close()
         model.train(was)
-    return out
+    return out, lengths

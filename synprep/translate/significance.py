@@ -92,11 +92,12 @@ import math
 import os
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from ..settings import Config, setting
 from .evaluate import METRICS, TOK_BLEU, metric_objects, moses_tokenize, read_references, tok_bleu_metric
 
 __all__ = [
@@ -121,6 +122,7 @@ __all__ = [
     "sign_test_scores",
     "read_scores",
     "SIGN_UNITS",
+    "CompareSettings",
 ]
 
 #: bootstrap resamples (Koehn 2004 and sacrebleu's --paired-bs use 1,000)
@@ -135,6 +137,32 @@ DEFAULT_SEED = 12345
 COMPARED = ("bleu", "chrf+")
 #: what the sign test counts: sentences (sentence chrF+) or scores (test set x metric)
 SIGN_UNITS = ("sentence", "score")
+
+
+@dataclass(frozen=True)
+class CompareSettings(Config):
+    """How ``synprep compare`` compares systems (:func:`compare_files`,
+    :func:`sign_test_scores`)."""
+
+    # a metric to compare (repeatable or comma-separated): bleu, chrf+, chrf++, bleu-tok
+    # (tokenized BLEU, multi-bleu.perl's, 004 §5.3); chrF++ is reported, not tested, by default
+    metrics: list[str] = setting(default_factory=lambda: list(COMPARED), min_items=1, flag="--metric", separator=",",
+                                 repeat=True, metavar="M")
+    # target language of the Moses tokenizer for bleu-tok (e.g. de)
+    lang: Optional[str] = setting(None, metavar="L")
+    # bleu-tok on the files as they are (already tokenized: whitespace split only)
+    tokenized: bool = setting(False, flag={"--tokenized": True})
+    # what the sign test counts: sentence = sentence chrF+ of one test set; score = (test
+    # set x metric) scores read from score files (000 §6.2: '10/12 scores')
+    sign_unit: Literal[SIGN_UNITS] = "sentence"  # type: ignore[valid-type]
+    # --sign-unit score: the systems to compare, the first the baseline; null: the first
+    # file's order
+    systems: Optional[list[str]] = setting(None, separator=",", metavar="A,B,...")
+    # bootstrap resamples (Koehn 2004 and sacrebleu's --paired-bs use 1,000); at most
+    # MAX_SAMPLES: p-values down to 1e-6
+    samples: int = setting(DEFAULT_SAMPLES, ge=1, le=MAX_SAMPLES, metavar="N")
+    # seed of the resampling (sacrebleu's, SACREBLEU_SEED)
+    seed: int = setting(DEFAULT_SEED, ge=0, metavar="N")
 
 
 def sentence_stats(metric: Any, hyps: Sequence[str], refs: Sequence[str] | None) -> np.ndarray:
@@ -438,11 +466,16 @@ def read_scores(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     except json.JSONDecodeError as e:
         raise InputError(p, e.lineno, f"not JSON ({e.msg}); expected the output of synprep compare --json", "invalid") from None
     systems = data.get("systems", data) if isinstance(data, dict) else None
-    ok = isinstance(systems, dict) and systems and all(
-        isinstance(v, dict) and all(isinstance(x, (int, float)) or x is None for x in v.values()) for v in systems.values())
-    if not ok:
+    if not (isinstance(systems, dict) and systems and all(isinstance(v, dict) for v in systems.values())):
         raise InputError(p, None, 'expected {"systems": {SYSTEM: {METRIC: score}}} (synprep compare --json) '
                          "or {SYSTEM: {METRIC: score}}", "invalid")
+    for name, scores in systems.items():
+        for metric, x in scores.items():
+            # a NaN would count as a tie and true as 1.0: a score is a finite number (null: none)
+            if x is not None and (isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x)):
+                raise InputError(p, None, f"system {name!r}, metric {metric!r}: the score {json.dumps(x)} is not a "
+                                 "finite number (null for a metric without a score); expected the output of synprep "
+                                 "compare --json", "invalid")
     return systems
 
 

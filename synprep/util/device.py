@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 
-__all__ = ["choose_device", "cuda_wanted"]
+__all__ = ["choose_device", "cuda_wanted", "total_memory"]
 
 
 def cuda_wanted(name: str | None) -> bool:
@@ -52,3 +52,33 @@ def choose_device(name: str | None, what: str = "--device"):
             raise ConfigError(f"{what} = {name!r} does not exist; this machine has {torch.cuda.device_count()} CUDA device(s)")
         return torch.device(name)
     raise ConfigError(f"{what} = {name!r}: unknown device; expected auto, cpu, cuda or cuda:N")
+
+
+def total_memory(device) -> int | None:
+    """Bytes of memory ``device`` (a ``torch.device`` or its name) has in all: a GPU's
+    own, or on the CPU the machine's physical memory less what a cgroup (a container, a
+    SLURM job) limits this process to; None where it cannot be read. What no setting
+    may ask one sentence or one model to exceed (the beam's check, synprep.translate.decode)."""
+    kind = getattr(device, "type", str(device).split(":")[0])
+    if kind == "cuda":
+        import torch
+
+        index = getattr(device, "index", None)
+        return int(torch.cuda.get_device_properties(index if index is not None else 0).total_memory)
+    if kind != "cpu":
+        return None
+    import os
+
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(limit, encoding="ascii") as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total

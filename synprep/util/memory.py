@@ -24,7 +24,7 @@ H100 (``bench/gpu.py``'s decode part, vanilla preset small, greedy) 4.4 sentence
 with them against 133.4 without (``SYNPREP_KEEP_FREED_MEMORY=0``, same image, same
 session; 152.8 in a call before they existed), likely because CUDA's and PyTorch's
 host side, many threads each with its own malloc arena, then grow and search heaps
-where they would have mapped (docs/gpu.md). So a process that computes on a GPU is
+where they would have mapped (docs/measured/gpu-h100-2026-11-26.md). So a process that computes on a GPU is
 left as it is. Elsewhere than glibc (musl, macOS) it does nothing;
 ``SYNPREP_KEEP_FREED_MEMORY=0`` turns it off.
 """

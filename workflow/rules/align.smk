@@ -17,9 +17,7 @@ rule filter_alignment:
         rejects=out_path("align/{shard}.rejects.tsv"),
         details=directory(out_path("align/{shard}.scores")),
     params:
-        filters=ALIGN_FILTERS,
-        stage="align",
-        seed=SETTINGS.align.seed,
+        settings={"filters": ALIGN_FILTERS, "stage": "align", "seed": SETTINGS.align.seed},
     conda:
         "../envs/synprep.yaml"
     log:

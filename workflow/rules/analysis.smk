@@ -21,13 +21,13 @@
 # checked when the workflow starts.
 
 from synprep.stages.analysis import analysis_settings
+from synprep.stages.challenge import step_settings as challenge_step
 
-ANALYSIS_CONFIG = config["analysis"]
 ANALYSIS_RUN_VARIANTS = {}
-if ANALYSIS_CONFIG["induce"]["enabled"] and TRAIN_RUNS:
+if SETTINGS.analysis.induce.enabled and TRAIN_RUNS:
     ANALYSIS_RUN_VARIANTS = {name: run.model.variant for name, run in RUNS.items()}  # train.smk's resolved runs
 ANALYSIS = analysis_settings(
-    ANALYSIS_CONFIG, langs=LANGS, shards=SHARDS, heldout=HELDOUT, runs=ANALYSIS_RUN_VARIANTS
+    SETTINGS.analysis, langs=LANGS, shards=SHARDS, heldout=HELDOUT, runs=ANALYSIS_RUN_VARIANTS
 )
 CHALLENGE = ANALYSIS["challenge"]
 INDUCE = ANALYSIS["induce"]
@@ -47,7 +47,8 @@ if CHALLENGE:
             tgt=out_path("analysis/challenge/trees.tgt.conllu"),
             sets=directory(out_path("analysis/challenge/sets")),
         params:
-            settings=CHALLENGE,
+            settings=challenge_step(CHALLENGE),
+            context={"data": CHALLENGE["data"], "shards": CHALLENGE["shards"]},
         conda:
             "../envs/synprep.yaml"
         log:
@@ -93,7 +94,7 @@ if INDUCE:
             output:
                 dataset=directory(out_path("analysis/induce/treebank/dataset")),
             params:
-                labels=config["oracle"]["labels"],
+                labels=SETTINGS.oracle.labels,
             conda:
                 "../envs/synprep.yaml"
             log:
@@ -141,8 +142,8 @@ if INDUCE:
         params:
             runs=INDUCE["runs"],
             root=INDUCE["root"],
-            words=config["oracle"]["words"],
-            labels=config["oracle"]["labels"],
+            words=SETTINGS.oracle.words,
+            labels=SETTINGS.oracle.labels,
         conda:
             "../envs/synprep.yaml"
         log:
@@ -186,8 +187,8 @@ if INDUCE and INDUCE["gate_runs"]:
             gold=out_path("analysis/gates/gold.tgt.conllu"),
         params:
             runs=INDUCE["gate_runs"],
-            words=config["oracle"]["words"],
-            labels=config["oracle"]["labels"],
+            words=SETTINGS.oracle.words,
+            labels=SETTINGS.oracle.labels,
         conda:
             "../envs/synprep.yaml"
         log:

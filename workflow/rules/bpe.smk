@@ -11,8 +11,8 @@
 
 from synprep.stages.bpe import vocabulary_files
 
-BPE = config["bpe"]
-BPE_TOKENIZERS = {s: BPE[f"{s}_tokenizer"] for s in ("src", "tgt") if BPE[f"{s}_tokenizer"]}
+BPE = SETTINGS.bpe  # synprep.stages.settings.BpeSettings
+BPE_TOKENIZERS = {s: getattr(BPE, f"{s}_tokenizer") for s in ("src", "tgt") if getattr(BPE, f"{s}_tokenizer")}
 BPE_MODELS = vocabulary_files(BPE)
 
 
@@ -21,18 +21,17 @@ rule train_bpe:
         src=expand(rules.parse_pairs.output.src, shard=SHARDS),
         tgt=expand(rules.parse_pairs.output.tgt, shard=SHARDS),
         # a model folder's tokenizer.json and config files are read from the folder
-        tokenizers=list(BPE_TOKENIZERS.values()),
+        **{f"{side}_tokenizer": path for side, path in BPE_TOKENIZERS.items()},
     output:
         manifest=out_path("bpe/manifest.json"),
         models=expand(out_path("bpe/{model}"), model=BPE_MODELS),
     params:
-        tokenizers=BPE_TOKENIZERS,
         settings={
-            **{k: v for k, v in BPE.items() if k not in ("src_tokenizer", "tgt_tokenizer")},
-            "words": config["oracle"]["words"],
-            "labels": config["oracle"]["labels"],
+            **{k: v for k, v in BPE.to_dict().items() if k not in ("src_tokenizer", "tgt_tokenizer")},
+            "words": SETTINGS.oracle.words,
+            "labels": SETTINGS.oracle.labels,
         },
-        languages=LANGS,
+        context={"languages": LANGS},
     conda:
         "../envs/synprep.yaml"
     log:

@@ -4,7 +4,7 @@
 # outputs, logs/ and benchmarks/. Another corpus gets another outdir, so that its run
 # neither overwrites nor resumes the demo's (config/README.md, "outdir").
 
-OUT_DIR = config["outdir"].rstrip(os.sep) or os.curdir
+OUT_DIR = SETTINGS.outdir.rstrip(os.sep) or os.curdir
 
 
 def out_path(path):

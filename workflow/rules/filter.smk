@@ -39,8 +39,11 @@ rule filter_pairs:
         rejects=out_path("filter/{shard}.rejects.tsv"),
         details=directory(out_path("filter/{shard}.scores")),
     params:
-        filters=lambda wildcards, input: with_decontamination(FILTERS, TEST_FILES, input.heldout),
-        stage="filter",
+        settings=lambda wildcards, input: {
+            "filters": with_decontamination(FILTERS, TEST_FILES, input.heldout),
+            "stage": "filter",
+            "seed": SETTINGS.align.seed,
+        },
     conda:
         "../envs/synprep.yaml"
     log:

@@ -8,7 +8,7 @@
 # pieces, target-too-long (training shards only, shards.max_target_pieces), mwt-cycle,
 # unknown-label).
 
-ORACLE = config["oracle"]
+ORACLE = SETTINGS.oracle  # synprep.stages.settings.OracleSettings
 
 
 # Snakemake sees only a shard's directory: one whose files no longer match its
@@ -33,12 +33,12 @@ rule write_shard:
         # the target cap (shards.max_target_pieces) holds for training shards only: the
         # held-out shards (HELDOUT, train.smk) are the test data and are never capped
         settings=lambda wildcards: {
-            **ORACLE,
-            "max_len": config["shards"]["max_len"],
-            "max_target_pieces": 0 if wildcards.shard in HELDOUT else config["shards"]["max_target_pieces"],
-            "shard_size": config["shards"]["rows_per_file"],
+            **ORACLE.to_dict(),
+            "max_len": SETTINGS.shards.max_len,
+            "max_target_pieces": 0 if wildcards.shard in HELDOUT else SETTINGS.shards.max_target_pieces,
+            "shard_size": SETTINGS.shards.rows_per_file,
         },
-        stage="oracle",
+        context={"stage": "oracle"},
     conda:
         "../envs/synprep.yaml"
     log:

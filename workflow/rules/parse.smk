@@ -17,7 +17,7 @@ PARSE = SETTINGS.parse  # the typed parse section (synprep.parsers.ParseSettings
 PARSERS = parser_settings(PARSE, LANGS)
 PARSE_RESOURCES = parse_resources(PARSE)
 # a paper's recipe (config/recipes/) parsed with the demo models: say so when the workflow starts
-DEMO_PARSER_WARNING = demo_parser_warning(config.get("recipe"), PARSE, LANGS)
+DEMO_PARSER_WARNING = demo_parser_warning(SETTINGS.recipe, PARSE, LANGS)
 if DEMO_PARSER_WARNING:
     print(f"warning: {DEMO_PARSER_WARNING}", file=sys.stderr)
 # your own corpus with what a config copied from the demo's still takes from the demo
@@ -46,10 +46,8 @@ rule parse_pairs:
         tgt=out_path("parse/{shard}.tgt.conllu"),
         rejects=out_path("parse/{shard}.rejects.tsv"),
     params:
-        backend=PARSE.backend,
-        src=PARSERS["src"],
-        tgt=PARSERS["tgt"],
-        stage="parse",
+        settings={"backend": PARSE.backend, "sides": PARSERS, "stage": "parse"},
+        context=lambda wildcards, threads: {"threads": threads, "progress": True},
     threads: PARSE_RESOURCES.threads
     resources:
         gpu=PARSE_RESOURCES.gpus,

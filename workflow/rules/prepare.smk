@@ -10,19 +10,12 @@
 
 import os
 
-from synprep.stages.prepare import CorpusSpec, shard_names
+from synprep.stages.prepare import shard_names
 
 
-CORPUS = CorpusSpec(
-    name=config["corpus"]["name"],
-    src=config["corpus"]["src"],
-    tgt=config["corpus"]["tgt"],
-    tsv=config["corpus"]["tsv"],
-    columns=tuple(config["corpus"]["columns"]),
-    max_pairs=config["corpus"]["max_pairs"],
-)
-SHARDS = shard_names(config["shards"]["count"])
-LANGS = {"src": config["corpus"]["src_lang"], "tgt": config["corpus"]["tgt_lang"]}
+CORPUS = SETTINGS.corpus.spec  # where the corpus is (synprep.stages.prepare.CorpusSpec)
+SHARDS = shard_names(SETTINGS.shards.count)
+LANGS = {"src": SETTINGS.corpus.src_lang, "tgt": SETTINGS.corpus.tgt_lang}
 
 
 wildcard_constraints:

@@ -18,8 +18,8 @@ rule collect_stats:
     output:
         stats=out_path("report/stats/{shard}.json"),
     params:
-        words=config["oracle"]["words"],
-        labels=config["oracle"]["labels"],
+        words=SETTINGS.oracle.words,
+        labels=SETTINGS.oracle.labels,
     conda:
         "../envs/synprep.yaml"
     log:
@@ -55,8 +55,8 @@ rule make_report:
         ],
     params:
         stages=STAGES,
-        title=config["report"]["title"],
-        top_labels=config["report"]["top_labels"],
+        title=SETTINGS.report.title,
+        top_labels=SETTINGS.report.top_labels,
         runs=[run["name"] for run in TRAIN_RUNS],
         warnings=PARSE_WARNINGS,
     conda:
@@ -82,8 +82,8 @@ rule make_dataset_report:
         plots=[out_path(f"report/dataset/plots/{name}.png") for name in PLOTS],
     params:
         stages=STAGES,
-        title=f"{config['report']['title']} (the data)",
-        top_labels=config["report"]["top_labels"],
+        title=f"{SETTINGS.report.title} (the data)",
+        top_labels=SETTINGS.report.top_labels,
         runs=[],
         warnings=PARSE_WARNINGS,
     conda:

@@ -1,5 +1,4 @@
-# Stage table: every variant, every seed, one budget, one command (docs/models.md,
-# "The table"):
+# Stage table: every variant, every seed, one budget, one command (docs/table.md):
 #
 #   snakemake --cores 16 table --configfile config/table/cpu.yaml --replace-workflow-config
 #
@@ -23,14 +22,19 @@
 #
 # make_table scores every run on the test set and on each challenge subset of it,
 # compares each variant with the baseline of the same seed (paired bootstrap, sign
-# test, Holm-Bonferroni), with the transition decoders' tree agreement (agree_trees,
-# on the test set) and the structured-attention runs' induced trees
-# (analysis/induce.json, when analysis.induce is on), and writes
-# results/table/table.json and table.md (synprep.stages.table.build_table). Without
+# test: the detail), decides over every run (one model a test set and metric,
+# Holm-Bonferroni over table.primary: docs/decision.md), with the transition
+# decoders' tree agreement (agree_trees, on the test set) and the
+# structured-attention runs' induced trees (analysis/induce.json, when
+# analysis.induce is on), and writes results/table/table.json, table.md and
+# outcomes.tsv.gz, every run's per-item contrastive outcomes (synprep table-decide
+# re-decides from them; synprep.stages.table.build_table). Without
 # table.enabled there is no rule `table` (snakemake: "No rule to produce table").
 #
 # Contrastive pairs (table.contrastive.enabled; docs/analysis.md, "Contrastive pairs"):
-# make_contrastive_suite makes one suite from the parses of table.test and table.larger
+# make_contrastive_suite makes one suite from the parses of table.test, table.larger and
+# the extra reference sets of table.contrastive.extra (split and parsed by
+# split_evalset and parse_evalset as the test set is; decontaminated against too)
 # (synprep contrastive's rules for corpus.tgt_lang, forms from the training shards'
 # target parses, insertions and deletions parsed again by the target parser),
 # write_contrastive_dataset encodes its sentences with the training vocabularies as
@@ -38,7 +42,15 @@
 # (synprep contrastive-score: teacher-forced), and make_table adds a test set per error
 # type (accuracy; exact McNemar against the baseline).
 
+import re
+
+from synprep.stages.table import contrastive_sets
+
 TABLE = SETTINGS.table  # synprep.stages.table.TableSettings
+# the contrastive suite's extra reference sets, by name (split and parsed as the test set)
+CONTRASTIVE_EXTRA = contrastive_sets(TABLE, CORPUS.name, TABLE_SETS)
+# every raw pair set the table splits and parses, by its wildcard
+EVAL_INPUTS = {**TABLE_SETS, **CONTRASTIVE_EXTRA}
 
 if TABLE_RUNS:
     if not HELDOUT_DATA:
@@ -56,18 +68,18 @@ if TABLE_RUNS:
                   "summary": out_path("table/data/{evalset}/prepare/000.json")}
 
     wildcard_constraints:
-        evalset="|".join(TABLE_SETS) or "none",
+        evalset="|".join(re.escape(key) for key in EVAL_INPUTS) or "none",
 
     # the raw pairs, one shard (synprep split): ids <name>:<line>, unreadable lines rejected
     rule split_evalset:
         input:
-            lambda wildcards: [TABLE_SETS[wildcards.evalset]["src"], TABLE_SETS[wildcards.evalset]["tgt"]],
+            lambda wildcards: [EVAL_INPUTS[wildcards.evalset]["src"], EVAL_INPUTS[wildcards.evalset]["tgt"]],
         output:
             **EVAL_SPLIT,
         params:
-            src=lambda wildcards: TABLE_SETS[wildcards.evalset]["src"],
-            tgt=lambda wildcards: TABLE_SETS[wildcards.evalset]["tgt"],
-            name=lambda wildcards: TABLE_SETS[wildcards.evalset]["name"],
+            src=lambda wildcards: EVAL_INPUTS[wildcards.evalset]["src"],
+            tgt=lambda wildcards: EVAL_INPUTS[wildcards.evalset]["tgt"],
+            name=lambda wildcards: EVAL_INPUTS[wildcards.evalset]["name"],
             out_dir=lambda wildcards, output: os.path.dirname(output.pairs),
         conda:
             "../envs/synprep.yaml"
@@ -89,10 +101,8 @@ if TABLE_RUNS:
             tgt=out_path("table/data/{evalset}/parse.tgt.conllu"),
             rejects=out_path("table/data/{evalset}/parse.rejects.tsv"),
         params:
-            backend=PARSE.backend,
-            src=PARSERS["src"],
-            tgt=PARSERS["tgt"],
-            stage="parse",
+            settings={"backend": PARSE.backend, "sides": PARSERS, "stage": "parse"},
+            context=lambda wildcards, threads: {"threads": threads, "progress": True},
         threads: PARSE_RESOURCES.threads
         resources:
             gpu=PARSE_RESOURCES.gpus,
@@ -119,14 +129,14 @@ if TABLE_RUNS:
             rejects=out_path("table/data/{evalset}/oracle.rejects.tsv"),
         params:
             settings={
-                **ORACLE,
+                **ORACLE.to_dict(),
                 "projectivity": "lift",
                 "unknown_labels": "map",
-                "max_len": config["shards"]["max_len"],
+                "max_len": SETTINGS.shards.max_len,
                 "max_target_pieces": 0,
-                "shard_size": config["shards"]["rows_per_file"],
+                "shard_size": SETTINGS.shards.rows_per_file,
             },
-            stage="oracle",
+            context={"stage": "oracle"},
         conda:
             "../envs/synprep.yaml"
         log:
@@ -194,7 +204,8 @@ if TABLE_RUNS:
                 tgt=out_path("table/data/{evalset}/challenge/trees.tgt.conllu"),
                 sets=directory(out_path("table/data/{evalset}/challenge/sets")),
             params:
-                settings=lambda wildcards: {**CHALLENGE, "data": wildcards.evalset, "shards": []},
+                settings=challenge_step(CHALLENGE),
+                context=lambda wildcards: {"data": wildcards.evalset, "shards": []},
             conda:
                 "../envs/synprep.yaml"
             log:
@@ -206,7 +217,7 @@ if TABLE_RUNS:
 
     # the larger text is scored only on its challenge subsets (the test set's that are
     # too small): the runs decode only its pairs that are in one of them, not the whole
-    # text (on Multi30k's val, 121 of 1,014 pairs; docs/models.md, "The table")
+    # text (on Multi30k's val, 121 of 1,014 pairs; docs/table.md, "Read it")
     LARGER_SUBSETS = {"dataset": out_path("table/data/larger/subsets/dataset"),
                       "refs": out_path("table/data/larger/subsets/refs.txt")}
 
@@ -288,9 +299,9 @@ if TABLE_RUNS:
                 "config table.contrastive: the suite is made from the parses of table.test (and table.larger); "
                 "give table.test, or set table.contrastive.enabled: false"
             )
-        CONTRASTIVE_SETS = list(TABLE_SETS)  # test, then larger
+        CONTRASTIVE_SETS = [*TABLE_SETS, *CONTRASTIVE_EXTRA]  # test, larger, then the extra sets
 
-        # one suite from the test set's and the larger text's parses (synprep contrastive)
+        # one suite from the parses of the test set, the larger text and the extra sets (synprep contrastive)
         rule make_contrastive_suite:
             input:
                 **PARSE_MODELS,
@@ -300,9 +311,9 @@ if TABLE_RUNS:
             output:
                 suite=directory(out_path("table/contrastive/suite")),
             params:
-                lang=LANGS["tgt"],
-                backend=PARSE.backend,
-                parser=PARSERS["tgt"],
+                settings={"lang": LANGS["tgt"], "backend": PARSE.backend},
+                # the workflow's target parser, with the job's share of threads
+                context=lambda wildcards, threads: {"parser": PARSERS["tgt"], "threads": threads, "option": "the suite"},
             threads: PARSE_RESOURCES.threads
             conda:
                 "../envs/synprep.yaml"
@@ -391,6 +402,7 @@ if TABLE_RUNS:
         output:
             json=out_path("table/table.json"),
             md=out_path("table/table.md"),
+            outcomes=out_path("table/outcomes.tsv.gz"),
         params:
             runs=[(run["name"], run["config"]["model"]["variant"], run["config"]["train"]["seed"]) for run in TABLE_RUNS],
             benchmarks=[out_path(f"benchmarks/train_model/{run['name']}.tsv") for run in TABLE_RUNS],

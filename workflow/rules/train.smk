@@ -37,10 +37,10 @@ TRAIN_RUNS = TRAIN.runs + TABLE_RUNS
 # (synprep.dataset.heldout.split_pairs); the shards are then all training shards
 HELDOUT_PAIRS = TRAIN.heldout_pairs
 HELDOUT = HELDOUT_SHARDS  # synprep.stages.prepare.heldout_shards, in filter.smk
-if HELDOUT_PAIRS and config["shards"]["max_target_pieces"]:
+if HELDOUT_PAIRS and SETTINGS.shards.max_target_pieces:
     raise ValueError(
         f"config train.heldout_pairs = {HELDOUT_PAIRS} takes the held-out pairs from every shard, and "
-        f"shards.max_target_pieces = {config['shards']['max_target_pieces']} caps the targets of every training "
+        f"shards.max_target_pieces = {SETTINGS.shards.max_target_pieces} caps the targets of every training "
         "shard: the test pairs would be capped too. Set shards.max_target_pieces: 0, or hold out whole shards "
         "(train.heldout_shards, with train.heldout_pairs: 0)"
     )

@@ -1,30 +1,8 @@
-"""Snakemake script: a transition decoder's trees against the target parser's parse of
-its own words (synprep.stages.table.tree_agreement); null for the other variants."""
+"""Snakemake script: a transition decoder's trees against the target parser's parse of its words (synprep.stages.jobs.table.agree_trees), on the rule's files (synprep.stages.step.run_job)."""
 
-import json
-import os
-import sys
+from synprep.stages.jobs.table import agree_trees
+from synprep.stages.step import run_job
 
-from synprep import parsers
-from synprep.stages.table import tree_agreement
-from synprep.util.outputs import write_text
-
-
-def main(sm) -> None:
-    log = sys.stderr = open(sm.log[0], "w", buffering=1)  # tracebacks too go to the rule's log
-    backend = parsers.backend(sm.params.backend)
-    # the decoder's words, as given; the backend's share of this job's threads (Parser.job_options)
-    opts = backend.job_options({**dict(sm.params.parser), "pretokenized": True, "max_words": None}, sm.threads)  # None: no limit
-    eval_dir = os.path.dirname(sm.input.hyps)
-    trees = os.path.join(eval_dir, "hyps.conllu")  # a transition decoder's trees (synprep evaluate)
-    agreement = None
-    if os.path.exists(trees):
-        with backend(**opts) as parser:
-            agreement = tree_agreement(trees, sm.output.agreement[: -len(".json")], parser)
-    write_text(sm.output.agreement, json.dumps({"run": sm.wildcards.run, "agreement": agreement}) + "\n")
-    print(f"{sm.wildcards.run}: {agreement}", file=log)
-
-
-# only when snakemake runs this file (the udpipe workers import the main module again)
+# only when snakemake runs this file (worker processes started with the spawn method import it again)
 if __name__ == "__main__":
-    main(snakemake)  # noqa: F821  (injected by snakemake)
+    run_job(snakemake, agree_trees)  # noqa: F821  (injected by snakemake)

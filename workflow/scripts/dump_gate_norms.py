@@ -1,12 +1,8 @@
-"""Snakemake script: the gate norms (004 Eq. 17) of a gated structured-attention run's
-best checkpoint on the held-out references (synprep.stages.analysis.dump_gate_norms)."""
+"""Snakemake script: a gated run's gate norms (004 Eq. 17) on the held-out references (synprep.stages.jobs.analysis.dump_gate_norms), on the rule's files (synprep.stages.step.run_job)."""
 
-import sys
+from synprep.stages.jobs.analysis import dump_gate_norms
+from synprep.stages.step import run_job
 
-from synprep.stages.analysis import dump_gate_norms
-
-sm = snakemake  # noqa: F821  (injected by snakemake)
-# everything, tracebacks included, goes to the rule's log
-log = sys.stderr = open(sm.log[0], "w", buffering=1)
-n = dump_gate_norms(sm.params.checkpoint, sm.params.data, sm.output.gates, threads=sm.threads)
-print(f"{sm.wildcards.run}: gate norms of {n} target pieces from {sm.params.checkpoint}", file=log)
+# only when snakemake runs this file (worker processes started with the spawn method import it again)
+if __name__ == "__main__":
+    run_job(snakemake, dump_gate_norms)  # noqa: F821  (injected by snakemake)

@@ -1,12 +1,8 @@
-"""Snakemake script: the source arc marginals of a structured-attention run's best
-checkpoint on the held-out dataset (synprep.stages.analysis.dump_tree_scores)."""
+"""Snakemake script: a structured-attention run's source scores phi on a dataset (synprep.stages.jobs.analysis.dump_tree_scores), on the rule's files (synprep.stages.step.run_job)."""
 
-import sys
+from synprep.stages.jobs.analysis import dump_tree_scores
+from synprep.stages.step import run_job
 
-from synprep.stages.analysis import dump_tree_scores
-
-sm = snakemake  # noqa: F821  (injected by snakemake)
-# everything, tracebacks included, goes to the rule's log
-log = sys.stderr = open(sm.log[0], "w", buffering=1)
-n = dump_tree_scores(sm.params.checkpoint, sm.params.data, sm.output.scores, threads=sm.threads)
-print(f"{sm.wildcards.run}: {n} score matrices from {sm.params.checkpoint}", file=log)
+# only when snakemake runs this file (worker processes started with the spawn method import it again)
+if __name__ == "__main__":
+    run_job(snakemake, dump_tree_scores)  # noqa: F821  (injected by snakemake)

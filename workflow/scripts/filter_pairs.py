@@ -1,19 +1,9 @@
-"""Snakemake script: run one stage's filters over one shard (synprep.stages.filter.filter_shard)."""
+"""Snakemake script: the filter step (synprep.stages.filter.run): one stage's filters over one shard, on the rule's files and settings (synprep.stages.step.run_rule)."""
 
-import sys
+from synprep.stages.step import run_rule
 
-from synprep.stages.filter import filter_shard
-
-sm = snakemake  # noqa: F821  (injected by snakemake)
-# everything, tracebacks included, goes to the rule's log
-log = sys.stderr = open(sm.log[0], "w", buffering=1)
-counts = filter_shard(
-    sm.input.pairs,
-    sm.params.filters,
-    sm.output.pairs,
-    sm.output.rejects,
-    sm.output.details,
-    stage=sm.params.stage,
-    seed=sm.params.get("seed"),
-)
-print(f"{sm.params.stage} {sm.wildcards.shard}: {counts}", file=log)
+# Only when snakemake runs this file: worker processes started with the spawn method
+# (udpipe's, parse.udpipe.threads >= 2) import the main module again, and must not run
+# the step there (it reopened the log and died: every pair a worker-crash reject).
+if __name__ == "__main__":
+    run_rule(snakemake, "filter")  # noqa: F821  (injected by snakemake)

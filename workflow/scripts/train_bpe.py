@@ -1,17 +1,9 @@
-"""Snakemake script: the shared vocabularies (synprep.stages.bpe.build_vocabulary)."""
+"""Snakemake script: the bpe step (synprep.stages.bpe.run): the shared vocabularies, on the rule's files and settings (synprep.stages.step.run_rule)."""
 
-import os
-import sys
+from synprep.stages.step import run_rule
 
-from synprep.stages.bpe import build_vocabulary
-from synprep.dataset.shards import ShardConfig
-from synprep.stages.workflow import stop_on_error
-
-sm = snakemake  # noqa: F821  (injected by snakemake)
-# everything, tracebacks included, goes to the rule's log
-log = sys.stderr = open(sm.log[0], "w", buffering=1)
-cfg = ShardConfig(**sm.params.settings)
-with stop_on_error():  # no pair left to learn from (every one rejected): one line in the log, not a traceback
-    m = build_vocabulary(list(zip(sm.input.src, sm.input.tgt)), os.path.dirname(sm.output.manifest), cfg,
-                         languages=dict(sm.params.languages), tokenizers=dict(sm.params.tokenizers) or None)
-print(f"{len(m['labels'])} labels; models: {m['pieces']}; sampled pairs: {m['inputs']['sampled_pairs']}", file=log)
+# Only when snakemake runs this file: worker processes started with the spawn method
+# (udpipe's, parse.udpipe.threads >= 2) import the main module again, and must not run
+# the step there (it reopened the log and died: every pair a worker-crash reject).
+if __name__ == "__main__":
+    run_rule(snakemake, "bpe")  # noqa: F821  (injected by snakemake)

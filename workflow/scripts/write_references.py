@@ -1,16 +1,8 @@
-"""Snakemake script: the raw target text of every held-out pair, one a line in the
-held-out dataset's order (synprep.stages.prepare.write_raw_references), the references
-every model of the workflow is scored against."""
+"""Snakemake script: the raw target text of the held-out pairs (or a test set's), the references (synprep.stages.jobs.train.write_references), on the rule's files (synprep.stages.step.run_job)."""
 
-import os
-import sys
+from synprep.stages.jobs.train import write_references
+from synprep.stages.step import run_job
 
-from synprep.stages.prepare import write_raw_references
-
-sm = snakemake  # noqa: F821  (injected by snakemake)
-log = sys.stderr = open(sm.log[0], "w", buffering=1)  # tracebacks too go to the rule's log
-# the held-out dataset's manifest.json, or a dataset directory (the table's test set)
-data = sm.input.data if os.path.isdir(sm.input.data) else os.path.dirname(sm.input.data)
-pairs = [sm.input.pairs] if isinstance(sm.input.pairs, str) else list(sm.input.pairs)
-n = write_raw_references(data, pairs, sm.output.refs)
-print(f"{sm.output.refs}: the raw target text of {n} pairs of {data}", file=log)
+# only when snakemake runs this file (worker processes started with the spawn method import it again)
+if __name__ == "__main__":
+    run_job(snakemake, write_references)  # noqa: F821  (injected by snakemake)

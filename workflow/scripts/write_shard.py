@@ -1,17 +1,9 @@
-"""Snakemake script: write one shard (synprep.dataset.shards.build_dataset with the shared
-vocabularies) and list its rejects by pair id (synprep.dataset.accounting.dataset_rejects)."""
+"""Snakemake script: the shard step (synprep.stages.shard.run): one shard's or test set's dataset and its rejects, on the rule's files and settings (synprep.stages.step.run_rule)."""
 
-import os
-import sys
+from synprep.stages.step import run_rule
 
-from synprep.dataset.accounting import conllu_ids, dataset_rejects, write_rejects
-from synprep.dataset.shards import ShardConfig, build_dataset
-
-sm = snakemake  # noqa: F821  (injected by snakemake)
-# everything, tracebacks included, goes to the rule's log
-log = sys.stderr = open(sm.log[0], "w", buffering=1)
-cfg = ShardConfig(**sm.params.settings)
-m = build_dataset(sm.output.dataset, sm.input.src, sm.input.tgt, cfg,
-                  vocab_from=os.path.dirname(sm.input.vocab), log=lambda msg: print(msg, file=log))
-n = write_rejects(sm.output.rejects, dataset_rejects(sm.output.dataset, conllu_ids(sm.input.src), sm.params.stage))
-print(f"shard {sm.wildcards.get('shard') or sm.wildcards.get('evalset')}: {m['counts']}; {n} rejects", file=log)
+# Only when snakemake runs this file: worker processes started with the spawn method
+# (udpipe's, parse.udpipe.threads >= 2) import the main module again, and must not run
+# the step there (it reopened the log and died: every pair a worker-crash reject).
+if __name__ == "__main__":
+    run_rule(snakemake, "shard")  # noqa: F821  (injected by snakemake)

@@ -10,8 +10,9 @@ docs/analysis.md, "Contrastive pairs", documents the rules and the outputs."""
 from .generate import CONTRASTIVE_KIND, TREE_FILES, Suite, make_suite, parser_reparse, write_suite
 from .lexicon import Lexicon, build_lexicon
 from .rules import languages, rules_for
-from .suite import DISTANCE_BUCKETS, Error, Item, Outcome, accuracy, distance_bucket, outcomes, read_suite, tree_id
+from .suite import (CEILING, DISTANCE_BUCKETS, Error, Item, Outcome, accuracy, at_ceiling, distance_bucket, outcomes,
+                    read_suite, tree_id)
 
 __all__ = ["CONTRASTIVE_KIND", "TREE_FILES", "Suite", "make_suite", "parser_reparse", "tree_id", "write_suite",
            "Lexicon", "build_lexicon", "languages", "rules_for", "DISTANCE_BUCKETS", "Error", "Item", "Outcome",
-           "accuracy", "distance_bucket", "outcomes", "read_suite"]
+           "accuracy", "distance_bucket", "outcomes", "read_suite", "CEILING", "at_ceiling"]

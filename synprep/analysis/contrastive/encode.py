@@ -11,23 +11,28 @@ pieces) leaves its errors unscored, counted by :func:`.suite.outcomes`.
 
 Before encoding, each tree is checked against the suite: its words must be the
 sentence the suite holds under its id, so that a suite edited after its trees were
-written is an error naming the trees' file and line, not scores of other sentences.
+written is an error naming the trees' file and line, not scores of other sentences. A
+dataset encoded before (``contrastive-score --data``, the workflow's) is checked the same
+way (:func:`check_dataset`): each row's target words, spelled back by its subword model,
+must be the suite's sentence of its id -- the ids alone match in any suite of as many
+references.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import fields
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from ...dataset.manifest import read_manifest
+from ...dataset.vocab import TargetVocab
 from ...dataset.shards import ShardConfig, build_dataset
 from ...errors import InputError
 from ...syntax.conllu import read_parallel
 from .generate import TREE_FILES, surface
 from .suite import Item, tree_id
 
-__all__ = ["suite_trees", "check_trees", "evaluation_config", "encode_suite"]
+__all__ = ["suite_trees", "check_trees", "check_dataset", "evaluation_config", "encode_suite"]
 
 
 def suite_trees(suite_dir: str | os.PathLike) -> dict[str, str]:
@@ -65,6 +70,37 @@ def check_trees(items: Sequence[Item], trees: dict[str, str]) -> int:
         raise InputError(trees["tgt"], None, f"has no tree of {len(want)} sentence(s) of the suite (e.g. {next(iter(want))}); "
                          "the trees and suite.jsonl must come from the same synprep contrastive run", "misaligned")
     return n
+
+
+def _sentences(items: Sequence[Item]) -> dict[str, str]:
+    """The suite's target sentences by id (:func:`.suite.tree_id`): each reference, each contrastive."""
+    out = {}
+    for it in items:
+        out[tree_id(it.line, 0)] = it.reference
+        for k, e in enumerate(it.errors, 1):
+            out[tree_id(it.line, k)] = e.contrastive
+    return out
+
+
+def check_dataset(items: Sequence[Item], ds: Any, data: str | os.PathLike, suite: str | os.PathLike) -> int:
+    """Check that the dataset ``ds`` (at ``data``) holds the suite's sentences (module
+    doc): every row's id is a sentence of the suite and its target words are that
+    sentence's. An InputError naming the dataset and the first row that is not; returns
+    the rows checked. A sentence the writer rejected (too long) is absent: unscored."""
+    want = _sentences(items)
+    vocab = TargetVocab.from_manifest(ds.manifest, data)
+    where = os.path.join(os.fspath(data), "manifest.json")
+    fix = f"--data must be a dataset encoded from this suite's trees ({os.fspath(suite)}); give its own, or --vocab"
+    for i in range(len(ds)):
+        row = ds[i]
+        sid = row["tgt_id"]
+        if sid not in want:
+            raise InputError(where, None, f"row {i}: sentence {sid!r} is not a sentence of the suite; {fix}", "misaligned")
+        got = " ".join(vocab.model.decode_words(row["tgt_pieces"].tolist(), row["tgt_word_ids"].tolist()))
+        if got != " ".join(want[sid].split()):
+            raise InputError(where, None, f"row {i}: sentence {sid}'s words {got!r} are not the suite's "
+                             f"{want[sid]!r}; {fix}", "misaligned")
+    return len(ds)
 
 
 def evaluation_config(vocab_dir: str | os.PathLike) -> ShardConfig:

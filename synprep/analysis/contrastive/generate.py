@@ -26,7 +26,9 @@ layout, :mod:`.suite`), ``trees.src.conllu`` and ``trees.tgt.conllu`` (for suite
 sentences ``L.0`` -- the reference -- and ``L.k`` -- its k-th error --, each with the
 source tree beside it: the pairs a dataset of the suite is encoded from, so that every
 variant, the transition decoders included, scores each sentence's own tree), and
-``summary.json`` (counts per type: errors made, skipped by reason).
+``summary.json`` (counts per type: errors made, by distance bucket, skipped by reason,
+and what the type's contrastive gets wrong, ``error``: ``grammar`` or ``meaning``,
+:data:`.rules.GRAMMAR`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from ...syntax.conllu import Sentence, format_conllu, read_conllu_string, read_p
 from ...util.outputs import replace_dir, write_json, write_text
 from .lexicon import Lexicon
 from .rules import DELETE, INSERT, Candidate, Language, Skip
-from .suite import SUITE_FILE, Error, Item, suite_lines, tree_id
+from .suite import DISTANCE_BUCKETS, SUITE_FILE, Error, Item, distance_bucket, suite_lines, tree_id
 
 __all__ = ["CONTRASTIVE_KIND", "TREE_FILES", "Suite", "make_suite", "write_suite", "parser_reparse", "surface"]
 
@@ -115,15 +117,24 @@ class Suite:
 
 
 class _Counts:
-    def __init__(self, types: Sequence[str]):
+    def __init__(self, types: Sequence[str], errors: Mapping[str, str]):
         self.made: Counter = Counter({t: 0 for t in types})
         self.skipped: dict[str, Counter] = {t: Counter() for t in types}
+        self.distances: dict[str, Counter] = {t: Counter() for t in types}
+        self.errors = errors
 
     def skip(self, type_: str, reason: str) -> None:
         self.skipped.setdefault(type_, Counter())[reason] += 1
 
+    def add(self, type_: str, distance: Optional[int]) -> None:
+        self.made[type_] += 1
+        self.distances.setdefault(type_, Counter())[distance_bucket(distance)] += 1
+
     def as_dict(self) -> dict:
-        types = {t: {"errors": self.made[t], "skipped": dict(sorted(self.skipped.get(t, {}).items())),
+        order = [distance_bucket(lo) for lo, _ in DISTANCE_BUCKETS] + ["none"]
+        types = {t: {"errors": self.made[t], "error": self.errors.get(t),
+                     "by_distance": {b: self.distances[t][b] for b in order if self.distances.get(t, {}).get(b)},
+                     "skipped": dict(sorted(self.skipped.get(t, {}).items())),
                      "skipped_total": sum(self.skipped.get(t, {}).values())} for t in self.made}
         return {"errors": sum(self.made.values()), "skipped_total": sum(v["skipped_total"] for v in types.values()),
                 "types": types}
@@ -205,7 +216,7 @@ def make_suite(pairs: Sequence[Mapping[str, str]], lexicon: Lexicon, language: L
     each sentence-aligned; a pair's ``origin`` is the target's ``sent_id``, else
     ``FILE:N``), made by ``language``'s rules over ``lexicon`` (module doc). An input
     without a sentence, or a suite without an item, is an InputError naming the files."""
-    counts = _Counts(language.types)
+    counts = _Counts(language.types, language.errors)
     pending: list[_Pending] = []
     references = 0
     for files in pairs:
@@ -227,7 +238,7 @@ def make_suite(pairs: Sequence[Mapping[str, str]], lexicon: Lexicon, language: L
             continue
         line = len(items) + 1
         for c, _, _ in p.errors:
-            counts.made[c.type] += 1
+            counts.add(c.type, c.distance)
         items.append(Item(" ".join(surface(p.src)[0]), p.reference, p.origin,
                           tuple(Error(c.type, text, c.distance, c.frequency) for c, text, _ in p.errors), line))
         trees.append((p.src, [p.tgt] + [tree for _, _, tree in p.errors]))

@@ -13,12 +13,30 @@ The lexicon counts, over every word of the training trees:
   word; a determiner's form must not depend on where it stood); the generator gives a
   chosen form the case pattern of the word it replaces;
 * ``words``: surface form (as written) -> count: an error's ``frequency``;
+* ``tags``: lower-cased surface form -> UPOS -> count: what a word of a reference is
+  in the training data (a "verb" the parser made of an adjective is none there);
 * ``genders``: noun lemma -> grammatical gender -> count (a noun's gender is lexical:
   the majority over the training data is more reliable than one sentence's tag);
+  only capitalized nouns count (German capitalizes every noun: a lower-case "noun"
+  is the parser's error, as "junge" in "eine junge Frau");
 * ``particles``: verb lemma -> separable particle (``compound:prt`` of a word of
   :data:`PARTICLE_UPOS`) -> count, and
   ``particle_total``: particle -> count over every verb;
-* ``auxiliaries``: verb lemma -> the lemma of its perfect auxiliaries (``aux``) -> count.
+* ``auxiliaries``: verb lemma -> the lemma of its perfect auxiliaries (``aux``) -> count;
+* ``objects``: verb lemma -> how often it has a direct object (``obj``): a verb that
+  takes one has a stative passive with sein ("ist geparkt"), no sein-perfect;
+* ``numbers``: (form, UPOS) of every noun, proper noun and pronoun -> Number -> count:
+  the readings a subject's or a noun phrase's form has (forms keyed as ``forms``);
+* ``noun_determiners``: noun lemma -> (determiner lemma, form) -> count, over the
+  (capitalized) nouns' ``det`` children, whatever their number tag: the evidence a
+  rule reads a noun's gender from (a determiner's form says more than the parser's
+  tags: the demo UDPipe model tags "Junge" plural more often than not).
+
+A word that its treebank or parser marks as a typo (``Typo=Yes`` in FEATS, or a
+``CorrectForm=`` in MISC, as UD German GSD writes "diser" for "dieser") is not a form of
+its lemma: it never enters the lexicon (:func:`is_typo`; counted in ``typos``).
+A separable particle counts only under a verb (the parser's ``compound:prt`` under
+a noun is its error).
 
 Lookups (:meth:`Lexicon.forms_for`) match a bundle by the features asked for: a
 bundle matches when it has every (feature, value) asked, whatever else it has.
@@ -26,21 +44,26 @@ bundle matches when it has every (feature, value) asked, whatever else it has.
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from ...errors import InputError
 from ...syntax.conllu import Sentence, read_conllu
 
-__all__ = ["Lexicon", "feats_of", "format_feats", "key", "build_lexicon", "CASED", "PARTICLE_UPOS"]
+__all__ = ["Lexicon", "feats_of", "format_feats", "key", "build_lexicon", "is_typo", "CASED", "PARTICLE_UPOS", "VERB_UPOS"]
 
 #: parts of speech whose lemmas and forms keep their case in the lexicon
 CASED = frozenset({"NOUN", "PROPN"})
 #: the parts of speech of a separable particle (UD: "an", "auf" ADP; "weg", "hin" ADV;
 #: "fest" ADJ; PART): a ``compound:prt`` of another one is a parser's error, not counted
 PARTICLE_UPOS = frozenset({"ADP", "ADV", "ADJ", "PART"})
+#: the parts of speech of a verb (a particle's, an auxiliary's, an object's head)
+VERB_UPOS = frozenset({"VERB", "AUX"})
+#: the parts of speech whose forms' numbers are counted (``Lexicon.numbers``)
+NOMINAL_UPOS = frozenset({"NOUN", "PROPN", "PRON"})
 
 
 def feats_of(text: str) -> dict[str, str]:
@@ -60,6 +83,14 @@ def format_feats(feats: Mapping[str, str]) -> str:
     return "|".join(f"{k}={feats[k]}" for k in sorted(feats, key=str.lower)) or "_"
 
 
+def is_typo(row: Sequence[str]) -> bool:
+    """A word its treebank (or parser) marks as a typo: ``Typo=Yes`` in FEATS or a
+    ``CorrectForm=`` in MISC (UD's two ways of writing one)."""
+    if feats_of(row[5]).get("Typo") == "Yes":
+        return True
+    return len(row) > 9 and any(p.startswith("CorrectForm=") for p in row[9].split("|"))
+
+
 def key(word: str, upos: str) -> str:
     """A lemma or form as the lexicon stores it (lower-cased but for nouns)."""
     return word if upos in CASED else word.lower()
@@ -71,35 +102,78 @@ class Lexicon:
 
     forms: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(Counter)))
     words: Counter = field(default_factory=Counter)
+    tags: dict = field(default_factory=lambda: defaultdict(Counter))
     genders: dict = field(default_factory=lambda: defaultdict(Counter))
     particles: dict = field(default_factory=lambda: defaultdict(Counter))
     particle_total: Counter = field(default_factory=Counter)
     auxiliaries: dict = field(default_factory=lambda: defaultdict(Counter))
+    objects: Counter = field(default_factory=Counter)
+    numbers: dict = field(default_factory=lambda: defaultdict(Counter))
+    noun_determiners: dict = field(default_factory=lambda: defaultdict(Counter))
     sentences: int = 0
+    typos: int = 0
+    # the lower-cased words, sorted (has_prefix), and the number of words it was built from
+    _sorted: tuple = field(default=(-1, []), init=False, repr=False, compare=False)
 
     def add(self, sent: Sentence) -> None:
-        """Count one training tree."""
+        """Count one training tree (its typo-marked words left out: module doc)."""
         self.sentences += 1
         rows = sent.rows
         for i, r in enumerate(rows):
+            if is_typo(r):
+                self.typos += 1
+                continue
             form, lemma, upos, feats, rel = r[1], r[2], r[3], r[5], r[7]
             self.words[form] += 1
+            self.tags[form.lower()][upos] += 1
             if lemma in ("_", ""):
                 continue
             f = feats_of(feats)
             self.forms[(key(lemma, upos), upos)][frozenset(f.items())][key(form, upos)] += 1
-            if upos in CASED and "Gender" in f:
+            noun = upos in CASED and form[:1].isupper()  # German nouns are capitalized: "eine junge" is none
+            if noun and "Gender" in f:
                 self.genders[lemma][f["Gender"]] += 1
+            if (noun or upos == "PRON") and "Number" in f:
+                self.numbers[(key(form, upos), upos)][f["Number"]] += 1
             head = sent.heads[i]
-            if head < 0:
+            if head < 0 or is_typo(rows[head]):
                 continue
-            hl = key(rows[head][2], rows[head][3])
-            if rel == "compound:prt" and upos in PARTICLE_UPOS:
+            hr = rows[head]
+            hl = key(hr[2], hr[3])
+            if rel == "compound:prt" and upos in PARTICLE_UPOS and hr[3] in VERB_UPOS and form[:1].islower():
                 p = key(form, upos)
                 self.particles[hl][p] += 1
                 self.particle_total[p] += 1
             elif rel == "aux":
                 self.auxiliaries[hl][key(lemma, upos)] += 1
+            elif rel == "obj" and hr[3] in VERB_UPOS:
+                self.objects[hl] += 1
+            elif rel in ("det", "det:poss") and hr[3] in CASED and hr[1][:1].isupper():
+                self.noun_determiners[hr[2]][(key(lemma, upos), key(form, upos))] += 1
+
+    def has_prefix(self, prefixes: Iterable[str]) -> bool:
+        """Whether a word of the training data, lower-cased, starts with one of
+        ``prefixes`` (lower-case)."""
+        built, words = self._sorted
+        if built != len(self.words):  # (re)built after words were added
+            words = sorted({w.lower() for w in self.words})
+            self._sorted = (len(self.words), words)
+        for p in prefixes:
+            i = bisect.bisect_left(words, p)
+            if i < len(words) and words[i].startswith(p):
+                return True
+        return False
+
+    def is_mostly(self, form: str, upos: frozenset) -> bool:
+        """Whether the training data tags ``form`` (any case) with one of ``upos`` more
+        often than with anything else."""
+        got = self.tags.get(form.lower())
+        return bool(got) and sum(n for u, n in got.items() if u in upos) * 2 > sum(got.values())
+
+    def numbers_of(self, form: str, upos: str) -> Counter:
+        """The numbers (``Sing``, ``Plur``) the training data gives the noun, proper
+        noun or pronoun ``form``, with their counts."""
+        return self.numbers.get((key(form, upos), upos), Counter())
 
     def forms_for(self, lemma: str, upos: str, want: Mapping[str, str]) -> Counter:
         """Every attested form of (lemma, UPOS) whose features include ``want``, with

@@ -31,6 +31,22 @@ the share of won errors: overall, per type and per type and distance bucket
 (:data:`DISTANCE_BUCKETS`, LingEval97's analysis by distance), and the per-error
 outcomes, in suite order, are what paired comparisons of two models read
 (:func:`synprep.translate.significance.mcnemar`).
+
+A second decision, ``won_mean``, compares the two sentences' log-probabilities per
+token (the sum over the number of tokens scored: Lau, Clark and Lappin 2017,
+"Grammaticality, acceptability, and probability", Cognitive Science 41(5), the
+measure "Mean LP"). The sum that LingEval97 compares makes a contrastive with an
+inserted word lose on length alone (every token's log-probability is negative) and
+one with a deleted word win on it; per token, a word inserted as probable as the
+reference's average token leaves the decision at a tie, so the contrastive loses only
+when its word (and what follows it) is less probable than the reference's own tokens
+on average. Both are kept: ``won`` (the sum, LingEval97's, the table's) and
+``won_mean``; for a substitution of a word by one of as many tokens they agree.
+
+Ceiling (:func:`at_ceiling`). A type on which the best of a table's runs wins at
+least :data:`CEILING` percent of its pairs leaves no room for a difference between
+runs of more than a few pairs; it is reported as at ceiling (the table's statistics
+leave it out of the primary family).
 """
 
 from __future__ import annotations
@@ -60,6 +76,8 @@ __all__ = [
     "OUTCOME_COLUMNS",
     "outcome_lines",
     "read_outcomes",
+    "CEILING",
+    "at_ceiling",
 ]
 
 #: the suite's file in a suite folder (``synprep contrastive -o DIR``)
@@ -205,7 +223,9 @@ def tree_id(line: int, k: int) -> str:
 
 @dataclass(frozen=True)
 class Outcome:
-    """One error scored: the log-probabilities of the reference and the contrastive."""
+    """One error scored: the log-probabilities of the reference and the contrastive,
+    and the number of tokens each sums (None: not known, an outcomes file written
+    before they were kept)."""
 
     line: int  # the item's line in the suite
     error: int  # 1-based position of the error in the item
@@ -213,102 +233,184 @@ class Outcome:
     distance: Optional[int]
     reference: float
     contrastive: float
+    reference_tokens: Optional[int] = None
+    contrastive_tokens: Optional[int] = None
 
     @property
     def won(self) -> bool:
         return self.reference > self.contrastive
+
+    @property
+    def won_mean(self) -> Optional[bool]:
+        """Won per token (module doc), or None without the token counts."""
+        if not self.reference_tokens or not self.contrastive_tokens:
+            return None
+        return self.reference / self.reference_tokens > self.contrastive / self.contrastive_tokens
+
+
+#: a type is at ceiling when the best run's accuracy is at least this (percent): it
+#: leaves that run under 3 pairs in 100 to lose, so no difference between runs larger
+#: than that can show (issue 51's goal counts the types whose best run is below it)
+CEILING = 97.0
+
+
+def at_ceiling(accuracies: Iterable[Optional[float]], ceiling: float = CEILING) -> bool:
+    """Whether an error type is at ceiling over runs: the best of the runs' accuracies
+    (percent; None, a run without the type, ignored) is at least ``ceiling``. False
+    without any accuracy."""
+    got = [a for a in accuracies if a is not None]
+    return bool(got) and max(got) >= ceiling
 
 
 @dataclass
 class _Tally:
     n: int = 0
     won: int = 0
+    n_mean: int = 0
+    won_mean: int = 0
     by_distance: dict = field(default_factory=dict)
 
     def add(self, o: Outcome, distance: bool = True) -> None:
         self.n += 1
         self.won += o.won
+        mean = o.won_mean
+        if mean is not None:
+            self.n_mean += 1
+            self.won_mean += mean
         if distance:
             self.by_distance.setdefault(distance_bucket(o.distance), _Tally()).add(o, False)
 
-    def as_dict(self) -> dict:
-        out = {"n": self.n, "won": self.won, "accuracy": round(100.0 * self.won / self.n, 2) if self.n else None}
+    def as_dict(self, ceiling: bool = False) -> dict:
+        acc = round(100.0 * self.won / self.n, 2) if self.n else None
+        out = {"n": self.n, "won": self.won, "accuracy": acc}
+        if self.n_mean:
+            out["won_mean"] = self.won_mean
+            out["accuracy_mean"] = round(100.0 * self.won_mean / self.n_mean, 2)
+        if ceiling:
+            out["at_ceiling"] = at_ceiling([acc])
         if self.by_distance:
             order = [distance_bucket(lo) for lo, _ in DISTANCE_BUCKETS] + ["none"]
             out["by_distance"] = {b: self.by_distance[b].as_dict() for b in order if b in self.by_distance}
         return out
 
 
-def outcomes(items: Sequence[Item], logprobs: Mapping[str, float]) -> tuple[list[Outcome], dict[str, int]]:
+def outcomes(items: Sequence[Item], logprobs: Mapping[str, float],
+             lengths: Optional[Mapping[str, int]] = None) -> tuple[list[Outcome], dict[str, int]]:
     """Each error of ``items`` scored from ``logprobs`` (sentence id, :func:`tree_id`,
-    -> log-probability), in suite order; an error whose sentence or reference has no
-    score (the encoder rejected its tree, e.g. too long) is counted by type as
-    unscored, never dropped silently."""
+    -> log-probability) and ``lengths`` (sentence id -> tokens scored, for the
+    per-token decision; optional), in suite order; an error whose sentence or
+    reference has no score (the encoder rejected its tree, e.g. too long) is counted
+    by type as unscored, never dropped silently."""
     out: list[Outcome] = []
     unscored: dict[str, int] = {}
+    lengths = lengths or {}
     for it in items:
-        ref = logprobs.get(tree_id(it.line, 0))
+        rid = tree_id(it.line, 0)
+        ref = logprobs.get(rid)
         for k, e in enumerate(it.errors, 1):
-            con = logprobs.get(tree_id(it.line, k))
+            cid = tree_id(it.line, k)
+            con = logprobs.get(cid)
             if ref is None or con is None:
                 unscored[e.type] = unscored.get(e.type, 0) + 1
                 continue
-            out.append(Outcome(it.line, k, e.type, e.distance, float(ref), float(con)))
+            out.append(Outcome(it.line, k, e.type, e.distance, float(ref), float(con), _count(lengths.get(rid)),
+                               _count(lengths.get(cid))))
     return out, unscored
+
+
+def _count(n) -> Optional[int]:
+    return None if n is None else int(n)
 
 
 def accuracy(outcomes: Sequence[Outcome], unscored: Optional[Mapping[str, int]] = None) -> dict:
     """Accuracy (percent of errors won) overall, per type and per type and distance
     bucket: ``{"n", "won", "accuracy", "by_type": {type: {"n", "won", "accuracy",
-    "by_distance": {bucket: {...}}}}, "unscored": {type: n}}``."""
+    "at_ceiling", "by_distance": {bucket: {...}}}}, "unscored": {type: n}}``; where the
+    outcomes have their token counts, each level has ``won_mean`` and
+    ``accuracy_mean`` too (the per-token decision, module doc). ``at_ceiling``: this
+    run's accuracy on the type is at least :data:`CEILING`."""
     total, by_type = _Tally(), {}
     for o in outcomes:
         total.add(o, False)
         by_type.setdefault(o.type, _Tally()).add(o)
-    return {**total.as_dict(), "by_type": {t: by_type[t].as_dict() for t in sorted(by_type)},
-            "unscored": dict(sorted((unscored or {}).items()))}
+    return {**total.as_dict(), "by_type": {t: by_type[t].as_dict(ceiling=True) for t in sorted(by_type)},
+            "unscored": dict(sorted((unscored or {}).items())), "ceiling": CEILING}
 
 
-#: the columns of an outcomes file (``synprep contrastive-score``'s ``outcomes.tsv``)
-OUTCOME_COLUMNS = ("line", "error", "type", "distance", "logp_reference", "logp_contrastive", "won")
+#: the columns of an outcomes file (``synprep contrastive-score``'s ``outcomes.tsv``);
+#: a file of the first seven (written before the token counts were kept) is read too
+OUTCOME_COLUMNS = ("line", "error", "type", "distance", "logp_reference", "logp_contrastive", "won",
+                   "tokens_reference", "tokens_contrastive", "won_mean")
+_OLD_COLUMNS = OUTCOME_COLUMNS[:7]
 
 
 def outcome_lines(outs: Sequence[Outcome]) -> str:
     """The outcomes as TSV (header :data:`OUTCOME_COLUMNS`), one error a line, in suite
-    order; log-probabilities with 6 decimals (``won`` is decided on the unrounded ones)."""
+    order; log-probabilities with 6 decimals (``won`` and ``won_mean`` are decided on
+    the unrounded ones; an unknown token count or ``won_mean`` is empty)."""
     rows = ["\t".join(OUTCOME_COLUMNS)]
-    rows += [f"{o.line}\t{o.error}\t{o.type}\t{'' if o.distance is None else o.distance}\t{o.reference:.6f}\t"
-             f"{o.contrastive:.6f}\t{int(o.won)}" for o in outs]
+    for o in outs:
+        mean = o.won_mean
+        rows.append(f"{o.line}\t{o.error}\t{o.type}\t{'' if o.distance is None else o.distance}\t{o.reference:.6f}\t"
+                    f"{o.contrastive:.6f}\t{int(o.won)}\t{_blank(o.reference_tokens)}\t{_blank(o.contrastive_tokens)}\t"
+                    f"{'' if mean is None else int(mean)}")
     return "\n".join(rows) + "\n"
 
 
+def _blank(v) -> str:
+    return "" if v is None else str(v)
+
+
 def read_outcomes(path: str | os.PathLike) -> list[Outcome]:
-    """The outcomes of one run (:func:`outcome_lines`); ``won`` is read as written. A
-    file of another layout is an InputError naming its line."""
+    """The outcomes of one run (:func:`outcome_lines`, or the seven columns of an older
+    file); ``won`` and ``won_mean`` are read as written. A file of another layout is an
+    InputError naming its line."""
     p = os.fspath(path)
     out: list[Outcome] = []
+    width = len(OUTCOME_COLUMNS)
     with open_file(p, "an outcomes file (synprep contrastive-score's outcomes.tsv)", "check the path") as raw:
         for n, line in enumerate(raw, 1):
             cols = line.decode("utf-8", "replace").rstrip("\r\n").split("\t")
             if n == 1:
-                if tuple(cols) != OUTCOME_COLUMNS:
+                if tuple(cols) not in (OUTCOME_COLUMNS, _OLD_COLUMNS):
                     raise _fail(p, 1, f"expected the header {' '.join(OUTCOME_COLUMNS)} (synprep contrastive-score)")
+                width = len(cols)
                 continue
             try:
+                if len(cols) != width:
+                    raise ValueError
+                extra = cols[7:] if width > 7 else ["", "", ""]
                 o = _Read(int(cols[0]), int(cols[1]), cols[2], int(cols[3]) if cols[3] else None, float(cols[4]),
-                          float(cols[5]), cols[6] == "1")
-            except (ValueError, IndexError):
-                raise _fail(p, n, f"expected {len(OUTCOME_COLUMNS)} tab-separated columns: {', '.join(OUTCOME_COLUMNS)}") from None
+                          float(cols[5]), _int_or_none(extra[0]), _int_or_none(extra[1]), _flag(cols[6]),
+                          None if extra[2] == "" else _flag(extra[2]))
+            except ValueError:
+                raise _fail(p, n, f"expected {width} tab-separated columns: {', '.join(OUTCOME_COLUMNS[:width])}") from None
             out.append(o)
     return out
 
 
+def _int_or_none(v: str) -> Optional[int]:
+    return None if v == "" else int(v)
+
+
+def _flag(v: str) -> bool:
+    if v not in ("0", "1"):
+        raise ValueError(v)
+    return v == "1"
+
+
 @dataclass(frozen=True)
 class _Read(Outcome):
-    """An outcome read from a file: ``won`` as written (the log-probabilities there are rounded)."""
+    """An outcome read from a file: ``won`` and ``won_mean`` as written (the
+    log-probabilities there are rounded)."""
 
     written: bool = False
+    written_mean: Optional[bool] = None
 
     @property
     def won(self) -> bool:
         return self.written
+
+    @property
+    def won_mean(self) -> Optional[bool]:
+        return self.written_mean

@@ -45,12 +45,12 @@ import importlib
 import math
 import pkgutil
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Optional, Protocol
+from typing import Any, Callable, Literal, Mapping, Optional, Protocol
 
 from ...errors import ConfigError
 
 __all__ = ["Variant", "Resources", "Trunk", "declared", "variant", "variant_table", "option_keys", "baseline",
-           "every_decoder_layer", "require_layers", "SPECS"]
+           "every_decoder_layer", "require_layers", "SPECS", "sequence_positions", "USES"]
 
 
 class Trunk(Protocol):
@@ -67,6 +67,26 @@ class Trunk(Protocol):
 
 def _nothing(cfg: Trunk) -> dict:
     return {}
+
+
+#: what a model reads of a dataset's rows (:func:`sequence_positions`): ``train`` (the
+#: training loss), ``score`` (the targets, teacher-forced) or ``decode`` (the sources;
+#: a search's length budget is clipped to the position table)
+USES = ("train", "score", "decode")
+
+
+def sequence_positions(lengths: Mapping[str, Any], target: str, use: str) -> dict[str, tuple[Any, str]]:
+    """The positions a model of the Transformer trunk reads in each row, by sequence:
+    ``lengths`` maps a list column (``src_pieces``, ``src_heads``, ``tgt_pieces``,
+    ``tgt_transitions``) to each row's length (an array); ``target`` is the column of
+    the decoder's sequence. The source: its pieces + EOS; the target (read unless
+    ``use`` is ``decode``): the sequence + BOS (the decoder reads BOS + it and predicts
+    it + EOS). Returns sequence -> (positions of each row, how they are counted): a
+    model's ``max_len`` must hold each (:func:`synprep.train.inputs.check_positions`)."""
+    out = {"source": (lengths["src_pieces"] + 1, "its source pieces + EOS")}
+    if use != "decode":
+        out["target"] = (lengths[target] + 1, f"its target {target.split('_', 1)[1]} + EOS")
+    return out
 
 
 def require_layers(key: str, layers: list[int] | None, count: int, count_name: str) -> None:
@@ -143,6 +163,9 @@ class Variant:
     #: (bench/train.py checks it, with sampled prefixes for a bidirectional decoder);
     #: None: no target
     cost: Optional[float] = None
+    #: the positions its model reads in each row, by sequence (:func:`sequence_positions`,
+    #: the trunk's; a variant that reads longer sequences gives its own)
+    positions: Callable[[Mapping[str, Any], str, str], dict[str, tuple[Any, str]]] = sequence_positions
 
     def __post_init__(self):
         kinds = list(self.options.values())

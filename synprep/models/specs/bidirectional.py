@@ -31,7 +31,7 @@ class PrefixConfig(Config):
         """An update's cost in this mode over the exact mode's (the variants' declared
         ``Resources.update_cost`` is the exact mode's): 1 exact; sampled (k = 4) 0.35, as
         measured on Multi30k (parent, 100 updates each: 158 against 452 CPU s,
-        docs/models.md, "Measured: parent, exact vs sampled prefixes"; on an H100, PUD's
+        docs/measured/paper-runs.md, "Parent, exact against sampled prefixes"; on an H100, PUD's
         longer sentences: 0.42-0.51). It orders the workflow's training jobs
         (synprep.stages.workflow.run_priorities), nothing else."""
         return 1.0 if self.mode == "exact" else SAMPLED_COST

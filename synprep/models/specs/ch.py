@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from ...settings import Config, setting
-from . import Resources, Variant
+from . import Resources, Variant, sequence_positions
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,17 @@ class CHConfig(Config):
     parse_ratio: float = setting(1.0, ge=0, le=1)
 
 
+def ch_positions(lengths: Mapping[str, Any], target: str, use: str) -> dict[str, tuple[Any, str]]:
+    """The trunk's positions (:func:`sequence_positions`) with the source read as ``<TR>
+    pieces <TR> EOS`` and, in training, each source's linearized parse as a target row:
+    ``(label`` ``*`` ``)`` a word, then EOS (models/ch.py, ``tag_sources`` and ``linearize``)."""
+    out = sequence_positions(lengths, target, use)
+    out["source"] = (lengths["src_pieces"] + 3, "its source pieces between two task tags + EOS")
+    if use == "train" and "src_heads" in lengths:
+        out["parse"] = (3 * lengths["src_heads"] + 1, "its linearized source parse: 3 tokens a word + EOS")
+    return out
+
+
 ch = Variant(
     name="ch",
     summary="a standard Transformer trained on translation and on parsing its sources (task tags, parse rows made at "
@@ -30,5 +42,6 @@ ch = Variant(
     model="synprep.models.ch:CH",
     reads="source heads, labels",
     options={"ch": CHConfig},
-    resources=Resources(update_cost=3.6),  # the CPU table's runs (Resources.update_cost)
+    resources=Resources(update_cost=3.6),
+    positions=ch_positions,  # the CPU table's runs (Resources.update_cost)
 )

@@ -1,7 +1,7 @@
 """The rules that make contrastive translations, one module a target language.
 
-A language's module (``de.py`` for German) defines ``LANGUAGE``, a :class:`Language`:
-its ISO code and its rules. Each :class:`Rule` reads one reference tree (a
+A language's module (or package: ``de/`` for German, a module a concern) defines
+``LANGUAGE``, a :class:`Language`: its ISO code and its rules. Each :class:`Rule` reads one reference tree (a
 :class:`~synprep.syntax.conllu.Sentence`: UD words, heads, features) and the
 :class:`~..lexicon.Lexicon` of the parsed training data, and yields, for every place
 where its error could be introduced, either a :class:`Candidate` (one edit of one word:
@@ -24,9 +24,14 @@ from ....errors import ConfigError
 from ....syntax.conllu import Sentence
 from ..lexicon import Lexicon
 
-__all__ = ["Edit", "Candidate", "Skip", "Rule", "Language", "languages", "rules_for", "SUBSTITUTE", "INSERT", "DELETE"]
+__all__ = ["Edit", "Candidate", "Skip", "Rule", "Language", "languages", "rules_for", "SUBSTITUTE", "INSERT", "DELETE",
+           "GRAMMAR", "MEANING"]
 
 SUBSTITUTE, INSERT, DELETE = "substitute", "insert", "delete"
+#: what a rule's contrastive gets wrong: its grammar (the contrastive is no German
+#: sentence: agreement, particles, auxiliaries), or its meaning (a grammatical sentence
+#: that does not translate the source: LingEval97's polarity types)
+GRAMMAR, MEANING = "grammar", "meaning"
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,8 @@ class Rule:
 
     #: the error types this rule can yield (LingEval97's names where it has them)
     types: tuple[str, ...] = ()
+    #: what its contrastives get wrong: GRAMMAR or MEANING
+    error: str = GRAMMAR
 
     def find(self, sent: Sentence, lex: Lexicon) -> Iterator[Found]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -86,9 +93,14 @@ class Language:
     def types(self) -> list[str]:
         return [t for r in self.rules for t in r.types]
 
+    @property
+    def errors(self) -> dict[str, str]:
+        """Each type's kind of error (:data:`GRAMMAR` or :data:`MEANING`)."""
+        return {t: r.error for r in self.rules for t in r.types}
+
 
 def languages() -> list[str]:
-    """The languages that have rules (the modules of this package)."""
+    """The languages that have rules (the modules and packages of this package)."""
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 

@@ -1,0 +1,150 @@
+"""Noun phrases: whether a reference's noun phrases agree (determiner, attributive
+adjectives, noun: :func:`reference_agrees`), which every German rule asks first
+(:class:`GermanRule`), and the ``np_agreement`` type (:class:`NpAgreement`: a
+determiner of another gender)."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from .....syntax.conllu import Sentence
+from ...lexicon import Lexicon, feats_of, is_typo
+from .. import Found, Rule, Skip
+from .paradigms import (EIN_WORDS, QUANTIFIERS, Reading, compound_gender, confident_gender, det_form, det_readings,
+                        noun_gender, other_genders, plural_possible, np_fits)
+from .words import GENDERS, NOUN, substitution, between
+
+#: a noun's form written lower-case this often in the training data is an adjective too
+MIN_LOWER = 3
+
+
+#: the endings an attributive adjective takes after a determiner of each kind, by the
+#: determiner's reading (weak after the article and the der-words, mixed after the
+#: ein-words: Duden grammar); without a determiner (strong) nothing is checked
+_WEAK = {("Nom", "Sing"): {"e"}, ("Acc", "Masc"): {"en"}, ("Acc", "Fem"): {"e"}, ("Acc", "Neut"): {"e"}}
+_MIXED = {("Nom", "Masc"): {"er"}, ("Nom", "Neut"): {"es"}, ("Acc", "Neut"): {"es"}, ("Nom", "Fem"): {"e"},
+          ("Acc", "Fem"): {"e"}, ("Acc", "Masc"): {"en"}}
+
+
+def _adjective_endings(det_lemma: str, reading: Reading) -> set:
+    """The endings of an attributive adjective after a determiner of ``det_lemma`` in
+    ``reading``: "-en" in the dative, the genitive and the plural; else by the table."""
+    case, gender, number = reading
+    if number == "Plur" or case in ("Dat", "Gen"):
+        return {"en"}
+    if det_lemma.lower() in EIN_WORDS:
+        return _MIXED.get((case, gender), set())
+    return _WEAK.get((case, "Sing"), set()) | _WEAK.get((case, gender), set())
+
+
+def _ending(form: str) -> Optional[str]:
+    low = form.lower()
+    for end in ("em", "en", "er", "es", "e"):
+        if low.endswith(end):
+            return end
+    return None
+
+
+def noun_phrase_agrees(sent: Sentence, lex: Lexicon, d: int) -> bool:
+    """Whether determiner ``d`` and its noun (and the attributive adjectives between
+    them) agree, by the determiner's paradigm, the noun's gender and the adjective
+    endings; True where it cannot be told (no paradigm, no known gender)."""
+    r, h = sent.rows[d], sent.heads[d]
+    if h < 0 or sent.rows[h][3] not in NOUN:
+        return True
+    readings = det_readings(r[2], r[1])
+    nr = sent.rows[h]
+    gender = confident_gender(lex, nr[2])
+    if not readings or gender is None:
+        return True
+    if d + 1 < len(sent.rows) and sent.rows[d + 1][1] in QUANTIFIERS:
+        return True  # "ein paar Türen"
+    plural = plural_possible(lex, nr[1], nr[2], nr[3], gender)
+    genders = {gender} | other_genders(nr[2])
+    fits = [x for x in readings if (x[2] == "Sing" and x[1] in genders) or (x[2] == "Plur" and plural)]
+    if not fits:
+        return False
+    for k in range(d + 1, h):
+        a = sent.rows[k]
+        if a[3] == "ADJ" and a[7] == "amod" and sent.heads[k] == h and a[1][:1].islower() and _ending(a[1]):
+            if not any(_ending(a[1]) in _adjective_endings(r[2], x) for x in fits):
+                return False
+    return True
+
+
+def reference_agrees(sent: Sentence, lex: Lexicon) -> bool:
+    """Whether every noun phrase of the reference agrees (:func:`noun_phrase_agrees`):
+    a Multi30k reference with its own agreement error ("Ein Frau versuch", "auf einem
+    Promenade", "Eine junger Tänzerin") is no right sentence to change."""
+    return all(noun_phrase_agrees(sent, lex, d) for d, r in enumerate(sent.rows)
+               if r[3] == "DET" and r[7] in ("det", "det:poss"))
+
+
+class GermanRule(Rule):
+    """A rule over a reference whose noun phrases agree (:func:`reference_agrees`);
+    another is skipped (``reference-disagrees``, once a type)."""
+
+    def find(self, sent: Sentence, lex: Lexicon) -> Iterator[Found]:
+        if not reference_agrees(sent, lex):
+            for t in self.types:
+                yield Skip(t, "reference-disagrees")
+            return
+        yield from self._find(sent, lex)
+
+    def _find(self, sent: Sentence, lex: Lexicon) -> Iterator[Found]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class NpAgreement(GermanRule):
+    types = ("np_agreement",)
+
+    def _find(self, sent: Sentence, lex: Lexicon) -> Iterator[Found]:
+        t = self.types[0]
+        for i, r in enumerate(sent.rows):
+            if r[3] != "DET" or r[7] not in ("det", "det:poss"):
+                continue
+            f, h = feats_of(r[5]), sent.heads[i]
+            if h < 0 or sent.rows[h][3] not in NOUN:
+                yield Skip(t, "head-not-noun")
+                continue
+            if is_typo(r) or is_typo(sent.rows[h]):
+                yield Skip(t, "typo")
+                continue
+            if f.get("Number") != "Sing" or "Case" not in f or "Gender" not in f:
+                yield Skip(t, "plural-or-no-features")  # a plural determiner has no gender to get wrong
+                continue
+            if i + 1 < len(sent.rows) and sent.rows[i + 1][1] in QUANTIFIERS:
+                yield Skip(t, "quantifier")  # "ein paar Gebäuden": no article of the noun
+                continue
+            if i + 1 < len(sent.rows) and sent.rows[i + 1][3] == "ADP":
+                yield Skip(t, "pronoun")  # "einer in Weiß und einer in Blau": a pronoun, no article
+                continue
+            own = det_readings(r[2], r[1])
+            if own is None:
+                yield Skip(t, "not-a-determiner")
+                continue
+            nr = sent.rows[h]
+            if nr[1] != nr[1].lower() and lex.words.get(nr[1].lower(), 0) >= MIN_LOWER:
+                yield Skip(t, "adjectival-noun")  # "der Junge" -> "die Junge" (the young one): right German
+                continue
+            noun = noun_gender(lex, nr[2]) or compound_gender(lex, nr[2])
+            if noun is None:
+                yield Skip(t, "noun-unknown")  # ("Eine rot gekleidete Frei": a reference's typo)
+                continue
+            if noun != f["Gender"] or (f["Case"], noun, "Sing") not in own:
+                yield Skip(t, "features-disagree")
+                continue
+            plural = plural_possible(lex, nr[1], nr[2], nr[3], noun)
+            found = None
+            for g in GENDERS:
+                if g == noun or g in other_genders(nr[2]):
+                    continue
+                form = det_form(lex, r[2], f["Case"], g, "Sing")
+                if form and form != r[1].lower() and not np_fits(det_readings(r[2], form), noun, plural):
+                    found = substitution(t, sent, lex, i, form, between(i, h), {**f, "Gender": g})
+                    break
+            yield found or Skip(t, "form-not-attested")
+
+
+#: the rules of this concern, in the order of their types (the package's LANGUAGE)
+RULES = (NpAgreement(),)

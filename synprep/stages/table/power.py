@@ -1,0 +1,115 @@
+"""The smallest difference a comparison can see, and the seeds a table needs to see one.
+
+**Minimum detectable difference** (:func:`mdd`). A comparison of the table is a
+two-sided t-test of ``estimate / se`` on ``df`` degrees of freedom at level ``a``
+(:mod:`.model`). Where the true difference is ``delta``, the statistic follows the
+noncentral t distribution with noncentrality ``delta / se`` (scipy.stats.nct), so the
+test's power is ``P(T > t_c) + P(T < -t_c)``, ``t_c = t(1 - a/2, df)``. The minimum
+detectable difference at power ``p`` is the ``delta`` whose power is ``p`` (80 %:
+:data:`POWER`), found by root-finding on the noncentrality (scipy.optimize.brentq): a
+multiple of ``se`` that depends on ``df`` and ``a`` only (:func:`mdd_factor`, cached).
+For a row of the primary family ``a`` is ``alpha / m`` (Holm's first step, the level
+that every member is sure to be tested at: Holm can only test the later ones at a
+larger level, so the row's power is at least the stated one); for an exploratory row,
+``alpha`` (a single test, unadjusted: what the row alone could see, not a decision).
+The standard error is the measured one (the table's pooled residual variance, the
+items' variance): the MDD is what this design detects if the true variances are the
+measured ones.
+
+**Seeds needed** (:func:`seeds_needed`, :func:`seeds_for`): the blocked design's
+standard error of a difference at ``k`` seeds is ``sigma * sqrt(2 / k)`` on ``(V - 1) *
+(k - 1)`` degrees of freedom (V variants), plus, for a contrastive type, the items'
+variance of the difference (``item_sd ** 2``), which more seeds do not shrink: the
+least ``k`` whose MDD is at most a target, or None where no number of seeds reaches it
+(more items would). bench/power.py prints it for a committed table.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Mapping, Optional, Sequence
+
+#: the power at which the minimum detectable difference is stated
+POWER = 0.8
+#: the most seeds :func:`seeds_needed` tries
+MAX_SEEDS = 1000
+
+
+@lru_cache(maxsize=4096)
+def mdd_factor(df: float, level: float, power: float = POWER) -> Optional[float]:
+    """The noncentrality at which a two-sided t-test on ``df`` degrees of freedom at
+    ``level`` has power ``power``: the minimum detectable difference over the standard
+    error. None where there is no test (``df`` not positive)."""
+    from scipy import optimize, stats
+
+    if not df > 0 or not 0 < level < 1:
+        return None
+    crit = stats.t.ppf(1 - level / 2, df)
+
+    def short(nc: float) -> float:  # power at noncentrality nc, minus the power wanted
+        # P(T < -crit) as the upper tail of -T (scipy's nct.cdf far in the lower tail can be NaN)
+        return stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc) - power
+
+    hi = max(1.0, 2 * crit)
+    while short(hi) < 0:
+        hi *= 2
+    return float(optimize.brentq(short, 0.0, hi, xtol=1e-10))
+
+
+def mdd(se: float, df: float, level: float, power: float = POWER) -> Optional[float]:
+    """The smallest true difference that a two-sided t-test with standard error ``se``
+    on ``df`` degrees of freedom at ``level`` detects with probability ``power``."""
+    k = mdd_factor(round(float(df), 9), level, power)
+    return None if k is None or not math.isfinite(se) else k * se
+
+
+def seeds_needed(sigma: float, variants: int, level: float, target: float, *, item_sd: float = 0.0,
+                 item_df: float = math.inf, power: float = POWER, pooled: bool = True) -> Optional[int]:
+    """The least number of seeds (at least 2) at which a difference of the blocked
+    design with residual SD ``sigma`` (of one run's score) and ``variants`` variants
+    (the baseline included) has a minimum detectable difference of at most ``target``
+    at ``level`` (module doc); with the items' SD of the difference ``item_sd`` (on
+    ``item_df`` degrees of freedom) added to its variance, Satterthwaite's degrees of
+    freedom. ``pooled=False``: the paired t over one variant's seeds (``k - 1`` degrees
+    of freedom), a column whose variances Bartlett's test refused to pool. None where the
+    items' part alone keeps it over ``target`` (more seeds cannot help: more items
+    would) or no number up to :data:`MAX_SEEDS` reaches it."""
+    if item_sd and mdd(item_sd, item_df, level, power) > target:
+        return None
+    for k in range(2, MAX_SEEDS + 1):
+        run_var, run_df = 2 * sigma ** 2 / k, (variants - 1) * (k - 1) if pooled else k - 1
+        se = math.sqrt(run_var + item_sd ** 2)
+        df = run_df if not item_sd else se ** 4 / (run_var ** 2 / run_df + item_sd ** 4 / item_df)
+        got = mdd(se, df, level, power)
+        if got is not None and got <= target:
+            return k
+    return None
+
+
+def seeds_for(table: Mapping, target: float, *, variants: Optional[int] = None, family: Optional[int] = None,
+              metrics: Optional[Sequence[str]] = None, power: float = POWER) -> list[dict]:
+    """For each fitted test set and metric of a decided table (``table["decision"]``,
+    :func:`synprep.stages.table.family.decide_table`): its residual SD, and the seeds
+    a comparison needs for a minimum detectable difference of at most ``target`` at
+    the family's level, ``alpha / family`` (``family``: the family's size; default the
+    table's), with ``variants`` variants in the planned table (default the table's),
+    under the column's own test (pooled, or the paired t where Bartlett refused).
+    ``metrics``: only these (e.g. ``["bleu"]``). A contrastive type decided without
+    per-item outcomes has no items' variance measured: its answer is a lower bound."""
+    decision = table["decision"]
+    alpha = decision["alpha"]
+    m = family or decision["family_size"] or 1
+    out = []
+    for name, per in decision["fits"].items():
+        for metric, fit in per.items():
+            if metrics and metric not in metrics or fit.get("sigma") is None:
+                continue
+            v = variants or fit["variants"]
+            item = fit.get("item_sd") or 0.0
+            k = seeds_needed(fit["sigma"], v, alpha / m, target, item_sd=item, item_df=fit.get("item_df") or math.inf,
+                             power=power, pooled=fit["pooled"])
+            out.append({"test_set": name, "metric": metric, "sigma": fit["sigma"], "item_sd": item or None,
+                        "pooled": fit["pooled"], "variants": v, "family": m, "level": alpha / m, "target": target,
+                        "seeds": k})
+    return out

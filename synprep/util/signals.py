@@ -1,0 +1,64 @@
+"""SIGTERM handled as Ctrl-C is: the one mechanism that makes every cleanup run.
+
+A long command holds things that must not outlive it: temporary folders
+(``contrastive-score``'s encoded suite, the align filter's eflomal files, stanza's
+training folder), temporary files of the outputs' atomic writes, the lock of a run
+folder. Each is released by a ``with`` block or a ``finally``, which Python runs when an
+exception unwinds the stack -- Ctrl-C's KeyboardInterrupt included -- but not when the
+process is killed by a signal whose default action ends it at once: SIGTERM, what
+``kill``, a job scheduler's cancellation or preemption (SLURM) and snakemake send.
+:func:`terminate_as_interrupt` makes SIGTERM raise :class:`Terminated`, a
+KeyboardInterrupt, in the main thread of the process that installed it, so that the
+same cleanups run (and the trainer's interrupt handler saves its checkpoint, as on
+Ctrl-C); the CLI then exits 143 (128 + SIGTERM). A child process that inherited the
+handler (a fork of the parser pool) dies of the signal as before. ``kill -9`` cannot be
+caught: what a killed run leaves is found and handled by the next one (the outputs'
+temporary folders proven dead, a run folder's lock released by the system).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from typing import Iterator
+
+__all__ = ["Terminated", "terminate_as_interrupt"]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the main thread is (:func:`terminate_as_interrupt`)."""
+
+
+_installed_by: int | None = None
+
+
+def _handler(signum, frame) -> None:
+    if os.getpid() != _installed_by:  # an inherited handler (a forked worker): die of the signal as before
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    raise Terminated("terminated (SIGTERM)")
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[bool]:
+    """In the block, SIGTERM raises :class:`Terminated` in this process (module doc); the
+    handler before it is put back after the block. Yields whether it was installed (only
+    the main thread can install a handler; one that someone else set -- not the
+    default -- is left as it is)."""
+    global _installed_by
+    if threading.current_thread() is not threading.main_thread():
+        yield False
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    if before not in (signal.SIG_DFL, _handler, None):
+        yield False
+        return
+    _installed_by = os.getpid()
+    signal.signal(signal.SIGTERM, _handler)
+    try:
+        yield True
+    finally:
+        signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
