@@ -42,6 +42,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from synprep.cli import guarded  # noqa: E402
+from synprep.errors import ConfigError, InputError  # noqa: E402
+from synprep.flags import value_type as of  # noqa: E402  (a setting's declaration reads a value)
+from synprep.stages.table import TableSettings  # noqa: E402
+from synprep.train.config import TrainConfig  # noqa: E402
+from synprep.util.outputs import LOCK, OutputDir, check_output_file, write_text  # noqa: E402
+from synprep.util.signals import run_child  # noqa: E402
+
 
 def table_runs(config: Path) -> tuple[dict, dict]:
     """(run name -> resolved RunConfig, the table's decode settings as a dict), as the
@@ -77,10 +85,10 @@ def train_to(cfg, outdir: Path, run_dir: Path, budget: int, threads: int, log: P
     run = dataclasses.replace(cfg, train=tc)
     cfg_path = run_dir.parent / f".{run_dir.name}.curve-config.json"
     run_dir.parent.mkdir(parents=True, exist_ok=True)
-    cfg_path.write_text(json.dumps(run.to_dict()))
-    with open(log, "a") as f:
-        done = subprocess.run([sys.executable, "-m", "synprep.cli", "train", "--config", str(cfg_path)],
-                              stdout=subprocess.PIPE, stderr=f, text=True)
+    write_text(cfg_path, json.dumps(run.to_dict()))
+    with open(log, "a") as f:  # (a child stopped with this script: synprep.util.signals.run_child)
+        done = run_child([sys.executable, "-m", "synprep.cli", "train", "--config", str(cfg_path)],
+                         stdout=subprocess.PIPE, stderr=f, text=True)
     if done.returncode != 0:
         sys.exit(f"training {run_dir} to {budget} failed ({done.returncode}); see {log}")
     return json.loads(done.stdout)
@@ -93,7 +101,7 @@ def evaluate(checkpoint: Path, outdir: Path, out: Path, decode: dict, threads: i
            "--out", str(out), "--beam", str(decode["beam"]), "--length-penalty", str(decode["length_penalty"]),
            "--device", "cpu", "--no-progress", "--json"]
     with open(log, "a") as f:
-        done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=f, text=True, env=env)
+        done = run_child(cmd, stdout=subprocess.PIPE, stderr=f, text=True, env=env)
     if done.returncode != 0:
         sys.exit(f"evaluating {checkpoint} failed ({done.returncode}); see {log}")
     return json.loads(done.stdout)
@@ -108,7 +116,7 @@ def with_settings(cfg, items: list[str]):
     for item in items:
         key, sep, value = item.partition("=")
         if not sep:
-            sys.exit(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=0.002")
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=0.002")
         *parents, last = key.split(".")
         d = data
         for k in parents:
@@ -118,31 +126,32 @@ def with_settings(cfg, items: list[str]):
 
 
 def run_curves(args) -> int:
+    out = check_output_file(args.out, "--out")  # (appended to: a file, never a device or a FIFO)
     runs, decode = table_runs(Path(args.config))
     outdir = Path(args.outdir)
-    out = Path(args.out)
     have = done_rows(out)
-    for variant in args.variants.split(","):
-        for seed in map(int, args.seeds.split(",")):
+    for variant in args.variants:
+        for seed in args.seeds:
             name = f"table-{variant}-s{seed}"
             if name not in runs:
-                sys.exit(f"--variants/--seeds: {name} is not a run of {args.config}'s table")
+                raise ConfigError(f"--variants/--seeds: {name} is not a run of {args.config}'s table")
             cfg = with_settings(runs[name], args.set)
             name += f"-{args.tag}" if args.tag else ""  # a run of other settings: a folder of its own
             run_dir = outdir / "train" / name
             snaps = outdir / "curves" / name
             log = snaps / "curves.log"
             snaps.mkdir(parents=True, exist_ok=True)
-            for budget in map(int, args.budgets.split(",")):
+            for budget in args.budgets:
                 if (name, budget) in have:
                     continue
                 t = time.perf_counter()
                 summary = train_to(cfg, outdir, run_dir, budget, args.threads, log)
                 train_wall = time.perf_counter() - t
                 snap = snaps / f"step-{budget}"
-                if snap.exists():
-                    shutil.rmtree(snap)  # ours: a copy this script made of a run it trained
-                shutil.copytree(run_dir, snap, ignore=shutil.ignore_patterns("eval"))
+                if snap.exists():  # ours: a copy this script made of a run it trained (the owner's check says so)
+                    OutputDir(snap, "train", f"--outdir's snapshot {snap}")
+                    shutil.rmtree(snap)
+                shutil.copytree(run_dir, snap, ignore=shutil.ignore_patterns("eval", LOCK))
                 t = time.perf_counter()
                 scores = evaluate(snap / "checkpoint_best.pt", outdir, snap / "eval", decode, args.threads, log)
                 row = {"kind": "budget", "run": name, "variant": variant + (f" ({args.tag})" if args.tag else ""),
@@ -163,8 +172,21 @@ def run_curves(args) -> int:
 
 
 def read_rows(path: Path) -> list[dict]:
-    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    return [r for r in rows if r.get("kind") == "budget"]
+    """The budget rows of a file this script wrote; an InputError naming the line where a
+    line is not one."""
+    rows = []
+    for n, x in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not x.strip():
+            continue
+        try:
+            r = json.loads(x)
+            if r.get("kind") == "budget":
+                float(r["bleu"]), int(r["step"]), int(r["seed"]), str(r["variant"])
+                rows.append(r)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise InputError(str(path), n, f"not a row of bench/curves.py ({type(e).__name__}: {e}); "
+                             "check the file (a row a line, as --out writes them)") from None
+    return rows
 
 
 def converged(rows: list[dict], gain: float) -> dict:
@@ -234,14 +256,16 @@ def plot(path: Path, png: Path) -> int:
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="the table config (its table.config is the run config)")
     p.add_argument("--outdir", help="the table workflow's outdir (its data made)")
-    p.add_argument("--variants", default="vanilla")
-    p.add_argument("--seeds", default="1,2")
-    p.add_argument("--budgets", default="250,500,1000,2000,4000")
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--variants", type=_listed(str), default="vanilla", help="comma-separated (default vanilla)")
+    p.add_argument("--seeds", type=_listed(of(TableSettings, "seeds")), default="1,2",
+                   help="comma-separated, each a table.seeds value (default 1,2)")
+    p.add_argument("--budgets", type=_listed(of(TrainConfig, "max_steps")), default="250,500,1000,2000,4000",
+                   help="comma-separated updates, each a train.max_steps value")
+    p.add_argument("--threads", type=of(TrainConfig, "threads"), default=1)
     p.add_argument("--out", default="curves.jsonl")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a run-config setting over the table's (e.g. train.lr=0.002: a learning-rate check); with --tag")
@@ -251,16 +275,30 @@ def main() -> int:
     p.add_argument("--summary", metavar="JSONL", help="print each variant's mean held-out BLEU a budget and where it converged")
     p.add_argument("--gain", type=float, default=0.5,
                    help="converged: the first budget whose step to the next gains less than this many BLEU (default 0.5)")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.summary:
-        return summary(Path(args.summary), args.gain)
+        return guarded("bench/curves.py", lambda: summary(Path(args.summary), args.gain))
     if args.plot:
-        return plot(Path(args.plot), Path(args.png))
+        return guarded("bench/curves.py", lambda: plot(Path(args.plot), Path(args.png)))
     if not args.config or not args.outdir:
         p.error("--config and --outdir are required")
     if args.set and not args.tag:
         p.error("--set needs --tag: runs of other settings train in folders of their own")
-    return run_curves(args)
+    return guarded("bench/curves.py", lambda: run_curves(args))
+
+
+def _listed(read):
+    """argparse's type of a comma-separated list, each item read by ``read`` (a bound of
+    synprep.flags.value_type); an empty list refused."""
+
+    def parse(text: str) -> list:
+        items = [read(t.strip()) for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, not {text!r}")
+        return items
+
+    parse.__name__ = "list"
+    return parse
 
 
 if __name__ == "__main__":

@@ -46,8 +46,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from synprep.cli import guarded  # noqa: E402
+from synprep.commands.bounds import count  # noqa: E402
 from synprep.stages import table as T  # noqa: E402
 from synprep.stages.table import simulate as sim  # noqa: E402
+from synprep.util.outputs import check_output_file, check_outputs, write_text  # noqa: E402
 
 ALPHA_DEFAULT = 0.05
 
@@ -149,14 +152,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="a committed table: its test BLEU's variance structure and its contrastive types' sizes")
     p.add_argument("--config", default=str(ROOT / "config" / "table" / "cpu.yaml"),
                    help="the config whose table.primary is the family (default config/table/cpu.yaml)")
-    p.add_argument("--tables", type=int, default=4000, help="simulated tables of parts 1 and 2 (default 4000)")
-    p.add_argument("--items-tables", type=int, default=1000, help="simulated tables of part 3, each (default 1000)")
-    p.add_argument("--pilots", type=int, default=50, help="pilot tables for a planted MDD (default 50)")
-    p.add_argument("--seed", type=int, default=51)
+    p.add_argument("--tables", type=count(1), default=4000, help="simulated tables of parts 1 and 2 (default 4000)")
+    p.add_argument("--items-tables", type=count(1), default=1000, help="simulated tables of part 3, each (default 1000)")
+    p.add_argument("--pilots", type=count(1), default=50, help="pilot tables for a planted MDD (default 50)")
+    p.add_argument("--seed", type=count(0), default=51, help="the simulations' seed (numpy's: >= 0)")
     p.add_argument("--out", help="write the figures as JSON here")
     args = p.parse_args(argv)
-    if min(args.tables, args.items_tables, args.pilots) < 1:
-        p.error("--tables, --items-tables and --pilots must be >= 1")
+    return guarded("bench/decision.py", lambda: run(args, argv))
+
+
+def run(args: argparse.Namespace, argv: list[str] | None) -> int:
+    if args.out:  # a file of its own, never one of its inputs (synprep.util.outputs), checked before any work
+        check_output_file(args.out, "--out")
+        check_outputs({"--out": args.out}, {"--table": args.table, "--config": args.config})
     committed = T.read_table(args.table)
     settings = T.table_settings(committed, args.config)
     variants = list(dict.fromkeys(r["variant"] for r in committed["rows"]))
@@ -174,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         result[name]["seconds"] = round(time.perf_counter() - start, 1)
         print(f"== {name} ({result[name]['seconds']} s)\n" + json.dumps(result[name], indent=1), flush=True)
     if args.out:
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        write_text(args.out, json.dumps(result, indent=1) + "\n")
     return 0
 
 

@@ -57,6 +57,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 PARTS = ("help", "config", "demo", "train")
+sys.path.insert(0, str(HERE))
+
+from synprep.cli import guarded  # noqa: E402  (this checkout's package: the script's own mechanics)
+from synprep.errors import ConfigError, InputError  # noqa: E402
+from synprep.util.outputs import check_output_dir, check_replaceable, remove_output, replace_dir, write_text  # noqa: E402
+from synprep.util.signals import run_child  # noqa: E402
 
 # -- run in the recorded checkout (PYTHONPATH=REPO) ------------------------------------------
 
@@ -203,16 +209,15 @@ def record_demo(repo: Path, out: Path) -> dict:
                "results/shards/heldout/manifest.json", "results/analysis/challenge/summary.json"]
     cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(repo / "Snakefile"), "--cores", "2",
            *targets, "--configfile", str(config), "--replace-workflow-config", "--directory", str(work)]
-    done = subprocess.run(cmd, env=_env(repo), cwd=work, text=True, capture_output=True)
-    (out / "demo.stderr").write_text(done.stderr)
+    done = run_child(cmd, env=_env(repo), cwd=work, text=True, capture_output=True)
+    write_text(out / "demo.stderr", done.stderr)
     if done.returncode:
         raise SystemExit(f"golden: the demo run failed (see {out / 'demo.stderr'}):\n{done.stderr[-3000:]}")
     results = work / "results"
     hashes = {str(p.relative_to(results)): _sha(p) for p in sorted(results.rglob("*"))
               if p.is_file() and p.relative_to(results).parts[0] not in ("logs", "benchmarks")}
-    if (out / "demo").exists():
-        shutil.rmtree(out / "demo")
-    shutil.copytree(work, out / "demo", symlinks=True)
+    with replace_dir(out / "demo", "golden-demo", "OUT/demo") as copy:  # an earlier record's, never another folder
+        shutil.copytree(work, copy, symlinks=True, dirs_exist_ok=True)
     shutil.rmtree(work)
     return hashes
 
@@ -224,24 +229,48 @@ def record_train(repo: Path, out: Path) -> dict:
     hashes = {}
     for variant in json.loads(_python(repo, VARIANTS_SNIPPET)):
         run = out / "train" / variant
-        if run.exists():
-            shutil.rmtree(run)
+        if run.exists():  # an earlier record's run (the owner's marker says so), never another folder
+            why = remove_output(run, "train")
+            if why:
+                raise ConfigError(f"OUT/train/{variant}: {why}")
         cmd = [sys.executable, "-m", "synprep.cli", "train", "--preset", "tiny", "--variant", variant,
                "--train", str(data / "train"), "--valid", str(data / "heldout"), "--out", str(run),
                "--max-steps", "6", "--set", "train.threads=1", "--set", "train.valid_every=3",
                "--set", "train.max_tokens=1000", "--set", "train.device=cpu", "--set", "train.seed=1",
                "--no-progress"]
-        done = subprocess.run(cmd, env=_env(repo), cwd=out, text=True, capture_output=True)
+        done = run_child(cmd, env=_env(repo), cwd=out, text=True, capture_output=True)
         if done.returncode:
             raise SystemExit(f"golden: training {variant} failed:\n{done.stderr[-3000:]}")
         hashes[variant] = json.loads(_python(repo, WEIGHTS_SNIPPET, str(run / "checkpoint_last.pt"), cwd=out))
     return hashes
 
 
+def read_record(path: Path) -> dict:
+    """A record (golden.json, or the folder holding it): an InputError naming the file
+    when it is missing, not JSON or not a record."""
+    p = path / "golden.json" if path.is_dir() else path
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(str(p), None, "no such record: give a golden.json (or its folder) that `golden.py record` "
+                         "wrote", "missing") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise InputError(str(p), None, f"not a record of golden.py ({e})", "invalid") from None
+    if not isinstance(data, dict) or not set(data) <= {"repo", "commit", *PARTS}:
+        raise InputError(str(p), None, f"not a record of golden.py (expected a mapping of repo, commit and "
+                         f"{', '.join(PARTS)})", "invalid")
+    return data
+
+
 def record(out: Path, repo: Path, parts: list[str]) -> None:
+    if not (repo / "synprep" / "cli.py").is_file():
+        raise ConfigError(f"--repo {repo}: not a synprep checkout (no synprep/cli.py)")
+    check_output_dir(out, "OUT")
+    if "demo" in parts:  # before the demo runs: OUT/demo is replaced only when an earlier record wrote it
+        check_replaceable(out / "demo", "golden-demo", "OUT/demo")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "golden.json"
-    data = json.loads(path.read_text()) if path.exists() else {}
+    data = read_record(path) if path.exists() else {}
     data["repo"] = str(repo)
     data["commit"] = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], text=True,
                                     capture_output=True).stdout.strip() or None
@@ -249,7 +278,7 @@ def record(out: Path, repo: Path, parts: list[str]) -> None:
         print(f"golden: recording {part} from {repo}", file=sys.stderr)
         data[part] = {"help": lambda: record_help(repo), "config": lambda: record_config(repo),
                       "demo": lambda: record_demo(repo, out), "train": lambda: record_train(repo, out)}[part]()
-        path.write_text(json.dumps(data, indent=1, sort_keys=True))
+        write_text(path, json.dumps(data, indent=1, sort_keys=True))
     print(f"golden: {', '.join(parts)} recorded in {path}", file=sys.stderr)
 
 
@@ -352,11 +381,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "record":
         parts = [p for p in args.parts.split(",") if p]
         bad = sorted(set(parts) - set(PARTS))
-        if bad:
-            ap.error(f"unknown part(s) {bad}; known: {', '.join(PARTS)}")
-        record(args.out, args.repo.resolve(), parts)
-        return 0
-    a, b = (json.loads((p / "golden.json" if p.is_dir() else p).read_text()) for p in (args.before, args.after))
+        if bad or not parts:
+            ap.error(f"unknown part(s) {bad}; known: {', '.join(PARTS)}" if bad else "--parts: give at least one part")
+        return guarded("bench/golden.py", lambda: record(args.out, args.repo.resolve(), parts))
+    return guarded("bench/golden.py", lambda: compare_records(args.before, args.after))
+
+
+def compare_records(before: Path, after: Path) -> int:
+    a, b = read_record(before), read_record(after)
     diffs, notes = compare(a, b)
     for n in notes:
         print(f"note: {n}")

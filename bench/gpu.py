@@ -689,6 +689,7 @@ def table_config(work: Path, quick: bool, steps: int | None, runs: int | None = 
     cfg["outdir"] = str(work / TABLE_OUTDIR)
     if quick:
         cfg = _merge(cfg, QUICK_TABLE)
+        _keep_primary_of(cfg["table"])
     if runs:
         cfg["train"]["threads"] = table_threads(runs)
     if steps:
@@ -698,6 +699,17 @@ def table_config(work: Path, quick: bool, steps: int | None, runs: int | None = 
     path = work / TABLE_FILE
     path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
     return path, Path(cfg["outdir"])
+
+
+def _keep_primary_of(table: dict) -> None:
+    """The primary family (``table.primary``) cut to the variants the (quick) table
+    trains: a member of a variant it leaves out would be refused (the family is declared
+    over the table's own variants)."""
+    primary, kept = table.get("primary"), set(table.get("variants") or [])
+    if not primary:
+        return
+    primary["variants"] = [v for v in primary.get("variants") or [] if v in kept]
+    primary["contrastive"] = [m for m in primary.get("contrastive") or [] if m.get("variant") in kept]
 
 
 def table_threads(runs: int) -> int:

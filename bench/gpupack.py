@@ -93,12 +93,33 @@ DATA_FILES = {
     "ud/en_ewt-ud-dev.conllu": None,    # tests: the tiny stanza model the gpu tests train
     "ud/en_ewt-ud-test.conllu": None,
 }
-#: the table step reads Multi30k whole
-TABLE_DATA = ("multi30k/train.en.gz", "multi30k/train.de.gz", "multi30k/val.en.gz", "multi30k/val.de.gz",
-              "multi30k/test_2016_flickr.en.gz", "multi30k/test_2016_flickr.de.gz")
+#: the table config the device's table reads (bench/gpu.py's TABLE_CONFIG)
+TABLE_CONFIG = "config/table/gpu.yaml"
 #: the most a pack may hold: the device tool carries 64 MiB in all, the repository included
 MAX_MIB = 60
 MANIFEST = "manifest.json"
+
+
+def table_data(config: str = TABLE_CONFIG) -> list[str]:
+    """Every shared file the table config names (``../shared/data/...`` anywhere in it:
+    train, valid, test, the contrastive extra sets, ...), relative to the shared data;
+    read from the config itself, so a set added there travels in the pack."""
+    import yaml
+
+    found: list[str] = []
+
+    def walk(v):
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, str) and v.startswith("../shared/data/") and v[len("../shared/data/"):] not in found:
+            found.append(v[len("../shared/data/"):])
+
+    walk(yaml.safe_load((REPO / config).read_text(encoding="utf-8")))
+    return found
 
 
 class PackError(Exception):
@@ -195,13 +216,13 @@ def fetch(reqs: dict[str, str], dest: Path, python: str, log=print) -> list[dict
 
 
 def pack_data(dest: Path, with_table: bool, sentences: int | None = None) -> list[str]:
-    """The files of :data:`DATA_FILES` (and :data:`TABLE_DATA`), gzipped, under ``dest``;
+    """The files of :data:`DATA_FILES` (and :func:`table_data`), gzipped, under ``dest``;
     ``sentences``: Multi30k train (both sides with the table) cut to its first lines (a
     test's pack; the real one carries the table's corpus whole)."""
     src = shared_data()
     files = dict(DATA_FILES)
     if with_table:
-        files.update({f: None for f in TABLE_DATA})
+        files.update({f: None for f in table_data()})
     if sentences is not None:
         files.update({f: sentences for f in ("multi30k/train.en.gz", "multi30k/train.de.gz") if f in files})
     written = []

@@ -30,24 +30,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from synprep.stages.table import decide_table, mdd, read_table, seeds_for, table_settings  # noqa: E402
+from synprep.cli import guarded  # noqa: E402
+from synprep.commands.bounds import count, real  # noqa: E402
+from synprep.stages.table import mdd, redecide, seeds_for  # noqa: E402
+from synprep.util.outputs import check_output_file, check_outputs, write_text  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("table", help="a table.json (decided, or made before the declared family: give --config)")
     p.add_argument("--config", help="a workflow config whose table section decides (e.g. config/table/cpu.yaml)")
-    p.add_argument("--mdd", type=float, default=1.0, help="the minimum detectable difference wanted (default 1.0)")
-    p.add_argument("--variants", type=int, help="variants of the planned table, the baseline included (default: the table's)")
-    p.add_argument("--family", type=int, help="the planned family's size (default: the table's)")
-    p.add_argument("--metric", action="append", help="only this metric (repeatable): bleu, chrf+, accuracy")
+    p.add_argument("--mdd", type=real(0, above=True), default=1.0,
+                   help="the minimum detectable difference wanted (default 1.0)")
+    p.add_argument("--variants", type=count(2),
+                   help="variants of the planned table, the baseline included (default: the table's)")
+    p.add_argument("--family", type=count(1), help="the planned family's size (default: the table's)")
+    p.add_argument("--metric", action="append", choices=("bleu", "chrf+", "accuracy"), help="only this metric (repeatable)")
     p.add_argument("--json", help="also write the rows as JSON here")
     args = p.parse_args(argv)
-    if args.mdd <= 0 or (args.variants is not None and args.variants < 2) or (args.family is not None and args.family < 1):
-        p.error("--mdd must be > 0, --variants >= 2, --family >= 1")
-    table = read_table(args.table)
-    if args.config or "decision" not in table:
-        decide_table(table, table_settings(table, args.config))
+    return guarded("bench/power.py", lambda: run(args, argv))
+
+
+def run(args: argparse.Namespace, argv: list[str] | None) -> int:
+    if args.json:  # a file of its own, never one of its inputs (synprep.util.outputs), checked before any work
+        check_output_file(args.json, "--json")
+        check_outputs({"--json": args.json}, {"TABLE": args.table, "--config": args.config})
+    # decided as synprep table-decide decides it: the table's own settings and outcomes, or --config's
+    table = redecide(args.table, None, args.config)
     d = table["decision"]
     members = {(m["test_set"], m["metric"]) for m in d["family"]}
     rows = seeds_for(table, args.mdd, variants=args.variants, family=args.family, metrics=args.metric)
@@ -70,9 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         print(">=: a contrastive type without per-item outcomes: its items' variance is not measured (a lower bound)")
     if args.json:
         command = "python bench/power.py " + " ".join(sys.argv[1:] if argv is None else argv)
-        Path(args.json).write_text(json.dumps({"command": command, "table": args.table, "config": args.config,
-                                               "mdd": args.mdd, "variants": args.variants, "family": args.family,
-                                               "rows": rows}, indent=1) + "\n")
+        write_text(args.json, json.dumps({"command": command, "table": args.table, "config": args.config,
+                                          "mdd": args.mdd, "variants": args.variants, "family": args.family,
+                                          "rows": rows}, indent=1) + "\n")
     return 0
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -42,7 +41,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from synprep.commands.bounds import count, real  # noqa: E402  (the repository's package, found above)
-from synprep.errors import ConfigError, SynprepError  # noqa: E402
+from synprep.cli import guarded  # noqa: E402
+from synprep.errors import ConfigError  # noqa: E402
+from synprep.util.signals import run_child  # noqa: E402
 
 
 def table_runs(config: Path) -> tuple[dict, int]:
@@ -94,7 +95,7 @@ def makespan(seconds: dict[str, float], priority: dict[str, float], threads: int
     with tempfile.TemporaryDirectory(prefix="synprep-schedule-") as tmp:
         work = Path(tmp)
         (work / "Snakefile").write_text(SNAKEFILE.format(seconds=seconds, priority=priority, threads=threads))
-        r = subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores), "--scheduler", "greedy", "--quiet",
+        r = run_child([sys.executable, "-m", "snakemake", "--cores", str(cores), "--scheduler", "greedy", "--quiet",
                             "all"], cwd=work, capture_output=True, text=True)
         if r.returncode != 0:
             raise SystemExit(f"bench/schedule.py: snakemake failed (rc {r.returncode}): {r.stderr.strip()[-400:]}")
@@ -113,11 +114,8 @@ def main() -> int:
                     help="a stand-in job sleeps its run's seconds x this")
     ap.add_argument("--repeat", type=count(1), default=2, help="each order this many times, alternately (median)")
     args = ap.parse_args()
-    try:
-        return run(args)
-    except SynprepError as e:  # a bad config (a key given twice, a value out of range): one line, as synprep's
-        print(f"bench/schedule.py: error: {e}", file=sys.stderr)
-        return e.exit_status
+    # a bad config (a key given twice, a value out of range): one line, as synprep's; SIGTERM stops snakemake too
+    return guarded("bench/schedule.py", lambda: run(args))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import Callable
 
 from . import __version__
 from .errors import SynprepError, out_of_memory
@@ -77,12 +78,26 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+
+    def body() -> int:
+        check_outputs(*args._paths(args))  # no output over an input, for every command, before any work
+        return args._run(args)
+
+    return guarded(f"synprep {args.command}", body)
+
+
+def guarded(prog: str, body: Callable[[], int | None]) -> int:
+    """``body()``'s exit status, with what ends a command said in one line on stderr as
+    ``PROG: error: ...``, never a traceback (module doc: exit 2 for an error in the input
+    or the options, 1 for a fault of the machine: a full disk, out of memory), SIGTERM
+    unwound as Ctrl-C (:mod:`synprep.util.signals`: exit 143; Ctrl-C 130) and the locks
+    of the folders it wrote released. Every ``synprep`` command runs in it, and so do the
+    bench scripts (``bench/power.py: error: ...``)."""
     try:
         with terminate_as_interrupt():  # SIGTERM unwinds as Ctrl-C does: every cleanup runs (synprep.util.signals)
-            check_outputs(*args._paths(args))  # no output over an input, for every command, before any work
-            return int(args._run(args) or 0)
+            return int(body() or 0)
     except SynprepError as e:
-        print(f"synprep {args.command}: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
         return e.exit_status
     except BrokenPipeError:
         # `synprep oracle x | head` is normal use
@@ -93,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:  # say where and why, never a traceback
         import errno
 
-        print(f"synprep {args.command}: error: {describe_os_error(e)}", file=sys.stderr)
+        print(f"{prog}: error: {describe_os_error(e)}", file=sys.stderr)
         return 2 if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR) else 1  # a bad path; else the machine
     except Terminated:
         print("terminated", file=sys.stderr)
@@ -106,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         # a machine fault, as an OSError (torch's CPU allocator raises a RuntimeError, not a
         # MemoryError): say what to change, never a traceback
-        print(f"synprep {args.command}: error: out of memory: this machine has too little memory for the settings "
-              "given (sizes, batch, beam, resamples); lower them or run it on a larger machine", file=sys.stderr)
+        print(f"{prog}: error: out of memory: this machine has too little memory for the settings given (sizes, "
+              "batch, beam, resamples); lower them or run it on a larger machine", file=sys.stderr)
         return 1
     finally:
         release()  # the locks of the folders it wrote (synprep.util.outputs.kept)

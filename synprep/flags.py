@@ -58,7 +58,7 @@ from .errors import ConfigError
 from .settings import FINITE, Config, field_docs, read_text_fields
 
 __all__ = ["add_settings", "settings_from_args", "given_settings", "add_option_pairs", "option_pairs", "flag_names",
-           "flag_help", "add_unit_options", "unit_options"]
+           "flag_help", "add_unit_options", "unit_options", "value_type"]
 
 
 def _fields(cls: type, only: Iterable[str] | None, skip: Iterable[str]) -> list[dataclasses.Field]:
@@ -138,7 +138,8 @@ def _reader(cls: type, name: str, where: str):
         try:
             return read_text_fields(cls, {name: text}, where)[name]
         except ConfigError as e:
-            raise argparse.ArgumentTypeError(f"{str(e).split(': ', 1)[-1]}, not {text!r}") from None
+            said = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"  # a 400-digit number
+            raise argparse.ArgumentTypeError(f"{str(e).split(': ', 1)[-1]}, not {said}") from None
 
     read.__name__ = "value"
     return read
@@ -152,6 +153,18 @@ def _item_reader(cls: type, name: str, item: Any, where: str):
     holder = dataclasses.make_dataclass(f"{cls.__name__}_{name}_item", [(name, item, dataclasses.field(
         default=None, metadata={"bounds": item_bounds}))], bases=(Config,), frozen=True)
     return _reader(holder, name, where)
+
+
+def value_type(cls: type, name: str, where: str | None = None):
+    """argparse's ``type`` for one value of ``cls``'s setting ``name`` read by its
+    declaration (type and bounds): for a list setting, one of its items. For a script's
+    flag that is not the setting's own (bench/curves.py --budgets: each a
+    ``train.max_steps``); ``where``: the name in the messages (default ``name``)."""
+    tp, _ = _base(typing.get_type_hints(cls)[name])
+    where = where or name
+    if typing.get_origin(tp) in (list, tuple):
+        return _item_reader(cls, name, typing.get_args(tp)[0], where)
+    return _reader(cls, name, where)
 
 
 def _split(read, separator: str):

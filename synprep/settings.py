@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -51,7 +52,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 from .errors import ConfigError
 
-__all__ = ["Config", "Bounds", "setting", "check_bounds", "merge_dicts", "require", "INTERNAL", "INT_MAX", "MAX_THREADS",
+__all__ = ["Config", "config_types", "Bounds", "setting", "check_bounds", "merge_dicts", "require", "INTERNAL", "INT_MAX", "MAX_THREADS",
            "literal_choices", "shown", "declared_in", "declared_from", "field_docs", "read_text_fields"]
 
 #: field metadata of a setting that is not read from user input (derived by the code)
@@ -226,6 +227,29 @@ def check_bounds(cls: type, values: dict, where: str) -> None:
         for path, v in _numbers(value, key):
             if not b.holds(v):
                 raise ConfigError(f"{path} = {shown(v)}: expected {b.describe(isinstance(v, int))}")
+        _check_text(f, value, key)
+
+
+def _check_text(f: dataclasses.Field, value: Any, key: str) -> None:
+    """The constraints a field's metadata declares beyond its bounds, which the workflow's
+    schema states too (synprep.stages.schema) and which hold wherever a config is read
+    (a table config given to ``synprep table-decide`` or a bench script is not
+    validated by snakemake): ``pattern``, a regular expression every string of the
+    setting (each item of a list) matches whole (``pattern_says``: what it allows, in words,
+    for the message); ``unique``, no item of a list given twice."""
+    pattern = f.metadata.get("pattern")
+    if pattern:
+        texts = value if isinstance(value, (list, tuple)) else [value]
+        for i, text in enumerate(texts):
+            if isinstance(text, str) and not re.fullmatch(pattern, text):
+                at = f"{key}[{i}]" if isinstance(value, (list, tuple)) else key
+                said = f.metadata.get("pattern_says") or f"text matching {pattern}"
+                raise ConfigError(f"{at} = {text!r}: expected {said}")
+    if f.metadata.get("unique") and isinstance(value, (list, tuple)):
+        twice = [v for i, v in enumerate(value) if v in value[:i]]
+        if twice:
+            raise ConfigError(f"{key} = {value!r}: {', '.join(map(repr, dict.fromkeys(twice)))} given twice; list "
+                              "each once")
 
 
 @dataclass(frozen=True)
@@ -311,7 +335,7 @@ class Config:
                 continue
             if f.metadata.get("path"):
                 out.append((f.name,))
-            for sub in _config_types(hints[f.name]):
+            for sub in config_types(hints[f.name]):
                 out += [(f.name, *key) for key in sub.path_keys()]
         return out
 
@@ -416,12 +440,12 @@ def literal_choices(cls: type, name: str) -> tuple:
     return typing.get_args(tp) if typing.get_origin(tp) is Literal else ()
 
 
-def _config_types(tp: Any) -> list[type]:
+def config_types(tp: Any) -> list[type]:
     """The Config classes an annotation names (``Optional[EvalSet]`` -> ``[EvalSet]``)."""
     if isinstance(tp, type) and issubclass(tp, Config):
         return [tp]
     if typing.get_origin(tp) in (Union, types.UnionType):
-        return [c for a in typing.get_args(tp) for c in _config_types(a)]
+        return [c for a in typing.get_args(tp) for c in config_types(a)]
     return []
 
 

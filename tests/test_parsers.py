@@ -969,7 +969,7 @@ def test_each_backend_declares_its_options_and_resources():
         ParseSettings.from_dict({"backend": "stanza", "udpipe": {"threads": 0}})
     with pytest.raises(ConfigError, match=r"parse: unknown key 'threads'; known keys: .*stanza.*udpipe"):
         ParseSettings.from_dict({"threads": 2})  # the flat keys of before: each backend's section now
-    with pytest.raises(ConfigError, match=r"parse.stanza: device = 'gpu': expected auto, cpu, cuda or cuda:N"):
+    with pytest.raises(ConfigError, match=r"parse.stanza.device = 'gpu': expected auto, cpu, cuda or cuda:N"):
         ParseSettings.from_dict({"backend": "stanza", "stanza": {"device": "gpu"}})
     with pytest.raises(ConfigError, match=r"parse.backend = 'spacy': unknown parser backend; known: stanza, udpipe"):
         ParseSettings.from_dict({"backend": "spacy"})

@@ -19,6 +19,8 @@ from synprep.errors import ConfigError
 from synprep.stages import table as T
 from synprep.stages.table import simulate as sim
 
+from .table_helpers import table_settings, toy_outcomes, toy_table
+
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "measured" / "cpu-table-2026-11-28.json"
 REDECIDED = REPO / "docs" / "measured" / "cpu-table-2026-11-28-redecided.json"
@@ -142,18 +144,13 @@ def test_seeds_needed_shrink_the_mdd_below_the_target():
 # --------------------------------------------------------------------------- the family
 
 
-def _settings(**primary) -> T.TableSettings:
-    return T.TableSettings.from_dict({"enabled": True, "seeds": [1, 2], "contrastive": {"enabled": True},
-                                      "primary": primary}, "config table")
-
-
 def test_the_primary_family_is_checked_before_the_runs():
     variants = ["vanilla", "parent", "sa"]
     with pytest.raises(ConfigError, match="table.primary.variants: vanilla is the baseline") as e:
-        T.table_runs(_settings(variants=["vanilla"]), variants)
+        T.table_runs(table_settings(variants=["vanilla"]), variants)
     assert e.value.config_path == ["table", "primary", "variants"]
     with pytest.raises(ConfigError, match="table.primary.contrastive: gcn is not one of the table's variants"):
-        T.table_runs(_settings(contrastive=[{"variant": "gcn", "types": ["np_agreement"]}]), variants)
+        T.table_runs(table_settings(contrastive=[{"variant": "gcn", "types": ["np_agreement"]}]), variants)
     off = T.TableSettings.from_dict({"enabled": True, "primary": {"contrastive": [{"variant": "sa", "types": ["x"]}]}},
                                     "config table")
     with pytest.raises(ConfigError, match="scores no contrastive suite"):
@@ -161,51 +158,14 @@ def test_the_primary_family_is_checked_before_the_runs():
     for bad, word in (({"metrics": ["ter"]}, "metrics"), ({"variants": ["sa", "sa"]}, "given twice"),
                       ({"contrastive": [{"variant": "sa", "types": []}]}, "types"), ({"tests": ["test"]}, "tests")):
         with pytest.raises(ConfigError, match=word):
-            _settings(**bad)
+            table_settings(**bad)
     sets = {"test": {"n": 10}, "tgt_particle": {"n": 64}, "contrastive:np_agreement": {"n": 300}}
-    fam = T.primary_family(_settings(contrastive=[{"variant": "sa", "types": ["np_agreement"]}]).primary, variants, sets)
+    fam = T.primary_family(table_settings(contrastive=[{"variant": "sa", "types": ["np_agreement"]}]).primary, variants, sets)
     assert fam == [("test", "bleu", "parent"), ("test", "bleu", "sa"), ("contrastive:np_agreement", "accuracy", "sa")]
     with pytest.raises(ConfigError, match="tgt_reflexive not among the table's test sets"):
-        T.primary_family(_settings(test_sets=["tgt_reflexive"]).primary, variants, sets)
+        T.primary_family(table_settings(test_sets=["tgt_reflexive"]).primary, variants, sets)
     with pytest.raises(ConfigError, match="verb_particle not among the table's contrastive types"):
-        T.primary_family(_settings(contrastive=[{"variant": "sa", "types": ["verb_particle"]}]).primary, variants, sets)
-
-
-def _toy_table(rng, outcomes: T.ItemOutcomes) -> dict:
-    """A table as make_table writes it (rows, test sets, per-seed comparisons), of 4
-    variants x 3 seeds, parent 3 BLEU above the baseline."""
-    variants, seeds = ["vanilla", "parent", "sa", "gcn"], [1, 2, 3]
-    rows, comps = [], []
-    for s in seeds:
-        for i, v in enumerate(variants):
-            name = T.run_name(v, s)
-            won = outcomes.won[:, outcomes.runs.index(name)]
-            bleu = round(20.0 + (3.0 if v == "parent" else 0.0) + s + rng.normal(0, 0.4), 2)
-            rows.append({"run": name, "variant": v, "seed": s, "updates": 1, "tokens": 1, "device": "cpu",
-                         "train_cpu_s": 1.0, "job_cpu_s": None, "job_wall_s": None,
-                         "scores": {"test": {"n": 100, "bleu": bleu, "chrf": 40.0, "chrf+": bleu + 20, "chrf++": 41.0},
-                                    "contrastive:np_agreement": {"n": len(won), "accuracy": round(100 * won.mean(), 2)}}})
-            if i:
-                comps.append({"test_set": "test", "seed": s, "a": T.run_name("vanilla", s), "b": name, "metric": "bleu",
-                              "delta": 0.0, "ci": [0, 0], "p": 0.5, "p_holm": 1.0, "mark": "", "p_sign": None})
-    table = {"rows": rows, "comparisons": comps, "references": "refs.txt", "decode": {"beam": 1, "length_penalty": 1.0},
-             "test_sets": {"test": {"n": 100, "too_small": False, "source": "test"},
-                           "contrastive:np_agreement": {"n": int(outcomes.won.shape[0]), "too_small": False,
-                                                        "source": "contrastive suite"}},
-             "signatures": {}, "significance": {"per_seed": "bootstrap", "correction": "Holm", "alpha": ALPHA,
-                                                "samples": 1000, "sign_test": "sign"}}
-    scores = {n: {r["run"]: r["scores"][n] for r in rows} for n in table["test_sets"]}
-    runs = [T.RunFiles(name=r["run"], variant=r["variant"], seed=r["seed"], summary="", hyps="") for r in rows]
-    table["over_seeds"] = T.seed_summary(scores, comps, runs)
-    return table
-
-
-def _toy_outcomes(rng) -> T.ItemOutcomes:
-    runs = tuple(T.run_name(v, s) for s in (1, 2, 3) for v in ("vanilla", "parent", "sa", "gcn"))
-    keys = tuple(("np_agreement", line, 1, line % 4) for line in range(1, 301))
-    easy = rng.random(300) < 0.85
-    won = np.array([[easy[i] if rng.random() < 0.95 else not easy[i] for _ in runs] for i in range(300)], dtype=bool)
-    return T.ItemOutcomes(runs, keys, won)
+        T.primary_family(table_settings(contrastive=[{"variant": "sa", "types": ["verb_particle"]}]).primary, variants, sets)
 
 
 def test_a_table_re_decided_from_its_json_and_outcomes_has_its_marks(tmp_path):
@@ -215,9 +175,9 @@ def test_a_table_re_decided_from_its_json_and_outcomes_has_its_marks(tmp_path):
     from synprep.cli import main
 
     rng = np.random.default_rng(13)
-    outcomes = _toy_outcomes(rng)
-    table = _toy_table(rng, outcomes)
-    settings = _settings(variants=["parent", "sa"], contrastive=[{"variant": "sa", "types": ["np_agreement"]}])
+    outcomes = toy_outcomes(rng)
+    table = toy_table(rng, outcomes)
+    settings = table_settings(variants=["parent", "sa"], contrastive=[{"variant": "sa", "types": ["np_agreement"]}])
     T.decide_table(table, settings, outcomes)
     made = tmp_path / "made"
     made.mkdir()

@@ -15,7 +15,7 @@ from typing import Literal
 
 from ..settings import Config, setting
 from .schema import MAX_PIECES
-from .subwords import MAX_VOCAB
+from .subwords import MAX_VOCAB, MIN_CHARACTER_COVERAGE
 
 __all__ = ["ShardConfig"]
 
@@ -48,8 +48,9 @@ class ShardConfig(Config):
     # at most this many subword pieces (fewer when the data has no more merges); byte
     # fallback takes 260 ids, and sentencepiece counts in 32 bits
     vocab_size: int = setting(8000, ge=300, le=MAX_VOCAB)
-    # share of characters that get their own pieces; the rest are byte pieces
-    character_coverage: float = setting(0.9995, gt=0, le=1)
+    # share of characters that get their own pieces; the rest are byte pieces; at least
+    # 0.98, the least sentencepiece's trainer takes
+    character_coverage: float = setting(0.9995, ge=MIN_CHARACTER_COVERAGE, le=1)
     # sentencepiece's model: `bpe` or `unigram`
     model_type: Literal["bpe", "unigram"] = "bpe"
     # one subword model for both sides (true), or one a side

@@ -354,6 +354,9 @@ def reservoir_sample(items: Iterable, k: int, seed: int) -> list:
 #: the largest subword vocabulary synprep trains (a sentencepiece count is 32-bit, and an
 #: embedding of that many rows is far beyond any NMT vocabulary)
 MAX_VOCAB = 1 << 20
+#: the least character coverage sentencepiece trains with: its trainer refuses less
+#: (trainer_interface.cc: ``character_coverage() >= 0.98 && character_coverage() <= 1.0``)
+MIN_CHARACTER_COVERAGE = 0.98
 
 
 def train_spm(
@@ -373,8 +376,9 @@ def train_spm(
 
     if model_type not in ("bpe", "unigram"):
         raise ConfigError(f"model_type must be bpe or unigram, not {model_type!r}")
-    if not 0.0 < character_coverage <= 1.0:
-        raise ConfigError(f"character coverage must be in (0, 1], not {character_coverage}")
+    if not MIN_CHARACTER_COVERAGE <= character_coverage <= 1.0:
+        raise ConfigError(f"character coverage must be in [{MIN_CHARACTER_COVERAGE}, 1] (sentencepiece's range), not "
+                          f"{character_coverage}")
     if vocab_size < 300:
         raise ConfigError(f"vocab size {vocab_size} is too small: byte fallback alone takes 256 + 4 ids; use >= 300")
     if vocab_size > MAX_VOCAB:

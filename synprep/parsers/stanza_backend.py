@@ -235,7 +235,7 @@ class StanzaWorkflow(Config):
     defaults of the options they pass on are the options' (:class:`StanzaOptions`)."""
 
     # auto, cpu, cuda or cuda:N; a job on a GPU (not cpu) asks for resources gpu=1
-    device: str = setting("auto", pattern=WORKFLOW_DEVICE.pattern)
+    device: str = setting("auto", pattern=WORKFLOW_DEVICE.pattern, pattern_says="auto, cpu, cuda or cuda:N")
     # padded tokens a batch
     batch_tokens: int = declared_in(StanzaOptions, "batch_tokens")
     # on a GPU (device not cpu): parser processes a parse job runs, sharing the GPU,

@@ -20,6 +20,12 @@ Steps, all in a scratch folder, writing the flat layout that
 4. ``pos.pt``: ``stanza.models.tagger``; ``lemma.pt``: ``stanza.models.lemmatizer``
    (dictionary only for ``tiny``); ``depparse.pt``: ``stanza.models.parser``.
 
+The model folder is an output folder replaced as a whole (:func:`synprep.util.outputs.replace_dir`,
+kind :data:`KIND`): the models are written into a temporary folder beside it and take
+its place only when every step has trained, so a run stopped midway (Ctrl-C, SIGTERM,
+an error) leaves no partial model, and a folder that is not such a model of ours (a
+stanza resources folder the user downloaded) is refused before any training.
+
 Sizes: ``tiny`` trains in well under a minute on 2 CPU cores (a few hundred
 sentences, tens of steps, small layers): for tests, trees are poor. ``small``
 trains in minutes on the full training file: for benchmarks and for measuring the
@@ -40,7 +46,10 @@ from pathlib import Path
 
 from ..syntax.conllu import format_conllu, read_conllu
 from ..errors import ConfigError
-from ..util.outputs import atomic_file
+from ..util.outputs import atomic_file, check_replaceable, replace_dir
+
+#: the kind of output folder a trained stanza model is (synprep.util.outputs' marker)
+KIND = "stanza-model"
 
 log = logging.getLogger("synprep.parsers")
 
@@ -165,15 +174,15 @@ def train_stanza(
         raise ConfigError(f"unknown stanza model size {size!r}; known: {', '.join(SIZES)}")
     if extra_train:
         raise ConfigError("stanza training takes one training file; concatenate several first")
-    out = Path(output)
-    out.mkdir(parents=True, exist_ok=True)
+    check_replaceable(output, KIND, "-o")  # before any training: never over a folder that is not such a model of ours
     t0 = last = time.perf_counter()
     old_threads = torch.get_num_threads()
     torch.set_num_threads(max(1, threads))
     components = []
     try:
-        with tempfile.TemporaryDirectory(prefix="synprep-stanza-train-") as tmp, _quiet(verbose):
-            job = _job(Path(tmp), out, train, dev, lang, seed, SIZES[size])
+        with tempfile.TemporaryDirectory(prefix="synprep-stanza-train-") as tmp, _quiet(verbose), \
+                replace_dir(output, KIND, "-o") as made:
+            job = _job(Path(tmp), made, train, dev, lang, seed, SIZES[size])
             for what, step in _STEPS:
                 if step(job):
                     now = time.perf_counter()
@@ -184,6 +193,7 @@ def train_stanza(
     finally:
         torch.set_num_threads(old_threads)
     seconds = time.perf_counter() - t0
+    out = Path(output)
     total = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
     return StanzaTrainResult(out, total, seconds, components)
 

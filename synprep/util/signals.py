@@ -14,6 +14,12 @@ Ctrl-C); the CLI then exits 143 (128 + SIGTERM). A child process that inherited 
 handler (a fork of the parser pool) dies of the signal as before. ``kill -9`` cannot be
 caught: what a killed run leaves is found and handled by the next one (the outputs'
 temporary folders proven dead, a run folder's lock released by the system).
+
+A process that runs another synprep command as a child (a bench script that trains
+and evaluates, snakemake under ``bench/schedule.py``) runs it with :func:`run_child`:
+stopped, it passes the signal on and waits for the child to unwind, instead of
+leaving it running alone (what ``subprocess.run`` does on SIGTERM) or killing it
+before its cleanups ran (what it does on Ctrl-C).
 """
 
 from __future__ import annotations
@@ -21,10 +27,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import threading
-from typing import Iterator
+from typing import Iterator, Sequence
 
-__all__ = ["Terminated", "terminate_as_interrupt"]
+__all__ = ["Terminated", "terminate_as_interrupt", "run_child"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -62,3 +69,26 @@ def terminate_as_interrupt() -> Iterator[bool]:
         yield True
     finally:
         signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
+
+
+def run_child(cmd: Sequence[str], *, grace: float = 60.0, **kw) -> subprocess.CompletedProcess:
+    """``subprocess.run(cmd, **kw)``, but when this process is stopped while the child
+    runs (SIGTERM as :class:`Terminated`, or Ctrl-C), the child gets the same signal
+    (unless it has ended already, as a child of the terminal's Ctrl-C may have) and up
+    to ``grace`` seconds to unwind -- a synprep command removes its temporary files, a
+    trainer saves its checkpoint -- before it is killed; then the stop goes on (module
+    doc)."""
+    with subprocess.Popen(cmd, **kw) as proc:
+        try:
+            out, err = proc.communicate()
+        except KeyboardInterrupt as stop:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=0.5)  # a Ctrl-C at a terminal reached the child too
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+                try:
+                    proc.communicate(timeout=grace)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

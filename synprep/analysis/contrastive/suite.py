@@ -20,6 +20,9 @@ Invariants of a suite read by :func:`read_suite` (anything else is an
 
 * every line is a JSON object with the four keys, ``errors`` a non-empty list, every
   error with its four keys and the types above;
+* an error's ``type`` is a name on one line (no tab, no line break, no space at its ends):
+  it is a column of the outcomes files (``outcomes.tsv``, the table's
+  ``outcomes.tsv.gz``) and of the table, which a tab or a line break would break;
 * no contrastive equals its reference (after collapsing whitespace): such an item
   could only be a tie;
 * the suite has at least one item.
@@ -52,12 +55,13 @@ leave it out of the primary family).
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
 from ...errors import InputError
-from ...util.textio import open_file
+from ...util.textio import has_breaks, lines, open_file
 
 __all__ = [
     "SUITE_FILE",
@@ -171,8 +175,10 @@ def _item(obj, path: str, n: int) -> Item:
     for j, e in enumerate(errs, 1):
         where = f"error {j}"
         _require_keys(e, ERROR_KEYS, path, n, "error", where)
-        if not isinstance(e["type"], str) or not e["type"]:
-            raise _fail(path, n, f"{where}: 'type' must be a non-empty string, not {e['type']!r}")
+        t = e["type"]
+        if not isinstance(t, str) or not t.strip() or t != t.strip() or has_breaks(t):
+            raise _fail(path, n, f"{where}: 'type' must be a name on one line (no tab, no line break, no space at its "
+                        f"ends), not {t!r}")
         if not isinstance(e["contrastive"], str) or not e["contrastive"].strip():
             raise _fail(path, n, f"{where}: 'contrastive' must be a non-empty string")
         if _norm(e["contrastive"]) == _norm(obj["reference"]):
@@ -363,14 +369,21 @@ def _blank(v) -> str:
 
 def read_outcomes(path: str | os.PathLike) -> list[Outcome]:
     """The outcomes of one run (:func:`outcome_lines`, or the seven columns of an older
-    file); ``won`` and ``won_mean`` are read as written. A file of another layout is an
-    InputError naming its line."""
+    file); ``won`` and ``won_mean`` are read as written, and must agree with the
+    log-probabilities where those, rounded to 6 decimals, tell the two sentences apart.
+    Read as every synprep reader reads lines (:func:`synprep.util.textio.lines`: LF or
+    CRLF, a BOM skipped). A file of another layout, an empty one, a line given twice, a
+    log-probability that is not finite or an outcome the log-probabilities contradict is
+    an InputError naming its line."""
     p = os.fspath(path)
     out: list[Outcome] = []
-    width = len(OUTCOME_COLUMNS)
+    width, seen = 0, {}
     with open_file(p, "an outcomes file (synprep contrastive-score's outcomes.tsv)", "check the path") as raw:
-        for n, line in enumerate(raw, 1):
-            cols = line.decode("utf-8", "replace").rstrip("\r\n").split("\t")
+        for n, line in enumerate(lines(raw, p), 1):
+            try:
+                cols = line.decode("utf-8").split("\t")
+            except UnicodeDecodeError:
+                raise _fail(p, n, "not UTF-8 text; expected synprep contrastive-score's outcomes.tsv") from None
             if n == 1:
                 if tuple(cols) not in (OUTCOME_COLUMNS, _OLD_COLUMNS):
                     raise _fail(p, 1, f"expected the header {' '.join(OUTCOME_COLUMNS)} (synprep contrastive-score)")
@@ -385,8 +398,35 @@ def read_outcomes(path: str | os.PathLike) -> list[Outcome]:
                           None if extra[2] == "" else _flag(extra[2]))
             except ValueError:
                 raise _fail(p, n, f"expected {width} tab-separated columns: {', '.join(OUTCOME_COLUMNS[:width])}") from None
+            _check_read(o, p, n, seen)
             out.append(o)
+    if not width:
+        raise _fail(p, 1, f"empty: expected the header {' '.join(OUTCOME_COLUMNS)} (synprep contrastive-score)", "empty")
     return out
+
+
+#: how far apart two log-probabilities rounded to 6 decimals (:func:`outcome_lines`) may
+#: be and still be in either order unrounded
+_ROUNDING = 1.001e-6
+
+
+def _check_read(o: "_Read", path: str, n: int, seen: dict) -> None:
+    """One outcome read (:func:`read_outcomes`): its error not there before, its
+    log-probabilities finite, and ``won`` (``won_mean``) what they say where they tell
+    the sentences apart."""
+    key = (o.line, o.error)
+    if key in seen:
+        raise _fail(path, n, f"line {o.line}, error {o.error} is there twice (line {seen[key]} too): one line an error")
+    seen[key] = n
+    if not (math.isfinite(o.reference) and math.isfinite(o.contrastive)):
+        raise _fail(path, n, f"log-probabilities {o.reference} and {o.contrastive}: expected finite numbers")
+    said = ((o.written, o.reference - o.contrastive, "won"),)
+    if o.written_mean is not None and o.reference_tokens and o.contrastive_tokens:
+        said += ((o.written_mean, o.reference / o.reference_tokens - o.contrastive / o.contrastive_tokens, "won_mean"),)
+    for won, margin, column in said:
+        if abs(margin) > _ROUNDING and won != (margin > 0):
+            raise _fail(path, n, f"{column} = {int(won)}, but the log-probabilities say the "
+                        f"{'reference' if margin > 0 else 'contrastive'} scored higher: a changed or damaged file")
 
 
 def _int_or_none(v: str) -> Optional[int]:

@@ -189,16 +189,20 @@ def larger_sets(larger: LargerSet, small: Sequence[str]) -> tuple[list[str], dic
 AGAIN = "delete it and run the table again (snakemake makes the evaluation again, then the table)"
 
 
-def read_json(path: str, what: str):
+def read_json(path: str, what: str, again: Optional[str] = None):
     """A JSON file of a run (``summary.json``, ``scores.json``): an InputError naming it
-    when it is missing or not JSON."""
+    when it is missing or not JSON, saying what to do (``again``; default: make it again
+    with the workflow). A UTF-8 BOM at its start is skipped (the rule of every synprep
+    reader, synprep.util.textio)."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             return json.load(f)
     except FileNotFoundError:
-        raise InputError(path, None, f"missing: the {what}; run the table again (snakemake makes it)", "missing") from None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise InputError(path, None, f"damaged: the {what} is not readable JSON ({e}); {AGAIN}", "invalid") from None
+        raise InputError(path, None, f"missing: the {what}; {again or 'run the table again (snakemake makes it)'}",
+                         "missing") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise InputError(path, None, f"damaged: the {what} is not readable JSON ({e}); {again or AGAIN}",
+                         "invalid") from None
 
 
 def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], variant: str, decode: TableDecode,

@@ -202,10 +202,11 @@ def _fit_lines(table: Mapping) -> list[str]:
 
 def _detail_lines(table: Mapping) -> list[str]:
     """The per-seed comparisons: the detail, not a decision."""
-    sig = table["significance"]
+    sig = table["significance"]  # (a table of the 2026-11-26 layout: no per_seed, and p_bootstrap for p)
     out = ["", "## Per seed (the detail, not a decision)", "",
-           f"Each variant against the baseline of the same seed: {sig['per_seed']}; p_holm: {sig['correction']}; a "
-           f"seed's mark where it is below {sig['alpha']} ({sig['samples']} resamples); p_sign: {sig['sign_test']}. "
+           f"Each variant against the baseline of the same seed: {sig.get('per_seed', 'paired bootstrap')}; p_holm: "
+           f"{sig['correction']}; a seed's mark where it is below {sig['alpha']} ({sig['samples']} resamples); "
+           f"p_sign: {sig.get('sign_test', 'none')}. "
            "These marks do not decide: a new seed moves a difference by more than a per-seed interval says.", "",
            "| test set | seed | variant | metric | delta | 95% CI | test | p | p Holm | p_sign | seed mark |",
            "|" + " --- |" * 11]
@@ -213,7 +214,8 @@ def _detail_lines(table: Mapping) -> list[str]:
     for c in table["comparisons"]:
         out.append("| " + " | ".join(_cell(x) for x in (
             c["test_set"], c["seed"], variant_of.get(c["b"], c["b"]), c["metric"], c["delta"],
-            f"[{c['ci'][0]:.2f}, {c['ci'][1]:.2f}]", c.get("test", "bootstrap"), _p(c["p"]), _p(c["p_holm"]),
+            f"[{c['ci'][0]:.2f}, {c['ci'][1]:.2f}]", c.get("test", "bootstrap"), _p(c.get("p", c.get("p_bootstrap"))),
+            _p(c["p_holm"]),
             _p(c.get("p_sign")), c["mark"])) + " |")
     return out
 

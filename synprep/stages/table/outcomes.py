@@ -103,13 +103,18 @@ def read_item_outcomes(path: str | os.PathLike) -> Optional[ItemOutcomes]:
                          "missing") from None
     except (OSError, EOFError, UnicodeDecodeError) as e:
         raise InputError(p, None, f"not a gzip text file of per-item outcomes ({e})", "invalid") from None
-    lines = text.splitlines()
+    lines = text.removeprefix("\ufeff").split("\n")  # (a BOM skipped, as every synprep reader does; LF only)
+    lines = [line.removesuffix("\r") for line in (lines[:-1] if lines and not lines[-1] else lines)]
     head = lines[0].split("\t") if lines else []
     if tuple(head[:len(KEY_COLUMNS)]) != KEY_COLUMNS:
         raise InputError(p, 1, f"expected the header {' '.join(KEY_COLUMNS)} RUN... (synprep's {OUTCOMES_NAME})",
                          "invalid")
     runs = tuple(head[len(KEY_COLUMNS):])
-    keys, won = [], []
+    twice = sorted({r for r in runs if runs.count(r) > 1 or not r})
+    if twice:
+        raise InputError(p, 1, f"the header names the run {twice[0] or '(empty)'!r} twice, or an empty one: a column "
+                         "a run", "invalid")
+    keys, won, seen = [], [], {}
     for n, line in enumerate(lines[1:], 2):
         cols = line.split("\t")
         try:
@@ -119,6 +124,10 @@ def read_item_outcomes(path: str | os.PathLike) -> Optional[ItemOutcomes]:
         except ValueError:
             raise InputError(p, n, f"expected {len(head)} tab-separated columns: type, line, error, distance, then "
                              "0 or 1 for each run", "invalid") from None
+        if keys[-1] in seen:
+            raise InputError(p, n, f"the item {' '.join(cols[:3])} is there twice (line {seen[keys[-1]]} too): each "
+                             "item has one line", "invalid")
+        seen[keys[-1]] = n
         won.append([c == "1" for c in cols[len(KEY_COLUMNS):]])
     if not keys:
         return None

@@ -11,6 +11,7 @@ whose outcomes were not kept, are fitted with their items fixed and decide nothi
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Optional
 
@@ -19,36 +20,155 @@ from ...util.yamlio import load_yaml_file
 from .family import decide_table
 from .files import read_json
 from .outcomes import ItemOutcomes, read_item_outcomes
+from .scoring import CONTRASTIVE_PREFIX
 from .settings import TableSettings
 
 #: what a table.json must hold to be decided again
 TABLE_KEYS = ("rows", "test_sets", "over_seeds", "comparisons", "significance")
 
 
+class _Of:
+    """A mapping of any names, each value of the layout ``spec`` (:data:`LAYOUT`)."""
+
+    def __init__(self, spec):
+        self.spec = spec
+
+
+class _Null:
+    """null, or a value of the layout ``spec``."""
+
+    def __init__(self, spec):
+        self.spec = spec
+
+
+#: a number (an int or a float, never a bool); a NaN or an infinity is refused
+NUMBER = float
+#: any value (read as text, or not read)
+ANY = object()
+_SCORES = _Of(_Of(_Null(NUMBER)))  # test set -> metric (n, bleu, accuracy, ...) -> value
+#: what a re-decision (synprep.stages.table.family.decide_table) and table.md
+#: (synprep.stages.table.markdown) read of a table.json, by key: ``str``, ``int``,
+#: :data:`NUMBER`, a mapping of these keys (``"key?"``: may be absent), ``_Of(spec)`` (any
+#: names), ``[spec]`` (a list), ``[a, b]`` (a list of exactly these), ``_Null(spec)``. A
+#: committed table of an older layout (the 2026-11-26 one: no ``p`` and ``per_seed``) holds it too.
+LAYOUT = {
+    "rows": [{"run": str, "variant": str, "seed": int, "scores": _SCORES, "updates": ANY, "tokens": ANY, "device": ANY,
+              "train_cpu_s": ANY, "job_cpu_s": ANY, "job_wall_s": ANY,
+              "tree_agreement?": _Null({"UAS": NUMBER, "LAS": NUMBER}),
+              "induced_attachment?": _Null({"directed": NUMBER, "undirected": NUMBER})}],
+    "test_sets": _Of({"n": int, "of?": ANY, "source?": ANY, "at_ceiling?": ANY}),
+    "over_seeds": _Of(_Of({"seeds": ANY, "mean": _Of(_Null(NUMBER)), "spread": _Of(_Null(NUMBER))})),
+    "comparisons": [{"test_set": str, "seed": ANY, "b": str, "metric": str, "delta": _Null(NUMBER),
+                     "ci": [NUMBER, NUMBER], "p?": _Null(NUMBER), "p_holm": _Null(NUMBER), "p_sign?": _Null(NUMBER),
+                     "mark": str, "test?": str}],
+    "significance": {"alpha": ANY, "samples": ANY, "correction": ANY, "per_seed?": ANY, "sign_test?": ANY},
+    "decode": {"beam": ANY, "length_penalty": ANY},
+    "references": ANY,
+    "signatures": _Of(ANY),
+    "evaluation_data?": _Of({"lines": ANY, "scored": ANY, "rejected_total": ANY, "rejected": _Of(ANY)}),
+    "contrastive?": _Null({"types": _Of({"errors": ANY, "skipped_total": ANY}), "language": ANY, "errors": ANY,
+                           "items": ANY, "references": ANY}),
+    "decision?": _Null({"primary?": ANY, "alpha?": ANY, "min_subset?": ANY, "outcomes?": _Null(str)}),
+}
+
+
+def _layout_error(where: str, value, expected: str) -> str:
+    said = f"{type(value).__name__} {value!r}" if not isinstance(value, (dict, list)) else f"a {type(value).__name__}"
+    return f"{where}: expected {expected}, not {said[:80]}"
+
+
+def _check_layout(value, spec, where: str) -> Optional[str]:
+    """Where ``value`` departs from the layout ``spec`` (:data:`LAYOUT`), in words (the
+    key path first), or None."""
+    if spec is ANY:
+        return None
+    if isinstance(spec, _Null):
+        return None if value is None else _check_layout(value, spec.spec, where)
+    if spec is NUMBER:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return _layout_error(where, value, "a number")
+        return None if math.isfinite(value) else _layout_error(where, value, "a finite number")
+    if spec in (int, str):
+        if isinstance(value, bool) or not isinstance(value, spec):
+            return _layout_error(where, value, "an integer" if spec is int else "text")
+        return None
+    if isinstance(spec, list):  # [spec]: a list of them; [a, b]: exactly these
+        if not isinstance(value, list) or (len(spec) > 1 and len(value) != len(spec)):
+            return _layout_error(where, value, "a list" + (f" of {len(spec)} items" if len(spec) > 1 else ""))
+        items = spec if len(spec) > 1 else spec * len(value)
+        found = (_check_layout(v, sub, f"{where}[{i}]") for i, (v, sub) in enumerate(zip(value, items)))
+        return next((e for e in found if e), None)
+    if not isinstance(value, dict):
+        return _layout_error(where, value, "a mapping")
+    if isinstance(spec, _Of):
+        found = (_check_layout(v, spec.spec, f"{where}.{k}") for k, v in value.items())
+        return next((e for e in found if e), None)
+    for key, sub in spec.items():
+        name = key.rstrip("?")
+        if name not in value:
+            if key.endswith("?"):
+                continue
+            return f"{where}.{name}: missing"
+        e = _check_layout(value[name], sub, f"{where}.{name}")
+        if e:
+            return e
+    return None
+
+
 def read_table(path: str) -> dict:
-    """A table.json, checked to hold what a decision reads (an InputError naming the file)."""
-    table = read_json(path, "table (table.json)")
+    """A table.json, checked to hold what a decision and table.md read (:data:`LAYOUT`),
+    each run (variant, seed) once, every test set's ``n`` >= 0 and the outcomes it was
+    decided with a file beside it: an InputError naming the file and the key."""
+    table = read_json(path, "table (table.json)", "give a table.json that synprep's table target wrote")
+
+    def bad(message: str) -> InputError:
+        return InputError(path, None, f"{message}: not a table.json as synprep's table target writes it (or a damaged "
+                          "one)", "invalid")
+
     if not isinstance(table, dict) or any(k not in table for k in TABLE_KEYS) or not table["rows"]:
         raise InputError(path, None, f"not a table made by synprep's table target (it needs {', '.join(TABLE_KEYS)}, "
                          "and rows)", "invalid")
+    wrong = _check_layout(table, LAYOUT, "table")
+    if wrong:
+        raise bad(wrong)
+    seen: dict = {}
     for n, row in enumerate(table["rows"]):
-        if not isinstance(row, dict) or not {"run", "variant", "seed", "scores"} <= set(row):
-            raise InputError(path, None, f"rows[{n}]: expected run, variant, seed and scores", "invalid")
+        for key in ((row["variant"], row["seed"]), row["run"]):
+            if key in seen:
+                raise bad(f"table.rows[{n}]: the run {row['run']} (variant {row['variant']}, seed {row['seed']}) is "
+                          f"there twice (rows[{seen[key]}] too)")
+            seen[key] = n
+    for name, info in table["test_sets"].items():
+        if info["n"] < 0:
+            raise bad(f"table.test_sets.{name}.n = {info['n']}: expected a count >= 0")
+    outcomes = (table.get("decision") or {}).get("outcomes")
+    if outcomes is not None and (outcomes in ("", ".", "..") or os.path.basename(outcomes) != outcomes):
+        raise bad(f"table.decision.outcomes = {outcomes!r}: expected the name of a file beside table.json")
     return table
 
 
 def table_settings(table: dict, config: Optional[str]) -> TableSettings:
     """The settings that decide: ``config``'s ``table`` section (a workflow config file),
-    or where none is given the table's own (``decision``: primary, alpha, min_subset)."""
+    or where none is given the table's own (``decision``: primary, alpha, min_subset).
+    A config that has no ``table`` section, or names another baseline than the table's,
+    is refused: it is not the config of this table."""
     if config:
-        data = load_yaml_file(config) or {}
-        if not isinstance(data, dict) or not isinstance(data.get("table", {}), dict):
-            raise ConfigError(f"{config}: expected a workflow config with a `table` section (e.g. config/table/cpu.yaml)")
-        return TableSettings.from_dict(data.get("table") or {}, f"{config}: table")
+        data = load_yaml_file(config)
+        if not isinstance(data, dict) or not isinstance(data.get("table"), dict):
+            raise ConfigError(f"{config}: expected a workflow config with a `table` section (e.g. "
+                              "config/table/cpu.yaml)")
+        settings = TableSettings.from_dict(data["table"], f"{config}: table")
+        base = table["rows"][0]["variant"] if table.get("rows") else None  # (no table: the config's settings alone)
+        if settings.baseline is not None and base is not None and settings.baseline != base:
+            raise ConfigError(f"{config}: table.baseline = {settings.baseline!r}, but the table's baseline (its first "
+                              f"row's variant) is {base!r}: give the config this table was made with")
+        return settings
     own = table.get("decision")
-    if not isinstance(own, dict) or "primary" not in own:
-        raise ConfigError("the table was made before the declared primary family (it has no decision.primary): give "
-                          "--config with a table section that declares table.primary (config/table/cpu.yaml)")
+    missing = [k for k in ("primary", "alpha", "min_subset") if k not in (own or {})]
+    if missing:
+        raise ConfigError(f"the table has no decision.{', decision.'.join(missing)} (made before the declared primary "
+                          "family): give --config with a table section that declares table.primary "
+                          "(config/table/cpu.yaml)")
     contrastive = any(n.startswith("contrastive:") for n in table["test_sets"])
     return TableSettings.from_dict({"primary": own["primary"], "alpha": own["alpha"], "min_subset": own["min_subset"],
                                     "contrastive": {"enabled": contrastive}}, "the table's own decision")
@@ -57,17 +177,48 @@ def table_settings(table: dict, config: Optional[str]) -> TableSettings:
 def table_outcomes(table: dict, table_path: str, given: Optional[str]) -> tuple[Optional[ItemOutcomes], Optional[str]]:
     """The per-item outcomes to decide with, and their file: ``given``, or the file the
     table was decided with (``decision.outcomes``, beside table.json), which must then be
-    there (deciding without it would not be the table's decision)."""
+    there (deciding without it would not be the table's decision); checked to be this
+    table's (:func:`check_outcomes`)."""
     if given:
-        return read_item_outcomes(given), given
-    name = (table.get("decision") or {}).get("outcomes")
-    if not name:
-        return None, None
-    path = os.path.join(os.path.dirname(os.path.abspath(table_path)), name)
-    if not os.path.exists(path):
-        raise ConfigError(f"{table_path}: decided with per-item outcomes ({name}), which are not beside it: give them "
-                          "with --outcomes FILE")
-    return read_item_outcomes(path), path
+        path = given
+    else:
+        name = (table.get("decision") or {}).get("outcomes")
+        if not name:
+            return None, None
+        path = os.path.join(os.path.dirname(os.path.abspath(table_path)), name)
+        if not os.path.exists(path):
+            raise ConfigError(f"{table_path}: decided with per-item outcomes ({name}), which are not beside it: give "
+                              "them with --outcomes FILE")
+    items = read_item_outcomes(path)
+    check_outcomes(items, table, path)
+    return items, path
+
+
+def check_outcomes(outcomes: Optional[ItemOutcomes], table: dict, path: str) -> None:
+    """The per-item outcomes of ``path`` are the table's, not another table's (or the
+    same file with its columns moved): each contrastive type the table scored has as
+    many items there as the table counts, and each run's share of them won is its
+    accuracy in the table (rounded as make_table rounds it: synprep.stages.table.scoring).
+    An InputError naming the file, the type and the run where they differ."""
+    for name, info in table["test_sets"].items():
+        if not name.startswith(CONTRASTIVE_PREFIX) or not info["n"]:
+            continue
+        t = name[len(CONTRASTIVE_PREFIX):]
+        rows = [i for i, k in enumerate(outcomes.keys) if k[0] == t] if outcomes else []
+        if len(rows) != info["n"]:
+            raise InputError(path, None, f"{len(rows)} items of the contrastive type {t}, where the table scored "
+                             f"{info['n']}: the per-item outcomes of another table; give the file written with this "
+                             "one", "invalid")
+        col = {r: j for j, r in enumerate(outcomes.runs)}
+        for row in table["rows"]:
+            said = (row["scores"].get(name) or {}).get("accuracy")
+            if said is None or row["run"] not in col:
+                continue  # (a run absent from the outcomes: named when its column is read)
+            got = round(100.0 * float(outcomes.won[rows, col[row["run"]]].mean()), 2)
+            if abs(got - said) > 0.0051:
+                raise InputError(path, None, f"run {row['run']} wins {got} % of the {t} items there, where the table "
+                                 f"says {said} %: the per-item outcomes of another table (or its columns moved); give "
+                                 "the file written with this one", "invalid")
 
 
 def redecide(table_path: str, outcomes: Optional[str] = None, config: Optional[str] = None) -> dict:

@@ -15,7 +15,7 @@ from ...errors import ConfigError
 from ...models import baseline
 from ...settings import merge_dicts
 from ...translate.significance import COMPARED, DEFAULT_SAMPLES, MAX_SAMPLES, SMALLEST_P_NUMERATOR, smallest_p
-from .settings import TableSettings
+from .settings import SET_NAME, TableSettings
 
 #: the prefix of the table's run names (results/train/table-<variant>-s<seed>/)
 PREFIX = "table-"
@@ -181,6 +181,10 @@ def evaluation_sets(settings: TableSettings, corpus_name: str) -> dict[str, dict
             raise _located(f"config table.{key}.name = {name!r} is also the name of the corpus or of table.test: "
                            f"the pair ids (<name>:<line>) would clash; give table.{key}.name another value",
                            [*where, "name"])
+        if not _NAME.fullmatch(name):  # (a name given is held to it by its setting; one made from the file name here)
+            raise _located(f"config table.{key}.name: {name!r} (from the file name {os.path.basename(spec.src)}) has "
+                           "other characters than letters, digits, '.', '_' and '-' (or starts with a dot): give "
+                           f"table.{key}.name", [*where, "name"])
         out[key] = {"name": name, "src": spec.src, "tgt": spec.tgt}
     if "larger" in out and "test" not in out:
         raise _located("config table.larger needs table.test: the larger text holds the test set's challenge "
@@ -215,14 +219,15 @@ def contrastive_sets(settings: TableSettings, corpus_name: str, sets: Mapping[st
         name = spec.name or os.path.basename(spec.src).split(".")[0]
         if name in taken or name in out or not _NAME.fullmatch(name):
             raise _located(f"config table.contrastive.extra[{i}].name = {name!r} is the corpus's, another set's or "
-                           "a reserved name, or has other characters than letters, digits, '.', '_' and '-': the pair "
-                           "ids (<name>:<line>) and the paths would clash; give it another name", [*where, "name"])
+                           "a reserved name, or has other characters than letters, digits, '.', '_' and '-' (or starts "
+                           "with a dot): the pair ids (<name>:<line>) and the paths would clash; give it another name",
+                           [*where, "name"])
         out[name] = {"name": name, "src": spec.src, "tgt": spec.tgt}
     return out
 
 
-#: a set's name: its pair ids' prefix and a folder of the workflow's outputs
-_NAME = re.compile(r"[A-Za-z0-9._-]+")
+#: a set's name: its pair ids' prefix and a folder of the workflow's outputs (the settings' pattern)
+_NAME = re.compile(SET_NAME)
 
 
 def test_files(settings: TableSettings, sets: Mapping[str, dict]) -> list[str]:

@@ -13,12 +13,18 @@ from ...train.config import DecodeConfig
 from ...translate.significance import MAX_SAMPLES
 
 
+#: a set's name: its pair ids' prefix and, for an extra set of the contrastive suite, a
+#: folder of the workflow's outputs (table/data/<name>/): letters, digits, '.', '_' and
+#: '-', not starting with a dot (no '.', '..' nor a hidden folder)
+SET_NAME = "^[A-Za-z0-9_-][A-Za-z0-9._-]*$"
+
+
 @dataclass(frozen=True)
 class EvalSet(Config):
     """An evaluation set of the table (``table.test``, ``table.larger``): raw pair files."""
 
     # the prefix of its pair ids (<name>:<line>); null: the source file's name up to its first dot
-    name: Optional[str] = setting(None, pattern="^[A-Za-z0-9._-]+$")
+    name: Optional[str] = setting(None, pattern=SET_NAME)
     # the source side's raw text, one sentence a line (.gz allowed); required
     src: str = setting("", path=True, required=True)
     # the target side's raw text (the references, as they are); required
