@@ -182,7 +182,7 @@ def test_the_schema_and_the_settings_refuse_the_same_values():
 @pytest.mark.parametrize("section, wanted", [
     ({"seeds": [1, 1]}, "config table.seeds = [1, 1]: 1 given twice"),
     ({"variants": ["sa", "vanilla", "sa"]}, "config table.variants = ['sa', 'vanilla', 'sa']: 'sa' given twice"),
-    ({"contrastive": {"extra": [{"name": "..", "src": "a", "tgt": "b"}]}}, "extra[0].name = '..': expected text matching"),
+    ({"contrastive": {"extra": [{"name": "..", "src": "a", "tgt": "b"}]}}, "extra[0].name = '..': expected a set name of letters"),
     ({"contrastive": {"extra": [{"name": ".hidden", "src": "a", "tgt": "b"}]}}, "name = '.hidden'"),
     ({"test": {"name": "a/b", "src": "a", "tgt": "b"}}, "config table.test.name = 'a/b'"),
 ])

@@ -98,7 +98,8 @@ class CorpusSpec(Config):
 
     # corpus name; the pair on line n has the id `name:n` in every output. Letters,
     # digits, `.`, `_`, `-`
-    name: str = setting("corpus", pattern=_NAME.pattern, cli="required")
+    name: str = setting("corpus", pattern=_NAME.pattern, cli="required",
+                        pattern_says="a corpus name of letters, digits, '.', '_' or '-' (it starts every pair id)")
     # two line-aligned text files, one sentence a line, plain or gzipped: the source side
     src: Optional[str] = setting(None, path=True)
     # the target side (line n is the translation of the source's line n)

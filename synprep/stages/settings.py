@@ -230,7 +230,7 @@ class WorkflowConfig(Config):
     # character but {} (every path in a shell line is quoted). Checked before any job:
     # not an existing file, not /, not the synprep checkout (or a folder holding it) and
     # not one of its own folders
-    outdir: str = setting("results", pattern="^[^{}]+$")
+    outdir: str = setting("results", pattern="^[^{}]+$", pattern_says="a path without '{' or '}' (snakemake's wildcards)")
     recipe: RecipeSettings = field(default_factory=RecipeSettings)
     corpus: CorpusSettings = field(default_factory=CorpusSettings)
     shards: ShardsSettings = field(default_factory=ShardsSettings)

@@ -24,7 +24,8 @@ class EvalSet(Config):
     """An evaluation set of the table (``table.test``, ``table.larger``): raw pair files."""
 
     # the prefix of its pair ids (<name>:<line>); null: the source file's name up to its first dot
-    name: Optional[str] = setting(None, pattern=SET_NAME)
+    name: Optional[str] = setting(None, pattern=SET_NAME,
+                                  pattern_says="a set name of letters, digits, '.', '_' or '-', not starting with '.'")
     # the source side's raw text, one sentence a line (.gz allowed); required
     src: str = setting("", path=True, required=True)
     # the target side's raw text (the references, as they are); required
