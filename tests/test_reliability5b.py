@@ -529,6 +529,14 @@ def test_a_table_read_back_takes_a_bom_and_an_older_layout(made, tmp_path, capsy
     rc, err = run_main(capsys, "table-decide", OLDER, "--config", tmp_path / "bleu.yaml", "-o", tmp_path / "c")
     assert rc == 0, err
     assert "| test | 1 | bitrans | bleu |" in (tmp_path / "c" / "table.md").read_text()
+    # a run without scores on a set (a challenge subset with no pairs: make_table writes null)
+    nulls = json.loads((made / "table.json").read_text())
+    nulls["rows"][0]["scores"]["src_particle"] = None
+    (tmp_path / "nulls").mkdir()
+    (tmp_path / "nulls" / "table.json").write_text(json.dumps(nulls))
+    (tmp_path / "nulls" / "outcomes.tsv.gz").write_bytes((made / "outcomes.tsv.gz").read_bytes())
+    rc, err = run_main(capsys, "table-decide", tmp_path / "nulls" / "table.json", "-o", tmp_path / "d")
+    assert rc == 0, err
 
 
 @pytest.mark.parametrize("script, args, wanted", [

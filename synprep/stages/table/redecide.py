@@ -45,7 +45,9 @@ class _Null:
 NUMBER = float
 #: any value (read as text, or not read)
 ANY = object()
-_SCORES = _Of(_Of(_Null(NUMBER)))  # test set -> metric (n, bleu, accuracy, ...) -> value
+#: test set -> metric (n, bleu, accuracy, ...) -> value; a set's scores are null where the
+#: run has none (a challenge subset with no pairs: make_table writes None)
+_SCORES = _Of(_Null(_Of(_Null(NUMBER))))
 #: what a re-decision (synprep.stages.table.family.decide_table) and table.md
 #: (synprep.stages.table.markdown) read of a table.json, by key: ``str``, ``int``,
 #: :data:`NUMBER`, a mapping of these keys (``"key?"``: may be absent), ``_Of(spec)`` (any
