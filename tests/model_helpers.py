@@ -1,22 +1,17 @@
 """Shared helpers of the model, decoding and baseline tests: the variants, a tiny synthetic
-vocabulary and batches of random projective trees, a batch of real PUD pairs, the
-target vocabulary of the tiny pieces. Imported by the test files that use them (no test
-file imports another: tests/test_architecture.py)."""
+vocabulary and batches of random projective trees, the target vocabulary of the tiny
+pieces (a batch of real PUD pairs: the ``pud_batch`` fixture, tests/conftest.py). Imported
+by the test files that use them (no test file imports another: tests/test_architecture.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pytest
 import torch
 
 from synprep.models import model_config, variants
 from synprep.models.config import ModelConfig
 from synprep.syntax.features import decoder_graph, flat_from_sentences, parent_positions, root_paths
 from synprep.translate.decode import TargetVocab
-
-UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
 
 
 #: every declared variant (synprep.models.specs: nothing to add here for a new one)
@@ -100,22 +95,6 @@ def clone_batch(batch):
     from dataclasses import fields, replace
 
     return replace(batch, **{f.name: getattr(batch, f.name).clone() for f in fields(batch) if isinstance(getattr(batch, f.name), torch.Tensor)})
-
-
-def pud_batch(tmp_path_factory, n: int = 16):
-    """The ``n`` shortest pairs of the English-German PUD treebanks, written as a real
-    dataset by synprep.dataset.shards and read back through synprep.dataset.data's collate."""
-    from synprep.dataset.data import Collate, ShardDataset
-    from synprep.dataset.shards import ShardConfig, build_dataset
-
-    en, de = UD / "en_pud-ud-test.conllu", UD / "de_pud-ud-test.conllu"
-    if not en.exists() or not de.exists():
-        pytest.skip(f"{UD} lacks the PUD treebanks: the shared UD data is needed for this test")
-    d = tmp_path_factory.mktemp("pud")
-    build_dataset(d, src=str(en), tgt=str(de), cfg=ShardConfig(vocab_size=2000, projectivity="lift"))
-    ds = ShardDataset(d)
-    shortest = np.argsort(ds.lengths(), kind="stable")[:n]
-    return Collate.from_manifest(ds.manifest)([ds[int(i)] for i in shortest]), ds.manifest
 
 
 def vocab() -> TargetVocab:

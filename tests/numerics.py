@@ -12,22 +12,12 @@ tensors that are all float noise (a gradient that is 0 in exact arithmetic).
 A failure names what was compared and prints the numbers: how many elements are out,
 the allowed difference and how it was made, the largest difference with its index and
 both values, and the torch thread count (``SYNPREP_TEST_THREADS``, default 1, is the
-count the test files set: run them at 1 and 2 to see both summation orders).
+count every test starts at, tests/conftest.py: run them at 1 and 2 to see both summation orders).
 """
 
 from __future__ import annotations
 
-import os
-
 import torch
-
-
-def test_threads() -> int:
-    """Torch intra-op threads the test files use: SYNPREP_TEST_THREADS, default 1."""
-    return int(os.environ.get("SYNPREP_TEST_THREADS", "1"))
-
-
-test_threads.__test__ = False  # not a test, whatever pytest's name pattern says
 
 
 def _tensors(actual, expected) -> tuple[torch.Tensor, torch.Tensor]:

@@ -55,6 +55,7 @@ def test_the_checker_finds_a_private_import(tmp_path, monkeypatch):
     assert _private_imports(f) == ["tests/test_architecture.py:1: from synprep.x import _y"]
 
 
+@pytest.mark.slow
 def test_no_module_imports_another_modules_private_names():
     bad = [line for p in _sources() for line in _private_imports(p)]
     assert not bad, "private names imported across modules (make them public or move them):\n" + "\n".join(bad)

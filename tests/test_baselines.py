@@ -16,15 +16,7 @@ from synprep.models.ch import linearize, tag_sources
 from synprep.models.sh import piece_labels
 from synprep.models.sisa import first_piece_parents
 from synprep.models.structpos import tree_depths_and_distances
-from tests.model_helpers import LABELS, V, make_batch, pud_batch, random_projective, tiny, vocab
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+from tests.model_helpers import LABELS, V, make_batch, random_projective, tiny, vocab
 
 
 # --------------------------------------------------------------------------- S&H
@@ -89,10 +81,10 @@ def _parents_from_parent_pos(batch) -> torch.Tensor:
 
 
 @pytest.mark.slow
-def test_sisa_head_learns_to_attend_to_the_parent(tmp_path_factory):
+def test_sisa_head_learns_to_attend_to_the_parent(pud_batch):
     """After overfitting 16 PUD pairs, the supervised head puts most of its weight on
     each piece's parent (the first piece of its head word, read from parent_pos)."""
-    batch, manifest = pud_batch(tmp_path_factory)
+    batch, manifest = pud_batch
     tok = manifest["tokens"]
     torch.manual_seed(0)
     cfg = model_config(

@@ -25,6 +25,7 @@ def _run(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_without_cuda_it_skips_cleanly_and_lists_its_measurements():
     r = _run()
     assert r.returncode == 0, r.stderr[-2000:]
@@ -92,6 +93,7 @@ def test_the_pack_needs_what_the_device_machine_lacks_and_keeps_its_torch():
     assert set(need) < set(with_table)
 
 
+@pytest.mark.slow
 def test_a_bad_pack_or_a_used_out_folder_is_refused(tmp_path):
     r = _run("--from-pack", str(tmp_path), "--device", "cpu")
     assert r.returncode == 2 and "manifest.json is absent" in r.stderr and "--pack" in r.stderr, r.stderr[-2000:]
@@ -157,6 +159,7 @@ def test_the_packs_manifest_is_validated_and_its_paths_confined_to_the_pack(chan
     assert not (tmp_path / "work").exists() and not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_a_link_out_of_the_pack_and_a_manifest_of_another_shape_are_refused(tmp_path):
     gp = _gpu_module()._bench_module("gpupack")
     pack, m = _small_pack(tmp_path, gp)
@@ -295,6 +298,7 @@ def _wheel(dest: Path, name: str, code: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_install_from_a_pack_with_no_index_and_the_simulated_device(tmp_path):
     """install() puts the pack's wheels into a fresh folder with pip --no-index, unpacks
     the data where SYNPREP_SHARED_DATA points, puts a synprep command on PATH; with
@@ -380,6 +384,7 @@ with open(os.path.join(train, "table-vanilla-s1", "summary.json"), "w") as f:
 ''' + FAKE_JOBS
 
 
+@pytest.mark.slow
 def test_a_part_cut_at_its_cap_stops_everything_it_started(tmp_path):
     """The table part with a snakemake whose jobs keep writing into the work folder and
     never end: at the part's cap every one of them is stopped -- in the group, out of
@@ -449,6 +454,7 @@ def test_the_table_part_says_what_a_job_costs_outside_the_trainers_loops(tmp_pat
     assert walls == {"rule train_model": 50.5, "rule evaluate_evalset": 17.0}
 
 
+@pytest.mark.slow
 def test_run_capped_stops_the_whole_tree_and_leaves_other_children_alone(tmp_path):
     """The mechanism itself (bench/capped.py): at the cap the command, a job in its group,
     one that left it and a daemon are all gone when run_capped returns; nothing writes
@@ -559,6 +565,7 @@ def test_the_table_part_counts_the_jobs_sharing_the_gpu_by_kind():
         assert top["util_mean"] is None and top["mem_max"] is None
 
 
+@pytest.mark.slow
 def test_the_decode_part_times_both_searches_and_every_chosen_variant(tmp_path, monkeypatch):
     """Issue 40: the decode part measures vanilla and parent against the former search on
     the same sentences (identical hypotheses counted) and every chosen variant at the large

@@ -487,6 +487,7 @@ def pud_suite(gsd_lexicon, tmp_path_factory):
     return d / "suite", suite
 
 
+@pytest.mark.slow
 def test_a_suite_of_real_parses_makes_every_type_with_attested_forms_and_counts_every_skip(pud_suite, gsd_lexicon):
     folder, suite = pud_suite
     s = suite.summary
@@ -534,6 +535,7 @@ def _pud(sent_id: str):
     return next(s for s in read_conllu(ud_path("de_pud-ud-test.conllu")) if s.sent_id == sent_id)
 
 
+@pytest.mark.slow
 def test_the_wrong_item_classes_are_gone_from_real_trees(pud_suite, gsd_lexicon):
     """Cases of each class found by reading the PUD suite (GSD as the lexicon) before
     the fixes: "diser" (a typo), "Das letztere Datum kann nur auf einen Freitag
@@ -554,6 +556,7 @@ def test_the_wrong_item_classes_are_gone_from_real_trees(pud_suite, gsd_lexicon)
         assert sum(c["by_distance"].values()) == c["errors"], t
 
 
+@pytest.mark.slow
 def test_trees_that_are_not_the_suites_sentences_are_refused(pud_suite, tmp_path):
     folder, _ = pud_suite
     items = read_suite(folder)

@@ -89,6 +89,7 @@ def _same_run(ddp: Path, one: Path) -> None:
     assert _records(ddp, "start")[0]["processes"] == 2
 
 
+@pytest.mark.slow
 def test_two_processes_train_like_one_over_the_same_batches_and_resume_exactly(pud, tmp_path):
     """2 processes x accumulate 2 (gradients synchronised once an update, the first
     micro-batch under no_sync): 2 updates, stop, resume to 5 (across the epoch's end) ==

@@ -40,6 +40,7 @@ def _cli(tmp_path, *args) -> float:
     return float(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip())
 
 
+@pytest.mark.slow
 def test_metrics_equal_sacrebleu_command_line(tmp_path):
     hyps, refs = _multi30k_pair(tmp_path)
     s = score(hyps, refs)

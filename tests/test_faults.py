@@ -699,6 +699,7 @@ def test_11_an_unknown_script_name_is_an_error_listing_the_known_ones():
     assert next(f.score([Pair("1", "Hello", "日本語です")]))[:2] == (1.0, 1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.workflow
 def test_11_the_workflow_config_is_read_strictly(tmp_path):
     from .conftest import REPO
@@ -1068,6 +1069,7 @@ def test_20_8_gate_stats_names_a_gap_in_word_indices_and_refuses_nan(tmp_path, c
     json.loads((tmp_path / "s.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
 
 
+@pytest.mark.slow
 def test_20_8_filter_recut_names_a_missing_or_garbage_table(tmp_path, capsys):
     import shutil
 
@@ -1168,6 +1170,7 @@ def test_20_9_shard_counts_are_bounded_before_any_input_is_read(tmp_path, capsys
             check_shard_counts(shards, TrainSettings(heldout_shards=held))
 
 
+@pytest.mark.slow
 @pytest.mark.workflow
 def test_20_9_the_workflow_refuses_more_heldout_shards_than_shards(tmp_path):
     """5 held out of 4 shards wrapped around to 1 held out; now the config check refuses it (dry run)."""

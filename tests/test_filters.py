@@ -501,6 +501,7 @@ def test_cli_filter_and_recut(tmp_path, capsys):
     assert "changes the scores" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_seed_makes_the_alignment_filter_reproducible(tmp_path, capsys):
     """Two runs of the same command reject the same pairs: eflomal's random numbers
     come from --seed (synprep.filters.eflomal_seed.seeded_eflomal)."""

@@ -498,6 +498,7 @@ test_loader, test_loader_long = fuzz_tests("loader", st.integers(0, 100), MUTATI
 # ============================================================ the CLI, a few fixed cases
 
 
+@pytest.mark.slow
 def test_cli_exit_status_and_no_traceback(tmp_path):
     rng = random.Random(14)
 

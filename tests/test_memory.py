@@ -32,6 +32,7 @@ def _faults(mode: str) -> int:
     return int(r.stdout.split()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
 def test_freed_tensors_are_kept_in_the_process_instead_of_faulted_in_again():
     # 64 MiB is 16,384 pages of 4 KiB: glibc mmaps each such block afresh and munmaps it

@@ -29,21 +29,11 @@ from synprep.settings import Config
 from synprep.models.graph import parent_mask
 from synprep.models.pascal import pascal_weights
 from synprep.models.structured import flat_attention, greedy_hard, matrix_tree
-from tests.model_helpers import (ALL, LABELS, N_BEGIN, N_CONT, PIECES, UD, V, clone_batch, make_batch, pud_batch,  # noqa: F401
+from tests.model_helpers import (ALL, LABELS, N_BEGIN, N_CONT, PIECES, V, clone_batch, make_batch,  # noqa: F401
                                  random_projective, side_row, tiny)
-from tests.numerics import assert_close, close, test_threads
+from tests.numerics import assert_close, close
 
 UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: one intra-op thread is faster, and immune to a busy machine
-    (SYNPREP_TEST_THREADS=2 runs the file at two: tests/numerics.py)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(test_threads())
-    yield
-    torch.set_num_threads(n)
 
 
 # --------------------------------------------------------------------------- configs
@@ -922,15 +912,10 @@ def test_cut_groups_cover_every_row_once_with_little_padding():
 # --------------------------------------------------------------------------- overfitting a real shard
 
 
-@pytest.fixture(scope="module")
-def pud(tmp_path_factory):
-    return pud_batch(tmp_path_factory)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ALL)
-def test_every_variant_overfits_16_pairs_of_a_real_shard(pud, variant):
-    batch, manifest = pud
+def test_every_variant_overfits_16_pairs_of_a_real_shard(pud_batch, variant):
+    batch, manifest = pud_batch
     tok = manifest["tokens"]
     torch.manual_seed(0)
     cfg = model_config(

@@ -303,6 +303,7 @@ def test_a_full_disk_stops_parse_cleanly(tmp_path):
     assert not out.exists() and not rej.exists()
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_evaluate_and_leaves_the_old_folder_intact(dataset, tmp_path):
     n = json.loads((dataset / "manifest.json").read_text())["counts"]["kept"]
     ref = tmp_path / "ref.txt"

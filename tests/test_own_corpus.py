@@ -97,6 +97,7 @@ def test_what_a_copy_still_takes_from_the_demo_is_named_with_what_to_set(tmp_pat
     assert demo_settings_warnings(demo, DEMO, demo_models, udpipe) == []
 
 
+@pytest.mark.slow
 @needs_snakemake
 @pytest.mark.workflow
 def test_a_newcomers_config_in_their_own_folder_dry_runs_from_the_checkout(tmp_path):

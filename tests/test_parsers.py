@@ -429,6 +429,7 @@ def test_stanza_processes_sharing_a_device_give_the_trees_of_one_sentence_a_call
     assert sum(r.conllu is not None for r in got) == 18  # the two empty items of ITEMS rejected, three times
 
 
+@pytest.mark.slow
 def test_stanza_reads_the_layout_stanza_download_writes(tiny_stanza, tmp_path):
     """DIR/resources.json + DIR/<lang>/<processor>/<package>.pt, as stanza.download
     makes it (here with the tiny models), loaded with download_method=None."""

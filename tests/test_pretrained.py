@@ -139,6 +139,7 @@ def _pascal(word_ids: list[int], heads: list[int]) -> list[float]:
     return [float(np.mean(pos[heads[w] if heads[w] >= 0 else w])) for w in word_ids]
 
 
+@pytest.mark.slow
 def test_shard_features_match_an_independent_projection(pud):
     from tokenizers import Tokenizer
     from synprep.syntax.tree import to_tree

@@ -510,6 +510,7 @@ def test_cli_html_takes_the_analysis_results(tmp_path):
     assert r.returncode == 2 and "bad.json:1: not JSON" in r.stderr
 
 
+@pytest.mark.slow
 def test_cli_accounting_exit_status(tmp_path):
     split = tmp_path / "000.json"
     split.write_text(json.dumps({"lines": 3}))

@@ -139,6 +139,7 @@ def _same_files(a: Path, b: Path, names: list[str]) -> None:
         assert filecmp.cmp(a / name, b / name, shallow=False), f"{name} differs between the local and the SLURM run"
 
 
+@pytest.mark.slow
 @pytest.mark.slurm
 @pytest.mark.workflow
 def test_a_small_target_through_slurm_equals_a_local_run(slurm_cluster, tmp_path):

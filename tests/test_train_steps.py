@@ -26,14 +26,6 @@ class FakeClock:
         return self.t
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture
 def slow_steps(monkeypatch):
     """A fake clock; each update advances it by 20 s, each validation by 30 s."""

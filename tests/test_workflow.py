@@ -390,6 +390,7 @@ def test_snakemake_report_of_the_tiny_run_carries_the_plots(copy_of_finished_run
     assert "report.html" in snake_report and "rejects.png" in snake_report
 
 
+@pytest.mark.slow
 @pytest.mark.workflow
 def test_every_output_log_and_benchmark_lies_under_outdir(tmp_path):
     """Issue 21: a run on another corpus writes under its own outdir, never into the

@@ -63,6 +63,7 @@ def _the_error_line(r: subprocess.CompletedProcess) -> str:
 # --------------------------------------------------------------------------- the workflow config
 
 
+@pytest.mark.slow
 @needs_snakemake
 def test_a_misspelled_workflow_config_key_is_one_line_naming_it(tmp_path):
     cfg = _demo_config()
@@ -75,6 +76,7 @@ def test_a_misspelled_workflow_config_key_is_one_line_naming_it(tmp_path):
     assert re.search(r"known keys: count, max_len, max_target_pieces, rows_per_file", line), line
 
 
+@pytest.mark.slow
 @needs_snakemake
 def test_a_misspelled_filter_parameter_in_the_workflow_config_is_one_line(tmp_path):
     cfg = _demo_config()
@@ -193,6 +195,7 @@ def test_stage_filters_marks_the_entry_at_fault():
 # --------------------------------------------------------------------------- failed jobs
 
 
+@pytest.mark.slow
 @needs_snakemake
 def test_a_failed_jobs_synprep_error_is_on_the_terminal(tmp_path):
     """Two corpus files of different length: split_corpus fails; snakemake alone says

@@ -66,6 +66,7 @@ def test_heldout_shards_equal_to_the_count_is_refused_when_runs_train():
     check_shard_counts(4, TrainSettings(heldout_shards=4, runs=[], heldout_pairs=0))
 
 
+@pytest.mark.slow
 @pytest.mark.workflow
 def test_the_workflow_stops_in_one_line_on_an_outdir_that_is_a_file_or_the_root(tmp_path):
     need_snakemake()

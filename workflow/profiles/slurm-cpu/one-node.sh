@@ -46,7 +46,7 @@ if [ -s "$D/slurmctld.pid" ] && kill -0 "$(cat "$D/slurmctld.pid")" 2>/dev/null;
 fi
 
 HOST=$(hostname -s)
-CPUS=$(nproc)
+CPUS=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)  # the machine's CPUs (nproc follows OMP_NUM_THREADS, which the tests set to 1)
 MEM=$(( $(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) * 85 / 100 ))
 rm -rf "$D/state" "$D/spool"
 mkdir -p "$D"/{etc,state,spool,log}
