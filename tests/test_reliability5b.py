@@ -590,3 +590,18 @@ def test_the_curves_summary_finds_the_converged_budget_and_refuses_a_bad_row(tmp
     path.write_text(json.dumps(rows[0]) + "\n" + '{"kind": "budget", "variant": "vanilla", "seed": 1}\n')
     rc, err = _bench_main(capsys, "curves", "--summary", path)
     _one_line(rc, err, f"{path}:2: not a row of bench/curves.py (KeyError")
+
+
+def test_run_child_takes_what_subprocess_run_takes():
+    """bench/golden.py and bench/schedule.py call run_child with capture_output=True, as
+    they called subprocess.run: Popen refused it (a TypeError before any child ran)."""
+    from synprep.util.signals import run_child
+
+    done = run_child([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr)"],
+                     capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "out\n", "err\n")
+    with pytest.raises(subprocess.CalledProcessError) as e:
+        run_child([sys.executable, "-c", "import sys; sys.exit(3)"], capture_output=True, check=True)
+    assert e.value.returncode == 3
+    with pytest.raises(ValueError, match="capture_output"):
+        run_child([sys.executable, "-c", ""], capture_output=True, stdout=subprocess.PIPE)

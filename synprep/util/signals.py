@@ -77,7 +77,12 @@ def run_child(cmd: Sequence[str], *, grace: float = 60.0, **kw) -> subprocess.Co
     (unless it has ended already, as a child of the terminal's Ctrl-C may have) and up
     to ``grace`` seconds to unwind -- a synprep command removes its temporary files, a
     trainer saves its checkpoint -- before it is killed; then the stop goes on (module
-    doc)."""
+    doc). ``capture_output`` and ``check`` as :func:`subprocess.run` takes them."""
+    if kw.pop("capture_output", False):
+        if "stdout" in kw or "stderr" in kw:
+            raise ValueError("run_child: stdout and stderr cannot be given with capture_output")
+        kw["stdout"] = kw["stderr"] = subprocess.PIPE
+    check = kw.pop("check", False)
     with subprocess.Popen(cmd, **kw) as proc:
         try:
             out, err = proc.communicate()
@@ -91,4 +96,6 @@ def run_child(cmd: Sequence[str], *, grace: float = 60.0, **kw) -> subprocess.Co
                 except subprocess.TimeoutExpired:
                     proc.kill()
             raise
+    if check and proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, proc.args, out, err)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
