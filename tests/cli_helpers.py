@@ -25,6 +25,16 @@ def run_main(capsys, *args) -> tuple[int, str]:
 SHARD_ARGS = ["--vocab-size", "300", "--shard-size", "5", "-q"]
 
 
+def one_line_error(rc: int, err: str, *wanted: str, status: int = 2) -> str:
+    """The one ``error:`` line of a command's stderr: exit ``status``, no traceback, and
+    each of ``wanted`` in that line; the line."""
+    errors = [x for x in err.splitlines() if "error:" in x]
+    assert rc == status and len(errors) == 1 and "Traceback" not in err, err
+    for w in wanted:
+        assert w in errors[0], err
+    return errors[0]
+
+
 def tree(d: Path) -> dict[str, bytes | None]:
     """Every file (-> bytes) and folder (-> None) under ``d``."""
     return {os.path.relpath(p, d): (None if p.is_dir() else p.read_bytes()) for p in sorted(d.rglob("*"))}

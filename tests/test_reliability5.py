@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from .cli_helpers import run_main, tree
+from .cli_helpers import one_line_error, run_main, tree
 from .train_helpers import run_cfg
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,14 +43,6 @@ def _usage_error(capsys, *args) -> str:
         run_main(capsys, *args)
     assert e.value.code == 2
     return capsys.readouterr().err
-
-
-def _one_line(rc: int, err: str, *wanted: str, status: int = 2) -> str:
-    errors = [x for x in err.splitlines() if "error:" in x]
-    assert rc == status and len(errors) == 1 and "Traceback" not in err, err
-    for w in wanted:
-        assert w in errors[0], err
-    return errors[0]
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +165,7 @@ def test_a_beam_no_machine_holds_is_one_line_naming_it(pud, checkpoint, tmp_path
     for cmd in (["translate", "--out", tmp_path / "o.txt"], ["evaluate", "--out", tmp_path / "ev"]):
         rc, err = run_main(capsys, *cmd, "--checkpoint", checkpoint, "--data", pud / "valid", "--beam", "10000000000",
                            "--no-progress", "--device", "cpu")
-        _one_line(rc, err, "beam = 10000000000 (--beam, decode.beam)", "give a smaller beam")
+        one_line_error(rc, err, "beam = 10000000000 (--beam, decode.beam)", "give a smaller beam")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -207,7 +199,7 @@ def test_an_allocation_that_fails_is_out_of_memory_named_where_it_happens(pud, c
         build_model(cfg.model)
     monkeypatch.setattr(compare, "run", lambda args: explode())
     rc, err = run_main(capsys, "compare", "--ref", "r", "a", "b")
-    _one_line(rc, err, "out of memory", status=1)
+    one_line_error(rc, err, "out of memory", status=1)
 
 
 # ============================================================ 2. a model's limits against the data
@@ -223,7 +215,7 @@ def test_training_checks_the_model_against_its_data_before_the_first_write(pud, 
     out = tmp_path / "run"
     rc, err = run_main(capsys, "train", "--preset", "tiny", "--train", pud / "train", "--valid", pud / "valid",
                        "--out", out, "--no-progress", "--set", "model.max_len=16")
-    line = _one_line(rc, err, f"model.max_len = 16 is too short for {pud / 'train'}: row ", "positions (its ",
+    line = one_line_error(rc, err, f"model.max_len = 16 is too short for {pud / 'train'}: row ", "positions (its ",
                      "give model.max_len >= ")
     need = int(line.split("--set model.max_len=")[1].split(")")[0])
     assert not out.exists()
@@ -244,7 +236,7 @@ def test_a_checkpoint_too_short_for_the_data_is_refused_before_any_work(command,
     out = tmp_path / "out"
     args = {"translate": ["translate", "--out", out], "evaluate": ["evaluate", "--out", out]}[command]
     rc, err = run_main(capsys, *args, "--checkpoint", short_checkpoint, "--data", pud / "valid", "--no-progress")
-    _one_line(rc, err, f"{pud / 'valid' / 'manifest.json'}: row ", "source positions (its source pieces + EOS), more "
+    one_line_error(rc, err, f"{pud / 'valid' / 'manifest.json'}: row ", "source positions (its source pieces + EOS), more "
               f"than the model.max_len = 16 of checkpoint {short_checkpoint}", "train with model.max_len >= ")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
@@ -288,7 +280,7 @@ def test_translate_out_refuses_a_fifo_before_any_work(pud, checkpoint, tmp_path,
     os.mkfifo(fifo)
     rc, err = run_main(capsys, "translate", "--checkpoint", checkpoint, "--data", pud / "valid", "--out", fifo,
                        "--no-progress")
-    _one_line(rc, err, f"--out {fifo}: a FIFO (named pipe), not a regular file")
+    one_line_error(rc, err, f"--out {fifo}: a FIFO (named pipe), not a regular file")
     assert fifo.is_fifo()
 
 
@@ -385,7 +377,7 @@ def test_every_command_declares_its_paths_and_the_cli_checks_them(tmp_path, caps
         if wanted is None:
             assert "holds the input" not in err and "inside the input" not in err
             continue
-        _one_line(rc, err, wanted)
+        one_line_error(rc, err, wanted)
         assert tree(tmp_path) == before
 
 
@@ -411,7 +403,7 @@ def test_references_and_hypotheses_split_lines_as_sacrebleu_does(tmp_path, capsy
     assert rc == 0, err  # 3 lines each
     (tmp_path / "two.txt").write_bytes(b"a b c\nd e\rf g\n")
     rc, err = run_main(capsys, "compare", "--ref", tmp_path / "r.txt", tmp_path / "two.txt", tmp_path / "two.txt")
-    _one_line(rc, err, "2 lines but the references")
+    one_line_error(rc, err, "2 lines but the references")
     (tmp_path / "cr.txt").write_bytes(b"a\rb\rc")
     with pytest.raises(InputError, match="CR-only line endings"):
         read_references(tmp_path / "cr.txt")
@@ -428,7 +420,7 @@ def test_a_score_that_is_not_a_finite_number_is_refused(value, shown, tmp_path, 
     text = json.dumps(good).replace("21.0", value)
     (tmp_path / "bad.json").write_text(text)
     rc, err = run_main(capsys, "compare", "--sign-unit", "score", tmp_path / "good.json", tmp_path / "bad.json")
-    _one_line(rc, err, f"{tmp_path / 'bad.json'}: system 'b', metric 'bleu': the score {shown} is not a finite number")
+    one_line_error(rc, err, f"{tmp_path / 'bad.json'}: system 'b', metric 'bleu': the score {shown} is not a finite number")
     rc, err = run_main(capsys, "compare", "--sign-unit", "score", tmp_path / "good.json", tmp_path / "good.json")
     assert rc == 0, err
 
@@ -438,7 +430,7 @@ def test_an_output_the_model_cannot_give_is_refused_before_any_work(pud, checkpo
     --out, then exited 2."""
     rc, err = run_main(capsys, "translate", "--checkpoint", checkpoint, "--data", pud / "valid", "--out",
                        tmp_path / "h.txt", "--tree-scores", tmp_path / "s.npz", "--no-progress")
-    _one_line(rc, err, "--tree-scores: variant 'vanilla' has no latent trees")
+    one_line_error(rc, err, "--tree-scores: variant 'vanilla' has no latent trees")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -488,7 +480,7 @@ def test_a_suite_is_scored_only_on_a_dataset_of_its_own_sentences(suites, checkp
     accuracy, matching sentences by line id alone (synprep.analysis.contrastive.encode.check_dataset)."""
     args = ["contrastive-score", "--checkpoint", checkpoint, "--no-progress", "--suite", suites["A"]]
     rc, err = run_main(capsys, *args, "--data", suites["B-data"], "--out", tmp_path / "AB")
-    _one_line(rc, err, f"{suites['B-data'] / 'manifest.json'}: row 0: sentence 1.0's words", "are not the suite's",
+    one_line_error(rc, err, f"{suites['B-data'] / 'manifest.json'}: row 0: sentence 1.0's words", "are not the suite's",
               "--data must be a dataset encoded from this suite's trees")
     assert not (tmp_path / "AB").exists()
     rc, err = run_main(capsys, *args, "--data", suites["A-data"], "--out", tmp_path / "AA")
@@ -507,10 +499,10 @@ def test_contrastive_score_checks_vocab_and_lengths_before_any_work(pud, suites,
                   ShardConfig(vocab_size=500, projectivity="lift"))
     args = ["contrastive-score", "--no-progress", "--suite", suites["A"], "--out", tmp_path / "score"]
     rc, err = run_main(capsys, *args, "--checkpoint", checkpoint, "--vocab", other)
-    line = _one_line(rc, err, str(other), "give --vocab the run's training dataset")
+    line = one_line_error(rc, err, str(other), "give --vocab the run's training dataset")
     assert "synprep-contrastive-" not in line
     rc, err = run_main(capsys, *args, "--checkpoint", short_checkpoint, "--vocab", pud / "train")
-    _one_line(rc, err, "manifest.json: row ", "more than the model.max_len = 16 of checkpoint")
+    one_line_error(rc, err, "manifest.json: row ", "more than the model.max_len = 16 of checkpoint")
     assert not (tmp_path / "score").exists()
 
 
@@ -531,7 +523,7 @@ def test_a_second_writer_of_a_run_folder_meets_a_clear_error(pud, tmp_path, caps
     args = ["train", "--preset", "tiny", "--train", pud / "train", "--out", out, "--no-progress", "--max-steps", "1",
             "--set", "train.max_tokens=1000"]
     rc, err = run_main(capsys, *args)
-    _one_line(rc, err, f"{out}: another synprep process is writing this folder now")
+    one_line_error(rc, err, f"{out}: another synprep process is writing this folder now")
     assert sorted(p.name for p in out.iterdir()) == [LOCK]
     holder.close()  # that process ends: the folder is free
     rc, err = run_main(capsys, *args)
@@ -616,7 +608,7 @@ def test_an_empty_test_set_is_one_line_not_sacrebleus_index_error(pud, tmp_path,
     for more in ([], ["--ref", tmp_path / "h.txt"]):
         rc, err = run_main(capsys, "evaluate", "--data", tmp_path / "empty", "--hyps", tmp_path / "h.txt",
                            "--out", tmp_path / "ev", *more)
-        line = _one_line(rc, err, "the test set has no sentence pairs")
+        line = one_line_error(rc, err, "the test set has no sentence pairs")
         assert "source-only" not in line
     assert not (tmp_path / "ev").exists()
     with pytest.raises(ConfigError, match="no sentences to score"):
@@ -639,7 +631,7 @@ def test_a_damaged_checkpoint_record_is_one_line_naming_the_checkpoint(change, w
     torch.save(state, bad)
     rc, err = run_main(capsys, "translate", "--checkpoint", bad, "--data", pud / "valid", "--out", tmp_path / "h.txt",
                        "--no-progress")
-    _one_line(rc, err, f"{bad}: ", wanted)
+    one_line_error(rc, err, f"{bad}: ", wanted)
     assert not (tmp_path / "h.txt").exists()
 
 

@@ -37,20 +37,12 @@ import pytest
 
 from synprep.errors import ConfigError, InputError
 
-from .cli_helpers import run_main
+from .cli_helpers import one_line_error, run_main
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "measured" / "cpu-table-2026-11-28.json"
 OLDER = REPO / "docs" / "measured" / "cpu-table-2026-11-26.json"
 CPU_CONFIG = REPO / "config" / "table" / "cpu.yaml"
-
-
-def _one_line(rc: int, err: str, *wanted: str, status: int = 2) -> str:
-    errors = [x for x in err.splitlines() if "error:" in x]
-    assert rc == status and len(errors) == 1 and "Traceback" not in err, err
-    for w in wanted:
-        assert w in errors[0], err
-    return errors[0]
 
 
 def _bench(name: str):
@@ -252,7 +244,7 @@ def test_a_derived_flag_says_its_settings_rule_in_one_short_line(args, wanted, t
         rc, err = run_main(capsys, *args)
     except SystemExit as e:
         rc, err = e.code, capsys.readouterr().err
-    line = _one_line(rc, err, wanted)
+    line = one_line_error(rc, err, wanted)
     assert len(line) < 200 and list(tmp_path.iterdir()) == []
 
 
@@ -275,7 +267,7 @@ def test_a_bench_scripts_numbers_are_bounded(script, args, wanted, made, capsys,
     --seeds a a ValueError: each argument takes its setting's bounds (commands.bounds)."""
     monkeypatch.chdir(tmp_path)
     rc, err = _bench_main(capsys, script, *[a.format(table=made / "table.json") for a in args])
-    _one_line(rc, err, wanted)
+    one_line_error(rc, err, wanted)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -290,14 +282,14 @@ def test_a_bench_scripts_output_is_a_file_of_its_own(made, tmp_path, capsys):
     table.write_bytes((made / "table.json").read_bytes())
     (tmp_path / "outcomes.tsv.gz").write_bytes((made / "outcomes.tsv.gz").read_bytes())
     rc, err = _bench_main(capsys, "power", table, "--json", table)
-    _one_line(rc, err, f"--json {table}: the same file as the input TABLE")
+    one_line_error(rc, err, f"--json {table}: the same file as the input TABLE")
     assert table.read_bytes() == (made / "table.json").read_bytes()
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # (so that a write into it would not block the test)
     try:
         rc, err = _bench_main(capsys, "power", table, "--json", fifo)
-        _one_line(rc, err, "a FIFO (named pipe), not a regular file")
+        one_line_error(rc, err, "a FIFO (named pipe), not a regular file")
         try:  # nothing was written into it: EOF (no writer left) or EAGAIN (one still open)
             got = os.read(reader, 1)
         except BlockingIOError:
@@ -306,7 +298,7 @@ def test_a_bench_scripts_output_is_a_file_of_its_own(made, tmp_path, capsys):
     finally:
         os.close(reader)
     rc, err = _bench_main(capsys, "decision", "--table", table, "--out", "/dev/null", "--tables", "1")
-    _one_line(rc, err, "--out /dev/null: a character device")
+    one_line_error(rc, err, "--out /dev/null: a character device")
     (tmp_path / "real.json").write_text("old\n")
     (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
     rc, err = _bench_main(capsys, "power", table, "--json", tmp_path / "link.json")
@@ -371,7 +363,7 @@ def test_a_tables_outcomes_must_be_its_own(case, wanted, made, tmp_path, capsys)
                                                                                         "table-vanilla-s1")] + lines[1:]}
     path = _write_outcomes(tmp_path / "o.tsv.gz", bad[case]())
     rc, err = run_main(capsys, "table-decide", made / "table.json", "--outcomes", path, "-o", tmp_path / "out")
-    _one_line(rc, err, wanted)
+    one_line_error(rc, err, wanted)
     assert not (tmp_path / "out").exists()
 
 
@@ -395,7 +387,7 @@ def test_a_config_that_is_not_the_tables_is_refused(config, wanted, made, tmp_pa
     default family; one naming another baseline decided against vanilla, exit 0."""
     (tmp_path / "c.yaml").write_text(config)
     rc, err = run_main(capsys, "table-decide", made / "table.json", "--config", tmp_path / "c.yaml", "-o", tmp_path / "o")
-    _one_line(rc, err, wanted)
+    one_line_error(rc, err, wanted)
     assert not (tmp_path / "o").exists()
 
 
@@ -510,7 +502,7 @@ def test_a_damaged_table_is_one_line_naming_the_key(change, wanted, made, tmp_pa
     markdown's format)."""
     path = _changed(made, tmp_path, change)
     rc, err = run_main(capsys, "table-decide", path, "-o", tmp_path / "out")
-    _one_line(rc, err, wanted)
+    one_line_error(rc, err, wanted)
     assert not (tmp_path / "out").exists()
 
 
@@ -524,7 +516,7 @@ def test_a_table_read_back_takes_a_bom_and_an_older_layout(made, tmp_path, capsy
     rc, err = run_main(capsys, "table-decide", bom, "-o", tmp_path / "a")
     assert rc == 0, err
     rc, err = run_main(capsys, "table-decide", OLDER, "--config", CPU_CONFIG, "-o", tmp_path / "b")
-    _one_line(rc, err, "table.primary.contrastive (pascal): np_agreement, subj_verb_agreement not among")
+    one_line_error(rc, err, "table.primary.contrastive (pascal): np_agreement, subj_verb_agreement not among")
     (tmp_path / "bleu.yaml").write_text("table:\n  primary: {variants: [pascal, gps]}\n")
     rc, err = run_main(capsys, "table-decide", OLDER, "--config", tmp_path / "bleu.yaml", "-o", tmp_path / "c")
     assert rc == 0, err
@@ -553,7 +545,7 @@ def test_a_bench_scripts_errors_are_one_line(script, args, wanted, made, tmp_pat
     had its own handler): they all run in synprep.cli.guarded."""
     monkeypatch.chdir(tmp_path)
     rc, err = _bench_main(capsys, script, *[a.format(table=made / "table.json", committed=COMMITTED) for a in args])
-    _one_line(rc, err, wanted)
+    one_line_error(rc, err, wanted)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -589,7 +581,7 @@ def test_the_curves_summary_finds_the_converged_budget_and_refuses_a_bad_row(tmp
     assert curves.converged(curves.read_rows(path), 0.1)["vanilla"]["converged_at"] is None
     path.write_text(json.dumps(rows[0]) + "\n" + '{"kind": "budget", "variant": "vanilla", "seed": 1}\n')
     rc, err = _bench_main(capsys, "curves", "--summary", path)
-    _one_line(rc, err, f"{path}:2: not a row of bench/curves.py (KeyError")
+    one_line_error(rc, err, f"{path}:2: not a row of bench/curves.py (KeyError")
 
 
 def test_run_child_takes_what_subprocess_run_takes():
