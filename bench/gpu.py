@@ -84,7 +84,6 @@ PARSE_SETTING_S = 20
 BUDGET = 510
 #: seconds a part stops starting new work before its cap (the hard kill)
 GRACE = 10
-TABLE_CONFIG = "config/table/gpu.yaml"
 #: updates of each table run in the one device call (--table-steps; 0: the config's own 300):
 #: arithmetic on the H100's training tokens/s, not a measured table run -- the table gets what
 #: is left of the call (>= 185 s at the default budget); docs/gpu-bench.md, "The parts and the time split"
@@ -638,8 +637,9 @@ def table_target() -> str | None:
 
 #: the table's config copy and its outdir in the work folder (:func:`table_config`)
 TABLE_FILE, TABLE_OUTDIR = "table-gpu.yaml", "results-table-gpu"
-#: the prefix of the shared data in the table configs (relative to the repository's root)
-SHARED_PREFIX = "../shared/data/"
+#: the table config the table part runs and the prefix of the shared data in it: the pack's
+#: (bench/gpupack.py packs every shared file that config names)
+TABLE_CONFIG, SHARED_PREFIX = _bench_module("gpupack").TABLE_CONFIG, _bench_module("gpupack").SHARED_PREFIX
 #: --quick: Multi30k pairs the tiny table reads (the first of each file), and what it changes: vanilla and
 #: sa (it induces trees: the config's analysis.induce needs one), 1 seed, 4 updates of a tiny model
 QUICK_PAIRS = 300

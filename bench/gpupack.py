@@ -93,8 +93,10 @@ DATA_FILES = {
     "ud/en_ewt-ud-dev.conllu": None,    # tests: the tiny stanza model the gpu tests train
     "ud/en_ewt-ud-test.conllu": None,
 }
-#: the table config the device's table reads (bench/gpu.py's TABLE_CONFIG)
+#: the table config the device's table reads (bench/gpu.py runs it)
 TABLE_CONFIG = "config/table/gpu.yaml"
+#: the prefix of the shared data in the table configs (relative to the repository's root)
+SHARED_PREFIX = "../shared/data/"
 #: the most a pack may hold: the device tool carries 64 MiB in all, the repository included
 MAX_MIB = 60
 MANIFEST = "manifest.json"
@@ -115,8 +117,8 @@ def table_data(config: str = TABLE_CONFIG) -> list[str]:
         elif isinstance(v, list):
             for x in v:
                 walk(x)
-        elif isinstance(v, str) and v.startswith("../shared/data/") and v[len("../shared/data/"):] not in found:
-            found.append(v[len("../shared/data/"):])
+        elif isinstance(v, str) and v.startswith(SHARED_PREFIX) and v[len(SHARED_PREFIX):] not in found:
+            found.append(v[len(SHARED_PREFIX):])
 
     walk(yaml.safe_load((REPO / config).read_text(encoding="utf-8")))
     return found
