@@ -247,10 +247,6 @@ class StanzaWorkflow(Config):
     # synprep's tree decoder (the same trees as stanza's, faster); false: stanza's
     fast_decode: bool = declared_in(StanzaOptions, "fast_decode")
 
-    def __post_init__(self) -> None:
-        if not WORKFLOW_DEVICE.match(self.device):
-            raise ConfigError(f"device = {self.device!r}: expected auto, cpu, cuda or cuda:N")
-
 
 @dataclass(frozen=True)
 class StanzaTrainOptions(Config):
