@@ -643,6 +643,9 @@ TABLE_CONFIG, SHARED_PREFIX = _bench_module("gpupack").TABLE_CONFIG, _bench_modu
 #: --quick: Multi30k pairs the tiny table reads (the first of each file), and what it changes: vanilla and
 #: sa (it induces trees: the config's analysis.induce needs one), 1 seed, 4 updates of a tiny model
 QUICK_PAIRS = 300
+#: --quick: pairs of each held-out Multi30k file (the test set, the larger set, the extra
+#: contrastive references): what the tiny table decodes and scores
+QUICK_EVAL_PAIRS = 100
 QUICK_TABLE = {"shards": {"count": 3}, "bpe": {"vocab_size": 1000}, "parse": {"udpipe": {"threads": 1}},
                "train": {"threads": 1},
                "table": {"variants": ["sa"], "seeds": [1], "samples": 100, "decode": {"beam": 2},
@@ -657,7 +660,8 @@ def _merge(base: dict, over: dict) -> dict:
 def _shared_paths(v, work: Path, quick: bool):
     """``v`` with every ``../shared/data/...`` path read from :func:`gpupack.shared_data`
     (the pack's data there); with ``quick``, Multi30k text cut to its first
-    :data:`QUICK_PAIRS` lines (a copy in ``work``)."""
+    :data:`QUICK_PAIRS` lines (the training text) or :data:`QUICK_EVAL_PAIRS` (every
+    held-out file), a copy in ``work``."""
     if isinstance(v, dict):
         return {k: _shared_paths(x, work, quick) for k, x in v.items()}
     if isinstance(v, list):
@@ -673,8 +677,9 @@ def _shared_paths(v, work: Path, quick: bool):
 
     cut = work / "quick-data" / rel
     cut.parent.mkdir(parents=True, exist_ok=True)
+    pairs = QUICK_PAIRS if rel.startswith("multi30k/train.") else QUICK_EVAL_PAIRS
     with gzip.open(path, "rt", encoding="utf-8") as f, gzip.open(cut, "wt", encoding="utf-8") as g:  # our temp folder
-        g.writelines(islice(f, QUICK_PAIRS))
+        g.writelines(islice(f, pairs))
     return str(cut)
 
 

@@ -76,6 +76,11 @@ test_threads.__test__ = False  # not a test, whatever pytest's name pattern says
 os.environ["OMP_NUM_THREADS"] = str(test_threads())
 
 REPO = Path(__file__).resolve().parents[1]
+# Every subprocess (`synprep`, snakemake's jobs, bench scripts) imports synprep from this
+# checkout, not from wherever the environment's editable install points: a second checkout
+# (a worktree, CI's clone) installed last would otherwise be what the workflow tests run.
+if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(REPO):
+    os.environ["PYTHONPATH"] = os.pathsep.join(x for x in (str(REPO), os.environ.get("PYTHONPATH")) if x)
 # $SYNPREP_SHARED_DATA: the copy that bench/gpu.py --from-pack unpacks on a machine without ../shared
 SHARED_DATA = Path(os.environ.get("SYNPREP_SHARED_DATA") or REPO.parent / "shared" / "data")
 UD = SHARED_DATA / "ud"

@@ -164,12 +164,28 @@ def test_a_small_target_through_slurm_equals_a_local_run(slurm_cluster, tmp_path
 @pytest.mark.slow
 def test_the_dataset_folder_through_slurm_is_byte_identical_to_a_local_runs(slurm_cluster, tmp_path):
     """Issue 35, class 7: the shards were identical, but manifest.json listed the
-    config's ``parse`` section in another key order under SLURM."""
+    config's ``parse`` section in another key order under SLURM.
+
+    Every rule of the local run runs in SLURM, grouped into one SLURM job (each rule a
+    job step of its own, with the config and environment a SLURM job gets): a job a rule,
+    as the profile submits them, waits about 14 s a step of the graph for the executor
+    plugin's status checks (it backs off by 10 s after each check that finds nothing
+    done), 152 s of this test's 172 s; one job submitted a rule through the shipped
+    profile is test_a_small_target_through_slurm_equals_a_local_run's."""
+    import re
+
     config = _config(tmp_path, SMALL_PAIRS)
     target = ["results/shards/manifest.json"]
     local, slurm = tmp_path / "local", tmp_path / "slurm"
-    _snakemake(local, config, *target, "--cores", "2", timeout=1800)
-    _snakemake(slurm, config, *target, "--profile", str(PROFILE), timeout=3600)
+    r = _snakemake(local, config, *target, "--cores", "2", timeout=1800)
+    rules = sorted(set(re.findall(r"^\s*(?:local)?rule (\w+):", r.stderr + r.stdout, re.M)))
+    assert {"split_corpus", "parse_pairs", "train_bpe", "write_shard", "write_manifest"} <= set(rules), rules
+    # the group's CPUs and memory capped to the one node's (the group would ask for the
+    # sum of the jobs that can run side by side)
+    r = _snakemake(slurm, config, *target, "--profile", str(PROFILE), "--groups", *(f"{x}=dataset" for x in rules),
+                   "--group-components", "dataset=1000", "--cores", "2", "--resources", "mem_mb=8000", timeout=3600)
+    out = r.stderr + r.stdout
+    assert "Group job dataset" in out and out.count("submitted with SLURM jobid") == 1, out[-3000:]
     names = sorted(str(p.relative_to(local)) for p in (local / "results" / "shards").rglob("*") if p.is_file())
     assert "results/shards/manifest.json" in names
     assert names == sorted(str(p.relative_to(slurm)) for p in (slurm / "results" / "shards").rglob("*") if p.is_file())
