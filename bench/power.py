@@ -15,6 +15,16 @@ answer is "none" (more items would help, not more seeds).
     python bench/power.py docs/measured/cpu-table-2026-11-28.json --config config/table/cpu.yaml --mdd 1.0
     python bench/power.py results/table/table.json --mdd 1.0 --variants 6 --metric bleu --json out.json
 
+What a training budget buys (``--plan``): for the planned variants (the baseline
+included) at each of ``--budgets`` updates a run, the seeds that fit in ``--cpu-hours``
+of training, at each variant's CPU seconds an update as the table measured them
+(``train_cpu_s / updates`` of its rows; ``--cost NAME=S`` replaces one, e.g. measured
+on another machine), and the MDD a comparison has there, at the table's residual SD of
+the test set's BLEU and at each ``--sigma``:
+
+    python bench/power.py docs/measured/cpu-table-2026-11-28.json --config config/table/decide.yaml \
+        --plan vanilla,pascal,gps,sa,linearized --budgets 1000,2000,4000,8000 --cpu-hours 12 --sigma 0.3,0.4
+
 What it does not say: the variances of a table at another budget (the CPU table's runs
 stopped at 300 updates, unconverged: the seed spread of converged runs is smaller, or
 larger), which only that table's runs measure.
@@ -24,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -32,7 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 from synprep.cli import guarded  # noqa: E402
 from synprep.commands.bounds import count, real  # noqa: E402
-from synprep.stages.table import mdd, redecide, seeds_for  # noqa: E402
+from synprep.errors import ConfigError  # noqa: E402
+from synprep.stages.table import mdd, plan_budgets, redecide, seeds_for  # noqa: E402
 from synprep.util.outputs import check_output_file, check_outputs, write_text  # noqa: E402
 
 
@@ -47,6 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--family", type=count(1), help="the planned family's size (default: the table's)")
     p.add_argument("--metric", action="append", choices=("bleu", "chrf+", "accuracy"), help="only this metric (repeatable)")
     p.add_argument("--json", help="also write the rows as JSON here")
+    p.add_argument("--plan", help="the planned variants, comma-separated, the baseline included: print what "
+                                  "--budgets and --cpu-hours buy them")
+    p.add_argument("--budgets", default="1000,2000,4000,8000", help="--plan: updates a run, comma-separated")
+    p.add_argument("--cpu-hours", type=real(0, above=True), default=12.0,
+                   help="--plan: CPU-hours of training the table may take (default 12)")
+    p.add_argument("--cost", action="append", default=[],
+                   help="--plan: NAME=SECONDS, a variant's CPU seconds an update (default: the table's measure)")
+    p.add_argument("--sigma", default="", help="--plan: residual SDs to plan at besides the table's, comma-separated")
     args = p.parse_args(argv)
     return guarded("bench/power.py", lambda: run(args, argv))
 
@@ -77,12 +97,65 @@ def run(args: argparse.Namespace, argv: list[str] | None) -> int:
               f"{now if now is not None else float('nan'):8.2f} {need:>6}")
     if any(r["lower_bound"] for r in rows):
         print(">=: a contrastive type without per-item outcomes: its items' variance is not measured (a lower bound)")
+    plan = _plan(args, table, rows) if args.plan else None
     if args.json:
         command = "python bench/power.py " + " ".join(sys.argv[1:] if argv is None else argv)
         write_text(args.json, json.dumps({"command": command, "table": args.table, "config": args.config,
                                           "mdd": args.mdd, "variants": args.variants, "family": args.family,
-                                          "rows": rows}, indent=1) + "\n")
+                                          "rows": rows, "plan": plan}, indent=1) + "\n")
     return 0
+
+
+def _numbers(text: str, what: str, kind=float) -> list:
+    try:
+        values = [kind(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"{what} {text!r}: expected comma-separated numbers") from None
+    if not all(math.isfinite(x) and x > 0 for x in values):
+        raise ConfigError(f"{what} {text!r}: every number must be finite and above 0")
+    return values
+
+
+def _plan(args: argparse.Namespace, table: dict, rows: list[dict]) -> dict:
+    """--plan: what --budgets and --cpu-hours buy the planned variants (plan_budgets),
+    printed, and returned for --json."""
+    measured: dict[str, list[float]] = {}
+    for r in table["rows"]:
+        if r.get("train_cpu_s") and r.get("updates"):
+            measured.setdefault(r["variant"], []).append(r["train_cpu_s"] / r["updates"])
+    costs = {v: sum(x) / len(x) for v, x in measured.items()}
+    for item in args.cost:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--cost {item!r}: expected NAME=SECONDS, e.g. gcn=4.9")
+        costs[name.strip()] = _numbers(value, f"--cost {name}")[0]
+    variants = [v.strip() for v in args.plan.split(",") if v.strip()]
+    missing = [v for v in variants if v not in costs]
+    if len(variants) < 2 or missing:
+        raise ConfigError(f"--plan {args.plan!r}: " + (f"no cost measured for {', '.join(missing)} in {args.table} "
+                                                        "(give --cost NAME=SECONDS)" if missing
+                                                        else "name the baseline and at least one variant"))
+    budgets = [int(x) for x in _numbers(args.budgets, "--budgets", int)]
+    d = table["decision"]  # the test set: the primary family's first BLEU member's
+    test = next((x["test_set"] for x in d["family"] if x["metric"] == "bleu"), None) or next(iter(d["fits"]))
+    fit = d["fits"].get(test, {}).get("bleu") or {}
+    sigmas = ([round(fit["sigma"], 3)] if fit.get("sigma") is not None else []) + _numbers(args.sigma, "--sigma")
+    m = args.family or table["decision"]["family_size"] or 1
+    level = table["decision"]["alpha"] / m
+    plan = plan_budgets({v: costs[v] for v in variants}, budgets, args.cpu_hours, sigmas, level)
+    print(f"\nplan: {', '.join(variants)} ({len(variants)} variants), {args.cpu_hours:g} CPU-hours of training, "
+          f"level {level:.4g} (family of {m}); CPU s an update: "
+          + ", ".join(f"{v} {costs[v]:.2f}" for v in variants))
+    print(f"{'updates':>8} {'CPU-h a seed':>12} {'seeds':>6} {'CPU-h':>6}  " +
+          "  ".join(f"MDD at SD {s:g}" + (" (the table's)" if i == 0 and fit.get("sigma") is not None else "")
+                    for i, s in enumerate(sigmas)))
+    for p in plan:
+        print(f"{p['updates']:8d} {p['seed_cpu_hours']:12.2f} {p['seeds']:6d} {p['cpu_hours']:6.1f}  " +
+              "  ".join(f"{p['mdd'][s]:{len(f'MDD at SD {s:g}') + (14 if i == 0 and fit.get('sigma') is not None else 0)}.2f}"
+                        if p["mdd"][s] is not None else "-" for i, s in enumerate(sigmas)))
+    return {"variants": variants, "costs": {v: costs[v] for v in variants}, "cpu_hours": args.cpu_hours,
+            "level": level, "family": m, "test_set": test, "sigmas": sigmas,
+            "budgets": [{**p, "mdd": {str(s): x for s, x in p["mdd"].items()}} for p in plan]}
 
 
 def _mdd_now(fit: dict, level: float) -> float | None:

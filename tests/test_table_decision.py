@@ -141,6 +141,40 @@ def test_seeds_needed_shrink_the_mdd_below_the_target():
     assert T.seeds_needed(0.57, 6, 0.005, 1.0, item_sd=0.6, item_df=500) is None  # the items alone see no 1.0
 
 
+def test_a_budget_plan_buys_the_seeds_that_fit_and_their_mdd():
+    costs = {"vanilla": 0.65, "pascal": 0.66, "linearized": 0.89}  # CPU s an update
+    plan = T.plan_budgets(costs, [1000, 4000, 20000], 3.0, [0.5], 0.01)
+    seed_h = [sum(costs.values()) * b / 3600 for b in (1000, 4000, 20000)]
+    assert [p["seed_cpu_hours"] for p in plan] == pytest.approx(seed_h)
+    assert [p["seeds"] for p in plan] == [int(3.0 // h) for h in seed_h] == [4, 1, 0]
+    assert plan[0]["cpu_hours"] <= 3.0 < plan[0]["cpu_hours"] + seed_h[0]  # one seed more would not fit
+    assert plan[0]["mdd"][0.5] == pytest.approx(T.mdd(0.5 * math.sqrt(2 / 4), 2 * 3, 0.01))
+    assert plan[1]["mdd"][0.5] is None and plan[2]["mdd"][0.5] is None  # under 2 seeds: no test
+
+
+@pytest.mark.slow
+def test_bench_power_plans_a_budget_from_the_committed_tables_costs(tmp_path):
+    """bench/power.py --plan: the variants' CPU seconds an update as the committed table
+    measured them, the seeds 12 CPU-hours buy at each budget, the MDD at its residual SD."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "plan.json"
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "power.py"), str(COMMITTED), "--config",
+                        str(REPO / "config" / "table" / "decide.yaml"), "--metric", "bleu", "--plan",
+                        "vanilla,pascal,gcn", "--budgets", "1000,2000", "--cpu-hours", "12", "--sigma", "0.3",
+                        "--cost", "gcn=5", "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(out.read_text())["plan"]
+    table = json.loads(COMMITTED.read_text())
+    runs = [x for x in table["rows"] if x["variant"] == "pascal"]
+    assert plan["costs"]["pascal"] == pytest.approx(sum(x["train_cpu_s"] / x["updates"] for x in runs) / len(runs))
+    assert plan["costs"]["gcn"] == 5 and plan["test_set"] == "test" and len(plan["sigmas"]) == 2
+    per = sum(plan["costs"].values())
+    assert [b["seeds"] for b in plan["budgets"]] == [int(12 // (per * u / 3600)) for u in (1000, 2000)]
+    assert "plan: vanilla, pascal, gcn (3 variants), 12 CPU-hours" in r.stdout
+
+
 # --------------------------------------------------------------------------- the family
 
 

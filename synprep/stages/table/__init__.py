@@ -103,7 +103,7 @@ from .scoring import (
 from .outcomes import OUTCOMES_NAME, ItemOutcomes, outcomes_bytes, outcomes_from_runs, read_item_outcomes
 from .decisions import TOO_SMALL, decide, holm, mark, seed_summary
 from .model import FORMULA, POOL_ALPHA, ColumnFit, Effect, fit_column
-from .power import POWER, mdd, seeds_for, seeds_needed
+from .power import POWER, mdd, plan_budgets, seeds_for, seeds_needed
 from .family import DECIDES, Column, decide_columns, decide_table, primary_family, table_columns
 from .build import build_table
 from .redecide import read_table, redecide, table_outcomes, table_settings
@@ -155,6 +155,7 @@ __all__ = [
     "outcomes_bytes",
     "outcomes_from_runs",
     "primary_family",
+    "plan_budgets",
     "read_benchmark",
     "read_eval",
     "read_item_outcomes",

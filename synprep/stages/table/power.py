@@ -113,3 +113,23 @@ def seeds_for(table: Mapping, target: float, *, variants: Optional[int] = None, 
                         "pooled": fit["pooled"], "variants": v, "family": m, "level": alpha / m, "target": target,
                         "seeds": k})
     return out
+
+
+def plan_budgets(costs: Mapping[str, float], budgets: Sequence[int], cpu_hours: float, sigmas: Sequence[float],
+                 level: float, power: float = POWER) -> list[dict]:
+    """What a fixed training budget buys (issue 51, item 7): for each budget (updates a
+    run) of ``budgets``, the CPU-hours one seed of every variant of ``costs`` (variant ->
+    CPU seconds an update, the baseline included) takes, the whole seeds that fit in
+    ``cpu_hours``, and the minimum detectable difference of a comparison of the blocked
+    design at that many seeds for each residual SD of ``sigmas`` (a run's score; the
+    standard error ``sigma * sqrt(2 / k)`` on ``(V - 1)(k - 1)`` degrees of freedom, at
+    ``level``). ``mdd`` is None where fewer than 2 seeds fit (no test)."""
+    per_update = sum(costs.values())
+    out = []
+    for budget in budgets:
+        seed_h = per_update * budget / 3600
+        k = int(cpu_hours // seed_h) if seed_h > 0 else 0
+        df = (len(costs) - 1) * (k - 1)
+        out.append({"updates": budget, "seed_cpu_hours": seed_h, "seeds": k, "cpu_hours": k * seed_h,
+                    "mdd": {s: (mdd(s * math.sqrt(2 / k), df, level, power) if k >= 2 else None) for s in sigmas}})
+    return out
