@@ -147,6 +147,12 @@ def run_curves(args) -> int:
                 t = time.perf_counter()
                 summary = train_to(cfg, outdir, run_dir, budget, args.threads, log)
                 train_wall = time.perf_counter() - t
+                if summary.get("steps") is not None and summary["steps"] > budget:
+                    # a run stopped (and checkpointed) past a budget has no checkpoint of that budget
+                    # any more: its row would be another budget's under this one's name
+                    raise InputError(str(run_dir), None, f"the run is at {summary['steps']} updates, past the "
+                                     f"budget {budget}: its best checkpoint up to {budget} is not kept; give "
+                                     f"--budgets from {summary['steps']} on, or a fresh --tag")
                 snap = snaps / f"step-{budget}"
                 if snap.exists():  # ours: a copy this script made of a run it trained (the owner's check says so)
                     OutputDir(snap, "train", f"--outdir's snapshot {snap}")

@@ -584,6 +584,22 @@ def test_the_curves_summary_finds_the_converged_budget_and_refuses_a_bad_row(tmp
     one_line_error(rc, err, f"{path}:2: not a row of bench/curves.py (KeyError")
 
 
+def test_curves_refuse_a_run_already_past_the_budget(tmp_path, monkeypatch, capsys):
+    """A run stopped past a budget (interrupted at 566 updates, checkpointed there) was
+    "trained to" 500 as it was, and its row said 500 with a best step of 566: another
+    budget's figure under this one's name. It is one line naming the run and its
+    updates, and no row is written."""
+    curves = _bench("curves")
+    monkeypatch.setattr(curves, "train_to", lambda cfg, outdir, run_dir, budget, threads, log: {"steps": 566})
+    monkeypatch.setattr(curves, "evaluate", lambda *a: pytest.fail("a past-budget run was decoded"))
+    out = tmp_path / "rows.jsonl"
+    rc = curves.main([str(a) for a in ("--config", REPO / "config" / "table" / "decide.yaml", "--outdir",
+                                       tmp_path / "results", "--variants", "vanilla", "--seeds", "1", "--budgets",
+                                       "500", "--out", out)])
+    one_line_error(rc, capsys.readouterr().err, "table-vanilla-s1: the run is at 566 updates, past the budget 500")
+    assert not out.exists() or out.read_text() == ""
+
+
 def test_run_child_takes_what_subprocess_run_takes():
     """bench/golden.py and bench/schedule.py call run_child with capture_output=True, as
     they called subprocess.run: Popen refused it (a TypeError before any child ran)."""
