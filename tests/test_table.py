@@ -663,10 +663,11 @@ def _absolute_shared_paths(text: str) -> str:
 
 @pytest.mark.workflow
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["cpu", "gpu"])
+@pytest.mark.parametrize("name", ["cpu", "gpu", "decide"])
 def test_table_configs_dry_run(name, tmp_path):
     """config/table/{cpu,gpu}.yaml resolve and dry-run: every registered variant for
-    each seed, trained, evaluated and put in the table."""
+    each seed, trained, evaluated and put in the table; decide.yaml its own variants
+    (vanilla and its primary family's), at its budget."""
     from synprep.models import variants
 
     from .workflow_helpers import need_snakemake, snakemake
@@ -683,8 +684,13 @@ def test_table_configs_dry_run(name, tmp_path):
     counts = job_counts(out)
     import yaml
 
-    seeds = yaml.safe_load(config.read_text())["table"]["seeds"]
-    n_runs = len(variants()) * len(seeds)
+    table = yaml.safe_load(config.read_text())["table"]
+    seeds = table["seeds"]
+    names = table["variants"] or variants()
+    if name == "decide":  # the table that decides: vanilla and the primary family's variants, nothing else
+        assert names == ["vanilla", *table["primary"]["variants"]]
+        assert table["config"]["train"]["max_steps"] >= 2000  # not the 300 updates of the unconverged table
+    n_runs = len(names) * len(seeds)
     # every run scored on the test set (test_2016_flickr) and on the larger text (val):
     # each split, parsed and encoded once; the held-out shard only validates
     assert counts["train_model"] == n_runs and counts["evaluate_evalset"] == 2 * n_runs and counts["make_table"] == 1
@@ -703,8 +709,12 @@ def test_table_configs_dry_run(name, tmp_path):
         if job.startswith("rule train_model:"):
             given = re.search(r"^\s+priority: ([\d.]+)$", job, re.M)
             prio[re.search(r"wildcards: run=(\S+)", job).group(1)] = float(given.group(1)) if given else 0.0
-    assert len(prio) == n_runs
-    assert prio["table-vanilla-s1"] == 0 and prio["table-gcn-s1"] > prio["table-ch-s1"] > prio["table-bitrans-s1"] > 0
+    assert len(prio) == n_runs == len(set(prio))
+    assert {run.removeprefix("table-").rsplit("-s", 1)[0] for run in prio} == set(names)
+    if name != "decide":
+        assert prio["table-vanilla-s1"] == 0 and prio["table-gcn-s1"] > prio["table-ch-s1"] > prio["table-bitrans-s1"] > 0
+    else:
+        assert prio["table-vanilla-s1"] == 0 and prio["table-linearized-s1"] > 0  # the costliest of the five
 
 
 def _outcomes(path: Path, won: dict[str, list[bool]]) -> str:
