@@ -23,6 +23,14 @@ against updates, one line a seed.
         --variants vanilla,pascal --seeds 1,2 --budgets 250,500,1000,2000,4000 --out curves.jsonl
     python bench/curves.py --plot curves.jsonl --png curves.png
     python bench/curves.py --summary curves.jsonl [--gain 0.5]
+    python bench/curves.py --config config/table/decide.yaml --outdir results-table-decide \
+        --variants vanilla,pascal --seeds 1,2 --restore 4000
+
+``--restore BUDGET`` puts each run's snapshot of that budget back as the table's run
+(``<outdir>/train/<run>``, replaced whole; both must be synprep's run folders, the run
+not being written): a run trained past the table's budget (to see whether the budget
+converged) is the table's again exactly as it was at the budget, before ``snakemake
+table`` scores it.
 
 The data must exist (``snakemake --cores 2 dataset --configfile CONFIG
 --replace-workflow-config`` and ``shards/heldout.refs.txt``).
@@ -177,6 +185,43 @@ def run_curves(args) -> int:
     return 0
 
 
+def restore(args) -> int:
+    """--restore: each run's ``step-BUDGET`` snapshot back as its run folder (module doc)."""
+    from synprep.util.outputs.kept import _acquire, release
+
+    outdir, budget = Path(args.outdir), args.restore
+    for variant in args.variants:
+        for seed in args.seeds:
+            name = f"table-{variant}-s{seed}" + (f"-{args.tag}" if args.tag else "")
+            run_dir, snap = outdir / "train" / name, outdir / "curves" / name / f"step-{budget}"
+            if not (snap / "checkpoint_best.pt").is_file():
+                raise ConfigError(f"--restore {budget}: {snap} holds no snapshot of {name}: train it to {budget} "
+                                  f"first (--budgets ...,{budget})")
+            if run_dir.exists():
+                OutputDir(run_dir, "train", "--restore's run")  # synprep's run folder, whole
+                _acquire(run_dir, "--restore's run")  # and no training writes it meanwhile
+            tmp = run_dir.parent / f".{name}.restore-{os.getpid()}"
+            old = run_dir.parent / f".{name}.replaced-{os.getpid()}"
+            # the snapshot without its scores (eval/, synprep evaluate's): a run folder of synprep's, whole
+            shutil.copytree(snap, tmp, ignore=shutil.ignore_patterns("eval", LOCK))
+            try:
+                OutputDir(tmp, "train", f"--restore's snapshot {snap} (copied to)")
+                if run_dir.exists():
+                    os.rename(run_dir, old)
+                try:
+                    os.rename(tmp, run_dir)
+                except BaseException:
+                    if old.exists():  # the run as it was
+                        os.rename(old, run_dir)
+                    raise
+                shutil.rmtree(old, ignore_errors=True)
+            finally:
+                release(run_dir)
+                shutil.rmtree(tmp, ignore_errors=True)
+            print(f"{name}: restored from {snap}", flush=True)
+    return 0
+
+
 def read_rows(path: Path) -> list[dict]:
     """The budget rows of a file this script wrote; an InputError naming the line where a
     line is not one."""
@@ -279,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plot", metavar="JSONL", help="draw the rows of this file (with --png) instead of training")
     p.add_argument("--png", default="curves.png")
     p.add_argument("--summary", metavar="JSONL", help="print each variant's mean held-out BLEU a budget and where it converged")
+    p.add_argument("--restore", type=of(TrainConfig, "max_steps"), metavar="BUDGET",
+                   help="put each run's snapshot of this budget back as the table's run instead of training")
     p.add_argument("--gain", type=float, default=0.5,
                    help="converged: the first budget whose step to the next gains less than this many BLEU (default 0.5)")
     args = p.parse_args(argv)
@@ -290,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--config and --outdir are required")
     if args.set and not args.tag:
         p.error("--set needs --tag: runs of other settings train in folders of their own")
+    if args.restore is not None:
+        return guarded("bench/curves.py", lambda: restore(args))
     return guarded("bench/curves.py", lambda: run_curves(args))
 
 

@@ -600,6 +600,38 @@ def test_curves_refuse_a_run_already_past_the_budget(tmp_path, monkeypatch, caps
     assert not out.exists() or out.read_text() == ""
 
 
+def test_curves_restore_puts_a_budgets_snapshot_back_as_the_tables_run(tmp_path, capsys):
+    """A run trained past the table's budget (to see whether the budget converged) is
+    the table's again as it was at the budget; a snapshot missing, or a run folder that
+    is not synprep's, is one line and leaves the run as it was."""
+    from synprep.util.outputs import OutputDir
+
+    def run_folder(path: Path, step: int) -> None:
+        d = OutputDir(path, "train")
+        for name in ("checkpoint_best.pt", "checkpoint_last.pt", "metrics.jsonl"):
+            d.file(name).write_text(f"{name} at {step}\n")
+        d.release()
+
+    out = tmp_path / "results"
+    run = out / "train" / "table-vanilla-s1"
+    run_folder(run, 4130)
+    run_folder(out / "curves" / "table-vanilla-s1" / "step-4000", 4000)
+    (out / "curves" / "table-vanilla-s1" / "step-4000" / "eval").mkdir()  # the snapshot's scores stay there
+    curves = _bench("curves")
+    args = ["--config", "config/table/decide.yaml", "--outdir", str(out), "--variants", "vanilla", "--seeds", "1"]
+    assert curves.main([*args, "--restore", "4000"]) == 0
+    assert (run / "checkpoint_best.pt").read_text() == "checkpoint_best.pt at 4000\n"
+    assert not (run / "eval").exists() and sorted(p.name for p in run.parent.iterdir()) == ["table-vanilla-s1"]
+    OutputDir(run, "train")  # still synprep's run folder: the table's training resumes it
+    capsys.readouterr()
+    rc = curves.main([*args, "--restore", "2000"])
+    one_line_error(rc, capsys.readouterr().err, "step-2000 holds no snapshot of table-vanilla-s1")
+    (run / "notes.txt").write_text("mine")  # a file synprep did not write: not replaced
+    rc = curves.main([*args, "--restore", "4000"])
+    one_line_error(rc, capsys.readouterr().err, "did not write")
+    assert (run / "notes.txt").read_text() == "mine"
+
+
 def test_run_child_takes_what_subprocess_run_takes():
     """bench/golden.py and bench/schedule.py call run_child with capture_output=True, as
     they called subprocess.run: Popen refused it (a TypeError before any child ran)."""
