@@ -162,8 +162,8 @@ def run_curves(args) -> int:
                                      f"budget {budget}: its best checkpoint up to {budget} is not kept; give "
                                      f"--budgets from {summary['steps']} on, or a fresh --tag")
                 snap = snaps / f"step-{budget}"
-                if snap.exists():  # ours: a copy this script made of a run it trained (the owner's check says so)
-                    OutputDir(snap, "train", f"--outdir's snapshot {snap}")
+                if snap.exists():  # ours: a copy this script made of a run it trained (the owner's checks say so)
+                    _check_snapshot(snap)
                     shutil.rmtree(snap)
                 shutil.copytree(run_dir, snap, ignore=shutil.ignore_patterns("eval", LOCK))
                 t = time.perf_counter()
@@ -183,6 +183,25 @@ def run_curves(args) -> int:
                       f"best step {row['best_step']} loss {row['best_valid_loss']} "
                       f"({train_wall:.0f} s training, {row['eval_wall_s']:.0f} s decoding)", flush=True)
     return 0
+
+
+def _check_snapshot(snap: Path) -> None:
+    """``snap`` is a snapshot this script made: a run folder of synprep's (its marker, of
+    kind ``train``, lists everything in it but ``eval/``), its ``eval/`` (if any)
+    synprep evaluate's; else a ConfigError naming what is not."""
+    from synprep.translate.evaluate import EVAL_KIND
+    from synprep.util.outputs import MARKER
+    from synprep.util.outputs.markers import read_marker
+
+    if (snap / "eval").exists():
+        OutputDir(snap / "eval", EVAL_KIND, "--outdir's snapshot scores")
+    m = read_marker(snap)
+    listed = {str(k) for k in (m or {}).get("files", {})} | {os.path.dirname(str(k)) for k in (m or {}).get("files", {})}
+    foreign = sorted(e for e in os.listdir(snap) if e not in listed | {"eval", MARKER, LOCK})
+    if m is None or m.get("kind") != "train" or foreign:
+        raise ConfigError(f"--outdir's snapshot {snap}: not a run folder this script copied ("
+                          + (f"{len(foreign)} entries synprep did not write: {', '.join(foreign[:5])}" if foreign
+                             else "no train marker") + "); it is not replaced: move it away and run again")
 
 
 def restore(args) -> int:

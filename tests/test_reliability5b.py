@@ -24,6 +24,7 @@ import dataclasses
 import gzip
 import importlib.util
 import json
+import shutil
 import os
 import signal
 import subprocess
@@ -630,6 +631,39 @@ def test_curves_restore_puts_a_budgets_snapshot_back_as_the_tables_run(tmp_path,
     rc = curves.main([*args, "--restore", "4000"])
     one_line_error(rc, capsys.readouterr().err, "did not write")
     assert (run / "notes.txt").read_text() == "mine"
+
+
+def test_curves_remake_a_budgets_snapshot_that_has_its_scores(tmp_path, monkeypatch, capsys):
+    """A budget whose row is missing (its decoding stopped) but whose snapshot was made,
+    with the scores synprep evaluate wrote in its eval/, is made again: the snapshot
+    check read eval/ as a file synprep did not write and refused it. A snapshot with a
+    file of someone else's is still refused, and kept."""
+    from synprep.translate.evaluate import EVAL_KIND
+    from synprep.util.outputs import OutputDir
+
+    out = tmp_path / "results"
+    run = OutputDir(out / "train" / "table-vanilla-s1", "train")
+    run.file("checkpoint_best.pt").write_text("best")
+    run.file("metrics.jsonl").write_text(json.dumps({"event": "valid", "step": 500, "loss": 2.6}) + "\n")
+    run.release()
+    snap = out / "curves" / "table-vanilla-s1" / "step-500"
+    shutil.copytree(run.path, snap)
+    scores = OutputDir(snap / "eval", EVAL_KIND)
+    scores.file("scores.json").write_text("{}")
+    scores.release()
+    curves = _bench("curves")
+    monkeypatch.setattr(curves, "train_to", lambda cfg, outdir, run_dir, budget, threads, log: {"steps": budget})
+    monkeypatch.setattr(curves, "evaluate", lambda *a: {"bleu": 25.0, "chrf+": 50.0})
+    rows = tmp_path / "rows.jsonl"
+    args = [str(a) for a in ("--config", REPO / "config" / "table" / "decide.yaml", "--outdir", out, "--variants",
+                             "vanilla", "--seeds", "1", "--budgets", "500", "--out", rows)]
+    assert curves.main(args) == 0, capsys.readouterr().err
+    assert json.loads(rows.read_text())["bleu"] == 25.0 and not (snap / "eval").exists()
+    rows.write_text("")
+    (snap / "notes.txt").write_text("mine")
+    rc = curves.main(args)
+    one_line_error(rc, capsys.readouterr().err, "not a run folder this script copied (1 entries synprep did not write: notes.txt")
+    assert (snap / "notes.txt").read_text() == "mine"
 
 
 def test_run_child_takes_what_subprocess_run_takes():
