@@ -206,7 +206,7 @@ def _check_snapshot(snap: Path) -> None:
 
 def restore(args) -> int:
     """--restore: each run's ``step-BUDGET`` snapshot back as its run folder (module doc)."""
-    from synprep.util.outputs.kept import _acquire, release
+    from synprep.util.outputs import release
 
     outdir, budget = Path(args.outdir), args.restore
     for variant in args.variants:
@@ -217,8 +217,7 @@ def restore(args) -> int:
                 raise ConfigError(f"--restore {budget}: {snap} holds no snapshot of {name}: train it to {budget} "
                                   f"first (--budgets ...,{budget})")
             if run_dir.exists():
-                OutputDir(run_dir, "train", "--restore's run")  # synprep's run folder, whole
-                _acquire(run_dir, "--restore's run")  # and no training writes it meanwhile
+                OutputDir(run_dir, "train", "--restore's run").hold()  # synprep's run folder, not being written
             tmp = run_dir.parent / f".{name}.restore-{os.getpid()}"
             old = run_dir.parent / f".{name}.replaced-{os.getpid()}"
             # the snapshot without its scores (eval/, synprep evaluate's): a run folder of synprep's, whole

@@ -627,6 +627,19 @@ def test_curves_restore_puts_a_budgets_snapshot_back_as_the_tables_run(tmp_path,
     capsys.readouterr()
     rc = curves.main([*args, "--restore", "2000"])
     one_line_error(rc, capsys.readouterr().err, "step-2000 holds no snapshot of table-vanilla-s1")
+    # a run that a training writes now (it holds the run's lock) is not replaced under it
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from synprep.util.outputs import OutputDir; "
+                               f"OutputDir({str(run)!r}, 'train').hold(); print('held', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert holder.stdout.readline() == "held\n"
+        (run / "checkpoint_best.pt").write_text("the training's")
+        rc = curves.main([*args, "--restore", "4000"])
+        one_line_error(rc, capsys.readouterr().err, "another synprep process is writing this folder now")
+        assert (run / "checkpoint_best.pt").read_text() == "the training's"
+    finally:
+        holder.kill()
+        holder.wait()
     (run / "notes.txt").write_text("mine")  # a file synprep did not write: not replaced
     rc = curves.main([*args, "--restore", "4000"])
     one_line_error(rc, capsys.readouterr().err, "did not write")

@@ -244,6 +244,13 @@ class OutputDir:
         self.sets[key] = sorted(written)
         self._write_marker(stale)
 
+    def hold(self) -> None:
+        """Take this folder's lock now, before any file is written (a process that
+        replaces the folder whole: no other synprep process writes it meanwhile); a
+        ConfigError naming the folder when another process holds it."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        _acquire(self.path, self.option)
+
     def release(self) -> None:
         """Give back this folder's lock (:func:`release`)."""
         release(self.path)
