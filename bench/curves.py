@@ -51,6 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from synprep.cli import guarded  # noqa: E402
+from synprep.commands.bounds import listed  # noqa: E402
 from synprep.errors import ConfigError, InputError  # noqa: E402
 from synprep.flags import value_type as of  # noqa: E402  (a setting's declaration reads a value)
 from synprep.stages.table import TableSettings  # noqa: E402
@@ -186,22 +187,14 @@ def run_curves(args) -> int:
 
 
 def _check_snapshot(snap: Path) -> None:
-    """``snap`` is a snapshot this script made: a run folder of synprep's (its marker, of
-    kind ``train``, lists everything in it but ``eval/``), its ``eval/`` (if any)
-    synprep evaluate's; else a ConfigError naming what is not."""
+    """``snap`` is a snapshot this script made: a run folder of synprep's (OutputDir's
+    check, which leaves the nested ``eval/`` to its own marker) whose ``eval/``, if any,
+    is synprep evaluate's; else a ConfigError naming what is not."""
     from synprep.translate.evaluate import EVAL_KIND
-    from synprep.util.outputs import MARKER
-    from synprep.util.outputs.markers import read_marker
 
     if (snap / "eval").exists():
         OutputDir(snap / "eval", EVAL_KIND, "--outdir's snapshot scores")
-    m = read_marker(snap)
-    listed = {str(k) for k in (m or {}).get("files", {})} | {os.path.dirname(str(k)) for k in (m or {}).get("files", {})}
-    foreign = sorted(e for e in os.listdir(snap) if e not in listed | {"eval", MARKER, LOCK})
-    if m is None or m.get("kind") != "train" or foreign:
-        raise ConfigError(f"--outdir's snapshot {snap}: not a run folder this script copied ("
-                          + (f"{len(foreign)} entries synprep did not write: {', '.join(foreign[:5])}" if foreign
-                             else "no train marker") + "); it is not replaced: move it away and run again")
+    OutputDir(snap, "train", "--outdir's snapshot")
 
 
 def restore(args) -> int:
@@ -216,14 +209,13 @@ def restore(args) -> int:
             if not (snap / "checkpoint_best.pt").is_file():
                 raise ConfigError(f"--restore {budget}: {snap} holds no snapshot of {name}: train it to {budget} "
                                   f"first (--budgets ...,{budget})")
+            _check_snapshot(snap)
             if run_dir.exists():
                 OutputDir(run_dir, "train", "--restore's run").hold()  # synprep's run folder, not being written
             tmp = run_dir.parent / f".{name}.restore-{os.getpid()}"
             old = run_dir.parent / f".{name}.replaced-{os.getpid()}"
-            # the snapshot without its scores (eval/, synprep evaluate's): a run folder of synprep's, whole
-            shutil.copytree(snap, tmp, ignore=shutil.ignore_patterns("eval", LOCK))
+            shutil.copytree(snap, tmp, ignore=shutil.ignore_patterns("eval", LOCK))  # the run, not its scores
             try:
-                OutputDir(tmp, "train", f"--restore's snapshot {snap} (copied to)")
                 if run_dir.exists():
                     os.rename(run_dir, old)
                 try:
@@ -329,10 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="the table config (its table.config is the run config)")
     p.add_argument("--outdir", help="the table workflow's outdir (its data made)")
-    p.add_argument("--variants", type=_listed(str), default="vanilla", help="comma-separated (default vanilla)")
-    p.add_argument("--seeds", type=_listed(of(TableSettings, "seeds")), default="1,2",
+    p.add_argument("--variants", type=listed(str), default="vanilla", help="comma-separated (default vanilla)")
+    p.add_argument("--seeds", type=listed(of(TableSettings, "seeds")), default="1,2",
                    help="comma-separated, each a table.seeds value (default 1,2)")
-    p.add_argument("--budgets", type=_listed(of(TrainConfig, "max_steps")), default="250,500,1000,2000,4000",
+    p.add_argument("--budgets", type=listed(of(TrainConfig, "max_steps")), default="250,500,1000,2000,4000",
                    help="comma-separated updates, each a train.max_steps value")
     p.add_argument("--threads", type=of(TrainConfig, "threads"), default=1)
     p.add_argument("--out", default="curves.jsonl")
@@ -358,20 +350,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.restore is not None:
         return guarded("bench/curves.py", lambda: restore(args))
     return guarded("bench/curves.py", lambda: run_curves(args))
-
-
-def _listed(read):
-    """argparse's type of a comma-separated list, each item read by ``read`` (a bound of
-    synprep.flags.value_type); an empty list refused."""
-
-    def parse(text: str) -> list:
-        items = [read(t.strip()) for t in text.split(",") if t.strip()]
-        if not items:
-            raise argparse.ArgumentTypeError(f"expected a comma-separated list, not {text!r}")
-        return items
-
-    parse.__name__ = "list"
-    return parse
 
 
 if __name__ == "__main__":

@@ -617,7 +617,11 @@ def test_curves_restore_puts_a_budgets_snapshot_back_as_the_tables_run(tmp_path,
     run = out / "train" / "table-vanilla-s1"
     run_folder(run, 4130)
     run_folder(out / "curves" / "table-vanilla-s1" / "step-4000", 4000)
-    (out / "curves" / "table-vanilla-s1" / "step-4000" / "eval").mkdir()  # the snapshot's scores stay there
+    from synprep.translate.evaluate import EVAL_KIND
+
+    scores = OutputDir(out / "curves" / "table-vanilla-s1" / "step-4000" / "eval", EVAL_KIND)
+    scores.file("scores.json").write_text("{}")  # the snapshot's scores (synprep evaluate's) stay there
+    scores.release()
     curves = _bench("curves")
     args = ["--config", "config/table/decide.yaml", "--outdir", str(out), "--variants", "vanilla", "--seeds", "1"]
     assert curves.main([*args, "--restore", "4000"]) == 0
@@ -648,9 +652,8 @@ def test_curves_restore_puts_a_budgets_snapshot_back_as_the_tables_run(tmp_path,
 
 def test_curves_remake_a_budgets_snapshot_that_has_its_scores(tmp_path, monkeypatch, capsys):
     """A budget whose row is missing (its decoding stopped) but whose snapshot was made,
-    with the scores synprep evaluate wrote in its eval/, is made again: the snapshot
-    check read eval/ as a file synprep did not write and refused it. A snapshot with a
-    file of someone else's is still refused, and kept."""
+    with the scores synprep evaluate wrote in its eval/, is made again. A snapshot with a
+    file of someone else's is refused, and kept."""
     from synprep.translate.evaluate import EVAL_KIND
     from synprep.util.outputs import OutputDir
 
@@ -675,7 +678,7 @@ def test_curves_remake_a_budgets_snapshot_that_has_its_scores(tmp_path, monkeypa
     rows.write_text("")
     (snap / "notes.txt").write_text("mine")
     rc = curves.main(args)
-    one_line_error(rc, capsys.readouterr().err, "not a run folder this script copied (1 entries synprep did not write: notes.txt")
+    one_line_error(rc, capsys.readouterr().err, "holds 1 file(s) or folder(s) that synprep did not write: notes.txt")
     assert (snap / "notes.txt").read_text() == "mine"
 
 

@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..settings import INT_MAX, shown
 
-__all__ = ["count", "real"]
+__all__ = ["count", "listed", "real"]
 
 
 def count(lo: int = 0, hi: int | None = None) -> Callable[[str], int]:
@@ -50,4 +50,18 @@ def real(lo: float, hi: float | None = None, *, above: bool = False) -> Callable
         return v
 
     parse.__name__ = "number"
+    return parse
+
+
+def listed(read: Callable[[str], object]) -> Callable[[str], list]:
+    """A comma-separated list, each item read by ``read`` (:func:`count`, :func:`real`,
+    a setting's ``synprep.flags.value_type``); an empty list refused."""
+
+    def parse(text: str) -> list:
+        items = [read(t.strip()) for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, not {text!r}")
+        return items
+
+    parse.__name__ = "list"
     return parse
