@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -42,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from synprep.cli import guarded  # noqa: E402
-from synprep.commands.bounds import count, real  # noqa: E402
+from synprep.commands.bounds import count, listed, real  # noqa: E402
 from synprep.errors import ConfigError  # noqa: E402
 from synprep.stages.table import mdd, plan_budgets, redecide, seeds_for  # noqa: E402
 from synprep.util.outputs import check_output_file, check_outputs, write_text  # noqa: E402
@@ -61,12 +60,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", help="also write the rows as JSON here")
     p.add_argument("--plan", help="the planned variants, comma-separated, the baseline included: print what "
                                   "--budgets and --cpu-hours buy them")
-    p.add_argument("--budgets", default="1000,2000,4000,8000", help="--plan: updates a run, comma-separated")
+    p.add_argument("--budgets", type=listed(count(1)), default="1000,2000,4000,8000",
+                   help="--plan: updates a run, comma-separated")
     p.add_argument("--cpu-hours", type=real(0, above=True), default=12.0,
                    help="--plan: CPU-hours of training the table may take (default 12)")
-    p.add_argument("--cost", action="append", default=[],
+    p.add_argument("--cost", type=_cost, action="append", default=[],
                    help="--plan: NAME=SECONDS, a variant's CPU seconds an update (default: the table's measure)")
-    p.add_argument("--sigma", default="", help="--plan: residual SDs to plan at besides the table's, comma-separated")
+    p.add_argument("--sigma", type=listed(real(0, above=True)), default=[],
+                   help="--plan: residual SDs to plan at besides the table's, comma-separated")
     args = p.parse_args(argv)
     return guarded("bench/power.py", lambda: run(args, argv))
 
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace, argv: list[str] | None) -> int:
               f"{now if now is not None else float('nan'):8.2f} {need:>6}")
     if any(r["lower_bound"] for r in rows):
         print(">=: a contrastive type without per-item outcomes: its items' variance is not measured (a lower bound)")
-    plan = _plan(args, table, rows) if args.plan else None
+    plan = _plan(args, table) if args.plan else None
     if args.json:
         command = "python bench/power.py " + " ".join(sys.argv[1:] if argv is None else argv)
         write_text(args.json, json.dumps({"command": command, "table": args.table, "config": args.config,
@@ -106,53 +107,44 @@ def run(args: argparse.Namespace, argv: list[str] | None) -> int:
     return 0
 
 
-def _numbers(text: str, what: str, kind=float) -> list:
-    try:
-        values = [kind(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(f"{what} {text!r}: expected comma-separated numbers") from None
-    if not all(math.isfinite(x) and x > 0 for x in values):
-        raise ConfigError(f"{what} {text!r}: every number must be finite and above 0")
-    return values
+def _cost(text: str) -> tuple[str, float]:
+    """--cost NAME=SECONDS: a variant's CPU seconds an update."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=SECONDS, e.g. gcn=4.9, not {text!r}")
+    return name.strip(), real(0, above=True)(value)
 
 
-def _plan(args: argparse.Namespace, table: dict, rows: list[dict]) -> dict:
+def _plan(args: argparse.Namespace, table: dict) -> dict:
     """--plan: what --budgets and --cpu-hours buy the planned variants (plan_budgets),
     printed, and returned for --json."""
     measured: dict[str, list[float]] = {}
     for r in table["rows"]:
         if r.get("train_cpu_s") and r.get("updates"):
             measured.setdefault(r["variant"], []).append(r["train_cpu_s"] / r["updates"])
-    costs = {v: sum(x) / len(x) for v, x in measured.items()}
-    for item in args.cost:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise ConfigError(f"--cost {item!r}: expected NAME=SECONDS, e.g. gcn=4.9")
-        costs[name.strip()] = _numbers(value, f"--cost {name}")[0]
+    costs = {**{v: sum(x) / len(x) for v, x in measured.items()}, **dict(args.cost)}
     variants = [v.strip() for v in args.plan.split(",") if v.strip()]
     missing = [v for v in variants if v not in costs]
     if len(variants) < 2 or missing:
         raise ConfigError(f"--plan {args.plan!r}: " + (f"no cost measured for {', '.join(missing)} in {args.table} "
                                                         "(give --cost NAME=SECONDS)" if missing
                                                         else "name the baseline and at least one variant"))
-    budgets = [int(x) for x in _numbers(args.budgets, "--budgets", int)]
     d = table["decision"]  # the test set: the primary family's first BLEU member's
     test = next((x["test_set"] for x in d["family"] if x["metric"] == "bleu"), None) or next(iter(d["fits"]))
     fit = d["fits"].get(test, {}).get("bleu") or {}
-    sigmas = ([round(fit["sigma"], 3)] if fit.get("sigma") is not None else []) + _numbers(args.sigma, "--sigma")
-    m = args.family or table["decision"]["family_size"] or 1
-    level = table["decision"]["alpha"] / m
-    plan = plan_budgets({v: costs[v] for v in variants}, budgets, args.cpu_hours, sigmas, level)
+    sigmas = ([round(fit["sigma"], 3)] if fit.get("sigma") is not None else []) + args.sigma
+    m = args.family or d["family_size"] or 1
+    level = d["alpha"] / m
+    plan = plan_budgets({v: costs[v] for v in variants}, args.budgets, args.cpu_hours, sigmas, level)
+    heads = [f"MDD at SD {s:g}" + (" (the table's)" if i == 0 and fit.get("sigma") is not None else "")
+             for i, s in enumerate(sigmas)]
     print(f"\nplan: {', '.join(variants)} ({len(variants)} variants), {args.cpu_hours:g} CPU-hours of training, "
-          f"level {level:.4g} (family of {m}); CPU s an update: "
-          + ", ".join(f"{v} {costs[v]:.2f}" for v in variants))
-    print(f"{'updates':>8} {'CPU-h a seed':>12} {'seeds':>6} {'CPU-h':>6}  " +
-          "  ".join(f"MDD at SD {s:g}" + (" (the table's)" if i == 0 and fit.get("sigma") is not None else "")
-                    for i, s in enumerate(sigmas)))
+          f"level {level:.4g} (family of {m}); CPU s an update: " + ", ".join(f"{v} {costs[v]:.2f}" for v in variants))
+    print(f"{'updates':>8} {'CPU-h a seed':>12} {'seeds':>6} {'CPU-h':>6}  " + "  ".join(heads))
     for p in plan:
         print(f"{p['updates']:8d} {p['seed_cpu_hours']:12.2f} {p['seeds']:6d} {p['cpu_hours']:6.1f}  " +
-              "  ".join(f"{p['mdd'][s]:{len(f'MDD at SD {s:g}') + (14 if i == 0 and fit.get('sigma') is not None else 0)}.2f}"
-                        if p["mdd"][s] is not None else "-" for i, s in enumerate(sigmas)))
+              "  ".join(f"{p['mdd'][s]:{len(h)}.2f}" if p["mdd"][s] is not None else f"{'-':>{len(h)}}"
+                        for s, h in zip(sigmas, heads)))
     return {"variants": variants, "costs": {v: costs[v] for v in variants}, "cpu_hours": args.cpu_hours,
             "level": level, "family": m, "test_set": test, "sigmas": sigmas,
             "budgets": [{**p, "mdd": {str(s): x for s, x in p["mdd"].items()}} for p in plan]}
