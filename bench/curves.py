@@ -243,6 +243,7 @@ def read_rows(path: Path) -> list[dict]:
             r = json.loads(x)
             if r.get("kind") == "budget":
                 float(r["bleu"]), int(r["step"]), int(r["seed"]), str(r["variant"])
+                r["valid"] = [{"step": int(v["step"]), "loss": float(v["loss"])} for v in r.get("valid") or []]
                 rows.append(r)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise InputError(str(path), n, f"not a row of bench/curves.py ({type(e).__name__}: {e}); "
@@ -272,8 +273,29 @@ def converged(rows: list[dict], gain: float) -> dict:
     return out
 
 
+def settled(rows: list[dict]) -> dict:
+    """Per run (variant, seed), from its furthest row: the budget, the step of its best
+    checkpoint (the lowest held-out loss, the checkpoint the table reads), that loss,
+    and the validations after it, none of them lower: the updates over which more
+    training did not change what the table would score."""
+    out = {}
+    for r in sorted(rows, key=lambda r: r["step"]):
+        out[(r["variant"], r["seed"])] = r
+    runs = {}
+    for key, r in out.items():
+        valid = r.get("valid") or []
+        best = min(valid, key=lambda v: v["loss"], default=None)
+        after = [v for v in valid if best is not None and v["step"] > best["step"]]
+        runs[key] = {"budget": r["step"], "best_step": best["step"] if best else r.get("best_step"),
+                     "best_loss": best["loss"] if best else None, "validations_after": len(after),
+                     "last_loss": valid[-1]["loss"] if valid else None}
+    return runs
+
+
 def summary(path: Path, gain: float) -> int:
-    for variant, c in converged(read_rows(path), gain).items():
+    rows = read_rows(path)
+    runs = settled(rows)
+    for variant, c in converged(rows, gain).items():
         print(f"{variant} (seeds {', '.join(map(str, c['seeds']))}): held-out BLEU, mean over seeds")
         for step, m in c["mean_bleu"].items():
             g = c["gain_to_next"].get(step)
@@ -281,6 +303,14 @@ def summary(path: Path, gain: float) -> int:
         at = c["converged_at"]
         print(f"  converged (a step to the next budget gains < {gain} BLEU): "
               + (f"at {at} updates" if at is not None else "not yet"))
+        for (v, seed), run in runs.items():
+            if v != variant or run["best_loss"] is None:
+                continue
+            n = run["validations_after"]
+            print(f"  seed {seed}, trained to {run['budget']}: best checkpoint at {run['best_step']} (held-out loss "
+                  f"{run['best_loss']:.4f}); "
+                  + (f"{n} validation{'s' * (n > 1)} after it, none lower (the last {run['last_loss']:.4f})" if n
+                     else "the last validation: still improving"))
     return 0
 
 

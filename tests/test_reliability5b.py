@@ -583,6 +583,31 @@ def test_the_curves_summary_finds_the_converged_budget_and_refuses_a_bad_row(tmp
     path.write_text(json.dumps(rows[0]) + "\n" + '{"kind": "budget", "variant": "vanilla", "seed": 1}\n')
     rc, err = _bench_main(capsys, "curves", "--summary", path)
     one_line_error(rc, err, f"{path}:2: not a row of bench/curves.py (KeyError")
+    path.write_text(json.dumps({**rows[0], "valid": [{"step": 100, "loss": "low"}]}) + "\n")
+    rc, err = _bench_main(capsys, "curves", "--summary", path)
+    one_line_error(rc, err, f"{path}:1: not a row of bench/curves.py (ValueError")
+
+
+def test_the_curves_summary_says_where_each_runs_checkpoint_stopped_moving(tmp_path, capsys):
+    """--summary, per run from its furthest row: the best checkpoint (the lowest held-out
+    loss: what the table scores) and the validations after it, none lower -- the
+    updates over which more training left the table's figure unchanged."""
+    def row(seed, step, losses):
+        return {"kind": "budget", "variant": "vanilla", "seed": seed, "step": step, "bleu": 30.0,
+                "valid": [{"step": 100 * (k + 1), "loss": x} for k, x in enumerate(losses)]}
+
+    rows = [row(1, 300, [3.0, 2.5, 2.4]), row(1, 600, [3.0, 2.5, 2.4, 2.2, 2.3, 2.25]), row(2, 300, [3.1, 2.6, 2.5])]
+    path = tmp_path / "curves.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    curves = _bench("curves")
+    runs = curves.settled(curves.read_rows(path))
+    assert runs[("vanilla", 1)] == {"budget": 600, "best_step": 400, "best_loss": 2.2, "validations_after": 2,
+                                    "last_loss": 2.25}
+    assert runs[("vanilla", 2)]["best_step"] == 300 and runs[("vanilla", 2)]["validations_after"] == 0
+    assert curves.main(["--summary", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "seed 1, trained to 600: best checkpoint at 400 (held-out loss 2.2000); 2 validations after it, none lower" in out
+    assert "seed 2, trained to 300: best checkpoint at 300 (held-out loss 2.5000); the last validation: still improving" in out
 
 
 def test_curves_refuse_a_run_already_past_the_budget(tmp_path, monkeypatch, capsys):
