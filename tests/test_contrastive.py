@@ -271,6 +271,48 @@ def test_a_reference_with_its_own_agreement_error_is_not_changed():
     assert [f.reason for f in de.Polarity().find(_one(few), lexicon) if f.type == "polarity_particle_kein_ins"] == ["quantifier"]
 
 
+def test_an_adjective_gets_an_ending_that_no_reading_of_its_noun_phrase_allows():
+    """adjective_agreement: every reading of the determiner that fits the noun is asked
+    for its adjective endings (weak after der, mixed after ein): "ein großer Mann" ->
+    *ein großen Mann* (ein + masculine is nominative only); "der großen Frau" (dative)
+    -> *der große Frau*; "der große Lehrer" never -> "der großen Lehrer", a right
+    genitive plural (Lehrer can be plural); the new form is the training data's, of the
+    adjective's lemma, the most frequent first; "lila" has no ending to change."""
+    def adj(form, head):
+        return (form, "groß" if form.startswith("groß") else form, "ADJ", "Degree=Pos", head, "amod")
+
+    train = TRAIN + "".join(
+        conllu(f"a{form}{k}", det("Der", "der", "Masc", head=3), adj(form, 3), noun("Mann", "Masc", head=4),
+               verb("läuft", "laufen"), (".", ".", "PUNCT", "_", 4, "punct"))
+        for form, n in (("großen", 3), ("große", 2), ("großer", 1), ("großes", 1), ("großem", 1)) for k in range(n))
+    train += conllu("l", det("Der", "der", "Masc"), noun("Lehrer", "Masc"), verb("läuft", "laufen"), PUNCT)
+    lexicon = _lexicon(train)
+    rule = de.AdjectiveAgreement()
+
+    def swaps(*words):
+        return [f.edit.form if isinstance(f, Candidate) else f.reason for f in rule.find(_one(conllu("s", *words)), lexicon)]
+
+    end = (".", ".", "PUNCT", "_", 4, "punct")
+    assert swaps(det("Ein", "ein", "Masc", definite="Ind", head=3), adj("großer", 3), noun("Mann", "Masc", head=4),
+                 verb("läuft", "laufen"), end) == ["großen"]  # the most frequent ending ein + Masc never takes
+    assert swaps(det("Die", "der", "Fem", head=3), adj("große", 3), noun("Frau", "Fem", head=4), verb("läuft", "laufen"),
+                 end) == ["großen"]
+    dative = [det("Der", "der", "Masc"), noun("Mann", "Masc"), verb("hilft", "helfen"),
+              det("der", "der", "Fem", "Dat", head=6), adj("großen", 6), noun("Frau", "Fem", "Dat", head=3, rel="iobj"),
+              (".", ".", "PUNCT", "_", 3, "punct")]
+    assert swaps(*dative) == ["große"]
+    [made] = [f for f in rule.find(_one(conllu("s", *dative)), lexicon) if isinstance(f, Candidate)]
+    assert made.type == "adjective_agreement" and made.edit.index == 4 and made.edit.kind == SUBSTITUTE and made.distance == 0
+    # "der große Lehrer": -en would be a right genitive plural; of the wrong endings, attested
+    # once each, the first in alphabetical order
+    assert swaps(det("Der", "der", "Masc", head=3), adj("große", 3), noun("Lehrer", "Masc", head=4), verb("läuft", "laufen"),
+                 end) == ["großem"]
+    assert swaps(det("Ein", "ein", "Neut", definite="Ind", head=3), adj("lila", 3), noun("Kind", "Neut", head=4),
+                 verb("läuft", "laufen"), end) == ["adjective-uninflected"]
+    assert swaps(det("Ein", "ein", "Masc", definite="Ind", head=3), adj("schneller", 3), noun("Mann", "Masc", head=4),
+                 verb("läuft", "laufen"), end) == ["form-not-attested"]  # no other form of "schneller" in the training data
+
+
 def test_a_subject_that_can_be_read_in_the_other_number_is_not_swapped():
     """"sie" is singular and plural ("während sie blicken" is right); a singular with a
     plural complement can agree by meaning ("Eine Gruppe von Polizisten stehen"); a
@@ -494,7 +536,7 @@ def test_a_suite_of_real_parses_makes_every_type_with_attested_forms_and_counts_
     assert s["references"] == 1000 and s["items"] == len(suite.items) > 500
     made = {t: c["errors"] for t, c in s["types"].items()}
     # the types the gold PUD trees support: every rule but the rare ones finds its error
-    for t in ("np_agreement", "subj_verb_agreement", "auxiliary", "verb_particle", "polarity_particle_nicht_del",
+    for t in ("np_agreement", "adjective_agreement", "subj_verb_agreement", "auxiliary", "verb_particle", "polarity_particle_nicht_del",
               "polarity_particle_nicht_ins", "polarity_particle_kein_ins"):
         assert made[t] >= 10, (t, made)
     items = read_suite(folder)  # the file round-trips through the strict reader

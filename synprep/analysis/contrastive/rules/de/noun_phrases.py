@@ -1,7 +1,8 @@
 """Noun phrases: whether a reference's noun phrases agree (determiner, attributive
 adjectives, noun: :func:`reference_agrees`), which every German rule asks first
 (:class:`GermanRule`), and the ``np_agreement`` type (:class:`NpAgreement`: a
-determiner of another gender)."""
+determiner of another gender) and the ``adjective_agreement`` type
+(:class:`AdjectiveAgreement`: an adjective ending no reading of the phrase allows)."""
 
 from __future__ import annotations
 
@@ -146,5 +147,76 @@ class NpAgreement(GermanRule):
             yield found or Skip(t, "form-not-attested")
 
 
+#: the endings an adjective can be given (:func:`_ending` reads the same ones)
+ENDINGS = ("e", "en", "er", "es", "em")
+
+
+class AdjectiveAgreement(GermanRule):
+    """``adjective_agreement``: an attributive adjective between a determiner and its
+    noun gets an ending that no reading of the noun phrase allows ("ein großer Hund"
+    -> "ein großen Hund", "der kleinen Katze" (dative) stays right, "die kleine Katze"
+    -> "die kleinem Katze"). Every reading of the determiner that fits the noun (its
+    gender, or the plural where the noun's form can be one: :func:`np_fits`'s rule) is
+    asked for its endings (:func:`_adjective_endings`, Duden's weak and mixed
+    declension), so the new ending is wrong in every case the phrase could be in; the
+    new form is the lexicon's, of the adjective's own lemma (never built by hand)."""
+
+    types = ("adjective_agreement",)
+
+    def _find(self, sent: Sentence, lex: Lexicon) -> Iterator[Found]:
+        t = self.types[0]
+        for i, r in enumerate(sent.rows):
+            if r[3] != "DET" or r[7] not in ("det", "det:poss"):
+                continue
+            h = sent.heads[i]
+            adjectives = [k for k in range(i + 1, h) if sent.rows[k][3] == "ADJ" and sent.rows[k][7] == "amod"
+                          and sent.heads[k] == h] if h > i else []
+            if not adjectives:
+                continue  # no attributive adjective between the determiner and its noun: nothing to change
+            if sent.rows[h][3] not in NOUN:
+                yield Skip(t, "head-not-noun")
+                continue
+            nr = sent.rows[h]
+            if is_typo(r) or is_typo(nr):
+                yield Skip(t, "typo")
+                continue
+            if i + 1 < len(sent.rows) and sent.rows[i + 1][1] in QUANTIFIERS:
+                yield Skip(t, "quantifier")
+                continue
+            readings = det_readings(r[2], r[1])
+            if not readings:
+                yield Skip(t, "not-a-determiner")
+                continue
+            if nr[1] != nr[1].lower() and lex.words.get(nr[1].lower(), 0) >= MIN_LOWER:
+                yield Skip(t, "adjectival-noun")  # "der Kleine": the noun's gender is the reader's choice
+                continue
+            gender = noun_gender(lex, nr[2]) or compound_gender(lex, nr[2])
+            if gender is None:
+                yield Skip(t, "noun-unknown")
+                continue
+            genders = {gender} | other_genders(nr[2])
+            plural = plural_possible(lex, nr[1], nr[2], nr[3], gender)
+            fits = [x for x in readings if (x[2] == "Sing" and x[1] in genders) or (x[2] == "Plur" and plural)]
+            allowed = set().union(*(_adjective_endings(r[2], x) for x in fits)) if fits else set()
+            for k in adjectives:
+                yield self._swap(t, sent, lex, k, h, allowed)
+
+    @staticmethod
+    def _swap(t: str, sent: Sentence, lex: Lexicon, k: int, h: int, allowed: set) -> Found:
+        a = sent.rows[k]
+        end = _ending(a[1])
+        if is_typo(a):
+            return Skip(t, "typo")
+        if not a[1][:1].islower() or end is None or end not in allowed:
+            return Skip(t, "adjective-uninflected")  # "lila", "Berliner", or an ending the phrase does not decide
+        stem = a[1][: -len(end)]
+        attested = lex.forms_for(a[2], "ADJ", {})
+        options = [(attested[stem + e], stem + e) for e in ENDINGS if e not in allowed and attested.get(stem + e)]
+        if not options:
+            return Skip(t, "form-not-attested")
+        _, form = min(options, key=lambda x: (-x[0], x[1]))  # the most frequent; ties: alphabetical
+        return substitution(t, sent, lex, k, form, between(k, h))
+
+
 #: the rules of this concern, in the order of their types (the package's LANGUAGE)
-RULES = (NpAgreement(),)
+RULES = (NpAgreement(), AdjectiveAgreement())
