@@ -154,8 +154,8 @@ ENDINGS = ("e", "en", "er", "es", "em")
 class AdjectiveAgreement(GermanRule):
     """``adjective_agreement``: an attributive adjective between a determiner and its
     noun gets an ending that no reading of the noun phrase allows ("ein großer Hund"
-    -> "ein großen Hund", "der kleinen Katze" (dative) stays right, "die kleine Katze"
-    -> "die kleinem Katze"). Every reading of the determiner that fits the noun (its
+    -> "ein großen Hund", "der kleinen Katze" (dative) -> "der kleine Katze", "die
+    kleine Katze" -> "die kleinem Katze"). Every reading of the determiner that fits the noun (its
     gender, or the plural where the noun's form can be one: :func:`np_fits`'s rule) is
     asked for its endings (:func:`_adjective_endings`, Duden's weak and mixed
     declension), so the new ending is wrong in every case the phrase could be in; the
