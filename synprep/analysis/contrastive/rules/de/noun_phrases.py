@@ -6,7 +6,7 @@ determiner of another gender) and the ``adjective_agreement`` type
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 from .....syntax.conllu import Sentence
 from ...lexicon import Lexicon, feats_of, is_typo
@@ -38,12 +38,37 @@ def _adjective_endings(det_lemma: str, reading: Reading) -> set:
     return _WEAK.get((case, "Sing"), set()) | _WEAK.get((case, gender), set())
 
 
+#: the endings of an attributive adjective, the longer first (:func:`_ending` reads the
+#: first that a form ends in)
+ENDINGS = ("em", "en", "er", "es", "e")
+
+
 def _ending(form: str) -> Optional[str]:
     low = form.lower()
-    for end in ("em", "en", "er", "es", "e"):
+    for end in ENDINGS:
         if low.endswith(end):
             return end
     return None
+
+
+def _fitting(lex: Lexicon, readings: frozenset, noun: Sequence[str], gender: str) -> list[Reading]:
+    """The readings of a determiner that fit its ``noun`` (a row) of ``gender``: a
+    singular of the noun's gender or another gender it has too (:func:`other_genders`),
+    or a plural where the noun's form can be one (:func:`plural_possible`)."""
+    plural = plural_possible(lex, noun[1], noun[2], noun[3], gender)
+    genders = {gender} | other_genders(noun[2])
+    return [x for x in readings if (x[2] == "Sing" and x[1] in genders) or (x[2] == "Plur" and plural)]
+
+
+def _attributive(sent: Sentence, d: int, h: int) -> list[int]:
+    """The attributive adjectives (``amod`` of noun ``h``) between determiner ``d`` and it."""
+    return [k for k in range(d + 1, h) if sent.rows[k][3] == "ADJ" and sent.rows[k][7] == "amod" and sent.heads[k] == h]
+
+
+def _adjectival_noun(lex: Lexicon, noun: Sequence[str]) -> bool:
+    """A noun written lower-case at least :data:`MIN_LOWER` times in the training data:
+    an adjective made a noun ("der Junge", "die Junge"), whose gender is the reader's."""
+    return noun[1] != noun[1].lower() and lex.words.get(noun[1].lower(), 0) >= MIN_LOWER
 
 
 def noun_phrase_agrees(sent: Sentence, lex: Lexicon, d: int) -> bool:
@@ -60,14 +85,12 @@ def noun_phrase_agrees(sent: Sentence, lex: Lexicon, d: int) -> bool:
         return True
     if d + 1 < len(sent.rows) and sent.rows[d + 1][1] in QUANTIFIERS:
         return True  # "ein paar Türen"
-    plural = plural_possible(lex, nr[1], nr[2], nr[3], gender)
-    genders = {gender} | other_genders(nr[2])
-    fits = [x for x in readings if (x[2] == "Sing" and x[1] in genders) or (x[2] == "Plur" and plural)]
+    fits = _fitting(lex, readings, nr, gender)
     if not fits:
         return False
-    for k in range(d + 1, h):
+    for k in _attributive(sent, d, h):
         a = sent.rows[k]
-        if a[3] == "ADJ" and a[7] == "amod" and sent.heads[k] == h and a[1][:1].islower() and _ending(a[1]):
+        if a[1][:1].islower() and _ending(a[1]):
             if not any(_ending(a[1]) in _adjective_endings(r[2], x) for x in fits):
                 return False
     return True
@@ -125,7 +148,7 @@ class NpAgreement(GermanRule):
                 yield Skip(t, "not-a-determiner")
                 continue
             nr = sent.rows[h]
-            if nr[1] != nr[1].lower() and lex.words.get(nr[1].lower(), 0) >= MIN_LOWER:
+            if _adjectival_noun(lex, nr):
                 yield Skip(t, "adjectival-noun")  # "der Junge" -> "die Junge" (the young one): right German
                 continue
             noun = noun_gender(lex, nr[2]) or compound_gender(lex, nr[2])
@@ -147,10 +170,6 @@ class NpAgreement(GermanRule):
             yield found or Skip(t, "form-not-attested")
 
 
-#: the endings an adjective can be given (:func:`_ending` reads the same ones)
-ENDINGS = ("e", "en", "er", "es", "em")
-
-
 class AdjectiveAgreement(GermanRule):
     """``adjective_agreement``: an attributive adjective between a determiner and its
     noun gets an ending that no reading of the noun phrase allows ("ein großer Hund"
@@ -169,8 +188,7 @@ class AdjectiveAgreement(GermanRule):
             if r[3] != "DET" or r[7] not in ("det", "det:poss"):
                 continue
             h = sent.heads[i]
-            adjectives = [k for k in range(i + 1, h) if sent.rows[k][3] == "ADJ" and sent.rows[k][7] == "amod"
-                          and sent.heads[k] == h] if h > i else []
+            adjectives = _attributive(sent, i, h)
             if not adjectives:
                 continue  # no attributive adjective between the determiner and its noun: nothing to change
             if sent.rows[h][3] not in NOUN:
@@ -187,17 +205,15 @@ class AdjectiveAgreement(GermanRule):
             if not readings:
                 yield Skip(t, "not-a-determiner")
                 continue
-            if nr[1] != nr[1].lower() and lex.words.get(nr[1].lower(), 0) >= MIN_LOWER:
+            if _adjectival_noun(lex, nr):
                 yield Skip(t, "adjectival-noun")  # "der Kleine": the noun's gender is the reader's choice
                 continue
             gender = noun_gender(lex, nr[2]) or compound_gender(lex, nr[2])
             if gender is None:
                 yield Skip(t, "noun-unknown")
                 continue
-            genders = {gender} | other_genders(nr[2])
-            plural = plural_possible(lex, nr[1], nr[2], nr[3], gender)
-            fits = [x for x in readings if (x[2] == "Sing" and x[1] in genders) or (x[2] == "Plur" and plural)]
-            allowed = set().union(*(_adjective_endings(r[2], x) for x in fits)) if fits else set()
+            fits = _fitting(lex, readings, nr, gender)
+            allowed = set().union(*(_adjective_endings(r[2], x) for x in fits))
             for k in adjectives:
                 yield self._swap(t, sent, lex, k, h, allowed)
 
