@@ -54,7 +54,7 @@ from synprep.cli import guarded  # noqa: E402
 from synprep.commands.bounds import listed  # noqa: E402
 from synprep.errors import ConfigError, InputError  # noqa: E402
 from synprep.flags import value_type as of  # noqa: E402  (a setting's declaration reads a value)
-from synprep.stages.table import TableSettings  # noqa: E402
+from synprep.stages.table import TableSettings, run_name  # noqa: E402
 from synprep.train.config import TrainConfig  # noqa: E402
 from synprep.util.outputs import LOCK, OutputDir, check_output_file, write_text  # noqa: E402
 from synprep.util.signals import run_child  # noqa: E402
@@ -134,6 +134,12 @@ def with_settings(cfg, items: list[str]):
     return RunConfig.from_dict(data)
 
 
+def folder_name(variant: str, seed: int, tag: str | None) -> str:
+    """The run folder (under ``<outdir>/train``) of the table's run of ``variant`` and
+    ``seed``, or, with a ``tag``, of a run of other settings: a folder of its own."""
+    return run_name(variant, seed) + (f"-{tag}" if tag else "")
+
+
 def run_curves(args) -> int:
     out = check_output_file(args.out, "--out")  # (appended to: a file, never a device or a FIFO)
     runs, decode = table_runs(Path(args.config))
@@ -141,11 +147,11 @@ def run_curves(args) -> int:
     have = done_rows(out)
     for variant in args.variants:
         for seed in args.seeds:
-            name = f"table-{variant}-s{seed}"
+            name = run_name(variant, seed)
             if name not in runs:
                 raise ConfigError(f"--variants/--seeds: {name} is not a run of {args.config}'s table")
             cfg = with_settings(runs[name], args.set)
-            name += f"-{args.tag}" if args.tag else ""  # a run of other settings: a folder of its own
+            name = folder_name(variant, seed, args.tag)
             run_dir = outdir / "train" / name
             snaps = outdir / "curves" / name
             log = snaps / "curves.log"
@@ -204,7 +210,7 @@ def restore(args) -> int:
     outdir, budget = Path(args.outdir), args.restore
     for variant in args.variants:
         for seed in args.seeds:
-            name = f"table-{variant}-s{seed}" + (f"-{args.tag}" if args.tag else "")
+            name = folder_name(variant, seed, args.tag)
             run_dir, snap = outdir / "train" / name, outdir / "curves" / name / f"step-{budget}"
             if not (snap / "checkpoint_best.pt").is_file():
                 raise ConfigError(f"--restore {budget}: {snap} holds no snapshot of {name}: train it to {budget} "
