@@ -313,6 +313,68 @@ def test_an_adjective_gets_an_ending_that_no_reading_of_its_noun_phrase_allows()
                  verb("läuft", "laufen"), end) == ["form-not-attested"]  # no other form of "schneller" in the training data
 
 
+def _relative(*before, pronoun=("der", "Masc"), after=(("läuft", "laufen", "VERB"),), antecedent=2):
+    """A sentence "<before> , <pronoun> <after...> ." whose relative clause (its last
+    word the clause's verb, ``acl:relcl``) modifies word ``antecedent`` (1-based) of
+    ``before`` (rows of :func:`conllu`, heads 1-based within the sentence)."""
+    n = len(before)
+    verb_at = n + 2 + len(after)
+    form, gender = pronoun
+    rows = [*before, (",", ",", "PUNCT", "_", verb_at, "punct"),
+            (form, "der", "PRON", f"Case=Nom|Gender={gender}|Number=Sing|PronType=Rel", verb_at, "nsubj")]
+    for k, (f, lemma, upos) in enumerate(after):
+        at = n + 3 + k
+        rows.append((f, lemma, upos, FIN.format(n="Sing") if at == verb_at else "_",
+                     antecedent if at == verb_at else verb_at, "acl:relcl" if at == verb_at else "obj"))
+    rows.append((".", ".", "PUNCT", "_", 1, "punct"))
+    return conllu("s", *rows)
+
+
+def test_a_relative_pronoun_gets_a_gender_no_noun_before_it_has():
+    """relative_agreement: "der Mann , der läuft" -> *die läuft*; refused where the new
+    form could be right after all -- another noun before it has that gender (the clause
+    may be its), also a noun the parser tagged otherwise ("Zelt" as a verb), a proper
+    noun whose determiners do not give its gender (a name ending in "-stadt" is not
+    feminine), or the new form reads as the article of the noun after it ("der
+    Zeitung liest" -> *die Zeitung*)."""
+    rel = "Case=Nom|Gender={g}|Number=Sing|PronType=Rel"
+    train = TRAIN + "".join(
+        conllu(f"r{g}", det(d, "der", g), noun(n, g, head=6), (",", ",", "PUNCT", "_", 5, "punct"),
+               (p, "der", "PRON", rel.format(g=g), 5, "nsubj"), verb("läuft", "laufen", head=2, rel="acl:relcl"),
+               verb("lacht", "lachen"), (".", ".", "PUNCT", "_", 6, "punct"))
+        for d, n, p, g in (("Der", "Mann", "der", "Masc"), ("Die", "Frau", "die", "Fem"), ("Das", "Kind", "das", "Neut")))
+    train += "".join(conllu(f"z{k}", det("Die", "der", "Fem"), noun("Zeitung", "Fem"), verb("liegt", "liegen"), PUNCT)
+                     for k in range(2))
+    lexicon = _lexicon(train)
+    rule = de.RelativeAgreement()
+
+    def swaps(text):
+        return [f.edit.form if isinstance(f, Candidate) else f.reason for f in rule.find(_one(text), lexicon)]
+
+    mann = (det("Der", "der", "Masc"), noun("Mann", "Masc", head=0, rel="root"))
+    assert swaps(_relative(*mann)) == ["die"]
+    [made] = rule.find(_one(_relative(*mann)), lexicon)
+    assert made.type == "relative_agreement" and made.edit.index == 3 and made.distance == 1
+    assert "Gender=Fem" in made.edit.feats and "Case=Nom" in made.edit.feats
+    # "Der Mann mit der Frau , die läuft": the clause may be the woman's: "das" instead
+    frau = (det("Der", "der", "Masc"), noun("Mann", "Masc", head=0, rel="root"), ("mit", "mit", "ADP", "_", 5, "case"),
+            det("der", "der", "Fem", "Dat", head=5), noun("Frau", "Fem", "Dat", head=2, rel="nmod"))
+    assert swaps(_relative(*frau)) == ["das"]
+    # ... and with a neuter noun the parser tagged a verb ("Zelt"), no gender is left
+    zelt = frau + (("Kind", "Kind", "VERB", "_", 2, "dep"),)
+    assert swaps(_relative(*zelt)) == ["another-antecedent"]
+    # a name: its gender only from its determiners
+    name = mann + (("in", "in", "ADP", "_", 4, "case"), ("Kapstadt", "Kapstadt", "PROPN", "Case=Dat|Gender=Fem|Number=Sing", 2, "nmod"))
+    assert swaps(_relative(*name)) == ["noun-unknown"]
+    # "der Mann , der Zeitung liest" -> "die Zeitung" would be a noun phrase: "das" instead
+    assert swaps(_relative(*mann, after=(("Zeitung", "Zeitung", "NOUN"), ("liest", "lesen", "VERB")))) == ["das"]
+    # the pronoun's form must agree with its antecedent in the reference; a plural antecedent has no gender
+    assert swaps(_relative(*mann, pronoun=("das", "Neut"))) == ["features-disagree"]
+    plural = (("Die", "der", "DET", "Case=Nom|Number=Plur|PronType=Art", 2, "det"),
+              noun("Männer", "Masc", number="Plur", head=0, rel="root"))
+    assert swaps(_relative(*plural, pronoun=("die", "Fem"))) == ["plural-or-other-gender"]
+
+
 def test_a_subject_that_can_be_read_in_the_other_number_is_not_swapped():
     """"sie" is singular and plural ("während sie blicken" is right); a singular with a
     plural complement can agree by meaning ("Eine Gruppe von Polizisten stehen"); a
@@ -539,6 +601,7 @@ def test_a_suite_of_real_parses_makes_every_type_with_attested_forms_and_counts_
     for t in ("np_agreement", "adjective_agreement", "subj_verb_agreement", "auxiliary", "verb_particle", "polarity_particle_nicht_del",
               "polarity_particle_nicht_ins", "polarity_particle_kein_ins"):
         assert made[t] >= 10, (t, made)
+    assert made["relative_agreement"] >= 5, made  # PUD's relative clauses with an antecedent of one gender: 9
     items = read_suite(folder)  # the file round-trips through the strict reader
     assert [it.as_dict() for it in items] == [it.as_dict() for it in suite.items]
     assert sum(len(it.errors) for it in items) == s["errors"] == sum(made.values())

@@ -230,7 +230,7 @@ def test_every_german_rule_module_is_a_concern_of_the_language():
             with_rules.add(module)
     assert with_rules == set(de.CONCERNS)
     assert de.LANGUAGE.rules == tuple(r for m in de.CONCERNS for r in m.RULES)
-    assert de.LANGUAGE.types[0] == "np_agreement" and de.LANGUAGE.types[-1] == "polarity_particle_kein_ins"
+    assert de.LANGUAGE.types[0] == "np_agreement" and de.LANGUAGE.types[-1] == "relative_agreement"
 
 
 def test_the_contrastive_guides_toy_rule_makes_its_errors_and_counts_its_skips(tmp_path, monkeypatch):
@@ -242,8 +242,8 @@ def test_the_contrastive_guides_toy_rule_makes_its_errors_and_counts_its_skips(t
 
     with _modules({"synprep.analysis.contrastive.rules.toy_rule": _toys("add-contrastive-type.md")[0]}) as mods:
         toy = mods["synprep.analysis.contrastive.rules.toy_rule"].FinalPunct
-    # the guide: its instance at the end of rules/de/polarity.py's RULES; LANGUAGE takes every concern's RULES
-    monkeypatch.setattr(de.polarity, "RULES", (*de.polarity.RULES, toy()))
+    # the guide: its instance at the end of rules/de/relatives.py's RULES; LANGUAGE takes every concern's RULES
+    monkeypatch.setattr(de.relatives, "RULES", (*de.relatives.RULES, toy()))
     monkeypatch.setattr(de, "LANGUAGE", Language("de", tuple(r for m in de.CONCERNS for r in m.RULES)))
     language = rules_for("de")
     assert language.types[-1] == "toy_final_punct"

@@ -95,6 +95,23 @@ The types:
   ``polarity_particle_kein_ins`` (indefinite ``ein`` -> ``kein``), each form a
   reading of its paradigm, the reference's determiner its noun's gender. An insertion or deletion is parsed again by the generator.
 
+* ``relative_agreement`` (not one of LingEval97's types: an agreement across a clause
+  boundary, where the noun-phrase types sit near ceiling): a relative pronoun
+  ("der", "die", "das", "dem", "dessen", ...; the parser's ``PRELS`` or ``PronType``
+  with ``Rel``) whose antecedent -- the noun its relative clause (``acl:relcl``)
+  modifies -- is a singular noun of one known gender gets another gender's form, same
+  case: "ein Mann, der läuft" -> "ein Mann, die läuft". Refused where the new form
+  could be right: any noun before the pronoun fits one of its readings
+  (``another-antecedent``: the clause may be that noun's; a capitalized word counts as
+  a noun whatever the parser's tag, "Zelt" tagged a verb), a noun before it has no
+  known gender (``noun-unknown``; a proper noun's gender only from its determiners, as
+  "Kapstadt" is neuter), the new form reads as the article of the noun after it
+  (``article-reading``: "der Zeitung liest" -> "die Zeitung"); a plural antecedent or
+  one of two genders (``plural-or-other-gender``), a nominalized adjective
+  (``adjectival-noun``), a pronoun not of the antecedent's gender
+  (``features-disagree``), a clause the parse attaches to no noun before it
+  (``no-relative-clause``). ``distance``: words between antecedent and pronoun.
+
 ``frequency`` (every type): the training count of the reference's word that the edit
 changes (for an insertion: the finite verb it follows).
 
@@ -103,26 +120,29 @@ them into ``LANGUAGE``): :mod:`.words` (what every rule reads of a tree),
 :mod:`.paradigms` (determiners, nouns' genders, plurals), :mod:`.noun_phrases`
 (agreement within a noun phrase, ``np_agreement``), :mod:`.verbs` (finiteness,
 ``subj_verb_agreement``, ``auxiliary``), :mod:`.particles` (``verb_particle``),
-:mod:`.polarity` (the polarity types). Every name of them is importable from here too.
+:mod:`.polarity` (the polarity types), :mod:`.relatives` (``relative_agreement``). Every name of them is importable from here too.
 """
 
 from __future__ import annotations
 
 from .. import Language
-from . import noun_phrases, particles, polarity, verbs
-from .noun_phrases import MIN_LOWER, AdjectiveAgreement, GermanRule, NpAgreement, noun_phrase_agrees, reference_agrees
+from . import noun_phrases, particles, polarity, relatives, verbs
+from .noun_phrases import (MIN_LOWER, AdjectiveAgreement, GermanRule, NpAgreement, adjectival_noun, fitting_readings,
+                           noun_phrase_agrees, reference_agrees)
 from .paradigms import (EIN_WORDS, GENDER_SHARE, MIN_EVIDENCE, OTHER_GENDERS, QUANTIFIERS, Reading, compound_gender,
                         confident_gender, det_form, det_readings, noun_gender, np_fits, other_genders, plural_possible)
 from .particles import (MIN_PARTICLE, MOTION, REPLACEMENTS, VerbParticle, motion_verb, particle_verb,
                         particle_verb_attested)
 from .polarity import Polarity, nicht_position
+from .relatives import RELATIVE_FORMS, RelativeAgreement, relative_form
 from .verbs import (Auxiliary, SubjVerbAgreement, finite, finite_attested, finite_verb, participle, verb_attested,
                     verb_form)
 from .words import GENDERS, NOUN, VERB, between, children, frequency, substitution
 
 #: the modules of the concerns, in the order of their rules: a type's place in the suite,
-#: its summary and the table's columns (a module of a new concern is added here)
-CONCERNS = (noun_phrases, verbs, particles, polarity)
+#: its summary and the table's columns (a module of a new concern is added here, at the
+#: end: the errors of the types before it keep their places in every item)
+CONCERNS = (noun_phrases, verbs, particles, polarity, relatives)
 
 LANGUAGE = Language("de", tuple(rule for module in CONCERNS for rule in module.RULES))
 
@@ -133,5 +153,5 @@ __all__ = [  # every name of the concerns' modules that other code may use (the 
     "confident_gender", "compound_gender", "other_genders", "plural_possible", "verb_form", "finite", "participle",
     "finite_verb", "verb_attested", "finite_attested", "between", "children", "frequency", "substitution",
     "noun_phrase_agrees", "reference_agrees", "particle_verb_attested", "motion_verb", "particle_verb",
-    "nicht_position",
+    "nicht_position", "fitting_readings", "adjectival_noun", "RelativeAgreement", "RELATIVE_FORMS", "relative_form",
 ]

@@ -51,7 +51,7 @@ def _ending(form: str) -> Optional[str]:
     return None
 
 
-def _fitting(lex: Lexicon, readings: frozenset, noun: Sequence[str], gender: str) -> list[Reading]:
+def fitting_readings(lex: Lexicon, readings: frozenset, noun: Sequence[str], gender: str) -> list[Reading]:
     """The readings of a determiner that fit its ``noun`` (a row) of ``gender``: a
     singular of the noun's gender or another gender it has too (:func:`other_genders`),
     or a plural where the noun's form can be one (:func:`plural_possible`)."""
@@ -65,7 +65,7 @@ def _attributive(sent: Sentence, d: int, h: int) -> list[int]:
     return [k for k in range(d + 1, h) if sent.rows[k][3] == "ADJ" and sent.rows[k][7] == "amod" and sent.heads[k] == h]
 
 
-def _adjectival_noun(lex: Lexicon, noun: Sequence[str]) -> bool:
+def adjectival_noun(lex: Lexicon, noun: Sequence[str]) -> bool:
     """A noun written lower-case at least :data:`MIN_LOWER` times in the training data:
     an adjective made a noun ("der Junge", "die Junge"), whose gender is the reader's."""
     return noun[1] != noun[1].lower() and lex.words.get(noun[1].lower(), 0) >= MIN_LOWER
@@ -85,7 +85,7 @@ def noun_phrase_agrees(sent: Sentence, lex: Lexicon, d: int) -> bool:
         return True
     if d + 1 < len(sent.rows) and sent.rows[d + 1][1] in QUANTIFIERS:
         return True  # "ein paar Türen"
-    fits = _fitting(lex, readings, nr, gender)
+    fits = fitting_readings(lex, readings, nr, gender)
     if not fits:
         return False
     for k in _attributive(sent, d, h):
@@ -148,7 +148,7 @@ class NpAgreement(GermanRule):
                 yield Skip(t, "not-a-determiner")
                 continue
             nr = sent.rows[h]
-            if _adjectival_noun(lex, nr):
+            if adjectival_noun(lex, nr):
                 yield Skip(t, "adjectival-noun")  # "der Junge" -> "die Junge" (the young one): right German
                 continue
             noun = noun_gender(lex, nr[2]) or compound_gender(lex, nr[2])
@@ -205,14 +205,14 @@ class AdjectiveAgreement(GermanRule):
             if not readings:
                 yield Skip(t, "not-a-determiner")
                 continue
-            if _adjectival_noun(lex, nr):
+            if adjectival_noun(lex, nr):
                 yield Skip(t, "adjectival-noun")  # "der Kleine": the noun's gender is the reader's choice
                 continue
             gender = noun_gender(lex, nr[2]) or compound_gender(lex, nr[2])
             if gender is None:
                 yield Skip(t, "noun-unknown")
                 continue
-            fits = _fitting(lex, readings, nr, gender)
+            fits = fitting_readings(lex, readings, nr, gender)
             allowed = set().union(*(_adjective_endings(r[2], x) for x in fits))
             for k in adjectives:
                 yield self._swap(t, sent, lex, k, h, allowed)
