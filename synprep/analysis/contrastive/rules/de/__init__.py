@@ -109,7 +109,8 @@ The types:
   (``article-reading``: "der Zeitung liest" -> "die Zeitung"); a plural antecedent or
   one of two genders (``plural-or-other-gender``), a nominalized adjective
   (``adjectival-noun``), a pronoun not of the antecedent's gender
-  (``features-disagree``), a clause the parse attaches to no noun before it
+  (``features-disagree``), a pronoun of two cases ("die", "das") whose tagged case is
+  neither (``case-unknown``), a clause the parse attaches to no noun before it
   (``no-relative-clause``). ``distance``: words between antecedent and pronoun.
 
 ``frequency`` (every type): the training count of the reference's word that the edit
