@@ -77,6 +77,14 @@ def _gender(lex: Lexicon, upos: str, lemma: str) -> Optional[str]:
     return noun_gender(lex, lemma) or compound_gender(lex, lemma)
 
 
+def _as_noun(lex: Lexicon, r: list[str]) -> tuple[list[str], Optional[str]]:
+    """Word ``r`` read as a noun (:func:`_noun_like`): its row with UPOS NOUN and, for a
+    word the parser tagged otherwise, its form as its lemma (the parser's lemma of
+    "Zelt" tagged a verb is "Zeln"), and its gender (:func:`_gender`)."""
+    lemma = r[2] if r[3] in NOUN else r[1]
+    return [r[0], r[1], lemma, "NOUN", *r[4:]], _gender(lex, r[3], lemma)
+
+
 def _fits_a_noun_before(sent: Sentence, lex: Lexicon, i: int, readings: frozenset) -> Optional[str]:
     """Why a relative pronoun at ``i`` with ``readings`` could be right after all, or
     None: some noun before it (any of them could be the antecedent of a relative clause
@@ -87,11 +95,9 @@ def _fits_a_noun_before(sent: Sentence, lex: Lexicon, i: int, readings: frozense
         r = sent.rows[k]
         if not _noun_like(sent, lex, k):
             continue
-        lemma = r[2] if r[3] in NOUN else r[1]  # a mistagged noun's lemma is the parser's guess ("Zeln")
-        gender = _gender(lex, r[3], lemma)
+        row, gender = _as_noun(lex, r)
         if gender is None:
             return "noun-unknown"
-        row = [r[0], r[1], lemma, "NOUN", *r[4:]]
         if feats_of(r[5]).get("Number") == "Plur" and any(x[2] == "Plur" for x in readings):
             return "another-antecedent"
         if fitting_readings(lex, readings, row, gender):
@@ -112,10 +118,8 @@ def _article_of_next(sent: Sentence, lex: Lexicon, i: int, form: str) -> Optiona
         k += 1
     if k >= len(sent.rows) or not _noun_like(sent, lex, k):
         return None
-    r = sent.rows[k]
-    lemma = r[2] if r[3] in NOUN else r[1]
-    gender = _gender(lex, r[3], lemma)
-    if gender is None or fitting_readings(lex, readings, [r[0], r[1], lemma, "NOUN", *r[4:]], gender):
+    row, gender = _as_noun(lex, sent.rows[k])
+    if gender is None or fitting_readings(lex, readings, row, gender):
         return "article-reading"
     return None
 
