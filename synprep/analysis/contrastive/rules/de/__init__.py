@@ -113,11 +113,6 @@ The types:
   neither (``case-unknown``), a clause the parse attaches to no noun before it
   (``no-relative-clause``). ``distance``: words between antecedent and pronoun.
 
-* ``preposition_case`` (not one of LingEval97's types; :mod:`.cases`): the determiner
-  right after a preposition of one case ("mit", "von", ... the dative; "durch", "für",
-  ... the accusative) gets the other object case, a right noun phrase that only its
-  governor makes wrong: "mit einem Hund" -> "mit einen Hund".
-
 ``frequency`` (every type): the training count of the reference's word that the edit
 changes (for an insertion: the finite verb it follows).
 
@@ -132,7 +127,7 @@ them into ``LANGUAGE``): :mod:`.words` (what every rule reads of a tree),
 from __future__ import annotations
 
 from .. import Language
-from . import cases, noun_phrases, particles, polarity, relatives, verbs
+from . import noun_phrases, particles, polarity, relatives, verbs
 from .noun_phrases import (MIN_LOWER, AdjectiveAgreement, GermanRule, NpAgreement, adjectival_noun, fitting_readings,
                            noun_phrase_agrees, reference_agrees)
 from .paradigms import (EIN_WORDS, GENDER_SHARE, MIN_EVIDENCE, OTHER_GENDERS, QUANTIFIERS, Reading, compound_gender,
@@ -141,7 +136,6 @@ from .particles import (MIN_PARTICLE, MOTION, REPLACEMENTS, VerbParticle, motion
                         particle_verb_attested)
 from .polarity import Polarity, nicht_position
 from .relatives import RELATIVE_FORMS, RelativeAgreement, relative_form
-from .cases import GOVERNS, OTHER_CASE, PrepositionCase
 from .verbs import (Auxiliary, SubjVerbAgreement, finite, finite_attested, finite_verb, participle, verb_attested,
                     verb_form)
 from .words import GENDERS, NOUN, VERB, between, children, frequency, substitution
@@ -149,7 +143,7 @@ from .words import GENDERS, NOUN, VERB, between, children, frequency, substituti
 #: the modules of the concerns, in the order of their rules: a type's place in the suite,
 #: its summary and the table's columns (a module of a new concern is added here, at the
 #: end: the errors of the types before it keep their places in every item)
-CONCERNS = (noun_phrases, verbs, particles, polarity, relatives, cases)
+CONCERNS = (noun_phrases, verbs, particles, polarity, relatives)
 
 LANGUAGE = Language("de", tuple(rule for module in CONCERNS for rule in module.RULES))
 
@@ -161,5 +155,4 @@ __all__ = [  # every name of the concerns' modules that other code may use (the 
     "finite_verb", "verb_attested", "finite_attested", "between", "children", "frequency", "substitution",
     "noun_phrase_agrees", "reference_agrees", "particle_verb_attested", "motion_verb", "particle_verb",
     "nicht_position", "fitting_readings", "adjectival_noun", "RelativeAgreement", "RELATIVE_FORMS", "relative_form",
-    "PrepositionCase", "GOVERNS", "OTHER_CASE",
 ]
