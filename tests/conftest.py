@@ -244,6 +244,20 @@ class DurationRecorder:
             terminalreporter.write_line(line)
 
 
+def pytest_sessionfinish(session):
+    """Earlier runs' temporary folders deleted after the run, not during its exit
+    (tests/tmp_helpers.py; the controller only, not with ``--basetemp``)."""
+    config = session.config
+    if hasattr(config, "workerinput") or config.option.basetemp:
+        return
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is None or factory._basetemp is None:  # no test asked for a temporary folder
+        return
+    from .tmp_helpers import hand_over_old_runs
+
+    hand_over_old_runs(factory.getbasetemp().parent, int(config.getini("tmp_path_retention_count")))
+
+
 def pytest_runtest_setup(item):
     """Tests marked ``gpu`` skip, before their fixtures are built, without a CUDA device."""
     if item.get_closest_marker("gpu") is not None:

@@ -86,3 +86,30 @@ def test_recording_refuses_part_of_the_suite():
                         "-m", "not slow", "tests/test_tree.py"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert r.returncode == 4 and "--record-durations records the whole suite: run it without paths, -m" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_earlier_runs_folders_are_deleted_by_a_detached_process_never_the_newest_or_a_locked_one(tmp_path):
+    """The run's exit does not wait on deleting older runs' temporary folders
+    (tests/tmp_helpers.py): they are renamed aside and deleted in a process of their own;
+    the newest ``keep``, a folder with a ``.lock`` (a run still using it), pytest's
+    ``pytest-current`` link and anything not pytest's stay."""
+    from .tmp_helpers import hand_over_old_runs, old_runs
+
+    root = tmp_path / "pytest-of-someone"
+    for n in (1, 2, 3, 10, 11, 12):
+        d = root / f"pytest-{n}" / "test_x0" / "deep"
+        d.mkdir(parents=True)
+        (d / "file.txt").write_text("x")
+    (root / "pytest-2" / ".lock").write_text("")
+    (root / "pytest-current").symlink_to(root / "pytest-12")
+    (root / "trash-0-left").mkdir()  # an interrupted deletion's
+    (root / "pytest-notanumber").mkdir()
+    (root / "notes.txt").write_text("mine")
+    assert [p.name for p in old_runs(root, 3)] == ["pytest-1", "pytest-3"]  # numerically: 10 > 3
+    proc = hand_over_old_runs(root, 3)
+    assert proc is not None and proc.wait(timeout=60) == 0
+    assert sorted(p.name for p in root.iterdir()) == ["notes.txt", "pytest-10", "pytest-11", "pytest-12", "pytest-2",
+                                                       "pytest-current", "pytest-notanumber"]
+    assert (root / "pytest-12" / "test_x0" / "deep" / "file.txt").read_text() == "x"
+    assert hand_over_old_runs(root, 3) is None  # nothing left to delete: no process
+    assert hand_over_old_runs(tmp_path / "absent", 3) is None
