@@ -43,6 +43,8 @@ The suite's policies, here once:
   barriers (the GPU bench's decode part: 738 s at torch's default, 28 s at 1, at load 9).
 - The order of the files: the longest expected first (tests/schedule_helpers.py, from
   tests/durations.json; ``--record-durations`` rewrites it).
+- Earlier runs' temporary folders: deleted by a detached process after the session, not
+  during pytest's exit (tests/tmp_helpers.py).
 
 Shared helpers that are not fixtures live in ``tests/*_helpers.py``; no test file
 imports another (tests/test_architecture.py).
