@@ -844,6 +844,25 @@ def test_the_commands_make_and_score_a_suite(pud, tiny_checkpoint, tmp_path, cap
     # each error's line and position in the suite, in suite order
     keys = [(it.line, k) for it in items for k in range(1, len(it.errors) + 1)]
     assert [(o.line, o.error) for o in outs] == [k for k in keys if k in {(o.line, o.error) for o in outs}]
+    # --origin: the items of one set only, their sentences alone scored -- the same outcomes as the whole suite's
+    prefix = items[0].origin  # its own origin: one item (or those whose origin extends it)
+    chosen = [it for it in items if it.origin.startswith(prefix)]
+    assert 0 < len(chosen) < len(items)
+    rc, err = run_main(capsys, "contrastive-score", "--checkpoint", tiny_checkpoint, "--suite", tmp_path / "suite",
+                       "--vocab", pud / "train", "--out", tmp_path / "some", "--no-progress", "--origin", prefix)
+    assert rc == 0, err
+    some = json.loads((tmp_path / "some" / "scores.json").read_text())
+    assert some["settings"]["origin"] == [prefix] and some["settings"]["items"] == len(chosen)
+    assert some["settings"]["sentences"] == sum(len(it.errors) + 1 for it in chosen)
+    lines = {it.line for it in chosen}
+    part = read_outcomes(tmp_path / "some" / "outcomes.tsv")
+    whole = [o for o in outs if o.line in lines]
+    assert [(o.line, o.error, o.type, o.won) for o in part] == [(o.line, o.error, o.type, o.won) for o in whole]
+    assert all(abs(a.reference - b.reference) < 1e-4 and abs(a.contrastive - b.contrastive) < 1e-4 for a, b in zip(part, whole))
+    rc, err = run_main(capsys, "contrastive-score", "--checkpoint", tiny_checkpoint, "--suite", tmp_path / "suite",
+                       "--vocab", pud / "train", "--out", tmp_path / "none", "--no-progress", "--origin", "nosuchset:")
+    assert rc == 2 and "--origin nosuchset:: no item of" in err and f"start with {prefix}" in err, err
+    assert not (tmp_path / "none").exists()
 
 
 @pytest.mark.parametrize("case", ["no-parse", "no-rules", "no-item", "empty-parse"])

@@ -6,7 +6,9 @@ decoders score the oracle transitions of each sentence's own tree), and the accu
 type and distance bucket (synprep.analysis.contrastive.suite); beside it the same
 decision per token (``accuracy_mean``: the log-probabilities over the tokens each
 sentence sums, which an inserted or deleted word cannot win on length alone), and
-whether the run is at ceiling on each type (``at_ceiling``).
+whether the run is at ceiling on each type (``at_ceiling``). ``--origin val:`` scores
+and reports the items of one set only (their origin's prefix): a suite read on the
+held-out set alone, as every setting is chosen (docs/analysis.md).
 
 The suite's sentences are encoded with the run's vocabularies (``--vocab``: a dataset
 with them, by default the run's training dataset as its config names it), or read
@@ -24,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from ..analysis.contrastive import accuracy, outcomes, read_suite
+from ..analysis.contrastive import accuracy, outcomes, read_suite, tree_id
 from ..analysis.contrastive.encode import check_dataset, encode_suite, suite_trees
 from ..analysis.contrastive.suite import outcome_lines
 from ..dataset.data import ShardDataset
@@ -57,6 +59,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a dataset with the run's vocabularies (default: the run's training dataset, train.train of its config)")
     g.add_argument("--data", metavar="DIR", help="the suite's sentences already encoded (a dataset of the suite's trees)")
     p.add_argument("--out", required=True, metavar="DIR", help="where scores.json and outcomes.tsv go (replaced whole)")
+    p.add_argument("--origin", action="append", metavar="PREFIX",
+                   help="score and report only the items whose origin starts with PREFIX (repeat for several): "
+                        "e.g. val: -- the table workflow's held-out set, to read a suite on validation only, "
+                        "never on its test sets")
     add_settings(p, Scoring, defaults="class")  # how it runs here (synprep.translate.settings)
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print scores.json instead of a table")
@@ -64,6 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     items = read_suite(args.suite)  # a bad suite: its file and line, before any work or output
+    chosen = chosen_items(items, args.origin, args.suite)
     if args.data is None:
         suite_trees(args.suite)  # a suite without its trees (one made elsewhere): refused before any work
     check_replaceable(args.out, SCORE_KIND, "--out")
@@ -84,17 +91,38 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"synprep contrastive-score: note: {note}", file=sys.stderr)
         ids = [ds[i]["tgt_id"] for i in range(len(ds))]
-        lp, lengths = sequence_scores(model, ds, max_tokens=args.max_tokens, device=device, progress=not args.no_progress)
-    scored, unscored = outcomes(items, dict(zip(ids, lp.tolist())), dict(zip(ids, lengths.tolist())))
+        rows = None
+        if chosen is not items:  # the chosen items' sentences only
+            wanted = {tree_id(it.line, k) for it in chosen for k in range(len(it.errors) + 1)}
+            rows = [i for i, x in enumerate(ids) if x in wanted]
+        lp, lengths = sequence_scores(model, ds, max_tokens=args.max_tokens, device=device, progress=not args.no_progress,
+                                      rows=rows)
+        if rows is not None:
+            ids, lp, lengths = [ids[i] for i in rows], lp[rows], lengths[rows]
+    scored, unscored = outcomes(chosen, dict(zip(ids, lp.tolist())), dict(zip(ids, lengths.tolist())))
     result = {**accuracy(scored, unscored),
               "settings": {"checkpoint": args.checkpoint, "suite": args.suite, "data": args.data or "encoded from the suite",
-                           "variant": cfg.model.variant, "step": state.get("step"), "sentences": len(ids)}}
+                           "variant": cfg.model.variant, "step": state.get("step"), "sentences": len(ids),
+                           "origin": args.origin or None, "items": len(chosen)}}
     with replace_dir(args.out, SCORE_KIND, "--out") as out:
         write_json(os.path.join(out, "scores.json"), result)
         write_text(os.path.join(out, "outcomes.tsv"), outcome_lines(scored))
     print(json.dumps(result, indent=1) if args.json else format_accuracy(result))
     print(f"synprep contrastive-score: {len(ids)} sentences scored in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0
+
+
+def chosen_items(items: list, prefixes: list[str] | None, suite: str) -> list:
+    """The items whose origin starts with one of ``prefixes`` (``--origin``); all of them
+    (the same list) without; none chosen is an error that shows the suite's origins."""
+    if not prefixes:
+        return items
+    chosen = [it for it in items if it.origin.startswith(tuple(prefixes))]
+    if not chosen:
+        seen = sorted({it.origin.split(":", 1)[0] + (":" if ":" in it.origin else "") for it in items})
+        raise ConfigError(f"--origin {' '.join(prefixes)}: no item of {suite} has an origin that starts so; its origins "
+                          f"start with {', '.join(seen[:8])}{' ...' if len(seen) > 8 else ''}")
+    return chosen
 
 
 def vocab_dataset(args: argparse.Namespace, cfg, state: dict) -> str:

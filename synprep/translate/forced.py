@@ -21,7 +21,7 @@ the score of a row does not depend on the batch it is in (up to floating-point s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -39,9 +39,11 @@ def sequence_logprobs(model: Any, ds: Any, *, max_tokens: int = 4000, device: An
 
 
 def sequence_scores(model: Any, ds: Any, *, max_tokens: int = 4000, device: Any = "cpu",
-                    progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                    progress: bool = False, rows: Optional[Sequence[int]] = None) -> tuple[np.ndarray, np.ndarray]:
     """((N,) float64 log p(target | source), (N,) int64 the number of tokens summed:
-    the target sequence's length with EOS or END) of every row of ``ds``, in row order."""
+    the target sequence's length with EOS or END) of every row of ``ds``, in row order;
+    with ``rows``, of those rows only (the others NaN and 0; batched among themselves, so
+    a score may differ from the whole dataset's in its last bits)."""
     import torch
 
     out = np.zeros(len(ds), dtype=np.float64)
@@ -49,8 +51,13 @@ def sequence_scores(model: Any, ds: Any, *, max_tokens: int = 4000, device: Any 
     collate = ds.collate()
     was = model.training
     model.eval()
-    batches = TokenBudgetSampler(ds.lengths(), max_tokens, shuffle=False).batches()
-    bar = _progress(total=len(ds), desc="score", unit="sent", enabled=progress)
+    every = ds.lengths()
+    chosen = np.arange(len(ds)) if rows is None else np.asarray(sorted(set(int(i) for i in rows)), dtype=np.int64)
+    if rows is not None:
+        out[:] = np.nan
+    batches = [[int(chosen[j]) for j in b] for b in
+               TokenBudgetSampler(every[chosen], max_tokens, shuffle=False).batches()]
+    bar = _progress(total=len(chosen), desc="score", unit="sent", enabled=progress)
     try:
         with torch.no_grad():
             for b in batches:
