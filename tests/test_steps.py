@@ -210,6 +210,7 @@ INVALID = "what it does with an invalid sentence (stop, or skip and count): a mo
 RESUME = "what it does with a run found in --out: a mode of the command"
 VERIFY = "whether it checks a dataset against its manifest: a check of the input"
 ROW = "which row it shows: a selection of the input"
+ORIGIN = "which of the suite's items it scores (by their origin): a selection of the input"
 GATE_OF = "what --gate-norms is computed over (hypotheses or references): that output's mode"
 SHARD = "the shard's name: which input it is (the key of its ledger and statistics)"
 STAGES = "the stages whose reject files it reads, in workflow order: what the inputs are"
@@ -242,7 +243,7 @@ NOT_SETTINGS = {
     "contrastive": {"--src": PATH, "--tgt": PATH, "--train": PATH, "--out-dir": PATH, "--json": REPORTS},
     "compare": {"--ref": PATH, "hyps": PATH, "--json": REPORTS},
     "contrastive-score": {"--checkpoint": PATH, "--suite": PATH, "--vocab": PATH, "--data": PATH, "--out": PATH,
-                          "--no-progress": REPORTS, "--json": REPORTS},
+                          "--no-progress": REPORTS, "--json": REPORTS, "--origin": ORIGIN},
     "induce-eval": {"--gold": PATH, "--scores": PATH, "--word-ids": PATH, "--trees": PATH, "--json": REPORTS},
     "gate-stats": {"--gates": PATH, "--conllu": PATH, "--tokens": PATH, "--json": PATH},
     # files only: the settings are --config's table section
