@@ -13,7 +13,6 @@ numbered folders are touched: never the newest ``keep``, never one with a ``.loc
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -50,4 +49,4 @@ def hand_over_old_runs(root: Path, keep: int) -> Optional[subprocess.Popen]:
         return None
     code = "import os, shutil, sys\nos.nice(19)\nfor p in sys.argv[1:]:\n    shutil.rmtree(p, ignore_errors=True)\n"
     return subprocess.Popen([sys.executable, "-c", code, *trash], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, cwd=root, env={**os.environ})
+                            stderr=subprocess.DEVNULL, start_new_session=True, cwd=root)

@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"synprep contrastive-score: note: {note}", file=sys.stderr)
         ids = [ds[i]["tgt_id"] for i in range(len(ds))]
         rows = None
-        if chosen is not items:  # the chosen items' sentences only
+        if args.origin:  # the chosen items' sentences only
             wanted = {tree_id(it.line, k) for it in chosen for k in range(len(it.errors) + 1)}
             rows = [i for i, x in enumerate(ids) if x in wanted]
         lp, lengths = sequence_scores(model, ds, max_tokens=args.max_tokens, device=device, progress=not args.no_progress,
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
 def chosen_items(items: list, prefixes: list[str] | None, suite: str) -> list:
     """The items whose origin starts with one of ``prefixes`` (``--origin``); all of them
-    (the same list) without; none chosen is an error that shows the suite's origins."""
+    without; none chosen is an error that shows the suite's origins."""
     if not prefixes:
         return items
     chosen = [it for it in items if it.origin.startswith(tuple(prefixes))]
