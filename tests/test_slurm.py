@@ -192,6 +192,7 @@ def test_the_dataset_folder_through_slurm_is_byte_identical_to_a_local_runs(slur
     _same_files(local, slurm, names)
 
 
+@pytest.mark.slow  # the one-node cluster it needs starts and stops in about 3 s
 @pytest.mark.slurm
 @pytest.mark.workflow
 def test_a_request_the_node_cannot_meet_stops_before_submitting(slurm_cluster, tmp_path):
