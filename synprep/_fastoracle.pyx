@@ -9,7 +9,8 @@ or ``jsonl`` equal to ``json.dumps(record, ensure_ascii=False)``).
 
 It never reports an error itself. Whenever a sentence is not plainly valid, or uses
 something the kernel leaves to Python (non-ASCII IDs or heads, a sentence of more
-than MAXW words, a multiword merge that makes a cycle, ...), it stops and returns
+than MAXW words, a multiword merge that makes a cycle, a control character or a line
+break inside a line, ...), it stops and returns
 the byte range of that sentence; the caller runs the Python path on it, which
 produces the exact error or record, and calls the kernel again after it. The tests
 check that both paths give identical bytes on every UD file we have.
@@ -140,6 +141,22 @@ cdef int put_json_str(Buf* b, const unsigned char* s, Py_ssize_t n) except -1:
 cdef inline bint is_ws(unsigned char c) nogil:
     # the ASCII characters that str.isspace() / str.strip() treat as whitespace
     return c == 32 or (9 <= c <= 13) or (28 <= c <= 31)
+
+cdef inline bint control_at(const unsigned char* src, Py_ssize_t k, Py_ssize_t le) nogil:
+    # a character of synprep.syntax.conllu._CONTROL starts at k (< le, the line's end
+    # without its CRLF's CR): a C0 control but TAB (a CR here is inside the line), DEL,
+    # NEL (C2 85), LINE or PARAGRAPH SEPARATOR (E2 80 A8/A9); the kernel leaves the
+    # sentence to Python, which names it
+    cdef unsigned char c = src[k]
+    if c < 32:
+        return c != 9
+    if c == 127:
+        return True
+    if c == 0xC2:
+        return k + 1 < le and src[k + 1] == 0x85
+    if c == 0xE2:
+        return k + 2 < le and src[k + 1] == 0x80 and (src[k + 2] == 0xA8 or src[k + 2] == 0xA9)
+    return False
 
 cdef inline int parse_uint(const unsigned char* s, Py_ssize_t n) nogil:
     """ASCII digits only, at most 9 of them, no leading zero (the plain integers of
@@ -326,6 +343,7 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
     cdef long sent_line, cur_line = line_no
     cdef int idlen = -1
     cdef bint ok, proj, in_span, has_id
+    cdef unsigned char c
     cdef long c_sent = 0, c_written = 0, c_nonproj = 0, c_dropped = 0, c_lsent = 0, c_larcs = 0
     cdef const unsigned char* lab
     cdef int llen
@@ -398,6 +416,12 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                     if s.n > 0 or s.nmwt > 0:
                         ok = False
                         continue
+                    for k2 in range(ls, le):
+                        if control_at(src, k2, le):
+                            ok = False
+                            break
+                    if not ok:
+                        continue
                     if le - ls >= 9 and memcmp(src + ls, b"# sent_id", 9) == 0:
                         # k, eq, v = line[1:].partition("="); k.strip() == "sent_id"
                         k2 = ls + 1
@@ -430,13 +454,17 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                 fs[0] = ls
                 k2 = ls
                 while k2 < le:
-                    if src[k2] == 9:
+                    c = src[k2]
+                    if c == 9:
                         if nf >= 9:
                             nf = 99
                             break
                         fe[nf] = k2
                         nf += 1
                         fs[nf] = k2 + 1
+                    elif (c < 32 or c == 127 or c == 0xC2 or c == 0xE2) and control_at(src, k2, le):
+                        nf = 99  # Python names it
+                        break
                     k2 += 1
                 if nf != 9:
                     ok = False

@@ -74,6 +74,14 @@ MALFORMED = [
     ("truncated", W1 + "\n" + W2 + "\n", 2, "the file ends inside the sentence that starts at line 3; expected an empty line"),
     # a bad line of the cut-off last sentence comes first in file order (issue 21 item 8)
     ("truncated-columns", W1 + "\n2\tb\tb\tX\t_\t_\t1\n" + row(3, "c", 1, "dep") + "\n", 2, "found 7 tab-separated columns; expected 10"),
+    # a character that another reader ends a line at, or a control character, inside a
+    # line: it would split the line of every text format written from the word
+    ("control-cr", W1 + "\n" + row(2, "b\rc", 1, "dep") + "\n\n", 2, "U+000D (CARRIAGE RETURN) in column FORM inside the line"),
+    ("control-nul", row(1, "A\x00", 0, "root") + "\n\n", 1, "U+0000 (NULL) in column FORM"),
+    ("control-nel", W1 + "\n" + row(2, "b", 1, "dep", misc="x\x85y") + "\n\n", 2, "U+0085 (NEXT LINE) in column MISC"),
+    ("control-ls", row(1, "A\u2028a", 0, "root") + "\n\n", 1, "U+2028 (LINE SEPARATOR) in column FORM"),
+    ("control-esc", W1 + "\n" + row(2, "b", 1, "dep\x1b") + "\n\n", 2, "U+001B (a control character) in column DEPREL"),
+    ("control-comment", "# text = a\x0cb\n" + W1 + "\n\n", 1, "U+000C (FORM FEED) in a comment"),
 ]
 
 

@@ -112,6 +112,24 @@ def test_non_utf8_is_reported_with_its_line():
         list(read_conllu(_named(data, "x.conllu")))
 
 
+def test_line_ends_other_than_lf_and_crlf_are_named_and_whitespace_lines_stay_blank():
+    """A file whose lines end in CR alone reads as one line: named, with the fix. A form
+    feed (or another whitespace character) alone on a line separates sentences as a
+    blank line does; CRLF reads as LF. A block that is not UTF-8 is read line by line,
+    and its lines are checked the same way."""
+    two = W1 + "\n\n" + W1 + "\n\n"
+    with pytest.raises(InputError, match=r"^mac.conllu:1: U\+000D \(CARRIAGE RETURN\).*lines end in CR alone") as e:
+        list(read_conllu(_named(two.replace("\n", "\r").encode(), "mac.conllu")))
+    assert e.value.reason == "control-character"
+    for text in (W1 + "\n\x0c\n" + W1 + "\n\n", W1 + "\n\u2028\n" + W1 + "\n\n", two.replace("\n", "\r\n")):
+        assert [s.rows for s in read_conllu_string(text)] == [[W1.split("\t")]] * 2
+    data = (W1 + "\n\n").encode() + b"1\tA\xff\ta\tX\t_\t_\t0\troot\t_\t_\n\n" + row(1, "a\x0bb", 0, "root").encode() + b"\n\n"
+    errors = []
+    assert len(list(read_conllu(_named(data, "x.conllu"), on_invalid=errors.append))) == 1
+    assert [(e.line, e.reason) for e in errors] == [(3, "encoding"), (5, "control-character")]
+    assert "U+000B (LINE TABULATION) in column FORM" in errors[1].message
+
+
 def test_skip_mode_reports_each_error_and_keeps_the_rest():
     text = "".join(W1 + "\n\n" + m[1] for m in MALFORMED if not m[0].startswith("truncated")) + W1 + "\n\n"
     errors = []

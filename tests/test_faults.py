@@ -128,6 +128,42 @@ def test_2_shard_rejects_the_pair_with_an_empty_form_and_keeps_the_rest(tmp_path
     assert rej.startswith("2\ttgt\tinvalid\t") and "empty FORM" in rej
 
 
+@pytest.mark.parametrize("char", ["\r", "\x00", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029"],
+                         ids=lambda c: f"U+{ord(c):04X}")
+def test_2_shard_rejects_a_word_with_a_line_break_inside_and_the_exports_stay_aligned(char, tmp_path, capsys):
+    """40 PUD pairs, one source word holding a character that a reader ends a line at
+    (or a NUL): the pair is rejected and counted, naming the line, and every exported
+    file has one line a kept pair however it is read (universal newlines, splitlines).
+    It was kept, and the exported source file had a line more than the target's."""
+    from .conftest import ud_path
+
+    blocks = {side: ud_path(f"{side}_pud-ud-test.conllu").read_text(encoding="utf-8").split("\n\n")[:40]
+              for side in ("en", "de")}
+    lines = blocks["en"][7].split("\n")
+    k = next(i for i, x in enumerate(lines) if x.startswith("2\t"))
+    cols = lines[k].split("\t")
+    cols[1] = cols[1][:1] + char + cols[1][1:]
+    lines[k] = "\t".join(cols)
+    blocks["en"][7] = "\n".join(lines)
+    for side in blocks:
+        (tmp_path / f"{side}.conllu").write_bytes(("\n\n".join(blocks[side]) + "\n\n").encode())
+    rc, err = run_main(capsys, "shard", tmp_path / "en.conllu", tmp_path / "de.conllu", "-o", tmp_path / "ds",
+                       "--vocab-size", "1000", "--no-progress")
+    assert rc == 0 and "Traceback" not in err, err
+    m = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    assert m["counts"]["rejected"]["invalid"] == 1
+    rejected = [r.split("\t") for r in (tmp_path / "ds" / "rejects.tsv").read_text(encoding="utf-8").splitlines()]
+    line = sum(b.count("\n") + 2 for b in blocks["en"][:7]) + k + 1  # the word's line in en.conllu
+    assert [r[:4] for r in rejected if r[2] == "invalid"] == [["8", "src", "invalid", f"{tmp_path / 'en.conllu'}:{line}"]]
+    assert f"U+{ord(char):04X}" in next(r[4] for r in rejected if r[2] == "invalid")
+    rc, err = run_main(capsys, "export", "pascal", tmp_path / "ds", tmp_path / "out")
+    assert rc == 0, err
+    for f in ("train.src", "train.tgt", "train.src.parent"):
+        with open(tmp_path / "out" / f, encoding="utf-8") as fh:  # universal newlines
+            assert len(fh.readlines()) == m["counts"]["kept"], f
+        assert len((tmp_path / "out" / f).read_text(encoding="utf-8").splitlines()) == m["counts"]["kept"], f
+
+
 # ============================================================ 3. byte-order mark
 
 

@@ -190,7 +190,7 @@ SEED = (GERMAN + NONPROJ + EXAMPLE).encode()
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(st.lists(st.tuples(st.integers(0, len(SEED)), st.integers(0, 2), st.sampled_from(list(b"\t\n#-._0123 x\r\xc3"))), max_size=5))
+@given(st.lists(st.tuples(st.integers(0, len(SEED)), st.integers(0, 2), st.sampled_from(list(b"\t\n#-._0123 x\r\xc3\x00\x0c\xc2\x85\xe2\x80\xa8"))), max_size=5))
 def test_native_equals_python_on_random_edits(edits):
     if not native_available():
         return
