@@ -962,6 +962,11 @@ def test_20_4_shard_ids_are_checked_against_the_manifest_vocabularies(ds_copy, c
     (lambda m: m["pieces"]["models"]["src"].update(pad_id=-1), "pad_id"),
     (lambda m: m["pieces"]["models"].pop("src"), "one subword model for each side"),
     (lambda m: m["shards"].append(dict(m["shards"][0])), "each shard file listed once"),
+    # a key the long fuzz run (SYNPREP_FUZZ_LONG=1) found by one flipped byte: null is a
+    # value, a missing key a changed manifest (it was a KeyError in the shard check)
+    (lambda m: m.pop("transition_side"), "transition_side is missing"),
+    (lambda m: m.update(counts=[]), "counts"),
+    (lambda m: m["counts"].update(lifted_arcs={"tgt": "3"}), "counts.lifted_arcs"),
 ])
 def test_20_4_manifest_vocabularies_must_agree(ds_copy, change, what):
     from synprep.dataset.shards import read_manifest

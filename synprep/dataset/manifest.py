@@ -122,7 +122,7 @@ def _check_manifest(m: dict, where: str) -> None:
     a hand-edited, damaged or hostile manifest fails here, not as a TypeError, an
     IndexError or a read outside the dataset further on.
 
-    * types: sides, labels, subword model entries, token layout, shard entries;
+    * types: sides, labels, subword model entries, token layout, shard entries, counts;
     * file names (shards and subword models) are relative paths inside the dataset
       directory (:func:`check_file_name`; symlinks are checked where the files are
       opened, :func:`dataset_file`);
@@ -135,6 +135,18 @@ def _check_manifest(m: dict, where: str) -> None:
     _pieces, models = _check_models(m, sides, where)
     _check_tokens(m, tside, models, labels, where)
     _check_shards(m, where)
+    _check_counts(m, where)
+
+
+def _check_counts(m: dict, where: str) -> None:
+    """Step 5: ``counts``, an object (the report and the workflow read its kept pairs and
+    its lifted sentences and arcs a side, the merged dataset adds them up)."""
+    counts = m.get("counts")
+    if not isinstance(counts, dict):
+        _bad(where, "counts", counts, "an object of pair counts")
+    for key in ("lifted_sentences", "lifted_arcs"):
+        if key in counts and not (isinstance(counts[key], dict) and all(_is_int(v) for v in counts[key].values())):
+            _bad(where, f"counts.{key}", counts[key], "an object of counts a side")
 
 
 def _bad(where: str, key: str, value, expected: str):
@@ -161,7 +173,10 @@ def _check_sides_labels(m: dict, where: str) -> tuple[list, str | None, list]:
     sides = m.get("sides")
     if not isinstance(sides, list) or not sides or not all(x in SIDES for x in sides) or len(set(sides)) != len(sides):
         _bad(where, "sides", sides, "a list of src and/or tgt")
-    tside = m.get("transition_side")
+    if "transition_side" not in m:  # null is a value: a dataset without a transition side says so
+        raise InputError(where, None, "transition_side is missing; expected one of the sides or null (the manifest "
+                         "was changed: write the dataset again)", "invalid")
+    tside = m["transition_side"]
     if tside not in (*sides, None):
         _bad(where, "transition_side", tside, "one of the sides or null")
     labels = m.get("labels")
