@@ -636,3 +636,93 @@ def test_heldout_pairs_are_chosen_by_id_whatever_the_sharding(tmp_path):
         heldout.heldout_count(len(every), len(every))
     with pytest.raises(ConfigError, match="whole number"):
         heldout.heldout_count(2.5, len(every))
+
+
+def _mutations(obj, path=()):
+    """(path, value) for every place of ``obj`` and each value of another type."""
+    others = ["x", [1], {"k": 1}, True, -1.5, 10**30, float("nan")]
+    for v in others:
+        yield path, v
+    if isinstance(obj, dict):
+        for k, x in obj.items():
+            yield from _mutations(x, (*path, k))
+        yield (*path, "7 x"), 1  # a key the page reads as a number (a histogram's) or as a name
+    elif isinstance(obj, list):
+        for i, x in enumerate(obj):
+            yield from _mutations(x, (*path, i))
+
+
+def _set(obj, path, v):
+    import copy
+
+    obj = copy.deepcopy(obj)
+    if not path:
+        return v
+    cur = obj
+    for k in path[:-1]:
+        cur = cur[k]
+    cur[path[-1]] = v
+    return obj
+
+
+@pytest.mark.parametrize("kind, good", [("challenge", CHALLENGE), ("induce", {**INDUCE, "treebank": INDUCE}),
+                                        ("gates", GATES)], ids=["challenge", "induce", "gates"])
+def test_an_analysis_file_of_another_shape_is_refused_by_name_or_shown(kind, good):
+    """Every value of a real challenge, induce or gates result replaced by one of
+    another type (and a key added): the report's check refuses it, naming the file and
+    the entry, or the page and the challenge plot take it -- never a TypeError or an
+    AttributeError (``synprep report html --challenge list.json`` was a traceback)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from synprep.errors import InputError
+    from synprep.report import check_analysis, render_html
+    from synprep.report.plots import plot_challenge
+
+    assert check_analysis(kind, good, "a.json") is good
+    refused = shown = 0
+    for path, v in _mutations(good):
+        obj = _set(good, path, v)
+        try:
+            check_analysis(kind, obj, "a.json")
+        except InputError as e:
+            assert e.path == "a.json" and "expected" in e.message, e.message
+            refused += 1
+            continue
+        render_html({}, None, [], {}, **{kind: obj})
+        if kind == "challenge":
+            fig = plt.figure()
+            plot_challenge(fig, obj)
+            plt.close(fig)
+        shown += 1
+    assert refused > 20 and shown > 20, (refused, shown)
+
+
+def test_the_json_files_a_command_is_given_are_read_by_the_one_rule(tmp_path, capsys):
+    """synprep.util.textio.read_json, which report, compare's scores and the report's run
+    scores read with: a byte-order mark skipped, and a file that is not UTF-8, nested too
+    deep or a directory an error naming it (each was a traceback in `synprep report html`)."""
+    from synprep.errors import InputError
+    from synprep.util.textio import read_json
+
+    from .cli_helpers import run_main
+
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(CHALLENGE).encode())
+    assert read_json(str(tmp_path / "bom.json"), "counts") == CHALLENGE
+    (tmp_path / "bad.json").write_bytes(b'{"a":\n "\xda\x01"}')
+    (tmp_path / "deep.json").write_text("[" * 100_000)
+    (tmp_path / "dir.json").mkdir()
+    for name, said in (("bad.json", "bad.json:2: not UTF-8 (byte 3 of the line)"), ("deep.json", "nested too deep"),
+                       ("dir.json", "is a directory")):
+        with pytest.raises(InputError, match="expected counts") as e:
+            read_json(str(tmp_path / name), "counts")
+        assert said in str(e.value)
+        for opt in ("--challenge", "--induce", "--gates", "--manifest", "--stats", "--accounting"):
+            rc, err = run_main(capsys, "report", "html", "-o", tmp_path / "r.html", opt, tmp_path / name)
+            assert rc == 2 and said in err and "Traceback" not in err, (opt, err)
+    (tmp_path / "m.jsonl").write_bytes(b'{"event": "start"}\n{"step": 1, "x": "\xda"}\n')
+    rc, err = run_main(capsys, "report", "html", "-o", tmp_path / "r.html", "--run", "x", tmp_path / "m.jsonl",
+                       tmp_path / "bom.json")
+    assert rc == 2 and "m.jsonl:2: not UTF-8 (byte 19 of the line)" in err, err

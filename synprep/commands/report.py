@@ -11,7 +11,6 @@ Three steps (the workflow runs the first two once a shard, the last once):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from .. import report as rep
@@ -22,6 +21,7 @@ from ..errors import ConfigError, InputError
 from ..flags import add_settings
 from ..report import ReportSettings
 from ..util.outputs import check_output_file, write_json
+from ..util.textio import read_json
 
 EPILOG = """\
 examples:
@@ -110,21 +110,29 @@ def _read_ids(path: str) -> list[str]:
         raise InputError(path, None, f"not UTF-8 text ({e.reason})", "invalid") from None
 
 
-def _load_json(path: str):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except OSError as e:
-        raise InputError(path, None, f"cannot be read ({e.strerror})", "unreadable") from None
-    except json.JSONDecodeError as e:
-        raise InputError(path, e.lineno, f"not JSON: {e.msg}", "invalid") from None
+#: what each JSON input of the command is, for its errors
+_EXPECTED = {"split": "the split's summary (JSON)", "accounting": "a ledger of synprep report accounting (JSON)",
+             "stats": "statistics of synprep report stats (JSON)", "manifest": "a shard manifest (manifest.json)",
+             "challenge": "challenge-set counts (summary.json of synprep challenge -o)",
+             "induce": "induced-tree accuracies (synprep induce-eval --json)",
+             "gates": "gate norms (synprep gate-stats --json)"}
+
+
+def _load_json(path: str, what: str):
+    return read_json(path, _EXPECTED[what])
+
+
+def _object(obj, path: str, what: str) -> dict:
+    if not isinstance(obj, dict):
+        raise InputError(path, None, f"a JSON {type(obj).__name__}; expected {_EXPECTED[what]}, an object", "invalid")
+    return obj
 
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.output, "-o")  # (its outputs against its inputs: synprep.cli, by INPUTS and OUTPUTS)
 
     if args.step == "accounting":
-        split = _load_json(args.split)
+        split = _load_json(args.split, "split")
         input_ids = [pid for path in args.input for pid in _read_ids(path)]
         rejects = [r for path in args.rejects for r in acc.read_rejects(path)]
         ledger = acc.account_shard(args.shard, input_ids, rejects, _read_ids(args.kept), args.stages,
@@ -150,10 +158,10 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.output, stats)
         return 0
 
-    ledgers = [acc.check_ledger(_load_json(p), p) for p in args.accounting]
+    ledgers = [acc.check_ledger(_load_json(p, "accounting"), p) for p in args.accounting]
     ledgers.sort(key=lambda led: led["shard"])
     summary = acc.summarize(ledgers, args.stages) if ledgers else None
-    stats = rep.merge_stats([rep.check_stats(_load_json(p), p) for p in sorted(args.stats)])
+    stats = rep.merge_stats([rep.check_stats(_load_json(p, "stats"), p) for p in sorted(args.stats)])
     runs = [rep.read_run(name, metrics, scores) for name, metrics, scores in args.run]
     config_text = None
     if args.config:
@@ -162,10 +170,10 @@ def run(args: argparse.Namespace) -> int:
                 config_text = f.read()
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(args.config, None, f"cannot be read as UTF-8 text ({e})", "unreadable") from None
-    manifest = _load_json(args.manifest) if args.manifest else None
-    challenge = _load_json(args.challenge) if args.challenge else None
-    induce = _load_json(args.induce) if args.induce else None
-    gates = _load_json(args.gates) if args.gates else None
+    manifest = _object(_load_json(args.manifest, "manifest"), args.manifest, "manifest") if args.manifest else None
+    challenge = rep.check_analysis("challenge", _load_json(args.challenge, "challenge"), args.challenge) if args.challenge else None
+    induce = rep.check_analysis("induce", _load_json(args.induce, "induce"), args.induce) if args.induce else None
+    gates = rep.check_analysis("gates", _load_json(args.gates, "gates"), args.gates) if args.gates else None
     inputs = rep.ReportInputs(stats, summary, runs, title=args.title, config_text=config_text, manifest=manifest,
                               top_labels=args.top_labels, challenge=challenge, induce=induce, gates=gates)
     rep.write_report(args.output, inputs, plots_dir=args.plots_dir)

@@ -25,7 +25,7 @@ One job per module:
 The names below are this package's face: ``from synprep.report import X``.
 """
 
-from .html import SECTIONS, ReportInputs, ReportSettings, render_html, render_page, write_report
+from .html import SECTIONS, ReportInputs, ReportSettings, check_analysis, render_html, render_page, write_report
 from .plots import CLIP_PERCENTILE, PLOTS, draw_plots
 from .runs import compare_runs, read_run
 from .stats import SIDES, check_stats, merge_stats, read_arrow, shard_stats, table_ids
@@ -37,6 +37,7 @@ __all__ = [
     "SIDES",
     "ReportInputs",
     "ReportSettings",
+    "check_analysis",
     "check_stats",
     "compare_runs",
     "draw_plots",

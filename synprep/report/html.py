@@ -22,6 +22,7 @@ import base64
 import dataclasses
 import html
 import json
+import math
 import os
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -451,3 +452,73 @@ def write_report(out_html: str | os.PathLike, inputs: ReportInputs | Mapping, *a
     pngs = draw_plots(inputs.stats, inputs.accounting, inputs.runs, plots_dir, top_labels=inputs.top_labels,
                       challenge=inputs.challenge, **({"table": inputs.table} if inputs.table else {}))
     write_text(out_html, render_page(inputs, pngs))
+
+
+# ----------------------------------------------------------------------------- the analyses' JSON, checked
+
+_INT, _NUM, _STR = "a count (an integer 0..2**63 - 1)", "a finite number", "a string"
+#: what the page and its plots read of each analysis file: key -> kind, a nested spec
+#: (an object), ("each", spec) (an object of such objects), ("hist", spec) (the same,
+#: its keys numbers: a histogram), ("list", spec) (a list of them); every key may be
+#: absent or null
+_SUBSET = {"sentences": _INT, "arcs": _INT, "sentences_any_distance": _INT, "arcs_any_distance": _INT,
+           "mean_distance": _NUM, "max_distance": _NUM, "side": _STR, "lang": _STR, "phenomenon": _STR,
+           "distance_histogram": ("hist", _INT)}
+_SYSTEMS = ("each", {"directed": _NUM, "undirected": _NUM})
+_GATE_RUN = {"sentences": _INT, "words": _INT, "mean": _NUM, "eos": {"mean": _NUM},
+             "by_upos": ("each", {"words": _INT, "mean": _NUM, "highest_in_sentence": _INT})}
+ANALYSIS_SHAPES = {
+    "challenge": {"data": _STR, "pairs": _INT, "min_dist": _INT, "subsets": ("each", _SUBSET), "shards": ("list", _STR),
+                  "skipped": ("list", {"side": _STR, "phenomenon": _STR, "reason": _STR})},
+    "induce": {"sentences": _INT, "words": _INT, "root": _STR, "systems": _SYSTEMS,
+               "treebank": {"sentences": _INT, "words": _INT, "systems": _SYSTEMS}},
+    "gates": {"runs": ("each", _GATE_RUN), **_GATE_RUN},
+}
+
+
+def _is_number(key: str) -> bool:
+    try:
+        return math.isfinite(float(key))
+    except ValueError:
+        return False
+
+
+def check_analysis(kind: str, obj, path: str) -> dict:
+    """``obj``, an analysis file's JSON (``kind``: challenge, induce or gates), when every
+    value the report reads has the type it reads (:data:`ANALYSIS_SHAPES`; a key may be
+    absent or null); else an InputError naming the file and the entry."""
+    from ..errors import InputError
+
+    def bad(where: str, v, expected: str):
+        raise InputError(path, None, f"{where} is {json.dumps(v)[:60]}; expected {expected} (the report reads the "
+                         f"{kind} results as synprep writes them)", "invalid")
+
+    def walk(v, spec, where: str):
+        if v is None:
+            return
+        if spec == _STR:
+            ok = isinstance(v, str)
+        elif spec == _INT:
+            ok = not isinstance(v, bool) and isinstance(v, int) and 0 <= v < 2**63
+        elif spec == _NUM:
+            ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+        elif isinstance(spec, tuple):
+            ok = isinstance(v, list if spec[0] == "list" else dict)
+            if ok and spec[0] == "hist" and not all(_is_number(k) for k in v):
+                bad(where, next(k for k in v if not _is_number(k)), "a number as each key of a histogram")
+            if ok:
+                for k, x in (v.items() if isinstance(v, dict) else enumerate(v)):
+                    walk(x, spec[1], f"{where}[{json.dumps(k)}]")
+        else:
+            ok = isinstance(v, dict)
+            if ok:
+                for k, sub in spec.items():
+                    walk(v.get(k), sub, f"{where}.{k}" if where else k)
+        if not ok:
+            bad(where or "the file", v, spec if isinstance(spec, str) else "an object" if isinstance(spec, dict)
+                else "a list" if spec[0] == "list" else "an object of entries")
+
+    if not isinstance(obj, dict):
+        bad("the file", obj, "a JSON object")
+    walk(obj, ANALYSIS_SHAPES[kind], "")
+    return obj

@@ -10,6 +10,7 @@ from typing import Mapping
 
 from ..errors import InputError
 from ..translate.significance import DEFAULT_SAMPLES, compare, read_lines
+from ..util.textio import lines, open_file, read_json
 
 
 def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | os.PathLike | None = None) -> dict:
@@ -26,37 +27,45 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
     its loss is averaged over)."""
     run: dict = {"name": name, "metrics": [], "scores": {}}
     if metrics and os.path.exists(metrics):
-        with open(metrics, encoding="utf-8") as f:
-            for ln, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(os.fspath(metrics), ln, f"not a JSON line ({e.msg}); expected the trainer's "
-                                     "metrics.jsonl, one JSON object a line", "invalid") from None
-                if isinstance(row, dict) and row.get("event") == "start":
-                    run.update({k: row[k] for k in ("variant", "target") if isinstance(row.get(k), str)})
-                if not isinstance(row, dict) or not isinstance(row.get("step"), (int, float)):
-                    continue
-                event = row.get("event")
-                if event in ("train", "valid") and isinstance(row.get("loss"), (int, float)):
-                    row = {**row, f"{event}_loss": row["loss"]}
-                run["metrics"].append(row)
+        run["metrics"] = _metrics(os.fspath(metrics), run)
     if scores and os.path.exists(scores):
-        with open(scores, encoding="utf-8") as f:
-            try:
-                obj = json.load(f)
-            except json.JSONDecodeError as e:
-                raise InputError(os.fspath(scores), e.lineno, f"not JSON ({e.msg}); expected synprep evaluate's "
-                                 "scores.json", "invalid") from None
+        obj = read_json(os.fspath(scores), "synprep evaluate's scores.json")
         if isinstance(obj, dict):
             run["scores"] = {k: v for k, v in obj.items()
                              if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"}
             if isinstance(obj.get("by_src_length"), list):
                 run["by_src_length"] = obj["by_src_length"]
     return run
+
+
+def _metrics(path: str, run: dict) -> list[dict]:
+    """The points of a trainer's metrics.jsonl (:func:`read_run`); the start record's
+    variant and target go into ``run``. Read as every synprep text reader reads
+    (synprep.util.textio.lines); a line that is not UTF-8 or not JSON is an InputError
+    naming it."""
+    points = []
+    with open_file(path, "the trainer's metrics.jsonl", "check the path") as f:
+        for ln, raw in enumerate(lines(f, path), 1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                raise InputError(path, ln, f"not UTF-8 (byte {e.start + 1} of the line); expected the trainer's "
+                                 "metrics.jsonl", "encoding") from None
+            except (ValueError, RecursionError) as e:
+                why = e.msg if isinstance(e, json.JSONDecodeError) else "nested too deep"
+                raise InputError(path, ln, f"not a JSON line ({why}); expected the trainer's metrics.jsonl, one JSON "
+                                 "object a line", "invalid") from None
+            if isinstance(row, dict) and row.get("event") == "start":
+                run.update({k: row[k] for k in ("variant", "target") if isinstance(row.get(k), str)})
+            if not isinstance(row, dict) or not isinstance(row.get("step"), (int, float)):
+                continue
+            event = row.get("event")
+            if event in ("train", "valid") and isinstance(row.get("loss"), (int, float)):
+                row = {**row, f"{event}_loss": row["loss"]}
+            points.append(row)
+    return points
 
 
 def compare_runs(eval_dirs: Mapping[str, str | os.PathLike], *, samples: int | None = None) -> dict | None:

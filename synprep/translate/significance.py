@@ -98,6 +98,7 @@ import numpy as np
 
 from ..errors import ConfigError, InputError
 from ..settings import Config, setting
+from ..util.textio import read_json
 from .evaluate import METRICS, TOK_BLEU, metric_objects, moses_tokenize, read_references, tok_bleu_metric
 
 __all__ = [
@@ -456,15 +457,7 @@ def read_scores(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     import json
 
     p = os.fspath(path)
-    try:
-        with open(p, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise InputError(p, None, "no such score file", "unreadable") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(p, None, f"cannot be read ({e})", "unreadable") from None
-    except json.JSONDecodeError as e:
-        raise InputError(p, e.lineno, f"not JSON ({e.msg}); expected the output of synprep compare --json", "invalid") from None
+    data = read_json(p, "the output of synprep compare --json", "no such score file")
     systems = data.get("systems", data) if isinstance(data, dict) else None
     if not (isinstance(systems, dict) and systems and all(isinstance(v, dict) for v in systems.values())):
         raise InputError(p, None, 'expected {"systems": {SYSTEM: {METRIC: score}}} (synprep compare --json) '

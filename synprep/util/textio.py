@@ -27,7 +27,7 @@ from typing import BinaryIO, Iterator
 
 from ..errors import InputError
 
-__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "open_file", "lines", "has_breaks", "one_line", "drop_invisible"]
+__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "open_file", "lines", "has_breaks", "one_line", "drop_invisible", "read_json"]
 
 #: the UTF-8 byte-order mark
 BOM = b"\xef\xbb\xbf"
@@ -112,3 +112,30 @@ def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
         yield raw
+
+
+def read_json(path: str, expected: str, hint: str = "check the path"):
+    """The JSON value of a file someone gives a command (``expected``: what it should
+    be, e.g. "the challenge counts (summary.json of synprep challenge -o)"), read by the
+    byte-order-mark rule of every synprep reader. Anything else is an InputError naming
+    the file: missing (with ``hint``), a directory, unreadable, not UTF-8, not JSON (the
+    line of the error), or nested too deep to read."""
+    import json
+
+    f = open_file(path, expected, hint)
+    try:
+        with f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line, col = data[: e.start].count(b"\n") + 1, e.start - data.rfind(b"\n", 0, e.start)
+        raise InputError(path, line, f"not UTF-8 (byte {col} of the line); expected {expected}", reason="encoding") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(path, e.lineno, f"not JSON ({e.msg}); expected {expected}", reason="invalid") from None
+    except RecursionError:
+        raise InputError(path, None, f"JSON nested too deep to read; expected {expected}", reason="invalid") from None
