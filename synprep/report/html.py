@@ -26,6 +26,7 @@ import math
 import os
 from typing import Callable, Iterable, Mapping, Sequence
 
+from ..errors import InputError
 from ..settings import Config, setting
 from ..util.outputs import write_text
 from .plots import PLOTS, TABLE_PLOT, draw_plots
@@ -487,8 +488,6 @@ def check_analysis(kind: str, obj, path: str) -> dict:
     """``obj``, an analysis file's JSON (``kind``: challenge, induce or gates), when every
     value the report reads has the type it reads (:data:`ANALYSIS_SHAPES`; a key may be
     absent or null); else an InputError naming the file and the entry."""
-    from ..errors import InputError
-
     def bad(where: str, v, expected: str):
         raise InputError(path, None, f"{where} is {json.dumps(v)[:60]}; expected {expected} (the report reads the "
                          f"{kind} results as synprep writes them)", "invalid")
