@@ -1108,6 +1108,13 @@ def test_20_8_gate_stats_names_a_gap_in_word_indices_and_refuses_nan(tmp_path, c
     _gates_tsv(tmp_path / "ok.tsv", [0, 1, 2, -1])
     assert run_main(capsys, "gate-stats", "--gates", tmp_path / "ok.tsv", "--conllu", gold, "--json", tmp_path / "s.json")[0] == 0
     json.loads((tmp_path / "s.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    # bytes that are not UTF-8 on line 3 (a traceback before), and a byte-order mark: skipped as every reader does
+    ok = (tmp_path / "ok.tsv").read_bytes().split(b"\n")
+    (tmp_path / "bytes.tsv").write_bytes(b"\n".join(ok[:2] + [ok[2].replace(b"x", b"\xda")] + ok[3:]))
+    rc, err = run_main(capsys, "gate-stats", "--gates", tmp_path / "bytes.tsv", "--conllu", gold)
+    assert rc == 2 and "bytes.tsv:3: not UTF-8 (byte" in err and "Traceback" not in err, err
+    (tmp_path / "bom.tsv").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "ok.tsv").read_bytes())
+    assert run_main(capsys, "gate-stats", "--gates", tmp_path / "bom.tsv", "--conllu", gold)[0] == 0
 
 
 @pytest.mark.slow

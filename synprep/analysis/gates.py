@@ -33,7 +33,6 @@ paper's count).
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from collections import defaultdict
@@ -46,7 +45,7 @@ from ..errors import ConfigError, InputError
 from ..syntax.conllu import read_conllu
 from ..syntax.tree import to_tree
 from ..util.outputs import atomic_file
-from ..util.textio import one_line
+from ..util.textio import lines, one_line, open_file
 
 __all__ = ["gate_rows", "write_gate_tsv", "read_gate_tsv", "summarize", "write_tokens", "HEADER"]
 
@@ -152,18 +151,23 @@ def write_gate_tsv(path: str | os.PathLike, layers: Sequence[int], rows: Sequenc
             f.write("\t".join(map(str, vals)) + "\n")
 
 
+def _tsv_rows(stream, path: str) -> Iterator[list[str]]:
+    """The tab-separated fields of each line (the text line reader: LF or CRLF, the
+    byte-order-mark rule); a line that is not UTF-8 is an InputError naming it."""
+    for ln, raw in enumerate(lines(stream, path), 1):
+        try:
+            yield raw.decode("utf-8").split("\t")
+        except UnicodeDecodeError as e:
+            raise InputError(path, ln, f"not UTF-8 (byte {e.start + 1} of the line); expected the TSV of synprep "
+                             "translate --gate-norms", "encoding") from None
+
+
 def read_gate_tsv(path: str | os.PathLike) -> Iterator[list[dict]]:
     """The TSV's sentences in order: per sentence its rows (``word``, ``form``, ``z``
     and ``position`` parsed)."""
     path = os.fspath(path)
-    try:
-        f = open(path, encoding="utf-8", newline="")
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file; check the path", reason="unreadable") from None
-    except OSError as e:
-        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
-    with f:
-        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+    with open_file(path, "the TSV of synprep translate --gate-norms", "check the path") as f:
+        reader = _tsv_rows(f, path)
         header = next(reader, None)
         if header is None or header[: len(HEADER)] != HEADER:
             raise InputError(path, 1, f"expected the header {' '.join(HEADER)} z_l<k>... (synprep translate --gate-norms)", "format")
