@@ -1355,3 +1355,25 @@ def test_35_a_run_never_deletes_a_temporary_folder_it_cannot_prove_dead(tmp_path
     seen: set[bool] = set()
     prop()
     assert seen == {True, False}  # folders deleted and folders kept, both
+
+
+def test_the_line_files_of_induce_eval_and_the_accounting_name_a_line_that_is_not_utf8(tmp_path, capsys):
+    """The word indices of `induce-eval --word-ids` and the reject files of `report
+    accounting`: a line that is not UTF-8 named (each was a UnicodeDecodeError traceback),
+    read by the one text line reader (synprep.util.textio.text_lines)."""
+    import numpy as np
+
+    gold = tmp_path / "g.conllu"
+    gold.write_text(row(1, "w0", 2, "nsubj") + "\n" + row(2, "w1", 0, "root") + "\n\n")
+    np.savez(tmp_path / "s.npz", scores_0=np.zeros((3, 3)))
+    (tmp_path / "ids.txt").write_bytes(b"0 1\n0 \xda1\n")
+    rc, err = run_main(capsys, "induce-eval", "--gold", gold, "--scores", tmp_path / "s.npz", "--word-ids", tmp_path / "ids.txt")
+    assert rc == 2 and "ids.txt:2: not UTF-8 (byte 3 of the line)" in err and "Traceback" not in err, err
+    (tmp_path / "s.json").write_text('{"lines": 2}')
+    (tmp_path / "p.tsv").write_text("c:1\ta\tb\nc:2\tc\td\n")
+    (tmp_path / "k.tsv").write_text("c:1\n")
+    (tmp_path / "r.tsv").write_bytes(b"c:2\tfilter\tempty\t\xda\n")
+    rc, err = run_main(capsys, "report", "accounting", "--shard", "000", "--split", tmp_path / "s.json", "--input",
+                       tmp_path / "p.tsv", "--stages", "filter", "--rejects", tmp_path / "r.tsv", "--kept",
+                       tmp_path / "k.tsv", "-o", tmp_path / "l.json")
+    assert rc == 2 and "r.tsv:1: not UTF-8 (byte 18 of the line)" in err and "Traceback" not in err, err

@@ -45,7 +45,7 @@ from ..errors import ConfigError, InputError
 from ..syntax.conllu import read_conllu
 from ..syntax.tree import to_tree
 from ..util.outputs import atomic_file
-from ..util.textio import lines, one_line, open_file
+from ..util.textio import one_line, text_lines
 
 __all__ = ["gate_rows", "write_gate_tsv", "read_gate_tsv", "summarize", "write_tokens", "HEADER"]
 
@@ -151,51 +151,45 @@ def write_gate_tsv(path: str | os.PathLike, layers: Sequence[int], rows: Sequenc
             f.write("\t".join(map(str, vals)) + "\n")
 
 
-def _tsv_rows(stream, path: str) -> Iterator[list[str]]:
-    """The tab-separated fields of each line (the text line reader: LF or CRLF, the
-    byte-order-mark rule); a line that is not UTF-8 is an InputError naming it."""
-    for ln, raw in enumerate(lines(stream, path), 1):
-        try:
-            yield raw.decode("utf-8").split("\t")
-        except UnicodeDecodeError as e:
-            raise InputError(path, ln, f"not UTF-8 (byte {e.start + 1} of the line); expected the TSV of synprep "
-                             "translate --gate-norms", "encoding") from None
+def _tsv_rows(path: str) -> Iterator[list[str]]:
+    """The tab-separated fields of each line (synprep.util.textio.text_lines)."""
+    for _, line in text_lines(path, "the TSV of synprep translate --gate-norms"):
+        yield line.split("\t")
 
 
 def read_gate_tsv(path: str | os.PathLike) -> Iterator[list[dict]]:
     """The TSV's sentences in order: per sentence its rows (``word``, ``form``, ``z``
     and ``position`` parsed)."""
     path = os.fspath(path)
-    with open_file(path, "the TSV of synprep translate --gate-norms", "check the path") as f:
-        reader = _tsv_rows(f, path)
-        header = next(reader, None)
-        if header is None or header[: len(HEADER)] != HEADER:
-            raise InputError(path, 1, f"expected the header {' '.join(HEADER)} z_l<k>... (synprep translate --gate-norms)", "format")
-        cur: list[dict] = []
-        last = None
-        for ln, rec in enumerate(reader, 2):
-            if len(rec) != len(header):
-                raise InputError(path, ln, f"{len(rec)} fields; expected {len(header)}", "format")
-            try:
-                r = {"sentence": int(rec[0]), "id": rec[1], "position": int(rec[2]), "piece": rec[3], "word": int(rec[4]),
-                     "form": rec[5], "z": float(rec[6]), "line": ln}
-            except ValueError:
-                raise InputError(path, ln, "sentence, position and word must be integers and z a number", "format") from None
-            if not math.isfinite(r["z"]):
-                raise InputError(path, ln, f"z is {rec[6]}; expected a finite number (a gate norm)", "format")
-            if r["word"] < -1:
-                raise InputError(path, ln, f"word {r['word']}; expected a 0-based word index, or -1 for EOS", "format")
-            if last is not None and r["sentence"] != last:
-                if r["sentence"] != last + 1:
-                    raise InputError(path, ln, f"sentence {r['sentence']} follows {last}; expected consecutive sentences", "format")
-                yield cur
-                cur = []
-            elif last is None and r["sentence"] != 0:
-                raise InputError(path, ln, f"the first sentence is {r['sentence']}; expected 0", "format")
-            last = r["sentence"]
-            cur.append(r)
-        if cur:
+    reader = _tsv_rows(path)
+    header = next(reader, None)
+    if header is None or header[: len(HEADER)] != HEADER:
+        raise InputError(path, 1, f"expected the header {' '.join(HEADER)} z_l<k>... (synprep translate --gate-norms)", "format")
+    cur: list[dict] = []
+    last = None
+    for ln, rec in enumerate(reader, 2):
+        if len(rec) != len(header):
+            raise InputError(path, ln, f"{len(rec)} fields; expected {len(header)}", "format")
+        try:
+            r = {"sentence": int(rec[0]), "id": rec[1], "position": int(rec[2]), "piece": rec[3], "word": int(rec[4]),
+                 "form": rec[5], "z": float(rec[6]), "line": ln}
+        except ValueError:
+            raise InputError(path, ln, "sentence, position and word must be integers and z a number", "format") from None
+        if not math.isfinite(r["z"]):
+            raise InputError(path, ln, f"z is {rec[6]}; expected a finite number (a gate norm)", "format")
+        if r["word"] < -1:
+            raise InputError(path, ln, f"word {r['word']}; expected a 0-based word index, or -1 for EOS", "format")
+        if last is not None and r["sentence"] != last:
+            if r["sentence"] != last + 1:
+                raise InputError(path, ln, f"sentence {r['sentence']} follows {last}; expected consecutive sentences", "format")
             yield cur
+            cur = []
+        elif last is None and r["sentence"] != 0:
+            raise InputError(path, ln, f"the first sentence is {r['sentence']}; expected 0", "format")
+        last = r["sentence"]
+        cur.append(r)
+    if cur:
+        yield cur
 
 
 def _words(rows: list[dict], path: str = "<gates>") -> tuple[list[str], list[float], list[float]]:

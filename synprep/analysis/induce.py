@@ -69,6 +69,7 @@ import numpy as np
 from ..syntax.conllu import Sentence, read_conllu
 from ..errors import ConfigError, InputError
 from ..settings import Config, setting
+from ..util.textio import text_lines
 
 __all__ = [
     "decode",
@@ -370,17 +371,11 @@ def attachment_scores(pred: Sequence[int], gold: Gold) -> tuple[int, int, int]:
 
 def _read_word_ids(path: str) -> list[list[int]]:
     out = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for ln, line in enumerate(f, 1):
-                try:
-                    out.append([int(x) for x in line.split()])
-                except ValueError:
-                    raise InputError(path, ln, "expected space-separated integers (the word index of each piece)", "word-ids") from None
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file; check the path", reason="unreadable") from None
-    except OSError as e:
-        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+    for ln, line in text_lines(path, "a line of word indices a sentence"):
+        try:
+            out.append([int(x) for x in line.split()])
+        except ValueError:
+            raise InputError(path, ln, "expected space-separated integers (the word index of each piece)", "word-ids") from None
     return out
 
 

@@ -41,7 +41,7 @@ from typing import Iterable, Iterator, Sequence
 from ..errors import ConfigError, InputError, SynprepError
 from ..syntax.conllu import read_conllu
 from ..util.outputs import FileGroup, atomic_files, remove_output, write_bytes
-from ..util.textio import one_line
+from ..util.textio import one_line, text_lines
 from . import shards as sh
 
 #: how many example ids a ledger lists per kind of problem
@@ -103,16 +103,11 @@ def write_rejects(path: str | os.PathLike, rows: Iterable[tuple[str, str, str, o
 def read_rejects(path: str | os.PathLike) -> Iterator[tuple[str, str, str, str]]:
     """``(id, stage, reason, detail)`` for each line of a reject file."""
     path = os.fspath(path)
-    try:
-        f = open(path, encoding="utf-8", newline="\n")
-    except OSError as e:
-        raise InputError(path, None, f"cannot be read ({e.strerror}); expected a reject file", reason="unreadable") from None
-    with f:
-        for n, line in enumerate(f, 1):
-            cols = line.rstrip("\n").split("\t")
-            if len(cols) != 4 or not cols[0]:
-                raise InputError(path, n, f"{len(cols)} column(s); expected 4 (id, stage, reason, detail)", "bad-columns")
-            yield cols[0], cols[1], cols[2], cols[3]
+    for n, line in text_lines(path, "a reject file (id, stage, reason, detail a line)"):
+        cols = line.split("\t")
+        if len(cols) != 4 or not cols[0]:
+            raise InputError(path, n, f"{len(cols)} column(s); expected 4 (id, stage, reason, detail)", "bad-columns")
+        yield cols[0], cols[1], cols[2], cols[3]
 
 
 def line_number(pair_id: str) -> int | None:

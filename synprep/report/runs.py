@@ -10,7 +10,7 @@ from typing import Mapping
 
 from ..errors import InputError
 from ..translate.significance import DEFAULT_SAMPLES, compare, read_lines
-from ..util.textio import lines, open_file, read_json
+from ..util.textio import read_json, text_lines
 
 
 def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | os.PathLike | None = None) -> dict:
@@ -44,27 +44,23 @@ def _metrics(path: str, run: dict) -> list[dict]:
     (synprep.util.textio.lines); a line that is not UTF-8 or not JSON is an InputError
     naming it."""
     points = []
-    with open_file(path, "the trainer's metrics.jsonl", "check the path") as f:
-        for ln, raw in enumerate(lines(f, path), 1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as e:
-                raise InputError(path, ln, f"not UTF-8 (byte {e.start + 1} of the line); expected the trainer's "
-                                 "metrics.jsonl", "encoding") from None
-            except (ValueError, RecursionError) as e:
-                why = e.msg if isinstance(e, json.JSONDecodeError) else "nested too deep"
-                raise InputError(path, ln, f"not a JSON line ({why}); expected the trainer's metrics.jsonl, one JSON "
-                                 "object a line", "invalid") from None
-            if isinstance(row, dict) and row.get("event") == "start":
-                run.update({k: row[k] for k in ("variant", "target") if isinstance(row.get(k), str)})
-            if not isinstance(row, dict) or not isinstance(row.get("step"), (int, float)):
-                continue
-            event = row.get("event")
-            if event in ("train", "valid") and isinstance(row.get("loss"), (int, float)):
-                row = {**row, f"{event}_loss": row["loss"]}
-            points.append(row)
+    for ln, line in text_lines(path, "the trainer's metrics.jsonl"):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (ValueError, RecursionError) as e:
+            why = e.msg if isinstance(e, json.JSONDecodeError) else "nested too deep"
+            raise InputError(path, ln, f"not a JSON line ({why}); expected the trainer's metrics.jsonl, one JSON "
+                             "object a line", "invalid") from None
+        if isinstance(row, dict) and row.get("event") == "start":
+            run.update({k: row[k] for k in ("variant", "target") if isinstance(row.get(k), str)})
+        if not isinstance(row, dict) or not isinstance(row.get("step"), (int, float)):
+            continue
+        event = row.get("event")
+        if event in ("train", "valid") and isinstance(row.get("loss"), (int, float)):
+            row = {**row, f"{event}_loss": row["loss"]}
+        points.append(row)
     return points
 
 

@@ -27,7 +27,8 @@ from typing import BinaryIO, Iterator
 
 from ..errors import InputError
 
-__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "open_file", "lines", "has_breaks", "one_line", "drop_invisible", "read_json"]
+__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "open_file", "lines", "has_breaks", "one_line", "drop_invisible", "read_json",
+           "text_lines"]
 
 #: the UTF-8 byte-order mark
 BOM = b"\xef\xbb\xbf"
@@ -139,3 +140,16 @@ def read_json(path: str, expected: str, hint: str = "check the path"):
         raise InputError(path, e.lineno, f"not JSON ({e.msg}); expected {expected}", reason="invalid") from None
     except RecursionError:
         raise InputError(path, None, f"JSON nested too deep to read; expected {expected}", reason="invalid") from None
+
+
+def text_lines(path: str, expected: str, hint: str = "check the path") -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line of a UTF-8 text file someone gives a command
+    (``expected``: what it should be), read by :func:`lines`: a file that cannot be
+    opened (:func:`open_file`) or a line that is not UTF-8 is an InputError naming it."""
+    with open_file(path, expected, hint) as f:
+        for n, raw in enumerate(lines(f, path), 1):
+            try:
+                yield n, raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(path, n, f"not UTF-8 (byte {e.start + 1} of the line); expected {expected}",
+                                 reason="encoding") from None
