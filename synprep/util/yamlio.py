@@ -88,6 +88,8 @@ def load_yaml(text: str, name: str = "<string>", *, with_node: bool = False):
         ) from None
     except yaml.YAMLError as e:
         raise ConfigError(f"{name}: invalid YAML: {e}") from None
+    except RecursionError:  # e.g. [[[[... thousands deep: PyYAML's composer recurses a level a node
+        raise ConfigError(f"{name}: invalid YAML: nested too deep to read; a config is a few levels of keys") from None
     finally:
         if loader is not None:
             loader.dispose()
