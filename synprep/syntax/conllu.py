@@ -52,7 +52,8 @@ _BLOCK = 1 << 20
 #: What never belongs inside a CoNLL-U line: a C0 control but TAB (LF ends the line; a
 #: CR only just before it, CRLF), DEL, and what other readers end a line at -- NEL,
 #: LINE SEPARATOR, PARAGRAPH SEPARATOR (Python's universal newlines split at a CR,
-#: ``str.splitlines`` also at VT, FF and FS/GS/RS). A word holding one would split its
+#: ``str.splitlines`` also at VT, FF and FS/GS/RS: synprep.util.textio.LINE_BREAKS,
+#: all of them here). A word holding one would split its
 #: line in every text format written from it (an exporter's files, the oracle's text)
 #: and misalign the two sides; a NUL ends a C string. The sentence is invalid, named
 #: by the line. A line of whitespace alone (a form feed between sentences) stays blank.
