@@ -158,6 +158,14 @@ cdef inline bint control_at(const unsigned char* src, Py_ssize_t k, Py_ssize_t l
         return k + 2 < le and src[k + 1] == 0x80 and (src[k + 2] == 0xA8 or src[k + 2] == 0xA9)
     return False
 
+cdef inline bint ok_text_form(const unsigned char* src, Py_ssize_t a, Py_ssize_t b) nogil:
+    # a FORM (or DEPREL) without a space: the text format separates its tokens by spaces
+    cdef Py_ssize_t k
+    for k in range(a, b):
+        if src[k] == 32:
+            return False
+    return True
+
 cdef inline int parse_uint(const unsigned char* s, Py_ssize_t n) nogil:
     """ASCII digits only, at most 9 of them, no leading zero (the plain integers of
     synprep.syntax.conllu._uint); -1 otherwise."""
@@ -470,6 +478,9 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                     ok = False
                     continue
                 fe[9] = le
+                if not jsonl and not (ok_text_form(src, fs[1], fe[1]) and ok_text_form(src, fs[7], fe[7])):
+                    ok = False  # Python writes a space in a FORM or DEPREL as U+00A0 in the text format
+                    continue
                 wid = parse_uint(src + fs[0], fe[0] - fs[0])
                 if wid >= 0:
                     if wid != expected or s.n >= MAXW:

@@ -224,8 +224,8 @@ def _python_records(sentences, conv: SentenceOracle, jsonl: bool, write, on_inva
                 continue
             if jsonl:
                 buf.append(json.dumps(rec, ensure_ascii=False))
-            elif rec["transitions"] is not None:
-                buf.append(" ".join(rec["transitions"]))
+            elif rec["transitions"] is not None:  # a space inside a token (a FORM "10 000") as U+00A0, as render_word writes it
+                buf.append(" ".join(t.replace(" ", "\u00a0") for t in rec["transitions"]))
             if len(buf) >= 256:
                 buf.append("")
                 write("\n".join(buf).encode("utf-8"))
