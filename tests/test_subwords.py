@@ -78,6 +78,12 @@ def test_bad_settings_and_files(tmp_path, model):
         train_spm(SENTS, character_coverage=1.5)
     with pytest.raises(ConfigError, match="no sentences"):
         train_spm([], vocab_size=300)
+    # more characters than a vocabulary of 300 leaves room for (256 byte pieces and 4
+    # special ids first): the size it needs, not sentencepiece's "required_chars"
+    many = [[chr(c) for c in range(0x4E00 + k, 0x4E00 + k + 10)] for k in range(0, 80, 10)]
+    with pytest.raises(ConfigError, match=r"vocab size 300 is smaller than the (\d+) pieces .*at least \1") as e:
+        train_spm(many, vocab_size=300, character_coverage=1.0)
+    assert int(e.value.args[0].split("the ")[1].split()[0]) >= 260 + 80
     junk = tmp_path / "junk.model"
     junk.write_bytes(b"not a model at all")
     with pytest.raises(InputError, match="junk.model"):

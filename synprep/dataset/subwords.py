@@ -412,6 +412,13 @@ def train_spm(
             minloglevel=2,
         )
     except RuntimeError as e:
+        short = re.search(r"smaller than required_chars\. (\d+) vs (\d+)", str(e))
+        if short:  # the corpus has more characters than the vocabulary leaves room for
+            raise ConfigError(
+                f"vocab size {vocab_size} is smaller than the {short.group(2)} pieces the subword model starts with "
+                f"(4 special ids, 256 byte-fallback pieces and every character that character coverage "
+                f"{character_coverage} keeps): give a vocab size of at least {short.group(2)} (synprep shard "
+                "--vocab-size; the workflow's bpe.vocab_size), or a lower character coverage") from None
         raise ConfigError(f"sentencepiece training failed: {e}") from None
     return SubwordModel(out.getvalue(), name)
 
