@@ -76,6 +76,32 @@ def test_a_misspelled_workflow_config_key_is_one_line_naming_it(tmp_path):
     assert re.search(r"known keys: count, max_len, max_target_pieces, rows_per_file", line), line
 
 
+def test_a_corpus_file_that_is_missing_or_a_folder_is_named_before_any_job(tmp_path):
+    """synprep.stages.config_paths.check_corpus_files: an absolute corpus path that names
+    nothing (snakemake's multi-line missing-input report before) or a folder (which
+    failed in the split job) stops the workflow at its config, naming the key."""
+    from synprep.stages.config_paths import check_corpus_files
+
+    cfg = _demo_config()
+    check_corpus_files(cfg)
+    for value, said in ((str(tmp_path / "nope.en"), "no such file"), (str(tmp_path), "a folder")):
+        bad = {**cfg, "corpus": {**cfg["corpus"], "src": value}}
+        with pytest.raises(ConfigError, match=f"corpus.src = .*: {said}; expected the corpus's src side file") as e:
+            check_corpus_files(bad)
+        assert e.value.config_path == ["corpus", "src"]
+
+
+@pytest.mark.slow
+@needs_snakemake
+def test_a_missing_corpus_file_is_one_line_naming_the_config_line(tmp_path):
+    cfg = _demo_config()
+    cfg["corpus"]["tgt"] = str(tmp_path / "nope.de")
+    path = _write(tmp_path / "my.yaml", cfg)
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO)
+    line = _the_error_line(r)
+    assert f"{path}:{_line_of(path, 'nope.de')}: corpus.tgt = " in line and "no such file" in line, line
+
+
 @pytest.mark.slow
 @needs_snakemake
 def test_a_misspelled_filter_parameter_in_the_workflow_config_is_one_line(tmp_path):
