@@ -91,6 +91,17 @@ def test_a_corpus_file_that_is_missing_or_a_folder_is_named_before_any_job(tmp_p
         assert e.value.config_path == ["corpus", "src"]
 
 
+def test_two_runs_of_one_name_are_refused_naming_it():
+    """A run is its folder results/train/<name>/: a second `train.runs` entry of one name
+    replaced the first one's config (RUN_CONFIGS is by name) without a word."""
+    from synprep.stages.settings import TrainSettings
+
+    run = {"name": "vanilla", "config": {"model": {"variant": "vanilla"}}}
+    assert len(TrainSettings.from_dict({"runs": [run, {**run, "name": "other"}]}).runs) == 2
+    with pytest.raises(ConfigError, match=r"runs: the name 'vanilla' is given to 2 runs; expected one run a name"):
+        TrainSettings.from_dict({"runs": [run, {"name": "x", "config": {}}, {**run, "config": {"train": {"max_steps": 9}}}]})
+
+
 @pytest.mark.slow
 @needs_snakemake
 def test_a_missing_corpus_file_is_one_line_naming_the_config_line(tmp_path):

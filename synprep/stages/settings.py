@@ -84,7 +84,7 @@ class TrainSettings(Config):
     # trains data-parallel, one process a GPU (torchrun --standalone, one node; DDP with
     # NCCL; docs/gpu.md, "Train on several GPUs"), each process with threads / N CPU threads
     gpus: int = setting(0, ge=0)
-    # each entry: name (the run directory results/train/<name>/) and config, the
+    # each entry: name (the run directory results/train/<name>/; one run a name) and config, the
     # trainer's run config -- preset (a size; tiny and small also bring a schedule that
     # fits short runs, docs/models.md, "Presets"), model (variant: vanilla, bitrans, linearized,
     # parent, gcn, pascal, gps, sa, ...), train (max_steps, lr, warmup, max_tokens,
@@ -102,6 +102,13 @@ class TrainSettings(Config):
         n = self.heldout_pairs
         if isinstance(n, float) and n >= 1 and not n.is_integer():
             raise ConfigError(f"heldout_pairs = {n}: expected a whole number of pairs (>= 1) or a share (0 < x < 1)")
+        # a run is its folder results/train/<name>/: a second entry of one name replaced
+        # the first one's config without a word
+        names = [run.get("name") for run in self.runs if isinstance(run, dict)]
+        twice = sorted({name for name in names if names.count(name) > 1}, key=str)
+        if twice:
+            raise ConfigError(f"runs: the name {twice[0]!r} is given to {names.count(twice[0])} runs; expected one run "
+                              "a name (a run is its folder results/train/<name>/): rename one")
 
 
 @dataclass(frozen=True)
