@@ -84,7 +84,9 @@ def test_a_corpus_file_that_is_missing_or_a_folder_is_named_before_any_job(tmp_p
 
     cfg = _demo_config()
     check_corpus_files(cfg)
-    for value, said in ((str(tmp_path / "nope.en"), "no such file"), (str(tmp_path), "a folder")):
+    (tmp_path / "empty.en").write_bytes(b"")
+    for value, said in ((str(tmp_path / "nope.en"), "no such file"), (str(tmp_path), "a folder"),
+                        (str(tmp_path / "empty.en"), "an empty file")):
         bad = {**cfg, "corpus": {**cfg["corpus"], "src": value}}
         with pytest.raises(ConfigError, match=f"corpus.src = .*: {said}; expected the corpus's src side file") as e:
             check_corpus_files(bad)

@@ -112,16 +112,16 @@ def resolve_config_paths(config: dict, config_files: Sequence[str], workdir: str
 
 
 def check_corpus_files(config: dict) -> None:
-    """The corpus's files (``corpus.src``/``tgt``/``tsv``, resolved) exist and are files:
-    else a ConfigError naming the key (the workflow names its config file and line),
-    before any job -- instead of snakemake's missing-input report, or a folder given as
-    the corpus failing in the split job."""
+    """The corpus's files (``corpus.src``/``tgt``/``tsv``, resolved) exist, are files and
+    are not empty: else a ConfigError naming the key (the workflow names its config file
+    and line), before any job -- instead of snakemake's missing-input report, or a
+    folder or an empty file given as the corpus failing in a job later."""
     for key in ("src", "tgt", "tsv"):
         value = config_value(config, ("corpus", key))
         if not isinstance(value, str) or not value:
             continue
-        what = None if os.path.isfile(value) else "a folder" if os.path.isdir(value) else \
-            "no such file" if not os.path.exists(value) else None
+        what = ("an empty file" if os.path.getsize(value) == 0 else None) if os.path.isfile(value) else \
+            "a folder" if os.path.isdir(value) else "no such file" if not os.path.exists(value) else None
         if what:
             error = ConfigError(f"corpus.{key} = {value!r}: {what}; expected the corpus's "
                                 f"{'TSV' if key == 'tsv' else key + ' side'} file (plain or .gz): fix the path")
