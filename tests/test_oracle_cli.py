@@ -222,3 +222,17 @@ def test_a_space_inside_a_form_is_one_token_of_the_text_format():
         assert [t for t in tokens if "-ARC:" not in t] == words, tokens
         rec = json.loads(_run(data.encode(), False, jsonl=True)[0])
         assert " " in "".join(rec["words"]) and "\u00a0" not in "".join(rec["words"])
+
+
+def test_spm_pieces_of_a_word_with_a_space_are_the_shards_pieces(pud):
+    """`synprep oracle --spm` segments a word as the shards do (the words protected
+    first, synprep.dataset.subwords): a space inside a word is the stand-in piece, not a
+    lone word mark that a reader takes for the start of another word ("10 000" was
+    ``▁10 ▁ 000``: two words for one SHIFT)."""
+    from synprep.dataset.subwords import SubwordModel, load_spm
+
+    model = pud / "train" / "spm.model"
+    words = ["It", "costs", "10 000", "a\u2581b", "x\ue000y", "plain"]
+    pieces = load_spm(model)(words)
+    assert pieces == SubwordModel.load(model).encode_words_str(words)
+    assert sum(p.startswith("\u2581") for ps in pieces for p in ps) == len(words)  # one word mark a word

@@ -441,7 +441,9 @@ def load_spm(path: str | os.PathLike):
         raise InputError(path, None, f"not a sentencepiece model ({e})", "unreadable") from None
 
     def segment(words: Sequence[str]) -> list[list[str]]:
-        return [p or [w] for p, w in zip(sp.encode(list(words), out_type=str), words)]
+        # the words protected as the shards encode them (SubwordModel.encode_words_str):
+        # a space inside a word is one stand-in piece, not a second word mark
+        return [p or [w] for p, w in zip(sp.encode(_protect_all(words), out_type=str), words)]
 
     segment.processor = sp  # type: ignore[attr-defined]
     return segment
