@@ -21,7 +21,7 @@ from ..errors import ConfigError, InputError
 from ..flags import add_settings
 from ..report import ReportSettings
 from ..util.outputs import check_output_file, write_json
-from ..util.textio import read_json
+from ..util.textio import read_json, text_lines
 
 EPILOG = """\
 examples:
@@ -100,14 +100,8 @@ def _read_ids(path: str) -> list[str]:
     if os.path.isdir(path) or path.endswith((".arrow", ".feather", ".ipc")):
         return table_ids(read_arrow(path))
 
-    try:
-        with open(path, encoding="utf-8", newline="\n") as f:
-            return [line.split("\t", 1)[0].rstrip("\n") for line in f if line.strip()]
-    except OSError as e:
-        raise InputError(path, None, f"cannot be read ({e.strerror}); expected a dataset directory, an Arrow file "
-                         "or a TSV of ids", "unreadable") from None
-    except UnicodeDecodeError as e:
-        raise InputError(path, None, f"not UTF-8 text ({e.reason})", "invalid") from None
+    return [line.split("\t", 1)[0] for _, line in text_lines(path, "a dataset directory, an Arrow file or a TSV of ids")
+            if line.strip()]
 
 
 #: what each JSON input of the command is, for its errors
@@ -120,6 +114,11 @@ _EXPECTED = {"split": "the split's summary (JSON)", "accounting": "a ledger of s
 
 def _load_json(path: str, what: str):
     return read_json(path, _EXPECTED[what])
+
+
+def _analysis(kind: str, path: str | None) -> dict | None:
+    """The analysis file ``--KIND`` names, checked for what the page reads; None without one."""
+    return rep.check_analysis(kind, _load_json(path, kind), path) if path else None
 
 
 def _object(obj, path: str, what: str) -> dict:
@@ -171,9 +170,7 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(args.config, None, f"cannot be read as UTF-8 text ({e})", "unreadable") from None
     manifest = _object(_load_json(args.manifest, "manifest"), args.manifest, "manifest") if args.manifest else None
-    challenge = rep.check_analysis("challenge", _load_json(args.challenge, "challenge"), args.challenge) if args.challenge else None
-    induce = rep.check_analysis("induce", _load_json(args.induce, "induce"), args.induce) if args.induce else None
-    gates = rep.check_analysis("gates", _load_json(args.gates, "gates"), args.gates) if args.gates else None
+    challenge, induce, gates = (_analysis(kind, getattr(args, kind)) for kind in ("challenge", "induce", "gates"))
     inputs = rep.ReportInputs(stats, summary, runs, title=args.title, config_text=config_text, manifest=manifest,
                               top_labels=args.top_labels, challenge=challenge, induce=induce, gates=gates)
     rep.write_report(args.output, inputs, plots_dir=args.plots_dir)

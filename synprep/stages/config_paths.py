@@ -120,8 +120,12 @@ def check_corpus_files(config: dict) -> None:
         value = config_value(config, ("corpus", key))
         if not isinstance(value, str) or not value:
             continue
-        what = ("an empty file" if os.path.getsize(value) == 0 else None) if os.path.isfile(value) else \
-            "a folder" if os.path.isdir(value) else "no such file" if not os.path.exists(value) else None
+        if os.path.isfile(value):
+            what = "an empty file" if os.path.getsize(value) == 0 else None
+        elif os.path.isdir(value):
+            what = "a folder"
+        else:
+            what = None if os.path.exists(value) else "no such file"  # a FIFO or a device: read as given
         if what:
             error = ConfigError(f"corpus.{key} = {value!r}: {what}; expected the corpus's "
                                 f"{'TSV' if key == 'tsv' else key + ' side'} file (plain or .gz): fix the path")

@@ -105,7 +105,7 @@ class TrainSettings(Config):
         # a run is its folder results/train/<name>/: a second entry of one name replaced
         # the first one's config without a word
         names = [run.get("name") for run in self.runs if isinstance(run, dict)]
-        twice = sorted({name for name in names if names.count(name) > 1}, key=str)
+        twice = [name for name in names if names.count(name) > 1]
         if twice:
             raise ConfigError(f"runs: the name {twice[0]!r} is given to {names.count(twice[0])} runs; expected one run "
                               "a name (a run is its folder results/train/<name>/): rename one")

@@ -457,7 +457,7 @@ def read_scores(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     import json
 
     p = os.fspath(path)
-    data = read_json(p, "the output of synprep compare --json", "no such score file")
+    data = read_json(p, "the output of synprep compare --json", "check the path of the score file")
     systems = data.get("systems", data) if isinstance(data, dict) else None
     if not (isinstance(systems, dict) and systems and all(isinstance(v, dict) for v in systems.values())):
         raise InputError(p, None, 'expected {"systems": {SYSTEM: {METRIC: score}}} (synprep compare --json) '
