@@ -446,6 +446,20 @@ def test_write_outputs_and_recut_dir(tmp_path, fmt):
     assert (new / "c.de").read_text() == "x y z\nx y z w\nkept\tas is\n"
 
 
+@pytest.mark.parametrize("change", ["line added", "line removed"])
+def test_recut_refuses_kept_files_that_do_not_match_ids(tmp_path, change):
+    """A kept file with a line more or less than ids.txt was read by zip(): every later id
+    got another pair's text (a line added at the top shifted all of them, silently)."""
+    res = run_filters(_toy_pairs(), build_filters(CHEAP))
+    out = tmp_path / "out"
+    paths = write_outputs(out, res, "c.en", "c.de", "parquet")
+    lines = paths["src"].read_text().splitlines(keepends=True)
+    paths["src"].write_text("".join(["inserted\n", *lines] if change == "line added" else lines[1:]))
+    with pytest.raises(InputError, match=r"c\.en:\d+: (4|2) lines but ids\.txt has 3; expected one line per kept pair id"):
+        recut_dir(out, build_filters(CHEAP), tmp_path / "new")
+    assert not (tmp_path / "new").exists()
+
+
 # -- reading corpora -----------------------------------------------------------------
 
 

@@ -499,7 +499,15 @@ def recut_dir(run_dir: str | Path, filters: Sequence[Filter] | None = None, out:
     )
     src_name, tgt_name = summary["files"]["src"], summary["files"]["tgt"]
     kept_ids = list(_lines(run_dir / "ids.txt"))
-    for i, s, t in zip(kept_ids, _lines(run_dir / src_name), _lines(run_dir / tgt_name)):
+    kept_src, kept_tgt = list(_lines(run_dir / src_name)), list(_lines(run_dir / tgt_name))
+    for name, side in ((src_name, kept_src), (tgt_name, kept_tgt)):
+        # line n of each kept file is the text of the n-th id: a line more or less anywhere
+        # would pair every later id with another pair's text
+        if len(side) != len(kept_ids):
+            raise InputError(str(run_dir / name), min(len(side), len(kept_ids)) + 1,
+                             f"{len(side)} lines but ids.txt has {len(kept_ids)}; expected one line per kept pair id "
+                             "(the file was changed): run synprep filter again (without --recut)", reason="invalid")
+    for i, s, t in zip(kept_ids, kept_src, kept_tgt):
         text[i] = (s, t)
     ids = _column(scores, "id")
     missing = [i for i in ids if i not in text]
