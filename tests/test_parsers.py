@@ -815,6 +815,23 @@ def test_eval_by_id_counts_a_missing_sentence_as_wrong(tmp_path, capsys):
     assert '"missing_sentences": 1' in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("side", ["pred", "gold"])
+def test_eval_by_id_refuses_a_sent_id_twice(tmp_path, capsys, side):
+    """--by-id kept the last of two predictions with one sent_id (the first never scored)
+    and scored one prediction twice for two gold sentences with one id, silently."""
+    g1, g2 = GOLD.split("\n\n")[:2]
+    wrong = g1.replace("2\tdet", "3\tdet")  # g1 again, with another tree: which one is scored?
+    doubled = _pred(tmp_path, f"{g1}\n\n{wrong}\n\n{g2}\n\n", f"{side}.conllu")
+    other = _pred(tmp_path, GOLD, "other.conllu")
+    pred, gold = (doubled, other) if side == "pred" else (other, doubled)
+    with pytest.raises(InputError, match=rf"{side}\.conllu:8: sent_id 'g1' again \(first at line 1\)"):
+        evaluate(pred, gold, by_id=True)
+    assert main(["eval-parse", str(pred), str(gold), "--by-id"]) == 2
+    err = capsys.readouterr().err
+    assert f"{side}.conllu:8: sent_id 'g1' again" in err and "Traceback" not in err, err
+    assert evaluate(other, other, by_id=True).all.UAS == 100.0  # unique ids: as before
+
+
 # -- training and the real data -----------------------------------------------------
 
 

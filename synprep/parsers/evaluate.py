@@ -131,19 +131,28 @@ def _pairs(pred: str, gold: str, by_id: bool) -> Iterator[tuple[Sentence | None,
         return
     preds: dict[str, Sentence] = {}
     for p in read_conllu(pred):
-        if not p.sent_id:
-            raise InputError(pred, p.line, "sentence without # sent_id; --by-id needs one on every sentence", reason="alignment")
-        preds[p.sent_id] = p
-    gold_ids = set()
+        _check_id(p, preds[p.sent_id].line if p.sent_id in preds else None, pred)
+        preds[p.sent_id] = p  # type: ignore[index]
+    gold_ids: dict[str, int] = {}  # sent_id -> its line
     for g in read_conllu(gold):
-        if not g.sent_id:
-            raise InputError(gold, g.line, "sentence without # sent_id; --by-id needs one on every sentence", reason="alignment")
-        gold_ids.add(g.sent_id)
-        yield preds.get(g.sent_id), g
+        _check_id(g, gold_ids.get(g.sent_id), gold)  # type: ignore[arg-type]
+        gold_ids[g.sent_id] = g.line  # type: ignore[index]
+        yield preds.get(g.sent_id), g  # type: ignore[arg-type]
     stray = [k for k in preds if k not in gold_ids]
     if stray:
         raise InputError(pred, preds[stray[0]].line, f"sent_id {stray[0]!r} is not in {gold} ({len(stray)} such); expected ids of gold sentences",
                          reason="alignment")
+
+
+def _check_id(s: Sentence, first: int | None, path: str) -> None:
+    """``s`` carries a sent_id, and no earlier sentence of the file has it (``first``: the
+    line of the one that has, else None): --by-id pairs by it, so a sentence without one
+    could not be paired, and of two with the same id one would be scored twice or never."""
+    if not s.sent_id:
+        raise InputError(path, s.line, "sentence without # sent_id; --by-id needs one on every sentence", reason="alignment")
+    if first is not None:
+        raise InputError(path, s.line, f"sent_id {s.sent_id!r} again (first at line {first}); --by-id pairs sentences "
+                         "by id, so each must be unique in a file: remove or rename the copy", reason="alignment")
 
 
 def _word_line(s: Sentence, i: int) -> int:
