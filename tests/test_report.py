@@ -726,3 +726,32 @@ def test_the_json_files_a_command_is_given_are_read_by_the_one_rule(tmp_path, ca
     rc, err = run_main(capsys, "report", "html", "-o", tmp_path / "r.html", "--run", "x", tmp_path / "m.jsonl",
                        tmp_path / "bom.json")
     assert rc == 2 and "m.jsonl:2: not UTF-8 (byte 19 of the line)" in err, err
+
+
+@pytest.mark.parametrize("summary, said", [
+    ([3], "a JSON list; expected the split's summary"),
+    ({}, '"lines" is null; expected a count of lines'),
+    ({"lines": "3"}, '"lines" is "3"; expected a count of lines'),
+    ({"lines": float("nan")}, '"lines" is NaN; expected a count of lines'),
+    ({"lines": -3}, '"lines" is -3'),
+    ({"lines": 3.0}, '"lines" is 3.0'),
+    ({"lines": True}, '"lines" is true'),
+    ({"lines": 3, "shard": "001"}, 'is the summary of shard "001", not of shard \'000\''),
+])
+def test_accounting_refuses_a_split_summary_of_another_shape(tmp_path, capsys, summary, said):
+    """`report accounting --split`: a list or a summary without "lines" was a traceback
+    (TypeError, KeyError); "lines" as a string, NaN, negative, a float or a bool went into
+    the ledger as its corpus_lines, which `report html` then refused by the ledger's name."""
+    from .cli_helpers import one_line_error, run_main
+
+    (tmp_path / "p.tsv").write_text("c:1\ta\tb\nc:2\tc\td\nc:3\te\tf\n")
+    split = tmp_path / "000.json"
+    args = ["report", "accounting", "--shard", "000", "--split", split, "--input", tmp_path / "p.tsv",
+            "--kept", tmp_path / "p.tsv", "-o", tmp_path / "l.json"]
+    split.write_text(json.dumps(summary))
+    one_line_error(*run_main(capsys, *args), f"{split}: ", said)
+    assert not (tmp_path / "l.json").exists()
+    for good in ({"lines": 3}, {"lines": 3, "shard": "000"}, {"lines": 3, "shard": "all"}):
+        split.write_text(json.dumps(good))
+        assert run_main(capsys, *args)[0] == 0
+        assert json.loads((tmp_path / "l.json").read_text())["corpus_lines"] == 3

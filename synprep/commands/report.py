@@ -131,11 +131,11 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.output, "-o")  # (its outputs against its inputs: synprep.cli, by INPUTS and OUTPUTS)
 
     if args.step == "accounting":
-        split = _load_json(args.split, "split")
+        corpus_lines = acc.split_lines(_load_json(args.split, "split"), args.split, args.shard)
         input_ids = [pid for path in args.input for pid in _read_ids(path)]
         rejects = [r for path in args.rejects for r in acc.read_rejects(path)]
         ledger = acc.account_shard(args.shard, input_ids, rejects, _read_ids(args.kept), args.stages,
-                                   corpus_lines=split["lines"])
+                                   corpus_lines=corpus_lines)
         write_json(args.output, ledger)
         summary = acc.summarize([ledger], args.stages, partition=False)  # one shard is not the corpus
         print(acc.render(summary), file=sys.stderr)

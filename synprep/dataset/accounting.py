@@ -192,6 +192,30 @@ def account_shard(
     }
 
 
+def _count(x) -> bool:
+    """A count: an integer >= 0 (not a bool, a float, a string or NaN)."""
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def split_lines(obj, path: str, shard: str) -> int:
+    """The corpus lines the split read, from its summary ``obj`` (read from ``path``: what
+    ``synprep split --summary`` writes, :meth:`synprep.stages.prepare.SplitSummary.record`)
+    for shard ``shard``; an InputError naming the file when ``obj`` is not an object, has no
+    line count, or is the summary of another shard (its ``shard``, where it names one, is
+    ``shard`` or ``all``)."""
+    expected = "the split's summary (synprep split --summary): an object with \"lines\", the lines it read"
+    if not isinstance(obj, dict):
+        raise InputError(path, None, f"a JSON {type(obj).__name__}; expected {expected}", "invalid")
+    if not _count(obj.get("lines")):
+        raise InputError(path, None, f"\"lines\" is {json.dumps(obj.get('lines'))[:80]}; expected a count of lines "
+                         f"(an integer >= 0) in {expected}", "invalid")
+    named = obj.get("shard")
+    if named is not None and named not in ("all", shard):
+        raise InputError(path, None, f"is the summary of shard {json.dumps(named)[:40]}, not of shard {shard!r}; give "
+                         f"that shard's summary (or the one of all shards)", "invalid")
+    return obj["lines"]
+
+
 def check_ledger(obj, path: str) -> dict:
     """``obj`` (read from ``path``) if it has the shape :func:`account_shard` writes;
     else InputError naming the file and the first entry that differs."""
@@ -200,8 +224,7 @@ def check_ledger(obj, path: str) -> dict:
         raise InputError(path, None, f"{where} is {json.dumps(value)[:80]}; expected {expected} (a ledger that "
                          "`synprep report accounting` writes)", "invalid")
 
-    def count(x) -> bool:
-        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+    count = _count
 
     if not isinstance(obj, dict):
         bad("the file", obj, "an object")
