@@ -347,7 +347,7 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
     cdef Sent* s = <Sent*>malloc(sizeof(Sent))
     cdef Buf out
     cdef Py_ssize_t p, q, e, ls, le, sent_start, fs[10], fe[10], idoff = 0, k2
-    cdef int nf, i, j, expected, mwt_end, wid, a, b, h, roots, root, r, kk, lifted, status = NEED_MORE
+    cdef int nf, i, j, expected, mwt_end, enode_a, enode_b, wid, a, b, h, roots, root, r, kk, lifted, status = NEED_MORE
     cdef long sent_line, cur_line = line_no
     cdef int idlen = -1
     cdef bint ok, proj, in_span, has_id
@@ -377,6 +377,8 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
             s.nmwt = 0
             expected = 1
             mwt_end = 0
+            enode_a = -1
+            enode_b = 0
             idlen = -1
             has_id = False
             q = p
@@ -525,9 +527,13 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                 if k2 < fe[0]:
                     a = parse_uint(src + fs[0], k2 - fs[0])
                     b = parse_uint(src + k2 + 1, fe[0] - k2 - 1)
-                    if a < 0 or b < 0:
+                    # an empty node: ignored, but in its place (N.1, N.2, ... after word N);
+                    # Python names one that is not
+                    if a < 0 or b < 0 or a != expected - 1 or b != (enode_b + 1 if enode_a == a else 1):
                         ok = False
-                    continue  # empty node: ignored
+                    enode_a = a
+                    enode_b = b
+                    continue
                 ok = False
             if status != -1:
                 # NEED_MORE or FALLBACK for an unterminated tail

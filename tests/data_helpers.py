@@ -70,6 +70,14 @@ MALFORMED = [
     ("mwt-past-end", "1-2\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "multiword range 1-2 ends after the last word 1"),
     ("mwt-no-words", "# sent_id = x\n1-2\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n\n", 1, "multiword token but no words"),
     ("empty-node", W1 + "\n1.x\tE\t_\t_\t_\t_\t_\t_\t_\t_\n\n", 2, "empty-node ID '1.x' is malformed"),
+    # an empty node is skipped, but only in its place: N.1, N.2, ... right after word N
+    ("empty-node-past", W1 + "\n" + W2 + "\n8.1\tE\t_\t_\t_\t_\t_\t_\t_\t_\n\n", 3,
+     "empty node 8.1 is out of place; expected 2.1"),
+    ("empty-node-early", "1.1\tE\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "empty node 1.1 is out of place; expected 0.1"),
+    ("empty-node-zero", W1 + "\n1.0\tE\t_\t_\t_\t_\t_\t_\t_\t_\n" + W2 + "\n\n", 2,
+     "empty node 1.0 is out of place; expected 1.1"),
+    ("empty-node-again", W1 + "\n1.1\tE\t_\t_\t_\t_\t_\t_\t_\t_\n1.1\tF\t_\t_\t_\t_\t_\t_\t_\t_\n" + W2 + "\n\n", 3,
+     "empty node 1.1 is out of place; expected 1.2"),
     ("comment-inside", W1 + "\n# note\n" + W2 + "\n\n", 2, "comment line inside a sentence"),
     ("truncated", W1 + "\n" + W2 + "\n", 2, "the file ends inside the sentence that starts at line 3; expected an empty line"),
     # a bad line of the cut-off last sentence comes first in file order (issue 21 item 8)

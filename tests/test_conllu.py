@@ -29,6 +29,15 @@ def test_reads_ids_text_mwt_spaceafter_and_ignores_empty_nodes():
     assert (s.path, s.line) == ("de.conllu", 1)
 
 
+def test_empty_nodes_in_their_places_are_skipped():
+    """0.1 before the first word, N.1, N.2, ... after word N (as UD numbers them): skipped,
+    the tree read as without them (the real files' empty nodes: tests on UD_FILES)."""
+    e = "\tE\t_\t_\t_\t_\t_\t_\t_\t_\n"
+    text = "0.1" + e + W1 + "\n1.1" + e + "1.2" + e + W2 + "\n2.1" + e + "\n"
+    (s,) = list(read_conllu_string(text))
+    assert s.forms == ["A", "b"] and s.heads == [-1, 0]
+
+
 def test_format_round_trips():
     (s,) = list(read_conllu_string(GERMAN))
     (t,) = list(read_conllu_string(format_conllu(s)))

@@ -18,6 +18,8 @@ Invariants of every :class:`Sentence` yielded:
   and following heads from any word reaches the root (no cycles);
 * IDs and HEADs are plain integers (ASCII digits, no sign, spaces, underscores or
   leading zeros), as are both numbers of a range ``a-b`` and an empty node ``a.b``;
+* an empty node (skipped) is in its place: those after word N are N.1, N.2, ... in
+  order (before the first word 0.1, ...), as UD numbers them;
 * every FORM (of a word and of a multiword token) and every DEPREL is non-empty;
 * no line of it (comment, word, range or empty node) holds a control character but
   TAB or a line break other than its own LF or CRLF: see :data:`_CONTROL`;
@@ -392,6 +394,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
     comments: list[str] = []
     sent_id = text = None
     mwt_end = 0  # last word (1-based) of the open multiword range
+    enode = (-1, 0)  # the last empty node (N, M) of N.M
     expected = 1
     lineno = start - 1
     for line in block:
@@ -439,9 +442,16 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
             continue
         if "." in wid:
             a, _, b = wid.partition(".")
-            if _uint(a) and _uint(b):
-                continue  # empty node of the enhanced graph: ignored
-            raise InputError(name, lineno, f"empty-node ID {wid!r} is malformed; expected N.M", "id")
+            if not (_uint(a) and _uint(b)):
+                raise InputError(name, lineno, f"empty-node ID {wid!r} is malformed; expected N.M", "id")
+            # an empty node of the enhanced graph: ignored, but in its place (module doc)
+            want = (int(a), enode[1] + 1) if enode[0] == int(a) == expected - 1 else (expected - 1, 1)
+            if (int(a), int(b)) != want:
+                raise InputError(name, lineno, f"empty node {wid} is out of place; expected {want[0]}.{want[1]} "
+                                 f"(the empty nodes after word N are N.1, N.2, ...; before the first word 0.1, ...)",
+                                 "id-order")
+            enode = want
+            continue
         if wid == "0":
             raise InputError(name, lineno, f"ID 0 is out of order; expected {expected}", "id-order")
         raise InputError(name, lineno, f"ID {wid!r} is not an integer; expected {expected}{_PLAIN}", "id")
