@@ -202,6 +202,24 @@ def test_script_junk_and_scripts():
         build_filter({"name": "script", "src_scripts": []})
 
 
+def test_script_counts_every_line_break_inside_a_line_as_junk(tmp_path, capsys):
+    """U+2028 and U+2029 (Zl, Zp) were not junk, unlike NEL, VT, FF and CR: `synprep filter`'s
+    default config kept such a pair and wrote the separator into its kept files, where
+    str.splitlines() and other readers split the sentence's line in two."""
+    from synprep.util.textio import LINE_BREAKS
+
+    f = build_filter({"name": "script"})
+    pairs = [P(i, f"one{ch}two", "eins zwei") for i, ch in enumerate(LINE_BREAKS[1:], 1)]  # all but LF
+    got, ok = scores(f, pairs)
+    assert not any(ok) and all(g[2] == pytest.approx(1 / 7) for g in got), got
+    (tmp_path / "c.en").write_text("A dog\u2028runs.\nTwo men talk.\nA cat\u2029sleeps.\n")
+    (tmp_path / "c.de").write_text("Ein Hund rennt.\nZwei Männer reden.\nEine Katze schläft.\n")
+    (tmp_path / "f.yaml").write_text("- name: script\n")
+    assert main(["filter", str(tmp_path / "c.en"), str(tmp_path / "c.de"), "-c", str(tmp_path / "f.yaml"), "-o",
+                 str(tmp_path / "out"), "--no-progress"]) == 0
+    assert (tmp_path / "out" / "c.en").read_text().splitlines() == ["Two men talk."]
+
+
 def test_duplicates():
     f = build_filter({"name": "duplicates"})
     pairs = [P(1, "a", "b"), P(2, "a", "c"), P(3, "a", "b"), P(4, "a", "b"), P(5, "A", "b ")]

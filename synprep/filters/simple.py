@@ -223,7 +223,10 @@ class RatioFilter(Filter):
 
 # Characters that are never wanted in training text. Tab is allowed; ZWJ/ZWNJ are
 # needed by Indic and Persian scripts and the soft hyphen is harmless, so the other
-# format characters (Cf) count as junk: zero-width space, BOM, bidi controls.
+# format characters (Cf) count as junk: zero-width space, BOM, bidi controls. So do
+# LINE and PARAGRAPH SEPARATOR (Zl, Zp): like the controls that end a line (NEL, VT,
+# FF), str.splitlines() and many readers end a line there, splitting the sentence's
+# line in the kept files.
 _ALLOWED_FORMAT = {"\u200c", "\u200d", "\u00ad"}
 _ASCII_JUNK = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
@@ -234,7 +237,7 @@ def _char_class(ch: str) -> tuple[bool, str | None]:
     if ch == "\ufffd":
         return True, None
     cat = unicodedata.category(ch)
-    if cat in ("Cc", "Cs", "Co", "Cn") or (cat == "Cf" and ch not in _ALLOWED_FORMAT):
+    if cat in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp") or (cat == "Cf" and ch not in _ALLOWED_FORMAT):
         return True, None
     if cat[0] != "L":
         return False, None
@@ -303,9 +306,9 @@ class ScriptFilter(Filter):
     first word of the character's Unicode name: LATIN, CYRILLIC, GREEK, ARABIC, HAN,
     HIRAGANA, ...) is in ``src_scripts`` / ``tgt_scripts`` (1.0 when the side has no
     letters or no scripts are configured); ``*_junk``, the fraction of characters that
-    are control characters (not tab), unassigned, private-use, surrogates, U+FFFD or
-    invisible format characters (zero-width space, BOM, bidi controls; ZWJ, ZWNJ and
-    the soft hyphen are allowed).
+    are control characters (not tab), line and paragraph separators (U+2028, U+2029),
+    unassigned, private-use, surrogates, U+FFFD or invisible format characters
+    (zero-width space, BOM, bidi controls; ZWJ, ZWNJ and the soft hyphen are allowed).
     """
 
     name = "script"
