@@ -237,6 +237,31 @@ def test_tokenizer_errors_say_what_to_fix(pud, tmp_path, capsys):
     assert "reuses the tokenizers of the dataset it names" in capsys.readouterr().err
 
 
+def test_a_tokenizers_json_files_are_read_by_the_one_rule(tmp_path):
+    """A tokenizer.json or special_tokens_map.json that starts with a byte-order mark was
+    refused ('expected value at line 1 column 1', 'not readable JSON'); a map that is not
+    an object, or names a token by a number or a list, was silently not used (the
+    default names were looked for instead)."""
+    from tokenizers import Tokenizer, models
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    words = Tokenizer(models.WordLevel({"a": 0, "<unk>": 1, "PAD": 2, "BOS": 3, "EOS": 4, "<pad>": 5, "<s>": 6,
+                                        "</s>": 7}, unk_token="<unk>"))
+    (folder / "tokenizer.json").write_bytes(b"\xef\xbb\xbf" + words.to_str().encode())
+    named = {"pad_token": "PAD", "bos_token": {"content": "BOS"}, "eos_token": "EOS", "unk_token": None}
+    (folder / "special_tokens_map.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(named).encode())
+    t = PretrainedTokenizer.load(folder)
+    assert (t.pad_id, t.unk_id, t.bos_id, t.eos_id) == (2, -1, 3, 4)
+    for bad, said in (([named], "a JSON list; expected a model folder's special_tokens_map.json"),
+                      ({**named, "pad_token": 5}, "pad_token is 5; expected the token's text"),
+                      ({**named, "eos_token": {"content": ["EOS"]}}, 'eos_token is ["EOS"]')):
+        (folder / "special_tokens_map.json").write_text(json.dumps(bad))
+        with pytest.raises(InputError, match="special_tokens_map.json") as e:
+            PretrainedTokenizer.load(folder)
+        assert said in str(e.value)
+
+
 @pytest.mark.workflow
 @pytest.mark.slow
 def test_workflow_writes_shards_with_pretrained_tokenizers(pud, tmp_path):

@@ -75,6 +75,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from ..util.textio import read_json
 from .subwords import ModelFile
 
 __all__ = ["PretrainedTokenizer", "load_tokenizers", "model_files", "project", "sentence_text", "KIND"]
@@ -163,14 +164,17 @@ def _special_names(folder: Path | None) -> dict[str, str]:
         p = folder / name
         if not p.is_file():
             continue
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise InputError(str(p), None, f"not readable JSON ({e}); fix or remove it", "invalid") from None
+        expected = f"a model folder's {name}: an object naming the special tokens (fix or remove it)"
+        data = read_json(str(p), expected)  # the byte-order-mark rule of every synprep reader
+        if not isinstance(data, dict):
+            raise InputError(str(p), None, f"a JSON {type(data).__name__}; expected {expected}", "invalid")
         for k in ("pad", "bos", "eos", "unk"):
-            v = data.get(f"{k}_token") if isinstance(data, dict) else None
+            v = data.get(f"{k}_token")
             v = v.get("content") if isinstance(v, dict) else v
-            if isinstance(v, str) and v:
+            if v is not None and not isinstance(v, str):  # a number, a list: not a token's text, never silently unused
+                raise InputError(str(p), None, f"{k}_token is {json.dumps(v)[:60]}; expected the token's text, "
+                                 f"{{\"content\": text}} or null in {expected}", "invalid")
+            if v:
                 out[k] = v
     return out
 
@@ -193,7 +197,8 @@ class PretrainedTokenizer(ModelFile):
         self.proto = bytes(data)
         self.name = name
         try:
-            self.tok = Tokenizer.from_str(self.proto.decode("utf-8"))
+            # a byte-order mark at the start skipped, as by every synprep reader (docs/trees.md)
+            self.tok = Tokenizer.from_str(self.proto.decode("utf-8-sig"))
         except Exception as e:  # tokenizers raises its own Exception subclass on bad JSON
             raise InputError(name, None, f"not a Hugging Face tokenizer.json ({type(e).__name__}: {e})", "unreadable") from None
         self.tok.no_padding()  # (module docstring: the file's padding and truncation are not synprep's)
