@@ -88,6 +88,12 @@ def test_sides_of_different_length_are_an_error(tmp_path):
     with pytest.raises(InputError, match="same number of lines") as e:
         list(iter_pairs(spec))
     assert e.value.path.endswith("c.de")
+    # an empty side has no line to name: "c.de: ends after 0 lines", not "c.de:0:"
+    for empty in (b"", b"\xef\xbb\xbf"):
+        (tmp_path / "c.de").write_bytes(empty)
+        with pytest.raises(InputError, match="ends after 0 lines") as e:
+            list(iter_pairs(spec))
+        assert e.value.line is None and str(e.value).startswith(f"{tmp_path / 'c.de'}: ends after 0 lines"), e.value
 
 
 def test_spec_errors():

@@ -369,7 +369,7 @@ def _iter_text_pair(spec: CorpusSpec, limit: int | None, summary: SplitSummary |
             short, long_ = (spec.src, spec.tgt) if s is None else (spec.tgt, spec.src)
             raise InputError(
                 short,  # type: ignore[arg-type]
-                n,
+                n or None,  # an empty side has no line to name (not "FILE:0:")
                 f"ends after {n} lines but {long_} has more; the two sides of a corpus must have "
                 "the same number of lines (line n of one is the translation of line n of the other)",
                 reason="length-mismatch",
