@@ -87,10 +87,15 @@ def one_line(text: str, tabs: bool = True) -> str:
     return text.translate(_TABLES[tabs])
 
 
+#: the first two bytes of every gzip file (RFC 1952)
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The lines of a binary stream without their LF or CRLF, a leading byte-order
     mark skipped. A read error (e.g. a truncated .gz) is an InputError naming the
-    file and the line being read."""
+    file and the line being read; so is a stream that is gzip data (a compressed file
+    read without decompressing it, e.g. one without its .gz name)."""
     n = 0
     while True:
         try:
@@ -103,6 +108,9 @@ def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
             raw = raw[len(BOM):]
             if not raw:
                 return
+        if n == 0 and raw.startswith(GZIP_MAGIC):  # compressed bytes read as text: say so, not "not UTF-8"
+            raise InputError(name, 1, "is gzip-compressed data (it starts with the gzip bytes 1f 8b), not text: "
+                             "name it .gz where a command reads .gz files, or gunzip it", reason="encoding")
         if n == 0 and not raw.endswith(b"\n") and b"\r" in raw.rstrip(b"\r"):
             # the first "line" is the whole file and holds CRs: lines end with CR alone
             raise InputError(name, 1, "has CR-only line endings (no LF in the whole file; read on LF it would be one "
