@@ -621,6 +621,12 @@ def test_an_empty_test_set_is_one_line_not_sacrebleus_index_error(pud, tmp_path,
     (lambda s: s.update(vocab={}), "its vocabulary fingerprint is not the mapping"),
     (lambda s: s.update(vocab={"labels": [], "models": {}, "tokens": {}}), "names no subword model (an empty vocabulary)"),
     (lambda s: s.update(data="x"), "its data record is str"),
+    # what vocab_differences reads of a side (a KeyError 'file' traceback before)
+    (lambda s: s["vocab"]["models"]["src"].pop("file"), "src subword model lacks its file name"),
+    (lambda s: s["vocab"]["models"]["tgt"].update(pad_id="0"), "tgt subword model lacks its file name or has special ids"),
+    (lambda s: s["vocab"].update(tokens=[1]), "target token layout is not a mapping"),
+    # weights that do not fit: the key that does not, not torch's header line alone
+    (lambda s: s["model"].pop("src_embed.tok.weight"), "Missing key(s) in state_dict: \"src_embed.tok.weight\""),
 ])
 def test_a_damaged_checkpoint_record_is_one_line_naming_the_checkpoint(change, wanted, checkpoint, pud, tmp_path, capsys):
     import torch

@@ -158,6 +158,40 @@ def test_a_checkpoint_without_the_data_record_is_not_resumed(run, capsys):
     assert "records no data checksum" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("change, wanted", [
+    (lambda s: s.update(step="3"), "its step is '3', not a count >= 0"),
+    (lambda s: s.update(step=-5), "its step is -5, not a count"),  # (resumed "at update -5" before)
+    (lambda s: s.update(pos=None), "its pos is None"),
+    (lambda s: s.update(epoch=1.5), "its epoch is 1.5"),
+    (lambda s: s.update(best_score="x"), "its best_score is 'x', not a finite number"),
+    (lambda s: s.update(elapsed_s=float("nan")), "its elapsed_s is nan"),  # (taken silently before)
+    (lambda s: s.update(valid_step=-2), "its valid_step is -2"),
+    (lambda s: s.update(optimizer={}), "its optimizer state is not the mapping"),
+    (lambda s: s.update(rng="abc"), "its random states are not the mapping"),
+    # types right, contents another model's: torch's words for what does not fit
+    (lambda s: s.update(optimizer={"state": {}, "param_groups": []}), "cannot be resumed: its weights, optimizer state"),
+    (lambda s: s["rng"].update(torch=torch.zeros(3)), "RNG state must be a torch.ByteTensor"),
+    (lambda s: s["model"].update({k: t[:1] for k, t in s["model"].items() if k.endswith("tok.weight")}),
+     "size mismatch for"),
+])
+def test_a_damaged_training_state_is_not_resumed_one_line_naming_the_checkpoint(run, change, wanted, capsys):
+    """A checkpoint whose counters, optimizer or random states are damaged (the weights
+    and the records translate reads being whole) was resumed into a traceback (int('abc'),
+    KeyError 'param_groups', str < int) or silently (a negative update, a NaN time):
+    now one line naming it, and nothing in the run folder changes."""
+    from .cli_helpers import one_line_error, tree
+
+    data, out = run
+    ck = out / "checkpoint_last.pt"
+    state = torch.load(ck, weights_only=True)
+    change(state)
+    torch.save(state, ck)
+    before = tree(out)
+    rc = main(train_args(data, out, "--max-steps", "2"))
+    one_line_error(rc, capsys.readouterr().err, f"{ck}: ", wanted, "to start over")
+    assert tree(out) == before
+
+
 #: the keys of a checkpoint, in order, as synprep wrote them before the trainer's state
 #: was one object (synprep.train.state): the layout stayed, so old checkpoints load
 LAYOUT = ["model", "optimizer", "step", "epoch", "pos", "best_score", "best_step", "best_metric", "elapsed_s",

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -89,11 +90,13 @@ def save_checkpoint(obj: Any, path: str | os.PathLike) -> None:
         torch.save(obj, f)
 
 
-def load_checkpoint(path: str | os.PathLike, start_over: str = "") -> dict:
+def load_checkpoint(path: str | os.PathLike, start_over: str = "", resume: bool = False) -> dict:
     """The state dict of a checkpoint, loaded with ``weights_only=True`` (tensors and
     plain containers only: a checkpoint cannot run code). An empty, truncated,
     corrupt or foreign file is an InputError naming it; ``start_over`` says how to
-    go on without it."""
+    go on without it. ``resume``: a run is to continue from it, so the records of
+    where the run was (:func:`_damaged_train_state`: the counters, the optimizer, the
+    random states) must be whole too."""
     import torch
 
     path = os.fspath(path)
@@ -115,7 +118,7 @@ def load_checkpoint(path: str | os.PathLike, start_over: str = "") -> dict:
     missing = [k for k in CHECKPOINT_KEYS if not isinstance(state, dict) or k not in state]
     if missing:
         raise InputError(path, None, f"not a synprep checkpoint (no {', '.join(missing)}){hint}", "invalid")
-    damaged = _damaged_record(state)
+    damaged = _damaged_record(state) or (_damaged_train_state(state) if resume else None)
     if damaged:
         raise InputError(path, None, f"not a checkpoint synprep wrote, or a damaged one: {damaged}{hint}", "invalid")
     return state
@@ -137,10 +140,59 @@ def _damaged_record(state: dict) -> str | None:
         if not models or not all(isinstance(e, dict) and isinstance(e.get("sha256"), str)
                                  and isinstance(e.get("vocab_size"), int) for e in models.values()):
             return "its vocabulary fingerprint names no subword model (an empty vocabulary)"
+        for side, e in models.items():  # what vocab_differences reads of each side
+            if not isinstance(e.get("file"), str) or any(k in e and not _count(e[k]) for k in SPECIAL_IDS):
+                return f"its vocabulary fingerprint's {side} subword model lacks its file name or has special ids that are not ids"
+        if not isinstance(vocab.get("tokens", {}), dict):
+            return "its vocabulary fingerprint's target token layout is not a mapping"
     data = state.get("data")
     if data is not None and not isinstance(data, dict):
         return f"its data record is {type(data).__name__}, not a mapping"
     return None
+
+
+def _count(x: Any, least: int = 0) -> bool:
+    """Whether ``x`` is a whole number (not a bool) >= ``least``."""
+    return isinstance(x, int) and not isinstance(x, bool) and x >= least
+
+
+def _seconds(x: Any) -> bool:
+    """Whether ``x`` is a finite real number >= 0."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+
+
+def _damaged_train_state(state: dict) -> str | None:
+    """What is wrong with the records a resumed run continues from (the counters of
+    :class:`synprep.train.state.TrainState`, the optimizer's state and the random
+    states), in words; None when nothing is. The oldest checkpoints lack
+    ``valid_step``, ``best_metric`` and ``cpu_s``: absent, they are not damaged."""
+    for k in ("step", "epoch", "pos"):
+        if not _count(state[k]):
+            return f"its {k} is {state[k]!r}, not a count >= 0"
+    if not (state["best_step"] is None or _count(state["best_step"])):
+        return f"its best_step is {state['best_step']!r}, not an update"
+    if "valid_step" in state and not _count(state["valid_step"], -1):
+        return f"its valid_step is {state['valid_step']!r}, not an update (or -1)"
+    score = state["best_score"]
+    if not (score is None or (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score))):
+        return f"its best_score is {score!r}, not a finite number (or None before a validation)"
+    if not _seconds(state["elapsed_s"]):
+        return f"its elapsed_s is {state['elapsed_s']!r}, not a finite number of seconds >= 0"
+    if state.get("cpu_s") is not None and not _seconds(state["cpu_s"]):
+        return f"its cpu_s is {state['cpu_s']!r}, not a finite number of seconds >= 0 (or None)"
+    opt = state["optimizer"]
+    if not isinstance(opt, dict) or not isinstance(opt.get("state"), dict) or not isinstance(opt.get("param_groups"), list):
+        return "its optimizer state is not the mapping of state and param_groups torch writes"
+    rng = state["rng"]
+    if not isinstance(rng, dict) or not _is_tensor(rng.get("torch")) or not isinstance(rng.get("ranks") or [], list):
+        return "its random states are not the mapping of torch's generator states synprep writes"
+    return None
+
+
+def _is_tensor(x: Any) -> bool:
+    import torch
+
+    return torch.is_tensor(x)
 
 
 _OTHER = ("give another checkpoint of the run (checkpoint_best.pt or checkpoint_last.pt in its --out), "
@@ -159,11 +211,22 @@ def load_model(checkpoint: str | os.PathLike, device: Any = "cpu"):
     try:
         model.load_state_dict(state["model"])
     except (RuntimeError, KeyError, TypeError) as e:  # weights of another architecture than its config
-        why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        why = load_error_reason(e)
         raise InputError(path, None, f"its weights do not fit the model its config describes ({why}); {_OTHER}",
                          "invalid") from None
     check_finite_weights(state["model"], path)
     return model.to(device).eval(), cfg, state
+
+
+def load_error_reason(e: BaseException) -> str:
+    """What torch's ``load_state_dict`` error ``e`` says, on one line of at most 200
+    characters: its first line that names something (``Error(s) in loading state_dict
+    for Vanilla:`` alone names nothing; the next line names the first key that does not
+    fit)."""
+    lines = [x.strip() for x in str(e).strip().splitlines() if x.strip()]
+    if len(lines) > 1 and lines[0].startswith("Error(s) in loading state_dict"):
+        lines = lines[1:]
+    return lines[0][:200] if lines else type(e).__name__
 
 
 def saved_config(state: dict, path: str | os.PathLike) -> RunConfig:

@@ -72,14 +72,15 @@ from ..dataset.data import ShardDataset, TokenBudgetSampler, drop_tail, share
 from ..models import build_model, check_resolved
 from ..dataset.vocab import TargetVocab
 from ..util.outputs import OutputDir, check_outputs, write_json
-from .checkpoint import CHECKPOINT_KEYS, RESUMABLE, check_finite_weights, check_vocab, data_record, load_checkpoint, load_model, resume_differences
+from .checkpoint import (CHECKPOINT_KEYS, RESUMABLE, check_finite_weights, check_vocab, data_record, load_checkpoint,
+                         load_error_reason, load_model, resume_differences)
 from .checkpoint import fingerprint as vocab_fingerprint
 from .checkpoint import save_checkpoint as _atomic_save
 from .inputs import check_positions, model_from_manifest, same_vocab
 from .runfolder import RUN_KIND, Metrics
 from .state import TrainState
 from .validation import validation_scores
-from ..errors import ConfigError, InputError, RunError
+from ..errors import ConfigError, InputError, RunError, out_of_memory
 from ..util.progress import progress
 from .config import (PRESET_TRAIN, DecodeConfig, RunConfig, TrainConfig, inverse_sqrt, learning_rate,
                            load_config, read_config_file)
@@ -201,7 +202,7 @@ class Trainer:
         out = cfg.train.out
         if not resume:
             raise ConfigError(f"{out} already holds a run (checkpoint_last.pt); resume it or choose another --out")
-        state = load_checkpoint(self.last_path, f"to start over, delete {out} or use a new --out")
+        state = load_checkpoint(self.last_path, f"to start over, delete {out} or use a new --out", resume=True)
         diffs = resume_differences(state, cfg, self.train_ds.manifest,
                                    None if self.valid_ds is None else self.valid_ds.manifest, cfg.train.train)
         if not diffs:
@@ -248,21 +249,28 @@ class Trainer:
             self.state = TrainState()
             return
         check_finite_weights(state["model"], self.last_path)
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(state["optimizer"])
-        self.state = TrainState.from_checkpoint(state)
-        rng = state["rng"]
-        ranks = rng.get("ranks") or []
-        if dist.active and len(ranks) == dist.world:
-            rng = ranks[dist.rank]  # every rank its own stream
-        elif dist.active:
-            self.say(f"{self.last_path} holds the random states of {len(ranks) or 1} process(es), not {dist.world}: "
-                     "the resume is not exact")
-            rng = rng if dist.main else None  # the other ranks keep their fresh seeds
-        if rng is not None:
-            torch.set_rng_state(rng["torch"])
-            if self.device.type == "cuda" and rng.get("cuda") is not None:
-                torch.cuda.set_rng_state_all(rng["cuda"])
+        try:  # (the records' types were checked by load_checkpoint(resume=True); their contents are torch's to judge)
+            self.model.load_state_dict(state["model"])
+            self.opt.load_state_dict(state["optimizer"])
+            self.state = TrainState.from_checkpoint(state)
+            rng = state["rng"]
+            ranks = rng.get("ranks") or []
+            if dist.active and len(ranks) == dist.world:
+                rng = ranks[dist.rank]  # every rank its own stream
+            elif dist.active:
+                self.say(f"{self.last_path} holds the random states of {len(ranks) or 1} process(es), not {dist.world}: "
+                         "the resume is not exact")
+                rng = rng if dist.main else None  # the other ranks keep their fresh seeds
+            if rng is not None:
+                torch.set_rng_state(rng["torch"])
+                if self.device.type == "cuda" and rng.get("cuda") is not None:
+                    torch.cuda.set_rng_state_all(rng["cuda"])
+        except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as e:
+            if out_of_memory(e):
+                raise
+            raise InputError(str(self.last_path), None, f"cannot be resumed: its weights, optimizer state or random "
+                             f"states do not fit this run's model ({load_error_reason(e)}); to start over, delete {self.cfg.train.out} "
+                             "or use a new --out", "invalid") from None
         self.say(f"resumed {self.last_path} at update {self.state.step} (epoch {self.state.epoch}, batch {self.state.pos})")
 
     def open_run_folder(self, resumed: bool) -> None:
