@@ -19,7 +19,7 @@ from synprep.errors import ConfigError, InputError
 from synprep.util.outputs import MARKER
 from synprep.syntax.oracle_io import SentenceOracle, native_available, stream_oracle
 
-from .cli_helpers import run_main
+from .cli_helpers import one_line_error, run_main
 from .data_helpers import GERMAN, W1, pair_conllu, replay_stored, row
 
 BOM = "\ufeff"
@@ -635,6 +635,19 @@ def test_9_a_bad_checkpoint_is_an_error_naming_it_and_how_to_start_over(tiny_pai
     torch.save(state, ck)
     rc, err = run_main(capsys, "translate", "--checkpoint", ck, "--data", tiny_pairs, "--out", tmp_path / "h.txt")
     assert rc == 2 and str(ck) in err and "do not fit the model" in err, err
+
+
+def test_9_a_run_folder_given_as_the_checkpoint_names_the_checkpoints_in_it(tiny_pairs, tiny_run, tmp_path, capsys):
+    """A folder was "truncated, corrupt or not a synprep checkpoint (IsADirectoryError ...)":
+    now it is called a folder, and the checkpoints it holds are named."""
+    for cmd in ("translate", "evaluate"):
+        rc, err = run_main(capsys, cmd, "--checkpoint", tiny_run, "--data", tiny_pairs, "--out", tmp_path / cmd)
+        line = one_line_error(rc, err, f"{tiny_run}: a folder, not a checkpoint file",
+                              f"{tiny_run / 'checkpoint_best.pt'} or {tiny_run / 'checkpoint_last.pt'}")
+        assert "corrupt" not in line
+        rc, err = run_main(capsys, cmd, "--checkpoint", tiny_pairs, "--data", tiny_pairs, "--out", tmp_path / cmd)
+        one_line_error(rc, err, f"{tiny_pairs}: a folder, not a checkpoint file: it holds no checkpoint_best.pt")
+        assert not (tmp_path / cmd).exists()
 
 
 def test_9_checkpoints_are_written_for_weights_only_loading(tiny_run):

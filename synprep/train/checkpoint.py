@@ -101,6 +101,11 @@ def load_checkpoint(path: str | os.PathLike, start_over: str = "", resume: bool 
 
     path = os.fspath(path)
     hint = f"; {start_over}" if start_over else ""
+    if os.path.isdir(path):  # a run folder given for its checkpoint ("truncated or corrupt" before: torch's IsADirectoryError)
+        held = [n for n in ("checkpoint_best.pt", "checkpoint_last.pt") if os.path.isfile(os.path.join(path, n))]
+        raise InputError(path, None, "a folder, not a checkpoint file: " + (
+            f"give the checkpoint in it ({' or '.join(os.path.join(path, n) for n in held)})" if held else
+            f"it holds no checkpoint_best.pt or checkpoint_last.pt{hint or '; give the checkpoint file of a run'}"), "invalid")
     try:
         size = os.path.getsize(path)
     except FileNotFoundError:
