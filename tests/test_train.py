@@ -311,6 +311,29 @@ def test_config_files_include_a_base(tmp_path):
         load_config(tmp_path / "loop.yaml")
 
 
+def test_a_run_config_without_settings_or_with_a_section_not_a_mapping_is_named(tmp_path):
+    """An empty run config (or only comments, or an empty include) was every default,
+    silently; a section that is not a mapping, set into by a shortcut or --set, was
+    "train.progress = False: train is not a mapping", naming neither the file nor what
+    it held. Now both name the file (or the --set that gave the value) and what to give."""
+    for name, text in (("empty.yaml", ""), ("comments.yaml", "# all defaults\n"), ("inc.yaml", "include: empty.yaml\n")):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(InputError, match=r"empty.yaml: holds no settings|comments.yaml: holds no settings"):
+            load_config(tmp_path / name)
+    (tmp_path / "all.yaml").write_text("{}\n")
+    assert load_config(tmp_path / "all.yaml") == load_config(None)  # `{}`: every default, as the message says
+    (tmp_path / "list.yaml").write_text("train: [1]\n")
+    with pytest.raises(ConfigError, match=re.escape(f"config.train = [1] (given by {tmp_path / 'list.yaml'}): expected a "
+                                                    "mapping of its keys, so train.progress = False cannot be set")):
+        load_config(tmp_path / "list.yaml", values={"train.progress": False})
+    with pytest.raises(ConfigError, match=re.escape("config.train = 3 (given by --set 'train=3'): expected a mapping")):
+        load_config(tmp_path / "all.yaml", ["train=3", "train.lr=1e-4"])
+    with pytest.raises(ConfigError, match=re.escape("config.model.prefix = 3 (given by --set 'model.prefix=3')")):
+        load_config(None, ["model.prefix=3", "model.prefix.k=3"])
+    cfg = load_config(tmp_path / "list.yaml", ["train={}", "train.lr=1e-4"])  # replaced whole, then set into: fine
+    assert cfg.train.lr == 1e-4
+
+
 # --------------------------------------------------------------------------- training runs
 
 

@@ -196,7 +196,11 @@ def read_config_file(path: str | os.PathLike, _seen: tuple = ()) -> dict:
     p = os.fspath(path)
     if os.path.abspath(p) in _seen:
         raise InputError(p, None, "includes itself (an include cycle)", "invalid")
-    data = load_yaml_file(p, what="run config") or {}
+    data = load_yaml_file(p, what="run config")
+    if data is None:  # (all defaults, silently, before: a truncated or unsaved file reads so)
+        raise InputError(p, None, "holds no settings (an empty file, or only comments): give model:, train: and "
+                         "optionally preset: and decode: (docs/training.md), or `{}` for all defaults, or leave "
+                         "--config out", "invalid")
     if not isinstance(data, dict):
         raise InputError(p, None, "expected a mapping with model:, train:, decode: and optionally preset: and include:", "invalid")
     inc = data.pop("include", None)
@@ -217,6 +221,7 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None,
     ``--out``...): the edge where the command line becomes the run's config."""
 
     data: dict = read_config_file(path) if path else {}
+    origin = dict.fromkeys(_keys(data), os.fspath(path) if path else "")  # dotted key -> where its value was given
     for item in overrides or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -225,9 +230,9 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None,
             v = load_yaml(value, f"--set {key}")
         except ConfigError:
             v = value
-        _set(data, key, v, f"--set {item!r}")
+        _set(data, key, v, f"--set {item!r}", origin)
     for key, v in (values or {}).items():
-        _set(data, key, v, f"{key} = {v!r}")
+        _set(data, key, v, f"{key} = {v!r}", origin)
     try:
         return RunConfig.from_dict(data)
     except ConfigError as e:  # name the file (the key may also come from a --set override)
@@ -236,14 +241,32 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None,
         raise ConfigError(f"{os.fspath(path)}: {e}") from None
 
 
-def _set(data: dict, key: str, value: Any, what: str) -> None:
+def _keys(d: Any, prefix: str = ""):
+    """The dotted keys of the nested mapping ``d`` (those of the mappings too)."""
+    for k, v in d.items() if isinstance(d, dict) else ():
+        yield prefix + str(k)
+        yield from _keys(v, f"{prefix}{k}.")
+
+
+def _set(data: dict, key: str, value: Any, what: str, origin: dict) -> None:
+    """``data[a][b]... = value`` for the dotted ``key`` (``what``: the option that sets
+    it); a part on the way that is not a mapping (``train: [1]`` in the file, or an
+    earlier ``--set train=3``) is an error naming it and where it was given
+    (``origin``: dotted key -> the file, or the option; kept up to date here)."""
     d = data
     parts = key.split(".")
-    for part in parts[:-1]:
+    for i, part in enumerate(parts[:-1]):
         d = d.setdefault(part, {})
         if not isinstance(d, dict):
-            raise ConfigError(f"{what}: {part} is not a mapping")
+            at = ".".join(parts[: i + 1])
+            given = origin.get(at)
+            raise ConfigError(f"config.{at} = {d!r}{f' (given by {given})' if given else ''}: expected a mapping of "
+                              f"its keys, so {what} cannot be set; give {at}: as a mapping "
+                              f"(e.g. {at}: {{{parts[i + 1]}: ...}})")
     d[parts[-1]] = value
+    for k in [k for k in origin if k == key or k.startswith(key + ".")]:
+        del origin[k]
+    origin.update(dict.fromkeys([key, *_keys(value, key + ".")], what))
 
 
 def learning_rate(step: int, tc: "TrainConfig") -> float:
