@@ -182,6 +182,30 @@ def test_cli_bad_input_exits_2_naming_the_file(m30k, tmp_path, capsys):
         assert e.value.code == 2 and f"--samples: expected an integer >= 1 and <= 1000000, not '{n}'" in capsys.readouterr().err
 
 
+def test_a_system_test_set_or_metric_given_twice_is_refused(m30k, tmp_path, capsys):
+    """One hypothesis file twice made its scores one entry of "systems" and compared the
+    baseline with itself; a score file twice counted its test set's readings twice in the
+    sign test; --metric bleu,bleu and --systems b,b compared twice, or a system with
+    itself. Each is now refused, naming what is given twice."""
+    refs, sys_ = m30k
+    ref = _write(tmp_path, "ref.de", refs)
+    a = _write(tmp_path, "a.de", sys_["worse"])
+    b = _write(tmp_path, "b.de", sys_["better"])
+    same = str(tmp_path / "." / "a.de")  # the same file, spelt otherwise
+    score = _write(tmp_path, "s.json", [json.dumps({"systems": {"a": {"bleu": 1.0}, "b": {"bleu": 2.0}}})])
+    for args, words in (
+        (["--ref", ref, a, b, a], [f"{a}: given twice", "each system once"]),
+        (["--ref", ref, a, b, same], [f"{same}: given twice (as {a!r} and {same!r})"]),
+        (["--ref", ref, a, b, "--metric", "bleu,bleu"], ["metrics = ['bleu', 'bleu']: 'bleu' given twice"]),
+        (["--sign-unit", "score", score, score], [f"{score}: given twice", "counts its readings twice"]),
+        (["--sign-unit", "score", score, "--systems", "a,b,b"], ["'b' given twice"]),
+    ):
+        assert main(["compare", *args]) == 2, args
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and all(w in err for w in words), (args, err)
+    assert main(["compare", "--ref", ref, a, b, _write(tmp_path, "copy.de", sys_["worse"]), "--samples", "10"]) == 0  # a copy: another system
+
+
 def test_the_draws_are_made_a_block_at_a_time_as_one_call_would():
     """Issue 44, class 1: the resamples are drawn a block at a time (memory of a block,
     whatever the count) and are the numbers of sacrebleu's one call of shape (samples, n):

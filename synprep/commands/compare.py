@@ -16,6 +16,7 @@ from ..errors import ConfigError
 from ..flags import add_settings, settings_from_args
 from ..translate.significance import (
     CompareSettings,
+    check_distinct,
     compare_files,
     format_sign_table,
     format_table,
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if s.sign_unit == "score":
         if args.ref:
             raise ConfigError("--sign-unit score reads score files (compare --json of each test set); --ref is not used")
+        check_distinct(args.hyps, None, "one score file a test set, each once (a test set twice counts its readings twice)")
         result = sign_test_scores([(f, read_scores(f)) for f in args.hyps], metrics=s.metrics, systems=s.systems)
         print(json.dumps(result, indent=2) if args.json else format_sign_table(result))
         return 0

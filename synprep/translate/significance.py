@@ -148,7 +148,7 @@ class CompareSettings(Config):
     # a metric to compare (repeatable or comma-separated): bleu, chrf+, chrf++, bleu-tok
     # (tokenized BLEU, multi-bleu.perl's, 004 §5.3); chrF++ is reported, not tested, by default
     metrics: list[str] = setting(default_factory=lambda: list(COMPARED), min_items=1, flag="--metric", separator=",",
-                                 repeat=True, metavar="M")
+                                 repeat=True, metavar="M", unique=True)
     # target language of the Moses tokenizer for bleu-tok (e.g. de)
     lang: Optional[str] = setting(None, metavar="L")
     # bleu-tok on the files as they are (already tokenized: whitespace split only)
@@ -158,7 +158,7 @@ class CompareSettings(Config):
     sign_unit: Literal[SIGN_UNITS] = "sentence"  # type: ignore[valid-type]
     # --sign-unit score: the systems to compare, the first the baseline; null: the first
     # file's order
-    systems: Optional[list[str]] = setting(None, separator=",", metavar="A,B,...")
+    systems: Optional[list[str]] = setting(None, separator=",", metavar="A,B,...", unique=True)
     # bootstrap resamples (Koehn 2004 and sacrebleu's --paired-bs use 1,000); at most
     # MAX_SAMPLES: p-values down to 1e-6
     samples: int = setting(DEFAULT_SAMPLES, ge=1, le=MAX_SAMPLES, metavar="N")
@@ -430,6 +430,22 @@ def read_lines(path: str | os.PathLike, what: str = "hypotheses") -> list[str]:
     return lines
 
 
+def check_distinct(paths: Sequence[str | os.PathLike], names: Sequence[str] | None, fix: str) -> None:
+    """A ConfigError naming the first file of ``paths`` given twice (the same file under
+    two spellings too; or the same name of ``names``), and ``fix``: one system's file
+    twice made its scores one entry and compared it with itself; one test set's score
+    file twice counted its readings twice in the sign test."""
+    seen: dict[str, str] = {}
+    for i, path in enumerate(paths):
+        name, real = names[i] if names else os.fspath(path), os.path.realpath(path)
+        twice = seen.get(real) if os.path.exists(real) else None
+        if twice is None and name in seen.values():
+            twice = name
+        if twice is not None:
+            raise ConfigError(f"{os.fspath(path)}: given twice (as {twice!r} and {name!r}): {fix}")
+        seen[real] = name
+
+
 def compare_files(ref: str | os.PathLike, hyps: Sequence[str | os.PathLike], *, samples: int = DEFAULT_SAMPLES,
                   seed: int = DEFAULT_SEED, names: Sequence[str] | None = None, metrics: Sequence[str] = COMPARED,
                   lang: str | None = None, tokenized: bool = False) -> dict:
@@ -439,6 +455,7 @@ def compare_files(ref: str | os.PathLike, hyps: Sequence[str | os.PathLike], *, 
         raise ConfigError(f"compare needs at least 2 hypothesis files, got {len(hyps)}")
     _check_metrics(metrics, lang, tokenized)
     refs = read_lines(ref, "references")
+    check_distinct(hyps, names, "each system once; the first is the baseline the others are compared with")
     systems = []
     for i, path in enumerate(hyps):
         lines = read_lines(path)
