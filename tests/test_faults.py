@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import pyarrow as pa
 import pytest
 
 from synprep.syntax.conllu import read_conllu, read_conllu_string
@@ -969,6 +970,78 @@ def test_20_4_shard_ids_are_checked_against_the_manifest_vocabularies(ds_copy, c
     rc, err = run_main(capsys, "export", "pascal", ds_copy, ds_copy.parent / "x")
     assert rc == 2 and "outside" in err and "Traceback" not in err, err
     assert m["labels"][last]  # the label that was removed existed
+
+
+def _rewrite_shard(ds, change) -> None:
+    """shard-00000.arrow of ``ds`` with ``change(table)`` applied (its synprep metadata
+    kept), and the manifest's size and SHA-256 of it made to match: only the contents
+    are wrong."""
+    import hashlib
+
+    f = ds / "shard-00000.arrow"
+    table = pa.ipc.open_stream(pa.BufferReader(f.read_bytes())).read_all()
+    new = change(table).replace_schema_metadata(table.schema.metadata)
+    with pa.ipc.new_stream(str(f), new.schema) as w:
+        w.write_table(new)
+    data = f.read_bytes()
+    edit_manifest(ds, lambda m: m["shards"][0].update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest()))
+
+
+def _column(name, values):
+    """``change`` of :func:`_rewrite_shard`: column ``name`` replaced by ``values(its rows)`` (a pyarrow array)."""
+    return lambda t: t.set_column(t.schema.get_field_index(name), name, values(t.column(name).to_pylist()))
+
+
+def _lists(typ, f):
+    return lambda rows: pa.array([f(i, r) for i, r in enumerate(rows)], pa.list_(typ))
+
+
+@pytest.mark.parametrize("change, wanted", [
+    # a column of another type: read as ids (an int64 or float column), or an AttributeError traceback (a string)
+    (_column("src_pieces", lambda rows: pa.array([str(r) for r in rows])),
+     "column src_pieces is string, the schema's type is list<item: int32>"),
+    (_column("src_pieces", lambda rows: pa.array(rows, pa.list_(pa.int64()))),
+     "column src_pieces is list<item: int64>"),
+    (_column("tgt_parent_pos", lambda rows: pa.array(rows, pa.list_(pa.float64()))),
+     "column tgt_parent_pos is list<item: double>"),
+    # a null row: read as an empty sentence, silently
+    (_column("src_pieces", _lists(pa.int32(), lambda i, r: None if i == 2 else r)),
+     "row 2 (id "),
+    # lengths that do not belong together, positions outside the row: ValueError tracebacks of the collate, or read silently
+    (_column("src_pieces", _lists(pa.int32(), lambda i, r: r[:-1] if i == 1 else r)), "row 1 (id "),
+    (_column("src_word_ids", _lists(pa.int16(), lambda i, r: [w + 50 for w in r])), "src_word_ids holds 50, outside 0.."),
+    (_column("tgt_heads", _lists(pa.int16(), lambda i, r: [99] * len(r))), "tgt_heads holds 99, outside -1.."),
+    (_column("tgt_rels", _lists(pa.int16(), lambda i, r: r + [0] if i == 3 else r)), "tgt_rels has"),
+    (_column("tgt_edge_dep", _lists(pa.int16(), lambda i, r: [999] * len(r))), "tgt_edge_dep holds 999, outside 0.."),
+    # a NaN parent position: read silently before
+    (_column("src_parent_pos", lambda rows: pa.array(
+        [[float("nan")] * len(r) for r in rows], pa.list_(pa.float32()))),
+     "src_parent_pos holds nan"),
+])
+def test_20_4_a_shard_whose_columns_are_not_the_schemas_is_refused_naming_column_and_row(ds_copy, change, wanted, capsys):
+    """The manifest and the checksums agree with the shard, its ids lie in the
+    vocabularies; its columns' types, nulls or per-row lengths are not what synprep
+    writes. Every reader refuses, naming the shard, the column and the first row."""
+    from synprep.dataset.data import ShardDataset
+
+    assert len(ShardDataset(ds_copy, verify=True)) == 24  # remembered as checked: the rewrite is checked again
+    _rewrite_shard(ds_copy, change)
+    for read in list(readers(ds_copy))[:3]:
+        with pytest.raises(InputError, match="not a shard synprep wrote, or a damaged one") as e:
+            read()
+        assert e.value.path.endswith("shard-00000.arrow") and wanted in str(e.value), str(e.value)
+    rc, err = run_main(capsys, "inspect", ds_copy, "--row", "0")
+    one_line_error(rc, err, "shard-00000.arrow: ", wanted)
+
+
+def test_20_4_a_shard_cut_to_no_rows_is_named_by_its_own_row_count(ds_copy):
+    """A shard cut to 0 rows with a manifest that says 0 was "truncated: 0 rows, expected 0"."""
+    _rewrite_shard(ds_copy, lambda t: t.slice(0, 0))
+    edit_manifest(ds_copy, lambda m: m["shards"][0].update(rows=0))
+    from synprep.dataset.data import ShardDataset
+
+    with pytest.raises(InputError, match="truncated or damaged: 0 rows, its own metadata says 8"):
+        ShardDataset(ds_copy, verify=True)
 
 
 @pytest.mark.parametrize("change, what", [

@@ -29,6 +29,11 @@ from .pretrained import PretrainedTokenizer
 from .schema import MAX_PIECES, SCHEMA_VERSION, column_names, numpy_view, schema
 from .subwords import SubwordModel
 
+#: the version of what :func:`check_ids` checks, remembered with a shard that passed: a
+#: shard checked by an older version (2: the columns' types, nulls and per-row lengths
+#: and positions, :func:`check_columns`) is checked again
+CHECKS = 2
+
 #: an Arrow IPC stream starts with a continuation marker and ends with this
 _EOS_MARKER = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 
@@ -73,10 +78,12 @@ def open_shard(path: str | os.PathLike, expected_rows: int | None = None):
     if int(version) != SCHEMA_VERSION:
         raise InputError(path, None, f"schema version {int(version)}; this synprep reads {SCHEMA_VERSION}", "invalid")
     rows = int(meta.get(b"synprep.rows", b"-1"))
-    if rows != table.num_rows or (expected_rows is not None and rows != expected_rows):
-        raise InputError(
-            path, None, f"truncated: {table.num_rows} rows, expected {expected_rows if expected_rows is not None else rows}", "truncated"
-        )
+    if rows != table.num_rows:  # ("truncated: 0 rows, expected 0" before, for a shard cut to 0 rows and a manifest saying 0)
+        raise InputError(path, None, f"truncated or damaged: {table.num_rows} rows, its own metadata says {rows}; write "
+                         "the dataset again", "truncated")
+    if expected_rows is not None and rows != expected_rows:
+        raise InputError(path, None, f"truncated: {table.num_rows} rows, the manifest says {expected_rows}: the "
+                         "manifest is not this shard's; write the dataset again", "truncated")
     return table
 
 
@@ -98,7 +105,7 @@ def open_dataset(path: str | os.PathLike, verify_checksums: bool = False) -> tup
         p = dataset_file(base, s["file"])
         table = open_shard(p, s["rows"])
         st = os.stat(p)
-        state = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, key]
+        state = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, key, CHECKS]
         if remembered.get("ids:" + s["file"]) != state:
             check_ids(table, m, str(p))
             remembered.put("ids:" + s["file"], state)
@@ -133,10 +140,12 @@ def check_ids(table, m: dict, name: str) -> None:
     manifest (e.g. its label list) is not the one the shard was written with."""
     labels = len(m["labels"])
     models = m["pieces"]["models"]
-    missing = [c for c in column_names(m["sides"], m["transition_side"]) if c not in table.column_names]
+    needed = column_names(m["sides"], m["transition_side"])
+    missing = [c for c in needed if c not in table.column_names]
     if missing:
         raise InputError(name, None, f"has no column {', '.join(missing[:3])}, which the manifest's sides "
                          f"{m['sides']} need: the shard is not this manifest's; write the dataset again", "invalid")
+    check_columns(table, needed, name)
     for side in m["sides"]:
         V = models[side]["vocab_size"]
         bounds = {"pieces": (0, V), "rels": (0, labels), "heads": (-1, MAX_PIECES), "word_ids": (0, MAX_PIECES)}
@@ -154,6 +163,78 @@ def check_ids(table, m: dict, name: str) -> None:
                 raise InputError(name, None, f"{col} holds id {x}, outside {lo}..{hi - 1} ({what} in the manifest): "
                                  "the manifest's vocabularies are not those the shard was written with; write the "
                                  "dataset again", "invalid")
+
+
+def _damaged(name: str, table, what: str, row: int | None = None) -> InputError:
+    """The InputError of a shard whose contents are not what synprep writes (``row``:
+    the first row where, named with its id)."""
+    if row is not None:
+        ids = [c for c in ("src_id", "tgt_id") if c in table.column_names]
+        rid = table.column(ids[0])[row].as_py() if ids else None
+        what = f"row {row}{f' (id {rid})' if rid is not None else ''}: {what}"
+    return InputError(name, None, f"{what}: not a shard synprep wrote, or a damaged one; write the dataset again", "invalid")
+
+
+def _lengths(col) -> np.ndarray:
+    """The length of every list of the list column ``col`` (all chunks), int64."""
+    parts = [np.diff(numpy_view(chunk.offsets)).astype(np.int64) for chunk in col.chunks]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def check_columns(table, names: list[str], name: str) -> None:
+    """The columns ``names`` of a shard are what the schema declares and the readers
+    rely on (:mod:`synprep.dataset.schema`): each of its type (a string, or float
+    pieces, read as ids or as an AttributeError before), no null (a null row read as an
+    empty sentence), and per row the lengths that belong together (pieces, word_ids and
+    parent_pos; heads, rels and root_path, one a word; the four edge columns), every
+    word id and head within the row's words, every edge position within the row's
+    transitions, every parent position finite and within the row's pieces (a mismatch
+    was a ValueError of the collate, or a NaN loss, before). InputError naming the
+    shard, the column and the first row."""
+    import pyarrow as pa
+
+    from .schema import _types
+
+    types = _types()
+    for c in names:
+        want, have = types[c.split("_", 1)[1]], table.schema.field(c).type
+        if have != want:
+            raise _damaged(name, table, f"column {c} is {have}, the schema's type is {want}")
+        for chunk in table.column(c).chunks:
+            level, depth = chunk, 0
+            while True:
+                if level.null_count:
+                    at = int(np.flatnonzero(~np.asarray(chunk.is_valid()))[0]) if depth == 0 else None
+                    raise _damaged(name, table, f"column {c} holds a null{'' if depth == 0 else ' inside a list'}", at)
+                if not pa.types.is_list(level.type):
+                    break
+                level, depth = level.flatten(), depth + 1
+    sides = sorted({c.split("_", 1)[0] for c in names})
+    for side in sides:
+        groups = [("pieces", "word_ids", "parent_pos"), ("heads", "rels", "root_path")]
+        if f"{side}_transitions" in names:
+            groups.append(("edge_head", "edge_dep", "edge_label", "edge_step"))
+        lens = {}
+        for group in groups:
+            first = _lengths(table.column(f"{side}_{group[0]}"))
+            for c in group:
+                n = lens[c] = _lengths(table.column(f"{side}_{c}"))
+                bad = np.flatnonzero(n != first)
+                if len(bad):
+                    r = int(bad[0])
+                    raise _damaged(name, table, f"{side}_{c} has {n[r]} values, {side}_{group[0]} {first[r]}", r)
+        ranged = [("word_ids", lens["heads"], 0), ("heads", lens["heads"], -1), ("parent_pos", lens["pieces"], 0)]
+        if f"{side}_transitions" in names:
+            nt = _lengths(table.column(f"{side}_transitions"))
+            ranged += [(c, nt, 0) for c in ("edge_head", "edge_dep", "edge_step")]
+        for c, size, lo in ranged:
+            v = _list_values(table.column(f"{side}_{c}"))
+            row = np.repeat(np.arange(len(size)), lens[c] if c in lens else _lengths(table.column(f"{side}_{c}")))
+            bad = np.flatnonzero(~np.isfinite(v) | (v < lo) | (v >= size[row]))
+            if len(bad):
+                r = int(row[bad[0]])
+                raise _damaged(name, table, f"{side}_{c} holds {v[bad[0]]}, outside {lo}..{size[r] - 1} (the row's "
+                               f"{'pieces' if c == 'parent_pos' else 'transitions' if c.startswith('edge') else 'words'})", r)
 
 
 def load_models(path: str | os.PathLike, m: dict | None = None) -> dict:
