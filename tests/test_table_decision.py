@@ -257,6 +257,41 @@ def test_re_deciding_refuses_what_it_cannot_decide(tmp_path, committed, capsys):
     assert "give them with --outcomes" in capsys.readouterr().err
 
 
+def test_a_variant_without_one_of_the_seeds_is_left_out_of_a_contrastive_fit_too(tmp_path, capsys):
+    """A table whose rows lack one seed of a variant (a run that failed, a table cut by
+    hand): its scores were left out of the fit, but its per-item outcomes were looked
+    up by (variant, seed), a KeyError traceback. Now that variant is left out of the
+    contrastive type's fit as of the others, in words; the other variants decide as
+    without it. ``--outcomes none`` is what its help says: no per-item outcomes (it was
+    read as a file named none)."""
+    from synprep.cli import main
+
+    rng = np.random.default_rng(13)
+    outcomes = toy_outcomes(rng)
+    table = toy_table(rng, outcomes)
+    settings = table_settings(variants=["parent", "sa"], contrastive=[{"variant": "sa", "types": ["np_agreement"]}])
+    table["rows"] = [r for r in table["rows"] if (r["variant"], r["seed"]) != ("sa", 2)]
+    T.decide_table(table, settings, outcomes)  # (a KeyError ('sa', 2) before)
+    per = table["over_seeds"]["contrastive:np_agreement"]
+    assert "decision" not in per["sa"] and per["parent"]["decision"]["accuracy"]["test"] == "blocked + items"
+    assert table["decision"]["fits"]["contrastive:np_agreement"]["accuracy"]["variants"] == 3
+    whole = toy_table(np.random.default_rng(13), toy_outcomes(np.random.default_rng(13)))
+    whole["rows"] = [r for r in whole["rows"] if r["variant"] != "sa"]
+    T.decide_table(whole, table_settings(variants=["parent"]), outcomes)
+    assert whole["over_seeds"]["contrastive:np_agreement"]["parent"]["decision"] == per["parent"]["decision"]
+    (tmp_path / "made").mkdir()
+    T.write_table(table, str(tmp_path / "made" / "table.json"), str(tmp_path / "made" / "table.md"),
+                  outcomes_path=str(tmp_path / "made" / T.OUTCOMES_NAME), outcomes=outcomes)
+    assert main(["table-decide", str(tmp_path / "made" / "table.json"), "-o", str(tmp_path / "again")]) == 0
+    md = (tmp_path / "again" / "table.md").read_text()
+    assert "| contrastive:np_agreement | accuracy | sa |" in md and "not decided (fewer than 2 seeds, or no score)" in md
+    assert main(["table-decide", str(tmp_path / "made" / "table.json"), "--outcomes", "none", "-o",
+                 str(tmp_path / "none")]) == 0, capsys.readouterr().err
+    got = json.loads((tmp_path / "none" / "table.json").read_text())
+    assert got["decision"]["outcomes"] is None and got["redecided"]["outcomes"] is None
+    assert "items fixed" in got["over_seeds"]["contrastive:np_agreement"]["parent"]["decision"]["accuracy"]["test"]
+
+
 def test_the_committed_table_re_decided_is_reproduced(committed):
     """docs/measured/cpu-table-2026-11-28-redecided.json is `synprep table-decide` of the
     committed 3-seed table with config/table/cpu.yaml's family: reproduced exactly."""

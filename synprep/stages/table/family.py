@@ -158,7 +158,8 @@ def table_columns(table: Mapping, outcomes: Optional[ItemOutcomes], min_subset: 
             scores = np.array([[_score(run.get((v, s)), name, metric) for s in seeds] for v in variants], dtype=float)
             items = None
             if kind == "contrastive" and name[len(CONTRASTIVE_PREFIX):] in types:
-                items = outcomes.grid(name[len(CONTRASTIVE_PREFIX):], [[run[(v, s)]["run"] for s in seeds]
+                # (a variant without one of the seeds: None, left out as a missing score is; a KeyError before)
+                items = outcomes.grid(name[len(CONTRASTIVE_PREFIX):], [[(run.get((v, s)) or {}).get("run") for s in seeds]
                                                                        for v in variants])
             columns[(name, metric)] = Column(scores, items, kind == "contrastive" and items is None, small)
     return columns

@@ -149,8 +149,9 @@ def fit_column(names: Sequence[str], scores: np.ndarray, items: Optional[np.ndar
     accuracies are then the scores; ``items_fixed``: a contrastive type without them
     (its effects decide nothing). A variant missing a seed's score is left out.
     ``levene``: compute Levene's p too (reported, not deciding: the simulations skip it)."""
-    if items is not None:
-        items = np.asarray(items, dtype=np.int8)
+    if items is not None:  # (NaN where a run is missing: float, and that variant's score NaN, left out below)
+        items = np.asarray(items)
+        items = items if np.issubdtype(items.dtype, np.floating) and np.isnan(items).any() else items.astype(np.int8)
         scores = 100.0 * items.mean(axis=2)
     keep = [k for k in range(len(names)) if not np.isnan(scores[k]).any()]
     if not keep or keep[0] != 0:

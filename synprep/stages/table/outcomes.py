@@ -49,16 +49,22 @@ class ItemOutcomes:
     def types(self) -> list[str]:
         return list(dict.fromkeys(k[0] for k in self.keys))
 
-    def grid(self, error_type: str, runs: Sequence[Sequence[str]]) -> np.ndarray:
+    def grid(self, error_type: str, runs: Sequence[Sequence[Optional[str]]]) -> np.ndarray:
         """The outcomes of ``error_type``'s items as (variants, seeds, items) 0/1, for
-        the run names ``runs[variant][seed]``; an InputError where a run is absent."""
+        the run names ``runs[variant][seed]``; an InputError where a run is absent. A
+        run the table has not (None: a variant without that seed) is NaN, the grid
+        then float (:func:`synprep.stages.table.model.fit_column` leaves that variant
+        out, as it does a missing score); else int8."""
         rows = [i for i, k in enumerate(self.keys) if k[0] == error_type]
         col = {r: j for j, r in enumerate(self.runs)}
-        missing = sorted({r for per in runs for r in per if r not in col})
+        missing = sorted({r for per in runs for r in per if r is not None and r not in col})
         if missing:
             raise ConfigError(f"the per-item outcomes hold no run {', '.join(missing)}: give the outcomes file "
                               "written with this table")
         sub = self.won[rows]
+        if any(r is None for per in runs for r in per):
+            gap = np.full(len(rows), np.nan)
+            return np.stack([np.stack([gap if r is None else sub[:, col[r]].astype(float) for r in per]) for per in runs])
         return np.stack([np.stack([sub[:, col[r]] for r in per]) for per in runs]).astype(np.int8)
 
 

@@ -181,6 +181,8 @@ def table_outcomes(table: dict, table_path: str, given: Optional[str]) -> tuple[
     table was decided with (``decision.outcomes``, beside table.json), which must then be
     there (deciding without it would not be the table's decision); checked to be this
     table's (:func:`check_outcomes`)."""
+    if given == "none":  # (as --outcomes says; it was read as a file named none)
+        return None, None
     if given:
         path = given
     else:
