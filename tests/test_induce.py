@@ -319,6 +319,11 @@ def test_baselines_only_without_scores(tmp_path, capsys):
         ("bad-keys", "has no array 'scores_0'"),
         ("nan", "NaN"),
         ("format", "unknown score format"),
+        # a truncated archive: a BadZipFile traceback (reading its layout and ids) before
+        ("truncated", "s.npz: is not a readable .npz archive"),
+        # sentence ids for fewer or more matrices: the matrices past them were taken unchecked before
+        ("ids-short", "records 1 sentence ids .* but holds more score matrices"),
+        ("ids-long", "records 3 sentence ids .* for 2 score matrices"),
     ],
 )
 def test_cli_bad_input_is_a_clear_error(tmp_path, capsys, case, message):
@@ -347,6 +352,12 @@ def test_cli_bad_input_is_a_clear_error(tmp_path, capsys, case, message):
         scores.write_text("1,2\n")
     elif case == "missing-scores":
         scores = tmp_path / "nope.npz"
+    elif case == "truncated":
+        write_npz(scores, good)
+        scores.write_bytes(scores.read_bytes()[:300])
+    elif case in ("ids-short", "ids-long"):
+        ids = ["s1"] if case == "ids-short" else ["s1", "s2", "s3"]
+        np.savez(scores, ids=np.array(ids), layout=np.array("root"), **{f"scores_{k}": m for k, m in enumerate(good)})
     argv = ["induce-eval", "--gold", str(gold if case != "missing-gold" else tmp_path / "x.conllu"), "--scores", str(scores)]
     assert main(argv) == 2
     err = capsys.readouterr().err

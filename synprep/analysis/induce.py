@@ -422,6 +422,8 @@ META_ARRAYS = ("layout", "ids")
 def score_file_meta(path: str | os.PathLike) -> dict:
     """``{"layout": str or None, "ids": list of str or None}`` of a score file: what
     ``synprep translate --tree-scores`` records besides the matrices (``.npz`` only)."""
+    import zipfile
+
     path = os.fspath(path)
     meta: dict = {"layout": None, "ids": None}
     if not path.endswith(".npz"):
@@ -434,8 +436,8 @@ def score_file_meta(path: str | os.PathLike) -> dict:
                     raise InputError(path, None, f"layout {meta['layout']!r}; expected one of {', '.join(LAYOUTS)}", "format")
             if "ids" in z.files:
                 meta["ids"] = [str(x) for x in z["ids"]]
-    except (OSError, ValueError, AttributeError):
-        return meta  # unreadable: load_scores names the problem
+    except (OSError, ValueError, AttributeError, EOFError, zipfile.BadZipFile):
+        return meta  # unreadable (a truncated archive too: a BadZipFile traceback before): load_scores names the problem
     return meta
 
 
@@ -562,7 +564,11 @@ def evaluate(
                 raise InputError(
                     scores_name, None, f"has {k} sentences but {gold_name} has more; expected one score matrix a gold sentence{_DATASET_HINT}", "misaligned"
                 )
-            if ids is not None and k < len(ids) and g.sent_id is not None and ids[k] != g.sent_id:
+            if ids is not None and k >= len(ids):  # (the matrices past the ids were taken unchecked before)
+                raise InputError(scores_name, None, f"records {len(ids)} sentence ids (its array ids) but holds more "
+                                 "score matrices: one id a matrix, as synprep translate --tree-scores writes them; "
+                                 "write the file again", "misaligned")
+            if ids is not None and g.sent_id is not None and ids[k] != g.sent_id:
                 raise InputError(
                     scores_name,
                     None,
@@ -581,6 +587,10 @@ def evaluate(
         n_sent = k + 1
     if score_iter is not None and next(score_iter, None) is not None:
         raise InputError(scores_name, None, f"has more sentences than the {n_sent} of {gold_name}; expected one score matrix a gold sentence", "misaligned")
+    if score_iter is not None and ids is not None and len(ids) != n_sent:
+        raise InputError(scores_name, None, f"records {len(ids)} sentence ids (its array ids) for {n_sent} score "
+                         "matrices: one id a matrix, as synprep translate --tree-scores writes them; write the file "
+                         "again", "misaligned")
     return {
         "sentences": n_sent,
         "words": words,
