@@ -1206,6 +1206,26 @@ def test_20_8_gate_stats_names_a_gap_in_word_indices_and_refuses_nan(tmp_path, c
     assert run_main(capsys, "gate-stats", "--gates", tmp_path / "bom.tsv", "--conllu", gold)[0] == 0
 
 
+def test_20_8_gate_stats_refuses_a_negative_norm_and_a_piece_out_of_place(tmp_path, capsys):
+    """A negative gate norm (an L2 norm, 004 Eq. 17) was averaged in, and a piece's
+    position out of order or skipped was taken, silently; each is now the line that
+    holds it."""
+    gold = tmp_path / "g.conllu"
+    gold.write_text(row(1, "w0", 2, "nsubj") + "\n" + row(2, "w1", 0, "root") + "\n" + row(3, "w2", 2, "obj") + "\n\n")
+    _gates_tsv(tmp_path / "neg.tsv", [0, 1, 2, -1], z="-0.5")
+    rc, err = run_main(capsys, "gate-stats", "--gates", tmp_path / "neg.tsv", "--conllu", gold)
+    one_line_error(rc, err, "neg.tsv:2: z is -0.5; expected a finite number >= 0")
+    _gates_tsv(tmp_path / "ok.tsv", [0, 1, 2, -1])
+    lines = (tmp_path / "ok.tsv").read_text().split("\n")
+    for name, change in (("skip", lambda f: f.__setitem__(2, "3")), ("swap", lambda f: f.__setitem__(2, "0"))):
+        fields = lines[3].split("\t")
+        change(fields)
+        (tmp_path / f"{name}.tsv").write_text("\n".join(lines[:3] + ["\t".join(fields)] + lines[4:]))
+        rc, err = run_main(capsys, "gate-stats", "--gates", tmp_path / f"{name}.tsv", "--conllu", gold)
+        one_line_error(rc, err, f"{name}.tsv:4: position {fields[2]} in sentence 0; expected 2")
+    assert run_main(capsys, "gate-stats", "--gates", tmp_path / "ok.tsv", "--conllu", gold)[0] == 0
+
+
 @pytest.mark.slow
 def test_20_8_filter_recut_names_a_missing_or_garbage_table(tmp_path, capsys):
     import shutil

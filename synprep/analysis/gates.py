@@ -175,8 +175,9 @@ def read_gate_tsv(path: str | os.PathLike) -> Iterator[list[dict]]:
                  "form": rec[5], "z": float(rec[6]), "line": ln}
         except ValueError:
             raise InputError(path, ln, "sentence, position and word must be integers and z a number", "format") from None
-        if not math.isfinite(r["z"]):
-            raise InputError(path, ln, f"z is {rec[6]}; expected a finite number (a gate norm)", "format")
+        if not math.isfinite(r["z"]) or r["z"] < 0:  # (a negative one was averaged in, silently, before)
+            raise InputError(path, ln, f"z is {rec[6]}; expected a finite number >= 0 (a gate norm: 004 Eq. 17's "
+                             "L2 norm)", "format")
         if r["word"] < -1:
             raise InputError(path, ln, f"word {r['word']}; expected a 0-based word index, or -1 for EOS", "format")
         if last is not None and r["sentence"] != last:
@@ -187,6 +188,9 @@ def read_gate_tsv(path: str | os.PathLike) -> Iterator[list[dict]]:
         elif last is None and r["sentence"] != 0:
             raise InputError(path, ln, f"the first sentence is {r['sentence']}; expected 0", "format")
         last = r["sentence"]
+        if r["position"] != len(cur):  # (a piece out of place or missing was taken silently before)
+            raise InputError(path, ln, f"position {r['position']} in sentence {r['sentence']}; expected {len(cur)}: "
+                             "the pieces of a sentence in order from 0, one a line", "format")
         cur.append(r)
     if cur:
         yield cur
