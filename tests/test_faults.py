@@ -651,6 +651,25 @@ def test_9_a_run_folder_given_as_the_checkpoint_names_the_checkpoints_in_it(tiny
         assert not (tmp_path / cmd).exists()
 
 
+def test_9_a_file_given_for_a_dataset_is_called_a_file(tiny_pairs, tiny_run, tmp_path, capsys):
+    """A CoNLL-U (or any file but a manifest) given for --data or --train was read as a
+    manifest: "FILE:1: the manifest is not valid JSON"; now it is called a file, not a
+    dataset directory. A dataset's own manifest.json stays a way to name it."""
+    from synprep.dataset.manifest import read_manifest
+
+    text = tmp_path / "corpus.conllu"
+    text.write_text("# sent_id = 1\n1\tx\t_\tX\t_\t_\t0\troot\t_\t_\n\n")
+    other = tmp_path / "other.json"
+    other.write_text('{"format": "something else"}')
+    for f in (text, other):
+        rc, err = run_main(capsys, "translate", "--checkpoint", tiny_run / "checkpoint_last.pt", "--data", f,
+                           "--out", tmp_path / "h.txt")
+        one_line_error(rc, err, f"{f}: a file, not a synprep dataset directory: give the folder that `synprep shard` wrote")
+    rc, err = run_main(capsys, *train_args(text, tmp_path / "run", "--max-steps", "1"))
+    one_line_error(rc, err, f"{text}: a file, not a synprep dataset directory")
+    assert read_manifest(tiny_pairs / "manifest.json") == read_manifest(tiny_pairs)
+
+
 def test_9_checkpoints_are_written_for_weights_only_loading(tiny_run):
     import torch
 

@@ -102,12 +102,18 @@ def read_manifest(path: str | os.PathLike) -> dict:
         raise InputError(str(mpath), None, "no manifest: not a synprep dataset directory (write one with `synprep shard`)", "unreadable") from None
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(str(mpath), None, f"cannot read the manifest ({e})", "unreadable") from None
+    # a file of another name (a CoNLL-U or text file given for a dataset) read as a manifest: said so, not
+    # "the manifest is not valid JSON"
+    other = ("a file, not a synprep dataset directory: give the folder that `synprep shard` wrote (it holds "
+             f"{MANIFEST})") if p.is_file() and p.name != MANIFEST else None
     try:
         m = json.loads(text)
     except json.JSONDecodeError as e:
-        raise InputError(str(mpath), e.lineno, f"the manifest is not valid JSON ({e.msg})", "invalid") from None
+        raise InputError(str(mpath), None if other else e.lineno, other or f"the manifest is not valid JSON ({e.msg})",
+                         "invalid") from None
     if not isinstance(m, dict) or m.get("format") != FORMAT:
-        raise InputError(str(mpath), None, f"not a synprep shard manifest (no \"format\": \"{FORMAT}\")", "invalid")
+        raise InputError(str(mpath), None, other or f"not a synprep shard manifest (no \"format\": \"{FORMAT}\")",
+                         "invalid")
     v = m.get("schema_version")
     if v != SCHEMA_VERSION:
         raise InputError(
