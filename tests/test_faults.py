@@ -651,6 +651,25 @@ def test_9_a_run_folder_given_as_the_checkpoint_names_the_checkpoints_in_it(tiny
         assert not (tmp_path / cmd).exists()
 
 
+def test_9_a_pickle_that_could_run_code_is_refused_in_one_line_without_torchs_advice(tiny_pairs, tmp_path):
+    """A pickle of protocol 4 holding a global (os.system): torch printed a UserWarning
+    about the protocol beside the error, and the error's reason was torch's first line,
+    which tells to load the file with weights_only=False. Now one line that says why it
+    is refused, and no warning."""
+    import pickle
+
+    bad = tmp_path / "evil.pt"
+    bad.write_bytes(pickle.dumps({"model": os.system}, protocol=4))
+    r = cli("translate", "--checkpoint", str(bad), "--data", str(tiny_pairs), "--out", str(tmp_path / "h.txt"),
+            env={"OMP_NUM_THREADS": "1"})
+    err = r.stderr.decode()
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert r.returncode == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert f"{bad}: cannot be loaded" in lines[0] and "which synprep never loads: they could run code" in lines[0], err
+    assert "weights_only" not in err and "Warning" not in err, err
+    assert not (tmp_path / "h.txt").exists()
+
+
 def test_9_a_file_given_for_a_dataset_is_called_a_file(tiny_pairs, tiny_run, tmp_path, capsys):
     """A CoNLL-U (or any file but a manifest) given for --data or --train was read as a
     manifest: "FILE:1: the manifest is not valid JSON"; now it is called a file, not a

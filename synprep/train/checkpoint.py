@@ -114,12 +114,25 @@ def load_checkpoint(path: str | os.PathLike, start_over: str = "", resume: bool 
         raise InputError(path, None, f"cannot be read ({e.strerror})", "unreadable") from None
     if size == 0:
         raise InputError(path, None, f"an empty file, not a checkpoint{hint}", "invalid")
+    import warnings
+
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        # torch's warnings about a file it then refuses (a pickle of another protocol) are not shown beside the
+        # one-line error; those of a file it loads are
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for a truncated or foreign file
         why = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        if "Weights only load failed" in str(e):  # (torch's first line told to load it with weights_only=False)
+            detail = str(e).split("WeightsUnpickler error:", 1)[-1].strip().splitlines()
+            why = ("it holds objects other than tensors and plain containers, which a checkpoint synprep writes "
+                   "never does, and which synprep never loads: they could run code" +
+                   (f" ({detail[0][:120]})" if "WeightsUnpickler error:" in str(e) and detail else ""))
         raise InputError(path, None, f"cannot be loaded: truncated, corrupt or not a synprep checkpoint "
                          f"({type(e).__name__}{': ' + why if why else ''}){hint}", "invalid") from None
+    for w in said:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     missing = [k for k in CHECKPOINT_KEYS if not isinstance(state, dict) or k not in state]
     if missing:
         raise InputError(path, None, f"not a synprep checkpoint (no {', '.join(missing)}){hint}", "invalid")
