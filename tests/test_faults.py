@@ -689,6 +689,23 @@ def test_9_a_file_given_for_a_dataset_is_called_a_file(tiny_pairs, tiny_run, tmp
     assert read_manifest(tiny_pairs / "manifest.json") == read_manifest(tiny_pairs)
 
 
+def test_9_a_one_side_dataset_for_training_or_validation_says_it_lacks_a_side(tiny_pairs, tmp_path, capsys):
+    """A dataset of one side given as --valid was "its vocabularies or labels differ from
+    TRAIN's; write it with vocab_from=", though it was written with them; now, as for
+    --train, it is said to lack a side."""
+    from synprep.dataset.shards import ShardConfig, build_dataset
+
+    src, _ = pair_conllu(6, "q")
+    (tmp_path / "s.conllu").write_text(src)
+    build_dataset(tmp_path / "one", str(tmp_path / "s.conllu"), None, ShardConfig(), vocab_from=tiny_pairs)
+    rc, err = run_main(capsys, *train_args(tiny_pairs, tmp_path / "run", "--max-steps", "1", "--valid", tmp_path / "one"))
+    line = one_line_error(rc, err, f"{tmp_path / 'one'}: a validation dataset needs both sides (src and tgt); this one has")
+    assert "vocabularies" not in line
+    rc, err = run_main(capsys, *train_args(tmp_path / "one", tmp_path / "run", "--max-steps", "1"))
+    one_line_error(rc, err, f"{tmp_path / 'one'}: a training dataset needs both sides")
+    assert not (tmp_path / "run").exists()
+
+
 def test_9_checkpoints_are_written_for_weights_only_loading(tiny_run):
     import torch
 

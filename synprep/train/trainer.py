@@ -175,6 +175,12 @@ class Trainer:
                 c = ds.manifest.get("counts", {})
                 raise InputError(ds.path, None, f"the dataset has no rows (input {c.get('input', '?')}, kept "
                                  f"{c.get('kept', '?')}; every pair was rejected?): nothing to train or validate on", "empty")
+        for ds, what in ((self.train_ds, "training"), (self.valid_ds, "validation")):
+            sides = [] if ds is None else list(ds.manifest.get("sides") or [])
+            if ds is not None and sorted(sides) != ["src", "tgt"]:  # (a one-side validation set was "its vocabularies differ")
+                raise InputError(ds.path, None, f"a {what} dataset needs both sides (src and tgt); this one has "
+                                 f"{', '.join(sides) or 'none'}: write it from a pair of files (synprep shard SRC TGT)",
+                                 "invalid")
         if self.valid_ds is not None and not same_vocab(self.train_ds.manifest, self.valid_ds.manifest):
             raise InputError(tc.valid, None, f"its vocabularies or labels differ from {tc.train}'s; write it with vocab_from= the training set", "invalid")
         limits = dict(max_tokens=tc.max_tokens, seed=tc.seed, max_rows=tc.max_sentences or None)  # the batch limits
