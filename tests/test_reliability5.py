@@ -399,10 +399,11 @@ def test_references_and_hypotheses_split_lines_as_sacrebleu_does(tmp_path, capsy
     with sacrebleu.utils.smart_open(str(f)) as s:  # sacreBLEU's own reader: the same lines
         assert [line.rstrip("\n").rstrip("\r") for line in s] == got
     (tmp_path / "r.txt").write_text("a b c\nd e\nf g\n")
-    rc, err = run_main(capsys, "compare", "--ref", tmp_path / "r.txt", f, f)
+    (tmp_path / "h2.txt").write_bytes(f.read_bytes())  # a system once each (compare refuses one file twice)
+    rc, err = run_main(capsys, "compare", "--ref", tmp_path / "r.txt", f, tmp_path / "h2.txt")
     assert rc == 0, err  # 3 lines each
     (tmp_path / "two.txt").write_bytes(b"a b c\nd e\rf g\n")
-    rc, err = run_main(capsys, "compare", "--ref", tmp_path / "r.txt", tmp_path / "two.txt", tmp_path / "two.txt")
+    rc, err = run_main(capsys, "compare", "--ref", tmp_path / "r.txt", f, tmp_path / "two.txt")
     one_line_error(rc, err, "2 lines but the references")
     (tmp_path / "cr.txt").write_bytes(b"a\rb\rc")
     with pytest.raises(InputError, match="CR-only line endings"):
@@ -421,7 +422,8 @@ def test_a_score_that_is_not_a_finite_number_is_refused(value, shown, tmp_path, 
     (tmp_path / "bad.json").write_text(text)
     rc, err = run_main(capsys, "compare", "--sign-unit", "score", tmp_path / "good.json", tmp_path / "bad.json")
     one_line_error(rc, err, f"{tmp_path / 'bad.json'}: system 'b', metric 'bleu': the score {shown} is not a finite number")
-    rc, err = run_main(capsys, "compare", "--sign-unit", "score", tmp_path / "good.json", tmp_path / "good.json")
+    (tmp_path / "good2.json").write_text(json.dumps(good))  # one file twice is refused on its own
+    rc, err = run_main(capsys, "compare", "--sign-unit", "score", tmp_path / "good.json", tmp_path / "good2.json")
     assert rc == 0, err
 
 

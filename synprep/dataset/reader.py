@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..util.outputs import write_json
 from .manifest import dataset_file, manifest_dir, model_entry, read_manifest
 from .pretrained import PretrainedTokenizer
-from .schema import MAX_PIECES, SCHEMA_VERSION, column_names, numpy_view, schema
+from .schema import MAX_PIECES, SCHEMA_VERSION, column_names, column_types, numpy_view, schema
 from .subwords import SubwordModel
 
 #: the version of what :func:`check_ids` checks, remembered with a shard that passed: a
@@ -193,9 +193,7 @@ def check_columns(table, names: list[str], name: str) -> None:
     shard, the column and the first row."""
     import pyarrow as pa
 
-    from .schema import _types
-
-    types = _types()
+    types = column_types()
     for c in names:
         want, have = types[c.split("_", 1)[1]], table.schema.field(c).type
         if have != want:

@@ -67,7 +67,9 @@ SIDE_COLUMNS = ("id", "pieces", "word_ids", "heads", "rels", "parent_pos", "root
 TRANSITION_COLUMNS = ("transitions", "edge_head", "edge_dep", "edge_label", "edge_step")
 
 
-def _types():
+def column_types():
+    """The Arrow type of each column kind (``pieces``, ``heads``, ...; a column is
+    ``<side>_<kind>``): what :func:`schema` declares and the readers check."""
     import pyarrow as pa
 
     i16 = pa.list_(pa.int16())
@@ -100,7 +102,7 @@ def schema(sides: Sequence[str] = SIDES, transition_side: str | None = "tgt", me
     """The Arrow schema of a shard with these sides."""
     import pyarrow as pa
 
-    t = _types()
+    t = column_types()
     return pa.schema(
         [pa.field(n, t[n.split("_", 1)[1]], nullable=False) for n in column_names(sides, transition_side)],
         metadata=metadata,
