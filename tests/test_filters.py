@@ -178,6 +178,26 @@ def test_ratio():
     assert got == [(7 / 4,)] and ok == [False]
 
 
+def test_a_side_written_without_spaces_has_no_word_count_and_never_fails_on_words():
+    # Chinese, Japanese and Thai write no space between words: a whitespace token is a
+    # clause, so every English-Chinese pair had a "ratio" of 5 and more and was rejected
+    zh = [P(1, "The cat sleeps on the mat.", "猫睡在垫子上。"), P(2, "Good morning to all of you.", "皆さん、おはようございます。"),
+          P(3, "I eat rice with my friends.", "ฉันกินข้าวกับเพื่อน")]
+    got, ok = scores(build_filter({"name": "ratio", "max_ratio": 2.0}), zh)
+    assert all(math.isnan(s[0]) for s in got) and ok == [True, True, True]
+    got, ok = scores(build_filter({"name": "length", "min_words": 2, "max_words": 4}), zh)
+    assert [s[0] for s in got] == [6.0, 6.0, 6.0] and all(math.isnan(s[1]) for s in got)
+    assert ok == [False, False, False]  # the English side is still measured (6 > 4 words)
+    # words of spaced scripts (Arabic, Korean, Hindi with ZWJ) and a CJK name inside Latin text are words
+    spaced = [P(1, "a b c d e", "القط ينام على الحصيرة"), P(2, "a b c d e", "나는 학교에 갔다 ."),
+              P(3, "Tokyo 東京 is big", "मैं क्\u200dया कर\u200cता हूँ")]
+    got, _ = scores(build_filter({"name": "length"}), spaced)
+    assert got == [(5.0, 4.0), (5.0, 4.0), (4.0, 4.0)]
+    # the characters are measured as before
+    got, ok = scores(build_filter({"name": "ratio", "unit": "chars", "max_ratio": 3.0}), zh[:1])
+    assert got == [(21 / 7,)] and ok == [True]
+
+
 def test_script_junk_and_scripts():
     f = build_filter({"name": "script"})
     pairs = [

@@ -3,7 +3,8 @@ character script / non-printing junk, exact duplicates.
 
 Each runs in one streaming pass (the duplicate filter keeps a set of 16-byte hashes)
 and never changes the text it scores. Word counts are whitespace-separated tokens of
-the raw text; piece counts come from a sentencepiece model when one is given.
+the raw text (:func:`word_count`: none, NaN, for text written without spaces between
+its words); piece counts come from a sentencepiece model when one is given.
 """
 
 from __future__ import annotations
@@ -23,6 +24,24 @@ from ..settings import Config
 from .base import Filter, Pair, Score, option, require_file, require_range
 
 _WS = re.compile(r"\s+")
+#: characters of the scripts written without spaces between words: Thai, Lao, Tibetan,
+#: Myanmar, Khmer, Hiragana, Katakana (and their half-width forms), Han ideographs
+_UNSPACED = re.compile("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
+                       "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]")
+
+
+def word_count(text: str) -> float:
+    """The whitespace-separated words of ``text``; NaN (no count, which never fails a
+    cut) when most of its letters are of a script written without spaces between words
+    (Chinese, Japanese, Thai, Lao, Khmer, Myanmar, Tibetan), where a whitespace token is
+    a clause or a sentence, not a word."""
+    n = len(text.split())
+    if text.isascii():
+        return float(n)
+    unspaced = len(_UNSPACED.findall(text))
+    if unspaced and unspaced > sum(ch.isalpha() for ch in _UNSPACED.sub("", text)):
+        return math.nan
+    return float(n)
 
 
 @register_filter("empty")
@@ -120,7 +139,8 @@ class LengthFilter(Filter):
     ``min_words``), or, when a sentencepiece model is given for that side, longer
     than ``max_pieces`` pieces.
 
-    Scores: ``src_words``, ``tgt_words`` and, when models are given, ``src_pieces``,
+    Scores: ``src_words``, ``tgt_words`` (:func:`word_count`: NaN for a side written
+    without spaces between words) and, when models are given, ``src_pieces``,
     ``tgt_pieces`` (NaN for a side without a model; NaN never fails).
     """
 
@@ -152,7 +172,7 @@ class LengthFilter(Filter):
         with_pieces = len(self.columns) == 4
         sps = [_load_spm(self.options.src_spm) if self.options.src_spm else None, _load_spm(self.options.tgt_spm) if self.options.tgt_spm else None]
         for batch in _batches(pairs, 4096):
-            words = [(float(len(p.src.split())), float(len(p.tgt.split()))) for p in batch]
+            words = [(word_count(p.src), word_count(p.tgt)) for p in batch]
             if not with_pieces:
                 yield from words
                 continue
@@ -183,7 +203,9 @@ class RatioFilter(Filter):
     Score: ``max(a, b) / max(min(a, b), 1)`` where a and b are the side lengths in
     ``unit`` (``words`` or ``chars``, whitespace excluded); 1.0 means equal lengths.
     Pairs where both sides are shorter than ``min_length`` are never rejected (score
-    1.0), since 1 versus 3 words says little.
+    1.0), since 1 versus 3 words says little. In words, a pair with a side written
+    without spaces between words (:func:`word_count`) has no ratio: NaN, never rejected
+    (``unit: chars``, with a threshold for the pair of languages, measures it).
     """
 
     name = "ratio"
@@ -209,7 +231,10 @@ class RatioFilter(Filter):
         sub = _WS.sub
         for p in pairs:
             if words:
-                a, b = len(p.src.split()), len(p.tgt.split())
+                a, b = word_count(p.src), word_count(p.tgt)
+                if math.isnan(a) or math.isnan(b):
+                    yield (math.nan,)
+                    continue
             else:
                 a, b = len(sub("", p.src)), len(sub("", p.tgt))
             if a < self.options.min_length and b < self.options.min_length:
