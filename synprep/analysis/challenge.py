@@ -58,6 +58,7 @@ __all__ = [
     "extract",
     "surface_text",
     "marked_text",
+    "primary_language",
 ]
 
 #: default minimum distance: 2 = at least one word between the two ends (the seed's
@@ -75,7 +76,9 @@ ArcFinder = Callable[[Sentence], list[tuple[int, int]]]
 @dataclass(frozen=True)
 class Phenomenon:
     """A rule that lists the arcs ``(head, dependent)`` (0-based) of a sentence that
-    show the phenomenon. ``languages`` restricts it (ISO codes); ``None`` = any."""
+    show the phenomenon. ``languages`` restricts it (ISO codes); ``None`` = any. A
+    language is compared by its primary subtag, in any case: ``EN``, ``en-US`` and
+    ``en_GB`` are English (:func:`primary_language`)."""
 
     name: str
     description: str
@@ -83,7 +86,13 @@ class Phenomenon:
     languages: frozenset[str] | None = None
 
     def applies_to(self, lang: str | None) -> bool:
-        return self.languages is None or (lang is not None and lang in self.languages)
+        return self.languages is None or (lang is not None and primary_language(lang) in self.languages)
+
+
+def primary_language(tag: str) -> str:
+    """The language of a code or BCP-47 tag, lower case: ``en-US``, ``EN``, ``en_GB``
+    -> ``en``; ``zh-Hant`` -> ``zh``."""
+    return tag.strip().replace("_", "-").split("-", 1)[0].lower()
 
 
 @dataclass(frozen=True)
