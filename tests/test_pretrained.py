@@ -65,6 +65,30 @@ def test_sentence_text_is_the_text_comment_else_the_words_and_space_after():
     assert sentence_text(tree) == sent.text  # PUD's SpaceAfter spells its text back
 
 
+def test_the_text_of_syntactic_words_is_the_surface_text_not_the_words_joined():
+    # a sentence with multiword tokens (French au = à le, Spanish dárselo = dar se lo,
+    # the last word) and no # text: its syntactic words joined spelled 'Àle début dele
+    # film', which the tokenizer read as the sentence; now the text is the real one and
+    # does not hold those words, as when a # text is given (the pair is rejected)
+    from synprep.syntax.conllu import read_conllu_string
+    from synprep.syntax.tree import to_tree
+
+    rows = [("1-2", "Au"), ("1", "À", 3, "case"), ("2", "le", 3, "det"), ("3", "début", 0, "root"),
+            ("4-5", "du"), ("4", "de", 6, "case"), ("5", "le", 6, "det"), ("6", "film", 3, "nmod", "SpaceAfter=No"),
+            ("7", ",", 3, "punct"), ("8-10", "dárselo", None, None, "SpaceAfter=No"), ("8", "dar", 3, "acl"),
+            ("9", "se", 8, "iobj"), ("10", "lo", 8, "obj")]
+    lines = []
+    for r in rows:
+        head, rel = (r[2], r[3]) if len(r) > 2 and r[2] is not None else ("_", "_")
+        lines.append("\t".join([r[0], r[1], "_", "_", "_", "_", str(head), rel, "_", r[4] if len(r) > 4 else "_"]))
+    sent = next(read_conllu_string("\n".join(lines) + "\n\n"))
+    assert sent.text is None
+    surface, syntactic = to_tree(sent, "surface"), to_tree(sent, "syntactic")
+    assert sentence_text(surface) == sentence_text(syntactic) == "Au début du film, dárselo"
+    assert syntactic.words[:2] == ["À", "le"]
+    assert isinstance(project(sentence_text(syntactic), syntactic.words, [(0, 2)]), str)
+
+
 # -- tokenizers trained offline on Multi30k ---------------------------------------------
 
 

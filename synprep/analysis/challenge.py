@@ -284,24 +284,9 @@ def find_arcs(sentence: Sentence, phenomenon: Phenomenon) -> list[Arc]:
 
 
 def surface_text(s: Sentence) -> str:
-    """The sentence's ``# text``, or its surface tokens joined by SpaceAfter."""
-    if s.text is not None:
-        return s.text
-    mw = {a: (b, form) for a, b, form, _misc in s.mwts}
-    space = s.space_after()
-    out: list[str] = []
-    i = 0
-    while i < len(s.rows):
-        if i in mw:
-            b, form = mw[i]
-            out.append(form)
-            i = b
-        else:
-            out.append(s.rows[i][1])
-        if space[i] and i < len(s.rows) - 1:
-            out.append(" ")
-        i += 1
-    return "".join(out)
+    """The sentence's ``# text``, or its surface tokens joined by SpaceAfter
+    (:meth:`Sentence.surface_text`)."""
+    return s.surface_text()
 
 
 def marked_text(s: Sentence, arcs: Iterable[Arc]) -> str:

@@ -13,7 +13,9 @@ The rules of the projection:
 
 * **The text.** The words are found in the sentence's ``# text`` in order, with only
   whitespace between and around them; a sentence without ``# text`` is its words
-  joined by their ``SpaceAfter`` (a space unless ``SpaceAfter=No``). A text that does
+  joined by their ``SpaceAfter`` (a space unless ``SpaceAfter=No``), or, for syntactic
+  words of a sentence with multiword tokens, its surface tokens so joined (the tree's
+  ``text``, :func:`synprep.syntax.tree.to_tree`). A text that does
   not hold its words so (the parser rewrote a character) rejects the pair
   (``subwords``), naming the word and the character.
 * **A token's word** is the word holding the token's first non-whitespace character
@@ -93,7 +95,8 @@ _SPECIAL_NAMES = {
 
 
 def sentence_text(tree) -> str:
-    """The raw sentence of a tree: its ``# text``, else its words joined by their
+    """The raw sentence of a tree: its ``text`` (the ``# text``, or the surface text of
+    syntactic words with multiword tokens), else its words joined by their
     ``SpaceAfter`` (a space unless ``SpaceAfter=No``)."""
     if tree.text:
         return tree.text

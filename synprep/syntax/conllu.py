@@ -146,6 +146,27 @@ class Sentence:
     def misc(self) -> list[str]:
         return [r[9] for r in self.rows]
 
+    def surface_text(self) -> str:
+        """The sentence's ``# text``, else its surface tokens (a multiword token's FORM,
+        not its words: ``du``, not ``de le``) joined by their ``SpaceAfter``."""
+        if self.text is not None:
+            return self.text
+        mw = {a: (b, form) for a, b, form, _misc in self.mwts}
+        space = self.space_after()
+        out: list[str] = []
+        i = 0
+        while i < len(self.rows):
+            if i in mw:
+                b, form = mw[i]
+                out.append(form)
+                i = b
+            else:
+                out.append(self.rows[i][1])
+            if space[i] and i < len(self.rows) - 1:
+                out.append(" ")
+            i += 1
+        return "".join(out)
+
     def space_after(self) -> list[bool]:
         """Per syntactic word: is it followed by a space? (a multiword token's MISC
         decides for its last word; words inside a token have no space after them)."""

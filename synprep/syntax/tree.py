@@ -10,7 +10,10 @@ relation labels. It is built from a CoNLL-U :class:`~synprep.syntax.conllu.Sente
   root counts as outside); arcs into the span point to the merged word. If merging
   creates a cycle (a word outside the span hangs from the span and the span hangs
   from it) the sentence is rejected with reason ``mwt-cycle``.
-* ``syntactic``: the words of the treebank, multiword tokens ignored.
+* ``syntactic``: the words of the treebank, multiword tokens ignored. Such words do
+  not spell the sentence (``de le`` for ``du``), so a sentence with multiword tokens
+  and no ``# text`` gets its surface text (:meth:`Sentence.surface_text`) as ``text``:
+  the raw sentence a pretrained tokenizer reads is the real one.
 
 Labels are ``full`` (``compound:prt``) or ``universal`` (``compound``).
 
@@ -52,6 +55,8 @@ class Tree:
     upos: list[str] = field(default_factory=list)
     feats: list[str] = field(default_factory=list)
     sent_id: str | None = None
+    #: the sentence's ``# text``; for syntactic words of a sentence with multiword
+    #: tokens and no ``# text``, its surface text (module doc)
     text: str | None = None
 
     def __len__(self) -> int:
@@ -86,7 +91,7 @@ def to_tree(sent: Sentence, words: str = "surface", labels: str = "full") -> Tre
             [r[3] for r in rows],
             [r[5] for r in rows],
             sent.sent_id,
-            sent.text,
+            sent.surface_text() if sent.mwts else sent.text,
         )
     return _merge_mwts(sent, rels)
 
