@@ -522,6 +522,11 @@ def test_a_substitution_keeps_the_tree_and_the_case_of_the_word_it_replaces(lex)
 def test_a_language_without_rules_is_refused_naming_those_with_rules():
     with pytest.raises(ConfigError, match=r"no contrastive rules for language 'fr'; languages with rules: de"):
         rules_for("fr")
+    # a tag is read as its primary language, as synprep challenge reads it
+    for tag in ("DE", "de-AT", "de_CH", " de "):
+        assert rules_for(tag).code == "de", tag
+    with pytest.raises(ConfigError, match=r"no contrastive rules for language 'fr'"):
+        rules_for("fr-DE")
 
 
 def test_the_per_token_decision_and_the_ceiling():

@@ -65,7 +65,7 @@ def run(settings: ContrastiveStep, inputs: Mapping, outputs: Mapping, *, parser:
     check_replaceable(outputs["suite"], CONTRASTIVE_KIND, option)  # a folder not ours: refused before any work
     lexicon = build_lexicon(_files(inputs["train"]))
     pairs = [{"src": s, "tgt": t} for s, t in zip(src, tgt)]
-    own = {"lang": settings.lang, **({"model": settings.model} if settings.model else {})}
+    own = {"lang": language.code, **({"model": settings.model} if settings.model else {})}  # de-AT: de's parser
     # the contrastive's words, as given: pretokenized, 0 = no limit
     options = {**(dict(parser) if parser is not None else own), "pretokenized": True, "max_words": 0}
     with open_parser(settings.backend, options, threads) as p:

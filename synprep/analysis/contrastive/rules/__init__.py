@@ -22,6 +22,7 @@ from typing import Iterator, Optional, Union
 
 from ....errors import ConfigError
 from ....syntax.conllu import Sentence
+from ...challenge import primary_language
 from ..lexicon import Lexicon
 
 __all__ = ["Edit", "Candidate", "Skip", "Rule", "Language", "languages", "rules_for", "SUBSTITUTE", "INSERT", "DELETE",
@@ -105,7 +106,10 @@ def languages() -> list[str]:
 
 
 def rules_for(lang: str) -> Language:
-    """The rules of ``lang``; a ConfigError naming the languages that have rules."""
+    """The rules of ``lang``, a code or BCP-47 tag read as its primary language (``de``,
+    ``DE``, ``de-AT``, ``de_CH``: German's, as ``synprep challenge`` reads a tag); a
+    ConfigError naming the languages that have rules."""
+    lang = primary_language(lang)
     if lang not in languages():
         raise ConfigError(f"no contrastive rules for language {lang!r}; languages with rules: {', '.join(languages())} "
                           f"(a language's rules are one module in synprep/analysis/contrastive/rules/)")
