@@ -353,6 +353,34 @@ def test_align_finds_misaligned_pairs():
     assert len(rejected & set(bad)) >= 27 and len(rejected) <= 34
 
 
+def test_align_tokens_keep_marks_with_their_word_and_split_unspaced_scripts():
+    """The alignment's tokens were Python's \\w runs: Devanagari's vowel signs and
+    virama are no \\w, so हिन्दी was six tokens, and a Chinese or Thai clause was one.
+    A word keeps its combining marks; a letter of a script written without spaces is a
+    token with its marks; text without either is tokenized as before (the Multi30k
+    sides, token for token)."""
+    import gzip
+    import re
+
+    from synprep.filters.align import tokenize
+
+    assert tokenize("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
+    assert tokenize("cafe\u0301 au lait.") == ["cafe\u0301", "au", "lait", "."]  # a decomposed accent
+    assert tokenize("猫睡在垫子上。") == ["猫", "睡", "在", "垫", "子", "上", "。"]
+    assert tokenize("กินข้าว") == ["กิ", "น", "ข้", "า", "ว"]
+    assert tokenize("ok abc猫def") == ["ok", "abc", "猫", "def"]
+    assert tokenize("وبالكتاب!") == ["وبالكتاب", "!"]
+    before = re.compile(r"\w+|[^\w\s]")
+    from .conftest import SHARED_DATA
+
+    for side in ("en", "de"):
+        path = SHARED_DATA / "multi30k" / f"val.{side}.gz"
+        if path.exists():
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            assert [tokenize(x) for x in lines] == [before.findall(x.lower()) for x in lines]
+
+
 def test_align_cuts_on_given_scores():
     sc = [(0, 0, float(c)) for c in (1, 2, 3, 4, 5, 6, 7, 8, 9, 50)] + [(math.inf,) * 3]
     f = build_filter({"name": "align", "max_cost": 5})

@@ -26,8 +26,9 @@ from .base import Filter, Pair, Score, option, require_file, require_range
 _WS = re.compile(r"\s+")
 #: characters of the scripts written without spaces between words: Thai, Lao, Tibetan,
 #: Myanmar, Khmer, Hiragana, Katakana (and their half-width forms), Han ideographs
-_UNSPACED = re.compile("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
-                       "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]")
+UNSPACED = ("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
+            "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]")
+_UNSPACED = re.compile(UNSPACED)
 
 
 def word_count(text: str) -> float:
