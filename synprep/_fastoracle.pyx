@@ -166,6 +166,11 @@ cdef inline bint ok_text_form(const unsigned char* src, Py_ssize_t a, Py_ssize_t
             return False
     return True
 
+cdef inline bint is_root_label(const unsigned char* s, int n) nogil:
+    """DEPREL ``root`` or ``root:<subtype>`` (Python's reader: the root's and no other word's)."""
+    return n >= 4 and s[0] == 114 and s[1] == 111 and s[2] == 111 and s[3] == 116 and (n == 4 or s[4] == 58)
+
+
 cdef inline int parse_uint(const unsigned char* s, Py_ssize_t n) nogil:
     """ASCII digits only, at most 9 of them, no leading zero (the plain integers of
     synprep.syntax.conllu._uint); -1 otherwise."""
@@ -559,6 +564,10 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                     h = s.heads[i]
                     if h > s.n or h == i + 1:
                         ok = False
+                        break
+                    if (is_root_label(src + s.rel_off[i], s.rel_len[i]) if h == 0 else
+                            s.rel_len[i] == 4 and is_root_label(src + s.rel_off[i], 4)) != (h == 0):
+                        ok = False  # the root labelled otherwise, or root on another word: Python names it
                         break
                     if h == 0:
                         roots += 1

@@ -56,6 +56,11 @@ MALFORMED = [
         "cycle in the tree: 2 -> 3 -> 2; expected every word to reach the root",
     ),
     ("self-loop", W1 + "\n" + row(2, "b", 2, "dep") + "\n\n", 2, "word 2 is its own head"),
+    # UD's root relation: the root's, and no other word's (the transitions never carry it)
+    ("root-label-root", row(1, "A", 0, "dep") + "\n" + W2 + "\n\n", 1,
+     "the root, word 1 (HEAD 0), has DEPREL 'dep'; expected 'root'"),
+    ("root-label-other", W1 + "\n" + row(2, "b", 1, "root") + "\n\n", 2,
+     "word 2 has DEPREL 'root' but HEAD 1: UD gives root only to the word with HEAD 0"),
     ("deprel-empty", W1 + "\n" + row(2, "b", 1, "_") + "\n\n", 2, "word 2 has an empty DEPREL"),
     ("deprel-blank", W1 + "\n" + row(2, "b", 1, "") + "\n\n", 2, "word 2 has an empty DEPREL"),
     ("mwt-malformed", "1-x\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "multiword range '1-x' is malformed"),

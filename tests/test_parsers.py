@@ -93,6 +93,20 @@ def test_format_tree_writes_multiword_tokens_and_space_after():
     assert out.endswith("\n\n")
 
 
+def test_a_parsers_root_is_labelled_root_and_no_other_word():
+    """stanza labels its arcs apart from choosing its heads: its root can come out as obj
+    and another word as root, which the reader refuses as invalid UD (the transitions
+    never carry the root's label). The head it chose decides: the root's relation is
+    written root, another word's root as dep; a subtype of root stays."""
+    toks = [Token("x", [Word("x", head=2, deprel="root")]), Token("y", [Word("y", head=0, deprel="obj")]),
+            Token("z", [Word("z", head=2, deprel="root:sub")])]
+    (s,) = read_conllu_string(format_tree("a", "x y z", toks))
+    assert s.deprels == ["dep", "root", "dep"]
+    toks[1] = Token("y", [Word("y", head=0, deprel="root:sub")])
+    (s,) = read_conllu_string(format_tree("a", "x y z", toks))
+    assert s.deprels == ["dep", "root:sub", "dep"]
+
+
 def test_validate_tree_and_reject_codes():
     good = format_tree("a", "x y", [Token("x", [Word("x", head=0, deprel="root")]), Token("y", [Word("y", head=1, deprel="dep")])])
     assert validate_tree("a", good) is None

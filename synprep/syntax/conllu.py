@@ -42,6 +42,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import InputError
@@ -502,11 +503,29 @@ def _mwt_range(f: list[str], expected: int, mwt_end: int, name: str, lineno: int
     return ia, ib
 
 
+_DEPREL = itemgetter(7)
+
+
+def _check_root_labels(rels: list[str], root: int, heads: list[int], row_lines, name: str) -> None:
+    """InputError (``root-label``) unless the root's DEPREL is ``root`` (or a subtype)
+    and no other word's is ``root``: the transitions never carry the root's label, so
+    the root's own would be lost, and a root relation elsewhere is not UD."""
+    label = rels[root]
+    if label[:4] != "root" or (len(label) > 4 and label[4] != ":"):
+        raise InputError(name, row_lines[root], f"the root, word {root + 1} (HEAD 0), has DEPREL {label!r}; expected "
+                         "'root' (UD's relation of the root, and the only one it has)", "root-label")
+    for i, rel in enumerate(rels):
+        if i != root and rel == "root":
+            raise InputError(name, row_lines[i], f"word {i + 1} has DEPREL 'root' but HEAD {heads[i] + 1}: UD gives root "
+                             "only to the word with HEAD 0; expected its relation to its head", "root-label")
+
+
 def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: int) -> Sentence | None:
     """Step 2 of :func:`_parse_block`: the sentence-level checks of its word rows
     (``row_lines``: the line of each) and multiword ranges -- every HEAD a plain
-    integer in 0..n, exactly one root, every word reaching the root -- then the
-    :class:`Sentence`, or None for a block of comments only. Invariant: what it
+    integer in 0..n, exactly one root, the root and no other word labelled root (UD's
+    rule: the transitions never carry the root's label), every word reaching the root
+    -- then the :class:`Sentence`, or None for a block of comments only. Invariant: what it
     returns holds every invariant of the module doc. The heads and the cycle walk
     are deliberately inlined: as two more calls a sentence they made
     :func:`_parse_block` 1.2-2.2% slower (7,854 UD sentences, interleaved runs); this
@@ -542,6 +561,9 @@ def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: 
         heads[i] = hv - 1
     if root < 0:
         raise InputError(name, start, "no root: no word has HEAD 0; expected exactly one", "no-root")
+    rels = list(map(_DEPREL, rows))  # UD's root relation: the root's and no other word's (C loops: per word)
+    if rels[root] != "root" or rels.count("root") != 1:
+        _check_root_labels(rels, root, heads, row_lines, name)
     # every word must reach the root (no cycle): each word is walked once
     state = bytearray(n)  # 0 new, 1 on the current path, 2 reaches the root
     state[root] = 2
