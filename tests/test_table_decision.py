@@ -292,6 +292,21 @@ def test_a_variant_without_one_of_the_seeds_is_left_out_of_a_contrastive_fit_too
     assert "items fixed" in got["over_seeds"]["contrastive:np_agreement"]["parent"]["decision"]["accuracy"]["test"]
 
 
+def test_a_table_without_its_baseline_rows_is_refused(tmp_path, capsys):
+    """A table whose baseline's rows are gone (cut by hand) was read with its first
+    remaining variant as the baseline, or refused with a message about a config no one
+    gave; its decision's model names the baseline it was made with."""
+    from synprep.cli import main
+
+    table = json.loads(REDECIDED.read_text())
+    table["rows"] = [r for r in table["rows"] if r["variant"] != "vanilla"]
+    (tmp_path / "cut.json").write_text(json.dumps(table))
+    assert main(["table-decide", str(tmp_path / "cut.json"), "--outcomes", "none", "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "cut.json: table.decision.model compares with 'vanilla', but the first row is 'bitrans'" in err, err
+    assert not (tmp_path / "o").exists()
+
+
 def test_the_committed_table_re_decided_is_reproduced(committed):
     """docs/measured/cpu-table-2026-11-28-redecided.json is `synprep table-decide` of the
     committed 3-seed table with config/table/cpu.yaml's family: reproduced exactly."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from typing import Optional
 
 from ...errors import ConfigError, InputError
@@ -143,6 +144,12 @@ def read_table(path: str) -> dict:
     for name, info in table["test_sets"].items():
         if info["n"] < 0:
             raise bad(f"table.test_sets.{name}.n = {info['n']}: expected a count >= 0")
+    model = (table.get("decision") or {}).get("model")
+    base = re.search(r"Treatment\('([^']*)'\)", model) if isinstance(model, str) else None
+    if base and base.group(1) != table["rows"][0]["variant"]:  # the baseline is the first row's variant
+        raise bad(f"table.decision.model compares with {base.group(1)!r}, but the first row is "
+                  f"{table['rows'][0]['variant']!r}: the baseline's rows are missing or moved (a table cut by hand?); "
+                  "give the table as made")
     outcomes = (table.get("decision") or {}).get("outcomes")
     if outcomes is not None and (outcomes in ("", ".", "..") or os.path.basename(outcomes) != outcomes):
         raise bad(f"table.decision.outcomes = {outcomes!r}: expected the name of a file beside table.json")
