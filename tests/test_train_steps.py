@@ -171,3 +171,18 @@ def test_a_profile_sees_every_named_step_of_an_update_and_the_update_is_the_same
     one = ["rows", "collate", "to device", "count tokens", *per_batch, *per_batch, "clip", "optimizer"]
     assert seen == one + one
     assert all(torch.equal(a, b) for a, b in zip(*params))
+
+
+def test_a_validation_set_that_is_the_training_set_is_said(pud, tmp_path):
+    """--valid the same dataset as --train (an overfitting check does it on purpose) chose
+    the best checkpoint on the training pairs without a word: said, at the start and in
+    the run's start record; a held-out set, nothing."""
+    said: list[str] = []
+    tr.train(run_cfg(pud, tmp_path / "r", max_steps=1, warmup=1, valid=str(pud / "train" / ".." / "train")),
+             log=said.append)
+    warn = [m for m in said if m.startswith("warning:")]
+    assert len(warn) == 1 and "is the training dataset" in warn[0], said
+    assert records(tmp_path / "r")[0]["warnings"] == [warn[0][len("warning: "):]]
+    said.clear()
+    tr.train(run_cfg(pud, tmp_path / "h", max_steps=1, warmup=1), log=said.append)
+    assert not [m for m in said if m.startswith("warning:")], said

@@ -63,6 +63,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -296,7 +297,7 @@ class Trainer:
             mode = prefix.mode + (f", k = {prefix.k} prefixes a sentence" if prefix.mode == "sampled" else ", every prefix")
             self.say(f"{mcfg.variant}: bidirectional decoder trained in {mode} mode (validation: exact)")
         self.predicted_stop = self.planned_stop()
-        self.warnings = self.schedule_warnings()
+        self.warnings = self.schedule_warnings() + self.data_warnings()
         for w in self.warnings:
             self.say(f"warning: {w}")
         if not resumed:
@@ -332,6 +333,17 @@ class Trainer:
         if last >= tc.warmup:
             return []
         return [self._warmup_warning(f"the run stops after {last} updates", last)]
+
+    def data_warnings(self) -> list[str]:
+        """A validation set that is the training set (the same folder, however spelt):
+        allowed (an overfitting check does it on purpose), but the best checkpoint is
+        then chosen, and validation scored, on the data the run trains on."""
+        tc = self.tc
+        if not tc.valid or not os.path.exists(tc.valid) or not os.path.samefile(tc.train, tc.valid):
+            return []
+        return [f"train.valid (--valid) {tc.valid} is the training dataset {tc.train}: the best checkpoint is chosen, "
+                "and validation scored, on the pairs the run trains on; give a held-out dataset (e.g. the workflow's "
+                "held-out shard) for one that generalises"]
 
     def _warmup_warning(self, head: str, last: int) -> str:
         tc = self.tc
