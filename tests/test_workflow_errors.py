@@ -291,3 +291,31 @@ def test_the_workflow_imports_nothing_heavy():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]", f"imported by {mods}: {r.stdout}"
+
+
+def test_a_parser_model_that_is_missing_or_of_the_wrong_kind_is_named_before_any_job(tmp_path):
+    """synprep.stages.parse.check_parser_models: an absolute parse.src_model that names
+    nothing, or a language without a demo UDPipe model (corpus.src_lang: fr), was
+    snakemake's MissingInputException with no synprep line; a folder given as a UDPipe
+    model (or a file as a stanza model folder) failed in a parse job, after the split
+    and the filters ran."""
+    from synprep.parsers import ParseSettings
+    from synprep.stages.parse import check_parser_models, parser_settings
+
+    langs = {"src": "en", "tgt": "de"}
+    parse = ParseSettings.from_dict({})
+    check_parser_models(parse, parser_settings(parse, langs), langs)  # the demo models
+    model = tmp_path / "en.udpipe"
+    model.write_bytes(b"x")
+    for given, backend, said in ((str(tmp_path / "nope.udpipe"), "udpipe", "no such file or folder"),
+                                 (str(tmp_path), "udpipe", "a folder"), (str(model), "stanza", "a file")):
+        parse = ParseSettings.from_dict({"backend": backend, "src_model": given})
+        with pytest.raises(ConfigError, match=f"parse.src_model = .*: {said}; expected a {backend} model") as e:
+            check_parser_models(parse, parser_settings(parse, langs), langs)
+        assert e.value.config_path == ["parse", "src_model"]
+    fr = {"src": "fr", "tgt": "de"}
+    parse = ParseSettings.from_dict({})
+    with pytest.raises(ConfigError, match=r"corpus.src_lang = 'fr': the udpipe parser has no model of this language"
+                                          r".*set parse.src_model") as e:
+        check_parser_models(parse, parser_settings(parse, fr), fr)
+    assert e.value.config_path == ["corpus", "src_lang"]

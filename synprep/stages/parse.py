@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping, Optional
 
 from ..dataset.accounting import RejectWriter
+from ..errors import ConfigError
 from ..dataset.pairfile import read_pairs
 from ..parsers import ParserResources, ParseSettings, backend as parser_backend
 from ..parsers.inputs import count_lines, read_items
@@ -159,6 +160,39 @@ def parser_settings(parse: ParseSettings, languages: dict[str, str]) -> dict[str
         model = getattr(parse, f"{side}_model") or backend.default_model(languages[side])
         out[side] = backend.workflow_options(parse, languages[side], model or None)
     return out
+
+
+def check_parser_models(parse: ParseSettings, settings: dict[str, dict], languages: dict[str, str]) -> None:
+    """Each side's model (the options of :func:`parser_settings`) is there, and is what
+    its backend loads (a folder for one whose models are folders, ``model_is_folder``,
+    else a file): else a ConfigError located at the key that chose it (the workflow names
+    its config file and line), when the workflow starts -- not snakemake's
+    missing-input report (a model that names nothing, or a language without a default
+    model), nor a parse job failing after the split and the filters ran (a folder given
+    as a UDPipe model). A side without a model (stanza's resources folder) is the
+    backend's to find."""
+    backend = parser_backend(parse.backend)
+    kind = "folder" if backend.model_is_folder else "file"
+    for side in ("src", "tgt"):
+        model = settings[side].get("model")
+        if not model:
+            continue
+        given = getattr(parse, f"{side}_model")
+        if os.path.isdir(model) if backend.model_is_folder else os.path.isfile(model):
+            continue
+        what = "no such file or folder" if not os.path.exists(model) else (
+            "a folder" if os.path.isdir(model) else "a file")
+        if given:
+            error = ConfigError(f"parse.{side}_model = {model!r}: {what}; expected a {parse.backend} model {kind} "
+                                "(docs/parsers.md): fix the path")
+            error.config_path = ["parse", f"{side}_model"]
+        else:
+            error = ConfigError(
+                f"corpus.{side}_lang = {languages[side]!r}: the {parse.backend} parser has no model of this "
+                f"language here ({model}: {what}); set parse.{side}_model to a {parse.backend} model {kind} of "
+                "the language (docs/parsers.md), or check the language code")
+            error.config_path = ["corpus", f"{side}_lang"]
+        raise error
 
 
 def parse_resources(parse: ParseSettings) -> ParserResources:

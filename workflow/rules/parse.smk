@@ -11,10 +11,17 @@
 import os
 import sys
 
-from synprep.stages.parse import demo_models_warning, demo_parser_warning, parse_resources, parser_settings
+from synprep.stages.parse import (
+    check_parser_models,
+    demo_models_warning,
+    demo_parser_warning,
+    parse_resources,
+    parser_settings,
+)
 
 PARSE = SETTINGS.parse  # the typed parse section (synprep.parsers.ParseSettings)
 PARSERS = parser_settings(PARSE, LANGS)
+check_parser_models(PARSE, PARSERS, LANGS)  # each side's model there, a file or a folder as the backend loads
 PARSE_RESOURCES = parse_resources(PARSE)
 # a paper's recipe (config/recipes/) parsed with the demo models: say so when the workflow starts
 DEMO_PARSER_WARNING = demo_parser_warning(SETTINGS.recipe, PARSE, LANGS)
