@@ -417,6 +417,11 @@ def test_align_with_reference(tmp_path):
         assert [i for i in range(40) if not ok[i]] == [5, 17], mode
     with pytest.raises(ConfigError, match="both reference_src and reference_tgt"):
         build_filter({"name": "align", "reference_src": str(tmp_path / "ref.src")})
+    # a folder given as a file is said to be one (it was said not to exist)
+    with pytest.raises(ConfigError, match=f"reference_src': file {tmp_path} is a folder; give the path of an existing file"):
+        build_filter({"name": "align", "reference_src": str(tmp_path), "reference_tgt": str(tmp_path / "ref.tgt")})
+    with pytest.raises(ConfigError, match=f"file {tmp_path} is a folder"):
+        build_filter({"name": "decontaminate", "files": [str(tmp_path)]})
 
 
 # -- pipeline, tables, re-cut ----------------------------------------------------------

@@ -188,7 +188,14 @@ def require_range(f: Filter, key: str, lo: float | None = None, hi: float | None
 def require_file(f: Filter, key: str) -> None:
     v = getattr(f.options, key)
     if v is not None and not Path(v).is_file():
-        raise f.error(key, f"file {v} does not exist; give the path of an existing file")
+        raise f.error(key, missing_file(v))
+
+
+def missing_file(path) -> str:
+    """What a path given as a filter's file is, when it is not a file (a folder is not
+    said not to exist)."""
+    what = "is a folder" if Path(path).is_dir() else "does not exist"
+    return f"file {path} {what}; give the path of an existing file"
 
 
 def filter_names() -> list[str]:

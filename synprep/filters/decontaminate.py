@@ -40,7 +40,7 @@ from ..errors import InputError
 from ..registry import register_filter
 from ..util.textio import drop_invisible
 from ..settings import Config
-from .base import Filter, Pair, Score, option
+from .base import Filter, Pair, Score, missing_file, option
 from .pipeline import text_lines
 
 
@@ -98,7 +98,7 @@ class DecontaminateFilter(Filter):
                 if not isinstance(p, str) or not p:
                     raise self.error(key, f"holds {p!r}; expected file paths")
                 if not Path(p).is_file():
-                    raise self.error(key, f"file {p} does not exist; give the path of an existing file")
+                    raise self.error(key, missing_file(p))
         self._keys: set[bytes] | None = None
 
     def keys(self) -> set[bytes]:
