@@ -5,6 +5,7 @@ the checks of the ``analysis:`` config section."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -197,9 +198,14 @@ def test_analysis_settings_resolve_and_check_the_config():
     got = resolve({"induce": {"enabled": True, "gates": False, "gold": __file__}}, langs=langs,
                                shards=shards, heldout=held, runs=runs)
     assert got["induce"]["gate_runs"] == [] and got["induce"]["gold"] == __file__
-    with pytest.raises(ConfigError, match="induce.gold = 'nope.conllu': no such file"):
+    with pytest.raises(ConfigError, match="induce.gold = 'nope.conllu': no such file") as e:
         resolve({"induce": {"enabled": True, "gold": "nope.conllu"}}, langs=langs, shards=shards,
                              heldout=held, runs=runs)
+    # located (the workflow names its config file and line: it named none), and a folder is not "no such file"
+    assert e.value.config_path == ["analysis", "induce", "gold"]
+    with pytest.raises(ConfigError, match="induce.gold = '.*': a folder; give a CoNLL-U treebank file"):
+        resolve({"induce": {"enabled": True, "gold": os.path.dirname(__file__)}}, langs=langs, shards=shards,
+                heldout=held, runs=runs)
     with pytest.raises(ConfigError, match=r"no training run induces trees \(train.runs: base \(vanilla\)\)"):
         resolve({"induce": {"enabled": True}}, langs=langs, shards=shards, heldout=held,
                              runs={"base": "vanilla"})

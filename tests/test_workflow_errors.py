@@ -319,3 +319,25 @@ def test_a_parser_model_that_is_missing_or_of_the_wrong_kind_is_named_before_any
                                           r".*set parse.src_model") as e:
         check_parser_models(parse, parser_settings(parse, fr), fr)
     assert e.value.config_path == ["corpus", "src_lang"]
+
+
+def test_a_run_config_file_that_cannot_be_read_names_the_runs_key(tmp_path, capsys):
+    """train.runs[i].file missing, a folder or empty: the error named that file only (no
+    config file, line or key); now the entry's file and line and the key, as train.smk
+    reads each run's file under config_error_at(..., name_key=True)."""
+    from synprep.stages.workflow import config_error_at, stop_on_error
+    from synprep.train.config import read_config_file
+
+    (tmp_path / "empty.yaml").write_text("# nothing yet\n")
+    cfg = _demo_config()
+    for i, file in enumerate([str(tmp_path / "nope.yaml"), str(tmp_path), str(tmp_path / "empty.yaml")]):
+        cfg["train"]["runs"] = [{"name": "vanilla", "config": {"preset": "tiny"}}, {"name": "mine", "file": file}]
+        path = _write(tmp_path / f"my{i}.yaml", cfg)
+        with pytest.raises(SystemExit):
+            with stop_on_error(["config/config.yaml", str(path)]):
+                with config_error_at(["train", "runs", 1, "file"], name_key=True):
+                    read_config_file(file)
+        line = capsys.readouterr().err.strip()
+        assert line.startswith(f"synprep: error: {path}:{_line_of(path, f'file: {file}')}: train.runs[1].file: {file}"), line
+    text = (REPO / "workflow" / "rules" / "train.smk").read_text()
+    assert 'with config_error_at(["train", "runs", i, "file"] if i < len(TRAIN.runs) else ["table", "config"], name_key=True):' in text

@@ -138,10 +138,12 @@ def analysis_settings(
             )
         gold = ind.gold
         if gold is not None and not os.path.isfile(gold):
-            raise ConfigError(
-                f"{where}.induce.gold = {gold!r}: no such file; give a CoNLL-U treebank of the source language "
-                "(path relative to the working directory), or null"
+            error = ConfigError(
+                f"{where}.induce.gold = {gold!r}: {'a folder' if os.path.isdir(gold) else 'no such file'}; give a "
+                "CoNLL-U treebank file of the source language, or null"
             )
+            error.config_path = ["analysis", "induce", "gold"]  # the workflow names its config file and line
+            raise error
         gate_runs = [name for name in tree_runs if runs[name] in GATED_VARIANTS] if ind.gates else []
         out["induce"] = {"runs": tree_runs, "shards": list(heldout), "root": ind.root, "gold": gold,
                          "gate_runs": gate_runs}

@@ -55,14 +55,22 @@ def stop_on_error(config_files: Sequence[str] = ()):
 
 
 @contextlib.contextmanager
-def config_error_at(path: Sequence):
-    """Mark a ConfigError raised in the block as one about the workflow config's key
-    ``path`` (e.g. ``["train", "runs", 0]``), for :func:`stop_on_error` to locate."""
+def config_error_at(path: Sequence, name_key: bool = False):
+    """Mark a SynprepError raised in the block as one about the workflow config's key
+    ``path`` (e.g. ``["train", "runs", 0]``), for :func:`stop_on_error` to locate.
+    ``name_key``: the block reads a file the key names (a run-config file), whose errors
+    name that file and not the key: the message is prefixed with the key
+    (``train.runs[0].file: run.yaml: no such run config file``)."""
     try:
         yield
-    except ConfigError as e:
-        if getattr(e, "config_path", None) is None:
-            e.config_path = list(path)
+    except SynprepError as e:
+        if getattr(e, "config_path", None) is not None:
+            raise
+        if name_key or not isinstance(e, ConfigError):
+            error = ConfigError(f"{_section(path)}: {e}")
+            error.config_path = list(path)
+            raise error from None
+        e.config_path = list(path)
         raise
 
 

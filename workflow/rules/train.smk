@@ -58,10 +58,13 @@ if TRAIN_RUNS:
             f"(shards.count = {len(SHARDS)})"
         )
     # a run's config: its `file` (e.g. config/experiments/*.yaml) with `config` merged over it
-    RUN_CONFIGS = {
-        run["name"]: merge_dicts(read_config_file(run["file"]) if "file" in run else {}, run.get("config") or {})
-        for run in TRAIN_RUNS
-    }
+    # (a file that is not there or not a run config: one line naming the entry's key too)
+    RUN_CONFIGS = {}
+    for i, run in enumerate(TRAIN_RUNS):
+        with config_error_at(["train", "runs", i, "file"] if i < len(TRAIN.runs) else ["table", "config"], name_key=True):
+            RUN_CONFIGS[run["name"]] = merge_dicts(
+                read_config_file(run["file"]) if "file" in run else {}, run.get("config") or {}
+            )
     # RUNS: each run's config resolved once, here (torch-free), with the workflow's
     # values under the run's own: the evaluation beam (train.beam, when set), the target
     # language and progress lines; the jobs receive these objects (train_model.py adds
