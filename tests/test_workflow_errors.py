@@ -341,3 +341,24 @@ def test_a_run_config_file_that_cannot_be_read_names_the_runs_key(tmp_path, caps
         assert line.startswith(f"synprep: error: {path}:{_line_of(path, f'file: {file}')}: train.runs[1].file: {file}"), line
     text = (REPO / "workflow" / "rules" / "train.smk").read_text()
     assert 'with config_error_at(["train", "runs", i, "file"] if i < len(TRAIN.runs) else ["table", "config"], name_key=True):' in text
+
+
+def test_a_nested_value_given_with_snakemakes_config_option_is_said_to_be_read_as_text(tmp_path):
+    """`--config 'report={top_labels: 5}'`: snakemake reads values inside a mapping with
+    YAML's BaseLoader, so top_labels is '5'; the error said only "'5' is not of type
+    'integer'", which no spelling on the command line could fix. Now it says why and
+    where to set the key; a value that is text in any reading gets no such hint."""
+    from synprep.stages.workflow import config_error_message
+
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    f = tmp_path / "my.yaml"
+    f.write_text("report:\n  title: y\n  top_labels: 3\n")
+    msg = config_error_message({"report": {"title": "y", "top_labels": "5"}}, schema, [str(f)])
+    assert msg.startswith("the workflow config (--config): report.top_labels: '5' is not of type 'integer'; "
+                          "snakemake's --config reads every value inside a mapping as text"), msg
+    assert "nested keys in a --configfile" in msg
+    msg = config_error_message({"report": {"title": "y", "top_labels": "many"}}, schema, [str(f)])
+    assert "as text" not in msg, msg
+    f.write_text("report:\n  top_labels: '5'\n")  # set so in the file: its line, no hint
+    msg = config_error_message({"report": {"top_labels": "5"}}, schema, [str(f)])
+    assert msg.startswith(f"{f}:2: report.top_labels:") and "as text" not in msg, msg

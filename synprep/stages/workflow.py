@@ -131,7 +131,25 @@ def _where(path: Sequence, config_files: Sequence[str], value=_ANY) -> str:
             continue
         line = _key_line(node, path)
         return f"{f}:{line}" if line else f
-    return "the workflow config (--config)"
+    return FROM_COMMAND_LINE
+
+
+#: where a key that no config file sets comes from
+FROM_COMMAND_LINE = "the workflow config (--config)"
+
+
+def _command_line_text(value) -> bool:
+    """Whether ``value`` is text that YAML reads as something else (a number, a
+    boolean, null): what snakemake's ``--config KEY={a: 3}`` makes of every value inside
+    a mapping (it reads them with YAML's BaseLoader, as text)."""
+    import yaml
+
+    if not isinstance(value, str):
+        return False
+    try:
+        return not isinstance(yaml.safe_load(value), str)
+    except yaml.YAMLError:
+        return False
 
 
 def _section(path: Sequence) -> str:
@@ -182,7 +200,11 @@ def config_error_message(config: Mapping, schema: Mapping, config_files: Sequenc
             f"known keys: {', '.join(known)} (workflow/schemas/config.schema.yaml describes them)"
         )
     where = _where(path, config_files, e.instance)
-    return f"{where}: {section}: {e.message} (workflow/schemas/config.schema.yaml describes the key)"
+    hint = ""
+    if where == FROM_COMMAND_LINE and e.validator == "type" and _command_line_text(e.instance):
+        hint = ("; snakemake's --config reads every value inside a mapping as text (shards={count: 3} gives "
+                "count '3'): give a top-level key with --config (outdir=...), and nested keys in a --configfile")
+    return f"{where}: {section}: {e.message}{hint} (workflow/schemas/config.schema.yaml describes the key)"
 
 
 def run_cost(run: Any) -> float:
