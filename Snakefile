@@ -16,7 +16,7 @@ from snakemake.utils import min_version
 # reads this file twice before it runs anything (docs/slurm.md, "The profiles").
 from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
 from synprep.stages.prepare import check_shard_counts
-from synprep.stages.config_paths import check_corpus_files, resolve_config_paths
+from synprep.stages.config_paths import check_corpus_files, check_inputs_outside_outputs, resolve_config_paths
 from synprep.stages.settings import workflow_settings
 from synprep.util.outputs import check_outdir
 from synprep.util.yamlio import check_config_files
@@ -54,6 +54,7 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     resolve_config_paths(config, workflow.overwrite_configfiles)
     check_corpus_files(config)  # the corpus's files exist and are files
+    check_inputs_outside_outputs(config, config["outdir"])  # no input where a job writes (and snakemake deletes)
 
 # The sections the rules and stages read (corpus, shards, filter, align, parse, bpe,
 # oracle, report, train, analysis, table, ...), typed once, here (synprep.stages.settings):

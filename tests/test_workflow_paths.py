@@ -117,3 +117,41 @@ def test_a_workflow_with_spaces_quotes_and_dollars_in_its_paths_writes_only_unde
     assert (work / ODD / "shards" / "manifest.json").is_file() and (work / ODD / "report" / "report.html").is_file()
     ledger = (work / ODD / "shards" / "accounting" / "000.json").read_text()
     assert '"prepare"' in ledger
+
+
+def test_an_input_inside_a_folder_the_workflow_writes_is_refused(tmp_path, monkeypatch):
+    """A corpus side at results/prepare/000.tsv (an output of split_corpus): snakemake
+    deleted it before the split ran (a file synprep did not write); a parser model, a
+    gold treebank or a test file in results/bpe/, results/analysis/... likewise. Now a
+    ConfigError naming the key before any job; an input beside those folders (outdir
+    '.', the corpus in the working directory) stays valid."""
+    from synprep.stages.config_paths import OUTPUT_FOLDERS, check_inputs_outside_outputs
+
+    monkeypatch.chdir(tmp_path)
+    cfg = {"corpus": {"src": "my.en", "tgt": "results/prepare/000.tsv"}}
+    with pytest.raises(ConfigError, match=r"corpus.tgt = 'results/prepare/000.tsv': inside results/prepare, a folder "
+                                          r"the workflow writes") as e:
+        check_inputs_outside_outputs(cfg, "results")
+    assert e.value.config_path == ["corpus", "tgt"]
+    check_inputs_outside_outputs(cfg, "results-other")
+    check_inputs_outside_outputs({"corpus": {"src": "my.en", "tgt": "data/my.de"}}, ".")
+    for path, value in ((("analysis", "induce", "gold"), str(tmp_path / "out" / "analysis" / "g.conllu")),
+                        (("filter", "decontaminate", "files", 0), "out/table/test.en"),
+                        (("align", "filters", 0, "reference_src"), "./out/logs/ref.en")):
+        cfg = {"filter": {"decontaminate": {"files": []}}, "align": {"filters": [{"name": "align"}]},
+               "analysis": {"induce": {}}}
+        node = cfg
+        for key in path[:-1]:
+            node = node[key]
+        if isinstance(node, list):
+            node.append(value)
+        else:
+            node[path[-1]] = value
+        with pytest.raises(ConfigError, match="a folder the workflow writes") as e:
+            check_inputs_outside_outputs(cfg, "out")
+        assert e.value.config_path == list(path)
+    # the folders are those of the rules' outputs, logs and benchmarks
+    written = set()
+    for p in (REPO / "workflow" / "rules").glob("*.smk"):
+        written |= set(re.findall(r"out_path\(f?\"([^\"/{]+)/", p.read_text()))
+    assert written == set(OUTPUT_FOLDERS)

@@ -133,6 +133,36 @@ def check_corpus_files(config: dict) -> None:
             raise error
 
 
+#: the folders the workflow writes under its ``outdir`` (one a stage, and the logs and
+#: benchmark records; tests/test_workflow_paths.py holds it equal to the rules' outputs)
+OUTPUT_FOLDERS = ("prepare", "filter", "align", "parse", "bpe", "oracle", "shards", "train", "analysis", "table",
+                  "report", "logs", "benchmarks")
+
+
+def check_inputs_outside_outputs(config: dict, outdir: str) -> None:
+    """No input path of the config (:func:`config_paths`, resolved, and
+    ``filter.decontaminate.files``) lies where the workflow writes: in one of the
+    :data:`OUTPUT_FOLDERS` of ``outdir``. Snakemake deletes a job's outputs before the
+    job runs, and an input there was deleted or overwritten by a job (a corpus side at
+    ``results/prepare/000.tsv`` vanished when the split ran) -- a ConfigError naming the
+    key (the workflow names its config file and line) and the folder, before any job."""
+    paths = list(config_paths(config))
+    files = config_value(config, ("filter", "decontaminate", "files"))
+    paths += [(("filter", "decontaminate", "files", i), f) for i, f in enumerate(files or []) if isinstance(f, str)]
+    root = os.path.realpath(outdir or os.curdir)
+    for path, value in paths:
+        real = os.path.realpath(os.path.expanduser(value))
+        for name in OUTPUT_FOLDERS:
+            folder = os.path.join(root, name)
+            if real == folder or real.startswith(folder + os.sep):
+                error = ConfigError(
+                    f"{_dotted(path)} = {value!r}: inside {os.path.join(outdir, name)}, a folder the workflow writes "
+                    f"(outdir = {outdir!r}), where a job deletes and rewrites its outputs: move the file out of "
+                    "that folder, or give another outdir")
+                error.config_path = list(path)
+                raise error
+
+
 def _inside(path: str, folder: str) -> bool:
     return os.path.realpath(path).startswith(os.path.realpath(folder) + os.sep)
 
