@@ -755,3 +755,29 @@ def test_accounting_refuses_a_split_summary_of_another_shape(tmp_path, capsys, s
         split.write_text(json.dumps(good))
         assert run_main(capsys, *args)[0] == 0
         assert json.loads((tmp_path / "l.json").read_text())["corpus_lines"] == 3
+
+
+def test_accounting_refuses_prepared_files_that_differ_from_what_the_split_wrote(tmp_path, capsys):
+    """A shard's prepared pairs (results/prepare/000.tsv) cut short after the split:
+    the filter, align, parse and oracle stages ran on what was left, the shard's ledger
+    said it balanced, and only write_manifest's sums over the corpus failed, blaming the
+    split ("a line was lost or repeated by the split") without naming a file. Now the
+    shard's accounting refuses it, naming the files, the split's summary and what to do."""
+    from .cli_helpers import one_line_error, run_main
+
+    pairs = tmp_path / "000.tsv"
+    rejects = tmp_path / "000.rejects.tsv"
+    pairs.write_text("c:1\ta\tb\nc:2\tc\td\n")
+    rejects.write_text("c:3\tprepare\tbad-encoding\t\n")
+    split = tmp_path / "000.json"
+    split.write_text(json.dumps({"lines": 4, "shard": "000", "kept": 3, "rejected": {"bad-encoding": 1}}))
+    args = ["report", "accounting", "--shard", "000", "--split", split, "--input", pairs, rejects,
+            "--rejects", rejects, "--kept", pairs, "-o", tmp_path / "l.json"]
+    one_line_error(*run_main(capsys, *args), f"{pairs}, {rejects}: ",
+                   f"hold 3 pairs and rejects, but the split wrote 4 for shard 000 ({split}): a file changed after "
+                   "the split")
+    assert not (tmp_path / "l.json").exists()
+    split.write_text(json.dumps({"lines": 4, "shard": "000", "kept": 2, "rejected": {"bad-encoding": 1}}))
+    assert run_main(capsys, *args)[0] == 0  # as the split wrote them
+    split.write_text(json.dumps({"lines": 4, "shard": "all", "kept": 9, "rejected": {}}))
+    assert run_main(capsys, *args)[0] == 0  # the summary of every shard says nothing of this one

@@ -131,8 +131,17 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.output, "-o")  # (its outputs against its inputs: synprep.cli, by INPUTS and OUTPUTS)
 
     if args.step == "accounting":
-        corpus_lines = acc.split_lines(_load_json(args.split, "split"), args.split, args.shard)
+        split = _load_json(args.split, "split")
+        corpus_lines = acc.split_lines(split, args.split, args.shard)
         input_ids = [pid for path in args.input for pid in _read_ids(path)]
+        written = acc.split_written(split, args.shard)
+        if written is not None and written != len(input_ids):
+            # a prepared file cut short or edited after the split: its pairs would go
+            # missing from the shard's balance and only the corpus's sums (the manifest) see it
+            raise InputError(", ".join(args.input), None, f"hold {len(input_ids)} pairs and rejects, but the split "
+                             f"wrote {written} for shard {args.shard} ({args.split}): a file changed after the split "
+                             "(cut short or edited); delete the shard's prepared files and run again, so the split "
+                             "writes them anew (docs/workflow.md, \"Rebuilding one shard\")", "invalid")
         rejects = [r for path in args.rejects for r in acc.read_rejects(path)]
         ledger = acc.account_shard(args.shard, input_ids, rejects, _read_ids(args.kept), args.stages,
                                    corpus_lines=corpus_lines)

@@ -216,6 +216,18 @@ def split_lines(obj, path: str, shard: str) -> int:
     return obj["lines"]
 
 
+def split_written(obj, shard: str) -> int | None:
+    """How many lines the split wrote for shard ``shard`` (pairs and rejects), from its
+    summary ``obj`` (checked by :func:`split_lines`): None when the summary is not that
+    shard's own (``all``) or holds no such counts (an older one)."""
+    kept, rejected = obj.get("kept"), obj.get("rejected")
+    if obj.get("shard") != shard or not _count(kept) or not isinstance(rejected, dict):
+        return None
+    if not all(_count(n) for n in rejected.values()):
+        return None
+    return kept + sum(rejected.values())
+
+
 def check_ledger(obj, path: str) -> dict:
     """``obj`` (read from ``path``) if it has the shape :func:`account_shard` writes;
     else InputError naming the file and the first entry that differs."""
