@@ -151,6 +151,31 @@ def test_a_job_gets_its_files_params_and_context_and_an_error_is_one_line(tmp_pa
         logging.root.handlers[:] = handlers
 
 
+def test_the_report_and_manifest_jobs_read_a_damaged_json_input_as_an_error_naming_it(tmp_path):
+    """results/shards/manifest.json (or a ledger, a shard's statistics, an analysis
+    summary) cut short, then a rerun: make_report and write_manifest read them with
+    json.load, a JSONDecodeError traceback in the log; now they read them as `synprep
+    report html` does (synprep.report.read_input), one InputError naming the file."""
+    from synprep.errors import InputError
+    from synprep.stages.jobs.report import make_report
+    from synprep.stages.jobs.shards import read_ledgers
+
+    cut = tmp_path / "manifest.json"
+    cut.write_text('{"schema": 1, "shards": [')
+    outputs = {"html": str(tmp_path / "r.html"), "plots": [str(tmp_path / "plots" / "a.png")]}
+    params = {"stages": [], "runs": [], "title": "t", "top_labels": 3, "warnings": []}
+    with pytest.raises(InputError, match=f"{cut}:1: not JSON .*; expected a shard manifest"):
+        make_report({"ledgers": [], "stats": [], "manifest": str(cut)}, outputs, params, config={})
+    with pytest.raises(InputError, match=f"{cut}:1: not JSON .*; expected statistics of synprep report stats"):
+        make_report({"ledgers": [], "stats": [str(cut)], "manifest": str(cut)}, outputs, params, config={})
+    with pytest.raises(InputError, match=f"{cut}:1: not JSON .*; expected a ledger of synprep report accounting"):
+        read_ledgers([str(cut)])
+    cut.write_text("[]")
+    with pytest.raises(InputError, match=f"{cut}: a JSON list; expected a shard manifest"):
+        make_report({"ledgers": [], "stats": [], "manifest": str(cut)}, outputs, params, config={})
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_a_step_job_stopped_by_sigterm_cleans_up_and_exits_143(tmp_path, monkeypatch):
     """run_rule unwinds a step on SIGTERM as on Ctrl-C (synprep.util.signals): what its
     `with` blocks hold is released (the align filter's eflomal folder), the log says so

@@ -104,34 +104,16 @@ def _read_ids(path: str) -> list[str]:
             if line.strip()]
 
 
-#: what each JSON input of the command is, for its errors
-_EXPECTED = {"split": "the split's summary (JSON)", "accounting": "a ledger of synprep report accounting (JSON)",
-             "stats": "statistics of synprep report stats (JSON)", "manifest": "a shard manifest (manifest.json)",
-             "challenge": "challenge-set counts (summary.json of synprep challenge -o)",
-             "induce": "induced-tree accuracies (synprep induce-eval --json)",
-             "gates": "gate norms (synprep gate-stats --json)"}
-
-
-def _load_json(path: str, what: str):
-    return read_json(path, _EXPECTED[what])
-
-
 def _analysis(kind: str, path: str | None) -> dict | None:
     """The analysis file ``--KIND`` names, checked for what the page reads; None without one."""
-    return rep.check_analysis(kind, _load_json(path, kind), path) if path else None
-
-
-def _object(obj, path: str, what: str) -> dict:
-    if not isinstance(obj, dict):
-        raise InputError(path, None, f"a JSON {type(obj).__name__}; expected {_EXPECTED[what]}, an object", "invalid")
-    return obj
+    return rep.read_input(kind, path) if path else None
 
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.output, "-o")  # (its outputs against its inputs: synprep.cli, by INPUTS and OUTPUTS)
 
     if args.step == "accounting":
-        split = _load_json(args.split, "split")
+        split = read_json(args.split, "the split's summary (JSON)")
         corpus_lines = acc.split_lines(split, args.split, args.shard)
         input_ids = [pid for path in args.input for pid in _read_ids(path)]
         written = acc.split_written(split, args.shard)
@@ -166,10 +148,10 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.output, stats)
         return 0
 
-    ledgers = [acc.check_ledger(_load_json(p, "accounting"), p) for p in args.accounting]
+    ledgers = [rep.read_input("accounting", p) for p in args.accounting]
     ledgers.sort(key=lambda led: led["shard"])
     summary = acc.summarize(ledgers, args.stages) if ledgers else None
-    stats = rep.merge_stats([rep.check_stats(_load_json(p, "stats"), p) for p in sorted(args.stats)])
+    stats = rep.merge_stats([rep.read_input("stats", p) for p in sorted(args.stats)])
     runs = [rep.read_run(name, metrics, scores) for name, metrics, scores in args.run]
     config_text = None
     if args.config:
@@ -178,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
                 config_text = f.read()
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(args.config, None, f"cannot be read as UTF-8 text ({e})", "unreadable") from None
-    manifest = _object(_load_json(args.manifest, "manifest"), args.manifest, "manifest") if args.manifest else None
+    manifest = rep.read_input("manifest", args.manifest) if args.manifest else None
     challenge, induce, gates = (_analysis(kind, getattr(args, kind)) for kind in ("challenge", "induce", "gates"))
     inputs = rep.ReportInputs(stats, summary, runs, title=args.title, config_text=config_text, manifest=manifest,
                               top_labels=args.top_labels, challenge=challenge, induce=induce, gates=gates)

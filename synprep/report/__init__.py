@@ -25,13 +25,24 @@ One job per module:
 The names below are this package's face: ``from synprep.report import X``.
 """
 
-from .html import SECTIONS, ReportInputs, ReportSettings, check_analysis, render_html, render_page, write_report
+from .html import (
+    INPUT_KINDS,
+    SECTIONS,
+    ReportInputs,
+    ReportSettings,
+    check_analysis,
+    read_input,
+    render_html,
+    render_page,
+    write_report,
+)
 from .plots import CLIP_PERCENTILE, PLOTS, draw_plots
 from .runs import compare_runs, read_run
 from .stats import SIDES, check_stats, merge_stats, read_arrow, shard_stats, table_ids
 
 __all__ = [
     "CLIP_PERCENTILE",
+    "INPUT_KINDS",
     "PLOTS",
     "SECTIONS",
     "SIDES",
@@ -42,6 +53,7 @@ __all__ = [
     "compare_runs",
     "draw_plots",
     "merge_stats",
+    "read_input",
     "read_arrow",
     "read_run",
     "render_html",

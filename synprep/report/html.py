@@ -26,10 +26,13 @@ import math
 import os
 from typing import Callable, Iterable, Mapping, Sequence
 
+from ..dataset.accounting import check_ledger
 from ..errors import InputError
 from ..settings import Config, setting
 from ..util.outputs import write_text
+from ..util.textio import read_json
 from .plots import PLOTS, TABLE_PLOT, draw_plots
+from .stats import check_stats
 
 
 @dataclasses.dataclass(frozen=True)
@@ -475,6 +478,35 @@ ANALYSIS_SHAPES = {
                "treebank": {"sentences": _INT, "words": _INT, "systems": _SYSTEMS}},
     "gates": {"runs": ("each", _GATE_RUN), **_GATE_RUN},
 }
+
+
+#: what each JSON file the report reads is (:func:`read_input`), for its errors
+INPUT_KINDS = {"accounting": "a ledger of synprep report accounting (JSON)",
+               "stats": "statistics of synprep report stats (JSON)",
+               "manifest": "a shard manifest (manifest.json)",
+               "challenge": "challenge-set counts (summary.json of synprep challenge -o)",
+               "induce": "induced-tree accuracies (synprep induce-eval --json)",
+               "gates": "gate norms (synprep gate-stats --json)",
+               "table": "the comparison table (table.json of the workflow's make_table)"}
+
+
+def read_input(kind: str, path: str) -> dict:
+    """A JSON file the report reads (``kind``: a key of :data:`INPUT_KINDS`), read and
+    checked for what the page reads -- by ``synprep report html`` and by the workflow's
+    report job alike: a ledger (:func:`synprep.dataset.accounting.check_ledger`),
+    statistics (:func:`~synprep.report.stats.check_stats`), an analysis
+    (:func:`check_analysis`), else an object. Anything else (missing, cut short, not
+    JSON, of another shape) is an InputError naming the file, not a traceback."""
+    obj = read_json(path, INPUT_KINDS[kind])
+    if kind == "accounting":
+        return check_ledger(obj, path)
+    if kind == "stats":
+        return check_stats(obj, path)
+    if kind in ANALYSIS_SHAPES:
+        return check_analysis(kind, obj, path)
+    if not isinstance(obj, dict):
+        raise InputError(path, None, f"a JSON {type(obj).__name__}; expected {INPUT_KINDS[kind]}, an object", "invalid")
+    return obj
 
 
 def _is_number(key: str) -> bool:

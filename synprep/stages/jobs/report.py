@@ -3,7 +3,6 @@ the shards, the training runs and the analyses."""
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Mapping
 
@@ -19,11 +18,6 @@ __all__ = ["make_report"]
 ANALYSES = ("challenge", "induce", "gates", "table")
 
 
-def _load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
 def make_report(inputs: Mapping, outputs: Mapping, params: Mapping, *, config: Mapping) -> str:
     """The page ``outputs["html"]`` and its plots (``outputs["plots"]``' folder): the
     accounting of the ledgers, the merged statistics, each run of ``params["runs"]`` (its
@@ -31,10 +25,12 @@ def make_report(inputs: Mapping, outputs: Mapping, params: Mapping, *, config: M
     against the first (its ``<run>_hyps``: bootstrap and sign tests), the analyses'
     results, the workflow ``config`` and ``params["warnings"]``. Returns the accounting."""
     summary = accounting.summarize(read_ledgers(inputs["ledgers"]), params["stages"])
-    stats = report.merge_stats([_load(p) for p in inputs["stats"]])
+    # each file read and checked as `synprep report html` reads it: a damaged one is an
+    # error naming it, not a traceback
+    stats = report.merge_stats([report.read_input("stats", p) for p in inputs["stats"]])
     runs = [report.read_run(name, os.path.join(os.path.dirname(inputs[f"{name}_summary"]), "metrics.jsonl"),
                             inputs.get(f"{name}_scores")) for name in params["runs"]]
-    analysis = {key: _load(inputs[key]) if key in inputs else None for key in ANALYSES}
+    analysis = {key: report.read_input(key, inputs[key]) if key in inputs else None for key in ANALYSES}
     # each evaluated run against the first: bootstrap and sign tests on the held-out hypotheses
     comparison = report.compare_runs(
         {name: os.path.dirname(inputs[f"{name}_hyps"]) for name in params["runs"] if f"{name}_hyps" in inputs})
@@ -46,7 +42,7 @@ def make_report(inputs: Mapping, outputs: Mapping, params: Mapping, *, config: M
             runs,
             title=params["title"],
             config_text=yaml.safe_dump(dict(config), sort_keys=False, allow_unicode=True),
-            manifest=_load(inputs["manifest"]),
+            manifest=report.read_input("manifest", inputs["manifest"]),
             top_labels=params["top_labels"],
             comparison=comparison,
             warnings=list(params["warnings"]),  # the parse rules' (the demo models, a recipe's parser)

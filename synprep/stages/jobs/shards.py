@@ -3,23 +3,21 @@ the whole run and the dataset's manifest."""
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Mapping
 
 from ...dataset import accounting
+from ...report import read_input
 from ...util.outputs import write_json
 
 __all__ = ["write_manifest", "read_ledgers"]
 
 
 def read_ledgers(paths) -> list[dict]:
-    """The shards' ledgers (``synprep report accounting``'s JSON files), in the order given."""
-    ledgers = []
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            ledgers.append(json.load(f))
-    return ledgers
+    """The shards' ledgers (``synprep report accounting``'s JSON files), in the order
+    given, each checked (:func:`synprep.report.read_input`: a damaged one is an error
+    naming it)."""
+    return [read_input("accounting", path) for path in paths]
 
 
 def write_manifest(inputs: Mapping, outputs: Mapping, params: Mapping, *, config: Mapping, log) -> None:
