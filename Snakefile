@@ -14,7 +14,13 @@ from snakemake.utils import min_version
 
 # Only light modules at the top level (no torch, stanza, polars): every SLURM job
 # reads this file twice before it runs anything (docs/slurm.md, "The profiles").
-from synprep.stages.workflow import check_slurm_requests, print_failed_logs, stop_on_error, validate_config
+from synprep.stages.workflow import (
+    check_folder_outputs,
+    check_slurm_requests,
+    print_failed_logs,
+    stop_on_error,
+    validate_config,
+)
 from synprep.stages.prepare import check_shard_counts
 from synprep.stages.config_paths import check_corpus_files, check_inputs_outside_outputs, resolve_config_paths
 from synprep.stages.settings import workflow_settings
@@ -110,6 +116,9 @@ rule dataset:
 # pend forever, or be refused by sbatch, job after job).
 onstart:
     check_slurm_requests(workflow)
+    # a folder a job rewrites that holds files synprep did not write stops the run, naming
+    # them, before snakemake deletes the folder whole (synprep.stages.workflow)
+    check_folder_outputs(workflow)
 
 
 # snakemake says only "check log file(s)": show the failed jobs' errors here.

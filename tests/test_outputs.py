@@ -613,3 +613,37 @@ def test_check_outputs_compares_every_output_with_every_input(tmp_path):
         outputs.check_outputs({"--b": [tmp_path / "x", tmp_path / "b1"]}, {"--in": [tmp_path / "b1" / "c"]})
     with pytest.raises(outputs.ConfigError, match=r"--a .*/in/f/.. and --b"):
         outputs.check_outputs({"--a": tmp_path / "in" / "f" / "..", "--b": tmp_path / "in"}, {})
+
+
+def test_a_folder_a_workflow_job_rewrites_with_a_file_synprep_did_not_write_stops_the_run(tmp_path):
+    """results/shards/000/mine.txt (or results/filter/000.scores/mine.txt), then a rerun
+    that rewrites that folder: snakemake deleted the folder whole before the job ran, and
+    mine.txt with it, without a word (the docs said the job would refuse it, but the job
+    never saw it). Now the Snakefile's onstart check names it before any job runs."""
+    import types
+
+    from synprep.stages.workflow import SNAKEMAKE_STAMP, folder_output_problems
+
+    class Out(str):  # snakemake's output file: a path with is_directory
+        def __new__(cls, path, is_directory):
+            s = super().__new__(cls, path)
+            s.is_directory = is_directory
+            return s
+
+    with outputs.replace_dir(tmp_path / "000", "dataset") as d:
+        (d / "shard-00000.arrow").write_bytes(b"x")
+    (tmp_path / "000" / SNAKEMAKE_STAMP).write_text("")
+    (tmp_path / "f.tsv").write_text("x\n")
+    job = types.SimpleNamespace(rule=types.SimpleNamespace(name="write_shard"),
+                                output=[Out(str(tmp_path / "000"), True), Out(str(tmp_path / "f.tsv"), False),
+                                        Out(str(tmp_path / "new"), True)])
+    assert folder_output_problems([job]) == []  # synprep's own files, snakemake's stamp, a file, a new folder
+    (tmp_path / "000" / "mine.txt").write_text("mine\n")
+    (problem,) = folder_output_problems([job])
+    assert problem.startswith(f"{tmp_path / '000'}: holds 1 file(s) or folder(s) that synprep did not write: mine.txt; "
+                              "rule write_shard rewrites this folder, and snakemake deletes it whole first: move them")
+    (tmp_path / "old").mkdir()  # a folder without a marker: nothing in it is synprep's
+    (tmp_path / "old" / "a.arrow").write_bytes(b"x")
+    job.output = [Out(str(tmp_path / "old"), True)]
+    assert "that synprep did not write: a.arrow" in folder_output_problems([job])[0]
+    assert "    check_folder_outputs(workflow)\n" in (REPO / "Snakefile").read_text().split("onstart:", 1)[1]

@@ -30,6 +30,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import ConfigError, SynprepError
 from ..models import variant
+from ..util.outputs import foreign_entries
+from ..util.outputs.markers import few
 from ..util.yamlio import load_yaml_file
 
 #: how the ``Snakefile`` exits on a config error (snakemake's own errors exit with 1)
@@ -365,6 +367,42 @@ def check_slurm_requests(workflow) -> None:
             "(workflow/profiles/*/config.yaml sets them; docs/slurm.md)",
             file=sys.stderr,
         )
+        sys.exit(EXIT_STATUS)
+
+
+# --------------------------------------------------------------------------- folder outputs
+
+
+#: what snakemake itself puts in a directory output
+SNAKEMAKE_STAMP = ".snakemake_timestamp"
+
+
+def folder_output_problems(jobs) -> list[str]:
+    """For the jobs about to run (snakemake's ``needrun_jobs``), each existing folder
+    output (``directory()``) that holds files synprep did not write
+    (:func:`synprep.util.outputs.foreign_entries`): snakemake deletes a job's outputs,
+    a folder whole, before the job runs, so those files would go without a word."""
+    out = []
+    for job in jobs:
+        for f in job.output:
+            if getattr(f, "is_directory", False) and os.path.isdir(f):
+                foreign = foreign_entries(f, (SNAKEMAKE_STAMP,))
+                if foreign:
+                    out.append(f"{f}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
+                               f"{few(foreign)}; rule {job.rule.name} rewrites this folder, and snakemake deletes it "
+                               "whole first: move them away (or delete the folder yourself), then run again")
+    return out
+
+
+def check_folder_outputs(workflow) -> None:
+    """The ``onstart:`` check (before any job runs, and so before snakemake deletes the
+    outputs of the first): stop, naming them, when a folder a job rewrites holds files
+    synprep did not write (:func:`folder_output_problems`)."""
+    problems = folder_output_problems(workflow.dag.needrun_jobs())
+    if problems:
+        for p in problems:
+            print(f"synprep: error: {p}", file=sys.stderr)
+        print("synprep: error: no job was run: those files would have been deleted", file=sys.stderr)
         sys.exit(EXIT_STATUS)
 
 

@@ -91,7 +91,8 @@ synprep: the part a user may choose (an export's ``prefix``) is a plain name
 
 Also here: :func:`check_outdir` (the workflow's output root), :func:`canonical` (the
 one key order of a free-form JSON section), :func:`remove_output` (a damaged shard,
-deleted only when its marker lists everything in it). A static test
+deleted only when its marker lists everything in it), :func:`foreign_entries` (what in a
+folder output synprep did not write). A static test
 (tests/test_outputs.py) finds every ``open`` for writing, ``write_text``,
 ``write_bytes``, ``torch.save`` and ``shutil.rmtree`` of synprep outside this
 package and fails on a new one.
@@ -104,7 +105,7 @@ from ...errors import ConfigError  # noqa: F401  (the checks' error, as before)
 from .checks import CHECKOUT_FOLDERS, check_outdir, check_output_dir, check_output_file, check_outputs
 from .faults import describe_os_error, public_path
 from .files import FileGroup, atomic_file, atomic_files, canonical, write_bytes, write_json, write_text
-from .folders import check_replaceable, remove_output, replace_dir
+from .folders import check_replaceable, foreign_entries, remove_output, replace_dir
 from .kept import LOCK, OutputDir, plain_name, release
 from .markers import MARKER
 
@@ -123,6 +124,7 @@ __all__ = [
     "check_outputs",
     "check_replaceable",
     "describe_os_error",
+    "foreign_entries",
     "plain_name",
     "public_path",
     "release",

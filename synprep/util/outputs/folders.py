@@ -240,10 +240,25 @@ def remove_output(path: str | os.PathLike, kind: str, also: tuple[str, ...] = ()
     m = read_marker(p)
     if m is None or m.get("kind") != kind:
         return f"synprep cannot prove it wrote {p} (no {MARKER} of kind {kind!r}); delete it yourself"
-    listed = {str(k) for k in m["files"]} | {MARKER} | set(also)
-    listed |= {os.path.dirname(n) for n in listed}
-    foreign = sorted(n for n in folder_entries(p) if n not in listed)
+    foreign = foreign_entries(p, also)
     if foreign:
         return f"{p} holds files synprep did not write: {few(foreign)}; move them away (or delete the folder yourself)"
     shutil.rmtree(p)
     return None
+
+
+def foreign_entries(path: str | os.PathLike, also: tuple[str, ...] = ()) -> list[str]:
+    """The files and folders in the folder output ``path`` that synprep did not write:
+    those its marker does not list (every one, when it has no marker), besides the
+    marker and the names ``also`` (snakemake's ``.snakemake_timestamp``). What
+    :func:`remove_output` refuses to delete, and what the workflow refuses to let
+    snakemake delete (synprep.stages.workflow.check_folder_outputs)."""
+    p = Path(path)
+    m = read_marker(p)
+    listed = ({str(k) for k in m["files"]} if m is not None else set()) | {MARKER} | set(also)
+    for name in list(listed):
+        parent = os.path.dirname(name)
+        while parent:
+            listed.add(parent)
+            parent = os.path.dirname(parent)
+    return sorted(n for n in folder_entries(p) if n not in listed)
