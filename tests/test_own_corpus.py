@@ -77,6 +77,27 @@ def test_a_path_found_nowhere_names_the_key_both_places_and_the_rule(tmp_path, m
     assert [p for p, _ in config_paths(config)][:2] == [("corpus", "src"), ("corpus", "tgt")]
 
 
+def test_a_relative_decontamination_file_is_read_from_the_config_files_folder(tmp_path, monkeypatch):
+    """filter.decontaminate.files: [test.de] beside my.yaml was read from the working
+    directory alone (every other input path of a --configfile is read from its folder),
+    and the run stopped saying 'test.de is not a file'. Now it is one of the config's
+    input paths: resolved as they are, and found in neither place, named with both."""
+    (tmp_path / "test.de").write_text("Ein Satz.\n")
+    path = tmp_path / "my.yaml"
+    path.write_text("filter:\n  decontaminate:\n    files: [test.de, /abs/other.de]\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    config = yaml.safe_load(path.read_text())
+    assert resolve_config_paths(config, [str(path)]) == {"filter.decontaminate.files[0]": str(tmp_path / "test.de")}
+    assert config["filter"]["decontaminate"]["files"] == [str(tmp_path / "test.de"), "/abs/other.de"]
+    path.write_text("filter:\n  decontaminate:\n    files: [nope.de]\n")
+    with pytest.raises(ConfigError, match=r"filter.decontaminate.files\[0\] = 'nope.de': no such file or folder, "
+                                          r"neither beside the config file") as e:
+        resolve_config_paths(yaml.safe_load(path.read_text()), [str(path)])
+    assert e.value.config_path == ["filter", "decontaminate", "files", 0]
+
+
 def test_what_a_copy_still_takes_from_the_demo_is_named_with_what_to_set(tmp_path, monkeypatch):
     path = _own_folder(tmp_path)
     monkeypatch.chdir(REPO)

@@ -44,6 +44,8 @@ FILTER_LISTS: tuple[tuple[str, ...], ...] = (("filter", "filters"), ("align", "f
 RUN_FILES = (("train", "runs"), ("file",))
 #: the contrastive suite's extra reference sets (synprep.stages.table.TableContrastive.extra)
 CONTRASTIVE_FILES = (("table", "contrastive", "extra"), ("src", "tgt"))
+#: lists of paths: the external test sets (synprep.stages.filter.Decontamination.files)
+PATH_LISTS: tuple[tuple[str, ...], ...] = (("filter", "decontaminate", "files"),)
 
 
 def config_paths(config) -> Iterator[tuple[tuple, str]]:
@@ -62,6 +64,11 @@ def config_paths(config) -> Iterator[tuple[tuple, str]]:
                 value = entry.get(key) if isinstance(entry, dict) else None
                 if isinstance(value, str) and value:
                     yield (*path, i, key), value
+    for path in PATH_LISTS:
+        values = config_value(config, path)
+        for i, value in enumerate(values if isinstance(values, list) else []):
+            if isinstance(value, str) and value:
+                yield (*path, i), value
 
 
 def _dotted(path: tuple) -> str:
@@ -140,15 +147,12 @@ OUTPUT_FOLDERS = ("prepare", "filter", "align", "parse", "bpe", "oracle", "shard
 
 
 def check_inputs_outside_outputs(config: dict, outdir: str) -> None:
-    """No input path of the config (:func:`config_paths`, resolved, and
-    ``filter.decontaminate.files``) lies where the workflow writes: in one of the
+    """No input path of the config (:func:`config_paths`, resolved) lies where the workflow writes: in one of the
     :data:`OUTPUT_FOLDERS` of ``outdir``. Snakemake deletes a job's outputs before the
     job runs, and an input there was deleted or overwritten by a job (a corpus side at
     ``results/prepare/000.tsv`` vanished when the split ran) -- a ConfigError naming the
     key (the workflow names its config file and line) and the folder, before any job."""
     paths = list(config_paths(config))
-    files = config_value(config, ("filter", "decontaminate", "files"))
-    paths += [(("filter", "decontaminate", "files", i), f) for i, f in enumerate(files or []) if isinstance(f, str)]
     root = os.path.realpath(outdir or os.curdir)
     for path, value in paths:
         real = os.path.realpath(os.path.expanduser(value))

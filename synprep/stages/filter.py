@@ -29,7 +29,8 @@ class Decontamination(Config):
     # (train.heldout_shards), the test data the runs are scored on
     heldout: bool = True
     # external test sets (text, one sentence a line, .gz allowed), either side: every
-    # shard, held-out ones too, is decontaminated against them
+    # shard, held-out ones too, is decontaminated against them; a relative path is read
+    # from the config file's folder, else the working directory
     files: list[str] = setting(default_factory=list)
 
 
