@@ -68,7 +68,8 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 # here, in one line naming the key. The rules read these, not the config dict.
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     SETTINGS = workflow_settings(config)
-    check_shard_counts(SETTINGS.shards.count, SETTINGS.train, SETTINGS.table)  # what the schema cannot say: heldout_shards < count
+    # what the schema cannot say: heldout_shards < count, heldout_pairs without a target cap
+    check_shard_counts(SETTINGS.shards.count, SETTINGS.train, SETTINGS.table, SETTINGS.shards.max_target_pieces)
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.

@@ -660,7 +660,8 @@ def test_a_table_holding_out_every_shard_fails_at_validation():
     check_shard_counts(4, TrainSettings(heldout_shards=4, heldout_pairs=10), TableSettings(enabled=True))
     with pytest.raises(ConfigError, match=r"config train: heldout_pairs = 5.5: expected a whole number"):
         TrainSettings.from_dict({"heldout_pairs": 5.5}, "config train")  # (the split_heldout job refused it, late)
-    assert "check_shard_counts(SETTINGS.shards.count, SETTINGS.train, SETTINGS.table)" in (REPO / "Snakefile").read_text()
+    assert ("check_shard_counts(SETTINGS.shards.count, SETTINGS.train, SETTINGS.table, SETTINGS.shards.max_target_pieces)"
+            in (REPO / "Snakefile").read_text())
 
 
 @pytest.mark.slow

@@ -66,6 +66,42 @@ def test_heldout_shards_equal_to_the_count_is_refused_when_runs_train():
     check_shard_counts(4, TrainSettings(heldout_shards=4, runs=[], heldout_pairs=0))
 
 
+def test_the_workflows_own_checks_of_train_and_table_are_one_located_line():
+    """train.heldout_pairs with shards.max_target_pieces, and the table without held-out
+    pairs, its larger text without challenge sets or its contrastive suite without a
+    test set, were ValueErrors raised in train.smk and table.smk: snakemake printed
+    "ValueError in file .../train.smk, line 41" and a frame; train.heldout_shards above
+    the count named no config line. Now ConfigErrors located at their key, which the
+    Snakefile's stop_on_error prints as one line with the file and line."""
+    from synprep.stages.prepare import check_shard_counts
+    from synprep.stages.settings import TrainSettings
+    from synprep.stages.table import TableSettings, check_table_needs
+
+    with pytest.raises(ConfigError, match=r"heldout_pairs = 5 takes the held-out pairs from every shard, and "
+                                          r"shards.max_target_pieces = 9") as e:
+        check_shard_counts(4, TrainSettings(heldout_pairs=5), None, 9)
+    assert e.value.config_path == ["train", "heldout_pairs"]
+    check_shard_counts(4, TrainSettings(heldout_pairs=5), None, 0)
+    with pytest.raises(ConfigError, match="is more than shards.count") as e:
+        check_shard_counts(2, TrainSettings(heldout_shards=3))
+    assert e.value.config_path == ["train", "heldout_shards"]
+    on = TableSettings.from_dict({"enabled": True})
+    with pytest.raises(ConfigError, match="the table's runs validate on held-out pairs") as e:
+        check_table_needs(on, {}, heldout=False, challenge=True)
+    assert e.value.config_path == ["table", "enabled"]
+    with pytest.raises(ConfigError, match="table.larger holds the challenge subsets") as e:
+        check_table_needs(on, {"test": {}, "larger": {}}, heldout=True, challenge=False)
+    assert e.value.config_path == ["table", "larger"]
+    suite = TableSettings.from_dict({"enabled": True, "contrastive": {"enabled": True}})
+    with pytest.raises(ConfigError, match="the suite is made from the parses of table.test") as e:
+        check_table_needs(suite, {}, heldout=True, challenge=True)
+    assert e.value.config_path == ["table", "contrastive", "enabled"]
+    check_table_needs(on, {}, heldout=True, challenge=False)
+    check_table_needs(TableSettings(), {}, heldout=False, challenge=False)  # no table: nothing needed
+    rules = "".join(p.read_text() for p in (REPO / "workflow" / "rules").glob("*.smk"))
+    assert "raise ValueError" not in rules
+
+
 @pytest.mark.slow
 @pytest.mark.workflow
 def test_the_workflow_stops_in_one_line_on_an_outdir_that_is_a_file_or_the_root(tmp_path):

@@ -260,23 +260,38 @@ def shard_names(n_shards: int) -> list[str]:
     return [f"{i:0{width}d}" for i in range(n_shards)]
 
 
-def check_shard_counts(count: int, train, table=None) -> None:
+def check_shard_counts(count: int, train, table=None, max_target_pieces: int = 0) -> None:
     """The workflow config's shard counts, beyond what its schema can say (the Snakefile
     calls this once the sections are typed, before any rule runs): ``shards.count``
     within 1..MAX_SHARDS, and ``train.heldout_shards`` (``train``:
     :class:`synprep.stages.settings.TrainSettings`) at most ``count`` (the last N shards
     are held out: more than there are would wrap around and hold out fewer), and less
     than it when runs train on the others: ``train.runs``, or the table's (``table``:
-    :class:`synprep.stages.table.TableSettings`, enabled)."""
+    :class:`synprep.stages.table.TableSettings`, enabled); and ``train.heldout_pairs``
+    only without a target cap (``max_target_pieces``, shards.max_target_pieces: the
+    test pairs, taken from every shard, would be capped too). Each a ConfigError located
+    at its key (the workflow names its config file and line)."""
     shard_names(count)  # the bound
     held = train.heldout_shards
     if held > count:
-        raise ConfigError(f"config train.heldout_shards = {held} is more than shards.count = {count}: the last N shards "
-                          f"are held out; give at most {count} (0 holds none out)")
+        raise _at(["train", "heldout_shards"], f"config train.heldout_shards = {held} is more than shards.count = "
+                  f"{count}: the last N shards are held out; give at most {count} (0 holds none out)")
     runs = "train.runs" if train.runs else "the table (table.enabled)" if table is not None and table.enabled else None
     if held == count and runs and not train.heldout_pairs:
-        raise ConfigError(f"config train.heldout_shards = {held} holds out every shard (shards.count = {count}): the runs "
-                          f"of {runs} would have nothing to train on; give at most {count - 1}, or more shards")
+        raise _at(["train", "heldout_shards"], f"config train.heldout_shards = {held} holds out every shard "
+                  f"(shards.count = {count}): the runs of {runs} would have nothing to train on; give at most "
+                  f"{count - 1}, or more shards")
+    if train.heldout_pairs and max_target_pieces:
+        raise _at(["train", "heldout_pairs"], f"config train.heldout_pairs = {train.heldout_pairs} takes the held-out "
+                  f"pairs from every shard, and shards.max_target_pieces = {max_target_pieces} caps the targets of "
+                  "every training shard: the test pairs would be capped too. Set shards.max_target_pieces: 0, or hold "
+                  "out whole shards (train.heldout_shards, with train.heldout_pairs: 0)")
+
+
+def _at(path: list, message: str) -> ConfigError:
+    error = ConfigError(message)
+    error.config_path = path
+    return error
 
 
 def heldout_shards(shards: Sequence[str], train) -> list[str]:

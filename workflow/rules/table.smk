@@ -44,7 +44,7 @@
 
 import re
 
-from synprep.stages.table import contrastive_sets
+from synprep.stages.table import check_table_needs, contrastive_sets
 
 TABLE = SETTINGS.table  # synprep.stages.table.TableSettings
 # the contrastive suite's extra reference sets, by name (split and parsed as the test set)
@@ -52,18 +52,10 @@ CONTRASTIVE_EXTRA = contrastive_sets(TABLE, CORPUS.name, TABLE_SETS)
 # every raw pair set the table splits and parses, by its wildcard
 EVAL_INPUTS = {**TABLE_SETS, **CONTRASTIVE_EXTRA}
 
-if TABLE_RUNS:
-    if not HELDOUT_DATA:
-        raise ValueError(
-            "config table.enabled: the table's runs validate on held-out pairs (and, without table.test, are "
-            "scored on them); set train.heldout_shards >= 1 or train.heldout_pairs"
-        )
+# what the table needs of the rest of the config (held-out pairs, challenge sets, a test set)
+check_table_needs(TABLE, TABLE_SETS, heldout=bool(HELDOUT_DATA), challenge=bool(CHALLENGE))
 
-    if "larger" in TABLE_SETS and not CHALLENGE:
-        raise ValueError(
-            "config table.larger holds the challenge subsets too small in table.test; turn on analysis.challenge "
-            "(enabled: true), or remove table.larger"
-        )
+if TABLE_RUNS:
     EVAL_SPLIT = {"pairs": out_path("table/data/{evalset}/prepare/000.tsv"), "rejects": out_path("table/data/{evalset}/prepare/000.rejects.tsv"),
                   "summary": out_path("table/data/{evalset}/prepare/000.json")}
 
@@ -294,11 +286,6 @@ if TABLE_RUNS:
 
     TABLE_CONTRASTIVE = {}
     if TABLE.contrastive.enabled:
-        if "test" not in TABLE_SETS:
-            raise ValueError(
-                "config table.contrastive: the suite is made from the parses of table.test (and table.larger); "
-                "give table.test, or set table.contrastive.enabled: false"
-            )
         CONTRASTIVE_SETS = [*TABLE_SETS, *CONTRASTIVE_EXTRA]  # test, larger, then the extra sets
 
         # one suite from the parses of the test set, the larger text and the extra sets (synprep contrastive)

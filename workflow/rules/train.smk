@@ -37,13 +37,7 @@ TRAIN_RUNS = TRAIN.runs + TABLE_RUNS
 # (synprep.dataset.heldout.split_pairs); the shards are then all training shards
 HELDOUT_PAIRS = TRAIN.heldout_pairs
 HELDOUT = HELDOUT_SHARDS  # synprep.stages.prepare.heldout_shards, in filter.smk
-if HELDOUT_PAIRS and SETTINGS.shards.max_target_pieces:
-    raise ValueError(
-        f"config train.heldout_pairs = {HELDOUT_PAIRS} takes the held-out pairs from every shard, and "
-        f"shards.max_target_pieces = {SETTINGS.shards.max_target_pieces} caps the targets of every training "
-        "shard: the test pairs would be capped too. Set shards.max_target_pieces: 0, or hold out whole shards "
-        "(train.heldout_shards, with train.heldout_pairs: 0)"
-    )
+# (train.heldout_pairs with shards.max_target_pieces: refused by the Snakefile's check_shard_counts)
 TRAINING_SHARDS = [s for s in SHARDS if s not in HELDOUT]
 TRAIN_REPORT_INPUT = {}
 
@@ -52,11 +46,8 @@ if TRAIN_RUNS:
     from synprep.settings import merge_dicts
     from synprep.train.config import RunConfig, read_config_file
 
-    if len(TRAINING_SHARDS) == 0:
-        raise ValueError(
-            f"config train.heldout_shards = {TRAIN.heldout_shards} leaves no shard to train on "
-            f"(shards.count = {len(SHARDS)})"
-        )
+    # (every shard held out: refused by the Snakefile's check_shard_counts)
+    assert TRAINING_SHARDS, "train.heldout_shards holds out every shard"
     # a run's config: its `file` (e.g. config/experiments/*.yaml) with `config` merged over it
     # (a file that is not there or not a run config: one line naming the entry's key too)
     RUN_CONFIGS = {}

@@ -89,7 +89,7 @@ from __future__ import annotations
 
 from .settings import EvalSet, PrimaryPhenomena, TableContrastive, TableDecode, TablePrimary, TableSettings
 from .runs import (
-    EVAL_SETS, PREFIX, check_primary, comparisons_per_set, contrastive_sets, evaluation_sets, least_samples, run_name, table_runs,
+    EVAL_SETS, PREFIX, check_primary, check_table_needs, comparisons_per_set, contrastive_sets, evaluation_sets, least_samples, run_name, table_runs,
     table_samples, table_variants, test_files,
 )
 from .files import (
@@ -138,6 +138,7 @@ __all__ = [
     "build_table",
     "check_evaluation",
     "check_primary",
+    "check_table_needs",
     "comparisons_per_set",
     "contrastive_sets",
     "decide",

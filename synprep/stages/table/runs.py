@@ -198,6 +198,26 @@ def _located(message: str, path: list) -> ConfigError:
     return err
 
 
+def check_table_needs(settings: TableSettings, sets: Mapping[str, dict], *, heldout: bool, challenge: bool) -> None:
+    """What the table's parts need of the rest of the workflow config, when it is on
+    (workflow/rules/table.smk): held-out pairs (``heldout``: train.heldout_shards or
+    heldout_pairs hold some out), challenge sets for ``table.larger`` (``challenge``:
+    analysis.challenge on), ``table.test`` for the contrastive suite (``sets``:
+    :func:`evaluation_sets`). A ConfigError located at the table's key (the workflow
+    names its config file and line), not a ValueError with snakemake's traceback frames."""
+    if not settings.enabled:
+        return
+    if not heldout:
+        raise _located("config table.enabled: the table's runs validate on held-out pairs (and, without table.test, "
+                       "are scored on them); set train.heldout_shards >= 1 or train.heldout_pairs", ["table", "enabled"])
+    if "larger" in sets and not challenge:
+        raise _located("config table.larger holds the challenge subsets too small in table.test; turn on "
+                       "analysis.challenge (enabled: true), or remove table.larger", ["table", "larger"])
+    if settings.contrastive.enabled and "test" not in sets:
+        raise _located("config table.contrastive: the suite is made from the parses of table.test (and table.larger); "
+                       "give table.test, or set table.contrastive.enabled: false", ["table", "contrastive", "enabled"])
+
+
 def contrastive_sets(settings: TableSettings, corpus_name: str, sets: Mapping[str, dict]) -> dict[str, dict]:
     """The extra reference sets of the contrastive suite (``table.contrastive.extra``),
     ``{name: {"name", "src", "tgt"}}`` in the config's order, none when the table or its
