@@ -17,6 +17,7 @@ from snakemake.utils import min_version
 from synprep.stages.workflow import (
     check_folder_outputs,
     check_slurm_requests,
+    config_error_at,
     print_failed_logs,
     stop_on_error,
     validate_config,
@@ -52,7 +53,8 @@ validate_config(
     ["config/config.yaml", *workflow.overwrite_configfiles],
 )
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
-    check_outdir(config["outdir"], workflow.basedir)  # not a file, not /, not the checkout (synprep.util.outputs)
+    with config_error_at(["outdir"], value=config["outdir"]):  # (its file and line named, or --config)
+        check_outdir(config["outdir"], workflow.basedir)  # not a file, not /, not the checkout (synprep.util.outputs)
 
 # Relative input paths in a --configfile are read from that file's folder (a checkout
 # path such as config/demo/demo.en, from the working directory, where only it exists);

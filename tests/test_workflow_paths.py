@@ -191,3 +191,20 @@ def test_an_input_inside_a_folder_the_workflow_writes_is_refused(tmp_path, monke
     for p in (REPO / "workflow" / "rules").glob("*.smk"):
         written |= set(re.findall(r"out_path\(f?\"([^\"/{]+)/", p.read_text()))
     assert written == set(OUTPUT_FOLDERS)
+
+
+def test_an_outdir_refused_names_its_config_line_or_the_command_line(tmp_path, capsys):
+    """check_outdir's refusal named no config file or line; now the Snakefile checks it
+    under config_error_at(["outdir"], value=...): the file and line that set it, or
+    --config when the command line set another value."""
+    from synprep.stages.workflow import config_error_at, stop_on_error
+
+    f = tmp_path / "my.yaml"
+    f.write_text("# mine\noutdir: " + str(REPO) + "\n")
+    for outdir, where in ((str(REPO), f"{f}:2: "), (str(REPO / "config"), "the workflow config (--config): ")):
+        with pytest.raises(SystemExit):
+            with stop_on_error([str(f)]):
+                with config_error_at(["outdir"], value=outdir):
+                    check_outdir(outdir, REPO)
+        assert capsys.readouterr().err.startswith(f"synprep: error: {where}config outdir = {outdir!r}: ")
+    assert 'with config_error_at(["outdir"], value=config["outdir"]):' in (REPO / "Snakefile").read_text()

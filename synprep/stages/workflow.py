@@ -53,13 +53,16 @@ def stop_on_error(config_files: Sequence[str] = ()):
         yield
     except SynprepError as e:
         path = getattr(e, "config_path", None)
-        _fail(f"{_where(path, config_files)}: {e}" if path is not None else str(e))
+        where = _where(path, config_files, getattr(e, "config_value", _ANY)) if path is not None else None
+        _fail(f"{where}: {e}" if where is not None else str(e))
 
 
 @contextlib.contextmanager
-def config_error_at(path: Sequence, name_key: bool = False):
+def config_error_at(path: Sequence, name_key: bool = False, value=None):
     """Mark a SynprepError raised in the block as one about the workflow config's key
-    ``path`` (e.g. ``["train", "runs", 0]``), for :func:`stop_on_error` to locate.
+    ``path`` (e.g. ``["train", "runs", 0]``), for :func:`stop_on_error` to locate; with
+    ``value`` (the key's value in the merged config), a config file that sets another
+    value is not named (``--config`` set it).
     ``name_key``: the block reads a file the key names (a run-config file), whose errors
     name that file and not the key: the message is prefixed with the key
     (``train.runs[0].file: run.yaml: no such run config file``)."""
@@ -68,12 +71,13 @@ def config_error_at(path: Sequence, name_key: bool = False):
     except SynprepError as e:
         if getattr(e, "config_path", None) is not None:
             raise
-        if name_key or not isinstance(e, ConfigError):
-            error = ConfigError(f"{_section(path)}: {e}")
-            error.config_path = list(path)
-            raise error from None
-        e.config_path = list(path)
-        raise
+        error = ConfigError(f"{_section(path)}: {e}") if name_key or not isinstance(e, ConfigError) else e
+        error.config_path = list(path)
+        if value is not None:
+            error.config_value = value
+        if error is e:
+            raise
+        raise error from None
 
 
 # --------------------------------------------------------------------------- the config
