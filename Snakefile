@@ -16,6 +16,8 @@ from snakemake.utils import min_version
 # reads this file twice before it runs anything (docs/slurm.md, "The profiles").
 from synprep.stages.workflow import (
     check_folder_outputs,
+    check_outdir_records,
+    claim_outdir,
     check_slurm_requests,
     config_error_at,
     print_failed_logs,
@@ -55,6 +57,10 @@ validate_config(
 with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
     with config_error_at(["outdir"], value=config["outdir"]):  # (its file and line named, or --config)
         check_outdir(config["outdir"], workflow.basedir)  # not a file, not /, not the checkout (synprep.util.outputs)
+        # an outdir whose snakemake records are in another working directory: its files
+        # would be taken as up to date whatever made them (synprep.stages.workflow)
+        if getattr(workflow, "is_main_process", True):
+            check_outdir_records(config["outdir"])
 
 # Relative input paths in a --configfile are read from that file's folder (a checkout
 # path such as config/demo/demo.en, from the working directory, where only it exists);
@@ -122,6 +128,8 @@ onstart:
     # a folder a job rewrites that holds files synprep did not write stops the run, naming
     # them, before snakemake deletes the folder whole (synprep.stages.workflow)
     check_folder_outputs(workflow)
+    # the outdir's stamp, and its id among this working directory's records
+    claim_outdir(config["outdir"])
 
 
 # snakemake says only "check log file(s)": show the failed jobs' errors here.

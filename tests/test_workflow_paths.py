@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 
 import pytest
 import yaml
@@ -208,3 +210,42 @@ def test_an_outdir_refused_names_its_config_line_or_the_command_line(tmp_path, c
                     check_outdir(outdir, REPO)
         assert capsys.readouterr().err.startswith(f"synprep: error: {where}config outdir = {outdir!r}: ")
     assert 'with config_error_at(["outdir"], value=config["outdir"]):' in (REPO / "Snakefile").read_text()
+
+
+def test_an_outdir_whose_records_are_in_another_working_directory_is_refused(tmp_path, monkeypatch):
+    """Config A run in work-a writes /data/results; config B (other inputs or settings)
+    run in work-b with that outdir: snakemake has no records of those files there (they
+    are in work-a/.snakemake/), took them as up to date and said "Nothing to be done" --
+    B's report and models were A's. Now the outdir carries a stamp whose id the working
+    directory that wrote it records; another working directory is refused, naming both."""
+    from synprep.stages.workflow import OUTDIR_RECORDS, OUTDIR_STAMP, check_outdir_records, claim_outdir
+
+    out = tmp_path / "data" / "results"
+    a, b = tmp_path / "work-a", tmp_path / "work-b"
+    a.mkdir()
+    b.mkdir()
+    monkeypatch.chdir(a)
+    check_outdir_records(str(out))  # a new outdir: nothing to check
+    claim_outdir(str(out))
+    claim_outdir(str(out))  # again: the same stamp, recorded once
+    stamp = json.loads((out / OUTDIR_STAMP).read_text())
+    assert json.loads((a / OUTDIR_RECORDS).read_text()) == {"ids": [stamp["id"]]} and stamp["workdir"] == str(a)
+    check_outdir_records(str(out))
+    monkeypatch.chdir(b)
+    with pytest.raises(ConfigError, match=f"outdir = '{out}': written by the workflow run in {a}, whose snakemake "
+                                          "records") as e:
+        check_outdir_records(str(out))
+    assert e.value.config_path == ["outdir"] and str(out / OUTDIR_STAMP) in str(e.value)
+    # a copy of work-a (its .snakemake/ with it) keeps its records: allowed
+    shutil.copytree(a, tmp_path / "work-c")
+    monkeypatch.chdir(tmp_path / "work-c")
+    check_outdir_records(str(out))
+    # an outdir of a synprep before the stamp: this directory's, stamped at the first job
+    old = tmp_path / "old"
+    (old / "shards").mkdir(parents=True)
+    monkeypatch.chdir(b)
+    check_outdir_records(str(old))
+    claim_outdir(str(old))
+    assert (old / OUTDIR_STAMP).is_file()
+    text = (REPO / "Snakefile").read_text()
+    assert "check_outdir_records(config[\"outdir\"])" in text and "claim_outdir(config[\"outdir\"])" in text.split("onstart:")[1]

@@ -236,8 +236,10 @@ class WorkflowConfig(Config):
     # Relative to the directory snakemake runs in; absolute paths work too, and any
     # character but {} (every path in a shell line is quoted). Checked before any job:
     # not an existing file, not /, not the synprep checkout (or a folder holding it) and
-    # not one of its own folders; and no input file of the config lies in a folder the
-    # workflow writes under it (prepare/, shards/, logs/, ...: a job deletes its outputs)
+    # not one of its own folders; no input file of the config lies in a folder the
+    # workflow writes under it (prepare/, shards/, logs/, ...: a job deletes its outputs);
+    # and not one written by a run in another working directory, whose .snakemake/ holds
+    # the records of what made its files (its stamp, .synprep-workflow.json, says which)
     outdir: str = setting("results", pattern="^[^{}]+$", pattern_says="a path without '{' or '}' (snakemake's wildcards)")
     recipe: RecipeSettings = field(default_factory=RecipeSettings)
     corpus: CorpusSettings = field(default_factory=CorpusSettings)

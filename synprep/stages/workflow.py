@@ -21,6 +21,7 @@ Snakefile twice before it runs anything.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import shutil
@@ -30,7 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import ConfigError, SynprepError
 from ..models import variant
-from ..util.outputs import foreign_entries
+from ..util.outputs import foreign_entries, write_json
 from ..util.outputs.markers import few
 from ..util.yamlio import load_yaml_file
 
@@ -372,6 +373,70 @@ def check_slurm_requests(workflow) -> None:
             file=sys.stderr,
         )
         sys.exit(EXIT_STATUS)
+
+
+# --------------------------------------------------------------------------- the outdir's records
+
+#: the outdir's stamp: which working directory's snakemake records (its .snakemake/) say
+#: what made the outdir's files
+OUTDIR_STAMP = ".synprep-workflow.json"
+#: the stamps' ids of the outdirs whose records this working directory keeps
+OUTDIR_RECORDS = os.path.join(".snakemake", "synprep-outdirs.json")
+
+
+def _read_object(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            obj = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _recorded_ids(records: str) -> list:
+    ids = (_read_object(records) or {}).get("ids")
+    return ids if isinstance(ids, list) else []
+
+
+def check_outdir_records(outdir: str, records: str = OUTDIR_RECORDS) -> None:
+    """When the workflow starts (a dry run too): ``outdir`` stamped by a run in another
+    working directory (:data:`OUTDIR_STAMP`, whose id ``records`` of this one lacks) is a
+    ConfigError at the config's ``outdir``. Snakemake decides what to rerun from the
+    records in the working directory's .snakemake/ (which inputs, settings and code
+    made each file); here it has none of those files', takes them as up to date by their
+    times, and a config of other inputs or settings would find "nothing to be done" and
+    report, train and score on what another config made."""
+    stamp_path = os.path.join(outdir, OUTDIR_STAMP)
+    stamp = _read_object(stamp_path)
+    if stamp is None or stamp.get("id") in _recorded_ids(records):
+        return
+    there = stamp.get("workdir") or "another directory"
+    error = ConfigError(
+        f"config outdir = {outdir!r}: written by the workflow run in {there}, whose snakemake records (its .snakemake/) "
+        f"say which inputs and settings made each file; run from {os.getcwd()}, snakemake would take them as up to "
+        f"date whatever made them. Run snakemake there (--directory {there}), or give this config its own outdir "
+        f"(or, to take the files as this directory's, delete {stamp_path})")
+    error.config_path = ["outdir"]
+    raise error
+
+
+def claim_outdir(outdir: str, records: str = OUTDIR_RECORDS) -> None:
+    """Before the first job (the ``onstart:`` handler): stamp ``outdir`` (created) with
+    an id that this working directory's ``records`` keep, so that a run from another
+    working directory is refused (:func:`check_outdir_records`). An outdir without a
+    stamp (a new one, or one of a synprep before the stamp) is this directory's."""
+    import uuid
+
+    stamp_path = os.path.join(outdir, OUTDIR_STAMP)
+    stamp = _read_object(stamp_path)
+    if stamp is None or not isinstance(stamp.get("id"), str):
+        stamp = {"synprep": "workflow-outdir", "id": uuid.uuid4().hex, "workdir": os.getcwd()}
+        os.makedirs(outdir, exist_ok=True)
+        write_json(stamp_path, stamp)
+    ids = _recorded_ids(records)
+    if stamp["id"] not in ids:
+        os.makedirs(os.path.dirname(records) or os.curdir, exist_ok=True)
+        write_json(records, {"ids": ids + [stamp["id"]]})
 
 
 # --------------------------------------------------------------------------- folder outputs
