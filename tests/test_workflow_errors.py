@@ -362,3 +362,23 @@ def test_a_nested_value_given_with_snakemakes_config_option_is_said_to_be_read_a
     f.write_text("report:\n  top_labels: '5'\n")  # set so in the file: its line, no hint
     msg = config_error_message({"report": {"top_labels": "5"}}, schema, [str(f)])
     assert msg.startswith(f"{f}:2: report.top_labels:") and "as text" not in msg, msg
+
+
+@pytest.mark.parametrize("lang", ["EN", "english", "e n", "../x", ""])
+def test_a_corpus_language_that_is_no_language_code_is_refused_naming_its_line(lang, tmp_path):
+    """corpus.src_lang 'EN', 'english', '../x' went through silently when no langid entry
+    checked it: the challenge rules skipped every phenomenon ('defined for en only'), and
+    with udpipe '../x' named resources/x.udpipe as the default model."""
+    from synprep.stages.prepare import CorpusSettings
+    from synprep.stages.workflow import config_error_message
+
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    f = tmp_path / "my.yaml"
+    f.write_text(yaml.safe_dump({"corpus": {"src": "a.en", "tgt": "a.de", "src_lang": lang}}, sort_keys=False))
+    msg = config_error_message(yaml.safe_load(f.read_text()), schema, [str(f)])
+    assert msg is not None and msg.startswith(f"{f}:4: corpus.src_lang: {lang!r} does not match"), msg
+    with pytest.raises(ConfigError, match="a language code in lower case"):
+        CorpusSettings.from_dict({"src": "a.en", "tgt": "a.de", "src_lang": lang})
+    for good in ("en", "deu", "zh-hans", "pt_BR", "sr-Latn"):
+        assert config_error_message({"corpus": {"src": "a", "tgt": "b", "src_lang": good}}, schema, [str(f)]) is None
+        CorpusSettings.from_dict({"src": "a.en", "tgt": "a.de", "src_lang": good})

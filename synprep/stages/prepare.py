@@ -129,6 +129,13 @@ class CorpusSpec(Config):
         return [self.tsv] if self.tsv is not None else [self.src, self.tgt]  # type: ignore[list-item]
 
 
+#: a language code as every reader of the corpus's languages takes it (py3langid, the
+#: parsers' models, the challenge rules: lower case ISO 639), with optional subtags; not
+#: 'EN', 'english', 'e n' or a path ('../x', which named resources/x.udpipe)
+LANG_CODE = "^[a-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"
+LANG_CODE_SAYS = "a language code in lower case (ISO 639: en, de, deu), optionally with subtags (zh-hans, pt_BR)"
+
+
 @dataclass(frozen=True)
 class CorpusSettings(Config):
     """The raw parallel corpus (the workflow's ``corpus`` section): where it is
@@ -140,10 +147,11 @@ class CorpusSettings(Config):
     tsv: Optional[str] = declared_in(CorpusSpec, "tsv")
     columns: list[int] = declared_in(CorpusSpec, "columns")
     # language code of the source side: the language ID filter's expected language, the
-    # demo parser model (resources/udpipe/<lang>.udpipe), the challenge rules
-    src_lang: str = "en"
+    # demo parser model (resources/udpipe/<lang>.udpipe), the challenge rules. An ISO 639
+    # code in lower case (en, deu), optionally with subtags (zh-hans, pt_BR)
+    src_lang: str = setting("en", pattern=LANG_CODE, pattern_says=LANG_CODE_SAYS)
     # language code of the target side
-    tgt_lang: str = "de"
+    tgt_lang: str = setting("de", pattern=LANG_CODE, pattern_says=LANG_CODE_SAYS)
     max_pairs: Optional[int] = declared_in(CorpusSpec, "max_pairs")
 
     def __post_init__(self) -> None:
