@@ -382,3 +382,20 @@ def test_a_corpus_language_that_is_no_language_code_is_refused_naming_its_line(l
     for good in ("en", "deu", "zh-hans", "pt_BR", "sr-Latn"):
         assert config_error_message({"corpus": {"src": "a", "tgt": "b", "src_lang": good}}, schema, [str(f)]) is None
         CorpusSettings.from_dict({"src": "a.en", "tgt": "a.de", "src_lang": good})
+
+
+@pytest.mark.parametrize("name", ["..", ".", ".hidden"])
+def test_a_run_name_that_is_a_dot_path_is_refused(name, tmp_path):
+    """train.runs[].name '..' made the run's folder results/train/.. (the outdir itself:
+    checkpoints beside shards/ and report/), '.' the folder holding every run's; both,
+    and a hidden '.x', matched the name's pattern."""
+    from synprep.stages.workflow import config_error_message
+
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    f = tmp_path / "my.yaml"
+    cfg = {"train": {"runs": [{"name": name, "config": {}}]}}
+    f.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    msg = config_error_message(cfg, schema, [str(f)])
+    assert msg is not None and msg.startswith(f"{f}:3: train.runs[0].name: {name!r} does not match"), msg
+    for good in ("vanilla", "v1.2", "a..b", "_x", "table-gcn-s1"):
+        assert config_error_message({"train": {"runs": [{"name": good, "config": {}}]}}, schema, [str(f)]) is None

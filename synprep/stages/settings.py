@@ -43,8 +43,10 @@ RUN_ENTRY = {
     "required": ["name"],
     "anyOf": [{"required": ["config"]}, {"required": ["file"]}],
     "properties": {
-        "name": {"description": "Run name (results/train/NAME/); letters, digits, '.', '_', '-'.", "type": "string",
-                 "pattern": "^[A-Za-z0-9._-]+$"},
+        # not starting with a dot: '..' made the run's folder the outdir itself, '.' the
+        # folder of every run, '.x' a hidden one
+        "name": {"description": "Run name (results/train/NAME/); letters, digits, '.', '_', '-', not starting with a "
+                 "dot.", "type": "string", "pattern": "^[A-Za-z0-9_-][A-Za-z0-9._-]*$"},
         "file": {"description": "A run-config file (YAML, e.g. one of config/experiments/); a relative path is read "
                  "from the config file's folder, else from the directory snakemake runs in (config/README.md); "
                  "`config` is merged over it.", "type": "string"},
