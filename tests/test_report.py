@@ -781,3 +781,24 @@ def test_accounting_refuses_prepared_files_that_differ_from_what_the_split_wrote
     assert run_main(capsys, *args)[0] == 0  # as the split wrote them
     split.write_text(json.dumps({"lines": 4, "shard": "all", "kept": 9, "rejected": {}}))
     assert run_main(capsys, *args)[0] == 0  # the summary of every shard says nothing of this one
+
+
+def test_accounting_out_of_balance_says_what_was_lost_on_its_last_line(tmp_path, capsys):
+    """A shard's filter output cut short: account_shard's last line said only "shard 000
+    is out of balance"; the workflow's terminal shows a failed job's last lines, so the
+    lost pairs (named above it in the table) were not on it. Now the last line is an
+    error naming the problems, their ids and what to do."""
+    from .cli_helpers import run_main
+
+    pairs = tmp_path / "000.tsv"
+    pairs.write_text("c:1\ta\tb\nc:2\tc\td\nc:3\te\tf\n")
+    kept = tmp_path / "kept.tsv"
+    kept.write_text("c:1\ta\tb\n")
+    split = tmp_path / "000.json"
+    split.write_text(json.dumps({"lines": 3, "shard": "000", "kept": 3, "rejected": {}}))
+    rc, err = run_main(capsys, "report", "accounting", "--shard", "000", "--split", split, "--input", pairs,
+                       "--kept", kept, "-o", tmp_path / "l.json")
+    last = err.strip().splitlines()[-1]
+    assert rc == 1 and last.startswith("synprep report accounting: error: shard 000 is out of balance: lost (neither "
+                                       "kept nor rejected): 2 (e.g. c:2, c:3); "), last
+    assert "Rebuilding one shard" in last

@@ -131,7 +131,14 @@ def run(args: argparse.Namespace) -> int:
         summary = acc.summarize([ledger], args.stages, partition=False)  # one shard is not the corpus
         print(acc.render(summary), file=sys.stderr)
         if not ledger["balanced"]:
-            print(f"synprep report accounting: shard {args.shard} is out of balance", file=sys.stderr)
+            # the problems on the last line too: the workflow's terminal shows a failed job's last lines
+            problems = "; ".join(f"{kind}: {p['count']} (e.g. {', '.join(p['examples'])})"
+                                 for kind, p in ledger["problems"].items())
+            print(f"synprep report accounting: error: shard {args.shard} is out of balance"
+                  + (f": {problems}" if problems else f" ({ledger['input']} in, {ledger['kept']} kept, "
+                     f"{ledger['rejected']} rejected)")
+                  + "; a file of the shard's stages changed after it was written (cut short, edited): rebuild "
+                  "the shard (docs/workflow.md, \"Rebuilding one shard\")", file=sys.stderr)
             return 1
         return 0
 
