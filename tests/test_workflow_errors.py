@@ -399,3 +399,25 @@ def test_a_run_name_that_is_a_dot_path_is_refused(name, tmp_path):
     assert msg is not None and msg.startswith(f"{f}:3: train.runs[0].name: {name!r} does not match"), msg
     for good in ("vanilla", "v1.2", "a..b", "_x", "table-gcn-s1"):
         assert config_error_message({"train": {"runs": [{"name": good, "config": {}}]}}, schema, [str(f)]) is None
+
+
+def test_an_error_about_a_key_left_out_names_its_sections_line_not_the_command_line(tmp_path, capsys):
+    """bpe.src_tokenizer given, bpe.tgt_tokenizer left out: 'the workflow config
+    (--config): config bpe.tgt_tokenizer is missing' blamed a command line that set
+    nothing; now the line of the section the key belongs in."""
+    from synprep.stages.workflow import stop_on_error
+
+    f = tmp_path / "my.yaml"
+    f.write_text("outdir: r\nbpe:\n  src_tokenizer: tok.json\n")
+    with pytest.raises(SystemExit):
+        with stop_on_error([str(f)]):
+            e = ConfigError("config bpe.tgt_tokenizer is missing: give a tokenizer for both sides")
+            e.config_path = ["bpe", "tgt_tokenizer"]
+            raise e
+    assert capsys.readouterr().err.startswith(f"synprep: error: {f}:2: config bpe.tgt_tokenizer is missing")
+    with pytest.raises(SystemExit):  # a key no file has, in a section no file has either: the command line
+        with stop_on_error([str(f)]):
+            e = ConfigError("x")
+            e.config_path = ["table", "test", "src"]
+            raise e
+    assert capsys.readouterr().err.startswith("synprep: error: the workflow config (--config): x")

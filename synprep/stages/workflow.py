@@ -124,8 +124,22 @@ def config_value(config, path: Sequence, default=None):
 
 def _where(path: Sequence, config_files: Sequence[str], value=_ANY) -> str:
     """The config file (and line) that sets ``path`` (to ``value``, when given), else
-    the command line's ``--config``."""
+    the command line's ``--config``. Without ``value``, a key no file sets (one left out,
+    that an error says is missing: ``bpe.tgt_tokenizer`` beside a ``src_tokenizer``) is
+    placed at the nearest key above it that a file sets (its section), not on the
+    command line."""
+    found = _set_in(path, config_files, value)
+    if found is None and value is _ANY:
+        for n in range(len(path) - 1, 0, -1):
+            found = _set_in(path[:n], config_files, _ANY)
+            if found is not None:
+                break
+    return found if found is not None else FROM_COMMAND_LINE
 
+
+def _set_in(path: Sequence, config_files: Sequence[str], value) -> str | None:
+    """The last of ``config_files`` that sets ``path`` (to ``value``, when given), with
+    the key's line; None when none does."""
     for f in reversed(list(config_files)):  # the last file given wins in snakemake's merge
         if not os.path.isfile(f):
             continue
@@ -138,7 +152,7 @@ def _where(path: Sequence, config_files: Sequence[str], value=_ANY) -> str:
             continue
         line = _key_line(node, path)
         return f"{f}:{line}" if line else f
-    return FROM_COMMAND_LINE
+    return None
 
 
 #: where a key that no config file sets comes from
