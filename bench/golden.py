@@ -63,6 +63,7 @@ from synprep.cli import guarded  # noqa: E402  (this checkout's package: the scr
 from synprep.errors import ConfigError, InputError  # noqa: E402
 from synprep.util.outputs import check_output_dir, check_replaceable, remove_output, replace_dir, write_text  # noqa: E402
 from synprep.util.signals import run_child  # noqa: E402
+from synprep.stages.workflow import OUTDIR_STAMP  # noqa: E402  (the outdir's stamp: an id of the run's directory)
 
 # -- run in the recorded checkout (PYTHONPATH=REPO) ------------------------------------------
 
@@ -215,7 +216,7 @@ def record_demo(repo: Path, out: Path) -> dict:
         raise SystemExit(f"golden: the demo run failed (see {out / 'demo.stderr'}):\n{done.stderr[-3000:]}")
     results = work / "results"
     hashes = {str(p.relative_to(results)): _sha(p) for p in sorted(results.rglob("*"))
-              if p.is_file() and p.relative_to(results).parts[0] not in ("logs", "benchmarks")}
+              if p.is_file() and p.relative_to(results).parts[0] not in ("logs", "benchmarks", OUTDIR_STAMP)}
     with replace_dir(out / "demo", "golden-demo", "OUT/demo") as copy:  # an earlier record's, never another folder
         shutil.copytree(work, copy, symlinks=True, dirs_exist_ok=True)
     shutil.rmtree(work)
