@@ -326,6 +326,11 @@ def test_words_detokenize_and_conllu():
     block = tree_conllu(["a\tb", "\n"], [-1, 0], ["root", "dep"], text="a\tb\n")
     (s,) = list(read_conllu_string(block, "pred"))
     assert s.forms == ["a b", "_"] and s.text == "a b"
+    # a decoder predicts each arc's label: root on another word, or the root labelled
+    # otherwise, is invalid UD the reader refuses; the head the decoder chose decides
+    block = tree_conllu(["a", "b", "c"], [1, -1, 1], ["root", "obj", "root:x"])
+    (s,) = list(read_conllu_string(block, "pred"))
+    assert s.deprels == ["dep", "root", "dep"]
 
 
 def test_a_search_that_cannot_run_is_refused_naming_the_setting():

@@ -790,6 +790,17 @@ def test_11_keys_given_twice_and_syntax_errors_name_file_and_lines_in_every_yaml
         with pytest.raises(ConfigError, match=error):
             readers[reader](tmp_path / name)
     assert main([str(tmp_path / name) for _r, name, _t, _e in BAD_YAML]) == 2
+    # the depth is counted, not left to a RecursionError: torch raises the recursion limit
+    # in the process, and past it [[[... 1,000 deep was read to its end ("expected the node content")
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20000))
+    try:
+        with pytest.raises(ConfigError, match=r"deep\.yaml: invalid YAML: nested too deep to read"):
+            load_filters(tmp_path / "deep.yaml")
+    finally:
+        sys.setrecursionlimit(limit)
     # the same key in two different mappings is fine, and merge keys may override
     ok = tmp_path / "ok.yaml"
     ok.write_text("base: &b {lr: 1.0}\ntrain:\n  <<: *b\n  lr: 2.0\nmodel: {lr: 3}\n")

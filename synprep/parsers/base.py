@@ -49,7 +49,7 @@ from typing import Any, ClassVar, Iterable, Iterator, Mapping, NamedTuple, Optio
 from .. import registry
 from ..errors import ConfigError, InputError
 from ..settings import INTERNAL, Config, setting
-from ..syntax.conllu import read_conllu_string
+from ..syntax.conllu import read_conllu_string, ud_relation
 from ..util.textio import has_breaks
 from ..util.textio import one_line as _line  # this module's one_line also strips
 
@@ -148,22 +148,12 @@ def sent_id_for(item_id: str) -> str:
     return _WS.sub("_", item_id.strip()) or "_"
 
 
-def _deprel(w: Word) -> str:
-    """The word's relation as UD has it: ``root`` for the word whose head is 0, and
-    never for another (``dep``, UD's unspecified relation). A parser that labels its
-    arcs apart from choosing its heads (stanza) can give the root another label, or
-    another word root: the head it chose decides (the reader refuses such a tree in a
-    file, as invalid UD: synprep.syntax.conllu)."""
-    rel = w.deprel
-    if w.head == 0:
-        return rel if rel[:4] == "root" and (len(rel) == 4 or rel[4] == ":") else "root"
-    return "dep" if rel[:4] == "root" and (len(rel) == 4 or rel[4] == ":") else rel
-
-
 def format_tree(item_id: str, text: str, tokens: Sequence[Token]) -> str:
     """CoNLL-U for one sentence from its tokens; ``SpaceAfter=No`` comes from the
     tokens, never for the last token (nothing follows it inside the item); the root's
-    relation is UD's (:func:`_deprel`)."""
+    relation is UD's (:func:`synprep.syntax.conllu.ud_relation`: stanza labels arcs apart
+    from choosing heads, and can label its root otherwise or another word root; the
+    reader refuses such a tree in a file, as invalid UD)."""
     out = [f"# sent_id = {sent_id_for(item_id)}", f"# text = {one_line(text)}"]
     i = 0
     last = len(tokens) - 1
@@ -186,7 +176,7 @@ def format_tree(item_id: str, text: str, tokens: Sequence[Token]) -> str:
                         _clean(w.xpos),
                         _clean(w.feats),
                         str(w.head),
-                        _clean(_deprel(w)),
+                        _clean(ud_relation(w.deprel, w.head == 0)),
                         "_",
                         m,
                     )

@@ -506,12 +506,28 @@ def _mwt_range(f: list[str], expected: int, mwt_end: int, name: str, lineno: int
 _DEPREL = itemgetter(7)
 
 
+def is_root_relation(rel: str) -> bool:
+    """``root`` or a subtype of it (``root:...``)."""
+    return rel[:4] == "root" and (len(rel) == 4 or rel[4] == ":")
+
+
+def ud_relation(rel: str, is_root: bool) -> str:
+    """A predicted word's relation as UD has it, which this reader requires: ``root``
+    for the root (head 0), and never ``root`` for another word (``dep``, UD's
+    unspecified relation). A parser that labels arcs apart from choosing heads
+    (stanza), or a tree decoder that predicts a label for each arc, can give the root
+    another label or another word root: the head it chose decides."""
+    if is_root:
+        return rel if is_root_relation(rel) else "root"
+    return "dep" if is_root_relation(rel) else rel
+
+
 def _check_root_labels(rels: list[str], root: int, heads: list[int], row_lines, name: str) -> None:
     """InputError (``root-label``) unless the root's DEPREL is ``root`` (or a subtype)
     and no other word's is ``root``: the transitions never carry the root's label, so
     the root's own would be lost, and a root relation elsewhere is not UD."""
     label = rels[root]
-    if label[:4] != "root" or (len(label) > 4 and label[4] != ":"):
+    if not is_root_relation(label):
         raise InputError(name, row_lines[root], f"the root, word {root + 1} (HEAD 0), has DEPREL {label!r}; expected "
                          "'root' (UD's relation of the root, and the only one it has)", "root-label")
     for i, rel in enumerate(rels):

@@ -33,10 +33,31 @@ from ..errors import ConfigError
 __all__ = ["StrictLoader", "load_yaml", "load_yaml_file", "check_config_files", "main"]
 
 
+#: the deepest nesting of a YAML document read (a config is a few levels of keys): the
+#: composer recurses a level a node, so deeper input was a RecursionError, or was read on
+#: where something in the process had raised the recursion limit (torch does)
+MAX_DEPTH = 100
+
+
+class _TooDeep(Exception):
+    pass
+
+
 class StrictLoader(yaml.SafeLoader):
-    """SafeLoader + duplicate keys are errors + ``5e-4`` is a float."""
+    """SafeLoader + duplicate keys are errors + ``5e-4`` is a float + at most
+    :data:`MAX_DEPTH` levels of nesting."""
 
     name = "<string>"
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _TooDeep
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
@@ -88,8 +109,9 @@ def load_yaml(text: str, name: str = "<string>", *, with_node: bool = False):
         ) from None
     except yaml.YAMLError as e:
         raise ConfigError(f"{name}: invalid YAML: {e}") from None
-    except RecursionError:  # e.g. [[[[... thousands deep: PyYAML's composer recurses a level a node
-        raise ConfigError(f"{name}: invalid YAML: nested too deep to read; a config is a few levels of keys") from None
+    except (_TooDeep, RecursionError):  # e.g. [[[[... thousands deep (MAX_DEPTH)
+        raise ConfigError(f"{name}: invalid YAML: nested too deep to read (more than {MAX_DEPTH} levels); a config "
+                          "is a few levels of keys") from None
     finally:
         if loader is not None:
             loader.dispose()
