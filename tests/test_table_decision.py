@@ -284,7 +284,7 @@ def test_a_variant_without_one_of_the_seeds_is_left_out_of_a_contrastive_fit_too
                   outcomes_path=str(tmp_path / "made" / T.OUTCOMES_NAME), outcomes=outcomes)
     assert main(["table-decide", str(tmp_path / "made" / "table.json"), "-o", str(tmp_path / "again")]) == 0
     md = (tmp_path / "again" / "table.md").read_text()
-    assert "| contrastive:np_agreement | accuracy | sa |" in md and "not decided (fewer than 2 seeds, or no score)" in md
+    assert "| contrastive:np_agreement | accuracy | sa |" in md and "not decided (fewer than 2 seeds, no score, or no variation between runs to judge by)" in md
     assert main(["table-decide", str(tmp_path / "made" / "table.json"), "--outcomes", "none", "-o",
                  str(tmp_path / "none")]) == 0, capsys.readouterr().err
     got = json.loads((tmp_path / "none" / "table.json").read_text())
@@ -305,6 +305,25 @@ def test_a_table_without_its_baseline_rows_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "cut.json: table.decision.model compares with 'vanilla', but the first row is 'bitrans'" in err, err
     assert not (tmp_path / "o").exists()
+
+
+def test_runs_without_variation_are_not_decided(tmp_path, capsys):
+    """Every run of a column scoring alike (identical runs, or a table edited by hand):
+    the residual SD was 1e-14, so the t-tests read rounding noise as p-values (0.77 to
+    0.99) with an MDD of 0.00, and a difference of 0.01 would have been marked. Now
+    such a column is not decided, and says why; a column with variation is decided."""
+    table = json.loads(REDECIDED.read_text())
+    flat = {r["run"]: 30.0 + (0.01 if r["variant"] == "pascal" else 0.0) for r in table["rows"]}
+    for r in table["rows"]:
+        r["scores"]["test"]["bleu"] = flat[r["run"]]
+    settings = T.table_settings(table, str(CPU_CONFIG))
+    T.decide_table(table, settings, None)
+    d = table["over_seeds"]["test"]["pascal"]["decision"]
+    assert "bleu" not in d and d["chrf+"]["test"] == "blocked", d  # chrF+ still varies: decided
+    assert table["decision"]["fits"]["test"]["bleu"]["sigma"] < 1e-9
+    T.write_table(table, str(tmp_path / "table.json"), str(tmp_path / "table.md"))
+    md = (tmp_path / "table.md").read_text()
+    assert "| test | BLEU | pascal |  |" in md and "no variation between runs to judge by" in md
 
 
 def test_the_committed_table_re_decided_is_reproduced(committed):

@@ -186,9 +186,13 @@ def fit_column(names: Sequence[str], scores: np.ndarray, items: Optional[np.ndar
         test += ITEMS_FIXED
     se = np.sqrt(var)
     p, half = t_tests(est, se, run_df)
+    # no variation to judge a difference by (every run scoring what its variant and seed
+    # predict, to rounding: identical runs, a table edited by hand): a t-test on a standard
+    # error of 1e-14 marks any difference, or reads the rounding noise as a p-value; not decided
+    judged = se > 1e-9 * max(1.0, float(np.abs(scores).max()))
     effects = {names[k]: Effect(float(est[j]), float(se[j]), float(run_df[j]), float(p[j]),
                                 (float(est[j] - half[j]), float(est[j] + half[j])), test, n_seed, item_sd[j])
-               for j, k in enumerate(keep[1:])}
+               for j, k in enumerate(keep[1:]) if judged[j]}
     return ColumnFit(n_var, n_seed, math.sqrt(res.scale), df, bartlett_p, levene_p, pooled, effects)
 
 
