@@ -32,6 +32,7 @@ worker (:func:`shared_folder`, as ``finished_demo_run``; READ them only):
 - ``pud``: the en-de PUD training (120 pairs) and validation (24 pairs) datasets (the
   training tests' data; ``tests/train_helpers.run_cfg`` a short run on them).
 - ``pud_batch``: a collated batch of the 16 shortest PUD pairs and its dataset's manifest.
+- ``tiny_stanza``: a tiny English stanza model, trained as bench/gpu.py's pack trains one.
 - ``pud_checkpoint(variant, steps=40)``: a checkpoint of ``variant`` trained on ``pud``
   (each built when a test first asks for it).
 
@@ -360,6 +361,30 @@ def pud(tmp_path_factory):
                       cfg=ShardConfig(projectivity="lift"), vocab_from=d / "train")
 
     return shared_folder(tmp_path_factory, "pud", build)
+
+
+@pytest.fixture(scope="session")
+def tiny_stanza(tmp_path_factory) -> Path:
+    """A tiny English stanza model (tokenize, pos, lemma, depparse), trained once a session
+    for every file and worker exactly as bench/gpu.py's pack trains its own
+    (``bench/gpupack.train_model``: ``synprep train-parser --backend stanza --size tiny``
+    on UD English-EWT dev, test as heldout), so the parser tests and the pack test share
+    one training; ``SYNPREP_STANZA_MODEL``'s where set (the pack carries one: training it
+    took the gpu tests' whole cap on the device machine)."""
+    given = os.environ.get("SYNPREP_STANZA_MODEL")
+    if given:
+        return Path(given)
+
+    def build(base: Path) -> None:
+        ud_path("en_ewt-ud-dev.conllu"), ud_path("en_ewt-ud-test.conllu")
+        sys.path.insert(0, str(REPO / "bench"))
+        try:
+            import gpupack
+        finally:
+            sys.path.remove(str(REPO / "bench"))
+        gpupack.train_model(base / "en", "tiny", log=lambda _msg: None)
+
+    return shared_folder(tmp_path_factory, "tiny_stanza", build) / "en"
 
 
 @pytest.fixture(scope="session")

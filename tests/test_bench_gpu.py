@@ -180,9 +180,10 @@ def test_a_link_out_of_the_pack_and_a_manifest_of_another_shape_are_refused(tmp_
 
 
 @pytest.mark.slow
-def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
+def test_pack_then_a_cpu_dry_run_from_it(tmp_path, tiny_stanza):
     """A pack of data and a tiny stanza model (no wheels: nothing is downloaded in the
-    suite), checked by its manifest, then the device command's dry run from it: the
+    suite; the model is the session's, trained by the pack's own ``train_model`` in the
+    ``tiny_stanza`` fixture and copied in with ``--stanza-model``), checked by its manifest, then the device command's dry run from it: the
     pack's data are read (60 Multi30k pairs packed: the parse reads 60 of the 100
     sentences asked for; the tiny table's test set, test_2016_flickr packed whole, is cut
     to bench/gpu.py's QUICK_EVAL_PAIRS, 100), the figures come back as JSON lines and as a table, the table
@@ -199,7 +200,7 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path):
     ud_path("en_pud-ud-test.conllu")
     need_snakemake()
     pack = tmp_path / "pack"
-    r = _run("--pack", str(pack), "--no-wheels", "--stanza-size", "tiny", "--sentences", "60", timeout=900)
+    r = _run("--pack", str(pack), "--no-wheels", "--stanza-model", str(tiny_stanza), "--sentences", "60", timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     m = json.loads((pack / "manifest.json").read_text())
     assert m["wheels"] == [] and "pulp" in m["left_out"] and m["mib"] < 60 and m["with_table"]

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import gzip
 import logging
-import os
-from pathlib import Path
 
 import pytest
 
@@ -323,21 +321,6 @@ def test_stanza_missing_model_names_path_and_download_command(tmp_path):
         StanzaParser(model=str(tmp_path / "res"), lang="en")
     with pytest.raises(ConfigError, match="parser 'stanza': unknown key 'colour'"):
         StanzaParser(model=str(tmp_path / "res"), lang="en", colour="red")
-
-
-@pytest.fixture(scope="session")
-def tiny_stanza(tmp_path_factory):
-    """A small English stanza model: ``SYNPREP_STANZA_MODEL``'s where set (bench/gpu.py's
-    pack carries one: training it took the gpu tests' whole cap on the device machine),
-    else trained here on EWT dev."""
-    from synprep.parsers.stanza_train import train_stanza
-
-    given = os.environ.get("SYNPREP_STANZA_MODEL")
-    if given:
-        return Path(given)
-    out = tmp_path_factory.mktemp("stanza") / "en"
-    train_stanza(ud_path("en_ewt-ud-dev.conllu"), ud_path("en_ewt-ud-test.conllu"), out, lang="en", size="tiny")
-    return out
 
 
 @pytest.fixture
