@@ -71,14 +71,13 @@ from ..dataset.pairfile import write_pairs  # noqa: F401  (the old path)
 from ..errors import ConfigError, InputError
 from ..settings import Config, declared_in, setting
 from ..util.outputs import FileGroup, replace_dir, write_json, write_text
-from ..util.textio import has_breaks, lines, one_line, open_file
+from ..util.textio import GZIP_MAGIC, has_breaks, lines, one_line, open_file
 
 #: the reject stage name of this module
 STAGE = "prepare"
 
 #: a corpus name (ids are <name>:<line>)
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
-_GZIP_MAGIC = b"\x1f\x8b"
 #: the kind a ``split --out-dir`` folder's output marker records (:mod:`synprep.util.outputs`)
 SPLIT_KIND = "split"
 
@@ -334,7 +333,7 @@ def open_raw(path: str) -> BinaryIO:
     bytes); closing it closes the file. A missing file is an InputError naming it."""
     f = open_file(path, "a text or TSV file", "check the corpus paths in the config")
     buffered = io.BufferedReader(f, 1 << 20)  # type: ignore[arg-type]
-    if path.endswith(".gz") or buffered.peek(2)[:2] == _GZIP_MAGIC:
+    if path.endswith(".gz") or buffered.peek(2)[:2] == GZIP_MAGIC:
         return _OwningGzip(buffered)  # type: ignore[return-value]
     return buffered
 

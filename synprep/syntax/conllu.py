@@ -46,7 +46,7 @@ from operator import itemgetter
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import InputError
-from ..util.textio import BOM, open_file  # BOM: skipped at the very start of a file by every synprep reader
+from ..util.textio import BOM, GZIP_MAGIC, open_file, refuse_gzip  # BOM: skipped at the very start of a file by every synprep reader
 
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "open_binary"]
 
@@ -199,7 +199,8 @@ def open_binary(source: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, str, bo
 
 def read_blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The stream in blocks of about ``_BLOCK`` bytes that each end with a newline
-    (one is added to a last line that lacks it), a leading byte-order mark removed."""
+    (one is added to a last line that lacks it), a leading byte-order mark removed; a
+    stream of gzip data is an InputError (:func:`synprep.util.textio.refuse_gzip`)."""
     rest = b""
     first = True
     while True:
@@ -211,12 +212,13 @@ def read_blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
             break
         block = rest + block
         if first:
-            if len(block) < len(BOM) and BOM.startswith(block):
+            if (len(block) < len(BOM) and BOM.startswith(block)) or (len(block) < len(GZIP_MAGIC) and GZIP_MAGIC.startswith(block)):
                 rest = block  # too short to tell yet (a pipe may deliver 1 byte)
                 continue
             first = False
             if block.startswith(BOM):
                 block = block[len(BOM) :]
+            refuse_gzip(block, name)  # gzip data without its .gz name: said so (the rule of every text reader)
         cut = block.rfind(b"\n")
         if cut < 0:
             rest = block
