@@ -107,14 +107,13 @@ def resolve_config_paths(config: dict, config_files: Sequence[str], workdir: str
             _set(config, path, os.path.normpath(beside))
             changed[_dotted(path)] = os.path.normpath(beside)
         elif not os.path.exists(os.path.join(workdir, value)):
-            error = ConfigError(
+            raise ConfigError(
                 f"{_dotted(path)} = {value!r}: no such file or folder, neither beside the config file "
                 f"({os.path.normpath(beside)}) nor in the working directory "
                 f"({os.path.normpath(os.path.abspath(os.path.join(workdir, value)))}); a relative path in a config "
-                "file is read from that file's folder: fix the path, or give it absolute"
+                "file is read from that file's folder: fix the path, or give it absolute",
+                path,  # synprep.stages.workflow.stop_on_error names the file and line
             )
-            error.config_path = list(path)  # synprep.stages.workflow.stop_on_error names the file and line
-            raise error
     return changed
 
 
@@ -134,10 +133,9 @@ def check_corpus_files(config: dict) -> None:
         else:
             what = None if os.path.exists(value) else "no such file"  # a FIFO or a device: read as given
         if what:
-            error = ConfigError(f"corpus.{key} = {value!r}: {what}; expected the corpus's "
-                                f"{'TSV' if key == 'tsv' else key + ' side'} file (plain or .gz): fix the path")
-            error.config_path = ["corpus", key]
-            raise error
+            raise ConfigError(f"corpus.{key} = {value!r}: {what}; expected the corpus's "
+                              f"{'TSV' if key == 'tsv' else key + ' side'} file (plain or .gz): fix the path",
+                              ["corpus", key])
 
 
 #: the folders the workflow writes under its ``outdir`` (one a stage, and the logs and
@@ -159,12 +157,10 @@ def check_inputs_outside_outputs(config: dict, outdir: str) -> None:
         for name in OUTPUT_FOLDERS:
             folder = os.path.join(root, name)
             if real == folder or real.startswith(folder + os.sep):
-                error = ConfigError(
+                raise ConfigError(
                     f"{_dotted(path)} = {value!r}: inside {os.path.join(outdir, name)}, a folder the workflow writes "
                     f"(outdir = {outdir!r}), where a job deletes and rewrites its outputs: move the file out of "
-                    "that folder, or give another outdir")
-                error.config_path = list(path)
-                raise error
+                    "that folder, or give another outdir", path)
 
 
 def _inside(path: str, folder: str) -> bool:

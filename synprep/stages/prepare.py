@@ -281,24 +281,19 @@ def check_shard_counts(count: int, train, table=None, max_target_pieces: int = 0
     shard_names(count)  # the bound
     held = train.heldout_shards
     if held > count:
-        raise _at(["train", "heldout_shards"], f"config train.heldout_shards = {held} is more than shards.count = "
-                  f"{count}: the last N shards are held out; give at most {count} (0 holds none out)")
+        raise ConfigError(f"config train.heldout_shards = {held} is more than shards.count = {count}: the last N "
+                          f"shards are held out; give at most {count} (0 holds none out)", ["train", "heldout_shards"])
     runs = "train.runs" if train.runs else "the table (table.enabled)" if table is not None and table.enabled else None
     if held == count and runs and not train.heldout_pairs:
-        raise _at(["train", "heldout_shards"], f"config train.heldout_shards = {held} holds out every shard "
-                  f"(shards.count = {count}): the runs of {runs} would have nothing to train on; give at most "
-                  f"{count - 1}, or more shards")
+        raise ConfigError(f"config train.heldout_shards = {held} holds out every shard (shards.count = {count}): the "
+                          f"runs of {runs} would have nothing to train on; give at most {count - 1}, or more shards",
+                          ["train", "heldout_shards"])
     if train.heldout_pairs and max_target_pieces:
-        raise _at(["train", "heldout_pairs"], f"config train.heldout_pairs = {train.heldout_pairs} takes the held-out "
-                  f"pairs from every shard, and shards.max_target_pieces = {max_target_pieces} caps the targets of "
-                  "every training shard: the test pairs would be capped too. Set shards.max_target_pieces: 0, or hold "
-                  "out whole shards (train.heldout_shards, with train.heldout_pairs: 0)")
-
-
-def _at(path: list, message: str) -> ConfigError:
-    error = ConfigError(message)
-    error.config_path = path
-    return error
+        raise ConfigError(f"config train.heldout_pairs = {train.heldout_pairs} takes the held-out pairs from every "
+                          f"shard, and shards.max_target_pieces = {max_target_pieces} caps the targets of every "
+                          "training shard: the test pairs would be capped too. Set shards.max_target_pieces: 0, or "
+                          "hold out whole shards (train.heldout_shards, with train.heldout_pairs: 0)",
+                          ["train", "heldout_pairs"])
 
 
 def heldout_shards(shards: Sequence[str], train) -> list[str]:

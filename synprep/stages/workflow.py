@@ -425,13 +425,11 @@ def check_outdir_records(outdir: str, records: str = OUTDIR_RECORDS) -> None:
     if stamp is None or stamp.get("id") in _recorded_ids(records):
         return
     there = stamp.get("workdir") or "another directory"
-    error = ConfigError(
+    raise ConfigError(
         f"config outdir = {outdir!r}: written by the workflow run in {there}, whose snakemake records (its .snakemake/) "
         f"say which inputs and settings made each file; run from {os.getcwd()}, snakemake would take them as up to "
         f"date whatever made them. Run snakemake there (--directory {there}), or give this config its own outdir "
-        f"(or, to take the files as this directory's, delete {stamp_path})")
-    error.config_path = ["outdir"]
-    raise error
+        f"(or, to take the files as this directory's, delete {stamp_path})", ["outdir"])
 
 
 def claim_outdir(outdir: str, records: str = OUTDIR_RECORDS) -> None:
