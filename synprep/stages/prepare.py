@@ -71,6 +71,7 @@ from ..dataset.pairfile import write_pairs  # noqa: F401  (the old path)
 from ..errors import ConfigError, InputError
 from ..settings import Config, declared_in, setting
 from ..util.outputs import FileGroup, replace_dir, write_json, write_text
+from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 from ..util.textio import GZIP_MAGIC, has_breaks, lines, one_line, open_file
 
 #: the reject stage name of this module
@@ -126,13 +127,6 @@ class CorpusSpec(Config):
     @property
     def files(self) -> list[str]:
         return [self.tsv] if self.tsv is not None else [self.src, self.tgt]  # type: ignore[list-item]
-
-
-#: a language code as every reader of the corpus's languages takes it (py3langid, the
-#: parsers' models, the challenge rules: lower case ISO 639), with optional subtags; not
-#: 'EN', 'english', 'e n' or a path ('../x', which named resources/x.udpipe)
-LANG_CODE = "^[a-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"
-LANG_CODE_SAYS = "a language code in lower case (ISO 639: en, de, deu), optionally with subtags (zh-hans, pt_BR)"
 
 
 @dataclass(frozen=True)
