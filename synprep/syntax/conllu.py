@@ -526,16 +526,18 @@ def ud_relation(rel: str, is_root: bool) -> str:
 
 def _check_root_labels(rels: list[str], root: int, heads: list[int], row_lines, name: str) -> None:
     """InputError (``root-label``) unless the root's DEPREL is ``root`` (or a subtype)
-    and no other word's is ``root``: the transitions never carry the root's label, so
-    the root's own would be lost, and a root relation elsewhere is not UD."""
+    and no other word's is ``root`` or a subtype (:func:`is_root_relation`, UD's rule
+    on the universal relation, which :func:`ud_relation` writes): the transitions never
+    carry the root's label, so the root's own would be lost, and a root relation
+    elsewhere is not UD."""
     label = rels[root]
     if not is_root_relation(label):
         raise InputError(name, row_lines[root], f"the root, word {root + 1} (HEAD 0), has DEPREL {label!r}; expected "
                          "'root' (UD's relation of the root, and the only one it has)", "root-label")
     for i, rel in enumerate(rels):
-        if i != root and rel == "root":
-            raise InputError(name, row_lines[i], f"word {i + 1} has DEPREL 'root' but HEAD {heads[i] + 1}: UD gives root "
-                             "only to the word with HEAD 0; expected its relation to its head", "root-label")
+        if i != root and is_root_relation(rel):
+            raise InputError(name, row_lines[i], f"word {i + 1} has DEPREL {rel!r} but HEAD {heads[i] + 1}: UD gives "
+                             "root only to the word with HEAD 0; expected its relation to its head", "root-label")
 
 
 def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: int) -> Sentence | None:
@@ -580,7 +582,8 @@ def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: 
     if root < 0:
         raise InputError(name, start, "no root: no word has HEAD 0; expected exactly one", "no-root")
     rels = list(map(_DEPREL, rows))  # UD's root relation: the root's and no other word's (C loops: per word)
-    if rels[root] != "root" or rels.count("root") != 1:
+    # (a subtype "root:..." anywhere, or a relation that only ends so, is checked word by word)
+    if rels[root] != "root" or rels.count("root") != 1 or "root:" in "\t".join(rels):
         _check_root_labels(rels, root, heads, row_lines, name)
     # every word must reach the root (no cycle): each word is walked once
     state = bytearray(n)  # 0 new, 1 on the current path, 2 reaches the root
