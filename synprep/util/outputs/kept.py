@@ -35,7 +35,7 @@ from ...errors import ConfigError
 from .checks import check_output_dir
 from .faults import TEMP_NAME
 from .files import write_json
-from .markers import MARKER, few, folder_entries, read_marker
+from .markers import MARKER, few, folder_entries, read_marker, unlisted
 
 __all__ = ["LOCK", "OutputDir", "plain_name", "release"]
 
@@ -150,8 +150,7 @@ class OutputDir:
             return self._refuse(m, entries, how)
         listed = [str(k) for k in m["files"]]
         self._read_writers(m)
-        allowed = set(listed) | {MARKER, LOCK} | {os.path.dirname(n) for n in listed}
-        foreign = sorted(n for n in entries if n not in allowed)
+        foreign = unlisted(entries, m, (LOCK,))  # (a folder two levels above a listed file was foreign before)
         if foreign:
             raise ConfigError(f"{self.option} {p}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
                               f"{few(foreign)}; synprep writes only into an empty folder or its own: {how}")
