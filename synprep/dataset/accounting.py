@@ -41,7 +41,7 @@ from typing import Iterable, Iterator, Sequence
 from ..errors import ConfigError, InputError, SynprepError
 from ..syntax.conllu import read_conllu
 from ..util.outputs import FileGroup, atomic_files, remove_output, write_bytes
-from ..util.textio import one_line, text_lines
+from ..util.textio import json_object, one_line, text_lines
 from . import shards as sh
 
 #: how many example ids a ledger lists per kind of problem
@@ -204,8 +204,7 @@ def split_lines(obj, path: str, shard: str) -> int:
     line count, or is the summary of another shard (its ``shard``, where it names one, is
     ``shard`` or ``all``)."""
     expected = "the split's summary (synprep split --summary): an object with \"lines\", the lines it read"
-    if not isinstance(obj, dict):
-        raise InputError(path, None, f"a JSON {type(obj).__name__}; expected {expected}", "invalid")
+    json_object(obj, path, expected)
     if not _count(obj.get("lines")):
         raise InputError(path, None, f"\"lines\" is {json.dumps(obj.get('lines'))[:80]}; expected a count of lines "
                          f"(an integer >= 0) in {expected}", "invalid")

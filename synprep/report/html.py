@@ -30,7 +30,7 @@ from ..dataset.accounting import check_ledger
 from ..errors import InputError
 from ..settings import Config, setting
 from ..util.outputs import write_text
-from ..util.textio import read_json
+from ..util.textio import json_object, read_json
 from .plots import PLOTS, TABLE_PLOT, draw_plots
 from .stats import check_stats
 
@@ -504,9 +504,7 @@ def read_input(kind: str, path: str) -> dict:
         return check_stats(obj, path)
     if kind in ANALYSIS_SHAPES:
         return check_analysis(kind, obj, path)
-    if not isinstance(obj, dict):
-        raise InputError(path, None, f"a JSON {type(obj).__name__}; expected {INPUT_KINDS[kind]}, an object", "invalid")
-    return obj
+    return json_object(obj, path, f"{INPUT_KINDS[kind]}, an object")
 
 
 def _is_number(key: str) -> bool:

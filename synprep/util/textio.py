@@ -28,7 +28,7 @@ from typing import BinaryIO, Iterator
 from ..errors import InputError
 
 __all__ = ["BOM", "GZIP_MAGIC", "LINE_BREAKS", "BREAKS", "open_file", "lines", "refuse_gzip", "has_breaks", "one_line",
-           "drop_invisible", "read_json", "text_lines"]
+           "drop_invisible", "read_json", "json_object", "text_lines"]
 
 #: the UTF-8 byte-order mark
 BOM = b"\xef\xbb\xbf"
@@ -157,6 +157,22 @@ def read_json(path: str, expected: str, hint: str = "check the path"):
         raise InputError(path, e.lineno, f"not JSON ({e.msg}); expected {expected}", reason="invalid") from None
     except RecursionError:
         raise InputError(path, None, f"JSON nested too deep to read; expected {expected}", reason="invalid") from None
+
+
+#: JSON's names of the values Python's json reads
+_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+               type(None): "null"}
+
+
+def json_object(obj, path: str, expected: str) -> dict:
+    """``obj``, the JSON value of the file ``path`` (:func:`read_json`), when it is an
+    object; else an InputError naming the file, what it holds in JSON's words (``a JSON
+    array``, ``a JSON null``) and ``expected``. The one check of a JSON file's shape at
+    its top."""
+    if not isinstance(obj, dict):
+        raise InputError(path, None, f"a JSON {_JSON_TYPES.get(type(obj), type(obj).__name__)}; expected {expected}",
+                         reason="invalid")
+    return obj
 
 
 def text_lines(path: str, expected: str, hint: str = "check the path") -> Iterator[tuple[int, str]]:
