@@ -41,6 +41,7 @@ from typing import Iterable, Iterator, Sequence
 from ..errors import ConfigError, InputError, SynprepError
 from ..syntax.conllu import read_conllu
 from ..util.outputs import FileGroup, atomic_files, remove_output, write_bytes
+from ..util.records import is_count
 from ..util.textio import json_object, one_line, text_lines
 from . import shards as sh
 
@@ -192,11 +193,6 @@ def account_shard(
     }
 
 
-def _count(x) -> bool:
-    """A count: an integer >= 0 (not a bool, a float, a string or NaN)."""
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
-
-
 def split_lines(obj, path: str, shard: str) -> int:
     """The corpus lines the split read, from its summary ``obj`` (read from ``path``: what
     ``synprep split --summary`` writes, :meth:`synprep.stages.prepare.SplitSummary.record`)
@@ -205,7 +201,7 @@ def split_lines(obj, path: str, shard: str) -> int:
     ``shard`` or ``all``)."""
     expected = "the split's summary (synprep split --summary): an object with \"lines\", the lines it read"
     json_object(obj, path, expected)
-    if not _count(obj.get("lines")):
+    if not is_count(obj.get("lines")):
         raise InputError(path, None, f"\"lines\" is {json.dumps(obj.get('lines'))[:80]}; expected a count of lines "
                          f"(an integer >= 0) in {expected}", "invalid")
     named = obj.get("shard")
@@ -220,9 +216,9 @@ def split_written(obj, shard: str) -> int | None:
     summary ``obj`` (checked by :func:`split_lines`): None when the summary is not that
     shard's own (``all``) or holds no such counts (an older one)."""
     kept, rejected = obj.get("kept"), obj.get("rejected")
-    if obj.get("shard") != shard or not _count(kept) or not isinstance(rejected, dict):
+    if obj.get("shard") != shard or not is_count(kept) or not isinstance(rejected, dict):
         return None
-    if not all(_count(n) for n in rejected.values()):
+    if not all(is_count(n) for n in rejected.values()):
         return None
     return kept + sum(rejected.values())
 
@@ -235,7 +231,7 @@ def check_ledger(obj, path: str) -> dict:
         raise InputError(path, None, f"{where} is {json.dumps(value)[:80]}; expected {expected} (a ledger that "
                          "`synprep report accounting` writes)", "invalid")
 
-    count = _count
+    count = is_count
 
     if not isinstance(obj, dict):
         bad("the file", obj, "an object")
