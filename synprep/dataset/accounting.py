@@ -193,19 +193,20 @@ def account_shard(
     }
 
 
-def split_lines(obj, path: str, shard: str) -> int:
+def split_lines(obj, path: str, shard: str | None = None) -> int:
     """The corpus lines the split read, from its summary ``obj`` (read from ``path``: what
     ``synprep split --summary`` writes, :meth:`synprep.stages.prepare.SplitSummary.record`)
-    for shard ``shard``; an InputError naming the file when ``obj`` is not an object, has no
-    line count, or is the summary of another shard (its ``shard``, where it names one, is
-    ``shard`` or ``all``)."""
+    for shard ``shard`` (None: any; the table's evaluation sets); an InputError naming the
+    file when ``obj`` is not an object, has no line count, or is the summary of another
+    shard (its ``shard``, where it names one, is ``shard`` or ``all``). The one reader of
+    a split summary's line count."""
     expected = "the split's summary (synprep split --summary): an object with \"lines\", the lines it read"
     json_object(obj, path, expected)
     if not is_count(obj.get("lines")):
         raise InputError(path, None, f"\"lines\" is {json.dumps(obj.get('lines'))[:80]}; expected a count of lines "
                          f"(an integer >= 0) in {expected}", "invalid")
     named = obj.get("shard")
-    if named is not None and named not in ("all", shard):
+    if shard is not None and named is not None and named not in ("all", shard):
         raise InputError(path, None, f"is the summary of shard {json.dumps(named)[:40]}, not of shard {shard!r}; give "
                          f"that shard's summary (or the one of all shards)", "invalid")
     return obj["lines"]
