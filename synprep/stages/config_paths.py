@@ -24,6 +24,7 @@ from typing import Iterator, Sequence
 from ..errors import ConfigError
 from ..filters import path_options
 from ..parsers import ParseSettings, backend
+from ..util.outputs import within
 from .settings import SECTIONS
 from .workflow import config_value
 
@@ -150,21 +151,14 @@ def check_inputs_outside_outputs(config: dict, outdir: str) -> None:
     job runs, and an input there was deleted or overwritten by a job (a corpus side at
     ``results/prepare/000.tsv`` vanished when the split ran) -- a ConfigError naming the
     key (the workflow names its config file and line) and the folder, before any job."""
-    paths = list(config_paths(config))
-    root = os.path.realpath(outdir or os.curdir)
-    for path, value in paths:
-        real = os.path.realpath(os.path.expanduser(value))
+    root = outdir or os.curdir
+    for path, value in config_paths(config):
         for name in OUTPUT_FOLDERS:
-            folder = os.path.join(root, name)
-            if real == folder or real.startswith(folder + os.sep):
+            if within(os.path.expanduser(value), os.path.join(root, name)):
                 raise ConfigError(
                     f"{_dotted(path)} = {value!r}: inside {os.path.join(outdir, name)}, a folder the workflow writes "
                     f"(outdir = {outdir!r}), where a job deletes and rewrites its outputs: move the file out of "
                     "that folder, or give another outdir", path)
-
-
-def _inside(path: str, folder: str) -> bool:
-    return os.path.realpath(path).startswith(os.path.realpath(folder) + os.sep)
 
 
 def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: dict[str, str | None],
@@ -179,7 +173,7 @@ def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: di
 
     corpus = config["corpus"]
     files = [corpus[k] for k in ("src", "tgt", "tsv") if corpus.get(k)]
-    if not files or all(_inside(f, demo_dir) for f in files):
+    if not files or all(within(f, demo_dir) for f in files):
         return []
     out = []
     note = backend(parse.backend).demo_warning({s: m for s, m in models.items() if m})
@@ -187,7 +181,7 @@ def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: di
         out.append(f"your corpus ({', '.join(files)}) is {note}. Set parse.src_model and parse.tgt_model in "
                    "your config (docs/corpus.md)")
     refs = [f"{_dotted(path)} = {value}" for path, value in config_paths(config)
-            if path[-1] in ("reference_src", "reference_tgt") and _inside(value, demo_dir)]
+            if path[-1] in ("reference_src", "reference_tgt") and within(value, demo_dir)]
     if refs:
         out.append(f"the alignment filter's reference set is the demo corpus ({'; '.join(refs)}): the alignment "
                    "model of your shards is fitted together with the demo's sentences. Set reference_src and "

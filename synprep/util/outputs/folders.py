@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import ConfigError
-from .checks import check_output_dir
+from .checks import check_output_dir, within
 from .faults import with_path
 from .files import fsync_path
 from .markers import MARKER, folder_entries, few, proven_dead, read_marker, unlisted, write_marker
@@ -74,9 +74,7 @@ def _refusal(p: Path, kind: str, option: str) -> str | None:
 
 
 def _holds_cwd(p: Path) -> bool:
-    real = os.path.realpath(p)
-    cwd = os.path.realpath(os.getcwd())
-    return cwd == real or cwd.startswith(real.rstrip(os.sep) + os.sep)
+    return within(os.getcwd(), p)
 
 
 def check_replaceable(path: str | os.PathLike, kind: str, option: str = "-o") -> Path:
