@@ -12,7 +12,7 @@ the parsers' models are the backend's to find from the whole tag (stanza's
 
 from __future__ import annotations
 
-__all__ = ["LANG_CODE", "LANG_CODE_SAYS", "primary_language"]
+__all__ = ["LANG_CODE", "LANG_CODE_SAYS", "language_from_name", "primary_language"]
 
 #: a language code as every reader of the corpus's languages takes it (py3langid, the
 #: parsers' models, the challenge rules: lower case ISO 639), with optional subtags; not
@@ -20,6 +20,25 @@ __all__ = ["LANG_CODE", "LANG_CODE_SAYS", "primary_language"]
 LANG_CODE = "^[a-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"
 #: what :data:`LANG_CODE` says, for its errors
 LANG_CODE_SAYS = "a language code in lower case (ISO 639: en, de, deu), optionally with subtags (zh-hans, pt_BR)"
+
+
+def language_from_name(path: str | None) -> str | None:
+    """A language code in a file name, lower case: a suffix before the format's
+    (``train.en.conllu``, ``corpus.DE.gz``) or a UD treebank's prefix
+    (``de_gsd-ud-dev.conllu``); None when there is none (or ``path`` is ``-``)."""
+    import re
+    from pathlib import Path
+
+    if not path or path == "-":
+        return None
+    name = Path(path).name
+    for suffix in (".gz", ".conllu", ".conll"):
+        name = name[: -len(suffix)] if name.endswith(suffix) else name
+    _, dot, ext = name.rpartition(".")
+    if dot and 2 <= len(ext) <= 3 and ext.isalpha():
+        return ext.lower()
+    m = re.match(r"([a-z]{2,3})_[a-z0-9]+-ud-", name)
+    return m.group(1) if m else None
 
 
 def primary_language(tag: str) -> str:
