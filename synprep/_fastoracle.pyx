@@ -565,9 +565,8 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                     if h > s.n or h == i + 1:
                         ok = False
                         break
-                    if (is_root_label(src + s.rel_off[i], s.rel_len[i]) if h == 0 else
-                            s.rel_len[i] == 4 and is_root_label(src + s.rel_off[i], 4)) != (h == 0):
-                        ok = False  # the root labelled otherwise, or root on another word: Python names it
+                    if is_root_label(src + s.rel_off[i], s.rel_len[i]) != (h == 0):
+                        ok = False  # the root labelled otherwise, or root (root:x) on another word: Python names it
                         break
                     if h == 0:
                         roots += 1

@@ -9,6 +9,8 @@ own (:class:`RunError`: a diverged training run); it never shows a traceback for
 
 from __future__ import annotations
 
+from typing import Sequence
+
 
 class SynprepError(Exception):
     """Base class for errors that are the input's or the configuration's fault."""
@@ -31,7 +33,19 @@ class InputError(SynprepError):
 
 
 class ConfigError(SynprepError):
-    """An unknown option, a wrong type or a value out of range in a configuration."""
+    """An unknown option, a wrong type or a value out of range in a configuration.
+
+    ``config_path``: the workflow config's key the error is about (``["train", "runs",
+    0, "file"]``), for :func:`synprep.stages.workflow.stop_on_error` to name the config
+    file and line that set it; None where the error is not located (yet)."""
+
+    #: the workflow config's key this error is about; None: not located
+    config_path: list | None = None
+
+    def __init__(self, message: str = "", config_path: Sequence | None = None):
+        super().__init__(message)
+        if config_path is not None:
+            self.config_path = list(config_path)
 
 
 class RunError(SynprepError):

@@ -61,6 +61,9 @@ MALFORMED = [
      "the root, word 1 (HEAD 0), has DEPREL 'dep'; expected 'root'"),
     ("root-label-other", W1 + "\n" + row(2, "b", 1, "root") + "\n\n", 2,
      "word 2 has DEPREL 'root' but HEAD 1: UD gives root only to the word with HEAD 0"),
+    # a subtype of root is root (UD's rule is on the universal relation; ud_relation writes it dep)
+    ("root-label-subtype", W1 + "\n" + row(2, "b", 1, "root:x") + "\n\n", 2,
+     "word 2 has DEPREL 'root:x' but HEAD 1: UD gives root only to the word with HEAD 0"),
     ("deprel-empty", W1 + "\n" + row(2, "b", 1, "_") + "\n\n", 2, "word 2 has an empty DEPREL"),
     ("deprel-blank", W1 + "\n" + row(2, "b", 1, "") + "\n\n", 2, "word 2 has an empty DEPREL"),
     ("mwt-malformed", "1-x\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "multiword range '1-x' is malformed"),

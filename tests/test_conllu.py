@@ -52,6 +52,21 @@ def test_gz_and_crlf_and_comment_only_blocks(tmp_path):
     assert s.forms[-1] == "." and s.line == 3
 
 
+def test_gzip_data_without_its_gz_name_is_said_to_be_gzip(tmp_path):
+    # as every text reader says it (synprep.util.textio.refuse_gzip), not "bytes that are not UTF-8"
+    p = tmp_path / "x.conllu"
+    p.write_bytes(gzip.compress(GERMAN.encode()))
+    with pytest.raises(InputError, match=r"x\.conllu:1: is gzip-compressed data .*name it \.gz"):
+        list(read_conllu(p))
+
+    class OneByte(io.BytesIO):  # a pipe that delivers one byte a read
+        def read(self, n=-1):
+            return super().read(1)
+
+    with pytest.raises(InputError, match="is gzip-compressed data"):
+        list(read_conllu(OneByte(gzip.compress(GERMAN.encode()))))
+
+
 def test_stream_input():
     (s,) = list(read_conllu(io.BytesIO(GERMAN.encode())))
     assert s.sent_id == "de-1"

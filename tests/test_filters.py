@@ -292,6 +292,19 @@ def test_langid_scores_and_decisions():
     assert all(s[2] > 0.8 and s[3] > 0.8 for s in got[:3]) and got[3][3] < 0 and got[4][2] < 0
 
 
+def test_langid_reads_the_corpus_languages_tags_as_their_primary_language():
+    # the workflow config takes corpus.tgt_lang: de_AT or zh-hans (synprep.util.languages.LANG_CODE) and gives it
+    # to langid (fill_languages); py3langid knows de and zh, so such a tag was refused as an unknown code
+    from synprep.filters.base import fill_languages
+
+    f = build_filter(fill_languages({"name": "langid", "languages": ["en", "de", "fr"]}, {"src": "en", "tgt": "de_AT"}))
+    pairs = [P(i, e, d) for i, (e, d) in enumerate(zip(EN, DE))] + [P(9, EN[0], EN[1])]
+    assert scores(f, pairs)[1] == [True, True, True, False]
+    build_filter(fill_languages({"name": "langid"}, {"src": "en-US", "tgt": "zh-hans"}))
+    with pytest.raises(ConfigError, match=r"unknown language code\(s\) 'xx' \(of 'xx-YY'\);"):
+        build_filter({"name": "langid", "src_lang": "en", "tgt_lang": "xx-YY"})
+
+
 def test_langid_rejects_when_the_most_likely_language_is_not_the_expected_one():
     """The tree decoder's rule (003 §5): min_margin 0 rejects a side whose most likely
     language is another one, even where its own probability passes min_prob."""

@@ -186,6 +186,18 @@ def test_native_equals_python_on_malformed_input():
         assert len(a[1]) == len(MALFORMED) + 1  # every malformation but one, the bad bytes, the truncated tail
 
 
+
+@pytest.mark.parametrize("name,text", [(m[0], m[1]) for m in MALFORMED if m[0] != "truncated"],
+                         ids=[m[0] for m in MALFORMED if m[0] != "truncated"])
+def test_native_equals_python_on_each_malformation_alone(name, text):
+    # alone in its stream: beside others, one sentence the kernel leaves to Python can take
+    # its neighbours along, and a malformation the kernel misses would go unseen
+    _need_native()
+    data = (EXAMPLE + text + EXAMPLE).encode()
+    a, b = _run(data, True), _run(data, False)
+    assert a == b and len(a[1]) == 1, (a[1], b[1])
+
+
 SEED = (GERMAN + NONPROJ + EXAMPLE).encode()
 
 

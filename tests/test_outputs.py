@@ -647,3 +647,29 @@ def test_a_folder_a_workflow_job_rewrites_with_a_file_synprep_did_not_write_stop
     job.output = [Out(str(tmp_path / "old"), True)]
     assert "that synprep did not write: a.arrow" in folder_output_problems([job])[0]
     assert "    check_folder_outputs(workflow)\n" in (REPO / "Snakefile").read_text().split("onstart:", 1)[1]
+
+
+def test_every_check_that_a_folder_is_ours_reads_the_marker_by_one_rule(tmp_path):
+    """markers.unlisted: a kept folder's file two levels down (a/b/c.txt) made its
+    grandparent folder 'a' foreign to OutputDir (it allowed only each file's own folder,
+    the replace and remove checks every folder on the way); and a marker without its
+    "files" was a KeyError traceback in the workflow's onstart check (foreign_entries),
+    remove_output and check_replaceable: it proves nothing, as no marker."""
+    kept = outputs.OutputDir(tmp_path / "kept", "k")
+    p = kept.file("a/b/c.txt")
+    p.parent.mkdir(parents=True)
+    p.write_text("x")
+    outputs.release()
+    assert outputs.OutputDir(tmp_path / "kept", "k").names == {"a/b/c.txt"}
+    outputs.release()
+    assert outputs.foreign_entries(tmp_path / "kept", (outputs.LOCK,)) == []
+
+    bare = tmp_path / "bare"
+    (bare / "x").mkdir(parents=True)
+    (bare / "x" / "f.txt").write_text("x")
+    (bare / markers.MARKER).write_text(json.dumps({"synprep": "output", "kind": "k"}))
+    assert markers.read_marker(bare) is None
+    assert outputs.foreign_entries(bare) == ["x", "x/f.txt"]
+    assert "cannot prove it wrote" in outputs.remove_output(bare, "k")
+    with pytest.raises(outputs.ConfigError, match="a folder synprep cannot prove it wrote"):
+        outputs.check_replaceable(bare, "k")

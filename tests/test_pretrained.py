@@ -277,7 +277,7 @@ def test_a_tokenizers_json_files_are_read_by_the_one_rule(tmp_path):
     (folder / "special_tokens_map.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(named).encode())
     t = PretrainedTokenizer.load(folder)
     assert (t.pad_id, t.unk_id, t.bos_id, t.eos_id) == (2, -1, 3, 4)
-    for bad, said in (([named], "a JSON list; expected a model folder's special_tokens_map.json"),
+    for bad, said in (([named], "a JSON array; expected a model folder's special_tokens_map.json"),
                       ({**named, "pad_token": 5}, "pad_token is 5; expected the token's text"),
                       ({**named, "eos_token": {"content": ["EOS"]}}, 'eos_token is ["EOS"]')):
         (folder / "special_tokens_map.json").write_text(json.dumps(bad))

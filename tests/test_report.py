@@ -729,7 +729,8 @@ def test_the_json_files_a_command_is_given_are_read_by_the_one_rule(tmp_path, ca
 
 
 @pytest.mark.parametrize("summary, said", [
-    ([3], "a JSON list; expected the split's summary"),
+    ([3], "a JSON array; expected the split's summary"),
+    (None, "a JSON null; expected the split's summary"),  # (Python's name, 'a JSON NoneType', before)
     ({}, '"lines" is null; expected a count of lines'),
     ({"lines": "3"}, '"lines" is "3"; expected a count of lines'),
     ({"lines": float("nan")}, '"lines" is NaN; expected a count of lines'),

@@ -192,6 +192,25 @@ def test_a_damaged_training_state_is_not_resumed_one_line_naming_the_checkpoint(
     assert tree(out) == before
 
 
+def test_a_checkpoint_of_a_tokenizer_without_an_unknown_token_is_not_called_damaged(tmp_path):
+    """A special id is an id, or -1 where the subword model has none (a Hugging Face
+    tokenizer without an unknown token: the manifest's rule, unk_id -1). The
+    checkpoint's fingerprint check wanted a count >= 0, so every checkpoint of such a
+    run was refused as 'a damaged one' by translate, evaluate and a resume."""
+    from synprep.train.checkpoint import CHECKPOINT_KEYS, load_checkpoint
+
+    tgt = {"file": "tokenizer.json", "sha256": "0" * 64, "vocab_size": 9, "pad_id": 0, "unk_id": -1, "bos_id": 1,
+           "eos_id": 2}
+    state = {**dict.fromkeys(CHECKPOINT_KEYS, 0), "config": {}, "model": {"w": torch.zeros(1)},
+             "vocab": {"labels": [], "models": {"tgt": tgt}, "tokens": {}}}
+    torch.save(state, tmp_path / "c.pt")
+    assert load_checkpoint(tmp_path / "c.pt")["vocab"]["models"]["tgt"]["unk_id"] == -1
+    tgt["unk_id"] = -2
+    torch.save(state, tmp_path / "c.pt")
+    with pytest.raises(InputError, match="tgt subword model lacks its file name or has special ids that are not ids"):
+        load_checkpoint(tmp_path / "c.pt")
+
+
 #: the keys of a checkpoint, in order, as synprep wrote them before the trainer's state
 #: was one object (synprep.train.state): the layout stayed, so old checkpoints load
 LAYOUT = ["model", "optimizer", "step", "epoch", "pos", "best_score", "best_step", "best_metric", "elapsed_s",

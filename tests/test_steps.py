@@ -171,7 +171,7 @@ def test_the_report_and_manifest_jobs_read_a_damaged_json_input_as_an_error_nami
     with pytest.raises(InputError, match=f"{cut}:1: not JSON .*; expected a ledger of synprep report accounting"):
         read_ledgers([str(cut)])
     cut.write_text("[]")
-    with pytest.raises(InputError, match=f"{cut}: a JSON list; expected a shard manifest"):
+    with pytest.raises(InputError, match=f"{cut}: a JSON array; expected a shard manifest"):
         make_report({"ledgers": [], "stats": [], "manifest": str(cut)}, outputs, params, config={})
     assert not (tmp_path / "r.html").exists()
 

@@ -256,9 +256,10 @@ def test_a_runs_damaged_or_missing_records_are_named_not_a_traceback(tmp_path):
     (run / "summary.json").write_text("{")
     with pytest.raises(InputError, match="summary.json: damaged: the run's summary is not readable JSON"):
         T.run_cost(files)
-    (run / "split.json").write_text('{"lines": "x"}')
-    with pytest.raises(InputError, match="split.json: damaged"):
-        T.evaluation_accounting(str(run / "split.json"), [], 0)
+    for lines in ('"x"', "-3"):  # (-3 was taken as the set's line count)
+        (run / "split.json").write_text(f'{{"lines": {lines}}}')
+        with pytest.raises(InputError, match=f'split.json: "lines" is {lines}; expected a count of lines'):
+            T.evaluation_accounting(str(run / "split.json"), [], 0)
 
 
 def test_a_test_set_that_is_the_training_corpus_is_refused_when_the_workflow_starts(tmp_path):

@@ -236,6 +236,15 @@ def test_an_outdir_whose_records_are_in_another_working_directory_is_refused(tmp
                                           "records") as e:
         check_outdir_records(str(out))
     assert e.value.config_path == ["outdir"] and str(out / OUTDIR_STAMP) in str(e.value)
+    # work-a's own records gone (.snakemake/ deleted): said so, not "run snakemake there (--directory work-a)"
+    records = (a / OUTDIR_RECORDS).read_text()
+    (a / OUTDIR_RECORDS).unlink()
+    monkeypatch.chdir(a)
+    with pytest.raises(ConfigError, match="written by the workflow run in this working directory, but its snakemake "
+                                          "records") as e:
+        check_outdir_records(str(out))
+    assert "--directory" not in str(e.value)
+    (a / OUTDIR_RECORDS).write_text(records)
     # a copy of work-a (its .snakemake/ with it) keeps its records: allowed
     shutil.copytree(a, tmp_path / "work-c")
     monkeypatch.chdir(tmp_path / "work-c")

@@ -43,6 +43,7 @@ from typing import Callable, Iterable, Sequence
 
 from ..syntax.conllu import Sentence, format_conllu, read_parallel
 from ..errors import ConfigError, InputError
+from ..util.languages import primary_language  # re-exported (its __all__)
 from ..util.outputs import atomic_file, replace_dir, write_json
 
 __all__ = [
@@ -87,12 +88,6 @@ class Phenomenon:
 
     def applies_to(self, lang: str | None) -> bool:
         return self.languages is None or (lang is not None and primary_language(lang) in self.languages)
-
-
-def primary_language(tag: str) -> str:
-    """The language of a code or BCP-47 tag, lower case: ``en-US``, ``EN``, ``en_GB``
-    -> ``en``; ``zh-Hant`` -> ``zh``."""
-    return tag.strip().replace("_", "-").split("-", 1)[0].lower()
 
 
 @dataclass(frozen=True)

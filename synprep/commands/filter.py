@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from ..errors import ConfigError
 from ..filters import DecontaminateFilter, build_filters, decontamination_entry, default_config, load_config, recut_dir
@@ -25,6 +24,7 @@ from ..filters.pipeline import FILTER_KIND
 from ..flags import add_settings, settings_from_args
 from ..stages import filter as filter_step
 from ..stages.filter import FilterStep
+from ..util.languages import language_from_name
 from ..util.outputs import check_outputs, check_replaceable
 
 
@@ -68,16 +68,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _lang_from_name(path: str | None) -> str | None:
-    if not path:
-        return None
-    name = Path(path).name
-    if name.endswith(".gz"):
-        name = name[:-3]
-    _, dot, ext = name.rpartition(".")
-    if not dot or not (2 <= len(ext) <= 3) or not ext.isalpha():
-        return None
-
-    return ext.lower() if ext.lower() in known_languages() else None
+    """The language in a text file's name (synprep.util.languages.language_from_name), one py3langid knows."""
+    lang = language_from_name(path)
+    return lang if lang in known_languages() else None
 
 
 def _filters(args) -> list[dict]:

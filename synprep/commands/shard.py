@@ -16,6 +16,7 @@ from ..dataset.shards import DATASET_KIND
 from ..errors import ConfigError
 from ..flags import add_settings, settings_from_args
 from ..stages import shard
+from ..util.languages import language_from_name
 from ..util.outputs import check_replaceable
 
 EPILOG = """\
@@ -76,24 +77,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress or summary on stderr")
-
-
-def language_from_name(path: str | None) -> str | None:
-    """A language code in a CoNLL-U file name: a suffix (``train.en.conllu``) or a
-    UD treebank's prefix (``de_gsd-ud-dev.conllu``); None when there is none."""
-    import re
-    from pathlib import Path
-
-    if not path or path == "-":
-        return None
-    name = Path(path).name
-    for suffix in (".gz", ".conllu", ".conll"):
-        name = name[: -len(suffix)] if name.endswith(suffix) else name
-    _, dot, ext = name.rpartition(".")
-    if dot and 2 <= len(ext) <= 3 and ext.isalpha():
-        return ext.lower()
-    m = re.match(r"([a-z]{2,3})_[a-z0-9]+-ud-", name)
-    return m.group(1) if m else None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -41,7 +41,8 @@ from typing import Iterable, Iterator, Sequence
 from ..errors import ConfigError, InputError, SynprepError
 from ..syntax.conllu import read_conllu
 from ..util.outputs import FileGroup, atomic_files, remove_output, write_bytes
-from ..util.textio import one_line, text_lines
+from ..util.records import is_count
+from ..util.textio import json_object, one_line, text_lines
 from . import shards as sh
 
 #: how many example ids a ledger lists per kind of problem
@@ -192,25 +193,20 @@ def account_shard(
     }
 
 
-def _count(x) -> bool:
-    """A count: an integer >= 0 (not a bool, a float, a string or NaN)."""
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
-
-
-def split_lines(obj, path: str, shard: str) -> int:
+def split_lines(obj, path: str, shard: str | None = None) -> int:
     """The corpus lines the split read, from its summary ``obj`` (read from ``path``: what
     ``synprep split --summary`` writes, :meth:`synprep.stages.prepare.SplitSummary.record`)
-    for shard ``shard``; an InputError naming the file when ``obj`` is not an object, has no
-    line count, or is the summary of another shard (its ``shard``, where it names one, is
-    ``shard`` or ``all``)."""
+    for shard ``shard`` (None: any; the table's evaluation sets); an InputError naming the
+    file when ``obj`` is not an object, has no line count, or is the summary of another
+    shard (its ``shard``, where it names one, is ``shard`` or ``all``). The one reader of
+    a split summary's line count."""
     expected = "the split's summary (synprep split --summary): an object with \"lines\", the lines it read"
-    if not isinstance(obj, dict):
-        raise InputError(path, None, f"a JSON {type(obj).__name__}; expected {expected}", "invalid")
-    if not _count(obj.get("lines")):
+    json_object(obj, path, expected)
+    if not is_count(obj.get("lines")):
         raise InputError(path, None, f"\"lines\" is {json.dumps(obj.get('lines'))[:80]}; expected a count of lines "
                          f"(an integer >= 0) in {expected}", "invalid")
     named = obj.get("shard")
-    if named is not None and named not in ("all", shard):
+    if shard is not None and named is not None and named not in ("all", shard):
         raise InputError(path, None, f"is the summary of shard {json.dumps(named)[:40]}, not of shard {shard!r}; give "
                          f"that shard's summary (or the one of all shards)", "invalid")
     return obj["lines"]
@@ -221,9 +217,9 @@ def split_written(obj, shard: str) -> int | None:
     summary ``obj`` (checked by :func:`split_lines`): None when the summary is not that
     shard's own (``all``) or holds no such counts (an older one)."""
     kept, rejected = obj.get("kept"), obj.get("rejected")
-    if obj.get("shard") != shard or not _count(kept) or not isinstance(rejected, dict):
+    if obj.get("shard") != shard or not is_count(kept) or not isinstance(rejected, dict):
         return None
-    if not all(_count(n) for n in rejected.values()):
+    if not all(is_count(n) for n in rejected.values()):
         return None
     return kept + sum(rejected.values())
 
@@ -236,7 +232,7 @@ def check_ledger(obj, path: str) -> dict:
         raise InputError(path, None, f"{where} is {json.dumps(value)[:80]}; expected {expected} (a ledger that "
                          "`synprep report accounting` writes)", "invalid")
 
-    count = _count
+    count = is_count
 
     if not isinstance(obj, dict):
         bad("the file", obj, "an object")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..util.outputs import canonical
+from ..util.records import is_count
 from .schema import FORMAT, MANIFEST, MAX_LABELS, SCHEMA_VERSION, SIDES
 
 
@@ -151,7 +152,7 @@ def _check_counts(m: dict, where: str) -> None:
     if not isinstance(counts, dict):
         _bad(where, "counts", counts, "an object of pair counts")
     for key in ("lifted_sentences", "lifted_arcs"):
-        if key in counts and not (isinstance(counts[key], dict) and all(_is_int(v) for v in counts[key].values())):
+        if key in counts and not (isinstance(counts[key], dict) and all(is_count(v) for v in counts[key].values())):
             _bad(where, f"counts.{key}", counts[key], "an object of counts a side")
 
 
@@ -160,11 +161,6 @@ def _bad(where: str, key: str, value, expected: str):
     instead of ``expected``."""
     raise InputError(where, None, f"{key} is {value!r}; expected {expected} (the manifest was changed: "
                      "write the dataset again)", "invalid")
-
-
-def _is_int(x, lo=0) -> bool:
-    """``x`` is an int (not a bool) of at least ``lo``."""
-    return isinstance(x, int) and not isinstance(x, bool) and x >= lo
 
 
 def _is_sha256(x) -> bool:
@@ -224,10 +220,10 @@ def _check_model_entry(side: str, e, sides: list, where: str) -> None:
     check_file_name(e["file"], f"{key}.file", where)
     if e.get("kind", "sentencepiece") not in ("sentencepiece", "tokenizers"):
         _bad(where, f"{key}.kind", e.get("kind"), "sentencepiece (the default) or tokenizers")
-    if not _is_int(e.get("vocab_size"), 1):
+    if not is_count(e.get("vocab_size"), 1):
         _bad(where, f"{key}.vocab_size", e.get("vocab_size"), "a positive integer")
     for k in ("pad_id", "unk_id", "bos_id", "eos_id"):
-        if not _is_int(e.get(k), -1) or e[k] >= e["vocab_size"]:
+        if not is_count(e.get(k), -1) or e[k] >= e["vocab_size"]:
             _bad(where, f"{key}.{k}", e.get(k), f"an id below the vocabulary size {e['vocab_size']}")
     for k in ("pad_id", "bos_id", "eos_id"):
         if e[k] < 0:
@@ -240,7 +236,7 @@ def _check_tokens(m: dict, tside, models: dict, labels: list, where: str) -> Non
     """Step 3: ``tokens``, integer ids and sizes, and with a transition side the layout
     its model and the label list give (:func:`_layout`)."""
     tokens = m.get("tokens", {})
-    if not isinstance(tokens, dict) or not all(_is_int(v, -1) for k, v in tokens.items() if k.endswith(("_id", "_size", "_base"))):
+    if not isinstance(tokens, dict) or not all(is_count(v, -1) for k, v in tokens.items() if k.endswith(("_id", "_size", "_base"))):
         _bad(where, "tokens", tokens, "an object of integer ids and sizes")
     if tside is not None and tside in models:
         for k, v in _layout(models[tside], len(labels)).items():
@@ -260,9 +256,9 @@ def _check_shards(m: dict, where: str) -> None:
         if not isinstance(e.get("file"), str) or not e["file"]:
             _bad(where, f"shards[{i}].file", e.get("file"), "a file name")
         check_file_name(e["file"], f"shards[{i}].file", where)
-        if not _is_int(e.get("rows")):
+        if not is_count(e.get("rows")):
             _bad(where, f"shards[{i}].rows", e.get("rows"), "a row count")
-        if "bytes" in e and not _is_int(e["bytes"]):
+        if "bytes" in e and not is_count(e["bytes"]):
             _bad(where, f"shards[{i}].bytes", e["bytes"], "a size in bytes")
         if not _is_sha256(e.get("sha256")):
             _bad(where, f"shards[{i}].sha256", e.get("sha256"), "a SHA-256 in hex")

@@ -77,7 +77,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ConfigError, InputError
-from ..util.textio import read_json
+from ..util.textio import json_object, read_json
 from .subwords import ModelFile
 
 __all__ = ["PretrainedTokenizer", "load_tokenizers", "model_files", "project", "sentence_text", "KIND"]
@@ -168,9 +168,7 @@ def _special_names(folder: Path | None) -> dict[str, str]:
         if not p.is_file():
             continue
         expected = f"a model folder's {name}: an object naming the special tokens (fix or remove it)"
-        data = read_json(str(p), expected)  # the byte-order-mark rule of every synprep reader
-        if not isinstance(data, dict):
-            raise InputError(str(p), None, f"a JSON {type(data).__name__}; expected {expected}", "invalid")
+        data = json_object(read_json(str(p), expected), str(p), expected)  # the byte-order-mark rule of every reader
         for k in ("pad", "bos", "eos", "unk"):
             v = data.get(f"{k}_token")
             v = v.get("content") if isinstance(v, dict) else v

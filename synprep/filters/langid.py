@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..registry import register_filter
 from ..settings import Config
+from ..util.languages import primary_language
 from .base import Filter, Pair, Score, option, require_range
 
 #: candidate languages added to src_lang/tgt_lang when ``languages`` is not given: the
@@ -238,8 +239,10 @@ class LangIDFilter(Filter):
     """Reject pairs where a side is not, with enough confidence, in its language.
 
     Scores: ``src_prob`` and ``tgt_prob``, py3langid's normalized probability that the
-    side is in ``src_lang`` / ``tgt_lang``, with classification restricted to the
-    candidate ``languages`` (default: src_lang, tgt_lang and DEFAULT_EXTRA_LANGUAGES).
+    side is in ``src_lang`` / ``tgt_lang`` (a code or tag read as its primary language,
+    :func:`synprep.util.languages.primary_language`: the workflow's ``corpus.tgt_lang:
+    pt_BR`` is ``pt``), with classification restricted to the candidate ``languages``
+    (default: src_lang, tgt_lang and DEFAULT_EXTRA_LANGUAGES).
     A side passes when its probability is at least ``min_prob``. A side with no
     letters (numbers, punctuation) has a uniform distribution; with ``skip_no_letters``
     (the default) it scores 1.0 instead, since its language cannot be wrong.
@@ -286,11 +289,15 @@ class LangIDFilter(Filter):
             langs = sorted(known)
         else:
             langs = self.options.languages if self.options.languages is not None else [*DEFAULT_EXTRA_LANGUAGES]
-        langs = list(dict.fromkeys([self.options.src_lang, self.options.tgt_lang, *langs]))
-        bad = [x for x in langs if x not in known]
+        # the sides' languages as py3langid knows them: a tag's primary language (the
+        # corpus's pt_BR or zh-hans, which the workflow config takes, were 'unknown')
+        self._sides = (primary_language(self.options.src_lang), primary_language(self.options.tgt_lang))
+        langs = list(dict.fromkeys([*self._sides, *langs]))
+        given = {self._sides[0]: self.options.src_lang, self._sides[1]: self.options.tgt_lang}
+        bad = [repr(x) + (f" (of {given[x]!r})" if given.get(x, x) != x else "") for x in langs if x not in known]
         if bad:
             raise ConfigError(
-                f"filter {self.label!r}: unknown language code(s) {', '.join(map(repr, bad))}; "
+                f"filter {self.label!r}: unknown language code(s) {', '.join(bad)}; "
                 f"py3langid knows: {', '.join(sorted(known))}"
             )
         self._languages = langs
@@ -304,8 +311,7 @@ class LangIDFilter(Filter):
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
         model = self.model
-        si = model.languages.index(self.options.src_lang)
-        ti = model.languages.index(self.options.tgt_lang)
+        si, ti = (model.languages.index(lang) for lang in self._sides)
         batch: list[Pair] = []
         it = iter(pairs)
         while True:

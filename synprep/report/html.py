@@ -30,7 +30,8 @@ from ..dataset.accounting import check_ledger
 from ..errors import InputError
 from ..settings import Config, setting
 from ..util.outputs import write_text
-from ..util.textio import read_json
+from ..util.records import is_count, is_finite
+from ..util.textio import json_object, read_json
 from .plots import PLOTS, TABLE_PLOT, draw_plots
 from .stats import check_stats
 
@@ -504,9 +505,7 @@ def read_input(kind: str, path: str) -> dict:
         return check_stats(obj, path)
     if kind in ANALYSIS_SHAPES:
         return check_analysis(kind, obj, path)
-    if not isinstance(obj, dict):
-        raise InputError(path, None, f"a JSON {type(obj).__name__}; expected {INPUT_KINDS[kind]}, an object", "invalid")
-    return obj
+    return json_object(obj, path, f"{INPUT_KINDS[kind]}, an object")
 
 
 def _is_number(key: str) -> bool:
@@ -530,9 +529,9 @@ def check_analysis(kind: str, obj, path: str) -> dict:
         if spec == _STR:
             ok = isinstance(v, str)
         elif spec == _INT:
-            ok = not isinstance(v, bool) and isinstance(v, int) and 0 <= v < 2**63
+            ok = is_count(v) and v < 2**63
         elif spec == _NUM:
-            ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+            ok = is_finite(v)
         elif isinstance(spec, tuple):
             ok = isinstance(v, list if spec[0] == "list" else dict)
             if ok and spec[0] == "hist" and not all(_is_number(k) for k in v):

@@ -138,12 +138,9 @@ def analysis_settings(
             )
         gold = ind.gold
         if gold is not None and not os.path.isfile(gold):
-            error = ConfigError(
+            raise ConfigError(  # located: the workflow names its config file and line
                 f"{where}.induce.gold = {gold!r}: {'a folder' if os.path.isdir(gold) else 'no such file'}; give a "
-                "CoNLL-U treebank file of the source language, or null"
-            )
-            error.config_path = ["analysis", "induce", "gold"]  # the workflow names its config file and line
-            raise error
+                "CoNLL-U treebank file of the source language, or null", ["analysis", "induce", "gold"])
         gate_runs = [name for name in tree_runs if runs[name] in GATED_VARIANTS] if ind.gates else []
         out["induce"] = {"runs": tree_runs, "shards": list(heldout), "root": ind.root, "gold": gold,
                          "gate_runs": gate_runs}

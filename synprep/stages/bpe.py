@@ -117,8 +117,6 @@ def vocabulary_files(bpe) -> list[str]:
         models, joint = load_tokenizers(["src", "tgt"], given)
     except (ConfigError, InputError) as e:
         side = next((s for s, v in given.items() if not v), None)
-        err = ConfigError(f"config bpe.{side}_tokenizer is missing: give a tokenizer for both sides" if side
-                          else f"config bpe: {e}")
-        err.config_path = ["bpe", f"{side or 'src'}_tokenizer"]
-        raise err from None
+        raise ConfigError(f"config bpe.{side}_tokenizer is missing: give a tokenizer for both sides" if side
+                          else f"config bpe: {e}", ["bpe", f"{side or 'src'}_tokenizer"]) from None
     return sorted(set(model_files(models, joint).values()))

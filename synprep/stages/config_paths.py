@@ -24,6 +24,7 @@ from typing import Iterator, Sequence
 from ..errors import ConfigError
 from ..filters import path_options
 from ..parsers import ParseSettings, backend
+from ..util.outputs import within
 from .settings import SECTIONS
 from .workflow import config_value
 
@@ -107,14 +108,13 @@ def resolve_config_paths(config: dict, config_files: Sequence[str], workdir: str
             _set(config, path, os.path.normpath(beside))
             changed[_dotted(path)] = os.path.normpath(beside)
         elif not os.path.exists(os.path.join(workdir, value)):
-            error = ConfigError(
+            raise ConfigError(
                 f"{_dotted(path)} = {value!r}: no such file or folder, neither beside the config file "
                 f"({os.path.normpath(beside)}) nor in the working directory "
                 f"({os.path.normpath(os.path.abspath(os.path.join(workdir, value)))}); a relative path in a config "
-                "file is read from that file's folder: fix the path, or give it absolute"
+                "file is read from that file's folder: fix the path, or give it absolute",
+                path,  # synprep.stages.workflow.stop_on_error names the file and line
             )
-            error.config_path = list(path)  # synprep.stages.workflow.stop_on_error names the file and line
-            raise error
     return changed
 
 
@@ -134,10 +134,9 @@ def check_corpus_files(config: dict) -> None:
         else:
             what = None if os.path.exists(value) else "no such file"  # a FIFO or a device: read as given
         if what:
-            error = ConfigError(f"corpus.{key} = {value!r}: {what}; expected the corpus's "
-                                f"{'TSV' if key == 'tsv' else key + ' side'} file (plain or .gz): fix the path")
-            error.config_path = ["corpus", key]
-            raise error
+            raise ConfigError(f"corpus.{key} = {value!r}: {what}; expected the corpus's "
+                              f"{'TSV' if key == 'tsv' else key + ' side'} file (plain or .gz): fix the path",
+                              ["corpus", key])
 
 
 #: the folders the workflow writes under its ``outdir`` (one a stage, and the logs and
@@ -152,23 +151,14 @@ def check_inputs_outside_outputs(config: dict, outdir: str) -> None:
     job runs, and an input there was deleted or overwritten by a job (a corpus side at
     ``results/prepare/000.tsv`` vanished when the split ran) -- a ConfigError naming the
     key (the workflow names its config file and line) and the folder, before any job."""
-    paths = list(config_paths(config))
-    root = os.path.realpath(outdir or os.curdir)
-    for path, value in paths:
-        real = os.path.realpath(os.path.expanduser(value))
+    root = outdir or os.curdir
+    for path, value in config_paths(config):
         for name in OUTPUT_FOLDERS:
-            folder = os.path.join(root, name)
-            if real == folder or real.startswith(folder + os.sep):
-                error = ConfigError(
+            if within(os.path.expanduser(value), os.path.join(root, name)):
+                raise ConfigError(
                     f"{_dotted(path)} = {value!r}: inside {os.path.join(outdir, name)}, a folder the workflow writes "
                     f"(outdir = {outdir!r}), where a job deletes and rewrites its outputs: move the file out of "
-                    "that folder, or give another outdir")
-                error.config_path = list(path)
-                raise error
-
-
-def _inside(path: str, folder: str) -> bool:
-    return os.path.realpath(path).startswith(os.path.realpath(folder) + os.sep)
+                    "that folder, or give another outdir", path)
 
 
 def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: dict[str, str | None],
@@ -183,7 +173,7 @@ def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: di
 
     corpus = config["corpus"]
     files = [corpus[k] for k in ("src", "tgt", "tsv") if corpus.get(k)]
-    if not files or all(_inside(f, demo_dir) for f in files):
+    if not files or all(within(f, demo_dir) for f in files):
         return []
     out = []
     note = backend(parse.backend).demo_warning({s: m for s, m in models.items() if m})
@@ -191,7 +181,7 @@ def demo_settings_warnings(config: dict, demo_dir: str | os.PathLike, models: di
         out.append(f"your corpus ({', '.join(files)}) is {note}. Set parse.src_model and parse.tgt_model in "
                    "your config (docs/corpus.md)")
     refs = [f"{_dotted(path)} = {value}" for path, value in config_paths(config)
-            if path[-1] in ("reference_src", "reference_tgt") and _inside(value, demo_dir)]
+            if path[-1] in ("reference_src", "reference_tgt") and within(value, demo_dir)]
     if refs:
         out.append(f"the alignment filter's reference set is the demo corpus ({'; '.join(refs)}): the alignment "
                    "model of your shards is fitted together with the demo's sentences. Set reference_src and "

@@ -168,9 +168,8 @@ def stage_filters(entries: Sequence[dict], languages: dict[str, str], what: str 
             try:
                 build_filters([entry])
             except ConfigError:
-                err = ConfigError(f"{what}[{i}]: {e}")
-                err.config_path = [*what.split("."), i]  # located by synprep.stages.workflow.stop_on_error
-                raise err from None
+                # located by synprep.stages.workflow.stop_on_error
+                raise ConfigError(f"{what}[{i}]: {e}", [*what.split("."), i]) from None
         raise ConfigError(f"config {what}: {e}") from None
     return out
 
@@ -225,8 +224,6 @@ def check_test_files(files: Sequence[str], what: str = "filter.decontaminate.fil
 
     for i, f in enumerate(files):
         if not Path(f).is_file():
-            err = ConfigError(f"config {what}[{i}]: {f} is not a file; give the test sets to keep out of "
-                              "training as text files, one sentence a line (.gz allowed)")
-            err.config_path = [*what.split("."), i]
-            raise err
+            raise ConfigError(f"config {what}[{i}]: {f} is not a file; give the test sets to keep out of "
+                              "training as text files, one sentence a line (.gz allowed)", [*what.split("."), i])
     return list(files)

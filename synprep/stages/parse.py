@@ -184,14 +184,12 @@ def check_parser_models(parse: ParseSettings, settings: dict[str, dict], languag
             "a folder" if os.path.isdir(model) else "a file")
         if given:
             error = ConfigError(f"parse.{side}_model = {model!r}: {what}; expected a {parse.backend} model {kind} "
-                                "(docs/parsers.md): fix the path")
-            error.config_path = ["parse", f"{side}_model"]
+                                "(docs/parsers.md): fix the path", ["parse", f"{side}_model"])
         else:
             error = ConfigError(
                 f"corpus.{side}_lang = {languages[side]!r}: the {parse.backend} parser has no model of this "
                 f"language here ({model}: {what}); set parse.{side}_model to a {parse.backend} model {kind} of "
-                "the language (docs/parsers.md), or check the language code")
-            error.config_path = ["corpus", f"{side}_lang"]
+                "the language (docs/parsers.md), or check the language code", ["corpus", f"{side}_lang"])
         raise error
 
 

@@ -71,14 +71,14 @@ from ..dataset.pairfile import write_pairs  # noqa: F401  (the old path)
 from ..errors import ConfigError, InputError
 from ..settings import Config, declared_in, setting
 from ..util.outputs import FileGroup, replace_dir, write_json, write_text
-from ..util.textio import has_breaks, lines, one_line, open_file
+from ..util.languages import LANG_CODE, LANG_CODE_SAYS
+from ..util.textio import GZIP_MAGIC, has_breaks, lines, one_line, open_file
 
 #: the reject stage name of this module
 STAGE = "prepare"
 
 #: a corpus name (ids are <name>:<line>)
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
-_GZIP_MAGIC = b"\x1f\x8b"
 #: the kind a ``split --out-dir`` folder's output marker records (:mod:`synprep.util.outputs`)
 SPLIT_KIND = "split"
 
@@ -127,13 +127,6 @@ class CorpusSpec(Config):
     @property
     def files(self) -> list[str]:
         return [self.tsv] if self.tsv is not None else [self.src, self.tgt]  # type: ignore[list-item]
-
-
-#: a language code as every reader of the corpus's languages takes it (py3langid, the
-#: parsers' models, the challenge rules: lower case ISO 639), with optional subtags; not
-#: 'EN', 'english', 'e n' or a path ('../x', which named resources/x.udpipe)
-LANG_CODE = "^[a-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"
-LANG_CODE_SAYS = "a language code in lower case (ISO 639: en, de, deu), optionally with subtags (zh-hans, pt_BR)"
 
 
 @dataclass(frozen=True)
@@ -282,24 +275,19 @@ def check_shard_counts(count: int, train, table=None, max_target_pieces: int = 0
     shard_names(count)  # the bound
     held = train.heldout_shards
     if held > count:
-        raise _at(["train", "heldout_shards"], f"config train.heldout_shards = {held} is more than shards.count = "
-                  f"{count}: the last N shards are held out; give at most {count} (0 holds none out)")
+        raise ConfigError(f"config train.heldout_shards = {held} is more than shards.count = {count}: the last N "
+                          f"shards are held out; give at most {count} (0 holds none out)", ["train", "heldout_shards"])
     runs = "train.runs" if train.runs else "the table (table.enabled)" if table is not None and table.enabled else None
     if held == count and runs and not train.heldout_pairs:
-        raise _at(["train", "heldout_shards"], f"config train.heldout_shards = {held} holds out every shard "
-                  f"(shards.count = {count}): the runs of {runs} would have nothing to train on; give at most "
-                  f"{count - 1}, or more shards")
+        raise ConfigError(f"config train.heldout_shards = {held} holds out every shard (shards.count = {count}): the "
+                          f"runs of {runs} would have nothing to train on; give at most {count - 1}, or more shards",
+                          ["train", "heldout_shards"])
     if train.heldout_pairs and max_target_pieces:
-        raise _at(["train", "heldout_pairs"], f"config train.heldout_pairs = {train.heldout_pairs} takes the held-out "
-                  f"pairs from every shard, and shards.max_target_pieces = {max_target_pieces} caps the targets of "
-                  "every training shard: the test pairs would be capped too. Set shards.max_target_pieces: 0, or hold "
-                  "out whole shards (train.heldout_shards, with train.heldout_pairs: 0)")
-
-
-def _at(path: list, message: str) -> ConfigError:
-    error = ConfigError(message)
-    error.config_path = path
-    return error
+        raise ConfigError(f"config train.heldout_pairs = {train.heldout_pairs} takes the held-out pairs from every "
+                          f"shard, and shards.max_target_pieces = {max_target_pieces} caps the targets of every "
+                          "training shard: the test pairs would be capped too. Set shards.max_target_pieces: 0, or "
+                          "hold out whole shards (train.heldout_shards, with train.heldout_pairs: 0)",
+                          ["train", "heldout_pairs"])
 
 
 def heldout_shards(shards: Sequence[str], train) -> list[str]:
@@ -334,7 +322,7 @@ def open_raw(path: str) -> BinaryIO:
     bytes); closing it closes the file. A missing file is an InputError naming it."""
     f = open_file(path, "a text or TSV file", "check the corpus paths in the config")
     buffered = io.BufferedReader(f, 1 << 20)  # type: ignore[arg-type]
-    if path.endswith(".gz") or buffered.peek(2)[:2] == _GZIP_MAGIC:
+    if path.endswith(".gz") or buffered.peek(2)[:2] == GZIP_MAGIC:
         return _OwningGzip(buffered)  # type: ignore[return-value]
     return buffered
 

@@ -27,6 +27,7 @@ from ..errors import ConfigError
 from ..parsers import ParseSettings
 from ..report.html import ReportSettings
 from ..settings import MAX_THREADS, Config, declared_in, setting
+from ..util.outputs import FOLDER_NAME
 from .challenge import ChallengeStep, Phenomenon
 from .filter import AlignSettings, FilterSettings
 from .prepare import CorpusSettings, SplitStep
@@ -46,7 +47,7 @@ RUN_ENTRY = {
         # not starting with a dot: '..' made the run's folder the outdir itself, '.' the
         # folder of every run, '.x' a hidden one
         "name": {"description": "Run name (results/train/NAME/); letters, digits, '.', '_', '-', not starting with a "
-                 "dot.", "type": "string", "pattern": "^[A-Za-z0-9_-][A-Za-z0-9._-]*$"},
+                 "dot.", "type": "string", "pattern": FOLDER_NAME},
         "file": {"description": "A run-config file (YAML, e.g. one of config/experiments/); a relative path is read "
                  "from the config file's folder, else from the directory snakemake runs in (config/README.md); "
                  "`config` is merged over it.", "type": "string"},

@@ -425,13 +425,18 @@ def check_outdir_records(outdir: str, records: str = OUTDIR_RECORDS) -> None:
     if stamp is None or stamp.get("id") in _recorded_ids(records):
         return
     there = stamp.get("workdir") or "another directory"
-    error = ConfigError(
+    if isinstance(there, str) and os.path.realpath(there) == os.path.realpath(os.getcwd()):
+        # its own records lost ("written by the run in X; run snakemake there" named this directory before)
+        raise ConfigError(
+            f"config outdir = {outdir!r}: written by the workflow run in this working directory, but its snakemake "
+            f"records ({records}) no longer name it (.snakemake/ deleted or replaced?): snakemake would take its files "
+            f"as up to date whatever made them. Delete {stamp_path} to take them as they are, or delete the outdir "
+            "(or give another) to make them again", ["outdir"])
+    raise ConfigError(
         f"config outdir = {outdir!r}: written by the workflow run in {there}, whose snakemake records (its .snakemake/) "
         f"say which inputs and settings made each file; run from {os.getcwd()}, snakemake would take them as up to "
         f"date whatever made them. Run snakemake there (--directory {there}), or give this config its own outdir "
-        f"(or, to take the files as this directory's, delete {stamp_path})")
-    error.config_path = ["outdir"]
-    raise error
+        f"(or, to take the files as this directory's, delete {stamp_path})", ["outdir"])
 
 
 def claim_outdir(outdir: str, records: str = OUTDIR_RECORDS) -> None:

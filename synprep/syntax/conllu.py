@@ -46,7 +46,7 @@ from operator import itemgetter
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import InputError
-from ..util.textio import BOM, open_file  # BOM: skipped at the very start of a file by every synprep reader
+from ..util.textio import BOM, GZIP_MAGIC, open_file, refuse_gzip  # BOM: skipped at the very start of a file by every synprep reader
 
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "open_binary"]
 
@@ -199,7 +199,8 @@ def open_binary(source: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, str, bo
 
 def read_blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The stream in blocks of about ``_BLOCK`` bytes that each end with a newline
-    (one is added to a last line that lacks it), a leading byte-order mark removed."""
+    (one is added to a last line that lacks it), a leading byte-order mark removed; a
+    stream of gzip data is an InputError (:func:`synprep.util.textio.refuse_gzip`)."""
     rest = b""
     first = True
     while True:
@@ -211,12 +212,13 @@ def read_blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
             break
         block = rest + block
         if first:
-            if len(block) < len(BOM) and BOM.startswith(block):
+            if (len(block) < len(BOM) and BOM.startswith(block)) or (len(block) < len(GZIP_MAGIC) and GZIP_MAGIC.startswith(block)):
                 rest = block  # too short to tell yet (a pipe may deliver 1 byte)
                 continue
             first = False
             if block.startswith(BOM):
                 block = block[len(BOM) :]
+            refuse_gzip(block, name)  # gzip data without its .gz name: said so (the rule of every text reader)
         cut = block.rfind(b"\n")
         if cut < 0:
             rest = block
@@ -524,16 +526,18 @@ def ud_relation(rel: str, is_root: bool) -> str:
 
 def _check_root_labels(rels: list[str], root: int, heads: list[int], row_lines, name: str) -> None:
     """InputError (``root-label``) unless the root's DEPREL is ``root`` (or a subtype)
-    and no other word's is ``root``: the transitions never carry the root's label, so
-    the root's own would be lost, and a root relation elsewhere is not UD."""
+    and no other word's is ``root`` or a subtype (:func:`is_root_relation`, UD's rule
+    on the universal relation, which :func:`ud_relation` writes): the transitions never
+    carry the root's label, so the root's own would be lost, and a root relation
+    elsewhere is not UD."""
     label = rels[root]
     if not is_root_relation(label):
         raise InputError(name, row_lines[root], f"the root, word {root + 1} (HEAD 0), has DEPREL {label!r}; expected "
                          "'root' (UD's relation of the root, and the only one it has)", "root-label")
     for i, rel in enumerate(rels):
-        if i != root and rel == "root":
-            raise InputError(name, row_lines[i], f"word {i + 1} has DEPREL 'root' but HEAD {heads[i] + 1}: UD gives root "
-                             "only to the word with HEAD 0; expected its relation to its head", "root-label")
+        if i != root and is_root_relation(rel):
+            raise InputError(name, row_lines[i], f"word {i + 1} has DEPREL {rel!r} but HEAD {heads[i] + 1}: UD gives "
+                             "root only to the word with HEAD 0; expected its relation to its head", "root-label")
 
 
 def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: int) -> Sentence | None:
@@ -578,7 +582,8 @@ def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: 
     if root < 0:
         raise InputError(name, start, "no root: no word has HEAD 0; expected exactly one", "no-root")
     rels = list(map(_DEPREL, rows))  # UD's root relation: the root's and no other word's (C loops: per word)
-    if rels[root] != "root" or rels.count("root") != 1:
+    # (a subtype "root:..." anywhere, or a relation that only ends so, is checked word by word)
+    if rels[root] != "root" or rels.count("root") != 1 or "root:" in "\t".join(rels):
         _check_root_labels(rels, root, heads, row_lines, name)
     # every word must reach the root (no cycle): each word is walked once
     state = bytearray(n)  # 0 new, 1 on the current path, 2 reaches the root

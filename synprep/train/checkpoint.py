@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -46,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from ..errors import ConfigError, InputError
 from ..models import build_model
 from ..util.outputs import atomic_file
+from ..util.records import is_count, is_finite
 from .config import RunConfig
 from .inputs import check_positions
 
@@ -159,7 +159,8 @@ def _damaged_record(state: dict) -> str | None:
                                  and isinstance(e.get("vocab_size"), int) for e in models.values()):
             return "its vocabulary fingerprint names no subword model (an empty vocabulary)"
         for side, e in models.items():  # what vocab_differences reads of each side
-            if not isinstance(e.get("file"), str) or any(k in e and not _count(e[k]) for k in SPECIAL_IDS):
+            # an id, or -1 where the model has none (a tokenizer without an unknown token: the manifest's rule)
+            if not isinstance(e.get("file"), str) or any(k in e and not is_count(e[k], -1) for k in SPECIAL_IDS):
                 return f"its vocabulary fingerprint's {side} subword model lacks its file name or has special ids that are not ids"
         if not isinstance(vocab.get("tokens", {}), dict):
             return "its vocabulary fingerprint's target token layout is not a mapping"
@@ -169,34 +170,24 @@ def _damaged_record(state: dict) -> str | None:
     return None
 
 
-def _count(x: Any, least: int = 0) -> bool:
-    """Whether ``x`` is a whole number (not a bool) >= ``least``."""
-    return isinstance(x, int) and not isinstance(x, bool) and x >= least
-
-
-def _seconds(x: Any) -> bool:
-    """Whether ``x`` is a finite real number >= 0."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
-
-
 def _damaged_train_state(state: dict) -> str | None:
     """What is wrong with the records a resumed run continues from (the counters of
     :class:`synprep.train.state.TrainState`, the optimizer's state and the random
     states), in words; None when nothing is. The oldest checkpoints lack
     ``valid_step``, ``best_metric`` and ``cpu_s``: absent, they are not damaged."""
     for k in ("step", "epoch", "pos"):
-        if not _count(state[k]):
+        if not is_count(state[k]):
             return f"its {k} is {state[k]!r}, not a count >= 0"
-    if not (state["best_step"] is None or _count(state["best_step"])):
+    if not (state["best_step"] is None or is_count(state["best_step"])):
         return f"its best_step is {state['best_step']!r}, not an update"
-    if "valid_step" in state and not _count(state["valid_step"], -1):
+    if "valid_step" in state and not is_count(state["valid_step"], -1):
         return f"its valid_step is {state['valid_step']!r}, not an update (or -1)"
     score = state["best_score"]
-    if not (score is None or (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score))):
+    if not (score is None or is_finite(score)):
         return f"its best_score is {score!r}, not a finite number (or None before a validation)"
-    if not _seconds(state["elapsed_s"]):
+    if not (is_finite(state["elapsed_s"]) and state["elapsed_s"] >= 0):
         return f"its elapsed_s is {state['elapsed_s']!r}, not a finite number of seconds >= 0"
-    if state.get("cpu_s") is not None and not _seconds(state["cpu_s"]):
+    if state.get("cpu_s") is not None and not (is_finite(state["cpu_s"]) and state["cpu_s"] >= 0):
         return f"its cpu_s is {state['cpu_s']!r}, not a finite number of seconds >= 0 (or None)"
     opt = state["optimizer"]
     if not isinstance(opt, dict) or not isinstance(opt.get("state"), dict) or not isinstance(opt.get("param_groups"), list):

@@ -98,6 +98,7 @@ import numpy as np
 
 from ..errors import ConfigError, InputError
 from ..settings import Config, setting
+from ..util.records import is_finite
 from ..util.textio import read_json
 from .evaluate import METRICS, TOK_BLEU, metric_objects, moses_tokenize, read_references, tok_bleu_metric
 
@@ -482,7 +483,7 @@ def read_scores(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     for name, scores in systems.items():
         for metric, x in scores.items():
             # a NaN would count as a tie and true as 1.0: a score is a finite number (null: none)
-            if x is not None and (isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x)):
+            if x is not None and not is_finite(x):
                 raise InputError(p, None, f"system {name!r}, metric {metric!r}: the score {json.dumps(x)} is not a "
                                  "finite number (null for a metric without a score); expected the output of synprep "
                                  "compare --json", "invalid")

@@ -27,8 +27,8 @@ from typing import BinaryIO, Iterator
 
 from ..errors import InputError
 
-__all__ = ["BOM", "LINE_BREAKS", "BREAKS", "open_file", "lines", "has_breaks", "one_line", "drop_invisible", "read_json",
-           "text_lines"]
+__all__ = ["BOM", "GZIP_MAGIC", "LINE_BREAKS", "BREAKS", "open_file", "lines", "refuse_gzip", "has_breaks", "one_line",
+           "drop_invisible", "read_json", "json_object", "text_lines"]
 
 #: the UTF-8 byte-order mark
 BOM = b"\xef\xbb\xbf"
@@ -91,6 +91,16 @@ def one_line(text: str, tabs: bool = True) -> str:
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+def refuse_gzip(head: bytes, name: str) -> None:
+    """An InputError (``encoding``) when ``head``, the first bytes of a file read as text
+    (after a byte-order mark), are gzip's: compressed bytes read without decompressing
+    them (a file without its .gz name) are said to be so, not "not UTF-8". The one check
+    of every text reader: :func:`lines` and the CoNLL-U reader's blocks."""
+    if head.startswith(GZIP_MAGIC):
+        raise InputError(name, 1, "is gzip-compressed data (it starts with the gzip bytes 1f 8b), not text: "
+                         "name it .gz where a command reads .gz files, or gunzip it", reason="encoding")
+
+
 def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The lines of a binary stream without their LF or CRLF, a leading byte-order
     mark skipped. A read error (e.g. a truncated .gz) is an InputError naming the
@@ -108,9 +118,8 @@ def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
             raw = raw[len(BOM):]
             if not raw:
                 return
-        if n == 0 and raw.startswith(GZIP_MAGIC):  # compressed bytes read as text: say so, not "not UTF-8"
-            raise InputError(name, 1, "is gzip-compressed data (it starts with the gzip bytes 1f 8b), not text: "
-                             "name it .gz where a command reads .gz files, or gunzip it", reason="encoding")
+        if n == 0:
+            refuse_gzip(raw, name)  # compressed bytes read as text: say so, not "not UTF-8"
         if n == 0 and not raw.endswith(b"\n") and b"\r" in raw.rstrip(b"\r"):
             # the first "line" is the whole file and holds CRs: lines end with CR alone
             raise InputError(name, 1, "has CR-only line endings (no LF in the whole file; read on LF it would be one "
@@ -148,6 +157,22 @@ def read_json(path: str, expected: str, hint: str = "check the path"):
         raise InputError(path, e.lineno, f"not JSON ({e.msg}); expected {expected}", reason="invalid") from None
     except RecursionError:
         raise InputError(path, None, f"JSON nested too deep to read; expected {expected}", reason="invalid") from None
+
+
+#: JSON's names of the values Python's json reads
+_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+               type(None): "null"}
+
+
+def json_object(obj, path: str, expected: str) -> dict:
+    """``obj``, the JSON value of the file ``path`` (:func:`read_json`), when it is an
+    object; else an InputError naming the file, what it holds in JSON's words (``a JSON
+    array``, ``a JSON null``) and ``expected``. The one check of a JSON file's shape at
+    its top."""
+    if not isinstance(obj, dict):
+        raise InputError(path, None, f"a JSON {_JSON_TYPES.get(type(obj), type(obj).__name__)}; expected {expected}",
+                         reason="invalid")
+    return obj
 
 
 def text_lines(path: str, expected: str, hint: str = "check the path") -> Iterator[tuple[int, str]]:

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
 from ...errors import InputError
+from ...util.records import is_count
 from ...util.textio import has_breaks, lines, open_file
 
 __all__ = [
@@ -149,7 +150,7 @@ def _fail(path: str, line: int, message: str, reason: str = "invalid") -> InputE
 
 
 def _int_or_null(v) -> bool:
-    return v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+    return v is None or is_count(v)
 
 
 def _require_keys(obj, keys, path: str, n: int, what: str, where: str = "") -> None:

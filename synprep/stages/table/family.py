@@ -87,9 +87,7 @@ def primary_family(primary: TablePrimary, variants: Sequence[str], test_sets: Ma
 
 
 def _error(message: str, key: str) -> ConfigError:
-    err = ConfigError(message)
-    err.config_path = ["table", "primary", key]
-    return err
+    return ConfigError(message, ["table", "primary", key])
 
 
 def decide_columns(columns: Mapping[tuple[str, str], Column], variants: Sequence[str], family: Sequence[Member],

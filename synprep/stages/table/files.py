@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from ...dataset.accounting import read_rejects
+from ...dataset.accounting import read_rejects, split_lines
 from ...dataset.data import ShardDataset
 from ...dataset.heldout import select_pairs
 from ...errors import ConfigError, InputError
@@ -25,10 +25,7 @@ def evaluation_accounting(split_summary: str, reject_files: Sequence[str], score
     n}, "rejected_total"}`` from the split's summary and the reject files of the split,
     the parser and the oracle. A test set is not filtered: every line is scored or
     rejected here (counted, never silently dropped), and the counts must add up."""
-    lines = read_json(split_summary, "split's summary")
-    lines = lines.get("lines") if isinstance(lines, dict) else None
-    if not isinstance(lines, int) or isinstance(lines, bool):
-        raise InputError(split_summary, None, f"damaged: the split's summary has no line count; {AGAIN}", "invalid")
+    lines = split_lines(read_json(split_summary, "split's summary"), split_summary)  # (a negative count passed before)
     rejected: dict[str, int] = {}
     for path in reject_files:
         for _pid, stage, reason, _detail in read_rejects(path):

@@ -31,11 +31,11 @@ def table_variants(settings: TableSettings, registered: Sequence[str]) -> list[s
     empty list (which would otherwise read as "every variant") is an error."""
     given = settings.variants
     if given is not None and not given:
-        raise _located("config table.variants = []: no variant to compare with the baseline; list the variants, "
+        raise ConfigError("config table.variants = []: no variant to compare with the baseline; list the variants, "
                        "or leave the key out (null) for every registered variant", ["table", "variants"])
     twice = sorted({v for v in given or () if list(given).count(v) > 1})
     if twice:
-        raise _located(f"config table.variants: {', '.join(twice)} given twice; list each variant once",
+        raise ConfigError(f"config table.variants: {', '.join(twice)} given twice; list each variant once",
                        ["table", "variants"])
     chosen = list(given if given is not None else registered)
     unknown = sorted(set(chosen) - set(registered))
@@ -55,7 +55,7 @@ def table_runs(settings: TableSettings, registered: Sequence[str], taken: Sequen
         return []
     seeds = list(settings.seeds)
     if len(set(seeds)) != len(seeds):
-        raise _located(f"config table.seeds = {seeds}: a seed is given twice (its runs would be one run); list "
+        raise ConfigError(f"config table.seeds = {seeds}: a seed is given twice (its runs would be one run); list "
                        "each seed once", ["table", "seeds"])
     variants = table_variants(settings, registered)
     check_primary(settings, variants)  # the family is declared before the runs: refused here, not after training
@@ -82,14 +82,14 @@ def check_primary(settings: TableSettings, variants: Sequence[str]) -> None:
     named = [("variants", v) for v in primary.variants or ()] + [("contrastive", p.variant) for p in primary.contrastive]
     for key, v in named:
         if v == variants[0]:
-            raise _located(f"config table.primary.{key}: {v} is the baseline, which every comparison is with; leave "
+            raise ConfigError(f"config table.primary.{key}: {v} is the baseline, which every comparison is with; leave "
                            "it out", ["table", "primary", key])
         if v not in variants:
-            raise _located(f"config table.primary.{key}: {v} is not one of the table's variants "
+            raise ConfigError(f"config table.primary.{key}: {v} is not one of the table's variants "
                            f"({', '.join(variants[1:])}); add it to table.variants or leave it out",
                            ["table", "primary", key])
     if primary.contrastive and not settings.contrastive.enabled:
-        raise _located("config table.primary.contrastive: the table scores no contrastive suite; set "
+        raise ConfigError("config table.primary.contrastive: the table scores no contrastive suite; set "
                        "table.contrastive.enabled: true, or leave the contrastive types out", ["table", "primary",
                                                                                              "contrastive"])
 
@@ -118,7 +118,7 @@ def table_samples(settings: TableSettings, compared: int, seeds: int) -> int:
     m = comparisons_per_set(compared, seeds)
     need = least_samples(m, alpha)
     if need > MAX_SAMPLES:
-        raise _located(
+        raise ConfigError(
             f"config table.alpha = {alpha!r}: with {m} comparisons a test set, a difference could be marked under "
             f"Holm-Bonferroni only with more bootstrap resamples (2 m / alpha = {SMALLEST_P_NUMERATOR * m / alpha:.3g}) "
             f"than the {MAX_SAMPLES:,} a comparison draws; give table.alpha > "
@@ -127,7 +127,7 @@ def table_samples(settings: TableSettings, compared: int, seeds: int) -> int:
     if samples is None:
         return min(MAX_SAMPLES, max(DEFAULT_SAMPLES, 10 * need))
     if m and samples < need:
-        raise _located(
+        raise ConfigError(
             f"config table.samples = {samples}: {m} comparisons a test set ({compared} variants against the baseline x "
             f"{seeds} seed(s) x {len(COMPARED)} metrics); Holm-Bonferroni makes the smallest (two-sided) bootstrap "
             f"p-value, {smallest_p(samples):.6f}, {m * smallest_p(samples):.4f} >= table.alpha {alpha}, so no difference could be marked. "
@@ -173,29 +173,23 @@ def evaluation_sets(settings: TableSettings, corpus_name: str) -> dict[str, dict
         for side in ("src", "tgt"):
             f = getattr(spec, side)
             if not f or not os.path.isfile(f):
-                raise _located(f"config table.{key}.{side}: {f or 'missing'} is not a file; give the {key} set's "
+                raise ConfigError(f"config table.{key}.{side}: {f or 'missing'} is not a file; give the {key} set's "
                                "raw pairs as two text files, one sentence a line (.gz allowed)", [*where, side])
         name = spec.name or os.path.basename(spec.src).split(".")[0]
         taken = [corpus_name] + [o["name"] for o in out.values()]
         if name in taken:
-            raise _located(f"config table.{key}.name = {name!r} is also the name of the corpus or of table.test: "
+            raise ConfigError(f"config table.{key}.name = {name!r} is also the name of the corpus or of table.test: "
                            f"the pair ids (<name>:<line>) would clash; give table.{key}.name another value",
                            [*where, "name"])
         if not _NAME.fullmatch(name):  # (a name given is held to it by its setting; one made from the file name here)
-            raise _located(f"config table.{key}.name: {name!r} (from the file name {os.path.basename(spec.src)}) has "
+            raise ConfigError(f"config table.{key}.name: {name!r} (from the file name {os.path.basename(spec.src)}) has "
                            "other characters than letters, digits, '.', '_' and '-' (or starts with a dot): give "
                            f"table.{key}.name", [*where, "name"])
         out[key] = {"name": name, "src": spec.src, "tgt": spec.tgt}
     if "larger" in out and "test" not in out:
-        raise _located("config table.larger needs table.test: the larger text holds the test set's challenge "
+        raise ConfigError("config table.larger needs table.test: the larger text holds the test set's challenge "
                        "subsets that are too small", ["table", "larger"])
     return out
-
-
-def _located(message: str, path: list) -> ConfigError:
-    err = ConfigError(message)
-    err.config_path = path
-    return err
 
 
 def check_table_needs(settings: TableSettings, sets: Mapping[str, dict], *, heldout: bool, challenge: bool) -> None:
@@ -208,13 +202,13 @@ def check_table_needs(settings: TableSettings, sets: Mapping[str, dict], *, held
     if not settings.enabled:
         return
     if not heldout:
-        raise _located("config table.enabled: the table's runs validate on held-out pairs (and, without table.test, "
+        raise ConfigError("config table.enabled: the table's runs validate on held-out pairs (and, without table.test, "
                        "are scored on them); set train.heldout_shards >= 1 or train.heldout_pairs", ["table", "enabled"])
     if "larger" in sets and not challenge:
-        raise _located("config table.larger holds the challenge subsets too small in table.test; turn on "
+        raise ConfigError("config table.larger holds the challenge subsets too small in table.test; turn on "
                        "analysis.challenge (enabled: true), or remove table.larger", ["table", "larger"])
     if settings.contrastive.enabled and "test" not in sets:
-        raise _located("config table.contrastive: the suite is made from the parses of table.test (and table.larger); "
+        raise ConfigError("config table.contrastive: the suite is made from the parses of table.test (and table.larger); "
                        "give table.test, or set table.contrastive.enabled: false", ["table", "contrastive", "enabled"])
 
 
@@ -234,11 +228,11 @@ def contrastive_sets(settings: TableSettings, corpus_name: str, sets: Mapping[st
         for side in ("src", "tgt"):
             f = getattr(spec, side)
             if not f or not os.path.isfile(f):
-                raise _located(f"config table.contrastive.extra[{i}].{side}: {f or 'missing'} is not a file; give the "
+                raise ConfigError(f"config table.contrastive.extra[{i}].{side}: {f or 'missing'} is not a file; give the "
                                "set's raw pairs as two text files, one sentence a line (.gz allowed)", [*where, side])
         name = spec.name or os.path.basename(spec.src).split(".")[0]
         if name in taken or name in out or not _NAME.fullmatch(name):
-            raise _located(f"config table.contrastive.extra[{i}].name = {name!r} is the corpus's, another set's or "
+            raise ConfigError(f"config table.contrastive.extra[{i}].name = {name!r} is the corpus's, another set's or "
                            "a reserved name, or has other characters than letters, digits, '.', '_' and '-' (or starts "
                            "with a dot): the pair ids (<name>:<line>) and the paths would clash; give it another name",
                            [*where, "name"])

@@ -10,13 +10,15 @@ from typing import Literal, Optional
 
 from ...settings import Config, declared_in, require, setting
 from ...train.config import DecodeConfig
+from ...util.outputs import FOLDER_NAME
 from ...translate.significance import MAX_SAMPLES
 
 
 #: a set's name: its pair ids' prefix and, for an extra set of the contrastive suite, a
 #: folder of the workflow's outputs (table/data/<name>/): letters, digits, '.', '_' and
-#: '-', not starting with a dot (no '.', '..' nor a hidden folder)
-SET_NAME = "^[A-Za-z0-9_-][A-Za-z0-9._-]*$"
+#: '-', not starting with a dot (no '.', '..' nor a hidden folder) -- the rule of a run's
+#: name too (synprep.util.outputs.FOLDER_NAME)
+SET_NAME = FOLDER_NAME
 
 
 @dataclass(frozen=True)

@@ -102,16 +102,17 @@ package and fails on a new one.
 from __future__ import annotations
 
 from ...errors import ConfigError  # noqa: F401  (the checks' error, as before)
-from .checks import CHECKOUT_FOLDERS, check_outdir, check_output_dir, check_output_file, check_outputs
+from .checks import CHECKOUT_FOLDERS, check_outdir, check_output_dir, check_output_file, check_outputs, within
 from .faults import describe_os_error, public_path
 from .files import FileGroup, atomic_file, atomic_files, canonical, write_bytes, write_json, write_text
 from .folders import check_replaceable, foreign_entries, remove_output, replace_dir
-from .kept import LOCK, OutputDir, plain_name, release
+from .kept import FOLDER_NAME, LOCK, OutputDir, plain_name, release
 from .markers import MARKER
 
 __all__ = [
     "MARKER",
     "CHECKOUT_FOLDERS",
+    "FOLDER_NAME",
     "FileGroup",
     "LOCK",
     "OutputDir",
@@ -130,6 +131,7 @@ __all__ = [
     "release",
     "remove_output",
     "replace_dir",
+    "within",
     "write_bytes",
     "write_json",
     "write_text",

@@ -92,6 +92,15 @@ def _paths(value) -> list[str]:
     return [os.fspath(v) for v in items if v is not None and os.fspath(v) not in ("", "-")]
 
 
+def within(path: str | os.PathLike, folder: str | os.PathLike) -> bool:
+    """Whether ``path`` is ``folder`` or lies inside it, by their real paths (links
+    resolved; ``/`` holds everything): the one test of it (the outdir against the
+    checkout, an input against the workflow's output folders, a folder holding the
+    current one)."""
+    p, f = os.path.realpath(path), os.path.realpath(folder)
+    return p == f or p.startswith(f.rstrip(os.sep) + os.sep)
+
+
 def _relation(a: str, b: str) -> str | None:
     """How path ``a`` stands to path ``b``: "same" (one file: the same real path, or
     hard links), "inside" (``a`` under the folder ``b``), "holds" (``b`` under ``a``),
@@ -102,9 +111,9 @@ def _relation(a: str, b: str) -> str | None:
     with contextlib.suppress(OSError):
         if os.path.samefile(a, b):
             return "same"
-    if ra.startswith(rb.rstrip(os.sep) + os.sep):
+    if within(ra, rb):
         return "inside"
-    if rb.startswith(ra.rstrip(os.sep) + os.sep):
+    if within(rb, ra):
         return "holds"
     return None
 
@@ -151,12 +160,12 @@ def check_outdir(outdir: str, checkout: str | os.PathLike, where: str = "config 
         raise ConfigError(f"{where} = {outdir!r}: an existing file, not a folder; give a folder (it is created)")
     if real == os.path.realpath(os.sep):
         raise ConfigError(f"{where} = {outdir!r}: the root of the file system; give a folder of its own (e.g. results)")
-    if home == real or home.startswith(real.rstrip(os.sep) + os.sep):
+    if within(home, real):
         raise ConfigError(f"{where} = {outdir!r}: the synprep checkout {home} (or a folder holding it); give a folder "
                           f"of its own (e.g. results)")
     for name in CHECKOUT_FOLDERS:
         own = os.path.join(home, name)
-        if real == own or real.startswith(own + os.sep):
+        if within(real, own):
             raise ConfigError(f"{where} = {outdir!r}: inside the checkout's own folder {own}; give a folder of its "
                               f"own (e.g. results)")
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import ConfigError
-from .checks import check_output_dir
+from .checks import check_output_dir, within
 from .faults import with_path
 from .files import fsync_path
-from .markers import MARKER, folder_entries, few, proven_dead, read_marker, write_marker
+from .markers import MARKER, folder_entries, few, proven_dead, read_marker, unlisted, write_marker
 
 log = logging.getLogger("synprep.util.outputs")
 
@@ -62,13 +62,7 @@ def _refusal(p: Path, kind: str, option: str) -> str | None:
         return (f"{option} {p}: the output of another kind of command ({m.get('kind')!r}, not {kind!r}); "
                 f"it is not replaced: {how}")
     listed = {str(k): v for k, v in m["files"].items()}
-    allowed = set(listed) | {MARKER}
-    for name in listed:
-        parent = os.path.dirname(name)
-        while parent:
-            allowed.add(parent)
-            parent = os.path.dirname(parent)
-    foreign = sorted(n for n in entries if n not in allowed)
+    foreign = unlisted(entries, m)
     changed = sorted(n for n, size in listed.items() if n in entries and entries[n] != size)
     if foreign:
         return (f"{option} {p}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: {few(foreign)}; "
@@ -80,9 +74,7 @@ def _refusal(p: Path, kind: str, option: str) -> str | None:
 
 
 def _holds_cwd(p: Path) -> bool:
-    real = os.path.realpath(p)
-    cwd = os.path.realpath(os.getcwd())
-    return cwd == real or cwd.startswith(real.rstrip(os.sep) + os.sep)
+    return within(os.getcwd(), p)
 
 
 def check_replaceable(path: str | os.PathLike, kind: str, option: str = "-o") -> Path:
@@ -240,7 +232,7 @@ def remove_output(path: str | os.PathLike, kind: str, also: tuple[str, ...] = ()
     m = read_marker(p)
     if m is None or m.get("kind") != kind:
         return f"synprep cannot prove it wrote {p} (no {MARKER} of kind {kind!r}); delete it yourself"
-    foreign = foreign_entries(p, also)
+    foreign = unlisted(folder_entries(p), m, also)
     if foreign:
         return f"{p} holds files synprep did not write: {few(foreign)}; move them away (or delete the folder yourself)"
     shutil.rmtree(p)
@@ -254,11 +246,4 @@ def foreign_entries(path: str | os.PathLike, also: tuple[str, ...] = ()) -> list
     :func:`remove_output` refuses to delete, and what the workflow refuses to let
     snakemake delete (synprep.stages.workflow.check_folder_outputs)."""
     p = Path(path)
-    m = read_marker(p)
-    listed = ({str(k) for k in m["files"]} if m is not None else set()) | {MARKER} | set(also)
-    for name in list(listed):
-        parent = os.path.dirname(name)
-        while parent:
-            listed.add(parent)
-            parent = os.path.dirname(parent)
-    return sorted(n for n in folder_entries(p) if n not in listed)
+    return unlisted(folder_entries(p), read_marker(p), also)

@@ -35,9 +35,9 @@ from ...errors import ConfigError
 from .checks import check_output_dir
 from .faults import TEMP_NAME
 from .files import write_json
-from .markers import MARKER, few, folder_entries, read_marker
+from .markers import MARKER, few, folder_entries, read_marker, unlisted
 
-__all__ = ["LOCK", "OutputDir", "plain_name", "release"]
+__all__ = ["FOLDER_NAME", "LOCK", "OutputDir", "plain_name", "release"]
 
 log = logging.getLogger("synprep.util.outputs")
 
@@ -103,6 +103,14 @@ def release(folder: str | os.PathLike | None = None) -> None:
         os.close(fd)
 
 
+#: a name the workflow makes a folder of its outputs from (a run's results/train/NAME/, an
+#: extra set's table/data/NAME/): letters, digits, '.', '_' and '-', not starting with a
+#: dot ('..' made a run's folder the outdir itself, '.' the folder of every run, '.x' a
+#: hidden one); a :func:`plain_name` of portable characters. The pattern of the settings
+#: that name one (workflow/schemas/config.schema.yaml)
+FOLDER_NAME = "^[A-Za-z0-9_-][A-Za-z0-9._-]*$"
+
+
 def plain_name(value: str, what: str) -> str:
     """``value`` when it is a plain file name (no separator, not ``.`` or ``..``,
     no NUL, not hidden): the part of an output's name a user may choose (an export's
@@ -150,8 +158,7 @@ class OutputDir:
             return self._refuse(m, entries, how)
         listed = [str(k) for k in m["files"]]
         self._read_writers(m)
-        allowed = set(listed) | {MARKER, LOCK} | {os.path.dirname(n) for n in listed}
-        foreign = sorted(n for n in entries if n not in allowed)
+        foreign = unlisted(entries, m, (LOCK,))  # (a folder two levels above a listed file was foreign before)
         if foreign:
             raise ConfigError(f"{self.option} {p}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
                               f"{few(foreign)}; synprep writes only into an empty folder or its own: {how}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ... import __version__
 from .files import write_json
@@ -85,13 +85,36 @@ def proven_dead(owner: Any) -> bool:
 
 
 def read_marker(p: Path) -> dict | None:
+    """The marker of the folder ``p``; None when it has none, or one that is not a
+    marker synprep writes (every one lists its ``files``: a marker without them, which
+    every reader of it indexed, proves nothing)."""
     try:
         m = json.loads((p / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(m, dict) or m.get("synprep") != "output" or not isinstance(m.get("files", {}), dict):
+    if not isinstance(m, dict) or m.get("synprep") != "output" or not isinstance(m.get("files"), dict):
         return None
     return m
+
+
+def unlisted(entries: Iterable[str], marker: dict | None, also: Iterable[str] = ()) -> list[str]:
+    """The ``entries`` of a folder (relative paths, :func:`folder_entries`) that its
+    ``marker`` (:func:`read_marker`; None: it has none) does not list -- neither a file
+    it lists nor a folder on the way to one --, besides the marker itself and the names
+    ``also`` (a kept folder's lock, snakemake's stamp), sorted: what synprep did not
+    write there. The one rule of every check that a folder's contents are synprep's:
+    replacing it (:func:`~synprep.util.outputs.folders.check_replaceable`), writing
+    into a kept one (:class:`~synprep.util.outputs.kept.OutputDir`), deleting a damaged
+    one (:func:`~synprep.util.outputs.folders.remove_output`) and the workflow's folder
+    outputs (:func:`~synprep.util.outputs.folders.foreign_entries`)."""
+    listed: set[str] = set()
+    for name in marker["files"] if marker is not None else ():
+        name = str(name)
+        while name and name not in listed:  # the file, and each folder on the way to it
+            listed.add(name)
+            name = os.path.dirname(name)
+    allowed = listed | {MARKER, *also}
+    return sorted(n for n in entries if n not in allowed)
 
 
 def folder_entries(p: Path) -> dict[str, int | None]:

@@ -22,7 +22,7 @@ from typing import Iterator, Optional, Union
 
 from ....errors import ConfigError
 from ....syntax.conllu import Sentence
-from ...challenge import primary_language
+from ....util.languages import primary_language
 from ..lexicon import Lexicon
 
 __all__ = ["Edit", "Candidate", "Skip", "Rule", "Language", "languages", "rules_for", "SUBSTITUTE", "INSERT", "DELETE",
