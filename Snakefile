@@ -15,7 +15,7 @@ from snakemake.utils import min_version
 # Only light modules at the top level (no torch, stanza, polars): every SLURM job
 # reads this file twice before it runs anything (docs/slurm.md, "The profiles").
 from synprep.stages.workflow import (
-    check_folder_outputs,
+    check_job_outputs,
     check_outdir_records,
     claim_outdir,
     check_slurm_requests,
@@ -125,9 +125,11 @@ rule dataset:
 # pend forever, or be refused by sbatch, job after job).
 onstart:
     check_slurm_requests(workflow)
-    # a folder a job rewrites that holds files synprep did not write stops the run, naming
-    # them, before snakemake deletes the folder whole (synprep.stages.workflow)
-    check_folder_outputs(workflow)
+    # an output a job rewrites that this workflow did not write (a folder holding files
+    # synprep did not write; a file snakemake's records do not show as the workflow's, made
+    # by hand or changed since) stops the run, naming them, before snakemake deletes
+    # anything (synprep.stages.workflow)
+    check_job_outputs(workflow)
     # the outdir's stamp, and its id among this working directory's records
     claim_outdir(config["outdir"])
 

@@ -11,6 +11,10 @@ and the failed jobs' errors on the terminal.
   compares what each job to run asks for (CPUs, memory, GPUs, partition) with the
   nodes ``sinfo`` lists, so that a request no node can meet stops the run before it is
   submitted, naming the rule and the resource, instead of pending forever.
+* :func:`check_job_outputs` (an ``onstart:`` check) stops the run, before snakemake
+  deletes the outputs of the jobs to run, when one of them is not the workflow's: a
+  folder holding files synprep did not write (its marker), a plain file that
+  snakemake's own records do not show as written by the workflow as it is now.
 * :func:`print_failed_logs` (the ``onerror:`` handler) prints the last lines of each
   failed job's log, where the ``synprep: error: ...`` line is.
 
@@ -453,39 +457,111 @@ def claim_outdir(outdir: str, records: str = OUTDIR_RECORDS) -> None:
         write_json(records, {"ids": ids + [stamp["id"]]})
 
 
-# --------------------------------------------------------------------------- folder outputs
+# --------------------------------------------------------------------------- outputs a job rewrites
 
 
 #: what snakemake itself puts in a directory output
 SNAKEMAKE_STAMP = ".snakemake_timestamp"
+#: how much older than snakemake's record of it a file output may be and still be the
+#: file its job wrote: a copy of the outdir that kept the times to the second (tar's
+#: ustar format) or to two (FAT) truncates them. A file changed since is newer.
+RECORD_TIME_SLACK = 2.0
+#: the problems printed before "and N more"
+SHOWN_PROBLEMS = 10
 
 
-def folder_output_problems(jobs) -> list[str]:
-    """For the jobs about to run (snakemake's ``needrun_jobs``), each existing folder
-    output (``directory()``) that holds files synprep did not write
-    (:func:`synprep.util.outputs.foreign_entries`): snakemake deletes a job's outputs,
-    a folder whole, before the job runs, so those files would go without a word."""
+class SnakemakeRecords:
+    """What snakemake's own records (its persistence: ``.snakemake/metadata/``, or its
+    database) say about a job's outputs: when the job that wrote a file finished (the
+    record's ``endtime`` is the file's modification time, read when the job ended), and
+    which outputs a job was writing when the run was interrupted (``--rerun-incomplete``)."""
+
+    def __init__(self, workflow):
+        self._workflow = workflow
+
+    def written_mtime(self, f) -> float | None:
+        record = self._workflow.persistence.metadata(f)
+        endtime = getattr(record, "endtime", None) if record is not None else None
+        return endtime if isinstance(endtime, (int, float)) else None
+
+    def incomplete(self, job) -> set[str]:
+        return {str(f) for f in self._workflow.async_run(self._workflow.persistence.incomplete(job))}
+
+
+def _when(t: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+def _file_output_problem(f, job, records: SnakemakeRecords) -> str | None:
+    """Why the existing plain-file output ``f`` of ``job`` is not one this workflow wrote
+    (None when it is, or when there is no such file)."""
+    import stat
+
+    try:
+        st = os.lstat(f)
+    except OSError:  # not there (the usual case, one stat), or unreadable: snakemake says so
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return "a folder where the job writes a file"
+    written = records.written_mtime(f)
+    if written is not None and written - RECORD_TIME_SLACK < st.st_mtime <= written + 1e-6:
+        return None
+    if str(f) in records.incomplete(job):  # a job of this workflow was writing it when the run stopped
+        return None
+    if written is None:
+        return "snakemake has no record that this workflow wrote it"
+    return f"changed since this workflow wrote it (modified {_when(st.st_mtime)}, written {_when(written)})"
+
+
+def output_problems(jobs, records: SnakemakeRecords) -> list[str]:
+    """For the jobs about to run (snakemake's ``needrun_jobs``), each existing output
+    that synprep's workflow did not write, which snakemake would delete before the job
+    runs (and the job overwrite) without a word:
+
+    * a folder output (``directory()``) holding files synprep did not write
+      (:func:`synprep.util.outputs.foreign_entries`: its marker's list);
+    * a plain-file output that snakemake's ``records`` (:class:`SnakemakeRecords`) do
+      not show as written by this workflow as it is now: no record of it (a file made by
+      hand, or by another program, at a path a rule writes), or a record older than the
+      file (a file of the workflow replaced or edited since). A file a job was writing
+      when the run was interrupted is the workflow's.
+
+    Cheap on a big outdir: one stat for each output of a job to run, and snakemake's
+    record only for those that exist."""
     out = []
     for job in jobs:
         for f in job.output:
-            if getattr(f, "is_directory", False) and os.path.isdir(f):
-                foreign = foreign_entries(f, (SNAKEMAKE_STAMP,))
-                if foreign:
-                    out.append(f"{f}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
-                               f"{few(foreign)}; rule {job.rule.name} rewrites this folder, and snakemake deletes it "
-                               "whole first: move them away (or delete the folder yourself), then run again")
+            if getattr(f, "is_directory", False):
+                if os.path.isdir(f):
+                    foreign = foreign_entries(f, (SNAKEMAKE_STAMP,))
+                    if foreign:
+                        out.append(f"{f}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
+                                   f"{few(foreign)}; rule {job.rule.name} rewrites this folder, and snakemake deletes "
+                                   "it whole first: move them away (or delete the folder yourself), then run again")
+                continue
+            why = _file_output_problem(f, job, records)
+            if why:
+                out.append(f"{f}: {why}; rule {job.rule.name} writes this file, and snakemake deletes it first: "
+                           "move it away (or delete it, if it is yours to lose), then run again")
     return out
 
 
-def check_folder_outputs(workflow) -> None:
+def check_job_outputs(workflow) -> None:
     """The ``onstart:`` check (before any job runs, and so before snakemake deletes the
-    outputs of the first): stop, naming them, when a folder a job rewrites holds files
-    synprep did not write (:func:`folder_output_problems`)."""
-    problems = folder_output_problems(workflow.dag.needrun_jobs())
+    outputs of the first): stop, naming them, when an output a job rewrites is not one
+    this workflow wrote (:func:`output_problems`). Under ``--touch`` nothing is
+    deleted or rewritten, and nothing is checked."""
+    if getattr(workflow, "touch", False):
+        return
+    problems = output_problems(workflow.dag.needrun_jobs(), SnakemakeRecords(workflow))
     if problems:
-        for p in problems:
+        for p in problems[:SHOWN_PROBLEMS]:
             print(f"synprep: error: {p}", file=sys.stderr)
-        print("synprep: error: no job was run: those files would have been deleted", file=sys.stderr)
+        if len(problems) > SHOWN_PROBLEMS:
+            print(f"synprep: error: and {len(problems) - SHOWN_PROBLEMS} more outputs like those", file=sys.stderr)
+        print("synprep: error: no job was run: those files would have been deleted or overwritten", file=sys.stderr)
         sys.exit(EXIT_STATUS)
 
 
