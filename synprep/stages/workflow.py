@@ -126,18 +126,61 @@ def config_value(config, path: Sequence, default=None):
     return node
 
 
+class ConfigFiles(list):
+    """The workflow config's files in snakemake's merge order (a later file's value wins)
+    and what ``--config`` set (``command_line``: snakemake's parsed ``--config``), so that
+    a key's file and line, or the command line, is named for what set it. A plain list
+    of files (no ``command_line``) locates a key by its value instead: the last file
+    that sets it to the value in effect, else ``--config``."""
+
+    def __init__(self, files: Iterable[str], command_line: Mapping | None = None):
+        super().__init__(files)
+        self.command_line = command_line
+
+    @classmethod
+    def of(cls, workflow) -> "ConfigFiles":
+        """The Snakefile's: config/config.yaml (left out under --replace-workflow-config
+        with a --configfile: snakemake drops its values), each --configfile, --config."""
+        settings = workflow.config_settings
+        files = list(workflow.overwrite_configfiles)
+        if not (settings.replace_workflow_config and files):
+            files.insert(0, "config/config.yaml")
+        return cls(files, dict(settings.config or {}))
+
+
+def _set_on_command_line(command_line: Mapping, path: Sequence) -> bool:
+    """Whether ``--config`` (parsed) set ``path``: the key itself, or a value above it
+    that is not a mapping (``train={runs: [...]}`` sets every run's keys)."""
+    node = command_line
+    for part in path:
+        if not isinstance(node, Mapping):
+            return True
+        if part not in node:
+            return False
+        node = node[part]
+    return True
+
+
 def _where(path: Sequence, config_files: Sequence[str], value=_ANY) -> str:
     """The config file (and line) that sets ``path`` (to ``value``, when given), else
     the command line's ``--config``. Without ``value``, a key no file sets (one left out,
     that an error says is missing: ``bpe.tgt_tokenizer`` beside a ``src_tokenizer``) is
     placed at the nearest key above it that a file sets (its section), not on the
-    command line."""
+    command line. With :class:`ConfigFiles` that know the command line, ``--config`` is
+    named exactly when it set the key, and ``value`` is not needed."""
+    command_line = getattr(config_files, "command_line", None)
+    if command_line is not None:
+        if _set_on_command_line(command_line, path):
+            return FROM_COMMAND_LINE
+        value = _ANY
     found = _set_in(path, config_files, value)
     if found is None and value is _ANY:
         for n in range(len(path) - 1, 0, -1):
             found = _set_in(path[:n], config_files, _ANY)
             if found is not None:
                 break
+    if found is None and command_line is not None:
+        return FROM_DEFAULTS
     return found if found is not None else FROM_COMMAND_LINE
 
 
@@ -161,20 +204,8 @@ def _set_in(path: Sequence, config_files: Sequence[str], value) -> str | None:
 
 #: where a key that no config file sets comes from
 FROM_COMMAND_LINE = "the workflow config (--config)"
-
-
-def _command_line_text(value) -> bool:
-    """Whether ``value`` is text that YAML reads as something else (a number, a
-    boolean, null): what snakemake's ``--config KEY={a: 3}`` makes of every value inside
-    a mapping (it reads them with YAML's BaseLoader, as text)."""
-    import yaml
-
-    if not isinstance(value, str):
-        return False
-    try:
-        return not isinstance(yaml.safe_load(value), str)
-    except yaml.YAMLError:
-        return False
+#: where a key that neither a config file nor --config sets comes from
+FROM_DEFAULTS = "the workflow config (the schema's default)"
 
 
 def _section(path: Sequence) -> str:
@@ -195,6 +226,19 @@ def _non_finite(node, path: list):
         if found is not None:
             return found
     return None
+
+
+def _dotted_key_hint(unknown: Sequence[str], node: Mapping) -> str:
+    """For an unknown key with a dot (``shards.count``): how to write it nested. YAML
+    and snakemake's ``--config`` read a dotted key as one key, not as a path."""
+    dotted = next((k for k in unknown if isinstance(k, str) and "." in k.strip(".")), None)
+    if dotted is None:
+        return ""
+    section, _, rest = dotted.partition(".")
+    value = node[dotted]
+    shown = json.dumps(value) if isinstance(value, (int, float, bool)) or value is None else str(value)
+    return (f"; a dotted key is one key, not a path: write {section}: {{{rest}: {shown}}} in a config file "
+            f"(or --config '{section}={{{rest}: {shown}}}')")
 
 
 def config_error_message(config: Mapping, schema: Mapping, config_files: Sequence[str]) -> str | None:
@@ -222,14 +266,11 @@ def config_error_message(config: Mapping, schema: Mapping, config_files: Sequenc
         keys = ", ".join(map(repr, unknown))
         return (
             f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {keys} in section {section}; "
-            f"known keys: {', '.join(known)} (workflow/schemas/config.schema.yaml describes them)"
+            f"known keys: {', '.join(known)}{_dotted_key_hint(unknown, e.instance)} "
+            "(workflow/schemas/config.schema.yaml describes them)"
         )
     where = _where(path, config_files, e.instance)
-    hint = ""
-    if where == FROM_COMMAND_LINE and e.validator == "type" and _command_line_text(e.instance):
-        hint = ("; snakemake's --config reads every value inside a mapping as text (shards={count: 3} gives "
-                "count '3'): give a top-level key with --config (outdir=...), and nested keys in a --configfile")
-    return f"{where}: {section}: {e.message}{hint} (workflow/schemas/config.schema.yaml describes the key)"
+    return f"{where}: {section}: {e.message} (workflow/schemas/config.schema.yaml describes the key)"
 
 
 def run_cost(run: Any) -> float:
@@ -262,13 +303,90 @@ def run_priorities(runs: Mapping[str, Any]) -> dict[str, float]:
     return {name: round(cost / least - 1.0, 2) for name, cost in costs.items()}
 
 
-def validate_config(config: dict, schema_path: str, config_files: Sequence[str]) -> None:
-    """Check ``config`` against the schema at ``schema_path``; on a problem print one
-    line (:func:`config_error_message`) and exit. Then snakemake's ``validate`` fills
-    in the schema's defaults."""
+_JSON_TYPES: dict[str, Any] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
+
+
+def _typed(text, schema: Mapping | None):
+    """A value of snakemake's ``--config`` (``text``: a scalar as text, or a mapping or
+    list of them) as a config file would give it: each scalar read by YAML
+    (``count: 3`` an integer), except where the ``schema`` asks for a string and YAML
+    reads another type (``title: 2024`` stays '2024')."""
+    import yaml
+
+    schema = schema if isinstance(schema, Mapping) else {}
+    if isinstance(text, dict):
+        props, extra = schema.get("properties") or {}, schema.get("additionalProperties")
+        return {k: _typed(v, props.get(k, extra if isinstance(extra, Mapping) else None)) for k, v in text.items()}
+    if isinstance(text, list):
+        return [_typed(v, schema.get("items")) for v in text]
+    if not isinstance(text, str):
+        return text
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    types = schema.get("type")
+    types = [types] if isinstance(types, str) else list(types or [])
+    if "string" in types and not any(_JSON_TYPES[t](value) for t in types if t in _JSON_TYPES):
+        return text
+    return value
+
+
+def _merge_typed(config: dict, typed: Mapping) -> None:
+    """Put ``typed`` into ``config`` as snakemake merged its ``--config`` (mappings key by
+    key, anything else whole)."""
+    for key, value in typed.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            _merge_typed(config[key], value)
+        else:
+            config[key] = value
+
+
+def type_command_line_config(config: dict, config_args: Iterable[str] | None, schema: Mapping) -> None:
+    """Retype in ``config`` the values given with snakemake's ``--config KEY=VALUE``
+    (``config_args``, as typed on the command line) as a config file gives them
+    (:func:`_typed`). Snakemake reads a top-level value as a number where it can
+    (``outdir=2024`` the integer 2024) and every value inside a mapping with YAML's
+    BaseLoader, as text (``--config 'shards={count: 3}'`` gave count '3', which the
+    schema refused: no spelling on the command line set a nested number)."""
+    import yaml
+
+    for entry in config_args or ():
+        if not isinstance(entry, str) or "=" not in entry:
+            continue
+        key, text = entry.split("=", 1)
+        if key not in config:
+            continue
+        try:
+            parsed = yaml.load(text, Loader=yaml.BaseLoader) if text else None
+        except yaml.YAMLError:
+            parsed = text
+        if not isinstance(parsed, (dict, list)):
+            parsed = text if text else None  # snakemake: KEY= is null
+        if parsed is None:
+            continue
+        _merge_typed(config, {key: _typed(parsed, (schema.get("properties") or {}).get(key))})
+
+
+def validate_config(config: dict, schema_path: str, config_files: Sequence[str],
+                    config_args: Iterable[str] | None = None) -> None:
+    """Check ``config`` against the schema at ``schema_path``, its ``--config`` values
+    (``config_args``) first typed as a config file would type them
+    (:func:`type_command_line_config`); on a problem print one line
+    (:func:`config_error_message`) and exit. Then snakemake's ``validate`` fills in the
+    schema's defaults."""
     from snakemake.utils import validate
 
     schema = load_yaml_file(schema_path, what="schema")
+    type_command_line_config(config, config_args, schema)
     message = config_error_message(config, schema, config_files)
     if message:
         _fail(message)
