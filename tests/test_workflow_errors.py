@@ -429,6 +429,42 @@ def test_nested_keys_on_snakemakes_command_line_and_a_dotted_key_in_a_config_fil
            "'shards={count: 3}')" in line, line
 
 
+def test_a_json_config_indented_with_tabs_is_read_as_json(tmp_path):
+    """JSON allows tabs between tokens, YAML does not: a config written with
+    json.dump(indent="\\t") (snakemake reads JSON configs, the trainer takes JSON run
+    configs) was "invalid YAML" to synprep's one reader (synprep.util.yamlio); now it is
+    the JSON's data, a key given twice still named with both lines, and YAML indented
+    with tabs still an error naming its line."""
+    import json
+
+    from synprep.util.yamlio import load_yaml_file
+
+    cfg = {"shards": {"count": 3, "note": "a \"quoted\"\ttab"}, "train": {"runs": [{"name": "a", "config": {}}]}}
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps(cfg, indent="\t"))
+    assert load_yaml_file(f) == cfg
+    f.write_text('{\n\t"a": 1,\n\t"a": 2\n}\n')
+    with pytest.raises(ConfigError, match=r"c\.json:3: key 'a' is given twice \(lines 2 and 3\)"):
+        load_yaml_file(f)
+    f.write_text("a:\n\tb: 1\n")
+    with pytest.raises(ConfigError, match=r"c\.json:2: invalid YAML: found character '\\t'"):
+        load_yaml_file(f)
+
+
+@pytest.mark.slow
+@needs_snakemake
+def test_the_workflow_runs_on_a_json_config_indented_with_tabs(tmp_path):
+    """The demo config as JSON indented with tabs (snakemake reads it): the workflow's
+    strict check called it invalid YAML, and the path resolution's own yaml.safe_load
+    then stopped with a traceback; now a dry run plans the jobs."""
+    import json
+
+    path = tmp_path / "my.json"
+    path.write_text(json.dumps(_demo_config(), indent="\t"))
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO)
+    assert r.returncode == 0 and "error" not in r.stderr.lower() and "Traceback" not in r.stderr, r.stderr[-3000:]
+
+
 @pytest.mark.parametrize("lang", ["EN", "english", "e n", "../x", ""])
 def test_a_corpus_language_that_is_no_language_code_is_refused_naming_its_line(lang, tmp_path):
     """corpus.src_lang 'EN', 'english', '../x' went through silently when no langid entry
