@@ -22,6 +22,7 @@ from synprep.stages.workflow import (
     check_slurm_requests,
     config_error_at,
     print_failed_logs,
+    read_config_files,
     stop_on_error,
     validate_config,
 )
@@ -50,6 +51,10 @@ configfile: "config/config.yaml"
 # Where each key was set: the config files in snakemake's order, and --config; an error
 # names the key's file and line, or --config (synprep.stages.workflow.ConfigFiles).
 CONFIG_FILES = ConfigFiles.of(workflow)
+# the config as synprep reads YAML (lr: 5e-4 a float, as in every other config), not as
+# snakemake's YAML 1.1 does (the text '5e-4'): the same files re-read by the one reader
+with stop_on_error():
+    read_config_files(config, CONFIG_FILES)
 
 
 # A problem is one line naming the key, its file, line and section, and the known

@@ -465,6 +465,47 @@ def test_the_workflow_runs_on_a_json_config_indented_with_tabs(tmp_path):
     assert r.returncode == 0 and "error" not in r.stderr.lower() and "Traceback" not in r.stderr, r.stderr[-3000:]
 
 
+def test_the_workflow_config_is_read_by_synpreps_reader_merged_as_snakemake_merges(tmp_path):
+    """synprep.stages.workflow.read_config_files: the config files read by the one reader
+    (`lr: 5e-4` a float, where snakemake's YAML gave the text '5e-4'), merged key by key in
+    their order, --config over them; a YTE template is left to snakemake."""
+    import types
+
+    from synprep.stages.workflow import ConfigFiles, read_config_files
+
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("shards: {count: 2, max_len: 9}\ntrain: {runs: [{name: a, config: {train: {lr: 5e-4}}}]}\n")
+    second.write_text("shards: {count: 3}\n")
+    config = {"shards": {"count": 3, "max_len": 9}, "train": {"runs": [{"name": "a", "config": {"train": {
+        "lr": "5e-4"}}}]}, "outdir": "x"}  # as snakemake read them, with --config outdir=x
+    read_config_files(config, ConfigFiles([str(first), str(tmp_path / "absent.yaml"), str(second)], {"outdir": "x"}))
+    assert config == {"shards": {"count": 3, "max_len": 9}, "outdir": "x",
+                      "train": {"runs": [{"name": "a", "config": {"train": {"lr": 5e-4}}}]}}
+    second.write_text("__use_yte__: true\nshards: {count: 3}\n")
+    before = {"shards": {"count": 3}}
+    read_config_files(before, ConfigFiles([str(first), str(second)], {}))
+    assert before == {"shards": {"count": 3}}
+    workflow = types.SimpleNamespace(overwrite_configfiles=[], config_settings=types.SimpleNamespace(
+        replace_workflow_config=False, config={}))
+    assert ConfigFiles.of(workflow) == ["config/config.yaml"]
+
+
+@pytest.mark.slow
+@needs_snakemake
+def test_a_float_written_5e_4_in_the_workflow_config_is_a_float(tmp_path):
+    """`lr: 5e-4` in a run's config inside the workflow config stopped the workflow with
+    "train.lr = '5e-4': expected float, got str" (snakemake's YAML 1.1 reading), though
+    the same line in a run-config file is a float; so did `character_coverage: 1e0`."""
+    cfg = _demo_config()
+    cfg["train"]["runs"] = [{"name": "v", "config": {"model": {"variant": "vanilla"}, "train": {"lr": "LR"}}}]
+    cfg["bpe"]["character_coverage"] = "COVERAGE"
+    path = tmp_path / "my.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False).replace("lr: LR", "lr: 5e-4").replace("coverage: COVERAGE", "coverage: 1e0"))
+    assert "lr: 5e-4" in path.read_text() and "character_coverage: 1e0" in path.read_text()
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO)
+    assert r.returncode == 0 and "synprep: error" not in r.stderr, r.stderr[-3000:]
+
+
 @pytest.mark.parametrize("lang", ["EN", "english", "e n", "../x", ""])
 def test_a_corpus_language_that_is_no_language_code_is_refused_naming_its_line(lang, tmp_path):
     """corpus.src_lang 'EN', 'english', '../x' went through silently when no langid entry

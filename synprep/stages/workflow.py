@@ -148,6 +148,29 @@ class ConfigFiles(list):
         return cls(files, dict(settings.config or {}))
 
 
+def read_config_files(config: dict, config_files: ConfigFiles) -> None:
+    """Replace ``config`` (what snakemake read) by the same files read with synprep's one
+    reader (:mod:`synprep.util.yamlio`), merged as snakemake merges them, with what
+    ``--config`` set over them. Snakemake's YAML reads ``lr: 5e-4`` as the text '5e-4'
+    (YAML 1.1), which the run config then refused ("expected float, got str") although
+    the same line in a run-config file, or ``1.0e-4``, is a float; every other config
+    synprep reads takes it as YAML 1.2 does. A file that is a YTE template
+    (``__use_yte__``) is left to snakemake's reading."""
+    from snakemake.utils import update_config
+
+    fresh: dict = {}
+    for f in config_files:
+        if not os.path.isfile(f):
+            continue
+        data = load_yaml_file(f, what="workflow config")
+        if not isinstance(data, dict) or "__use_yte__" in data:
+            return
+        update_config(fresh, data)
+    update_config(fresh, dict(config_files.command_line or {}))
+    config.clear()
+    config.update(fresh)
+
+
 def _set_on_command_line(command_line: Mapping, path: Sequence) -> bool:
     """Whether ``--config`` (parsed) set ``path``: the key itself, or a value above it
     that is not a mapping (``train={runs: [...]}`` sets every run's keys)."""
