@@ -691,7 +691,8 @@ def test_a_plain_file_a_workflow_job_rewrites_that_the_workflow_did_not_write_st
     records = _Records(written, incomplete=[str(cut)])
     problems = output_problems([job], records)
     assert problems == [
-        f"{mine}: snakemake has no record that this workflow wrote it; rule make_report writes this file, and "
+        f"{mine}: snakemake has no record that this workflow wrote it (made by hand or by another program, or its "
+        "record dropped: --drop-metadata, --cleanup-metadata); rule make_report writes this file, and "
         "snakemake deletes it first: move it away (or delete it, if it is yours to lose), then run again",
         f"{edited}: changed since this workflow wrote it (modified " + problems[1].split("(modified ", 1)[1]]
     assert re.search(r"\(modified \S+ \S+, written \S+ \S+\); rule make_report writes this file", problems[1])

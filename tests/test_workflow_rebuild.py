@@ -140,7 +140,8 @@ def test_a_file_a_job_would_rewrite_that_the_workflow_did_not_write_stops_the_ru
     assert errors == [
         "synprep: error: no job was run: those files would have been deleted or overwritten",
         "synprep: error: results/report/dataset/plots/lengths.png: snakemake has no record that this workflow wrote "
-        "it; rule make_dataset_report writes this file, and snakemake deletes it first: move it away (or delete it, "
+        "it (made by hand or by another program, or its record dropped: --drop-metadata, --cleanup-metadata); "
+        "rule make_dataset_report writes this file, and snakemake deletes it first: move it away (or delete it, "
         "if it is yours to lose), then run again",
         "synprep: error: results/report/report.html: changed since this workflow wrote it (modified "
         + errors[-1].split("(modified ", 1)[-1]], r.stderr[-3000:]

@@ -652,7 +652,8 @@ def _file_output_problem(f, job, records: SnakemakeRecords) -> str | None:
     if str(f) in records.incomplete(job):  # a job of this workflow was writing it when the run stopped
         return None
     if written is None:
-        return "snakemake has no record that this workflow wrote it"
+        return ("snakemake has no record that this workflow wrote it (made by hand or by another program, or its "
+                "record dropped: --drop-metadata, --cleanup-metadata)")
     return f"changed since this workflow wrote it (modified {_when(st.st_mtime)}, written {_when(written)})"
 
 
