@@ -15,12 +15,14 @@ from snakemake.utils import min_version
 # Only light modules at the top level (no torch, stanza, polars): every SLURM job
 # reads this file twice before it runs anything (docs/slurm.md, "The profiles").
 from synprep.stages.workflow import (
-    check_folder_outputs,
+    ConfigFiles,
+    check_job_outputs,
     check_outdir_records,
     claim_outdir,
     check_slurm_requests,
     config_error_at,
     print_failed_logs,
+    read_config_files,
     stop_on_error,
     validate_config,
 )
@@ -46,15 +48,26 @@ with stop_on_error():
 
 configfile: "config/config.yaml"
 
+# Where each key was set: the config files in snakemake's order, and --config; an error
+# names the key's file and line, or --config (synprep.stages.workflow.ConfigFiles).
+CONFIG_FILES = ConfigFiles.of(workflow)
+# the config as synprep reads YAML (lr: 5e-4 a float, as in every other config), not as
+# snakemake's YAML 1.1 does (the text '5e-4'): the same files re-read by the one reader
+with stop_on_error():
+    read_config_files(config, CONFIG_FILES)
+
 
 # A problem is one line naming the key, its file, line and section, and the known
 # keys (synprep.stages.workflow.validate_config), not snakemake's schema dump.
+# A value given with --config is typed as a config file would type it first
+# (--config 'shards={count: 3}' sets the integer 3; snakemake alone reads it as text).
 validate_config(
     config,
     os.path.join(workflow.basedir, "workflow/schemas/config.schema.yaml"),
-    ["config/config.yaml", *workflow.overwrite_configfiles],
+    CONFIG_FILES,
+    workflow.config_settings.config_args,
 )
-with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
+with stop_on_error(CONFIG_FILES):
     with config_error_at(["outdir"], value=config["outdir"]):  # (its file and line named, or --config)
         check_outdir(config["outdir"], workflow.basedir)  # not a file, not /, not the checkout (synprep.util.outputs)
         # an outdir whose snakemake records are in another working directory: its files
@@ -65,7 +78,7 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 # Relative input paths in a --configfile are read from that file's folder (a checkout
 # path such as config/demo/demo.en, from the working directory, where only it exists);
 # a path found in neither place stops here, naming it (synprep.stages.config_paths).
-with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
+with stop_on_error(CONFIG_FILES):
     resolve_config_paths(config, workflow.overwrite_configfiles)
     check_corpus_files(config)  # the corpus's files exist and are files
     check_inputs_outside_outputs(config, config["outdir"])  # no input where a job writes (and snakemake deletes)
@@ -74,14 +87,14 @@ with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
 # oracle, report, train, analysis, table, ...), typed once, here (synprep.stages.settings):
 # each a frozen object whose class holds its defaults; a section its class refuses stops
 # here, in one line naming the key. The rules read these, not the config dict.
-with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
+with stop_on_error(CONFIG_FILES):
     SETTINGS = workflow_settings(config)
     # what the schema cannot say: heldout_shards < count, heldout_pairs without a target cap
     check_shard_counts(SETTINGS.shards.count, SETTINGS.train, SETTINGS.table, SETTINGS.shards.max_target_pieces)
 
 # A bad filter entry or run config read by the rule files stops here with one line
 # (synprep: error: ...), not a traceback.
-with stop_on_error(["config/config.yaml", *workflow.overwrite_configfiles]):
+with stop_on_error(CONFIG_FILES):
 
     include: "workflow/rules/common.smk"
     include: "workflow/rules/prepare.smk"
@@ -125,9 +138,11 @@ rule dataset:
 # pend forever, or be refused by sbatch, job after job).
 onstart:
     check_slurm_requests(workflow)
-    # a folder a job rewrites that holds files synprep did not write stops the run, naming
-    # them, before snakemake deletes the folder whole (synprep.stages.workflow)
-    check_folder_outputs(workflow)
+    # an output a job rewrites that this workflow did not write (a folder holding files
+    # synprep did not write; a file snakemake's records do not show as the workflow's, made
+    # by hand or changed since) stops the run, naming them, before snakemake deletes
+    # anything (synprep.stages.workflow)
+    check_job_outputs(workflow)
     # the outdir's stamp, and its id among this working directory's records
     claim_outdir(config["outdir"])
 

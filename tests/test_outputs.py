@@ -622,13 +622,7 @@ def test_a_folder_a_workflow_job_rewrites_with_a_file_synprep_did_not_write_stop
     never saw it). Now the Snakefile's onstart check names it before any job runs."""
     import types
 
-    from synprep.stages.workflow import SNAKEMAKE_STAMP, folder_output_problems
-
-    class Out(str):  # snakemake's output file: a path with is_directory
-        def __new__(cls, path, is_directory):
-            s = super().__new__(cls, path)
-            s.is_directory = is_directory
-            return s
+    from synprep.stages.workflow import SNAKEMAKE_STAMP, output_problems
 
     with outputs.replace_dir(tmp_path / "000", "dataset") as d:
         (d / "shard-00000.arrow").write_bytes(b"x")
@@ -637,16 +631,17 @@ def test_a_folder_a_workflow_job_rewrites_with_a_file_synprep_did_not_write_stop
     job = types.SimpleNamespace(rule=types.SimpleNamespace(name="write_shard"),
                                 output=[Out(str(tmp_path / "000"), True), Out(str(tmp_path / "f.tsv"), False),
                                         Out(str(tmp_path / "new"), True)])
-    assert folder_output_problems([job]) == []  # synprep's own files, snakemake's stamp, a file, a new folder
+    records = _Records({str(tmp_path / "f.tsv"): (tmp_path / "f.tsv").stat().st_mtime})  # a file the workflow wrote
+    assert output_problems([job], records) == []  # synprep's own files, snakemake's stamp, a file, a new folder
     (tmp_path / "000" / "mine.txt").write_text("mine\n")
-    (problem,) = folder_output_problems([job])
+    (problem,) = output_problems([job], records)
     assert problem.startswith(f"{tmp_path / '000'}: holds 1 file(s) or folder(s) that synprep did not write: mine.txt; "
                               "rule write_shard rewrites this folder, and snakemake deletes it whole first: move them")
     (tmp_path / "old").mkdir()  # a folder without a marker: nothing in it is synprep's
     (tmp_path / "old" / "a.arrow").write_bytes(b"x")
     job.output = [Out(str(tmp_path / "old"), True)]
-    assert "that synprep did not write: a.arrow" in folder_output_problems([job])[0]
-    assert "    check_folder_outputs(workflow)\n" in (REPO / "Snakefile").read_text().split("onstart:", 1)[1]
+    assert "that synprep did not write: a.arrow" in output_problems([job], records)[0]
+    assert "    check_job_outputs(workflow)\n" in (REPO / "Snakefile").read_text().split("onstart:", 1)[1]
 
 
 def test_every_check_that_a_folder_is_ours_reads_the_marker_by_one_rule(tmp_path):
@@ -673,3 +668,118 @@ def test_every_check_that_a_folder_is_ours_reads_the_marker_by_one_rule(tmp_path
     assert "cannot prove it wrote" in outputs.remove_output(bare, "k")
     with pytest.raises(outputs.ConfigError, match="a folder synprep cannot prove it wrote"):
         outputs.check_replaceable(bare, "k")
+
+
+class Out(str):
+    """snakemake's output file of a job: a path with ``is_directory``."""
+
+    def __new__(cls, path, is_directory=False):
+        s = super().__new__(cls, path)
+        s.is_directory = is_directory
+        return s
+
+
+class _Records:
+    """snakemake's records of a workflow's outputs (synprep.stages.workflow.SnakemakeRecords):
+    {path: the modification time its job left} and the outputs marked incomplete."""
+
+    def __init__(self, written=None, incomplete=()):
+        self.written, self.marked = dict(written or {}), set(incomplete)
+
+    def written_mtime(self, f):
+        return self.written.get(str(f))
+
+    def incomplete(self, job):
+        return {str(f) for f in job.output if str(f) in self.marked}
+
+
+def test_a_plain_file_a_workflow_job_rewrites_that_the_workflow_did_not_write_stops_the_run(tmp_path):
+    """A hand-made results/report/report.html (or any rule's file output), or one the
+    workflow wrote and the user edited since, was deleted by snakemake before the job ran,
+    then overwritten, without a word: the onstart check saw folder outputs only. Now a
+    file output that snakemake's records do not show as the workflow's, as it is now,
+    stops the run by name; the workflow's own files (as the job left them, or as a copy
+    that kept their times to the second), a file a job was writing when the run was
+    interrupted, and a file not there are fine."""
+    import types
+
+    from synprep.stages.workflow import output_problems
+
+    ours, mine, edited, copied, cut, new = (tmp_path / n for n in ("ours.tsv", "mine.html", "edited.json",
+                                                                   "copied.tsv", "cut.tsv", "new.tsv"))
+    for f in (ours, mine, edited, copied, cut):
+        f.write_text("x\n")
+    written = {str(f): f.stat().st_mtime for f in (ours, edited, copied, cut)}
+    os.utime(edited, (written[str(edited)] + 5, written[str(edited)] + 5))  # changed after its job ended
+    os.utime(copied, (int(written[str(copied)]), int(written[str(copied)])))  # times kept to the second
+    job = types.SimpleNamespace(rule=types.SimpleNamespace(name="make_report"),
+                                output=[Out(str(f)) for f in (ours, mine, edited, copied, cut, new)])
+    records = _Records(written, incomplete=[str(cut)])
+    problems = output_problems([job], records)
+    assert problems == [
+        f"{mine}: snakemake has no record that this workflow wrote it (made by hand or by another program, or its "
+        "record dropped: --drop-metadata, --cleanup-metadata); rule make_report writes this file, and "
+        "snakemake deletes it first: move it away (or delete it, if it is yours to lose), then run again",
+        f"{edited}: changed since this workflow wrote it (modified " + problems[1].split("(modified ", 1)[1]]
+    assert re.search(r"\(modified \S+ \S+, written \S+ \S+\); rule make_report writes this file", problems[1])
+    os.utime(cut, (written[str(cut)] + 5, written[str(cut)] + 5))  # edited, but a job was writing it: the job's
+    (tmp_path / "folder.tsv").mkdir()  # a folder where a file is written: not the workflow's
+    job.output = [Out(str(cut)), Out(str(tmp_path / "folder.tsv"))]
+    assert output_problems([job], records) == [
+        f"{tmp_path / 'folder.tsv'}: a folder where the job writes a file; rule make_report writes this file, "
+        "and snakemake deletes it first: move it away (or delete it, if it is yours to lose), then run again"]
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_snakemakes_records_tell_the_workflows_files_from_others_in_a_real_run(tmp_path):
+    """The onstart check against snakemake's own records (synprep.stages.workflow.SnakemakeRecords)
+    in real runs of a two-rule workflow: a rerun of the workflow's own file (--forcerun)
+    runs; a file the user edited since is refused by name, before any job, and kept; a run
+    killed while its job was writing (the output there, no record yet, marked incomplete)
+    resumes with --rerun-incomplete; --touch checks nothing (it deletes nothing)."""
+    import signal
+    import time
+
+    if shutil.which("snakemake") is None:
+        pytest.skip("snakemake is not installed")
+    (tmp_path / "Snakefile").write_text(
+        "from synprep.stages.workflow import check_job_outputs\n"
+        "rule all:\n    input: 'out/b.txt'\n"
+        "rule a:\n    output: 'out/a.txt'\n    shell: 'echo a > {output}'\n"
+        "rule b:\n    input: 'out/a.txt'\n    output: 'out/b.txt'\n"
+        "    shell: 'cat {input} > {output}; if [ -e hold ]; then touch started; sleep 600; fi'\n"
+        "onstart:\n    check_job_outputs(workflow)\n")
+
+    def snakemake(*args):
+        return subprocess.run(["snakemake", "-c1", "--nolock", *args], cwd=tmp_path, capture_output=True, text=True)
+
+    assert snakemake().returncode == 0
+    done = snakemake("--forcerun", "a")  # the workflow's own files: rerun
+    assert done.returncode == 0 and "synprep: error" not in done.stderr, done.stderr
+    (tmp_path / "out" / "a.txt").write_text("my edit\n")
+    refused = snakemake("--forcerun", "a")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+    assert "synprep: error: out/a.txt: changed since this workflow wrote it" in refused.stderr
+    assert "synprep: error: no job was run" in refused.stderr
+    assert (tmp_path / "out" / "a.txt").read_text() == "my edit\n"
+    assert snakemake("--touch", "--forcerun", "a").returncode == 0  # nothing deleted: not checked
+    assert (tmp_path / "out" / "a.txt").read_text() == "my edit\n"
+
+    (tmp_path / "out" / "b.txt").unlink()
+    (tmp_path / "hold").write_text("")
+    run = subprocess.Popen(["snakemake", "-c1", "--nolock"], cwd=tmp_path, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(1200):  # rule b wrote its output and sleeps: the run is killed there
+            if (tmp_path / "started").exists() or run.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert (tmp_path / "started").exists()
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    (tmp_path / "hold").unlink()
+    assert (tmp_path / "out" / "b.txt").read_text() == "my edit\n"  # there, unrecorded, marked incomplete
+    resumed = snakemake("--rerun-incomplete")
+    assert resumed.returncode == 0 and "synprep: error" not in resumed.stderr, resumed.stderr

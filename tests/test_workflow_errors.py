@@ -343,25 +343,167 @@ def test_a_run_config_file_that_cannot_be_read_names_the_runs_key(tmp_path, caps
     assert 'with config_error_at(["train", "runs", i, "file"] if i < len(TRAIN.runs) else ["table", "config"], name_key=True):' in text
 
 
-def test_a_nested_value_given_with_snakemakes_config_option_is_said_to_be_read_as_text(tmp_path):
-    """`--config 'report={top_labels: 5}'`: snakemake reads values inside a mapping with
-    YAML's BaseLoader, so top_labels is '5'; the error said only "'5' is not of type
-    'integer'", which no spelling on the command line could fix. Now it says why and
-    where to set the key; a value that is text in any reading gets no such hint."""
-    from synprep.stages.workflow import config_error_message
+def test_a_value_given_with_snakemakes_config_option_is_typed_as_a_config_file_types_it():
+    """`--config 'shards={count: 3}'`: snakemake reads every value inside a mapping with
+    YAML's BaseLoader, as text, so count was '3' and the schema refused it ("give nested
+    keys in a --configfile"): no spelling on the command line set a nested number; and a
+    top-level value that looks like a number (`outdir=2024`) became one. Now each value
+    is typed as a config file types it, and stays text where the schema asks for text."""
+    from synprep.stages.workflow import config_error_message, type_command_line_config
 
     schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    args = ["shards={count: 3}", "report={title: 2024, top_labels: 5}", "outdir=2024",
+            "train={runs: [{name: a, config: {train: {max_steps: 5}}}], heldout_shards: 1}", "corpus={tsv: null}"]
+    given = {"shards": {"count": "3", "max_len": 250}, "report": {"title": "2024", "top_labels": "5"}, "outdir": 2024,
+             "train": {"runs": [{"name": "a", "config": {"train": {"max_steps": "5"}}}], "heldout_shards": "1"},
+             "corpus": {"src": "a.en", "tgt": "a.de", "tsv": "null"}}  # as snakemake merged them
+    type_command_line_config(given, args, schema)
+    assert given == {"shards": {"count": 3, "max_len": 250}, "report": {"title": "2024", "top_labels": 5},
+                     "outdir": "2024", "corpus": {"src": "a.en", "tgt": "a.de", "tsv": None},
+                     "train": {"runs": [{"name": "a", "config": {"train": {"max_steps": 5}}}], "heldout_shards": 1}}
+    assert config_error_message(given, schema, []) is None
+    bad = {"shards": {"count": "x"}}
+    type_command_line_config(bad, ["shards={count: x}"], schema)  # no reading makes it a number: the schema says so
+    assert config_error_message(bad, schema, []).startswith(
+        "the workflow config (--config): shards.count: 'x' is not of type 'integer'")
+
+
+def test_an_error_names_the_command_line_exactly_when_config_set_the_key(tmp_path, capsys):
+    """`--config 'corpus={src: nope}'` over a file that sets corpus.src: the error named
+    the file's line (a path check has no value to compare); a NaN given with --config
+    named the file's line of that key too. With what --config set known
+    (synprep.stages.workflow.ConfigFiles), the command line is named when it set the key,
+    the file's line otherwise, and the schema's default when neither did."""
+    import types
+
+    from synprep.stages.workflow import ConfigFiles, config_error_message, stop_on_error
+
     f = tmp_path / "my.yaml"
-    f.write_text("report:\n  title: y\n  top_labels: 3\n")
-    msg = config_error_message({"report": {"title": "y", "top_labels": "5"}}, schema, [str(f)])
-    assert msg.startswith("the workflow config (--config): report.top_labels: '5' is not of type 'integer'; "
-                          "snakemake's --config reads every value inside a mapping as text"), msg
-    assert "nested keys in a --configfile" in msg
-    msg = config_error_message({"report": {"title": "y", "top_labels": "many"}}, schema, [str(f)])
-    assert "as text" not in msg, msg
-    f.write_text("report:\n  top_labels: '5'\n")  # set so in the file: its line, no hint
-    msg = config_error_message({"report": {"top_labels": "5"}}, schema, [str(f)])
-    assert msg.startswith(f"{f}:2: report.top_labels:") and "as text" not in msg, msg
+    f.write_text("corpus:\n  src: a.en\n  tgt: a.de\nreport:\n  top_labels: 3\n")
+    files = ConfigFiles([str(f)], {"corpus": {"src": "nope"}, "shards": {"count": float("nan")}})
+    for path, where in ((["corpus", "src"], "the workflow config (--config)"), (["corpus", "tgt"], f"{f}:3"),
+                        (["report", "top_labels"], f"{f}:5"), (["corpus", "tsv"], f"{f}:1"),
+                        (["table", "alpha"], "the workflow config (the schema's default)")):
+        with pytest.raises(SystemExit):
+            with stop_on_error(files):
+                e = ConfigError("x")
+                e.config_path = path
+                raise e
+        assert capsys.readouterr().err == f"synprep: error: {where}: x\n", path
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    f.write_text("shards:\n  count: 3\n")
+    msg = config_error_message({"shards": {"count": float("nan")}}, schema, files)
+    assert msg.startswith("the workflow config (--config): shards.count = nan"), msg
+    workflow = types.SimpleNamespace(overwrite_configfiles=[str(f)], config_settings=types.SimpleNamespace(
+        replace_workflow_config=True, config={}))
+    assert ConfigFiles.of(workflow) == [str(f)]  # config/config.yaml's values are dropped: not named
+    workflow.config_settings.replace_workflow_config = False
+    assert ConfigFiles.of(workflow) == ["config/config.yaml", str(f)]
+
+
+@pytest.mark.slow
+@needs_snakemake
+def test_nested_keys_on_snakemakes_command_line_and_a_dotted_key_in_a_config_file(tmp_path):
+    """The real Snakefile: `--config 'shards={count: 3}'` runs 3 shards (it stopped on
+    count '3'); a corpus file given with --config that is not there is said to come from
+    --config (the config file's line was named); a dotted key in a config file (`shards.count: 3`, one key for YAML) is one
+    line saying how to write it nested. (`--config shards.count=3` itself never reaches
+    the Snakefile: snakemake's own argument parsing, snakemake/cli.py parse_config,
+    raises for it with a traceback before any workflow code runs; config/README.md says so.)"""
+    from .workflow_helpers import job_counts
+
+    path = _write(tmp_path / "my.yaml", _demo_config())
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", "--config",
+                   "shards={count: 3}", cwd=REPO)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert job_counts(r.stdout).get("filter_pairs") == 3, r.stdout[-3000:]
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", "--config",
+                   f"corpus={{src: {tmp_path / 'nope.en'}}}", cwd=REPO)  # named the file's corpus.src line
+    assert _the_error_line(r).startswith("synprep: error: the workflow config (--config): corpus.src = "), r.stderr
+    dotted = tmp_path / "dotted.yaml"
+    dotted.write_text("shards.count: 3\n")
+    r = _snakemake("-n", "all", "--configfile", str(path), str(dotted), "--replace-workflow-config", cwd=REPO)
+    line = _the_error_line(r)
+    assert line.startswith(f"synprep: error: {dotted}:1: unknown key 'shards.count' in section the top level; "), line
+    assert "a dotted key is one key, not a path: write shards: {count: 3} in a config file (or --config " \
+           "'shards={count: 3}')" in line, line
+
+
+def test_a_json_config_indented_with_tabs_is_read_as_json(tmp_path):
+    """JSON allows tabs between tokens, YAML does not: a config written with
+    json.dump(indent="\\t") (snakemake reads JSON configs, the trainer takes JSON run
+    configs) was "invalid YAML" to synprep's one reader (synprep.util.yamlio); now it is
+    the JSON's data, a key given twice still named with both lines, and YAML indented
+    with tabs still an error naming its line."""
+    import json
+
+    from synprep.util.yamlio import load_yaml_file
+
+    cfg = {"shards": {"count": 3, "note": "a \"quoted\"\ttab"}, "train": {"runs": [{"name": "a", "config": {}}]}}
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps(cfg, indent="\t"))
+    assert load_yaml_file(f) == cfg
+    f.write_text('{\n\t"a": 1,\n\t"a": 2\n}\n')
+    with pytest.raises(ConfigError, match=r"c\.json:3: key 'a' is given twice \(lines 2 and 3\)"):
+        load_yaml_file(f)
+    f.write_text("a:\n\tb: 1\n")
+    with pytest.raises(ConfigError, match=r"c\.json:2: invalid YAML: found character '\\t'"):
+        load_yaml_file(f)
+
+
+@pytest.mark.slow
+@needs_snakemake
+def test_the_workflow_runs_on_a_json_config_indented_with_tabs(tmp_path):
+    """The demo config as JSON indented with tabs (snakemake reads it): the workflow's
+    strict check called it invalid YAML, and the path resolution's own yaml.safe_load
+    then stopped with a traceback; now a dry run plans the jobs."""
+    import json
+
+    path = tmp_path / "my.json"
+    path.write_text(json.dumps(_demo_config(), indent="\t"))
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO)
+    assert r.returncode == 0 and "error" not in r.stderr.lower() and "Traceback" not in r.stderr, r.stderr[-3000:]
+
+
+def test_the_workflow_config_is_read_by_synpreps_reader_merged_as_snakemake_merges(tmp_path):
+    """synprep.stages.workflow.read_config_files: the config files read by the one reader
+    (`lr: 5e-4` a float, where snakemake's YAML gave the text '5e-4'), merged key by key in
+    their order, --config over them; a YTE template is left to snakemake."""
+    import types
+
+    from synprep.stages.workflow import ConfigFiles, read_config_files
+
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("shards: {count: 2, max_len: 9}\ntrain: {runs: [{name: a, config: {train: {lr: 5e-4}}}]}\n")
+    second.write_text("shards: {count: 3}\n")
+    config = {"shards": {"count": 3, "max_len": 9}, "train": {"runs": [{"name": "a", "config": {"train": {
+        "lr": "5e-4"}}}]}, "outdir": "x"}  # as snakemake read them, with --config outdir=x
+    read_config_files(config, ConfigFiles([str(first), str(tmp_path / "absent.yaml"), str(second)], {"outdir": "x"}))
+    assert config == {"shards": {"count": 3, "max_len": 9}, "outdir": "x",
+                      "train": {"runs": [{"name": "a", "config": {"train": {"lr": 5e-4}}}]}}
+    second.write_text("__use_yte__: true\nshards: {count: 3}\n")
+    before = {"shards": {"count": 3}}
+    read_config_files(before, ConfigFiles([str(first), str(second)], {}))
+    assert before == {"shards": {"count": 3}}
+    workflow = types.SimpleNamespace(overwrite_configfiles=[], config_settings=types.SimpleNamespace(
+        replace_workflow_config=False, config={}))
+    assert ConfigFiles.of(workflow) == ["config/config.yaml"]
+
+
+@pytest.mark.slow
+@needs_snakemake
+def test_a_float_written_5e_4_in_the_workflow_config_is_a_float(tmp_path):
+    """`lr: 5e-4` in a run's config inside the workflow config stopped the workflow with
+    "train.lr = '5e-4': expected float, got str" (snakemake's YAML 1.1 reading), though
+    the same line in a run-config file is a float; so did `character_coverage: 1e0`."""
+    cfg = _demo_config()
+    cfg["train"]["runs"] = [{"name": "v", "config": {"model": {"variant": "vanilla"}, "train": {"lr": "LR"}}}]
+    cfg["bpe"]["character_coverage"] = "COVERAGE"
+    path = tmp_path / "my.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False).replace("lr: LR", "lr: 5e-4").replace("coverage: COVERAGE", "coverage: 1e0"))
+    assert "lr: 5e-4" in path.read_text() and "character_coverage: 1e0" in path.read_text()
+    r = _snakemake("-n", "all", "--configfile", str(path), "--replace-workflow-config", cwd=REPO)
+    assert r.returncode == 0 and "synprep: error" not in r.stderr, r.stderr[-3000:]
 
 
 @pytest.mark.parametrize("lang", ["EN", "english", "e n", "../x", ""])

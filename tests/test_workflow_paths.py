@@ -258,3 +258,38 @@ def test_an_outdir_whose_records_are_in_another_working_directory_is_refused(tmp
     assert (old / OUTDIR_STAMP).is_file()
     text = (REPO / "Snakefile").read_text()
     assert "check_outdir_records(config[\"outdir\"])" in text and "claim_outdir(config[\"outdir\"])" in text.split("onstart:")[1]
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_every_input_file_the_config_names_is_an_input_of_the_jobs_that_read_it(tmp_path):
+    """The alignment filter's reference set (align.filters[].reference_src/tgt), a
+    filter's sentencepiece model (src_spm) and the test sets a shard is decontaminated
+    against (filter.decontaminate.files) reached their jobs as paths in params only:
+    edited or replaced in place, they reran nothing ("Nothing to be done"), and the
+    shards kept what the old files made. Now every input file the config names
+    (synprep.stages.config_paths.config_paths, the one list) is a declared input of a
+    job, which snakemake reruns when the file changes. A run's config file is the
+    exception: the Snakefile reads it, and its content is the training job's params."""
+    from synprep.stages.config_paths import RUN_FILES, config_paths
+
+    need_snakemake()
+    need_models()
+    cfg = yaml.safe_load(tiny_config(tmp_path).read_text())
+    (tmp_path / "test.en").write_text("A sentence of a test set .\n")
+    (tmp_path / "spm.model").write_bytes(b"x")
+    cfg["filter"]["decontaminate"] = {"files": [str(tmp_path / "test.en")]}
+    length = next(e for e in cfg["filter"]["filters"] if e["name"] == "length")
+    length["src_spm"] = str(tmp_path / "spm.model")
+    config = tmp_path / "all-paths.yaml"
+    config.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    (tmp_path / "work").mkdir()
+    r = snakemake("-n", "--forceall", "all", "--configfile", str(config), "--replace-workflow-config",
+                  "--directory", str(tmp_path / "work"), cwd=tmp_path / "work")
+    inputs = {f for line in r.stdout.splitlines() if line.strip().startswith("input: ")
+              for f in line.strip()[len("input: "):].split(", ")}
+    named = {path: value for path, value in config_paths(cfg) if path[:2] != RUN_FILES[0]}
+    assert {("align", "filters", 0, "reference_src"), ("filter", "decontaminate", "files", 0)} <= set(named)
+    assert any(p[-1] == "src_spm" for p in named), named
+    missing = {path: value for path, value in named.items() if value not in inputs}
+    assert not missing, f"config paths no job declares as an input: {missing}"

@@ -16,7 +16,7 @@ import sys
 import pytest
 import yaml
 
-from .workflow_helpers import checksums, dry_run, job_counts, run_workflow
+from .workflow_helpers import checksums, dry_run, job_counts, run_workflow, snakemake
 
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake is not installed")
 
@@ -107,3 +107,53 @@ def test_a_missing_or_damaged_file_inside_a_shard_rebuilds_that_shard(copy_of_fi
     assert arrow_checksums() == before
     r = dry_run(run, "results/shards/000", "results/shards/001")
     assert "Nothing to be done" in r.stdout + r.stderr and "removed" not in r.stderr
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_a_file_a_job_would_rewrite_that_the_workflow_did_not_write_stops_the_run_and_is_kept(
+        copy_of_finished_run, tmp_path):
+    """A plot of the user's where `snakemake dataset` writes one
+    (results/report/dataset/plots/lengths.png), and the workflow's
+    results/report/report.html edited by hand, then a run that rewrites both: snakemake
+    deleted them before the jobs ran and the jobs wrote theirs, without a word. Now the
+    run stops before any job, naming both, and every file stays as it was; moved away,
+    the same run (a config edit that reruns the report among them) writes the workflow's
+    files over the workflow's own."""
+    run = copy_of_finished_run
+    report = run.results / "report" / "report.html"
+    mine = run.results / "report" / "dataset" / "plots" / "lengths.png"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("my plot\n")
+    edited = report.read_text() + "<!-- my edit -->\n"
+    report.write_text(edited)
+
+    def files():
+        return {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in run.results.rglob("*") if p.is_file()}
+
+    before = files()
+    args = ["--cores", "2", "all", "dataset", "--forcerun", "make_report", "--configfile", str(run.config),
+            "--replace-workflow-config", "--directory", str(run.workdir)]
+    r = snakemake(*args, cwd=run.workdir, check=False)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-3000:]
+    errors = sorted(line for line in r.stderr.splitlines() if line.startswith("synprep: error: "))
+    assert errors == [
+        "synprep: error: no job was run: those files would have been deleted or overwritten",
+        "synprep: error: results/report/dataset/plots/lengths.png: snakemake has no record that this workflow wrote "
+        "it (made by hand or by another program, or its record dropped: --drop-metadata, --cleanup-metadata); "
+        "rule make_dataset_report writes this file, and snakemake deletes it first: move it away (or delete it, "
+        "if it is yours to lose), then run again",
+        "synprep: error: results/report/report.html: changed since this workflow wrote it (modified "
+        + errors[-1].split("(modified ", 1)[-1]], r.stderr[-3000:]
+    assert "rule make_report writes this file" in errors[-1]
+    assert files() == before and mine.read_text() == "my plot\n" and report.read_text() == edited
+    mine.rename(tmp_path / "mine.png")
+    report.rename(tmp_path / "edited.html")
+    cfg = yaml.safe_load(run.config.read_text())
+    cfg["report"]["title"] = "tiny, edited"
+    (tmp_path / "edited.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    args[args.index(str(run.config))] = str(tmp_path / "edited.yaml")
+    r = snakemake(*args, cwd=run.workdir, check=False)
+    assert r.returncode == 0 and "synprep: error" not in r.stderr, r.stderr[-3000:]
+    assert "tiny, edited" in report.read_text() and mine.read_bytes().startswith(b"\x89PNG")
+    assert "tiny, edited (the data)" in (run.results / "report" / "dataset" / "report.html").read_text()

@@ -26,6 +26,7 @@ from ..filters import path_options
 from ..parsers import ParseSettings, backend
 from ..util.outputs import within
 from .settings import SECTIONS
+from ..util.yamlio import load_yaml_file
 from .workflow import config_value
 
 #: the input paths of the untyped sections: (section, ..., key)
@@ -90,12 +91,9 @@ def resolve_config_paths(config: dict, config_files: Sequence[str], workdir: str
     A value that differs from the file's (``--config`` changed it) is left to
     ``workdir``. Returns {dotted key: the path now used} of those rewritten.
     Raises ConfigError for a path found in neither place."""
-    import yaml
-
     origin: dict[tuple, tuple[str, str]] = {}
     for f in config_files:
-        with open(f, encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh) or {}
+        raw = load_yaml_file(f, what="workflow config") or {}  # the one reader (synprep.util.yamlio)
         for path, value in config_paths(raw):
             origin[path] = (f, value)
     changed: dict[str, str] = {}

@@ -13,8 +13,8 @@ from typing import Literal, Mapping, Optional, Sequence
 from ..dataset.accounting import write_rejects
 from ..dataset.pairfile import read_pairs as read_pair_file, write_pairs
 from ..errors import ConfigError
-from ..filters import (Pair, build_filters, decontamination_entry, default_config, fill_languages, read_pairs,
-                       run_filters, write_outputs)
+from ..filters import (Pair, build_filters, decontamination_entry, default_config, fill_languages, path_options,
+                       read_pairs, run_filters, write_outputs)
 from ..filters.defaults import ALIGN
 from ..filters.eflomal_seed import seeded_eflomal
 from ..filters.pipeline import output_names
@@ -181,6 +181,17 @@ def heldout_pairs(shard: str, heldout: Sequence[str], pattern: str, enabled: boo
     if not enabled or shard in heldout:
         return []
     return [pattern.format(shard=s) for s in heldout]
+
+
+def entry_files(entries: Sequence[dict], *more: Sequence[str]) -> list[str]:
+    """The input files a stage's job reads besides its pairs: each file its filter
+    entries name (the options their filters declare ``path=True``: a reference set, a
+    sentencepiece model) and the files ``more`` (the test sets it is decontaminated
+    against), once each. The workflow declares them as the job's inputs, so that a file
+    edited or replaced in place reruns the job (as a path in its params only, it did not:
+    the outputs made from the old file were kept)."""
+    files = [e[k] for e in entries for k in path_options(e) if isinstance(e.get(k), str) and e.get(k)]
+    return list(dict.fromkeys([*files, *(f for group in more for f in group)]))
 
 
 def with_decontamination(entries: Sequence[dict], files: Sequence[str], heldout_pairs: Sequence[str]) -> list[dict]:

@@ -11,6 +11,10 @@ and the failed jobs' errors on the terminal.
   compares what each job to run asks for (CPUs, memory, GPUs, partition) with the
   nodes ``sinfo`` lists, so that a request no node can meet stops the run before it is
   submitted, naming the rule and the resource, instead of pending forever.
+* :func:`check_job_outputs` (an ``onstart:`` check) stops the run, before snakemake
+  deletes the outputs of the jobs to run, when one of them is not the workflow's: a
+  folder holding files synprep did not write (its marker), a plain file that
+  snakemake's own records do not show as written by the workflow as it is now.
 * :func:`print_failed_logs` (the ``onerror:`` handler) prints the last lines of each
   failed job's log, where the ``synprep: error: ...`` line is.
 
@@ -122,18 +126,84 @@ def config_value(config, path: Sequence, default=None):
     return node
 
 
+class ConfigFiles(list):
+    """The workflow config's files in snakemake's merge order (a later file's value wins)
+    and what ``--config`` set (``command_line``: snakemake's parsed ``--config``), so that
+    a key's file and line, or the command line, is named for what set it. A plain list
+    of files (no ``command_line``) locates a key by its value instead: the last file
+    that sets it to the value in effect, else ``--config``."""
+
+    def __init__(self, files: Iterable[str], command_line: Mapping | None = None):
+        super().__init__(files)
+        self.command_line = command_line
+
+    @classmethod
+    def of(cls, workflow) -> "ConfigFiles":
+        """The Snakefile's: config/config.yaml (left out under --replace-workflow-config
+        with a --configfile: snakemake drops its values), each --configfile, --config."""
+        settings = workflow.config_settings
+        files = list(workflow.overwrite_configfiles)
+        if not (settings.replace_workflow_config and files):
+            files.insert(0, "config/config.yaml")
+        return cls(files, dict(settings.config or {}))
+
+
+def read_config_files(config: dict, config_files: ConfigFiles) -> None:
+    """Replace ``config`` (what snakemake read) by the same files read with synprep's one
+    reader (:mod:`synprep.util.yamlio`), merged as snakemake merges them, with what
+    ``--config`` set over them. Snakemake's YAML reads ``lr: 5e-4`` as the text '5e-4'
+    (YAML 1.1), which the run config then refused ("expected float, got str") although
+    the same line in a run-config file, or ``1.0e-4``, is a float; every other config
+    synprep reads takes it as YAML 1.2 does. A file that is a YTE template
+    (``__use_yte__``) is left to snakemake's reading."""
+    from snakemake.utils import update_config
+
+    fresh: dict = {}
+    for f in config_files:
+        if not os.path.isfile(f):
+            continue
+        data = load_yaml_file(f, what="workflow config")
+        if not isinstance(data, dict) or "__use_yte__" in data:
+            return
+        update_config(fresh, data)
+    update_config(fresh, dict(config_files.command_line or {}))
+    config.clear()
+    config.update(fresh)
+
+
+def _set_on_command_line(command_line: Mapping, path: Sequence) -> bool:
+    """Whether ``--config`` (parsed) set ``path``: the key itself, or a value above it
+    that is not a mapping (``train={runs: [...]}`` sets every run's keys)."""
+    node = command_line
+    for part in path:
+        if not isinstance(node, Mapping):
+            return True
+        if part not in node:
+            return False
+        node = node[part]
+    return True
+
+
 def _where(path: Sequence, config_files: Sequence[str], value=_ANY) -> str:
     """The config file (and line) that sets ``path`` (to ``value``, when given), else
     the command line's ``--config``. Without ``value``, a key no file sets (one left out,
     that an error says is missing: ``bpe.tgt_tokenizer`` beside a ``src_tokenizer``) is
     placed at the nearest key above it that a file sets (its section), not on the
-    command line."""
+    command line. With :class:`ConfigFiles` that know the command line, ``--config`` is
+    named exactly when it set the key, and ``value`` is not needed."""
+    command_line = getattr(config_files, "command_line", None)
+    if command_line is not None:
+        if _set_on_command_line(command_line, path):
+            return FROM_COMMAND_LINE
+        value = _ANY
     found = _set_in(path, config_files, value)
     if found is None and value is _ANY:
         for n in range(len(path) - 1, 0, -1):
             found = _set_in(path[:n], config_files, _ANY)
             if found is not None:
                 break
+    if found is None and command_line is not None:
+        return FROM_DEFAULTS
     return found if found is not None else FROM_COMMAND_LINE
 
 
@@ -157,20 +227,8 @@ def _set_in(path: Sequence, config_files: Sequence[str], value) -> str | None:
 
 #: where a key that no config file sets comes from
 FROM_COMMAND_LINE = "the workflow config (--config)"
-
-
-def _command_line_text(value) -> bool:
-    """Whether ``value`` is text that YAML reads as something else (a number, a
-    boolean, null): what snakemake's ``--config KEY={a: 3}`` makes of every value inside
-    a mapping (it reads them with YAML's BaseLoader, as text)."""
-    import yaml
-
-    if not isinstance(value, str):
-        return False
-    try:
-        return not isinstance(yaml.safe_load(value), str)
-    except yaml.YAMLError:
-        return False
+#: where a key that neither a config file nor --config sets comes from
+FROM_DEFAULTS = "the workflow config (the schema's default)"
 
 
 def _section(path: Sequence) -> str:
@@ -191,6 +249,19 @@ def _non_finite(node, path: list):
         if found is not None:
             return found
     return None
+
+
+def _dotted_key_hint(unknown: Sequence[str], node: Mapping) -> str:
+    """For an unknown key with a dot (``shards.count``): how to write it nested. YAML
+    and snakemake's ``--config`` read a dotted key as one key, not as a path."""
+    dotted = next((k for k in unknown if isinstance(k, str) and "." in k.strip(".")), None)
+    if dotted is None:
+        return ""
+    section, _, rest = dotted.partition(".")
+    value = node[dotted]
+    shown = json.dumps(value) if isinstance(value, (int, float, bool)) or value is None else str(value)
+    return (f"; a dotted key is one key, not a path: write {section}: {{{rest}: {shown}}} in a config file "
+            f"(or --config '{section}={{{rest}: {shown}}}')")
 
 
 def config_error_message(config: Mapping, schema: Mapping, config_files: Sequence[str]) -> str | None:
@@ -218,14 +289,11 @@ def config_error_message(config: Mapping, schema: Mapping, config_files: Sequenc
         keys = ", ".join(map(repr, unknown))
         return (
             f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {keys} in section {section}; "
-            f"known keys: {', '.join(known)} (workflow/schemas/config.schema.yaml describes them)"
+            f"known keys: {', '.join(known)}{_dotted_key_hint(unknown, e.instance)} "
+            "(workflow/schemas/config.schema.yaml describes them)"
         )
     where = _where(path, config_files, e.instance)
-    hint = ""
-    if where == FROM_COMMAND_LINE and e.validator == "type" and _command_line_text(e.instance):
-        hint = ("; snakemake's --config reads every value inside a mapping as text (shards={count: 3} gives "
-                "count '3'): give a top-level key with --config (outdir=...), and nested keys in a --configfile")
-    return f"{where}: {section}: {e.message}{hint} (workflow/schemas/config.schema.yaml describes the key)"
+    return f"{where}: {section}: {e.message} (workflow/schemas/config.schema.yaml describes the key)"
 
 
 def run_cost(run: Any) -> float:
@@ -258,13 +326,90 @@ def run_priorities(runs: Mapping[str, Any]) -> dict[str, float]:
     return {name: round(cost / least - 1.0, 2) for name, cost in costs.items()}
 
 
-def validate_config(config: dict, schema_path: str, config_files: Sequence[str]) -> None:
-    """Check ``config`` against the schema at ``schema_path``; on a problem print one
-    line (:func:`config_error_message`) and exit. Then snakemake's ``validate`` fills
-    in the schema's defaults."""
+_JSON_TYPES: dict[str, Any] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
+
+
+def _typed(text, schema: Mapping | None):
+    """A value of snakemake's ``--config`` (``text``: a scalar as text, or a mapping or
+    list of them) as a config file would give it: each scalar read by YAML
+    (``count: 3`` an integer), except where the ``schema`` asks for a string and YAML
+    reads another type (``title: 2024`` stays '2024')."""
+    import yaml
+
+    schema = schema if isinstance(schema, Mapping) else {}
+    if isinstance(text, dict):
+        props, extra = schema.get("properties") or {}, schema.get("additionalProperties")
+        return {k: _typed(v, props.get(k, extra if isinstance(extra, Mapping) else None)) for k, v in text.items()}
+    if isinstance(text, list):
+        return [_typed(v, schema.get("items")) for v in text]
+    if not isinstance(text, str):
+        return text
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    types = schema.get("type")
+    types = [types] if isinstance(types, str) else list(types or [])
+    if "string" in types and not any(_JSON_TYPES[t](value) for t in types if t in _JSON_TYPES):
+        return text
+    return value
+
+
+def _merge_typed(config: dict, typed: Mapping) -> None:
+    """Put ``typed`` into ``config`` as snakemake merged its ``--config`` (mappings key by
+    key, anything else whole)."""
+    for key, value in typed.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            _merge_typed(config[key], value)
+        else:
+            config[key] = value
+
+
+def type_command_line_config(config: dict, config_args: Iterable[str] | None, schema: Mapping) -> None:
+    """Retype in ``config`` the values given with snakemake's ``--config KEY=VALUE``
+    (``config_args``, as typed on the command line) as a config file gives them
+    (:func:`_typed`). Snakemake reads a top-level value as a number where it can
+    (``outdir=2024`` the integer 2024) and every value inside a mapping with YAML's
+    BaseLoader, as text (``--config 'shards={count: 3}'`` gave count '3', which the
+    schema refused: no spelling on the command line set a nested number)."""
+    import yaml
+
+    for entry in config_args or ():
+        if not isinstance(entry, str) or "=" not in entry:
+            continue
+        key, text = entry.split("=", 1)
+        if key not in config:
+            continue
+        try:
+            parsed = yaml.load(text, Loader=yaml.BaseLoader) if text else None
+        except yaml.YAMLError:
+            parsed = text
+        if not isinstance(parsed, (dict, list)):
+            parsed = text if text else None  # snakemake: KEY= is null
+        if parsed is None:
+            continue
+        _merge_typed(config, {key: _typed(parsed, (schema.get("properties") or {}).get(key))})
+
+
+def validate_config(config: dict, schema_path: str, config_files: Sequence[str],
+                    config_args: Iterable[str] | None = None) -> None:
+    """Check ``config`` against the schema at ``schema_path``, its ``--config`` values
+    (``config_args``) first typed as a config file would type them
+    (:func:`type_command_line_config`); on a problem print one line
+    (:func:`config_error_message`) and exit. Then snakemake's ``validate`` fills in the
+    schema's defaults."""
     from snakemake.utils import validate
 
     schema = load_yaml_file(schema_path, what="schema")
+    type_command_line_config(config, config_args, schema)
     message = config_error_message(config, schema, config_files)
     if message:
         _fail(message)
@@ -458,39 +603,112 @@ def claim_outdir(outdir: str, records: str = OUTDIR_RECORDS) -> None:
         write_json(records, {"ids": ids + [stamp["id"]]})
 
 
-# --------------------------------------------------------------------------- folder outputs
+# --------------------------------------------------------------------------- outputs a job rewrites
 
 
 #: what snakemake itself puts in a directory output
 SNAKEMAKE_STAMP = ".snakemake_timestamp"
+#: how much older than snakemake's record of it a file output may be and still be the
+#: file its job wrote: a copy of the outdir that kept the times to the second (tar's
+#: ustar format) or to two (FAT) truncates them. A file changed since is newer.
+RECORD_TIME_SLACK = 2.0
+#: the problems printed before "and N more"
+SHOWN_PROBLEMS = 10
 
 
-def folder_output_problems(jobs) -> list[str]:
-    """For the jobs about to run (snakemake's ``needrun_jobs``), each existing folder
-    output (``directory()``) that holds files synprep did not write
-    (:func:`synprep.util.outputs.foreign_entries`): snakemake deletes a job's outputs,
-    a folder whole, before the job runs, so those files would go without a word."""
+class SnakemakeRecords:
+    """What snakemake's own records (its persistence: ``.snakemake/metadata/``, or its
+    database) say about a job's outputs: when the job that wrote a file finished (the
+    record's ``endtime`` is the file's modification time, read when the job ended), and
+    which outputs a job was writing when the run was interrupted (``--rerun-incomplete``)."""
+
+    def __init__(self, workflow):
+        self._workflow = workflow
+
+    def written_mtime(self, f) -> float | None:
+        record = self._workflow.persistence.metadata(f)
+        endtime = getattr(record, "endtime", None) if record is not None else None
+        return endtime if isinstance(endtime, (int, float)) else None
+
+    def incomplete(self, job) -> set[str]:
+        return {str(f) for f in self._workflow.async_run(self._workflow.persistence.incomplete(job))}
+
+
+def _when(t: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+def _file_output_problem(f, job, records: SnakemakeRecords) -> str | None:
+    """Why the existing plain-file output ``f`` of ``job`` is not one this workflow wrote
+    (None when it is, or when there is no such file)."""
+    import stat
+
+    try:
+        st = os.lstat(f)
+    except OSError:  # not there (the usual case, one stat), or unreadable: snakemake says so
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return "a folder where the job writes a file"
+    written = records.written_mtime(f)
+    if written is not None and written - RECORD_TIME_SLACK < st.st_mtime <= written + 1e-6:
+        return None
+    if str(f) in records.incomplete(job):  # a job of this workflow was writing it when the run stopped
+        return None
+    if written is None:
+        return ("snakemake has no record that this workflow wrote it (made by hand or by another program, or its "
+                "record dropped: --drop-metadata, --cleanup-metadata)")
+    return f"changed since this workflow wrote it (modified {_when(st.st_mtime)}, written {_when(written)})"
+
+
+def output_problems(jobs, records: SnakemakeRecords) -> list[str]:
+    """For the jobs about to run (snakemake's ``needrun_jobs``), each existing output
+    that synprep's workflow did not write, which snakemake would delete before the job
+    runs (and the job overwrite) without a word:
+
+    * a folder output (``directory()``) holding files synprep did not write
+      (:func:`synprep.util.outputs.foreign_entries`: its marker's list);
+    * a plain-file output that snakemake's ``records`` (:class:`SnakemakeRecords`) do
+      not show as written by this workflow as it is now: no record of it (a file made by
+      hand, or by another program, at a path a rule writes), or a record older than the
+      file (a file of the workflow replaced or edited since). A file a job was writing
+      when the run was interrupted is the workflow's.
+
+    Cheap on a big outdir: one stat for each output of a job to run, and snakemake's
+    record only for those that exist."""
     out = []
     for job in jobs:
         for f in job.output:
-            if getattr(f, "is_directory", False) and os.path.isdir(f):
-                foreign = foreign_entries(f, (SNAKEMAKE_STAMP,))
-                if foreign:
-                    out.append(f"{f}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
-                               f"{few(foreign)}; rule {job.rule.name} rewrites this folder, and snakemake deletes it "
-                               "whole first: move them away (or delete the folder yourself), then run again")
+            if getattr(f, "is_directory", False):
+                if os.path.isdir(f):
+                    foreign = foreign_entries(f, (SNAKEMAKE_STAMP,))
+                    if foreign:
+                        out.append(f"{f}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
+                                   f"{few(foreign)}; rule {job.rule.name} rewrites this folder, and snakemake deletes "
+                                   "it whole first: move them away (or delete the folder yourself), then run again")
+                continue
+            why = _file_output_problem(f, job, records)
+            if why:
+                out.append(f"{f}: {why}; rule {job.rule.name} writes this file, and snakemake deletes it first: "
+                           "move it away (or delete it, if it is yours to lose), then run again")
     return out
 
 
-def check_folder_outputs(workflow) -> None:
+def check_job_outputs(workflow) -> None:
     """The ``onstart:`` check (before any job runs, and so before snakemake deletes the
-    outputs of the first): stop, naming them, when a folder a job rewrites holds files
-    synprep did not write (:func:`folder_output_problems`)."""
-    problems = folder_output_problems(workflow.dag.needrun_jobs())
+    outputs of the first): stop, naming them, when an output a job rewrites is not one
+    this workflow wrote (:func:`output_problems`). Under ``--touch`` nothing is
+    deleted or rewritten, and nothing is checked."""
+    if getattr(workflow, "touch", False):
+        return
+    problems = output_problems(workflow.dag.needrun_jobs(), SnakemakeRecords(workflow))
     if problems:
-        for p in problems:
+        for p in problems[:SHOWN_PROBLEMS]:
             print(f"synprep: error: {p}", file=sys.stderr)
-        print("synprep: error: no job was run: those files would have been deleted", file=sys.stderr)
+        if len(problems) > SHOWN_PROBLEMS:
+            print(f"synprep: error: and {len(problems) - SHOWN_PROBLEMS} more outputs like those", file=sys.stderr)
+        print("synprep: error: no job was run: those files would have been deleted or overwritten", file=sys.stderr)
         sys.exit(EXIT_STATUS)
 
 

@@ -11,7 +11,10 @@ One loader, :class:`StrictLoader` (PyYAML's ``SafeLoader`` plus two rules), serv
   ``5.0e-4`` and would read a string);
 * a syntax error names the file and the line, and how to fix it;
 * a UTF-8 byte-order mark at the very start of the file is skipped (the rule of
-  every synprep reader, see docs/trees.md); anywhere else U+FEFF is text.
+  every synprep reader, see docs/trees.md); anywhere else U+FEFF is text;
+* JSON (which snakemake and the run configs take) is read by the same rules, tabs
+  between its tokens included (JSON allows them, YAML does not: a config written with
+  ``json.dump(..., indent="\t")`` was "invalid YAML").
 
 Errors are :class:`synprep.errors.ConfigError` reading ``FILE:LINE: what; what to do``.
 ``python -m synprep.util.yamlio FILE...`` checks files this way and prints the first
@@ -85,9 +88,42 @@ StrictLoader.add_implicit_resolver(
 )
 
 
+def _json_tabs_as_spaces(text: str) -> str | None:
+    """``text`` with each tab outside a string replaced by a space, where ``text`` is
+    JSON with such tabs (every line and column kept); None otherwise."""
+    import json
+
+    if "\t" not in text:
+        return None
+    try:
+        json.loads(text)
+    except ValueError:
+        return None
+    out, in_string, escaped = [], False, False
+    for ch in text:
+        if in_string:
+            in_string = escaped or ch != '"'
+            escaped = not escaped and ch == "\\"
+        elif ch == '"':
+            in_string = True
+        out.append(" " if ch == "\t" and not in_string else ch)
+    return "".join(out)
+
+
 def load_yaml(text: str, name: str = "<string>", *, with_node: bool = False):
     """The data of one YAML document (``None`` for an empty one); with ``with_node``,
-    ``(data, node)`` where ``node`` is the composed node (for line numbers)."""
+    ``(data, node)`` where ``node`` is the composed node (for line numbers). JSON with
+    tabs between its tokens is read as the same JSON with spaces there."""
+    try:
+        return _load_yaml(text, name, with_node)
+    except ConfigError:
+        spaced = _json_tabs_as_spaces(text)
+        if spaced is None:
+            raise
+    return _load_yaml(spaced, name, with_node)
+
+
+def _load_yaml(text: str, name: str, with_node: bool):
     loader = None
     try:
         loader = StrictLoader(text)  # (checks the characters already)

@@ -6,12 +6,16 @@
 # entry), so shards should hold a few thousand pairs for good alignments.
 # Per shard: results/align/{shard}.tsv, {shard}.rejects.tsv, {shard}.scores/.
 
+from synprep.stages.filter import entry_files
+
 ALIGN_FILTERS = SETTINGS.align.filters  # checked, with the corpus's languages (synprep.stages.filter.AlignSettings)
 
 
 rule filter_alignment:
     input:
         pairs=rules.filter_pairs.output.pairs,
+        # the files the entries name (a reference set): edited in place, the job reruns
+        files=entry_files(ALIGN_FILTERS),
     output:
         pairs=out_path("align/{shard}.tsv"),
         rejects=out_path("align/{shard}.rejects.tsv"),

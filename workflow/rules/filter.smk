@@ -12,7 +12,7 @@
 # the runs are scored on) and the external test `files`; a held-out shard only against
 # the `files` (and the table's test files, table.test and table.larger).
 
-from synprep.stages.filter import check_not_corpus, check_test_files, heldout_pairs, with_decontamination
+from synprep.stages.filter import check_not_corpus, check_test_files, entry_files, heldout_pairs, with_decontamination
 from synprep.stages.prepare import heldout_shards
 from synprep.stages.table import evaluation_sets, test_files
 
@@ -34,6 +34,8 @@ rule filter_pairs:
         heldout=lambda wildcards: heldout_pairs(
             wildcards.shard, HELDOUT_SHARDS, PREPARE["pairs"], DECONTAMINATE.heldout
         ),
+        # the files the entries name and the test sets: edited in place, the job reruns
+        files=entry_files(FILTERS, TEST_FILES),
     output:
         pairs=out_path("filter/{shard}.tsv"),
         rejects=out_path("filter/{shard}.rejects.tsv"),

@@ -244,6 +244,6 @@ def foreign_entries(path: str | os.PathLike, also: tuple[str, ...] = ()) -> list
     those its marker does not list (every one, when it has no marker), besides the
     marker and the names ``also`` (snakemake's ``.snakemake_timestamp``). What
     :func:`remove_output` refuses to delete, and what the workflow refuses to let
-    snakemake delete (synprep.stages.workflow.check_folder_outputs)."""
+    snakemake delete (synprep.stages.workflow.check_job_outputs)."""
     p = Path(path)
     return unlisted(folder_entries(p), read_marker(p), also)
