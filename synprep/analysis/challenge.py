@@ -43,7 +43,9 @@ from typing import Callable, Iterable, Sequence
 
 from ..syntax.conllu import Sentence, format_conllu, read_parallel
 from ..errors import ConfigError, InputError
+from ..util.keys import UniqueKeys
 from ..util.outputs import atomic_file, replace_dir, write_json
+from ..util.textio import text_lines
 
 __all__ = [
     "Phenomenon",
@@ -55,6 +57,7 @@ __all__ = [
     "find_arcs",
     "scan",
     "write_subsets",
+    "read_ids",
     "extract",
     "surface_text",
     "marked_text",
@@ -384,6 +387,24 @@ def write_subsets(subsets: dict[str, Subset], out_dir: str | os.PathLike, sides:
                 raise InputError(str(path), None, f"cannot be written ({e.strerror})", reason="unwritable") from None
             written.append(str(path))
     return written
+
+
+def read_ids(path: str | os.PathLike) -> list[str]:
+    """The pair ids of a subset's ``<name>.ids`` (:func:`write_subsets`: one a line, in
+    corpus order; blank lines skipped), for whoever selects the subset's pairs by them
+    (the table). An id given twice is an InputError naming the file, the line and the
+    first one's (:mod:`synprep.util.keys`): a subset holds a pair once, and a set of its
+    ids would hide the copy."""
+    p = os.fspath(path)
+    keys = UniqueKeys("pair id", "a subset lists each pair once: remove the copy, or extract the subsets again "
+                                 "(synprep challenge)")
+    out = []
+    for n, line in text_lines(p, "a challenge subset's ids (one pair id a line, synprep challenge)"):
+        pid = line.strip()
+        if pid:
+            keys.add(pid, p, n)
+            out.append(pid)
+    return out
 
 
 # --------------------------------------------------------------------------- driver

@@ -121,7 +121,9 @@ def _pairs(pred: str, gold: str, by_id: bool) -> Iterator[tuple[Sentence | None,
         # in order, as every command pairs two files (conllu.read_parallel): where both
         # sentences carry a sent_id, the ids must agree
         try:
-            for _n, pair in read_parallel({"gold": gold, "pred": pred}):
+            # (in order, a sent_id keys nothing: a file of repeated ids, e.g. two treebanks
+            # concatenated, pairs as well as any; --by-id refuses them, _check_id)
+            for _n, pair in read_parallel({"gold": gold, "pred": pred}, unique_ids=False):
                 yield pair["pred"], pair["gold"]
         except InputError as e:
             if e.reason != "misaligned":

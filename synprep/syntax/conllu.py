@@ -46,6 +46,7 @@ from operator import itemgetter
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import InputError
+from ..util.keys import UniqueKeys
 from ..util.textio import BOM, open_file  # BOM: skipped at the very start of a file by every synprep reader
 
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "open_binary"]
@@ -284,20 +285,30 @@ def _items(path) -> Iterator:
         yield pending.pop(0)
 
 
-def read_parallel(inputs: dict, bar=None, invalid: bool = False) -> Iterator[tuple[int, dict]]:
+def read_parallel(inputs: dict, bar=None, invalid: bool = False, unique_ids: bool = True) -> Iterator[tuple[int, dict]]:
     """(ordinal, {side: Sentence}) of one or two sentence-aligned CoNLL-U files
     (``{"src": path, "tgt": path}``), in file order: the one pairing of every command
-    that reads two sides (``shard``, ``challenge``, ``eval-parse``, the workflow's
-    vocabulary). Pairs by position, and where both sentences carry a ``sent_id`` the
-    ids must agree: a missing, extra or reordered sentence is an InputError (reason
-    ``misaligned``) naming the file and line, never a pair of unrelated sentences;
-    so is one file ending before the other.
+    that reads two sides (``shard``, ``challenge``, ``contrastive``, ``eval-parse``, the
+    workflow's vocabulary). Pairs by position, and where both sentences carry a
+    ``sent_id`` the ids must agree: a missing, extra or reordered sentence is an
+    InputError (reason ``misaligned``) naming the file and line, never a pair of
+    unrelated sentences; so is one file ending before the other.
+
+    ``unique_ids`` (default): a ``sent_id`` is the pair's key downstream (a dataset
+    row's id, a challenge subset's ``.ids``, a contrastive item's origin, the
+    accounting), so a ``sent_id`` that an earlier sentence of the same file has is an
+    InputError (reason ``duplicate-id``, :mod:`synprep.util.keys`) naming the file, the
+    line and the line of the first one -- in either mode of ``invalid``: the copy is
+    a fault of the file, not of one pair. ``eval-parse`` (pairing in order, keying by
+    nothing) passes False.
 
     ``invalid``: an invalid sentence is yielded as its InputError in its place (the
     caller rejects the pair) instead of raised. ``bar``: a progress bar
     (:mod:`synprep.util.progress`) counting the pairs."""
     sides = list(inputs)
     its = [_items(inputs[s]) if invalid else read_conllu(inputs[s]) for s in sides]
+    seen = [UniqueKeys("sent_id", "a sent_id is its pair's key, so each must be unique in a file: give the copy its own "
+                                  "sent_id, or remove it") if unique_ids else None for _ in sides]
     n = 0
     end = object()
     while True:
@@ -325,6 +336,10 @@ def read_parallel(inputs: dict, bar=None, invalid: bool = False) -> Iterator[tup
                     "the files must be parallel (same order); remove the unpaired sentences",
                     reason="misaligned",
                 )
+        for keys, g in zip(seen, got):
+            sid = getattr(g, "sent_id", None)
+            if keys is not None and sid is not None:
+                keys.add(sid, g.path, g.line)
         if bar is not None:
             bar.update(1)
         yield n, dict(zip(sides, got))

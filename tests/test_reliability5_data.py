@@ -1,0 +1,190 @@
+"""Reliability round 5, the data commands: classes of bad input found by trying the
+commands, each tested at the mechanism that now prevents it, on real data where it can.
+
+1. duplicate ids: an id that is a key (a ``sent_id`` pairing two sides, a challenge
+   subset's ``.ids``, a dataset row scored or selected by its id) given twice is an
+   error naming the file, the copy's line (or row) and the first one's
+   (:mod:`synprep.util.keys`), never a silent overwrite or double count; where a
+   command keys by nothing (``eval-parse`` pairing in order) repeats are allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from synprep.errors import InputError
+
+from .cli_helpers import one_line_error, run_main
+from .conftest import ud_path
+
+# ------------------------------------------------------------------ 1. duplicate ids
+
+
+def _pud(n: int) -> tuple[list, list]:
+    """The first ``n`` sentence pairs of UD PUD (en, de: the same sent_ids)."""
+    from synprep.syntax.conllu import read_conllu
+
+    en = [s for _, s in zip(range(n), read_conllu(ud_path("en_pud-ud-test.conllu")))]
+    de = [s for _, s in zip(range(n), read_conllu(ud_path("de_pud-ud-test.conllu")))]
+    return en, de
+
+
+def _with_id(sent, sid: str):
+    """``sent`` with its ``# sent_id`` comment (and attribute) set to ``sid``."""
+    comments = [f"# sent_id = {sid}" if c.startswith("# sent_id") else c for c in sent.comments]
+    return replace(sent, comments=comments, sent_id=sid)
+
+
+@pytest.fixture(scope="module")
+def repeated(tmp_path_factory) -> dict:
+    """40 PUD pairs whose 31st pair carries the 6th pair's sent_id on both sides: the
+    files, the line of the copy on each side and that of the first."""
+    from synprep.syntax.conllu import format_conllu, read_conllu
+
+    d = tmp_path_factory.mktemp("repeated")
+    out = {}
+    for side, sents in zip(("en", "de"), _pud(40)):
+        sents[30] = _with_id(sents[30], sents[5].sent_id)
+        path = d / f"{side}.conllu"
+        path.write_text("".join(format_conllu(s) for s in sents), encoding="utf-8")
+        back = list(read_conllu(path))
+        assert back[30].sent_id == back[5].sent_id  # the copy is there as written
+        out[side] = (path, back[30].line, back[5].line, back[5].sent_id)
+    return out
+
+
+def _names_both(line: str, path: Path, copy: int, first: int, sid: str) -> None:
+    assert f"{path}:{copy}: sent_id {sid!r} again (first at line {first})" in line, line
+
+
+@pytest.mark.parametrize("command", ["shard", "challenge", "challenge-single", "contrastive"])
+def test_a_sent_id_given_twice_stops_every_command_that_pairs_by_it(repeated, command, tmp_path, capsys):
+    """Before: shard wrote two rows of one id, challenge an ``.ids`` with the id twice
+    (a set of them, the table's, counted the pair once), contrastive two items of one
+    origin; each exited 0. After: one line naming the file, the copy's line and the first's."""
+    en, de = repeated["en"], repeated["de"]
+    out = tmp_path / "out"
+    argv = {
+        "shard": ["shard", en[0], de[0], "-o", out, "--vocab-size", "300", "-q"],
+        "challenge": ["challenge", "--src", en[0], "--tgt", de[0], "--src-lang", "en", "--tgt-lang", "de", "-o", out],
+        "challenge-single": ["challenge", "--conllu", de[0], "--lang", "de", "-o", out],
+        "contrastive": ["contrastive", "--src", en[0], "--tgt", de[0], "--train", ud_path("de_gsd-ud-dev.conllu"),
+                        "--lang", "de", "-o", out],
+    }[command]
+    rc, err = run_main(capsys, *argv)
+    path, copy, first, sid = en if command != "challenge-single" else de
+    _names_both(one_line_error(rc, err), path, copy, first, sid)
+    assert not out.exists()
+
+
+def test_eval_parse_in_order_keys_by_nothing_and_takes_repeated_ids(repeated, capsys):
+    """Pairing in order, a sent_id only has to agree with its partner's: a gold file of
+    repeated ids (two treebanks concatenated) is scored whole; --by-id, which keys by
+    them, refuses it."""
+    de = repeated["de"][0]
+    from synprep.cli import main
+
+    capsys.readouterr()
+    assert main(["eval-parse", str(de), str(de), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["sentences"] == 40 and scores["all"]["UAS"] == 100.0
+    rc, err = run_main(capsys, "eval-parse", de, de, "--by-id")
+    _names_both(one_line_error(rc, err), de, repeated["de"][1], repeated["de"][2], repeated["de"][3])
+
+
+def test_a_challenge_subsets_ids_given_twice_are_an_error_naming_both_lines(tmp_path):
+    """Before: the table read a subset's ``.ids`` into a set, so a pair listed twice was
+    silently counted once. After: read_ids names the file, the copy's line and the first's."""
+    from synprep.stages.table import read_subsets
+
+    (tmp_path / "tgt_particle.ids").write_text("c:1\nc:5\n\nc:7\nc:5\n")
+    with pytest.raises(InputError, match=re.escape(f"{tmp_path / 'tgt_particle.ids'}:5: pair id 'c:5' again "
+                                                   "(first at line 2)")):
+        read_subsets(str(tmp_path), ["c:1", "c:2", "c:5", "c:7"])
+    from synprep.analysis.challenge import read_ids
+
+    (tmp_path / "tgt_particle.ids").write_text("\ufeffc:1\r\nc:5\r\nc:7\r\n")  # a BOM and CRLF: read as every reader does
+    assert read_ids(tmp_path / "tgt_particle.ids") == ["c:1", "c:5", "c:7"]
+    assert read_subsets(str(tmp_path), ["c:1", "c:2", "c:5", "c:7"]) == {"tgt_particle": [0, 2, 3]}
+
+
+@pytest.fixture(scope="module")
+def doubled(tmp_path_factory) -> dict:
+    """A dataset of 12 PUD pairs (``one``), and a dataset over two copies of it
+    (``two``: each pair id in two rows), as the workflow merges shards."""
+    from synprep.dataset.accounting import dataset_manifest
+    from synprep.dataset.shards import ShardConfig, build_dataset
+    from synprep.syntax.conllu import format_conllu
+
+    d = tmp_path_factory.mktemp("doubled")
+    en, de = _pud(40)
+    pairs = [(a, b) for a, b in zip(en, de) if not a.mwts and not b.mwts][:12]
+    for side, col in (("src", 0), ("tgt", 1)):
+        (d / f"{side}.conllu").write_text("".join(format_conllu(p[col]) for p in pairs), encoding="utf-8")
+    build_dataset(d / "one", src=str(d / "src.conllu"), tgt=str(d / "tgt.conllu"),
+                  cfg=ShardConfig(vocab_size=600, projectivity="lift"))
+    dataset_manifest([("a", d / "one"), ("b", d / "one")], d / "one", d / "two")
+    return {"dir": d, "one": d / "one", "two": d / "two", "pairs": pairs}
+
+
+def test_a_pair_id_in_two_rows_is_refused_where_rows_are_chosen_by_id(doubled, tmp_path):
+    """Before: the table's rows by id ({id: row}) kept the last copy, and the held-out
+    split held out both copies of a pair (and counted it twice). After: an error naming
+    the dataset, the copy's row and the first's."""
+    from synprep.dataset import heldout
+    from synprep.stages.table import read_eval
+
+    pairs = doubled["pairs"]
+    refs = tmp_path / "refs.txt"
+    refs.write_text("".join(" ".join(p[1].forms) + "\n" for p in pairs * 2), encoding="utf-8")
+    first = pairs[0][0].sent_id
+    with pytest.raises(InputError, match=re.escape(f"row 13: pair id {first!r} again (first at row 1)")):
+        read_eval(str(doubled["two"]), str(refs), {})
+    copy = tmp_path / "copy"
+    shutil.copytree(doubled["one"], copy)  # a second shard of the same pairs
+    with pytest.raises(InputError, match=re.escape(f"{copy}: row 1: pair id {first!r} again (first at {doubled['one']} "
+                                                   "row 1)")):
+        heldout.split_pairs([("a", doubled["one"]), ("b", copy)], doubled["one"], tmp_path / "t", tmp_path / "h", 3)
+    assert not (tmp_path / "t").exists() and not (tmp_path / "h").exists()
+    refs.write_text("".join(" ".join(p[1].forms) + "\n" for p in pairs), encoding="utf-8")
+    assert read_eval(str(doubled["one"]), str(refs), {})[0] == [p[0].sent_id for p in pairs]
+
+
+def test_a_suite_dataset_holding_a_sentence_twice_is_refused(doubled, tmp_path):
+    """Before: ``contrastive-score --data`` of a dataset with a sentence in two rows
+    scored it twice and kept the last score (a dict by id). After: check_dataset names
+    the row of the copy and the first's."""
+    from synprep.analysis.contrastive.encode import check_dataset, encode_suite
+    from synprep.analysis.contrastive.generate import TREE_FILES
+    from synprep.analysis.contrastive.suite import read_suite, tree_id
+    from synprep.dataset.accounting import dataset_manifest
+    from synprep.dataset.data import ShardDataset
+    from synprep.syntax.conllu import format_conllu
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    lines, trees = [], {"src": [], "tgt": []}
+    for n, (src, tgt) in enumerate(doubled["pairs"][:4], 1):
+        wrong = replace(tgt, rows=[[r[0], r[1] + "x", *r[2:]] if i == 0 else r for i, r in enumerate(tgt.rows)])
+        ref, con = " ".join(tgt.forms), " ".join(wrong.forms)
+        lines.append(json.dumps({"source": " ".join(src.forms), "reference": ref, "origin": src.sent_id,
+                                 "errors": [{"type": "case", "contrastive": con, "distance": None, "frequency": None}]}))
+        for k, (t, text) in enumerate(((tgt, ref), (wrong, con))):
+            sid = tree_id(n, k)
+            trees["src"].append(format_conllu(replace(src, comments=[f"# sent_id = {sid}", f"# text = {' '.join(src.forms)}"])))
+            trees["tgt"].append(format_conllu(replace(t, comments=[f"# sent_id = {sid}", f"# text = {text}"])))
+    (suite / "suite.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for side, name in TREE_FILES.items():
+        (suite / name).write_text("".join(trees[side]), encoding="utf-8")
+    items = read_suite(suite)
+    encode_suite(items, suite, doubled["one"], tmp_path / "data")
+    assert check_dataset(items, ShardDataset(tmp_path / "data"), tmp_path / "data", suite) == 8
+    dataset_manifest([("a", tmp_path / "data"), ("b", tmp_path / "data")], tmp_path / "data", tmp_path / "twice")
+    with pytest.raises(InputError, match=r"row 8: sentence '1\.0' again \(first at row 0\)"):
+        check_dataset(items, ShardDataset(tmp_path / "twice"), tmp_path / "twice", suite)
