@@ -188,3 +188,18 @@ def test_a_suite_dataset_holding_a_sentence_twice_is_refused(doubled, tmp_path):
     dataset_manifest([("a", tmp_path / "data"), ("b", tmp_path / "data")], tmp_path / "data", tmp_path / "twice")
     with pytest.raises(InputError, match=r"row 8: sentence '1\.0' again \(first at row 0\)"):
         check_dataset(items, ShardDataset(tmp_path / "twice"), tmp_path / "twice", suite)
+
+
+def test_a_pair_file_holding_an_id_twice_names_both_lines(tmp_path):
+    """Before: a pair file (the split's, the filter stage's) with an id twice was read
+    whole; the filter stage then said only "pair ids must be unique" without a file or
+    line, and the parse stage wrote two sentences of one sent_id. After: the reader names
+    the file, the copy's line and the first's."""
+    from synprep.dataset.pairfile import read_pairs
+
+    p = tmp_path / "000.pairs.tsv"
+    p.write_text("c:1\tA dog runs.\tEin Hund rennt.\nc:2\tA cat.\tEine Katze.\nc:1\tA dog.\tEin Hund.\n")
+    with pytest.raises(InputError, match=re.escape(f"{p}:3: pair id 'c:1' again (first at line 1)")):
+        list(read_pairs(p))
+    p.write_text("c:1\tA dog runs.\tEin Hund rennt.\nc:2\tA cat.\tEine Katze.\n")
+    assert [i for i, _, _ in read_pairs(p)] == ["c:1", "c:2"]
