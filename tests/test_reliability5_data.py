@@ -203,3 +203,139 @@ def test_a_pair_file_holding_an_id_twice_names_both_lines(tmp_path):
         list(read_pairs(p))
     p.write_text("c:1\tA dog runs.\tEin Hund rennt.\nc:2\tA cat.\tEine Katze.\n")
     assert [i for i, _, _ in read_pairs(p)] == ["c:1", "c:2"]
+
+
+# ------------------------------------------------------------------ 2. an output of nothing
+
+
+@pytest.fixture(scope="module")
+def vocab(tmp_path_factory) -> Path:
+    """A dataset of 40 PUD pairs: the vocabularies of the shards below, and an earlier
+    output that a refused command must leave as it was."""
+    from synprep.dataset.shards import ShardConfig, build_dataset
+    from synprep.syntax.conllu import format_conllu
+
+    d = tmp_path_factory.mktemp("vocab")
+    for side, sents in zip(("en", "de"), _pud(40)):
+        (d / f"pud.{side}.conllu").write_text("".join(format_conllu(s) for s in sents), encoding="utf-8")
+    build_dataset(d / "ds", str(d / "pud.en.conllu"), str(d / "pud.de.conllu"),
+                  ShardConfig(vocab_size=600, projectivity="lift"))
+    return d
+
+
+def _files(d: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+
+
+@pytest.mark.parametrize("case", ["empty", "comments", "bom", "all-rejected", "all-rejected-no-vocab"])
+def test_shard_refuses_to_write_a_dataset_of_no_row_unless_asked(vocab, case, tmp_path, capsys):
+    """Before: `synprep shard` of an empty CoNLL-U (or comments only) with --vocab-from
+    replaced -o with an empty dataset and exited 0; every pair rejected (here by
+    --max-len) too; without a vocabulary it said "every input sentence was rejected
+    (see the rejects)", which it had not written. After: exit 2, one line naming the
+    input(s) and the reasons, -o as it was; --allow-empty writes the empty dataset."""
+    en, de = vocab / "pud.en.conllu", vocab / "pud.de.conllu"
+    out = tmp_path / "out"
+    shutil.copytree(vocab / "ds", out)  # an earlier dataset in -o
+    before = _files(out)
+    empty = tmp_path / "e.conllu"
+    empty.write_bytes({"empty": b"", "comments": b"# newdoc id = x\n# a comment\n\n\n", "bom": b"\xef\xbb\xbf"}.get(case, b""))
+    use = ["--vocab-from", vocab / "ds"]
+    files, wanted = {
+        "empty": ([empty], [f"{empty}: no sentences in it"]),
+        "comments": ([empty, empty], [f"{empty} and {empty}: no pairs in them"]),
+        "bom": ([empty], [f"{empty}: no sentences in it"]),
+        "all-rejected": ([en, de], [f"{en} and {de}: every one of their 40 pairs was rejected (too-long 3", "non-projective 4)"]),
+        "all-rejected-no-vocab": ([en, de], ["every one of their 40 pairs was rejected (too-long 3", "non-projective 4)"]),
+    }[case]
+    if case == "all-rejected-no-vocab":
+        use = ["--vocab-size", "600"]
+    more = ["--max-len", "2"] if case.startswith("all-rejected") else []
+    rc, err = run_main(capsys, "shard", *files, "-o", out, *use, *more, "-q")
+    line = one_line_error(rc, err, *wanted, "--allow-empty")
+    assert _files(out) == before, line
+    rc, err = run_main(capsys, "shard", *files, "-o", out, *use, *more, "-q", "--allow-empty")
+    assert rc == 0, err
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["counts"]["kept"] == 0 and m["counts"]["input"] == (40 if more else 0) and m["shards"] == []
+
+
+def test_filter_refuses_to_keep_nothing_unless_asked(tmp_path, capsys):
+    """Before: `synprep filter` of two empty files, or of a corpus whose every pair a
+    filter rejected (here: identical sides), wrote an empty output and exited 0. After:
+    exit 2 naming the inputs and the rejects by filter; --allow-empty writes it."""
+    import gzip
+
+    from .conftest import MULTI30K
+
+    if not (MULTI30K / "val.en.gz").exists():
+        pytest.skip(f"{MULTI30K} is absent: the shared Multi30k data is needed for this test")
+    with gzip.open(MULTI30K / "val.en.gz", "rt", encoding="utf-8") as f:
+        en = [next(f) for _ in range(30)]
+    src, tgt = tmp_path / "c.en", tmp_path / "c.de"
+    src.write_text("".join(en), encoding="utf-8")
+    tgt.write_text("".join(en), encoding="utf-8")  # the English again: every pair identical
+    rc, err = run_main(capsys, "filter", src, tgt, "-o", tmp_path / "f", "--no-align", "--no-progress")
+    one_line_error(rc, err, f"{src} and {tgt}: every one of their 30 pairs was rejected (identical", "--allow-empty")
+    assert not (tmp_path / "f").exists()
+    for p in (src, tgt):
+        p.write_bytes(b"")
+    rc, err = run_main(capsys, "filter", src, tgt, "-o", tmp_path / "f", "--no-align", "--no-progress")
+    one_line_error(rc, err, f"{src} and {tgt}: no pairs in them (empty files)", "--allow-empty")
+    assert not (tmp_path / "f").exists()
+    rc, err = run_main(capsys, "filter", src, tgt, "-o", tmp_path / "f", "--no-align", "--no-progress", "--allow-empty")
+    assert rc == 0 and json.loads((tmp_path / "f" / "filter.json").read_text())["kept"] == 0, err
+
+
+def test_parse_refuses_to_parse_nothing_unless_asked(tmp_path, capsys):
+    """Before: `synprep parse` of an empty file (or one of blank lines: every line an
+    `empty` reject) wrote an empty CoNLL-U and exited 0. After: exit 2 naming the input
+    and the reasons (an empty input before a model loads), -o as it was."""
+    from .workflow_helpers import MODELS, need_models
+
+    need_models()
+    out = tmp_path / "out.conllu"
+    out.write_text("# an earlier parse\n")
+    text = tmp_path / "in.txt"
+    for data, wanted in ((b"", f"{text}: no sentences in it (an empty file)"),
+                         (b"\n \n\n", f"{text}: every one of its 3 sentences was rejected (empty 3)")):
+        text.write_bytes(data)
+        rc, err = run_main(capsys, "parse", text, "--backend", "udpipe", "-O", f"model={MODELS / 'en.udpipe'}",
+                           "-o", out, "-q", "--no-progress")
+        one_line_error(rc, err, wanted, "--allow-empty")
+        assert out.read_text() == "# an earlier parse\n"
+    rc, err = run_main(capsys, "parse", text, "--backend", "udpipe", "-O", f"model={MODELS / 'en.udpipe'}",
+                       "-o", out, "-q", "--no-progress", "--allow-empty")
+    assert rc == 0 and out.read_text() == "", err
+
+
+def test_oracle_and_split_say_when_they_have_nothing(vocab, tmp_path, capsys):
+    """Before: `synprep oracle` of an empty file among others, or of sentences all
+    dropped as non-projective, printed nothing and exited 0; `synprep split` of a TSV
+    whose every line lacked its columns wrote empty shards and exited 0. After: each an
+    error naming the file and why (oracle: unless --allow-empty; split: always, a corpus
+    of nothing is never split)."""
+    from synprep.syntax.conllu import format_conllu
+    from synprep.syntax.tree import is_projective
+
+    empty = tmp_path / "e.conllu"
+    empty.write_text("# only a comment\n\n")
+    de = vocab / "pud.de.conllu"
+    rc, err = run_main(capsys, "oracle", de, empty)
+    one_line_error(rc, err, f"{empty}: no sentences in it", "--allow-empty")
+    rc, _ = run_main(capsys, "oracle", de, empty, "--allow-empty")
+    assert rc == 0
+    crossing = [s for s in _pud(40)[1] if not is_projective(s.heads)]
+    assert crossing
+    np_file = tmp_path / "np.conllu"
+    np_file.write_text("".join(format_conllu(s) for s in crossing), encoding="utf-8")
+    rc, err = run_main(capsys, "oracle", np_file)
+    one_line_error(rc, err, f"{np_file}: every one of its {len(crossing)} sentences was rejected "
+                            f"(non-projective {len(crossing)})", "--allow-empty")
+    rc, _ = run_main(capsys, "oracle", np_file, "--non-projective", "lift")
+    assert rc == 0
+    tsv = tmp_path / "c.tsv"
+    tsv.write_text("one column\nstill one\n")
+    rc, err = run_main(capsys, "split", "--tsv", tsv, "--name", "c", "--shards", "2", "--out-dir", tmp_path / "s")
+    one_line_error(rc, err, f"{tsv}: every one of its 2 lines was rejected (bad-columns 2)")
+    assert not (tmp_path / "s").exists()
