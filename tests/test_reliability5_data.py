@@ -339,3 +339,43 @@ def test_oracle_and_split_say_when_they_have_nothing(vocab, tmp_path, capsys):
     rc, err = run_main(capsys, "split", "--tsv", tsv, "--name", "c", "--shards", "2", "--out-dir", tmp_path / "s")
     one_line_error(rc, err, f"{tsv}: every one of its 2 lines was rejected (bad-columns 2)")
     assert not (tmp_path / "s").exists()
+
+
+# ------------------------------------------------------------------ 3. decoding settings
+
+
+@pytest.mark.parametrize("where", ["--set", "file"])
+def test_a_beam_out_of_range_stops_training_before_it_starts(pud, where, tmp_path, capsys):
+    """Before: decode.beam = 50000 was taken by `synprep train` (and the workflow) and
+    refused only by the evaluation after training, by the device's memory. After: the
+    run config is refused where it is read, naming the key and the range; no run folder."""
+    out = tmp_path / "run"
+    sets = ["--set", f"train.train={pud / 'train'}", "--set", f"train.out={out}", "--set", "train.max_steps=1",
+            "--set", "train.progress=false", "--preset", "tiny"]
+    if where == "file":
+        cfg = tmp_path / "run.yaml"
+        cfg.write_text("decode:\n  beam: 50000\n")
+        more = ["--config", cfg]
+    else:
+        more = ["--set", "decode.beam=50000"]
+    rc, err = run_main(capsys, "train", *more, *sets)
+    one_line_error(rc, err, "decode.beam = 50000: expected an integer >= 1 and <= 1024")
+    assert not out.exists()
+
+
+def test_the_workflows_beams_are_bounded_where_the_config_is_read():
+    """train.beam and table.decode.beam (the workflow's) and a run's decode.beam: one
+    bound, declared once (MAX_BEAM), in the settings, the generated schema and the flags."""
+    from synprep.errors import ConfigError
+    from synprep.stages.settings import TrainSettings
+    from synprep.stages.table.settings import TableDecode
+    from synprep.train.config import MAX_BEAM, RunConfig
+
+    for cls, key in ((TrainSettings, "beam"), (TableDecode, "beam")):
+        assert cls.from_dict({key: MAX_BEAM}, "x").beam == MAX_BEAM
+        with pytest.raises(ConfigError, match=f"x.{key} = {MAX_BEAM + 1}: expected an integer >= 1 and <= {MAX_BEAM}"):
+            cls.from_dict({key: MAX_BEAM + 1}, "x")
+    with pytest.raises(ConfigError, match=f"decode.beam = 4096: expected an integer >= 1 and <= {MAX_BEAM}"):
+        RunConfig.from_dict({"decode": {"beam": 4096}})
+    schema = (Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml").read_text()
+    assert schema.count(f"maximum: {MAX_BEAM}\n") >= 2  # train.beam and a run's decode.beam
