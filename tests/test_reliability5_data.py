@@ -379,3 +379,51 @@ def test_the_workflows_beams_are_bounded_where_the_config_is_read():
         RunConfig.from_dict({"decode": {"beam": 4096}})
     schema = (Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml").read_text()
     assert schema.count(f"maximum: {MAX_BEAM}\n") >= 2  # train.beam and a run's decode.beam
+
+
+# ------------------------------------------------------------------ 4. CoNLL-U found by trying the commands
+
+_WORDS = "1\tHello\thello\tINTJ\t_\t_\t0\troot\t_\t_\n"
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["native", "python"])
+def test_an_empty_sent_id_is_an_error_on_both_readers(pure, tmp_path, capsys, monkeypatch):
+    """Before: '# sent_id =' with no value gave the sentence the id '' (oracle printed
+    "id": "", shard wrote rows of id '', and a second such sentence was the first's
+    duplicate). After: an error naming its line, from the compiled reader and the
+    Python one alike."""
+    from synprep.syntax.oracle_io import native_available
+
+    if pure:
+        monkeypatch.setenv("SYNPREP_PURE_PYTHON", "1")
+    elif not native_available():
+        pytest.skip("the compiled reader is not built")
+    f = tmp_path / "x.conllu"
+    f.write_text(f"# sent_id = a\n{_WORDS}\n# sent_id =  \n# text = Hello\n{_WORDS}\n")
+    rc, err = run_main(capsys, "oracle", f, "--format", "jsonl")
+    one_line_error(rc, err, f"{f}:4: '# sent_id =' without a value")
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["native", "python"])
+def test_comments_alone_at_the_end_make_no_sentence(pure, tmp_path, capsys, monkeypatch):
+    """Before: a file ending in comments without a blank line after them (a trailing
+    '# newdoc', a file of comments alone) was "the file ends inside the sentence that
+    starts at line N", though comments followed by a blank line were no sentence. After:
+    comments alone are no sentence wherever they are; words without their blank line
+    are still an error."""
+    from synprep.syntax.conllu import read_conllu
+    from synprep.syntax.oracle_io import native_available
+
+    if pure:
+        monkeypatch.setenv("SYNPREP_PURE_PYTHON", "1")
+    elif not native_available():
+        pytest.skip("the compiled reader is not built")
+    f = tmp_path / "x.conllu"
+    f.write_text(f"# sent_id = a\n{_WORDS}\n# newdoc id = next\n# another comment")
+    assert [s.sent_id for s in read_conllu(f)] == ["a"]
+    capsys.readouterr()
+    rc, err = run_main(capsys, "oracle", f)
+    assert rc == 0 and "1 sentences read, 1 written" in err, err
+    f.write_text(f"# sent_id = a\n{_WORDS}\n# sent_id = b\n{_WORDS}")  # words, no blank line: still truncated
+    rc, err = run_main(capsys, "oracle", f)
+    one_line_error(rc, err, "the file ends inside the sentence that starts at line 4")

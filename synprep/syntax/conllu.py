@@ -6,7 +6,8 @@ else is text like any other, so it makes an ID or a comment line invalid),
 decoded strictly as UTF-8 (a block that fails is decoded line by line so the bad line
 can be named), and split into lines. A block is checked once for the characters that
 never belong inside a line (:data:`_CONTROL`); only a block that holds one is looked at
-line by line, so that the line can be named. Lines are grouped into sentences at blank lines;
+line by line, so that the line can be named. Lines are grouped into sentences at blank lines (comments alone make no sentence, at
+the end of the file too, without a blank line after them);
 each sentence is validated and turned into a :class:`Sentence` in one pass over its
 lines. Only basic trees are read: empty nodes (``3.1``) are skipped and the DEPS
 column is kept verbatim but never interpreted.
@@ -20,7 +21,8 @@ Invariants of every :class:`Sentence` yielded:
   leading zeros), as are both numbers of a range ``a-b`` and an empty node ``a.b``;
 * an empty node (skipped) is in its place: those after word N are N.1, N.2, ... in
   order (before the first word 0.1, ...), as UD numbers them;
-* every FORM (of a word and of a multiword token) and every DEPREL is non-empty;
+* every FORM (of a word and of a multiword token) and every DEPREL is non-empty, and
+  so is a ``# sent_id`` (an id of nothing would be every such sentence's one key);
 * no line of it (comment, word, range or empty node) holds a control character but
   TAB or a line break other than its own LF or CRLF: see :data:`_CONTROL`;
 * multiword-token ranges ``a-b`` start at the next word, have ``b > a``, do not
@@ -380,6 +382,8 @@ def read_sentences(
     if block:
         try:  # a line's own error (e.g. its columns) comes before the end of the file
             _parse_block(block, start, name, lines_only=True)
+            if all(line is not None and line.startswith("#") for line in block):
+                return  # comments alone, as anywhere else: no sentence (the last blank line is not needed)
             err = InputError(
                 name,
                 lineno,
@@ -450,6 +454,9 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
                 k, eq, v = line[1:].partition("=")
                 if eq and k.strip() == "sent_id":
                     sent_id = v.strip()
+                    if not sent_id:  # an id of nothing: every such sentence would have the one key ""
+                        raise InputError(name, lineno, "'# sent_id =' without a value; expected the sentence's id (or no "
+                                         "sent_id line: the sentence is then named by FILE:LINE)", "sent-id")
             elif line.startswith("# text"):
                 k, eq, v = line[1:].partition("=")
                 if eq and k.strip() == "text":
