@@ -427,3 +427,22 @@ def test_comments_alone_at_the_end_make_no_sentence(pure, tmp_path, capsys, monk
     f.write_text(f"# sent_id = a\n{_WORDS}\n# sent_id = b\n{_WORDS}")  # words, no blank line: still truncated
     rc, err = run_main(capsys, "oracle", f)
     one_line_error(rc, err, "the file ends inside the sentence that starts at line 4")
+
+
+def test_eval_parse_and_challenge_of_no_sentence_are_errors(vocab, tmp_path, capsys):
+    """Before: `synprep eval-parse` of gold and parse files of no sentence printed UAS
+    0.00 and LAS 0.00 -- scores of nothing -- and `synprep challenge` wrote empty
+    subsets, both exit 0. After: eval-parse refuses it always (no score is no 0.00),
+    challenge unless --allow-empty, naming the file."""
+    empty = tmp_path / "e.conllu"
+    empty.write_text("# newdoc id = x\n\n")
+    rc, err = run_main(capsys, "eval-parse", empty, empty)
+    one_line_error(rc, err, f"{empty}: no gold sentences in it", "nothing to score")
+    rc, err = run_main(capsys, "challenge", "--src", empty, "--tgt", empty, "--tgt-lang", "de", "-o", tmp_path / "ch")
+    one_line_error(rc, err, f"{empty} and {empty}: no pairs in them", "--allow-empty")
+    assert not (tmp_path / "ch").exists()
+    rc, err = run_main(capsys, "challenge", "--src", empty, "--tgt", empty, "--tgt-lang", "de", "--allow-empty")
+    assert rc == 0, err
+    de = vocab / "pud.de.conllu"
+    rc, err = run_main(capsys, "eval-parse", de, de)
+    assert rc == 0, err

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
 from ..syntax.conllu import Sentence, read_conllu, read_parallel
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, EmptyOutput, InputError
 from ..settings import Config, setting
 
 __all__ = ["evaluate", "EvalResult", "Counts", "EvalParseSettings"]
@@ -204,6 +204,8 @@ def evaluate(pred: str | os.PathLike, gold: str | os.PathLike, *, align: str = "
             _strict(res, p, g, pred, gold, full_labels)
         else:
             _chars(res, p, g, full_labels)
+    if not res.sentences:  # scores of nothing (UAS 0.00) are no scores
+        raise EmptyOutput(gold, 0, unit="gold sentences", flag=None, conllu=True, nothing="nothing to score")
     return res
 
 
