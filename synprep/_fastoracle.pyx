@@ -459,8 +459,8 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                                     a += 1
                                 while b > a and is_ws(src[b - 1]):
                                     b -= 1
-                                if b > a and (src[a] >= 128 or src[b - 1] >= 128):
-                                    ok = False
+                                if b == a or src[a] >= 128 or src[b - 1] >= 128:
+                                    ok = False  # (an empty id: the Python reader's error names it)
                                 idoff = a
                                 idlen = b - a
                     continue

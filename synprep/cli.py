@@ -9,7 +9,11 @@ Exit codes: 0 success, 1 finished but some input was skipped as invalid
 folder, a permission: ``synprep CMD: error: PATH: CAUSE; HINT``, never a traceback;
 the writes of :mod:`synprep.util.outputs` leave no temporary file and the output being
 written as it was), 2 stopped on an error in the input or the options (a path that
-does not exist, or names a folder where a file is expected, included).
+does not exist, or names a folder where a file is expected, included; and an output
+of nothing: ``split``, ``filter``, ``parse``, ``shard`` and ``oracle`` given an input
+of no item, or one whose every item they reject, say so naming the input and the
+reasons, leaving the output as it was -- :class:`synprep.errors.EmptyOutput`; all but
+``split``, whose corpus is never legitimately empty, write it with ``--allow-empty``).
 """
 
 from __future__ import annotations

@@ -32,6 +32,32 @@ class InputError(SynprepError):
         super().__init__(f"{where}: {message}")
 
 
+class EmptyOutput(InputError):
+    """An output that would hold nothing: its input ``path`` had no item at all (an
+    empty file, comments only), or every one of its ``read`` items was rejected
+    (``rejected``: reason -> count). The commands that write a dataset, a filtered
+    corpus, parses or transitions (``shard``, ``filter``, ``parse``, ``oracle``) stop on
+    it, leaving any earlier output as it was, unless ``--allow-empty`` (``flag``) asks
+    for the empty output: a file given by mistake is told, never turned into an empty
+    dataset with exit status 0. The workflow's steps take an empty shard as it is."""
+
+    def __init__(self, path: str, read: int, rejected: dict | None = None, unit: str = "sentences",
+                 what: str = "output", flag: str | None = "--allow-empty", files: int = 1, conllu: bool = False,
+                 nothing: str = "nothing to write"):
+        self.read = read
+        allow = f", or pass {flag} to write the empty {what}" if flag else ""
+        it, its, empty, give = (("them", "their", "empty files", "the files that hold them") if files > 1 else
+                                ("it", "its", "an empty file", "the file that holds them"))
+        if read == 0:
+            empty += ", or nothing but comments and blank lines" if conllu else ""
+            message = f"no {unit} in {it} ({empty}): {nothing}; give {give}{allow}"
+        else:
+            why = ", ".join(f"{k} {v}" for k, v in sorted((rejected or {}).items(), key=lambda kv: (-kv[1], kv[0])))
+            message = (f"every one of {its} {read} {unit} was rejected ({why or 'see above'}): {nothing}; "
+                       f"change the settings or the input{allow}")
+        super().__init__(path, None, message, reason="empty")
+
+
 class ConfigError(SynprepError):
     """An unknown option, a wrong type or a value out of range in a configuration.
 

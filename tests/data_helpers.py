@@ -5,7 +5,7 @@ files that use them, so that no test file imports another (tests/test_architectu
 from __future__ import annotations
 
 import random
-
+import re
 
 from synprep.syntax.transitions import Piece, left, replay, right
 
@@ -162,3 +162,11 @@ def pair_conllu(n: int, tag: str) -> tuple[str, str]:
                   + "\n" + row(3, "sat", 0, "root") + "\n\n" for k in range(n))
     tgt = src.replace("the", "die").replace("cat", "Katze").replace("sat", "saß")
     return src, tgt
+
+
+def copies(conllu: str, n: int) -> str:
+    """``conllu`` ``n`` times over (e.g. so that BPE merges every word), the k-th copy's
+    sent_ids suffixed ``~k`` from the second on: a sent_id is its pair's key, unique in
+    a file (synprep.util.keys)."""
+    return "".join(conllu if k == 1 else re.sub(r"^# sent_id = (.*)$", rf"# sent_id = \1~{k}", conllu, flags=re.M)
+                   for k in range(1, n + 1))

@@ -10,7 +10,7 @@ from synprep.errors import ConfigError
 from synprep.dataset.exporters import PascalExporter, TransitionsExporter, parent_line, parse_options, render_word
 from synprep.dataset.shards import ShardConfig, build_dataset, iter_rows
 
-from .data_helpers import SRC, TGT, row, sent
+from .data_helpers import SRC, TGT, copies, row, sent
 
 JOHN = sent(
     "j1",
@@ -51,7 +51,7 @@ def test_parent_line_on_the_pascal_example():
 def john(tmp_path_factory):
     d = tmp_path_factory.mktemp("exp")
     f = d / "john.conllu"
-    f.write_text(JOHN * 3)  # repeated so that BPE merges every word into one piece
+    f.write_text(copies(JOHN, 3))  # repeated so that BPE merges every word into one piece
     build_dataset(d / "ds", None, str(f), ShardConfig(vocab_size=2000, character_coverage=1.0))
     return d / "ds"
 

@@ -21,7 +21,7 @@ from synprep.util.outputs import MARKER
 from synprep.syntax.oracle_io import SentenceOracle, native_available, stream_oracle
 
 from .cli_helpers import one_line_error, run_main
-from .data_helpers import GERMAN, W1, pair_conllu, replay_stored, row
+from .data_helpers import GERMAN, W1, copies, pair_conllu, replay_stored, row
 
 BOM = "\ufeff"
 
@@ -302,7 +302,7 @@ def test_5_shard_stores_words_with_marks_exactly_and_their_transitions_replay(tm
         for k, w in enumerate(MARK_WORDS)
     )
     f = tmp_path / "marks.conllu"
-    f.write_text(rows * 3, encoding="utf-8")
+    f.write_text(copies(rows, 3), encoding="utf-8")
     m = build_dataset(tmp_path / "ds", None, str(f), ShardConfig(vocab_size=300, character_coverage=1.0))
     assert m["counts"]["kept"] == m["counts"]["input"] == 3 * len(MARK_WORDS)
     model = SubwordModel.load(tmp_path / "ds" / "spm.model")
@@ -311,7 +311,7 @@ def test_5_shard_stores_words_with_marks_exactly_and_their_transitions_replay(tm
     for t in tables:
         for i in range(t.num_rows):
             r = row_dict(t, i)
-            k = int(r["tgt_id"][1:])
+            k = int(r["tgt_id"][1:].split("~")[0])  # m<k>, its copies m<k>~<n> (data_helpers.copies)
             assert model.decode_words(r["tgt_pieces"], r["tgt_word_ids"]) == [MARK_WORDS[k], "works", "here"]
             heads, _labels = replay_stored(r, m["labels"], model.begins_mask(), m["tokens"]["arc_base"])
             assert heads == r["tgt_heads"] == [1, -1, 1]

@@ -51,7 +51,7 @@ from hypothesis import strategies as st
 
 from synprep.errors import SynprepError
 
-from .data_helpers import GERMAN, row
+from .data_helpers import GERMAN, copies, row
 
 #: examples a reader in the default run; the slow run tries SLOW times as many
 COUNTS = {"oracle": 120, "shard": 40, "split": 80, "filter": 50, "parse": 60, "loader": 40, "manifest": 40,
@@ -456,7 +456,7 @@ def dataset(tmp_path_factory, spm_model):
     from synprep.dataset.shards import ShardConfig, build_dataset
 
     d = tmp_path_factory.mktemp("ds")
-    (d / "c.conllu").write_text(CONLLU * 3, encoding="utf-8")
+    (d / "c.conllu").write_text(copies(CONLLU, 3), encoding="utf-8")
     build_dataset(d / "ds", str(d / "c.conllu"), str(d / "c.conllu"), ShardConfig(projectivity="lift", shard_size=4),
                   spm={"joint": spm_model})
     return d / "ds"
@@ -539,7 +539,7 @@ def outsider(tmp_path_factory, spm_model):
     from synprep.dataset.subwords import train_spm
 
     d = tmp_path_factory.mktemp("outside")
-    (d / "g.conllu").write_text(GERMAN * 5, encoding="utf-8")
+    (d / "g.conllu").write_text(copies(GERMAN, 5), encoding="utf-8")
     build_dataset(d / "ds", str(d / "g.conllu"), str(d / "g.conllu"), ShardConfig(projectivity="lift", shard_size=2),
                   spm={"joint": spm_model})
     other = train_spm([s.forms for s in read_conllu_string(CONLLU)] * 10, vocab_size=330, seed=7)

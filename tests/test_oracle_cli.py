@@ -72,8 +72,10 @@ def test_drop_keeps_a_null_record_in_jsonl_and_skips_in_text():
     r = cli("--format", "jsonl", "-", stdin=NONPROJ.encode())
     (rec,) = [json.loads(x) for x in r.stdout.decode().splitlines()]
     assert rec["transitions"] is None and rec["dropped"] == "non-projective"
-    r = cli("-", stdin=NONPROJ.encode())
+    r = cli("--allow-empty", "-", stdin=NONPROJ.encode())
     assert r.stdout == b"" and b"1 dropped as non-projective" in r.stderr and r.returncode == 0
+    r = cli("-", stdin=NONPROJ.encode())  # nothing printed: an error unless --allow-empty (synprep.errors.EmptyOutput)
+    assert r.stdout == b"" and r.returncode == 2 and b"every one of its 1 sentences was rejected (non-projective 1)" in r.stderr
 
 
 def test_exit_codes_and_messages(tmp_path):

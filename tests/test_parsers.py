@@ -150,7 +150,7 @@ def test_read_items_errors_name_file_and_line(tmp_path):
     with pytest.raises(InputError, match=r"b.tsv:2: no tab"):
         list(read_items(tsv))
     tsv.write_text("a\tok\na\tagain\n")
-    with pytest.raises(InputError, match=r"b.tsv:2: id 'a' was used before"):
+    with pytest.raises(InputError, match=r"b.tsv:2: id 'a' again \(first at line 1\)"):
         list(read_items(tsv))
 
 

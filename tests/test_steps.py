@@ -240,6 +240,7 @@ GATE_OF = "what --gate-norms is computed over (hypotheses or references): that o
 SHARD = "the shard's name: which input it is (the key of its ledger and statistics)"
 STAGES = "the stages whose reject files it reads, in workflow order: what the inputs are"
 STRICT = "whether a shard out of balance fails the command: a check of the inputs"
+EMPTY = "whether an output of nothing fails the command (synprep.errors.EmptyOutput): a check of the result"
 
 #: flags that are no setting, with why: the files a command reads and writes, how it
 #: reports, a mode of the command, and what builds a setting's value
@@ -247,12 +248,14 @@ NOT_SETTINGS = {
     "split": {"--out-dir": PATH, "--out": PATH, "--rejects": PATH, "--summary": PATH},
     "filter": {"src": PATH, "tgt": PATH, "--config": PATH, "--out": PATH, "--recut": PATH,
                "--print-default-config": REPORTS, "--no-progress": REPORTS,
-               "--src-lang": DEFAULTS, "--tgt-lang": DEFAULTS, "--no-align": DEFAULTS, "--test-files": DEFAULTS},
+               "--src-lang": DEFAULTS, "--tgt-lang": DEFAULTS, "--no-align": DEFAULTS, "--test-files": DEFAULTS,
+               "--allow-empty": EMPTY},
     "parse": {"input": PATH, "--output": PATH, "--rejects": PATH, "--option": OPTIONS, "--no-progress": REPORTS,
-              "--quiet": REPORTS},
+              "--quiet": REPORTS, "--allow-empty": EMPTY},
     "train-parser": {"train": PATH, "--output": PATH, "--heldout": PATH, "--option": OPTIONS, "--backend": UNIT},
     "eval-parse": {"pred": PATH, "gold": PATH, "--no-per-label": REPORTS, "--json": REPORTS},
-    "oracle": {"files": PATH, "--spm": PATH, "--format": REPORTS, "--bpe-marker": REPORTS, "--skip-invalid": INVALID},
+    "oracle": {"files": PATH, "--spm": PATH, "--format": REPORTS, "--bpe-marker": REPORTS, "--skip-invalid": INVALID,
+               "--allow-empty": EMPTY},
     "inspect": {"shard": PATH, "--row": ROW, "--summary": REPORTS},
     "export": {"name": UNIT, "dataset": PATH, "out": PATH, "--option": OPTIONS, "--list": REPORTS},
     "train": {"--config": PATH, "--set": SET, "--no-resume": RESUME, "--start-over-if-changed": RESUME,
@@ -261,10 +264,11 @@ NOT_SETTINGS = {
                   "--gate-norms": PATH, "--gate-of": GATE_OF, "--no-verify": VERIFY, "--no-progress": REPORTS},
     "evaluate": {"--checkpoint": PATH, "--data": PATH, "--out": PATH, "--ref": PATH, "--hyps": PATH,
                  "--no-verify": VERIFY, "--no-progress": REPORTS, "--json": REPORTS},
-    "challenge": {"--src": PATH, "--tgt": PATH, "--conllu": PATH, "--out-dir": PATH, "--json": REPORTS},
+    "challenge": {"--src": PATH, "--tgt": PATH, "--conllu": PATH, "--out-dir": PATH, "--json": REPORTS,
+                  "--allow-empty": EMPTY},
     "shard": {"files": PATH, "--output": PATH, "--spm": PATH, "--vocab-from": PATH, "--src-spm": PATH,
               "--tgt-spm": PATH, "--src-tokenizer": PATH, "--tgt-tokenizer": PATH, "--no-progress": REPORTS,
-              "--quiet": REPORTS, "--src-lang": LANGS, "--tgt-lang": LANGS},
+              "--quiet": REPORTS, "--src-lang": LANGS, "--tgt-lang": LANGS, "--allow-empty": EMPTY},
     "contrastive": {"--src": PATH, "--tgt": PATH, "--train": PATH, "--out-dir": PATH, "--json": REPORTS},
     "compare": {"--ref": PATH, "hyps": PATH, "--json": REPORTS},
     "contrastive-score": {"--checkpoint": PATH, "--suite": PATH, "--vocab": PATH, "--data": PATH, "--out": PATH,
@@ -338,7 +342,7 @@ def test_a_derived_flag_reads_its_settings_type_and_bounds(tmp_path, capsys):
                        tmp_path / "o.conllu")
     assert rc == 0 and "1 parsed" in err, err
     rc, err = run_main(capsys, "parse", tmp_path / "x.txt", "--lang", "en", "--max-words", "2", "-o",
-                       tmp_path / "o.conllu")
+                       tmp_path / "o.conllu", "--allow-empty")  # its one sentence rejected: an output of nothing
     assert rc == 0 and "rejected 1: too-long 1" in err, err
 
 

@@ -42,9 +42,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ..syntax.conllu import Sentence, format_conllu, read_parallel
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, EmptyOutput, InputError
+from ..util.keys import UniqueKeys
 from ..util.languages import primary_language  # re-exported (its __all__)
 from ..util.outputs import atomic_file, replace_dir, write_json
+from ..util.textio import text_lines
 
 __all__ = [
     "Phenomenon",
@@ -56,6 +58,7 @@ __all__ = [
     "find_arcs",
     "scan",
     "write_subsets",
+    "read_ids",
     "extract",
     "surface_text",
     "marked_text",
@@ -381,6 +384,24 @@ def write_subsets(subsets: dict[str, Subset], out_dir: str | os.PathLike, sides:
     return written
 
 
+def read_ids(path: str | os.PathLike) -> list[str]:
+    """The pair ids of a subset's ``<name>.ids`` (:func:`write_subsets`: one a line, in
+    corpus order; blank lines skipped), for whoever selects the subset's pairs by them
+    (the table). An id given twice is an InputError naming the file, the line and the
+    first one's (:mod:`synprep.util.keys`): a subset holds a pair once, and a set of its
+    ids would hide the copy."""
+    p = os.fspath(path)
+    keys = UniqueKeys("pair id", "a subset lists each pair once: remove the copy, or extract the subsets again "
+                                 "(synprep challenge)")
+    out = []
+    for n, line in text_lines(p, "a challenge subset's ids (one pair id a line, synprep challenge)"):
+        pid = line.strip()
+        if pid:
+            keys.add(pid, p, n)
+            out.append(pid)
+    return out
+
+
 # --------------------------------------------------------------------------- driver
 
 
@@ -429,10 +450,14 @@ def extract(
     min_dist: int = DEFAULT_MIN_DIST,
     rules: str = "synprep",
     out_dir: str | os.PathLike | None = None,
+    allow_empty: bool = True,
 ) -> dict:
     """Read the CoNLL-U file of each side (``{"src": path, "tgt": path}``, or
     ``{"text": path}`` in single-side mode), extract the subsets, write them to
-    ``out_dir`` (when given) and return the counts as plain data."""
+    ``out_dir`` (when given) and return the counts as plain data. ``allow_empty``:
+    False (``synprep challenge`` without ``--allow-empty``) refuses an input of no
+    sentence (:class:`~synprep.errors.EmptyOutput`) before anything is written; the
+    workflow's kept pairs may be none."""
     if not inputs or len(inputs) > 2:
         raise ConfigError("give one CoNLL-U file (single side) or two (source and target)")
     langs = {side: (langs or {}).get(side) for side in inputs}
@@ -441,6 +466,10 @@ def extract(
     # one or two sides, paired by position with matching sent_ids (as `synprep shard` pairs)
     pairs: Iterable[dict[str, Sentence]] = (items for _n, items in read_parallel(inputs))
     subsets, n = scan(pairs, detectors, min_dist)
+    if n == 0 and not allow_empty:
+        raise EmptyOutput(" and ".join(os.fspath(p) for p in inputs.values()), 0,
+                          unit="pairs" if len(inputs) == 2 else "sentences", what="challenge sets", files=len(inputs),
+                          conllu=True, nothing="nothing to extract from")
     result = {
         "inputs": {side: str(p) for side, p in inputs.items()},
         "langs": langs,

@@ -34,6 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                  defaults="class")
     p.add_argument("-o", "--out-dir", metavar="DIR", help="write the subsets here (omit to only count)")
     p.add_argument("--json", action="store_true", help="print the counts as JSON instead of a table")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="count (and write) the subsets of an input of no sentence; without it that is an error naming "
+                        "the input")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         check_replaceable(args.out_dir, CHALLENGE_KIND, "--out-dir")
     settings = settings_from_args(ChallengeStep, args, where="synprep challenge")
     result = challenge.run(settings, {"src": args.src, "tgt": args.tgt, "conllu": args.conllu},
-                           {"out_dir": args.out_dir})
+                           {"out_dir": args.out_dir}, allow_empty=args.allow_empty)
     if args.json:
         json.dump(result, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

@@ -65,6 +65,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--print-default-config", action="store_true", help="print the default filter config as YAML and exit")
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="write the output even when it keeps no pair (empty inputs, or every pair rejected); without "
+                        "it that is an error naming the inputs and the rejects by filter, and -o stays as it was")
 
 
 def _lang_from_name(path: str | None) -> str | None:
@@ -143,7 +146,7 @@ def run(args) -> int:
                                                    "--test-files": args.test_files})
     out = check_replaceable(args.out or "filtered", FILTER_KIND)
     counts = filter_step.run(settings, {"src": args.src, "tgt": args.tgt}, {"details": out},
-                             progress=not args.no_progress)
+                             progress=not args.no_progress, allow_empty=args.allow_empty)
     if counts["seeded"] and settings.seed is not None and not counts["seeded_eflomal"]:
         print("synprep filter: note: eflomal could not be seeded (no C compiler, or not Linux): "
               "another run may reject other pairs", file=sys.stderr)

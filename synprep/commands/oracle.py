@@ -2,7 +2,9 @@
 
 One line a sentence on stdout; a summary on stderr. Exit status: 0 when every
 sentence was valid, 1 when ``--skip-invalid`` skipped some, 2 when an invalid
-sentence stopped the run (or an option or file was wrong).
+sentence stopped the run (or an option or file was wrong), and when a file had no
+sentence or no sentence got transitions, unless ``--allow-empty``
+(:class:`synprep.errors.EmptyOutput`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 from ..dataset.shard_config import ShardConfig
 from ..dataset.subwords import load_spm
 from ..flags import add_settings
-from ..errors import InputError
+from ..errors import EmptyOutput, InputError
 from ..syntax.oracle_io import SentenceOracle, Summary, stream_oracle
 
 EPILOG = """\
@@ -35,7 +37,9 @@ skips them, jsonl prints them with transitions null. Either way they are counted
 in the summary on stderr.
 
 exit status: 0 all sentences valid; 1 some invalid sentences were skipped
-(--skip-invalid); 2 stopped on an invalid sentence, file or option.
+(--skip-invalid); 2 stopped on an invalid sentence, file or option, a file of no
+sentence, or no sentence with transitions (every one dropped or invalid) unless
+--allow-empty.
 
 example:
   synprep oracle en_ewt-ud-dev.conllu | head -1
@@ -70,6 +74,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="report invalid sentences on stderr (FILE:LINE: reason) and go on, instead of stopping",
     )
+    p.add_argument("--allow-empty", action="store_true",
+                   help="exit 0 on a file of no sentence, or when no sentence gets transitions (every one dropped or "
+                        "invalid); without it that is an error (exit 2) naming the file and the reasons")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,9 +100,17 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout.buffer
     try:
         for path in args.files:
+            before = summary.sentences + summary.invalid
             stream_oracle(path, conv, args.format == "jsonl", out.write, on_invalid=handler)
+            if summary.sentences + summary.invalid == before and not args.allow_empty:
+                raise EmptyOutput(path, 0, None, "sentences", "output", conllu=True)  # a file given by mistake
     finally:
         out.flush()
+    read = summary.sentences + summary.invalid
+    printed = summary.written + (summary.dropped if args.format == "jsonl" else 0)  # jsonl: a dropped tree's record too
+    if read and not printed and not args.allow_empty:
+        why = {k: v for k, v in (("non-projective", summary.dropped), ("invalid", summary.invalid)) if v}
+        raise EmptyOutput(" and ".join(args.files), read, why, "sentences", "output", files=len(args.files))
     # the counts of a finished run only: a run stopped by an error ends with that error
     # alone (no "0 sentences read" before "no such file")
     print(summary.render(), file=sys.stderr)

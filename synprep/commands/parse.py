@@ -60,6 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_settings(p, step.ParseStep, only=["format", "id_prefix"], defaults="class")
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="write the output even when no sentence parsed (an empty input, or every sentence rejected); "
+                        "without it that is an error naming the input and the reasons, and -o stays as it was")
 
 
 def given_options(args: argparse.Namespace) -> tuple[str, dict]:
@@ -86,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     settings = step.ParseStep.from_dict({**given_settings(step.ParseStep, args, only=["format", "id_prefix"]),
                                          "backend": backend, "sides": {"text": opts}}, "synprep parse")
     counts = step.run(settings, {"text": args.input}, {"text": args.output, "rejects": args.rejects},
-                      progress=not (args.no_progress or args.quiet))
+                      progress=not (args.no_progress or args.quiet), allow_empty=args.allow_empty)
     n, words, secs, nrej = counts["input"], counts["words"], counts["seconds"], sum(counts["rejected"].values())
     if args.quiet:  # -q: only warnings and errors (the help says so)
         return 0

@@ -41,7 +41,9 @@ counted), label not in --vocab-from's list (unknown-label; --unknown-labels map
 keeps the sentence, the label mapped to its universal part, else to dep, else to
 root).
 Each is counted in manifest.json and listed in rejects.tsv; input = kept +
-rejected. Exit status 0 (rejects are not errors), 2 on a bad option or file.
+rejected. Exit status 0 (rejects are not errors), 2 on a bad option or file, or
+when the dataset would have no row (an input of no sentence, or every sentence
+rejected: the error names the input and the reasons; --allow-empty writes it).
 
 example:
   synprep shard en_pud.conllu de_pud.conllu -o shards/pud --vocab-size 8000
@@ -77,6 +79,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress or summary on stderr")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="write the dataset even when it has no row (an input of no sentence, or every one rejected); "
+                        "without it that is an error naming the input and the reasons, and -o stays as it was")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     m = shard.run(settings, inputs, {"dataset": args.output},
                   languages={side: code for side, code in given.items() if code},
                   log=None if args.quiet else (lambda msg: print(f"synprep shard: {msg}", file=sys.stderr)),
-                  progress=not (args.quiet or args.no_progress))
+                  progress=not (args.quiet or args.no_progress), allow_empty=args.allow_empty)
     if not args.quiet:
         unit = "pairs" if len(m["sides"]) == 2 else "sentences"
         print(f"synprep shard: {shard.summary(m).replace(' read', f' {unit} read', 1)}; "

@@ -21,6 +21,7 @@ from typing import Collection, Iterable, Sequence
 import pyarrow as pa
 
 from ..errors import ConfigError
+from ..util.keys import UniqueKeys
 from ..util.outputs import write_bytes
 from . import shards as sh
 from .accounting import dataset_manifest
@@ -49,10 +50,18 @@ def heldout_ids(ids: Iterable[str], n: int) -> set[str]:
 
 
 def _tables(shard_dirs: Sequence[tuple[str, str | os.PathLike]]) -> dict:
+    """Each shard's rows as one table (None: no rows); a pair id in two rows, of one
+    shard or two, is an InputError naming both (:mod:`synprep.util.keys`): pairs are
+    held out and selected by id, so a copy would be counted twice or land on both sides."""
     tables = {}
+    keys = UniqueKeys("pair id", "pairs are chosen by id, so each must be one pair: write the shards again from one split",
+                      unit="row")
     for name, d in shard_dirs:
         _, parts = sh.open_dataset(d)
         tables[name] = pa.concat_tables(parts) if parts else None
+        if tables[name] is not None:
+            for i, pid in enumerate(tables[name].column("src_id").to_pylist(), 1):
+                keys.add(pid, os.fspath(d), i)
     return tables
 
 

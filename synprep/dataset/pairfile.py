@@ -14,7 +14,8 @@ rename: :mod:`synprep.util.outputs`).
 Reading is strict: a line that is not UTF-8 or that has other than three columns is an
 :class:`~synprep.errors.InputError` naming the file and the line (reasons
 ``bad-encoding`` and ``bad-columns``, the reject reasons of the split for the same
-faults of a raw corpus).
+faults of a raw corpus); so is an id that an earlier line has (``duplicate-id``, naming
+both lines).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import os
 from typing import Iterable, Iterator
 
 from ..errors import InputError
+from ..util.keys import UniqueKeys
 from ..util.outputs import atomic_file
 from ..util.textio import has_breaks, lines, one_line, open_file
 
@@ -40,8 +42,10 @@ def clean_side(text: str) -> str:
 
 
 def read_pairs(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
-    """``(id, src, tgt)`` for each line of a pair file."""
+    """``(id, src, tgt)`` for each line of a pair file; an id given twice is an
+    InputError naming both lines (:mod:`synprep.util.keys`): the later stages key by it."""
     path = os.fspath(path)
+    seen = UniqueKeys("pair id", "a pair file holds each pair once (ids name:n, synprep split): write it again")
     f = open_file(path, "a file of pairs (id<TAB>src<TAB>tgt)", "check the path")
     with f:
         for n, raw in enumerate(lines(f, path), 1):
@@ -52,6 +56,7 @@ def read_pairs(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
             cols = line.split("\t")
             if len(cols) != 3:
                 raise InputError(path, n, f"{len(cols)} column(s); expected 3 (id, src, tgt)", reason=BAD_COLUMNS)
+            seen.add(cols[0], path, n)
             yield cols[0], cols[1], cols[2]
 
 

@@ -26,6 +26,7 @@ Guarantees of the writer:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -34,7 +35,7 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, EmptyOutput, InputError
 from ..syntax.conllu import read_parallel
 from ..syntax.features import Flat, decoder_graph, parent_positions, root_paths
 from ..syntax.tree import projectivize, to_tree
@@ -259,6 +260,15 @@ def encode_shard(table, name: str) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def _named(inputs: dict) -> str:
+    """The input files, for a message: ``SRC and TGT``, or the one file."""
+    return " and ".join(os.fspath(p) for p in inputs.values())
+
+
+def _unit(inputs: dict) -> str:
+    return "pairs" if len(inputs) == 2 else "sentences"
+
+
 def _side_of_inputs(src: str | None, tgt: str | None, cfg: ShardConfig) -> tuple[dict[str, str], str | None]:
     if src is not None and tgt is not None:
         return {"src": src, "tgt": tgt}, "tgt"
@@ -280,6 +290,7 @@ def build_dataset(
     languages: dict[str, str] | None = None,
     progress: bool = False,
     tokenizers: dict[str, str] | None = None,
+    allow_empty: bool = True,
 ) -> dict:
     """Parse -> trees -> subwords -> features -> shards + manifest; returns the manifest.
 
@@ -297,13 +308,21 @@ def build_dataset(
     ``out_dir`` is replaced as a whole (:func:`synprep.util.outputs.replace_dir`): the
     dataset is written beside it and swapped in when complete, so at every instant
     it holds the complete old dataset or the complete new one; a non-empty directory
-    that is not a dataset is an error before any work."""
+    that is not a dataset is an error before any work.
+
+    ``allow_empty`` (the workflow's shards: one may legitimately keep nothing): a
+    dataset of no row is written like any other; False (``synprep shard`` without
+    ``--allow-empty``): an input of no sentence, or one whose every sentence was
+    rejected, is an :class:`~synprep.errors.EmptyOutput` naming it and the reasons,
+    and ``out_dir`` stays as it was."""
 
     with replace_dir(out_dir, DATASET_KIND) as tmp:
-        return _write_dataset(tmp, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress, tokenizers)
+        return _write_dataset(tmp, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress, tokenizers,
+                              allow_empty)
 
 
-def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress, tokenizers=None) -> dict:
+def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress, tokenizers=None,
+                   allow_empty: bool = True) -> dict:
     """:func:`build_dataset` into the (new, empty) directory ``out_dir``, in named steps
     (fairseq-preprocess's "build the dictionary, then the dataset"): the vocabularies
     (reused or from pass 1), pass 2 (the shards), the subword models, the rejects, the
@@ -318,6 +337,9 @@ def _write_dataset(out_dir, src, tgt, cfg, spm, vocab_from, chunk, log, language
     vocab = _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress, tokenizers)
     say("pass 2: shards")
     written = _write_shards(out, inputs, tside, cfg, vocab, chunk, progress)
+    if written.kept == 0 and not allow_empty:  # before any file is swapped in: the old dataset stays
+        raise EmptyOutput(_named(inputs), written.total, dict(Counter(r.reason for r in written.rejects)),
+                          _unit(inputs), "dataset", files=len(inputs), conllu=True)
     model_entries = _save_models(out, list(inputs), vocab)
     _write_rejects(out, written.rejects)
     manifest = _dataset_manifest(inputs, tside, cfg, vocab, vocab_from, model_entries, written)
@@ -355,9 +377,26 @@ def _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress,
         say("pass 1: labels and subword training sample" if need_models else "pass 1: labels")
         stage = TreeStage(cfg, tside, None)
         bar1 = _progress(desc="shard pass 1", unit="pair", enabled=progress)
-        # one pass over both sides (reading the files once) feeds the labels and the sample
-        kept = (trees for n, items in _pairs(inputs, bar1) for trees, _rej in [stage(n, items)] if trees is not None)
-        found, trained, _n = vocabulary_pass(kept, list(inputs), cfg, joint, train=need_models)
+        read, rejected = [0], Counter()
+
+        def kept():  # one pass over both sides (reading the files once) feeds the labels and the sample
+            for n, items in _pairs(inputs, bar1):
+                read[0] += 1
+                trees, rej = stage(n, items)
+                if trees is None:
+                    rejected[rej.reason] += 1
+                else:
+                    yield trees
+
+        if need_models:
+            kept_trees = list(itertools.islice(kept(), 1))  # a first kept pair, or none: nothing to train on
+            if not kept_trees:
+                raise EmptyOutput(_named(inputs), read[0], dict(rejected), _unit(inputs), "dataset",
+                                  flag="--vocab-from DIR (or --spm MODEL) and --allow-empty", files=len(inputs), conllu=True)
+            trees = itertools.chain(kept_trees, kept())
+        else:
+            trees = kept()
+        found, trained, _n = vocabulary_pass(trees, list(inputs), cfg, joint, train=need_models)
         bar1.close()
         if need_labels:
             labels = found

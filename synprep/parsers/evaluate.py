@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
 from ..syntax.conllu import Sentence, read_conllu, read_parallel
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, EmptyOutput, InputError
 from ..settings import Config, setting
 
 __all__ = ["evaluate", "EvalResult", "Counts", "EvalParseSettings"]
@@ -121,7 +121,9 @@ def _pairs(pred: str, gold: str, by_id: bool) -> Iterator[tuple[Sentence | None,
         # in order, as every command pairs two files (conllu.read_parallel): where both
         # sentences carry a sent_id, the ids must agree
         try:
-            for _n, pair in read_parallel({"gold": gold, "pred": pred}):
+            # (in order, a sent_id keys nothing: a file of repeated ids, e.g. two treebanks
+            # concatenated, pairs as well as any; --by-id refuses them, _check_id)
+            for _n, pair in read_parallel({"gold": gold, "pred": pred}, unique_ids=False):
                 yield pair["pred"], pair["gold"]
         except InputError as e:
             if e.reason != "misaligned":
@@ -202,6 +204,8 @@ def evaluate(pred: str | os.PathLike, gold: str | os.PathLike, *, align: str = "
             _strict(res, p, g, pred, gold, full_labels)
         else:
             _chars(res, p, g, full_labels)
+    if not res.sentences:  # scores of nothing (UAS 0.00) are no scores
+        raise EmptyOutput(gold, 0, unit="gold sentences", flag=None, conllu=True, nothing="nothing to score")
     return res
 
 

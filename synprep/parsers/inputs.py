@@ -19,6 +19,7 @@ import os
 from typing import Iterator
 
 from ..syntax.conllu import open_binary
+from ..util.keys import UniqueKeys
 from ..util.textio import lines
 from ..errors import ConfigError, InputError
 
@@ -39,7 +40,8 @@ def read_items(path: str | os.PathLike, fmt: str = "auto", id_prefix: str = "") 
     path = os.fspath(path)
     fmt = detect_format(path, fmt)
     stream, name, own = open_binary(path)
-    seen: set[str] = set()
+    seen = UniqueKeys("id", "ids are the parsed sentences' sent_ids, the keys that pair and select them: give each "
+                            "line its own id")
     try:
         for lineno, raw in enumerate(lines(stream, name), 1):
             try:
@@ -60,9 +62,7 @@ def read_items(path: str | os.PathLike, fmt: str = "auto", id_prefix: str = "") 
             item_id = item_id.strip()
             if not item_id:
                 raise InputError(name, lineno, "empty id; expected id<TAB>text with a non-empty id", reason="id")
-            if item_id in seen:
-                raise InputError(name, lineno, f"id {item_id!r} was used before; expected unique ids", reason="id")
-            seen.add(item_id)
+            seen.add(item_id, name, lineno)  # a copy: an error naming both lines (synprep.util.keys)
             yield item_id, text
     finally:
         if own:

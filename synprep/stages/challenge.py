@@ -55,13 +55,15 @@ Settings = ChallengeStep
 
 
 def run(settings: ChallengeStep, inputs: Mapping, outputs: Mapping, *, data: Optional[str] = None,
-        shards: Sequence[str] = ()) -> dict:
+        shards: Sequence[str] = (), allow_empty: bool = True) -> dict:
     """Extract the challenge subsets of ``inputs``: ``src`` and ``tgt`` (parsed, aligned
     by sentence), or ``conllu`` (one side, ``settings.lang``); lists of files with
     ``datasets`` (the workflow: each shard's kept pairs, whose trees are selected in
     dataset order into ``outputs["src"]``/``["tgt"]`` first). Writes the subsets into
     ``outputs["out_dir"]`` (or ``["sets"]``) when named, the counts with ``data`` and
-    ``shards`` to ``outputs["summary"]`` when named. Returns the counts."""
+    ``shards`` to ``outputs["summary"]`` when named. ``allow_empty``: False (the
+    command without ``--allow-empty``) refuses CoNLL-U files of no sentence. Returns
+    the counts."""
     if "datasets" in inputs:
         src, tgt, datasets = (_files(inputs[k]) for k in ("src", "tgt", "datasets"))
         parts = [({"src": s, "tgt": t}, d) for s, t, d in zip(src, tgt, datasets)]
@@ -85,7 +87,7 @@ def run(settings: ChallengeStep, inputs: Mapping, outputs: Mapping, *, data: Opt
         files, langs, sides = ({"src": inputs["src"], "tgt": inputs["tgt"]},
                                {"src": settings.src_lang, "tgt": settings.tgt_lang}, _sides(settings))
     return extract(files, langs=langs, detect_on=sides, phenomena=settings.phenomena, min_dist=settings.min_dist,
-                   rules=settings.rules, out_dir=outputs.get("out_dir") or outputs.get("sets"))
+                   rules=settings.rules, out_dir=outputs.get("out_dir") or outputs.get("sets"), allow_empty=allow_empty)
 
 
 def _files(x) -> list:

@@ -7,12 +7,14 @@ kept or rejected with a reason (:mod:`synprep.dataset.accounting`). And the work
 
 from __future__ import annotations
 
+import os
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Literal, Mapping, Optional, Sequence
 
 from ..dataset.accounting import write_rejects
 from ..dataset.pairfile import read_pairs as read_pair_file, write_pairs
-from ..errors import ConfigError
+from ..errors import ConfigError, EmptyOutput
 from ..filters import (Pair, build_filters, decontamination_entry, default_config, fill_languages, path_options,
                        read_pairs, run_filters, write_outputs)
 from ..filters.defaults import ALIGN
@@ -108,7 +110,7 @@ Settings = FilterStep
 
 
 def run(settings: FilterStep, inputs: Mapping, outputs: Mapping, *, languages: Optional[Mapping[str, str]] = None,
-        progress: bool = False) -> dict:
+        progress: bool = False, allow_empty: bool = True) -> dict:
     """Run the filters of ``settings`` over the pairs of ``inputs``: ``pairs`` (a pair
     file, :mod:`synprep.dataset.pairfile`: a shard of the workflow) or ``src`` and
     ``tgt`` (two line-aligned text files, ids ``<corpus>:<line>``). An option a filter
@@ -121,8 +123,12 @@ def run(settings: FilterStep, inputs: Mapping, outputs: Mapping, *, languages: O
     (reason: the filter's label; detail: the failing score component and value).
     Every pair read is kept or rejected. A seeded filter's runs (one that declares
     ``seeded``: the align filter's eflomal) take ``settings.seed``
-    (:class:`seeded_eflomal`). Returns the counts: ``input``, ``kept``, ``filters``
-    (per filter), ``seeded`` (whether a seeded filter ran), ``seeded_eflomal``."""
+    (:class:`seeded_eflomal`). ``allow_empty``: False (``synprep filter`` without
+    ``--allow-empty``) refuses to keep nothing -- no pair read, or every pair rejected
+    -- with an :class:`~synprep.errors.EmptyOutput` naming the input and the rejects by
+    filter, before any output is written; the workflow's shards may keep nothing.
+    Returns the counts: ``input``, ``kept``, ``filters`` (per filter), ``seeded``
+    (whether a seeded filter ran), ``seeded_eflomal``."""
 
     filters = build_filters([fill_languages(s, dict(languages or {})) for s in settings.filters])
     if "pairs" in inputs:
@@ -133,6 +139,10 @@ def run(settings: FilterStep, inputs: Mapping, outputs: Mapping, *, languages: O
     seeded = any(f.seeded for f in filters)
     with seeded_eflomal(settings.seed if seeded else None) as eflomal:
         result = run_filters(pairs, filters, progress=progress)
+    if not result.kept and not allow_empty:
+        named = os.fspath(inputs["pairs"]) if "pairs" in inputs else f"{os.fspath(inputs['src'])} and {os.fspath(inputs['tgt'])}"
+        raise EmptyOutput(named, result.n_input, dict(Counter(r.filter for r in result.rejects)), "pairs",
+                          "filtered corpus", files=1 if "pairs" in inputs else 2)
     if outputs.get("details"):
         extra = {"inputs": {"src": str(inputs["src"]), "tgt": str(inputs["tgt"])}, "seed": settings.seed,
                  "seeded_eflomal": eflomal.active} if text else None

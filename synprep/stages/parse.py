@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping, Optional
 
 from ..dataset.accounting import RejectWriter
-from ..errors import ConfigError
+from ..errors import ConfigError, EmptyOutput
 from ..dataset.pairfile import read_pairs
 from ..parsers import ParserResources, ParseSettings, backend as parser_backend
 from ..parsers.inputs import count_lines, read_items
@@ -78,7 +78,7 @@ def _rows(settings: ParseStep, inputs: Mapping) -> tuple[Iterable, Optional[int]
 
 
 def run(settings: ParseStep, inputs: Mapping, outputs: Mapping, *, threads: Optional[int] = None,
-        progress: bool = False) -> dict:
+        progress: bool = False, allow_empty: bool = True) -> dict:
     """Parse the rows of ``inputs`` -- ``pairs`` (a pair file: both sides, ``src`` and
     ``tgt``) or ``text`` (one sentence a line or id<TAB>text, ``.gz`` allowed, ``-``
     for stdin) -- with a parser a side (``settings.sides``: the backend's options;
@@ -87,10 +87,22 @@ def run(settings: ParseStep, inputs: Mapping, outputs: Mapping, *, threads: Opti
     (CoNLL-U, ``.gz`` allowed, ``-`` for stdout), in the same order on every side
     (``sent_id`` is the row's id); ``outputs["rejects"]``, when named, the rows a parser
     rejected, with its reason code (the first failing side's; the detail names the
-    side(s)). The trees and the rejects are replaced together. Returns the counts:
+    side(s)). The trees and the rejects are replaced together. ``allow_empty``: False
+    (``synprep parse`` without ``--allow-empty``) refuses to parse nothing -- an input
+    of no line (before a model loads), or one whose every row was rejected (before the
+    outputs are replaced) -- with an :class:`~synprep.errors.EmptyOutput` naming the
+    input and the reasons; the workflow's shards may keep nothing. Returns the counts:
     ``input``, ``kept``, ``words``, ``rejected`` (by reason), ``seconds``."""
     backend = parser_backend(settings.backend)
     rows, total = _rows(settings, inputs)
+    named = os.fspath(inputs["pairs"] if "pairs" in inputs else inputs["text"])
+    unit = "pairs" if "pairs" in inputs else "sentences"
+    if not allow_empty:
+        first = next(iter(rows), None) if isinstance(rows, list) else next(rows, None)
+        if first is None:
+            raise EmptyOutput(named, 0, None, unit, "CoNLL-U")
+        if not isinstance(rows, list):
+            rows = itertools.chain([first], rows)
     parsers: dict = {}
     try:
         for side, options in settings.sides.items():
@@ -105,6 +117,8 @@ def run(settings: ParseStep, inputs: Mapping, outputs: Mapping, *, threads: Opti
             with contextlib.ExitStack() as stack:
                 rw = stack.enter_context(RejectWriter(outputs["rejects"], group)) if outputs.get("rejects") else None
                 counts = parse_rows(parsers, rows, files, rw, stage=settings.stage, total=total, progress=progress)
+            if counts.kept == 0 and not allow_empty:  # before the group replaces any output
+                raise EmptyOutput(named, counts.input, dict(counts.rejected), unit, "CoNLL-U")
             for f in files.values():  # a gzip's trailer; the group renames the files when the block ends
                 f.flush() if f is sys.stdout else f.close()
     finally:

@@ -60,6 +60,7 @@ import hashlib
 import io
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field, fields
 from typing import BinaryIO, Iterable, Iterator, Mapping, Optional, Sequence
 
@@ -68,7 +69,7 @@ from ..dataset.data import ShardDataset
 from ..dataset.pairfile import BAD_COLUMNS, BAD_ENCODING
 from ..dataset.pairfile import read_pairs as read_shard  # noqa: F401  (the old name and path, CHANGELOG.md)
 from ..dataset.pairfile import write_pairs  # noqa: F401  (the old path)
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, EmptyOutput, InputError
 from ..settings import Config, declared_in, setting
 from ..util.outputs import FileGroup, replace_dir, write_json, write_text
 from ..util.languages import LANG_CODE, LANG_CODE_SAYS
@@ -512,10 +513,12 @@ def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]])
     summary.shard_kept = {i: 0 for i in targets}
     summary.shard_rejected = {i: {} for i in targets}
     files = _ShardFiles(targets)
+    every: Counter[str] = Counter()  # reason -> lines of the whole corpus, every shard's ("" kept)
     with files.group:  # every file renamed into place at the end, or none (and no temporary left)
         files.create()
         for pair in iter_pairs(spec, summary):
             summary.lines += 1
+            every[pair.reason or ""] += 1
             k = shard_of(pair, n_shards)
             if k not in targets:
                 continue
@@ -528,8 +531,10 @@ def _write(spec: CorpusSpec, n_shards: int, targets: dict[int, tuple[str, str]])
                 files.add(k, 0, f"{pair.id}\t{pair.src}\t{pair.tgt}\n")
                 summary.kept += 1
                 summary.shard_kept[k] += 1
-        if summary.lines == 0:
-            raise InputError(spec.files[0], None, "the corpus is empty; expected one pair a line")
+        if not every[""]:  # a corpus of nothing, or of nothing but rejects, is never split: no file replaced
+            # (a shard of none is fine: a small corpus in many shards)
+            raise EmptyOutput(" and ".join(map(str, spec.files)), summary.lines, dict(every), "lines", flag=None,
+                              files=len(spec.files))
         files.flush()
     return summary
 

@@ -27,6 +27,7 @@ from ..errors import ConfigError
 from ..parsers import ParseSettings
 from ..report.html import ReportSettings
 from ..settings import MAX_THREADS, Config, declared_in, setting
+from ..train.config import MAX_BEAM
 from ..util.outputs import FOLDER_NAME
 from .challenge import ChallengeStep, Phenomenon
 from .filter import AlignSettings, FilterSettings
@@ -77,8 +78,9 @@ class TrainSettings(Config):
     heldout_pairs: Union[int, float] = setting(0, ge=0)
     # beam size of the final evaluation (1: greedy), for runs whose config has no
     # decode.beam: it becomes their decode.beam (so config.json and the checkpoints say
-    # the beam the evaluation used). null: the run config's own default, decode.beam 5
-    beam: Optional[int] = setting(None, ge=1)
+    # the beam the evaluation used). null: the run config's own default, decode.beam 5;
+    # at most MAX_BEAM = 1024, as decode.beam
+    beam: Optional[int] = setting(None, ge=1, le=MAX_BEAM)
     # CPU threads of each training job (it becomes the run's train.threads)
     threads: int = setting(2, ge=1, le=MAX_THREADS)
     # GPUs of each training job (its resources gpu; a profile's set-resources may change

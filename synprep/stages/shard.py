@@ -38,7 +38,7 @@ def _vocabularies(inputs: Mapping) -> dict:
 
 def run(settings: ShardConfig, inputs: Mapping, outputs: Mapping, *, stage: str = "oracle",
         languages: Optional[Mapping[str, str]] = None, log: Optional[Callable[[str], None]] = None,
-        progress: bool = False) -> dict:
+        progress: bool = False, allow_empty: bool = True) -> dict:
     """Write the dataset ``outputs["dataset"]`` (a folder, replaced as a whole) from the
     CoNLL-U ``inputs["src"]`` and ``inputs["tgt"]`` (sentence n of one the translation
     of sentence n of the other; one of them alone is a single side, ``settings.side``),
@@ -49,10 +49,12 @@ def run(settings: ShardConfig, inputs: Mapping, outputs: Mapping, *, stage: str 
     a sample of the input. ``languages`` (side -> code) is recorded in the manifest.
     ``outputs["rejects"]``, when named, gets the rejected pairs by their ``sent_id``
     (``id, stage, reason, detail``, as every stage writes them; the workflow's
-    accounting). Returns the manifest."""
+    accounting). ``allow_empty``: False (``synprep shard`` without ``--allow-empty``)
+    refuses a dataset of no row (:class:`synprep.errors.EmptyOutput`); the workflow's
+    shards may keep nothing. Returns the manifest."""
     src, tgt = inputs.get("src"), inputs.get("tgt")
     m = build_dataset(outputs["dataset"], src, tgt, settings, log=log, languages=None if languages is None else dict(languages),
-                      progress=progress, **_vocabularies(inputs))
+                      progress=progress, allow_empty=allow_empty, **_vocabularies(inputs))
     if outputs.get("rejects"):
         ids = conllu_ids(tgt if tgt is not None else src)
         write_rejects(outputs["rejects"], dataset_rejects(outputs["dataset"], ids, stage))

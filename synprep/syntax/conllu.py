@@ -6,7 +6,8 @@ else is text like any other, so it makes an ID or a comment line invalid),
 decoded strictly as UTF-8 (a block that fails is decoded line by line so the bad line
 can be named), and split into lines. A block is checked once for the characters that
 never belong inside a line (:data:`_CONTROL`); only a block that holds one is looked at
-line by line, so that the line can be named. Lines are grouped into sentences at blank lines;
+line by line, so that the line can be named. Lines are grouped into sentences at blank lines (comments alone make no sentence, at
+the end of the file too, without a blank line after them);
 each sentence is validated and turned into a :class:`Sentence` in one pass over its
 lines. Only basic trees are read: empty nodes (``3.1``) are skipped and the DEPS
 column is kept verbatim but never interpreted.
@@ -20,7 +21,8 @@ Invariants of every :class:`Sentence` yielded:
   leading zeros), as are both numbers of a range ``a-b`` and an empty node ``a.b``;
 * an empty node (skipped) is in its place: those after word N are N.1, N.2, ... in
   order (before the first word 0.1, ...), as UD numbers them;
-* every FORM (of a word and of a multiword token) and every DEPREL is non-empty;
+* every FORM (of a word and of a multiword token) and every DEPREL is non-empty, and
+  so is a ``# sent_id`` (an id of nothing would be every such sentence's one key);
 * no line of it (comment, word, range or empty node) holds a control character but
   TAB or a line break other than its own LF or CRLF: see :data:`_CONTROL`;
 * multiword-token ranges ``a-b`` start at the next word, have ``b > a``, do not
@@ -46,6 +48,7 @@ from operator import itemgetter
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import InputError
+from ..util.keys import UniqueKeys
 from ..util.textio import BOM, GZIP_MAGIC, open_file, refuse_gzip  # BOM: skipped at the very start of a file by every synprep reader
 
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "open_binary"]
@@ -286,20 +289,30 @@ def _items(path) -> Iterator:
         yield pending.pop(0)
 
 
-def read_parallel(inputs: dict, bar=None, invalid: bool = False) -> Iterator[tuple[int, dict]]:
+def read_parallel(inputs: dict, bar=None, invalid: bool = False, unique_ids: bool = True) -> Iterator[tuple[int, dict]]:
     """(ordinal, {side: Sentence}) of one or two sentence-aligned CoNLL-U files
     (``{"src": path, "tgt": path}``), in file order: the one pairing of every command
-    that reads two sides (``shard``, ``challenge``, ``eval-parse``, the workflow's
-    vocabulary). Pairs by position, and where both sentences carry a ``sent_id`` the
-    ids must agree: a missing, extra or reordered sentence is an InputError (reason
-    ``misaligned``) naming the file and line, never a pair of unrelated sentences;
-    so is one file ending before the other.
+    that reads two sides (``shard``, ``challenge``, ``contrastive``, ``eval-parse``, the
+    workflow's vocabulary). Pairs by position, and where both sentences carry a
+    ``sent_id`` the ids must agree: a missing, extra or reordered sentence is an
+    InputError (reason ``misaligned``) naming the file and line, never a pair of
+    unrelated sentences; so is one file ending before the other.
+
+    ``unique_ids`` (default): a ``sent_id`` is the pair's key downstream (a dataset
+    row's id, a challenge subset's ``.ids``, a contrastive item's origin, the
+    accounting), so a ``sent_id`` that an earlier sentence of the same file has is an
+    InputError (reason ``duplicate-id``, :mod:`synprep.util.keys`) naming the file, the
+    line and the line of the first one -- in either mode of ``invalid``: the copy is
+    a fault of the file, not of one pair. ``eval-parse`` (pairing in order, keying by
+    nothing) passes False.
 
     ``invalid``: an invalid sentence is yielded as its InputError in its place (the
     caller rejects the pair) instead of raised. ``bar``: a progress bar
     (:mod:`synprep.util.progress`) counting the pairs."""
     sides = list(inputs)
     its = [_items(inputs[s]) if invalid else read_conllu(inputs[s]) for s in sides]
+    seen = [UniqueKeys("sent_id", "a sent_id is its pair's key, so each must be unique in a file: give the copy its own "
+                                  "sent_id, or remove it") if unique_ids else None for _ in sides]
     n = 0
     end = object()
     while True:
@@ -327,6 +340,10 @@ def read_parallel(inputs: dict, bar=None, invalid: bool = False) -> Iterator[tup
                     "the files must be parallel (same order); remove the unpaired sentences",
                     reason="misaligned",
                 )
+        for keys, g in zip(seen, got):
+            sid = getattr(g, "sent_id", None)
+            if keys is not None and sid is not None:
+                keys.add(sid, g.path, g.line)
         if bar is not None:
             bar.update(1)
         yield n, dict(zip(sides, got))
@@ -367,6 +384,8 @@ def read_sentences(
     if block:
         try:  # a line's own error (e.g. its columns) comes before the end of the file
             _parse_block(block, start, name, lines_only=True)
+            if all(line is not None and line.startswith("#") for line in block):
+                return  # comments alone, as anywhere else: no sentence (the last blank line is not needed)
             err = InputError(
                 name,
                 lineno,
@@ -437,6 +456,9 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
                 k, eq, v = line[1:].partition("=")
                 if eq and k.strip() == "sent_id":
                     sent_id = v.strip()
+                    if not sent_id:  # an id of nothing: every such sentence would have the one key ""
+                        raise InputError(name, lineno, "'# sent_id =' without a value; expected the sentence's id (or no "
+                                         "sent_id line: the sentence is then named by FILE:LINE)", "sent-id")
             elif line.startswith("# text"):
                 k, eq, v = line[1:].partition("=")
                 if eq and k.strip() == "text":

@@ -28,7 +28,7 @@ from ..util.yamlio import load_yaml, load_yaml_file
 
 __all__ = [
     "TrainConfig", "DecodeConfig", "RunConfig", "PRESET_TRAIN", "read_config_file", "load_config",
-    "learning_rate", "inverse_sqrt", "MAX_LENGTH_PENALTY", "MAX_MINUTES",
+    "learning_rate", "inverse_sqrt", "MAX_LENGTH_PENALTY", "MAX_MINUTES", "MAX_BEAM",
 ]
 
 #: the largest length penalty alpha: (t + 1) ** alpha stays below 2**1023 (a finite
@@ -36,6 +36,13 @@ __all__ = [
 MAX_LENGTH_PENALTY = 1023 / math.log2(MAX_POSITIONS)
 #: the longest train.max_minutes (about 1,900 years)
 MAX_MINUTES = 1e9
+#: the widest beam: a search step scores beam x vocabulary candidates a sentence (1,024 x
+#: 8,000 pieces and arc tokens: 33 MB of float32 a sentence a step, before the model's
+#: cached states of every hypothesis), and wider beams translate worse, not better (the
+#: beam search problem); what the papers use is 4 to 12. Declared on the setting, so a
+#: typo (``beam: 50000``) stops the run config where it is read -- the workflow's start,
+#: ``synprep train`` --, naming the key and the range, not the evaluation after training
+MAX_BEAM = 1024
 
 
 @dataclass(frozen=True)
@@ -123,8 +130,9 @@ class DecodeConfig(Config):
 
     # beam size (1 = greedy); 5 as the commands' former default. What a beam costs in
     # memory depends on the model and the sentences: a search refuses, naming the beam,
-    # one that a sentence cannot hold in the device's memory (synprep.translate.decode.check_beam_memory)
-    beam: int = setting(5, ge=1)
+    # one that a sentence cannot hold in the device's memory (synprep.translate.decode.check_beam_memory);
+    # at most MAX_BEAM = 1024 (wider ones translate worse and cost beam x vocabulary a step)
+    beam: int = setting(5, ge=1, le=MAX_BEAM)
     # hypotheses scored log p / length^alpha (fairseq's lenpen: PASCAL and GPS use beam 4
     # and 0.6, 001 "Training details", 002 §4.1); 1.0 = the average log-probability. At most
     # 1023/16: (length + 1) ** alpha is a finite float64 for every length a position table

@@ -29,6 +29,7 @@ from ...dataset.vocab import TargetVocab
 from ...dataset.shards import ShardConfig, build_dataset
 from ...errors import InputError
 from ...syntax.conllu import read_parallel
+from ...util.keys import UniqueKeys
 from .generate import TREE_FILES, surface
 from .suite import Item, tree_id
 
@@ -84,18 +85,21 @@ def _sentences(items: Sequence[Item]) -> dict[str, str]:
 
 def check_dataset(items: Sequence[Item], ds: Any, data: str | os.PathLike, suite: str | os.PathLike) -> int:
     """Check that the dataset ``ds`` (at ``data``) holds the suite's sentences (module
-    doc): every row's id is a sentence of the suite and its target words are that
-    sentence's. An InputError naming the dataset and the first row that is not; returns
+    doc): every row's id is a sentence of the suite, once (a second row of an id would
+    overwrite the first's score), and its target words are that sentence's. An
+    InputError naming the dataset and the first row that is not; returns
     the rows checked. A sentence the writer rejected (too long) is absent: unscored."""
     want = _sentences(items)
     vocab = TargetVocab.from_manifest(ds.manifest, data)
     where = os.path.join(os.fspath(data), "manifest.json")
     fix = f"--data must be a dataset encoded from this suite's trees ({os.fspath(suite)}); give its own, or --vocab"
+    keys = UniqueKeys("sentence", f"each is scored once, by its id; {fix}", unit="row")
     for i in range(len(ds)):
         row = ds[i]
         sid = row["tgt_id"]
         if sid not in want:
             raise InputError(where, None, f"row {i}: sentence {sid!r} is not a sentence of the suite; {fix}", "misaligned")
+        keys.add(sid, where, i)
         got = " ".join(vocab.model.decode_words(row["tgt_pieces"].tolist(), row["tgt_word_ids"].tolist()))
         if got != " ".join(want[sid].split()):
             raise InputError(where, None, f"row {i}: sentence {sid}'s words {got!r} are not the suite's "

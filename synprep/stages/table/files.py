@@ -10,12 +10,14 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
+from ...analysis.challenge import read_ids
 from ...dataset.accounting import read_rejects, split_lines
 from ...dataset.data import ShardDataset
 from ...dataset.heldout import select_pairs
 from ...errors import ConfigError, InputError
 from ...translate.evaluate import metric_objects
 from ...translate.significance import read_lines
+from ...util.keys import UniqueKeys
 from ...util.outputs import write_text
 from .settings import TableDecode
 
@@ -58,12 +60,11 @@ def read_subsets(sets_dir: Optional[str], ids: Sequence[str]) -> dict[str, list[
     subset and are left out; an empty ``sets_dir`` or none gives no subsets."""
     if not sets_dir:
         return {}
-    row = {pid: i for i, pid in enumerate(ids)}
+    row = {pid: i for i, pid in enumerate(ids)}  # ids unique: read_eval
     out: dict[str, list[int]] = {}
     for fname in sorted(os.listdir(sets_dir)):
         if fname.endswith(".ids"):
-            with open(os.path.join(sets_dir, fname), encoding="utf-8") as f:
-                pids = {x.strip() for x in f if x.strip()}
+            pids = read_ids(os.path.join(sets_dir, fname))  # each once, or an error naming the copy
             out[fname[: -len(".ids")]] = sorted(row[p] for p in pids if p in row)
     return out
 
@@ -161,9 +162,14 @@ class LargerSet:
 
 def read_eval(data: str, refs_path: str, hyp_files: Mapping[str, str]) -> tuple[list[str], list[str], dict]:
     """(pair ids in ``data``'s row order, the raw references, each run's hypotheses),
-    checked to be as many."""
+    checked to be as many; an id in two rows is an InputError naming both
+    (:mod:`synprep.util.keys`): the subsets select rows by id."""
     ds = ShardDataset(data, columns=["tgt_id"])
     ids = [ds[i]["tgt_id"] for i in range(len(ds))]
+    keys = UniqueKeys("pair id", "the table selects a pair's row by its id: write the evaluation set again from "
+                                 "sentences with unique sent_ids", unit="row")
+    for i, pid in enumerate(ids, 1):
+        keys.add(pid, data, i)
     refs = _lines(refs_path)
     if len(refs) != len(ids):
         raise ConfigError(f"{refs_path}: {len(refs)} references for the {len(ids)} pairs of {data}")
