@@ -452,17 +452,12 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
             if rows or mwts:
                 raise InputError(name, lineno, "comment line inside a sentence; expected comments only before its first word", "comment")
             comments.append(line)
-            if line.startswith("# sent_id"):
-                k, eq, v = line[1:].partition("=")
-                if eq and k.strip() == "sent_id":
-                    sent_id = v.strip()
-                    if not sent_id:  # an id of nothing: every such sentence would have the one key ""
-                        raise InputError(name, lineno, "'# sent_id =' without a value; expected the sentence's id (or no "
-                                         "sent_id line: the sentence is then named by FILE:LINE)", "sent-id")
-            elif line.startswith("# text"):
-                k, eq, v = line[1:].partition("=")
-                if eq and k.strip() == "text":
-                    text = v.strip()
+            if line.startswith(("# sent_id", "# text")):
+                key, value = _comment_field(line, name, lineno)
+                if key == "sent_id":
+                    sent_id = value
+                elif key == "text":
+                    text = value
             continue
         f = line.split("\t")
         if len(f) != 10:
@@ -505,6 +500,21 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
     if lines_only:
         return None
     return _sentence(rows, row_lines, mwts, sent_id, text, comments, name, start)
+
+
+def _comment_field(line: str, name: str, lineno: int) -> tuple[str | None, str]:
+    """``("sent_id", id)`` or ``("text", text)`` of a ``# sent_id = ...`` or ``# text =
+    ...`` comment, else ``(None, "")``; a sent_id of nothing is an InputError (every
+    such sentence would have the one key "")."""
+    k, eq, v = line[1:].partition("=")
+    key = k.strip()
+    if not eq or key not in ("sent_id", "text"):
+        return None, ""
+    value = v.strip()
+    if key == "sent_id" and not value:
+        raise InputError(name, lineno, "'# sent_id =' without a value; expected the sentence's id (or no "
+                         "sent_id line: the sentence is then named by FILE:LINE)", "sent-id")
+    return key, value
 
 
 def _mwt_range(f: list[str], expected: int, mwt_end: int, name: str, lineno: int) -> tuple[int, int]:

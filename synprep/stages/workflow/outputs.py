@@ -1,0 +1,243 @@
+"""What the workflow may write: the outdir's owner and the outputs of the jobs to run.
+
+* :func:`check_outdir_records` / :func:`claim_outdir`: an outdir is stamped with an id
+  that the working directory's ``.snakemake/`` records; another directory's outdir is
+  refused naming both.
+* :func:`check_job_outputs` (an ``onstart:`` check) stops the run, before snakemake
+  deletes the outputs of the jobs to run, when one of them is not the workflow's: a
+  folder holding files synprep did not write (its marker), a plain file that
+  snakemake's own records do not show as written by the workflow as it is now.
+* :func:`print_failed_logs` (the ``onerror:`` handler) prints the last lines of each
+  failed job's log, where the ``synprep: error: ...`` line is.
+
+Imports nothing heavy (see the package)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ...errors import ConfigError
+from ...util.outputs import foreign_entries, write_json
+from ...util.outputs.markers import few
+from . import EXIT_STATUS
+
+
+OUTDIR_STAMP = ".synprep-workflow.json"
+#: the stamps' ids of the outdirs whose records this working directory keeps
+OUTDIR_RECORDS = os.path.join(".snakemake", "synprep-outdirs.json")
+
+
+def _read_object(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            obj = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _recorded_ids(records: str) -> list:
+    ids = (_read_object(records) or {}).get("ids")
+    return ids if isinstance(ids, list) else []
+
+
+def check_outdir_records(outdir: str, records: str = OUTDIR_RECORDS) -> None:
+    """When the workflow starts (a dry run too): ``outdir`` stamped by a run in another
+    working directory (:data:`OUTDIR_STAMP`, whose id ``records`` of this one lacks) is a
+    ConfigError at the config's ``outdir``. Snakemake decides what to rerun from the
+    records in the working directory's .snakemake/ (which inputs, settings and code
+    made each file); here it has none of those files', takes them as up to date by their
+    times, and a config of other inputs or settings would find "nothing to be done" and
+    report, train and score on what another config made."""
+    stamp_path = os.path.join(outdir, OUTDIR_STAMP)
+    stamp = _read_object(stamp_path)
+    if stamp is None or stamp.get("id") in _recorded_ids(records):
+        return
+    there = stamp.get("workdir") or "another directory"
+    if isinstance(there, str) and os.path.realpath(there) == os.path.realpath(os.getcwd()):
+        # its own records lost ("written by the run in X; run snakemake there" named this directory before)
+        raise ConfigError(
+            f"config outdir = {outdir!r}: written by the workflow run in this working directory, but its snakemake "
+            f"records ({records}) no longer name it (.snakemake/ deleted or replaced?): snakemake would take its files "
+            f"as up to date whatever made them. Delete {stamp_path} to take them as they are, or delete the outdir "
+            "(or give another) to make them again", ["outdir"])
+    raise ConfigError(
+        f"config outdir = {outdir!r}: written by the workflow run in {there}, whose snakemake records (its .snakemake/) "
+        f"say which inputs and settings made each file; run from {os.getcwd()}, snakemake would take them as up to "
+        f"date whatever made them. Run snakemake there (--directory {there}), or give this config its own outdir "
+        f"(or, to take the files as this directory's, delete {stamp_path})", ["outdir"])
+
+
+def claim_outdir(outdir: str, records: str = OUTDIR_RECORDS) -> None:
+    """Before the first job (the ``onstart:`` handler): stamp ``outdir`` (created) with
+    an id that this working directory's ``records`` keep, so that a run from another
+    working directory is refused (:func:`check_outdir_records`). An outdir without a
+    stamp (a new one, or one of a synprep before the stamp) is this directory's."""
+    import uuid
+
+    stamp_path = os.path.join(outdir, OUTDIR_STAMP)
+    stamp = _read_object(stamp_path)
+    if stamp is None or not isinstance(stamp.get("id"), str):
+        stamp = {"synprep": "workflow-outdir", "id": uuid.uuid4().hex, "workdir": os.getcwd()}
+        os.makedirs(outdir, exist_ok=True)
+        write_json(stamp_path, stamp)
+    ids = _recorded_ids(records)
+    if stamp["id"] not in ids:
+        os.makedirs(os.path.dirname(records) or os.curdir, exist_ok=True)
+        write_json(records, {"ids": ids + [stamp["id"]]})
+
+
+# --------------------------------------------------------------------------- outputs a job rewrites
+
+
+#: what snakemake itself puts in a directory output
+SNAKEMAKE_STAMP = ".snakemake_timestamp"
+#: how much older than snakemake's record of it a file output may be and still be the
+#: file its job wrote: a copy of the outdir that kept the times to the second (tar's
+#: ustar format) or to two (FAT) truncates them. A file changed since is newer.
+RECORD_TIME_SLACK = 2.0
+#: the problems printed before "and N more"
+SHOWN_PROBLEMS = 10
+
+
+class SnakemakeRecords:
+    """What snakemake's own records (its persistence: ``.snakemake/metadata/``, or its
+    database) say about a job's outputs: when the job that wrote a file finished (the
+    record's ``endtime`` is the file's modification time, read when the job ended), and
+    which outputs a job was writing when the run was interrupted (``--rerun-incomplete``)."""
+
+    def __init__(self, workflow):
+        self._workflow = workflow
+
+    def written_mtime(self, f) -> float | None:
+        record = self._workflow.persistence.metadata(f)
+        endtime = getattr(record, "endtime", None) if record is not None else None
+        return endtime if isinstance(endtime, (int, float)) else None
+
+    def incomplete(self, job) -> set[str]:
+        return {str(f) for f in self._workflow.async_run(self._workflow.persistence.incomplete(job))}
+
+
+def _when(t: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+def _file_output_problem(f, job, records: SnakemakeRecords) -> str | None:
+    """Why the existing plain-file output ``f`` of ``job`` is not one this workflow wrote
+    (None when it is, or when there is no such file)."""
+    import stat
+
+    try:
+        st = os.lstat(f)
+    except OSError:  # not there (the usual case, one stat), or unreadable: snakemake says so
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return "a folder where the job writes a file"
+    written = records.written_mtime(f)
+    if written is not None and written - RECORD_TIME_SLACK < st.st_mtime <= written + 1e-6:
+        return None
+    if str(f) in records.incomplete(job):  # a job of this workflow was writing it when the run stopped
+        return None
+    if written is None:
+        return ("snakemake has no record that this workflow wrote it (made by hand or by another program, or its "
+                "record dropped: --drop-metadata, --cleanup-metadata)")
+    return f"changed since this workflow wrote it (modified {_when(st.st_mtime)}, written {_when(written)})"
+
+
+def output_problems(jobs, records: SnakemakeRecords) -> list[str]:
+    """For the jobs about to run (snakemake's ``needrun_jobs``), each existing output
+    that synprep's workflow did not write, which snakemake would delete before the job
+    runs (and the job overwrite) without a word:
+
+    * a folder output (``directory()``) holding files synprep did not write
+      (:func:`synprep.util.outputs.foreign_entries`: its marker's list);
+    * a plain-file output that snakemake's ``records`` (:class:`SnakemakeRecords`) do
+      not show as written by this workflow as it is now: no record of it (a file made by
+      hand, or by another program, at a path a rule writes), or a record older than the
+      file (a file of the workflow replaced or edited since). A file a job was writing
+      when the run was interrupted is the workflow's.
+
+    Cheap on a big outdir: one stat for each output of a job to run, and snakemake's
+    record only for those that exist."""
+    out = []
+    for job in jobs:
+        for f in job.output:
+            if getattr(f, "is_directory", False):
+                if os.path.isdir(f):
+                    foreign = foreign_entries(f, (SNAKEMAKE_STAMP,))
+                    if foreign:
+                        out.append(f"{f}: holds {len(foreign)} file(s) or folder(s) that synprep did not write: "
+                                   f"{few(foreign)}; rule {job.rule.name} rewrites this folder, and snakemake deletes "
+                                   "it whole first: move them away (or delete the folder yourself), then run again")
+                continue
+            why = _file_output_problem(f, job, records)
+            if why:
+                out.append(f"{f}: {why}; rule {job.rule.name} writes this file, and snakemake deletes it first: "
+                           "move it away (or delete it, if it is yours to lose), then run again")
+    return out
+
+
+def check_job_outputs(workflow) -> None:
+    """The ``onstart:`` check (before any job runs, and so before snakemake deletes the
+    outputs of the first): stop, naming them, when an output a job rewrites is not one
+    this workflow wrote (:func:`output_problems`). Under ``--touch`` nothing is
+    deleted or rewritten, and nothing is checked."""
+    if getattr(workflow, "touch", False):
+        return
+    problems = output_problems(workflow.dag.needrun_jobs(), SnakemakeRecords(workflow))
+    if problems:
+        for p in problems[:SHOWN_PROBLEMS]:
+            print(f"synprep: error: {p}", file=sys.stderr)
+        if len(problems) > SHOWN_PROBLEMS:
+            print(f"synprep: error: and {len(problems) - SHOWN_PROBLEMS} more outputs like those", file=sys.stderr)
+        print("synprep: error: no job was run: those files would have been deleted or overwritten", file=sys.stderr)
+        sys.exit(EXIT_STATUS)
+
+
+# --------------------------------------------------------------------------- failed jobs
+
+def failed_logs(workflow, since: float, log_dir: str = "logs") -> list[str]:
+    """The log files of the jobs that failed in this run: those of snakemake's
+    scheduler's failed jobs, else the logs under ``log_dir`` written since ``since``
+    that carry an error (``synprep ...: error`` or a traceback)."""
+    logs: list[str] = []
+    scheduler = getattr(workflow, "scheduler", None)
+    for job in getattr(scheduler, "failed", None) or ():
+        for f in getattr(job, "log", None) or ():
+            f = str(f)
+            if os.path.isfile(f) and f not in logs:
+                logs.append(f)
+    if logs:
+        return logs
+    for root, _, files in os.walk(log_dir):
+        for name in sorted(files):
+            f = os.path.join(root, name)
+            try:
+                if os.path.getmtime(f) < since:
+                    continue
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            if ": error: " in text or "Traceback (most recent call last)" in text:
+                logs.append(f)
+    return logs
+
+
+def print_failed_logs(workflow, since: float, lines: int = 8, file=None, log_dir: str = "logs") -> None:
+    """Print the last ``lines`` lines of each failed job's log (:func:`failed_logs`;
+    ``log_dir``: where the rules' logs are, ``<outdir>/logs`` in the workflow)."""
+    file = file or sys.stderr
+    for f in failed_logs(workflow, since, log_dir):
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                tail = fh.read().splitlines()[-lines:]
+        except OSError:
+            continue
+        print(f"synprep: the last lines of {f}:", file=file)
+        for line in tail:
+            print(f"    {line}", file=file)
