@@ -386,38 +386,36 @@ def test_the_workflows_beams_are_bounded_where_the_config_is_read():
 _WORDS = "1\tHello\thello\tINTJ\t_\t_\t0\troot\t_\t_\n"
 
 
-@pytest.mark.parametrize("pure", [False, True], ids=["native", "python"])
-def test_an_empty_sent_id_is_an_error_on_both_readers(pure, tmp_path, capsys, monkeypatch):
+@pytest.fixture(params=["native", "python"])
+def either_reader(request, monkeypatch):
+    """Each test on the compiled CoNLL-U reader and on the Python one (SYNPREP_PURE_PYTHON)."""
+    from synprep.syntax.oracle_io import native_available
+
+    if request.param == "python":
+        monkeypatch.setenv("SYNPREP_PURE_PYTHON", "1")
+    elif not native_available():
+        pytest.skip("the compiled reader is not built")
+
+
+def test_an_empty_sent_id_is_an_error_on_both_readers(either_reader, tmp_path, capsys):
     """Before: '# sent_id =' with no value gave the sentence the id '' (oracle printed
     "id": "", shard wrote rows of id '', and a second such sentence was the first's
     duplicate). After: an error naming its line, from the compiled reader and the
     Python one alike."""
-    from synprep.syntax.oracle_io import native_available
-
-    if pure:
-        monkeypatch.setenv("SYNPREP_PURE_PYTHON", "1")
-    elif not native_available():
-        pytest.skip("the compiled reader is not built")
     f = tmp_path / "x.conllu"
     f.write_text(f"# sent_id = a\n{_WORDS}\n# sent_id =  \n# text = Hello\n{_WORDS}\n")
     rc, err = run_main(capsys, "oracle", f, "--format", "jsonl")
     one_line_error(rc, err, f"{f}:4: '# sent_id =' without a value")
 
 
-@pytest.mark.parametrize("pure", [False, True], ids=["native", "python"])
-def test_comments_alone_at_the_end_make_no_sentence(pure, tmp_path, capsys, monkeypatch):
+def test_comments_alone_at_the_end_make_no_sentence(either_reader, tmp_path, capsys):
     """Before: a file ending in comments without a blank line after them (a trailing
     '# newdoc', a file of comments alone) was "the file ends inside the sentence that
     starts at line N", though comments followed by a blank line were no sentence. After:
     comments alone are no sentence wherever they are; words without their blank line
     are still an error."""
     from synprep.syntax.conllu import read_conllu
-    from synprep.syntax.oracle_io import native_available
 
-    if pure:
-        monkeypatch.setenv("SYNPREP_PURE_PYTHON", "1")
-    elif not native_available():
-        pytest.skip("the compiled reader is not built")
     f = tmp_path / "x.conllu"
     f.write_text(f"# sent_id = a\n{_WORDS}\n# newdoc id = next\n# another comment")
     assert [s.sent_id for s in read_conllu(f)] == ["a"]
