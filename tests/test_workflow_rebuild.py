@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -157,3 +158,43 @@ def test_a_file_a_job_would_rewrite_that_the_workflow_did_not_write_stops_the_ru
     assert r.returncode == 0 and "synprep: error" not in r.stderr, r.stderr[-3000:]
     assert "tiny, edited" in report.read_text() and mine.read_bytes().startswith(b"\x89PNG")
     assert "tiny, edited (the data)" in (run.results / "report" / "dataset" / "report.html").read_text()
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_a_kept_run_restored_after_its_data_was_made_again_is_not_trained_again(copy_of_finished_run, tmp_path):
+    """bench/keep_runs.py (issue 51: a table's runs outlive a replaced machine): the demo's
+    run packed (its small files and snakemake's records, no checkpoint), its files gone,
+    the data made again (newer than the run), then restored: the same bytes and times,
+    and snakemake with the mtime trigger left out has nothing of the run to do."""
+    import importlib.util
+    import tarfile
+
+    spec = importlib.util.spec_from_file_location("keep_runs", Path(__file__).resolve().parents[1] / "bench" / "keep_runs.py")
+    keep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(keep)
+    run = copy_of_finished_run
+    work, kept = run.workdir, tmp_path / "kept"
+    (work / "results" / "train" / "tiny" / "checkpoint_extra.pt").write_bytes(b"a checkpoint")
+    assert keep.main(["--workdir", str(work), "--outdir", "results", "--to", str(kept)]) == 0
+    with tarfile.open(kept / "tiny.tar.gz") as tar:
+        names = tar.getnames()
+    assert "results/train/tiny/summary.json" in names and "results/train/tiny/eval/hyps.txt" in names
+    assert not any(n.endswith(".pt") for n in names) and any(n.startswith(".snakemake/metadata/") for n in names)
+    before = {n: ((work / n).read_bytes(), (work / n).stat().st_mtime_ns // 10**9) for n in names}
+    for n in names:
+        (work / n).unlink()
+    # the data made again, newer than the run: every job up to what the runs read, in order
+    made = ("results/shards/train/manifest.json", "results/shards/heldout/manifest.json", "results/shards/heldout.refs.txt")
+    snakemake("--touch", "--forceall", "--cores", "1", *made, "--configfile", str(run.config), "--replace-workflow-config",
+              "--directory", str(work), cwd=work)
+    assert "train_model" in job_counts(dry_run(run).stdout)
+    assert keep.main(["--workdir", str(work), "--restore", str(kept)]) == 0
+    assert {n: ((work / n).read_bytes(), (work / n).stat().st_mtime_ns // 10**9) for n in names} == before
+    r = snakemake("-n", "all", "--configfile", str(run.config), "--replace-workflow-config", "--directory", str(work),
+                  "--rerun-triggers", "params", "input", "software-env", "code", cwd=work)
+    counts = job_counts(r.stdout)
+    assert not {"train_model", "evaluate_model", "dump_tree_scores"} & set(counts), counts
+    (work / "results" / "train" / "tiny" / "summary.json").write_text("{}")  # another run's file in the way
+    with pytest.raises(SystemExit, match="summary.json is there with other bytes"):
+        keep.main(["--workdir", str(work), "--restore", str(kept)])
