@@ -222,3 +222,48 @@ def test_source_buckets_assign_sentences_by_source_length(pud_test, capsys):
     assert "source words 0-20" in out and "reference words 1-10" in out and "tokBLEU" in out
     for name in ("bleu", "chrf+", "chrf++", "bleu-tok"):
         assert f"\n{name}: " in "\n" + err
+
+
+# a few sentences of Chinese and Thai (written without spaces between words): references
+# and hypotheses that share most of their characters but are not the same sentence
+UNSPACED_PAIRS = {
+    "zh": (["一个男人在街上骑自行车。", "两只狗在草地上玩耍。", "一个女孩正在公园里读书。"],
+           ["一个男人在路上骑自行车。", "两只狗在草地上跑。", "女孩在公园里读书。"]),
+    "th": (["ผู้ชายกำลังขี่จักรยานบนถนน", "สุนัขสองตัวกำลังเล่นบนสนามหญ้า", "เด็กผู้หญิงกำลังอ่านหนังสือในสวน"],
+           ["ผู้ชายขี่จักรยานบนถนน", "สุนัขสองตัวเล่นบนหญ้า", "เด็กผู้หญิงอ่านหนังสือในสวนสาธารณะ"]),
+}
+
+
+@pytest.mark.parametrize("lang,tokenizer", [("zh", "zh"), ("zh-Hant", "zh"), ("th", "char")])
+def test_a_language_written_without_spaces_gets_bleu_on_its_own_tokens(lang, tokenizer, capsys, monkeypatch):
+    """13a reads an unspaced sentence as one word: BLEU 0 for every hypothesis but an exact
+    one. Chinese takes sacreBLEU's Chinese tokenizer, Thai (no tokenizer of sacreBLEU's)
+    characters, said once; no Moses-tokenized BLEU, reference lengths in characters."""
+    from sacrebleu.metrics import BLEU
+
+    from synprep.translate import evaluate
+
+    monkeypatch.setattr(evaluate, "_SAID", set())  # said once a process: here, whatever ran before
+    refs, hyps = UNSPACED_PAIRS[lang.split("-")[0]]
+    assert BLEU().corpus_score(hyps, [refs]).score == 0.0  # what 13a gave
+    s = score(hyps, refs, lang=lang)
+    want = BLEU(tokenize=tokenizer).corpus_score(hyps, [refs]).score
+    assert s["bleu"] == round(want, 2) and 20 < s["bleu"] < 100
+    assert f"|tok:{tokenizer}|" in s["signatures"]["bleu"] and "bleu-tok" not in s
+    assert [b["n"] for b in s["by_ref_length"]][:2] == [sum(len(r) <= 10 for r in refs), sum(10 < len(r) <= 20 for r in refs)]
+    assert ("on characters" in capsys.readouterr().err) == (tokenizer == "char")
+    de = score(["Ein Mann fährt Fahrrad."], ["Ein Mann fährt ein Fahrrad."], lang="de")
+    assert "|tok:13a|" in de["signatures"]["bleu"] and "bleu-tok" in de  # a spaced language as before
+
+
+def test_compare_tokenizes_bleu_for_the_language_and_refuses_moses_bleu_for_chinese():
+    from sacrebleu.metrics import BLEU
+
+    from synprep.errors import ConfigError
+    from synprep.translate.significance import compare
+
+    refs, hyps = UNSPACED_PAIRS["zh"]
+    out = compare(refs, [("a", refs), ("b", hyps)], samples=50, lang="zh")
+    assert out["systems"]["b"]["bleu"] == round(BLEU(tokenize="zh").corpus_score(hyps, [refs]).score, 2) > 0
+    with pytest.raises(ConfigError, match="Moses does not split zh"):
+        compare(refs, [("a", refs), ("b", hyps)], samples=50, lang="zh", metrics=("bleu", "bleu-tok"))

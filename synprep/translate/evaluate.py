@@ -11,12 +11,19 @@ tokenization differences then show in the references too).
 The metrics (:data:`METRICS`; each score carries its signature in ``signatures``):
 
 * ``bleu``: sacreBLEU's default (13a tokenization, mixed case) on detokenized text, as
-  PASCAL reports it (001, "Experimental Setup", footnote 8);
+  PASCAL reports it (001, "Experimental Setup", footnote 8); for a target language that
+  sacreBLEU tokenizes otherwise, its choice (Chinese: ``zh``; Japanese and Korean:
+  MeCab, where ``sacrebleu[ja]``/``[ko]`` is installed), and characters (``char``) for a
+  language written without spaces that has no tokenizer installed (Japanese without
+  MeCab, Thai, ...; :data:`synprep.util.languages.UNSPACED`), where 13a would read a
+  whole sentence as one word and give BLEU 0 to every hypothesis but an exact one
+  (:func:`bleu_metric`; the signature names the tokenizer);
 * ``chrf``: chrF with sacreBLEU's defaults (character 6-grams, no word n-grams, beta
   2), the "chrF2" most papers print, beside
 * ``chrf+``: the tree-decoder papers' chrF+ (000 App. B, beta 3), see :func:`metric_objects`;
 * ``chrf++``: chrF++ (word bigrams, beta 2), an extra;
-* ``bleu-tok`` (only when the target language is given): tokenized BLEU as Bisk & Tran
+* ``bleu-tok`` (only when the target language is given, and is written with spaces
+  between words: Moses does not split the others into words): tokenized BLEU as Bisk & Tran
   report it, "BLEU scores computed using the standard multi-bleu.perl script" (004 §5.3)
   on Moses-tokenized text (their released test sets, ketranm/sa-nmt ``iwslt/*.tok.bpe``,
   are tokenized with the Moses tokenizer: ``&quot;`` escapes, no ``@-@`` dash splits).
@@ -31,7 +38,8 @@ Length buckets, each scored as its own corpus (a bucket without sentences has
 ``None`` scores):
 
 * ``by_ref_length``: words (whitespace-separated tokens) of the detokenized reference,
-  :data:`REF_BUCKETS` 1-10, 11-20, 21-30, 31-40, 41+;
+  :data:`REF_BUCKETS` 1-10, 11-20, 21-30, 31-40, 41+ (for a language written without
+  spaces, its characters but spaces: :func:`reference_lengths`);
 * ``by_src_length`` (when the source lengths are given; ``synprep evaluate`` takes them
   from the dataset: the parser's words of each source sentence, punctuation included,
   i.e. tokenized words): :data:`SRC_BUCKETS`, the GPS paper's groups "{0-20, 20-30,
@@ -50,12 +58,14 @@ import contextlib
 import gzip
 import json
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from ..dataset.data import TokenBudgetSampler
+from ..util.languages import primary_language, written_without_spaces
 from ..util.outputs import OutputDir, atomic_files
 from ..dataset.vocab import TargetVocab
 from .decode import beam_search, check_beam_memory, check_search, detokenize, one_line, tree_conllu
@@ -79,6 +89,8 @@ __all__ = [
     "signature",
     "moses_tokenize",
     "source_lengths",
+    "reference_lengths",
+    "has_tok_bleu",
     "write_outputs",
     "dump_tree_scores",
 ]
@@ -253,12 +265,43 @@ def least_max_tokens(ds: Any, beam: int, rows: Optional[Sequence[int]] = None) -
 #:   without any word n-gram; chrF+ (Popovic, 2017) is defined with word unigrams, so
 #:   synprep follows the journal version;
 #: * ``chrf++``: chrF++ (Popovic, 2017; sacrebleu's default chrF++: word bigrams, beta 2).
-def metric_objects() -> dict:
-    """The sacreBLEU metric objects of :data:`METRICS` but ``bleu-tok``, by name. Shared
-    with :mod:`synprep.translate.significance` and the tests; internal, not in ``__all__``."""
-    from sacrebleu.metrics import BLEU, CHRF
+def metric_objects(lang: Optional[str] = None) -> dict:
+    """The sacreBLEU metric objects of :data:`METRICS` but ``bleu-tok``, by name, for the
+    target language ``lang`` (BLEU's tokenizer: :func:`bleu_metric`). Shared with
+    :mod:`synprep.translate.significance` and the tests; internal, not in ``__all__``."""
+    from sacrebleu.metrics import CHRF
 
-    return {"bleu": BLEU(), "chrf": CHRF(), "chrf+": CHRF(char_order=6, word_order=1, beta=3), "chrf++": CHRF(word_order=2)}
+    return {"bleu": bleu_metric(lang), "chrf": CHRF(), "chrf+": CHRF(char_order=6, word_order=1, beta=3),
+            "chrf++": CHRF(word_order=2)}
+
+
+def bleu_metric(lang: Optional[str] = None):
+    """sacreBLEU's BLEU with the tokenizer sacreBLEU chooses for the target language
+    ``lang`` (13a; ``zh`` for Chinese; MeCab for Japanese and Korean, which need
+    ``sacrebleu[ja]``/``[ko]``), or characters (``char``) for a language written without
+    spaces (:func:`synprep.util.languages.written_without_spaces`) that sacreBLEU would
+    read with 13a or whose tokenizer is not installed; Korean without MeCab keeps 13a (it
+    is written with spaces). A fallback is said once on stderr; the signature names it."""
+    from sacrebleu.metrics import BLEU
+
+    primary = primary_language(lang) if lang else ""
+    try:
+        metric = BLEU(trg_lang=primary)
+    except RuntimeError as e:  # its tokenizer needs an extra: e.g. "pip install sacrebleu[ja]"
+        extra = next((w.strip() for w in str(e).splitlines() if "pip install" in w), "")
+        metric, why = None, f"sacreBLEU's tokenizer for it needs {extra or 'an extra'}"
+    else:
+        why = "sacreBLEU has no tokenizer of its own for it"
+    if metric is None or (written_without_spaces(lang) and metric.tokenizer_signature == "13a"):
+        metric = BLEU(tokenize="char" if written_without_spaces(lang) else "13a")
+        if primary not in _SAID:
+            _SAID.add(primary)
+            print(f"BLEU of {lang} text on {'characters' if written_without_spaces(lang) else '13a tokens'} "
+                  f"(tok:{metric.tokenizer_signature} in its signature): {why}", file=sys.stderr)
+    return metric
+
+
+_SAID: set[str] = set()
 
 
 def tok_bleu_metric():
@@ -307,7 +350,7 @@ def moses_tokenize(texts: Sequence[str], lang: str) -> list[str]:
 
 
 def _metric_stats(hyps: Sequence[str], refs: Sequence[str], tok: Optional[tuple[list[str], list[str], str]] = None,
-                  sigs: Optional[dict] = None) -> list[tuple[str, Any, list]]:
+                  sigs: Optional[dict] = None, lang: Optional[str] = None) -> list[tuple[str, Any, list]]:
     """Each metric's sacreBLEU statistics of every sentence, extracted once: ``(name,
     metric, per-sentence stats)``. A corpus score is its metric's aggregate of the
     stats of its sentences (:func:`_corpus`), which is what ``corpus_score`` computes
@@ -315,7 +358,7 @@ def _metric_stats(hyps: Sequence[str], refs: Sequence[str], tok: Optional[tuple[
     the whole set and each length bucket read the same statistics instead of
     extracting them again. ``tok``: the Moses-tokenized hypotheses and references and
     their language (adds tokenized BLEU); ``sigs``: filled with each metric's signature."""
-    metrics = [(name, m, hyps, refs) for name, m in metric_objects().items()]
+    metrics = [(name, m, hyps, refs) for name, m in metric_objects(lang).items()]
     metrics += [(TOK_BLEU, tok_bleu_metric(), tok[0], tok[1])] if tok is not None else []
     out = [(name, m, m._extract_corpus_statistics(list(h), [list(r)])) for name, m, h, r in metrics]
     if sigs is not None:  # sacreBLEU completes a signature once its metric has read the references
@@ -353,15 +396,30 @@ def score(hyps: Sequence[str], refs: Sequence[str], *, lang: Optional[str] = Non
         raise ConfigError("no sentences to score: the test set and its hypotheses are empty")
     if src_lengths is not None and len(src_lengths) != len(hyps):
         raise ValueError(f"{len(src_lengths)} source lengths for {len(hyps)} hypotheses")
-    tok = (moses_tokenize(hyps, lang), moses_tokenize(refs, lang), lang) if lang else None
+    tok = (moses_tokenize(hyps, lang), moses_tokenize(refs, lang), lang) if has_tok_bleu(lang) else None
     sigs: dict = {}
-    stats = _metric_stats(hyps, refs, tok, sigs)
+    stats = _metric_stats(hyps, refs, tok, sigs, lang)
     out = _corpus(stats)
-    out["by_ref_length"] = _buckets(REF_BUCKETS, [len(r.split()) for r in refs], stats)
+    out["by_ref_length"] = _buckets(REF_BUCKETS, reference_lengths(refs, lang), stats)
     if src_lengths is not None:
         out["by_src_length"] = _buckets(SRC_BUCKETS, src_lengths, stats)
     out["signatures"] = sigs
     return out
+
+
+def has_tok_bleu(lang: Optional[str]) -> bool:
+    """Whether a score for the target language ``lang`` has tokenized BLEU: a language is
+    given, written with spaces between words (Moses splits no other into words)."""
+    return bool(lang) and not written_without_spaces(lang)
+
+
+def reference_lengths(refs: Sequence[str], lang: Optional[str] = None) -> list[int]:
+    """The length of each reference that :data:`REF_BUCKETS` buckets: its words
+    (whitespace-separated), or its characters but spaces for a language written without
+    spaces (one whitespace word would be the whole sentence)."""
+    if written_without_spaces(lang):
+        return [len("".join(r.split())) for r in refs]
+    return [len(r.split()) for r in refs]
 
 
 def source_lengths(ds: Any, rows: Optional[Sequence[int]] = None) -> Optional[list[int]]:

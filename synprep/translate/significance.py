@@ -100,7 +100,7 @@ from ..errors import ConfigError, InputError
 from ..settings import Config, setting
 from ..util.records import is_finite
 from ..util.textio import read_json
-from .evaluate import METRICS, TOK_BLEU, metric_objects, moses_tokenize, read_references, tok_bleu_metric
+from .evaluate import METRICS, TOK_BLEU, has_tok_bleu, metric_objects, moses_tokenize, read_references, tok_bleu_metric
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -150,7 +150,8 @@ class CompareSettings(Config):
     # (tokenized BLEU, multi-bleu.perl's, 004 §5.3); chrF++ is reported, not tested, by default
     metrics: list[str] = setting(default_factory=lambda: list(COMPARED), min_items=1, flag="--metric", separator=",",
                                  repeat=True, metavar="M", unique=True)
-    # target language of the Moses tokenizer for bleu-tok (e.g. de)
+    # the target language (e.g. de): BLEU's tokenizer where sacreBLEU has one of its own
+    # (zh: Chinese; ja: characters without MeCab) and bleu-tok's Moses tokenizer
     lang: Optional[str] = setting(None, metavar="L")
     # bleu-tok on the files as they are (already tokenized: whitespace split only)
     tokenized: bool = setting(False, flag={"--tokenized": True})
@@ -372,6 +373,10 @@ def _check_metrics(metrics: Sequence[str], lang: str | None, tokenized: bool) ->
     if TOK_BLEU in metrics and not lang and not tokenized:
         raise ConfigError(f"{TOK_BLEU} needs the target language for the Moses tokenizer (--lang, e.g. de), "
                           "or --tokenized when the files are already tokenized")
+    if TOK_BLEU in metrics and not tokenized and not has_tok_bleu(lang):
+        raise ConfigError(f"{TOK_BLEU} is BLEU on Moses-tokenized text, and Moses does not split {lang} (written "
+                          "without spaces between words) into words: compare bleu (sacreBLEU's tokenizer for the "
+                          "language) or chrf+, or give files tokenized already with --tokenized")
 
 
 def compare(refs: Sequence[str], systems: Sequence[tuple[str, Sequence[str]]], *, samples: int = DEFAULT_SAMPLES,
@@ -389,7 +394,7 @@ def compare(refs: Sequence[str], systems: Sequence[tuple[str, Sequence[str]]], *
     _check_metrics(metrics, lang, tokenized)
     scored = list(METRICS) + ([TOK_BLEU] if TOK_BLEU in metrics else [])
     tok = (lambda xs: list(xs)) if tokenized else (lambda xs: moses_tokenize(xs, lang))
-    metric_objs = {name: _cache_references(m, refs) for name, m in metric_objects().items()}
+    metric_objs = {name: _cache_references(m, refs) for name, m in metric_objects(lang).items()}
     if TOK_BLEU in scored:
         metric_objs[TOK_BLEU] = _cache_references(tok_bleu_metric(), tok(refs))
     stats: dict[str, list[np.ndarray]] = {m: [] for m in scored}

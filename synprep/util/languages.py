@@ -12,7 +12,7 @@ the parsers' models are the backend's to find from the whole tag (stanza's
 
 from __future__ import annotations
 
-__all__ = ["LANG_CODE", "LANG_CODE_SAYS", "language_from_name", "primary_language"]
+__all__ = ["LANG_CODE", "LANG_CODE_SAYS", "UNSPACED", "language_from_name", "primary_language", "written_without_spaces"]
 
 #: a language code as every reader of the corpus's languages takes it (py3langid, the
 #: parsers' models, the challenge rules: lower case ISO 639), with optional subtags; not
@@ -45,3 +45,16 @@ def primary_language(tag: str) -> str:
     """The language of a code or BCP-47 tag, lower case: ``en-US``, ``EN``, ``en_GB``
     -> ``en``; ``zh-Hant`` -> ``zh``."""
     return tag.strip().replace("_", "-").split("-", 1)[0].lower()
+
+
+#: languages written without spaces between words (ISO 639-1 and -3): Chinese (and
+#: Cantonese, Wu), Japanese, Thai, Lao, Khmer, Burmese, Tibetan, Dzongkha. A whitespace
+#: "word" of their text is a whole phrase or sentence, so metrics and lengths that split
+#: on whitespace read them otherwise (synprep.translate.evaluate)
+UNSPACED = frozenset({"zh", "zho", "chi", "yue", "wuu", "ja", "jpn", "th", "tha", "lo", "lao", "km", "khm",
+                      "my", "mya", "bur", "bo", "bod", "tib", "dz", "dzo"})
+
+
+def written_without_spaces(tag: str | None) -> bool:
+    """Whether the language of ``tag`` (:func:`primary_language`) is one of :data:`UNSPACED`."""
+    return bool(tag) and primary_language(tag) in UNSPACED

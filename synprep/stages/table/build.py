@@ -38,19 +38,19 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     ids, refs, hyps = read_eval(test_data, refs_path, {r.name: r.hyps for r in runs})
     decode = settings.decode
     best = {r.name: read_json(r.summary, "run's summary").get("best_step") for r in runs}
-    for r in runs:  # every evaluation the table reads, re-validated
-        check_evaluation(r.hyps, hyps[r.name], refs, r.variant, decode, best[r.name])
+    # every evaluation the table reads, re-validated; their target language tokenizes BLEU
+    lang = next(iter({check_evaluation(r.hyps, hyps[r.name], refs, r.variant, decode, best[r.name]) for r in runs}))
     sets = whole_and_subsets(refs, read_subsets(sets_dir, ids))
     samples = table_samples(settings, len({r.variant for r in runs}) - 1, len({r.seed for r in runs}))
     min_subset = settings.min_subset
-    scores, comparisons = score_sets(refs, hyps, runs, sets, samples)
+    scores, comparisons = score_sets(refs, hyps, runs, sets, samples, lang)
     info = {name: {"n": len(rows_), "too_small": name != "test" and len(rows_) < min_subset, "source": "test"}
             for name, rows_ in sets.items()}
     if larger:
         l_refs, l_hyps, l_sets = larger_sets(larger, [n for n, i in info.items() if i["too_small"]])
         for r in runs:
             check_evaluation(larger.hyps[r.name], l_hyps[r.name], l_refs, r.variant, decode, best[r.name])
-        l_scores, l_comps = score_sets(l_refs, l_hyps, runs, l_sets, samples)
+        l_scores, l_comps = score_sets(l_refs, l_hyps, runs, l_sets, samples, lang)
         scores.update(l_scores)
         comparisons += l_comps
         for name, rows_ in l_sets.items():
@@ -80,7 +80,7 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
         "test_sets": info,
         "evaluation_data": dict(accounting or {}),
         "decode": decode.to_dict(),
-        "signatures": signatures(),
+        "signatures": signatures(lang),
         "significance": {"decides": DECIDES,
                          "per_seed": "two-sided paired bootstrap (Koehn 2004, the win share doubled) for BLEU and "
                                      "chrF+; exact two-sided McNemar test for contrastive accuracy (the detail)",

@@ -209,7 +209,7 @@ def read_json(path: str, what: str, again: Optional[str] = None):
 
 
 def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], variant: str, decode: TableDecode,
-                     step: Optional[int] = None) -> None:
+                     step: Optional[int] = None) -> Optional[str]:
     """Re-validate one run's evaluation on one set before the table uses it: beside
     its ``hyps.txt``, the ``scores.json`` and ``refs.txt`` that ``synprep evaluate``
     wrote with it must be readable and agree with what the table reads -- as many
@@ -217,7 +217,8 @@ def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], v
     length penalty), the update of the run's best checkpoint (``step``, when known) and
     the BLEU and chrF+ of exactly these hypotheses. An evaluation
     that does not (a file deleted, damaged, or left from another run or setting) is an
-    InputError naming the file and what differs."""
+    InputError naming the file and what differs. Its target language (what its BLEU was
+    tokenized for: :func:`synprep.translate.evaluate.bleu_metric`), or None."""
     folder = os.path.dirname(hyps_path)
     scores_path, refs_path = os.path.join(folder, "scores.json"), os.path.join(folder, "refs.txt")
     scores = read_json(scores_path, "evaluation's scores")
@@ -233,6 +234,7 @@ def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], v
     if not os.path.exists(refs_path) or read_lines(refs_path, "references") != list(refs):
         problems.append(f"its references ({refs_path}) are not the table's")
     st = scores["settings"]
+    lang = st.get("lang") if isinstance(st.get("lang"), str) else None
     if "variant" in st and st["variant"] != variant:
         problems.append(f"it is of variant {st['variant']!r}, not {variant!r}")
     if step is not None and st.get("step") is not None and st["step"] != step:
@@ -241,10 +243,11 @@ def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], v
         if key in st and st[key] != want:
             problems.append(f"it decoded with {key} {st[key]}, the table's is {want}")
     if not problems and len(hyps) == len(refs):
-        for name, m in metric_objects().items():
+        for name, m in metric_objects(lang).items():
             if name in numbers and abs(round(m.corpus_score(list(hyps), [list(refs)]).score, 2) - scores[name]) > 0.005:
                 problems.append(f"its {name} {scores[name]} is not that of {hyps_path} "
                                 f"({round(m.corpus_score(list(hyps), [list(refs)]).score, 2)})")
     if problems:
         raise InputError(scores_path, None, "not the evaluation the table reads: " + "; ".join(problems) + f"; {AGAIN}",
                          "invalid")
+    return lang

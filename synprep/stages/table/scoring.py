@@ -18,9 +18,10 @@ def whole_and_subsets(refs: list[str], subsets: Mapping[str, list[int]]) -> dict
 
 
 def score_sets(refs: list[str], hyps: Mapping[str, list[str]], runs: Sequence[RunFiles], sets: Mapping[str, list[int]],
-               samples: int) -> tuple[dict, list[dict]]:
+               samples: int, lang: Optional[str] = None) -> tuple[dict, list[dict]]:
     """Every run's scores on every test set, and every comparison with the baseline (the
-    first run of each seed): ``({set: {run: {"n", "bleu", "chrf+", "chrf++"}}}, [comparison])``."""
+    first run of each seed): ``({set: {run: {"n", "bleu", "chrf+", "chrf++"}}}, [comparison])``;
+    BLEU tokenized for the target language ``lang``."""
     scores: dict = {}
     comparisons: list[dict] = []
     seeds = list(dict.fromkeys(r.seed for r in runs))
@@ -34,7 +35,7 @@ def score_sets(refs: list[str], hyps: Mapping[str, list[str]], runs: Sequence[Ru
             systems = [(r.name, [hyps[r.name][i] for i in rows]) for r in group]
             if len(systems) == 1:  # the baseline alone: scored against itself, compared with nothing
                 systems = systems * 2
-            result = compare(sub_refs, systems, samples=samples, metrics=COMPARED)
+            result = compare(sub_refs, systems, samples=samples, metrics=COMPARED, lang=lang)
             for r in group:
                 scores[name][r.name] = {"n": len(rows), **result["systems"][r.name]}
             comparisons += [{"test_set": name, "seed": seed, "n": len(rows), **c, "test": "bootstrap",
@@ -53,11 +54,11 @@ def set_kind(name: str) -> str:
     return "contrastive" if name.startswith(CONTRASTIVE_PREFIX) else "translation"
 
 
-def signatures() -> dict:
-    """sacreBLEU's signature of every reported metric (after a score: sacrebleu fills some
-    fields when it scores)."""
+def signatures(lang: Optional[str] = None) -> dict:
+    """sacreBLEU's signature of every reported metric for the target language ``lang``
+    (after a score: sacrebleu fills some fields when it scores)."""
     out = {}
-    for name, m in metric_objects().items():
+    for name, m in metric_objects(lang).items():
         m.corpus_score(["a"], [["a"]])
         out[name] = signature(name, m)
     return out
