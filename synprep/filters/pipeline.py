@@ -28,7 +28,6 @@ Only cut parameters (``Filter.CUT_PARAMS``) may differ from those used for scori
 from __future__ import annotations
 
 import gzip
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -466,15 +465,23 @@ def _json_default(o):
 
 
 def load_run(out: str | Path) -> dict[str, Any]:
-    """The summary (filter.json) of a ``synprep filter`` output directory."""
+    """The summary (filter.json) of a ``synprep filter`` output directory, read by the one
+    JSON reader (:func:`synprep.util.textio.read_json_object`) and checked to hold what a
+    re-cut reads (its files' names and format, the filters' settings): anything else is
+    an InputError naming the file."""
     out = Path(out)
     path = out / "filter.json"
     if not path.is_file():
         raise InputError(str(out), None, "has no filter.json; expected the output directory of `synprep filter`", reason="missing")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise InputError(str(path), e.lineno, f"invalid JSON ({e.msg}); the file was changed or truncated", reason="invalid") from None
+    expected, fix = "the summary of `synprep filter`", "the file was changed or truncated; filter the corpus again"
+    summary = textio.read_json_object(str(path), expected, fix=fix)
+    files, stored = summary.get("files"), summary.get("filters")
+    if (not isinstance(files, dict) or files.get("format") not in TABLE_SUFFIX
+            or not all(isinstance(files.get(k), str) for k in ("src", "tgt"))
+            or not isinstance(stored, list) or not all(isinstance(f, dict) for f in stored)):
+        raise InputError(str(path), None, f"no \"files\" (src, tgt, format) or \"filters\" of {expected}: {fix}",
+                         reason="invalid")
+    return summary
 
 
 def recut_dir(run_dir: str | Path, filters: Sequence[Filter] | None = None, out: str | Path | None = None) -> tuple[RecutResult, dict[str, Any]]:

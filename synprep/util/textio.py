@@ -28,7 +28,7 @@ from typing import BinaryIO, Iterator
 from ..errors import InputError
 
 __all__ = ["BOM", "GZIP_MAGIC", "LINE_BREAKS", "BREAKS", "open_file", "lines", "refuse_gzip", "has_breaks", "one_line",
-           "drop_invisible", "read_json", "json_object", "text_lines"]
+           "drop_invisible", "parse_json", "read_json", "read_json_object", "json_object", "text_lines"]
 
 #: the UTF-8 byte-order mark
 BOM = b"\xef\xbb\xbf"
@@ -132,14 +132,71 @@ def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
         yield raw
 
 
-def read_json(path: str, expected: str, hint: str = "check the path"):
+#: one escape of a JSON string: ``\\uXXXX`` (its code unit in group 1) or a backslash and one character
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.S)
+#: what every escape of a UTF-16 surrogate starts with (a quick test before :func:`_lone_surrogate`)
+_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(text: str) -> int | None:
+    """The offset in ``text`` (valid JSON) of the first ``\\uXXXX`` escape of half a
+    UTF-16 surrogate pair that is not followed (a high half, D800-DBFF) or preceded (a
+    low half, DC00-DFFF) by its other half; None where there is none. In valid JSON
+    every backslash starts an escape, so the escapes matched left to right are the
+    text's own (``\\\\ud800`` is a backslash and the letters ``ud800``)."""
+    if not _MAYBE_SURROGATE.search(text):
+        return None
+    high, end = None, -1  # the offset of a high half waiting for its low half; where its escape ends
+    for m in _ESCAPE.finditer(text):
+        unit = int(m.group(1), 16) if m.group(1) else None
+        if high is not None:
+            if m.start() != end or unit is None or not 0xDC00 <= unit <= 0xDFFF:
+                return high
+            high = None
+            continue
+        if unit is not None and 0xD800 <= unit <= 0xDBFF:
+            high, end = m.start(), m.end()
+        elif unit is not None and 0xDC00 <= unit <= 0xDFFF:
+            return m.start()
+    return high
+
+
+def parse_json(text: str, path: str, expected: str, line: int = 1, fix: str | None = None):
+    """The JSON value of ``text``, read from the file ``path`` from its line ``line`` on
+    (1: a whole file; a JSON line's number: one line of JSON lines). The one decoding
+    of JSON that someone gives synprep: not JSON is an InputError naming the file, its
+    line and column; nested too deep to read, one naming the line; a string holding
+    half a UTF-16 surrogate pair (a lone ``\\ud800``: Python's json takes it, and the
+    first write of it as UTF-8 fails) is refused here, naming the line and column of
+    its escape. ``expected``: what the text should be; ``fix``: what to do about a
+    damaged one (said after ``expected``)."""
+    import json
+
+    tail = f"; expected {expected}" + (f": {fix}" if fix else "")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(path, line + e.lineno - 1, f"not JSON ({e.msg}){tail}", reason="invalid",
+                         column=e.colno) from None
+    except RecursionError:
+        raise InputError(path, line, f"JSON nested too deep to read{tail}", reason="invalid") from None
+    at = _lone_surrogate(text)
+    if at is not None:
+        escape = text[at:at + 6]
+        raise InputError(path, line + text.count("\n", 0, at), f"the escape {escape} is half a UTF-16 surrogate pair, "
+                         "no character (text that cannot be written as UTF-8): write the character itself or both "
+                         f"halves of its pair{tail}", reason="encoding",
+                         column=at - text.rfind("\n", 0, at))
+    return value
+
+
+def read_json(path: str, expected: str, hint: str = "check the path", fix: str | None = None):
     """The JSON value of a file someone gives a command (``expected``: what it should
     be, e.g. "the challenge counts (summary.json of synprep challenge -o)"), read by the
     byte-order-mark rule of every synprep reader. Anything else is an InputError naming
-    the file: missing (with ``hint``), a directory, unreadable, not UTF-8, not JSON (the
-    line of the error), or nested too deep to read."""
-    import json
-
+    the file: missing (with ``hint``), a directory, unreadable, not UTF-8 (the line and
+    its byte), or what :func:`parse_json` refuses (``fix``: what to do about it): not
+    JSON (the line and column), nested too deep, a lone surrogate (its line and column)."""
     f = open_file(path, expected, hint)
     try:
         with f:
@@ -150,13 +207,14 @@ def read_json(path: str, expected: str, hint: str = "check the path"):
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line, col = data[: e.start].count(b"\n") + 1, e.start - data.rfind(b"\n", 0, e.start)
-        raise InputError(path, line, f"not UTF-8 (byte {col} of the line); expected {expected}", reason="encoding") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(path, e.lineno, f"not JSON ({e.msg}); expected {expected}", reason="invalid") from None
-    except RecursionError:
-        raise InputError(path, None, f"JSON nested too deep to read; expected {expected}", reason="invalid") from None
+        raise InputError(path, line, f"not UTF-8 (byte {col} of the line); expected {expected}"
+                         + (f": {fix}" if fix else ""), reason="encoding") from None
+    return parse_json(text, path, expected, fix=fix)
+
+
+def read_json_object(path: str, expected: str, hint: str = "check the path", fix: str | None = None) -> dict:
+    """:func:`read_json` of a file whose value must be a JSON object (:func:`json_object`)."""
+    return json_object(read_json(path, expected, hint, fix), path, expected, fix)
 
 
 #: JSON's names of the values Python's json reads
@@ -164,14 +222,15 @@ _JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", in
                type(None): "null"}
 
 
-def json_object(obj, path: str, expected: str) -> dict:
-    """``obj``, the JSON value of the file ``path`` (:func:`read_json`), when it is an
-    object; else an InputError naming the file, what it holds in JSON's words (``a JSON
-    array``, ``a JSON null``) and ``expected``. The one check of a JSON file's shape at
+def json_object(obj, path: str, expected: str, fix: str | None = None, line: int | None = None) -> dict:
+    """``obj``, the JSON value of the file ``path`` (:func:`read_json`; of its line
+    ``line``, a JSON line: :func:`parse_json`), when it is an object; else an InputError
+    naming the file (and the line), what it holds in JSON's words (``a JSON array``,
+    ``a JSON null``), ``expected`` and ``fix``. The one check of a JSON file's shape at
     its top."""
     if not isinstance(obj, dict):
-        raise InputError(path, None, f"a JSON {_JSON_TYPES.get(type(obj), type(obj).__name__)}; expected {expected}",
-                         reason="invalid")
+        raise InputError(path, line, f"a JSON {_JSON_TYPES.get(type(obj), type(obj).__name__)}; expected {expected}"
+                         + (f": {fix}" if fix else ""), reason="invalid")
     return obj
 
 

@@ -175,7 +175,7 @@ class OutputDir:
     def _refuse(self, m: dict | None, entries: dict, how: str) -> list[str]:
         p = self.path
         if m is None:
-            raise ConfigError(f"{self.option} {p}: a folder synprep cannot prove it wrote (no {MARKER}: made by hand, "
+            raise ConfigError(f"{self.option} {p}: a folder synprep cannot prove it wrote (no {MARKER}, or a damaged one: made by hand, "
                               f"by another program, or by a synprep older than that marker); it holds {len(entries)} "
                               f"file(s) and folder(s): {few(sorted(entries))}. synprep writes only into an empty "
                               f"folder or its own: {how}")
