@@ -27,7 +27,6 @@ Only cut parameters (``Filter.CUT_PARAMS``) may differ from those used for scori
 
 from __future__ import annotations
 
-import gzip
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -264,36 +263,30 @@ def _check_same_scoring(filters: Sequence[Filter], stored: Sequence[dict[str, An
 
 
 def _lines(path: Path) -> Iterator[str]:
-    """Lines of a UTF-8 text file (``.gz`` allowed) without their ``\n`` / ``\r\n``.
+    """Lines of a UTF-8 text file (gzip allowed, known by its bytes:
+    :func:`synprep.util.textio.open_text`) without their ``\n`` / ``\r\n``.
 
     Lines are split on ``\n`` only (a lone ``\r`` or U+2028 inside a line stays in it)
     and decoded one by one, so an encoding error names its line. A UTF-8 byte-order
     mark at the very start of the file is dropped (U+FEFF anywhere else is text).
     """
-    try:
-        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
-            for lineno, raw in enumerate(textio.lines(f, str(path)), 1):
-                try:
-                    yield raw.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise InputError(
-                        str(path),
-                        lineno,
-                        f"bytes that are not UTF-8 ({e.reason} at byte {e.start + 1}); "
-                        f"expected UTF-8 text (re-encode the file)",
-                        reason="encoding",
-                    ) from None
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        raise InputError(str(path), None, f"cannot read: {e.strerror}", reason="missing") from None
-    except InputError as e:
-        if e.reason != "unreadable" or path.suffix != ".gz":
-            raise
-        raise InputError(str(path), e.line, f"not a valid gzip file ({e.message.split(': ', 1)[-1]}); expected "
-                         "gzip-compressed text for a .gz name", reason="invalid") from None
+    with textio.open_text(str(path), "a text file, one sentence a line (plain or gzip)",
+                          "give an existing text file (plain or gzip)") as f:
+        for lineno, raw in enumerate(textio.lines(f, str(path)), 1):
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(
+                    str(path),
+                    lineno,
+                    f"bytes that are not UTF-8 ({e.reason} at byte {e.start + 1}); "
+                    f"expected UTF-8 text (re-encode the file)",
+                    reason="encoding",
+                ) from None
 
 
 def text_lines(path: str | Path) -> Iterator[str]:
-    """The lines of a UTF-8 text file (``.gz`` allowed), read as ``read_pairs`` reads a
+    """The lines of a UTF-8 text file (gzip allowed), read as ``read_pairs`` reads a
     side (errors name the file and the line)."""
     return _lines(Path(path))
 

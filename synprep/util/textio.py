@@ -10,6 +10,13 @@ skipped -- a file of nothing but the mark has no lines -- and U+FEFF anywhere el
 text. Decoding is left to the caller, so that it can name the line that is not UTF-8.
 The CoNLL-U reader applies the same rule to its blocks (:func:`synprep.syntax.conllu.read_blocks`).
 
+Every text reader opens its input by :func:`open_text` (a file) or :func:`gunzipped`
+(stdin, a stream): gzip data is known by its first bytes (:func:`is_gzip`), never by a
+name, so a gzip file not named .gz is decompressed and a plain file named .gz is read
+as the plain text it is, the same in every command; damaged gzip data is an error
+naming the file and the line where it breaks. Text that is still gzip once
+decompressed is refused (:func:`refuse_gzip`).
+
 :func:`drop_invisible` is the one class of characters that take no space and show no
 glyph: Unicode format characters (category Cf: soft hyphen, zero-width space and
 joiners, left-to-right and other direction marks, U+FEFF, tag characters) and the
@@ -21,13 +28,17 @@ remove them; nothing that is written is changed by it.
 
 from __future__ import annotations
 
+import gzip
+import io
 import re
 import unicodedata
+import zlib
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError
 
-__all__ = ["BOM", "GZIP_MAGIC", "LINE_BREAKS", "BREAKS", "open_file", "lines", "refuse_gzip", "has_breaks", "one_line",
+__all__ = ["BOM", "GZIP_MAGIC", "LINE_BREAKS", "BREAKS", "open_file", "open_text", "gunzipped", "is_gzip", "lines",
+           "refuse_gzip", "has_breaks", "one_line",
            "drop_invisible", "parse_json", "read_json", "read_json_object", "json_object", "text_lines"]
 
 #: the UTF-8 byte-order mark
@@ -91,21 +102,115 @@ def one_line(text: str, tabs: bool = True) -> str:
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+def is_gzip(head: bytes) -> bool:
+    """Are ``head``, the first bytes of a file or a stream, gzip's? The one test of
+    whether data is gzip-compressed: by its bytes, never by a file's name."""
+    return head.startswith(GZIP_MAGIC)
+
+
 def refuse_gzip(head: bytes, name: str) -> None:
-    """An InputError (``encoding``) when ``head``, the first bytes of a file read as text
-    (after a byte-order mark), are gzip's: compressed bytes read without decompressing
-    them (a file without its .gz name) are said to be so, not "not UTF-8". The one check
-    of every text reader: :func:`lines` and the CoNLL-U reader's blocks."""
-    if head.startswith(GZIP_MAGIC):
-        raise InputError(name, 1, "is gzip-compressed data (it starts with the gzip bytes 1f 8b), not text: "
-                         "name it .gz where a command reads .gz files, or gunzip it", reason="encoding")
+    """An InputError (``encoding``) when ``head``, the first bytes of text (after a
+    byte-order mark) that :func:`open_text` already decompressed or that reached a
+    reader as a stream, are gzip's (:func:`is_gzip`: data compressed twice): said to
+    be so, not "not UTF-8". The check of every text reader: :func:`lines` and the
+    CoNLL-U reader's blocks."""
+    if is_gzip(head):
+        raise InputError(name, 1, "is gzip-compressed data (it starts with the gzip bytes 1f 8b) once decompressed, "
+                         "not text: it was compressed twice; gunzip it once", reason="encoding")
+
+
+class _Rewound(io.RawIOBase):
+    """The bytes ``head``, already read from ``stream`` (a pipe: it cannot seek back),
+    then the rest of ``stream``; closing it closes ``stream`` when ``own``."""
+
+    def __init__(self, head: bytes, stream: BinaryIO, own: bool):
+        self._head, self._stream, self._own = head, stream, own
+        self._read = getattr(stream, "read1", stream.read)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        data, self._head = (self._head[:len(b)], self._head[len(b):]) if self._head else (self._read(len(b)), b"")
+        b[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed and self._own:
+            self._stream.close()
+        super().close()
+
+
+class _Gunzip(gzip.GzipFile):
+    """The decompressed bytes of the gzip stream ``raw`` (closed with it when ``own``).
+    Damaged gzip data (zlib's own error, which is no OSError, a cut-off end, a bad CRC)
+    is an OSError saying so, which the line readers name with the file and the line."""
+
+    def __init__(self, raw: BinaryIO, own: bool):
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw, self._own = raw, own
+
+    def _guarded(self, read, size: int) -> bytes:
+        try:
+            return read(size)
+        except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+            raise OSError(f"damaged gzip data ({e}); expected a whole gzip file (`gzip -t FILE` tests one)") from None
+
+    def read(self, size: int = -1) -> bytes:
+        return self._guarded(super().read, size)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._guarded(super().read1, size)
+
+    def readline(self, size: int = -1) -> bytes:
+        return self._guarded(super().readline, size)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self._own:
+                self._raw.close()
+
+
+def gunzipped(stream: BinaryIO, name: str, own: bool = True) -> BinaryIO:
+    """The bytes of ``stream`` (named ``name``), decompressed when its first bytes are
+    gzip's (:func:`is_gzip`), whatever its name: a gzip file not named .gz is read as
+    one, and a plain file named .gz as the plain text it is. Closing the result closes
+    ``stream`` when ``own`` (not stdin's). The one way every text reader opens its
+    input (:func:`open_text`; stdin and streams: the CoNLL-U reader)."""
+    try:
+        seekable = stream.seekable()
+        at = stream.tell() if seekable else 0
+        head = b""  # (a pipe may deliver a byte a read)
+        while len(head) < len(GZIP_MAGIC) and (more := stream.read(len(GZIP_MAGIC) - len(head))):
+            head += more
+        if seekable:  # a file: back to where it started
+            stream.seek(at)
+            raw: BinaryIO = stream
+        else:  # a pipe: what was read is read first
+            raw = io.BufferedReader(_Rewound(head, stream, own), 1 << 16)  # type: ignore[assignment]
+    except OSError as e:
+        raise InputError(name, None, f"cannot be read ({e.strerror or e})", reason="unreadable") from None
+    return _Gunzip(raw, own) if is_gzip(head) else raw  # type: ignore[return-value]
+
+
+def open_text(path: str, expected: str, hint: str = "check the path") -> BinaryIO:
+    """``path`` opened for reading its text's bytes (:func:`open_file`), decompressed
+    when they are gzip's (:func:`gunzipped`: by its bytes, whatever its name)."""
+    f = open_file(path, expected, hint)
+    try:
+        return gunzipped(io.BufferedReader(f, 1 << 20), path)  # type: ignore[arg-type]
+    except BaseException:
+        f.close()
+        raise
 
 
 def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The lines of a binary stream without their LF or CRLF, a leading byte-order
-    mark skipped. A read error (e.g. a truncated .gz) is an InputError naming the
-    file and the line being read; so is a stream that is gzip data (a compressed file
-    read without decompressing it, e.g. one without its .gz name)."""
+    mark skipped. A read error (e.g. damaged gzip data) is an InputError naming the
+    file and the line being read; so is a stream that is gzip data (compressed twice:
+    :func:`refuse_gzip`)."""
     n = 0
     while True:
         try:
@@ -197,12 +302,12 @@ def read_json(path: str, expected: str, hint: str = "check the path", fix: str |
     the file: missing (with ``hint``), a directory, unreadable, not UTF-8 (the line and
     its byte), or what :func:`parse_json` refuses (``fix``: what to do about it): not
     JSON (the line and column), nested too deep, a lone surrogate (its line and column)."""
-    f = open_file(path, expected, hint)
+    f = open_text(path, expected, hint)
     try:
         with f:
             data = f.read()
     except OSError as e:
-        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+        raise InputError(path, None, f"cannot be read ({e.strerror or e})", reason="unreadable") from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -238,7 +343,7 @@ def text_lines(path: str, expected: str, hint: str = "check the path") -> Iterat
     """(line number, text) of each line of a UTF-8 text file someone gives a command
     (``expected``: what it should be), read by :func:`lines`: a file that cannot be
     opened (:func:`open_file`) or a line that is not UTF-8 is an InputError naming it."""
-    with open_file(path, expected, hint) as f:
+    with open_text(path, expected, hint) as f:
         for n, raw in enumerate(lines(f, path), 1):
             try:
                 yield n, raw.decode("utf-8")

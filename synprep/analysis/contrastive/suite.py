@@ -62,7 +62,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from ...errors import InputError
 from ...util.records import is_count
-from ...util.textio import has_breaks, lines, open_file, parse_json, text_lines
+from ...util.textio import has_breaks, lines, open_text, parse_json, text_lines
 
 __all__ = [
     "SUITE_FILE",
@@ -366,7 +366,7 @@ def read_outcomes(path: str | os.PathLike) -> list[Outcome]:
     p = os.fspath(path)
     out: list[Outcome] = []
     width, seen = 0, {}
-    with open_file(p, "an outcomes file (synprep contrastive-score's outcomes.tsv)", "check the path") as raw:
+    with open_text(p, "an outcomes file (synprep contrastive-score's outcomes.tsv)", "check the path") as raw:
         for n, line in enumerate(lines(raw, p), 1):
             try:
                 cols = line.decode("utf-8").split("\t")
