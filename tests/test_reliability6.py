@@ -10,10 +10,16 @@ covers it, on real files damaged as they get damaged.
    takes it, the first write of it as UTF-8 failed with a traceback); the readers that
    take a damaged file as none (the verified-shards cache, folder markers) take such
    a file as none instead of failing later.
+2. gzip known by its bytes (synprep.util.textio.open_text / gunzipped, is_gzip): a gzip
+   file not named .gz and a plain file named .gz read as the plain file does in every
+   reader (split read the first only, filter, shard, the references and the align
+   filter's reference set refused one and failed on the other), and damaged gzip data is
+   one error naming the file (a zlib.error traceback in split and filter).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -292,3 +298,155 @@ def test_a_marker_with_a_lone_surrogate_proves_nothing(tmp_path):
                        r"\.synprep-output\.json, or a damaged one"):
         OutputDir(out, "evaluate", "--out").file("hyps.txt")
     assert sorted(p.name for p in out.iterdir()) == [".synprep-output.json", "scores.json"]
+
+
+# ============================================================ 2. gzip known by its bytes
+
+
+def _damaged_gzip(data: bytes) -> bytes:
+    """``data`` gzipped, its first deflate block given the reserved type 11 (RFC 1951):
+    zlib refuses it at the first read (zlib.error, which is no OSError)."""
+    z = bytearray(gzip.compress(data, mtime=0))
+    z[10] |= 0b110  # (gzip.compress writes a 10-byte header: no name)
+    return bytes(z)
+
+
+#: how one text is given: (file name, its bytes from the plain text)
+FORMS = {
+    "plain": (lambda name: name, lambda data: data),
+    "gzip not named .gz": (lambda name: name, lambda data: gzip.compress(data, mtime=0)),
+    "plain named .gz": (lambda name: f"{name}.gz", lambda data: data),
+}
+
+
+def _forms(d: Path, name: str, data: bytes) -> dict[str, Path]:
+    """``data`` written in every form of :data:`FORMS` (and damaged) under ``d``: form -> path."""
+    d.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for form, (file_name, content) in FORMS.items():
+        out[form] = d / form.replace(" ", "-") / file_name(name)
+        out[form].parent.mkdir()
+        out[form].write_bytes(content(data))
+    out["damaged"] = d / "damaged" / f"{name}.gz"
+    out["damaged"].parent.mkdir()
+    out["damaged"].write_bytes(_damaged_gzip(data))
+    return out
+
+
+def _multi30k(lang: str, n: int = 40) -> bytes:
+    if not (MULTI30K / f"val.{lang}.gz").is_file():
+        pytest.skip(f"{MULTI30K} is absent: the shared Multi30k data is needed for this test")
+    with gzip.open(MULTI30K / f"val.{lang}.gz", "rb") as f:
+        return b"".join(next(f) for _ in range(n))
+
+
+def _conllu(lang: str, n: int = 25) -> bytes:
+    from .conftest import ud_path
+
+    blocks = ud_path(f"{lang}_pud-ud-test.conllu").read_text(encoding="utf-8").split("\n\n")[:n]
+    return ("\n\n".join(blocks) + "\n\n").encode("utf-8")
+
+
+def _cli(capsys, *args) -> None:
+    rc, err = run_main(capsys, *args)
+    assert rc == 0, err
+
+
+def _split(capsys, tmp: Path, src: Path, tgt: Path) -> bytes:
+    _cli(capsys, "split", "--src", src, "--tgt", tgt, "--name", "c", "--out-dir", tmp / "o", "--shards", "1")
+    return (tmp / "o" / "000.tsv").read_bytes()
+
+
+def _filter(capsys, tmp: Path, src: Path, tgt: Path) -> bytes:
+    (tmp / "f.yaml").write_text("- name: length\n  max_words: 12\n")
+    _cli(capsys, "filter", src, tgt, "-c", tmp / "f.yaml", "-o", tmp / "o", "--no-progress")
+    return (tmp / "o" / "ids.txt").read_bytes() + (tmp / "o" / tgt.name).read_bytes()
+
+
+def _align_reference(capsys, tmp: Path, src: Path, tgt: Path) -> bytes:
+    """The align filter's scores of 10 pairs with the 40 pairs as its reference set."""
+    import pyarrow.parquet as pq
+
+    (tmp / "a.en").write_bytes(_multi30k("en", 10))
+    (tmp / "a.de").write_bytes(_multi30k("de", 10))
+    (tmp / "f.yaml").write_text(f"- name: align\n  reference_src: {src}\n  reference_tgt: {tgt}\n")
+    _cli(capsys, "filter", tmp / "a.en", tmp / "a.de", "-c", tmp / "f.yaml", "-o", tmp / "o", "--no-progress")
+    return json.dumps(pq.read_table(tmp / "o" / "scores.parquet").to_pydict(), sort_keys=True).encode()
+
+
+def _shard(capsys, tmp: Path, src: Path, tgt: Path) -> bytes:
+    _cli(capsys, "shard", src, tgt, "-o", tmp / "o", "--vocab-size", "600", "-q")
+    return b"".join(p.read_bytes() for p in sorted((tmp / "o").glob("shard-*.arrow")))
+
+
+def _references(capsys, tmp: Path, src: Path, tgt: Path) -> bytes:
+    """``synprep compare --ref TGT`` of two systems' outputs (SRC's lines made German-ish)."""
+    refs = _multi30k("de")
+    (tmp / "a").write_bytes(refs.replace(b"ein", b"eine"))
+    (tmp / "b").write_bytes(refs.replace(b"der", b"die"))
+    rc, err = run_main(capsys, "compare", "--ref", tgt, tmp / "a", tmp / "b", "--json", "--samples", "200")
+    assert rc == 0, err
+    return capsys.readouterr().out.encode()
+
+
+#: reader -> (what it reads: the sides' bytes, which side takes the forms, the run giving comparable bytes)
+READERS = {
+    "split": ((lambda: (_multi30k("en"), _multi30k("de"))), "src", _split),
+    "filter": ((lambda: (_multi30k("en"), _multi30k("de"))), "src", _filter),
+    "align filter's reference set": ((lambda: (_multi30k("en"), _multi30k("de"))), "tgt", _align_reference),
+    "shard (CoNLL-U)": ((lambda: (_conllu("en"), _conllu("de"))), "src", _shard),
+    "references": ((lambda: (_multi30k("en"), _multi30k("de"))), "tgt", _references),
+}
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_every_reader_knows_gzip_by_its_bytes(reader, tmp_path, capsys):
+    """A gzip file not named .gz and a plain file named .gz give what the plain file gives;
+    damaged gzip data is one error naming the file (each reader opened by the name before,
+    split by the name or the bytes)."""
+    sides, which, run = READERS[reader]
+    src, tgt = sides()
+    names = {"src": "val.en", "tgt": "val.de"}
+    forms = _forms(tmp_path / "in", names[which], src if which == "src" else tgt)
+    other = tmp_path / "in" / names["tgt" if which == "src" else "src"]
+    other.write_bytes(tgt if which == "src" else src)
+
+    def given(form: str) -> bytes:
+        sides = (forms[form], other) if which == "src" else (other, forms[form])
+        (tmp_path / form.replace(" ", "-")).mkdir()
+        return run(capsys, tmp_path / form.replace(" ", "-"), *sides)
+
+    with pytest.raises(AssertionError, match="damaged gzip data"):  # (_cli: the command's one-line error)
+        given("damaged")
+    plain = given("plain")
+    assert given("gzip not named .gz") == plain
+    assert given("plain named .gz") == plain
+
+
+@pytest.mark.parametrize("form", [*FORMS, "damaged"])
+def test_the_file_readers_know_gzip_by_its_bytes(form, tmp_path):
+    """The readers of synprep's own files someone may have compressed or uncompressed: a
+    pair file, the table's per-item outcomes (always opened as gzip before: a gunzipped
+    copy was "not a gzip text file"), a JSON file."""
+    import numpy as np
+
+    from synprep.dataset.pairfile import read_pairs
+    from synprep.errors import InputError
+    from synprep.stages.table.outcomes import ItemOutcomes, outcomes_bytes, read_item_outcomes
+    from synprep.util.textio import read_json
+
+    en, de = _multi30k("en", 5).decode().splitlines(), _multi30k("de", 5).decode().splitlines()
+    pairs = "".join(f"c:{i}\t{a}\t{b}\n" for i, (a, b) in enumerate(zip(en, de), 1)).encode()
+    outcomes = ItemOutcomes(("r1", "r2"), (("np", 1, 1, 0), ("np", 2, 1, None)), np.array([[True, False], [True, True]]))
+    cases = [("pairs.tsv", pairs, lambda p: list(read_pairs(p))),
+             ("outcomes.tsv", gzip.decompress(outcomes_bytes(outcomes)),
+              lambda p: (lambda o: (o.runs, o.keys, o.won.tolist()))(read_item_outcomes(p))),
+             ("scores.json", json.dumps({"bleu": 30.1, "text": en[0]}).encode(), lambda p: read_json(str(p), "scores"))]
+    for name, data, read in cases:
+        paths = _forms(tmp_path / name, name, data)
+        if form == "damaged":
+            with pytest.raises(InputError, match="damaged gzip data") as e:
+                read(paths[form])
+            assert str(e.value).startswith(str(paths[form])), str(e.value)
+        else:
+            assert read(paths[form]) == read(paths["plain"]), name
