@@ -15,13 +15,17 @@ covers it, on real files damaged as they get damaged.
    reader (split read the first only, filter, shard, the references and the align
    filter's reference set refused one and failed on the other), and damaged gzip data is
    one error naming the file (a zlib.error traceback in split and filter).
+3. one pattern of a run's name: the workflow's ``run`` wildcard is the config check's
+   (synprep.stages.workflow.RUN_WILDCARD, from synprep.util.outputs.FOLDER_NAME).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -450,3 +454,64 @@ def test_the_file_readers_know_gzip_by_its_bytes(form, tmp_path):
             assert str(e.value).startswith(str(paths[form])), str(e.value)
         else:
             assert read(paths[form]) == read(paths["plain"]), name
+
+
+# ============================================================ 3. one pattern of a run's name
+
+
+def _name_refused_by_the_config_check(name: str, tmp_path: Path) -> str | None:
+    """The config check's error for a run named ``name`` (None: taken)."""
+    import yaml
+
+    from synprep.stages.workflow import config_error_message
+
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    return config_error_message({"train": {"runs": [{"name": name, "config": {}}]}}, schema,
+                                [str(tmp_path / "my.yaml")])
+
+
+@pytest.mark.parametrize("name", [".vanilla", ".", "..", "a/b", "x y", "é", "", "vanilla", "v1.2", "a..b", "_x",
+                                  "-x", "table-gcn-s1"])
+def test_the_run_wildcard_takes_the_names_the_config_check_takes(name, tmp_path):
+    """The wildcard's constraint is the check's pattern, unanchored as snakemake wants it:
+    a name is taken by both or refused by both (the old wildcard took '.vanilla')."""
+    from synprep.stages.workflow import RUN_WILDCARD
+
+    refused = _name_refused_by_the_config_check(name, tmp_path)
+    assert (refused is None) == bool(re.fullmatch(RUN_WILDCARD, name)), (name, refused)
+    # as snakemake uses it: inside the output's pattern (no anchor of its own there)
+    in_path = re.fullmatch(f"results/train/(?P<run>{RUN_WILDCARD})/summary.json", f"results/train/{name}/summary.json")
+    assert (refused is None) == (in_path is not None and in_path["run"] == name), name
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake is not installed")
+def test_a_run_name_the_config_check_refuses_is_refused_by_the_workflow(tmp_path):
+    """workflow/rules/train.smk's ``run`` wildcard was a loose copy of the name's pattern
+    ([A-Za-z0-9._-]+): results/train/.vanilla/summary.json, a run the config check refuses
+    to name, matched train_model and stopped in its input function (InputFunctionException,
+    KeyError: '.vanilla', a traceback). Now no rule makes it; a name both take is planned."""
+    import yaml
+
+    assert "does not match" in _name_refused_by_the_config_check(".vanilla", tmp_path)
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    for key in ("src", "tgt"):
+        cfg["corpus"][key] = str(REPO / cfg["corpus"][key])
+    for entry in cfg["align"]["filters"]:
+        for key in ("reference_src", "reference_tgt"):
+            if entry.get(key):
+                entry[key] = str(REPO / entry[key])
+    assert "vanilla" in [run["name"] for run in cfg["train"]["runs"]]
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+    def dry_run(target: str) -> subprocess.CompletedProcess:
+        return subprocess.run([shutil.which("snakemake"), "--snakefile", str(REPO / "Snakefile"), "-n", target,
+                               "--configfile", str(tmp_path / "c.yaml")], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300)
+
+    r = dry_run("results/train/.vanilla/summary.json")
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "No rule to produce results/train/.vanilla/summary.json" in out, out[-3000:]
+    assert "KeyError" not in out and "InputFunctionException" not in out, out[-3000:]
+    r = dry_run("results/train/vanilla/summary.json")
+    assert r.returncode == 0 and re.search(r"^train_model\s+1$", r.stdout, re.M), (r.stdout + r.stderr)[-3000:]
