@@ -493,14 +493,10 @@ def test_a_run_name_the_config_check_refuses_is_refused_by_the_workflow(tmp_path
     KeyError: '.vanilla', a traceback). Now no rule makes it; a name both take is planned."""
     import yaml
 
+    from .workflow_helpers import demo_config
+
     assert "does not match" in _name_refused_by_the_config_check(".vanilla", tmp_path)
-    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    for key in ("src", "tgt"):
-        cfg["corpus"][key] = str(REPO / cfg["corpus"][key])
-    for entry in cfg["align"]["filters"]:
-        for key in ("reference_src", "reference_tgt"):
-            if entry.get(key):
-                entry[key] = str(REPO / entry[key])
+    cfg = demo_config()
     assert "vanilla" in [run["name"] for run in cfg["train"]["runs"]]
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
 
