@@ -20,15 +20,19 @@ class SynprepError(Exception):
 
 
 class InputError(SynprepError):
-    """A problem at a place in an input file: ``FILE:LINE: message``."""
+    """A problem at a place in an input file: ``FILE:LINE: message``, or
+    ``FILE:LINE:COLUMN: message`` where the column is known (a JSON syntax error)."""
 
-    def __init__(self, path: str, line: int | None, message: str, reason: str = "invalid"):
+    def __init__(self, path: str, line: int | None, message: str, reason: str = "invalid", column: int | None = None):
         self.path = path
         self.line = line
+        #: the 1-based column (in characters) of the line, where known
+        self.column = column
         self.message = message
         #: a short machine-readable reason (used to count rejects), e.g. ``cycle``
         self.reason = reason
         where = f"{path}:{line}" if line is not None else path
+        where += f":{column}" if line is not None and column is not None else ""
         super().__init__(f"{where}: {message}")
 
 

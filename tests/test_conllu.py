@@ -52,19 +52,29 @@ def test_gz_and_crlf_and_comment_only_blocks(tmp_path):
     assert s.forms[-1] == "." and s.line == 3
 
 
-def test_gzip_data_without_its_gz_name_is_said_to_be_gzip(tmp_path):
-    # as every text reader says it (synprep.util.textio.refuse_gzip), not "bytes that are not UTF-8"
-    p = tmp_path / "x.conllu"
-    p.write_bytes(gzip.compress(GERMAN.encode()))
-    with pytest.raises(InputError, match=r"x\.conllu:1: is gzip-compressed data .*name it \.gz"):
-        list(read_conllu(p))
+def test_gzip_is_known_by_its_bytes_not_its_name(tmp_path):
+    # every text reader's rule (synprep.util.textio.open_text): gzip data without the .gz name is read
+    # as gzip, a plain file named .gz as plain text, a stream (a pipe of a byte a read) by its bytes too
+    want = [(s.sent_id, s.forms) for s in read_conllu_string(GERMAN)]
+    hidden, plain = tmp_path / "x.conllu", tmp_path / "y.conllu.gz"
+    hidden.write_bytes(gzip.compress(GERMAN.encode()))
+    plain.write_text(GERMAN)
+    for source in (hidden, plain):
+        assert [(s.sent_id, s.forms) for s in read_conllu(source)] == want
 
     class OneByte(io.BytesIO):  # a pipe that delivers one byte a read
         def read(self, n=-1):
             return super().read(1)
 
-    with pytest.raises(InputError, match="is gzip-compressed data"):
-        list(read_conllu(OneByte(gzip.compress(GERMAN.encode()))))
+        def seekable(self):
+            return False
+
+    assert [(s.sent_id, s.forms) for s in read_conllu(OneByte(gzip.compress(GERMAN.encode())))] == want
+    # compressed twice: gzip data once decompressed, said so (not "not UTF-8")
+    hidden.write_bytes(gzip.compress(gzip.compress(GERMAN.encode())))
+    with pytest.raises(InputError, match=r"x\.conllu:1: is gzip-compressed data .* once decompressed, not text: it "
+                                         "was compressed twice"):
+        list(read_conllu(hidden))
 
 
 def test_stream_input():

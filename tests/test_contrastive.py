@@ -698,7 +698,7 @@ GOOD = {"source": "A man .", "reference": "Ein Mann .", "origin": "t:1",
     ({**GOOD, "errors": [{**GOOD["errors"][0], "contrastive": " Ein  Mann . "}]}, 2, "equals the reference"),
     ({**GOOD, "errors": []}, 2, "non-empty list"),
     ({**GOOD, "errors": [{**GOOD["errors"][0], "distance": -1}]}, 2, "'distance' must be a whole number"),
-    ("{not json", 2, "not JSON"),
+    ("{not json", "2:2", "not JSON"),  # (the column of a syntax error too)
 ])
 def test_a_bad_suite_line_is_an_error_naming_its_line(tmp_path, bad, where, message):
     p = _write(tmp_path, GOOD, bad)

@@ -1373,7 +1373,7 @@ def test_20_8_report_html_names_a_metrics_line_that_is_not_json(tmp_path, capsys
     (tmp_path / "m.jsonl").write_text('{"event": "train", "step": 1, "loss": 2.0}\nnot json\n')
     (tmp_path / "s.json").write_text('{"bleu": 1.0}')
     rc, err = run_main(capsys, "report", "html", "--run", "a", tmp_path / "m.jsonl", tmp_path / "s.json", "-o", tmp_path / "r.html")
-    assert rc == 2 and "m.jsonl:2: not a JSON line" in err, err
+    assert rc == 2 and "m.jsonl:2:1: not JSON (Expecting value); expected the trainer's metrics.jsonl" in err, err
 
 
 def test_20_9_shard_counts_are_bounded_before_any_input_is_read(tmp_path, capsys):

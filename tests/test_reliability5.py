@@ -676,16 +676,10 @@ def test_a_table_config_is_refused_by_a_dry_run(case, tmp_path):
 
     import yaml
 
-    from .workflow_helpers import need_snakemake
+    from .workflow_helpers import demo_config, need_snakemake
 
     need_snakemake()
-    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    for key in ("src", "tgt"):
-        cfg["corpus"][key] = str(REPO / cfg["corpus"][key])
-    for entry in cfg["align"]["filters"]:
-        for key in ("reference_src", "reference_tgt"):
-            if entry.get(key):
-                entry[key] = str(REPO / entry[key])
+    cfg = demo_config()
     cfg["train"]["runs"] = []
     cfg["table"] = {"enabled": True, "variants": ["vanilla"], "seeds": [1]}
     if case == "held-out":

@@ -533,10 +533,10 @@ def test_a_table_read_back_takes_a_bom_and_an_older_layout(made, tmp_path, capsy
 
 
 @pytest.mark.parametrize("script, args, wanted", [
-    ("power", ["/nonexistent.json"], "bench/power.py: error: /nonexistent.json: missing: the table"),
+    ("power", ["/nonexistent.json"], "bench/power.py: error: /nonexistent.json: no such file; expected the table"),
     ("power", ["{committed}"], "bench/power.py: error: the table has no decision.primary"),
     ("power", ["{table}", "--config", "/nonexistent.yaml"], "/nonexistent.yaml: no such config file"),
-    ("decision", ["--table", "/dev/null", "--tables", "1"], "bench/decision.py: error: /dev/null: damaged: the table"),
+    ("decision", ["--table", "/dev/null", "--tables", "1"], "bench/decision.py: error: /dev/null:1:1: not JSON (Expecting value); expected the table"),
     ("golden", ["compare", "/nonexistent", "/nonexistent"], "bench/golden.py: error: /nonexistent: no such record"),
     ("golden", ["compare", "{table}", "{table}"], "table.json: not a record of golden.py"),
     ("golden", ["record", "o", "--repo", "/nonexistent", "--parts", "help"], "--repo /nonexistent: not a synprep checkout"),

@@ -507,7 +507,7 @@ def test_cli_html_takes_the_analysis_results(tmp_path):
     assert (tmp_path / "plots" / "challenge.png").is_file()
     (tmp_path / "bad.json").write_text("{not json")
     r = subprocess.run(base + ["--induce", str(tmp_path / "bad.json")], capture_output=True, text=True)
-    assert r.returncode == 2 and "bad.json:1: not JSON" in r.stderr
+    assert r.returncode == 2 and "bad.json:1:2: not JSON" in r.stderr
 
 
 @pytest.mark.slow

@@ -279,7 +279,7 @@ def test_truncated_and_foreign_files_name_the_file(tmp_path, dataset):
         open_shard(s)
     with pytest.raises(InputError, match=r"missing\.arrow: no such shard"):
         open_shard(tmp_path / "missing.arrow")
-    with pytest.raises(InputError, match="no manifest"):
+    with pytest.raises(InputError, match="manifest.json: no such file; not a synprep dataset directory"):
         read_manifest(tmp_path)
 
 

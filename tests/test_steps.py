@@ -164,11 +164,11 @@ def test_the_report_and_manifest_jobs_read_a_damaged_json_input_as_an_error_nami
     cut.write_text('{"schema": 1, "shards": [')
     outputs = {"html": str(tmp_path / "r.html"), "plots": [str(tmp_path / "plots" / "a.png")]}
     params = {"stages": [], "runs": [], "title": "t", "top_labels": 3, "warnings": []}
-    with pytest.raises(InputError, match=f"{cut}:1: not JSON .*; expected a shard manifest"):
+    with pytest.raises(InputError, match=f"{cut}:1:26: not JSON .*; expected a shard manifest"):
         make_report({"ledgers": [], "stats": [], "manifest": str(cut)}, outputs, params, config={})
-    with pytest.raises(InputError, match=f"{cut}:1: not JSON .*; expected statistics of synprep report stats"):
+    with pytest.raises(InputError, match=f"{cut}:1:26: not JSON .*; expected statistics of synprep report stats"):
         make_report({"ledgers": [], "stats": [str(cut)], "manifest": str(cut)}, outputs, params, config={})
-    with pytest.raises(InputError, match=f"{cut}:1: not JSON .*; expected a ledger of synprep report accounting"):
+    with pytest.raises(InputError, match=f"{cut}:1:26: not JSON .*; expected a ledger of synprep report accounting"):
         read_ledgers([str(cut)])
     cut.write_text("[]")
     with pytest.raises(InputError, match=f"{cut}: a JSON array; expected a shard manifest"):

@@ -208,8 +208,8 @@ def test_every_evaluation_the_table_reads_is_validated_again(tmp_path):
     path = _evaluation(tmp_path / "ok", hyps, refs)
     T.check_evaluation(str(path), hyps, refs, "parent", decode)  # as written: fine
     cases = {
-        "damaged": (lambda d: (d / "scores.json").write_text('{"bleu": 3'), "not readable JSON"),
-        "missing": (lambda d: (d / "scores.json").unlink(), "missing"),
+        "damaged": (lambda d: (d / "scores.json").write_text('{"bleu": 3'), r"scores.json:1:11: not JSON \(.*\); expected the evaluation's scores: delete it"),
+        "missing": (lambda d: (d / "scores.json").unlink(), "scores.json: no such file; expected the evaluation's scores"),
         "not scores": (lambda d: (d / "scores.json").write_text('{"bleu": "x"}'), "expected synprep evaluate's"),
         "bleu": (lambda d: (d / "scores.json").write_text(
             (d / "scores.json").read_text().replace('"bleu": ', '"bleu": 1', 1)), "its bleu .* is not that of"),
@@ -248,13 +248,13 @@ def test_a_runs_damaged_or_missing_records_are_named_not_a_traceback(tmp_path):
     files = T.RunFiles("r", "vanilla", 1, str(run / "summary.json"), str(run / "hyps.txt"), trees=str(run / "t.json"))
     assert T.run_cost(files)["tokens"] == 9
     (run / "metrics.jsonl").write_text('{"event": "start"}\n{"event": "tr')
-    with pytest.raises(InputError, match=r"metrics.jsonl:2: damaged"):
+    with pytest.raises(InputError, match=r"metrics.jsonl:2:11: not JSON \(.*\); expected the run's metrics .*: train the run again"):
         T.run_cost(files)
     (run / "metrics.jsonl").unlink()
-    with pytest.raises(InputError, match="metrics.jsonl: missing"):
+    with pytest.raises(InputError, match="metrics.jsonl: no such file; expected the run's metrics"):
         T.run_cost(files)
     (run / "summary.json").write_text("{")
-    with pytest.raises(InputError, match="summary.json: damaged: the run's summary is not readable JSON"):
+    with pytest.raises(InputError, match=r"summary.json:1:2: not JSON \(.*\); expected the run's summary"):
         T.run_cost(files)
     for lines in ('"x"', "-3"):  # (-3 was taken as the set's line count)
         (run / "split.json").write_text(f'{{"lines": {lines}}}')

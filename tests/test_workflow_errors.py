@@ -17,6 +17,8 @@ import yaml
 
 from synprep.errors import ConfigError
 
+from .workflow_helpers import demo_config as _demo_config
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 DEMO = REPO / "config" / "demo"
@@ -27,18 +29,6 @@ needs_snakemake = pytest.mark.skipif(shutil.which("snakemake") is None, reason="
 def _snakemake(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), *args]
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
-
-
-def _demo_config() -> dict:
-    """The demo config, its files' paths absolute (runs outside the repository)."""
-    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    for key in ("src", "tgt"):
-        cfg["corpus"][key] = str(REPO / cfg["corpus"][key])
-    for entry in cfg["align"]["filters"]:
-        for key in ("reference_src", "reference_tgt"):
-            if entry.get(key):
-                entry[key] = str(REPO / entry[key])
-    return cfg
 
 
 def _write(path: Path, cfg: dict) -> Path:

@@ -117,6 +117,18 @@ def tiny_config(root: Path) -> Path:
     return path
 
 
+def demo_config() -> dict:
+    """The demo config (config/config.yaml), its files' paths absolute: it runs outside the repository."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    for key in ("src", "tgt"):
+        cfg["corpus"][key] = str(REPO / cfg["corpus"][key])
+    for entry in cfg["align"]["filters"]:
+        for key in ("reference_src", "reference_tgt"):
+            if entry.get(key):
+                entry[key] = str(REPO / entry[key])
+    return cfg
+
+
 def run_workflow(workdir: Path, config: Path, *targets: str, cores: int = 2) -> subprocess.CompletedProcess:
     """snakemake the ``targets`` (default ``all``) of ``config`` in ``workdir``."""
     return snakemake("--cores", str(cores), *(targets or ("all",)), "--configfile", str(config),

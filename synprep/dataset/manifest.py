@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..util.outputs import canonical
 from ..util.records import is_count
+from ..util.textio import json_object, read_json
 from .schema import FORMAT, MANIFEST, MAX_LABELS, SCHEMA_VERSION, SIDES
 
 
@@ -94,24 +95,26 @@ def manifest_dir(path: str | os.PathLike) -> Path:
 
 
 def read_manifest(path: str | os.PathLike) -> dict:
-    """The manifest of a dataset directory (or the manifest file itself)."""
+    """The manifest of a dataset directory (or the manifest file itself), read as every
+    JSON file someone gives synprep is read (:func:`synprep.util.textio.read_json`: the
+    file, line and column of what is not UTF-8, not JSON or a lone surrogate), then
+    every field checked (:func:`_check_manifest`)."""
     p = Path(path)
     mpath = p if p.is_file() else p / MANIFEST
-    try:
-        text = mpath.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(str(mpath), None, "no manifest: not a synprep dataset directory (write one with `synprep shard`)", "unreadable") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(str(mpath), None, f"cannot read the manifest ({e})", "unreadable") from None
     # a file of another name (a CoNLL-U or text file given for a dataset) read as a manifest: said so, not
     # "the manifest is not valid JSON"
     other = ("a file, not a synprep dataset directory: give the folder that `synprep shard` wrote (it holds "
              f"{MANIFEST})") if p.is_file() and p.name != MANIFEST else None
+    expected, fix = "a synprep dataset's manifest", "write the dataset again with `synprep shard`"
     try:
-        m = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(str(mpath), None if other else e.lineno, other or f"the manifest is not valid JSON ({e.msg})",
-                         "invalid") from None
+        m = read_json(str(mpath), expected, "not a synprep dataset directory (a dataset directory holds the "
+                      "manifest.json that `synprep shard` writes)", fix)
+        if other is None:
+            json_object(m, str(mpath), expected, fix)
+    except InputError as e:
+        if other and e.reason != "unreadable":
+            raise InputError(str(mpath), None, other, "invalid") from None
+        raise
     if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise InputError(str(mpath), None, other or f"not a synprep shard manifest (no \"format\": \"{FORMAT}\")",
                          "invalid")

@@ -26,7 +26,7 @@ from typing import Iterable, Iterator
 from ..errors import InputError
 from ..util.keys import UniqueKeys
 from ..util.outputs import atomic_file
-from ..util.textio import has_breaks, lines, one_line, open_file
+from ..util.textio import has_breaks, lines, one_line, open_text
 
 __all__ = ["read_pairs", "write_pairs", "clean_side", "BAD_ENCODING", "BAD_COLUMNS"]
 
@@ -46,8 +46,7 @@ def read_pairs(path: str | os.PathLike) -> Iterator[tuple[str, str, str]]:
     InputError naming both lines (:mod:`synprep.util.keys`): the later stages key by it."""
     path = os.fspath(path)
     seen = UniqueKeys("pair id", "a pair file holds each pair once (ids name:n, synprep split): write it again")
-    f = open_file(path, "a file of pairs (id<TAB>src<TAB>tgt)", "check the path")
-    with f:
+    with open_text(path, "a file of pairs (id<TAB>src<TAB>tgt)", "check the path") as f:
         for n, raw in enumerate(lines(f, path), 1):
             try:
                 line = raw.decode("utf-8")

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..util.outputs import write_json
+from ..util.textio import read_json_object
 from .manifest import dataset_file, manifest_dir, model_entry, read_manifest
 from .pretrained import PretrainedTokenizer
 from .schema import MAX_PIECES, SCHEMA_VERSION, column_names, column_types, numpy_view, schema
@@ -314,12 +315,12 @@ class _VerifiedCache:
         self.path = Path(root) / "synprep" / "verified" / (hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json")
         self.files: dict = {}
         self.changed = False
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+        try:  # the one JSON reader: a lone surrogate in it, which the save would fail to write, is refused
+            data = read_json_object(str(self.path), "synprep's cache of verified shards")
             if data.get("dataset") == real and isinstance(data.get("files"), dict):
                 self.files = data["files"]
-        except (OSError, ValueError, AttributeError):
-            pass  # no cache yet, or an unreadable one: verify everything
+        except InputError:
+            pass  # no cache yet, or an unreadable one: verify everything (and write it anew)
         self.real = real
 
     def get(self, name: str):

@@ -34,7 +34,6 @@ slightly different scores; the stored scores make decisions reproducible.
 
 from __future__ import annotations
 
-import gzip
 import io
 import math
 import re
@@ -48,6 +47,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..registry import register_filter
 from ..settings import Config
+from ..util.textio import text_lines
 from .base import Filter, Pair, Score, option, require_file, require_range
 from .simple import UNSPACED
 
@@ -94,9 +94,9 @@ def _unicode_token() -> re.Pattern:
 
 
 def _read_lines(path: str) -> list[str]:
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", newline="\n") as f:  # type: ignore[operator]
-        return [line.rstrip("\n").rstrip("\r") for line in f]
+    """The lines of a reference-set file, read as every text file (gzip known by its bytes,
+    a line that is not UTF-8 named: :func:`synprep.util.textio.text_lines`)."""
+    return [line for _, line in text_lines(path, "the align filter's reference set: text, one sentence a line")]
 
 
 def eflomal_scores(

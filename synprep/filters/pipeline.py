@@ -27,8 +27,6 @@ Only cut parameters (``Filter.CUT_PARAMS``) may differ from those used for scori
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,36 +263,30 @@ def _check_same_scoring(filters: Sequence[Filter], stored: Sequence[dict[str, An
 
 
 def _lines(path: Path) -> Iterator[str]:
-    """Lines of a UTF-8 text file (``.gz`` allowed) without their ``\n`` / ``\r\n``.
+    """Lines of a UTF-8 text file (gzip allowed, known by its bytes:
+    :func:`synprep.util.textio.open_text`) without their ``\n`` / ``\r\n``.
 
     Lines are split on ``\n`` only (a lone ``\r`` or U+2028 inside a line stays in it)
     and decoded one by one, so an encoding error names its line. A UTF-8 byte-order
     mark at the very start of the file is dropped (U+FEFF anywhere else is text).
     """
-    try:
-        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
-            for lineno, raw in enumerate(textio.lines(f, str(path)), 1):
-                try:
-                    yield raw.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise InputError(
-                        str(path),
-                        lineno,
-                        f"bytes that are not UTF-8 ({e.reason} at byte {e.start + 1}); "
-                        f"expected UTF-8 text (re-encode the file)",
-                        reason="encoding",
-                    ) from None
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        raise InputError(str(path), None, f"cannot read: {e.strerror}", reason="missing") from None
-    except InputError as e:
-        if e.reason != "unreadable" or path.suffix != ".gz":
-            raise
-        raise InputError(str(path), e.line, f"not a valid gzip file ({e.message.split(': ', 1)[-1]}); expected "
-                         "gzip-compressed text for a .gz name", reason="invalid") from None
+    with textio.open_text(str(path), "a text file, one sentence a line (plain or gzip)",
+                          "give an existing text file (plain or gzip)") as f:
+        for lineno, raw in enumerate(textio.lines(f, str(path)), 1):
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(
+                    str(path),
+                    lineno,
+                    f"bytes that are not UTF-8 ({e.reason} at byte {e.start + 1}); "
+                    f"expected UTF-8 text (re-encode the file)",
+                    reason="encoding",
+                ) from None
 
 
 def text_lines(path: str | Path) -> Iterator[str]:
-    """The lines of a UTF-8 text file (``.gz`` allowed), read as ``read_pairs`` reads a
+    """The lines of a UTF-8 text file (gzip allowed), read as ``read_pairs`` reads a
     side (errors name the file and the line)."""
     return _lines(Path(path))
 
@@ -466,15 +458,23 @@ def _json_default(o):
 
 
 def load_run(out: str | Path) -> dict[str, Any]:
-    """The summary (filter.json) of a ``synprep filter`` output directory."""
+    """The summary (filter.json) of a ``synprep filter`` output directory, read by the one
+    JSON reader (:func:`synprep.util.textio.read_json_object`) and checked to hold what a
+    re-cut reads (its files' names and format, the filters' settings): anything else is
+    an InputError naming the file."""
     out = Path(out)
     path = out / "filter.json"
     if not path.is_file():
         raise InputError(str(out), None, "has no filter.json; expected the output directory of `synprep filter`", reason="missing")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise InputError(str(path), e.lineno, f"invalid JSON ({e.msg}); the file was changed or truncated", reason="invalid") from None
+    expected, fix = "the summary of `synprep filter`", "the file was changed or truncated; filter the corpus again"
+    summary = textio.read_json_object(str(path), expected, fix=fix)
+    files, stored = summary.get("files"), summary.get("filters")
+    if (not isinstance(files, dict) or files.get("format") not in TABLE_SUFFIX
+            or not all(isinstance(files.get(k), str) for k in ("src", "tgt"))
+            or not isinstance(stored, list) or not all(isinstance(f, dict) for f in stored)):
+        raise InputError(str(path), None, f"no \"files\" (src, tgt, format) or \"filters\" of {expected}: {fix}",
+                         reason="invalid")
+    return summary
 
 
 def recut_dir(run_dir: str | Path, filters: Sequence[Filter] | None = None, out: str | Path | None = None) -> tuple[RecutResult, dict[str, Any]]:

@@ -4,13 +4,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Mapping
 
-from ..errors import InputError
 from ..translate.significance import DEFAULT_SAMPLES, compare, read_lines
-from ..util.textio import read_json, text_lines
+from ..util.textio import json_object, parse_json, read_json_object, text_lines
 
 
 def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | os.PathLike | None = None) -> dict:
@@ -29,33 +27,29 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
     if metrics and os.path.exists(metrics):
         run["metrics"] = _metrics(os.fspath(metrics), run)
     if scores and os.path.exists(scores):
-        obj = read_json(os.fspath(scores), "synprep evaluate's scores.json")
-        if isinstance(obj, dict):
-            run["scores"] = {k: v for k, v in obj.items()
-                             if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"}
-            if isinstance(obj.get("by_src_length"), list):
-                run["by_src_length"] = obj["by_src_length"]
+        obj = read_json_object(os.fspath(scores), "synprep evaluate's scores.json")
+        run["scores"] = {k: v for k, v in obj.items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"}
+        if isinstance(obj.get("by_src_length"), list):
+            run["by_src_length"] = obj["by_src_length"]
     return run
 
 
 def _metrics(path: str, run: dict) -> list[dict]:
     """The points of a trainer's metrics.jsonl (:func:`read_run`); the start record's
     variant and target go into ``run``. Read as every synprep text reader reads
-    (synprep.util.textio.lines); a line that is not UTF-8 or not JSON is an InputError
+    (synprep.util.textio.lines) and every JSON line (synprep.util.textio.parse_json): a
+    line that is not UTF-8, not JSON, not an object or holds a lone surrogate is an InputError
     naming it."""
     points = []
-    for ln, line in text_lines(path, "the trainer's metrics.jsonl"):
+    expected = "the trainer's metrics.jsonl, one JSON object a line"
+    for ln, line in text_lines(path, expected):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except (ValueError, RecursionError) as e:
-            why = e.msg if isinstance(e, json.JSONDecodeError) else "nested too deep"
-            raise InputError(path, ln, f"not a JSON line ({why}); expected the trainer's metrics.jsonl, one JSON "
-                             "object a line", "invalid") from None
-        if isinstance(row, dict) and row.get("event") == "start":
+        row = json_object(parse_json(line, path, expected, ln), path, expected, line=ln)
+        if row.get("event") == "start":
             run.update({k: row[k] for k in ("variant", "target") if isinstance(row.get(k), str)})
-        if not isinstance(row, dict) or not isinstance(row.get("step"), (int, float)):
+        if not isinstance(row.get("step"), (int, float)):
             continue
         event = row.get("event")
         if event in ("train", "valid") and isinstance(row.get("loss"), (int, float)):

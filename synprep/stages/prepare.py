@@ -4,7 +4,8 @@ read as pairs and split into shards with stable ids.
 A raw corpus is either two plain text files with one sentence a line (``src``,
 ``tgt``; line n of one is the translation of line n of the other) or one TSV file
 with both sides in two of its columns. Any of them may be gzipped: a file is
-decompressed when its name ends in ``.gz`` or its first bytes are the gzip magic.
+decompressed when its first bytes are the gzip magic, whatever its name (every text
+reader's rule, :func:`synprep.util.textio.open_text`).
 
 Ids. The pair on line n (1-based) of corpus ``name`` has the id ``name:n``. The id
 depends on nothing but the corpus name and the line, so it is the same whatever the
@@ -55,9 +56,7 @@ The workflow's per-shard steps over these files are in :mod:`synprep.stages.filt
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import os
 import re
 from collections import Counter
@@ -73,7 +72,7 @@ from ..errors import ConfigError, EmptyOutput, InputError
 from ..settings import Config, declared_in, setting
 from ..util.outputs import FileGroup, replace_dir, write_json, write_text
 from ..util.languages import LANG_CODE, LANG_CODE_SAYS
-from ..util.textio import GZIP_MAGIC, has_breaks, lines, one_line, open_file
+from ..util.textio import has_breaks, lines, one_line, open_text
 
 #: the reject stage name of this module
 STAGE = "prepare"
@@ -319,27 +318,10 @@ def shard_of(pair: "RawPair", n_shards: int) -> int:
 
 
 def open_raw(path: str) -> BinaryIO:
-    """A binary stream over ``path``, decompressed when gzipped (by name or by magic
-    bytes); closing it closes the file. A missing file is an InputError naming it."""
-    f = open_file(path, "a text or TSV file", "check the corpus paths in the config")
-    buffered = io.BufferedReader(f, 1 << 20)  # type: ignore[arg-type]
-    if path.endswith(".gz") or buffered.peek(2)[:2] == GZIP_MAGIC:
-        return _OwningGzip(buffered)  # type: ignore[return-value]
-    return buffered
-
-
-class _OwningGzip(gzip.GzipFile):
-    """A GzipFile that also closes the file it reads from."""
-
-    def __init__(self, raw: BinaryIO):
-        super().__init__(fileobj=raw, mode="rb")
-        self._raw = raw
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            self._raw.close()
+    """A binary stream over ``path``, decompressed when gzipped (by its bytes, whatever its
+    name: :func:`synprep.util.textio.open_text`); closing it closes the file. A missing
+    file is an InputError naming it."""
+    return open_text(path, "a text or TSV file", "check the corpus paths in the config")
 
 
 def _raw_lines(path: str) -> Iterator[bytes]:

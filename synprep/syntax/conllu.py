@@ -38,7 +38,6 @@ cross-check, not here, because it is several times slower than this module.
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import re
@@ -49,7 +48,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import InputError
 from ..util.keys import UniqueKeys
-from ..util.textio import BOM, GZIP_MAGIC, open_file, refuse_gzip  # BOM: skipped at the very start of a file by every synprep reader
+from ..util.textio import BOM, GZIP_MAGIC, gunzipped, open_text, refuse_gzip  # BOM: skipped at the very start of a file by every synprep reader
 
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "open_binary"]
 
@@ -183,34 +182,36 @@ class Sentence:
 
 
 def open_binary(source: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, str, bool]:
-    """(binary stream, display name, whether we own it). ``-`` is stdin; ``.gz`` is
-    decompressed. A missing or unreadable file is an InputError naming it."""
+    """(binary stream, display name, whether we own it). ``-`` is stdin; gzip data is
+    decompressed, known by its bytes whatever the name (stdin and a stream too:
+    :func:`synprep.util.textio.gunzipped`). A missing or unreadable file is an
+    InputError naming it."""
     if hasattr(source, "read"):
-        name = getattr(source, "name", "<stream>")
+        name = str(getattr(source, "name", "<stream>"))
         stream = source  # type: ignore[assignment]
         if isinstance(stream, io.TextIOBase):
             stream = stream.buffer  # type: ignore[attr-defined]
-        return stream, str(name), False  # type: ignore[return-value]
+        return gunzipped(stream, name, own=False), name, False  # type: ignore[arg-type]
     path = os.fspath(source)
     if path == "-":
-        return sys.stdin.buffer, "<stdin>", False
-    f: BinaryIO = open_file(path, "a CoNLL-U file", "check the path")
-    if path.endswith(".gz"):
-        f = gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[assignment]
-    return f, path, True
+        return gunzipped(sys.stdin.buffer, "<stdin>", own=False), "<stdin>", False
+    return open_text(path, "a CoNLL-U file"), path, True
 
 
 def read_blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The stream in blocks of about ``_BLOCK`` bytes that each end with a newline
     (one is added to a last line that lacks it), a leading byte-order mark removed; a
-    stream of gzip data is an InputError (:func:`synprep.util.textio.refuse_gzip`)."""
+    stream of gzip data (compressed twice: the stream is decompressed already) is an
+    InputError (:func:`synprep.util.textio.refuse_gzip`), and so is a read error, naming
+    the line it stopped in."""
     rest = b""
     first = True
+    done = 0  # the lines yielded: a read error names the line after them
     while True:
         try:
             block = stream.read(_BLOCK)
-        except (OSError, EOFError) as e:  # e.g. a truncated or corrupt .gz
-            raise InputError(name, None, f"cannot be read: {e}", reason="unreadable") from None
+        except (OSError, EOFError) as e:  # e.g. damaged gzip data (synprep.util.textio.gunzipped)
+            raise InputError(name, done + rest.count(b"\n") + 1, f"cannot be read: {e}", reason="unreadable") from None
         if not block:
             break
         block = rest + block
@@ -221,12 +222,13 @@ def read_blocks(stream: BinaryIO, name: str) -> Iterator[bytes]:
             first = False
             if block.startswith(BOM):
                 block = block[len(BOM) :]
-            refuse_gzip(block, name)  # gzip data without its .gz name: said so (the rule of every text reader)
+            refuse_gzip(block, name)  # gzip data once decompressed: said so (the rule of every text reader)
         cut = block.rfind(b"\n")
         if cut < 0:
             rest = block
             continue
         rest = block[cut + 1 :]
+        done += block.count(b"\n", 0, cut + 1)
         yield block[: cut + 1]
     if first and rest.startswith(BOM):
         rest = rest[len(BOM) :]

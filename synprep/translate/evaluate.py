@@ -54,8 +54,6 @@ Outputs of :func:`write_outputs`: ``hyps.txt`` (one detokenized hypothesis a lin
 
 from __future__ import annotations
 
-import contextlib
-import gzip
 import json
 import os
 import sys
@@ -71,7 +69,7 @@ from ..dataset.vocab import TargetVocab
 from .decode import beam_search, check_beam_memory, check_search, detokenize, one_line, tree_conllu
 from ..errors import ConfigError, InputError, out_of_memory
 from ..util.progress import progress as _progress
-from ..util.textio import lines, open_file
+from ..util.textio import lines, open_text
 
 __all__ = [
     "METRICS",
@@ -121,15 +119,15 @@ def reference_texts(ds: Any, vocab: TargetVocab, lang: str, rows: Optional[Seque
 
 
 def read_references(path: str | os.PathLike, expected: int | None = None, what: str = "references") -> list[str]:
-    """One reference (or, as ``what`` says, hypothesis) a line from a text file (``.gz``
-    is read compressed), the lines split as sacreBLEU splits them: at LF only (a CR of a
-    CRLF removed; a lone CR, a form feed or U+2028 inside a line is text, not a break),
-    by the one line reader (:func:`synprep.util.textio.lines`: a file with CR-only line
-    endings is refused, naming it). Every text compared with references is read here."""
+    """One reference (or, as ``what`` says, hypothesis) a line from a text file (gzip data
+    decompressed, known by its bytes: :func:`synprep.util.textio.open_text`), the lines
+    split as sacreBLEU splits them: at LF only (a CR of a CRLF removed; a lone CR, a form
+    feed or U+2028 inside a line is text, not a break), by the one line reader
+    (:func:`synprep.util.textio.lines`: a file with CR-only line endings is refused,
+    naming it). Every text compared with references is read here."""
     path = os.fspath(path)
     out: list[str] = []
-    f = open_file(path, f"a text file of {what}, one a line", f"expected the {what}, one a line")
-    with f, (gzip.open(f) if path.endswith(".gz") else contextlib.nullcontext(f)) as stream:
+    with open_text(path, f"a text file of {what}, one a line", f"expected the {what}, one a line") as stream:
         for n, raw in enumerate(lines(stream, path), 1):
             try:
                 out.append(raw.decode("utf-8"))

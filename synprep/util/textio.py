@@ -10,6 +10,13 @@ skipped -- a file of nothing but the mark has no lines -- and U+FEFF anywhere el
 text. Decoding is left to the caller, so that it can name the line that is not UTF-8.
 The CoNLL-U reader applies the same rule to its blocks (:func:`synprep.syntax.conllu.read_blocks`).
 
+Every text reader opens its input by :func:`open_text` (a file) or :func:`gunzipped`
+(stdin, a stream): gzip data is known by its first bytes (:func:`is_gzip`), never by a
+name, so a gzip file not named .gz is decompressed and a plain file named .gz is read
+as the plain text it is, the same in every command; damaged gzip data is an error
+naming the file and the line where it breaks. Text that is still gzip once
+decompressed is refused (:func:`refuse_gzip`).
+
 :func:`drop_invisible` is the one class of characters that take no space and show no
 glyph: Unicode format characters (category Cf: soft hyphen, zero-width space and
 joiners, left-to-right and other direction marks, U+FEFF, tag characters) and the
@@ -21,14 +28,18 @@ remove them; nothing that is written is changed by it.
 
 from __future__ import annotations
 
+import gzip
+import io
 import re
 import unicodedata
+import zlib
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError
 
-__all__ = ["BOM", "GZIP_MAGIC", "LINE_BREAKS", "BREAKS", "open_file", "lines", "refuse_gzip", "has_breaks", "one_line",
-           "drop_invisible", "read_json", "json_object", "text_lines"]
+__all__ = ["BOM", "GZIP_MAGIC", "LINE_BREAKS", "BREAKS", "open_file", "open_text", "gunzipped", "is_gzip", "lines",
+           "refuse_gzip", "has_breaks", "one_line",
+           "drop_invisible", "parse_json", "read_json", "read_json_object", "json_object", "text_lines"]
 
 #: the UTF-8 byte-order mark
 BOM = b"\xef\xbb\xbf"
@@ -91,21 +102,115 @@ def one_line(text: str, tabs: bool = True) -> str:
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+def is_gzip(head: bytes) -> bool:
+    """Are ``head``, the first bytes of a file or a stream, gzip's? The one test of
+    whether data is gzip-compressed: by its bytes, never by a file's name."""
+    return head.startswith(GZIP_MAGIC)
+
+
 def refuse_gzip(head: bytes, name: str) -> None:
-    """An InputError (``encoding``) when ``head``, the first bytes of a file read as text
-    (after a byte-order mark), are gzip's: compressed bytes read without decompressing
-    them (a file without its .gz name) are said to be so, not "not UTF-8". The one check
-    of every text reader: :func:`lines` and the CoNLL-U reader's blocks."""
-    if head.startswith(GZIP_MAGIC):
-        raise InputError(name, 1, "is gzip-compressed data (it starts with the gzip bytes 1f 8b), not text: "
-                         "name it .gz where a command reads .gz files, or gunzip it", reason="encoding")
+    """An InputError (``encoding``) when ``head``, the first bytes of text (after a
+    byte-order mark) that :func:`open_text` already decompressed or that reached a
+    reader as a stream, are gzip's (:func:`is_gzip`: data compressed twice): said to
+    be so, not "not UTF-8". The check of every text reader: :func:`lines` and the
+    CoNLL-U reader's blocks."""
+    if is_gzip(head):
+        raise InputError(name, 1, "is gzip-compressed data (it starts with the gzip bytes 1f 8b) once decompressed, "
+                         "not text: it was compressed twice; gunzip it once", reason="encoding")
+
+
+class _Rewound(io.RawIOBase):
+    """The bytes ``head``, already read from ``stream`` (a pipe: it cannot seek back),
+    then the rest of ``stream``; closing it closes ``stream`` when ``own``."""
+
+    def __init__(self, head: bytes, stream: BinaryIO, own: bool):
+        self._head, self._stream, self._own = head, stream, own
+        self._read = getattr(stream, "read1", stream.read)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        data, self._head = (self._head[:len(b)], self._head[len(b):]) if self._head else (self._read(len(b)), b"")
+        b[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed and self._own:
+            self._stream.close()
+        super().close()
+
+
+class _Gunzip(gzip.GzipFile):
+    """The decompressed bytes of the gzip stream ``raw`` (closed with it when ``own``).
+    Damaged gzip data (zlib's own error, which is no OSError, a cut-off end, a bad CRC)
+    is an OSError saying so, which the line readers name with the file and the line."""
+
+    def __init__(self, raw: BinaryIO, own: bool):
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw, self._own = raw, own
+
+    def _guarded(self, read, size: int) -> bytes:
+        try:
+            return read(size)
+        except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+            raise OSError(f"damaged gzip data ({e}); expected a whole gzip file (`gzip -t FILE` tests one)") from None
+
+    def read(self, size: int = -1) -> bytes:
+        return self._guarded(super().read, size)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._guarded(super().read1, size)
+
+    def readline(self, size: int = -1) -> bytes:
+        return self._guarded(super().readline, size)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self._own:
+                self._raw.close()
+
+
+def gunzipped(stream: BinaryIO, name: str, own: bool = True) -> BinaryIO:
+    """The bytes of ``stream`` (named ``name``), decompressed when its first bytes are
+    gzip's (:func:`is_gzip`), whatever its name: a gzip file not named .gz is read as
+    one, and a plain file named .gz as the plain text it is. Closing the result closes
+    ``stream`` when ``own`` (not stdin's). The one way every text reader opens its
+    input (:func:`open_text`; stdin and streams: the CoNLL-U reader)."""
+    try:
+        seekable = stream.seekable()
+        at = stream.tell() if seekable else 0
+        head = b""  # (a pipe may deliver a byte a read)
+        while len(head) < len(GZIP_MAGIC) and (more := stream.read(len(GZIP_MAGIC) - len(head))):
+            head += more
+        if seekable:  # a file: back to where it started
+            stream.seek(at)
+            raw: BinaryIO = stream
+        else:  # a pipe: what was read is read first
+            raw = io.BufferedReader(_Rewound(head, stream, own), 1 << 16)  # type: ignore[assignment]
+    except OSError as e:
+        raise InputError(name, None, f"cannot be read ({e.strerror or e})", reason="unreadable") from None
+    return _Gunzip(raw, own) if is_gzip(head) else raw  # type: ignore[return-value]
+
+
+def open_text(path: str, expected: str, hint: str = "check the path") -> BinaryIO:
+    """``path`` opened for reading its text's bytes (:func:`open_file`), decompressed
+    when they are gzip's (:func:`gunzipped`: by its bytes, whatever its name)."""
+    f = open_file(path, expected, hint)
+    try:
+        return gunzipped(io.BufferedReader(f, 1 << 20), path)  # type: ignore[arg-type]
+    except BaseException:
+        f.close()
+        raise
 
 
 def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The lines of a binary stream without their LF or CRLF, a leading byte-order
-    mark skipped. A read error (e.g. a truncated .gz) is an InputError naming the
-    file and the line being read; so is a stream that is gzip data (a compressed file
-    read without decompressing it, e.g. one without its .gz name)."""
+    mark skipped. A read error (e.g. damaged gzip data) is an InputError naming the
+    file and the line being read; so is a stream that is gzip data (compressed twice:
+    :func:`refuse_gzip`)."""
     n = 0
     while True:
         try:
@@ -132,31 +237,89 @@ def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
         yield raw
 
 
-def read_json(path: str, expected: str, hint: str = "check the path"):
+#: one escape of a JSON string: ``\\uXXXX`` (its code unit in group 1) or a backslash and one character
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.S)
+#: what every escape of a UTF-16 surrogate starts with (a quick test before :func:`_lone_surrogate`)
+_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(text: str) -> int | None:
+    """The offset in ``text`` (valid JSON) of the first ``\\uXXXX`` escape of half a
+    UTF-16 surrogate pair that is not followed (a high half, D800-DBFF) or preceded (a
+    low half, DC00-DFFF) by its other half; None where there is none. In valid JSON
+    every backslash starts an escape, so the escapes matched left to right are the
+    text's own (``\\\\ud800`` is a backslash and the letters ``ud800``)."""
+    if not _MAYBE_SURROGATE.search(text):
+        return None
+    high, end = None, -1  # the offset of a high half waiting for its low half; where its escape ends
+    for m in _ESCAPE.finditer(text):
+        unit = int(m.group(1), 16) if m.group(1) else None
+        if high is not None:
+            if m.start() != end or unit is None or not 0xDC00 <= unit <= 0xDFFF:
+                return high
+            high = None
+            continue
+        if unit is not None and 0xD800 <= unit <= 0xDBFF:
+            high, end = m.start(), m.end()
+        elif unit is not None and 0xDC00 <= unit <= 0xDFFF:
+            return m.start()
+    return high
+
+
+def parse_json(text: str, path: str, expected: str, line: int = 1, fix: str | None = None):
+    """The JSON value of ``text``, read from the file ``path`` from its line ``line`` on
+    (1: a whole file; a JSON line's number: one line of JSON lines). The one decoding
+    of JSON that someone gives synprep: not JSON is an InputError naming the file, its
+    line and column; nested too deep to read, one naming the line; a string holding
+    half a UTF-16 surrogate pair (a lone ``\\ud800``: Python's json takes it, and the
+    first write of it as UTF-8 fails) is refused here, naming the line and column of
+    its escape. ``expected``: what the text should be; ``fix``: what to do about a
+    damaged one (said after ``expected``)."""
+    import json
+
+    tail = f"; expected {expected}" + (f": {fix}" if fix else "")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(path, line + e.lineno - 1, f"not JSON ({e.msg}){tail}", reason="invalid",
+                         column=e.colno) from None
+    except RecursionError:
+        raise InputError(path, line, f"JSON nested too deep to read{tail}", reason="invalid") from None
+    at = _lone_surrogate(text)
+    if at is not None:
+        escape = text[at:at + 6]
+        raise InputError(path, line + text.count("\n", 0, at), f"the escape {escape} is half a UTF-16 surrogate pair, "
+                         "no character (text that cannot be written as UTF-8): write the character itself or both "
+                         f"halves of its pair{tail}", reason="encoding",
+                         column=at - text.rfind("\n", 0, at))
+    return value
+
+
+def read_json(path: str, expected: str, hint: str = "check the path", fix: str | None = None):
     """The JSON value of a file someone gives a command (``expected``: what it should
     be, e.g. "the challenge counts (summary.json of synprep challenge -o)"), read by the
     byte-order-mark rule of every synprep reader. Anything else is an InputError naming
-    the file: missing (with ``hint``), a directory, unreadable, not UTF-8, not JSON (the
-    line of the error), or nested too deep to read."""
-    import json
-
-    f = open_file(path, expected, hint)
+    the file: missing (with ``hint``), a directory, unreadable, not UTF-8 (the line and
+    its byte), or what :func:`parse_json` refuses (``fix``: what to do about it): not
+    JSON (the line and column), nested too deep, a lone surrogate (its line and column)."""
+    f = open_text(path, expected, hint)
     try:
         with f:
             data = f.read()
     except OSError as e:
-        raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+        raise InputError(path, None, f"cannot be read ({e.strerror or e})", reason="unreadable") from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line, col = data[: e.start].count(b"\n") + 1, e.start - data.rfind(b"\n", 0, e.start)
-        raise InputError(path, line, f"not UTF-8 (byte {col} of the line); expected {expected}", reason="encoding") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(path, e.lineno, f"not JSON ({e.msg}); expected {expected}", reason="invalid") from None
-    except RecursionError:
-        raise InputError(path, None, f"JSON nested too deep to read; expected {expected}", reason="invalid") from None
+        raise InputError(path, line, f"not UTF-8 (byte {col} of the line); expected {expected}"
+                         + (f": {fix}" if fix else ""), reason="encoding") from None
+    return parse_json(text, path, expected, fix=fix)
+
+
+def read_json_object(path: str, expected: str, hint: str = "check the path", fix: str | None = None) -> dict:
+    """:func:`read_json` of a file whose value must be a JSON object (:func:`json_object`)."""
+    return json_object(read_json(path, expected, hint, fix), path, expected, fix)
 
 
 #: JSON's names of the values Python's json reads
@@ -164,14 +327,15 @@ _JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", in
                type(None): "null"}
 
 
-def json_object(obj, path: str, expected: str) -> dict:
-    """``obj``, the JSON value of the file ``path`` (:func:`read_json`), when it is an
-    object; else an InputError naming the file, what it holds in JSON's words (``a JSON
-    array``, ``a JSON null``) and ``expected``. The one check of a JSON file's shape at
+def json_object(obj, path: str, expected: str, fix: str | None = None, line: int | None = None) -> dict:
+    """``obj``, the JSON value of the file ``path`` (:func:`read_json`; of its line
+    ``line``, a JSON line: :func:`parse_json`), when it is an object; else an InputError
+    naming the file (and the line), what it holds in JSON's words (``a JSON array``,
+    ``a JSON null``), ``expected`` and ``fix``. The one check of a JSON file's shape at
     its top."""
     if not isinstance(obj, dict):
-        raise InputError(path, None, f"a JSON {_JSON_TYPES.get(type(obj), type(obj).__name__)}; expected {expected}",
-                         reason="invalid")
+        raise InputError(path, line, f"a JSON {_JSON_TYPES.get(type(obj), type(obj).__name__)}; expected {expected}"
+                         + (f": {fix}" if fix else ""), reason="invalid")
     return obj
 
 
@@ -179,7 +343,7 @@ def text_lines(path: str, expected: str, hint: str = "check the path") -> Iterat
     """(line number, text) of each line of a UTF-8 text file someone gives a command
     (``expected``: what it should be), read by :func:`lines`: a file that cannot be
     opened (:func:`open_file`) or a line that is not UTF-8 is an InputError naming it."""
-    with open_file(path, expected, hint) as f:
+    with open_text(path, expected, hint) as f:
         for n, raw in enumerate(lines(f, path), 1):
             try:
                 yield n, raw.decode("utf-8")

@@ -25,7 +25,7 @@ import os
 
 from synprep.models import variants  # the declared variants (synprep.models.specs), torch-free
 from synprep.stages.table import table_runs
-from synprep.stages.workflow import config_error_at, run_priorities
+from synprep.stages.workflow import RUN_WILDCARD, config_error_at, run_priorities
 
 TRAIN = SETTINGS.train  # synprep.stages.settings.TrainSettings
 # the table's runs (config `table`, workflow/rules/table.smk) train and are scored as
@@ -80,8 +80,9 @@ if TRAIN_RUNS:
     RUN_PRIORITY = run_priorities(RUNS)
 
 
+# a run name as the config's check takes it (train.runs[].name), the one pattern
 wildcard_constraints:
-    run=r"[A-Za-z0-9._-]+",
+    run=RUN_WILDCARD,
 
 
 if TRAIN_RUNS and (HELDOUT or HELDOUT_PAIRS):

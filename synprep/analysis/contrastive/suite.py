@@ -62,7 +62,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from ...errors import InputError
 from ...util.records import is_count
-from ...util.textio import has_breaks, lines, open_file
+from ...util.textio import has_breaks, lines, open_text, parse_json, text_lines
 
 __all__ = [
     "SUITE_FILE",
@@ -200,23 +200,10 @@ def read_suite(path: str | os.PathLike) -> list[Item]:
     if os.path.isdir(p):
         p = os.path.join(p, SUITE_FILE)
     items: list[Item] = []
-    with open_file(p, "a contrastive suite (JSON lines, LingEval97's layout)", "check the path") as raw:
-        for n, line in enumerate(raw, 1):
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError:
-                raise _fail(p, n, "not UTF-8 text; expected one JSON object a line", "unreadable") from None
-            if n == 1:
-                text = text.lstrip("\ufeff")
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise _fail(p, n, f"not JSON ({e.msg}); expected one JSON object a line") from None
-            except RecursionError:
-                raise _fail(p, n, "JSON nested too deeply; expected one JSON object a line") from None
-            items.append(_item(obj, p, n))
+    expected = "a contrastive suite (JSON lines, LingEval97's layout: one JSON object a line)"
+    for n, text in text_lines(p, expected):  # every text reader's lines (the BOM rule, CRLF); a JSON line, parse_json's
+        if text.strip():
+            items.append(_item(parse_json(text, p, expected, n), p, n))
     if not items:
         raise _fail(p, 1, "the suite is empty; expected one JSON object a line (synprep contrastive makes one)", "empty")
     return items
@@ -379,7 +366,7 @@ def read_outcomes(path: str | os.PathLike) -> list[Outcome]:
     p = os.fspath(path)
     out: list[Outcome] = []
     width, seen = 0, {}
-    with open_file(p, "an outcomes file (synprep contrastive-score's outcomes.tsv)", "check the path") as raw:
+    with open_text(p, "an outcomes file (synprep contrastive-score's outcomes.tsv)", "check the path") as raw:
         for n, line in enumerate(lines(raw, p), 1):
             try:
                 cols = line.decode("utf-8").split("\t")

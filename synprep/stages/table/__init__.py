@@ -94,7 +94,7 @@ from .runs import (
 )
 from .files import (
     AGAIN, LargerSet, RunFiles, check_evaluation, evaluation_accounting, larger_sets, read_benchmark,
-    read_eval, read_json, read_subsets, run_cost, select_larger_subsets,
+    read_eval, read_record, read_subsets, run_cost, select_larger_subsets,
 )
 from .scoring import (
     COMPARED_BY_KIND, CONTRASTIVE_PREFIX, SCORED, score_contrastive, score_sets, set_kind, signatures,
@@ -160,7 +160,7 @@ __all__ = [
     "read_benchmark",
     "read_eval",
     "read_item_outcomes",
-    "read_json",
+    "read_record",
     "read_subsets",
     "read_table",
     "redecide",

@@ -4,7 +4,6 @@ attachment in its row."""
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Mapping, Optional, Sequence
 
@@ -12,7 +11,7 @@ from ...analysis.contrastive.suite import at_ceiling
 from ...errors import InputError
 from .decisions import decide, seed_summary
 from .family import DECIDES, decide_table
-from .files import AGAIN, LargerSet, RunFiles, check_evaluation, larger_sets, read_eval, read_json, read_subsets, run_cost
+from .files import AGAIN, LargerSet, RunFiles, check_evaluation, larger_sets, read_eval, read_record, read_subsets, run_cost
 from .outcomes import ItemOutcomes, outcomes_from_runs
 from .runs import table_samples
 from .scoring import score_contrastive, score_sets, signatures, whole_and_subsets
@@ -37,7 +36,7 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     :func:`synprep.stages.table.family.decide_table`."""
     ids, refs, hyps = read_eval(test_data, refs_path, {r.name: r.hyps for r in runs})
     decode = settings.decode
-    best = {r.name: read_json(r.summary, "run's summary").get("best_step") for r in runs}
+    best = {r.name: read_record(r.summary, "run's summary").get("best_step") for r in runs}
     # every evaluation the table reads, re-validated; their target language tokenizes BLEU
     lang = next(iter({check_evaluation(r.hyps, hyps[r.name], refs, r.variant, decode, best[r.name]) for r in runs}))
     sets = whole_and_subsets(refs, read_subsets(sets_dir, ids))
@@ -73,8 +72,7 @@ def build_table(runs: Sequence[RunFiles], refs_path: str, test_data: str, settin
     rows = [_row(r, scores, [*sets, *c_scores], induce) for r in runs]
     summary = None
     if suite:
-        with open(suite, encoding="utf-8") as f:
-            summary = json.load(f)
+        summary = read_record(suite, "contrastive suite's summary (summary.json of synprep contrastive)")
     table = {
         "references": refs_path,
         "test_sets": info,
@@ -102,14 +100,13 @@ def _row(r: RunFiles, scores: Mapping, sets: Mapping, induce: Optional[str]) -> 
     row = {"run": r.name, "variant": r.variant, "seed": r.seed, **run_cost(r), "hyps": r.hyps,
            "scores": {name: scores[name].get(r.name) for name in sets}}
     if r.trees and os.path.exists(r.trees):
-        agreement = read_json(r.trees, "tree agreement")
-        if not isinstance(agreement, dict) or not isinstance(agreement.get("agreement", 0), (dict, type(None))):
+        agreement = read_record(r.trees, "tree agreement")
+        if not isinstance(agreement.get("agreement", 0), (dict, type(None))):
             raise InputError(r.trees, None, f"damaged: expected the tree agreement ({{\"agreement\": ...}}); {AGAIN}",
                              "invalid")
         row["tree_agreement"] = agreement["agreement"]
     if induce and os.path.exists(induce):
-        attachment = read_json(induce, "induced trees' scores")
-        attachment = attachment.get("systems", {}) if isinstance(attachment, dict) else None
+        attachment = read_record(induce, "induced trees' scores").get("systems", {})
         mine = attachment.get(r.name, {}) if isinstance(attachment, dict) else None
         if not isinstance(mine, dict) or (mine and not {"directed", "undirected"} <= set(mine)):
             raise InputError(induce, None, f"damaged: expected the induced trees' scores (systems: directed, "

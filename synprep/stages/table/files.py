@@ -5,7 +5,6 @@ and every evaluation re-validated before it is used (:func:`check_evaluation`)."
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
@@ -19,6 +18,7 @@ from ...translate.evaluate import metric_objects
 from ...translate.significance import read_lines
 from ...util.keys import UniqueKeys
 from ...util.outputs import write_text
+from ...util.textio import json_object, parse_json, read_json_object, text_lines
 from .settings import TableDecode
 
 
@@ -27,7 +27,7 @@ def evaluation_accounting(split_summary: str, reject_files: Sequence[str], score
     n}, "rejected_total"}`` from the split's summary and the reject files of the split,
     the parser and the oracle. A test set is not filtered: every line is scored or
     rejected here (counted, never silently dropped), and the counts must add up."""
-    lines = split_lines(read_json(split_summary, "split's summary"), split_summary)  # (a negative count passed before)
+    lines = split_lines(read_record(split_summary, "split's summary"), split_summary)  # (a negative count passed before)
     rejected: dict[str, int] = {}
     for path in reject_files:
         for _pid, stage, reason, _detail in read_rejects(path):
@@ -88,7 +88,7 @@ def select_larger_subsets(data: str, refs_path: str, sets_dir: str, vocab_dir: s
 
 def run_cost(files: RunFiles) -> dict:
     """Updates, tokens seen and cost of one run (see the module doc)."""
-    summary = read_json(files.summary, "run's summary")
+    summary = read_record(files.summary, "run's summary")
     tokens: dict[int, int] = {}
     device = None
     metrics = os.path.join(os.path.dirname(files.summary), "metrics.jsonl")
@@ -106,24 +106,18 @@ def run_cost(files: RunFiles) -> dict:
     return cost
 
 
+#: what a run's missing or damaged metrics' error says to do
+RETRAIN = "train the run again (delete its summary.json: snakemake trains it again)"
+
+
 def _metrics(path: str):
-    """The records of a run's metrics.jsonl; an InputError naming the file and the line
-    where it is missing or damaged."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except FileNotFoundError:
-        raise InputError(path, None, "missing: the run's metrics (written by its training); train the run again "
-                         "(delete its summary.json: snakemake trains it again)", "missing") from None
-    for n, line in enumerate(lines, 1):
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            rec = None
-        if not isinstance(rec, dict):
-            raise InputError(path, n, "damaged: not a JSON record of synprep's training; train the run again "
-                             "(delete its summary.json)", "invalid")
-        yield rec
+    """The records of a run's metrics.jsonl, read as every text file and every JSON line
+    someone gives synprep (:func:`~synprep.util.textio.text_lines`,
+    :func:`~synprep.util.textio.parse_json`): an InputError naming the file, and the line
+    where it is damaged."""
+    expected = "the run's metrics (metrics.jsonl, one JSON object a line)"
+    for n, line in text_lines(path, expected, f"expected {expected}: {RETRAIN}"):
+        yield json_object(parse_json(line, path, expected, n, RETRAIN), path, expected, RETRAIN, n)
 
 
 def read_benchmark(path: str | os.PathLike) -> Optional[dict[str, str]]:
@@ -192,20 +186,15 @@ def larger_sets(larger: LargerSet, small: Sequence[str]) -> tuple[list[str], dic
 AGAIN = "delete it and run the table again (snakemake makes the evaluation again, then the table)"
 
 
-def read_json(path: str, what: str, again: Optional[str] = None):
-    """A JSON file of a run (``summary.json``, ``scores.json``): an InputError naming it
-    when it is missing or not JSON, saying what to do (``again``; default: make it again
-    with the workflow). A UTF-8 BOM at its start is skipped (the rule of every synprep
-    reader, synprep.util.textio)."""
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise InputError(path, None, f"missing: the {what}; {again or 'run the table again (snakemake makes it)'}",
-                         "missing") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise InputError(path, None, f"damaged: the {what} is not readable JSON ({e}); {again or AGAIN}",
-                         "invalid") from None
+def read_record(path: str, what: str, again: Optional[str] = None) -> dict:
+    """A JSON object of a run or of the table (``summary.json``, ``scores.json``, ``table.json``),
+    read by the one JSON reader (:func:`synprep.util.textio.read_json_object`: a UTF-8
+    BOM skipped; missing, not UTF-8, not JSON, a lone surrogate or not an object is an
+    InputError naming the file, with the line and column where known), its errors saying
+    what the file is (``what``) and what to do (``again``; default: make it again with
+    the workflow)."""
+    return read_json_object(path, f"the {what}", f"expected the {what}: {again or 'run the table again (snakemake makes it)'}",
+                            fix=again or AGAIN)
 
 
 def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], variant: str, decode: TableDecode,
@@ -221,7 +210,7 @@ def check_evaluation(hyps_path: str, hyps: Sequence[str], refs: Sequence[str], v
     tokenized for: :func:`synprep.translate.evaluate.bleu_metric`), or None."""
     folder = os.path.dirname(hyps_path)
     scores_path, refs_path = os.path.join(folder, "scores.json"), os.path.join(folder, "refs.txt")
-    scores = read_json(scores_path, "evaluation's scores")
+    scores = read_record(scores_path, "evaluation's scores")
     numbers = ("n", "bleu", "chrf+")
     if not isinstance(scores, dict) or not isinstance(scores.get("settings"), dict) or not all(
             isinstance(scores.get(k), (int, float)) and not isinstance(scores.get(k), bool) for k in numbers):

@@ -20,7 +20,6 @@ each run (``synprep contrastive-score``) says, less the log-probabilities: a re-
 from __future__ import annotations
 
 import gzip
-import io
 import os
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -29,6 +28,7 @@ import numpy as np
 
 from ...analysis.contrastive.suite import read_outcomes
 from ...errors import ConfigError, InputError
+from ...util.textio import text_lines
 from .files import RunFiles
 
 #: the file name beside table.json
@@ -101,16 +101,10 @@ def read_item_outcomes(path: str | os.PathLike) -> Optional[ItemOutcomes]:
     """The outcomes written by :func:`outcomes_bytes` (None where the file holds no
     item); an InputError naming the file and the line where it is not of that layout."""
     p = os.fspath(path)
-    try:
-        with gzip.open(p, "rb") as f:
-            text = io.TextIOWrapper(f, encoding="utf-8").read()
-    except FileNotFoundError:
-        raise InputError(p, None, "missing: the table's per-item outcomes (make_table writes them beside table.json)",
-                         "missing") from None
-    except (OSError, EOFError, UnicodeDecodeError) as e:
-        raise InputError(p, None, f"not a gzip text file of per-item outcomes ({e})", "invalid") from None
-    lines = text.removeprefix("\ufeff").split("\n")  # (a BOM skipped, as every synprep reader does; LF only)
-    lines = [line.removesuffix("\r") for line in (lines[:-1] if lines and not lines[-1] else lines)]
+    # every text reader's lines (gzip known by its bytes: a gunzipped copy reads too; a BOM skipped; LF or CRLF)
+    lines = [line for _, line in text_lines(p, f"the table's per-item outcomes (synprep's {OUTCOMES_NAME})",
+                                            "expected the table's per-item outcomes (make_table writes them beside "
+                                            "table.json)")]
     head = lines[0].split("\t") if lines else []
     if tuple(head[:len(KEY_COLUMNS)]) != KEY_COLUMNS:
         raise InputError(p, 1, f"expected the header {' '.join(KEY_COLUMNS)} RUN... (synprep's {OUTCOMES_NAME})",

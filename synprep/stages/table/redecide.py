@@ -19,7 +19,7 @@ from typing import Optional
 from ...errors import ConfigError, InputError
 from ...util.yamlio import load_yaml_file
 from .family import decide_table
-from .files import read_json
+from .files import read_record
 from .outcomes import ItemOutcomes, read_item_outcomes
 from .scoring import CONTRASTIVE_PREFIX
 from .settings import TableSettings
@@ -122,7 +122,7 @@ def read_table(path: str) -> dict:
     """A table.json, checked to hold what a decision and table.md read (:data:`LAYOUT`),
     each run (variant, seed) once, every test set's ``n`` >= 0 and the outcomes it was
     decided with a file beside it: an InputError naming the file and the key."""
-    table = read_json(path, "table (table.json)", "give a table.json that synprep's table target wrote")
+    table = read_record(path, "table (table.json)", "give a table.json that synprep's table target wrote")
 
     def bad(message: str) -> InputError:
         return InputError(path, None, f"{message}: not a table.json as synprep's table target writes it (or a damaged "

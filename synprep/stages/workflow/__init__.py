@@ -36,10 +36,16 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ...errors import ConfigError, SynprepError
 from ...models import variant
+from ...util.outputs import FOLDER_NAME_CHARS
 from ...util.yamlio import load_yaml_file
 
 #: how the ``Snakefile`` exits on a config error (snakemake's own errors exit with 1)
 EXIT_STATUS = 1
+
+#: the ``run`` wildcard's constraint (workflow/rules/train.smk): a run name as the config's
+#: check takes it (``train.runs[].name``: synprep.util.outputs.FOLDER_NAME), unanchored as
+#: snakemake wants it; a target naming a run the check would refuse (``.x``) matches no rule
+RUN_WILDCARD = FOLDER_NAME_CHARS
 
 
 def _fail(message: str):

@@ -14,13 +14,13 @@ Imports nothing heavy (see the package)."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-from ...errors import ConfigError
+from ...errors import ConfigError, InputError
 from ...util.outputs import foreign_entries, write_json
 from ...util.outputs.markers import few
+from ...util.textio import read_json_object
 from . import EXIT_STATUS
 
 
@@ -30,12 +30,12 @@ OUTDIR_RECORDS = os.path.join(".snakemake", "synprep-outdirs.json")
 
 
 def _read_object(path: str) -> dict | None:
+    """The JSON object of a stamp or of the records (the one JSON reader); None where
+    there is none, or it is not one."""
     try:
-        with open(path, encoding="utf-8") as f:
-            obj = json.load(f)
-    except (OSError, ValueError):
+        return read_json_object(path, "a record of synprep's workflow")
+    except InputError:
         return None
-    return obj if isinstance(obj, dict) else None
 
 
 def _recorded_ids(records: str) -> list:

@@ -55,7 +55,7 @@ def _refusal(p: Path, kind: str, option: str) -> str | None:
     how = "move the folder away or delete it yourself if you no longer need it, or choose another " + option
     m = read_marker(p)
     if m is None:
-        return (f"{option} {p}: a folder synprep cannot prove it wrote (no {MARKER}: made by hand, by another program, "
+        return (f"{option} {p}: a folder synprep cannot prove it wrote (no {MARKER}, or a damaged one: made by hand, by another program, "
                 f"or by a synprep older than that marker); it holds {len(entries)} file(s) and folder(s): "
                 f"{few(sorted(entries))}. synprep replaces only an empty folder or its own output: {how}")
     if m.get("kind") != kind:

@@ -37,7 +37,7 @@ from .faults import TEMP_NAME
 from .files import write_json
 from .markers import MARKER, few, folder_entries, read_marker, unlisted
 
-__all__ = ["FOLDER_NAME", "LOCK", "OutputDir", "plain_name", "release"]
+__all__ = ["FOLDER_NAME", "FOLDER_NAME_CHARS", "LOCK", "OutputDir", "plain_name", "release"]
 
 log = logging.getLogger("synprep.util.outputs")
 
@@ -106,9 +106,12 @@ def release(folder: str | os.PathLike | None = None) -> None:
 #: a name the workflow makes a folder of its outputs from (a run's results/train/NAME/, an
 #: extra set's table/data/NAME/): letters, digits, '.', '_' and '-', not starting with a
 #: dot ('..' made a run's folder the outdir itself, '.' the folder of every run, '.x' a
-#: hidden one); a :func:`plain_name` of portable characters. The pattern of the settings
-#: that name one (workflow/schemas/config.schema.yaml)
-FOLDER_NAME = "^[A-Za-z0-9_-][A-Za-z0-9._-]*$"
+#: hidden one); a :func:`plain_name` of portable characters. Unanchored: the workflow's
+#: ``run`` wildcard (snakemake anchors the path; synprep.stages.workflow.RUN_WILDCARD)
+FOLDER_NAME_CHARS = "[A-Za-z0-9_-][A-Za-z0-9._-]*"
+#: :data:`FOLDER_NAME_CHARS`, the whole string: the pattern of the settings that name one
+#: (workflow/schemas/config.schema.yaml)
+FOLDER_NAME = f"^{FOLDER_NAME_CHARS}$"
 
 
 def plain_name(value: str, what: str) -> str:
@@ -175,7 +178,7 @@ class OutputDir:
     def _refuse(self, m: dict | None, entries: dict, how: str) -> list[str]:
         p = self.path
         if m is None:
-            raise ConfigError(f"{self.option} {p}: a folder synprep cannot prove it wrote (no {MARKER}: made by hand, "
+            raise ConfigError(f"{self.option} {p}: a folder synprep cannot prove it wrote (no {MARKER}, or a damaged one: made by hand, "
                               f"by another program, or by a synprep older than that marker); it holds {len(entries)} "
                               f"file(s) and folder(s): {few(sorted(entries))}. synprep writes only into an empty "
                               f"folder or its own: {how}")

@@ -4,12 +4,13 @@ process, its machine, boot and PID namespace), read by the rule of the package d
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Iterable
 
 from ... import __version__
+from ...errors import InputError
+from ..textio import read_json
 from .files import write_json
 
 #: the file inside a folder output that proves synprep wrote the folder (package doc)
@@ -88,9 +89,9 @@ def read_marker(p: Path) -> dict | None:
     """The marker of the folder ``p``; None when it has none, or one that is not a
     marker synprep writes (every one lists its ``files``: a marker without them, which
     every reader of it indexed, proves nothing)."""
-    try:
-        m = json.loads((p / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # the one JSON reader: a lone surrogate, which writing the marker again would fail on, is no marker
+        m = read_json(str(p / MARKER), "the marker of a synprep output folder")
+    except InputError:
         return None
     if not isinstance(m, dict) or m.get("synprep") != "output" or not isinstance(m.get("files"), dict):
         return None
