@@ -505,9 +505,11 @@ def test_a_run_name_the_config_check_refuses_is_refused_by_the_workflow(tmp_path
                                "--configfile", str(tmp_path / "c.yaml")], cwd=tmp_path, capture_output=True,
                               text=True, timeout=300)
 
-    r = dry_run("results/train/.vanilla/summary.json")
-    out = r.stdout + r.stderr
-    assert r.returncode != 0 and "No rule to produce results/train/.vanilla/summary.json" in out, out[-3000:]
-    assert "KeyError" not in out and "InputFunctionException" not in out, out[-3000:]
+    # and a well-formed name of no configured run (was the same KeyError): no rule either
+    for name in (".vanilla", "nosuch"):
+        r = dry_run(f"results/train/{name}/summary.json")
+        out = r.stdout + r.stderr
+        assert r.returncode != 0 and f"No rule to produce results/train/{name}/summary.json" in out, out[-3000:]
+        assert "KeyError" not in out and "InputFunctionException" not in out, out[-3000:]
     r = dry_run("results/train/vanilla/summary.json")
     assert r.returncode == 0 and re.search(r"^train_model\s+1$", r.stdout, re.M), (r.stdout + r.stderr)[-3000:]

@@ -25,7 +25,7 @@ import os
 
 from synprep.models import variants  # the declared variants (synprep.models.specs), torch-free
 from synprep.stages.table import table_runs
-from synprep.stages.workflow import RUN_WILDCARD, config_error_at, run_priorities
+from synprep.stages.workflow import config_error_at, run_priorities, run_wildcard
 
 TRAIN = SETTINGS.train  # synprep.stages.settings.TrainSettings
 # the table's runs (config `table`, workflow/rules/table.smk) train and are scored as
@@ -80,9 +80,11 @@ if TRAIN_RUNS:
     RUN_PRIORITY = run_priorities(RUNS)
 
 
-# a run name as the config's check takes it (train.runs[].name), the one pattern
+# a run the config names (train.runs, the table's): a target naming another one
+# (results/train/nosuch/...) matches no rule, as a name the config's check refuses
+# (train.runs[].name: RUN_WILDCARD, the one pattern) does when no run is configured
 wildcard_constraints:
-    run=RUN_WILDCARD,
+    run=run_wildcard(RUNS if TRAIN_RUNS else ()),
 
 
 if TRAIN_RUNS and (HELDOUT or HELDOUT_PAIRS):

@@ -48,6 +48,16 @@ EXIT_STATUS = 1
 RUN_WILDCARD = FOLDER_NAME_CHARS
 
 
+def run_wildcard(names: Iterable[str]) -> str:
+    """The ``run`` wildcard's constraint: one of the runs the config names (``names``: a
+    target naming another, ``results/train/nosuch/...``, matches no rule instead of
+    failing in an input function), or :data:`RUN_WILDCARD` when it names none."""
+    import re
+
+    names = list(names)
+    return "|".join(re.escape(n) for n in names) if names else RUN_WILDCARD
+
+
 def _fail(message: str):
     print(f"synprep: error: {message}", file=sys.stderr)
     sys.exit(EXIT_STATUS)
