@@ -513,3 +513,25 @@ def test_a_run_name_the_config_check_refuses_is_refused_by_the_workflow(tmp_path
         assert "KeyError" not in out and "InputFunctionException" not in out, out[-3000:]
     r = dry_run("results/train/vanilla/summary.json")
     assert r.returncode == 0 and re.search(r"^train_model\s+1$", r.stdout, re.M), (r.stdout + r.stderr)[-3000:]
+
+
+def test_resuming_drops_only_a_line_cut_by_a_kill_from_the_metrics(tmp_path):
+    """train.runfolder.trim_metrics, on resuming at update 2: the records after it and a
+    last line cut off by a kill (mid-record, even mid-character) go; a whole line in the
+    middle that is not JSON was dropped without a word with everything it held, and is
+    now an error naming its line, the file left as it was."""
+    from synprep.errors import InputError
+    from synprep.train.runfolder import trim_metrics
+
+    recs = [{"event": "start"}] + [{"event": "train", "step": k, "loss": 5.0 - k} for k in (1, 2, 3)]
+    whole = "".join(json.dumps(r) + "\n" for r in recs)
+    path = tmp_path / "metrics.jsonl"
+    for cut in (b'{"event": "train", "st', '{"event": "note", "text": "Zw\u00f6lf'.encode()[:-1]):
+        path.write_bytes(whole.encode() + cut)
+        trim_metrics(path, 2)
+        assert [json.loads(x) for x in path.read_text().splitlines()] == recs[:3]
+    damaged = whole.replace('"step": 1,', '"step": 1', 1).encode()
+    path.write_bytes(damaged)
+    with pytest.raises(InputError, match=r"metrics.jsonl:2:\d+: not JSON"):
+        trim_metrics(path, 2)
+    assert path.read_bytes() == damaged

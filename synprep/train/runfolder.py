@@ -11,6 +11,7 @@ from typing import Optional
 
 from ..errors import InputError
 from ..util.outputs import OutputDir, write_text
+from ..util.textio import parse_json
 
 __all__ = ["RUN_KIND", "Metrics", "trim_metrics"]
 
@@ -19,29 +20,32 @@ RUN_KIND = "train"
 
 
 def trim_metrics(path: Path, step: Optional[int]) -> None:
-    """Drop the records of updates after ``step`` (and a line cut off by a kill) from
-    a run's metrics.jsonl: a run resumed from its checkpoint at ``step`` logs them
-    again, and they must not appear twice. ``step`` None (a run that starts over, no
-    checkpoint having been written) drops every record."""
+    """Drop the records of updates after ``step`` (and a last line cut off by a kill:
+    one without its newline) from a run's metrics.jsonl: a run resumed from its
+    checkpoint at ``step`` logs them again, and they must not appear twice. ``step``
+    None (a run that starts over, no checkpoint having been written) drops every record.
+    A whole line that is not a JSON record (a kill cuts only the last) is an InputError
+    naming it: the file is not one synprep wrote, and its records are not dropped."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return
+    end = data.rfind(b"\n") + 1  # after it: a line cut off by a kill, dropped
     try:
-        lines = data.decode("utf-8").splitlines(keepends=True)
+        lines = data[:end].decode("utf-8").splitlines(keepends=True)
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise InputError(os.fspath(path), line, f"not UTF-8 (byte {e.start}): not a metrics.jsonl synprep wrote; move it "
                          "away (or train into another --out)", "encoding") from None
     keep = []
-    for line in lines:
-        try:
-            rec = json.loads(line)
-        except ValueError:
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
             continue
-        if step is not None and line.endswith("\n") and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
+        rec = parse_json(line, os.fspath(path), "a record of the trainer's metrics.jsonl", i,
+                         "move the file away (or train into another --out)")
+        if step is not None and (not isinstance(rec, dict) or rec.get("step", 0) <= step):
             keep.append(line)
-    if keep != lines:
+    if keep != lines or end < len(data):
         write_text(path, "".join(keep), newline=None)
 
 
