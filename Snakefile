@@ -70,10 +70,11 @@ validate_config(
 with stop_on_error(CONFIG_FILES):
     with config_error_at(["outdir"], value=config["outdir"]):  # (its file and line named, or --config)
         check_outdir(config["outdir"], workflow.basedir)  # not a file, not /, not the checkout (synprep.util.outputs)
-        # an outdir whose snakemake records are in another working directory: its files
-        # would be taken as up to date whatever made them (synprep.stages.workflow)
-        if getattr(workflow, "is_main_process", True):
-            check_outdir_records(config["outdir"])
+    # an outdir whose snakemake records are in another working directory: its files
+    # would be taken as up to date whatever made them (synprep.stages.workflow; its
+    # errors name the key outdir themselves, and a damaged record file by its own name)
+    if getattr(workflow, "is_main_process", True):
+        check_outdir_records(config["outdir"])
 
 # Relative input paths in a --configfile are read from that file's folder (a checkout
 # path such as config/demo/demo.en, from the working directory, where only it exists);
@@ -144,7 +145,8 @@ onstart:
     # anything (synprep.stages.workflow)
     check_job_outputs(workflow)
     # the outdir's stamp, and its id among this working directory's records
-    claim_outdir(config["outdir"])
+    with stop_on_error(CONFIG_FILES):
+        claim_outdir(config["outdir"])
 
 
 # snakemake says only "check log file(s)": show the failed jobs' errors here.

@@ -2,7 +2,7 @@
 
 * :func:`check_outdir_records` / :func:`claim_outdir`: an outdir is stamped with an id
   that the working directory's ``.snakemake/`` records; another directory's outdir is
-  refused naming both.
+  refused naming both. Either record damaged is an error naming it and what to do.
 * :func:`check_job_outputs` (an ``onstart:`` check) stops the run, before snakemake
   deletes the outputs of the jobs to run, when one of them is not the workflow's: a
   folder holding files synprep did not write (its marker), a plain file that
@@ -14,13 +14,13 @@ Imports nothing heavy (see the package)."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-from ...errors import ConfigError
+from ...errors import ConfigError, InputError
 from ...util.outputs import foreign_entries, write_json
 from ...util.outputs.markers import few
+from ...util.textio import read_json
 from . import EXIT_STATUS
 
 
@@ -29,18 +29,41 @@ OUTDIR_STAMP = ".synprep-workflow.json"
 OUTDIR_RECORDS = os.path.join(".snakemake", "synprep-outdirs.json")
 
 
-def _read_object(path: str) -> dict | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            obj = json.load(f)
-    except (OSError, ValueError):
+def _read_record_file(path: str, expected: str, valid, fix: str) -> dict | None:
+    """The object of one of synprep's own record files (an outdir's stamp, this working
+    directory's registry of outdirs), None when there is no such file. A damaged one (not
+    UTF-8, not JSON, not the object ``valid`` accepts: edited, truncated by a full disk)
+    is an InputError naming it and its line, and ``fix``, what to do: it is never read
+    as no record, which would blame another working directory or a deleted
+    ``.snakemake/``, and never written over."""
+    if not os.path.lexists(path):
         return None
-    return obj if isinstance(obj, dict) else None
+    try:
+        obj = read_json(path, expected)
+    except InputError as e:
+        raise InputError(e.path, e.line, f"{e.message}: the file is damaged; {fix}", reason="damaged") from None
+    if not (isinstance(obj, dict) and valid(obj)):
+        raise InputError(path, None, f"not {expected}: the file is damaged; {fix}", reason="damaged")
+    return obj
 
 
-def _recorded_ids(records: str) -> list:
-    ids = (_read_object(records) or {}).get("ids")
-    return ids if isinstance(ids, list) else []
+def _read_stamp(outdir: str) -> dict | None:
+    stamp_path = os.path.join(outdir, OUTDIR_STAMP)
+    return _read_record_file(
+        stamp_path, 'the stamp synprep\'s workflow writes in its outdir ({"id": ..., "workdir": ...})',
+        lambda obj: isinstance(obj.get("id"), str) and isinstance(obj.get("workdir", ""), str),
+        f"delete it to take the outdir's files as this working directory's (when its runs wrote them), "
+        f"or delete the outdir {outdir!r} (or give another) to make them again")
+
+
+def _recorded_ids(records: str, outdir: str) -> list:
+    stamp_path = os.path.join(outdir, OUTDIR_STAMP)
+    obj = _read_record_file(
+        records, 'synprep\'s list of the outdirs this working directory\'s runs wrote ({"ids": [...]})',
+        lambda obj: isinstance(obj.get("ids"), list) and all(isinstance(i, str) for i in obj["ids"]),
+        f"restore it from a copy, or delete it together with the stamp of each outdir this working directory's "
+        f"runs wrote (here {stamp_path}): their files are then taken as this directory's, as they are")
+    return obj["ids"] if obj is not None else []
 
 
 def check_outdir_records(outdir: str, records: str = OUTDIR_RECORDS) -> None:
@@ -52,8 +75,9 @@ def check_outdir_records(outdir: str, records: str = OUTDIR_RECORDS) -> None:
     times, and a config of other inputs or settings would find "nothing to be done" and
     report, train and score on what another config made."""
     stamp_path = os.path.join(outdir, OUTDIR_STAMP)
-    stamp = _read_object(stamp_path)
-    if stamp is None or stamp.get("id") in _recorded_ids(records):
+    ids = _recorded_ids(records, outdir)  # damaged: said so, whatever the outdir
+    stamp = _read_stamp(outdir)
+    if stamp is None or stamp["id"] in ids:
         return
     there = stamp.get("workdir") or "another directory"
     if isinstance(there, str) and os.path.realpath(there) == os.path.realpath(os.getcwd()):
@@ -78,12 +102,12 @@ def claim_outdir(outdir: str, records: str = OUTDIR_RECORDS) -> None:
     import uuid
 
     stamp_path = os.path.join(outdir, OUTDIR_STAMP)
-    stamp = _read_object(stamp_path)
-    if stamp is None or not isinstance(stamp.get("id"), str):
+    ids = _recorded_ids(records, outdir)
+    stamp = _read_stamp(outdir)
+    if stamp is None:
         stamp = {"synprep": "workflow-outdir", "id": uuid.uuid4().hex, "workdir": os.getcwd()}
         os.makedirs(outdir, exist_ok=True)
         write_json(stamp_path, stamp)
-    ids = _recorded_ids(records)
     if stamp["id"] not in ids:
         os.makedirs(os.path.dirname(records) or os.curdir, exist_ok=True)
         write_json(records, {"ids": ids + [stamp["id"]]})
