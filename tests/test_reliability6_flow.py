@@ -19,12 +19,14 @@ the commands, each tested at the mechanism that now prevents it, on real data.
 from __future__ import annotations
 
 import gzip
+import json
 
 import pytest
 import yaml
 
 from synprep.errors import InputError
 
+from .cli_helpers import one_line_error, run_main, tree
 from .conftest import MULTI30K
 
 
@@ -100,3 +102,42 @@ def test_the_workflow_names_damaged_outdir_records_in_one_line(tmp_path):
     assert r.returncode == 1 and "Traceback" not in r.stderr and len(errors) == 1, r.stderr[-3000:]
     assert errors[0].startswith("synprep: error: .snakemake/synprep-outdirs.json:1: not JSON"), errors
     assert (tmp_path / ".snakemake" / "synprep-outdirs.json").read_text() == '{"ids": ["e9'
+
+
+# ------------------------------------------------------------------ 4. filter --recut keeping nothing
+
+
+def test_filter_recut_that_keeps_nothing_stops_unless_asked(tmp_path, capsys):
+    """Before: `synprep filter --recut OUT -c strict.yaml` whose cuts rejected every
+    pair wrote an empty corpus (in place: over the kept pairs) and exited 0. After: exit
+    2 naming OUT and the rejects by filter, OUT (and -o) as they were; --allow-empty
+    writes it."""
+    src, tgt = _multi30k(tmp_path, 200)
+    out = tmp_path / "out"
+    rc, err = run_main(capsys, "filter", src, tgt, "-o", out, "--no-align", "--no-progress")
+    assert rc == 0 and json.loads((out / "filter.json").read_text())["kept"] > 0, err
+    entries = json.loads((out / "filter.json").read_text())["filters"]
+    for entry in entries:
+        if entry["name"] == "length":
+            entry["max_words"] = 2  # a cut parameter: no Multi30k caption is that short
+    strict = tmp_path / "strict.yaml"
+    strict.write_text(yaml.safe_dump(entries))
+    before = tree(out)
+    n = json.loads((out / "filter.json").read_text())["kept"]
+    for where in (["-o", tmp_path / "new"], []):
+        rc, err = run_main(capsys, "filter", "--recut", out, "-c", strict, *where)
+        one_line_error(rc, err, f"{out}: every one of its 200 pairs was rejected (length {n}", "--allow-empty")
+        assert tree(out) == before and not (tmp_path / "new").exists()
+    rc, err = run_main(capsys, "filter", "--recut", out, "-c", strict, "-o", tmp_path / "new", "--allow-empty")
+    assert rc == 0 and json.loads((tmp_path / "new" / "filter.json").read_text())["kept"] == 0, err
+    assert (tmp_path / "new" / "val.en").read_text() == "" and tree(out) == before
+    # a folder filtered from empty inputs: no pair in it, said as a folder (not "an empty file")
+    rc, err = run_main(capsys, "filter", "--recut", tmp_path / "new")
+    one_line_error(rc, err, f"{tmp_path / 'new'}: every one of its 200 pairs was rejected (length")
+    for p in (src, tgt):
+        p.write_bytes(b"")
+    assert run_main(capsys, "filter", src, tgt, "-o", tmp_path / "empty", "--no-align", "--no-progress",
+                    "--allow-empty")[0] == 0
+    rc, err = run_main(capsys, "filter", "--recut", tmp_path / "empty")
+    one_line_error(rc, err, f"{tmp_path / 'empty'}: no pairs in it (a folder of no pairs, made from empty inputs)",
+                   "--allow-empty")
