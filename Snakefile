@@ -139,10 +139,10 @@ rule dataset:
 # pend forever, or be refused by sbatch, job after job).
 onstart:
     check_slurm_requests(workflow)
-    # an output a job rewrites that this workflow did not write (a folder holding files
-    # synprep did not write; a file snakemake's records do not show as the workflow's, made
-    # by hand or changed since) stops the run, naming them, before snakemake deletes
-    # anything (synprep.stages.workflow)
+    # a file a job to run rewrites (an output, a log, a benchmark) that this workflow did
+    # not write (a folder holding files synprep did not write; a file snakemake's records
+    # do not show as the workflow's, made by hand or changed since) stops the run, naming
+    # them, before snakemake deletes anything (synprep.stages.workflow)
     check_job_outputs(workflow)
     # the outdir's stamp, and its id among this working directory's records
     with stop_on_error(CONFIG_FILES):

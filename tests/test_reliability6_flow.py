@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import shutil
 
 import pytest
 import yaml
@@ -41,6 +43,214 @@ def _multi30k(tmp_path, n: int):
         (tmp_path / f"val.{side}").write_text("".join(lines), encoding="utf-8")
         paths.append(tmp_path / f"val.{side}")
     return paths
+
+
+# ------------------------------------------------------------------ 1 and 2. what a run may delete or read
+
+
+class Out(str):
+    """snakemake's output file of a job: a path with ``is_directory``."""
+
+    def __new__(cls, path, is_directory=False):
+        s = super().__new__(cls, path)
+        s.is_directory = is_directory
+        return s
+
+
+class Records:
+    """snakemake's records (synprep.stages.workflow.SnakemakeRecords): {output: the
+    modification time its job left} and {output: the runs of its job}."""
+
+    def __init__(self, written=None, runs=None):
+        self.written, self.runs = dict(written or {}), dict(runs or {})
+
+    def written_mtime(self, f):
+        return self.written.get(str(f))
+
+    def incomplete(self, job):
+        return set()
+
+    def job_runs(self, job):
+        return [run for f in job.output for run in self.runs.get(str(f), [])]
+
+
+def _job(rule, outputs, log=(), benchmark=None):
+    import types
+
+    return types.SimpleNamespace(rule=types.SimpleNamespace(name=rule), output=[Out(str(f)) for f in outputs],
+                                 log=[str(f) for f in log], benchmark=str(benchmark) if benchmark else None)
+
+
+def _at(path, t):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.write_text("x\n")
+    os.utime(path, (t, t))
+    return path
+
+
+def test_a_log_or_benchmark_a_job_to_run_rewrites_is_checked_against_the_jobs_runs(tmp_path):
+    """The onstart check saw a job's outputs only: a file of the user's at its log path
+    (snakemake deletes it before the job) or its benchmark path (overwritten when the
+    job ends) went without a word. Now each is checked against the job's runs in
+    snakemake's records: written by a run that ended (before snakemake recorded it, a
+    log that run was given) or by a run that was killed (after it started), it is the
+    workflow's; else it stops the run, named."""
+    from synprep.stages.workflow import JobRun, output_problems
+
+    t = 1_700_000_000.0
+    out, log, bench = tmp_path / "a.txt", tmp_path / "logs" / "a.log", tmp_path / "bench" / "a.tsv"
+    job = _job("make_a", [out], [log], bench)
+    ended = JobRun(t, t + 10, frozenset([str(log)]))
+    assert output_problems([job], Records(runs={str(out): [ended]})) == []  # nothing there: nothing to check
+    _at(log, t + 5), _at(bench, t + 10)
+    assert output_problems([job], Records(runs={str(out): [ended]})) == []  # the run's own
+    _at(log, t - 100)  # older than the run's record: a run under --touch records the job, writes no log
+    assert output_problems([job], Records(runs={str(out): [ended]})) == []
+    _at(log, t + 60), _at(bench, t + 60)  # written over since the run
+    problems = output_problems([job], Records(runs={str(out): [ended]}))
+    assert [p.split(": changed since this job last ran (modified ")[0] for p in problems] == [str(log), str(bench)]
+    assert problems[0].endswith("; rule make_a writes its log here, and snakemake deletes it before the job runs: "
+                                "move it away (or delete it, if it is yours to lose), then run again")
+    assert "; rule make_a writes its benchmark here, and snakemake overwrites it when the job ends: " in problems[1]
+    killed = JobRun(t + 50, None, None)  # a run killed after it started (its outputs still marked incomplete)
+    assert output_problems([job], Records(runs={str(out): [ended, killed]})) == []
+    other = JobRun(t, t + 100, frozenset(["elsewhere.log"]))  # a run that logged elsewhere did not write this one
+    (problem,) = output_problems([job], Records(runs={str(out): [other]}))
+    assert problem.startswith(f"{log}: snakemake has no record of a run of this job that wrote it (made by hand or by "
+                              "another program, or the job's records dropped: --drop-metadata, --cleanup-metadata)")
+    assert [p.split(":")[0] for p in output_problems([job], Records())] == [str(log), str(bench)]  # never ran
+    assert "older than the interrupted run" in output_problems([job], Records(runs={str(out): [
+        JobRun(t + 100, None, None)]}))[0]
+    log.unlink()
+    log.mkdir()
+    assert f"{log}: a folder where the job writes its log;" in output_problems([job], Records(runs={str(out): [ended]}))[0]
+    assert output_problems([_job("all", [], [log], bench)], Records()) == []  # no output: no record of its runs
+
+
+TWO_RULES = (
+    "from synprep.stages.workflow import check_job_outputs\n"
+    "rule all:\n    input: 'out/c.txt'\n"
+    "rule a:\n    output: 'out/a.txt'\n    log: 'logs/a.log'\n    benchmark: 'bench/a.tsv'\n"
+    "    shell: 'echo a > {output}; echo a > {log}'\n"
+    "rule b:\n    output: 'out/b.txt'\n    log: 'logs/b.log'\n    shell: 'echo b > {output} 2> {log}'\n"
+    "rule c:\n    input: 'out/a.txt', 'out/b.txt'\n    output: 'out/c.txt'\n    log: 'logs/c.log'\n"
+    "    shell: 'echo started > {log}; if [ -e hold ]; then touch started; sleep 600; fi; cat {input} > {output};"
+    " if [ -e fail ]; then exit 1; fi'\n"
+    "onstart:\n    check_job_outputs(workflow)\n")
+
+
+def _kill_while_running(tmp_path, *args):
+    """A run stopped by SIGKILL while rule c sleeps, its log written and its output not."""
+    import signal
+    import subprocess
+    import time
+
+    (tmp_path / "hold").write_text("")
+    run = subprocess.Popen(["snakemake", "-c1", "--nolock", *args], cwd=tmp_path, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(1200):
+            if (tmp_path / "started").exists() or run.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert (tmp_path / "started").exists()
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    (tmp_path / "hold").unlink()
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_logs_benchmarks_and_untracked_outputs_in_real_runs(tmp_path):
+    """The check against snakemake's own records in real runs of a three-rule workflow:
+    the workflow's own logs and benchmarks pass after a rerun, a failed job, a run killed
+    while a job was writing its log and a run under --touch; a file of the user's at a
+    log or benchmark path stops the run before any job and is kept."""
+    import subprocess
+    import time
+
+    if shutil.which("snakemake") is None:
+        pytest.skip("snakemake is not installed")
+    (tmp_path / "Snakefile").write_text(TWO_RULES)
+
+    def snakemake(*args):
+        return subprocess.run(["snakemake", "-c1", "--nolock", *args], cwd=tmp_path, capture_output=True, text=True)
+
+    def runs(*args):
+        r = snakemake(*args)
+        assert r.returncode == 0 and "synprep: error" not in r.stderr, r.stderr[-3000:]
+
+    def refused(*args):
+        r = snakemake(*args)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-3000:]
+        return sorted(line for line in r.stderr.splitlines() if line.startswith("synprep: error: "))
+
+    runs()
+    runs("--forcerun", "a")  # its own log and benchmark
+    (tmp_path / "fail").write_text("")
+    assert snakemake("--forcerun", "c").returncode == 1  # c failed: its log kept, its output deleted
+    (tmp_path / "fail").unlink()
+    runs()
+    _kill_while_running(tmp_path, "--forcerun", "c")
+    assert not (tmp_path / "out" / "c.txt").exists() and (tmp_path / "logs" / "c.log").read_text() == "started\n"
+    runs()  # its log written after the killed run started
+    runs("--touch", "--forcerun", "a")  # records the jobs anew, writes no log
+    runs("--forcerun", "a")
+
+    later = time.time() + 3600  # after any record of the runs
+    for f in ("logs/a.log", "bench/a.tsv"):
+        (tmp_path / f).write_text("mine\n")
+        os.utime(tmp_path / f, (later, later))
+    errors = refused("--forcerun", "a")
+    assert [e.split(": changed since")[0] for e in errors[:2]] == [
+        "synprep: error: bench/a.tsv", "synprep: error: logs/a.log"], errors
+    assert errors[2:] == ["synprep: error: no job was run: those files would have been deleted or overwritten"]
+    assert all((tmp_path / f).read_text() == "mine\n" for f in ("logs/a.log", "bench/a.tsv"))
+    (tmp_path / "logs" / "a.log").unlink()
+    (tmp_path / "bench" / "a.tsv").unlink()
+    runs("--forcerun", "a")
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_a_log_of_the_users_where_the_demo_logs_stops_the_run_and_is_kept(copy_of_finished_run, tmp_path):
+    """The demo's finished run: notes of the user's written over the report job's log and
+    benchmark, then a run that reruns the report. Before: both replaced without a word.
+    Now the run stops before any job naming both, every file as it was; moved away, the
+    same run writes the workflow's."""
+    from .workflow_helpers import snakemake
+
+    run = copy_of_finished_run
+    log = run.results / "logs" / "make_report" / "report.log"
+    bench = run.results / "benchmarks" / "make_report" / "report.tsv"
+    assert log.is_file() and bench.is_file()
+    later = log.stat().st_mtime + 3600
+    for f in (log, bench):
+        f.write_text("my notes\n")
+        os.utime(f, (later, later))
+
+    def files():
+        return {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in run.results.rglob("*") if p.is_file()}
+
+    before = files()
+    args = ["--cores", "2", "all", "--forcerun", "make_report", "--configfile", str(run.config),
+            "--replace-workflow-config", "--directory", str(run.workdir)]
+    r = snakemake(*args, cwd=run.workdir, check=False)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-3000:]
+    errors = [line for line in r.stderr.splitlines() if line.startswith("synprep: error: ")]
+    assert [e.split(": changed since this job last ran (modified ")[0] for e in errors[:2]] == [
+        "synprep: error: results/logs/make_report/report.log", "synprep: error: results/benchmarks/make_report/report.tsv"]
+    assert "rule make_report writes its log here, and snakemake deletes it before the job runs" in errors[0]
+    assert "rule make_report writes its benchmark here, and snakemake overwrites it when the job ends" in errors[1]
+    assert errors[2:] == ["synprep: error: no job was run: those files would have been deleted or overwritten"]
+    assert files() == before
+    log.rename(tmp_path / "notes.txt")
+    bench.rename(tmp_path / "bench.tsv")
+    r = snakemake(*args, cwd=run.workdir, check=False)
+    assert r.returncode == 0 and "synprep: error" not in r.stderr, r.stderr[-3000:]
+    assert "my notes" not in log.read_text() and bench.read_text().startswith("s\th:m:s")
 
 
 # ------------------------------------------------------------------ 3. damaged outdir records

@@ -4,9 +4,10 @@
   that the working directory's ``.snakemake/`` records; another directory's outdir is
   refused naming both. Either record damaged is an error naming it and what to do.
 * :func:`check_job_outputs` (an ``onstart:`` check) stops the run, before snakemake
-  deletes the outputs of the jobs to run, when one of them is not the workflow's: a
-  folder holding files synprep did not write (its marker), a plain file that
-  snakemake's own records do not show as written by the workflow as it is now.
+  deletes the files of the jobs to run, when one of them is not the workflow's: a
+  folder output holding files synprep did not write (its marker), a plain-file output
+  that snakemake's own records do not show as written by the workflow as it is now, a
+  log or benchmark that no run of its job in those records wrote.
 * :func:`print_failed_logs` (the ``onerror:`` handler) prints the last lines of each
   failed job's log, where the ``synprep: error: ...`` line is.
 
@@ -15,7 +16,9 @@ Imports nothing heavy (see the package)."""
 from __future__ import annotations
 
 import os
+import stat
 import sys
+from dataclasses import dataclass
 
 from ...errors import ConfigError, InputError
 from ...util.outputs import foreign_entries, write_json
@@ -126,11 +129,24 @@ RECORD_TIME_SLACK = 2.0
 SHOWN_PROBLEMS = 10
 
 
+@dataclass(frozen=True)
+class JobRun:
+    """A run of a job that snakemake's records show: ``start`` (when it started; None:
+    unknown), ``end`` (when snakemake recorded its end, success or failure; None: not
+    recorded -- the run was killed -- or not known to this persistence) and ``logs`` (the
+    log files it was given; None: not recorded)."""
+
+    start: float | None
+    end: float | None
+    logs: frozenset | None
+
+
 class SnakemakeRecords:
     """What snakemake's own records (its persistence: ``.snakemake/metadata/``, or its
     database) say about a job's outputs: when the job that wrote a file finished (the
-    record's ``endtime`` is the file's modification time, read when the job ended), and
-    which outputs a job was writing when the run was interrupted (``--rerun-incomplete``)."""
+    record's ``endtime`` is the file's modification time, read when the job ended),
+    which outputs a job was writing when the run was interrupted (``--rerun-incomplete``),
+    and the job's runs (:meth:`job_runs`)."""
 
     def __init__(self, workflow):
         self._workflow = workflow
@@ -143,6 +159,42 @@ class SnakemakeRecords:
     def incomplete(self, job) -> set[str]:
         return {str(f) for f in self._workflow.async_run(self._workflow.persistence.incomplete(job))}
 
+    def job_runs(self, job) -> list[JobRun]:
+        """The runs of ``job`` its outputs' records show: the last one that ended (each
+        output's record: its start, the log files it was given, and when snakemake wrote
+        the record -- after the job, ok or failed, had ended --, which is the time of the
+        record's file under ``.snakemake/metadata/``: no field holds it), and one that was
+        killed (an output still marked incomplete, written or not: the mark's time is its
+        start). Snakemake (9) keeps no record of a log or a benchmark itself; the two
+        private methods read here are its persistence's own (file and database), and
+        without them the runs are those of the public records, their ends unknown."""
+        persistence = self._workflow.persistence
+        key = getattr(persistence, "_get_key", str)
+        runs = []
+        for f in job.output:
+            record = persistence.metadata(f)
+            if record is not None:
+                start, logs = getattr(record, "starttime", None), getattr(record, "log", None)
+                runs.append(JobRun(start if isinstance(start, (int, float)) else None, self._recorded_at(key(f)),
+                                   frozenset(map(str, logs)) if isinstance(logs, list) else None))
+        marked, started = (getattr(persistence, name, None) for name in ("_filter_incomplete_keys",
+                                                                         "_get_recorded_starttime"))
+        if marked is not None:
+            for k in marked([key(f) for f in job.output]):
+                start = started(k) if started is not None else None
+                runs.append(JobRun(start if isinstance(start, (int, float)) else None, None, None))
+        return runs
+
+    def _recorded_at(self, key: str) -> float | None:
+        persistence = self._workflow.persistence
+        record_path, folder = getattr(persistence, "_record_path", None), getattr(persistence, "_metadata_path", None)
+        if record_path is None or folder is None:  # another persistence (a database): not known
+            return None
+        try:
+            return os.stat(record_path(folder, key)).st_mtime
+        except (OSError, TypeError, ValueError):
+            return None
+
 
 def _when(t: float) -> str:
     import time
@@ -153,8 +205,6 @@ def _when(t: float) -> str:
 def _file_output_problem(f, job, records: SnakemakeRecords) -> str | None:
     """Why the existing plain-file output ``f`` of ``job`` is not one this workflow wrote
     (None when it is, or when there is no such file)."""
-    import stat
-
     try:
         st = os.lstat(f)
     except OSError:  # not there (the usual case, one stat), or unreadable: snakemake says so
@@ -172,10 +222,54 @@ def _file_output_problem(f, job, records: SnakemakeRecords) -> str | None:
     return f"changed since this workflow wrote it (modified {_when(st.st_mtime)}, written {_when(written)})"
 
 
+def _run_file_problem(path: str, kind: str, runs: list[JobRun]) -> str | None:
+    """Why the existing ``path`` that a job writes beside its outputs, its ``kind``
+    ("log" or "benchmark"), is not one that the job's ``runs``
+    (:meth:`SnakemakeRecords.job_runs`) wrote (None when it is, or when there is no such
+    file). A run that ended wrote it before snakemake recorded the end (a log given to
+    that run; a file as old as the run or older: ``--touch`` records a run without
+    writing a log, and a run deletes the file before the job starts, so an older one is
+    the workflow's too); a killed run, after it started."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return f"a folder where the job writes its {kind}"
+    runs = [r for r in runs if kind != "log" or r.logs is None or str(path) in r.logs]
+    for run in runs:
+        if run.end is None and (run.start is None or st.st_mtime >= run.start - RECORD_TIME_SLACK):
+            return None
+        if run.end is not None and st.st_mtime <= run.end + RECORD_TIME_SLACK:
+            return None
+    if not runs:
+        return ("snakemake has no record of a run of this job that wrote it (made by hand or by another program, or "
+                "the job's records dropped: --drop-metadata, --cleanup-metadata)")
+    last = max((r.end for r in runs if r.end is not None), default=None)
+    return (f"changed since this job last ran (modified {_when(st.st_mtime)}, the run recorded {_when(last)})"
+            if last is not None else f"older than the interrupted run of this job (modified {_when(st.st_mtime)})")
+
+
+#: what snakemake does to a job's file of each kind before or after the job runs
+_FATE = {"file": "writes this file, and snakemake deletes it first",
+         "log": "writes its log here, and snakemake deletes it before the job runs",
+         "benchmark": "writes its benchmark here, and snakemake overwrites it when the job ends"}
+
+
+def _side_files(job) -> list[tuple[str, str]]:
+    """(path, kind) of the files ``job`` writes besides its outputs: its logs and its
+    benchmark. A job of no output has no record of its runs, and is left out."""
+    if not getattr(job, "output", None):
+        return []
+    benchmark = getattr(job, "benchmark", None)
+    return [(str(f), "log") for f in getattr(job, "log", None) or ()] + ([(str(benchmark), "benchmark")]
+                                                                          if benchmark else [])
+
+
 def output_problems(jobs, records: SnakemakeRecords) -> list[str]:
-    """For the jobs about to run (snakemake's ``needrun_jobs``), each existing output
-    that synprep's workflow did not write, which snakemake would delete before the job
-    runs (and the job overwrite) without a word:
+    """For the jobs about to run (snakemake's ``needrun_jobs``), each existing file that
+    synprep's workflow did not write, which snakemake would delete before the job runs
+    (or, a benchmark, overwrite when it ends) without a word:
 
     * a folder output (``directory()``) holding files synprep did not write
       (:func:`synprep.util.outputs.foreign_entries`: its marker's list);
@@ -183,10 +277,13 @@ def output_problems(jobs, records: SnakemakeRecords) -> list[str]:
       not show as written by this workflow as it is now: no record of it (a file made by
       hand, or by another program, at a path a rule writes), or a record older than the
       file (a file of the workflow replaced or edited since). A file a job was writing
-      when the run was interrupted is the workflow's.
+      when the run was interrupted is the workflow's;
+    * a log or a benchmark file that no run of the job in snakemake's records wrote
+      (:func:`_run_file_problem`): one made by hand or by another program at a path a
+      rule logs to (``results/logs/...``), or changed since the job's last run.
 
-    Cheap on a big outdir: one stat for each output of a job to run, and snakemake's
-    record only for those that exist."""
+    Cheap on a big outdir: one stat for each file of a job to run, and snakemake's
+    records only for those that exist."""
     out = []
     for job in jobs:
         for f in job.output:
@@ -200,16 +297,24 @@ def output_problems(jobs, records: SnakemakeRecords) -> list[str]:
                 continue
             why = _file_output_problem(f, job, records)
             if why:
-                out.append(f"{f}: {why}; rule {job.rule.name} writes this file, and snakemake deletes it first: "
+                out.append(f"{f}: {why}; rule {job.rule.name} {_FATE['file']}: "
+                           "move it away (or delete it, if it is yours to lose), then run again")
+        side = [(path, kind) for path, kind in _side_files(job) if os.path.lexists(path)]
+        runs = records.job_runs(job) if side else []
+        for path, kind in side:
+            why = _run_file_problem(path, kind, runs)
+            if why:
+                out.append(f"{path}: {why}; rule {job.rule.name} {_FATE[kind]}: "
                            "move it away (or delete it, if it is yours to lose), then run again")
     return out
 
 
 def check_job_outputs(workflow) -> None:
     """The ``onstart:`` check (before any job runs, and so before snakemake deletes the
-    outputs of the first): stop, naming them, when an output a job rewrites is not one
-    this workflow wrote (:func:`output_problems`). Under ``--touch`` nothing is
-    deleted or rewritten, and nothing is checked."""
+    files of the first): stop, naming them, when a file a job to run deletes or
+    rewrites is not one this workflow wrote (:func:`output_problems`: outputs, logs and
+    benchmarks). Under ``--touch`` nothing is deleted or rewritten, and nothing is
+    checked."""
     if getattr(workflow, "touch", False):
         return
     problems = output_problems(workflow.dag.needrun_jobs(), SnakemakeRecords(workflow))
@@ -217,7 +322,7 @@ def check_job_outputs(workflow) -> None:
         for p in problems[:SHOWN_PROBLEMS]:
             print(f"synprep: error: {p}", file=sys.stderr)
         if len(problems) > SHOWN_PROBLEMS:
-            print(f"synprep: error: and {len(problems) - SHOWN_PROBLEMS} more outputs like those", file=sys.stderr)
+            print(f"synprep: error: and {len(problems) - SHOWN_PROBLEMS} more files like those", file=sys.stderr)
         print("synprep: error: no job was run: those files would have been deleted or overwritten", file=sys.stderr)
         sys.exit(EXIT_STATUS)
 
