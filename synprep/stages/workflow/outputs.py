@@ -164,36 +164,41 @@ class SnakemakeRecords:
         output's record: its start, the log files it was given, and when snakemake wrote
         the record -- after the job, ok or failed, had ended --, which is the time of the
         record's file under ``.snakemake/metadata/``: no field holds it), and one that was
-        killed (an output still marked incomplete, written or not: the mark's time is its
-        start). Snakemake (9) keeps no record of a log or a benchmark itself; the two
-        private methods read here are its persistence's own (file and database), and
-        without them the runs are those of the public records, their ends unknown."""
+        killed (an output still marked incomplete, written or not: the mark's file under
+        ``.snakemake/incomplete/`` dates its start). Snakemake (9) keeps no record of a log
+        or a benchmark itself; the private names read here are its persistence's (the
+        marked keys: file and database; the files' paths: file only), and without them a
+        run's end or start is not known (None)."""
         persistence = self._workflow.persistence
         key = getattr(persistence, "_get_key", str)
         runs = []
         for f in job.output:
             record = persistence.metadata(f)
             if record is not None:
-                start, logs = getattr(record, "starttime", None), getattr(record, "log", None)
-                runs.append(JobRun(start if isinstance(start, (int, float)) else None, self._recorded_at(key(f)),
+                logs = getattr(record, "log", None)
+                runs.append(JobRun(_number(getattr(record, "starttime", None)), self._file_time("_metadata_path", key(f)),
                                    frozenset(map(str, logs)) if isinstance(logs, list) else None))
-        marked, started = (getattr(persistence, name, None) for name in ("_filter_incomplete_keys",
-                                                                         "_get_recorded_starttime"))
+        marked = getattr(persistence, "_filter_incomplete_keys", None)
         if marked is not None:
             for k in marked([key(f) for f in job.output]):
-                start = started(k) if started is not None else None
-                runs.append(JobRun(start if isinstance(start, (int, float)) else None, None, None))
+                runs.append(JobRun(self._file_time("_incomplete_path", k), None, None))
         return runs
 
-    def _recorded_at(self, key: str) -> float | None:
+    def _file_time(self, folder: str, key: str) -> float | None:
+        """The time of the file of snakemake's record ``key`` in its persistence's
+        ``folder`` (``_metadata_path``, ``_incomplete_path``); None when it keeps none."""
         persistence = self._workflow.persistence
-        record_path, folder = getattr(persistence, "_record_path", None), getattr(persistence, "_metadata_path", None)
-        if record_path is None or folder is None:  # another persistence (a database): not known
+        record_path, path = getattr(persistence, "_record_path", None), getattr(persistence, folder, None)
+        if record_path is None or path is None:  # another persistence (a database)
             return None
         try:
-            return os.stat(record_path(folder, key)).st_mtime
+            return os.stat(record_path(path, key)).st_mtime
         except (OSError, TypeError, ValueError):
             return None
+
+
+def _number(value) -> float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _when(t: float) -> str:
