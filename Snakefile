@@ -141,8 +141,9 @@ onstart:
     check_slurm_requests(workflow)
     # a file a job to run rewrites (an output, a log, a benchmark) that this workflow did
     # not write (a folder holding files synprep did not write; a file snakemake's records
-    # do not show as the workflow's, made by hand or changed since) stops the run, naming
-    # them, before snakemake deletes anything (synprep.stages.workflow)
+    # do not show as the workflow's, made by hand or changed since), or an output of a job
+    # that does not run that snakemake has no record of, stops the run, naming them,
+    # before snakemake deletes anything (synprep.stages.workflow)
     check_job_outputs(workflow)
     # the outdir's stamp, and its id among this working directory's records
     with stop_on_error(CONFIG_FILES):

@@ -128,6 +128,26 @@ def test_a_log_or_benchmark_a_job_to_run_rewrites_is_checked_against_the_jobs_ru
     assert output_problems([_job("all", [], [log], bench)], Records()) == []  # no output: no record of its runs
 
 
+def test_an_output_of_a_job_that_does_not_run_without_a_record_is_named(tmp_path):
+    """A file at an output path of a job that does not run this time (its inputs older:
+    `synprep split` of another corpus into results/prepare/ by hand) was taken as up to
+    date, and the jobs after it read it. Now one that snakemake has no record of is
+    named, with what to do; the workflow's (a record, whatever its time) pass."""
+    from synprep.stages.workflow import untracked_outputs
+
+    ours, mine, folder = _at(tmp_path / "ours.tsv", 1e9), _at(tmp_path / "mine.tsv", 2e9), tmp_path / "dir"
+    folder.mkdir()
+    job = _job("split_corpus", [ours, mine, folder, tmp_path / "missing.tsv"])
+    problems = untracked_outputs([job], Records(written={str(ours): 5e8}))  # rewritten by hand since: not this check's
+    assert [p.split(": ")[0] for p in problems] == [str(mine), str(folder)]
+    assert problems[0] == (
+        f"{mine}: snakemake has no record that this workflow wrote it (made by hand or by another program, or its "
+        "record dropped: --drop-metadata, --cleanup-metadata); rule split_corpus makes it but does not run now: "
+        "snakemake takes it as up to date and the jobs after it would read it. Delete it (or move it away) so that "
+        f"the rule makes it, or, to take it as this workflow's as it is, record it: snakemake --touch --force {mine} "
+        "(with this run's other options)")
+
+
 TWO_RULES = (
     "from synprep.stages.workflow import check_job_outputs\n"
     "rule all:\n    input: 'out/c.txt'\n"
@@ -167,7 +187,8 @@ def test_logs_benchmarks_and_untracked_outputs_in_real_runs(tmp_path):
     """The check against snakemake's own records in real runs of a three-rule workflow:
     the workflow's own logs and benchmarks pass after a rerun, a failed job, a run killed
     while a job was writing its log and a run under --touch; a file of the user's at a
-    log or benchmark path stops the run before any job and is kept."""
+    log or benchmark path stops the run before any job and is kept; a hand-made output
+    of a job that does not run is refused until it is deleted or recorded by --touch."""
     import subprocess
     import time
 
@@ -212,6 +233,24 @@ def test_logs_benchmarks_and_untracked_outputs_in_real_runs(tmp_path):
     (tmp_path / "bench" / "a.tsv").unlink()
     runs("--forcerun", "a")
 
+    # b's output made by hand where b never ran (its records dropped with its files):
+    # c reruns (a is forced), b does not
+    for f in ("out/b.txt", "logs/b.log"):
+        (tmp_path / f).unlink()
+    assert snakemake("--cleanup-metadata", "out/b.txt").returncode == 0
+    (tmp_path / "out" / "b.txt").write_text("my b\n")
+    errors = refused("--forcerun", "a")
+    assert errors == [
+        "synprep: error: no job was run: those files would have been read as the workflow's",
+        "synprep: error: out/b.txt: snakemake has no record that this workflow wrote it (made by hand or by another "
+        "program, or its record dropped: --drop-metadata, --cleanup-metadata); rule b makes it but does not run now: "
+        "snakemake takes it as up to date and the jobs after it would read it. Delete it (or move it away) so that "
+        "the rule makes it, or, to take it as this workflow's as it is, record it: snakemake --touch --force "
+        "out/b.txt (with this run's other options)"], errors
+    runs("--touch", "--force", "out/b.txt")  # recorded as it is
+    runs("--forcerun", "a")
+    assert (tmp_path / "out" / "c.txt").read_text() == "a\nmy b\n"
+
 
 @pytest.mark.workflow
 @pytest.mark.slow
@@ -251,6 +290,37 @@ def test_a_log_of_the_users_where_the_demo_logs_stops_the_run_and_is_kept(copy_o
     r = snakemake(*args, cwd=run.workdir, check=False)
     assert r.returncode == 0 and "synprep: error" not in r.stderr, r.stderr[-3000:]
     assert "my notes" not in log.read_text() and bench.read_text().startswith("s\th:m:s")
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_prepared_shards_made_by_hand_are_not_taken_as_the_workflows(tmp_path, capsys):
+    """`synprep split` of 40 other Multi30k pairs into results/prepare/ by hand, then
+    `snakemake dataset` in a new working directory: split_corpus did not run (its
+    corpus is older than the files) and the dataset was built from the hand-made shards
+    as the config's corpus. Now the run stops before any job, naming each file and what
+    to do, and writes nothing."""
+    from .workflow_helpers import need_models, need_snakemake, snakemake, tiny_config
+
+    need_snakemake()
+    need_models()
+    tiny_config(tmp_path)
+    src, tgt = _multi30k(tmp_path, 40)
+    work = tmp_path / "run"
+    rc, err = run_main(capsys, "split", "--src", src, "--tgt", tgt, "--name", "tiny", "--shards", "2", "--out-dir",
+                       work / "results" / "prepare")
+    assert rc == 0, err
+    made = tree(work)
+    r = snakemake("--cores", "2", "dataset", "--configfile", str(tmp_path / "tiny.yaml"), "--replace-workflow-config",
+                  "--directory", str(work), cwd=work, check=False)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-3000:]
+    errors = [line for line in r.stderr.splitlines() if line.startswith("synprep: error: ")]
+    named = sorted(e.split(": ")[2] for e in errors[:-1])
+    assert named == [f"results/prepare/{s}{x}" for s in ("000", "001") for x in (".json", ".rejects.tsv", ".tsv")]
+    assert all("rule split_corpus makes it but does not run now" in e and "snakemake --touch --force" in e
+               for e in errors[:-1])
+    assert errors[-1] == "synprep: error: no job was run: those files would have been read as the workflow's"
+    assert tree(work / "results") == {k[len("results/"):]: v for k, v in made.items() if k.startswith("results/")}
 
 
 # ------------------------------------------------------------------ 3. damaged outdir records

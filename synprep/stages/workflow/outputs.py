@@ -7,7 +7,9 @@
   deletes the files of the jobs to run, when one of them is not the workflow's: a
   folder output holding files synprep did not write (its marker), a plain-file output
   that snakemake's own records do not show as written by the workflow as it is now, a
-  log or benchmark that no run of its job in those records wrote.
+  log or benchmark that no run of its job in those records wrote; and when an output
+  of a job that does not run (taken as up to date, read by the jobs after it) has no
+  record of the workflow at all.
 * :func:`print_failed_logs` (the ``onerror:`` handler) prints the last lines of each
   failed job's log, where the ``synprep: error: ...`` line is.
 
@@ -314,21 +316,50 @@ def output_problems(jobs, records: SnakemakeRecords) -> list[str]:
     return out
 
 
+def untracked_outputs(jobs, records: SnakemakeRecords) -> list[str]:
+    """For the jobs that do not run (snakemake takes their outputs as up to date, and the
+    jobs after them read those), each existing output that snakemake has no record of:
+    not written by this workflow (made by hand or by another program at a path a rule
+    writes: ``synprep split`` of another corpus into ``results/prepare/``), or its record
+    dropped. Snakemake notices (``no_metadata``) and runs on; a record older than the file
+    is not a problem here (``synprep split --shard`` rewriting a lost shard, a file
+    touched to skip a rerun). One stat an output, and its record when it exists."""
+    out = []
+    for job in jobs:
+        for f in job.output:
+            if os.path.lexists(f) and records.written_mtime(f) is None:
+                out.append(f"{f}: snakemake has no record that this workflow wrote it (made by hand or by another "
+                           "program, or its record dropped: --drop-metadata, --cleanup-metadata); rule "
+                           f"{job.rule.name} makes it but does not run now: snakemake takes it as up to date and the "
+                           "jobs after it would read it. Delete it (or move it away) so that the rule makes it, or, "
+                           f"to take it as this workflow's as it is, record it: snakemake --touch --force {f} "
+                           "(with this run's other options)")
+    return out
+
+
 def check_job_outputs(workflow) -> None:
     """The ``onstart:`` check (before any job runs, and so before snakemake deletes the
-    files of the first): stop, naming them, when a file a job to run deletes or
-    rewrites is not one this workflow wrote (:func:`output_problems`: outputs, logs and
-    benchmarks). Under ``--touch`` nothing is deleted or rewritten, and nothing is
-    checked."""
+    files of the first; run only when some job runs): stop, naming them, when a file a
+    job to run deletes or rewrites is not one this workflow wrote
+    (:func:`output_problems`: outputs, logs and benchmarks), or when an output of a job
+    that does not run has no record of the workflow (:func:`untracked_outputs`). Under
+    ``--touch`` nothing is deleted or rewritten, and nothing is checked: a touch is how
+    a file is taken as the workflow's as it is."""
     if getattr(workflow, "touch", False):
         return
-    problems = output_problems(workflow.dag.needrun_jobs(), SnakemakeRecords(workflow))
-    if problems:
-        for p in problems[:SHOWN_PROBLEMS]:
-            print(f"synprep: error: {p}", file=sys.stderr)
-        if len(problems) > SHOWN_PROBLEMS:
-            print(f"synprep: error: and {len(problems) - SHOWN_PROBLEMS} more files like those", file=sys.stderr)
-        print("synprep: error: no job was run: those files would have been deleted or overwritten", file=sys.stderr)
+    records = SnakemakeRecords(workflow)
+    to_run = list(workflow.dag.needrun_jobs())
+    running = set(to_run)
+    problems = output_problems(to_run, records)
+    untracked = untracked_outputs([job for job in workflow.dag.jobs if job not in running], records)
+    found = problems + untracked
+    for p in found[:SHOWN_PROBLEMS]:
+        print(f"synprep: error: {p}", file=sys.stderr)
+    if len(found) > SHOWN_PROBLEMS:
+        print(f"synprep: error: and {len(found) - SHOWN_PROBLEMS} more files like those", file=sys.stderr)
+    if found:
+        fate = ["deleted or overwritten"] * bool(problems) + ["read as the workflow's"] * bool(untracked)
+        print(f"synprep: error: no job was run: those files would have been {' or '.join(fate)}", file=sys.stderr)
         sys.exit(EXIT_STATUS)
 
 
