@@ -70,10 +70,11 @@ validate_config(
 with stop_on_error(CONFIG_FILES):
     with config_error_at(["outdir"], value=config["outdir"]):  # (its file and line named, or --config)
         check_outdir(config["outdir"], workflow.basedir)  # not a file, not /, not the checkout (synprep.util.outputs)
-        # an outdir whose snakemake records are in another working directory: its files
-        # would be taken as up to date whatever made them (synprep.stages.workflow)
-        if getattr(workflow, "is_main_process", True):
-            check_outdir_records(config["outdir"])
+    # an outdir whose snakemake records are in another working directory: its files
+    # would be taken as up to date whatever made them (synprep.stages.workflow; its
+    # errors name the key outdir themselves, and a damaged record file by its own name)
+    if getattr(workflow, "is_main_process", True):
+        check_outdir_records(config["outdir"])
 
 # Relative input paths in a --configfile are read from that file's folder (a checkout
 # path such as config/demo/demo.en, from the working directory, where only it exists);
@@ -138,13 +139,15 @@ rule dataset:
 # pend forever, or be refused by sbatch, job after job).
 onstart:
     check_slurm_requests(workflow)
-    # an output a job rewrites that this workflow did not write (a folder holding files
-    # synprep did not write; a file snakemake's records do not show as the workflow's, made
-    # by hand or changed since) stops the run, naming them, before snakemake deletes
-    # anything (synprep.stages.workflow)
+    # a file a job to run rewrites (an output, a log, a benchmark) that this workflow did
+    # not write (a folder holding files synprep did not write; a file snakemake's records
+    # do not show as the workflow's, made by hand or changed since), or an output of a job
+    # that does not run that snakemake has no record of, stops the run, naming them,
+    # before snakemake deletes anything (synprep.stages.workflow)
     check_job_outputs(workflow)
     # the outdir's stamp, and its id among this working directory's records
-    claim_outdir(config["outdir"])
+    with stop_on_error(CONFIG_FILES):
+        claim_outdir(config["outdir"])
 
 
 # snakemake says only "check log file(s)": show the failed jobs' errors here.

@@ -43,15 +43,18 @@ class EmptyOutput(InputError):
     corpus, parses or transitions (``shard``, ``filter``, ``parse``, ``oracle``) stop on
     it, leaving any earlier output as it was, unless ``--allow-empty`` (``flag``) asks
     for the empty output: a file given by mistake is told, never turned into an empty
-    dataset with exit status 0. The workflow's steps take an empty shard as it is."""
+    dataset with exit status 0. The workflow's steps take an empty shard as it is.
+    ``folder``: ``path`` is an output folder read back (``filter --recut``'s), not a file."""
 
     def __init__(self, path: str, read: int, rejected: dict | None = None, unit: str = "sentences",
                  what: str = "output", flag: str | None = "--allow-empty", files: int = 1, conllu: bool = False,
-                 nothing: str = "nothing to write"):
+                 nothing: str = "nothing to write", folder: bool = False):
         self.read = read
         allow = f", or pass {flag} to write the empty {what}" if flag else ""
         it, its, empty, give = (("them", "their", "empty files", "the files that hold them") if files > 1 else
                                 ("it", "its", "an empty file", "the file that holds them"))
+        if folder:  # an output folder of an earlier run read back (filter --recut's)
+            empty, give = f"a folder of no {unit}, made from empty inputs", f"a folder made from inputs that hold {unit}"
         if read == 0:
             empty += ", or nothing but comments and blank lines" if conllu else ""
             message = f"no {unit} in {it} ({empty}): {nothing}; give {give}{allow}"

@@ -66,8 +66,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--print-default-config", action="store_true", help="print the default filter config as YAML and exit")
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
     p.add_argument("--allow-empty", action="store_true",
-                   help="write the output even when it keeps no pair (empty inputs, or every pair rejected); without "
-                        "it that is an error naming the inputs and the rejects by filter, and -o stays as it was")
+                   help="write the output even when it keeps no pair (empty inputs, or every pair rejected, by the "
+                        "filters or by --recut's cuts); without it that is an error naming the inputs (--recut's "
+                        "OUTDIR) and the rejects by filter, and -o (or OUTDIR, re-cut in place) stays as it was")
 
 
 def _lang_from_name(path: str | None) -> str | None:
@@ -132,7 +133,7 @@ def run(args) -> int:
         if args.out and os.path.realpath(args.out) != os.path.realpath(args.recut):  # (in place: the re-cut's own rule)
             check_outputs({"-o": args.out}, {"--recut": args.recut, "--config": args.config})
         check_replaceable(args.out or args.recut, FILTER_KIND)
-        res, info = recut_dir(args.recut, filters, args.out)
+        res, info = recut_dir(args.recut, filters, args.out, allow_empty=args.allow_empty)
         print(summary_table(res.counts, info["input"], info["kept"]), file=sys.stderr)
         print(f"re-cut written to {args.out or args.recut}", file=sys.stderr)
         return 0

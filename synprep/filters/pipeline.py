@@ -28,11 +28,12 @@ Only cut parameters (``Filter.CUT_PARAMS``) may differ from those used for scori
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, EmptyOutput, InputError
 from ..util import textio
 from ..util.outputs import atomic_file, atomic_files, replace_dir, write_json
 from ..util.progress import progress as progress_bar
@@ -477,11 +478,17 @@ def load_run(out: str | Path) -> dict[str, Any]:
     return summary
 
 
-def recut_dir(run_dir: str | Path, filters: Sequence[Filter] | None = None, out: str | Path | None = None) -> tuple[RecutResult, dict[str, Any]]:
+def recut_dir(run_dir: str | Path, filters: Sequence[Filter] | None = None, out: str | Path | None = None,
+              allow_empty: bool = True) -> tuple[RecutResult, dict[str, Any]]:
     """Re-cut a ``synprep filter`` output directory with (new) ``filters``.
 
     Reads the stored scores and the texts (kept files + rejects table), applies the
     cuts, and writes a complete output directory to ``out`` (default: in place).
+    ``allow_empty``: False (``synprep filter --recut`` without ``--allow-empty``)
+    refuses a re-cut that keeps no pair -- every pair rejected by the new cuts, or a
+    directory of no pair -- with an :class:`~synprep.errors.EmptyOutput` naming
+    ``run_dir`` and the rejects by filter, before anything is written (``out``, or
+    ``run_dir`` itself in place, stays as it was), as ``synprep filter`` does.
     """
     run_dir = Path(run_dir)
     summary = load_run(run_dir)
@@ -493,6 +500,9 @@ def recut_dir(run_dir: str | Path, filters: Sequence[Filter] | None = None, out:
     scores = read_table(run_dir / f"scores{suffix}")
     old_rejects = read_table(run_dir / f"rejects{suffix}", ("id", "src", "tgt"))
     res = recut(scores, filters, stored)
+    if not res.kept_ids and not allow_empty:  # before any text is read or any file written
+        raise EmptyOutput(str(run_dir), len(res.kept_ids) + len(res.rejects), dict(Counter(r[1] for r in res.rejects)),
+                          "pairs", "re-cut corpus", folder=True)
     # every text is either in the kept files or in the rejects table
     text: dict[str, tuple[str, str]] = dict(
         zip(_column(old_rejects, "id"), zip(_column(old_rejects, "src"), _column(old_rejects, "tgt")))

@@ -12,9 +12,10 @@ and the failed jobs' errors on the terminal.
   nodes ``sinfo`` lists, so that a request no node can meet stops the run before it is
   submitted, naming the rule and the resource, instead of pending forever.
 * :func:`check_job_outputs` (an ``onstart:`` check) stops the run, before snakemake
-  deletes the outputs of the jobs to run, when one of them is not the workflow's: a
-  folder holding files synprep did not write (its marker), a plain file that
-  snakemake's own records do not show as written by the workflow as it is now.
+  deletes the files of the jobs to run (outputs, logs, benchmarks), when one of them is
+  not the workflow's (a folder holding files synprep did not write; a file that
+  snakemake's own records do not show as written by the workflow as it is now), or
+  when an output of a job that does not run has no record of the workflow.
 * :func:`print_failed_logs` (the ``onerror:`` handler) prints the last lines of each
   failed job's log, where the ``synprep: error: ...`` line is.
 
@@ -436,6 +437,7 @@ def validate_config(config: dict, schema_path: str, config_files: Sequence[str],
 
 # the package's other concerns, under the names the Snakefile and the tests import
 from .outputs import (  # noqa: E402, F401  (after EXIT_STATUS, which they import)
-    OUTDIR_RECORDS, OUTDIR_STAMP, RECORD_TIME_SLACK, SHOWN_PROBLEMS, SNAKEMAKE_STAMP, SnakemakeRecords,
-    check_job_outputs, check_outdir_records, claim_outdir, failed_logs, output_problems, print_failed_logs)
+    OUTDIR_RECORDS, OUTDIR_STAMP, RECORD_TIME_SLACK, SHOWN_PROBLEMS, SNAKEMAKE_STAMP, JobRun, SnakemakeRecords,
+    check_job_outputs, check_outdir_records, claim_outdir, failed_logs, output_problems, print_failed_logs,
+    untracked_outputs)
 from .slurm import check_slurm_requests, job_requests, request_problems, slurm_partitions  # noqa: E402, F401
