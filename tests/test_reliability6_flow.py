@@ -250,6 +250,11 @@ def test_logs_benchmarks_and_untracked_outputs_in_real_runs(tmp_path):
     runs("--touch", "--force", "out/b.txt")  # recorded as it is
     runs("--forcerun", "a")
     assert (tmp_path / "out" / "c.txt").read_text() == "a\nmy b\n"
+    # the outputs' folder written otherwise (its absolute path): snakemake's records are
+    # keyed by the form the rules wrote, and the outputs of a and b, which do not run, are
+    # still the workflow's
+    (tmp_path / "Snakefile").write_text(TWO_RULES.replace("'out/", f"'{tmp_path}/out/").replace("'logs/", "'./logs/"))
+    runs("--forcerun", "c")
 
 
 @pytest.mark.workflow

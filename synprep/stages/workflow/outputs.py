@@ -154,9 +154,25 @@ class SnakemakeRecords:
         self._workflow = workflow
 
     def written_mtime(self, f) -> float | None:
-        record = self._workflow.persistence.metadata(f)
-        endtime = getattr(record, "endtime", None) if record is not None else None
+        """The file's time when the job that wrote ``f`` ended, by its record."""
+        endtime = getattr(self._record(f)[1], "endtime", None)
         return endtime if isinstance(endtime, (int, float)) else None
+
+    def _record(self, f):
+        """``(key, record)`` of the output ``f`` (record None: none). Snakemake keys a
+        record by the path as the rules wrote it: an outdir written otherwise since
+        (``results``, ``./results``, its absolute path) finds it under that form (its
+        persistence's private reader of a key, as below; a remote storage's file has
+        only its own key)."""
+        persistence = self._workflow.persistence
+        key = getattr(persistence, "_get_key", str)(f)
+        record = persistence.metadata(f)
+        read = getattr(persistence, "_read_record", None)
+        if record is None and read is not None and not getattr(f, "is_storage", False):
+            for alias in dict.fromkeys((os.path.normpath(f), os.path.relpath(f), os.path.abspath(f))):
+                if alias != key and (found := read(alias)) is not None:
+                    return alias, found
+        return key, record
 
     def incomplete(self, job) -> set[str]:
         return {str(f) for f in self._workflow.async_run(self._workflow.persistence.incomplete(job))}
@@ -175,10 +191,10 @@ class SnakemakeRecords:
         key = getattr(persistence, "_get_key", str)
         runs = []
         for f in job.output:
-            record = persistence.metadata(f)
+            at, record = self._record(f)
             if record is not None:
                 logs = getattr(record, "log", None)
-                runs.append(JobRun(_number(getattr(record, "starttime", None)), self._file_time("_metadata_path", key(f)),
+                runs.append(JobRun(_number(getattr(record, "starttime", None)), self._file_time("_metadata_path", at),
                                    frozenset(map(str, logs)) if isinstance(logs, list) else None))
         marked = getattr(persistence, "_filter_incomplete_keys", None)
         if marked is not None:
@@ -243,7 +259,8 @@ def _run_file_problem(path: str, kind: str, runs: list[JobRun]) -> str | None:
         return None
     if stat.S_ISDIR(st.st_mode):
         return f"a folder where the job writes its {kind}"
-    runs = [r for r in runs if kind != "log" or r.logs is None or str(path) in r.logs]
+    runs = [r for r in runs if kind != "log" or r.logs is None
+            or os.path.abspath(path) in {os.path.abspath(x) for x in r.logs}]  # (the outdir written otherwise since)
     for run in runs:
         if run.end is None and (run.start is None or st.st_mtime >= run.start - RECORD_TIME_SLACK):
             return None
