@@ -155,12 +155,25 @@ def test_a_small_target_through_slurm_equals_a_local_run(slurm_cluster, tmp_path
     # script rule: the workflow's Python inside a SLURM job) through the shipped
     # profile as is: one SLURM job, to keep the test short
     shutil.copytree(local / "results" / "prepare", slurm / "results" / "prepare")
+    _copy_records(local, slurm, "results/prepare/")  # with snakemake's records: the workflow's files, not hand-made
     r = _snakemake(slurm, config, *target, "--profile", str(PROFILE), "--force", timeout=600)
     out = r.stderr + r.stdout
     assert "submitted with SLURM jobid" in out and "rule_filter_pairs" in out, out[-3000:]
     assert "rule split_corpus" not in out
     _same_files(local, slurm, ["results/filter/000.tsv", "results/filter/000.rejects.tsv",
                                "results/filter/000.scores/filter.json"])
+
+
+def _copy_records(src: Path, dest: Path, prefix: str) -> None:
+    """Snakemake's records (.snakemake/metadata: one file a path, named by its urlsafe
+    base64) of the paths under ``prefix`` from one working directory into another."""
+    import base64
+
+    meta = src / ".snakemake" / "metadata"
+    (dest / ".snakemake" / "metadata").mkdir(parents=True, exist_ok=True)
+    for f in meta.iterdir():
+        if f.is_file() and base64.urlsafe_b64decode(f.name).decode("utf-8").startswith(prefix):
+            shutil.copy2(f, dest / ".snakemake" / "metadata" / f.name)
 
 
 @pytest.mark.slurm
