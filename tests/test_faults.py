@@ -889,6 +889,63 @@ def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatc
                                                            ("train", 3), ("train", 4), ("valid", 4)]
 
 
+def test_12_an_interrupt_in_an_update_or_a_validation_resumes_exactly(tiny_pairs, tmp_path, monkeypatch):
+    """Ctrl-C or SIGTERM lands anywhere. In an update (its parameters, optimizer and random
+    stream half moved) it was raised at once, and the checkpoint the interrupt saved was
+    no point to resume from: the decided table's runs, resumed from such a save at update
+    1,764, left the record's held-out losses at 1,900. Now it waits for the update's end;
+    one in a validation has that update validated on resuming. Either way the resumed run
+    ends with the uninterrupted run's parameters and logs each validation once. A second
+    interrupt in the same update stops at once and leaves the last checkpoint as it was."""
+    import signal
+
+    import torch
+
+    from synprep.train import trainer as tr
+
+    def cfg(name):
+        return tr.RunConfig.from_dict({"preset": "tiny", "train": {
+            "train": str(tiny_pairs), "valid": str(tiny_pairs), "out": str(tmp_path / name), "max_steps": 6,
+            "max_tokens": 400, "valid_every": 2, "log_every": 1, "progress": False}})
+
+    def last(name):
+        return torch.load(tmp_path / name / "checkpoint_last.pt", weights_only=False)
+
+    def valid_steps(name):
+        lines = (tmp_path / name / "metrics.jsonl").read_text().splitlines()
+        return [r["step"] for r in map(json.loads, lines) if r["event"] == "valid"]
+
+    tr.train(cfg("whole"), log=lambda m: None)
+    want = last("whole")["model"]
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # (a pytest-xdist worker may ignore it)
+    try:
+        for name, at, times in (("update", "backward", 1), ("twice", "backward", 2), ("valid", "scores", 1)):
+            seen = {"n": 0}
+
+            def interrupt(kind, times=times, at=at):
+                seen["n"] += kind == at
+                if kind == at and seen["n"] == {"backward": 3, "scores": 2}[at]:  # update 3; the validation of 4
+                    for _ in range(times):
+                        os.kill(os.getpid(), signal.SIGINT)
+
+            phase, scores = tr.Trainer.phase, tr.Trainer.scores
+            monkeypatch.setattr(tr.Trainer, "phase", staticmethod(lambda kind: (interrupt(kind), phase(kind))[1]))
+            monkeypatch.setattr(tr.Trainer, "scores", lambda self: (interrupt("scores"), scores(self))[1])
+            said = []
+            with pytest.raises(KeyboardInterrupt):
+                tr.train(cfg(name), log=said.append)
+            monkeypatch.undo()
+            step = last(name)["step"]
+            assert step == {"update": 3, "twice": 2, "valid": 4}[name], (name, said)
+            assert ("interrupted again during update 3" in said[-1]) == (name == "twice"), said
+            tr.train(cfg(name), log=lambda m: None)
+            got = last(name)["model"]
+            assert all(torch.equal(got[k], want[k]) for k in want), name
+            assert valid_steps(name) == [2, 4, 6], name
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def test_12_a_balanced_shard_logs_no_false_alarm(tmp_path, capsys):
     c = tmp_path / "c.tsv"
     c.write_text("".join(f"s{i}\tt{i}\n" for i in range(12)))

@@ -50,6 +50,11 @@ record, and the config less the run-length and logging keys of :data:`RESUMABLE`
 states and skips the batches of the current epoch already seen, so an interrupted
 run ends with the same parameters as an uninterrupted one; the records metrics.jsonl
 got after the checkpoint are dropped, since the resumed run logs those updates again.
+An interrupt (Ctrl-C, SIGTERM) waits for the end of the update it lands in
+(:func:`synprep.util.signals.held_interrupts`) before the checkpoint it saves, and one
+that lands in a validation has that update validated when the run resumes; a second
+interrupt in one update stops at once and saves nothing (``kill -9`` too: the run
+resumes from its last checkpoint).
 
 Faults. Checkpoints are written atomically (temporary file, fsync, rename) and loaded
 with ``torch.load(weights_only=True)`` (:func:`synprep.train.checkpoint.load_checkpoint`); an
@@ -83,6 +88,7 @@ from .state import TrainState
 from .validation import validation_scores
 from ..errors import ConfigError, InputError, RunError, out_of_memory
 from ..util.progress import progress
+from ..util.signals import held_interrupts
 from .config import (PRESET_TRAIN, DecodeConfig, RunConfig, TrainConfig, inverse_sqrt, learning_rate,
                            load_config, read_config_file)
 
@@ -599,12 +605,15 @@ class Trainer:
             rec.update({k: round(x, 4) for k, x in v.items()})
             rec["best"] = self._improves(v)
             rec["elapsed_s"] = round(self.elapsed(), 1)
-            # the record before the checkpoint: a run killed between the two resumes from the
-            # previous checkpoint, drops this record (runfolder.trim_metrics) and validates again
-            self.metrics.write(rec)
-        self.save(v, final=final)
-        if v is not None or self.valid_ds is None:
-            self.state.valid_step = self.state.step
+        with held_interrupts():  # the record, the checkpoint and the counter move together
+            # the record before the checkpoint: a run killed (kill -9) between the two resumes
+            # from the previous checkpoint, drops this record (runfolder.trim_metrics) and
+            # validates again; one interrupted in scores() validates this update on resuming (train)
+            if v is not None:
+                self.metrics.write(rec)
+            self.save(v, final=final)
+            if v is not None or self.valid_ds is None:
+                self.state.valid_step = self.state.step
         if v is not None:
             self.say(f"update {self.state.step}: valid loss {v['loss']:.3f} ppl {v['ppl']:.2f}" + (f" BLEU {v['bleu']:.2f}" if "bleu" in v else ""))
         self.acc["t"] += self.clock() - tv  # throughput counts training time only
@@ -666,10 +675,13 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
     t = Trainer(cfg, resume, say, verify, stale=stale, clock=clock, inputs=inputs)
     tc = t.tc
     try:
+        if t.state.step % tc.valid_every == 0 and 0 < t.state.step != t.state.valid_step and not t.done():
+            t.validate()  # interrupted between an update and its validation: done now, as the run would have
         while not t.done():
             batches = t.epoch_batches()
             while t.state.pos < len(batches):
-                t.update(batches[t.state.pos : t.state.pos + t.group])
+                with held_interrupts():  # an update is done whole: what an interrupt saves resumes exactly
+                    t.update(batches[t.state.pos : t.state.pos + t.group])
                 if t.state.step % tc.log_every == 0:
                     t.log()
                 if t.state.step % tc.valid_every == 0:
@@ -677,9 +689,14 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
                 if t.done():
                     break
             else:  # the epoch's last batch taken, the run not over
-                t.next_epoch()
+                with held_interrupts():
+                    t.next_epoch()
         t.finish()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        if getattr(e, "mid_block", False):  # interrupted twice: the update half done is no point to resume from
+            t.say(f"interrupted again during update {t.state.step + 1}: {t.last_path} kept as its last save; run the "
+                  "same command to resume from it")
+            raise
         t.save(None, gather=False)
         t.say(f"interrupted: saved {t.last_path} at update {t.state.step}; run the same command to resume")
         raise

@@ -31,7 +31,7 @@ import subprocess
 import threading
 from typing import Iterator, Sequence
 
-__all__ = ["Terminated", "terminate_as_interrupt", "run_child"]
+__all__ = ["Terminated", "held_interrupts", "terminate_as_interrupt", "run_child"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -69,6 +69,49 @@ def terminate_as_interrupt() -> Iterator[bool]:
         yield True
     finally:
         signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def held_interrupts() -> Iterator[None]:
+    """In the block, Ctrl-C and a SIGTERM that raises (:func:`terminate_as_interrupt`'s)
+    wait for the block's end: the block is done whole (one training update: its
+    parameters, optimizer, counters and random stream move together), then the
+    interrupt is raised as it would have been. A second one in the block raises at once,
+    marked ``mid_block`` (the block's work is then half done: a trainer must not save
+    it as a point to resume from). Outside the main thread, or for a signal whose
+    handler does not raise (the default SIGTERM ends the process as before), nothing is
+    held."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    raising = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _handler}
+    before = {s: signal.getsignal(s) for s in raising}
+    held: list[int] = []
+
+    def interrupt(signum: int, mid: bool) -> KeyboardInterrupt:
+        e = KeyboardInterrupt() if signum == signal.SIGINT else Terminated("terminated (SIGTERM)")
+        e.mid_block = mid
+        return e
+
+    def hold(signum, frame) -> None:
+        if signum == signal.SIGTERM and os.getpid() != _installed_by:
+            _handler(signum, frame)  # inherited by a forked worker: it dies of the signal as before
+            return
+        if held:
+            raise interrupt(signum, True)
+        held.append(signum)
+
+    for s, h in before.items():
+        if h is raising[s]:
+            signal.signal(s, hold)
+    try:
+        yield
+    finally:
+        for s, h in before.items():
+            if h is raising[s]:
+                signal.signal(s, h)
+    if held:
+        raise interrupt(held[0], False)
 
 
 def run_child(cmd: Sequence[str], *, grace: float = 60.0, **kw) -> subprocess.CompletedProcess:
