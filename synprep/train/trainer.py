@@ -50,11 +50,7 @@ record, and the config less the run-length and logging keys of :data:`RESUMABLE`
 states and skips the batches of the current epoch already seen, so an interrupted
 run ends with the same parameters as an uninterrupted one; the records metrics.jsonl
 got after the checkpoint are dropped, since the resumed run logs those updates again.
-An interrupt (Ctrl-C, SIGTERM) waits for the end of the update it lands in
-(:func:`synprep.util.signals.held_interrupts`) before the checkpoint it saves, and one
-that lands in a validation has that update validated when the run resumes; a second
-interrupt in one update stops at once and saves nothing (``kill -9`` too: the run
-resumes from its last checkpoint).
+An interrupt waits for its update's end (:func:`synprep.util.signals.held_interrupts`; :func:`train`).
 
 Faults. Checkpoints are written atomically (temporary file, fsync, rename) and loaded
 with ``torch.load(weights_only=True)`` (:func:`synprep.train.checkpoint.load_checkpoint`); an
@@ -606,9 +602,8 @@ class Trainer:
             rec["best"] = self._improves(v)
             rec["elapsed_s"] = round(self.elapsed(), 1)
         with held_interrupts():  # the record, the checkpoint and the counter move together
-            # the record before the checkpoint: a run killed (kill -9) between the two resumes
-            # from the previous checkpoint, drops this record (runfolder.trim_metrics) and
-            # validates again; one interrupted in scores() validates this update on resuming (train)
+            # the record before the checkpoint: a run killed (kill -9) between the two resumes from the
+            # previous one, drops this record (runfolder.trim_metrics) and validates again (as train does)
             if v is not None:
                 self.metrics.write(rec)
             self.save(v, final=final)
@@ -693,12 +688,12 @@ def train(cfg: RunConfig, resume: bool = True, log: Callable[[str], None] | None
                     t.next_epoch()
         t.finish()
     except KeyboardInterrupt as e:
-        if getattr(e, "mid_block", False):  # interrupted twice: the update half done is no point to resume from
-            t.say(f"interrupted again during update {t.state.step + 1}: {t.last_path} kept as its last save; run the "
-                  "same command to resume from it")
-            raise
-        t.save(None, gather=False)
-        t.say(f"interrupted: saved {t.last_path} at update {t.state.step}; run the same command to resume")
+        again = getattr(e, "mid_block", False)  # a second one in an update: the update half done is not saved
+        if not again:
+            t.save(None, gather=False)
+        t.say(f"interrupted{f' again during update {t.state.step + 1}' if again else ''}: " + (
+            f"saved {t.last_path} at update {t.saved_step}; run the same command to resume" if t.saved_step is not None
+            else "nothing saved yet; the same command starts the run again"))
         raise
     finally:
         t.close()
