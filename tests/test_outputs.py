@@ -26,6 +26,7 @@ from synprep.util import outputs
 from synprep.util.outputs import markers
 
 from .cli_helpers import COMMANDS, SHARD_ARGS, command, inputs, leftovers, made, run_main, tree  # noqa: F401  (fixtures)
+from .workflow_helpers import FakeRecords, Out, fake_job
 
 REPO = Path(__file__).resolve().parents[1]
 #: the marker file of a folder output, as docs/shards.md names it
@@ -620,7 +621,6 @@ def test_a_folder_a_workflow_job_rewrites_with_a_file_synprep_did_not_write_stop
     that rewrites that folder: snakemake deleted the folder whole before the job ran, and
     mine.txt with it, without a word (the docs said the job would refuse it, but the job
     never saw it). Now the Snakefile's onstart check names it before any job runs."""
-    import types
 
     from synprep.stages.workflow import SNAKEMAKE_STAMP, output_problems
 
@@ -628,10 +628,9 @@ def test_a_folder_a_workflow_job_rewrites_with_a_file_synprep_did_not_write_stop
         (d / "shard-00000.arrow").write_bytes(b"x")
     (tmp_path / "000" / SNAKEMAKE_STAMP).write_text("")
     (tmp_path / "f.tsv").write_text("x\n")
-    job = types.SimpleNamespace(rule=types.SimpleNamespace(name="write_shard"),
-                                output=[Out(str(tmp_path / "000"), True), Out(str(tmp_path / "f.tsv"), False),
-                                        Out(str(tmp_path / "new"), True)])
-    records = _Records({str(tmp_path / "f.tsv"): (tmp_path / "f.tsv").stat().st_mtime})  # a file the workflow wrote
+    job = fake_job("write_shard", [Out(str(tmp_path / "000"), True), Out(str(tmp_path / "f.tsv"), False),
+                                   Out(str(tmp_path / "new"), True)])
+    records = FakeRecords({str(tmp_path / "f.tsv"): (tmp_path / "f.tsv").stat().st_mtime})  # a file the workflow wrote
     assert output_problems([job], records) == []  # synprep's own files, snakemake's stamp, a file, a new folder
     (tmp_path / "000" / "mine.txt").write_text("mine\n")
     (problem,) = output_problems([job], records)
@@ -670,29 +669,6 @@ def test_every_check_that_a_folder_is_ours_reads_the_marker_by_one_rule(tmp_path
         outputs.check_replaceable(bare, "k")
 
 
-class Out(str):
-    """snakemake's output file of a job: a path with ``is_directory``."""
-
-    def __new__(cls, path, is_directory=False):
-        s = super().__new__(cls, path)
-        s.is_directory = is_directory
-        return s
-
-
-class _Records:
-    """snakemake's records of a workflow's outputs (synprep.stages.workflow.SnakemakeRecords):
-    {path: the modification time its job left} and the outputs marked incomplete."""
-
-    def __init__(self, written=None, incomplete=()):
-        self.written, self.marked = dict(written or {}), set(incomplete)
-
-    def written_mtime(self, f):
-        return self.written.get(str(f))
-
-    def incomplete(self, job):
-        return {str(f) for f in job.output if str(f) in self.marked}
-
-
 def test_a_plain_file_a_workflow_job_rewrites_that_the_workflow_did_not_write_stops_the_run(tmp_path):
     """A hand-made results/report/report.html (or any rule's file output), or one the
     workflow wrote and the user edited since, was deleted by snakemake before the job ran,
@@ -701,7 +677,6 @@ def test_a_plain_file_a_workflow_job_rewrites_that_the_workflow_did_not_write_st
     stops the run by name; the workflow's own files (as the job left them, or as a copy
     that kept their times to the second), a file a job was writing when the run was
     interrupted, and a file not there are fine."""
-    import types
 
     from synprep.stages.workflow import output_problems
 
@@ -712,9 +687,8 @@ def test_a_plain_file_a_workflow_job_rewrites_that_the_workflow_did_not_write_st
     written = {str(f): f.stat().st_mtime for f in (ours, edited, copied, cut)}
     os.utime(edited, (written[str(edited)] + 5, written[str(edited)] + 5))  # changed after its job ended
     os.utime(copied, (int(written[str(copied)]), int(written[str(copied)])))  # times kept to the second
-    job = types.SimpleNamespace(rule=types.SimpleNamespace(name="make_report"),
-                                output=[Out(str(f)) for f in (ours, mine, edited, copied, cut, new)])
-    records = _Records(written, incomplete=[str(cut)])
+    job = fake_job("make_report", (ours, mine, edited, copied, cut, new))
+    records = FakeRecords(written, incomplete=[str(cut)])
     problems = output_problems([job], records)
     assert problems == [
         f"{mine}: snakemake has no record that this workflow wrote it (made by hand or by another program, or its "

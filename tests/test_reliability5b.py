@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import importlib.util
 import json
 import shutil
 import os
@@ -39,6 +38,7 @@ import pytest
 from synprep.errors import ConfigError, InputError
 
 from .cli_helpers import one_line_error, run_main
+from .workflow_helpers import bench_module
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "measured" / "cpu-table-2026-11-28.json"
@@ -46,18 +46,10 @@ OLDER = REPO / "docs" / "measured" / "cpu-table-2026-11-26.json"
 CPU_CONFIG = REPO / "config" / "table" / "cpu.yaml"
 
 
-def _bench(name: str):
-    """bench/NAME.py as a module (its main() runs in this process)."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _bench_main(capsys, name: str, *argv) -> tuple[int, str]:
     """bench/NAME.py's main(argv): (exit status, stderr); argparse's exit as its status."""
     try:
-        rc = _bench(name).main([str(a) for a in argv])
+        rc = bench_module(name).main([str(a) for a in argv])
     except SystemExit as e:
         rc = e.code
     return rc, capsys.readouterr().err
@@ -574,7 +566,7 @@ def test_the_curves_summary_finds_the_converged_budget_and_refuses_a_bad_row(tmp
     rows.append({"kind": "budget", "variant": "vanilla", "seed": 1, "step": 8000, "bleu": 40.0})  # seed 2 not there yet
     path = tmp_path / "curves.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    curves = _bench("curves")
+    curves = bench_module("curves")
     assert curves.main(["--summary", str(path)]) == 0
     assert "converged (a step to the next budget gains < 0.5 BLEU): at 2000 updates" in capsys.readouterr().out
     c = curves.converged(curves.read_rows(path), 0.5)["vanilla"]
@@ -599,7 +591,7 @@ def test_the_curves_summary_says_where_each_runs_checkpoint_stopped_moving(tmp_p
     rows = [row(1, 300, [3.0, 2.5, 2.4]), row(1, 600, [3.0, 2.5, 2.4, 2.2, 2.3, 2.25]), row(2, 300, [3.1, 2.6, 2.5])]
     path = tmp_path / "curves.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    curves = _bench("curves")
+    curves = bench_module("curves")
     runs = curves.settled(curves.read_rows(path))
     assert runs[("vanilla", 1)] == {"budget": 600, "best_step": 400, "best_loss": 2.2, "validations_after": 2,
                                     "last_loss": 2.25}
@@ -615,7 +607,7 @@ def test_curves_refuse_a_run_already_past_the_budget(tmp_path, monkeypatch, caps
     "trained to" 500 as it was, and its row said 500 with a best step of 566: another
     budget's figure under this one's name. It is one line naming the run and its
     updates, and no row is written."""
-    curves = _bench("curves")
+    curves = bench_module("curves")
     monkeypatch.setattr(curves, "train_to", lambda cfg, outdir, run_dir, budget, threads, log: {"steps": 566})
     monkeypatch.setattr(curves, "evaluate", lambda *a: pytest.fail("a past-budget run was decoded"))
     out = tmp_path / "rows.jsonl"
@@ -647,7 +639,7 @@ def test_curves_restore_puts_a_budgets_snapshot_back_as_the_tables_run(tmp_path,
     scores = OutputDir(out / "curves" / "table-vanilla-s1" / "step-4000" / "eval", EVAL_KIND)
     scores.file("scores.json").write_text("{}")  # the snapshot's scores (synprep evaluate's) stay there
     scores.release()
-    curves = _bench("curves")
+    curves = bench_module("curves")
     args = ["--config", "config/table/decide.yaml", "--outdir", str(out), "--variants", "vanilla", "--seeds", "1"]
     assert curves.main([*args, "--restore", "4000"]) == 0
     assert (run / "checkpoint_best.pt").read_text() == "checkpoint_best.pt at 4000\n"
@@ -692,7 +684,7 @@ def test_curves_remake_a_budgets_snapshot_that_has_its_scores(tmp_path, monkeypa
     scores = OutputDir(snap / "eval", EVAL_KIND)
     scores.file("scores.json").write_text("{}")
     scores.release()
-    curves = _bench("curves")
+    curves = bench_module("curves")
     monkeypatch.setattr(curves, "train_to", lambda cfg, outdir, run_dir, budget, threads, log: {"steps": budget})
     monkeypatch.setattr(curves, "evaluate", lambda *a: {"bleu": 25.0, "chrf+": 50.0})
     rows = tmp_path / "rows.jsonl"

@@ -30,6 +30,7 @@ from synprep.errors import InputError
 
 from .cli_helpers import one_line_error, run_main, tree
 from .conftest import MULTI30K
+from .workflow_helpers import FakeRecords, fake_job
 
 
 def _multi30k(tmp_path, n: int):
@@ -46,39 +47,6 @@ def _multi30k(tmp_path, n: int):
 
 
 # ------------------------------------------------------------------ 1 and 2. what a run may delete or read
-
-
-class Out(str):
-    """snakemake's output file of a job: a path with ``is_directory``."""
-
-    def __new__(cls, path, is_directory=False):
-        s = super().__new__(cls, path)
-        s.is_directory = is_directory
-        return s
-
-
-class Records:
-    """snakemake's records (synprep.stages.workflow.SnakemakeRecords): {output: the
-    modification time its job left} and {output: the runs of its job}."""
-
-    def __init__(self, written=None, runs=None):
-        self.written, self.runs = dict(written or {}), dict(runs or {})
-
-    def written_mtime(self, f):
-        return self.written.get(str(f))
-
-    def incomplete(self, job):
-        return set()
-
-    def job_runs(self, job):
-        return [run for f in job.output for run in self.runs.get(str(f), [])]
-
-
-def _job(rule, outputs, log=(), benchmark=None):
-    import types
-
-    return types.SimpleNamespace(rule=types.SimpleNamespace(name=rule), output=[Out(str(f)) for f in outputs],
-                                 log=[str(f) for f in log], benchmark=str(benchmark) if benchmark else None)
 
 
 def _at(path, t):
@@ -100,32 +68,32 @@ def test_a_log_or_benchmark_a_job_to_run_rewrites_is_checked_against_the_jobs_ru
 
     t = 1_700_000_000.0
     out, log, bench = tmp_path / "a.txt", tmp_path / "logs" / "a.log", tmp_path / "bench" / "a.tsv"
-    job = _job("make_a", [out], [log], bench)
+    job = fake_job("make_a", [out], [log], bench)
     ended = JobRun(t, t + 10, frozenset([str(log)]))
-    assert output_problems([job], Records(runs={str(out): [ended]})) == []  # nothing there: nothing to check
+    assert output_problems([job], FakeRecords(runs={str(out): [ended]})) == []  # nothing there: nothing to check
     _at(log, t + 5), _at(bench, t + 10)
-    assert output_problems([job], Records(runs={str(out): [ended]})) == []  # the run's own
+    assert output_problems([job], FakeRecords(runs={str(out): [ended]})) == []  # the run's own
     _at(log, t - 100)  # older than the run's record: a run under --touch records the job, writes no log
-    assert output_problems([job], Records(runs={str(out): [ended]})) == []
+    assert output_problems([job], FakeRecords(runs={str(out): [ended]})) == []
     _at(log, t + 60), _at(bench, t + 60)  # written over since the run
-    problems = output_problems([job], Records(runs={str(out): [ended]}))
+    problems = output_problems([job], FakeRecords(runs={str(out): [ended]}))
     assert [p.split(": changed since this job last ran (modified ")[0] for p in problems] == [str(log), str(bench)]
     assert problems[0].endswith("; rule make_a writes its log here, and snakemake deletes it before the job runs: "
                                 "move it away (or delete it, if it is yours to lose), then run again")
     assert "; rule make_a writes its benchmark here, and snakemake overwrites it when the job ends: " in problems[1]
     killed = JobRun(t + 50, None, None)  # a run killed after it started (its outputs still marked incomplete)
-    assert output_problems([job], Records(runs={str(out): [ended, killed]})) == []
+    assert output_problems([job], FakeRecords(runs={str(out): [ended, killed]})) == []
     other = JobRun(t, t + 100, frozenset(["elsewhere.log"]))  # a run that logged elsewhere did not write this one
-    (problem,) = output_problems([job], Records(runs={str(out): [other]}))
+    (problem,) = output_problems([job], FakeRecords(runs={str(out): [other]}))
     assert problem.startswith(f"{log}: snakemake has no record of a run of this job that wrote it (made by hand or by "
                               "another program, or the job's records dropped: --drop-metadata, --cleanup-metadata)")
-    assert [p.split(":")[0] for p in output_problems([job], Records())] == [str(log), str(bench)]  # never ran
-    assert "older than the interrupted run" in output_problems([job], Records(runs={str(out): [
+    assert [p.split(":")[0] for p in output_problems([job], FakeRecords())] == [str(log), str(bench)]  # never ran
+    assert "older than the interrupted run" in output_problems([job], FakeRecords(runs={str(out): [
         JobRun(t + 100, None, None)]}))[0]
     log.unlink()
     log.mkdir()
-    assert f"{log}: a folder where the job writes its log;" in output_problems([job], Records(runs={str(out): [ended]}))[0]
-    assert output_problems([_job("all", [], [log], bench)], Records()) == []  # no output: no record of its runs
+    assert f"{log}: a folder where the job writes its log;" in output_problems([job], FakeRecords(runs={str(out): [ended]}))[0]
+    assert output_problems([fake_job("all", [], [log], bench)], FakeRecords()) == []  # no output: no record of its runs
 
 
 def test_an_output_of_a_job_that_does_not_run_without_a_record_is_named(tmp_path):
@@ -137,8 +105,8 @@ def test_an_output_of_a_job_that_does_not_run_without_a_record_is_named(tmp_path
 
     ours, mine, folder = _at(tmp_path / "ours.tsv", 1e9), _at(tmp_path / "mine.tsv", 2e9), tmp_path / "dir"
     folder.mkdir()
-    job = _job("split_corpus", [ours, mine, folder, tmp_path / "missing.tsv"])
-    problems = untracked_outputs([job], Records(written={str(ours): 5e8}))  # rewritten by hand since: not this check's
+    job = fake_job("split_corpus", [ours, mine, folder, tmp_path / "missing.tsv"])
+    problems = untracked_outputs([job], FakeRecords(written={str(ours): 5e8}))  # rewritten by hand since: not this check's
     assert [p.split(": ")[0] for p in problems] == [str(mine), str(folder)]
     assert problems[0] == (
         f"{mine}: snakemake has no record that this workflow wrote it (made by hand or by another program, or its "

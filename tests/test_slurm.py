@@ -24,6 +24,8 @@ import yaml
 
 from synprep.stages.workflow import request_problems, slurm_partitions
 
+from .workflow_helpers import bench_module
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 PROFILE = REPO / "workflow" / "profiles" / "slurm-cpu"
@@ -165,15 +167,13 @@ def test_a_small_target_through_slurm_equals_a_local_run(slurm_cluster, tmp_path
 
 
 def _copy_records(src: Path, dest: Path, prefix: str) -> None:
-    """Snakemake's records (.snakemake/metadata: one file a path, named by its urlsafe
-    base64) of the paths under ``prefix`` from one working directory into another."""
-    import base64
-
-    meta = src / ".snakemake" / "metadata"
-    (dest / ".snakemake" / "metadata").mkdir(parents=True, exist_ok=True)
-    for f in meta.iterdir():
-        if f.is_file() and base64.urlsafe_b64decode(f.name).decode("utf-8").startswith(prefix):
-            shutil.copy2(f, dest / ".snakemake" / "metadata" / f.name)
+    """Snakemake's records (.snakemake/metadata) of the paths under ``prefix`` from one
+    working directory into another (bench/keep_runs.py reads them)."""
+    for path, record in bench_module("keep_runs").records(src).items():
+        if path.startswith(prefix):
+            target = dest / record.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(record, target)
 
 
 @pytest.mark.slurm

@@ -12,12 +12,11 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
-from .workflow_helpers import checksums, dry_run, job_counts, run_workflow, snakemake
+from .workflow_helpers import bench_module, checksums, dry_run, job_counts, run_workflow, snakemake
 
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake is not installed")
 
@@ -167,12 +166,9 @@ def test_a_kept_run_restored_after_its_data_was_made_again_is_not_trained_again(
     run packed (its small files and snakemake's records, no checkpoint), its files gone,
     the data made again (newer than the run), then restored: the same bytes and times,
     and snakemake with the mtime trigger left out has nothing of the run to do."""
-    import importlib.util
     import tarfile
 
-    spec = importlib.util.spec_from_file_location("keep_runs", Path(__file__).resolve().parents[1] / "bench" / "keep_runs.py")
-    keep = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(keep)
+    keep = bench_module("keep_runs")
     run = copy_of_finished_run
     work, kept = run.workdir, tmp_path / "kept"
     (work / "results" / "train" / "tiny" / "checkpoint_extra.pt").write_bytes(b"a checkpoint")

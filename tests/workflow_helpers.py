@@ -129,6 +129,16 @@ def demo_config() -> dict:
     return cfg
 
 
+def bench_module(name: str):
+    """bench/NAME.py as a module (its main() runs in this process)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_workflow(workdir: Path, config: Path, *targets: str, cores: int = 2) -> subprocess.CompletedProcess:
     """snakemake the ``targets`` (default ``all``) of ``config`` in ``workdir``."""
     return snakemake("--cores", str(cores), *(targets or ("all",)), "--configfile", str(config),
@@ -151,3 +161,40 @@ def copy_run(run: DemoRun, dest: Path) -> DemoRun:
     inputs: snakemake finds nothing to do in it, as in the original."""
     shutil.copytree(run.workdir, dest, symlinks=True, ignore=shutil.ignore_patterns("locks"))
     return DemoRun(run.root, run.config, dest)
+
+
+class Out(str):
+    """snakemake's output file of a job: a path with ``is_directory``."""
+
+    def __new__(cls, path, is_directory=False):
+        s = super().__new__(cls, path)
+        s.is_directory = is_directory
+        return s
+
+
+class FakeRecords:
+    """snakemake's records as synprep.stages.workflow.SnakemakeRecords reads them:
+    {output: the modification time its job left}, the outputs marked incomplete, and
+    {output: the runs of its job}."""
+
+    def __init__(self, written=None, incomplete=(), runs=None):
+        self.written, self.marked, self.runs = dict(written or {}), set(incomplete), dict(runs or {})
+
+    def written_mtime(self, f):
+        return self.written.get(str(f))
+
+    def incomplete(self, job):
+        return {str(f) for f in job.output if str(f) in self.marked}
+
+    def job_runs(self, job):
+        return [run for f in job.output for run in self.runs.get(str(f), [])]
+
+
+def fake_job(rule: str, outputs, log=(), benchmark=None):
+    """A snakemake job as the onstart check reads it: its rule's name, its outputs (paths,
+    or :class:`Out` for a folder), logs and benchmark."""
+    import types
+
+    return types.SimpleNamespace(rule=types.SimpleNamespace(name=rule),
+                                 output=[f if isinstance(f, Out) else Out(str(f)) for f in outputs],
+                                 log=[str(f) for f in log], benchmark=str(benchmark) if benchmark else None)
