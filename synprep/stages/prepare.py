@@ -70,15 +70,18 @@ from ..dataset.pairfile import read_pairs as read_shard  # noqa: F401  (the old 
 from ..dataset.pairfile import write_pairs  # noqa: F401  (the old path)
 from ..errors import ConfigError, EmptyOutput, InputError
 from ..settings import Config, declared_in, setting
-from ..util.outputs import FileGroup, replace_dir, write_json, write_text
+from ..util.outputs import FOLDER_NAME, FileGroup, replace_dir, write_json, write_text
 from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 from ..util.textio import has_breaks, lines, one_line, open_text
 
 #: the reject stage name of this module
 STAGE = "prepare"
 
-#: a corpus name (ids are <name>:<line>)
-_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+#: a corpus name (ids are <name>:<line>): the one pattern of a name the workflow gives a
+#: set of pairs (synprep.util.outputs.FOLDER_NAME, the table's evaluation and extra sets',
+#: whose ids share the corpus's and whose names are checked against it): not '.', '..'
+#: nor any name starting with a dot, which no set can take
+_NAME = re.compile(FOLDER_NAME)
 #: the kind a ``split --out-dir`` folder's output marker records (:mod:`synprep.util.outputs`)
 SPLIT_KIND = "split"
 
@@ -97,9 +100,10 @@ class CorpusSpec(Config):
     workflow's ``corpus`` section; ``synprep split``'s flags)."""
 
     # corpus name; the pair on line n has the id `name:n` in every output. Letters,
-    # digits, `.`, `_`, `-`
+    # digits, `.`, `_`, `-`, not starting with a dot
     name: str = setting("corpus", pattern=_NAME.pattern, cli="required",
-                        pattern_says="a corpus name of letters, digits, '.', '_' or '-' (it starts every pair id)")
+                        pattern_says="a corpus name of letters, digits, '.', '_' or '-', not starting with a dot (it "
+                        "starts every pair id)")
     # two line-aligned text files, one sentence a line, plain or gzipped: the source side
     src: Optional[str] = setting(None, path=True)
     # the target side (line n is the translation of the source's line n)
@@ -115,7 +119,8 @@ class CorpusSpec(Config):
     def __post_init__(self) -> None:
         if not _NAME.match(self.name or ""):
             raise ConfigError(
-                f"corpus name {self.name!r} must be letters, digits, '.', '_' or '-' (it starts every pair id)"
+                f"corpus name {self.name!r} must be letters, digits, '.', '_' or '-', not starting with a dot (it "
+                "starts every pair id)"
             )
         if self.tsv is not None and (self.src is not None or self.tgt is not None):
             raise ConfigError("give either a tsv file or src and tgt files, not both")
