@@ -12,7 +12,13 @@ owner that now refuses or handles it, on real files where data is involved.
    name of dots (``.``, ``..``: the one pattern of a set's name refuses them, at the
    config check naming the key), a corpus or set name starting with ``-`` (taken by the
    config check, then ``synprep split --name -x`` failed in the job: "expected one
-   argument"), an outdir starting with ``-`` (every job failed the same way).
+   argument"), an outdir starting with ``-`` (every job failed the same way);
+4. a CoNLL-U sentence whose word lines are gone (its ``# sent_id`` / ``# text`` comments
+   left, as a hand edit or a cut leaves it): read as "comments alone, no sentence" and
+   dropped without a word by every reader (``oracle``, one side of ``shard``,
+   ``eval-parse``), and in a pair of files it shifted the pairing (``shard`` stopped on
+   "sent_id ... does not match" at the next sentence); it is now an error at its first
+   line, and the workflow's readers reject the pair with that reason and count it.
 """
 
 from __future__ import annotations
@@ -157,3 +163,44 @@ def test_the_workflow_splits_a_corpus_named_with_a_leading_dash(tmp_path):
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     ids = [line.split("\t", 1)[0] for line in (tmp_path / "results" / "prepare" / "000.tsv").read_text().splitlines()]
     assert ids and all(i.startswith("-x:") for i in ids)
+
+
+# ============================================================ 4. a sentence whose words are gone
+
+
+def _words_gone(conllu: str, k: int) -> tuple[str, int]:
+    """``conllu`` with the word lines of its ``k``-th sentence (0-based) removed, and the
+    line that sentence starts at."""
+    blocks = conllu.split("\n\n")
+    blocks[k] = "\n".join(x for x in blocks[k].splitlines() if x.startswith("#"))
+    return "\n\n".join(blocks), sum(b.count("\n") + 2 for b in blocks[:k]) + 1
+
+
+def test_a_sentence_without_its_words_is_an_error_not_dropped(pud, tmp_path, capsys, monkeypatch):
+    text, line = _words_gone((pud / "valid.en.conllu").read_text(), 2)
+    f = tmp_path / "cut.conllu"
+    f.write_text(text)
+    for pure in ("0", "1"):  # the compiled kernel (where built) and the Python reader: the same error
+        monkeypatch.setenv("SYNPREP_PURE_PYTHON", pure)
+        one_line_error(*run_main(capsys, "oracle", f), f"{f}:{line}: sentence ", "has comments but no word lines")
+    # at the end of the file too, without a blank line after it
+    f.write_text((pud / "valid.en.conllu").read_text() + "# sent_id = last\n# text = Gone.\n")
+    one_line_error(*run_main(capsys, "eval-parse", f, f), "sentence 'last' has comments but no word lines")
+    # comments that name no sentence are still no sentence
+    f.write_text("# newdoc id = d1\n\n" + (pud / "valid.en.conllu").read_text())
+    rc, err = run_main(capsys, "oracle", f)
+    assert rc == 0 and "24 sentences read" in err, err
+
+
+def test_shard_rejects_the_pair_of_a_sentence_without_its_words(pud, tmp_path, capsys):
+    """Was: the pairing shifted by one and shard stopped on 'sent_id ... does not match'."""
+    text, line = _words_gone((pud / "valid.en.conllu").read_text(), 2)
+    (tmp_path / "s.conllu").write_text(text)
+    rc, err = run_main(capsys, "shard", tmp_path / "s.conllu", pud / "valid.de.conllu", "-o", tmp_path / "ds",
+                       "--vocab-from", pud / "train", "--projectivity", "lift", "-q")
+    assert rc == 0, err
+    counts = json.loads((tmp_path / "ds" / "manifest.json").read_text())["counts"]
+    assert counts["input"] == 24 and counts["kept"] == 23 and counts["rejected_by_side"]["src"] == {"invalid": 1}
+    rejects = [x.split("\t") for x in (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()]
+    assert [(r[0], r[3]) for r in rejects] == [("3", f"{tmp_path / 's.conllu'}:{line}")]
+    assert "has comments but no word lines" in rejects[0][4]
