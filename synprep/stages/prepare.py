@@ -33,7 +33,9 @@ Nothing is lost: every line of the corpus (up to ``max_pairs``) is either writte
 its shard or rejected, with its id and a reason, into the shard's reject file:
 
 * ``bad-encoding``: a side is not valid UTF-8;
-* ``bad-columns``: a TSV line has fewer columns than the configured ones.
+* ``bad-columns``: a TSV line has fewer columns than the configured ones, or more
+  than the corpus's first line that has them (a tab inside a side: taken as a column
+  break, it cut the side short, or shifted another column into it, without a word).
 
 Everything else (empty sides, lengths, language) is for the filters to judge.
 Sides of different lengths (two text files) are an error, not a reject: the files
@@ -398,7 +400,7 @@ def _not_utf8(raw: bytes) -> bool:
 def _iter_tsv(spec: CorpusSpec, limit: int | None, summary: SplitSummary | None) -> Iterator[RawPair]:
     a, b = spec.columns
     need = max(a, b) + 1
-    n = 0
+    n = width = 0
     for raw in _raw_lines(spec.tsv):  # type: ignore[arg-type]
         if limit is not None and n >= limit:
             return
@@ -413,6 +415,11 @@ def _iter_tsv(spec: CorpusSpec, limit: int | None, summary: SplitSummary | None)
         if len(cols) < need:
             yield RawPair(n, pid, None, None, BAD_COLUMNS, f"{len(cols)} column(s); expected at least {need}",
                           shard_key(raw, b""))
+            continue
+        width = width or len(cols)  # the corpus's columns: its first line's that holds the configured ones
+        if len(cols) > width:  # a tab inside a side: its columns shifted, a side cut short or another column's
+            yield RawPair(n, pid, None, None, BAD_COLUMNS, f"{len(cols)} columns; the corpus's first line has "
+                          f"{width}: a tab inside a side?", shard_key(raw, b""))
             continue
         src, tgt = clean_field(cols[a], summary), clean_field(cols[b], summary)
         yield RawPair(n, pid, src, tgt, key=shard_key(src, tgt))
