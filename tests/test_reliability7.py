@@ -18,11 +18,17 @@ owner that now refuses or handles it, on real files where data is involved.
    dropped without a word by every reader (``oracle``, one side of ``shard``,
    ``eval-parse``), and in a pair of files it shifted the pairing (``shard`` stopped on
    "sent_id ... does not match" at the next sentence); it is now an error at its first
-   line, and the workflow's readers reject the pair with that reason and count it.
+   line, and the workflow's readers reject the pair with that reason and count it;
+5. a TSV corpus line with a tab inside a side (more columns than the corpus's first
+   line): ``synprep split`` (the workflow's corpus.tsv) took the columns as they fell,
+   the side cut at the tab and the rest dropped, without a word; it is now rejected
+   (``bad-columns``) with the reason and counted.
 """
 
 from __future__ import annotations
 
+import gzip
+import itertools
 import json
 import os
 import shutil
@@ -33,6 +39,7 @@ import pytest
 import yaml
 
 from .cli_helpers import one_line_error, run_main
+from .conftest import MULTI30K
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -204,3 +211,32 @@ def test_shard_rejects_the_pair_of_a_sentence_without_its_words(pud, tmp_path, c
     rejects = [x.split("\t") for x in (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()]
     assert [(r[0], r[3]) for r in rejects] == [("3", f"{tmp_path / 's.conllu'}:{line}")]
     assert "has comments but no word lines" in rejects[0][4]
+
+
+# ============================================================ 5. a tab inside a side of a TSV corpus
+
+
+def _multi30k_tsv(n: int) -> list[str]:
+    if not (MULTI30K / "train.en.gz").exists():
+        pytest.skip(f"{MULTI30K} lacks Multi30k: the shared data is needed for this test")
+    with gzip.open(MULTI30K / "train.en.gz", "rt") as en, gzip.open(MULTI30K / "train.de.gz", "rt") as de:
+        return [f"{a.rstrip()}\t{b.rstrip()}" for a, b in itertools.islice(zip(en, de), n)]
+
+
+@pytest.mark.parametrize("columns, extra", [((0, 1), ""), ((1, 2), "\t0.5")])
+def test_split_rejects_a_tsv_line_with_a_tab_inside_a_side(columns, extra, tmp_path, capsys):
+    """Was: line 3 kept as (its source, the first half of its target), exit 0."""
+    lines = [f"{x}{extra}" if columns == (0, 1) else f"0.5\t{x}" for x in _multi30k_tsv(20)]
+    src, _, tgt = lines[2].partition("\t") if columns == (0, 1) else lines[2][4:].partition("\t")
+    words = tgt.split(" ")
+    cut = " ".join(words[:3]) + "\t" + " ".join(words[3:])
+    lines[2] = lines[2].replace(tgt, cut)
+    (tmp_path / "c.tsv").write_text("".join(x + "\n" for x in lines))
+    rc, err = run_main(capsys, "split", "--tsv", tmp_path / "c.tsv", "--columns", *columns, "--name", "m",
+                       "--shards", 1, "--out-dir", tmp_path / "sp")
+    assert rc == 0, err
+    kept = [x.split("\t")[0] for x in (tmp_path / "sp" / "000.tsv").read_text().splitlines()]
+    assert "m:3" not in kept and len(kept) == 19
+    want = len(lines[0].split("\t"))
+    assert (tmp_path / "sp" / "000.rejects.tsv").read_text() == (
+        f"m:3\tprepare\tbad-columns\t{want + 1} columns; the corpus's first line has {want}: a tab inside a side?\n")
