@@ -550,11 +550,7 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                 break
             # ------------------------------------------------ validate the tree
             if ok and s.n == 0:
-                if s.nmwt > 0:
-                    ok = False
-                else:
-                    p = q  # comments only: no sentence
-                    continue
+                ok = False  # comments only (no sentence, or a sentence without words: Python says which)
             if ok and s.nmwt > 0 and s.mwt_b[s.nmwt - 1] >= s.n:
                 ok = False
             if ok:

@@ -171,8 +171,9 @@ def named(data: bytes, name: str) -> io.BytesIO:
 
 def sentence_blocks(data: bytes) -> list[tuple[int, list[str | None]]]:
     """(first line, lines) of every block the reader must account for, found without
-    the reader: runs of non-blank lines, minus terminated blocks of comments only; a
-    line that is not UTF-8 is None (and not blank)."""
+    the reader: runs of non-blank lines, minus blocks of comments only that name no
+    sentence (no ``# sent_id =`` or ``# text =``); a line that is not UTF-8 is None (and
+    not blank)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     raw = data.split(b"\n")
@@ -187,16 +188,25 @@ def sentence_blocks(data: bytes) -> list[tuple[int, list[str | None]]]:
     blocks, cur, start = [], [], 0
     for n, line in enumerate(lines, 1):
         if line is not None and (not line or line.isspace() or line == "\r"):
-            if cur and not all(x is not None and x[:1] == "#" for x in cur):
+            if cur and not _no_sentence(cur):
                 blocks.append((start, cur))
             cur = []
             continue
         if not cur:
             start = n
         cur.append(line)
-    if cur:
-        blocks.append((start, cur))  # unterminated: always an error (truncated)
+    if cur and not _no_sentence(cur):
+        blocks.append((start, cur))  # unterminated: an error (truncated, or a sentence without words)
     return blocks
+
+
+def _no_sentence(block: list[str | None]) -> bool:
+    """Comments alone that name no sentence: no ``# sent_id`` or ``# text`` field."""
+    def names(x: str) -> bool:
+        key, eq, _ = x[1:].partition("=")
+        return bool(eq) and key.strip() in ("sent_id", "text")
+
+    return all(x is not None and x[:1] == "#" for x in block) and not any(names(x) for x in block)
 
 
 def plain_int(s: str) -> bool:

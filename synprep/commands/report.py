@@ -45,7 +45,7 @@ def input_paths(args: argparse.Namespace) -> dict:
     """The inputs of the options whose values hold more than a path (``--conllu
     SIDE=FILE``, ``--run NAME METRICS SCORES``)."""
     return {"--conllu": [c.partition("=")[2] for c in getattr(args, "conllu", None) or []],
-            "--run": [x for run in getattr(args, "run", None) or [] for x in run[1:]]}
+            "--run": [x for run in getattr(args, "run", None) or [] for x in run[1:] if x != "-"]}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -80,7 +80,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     h.add_argument("--stats", nargs="*", default=[], help="statistics from `synprep report stats`")
     h.add_argument("--stages", nargs="*", default=[], help="stage names in workflow order")
     h.add_argument("--run", nargs=3, action="append", default=[], metavar=("NAME", "METRICS", "SCORES"),
-                   help="a training run: its name, metrics log (JSON lines) and scores (JSON); repeatable")
+                   help="a training run: its name, metrics log (JSON lines) and scores (JSON), each file there "
+                   "(- for none: a run not evaluated yet); repeatable")
     h.add_argument("--manifest", help="the shards' manifest (JSON), shown in the report")
     h.add_argument("--challenge", metavar="JSON",
                    help="challenge-set counts (summary.json of `synprep challenge -o` or of the workflow's analysis stage)")
@@ -159,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     ledgers.sort(key=lambda led: led["shard"])
     summary = acc.summarize(ledgers, args.stages) if ledgers else None
     stats = rep.merge_stats([rep.read_input("stats", p) for p in sorted(args.stats)])
-    runs = [rep.read_run(name, metrics, scores) for name, metrics, scores in args.run]
+    runs = [rep.read_run(name, *(None if f == "-" else f for f in files)) for name, *files in args.run]
     config_text = None
     if args.config:
         try:

@@ -22,11 +22,13 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
     ``bleu``, ``chrf+``, ``chrf++``, ``bleu-tok``; counts and nested tables are left out,
     except the source-length buckets, kept as ``by_src_length``). The start record
     gives the run's ``variant`` and ``target`` (``pieces`` or ``transitions``: what
-    its loss is averaged over)."""
+    its loss is averaged over). ``None``: the run has none (not evaluated yet); a file
+    named must be there: a missing one is an InputError naming it, never a run shown
+    without its metrics or scores."""
     run: dict = {"name": name, "metrics": [], "scores": {}}
-    if metrics and os.path.exists(metrics):
+    if metrics is not None:
         run["metrics"] = _metrics(os.fspath(metrics), run)
-    if scores and os.path.exists(scores):
+    if scores is not None:
         obj = read_json_object(os.fspath(scores), "synprep evaluate's scores.json")
         run["scores"] = {k: v for k, v in obj.items()
                          if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"}

@@ -33,7 +33,9 @@ Nothing is lost: every line of the corpus (up to ``max_pairs``) is either writte
 its shard or rejected, with its id and a reason, into the shard's reject file:
 
 * ``bad-encoding``: a side is not valid UTF-8;
-* ``bad-columns``: a TSV line has fewer columns than the configured ones.
+* ``bad-columns``: a TSV line has fewer columns than the configured ones, or more
+  than the corpus's first line that has them (a tab inside a side: taken as a column
+  break, it cut the side short, or shifted another column into it, without a word).
 
 Everything else (empty sides, lengths, language) is for the filters to judge.
 Sides of different lengths (two text files) are an error, not a reject: the files
@@ -70,15 +72,18 @@ from ..dataset.pairfile import read_pairs as read_shard  # noqa: F401  (the old 
 from ..dataset.pairfile import write_pairs  # noqa: F401  (the old path)
 from ..errors import ConfigError, EmptyOutput, InputError
 from ..settings import Config, declared_in, setting
-from ..util.outputs import FileGroup, replace_dir, write_json, write_text
+from ..util.outputs import FOLDER_NAME, FileGroup, replace_dir, write_json, write_text
 from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 from ..util.textio import has_breaks, lines, one_line, open_text
 
 #: the reject stage name of this module
 STAGE = "prepare"
 
-#: a corpus name (ids are <name>:<line>)
-_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+#: a corpus name (ids are <name>:<line>): the one pattern of a name the workflow gives a
+#: set of pairs (synprep.util.outputs.FOLDER_NAME, the table's evaluation and extra sets',
+#: whose ids share the corpus's and whose names are checked against it): not '.', '..'
+#: nor any name starting with a dot, which no set can take
+_NAME = re.compile(FOLDER_NAME)
 #: the kind a ``split --out-dir`` folder's output marker records (:mod:`synprep.util.outputs`)
 SPLIT_KIND = "split"
 
@@ -97,9 +102,10 @@ class CorpusSpec(Config):
     workflow's ``corpus`` section; ``synprep split``'s flags)."""
 
     # corpus name; the pair on line n has the id `name:n` in every output. Letters,
-    # digits, `.`, `_`, `-`
+    # digits, `.`, `_`, `-`, not starting with a dot
     name: str = setting("corpus", pattern=_NAME.pattern, cli="required",
-                        pattern_says="a corpus name of letters, digits, '.', '_' or '-' (it starts every pair id)")
+                        pattern_says="a corpus name of letters, digits, '.', '_' or '-', not starting with a dot (it "
+                        "starts every pair id)")
     # two line-aligned text files, one sentence a line, plain or gzipped: the source side
     src: Optional[str] = setting(None, path=True)
     # the target side (line n is the translation of the source's line n)
@@ -115,7 +121,8 @@ class CorpusSpec(Config):
     def __post_init__(self) -> None:
         if not _NAME.match(self.name or ""):
             raise ConfigError(
-                f"corpus name {self.name!r} must be letters, digits, '.', '_' or '-' (it starts every pair id)"
+                f"corpus name {self.name!r} must be letters, digits, '.', '_' or '-', not starting with a dot (it "
+                "starts every pair id)"
             )
         if self.tsv is not None and (self.src is not None or self.tgt is not None):
             raise ConfigError("give either a tsv file or src and tgt files, not both")
@@ -393,7 +400,7 @@ def _not_utf8(raw: bytes) -> bool:
 def _iter_tsv(spec: CorpusSpec, limit: int | None, summary: SplitSummary | None) -> Iterator[RawPair]:
     a, b = spec.columns
     need = max(a, b) + 1
-    n = 0
+    n = width = 0
     for raw in _raw_lines(spec.tsv):  # type: ignore[arg-type]
         if limit is not None and n >= limit:
             return
@@ -408,6 +415,11 @@ def _iter_tsv(spec: CorpusSpec, limit: int | None, summary: SplitSummary | None)
         if len(cols) < need:
             yield RawPair(n, pid, None, None, BAD_COLUMNS, f"{len(cols)} column(s); expected at least {need}",
                           shard_key(raw, b""))
+            continue
+        width = width or len(cols)  # the corpus's columns: its first line's that holds the configured ones
+        if len(cols) > width:  # a tab inside a side: its columns shifted, a side cut short or another column's
+            yield RawPair(n, pid, None, None, BAD_COLUMNS, f"{len(cols)} columns; the corpus's first line has "
+                          f"{width}: a tab inside a side?", shard_key(raw, b""))
             continue
         src, tgt = clean_field(cols[a], summary), clean_field(cols[b], summary)
         yield RawPair(n, pid, src, tgt, key=shard_key(src, tgt))

@@ -7,7 +7,9 @@ decoded strictly as UTF-8 (a block that fails is decoded line by line so the bad
 can be named), and split into lines. A block is checked once for the characters that
 never belong inside a line (:data:`_CONTROL`); only a block that holds one is looked at
 line by line, so that the line can be named. Lines are grouped into sentences at blank lines (comments alone make no sentence, at
-the end of the file too, without a blank line after them);
+the end of the file too, without a blank line after them; but comments that name a
+sentence, a ``# sent_id`` or ``# text``, without words after them are an error: a
+sentence whose words are gone, never dropped without a word);
 each sentence is validated and turned into a :class:`Sentence` in one pass over its
 lines. Only basic trees are read: empty nodes (``3.1``) are skipped and the DEPS
 column is kept verbatim but never interpreted.
@@ -387,7 +389,10 @@ def read_sentences(
         try:  # a line's own error (e.g. its columns) comes before the end of the file
             _parse_block(block, start, name, lines_only=True)
             if all(line is not None and line.startswith("#") for line in block):
-                return  # comments alone, as anywhere else: no sentence (the last blank line is not needed)
+                # comments alone, as anywhere else (the last blank line is not needed): no
+                # sentence, or the error of a sentence without words
+                _build(block, start, name, on_invalid)
+                return
             err = InputError(
                 name,
                 lineno,
@@ -588,6 +593,10 @@ def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: 
     if n == 0:
         if mwts:
             raise InputError(name, start, "sentence has a multiword token but no words; expected word lines after it", "mwt")
+        if sent_id is not None or text is not None:  # the comments of a sentence whose words are gone
+            raise InputError(name, start, f"sentence {sent_id if sent_id is not None else text!r} has comments but no "
+                             "word lines; expected its words after the comments (or remove its # sent_id and # text "
+                             "lines)", "empty")
         return None  # a block of comments only (e.g. "# newdoc") carries no sentence
     if mwts and mwts[-1][1] >= n:
         a, b = mwts[-1][0] + 1, mwts[-1][1] + 1

@@ -55,5 +55,5 @@ rule split_corpus:
     benchmark:
         out_path("benchmarks/split_corpus/corpus.tsv")
     shell:
-        "synprep split {params.corpus:q} --name {params.name:q} --shards {params.shards:q} "
+        "synprep split {params.corpus:q} --name={params.name:q} --shards {params.shards:q} "
         "{params.max_pairs:q} --out-dir {params.out_dir:q} 2> {log:q}"

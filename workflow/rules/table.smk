@@ -80,7 +80,7 @@ if TABLE_RUNS:
         benchmark:
             out_path("benchmarks/split_evalset/{evalset}.tsv")
         shell:
-            "synprep split --src {params.src:q} --tgt {params.tgt:q} --name {params.name:q} --shards 1 "
+            "synprep split --src {params.src:q} --tgt {params.tgt:q} --name={params.name:q} --shards 1 "
             "--out-dir {params.out_dir:q} 2> {log:q}"
 
     # not filtered: a test set is what it is; both sides parsed as the corpus's shards

@@ -18,7 +18,8 @@ work): an output that is an input (the same path, a link to it, a hard link), th
 lies inside an input folder (``translate --out DATASET/manifest.json``), or that is
 a folder holding an input (which replacing or writing into it would change) is
 refused, naming both; so are two outputs that are one (``--trees`` equal to
-``--out``).
+``--out``), and a path, input or output, that is not UTF-8 (:func:`check_utf8_path`:
+synprep writes its paths into UTF-8 files and hands them to pyarrow).
 
 Files. :func:`atomic_file` (one file), :func:`write_bytes`, :func:`write_text` and
 :func:`write_json` write into a hidden temporary file beside the target
@@ -102,7 +103,7 @@ package and fails on a new one.
 from __future__ import annotations
 
 from ...errors import ConfigError  # noqa: F401  (the checks' error, as before)
-from .checks import CHECKOUT_FOLDERS, check_outdir, check_output_dir, check_output_file, check_outputs, within
+from .checks import CHECKOUT_FOLDERS, check_outdir, check_output_dir, check_output_file, check_outputs, check_utf8_path, within
 from .faults import describe_os_error, public_path
 from .files import FileGroup, atomic_file, atomic_files, canonical, write_bytes, write_json, write_text
 from .folders import check_replaceable, foreign_entries, remove_output, replace_dir
@@ -124,6 +125,7 @@ __all__ = [
     "check_output_dir",
     "check_output_file",
     "check_outputs",
+    "check_utf8_path",
     "check_replaceable",
     "describe_os_error",
     "foreign_entries",

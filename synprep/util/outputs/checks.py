@@ -92,6 +92,23 @@ def _paths(value) -> list[str]:
     return [os.fspath(v) for v in items if v is not None and os.fspath(v) not in ("", "-")]
 
 
+def check_utf8_path(path: str, option: str = "") -> None:
+    """ConfigError when the name ``path`` is not UTF-8 (a name of bytes that Python holds
+    as lone surrogates, ``bad\\udcff``): synprep writes the paths it reads and writes into
+    UTF-8 files (a manifest's inputs, reject files, a run's config.json) and hands them to
+    libraries that take UTF-8 names only (pyarrow, sentencepiece), where such a name
+    failed with a traceback half-way through the work."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError as e:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        byte = ord(path[e.start]) - 0xDC00 if 0xDC80 <= ord(path[e.start]) <= 0xDCFF else None
+        what = f"byte 0x{byte:02x} at character {e.start + 1}" if byte is not None else f"character {e.start + 1}"
+        raise ConfigError(f"{option + ' ' if option else ''}{shown}: the path is not UTF-8 ({what}); synprep "
+                          "writes the paths it reads and writes into UTF-8 files and hands them to libraries that "
+                          "take UTF-8 names only: rename the file or folder to a UTF-8 name") from None
+
+
 def within(path: str | os.PathLike, folder: str | os.PathLike) -> bool:
     """Whether ``path`` is ``folder`` or lies inside it, by their real paths (links
     resolved; ``/`` holds everything): the one test of it (the outdir against the
@@ -123,10 +140,12 @@ def check_outputs(outputs: dict, inputs: dict) -> None:
     list of paths) would write over one of its ``inputs`` (option -> path or paths:
     files and folders, e.g. ``--checkpoint``, ``--data``): the same file, a path
     inside an input folder, or a folder holding an input; or when two outputs are one
-    path or one holds the other. Called by every command with an output before any
-    work (module doc, "Checks")."""
+    path or one holds the other; or when a path is not UTF-8 (:func:`check_utf8_path`).
+    Called by every command before any work (module doc, "Checks")."""
     outs = [(opt, p) for opt, v in outputs.items() for p in _paths(v)]
     ins = [(opt, p) for opt, v in inputs.items() for p in _paths(v)]
+    for opt, p in outs + ins:
+        check_utf8_path(p, opt)
     for k, (opt, p) in enumerate(outs):
         for iopt, i in ins:
             how = _relation(p, i)
@@ -151,11 +170,15 @@ CHECKOUT_FOLDERS = (".ci", ".git", "bench", "config", "docs", "resources", "synp
 
 
 def check_outdir(outdir: str, checkout: str | os.PathLike, where: str = "config outdir") -> None:
-    """The workflow's output root, checked before any job: not an existing file, not
-    ``/``, not the checkout (or a folder holding it) and not one of its own folders
+    """The workflow's output root, checked before any job: not starting with ``-``, not
+    an existing file, not ``/``, not the checkout (or a folder holding it) and not one of its own folders
     (:data:`CHECKOUT_FOLDERS`); ConfigError, one line, otherwise."""
     real = os.path.realpath(outdir or os.curdir)
     home = os.path.realpath(checkout)
+    if outdir.startswith("-"):  # every path of the workflow's shell lines starts with it
+        raise ConfigError(f"{where} = {outdir!r}: starts with '-', so every synprep command of the workflow would "
+                          "read its paths as options (argument --out-dir: expected one argument); give a folder "
+                          "name that does not (results-x), or an absolute path")
     if os.path.lexists(outdir) and not os.path.isdir(outdir):
         raise ConfigError(f"{where} = {outdir!r}: an existing file, not a folder; give a folder (it is created)")
     if real == os.path.realpath(os.sep):
