@@ -564,6 +564,22 @@ def test_a_killed_writer_leaves_no_folder_locked(tmp_path):
     assert not (tmp_path / "run" / LOCK).exists()
 
 
+def _default_signals() -> None:
+    """In a child before exec: SIGINT and SIGTERM at their default disposition, unblocked."""
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _signal_state(pid: int) -> str:
+    """A process's state and signal masks as the kernel has them (what a hang's cause is)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return "; ".join(line.strip() for line in f if line.startswith(("State", "Sig", "Shd")))
+    except OSError as e:
+        return f"(no /proc: {e})"
+
+
 def test_sigterm_removes_temporary_folders_as_sigint_does(tmp_path):
     """SIGTERM during contrastive-score left its temporary folder (SIGINT cleaned up):
     the CLI turns SIGTERM into the same unwinding (synprep.util.signals), exit 143."""
@@ -583,12 +599,22 @@ def test_sigterm_removes_temporary_folders_as_sigint_does(tmp_path):
         sys.exit(main(["compare", "--ref", "r", "a", "b"]))
     """)
     for sig, status, said in ((signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")):
+        # the child starts with the signals' default dispositions, as a command started from a
+        # terminal does: one it inherits ignored or blocked (a library's C code in this test
+        # process can leave SIGINT so) it rightly keeps ignoring, and this test would wait
         child = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+                                 stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                                 preexec_fn=_default_signals)
         tmp = child.stdout.readline().strip()
         assert tmp and os.path.isdir(tmp)
         child.send_signal(sig)
-        _, err = child.communicate(timeout=30)
+        try:
+            _, err = child.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            said = _signal_state(child.pid)
+            child.kill()
+            child.communicate()
+            pytest.fail(f"the child did not stop on {sig.name}: {said}")
         assert child.returncode == status and said in err and "Traceback" not in err, err
         assert not os.path.exists(tmp)
     assert list(tmp_path.iterdir()) == []
