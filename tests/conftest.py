@@ -62,7 +62,7 @@ from pathlib import Path
 
 import pytest
 
-from .schedule_helpers import FIXTURE_FLOOR, SLOW_LIMIT, Record, fixture_key
+from .schedule_helpers import FIXTURE_FLOOR, FIXTURE_LIMIT, SLOW_LIMIT, Record, fixture_key
 
 # no fsync before each atomic rename (synprep.util.outputs): a few ms a file on a disk, and
 # the tests write thousands; the renames stay atomic. Subprocesses inherit it.
@@ -168,6 +168,7 @@ class TestCost:
     def __init__(self):
         self.built: dict[str, float] = {}
         self.cpu_at = 0.0
+        self.depth, self.shared = 0, 0.0  # shared fixtures being set up; their seconds in this setup
 
     def pytest_runtest_logstart(self):
         self.cpu_at = _cpu_seconds()
@@ -175,28 +176,35 @@ class TestCost:
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(self, fixturedef, request):
         t = time.perf_counter()
+        shared = fixturedef.scope != "function"
+        self.depth += shared
         try:
             return (yield)
         finally:
-            if fixturedef.scope != "function":
-                self.built[fixture_key(fixturedef.baseid, fixturedef.argname)] = time.perf_counter() - t
+            if shared:
+                seconds = time.perf_counter() - t
+                self.built[fixture_key(fixturedef.baseid, fixturedef.argname)] = seconds
+                self.depth -= 1
+                self.shared += seconds if self.depth == 0 else 0.0  # one nested in another counted once
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
         report = yield
-        sent = {"setup": lambda: ("synprep_fixtures", (self.built, shared_fixtures(item))),
+        sent = {"setup": lambda: ("synprep_fixtures", (self.built, shared_fixtures(item), self.shared)),
                 "teardown": lambda: ("synprep_cpu", _cpu_seconds() - self.cpu_at)}.get(call.when)
         if sent is not None:  # a new list: the item's own is shared with its other reports
             report.user_properties = [*report.user_properties, sent()]
             if call.when == "setup":
-                self.built = {}
+                self.built, self.shared = {}, 0.0
         return report
 
 
 class DurationRecorder:
     """``--record-durations``: every test's setup + call + teardown seconds from the reports
-    this process receives, and what :class:`TestCost` sent with them (the shared fixtures'
-    setup seconds, the tests' CPU seconds: the record's slowdown), written to
+    this process receives, less the setup of the shared fixtures it was the first to ask
+    for (recorded as theirs: a test is not slow for the fixture it happened to build), and
+    what :class:`TestCost` sent with them (the shared fixtures' setup seconds, the tests'
+    CPU seconds: the record's slowdown), written to
     tests/durations.json at the end of the session."""
 
     def __init__(self, config):
@@ -214,8 +222,9 @@ class DurationRecorder:
         if "slow" in report.keywords:
             self.slow.add(report.nodeid)
         for name, value in report.user_properties:
-            if name == "synprep_fixtures":
-                built, self.uses[report.nodeid] = value
+            if name == "synprep_fixtures":  # a shared fixture's setup is the record's, not the test's
+                built, self.uses[report.nodeid], shared = value
+                self.seconds[report.nodeid] -= min(shared, report.duration)
                 for k, v in built.items():
                     self.fixtures[k] = max(v, self.fixtures.get(k, 0.0))
             elif name == "synprep_cpu":
@@ -237,7 +246,7 @@ class DurationRecorder:
         over = record.over_limit(((k, k in self.slow) for k in self.seconds), self.uses)
         if over:
             self.summary += [f"{len(over)} test(s) not marked slow took over {SLOW_LIMIT:g} s of an idle machine or use "
-                             "a fixture that did: "
+                             f"a fixture that took over {FIXTURE_LIMIT:g} s: "
                              "mark them @pytest.mark.slow or make them cheaper (tests/test_schedule.py fails on them)",
                              *over]
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -126,6 +126,7 @@ def test_every_package_has_a_row_in_the_architecture_page():
     assert sorted(top - set(allowed)) == [], "add a row to docs/architecture.md for each"
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_packages_import_only_what_the_architecture_page_allows():
     allowed = _allowed_imports()
     bad = [f"{src} -> {dst} ({', '.join(where[:3])}); docs/architecture.md allows {sorted(allowed.get(src, ()))}"
@@ -139,6 +140,7 @@ def _row_order() -> list[str]:
     return list(_allowed_imports())
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_no_import_runs_up_the_architecture_pages_order():
     """0 arrows running up: a package imports only packages of the rows above its own
     (the table is an order of dependence; issue 53 removed the last exception, syntax's
@@ -150,6 +152,7 @@ def test_no_import_runs_up_the_architecture_pages_order():
     assert not bad, "imports of a package of a lower row (an arrow running up):\n" + "\n".join(bad)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_layering_check_sees_a_violation(monkeypatch):
     """The check is not vacuous: util importing the trainer is caught."""
     real = _package_imports()
@@ -158,6 +161,7 @@ def test_the_layering_check_sees_a_violation(monkeypatch):
         test_packages_import_only_what_the_architecture_page_allows()
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_no_function_is_over_80_lines():
     """Long functions are named steps (issue 24); a hot loop that must stay inlined says
     so in its docstring and is listed here with its reason (none is, today: the CoNLL-U
@@ -260,6 +264,7 @@ def _backend_comparisons(path: Path, names: set[str]) -> list[str]:
             if pattern.search(line)]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_no_backend_name_is_compared_outside_the_parsers_package(tmp_path):
     """Code outside ``synprep/parsers/`` asks the backend (its options, resources,
     default model, demo warning: :class:`synprep.parsers.Parser`), never names it."""
@@ -292,6 +297,7 @@ def _test_file_imports(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_no_test_file_imports_another():
     """Shared fixtures live in tests/conftest.py, shared helpers in tests/*_helpers.py:
     a test file imported by another runs its module-level code (and offers its tests'
@@ -378,6 +384,7 @@ def test_the_lazy_import_check_sees_one():
         ("synprep/train/trainer.py", "synprep.dataset", 4)]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_imports_of_synprep_modules_are_at_the_top_but_the_listed_ones():
     """A module's header says which synprep modules it uses (issue 30): an import inside a
     function is allowed only where LAZY_IMPORTS gives its reason (torch, a cycle, the
@@ -538,6 +545,7 @@ def _unit_literal_files() -> list[Path]:
     return [p for p in files if p.relative_to(REPO).as_posix() not in BENCH_SUBJECTS]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_no_string_literal_names_a_registered_unit_outside_its_folder():
     """Issue 43: the edges read the registry. A variant, parser backend, filter or exporter
     is named by a literal only in its own folder (UNIT_FOLDERS); the package, the

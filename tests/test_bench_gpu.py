@@ -43,6 +43,7 @@ def test_without_cuda_it_skips_cleanly_and_lists_its_measurements():
     assert r.returncode == 2 and "gpus" in r.stderr
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_part_can_be_given_its_own_cap_and_bad_options_are_refused():
     r = _run("--list", "--budget", "1020", "--cap", "train=150", "--only", "parse,train,table")
     assert r.returncode == 0, r.stderr[-2000:]
@@ -534,6 +535,7 @@ def test_a_rate_that_drops_against_the_last_committed_figure_is_flagged(tmp_path
     assert gpu.regressions(recs[1:]) == ""
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_table_part_counts_the_jobs_sharing_the_gpu_by_kind():
     """bench/gpuuse.py: while jobs run below this process it counts them by kind from
     their command lines (a shell around a command not counted twice), and groups the

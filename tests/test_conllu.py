@@ -108,6 +108,7 @@ def test_missing_file_names_it(tmp_path):
         list(read_conllu(tmp_path / "nope.conllu"))
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_agrees_with_the_conllu_package_on_all_ud_files(ud_file):
     ours = list(read_conllu(ud_file))
     with open(ud_file, encoding="utf-8") as f:
@@ -196,6 +197,7 @@ SEED = GERMAN + "# sent_id = 2\n" + row(1, "Ja", 0, "root") + "\n" + row(2, "!",
 EDIT_CHARS = "\t\n#-._0123456789 xé\r"
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.lists(st.tuples(st.integers(0, len(SEED)), st.integers(0, 3), st.sampled_from(EDIT_CHARS)), max_size=6))
 def test_random_edits_of_valid_conllu_never_crash(edits):

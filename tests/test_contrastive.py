@@ -707,6 +707,7 @@ def test_a_bad_suite_line_is_an_error_naming_its_line(tmp_path, bad, where, mess
     assert str(e.value).startswith(f"{p}:{where}: ")
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(junk=st.binary(max_size=300), json_junk=st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
@@ -736,6 +737,7 @@ def test_an_empty_suite_is_an_error(tmp_path):
 # ------------------------------------------------------------------ teacher-forced scores
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.parametrize("variant", ["vanilla", "bitrans", "parent"])
 def test_teacher_forced_scores_are_the_models_own_log_probabilities(pud, variant):
     """Every row's score is minus its unsmoothed cross-entropy (the training loss, one
@@ -818,6 +820,7 @@ def tiny_checkpoint(pud, tmp_path_factory) -> Path:
     return out / "checkpoint_last.pt"
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_commands_make_and_score_a_suite(pud, tiny_checkpoint, tmp_path, capsys):
     from .workflow_helpers import need_models
 

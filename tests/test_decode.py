@@ -354,6 +354,7 @@ def test_a_search_that_cannot_run_is_refused_naming_the_setting():
         beam_search(Encoder(), batch, voc)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_out_of_memory_splits_the_batch_and_gives_the_same_translations(pud_checkpoint, pud, monkeypatch):
     """A batch that runs out of device memory is decoded again in the batches of half its
     token budget, until they fit: every sentence once, in order, each as decoded in that
@@ -400,6 +401,7 @@ def test_out_of_memory_splits_the_batch_and_gives_the_same_translations(pud_chec
         evaluate.translate_dataset(model, ds, voc, max_tokens=100_000, **search)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_translate_refuses_bad_decoding_settings_before_writing(pud_checkpoint, pud, tmp_path, capsys):
     from synprep.cli import main
 
@@ -427,6 +429,7 @@ def test_translate_refuses_bad_decoding_settings_before_writing(pud_checkpoint, 
     assert rc == 0 and len(out.read_text().splitlines()) == len(ShardDataset(pud / "valid"))
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_max_tokens_default_is_the_devices_and_fits_the_longest_sentence(pud_checkpoint, pud, tmp_path):
     """Not given, --max-tokens is the device's default (4,000 on the CPU, 100,000 on a GPU:
     docs/training.md, "Decoding"), raised to what the longest sentence needs at the beam --

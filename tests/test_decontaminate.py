@@ -116,6 +116,7 @@ def test_default_config_has_decontamination_only_with_test_files():
     build_filters(specs)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @need_multi30k
 def test_cli_rejects_planted_test_pairs_and_counts_them(tmp_path, capsys):
     """Multi30k's first 600 training pairs with 8 test pairs (or one side of one) planted,

@@ -58,6 +58,7 @@ def test_metrics_equal_sacrebleu_command_line(tmp_path):
     json.dumps(s)  # scores.json-ready
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_every_bucket_scores_what_sacrebleu_scores_on_its_sentences_alone(tmp_path):
     """The buckets sum each sentence's statistics, extracted once for the whole set:
     every bucket's every metric equals ``corpus_score`` on that bucket's sentences

@@ -251,6 +251,7 @@ def test_4_udpipe_rejects_control_characters_instead_of_losing_words():
     assert got[-1].reject is None and "\tbig\t" in got[-1].conllu
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_4_parse_cli_counts_the_reject_and_keeps_the_other_lines(tmp_path):
     f = tmp_path / "in.txt"
     f.write_bytes(b"Hello world .\nHello\x00 big world .\nBye .\n")
@@ -393,6 +394,7 @@ def test_6_shard_killed_midway_leaves_the_old_dataset_intact(tmp_path, capsys):
     assert sorted(p.name for p in ds.iterdir()) == [MARKER, "manifest.json", "rejects.tsv"] + [f"shard-{i:05d}.arrow" for i in range(8)] + ["spm.model"]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_6_filter_killed_midway_leaves_the_old_output_intact(tmp_path, capsys):
     src, tgt = tmp_path / "c.src", tmp_path / "c.tgt"
     src.write_text("".join(f"sentence number {i}\n" for i in range(20)))
@@ -494,6 +496,7 @@ def tiny_run(tiny_pairs, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_7_train_translate_evaluate_refuse_a_damaged_dataset_naming_the_file(tiny_pairs, tiny_run, tmp_path, capsys, monkeypatch):
     import shutil
 
@@ -651,6 +654,7 @@ def test_9_a_run_folder_given_as_the_checkpoint_names_the_checkpoints_in_it(tiny
         assert not (tmp_path / cmd).exists()
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_9_a_pickle_that_could_run_code_is_refused_in_one_line_without_torchs_advice(tiny_pairs, tmp_path):
     """A pickle of protocol 4 holding a global (os.system): torch printed a UserWarning
     about the protocol beside the error, and the error's reason was torch's first line,
@@ -889,6 +893,7 @@ def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatc
                                                            ("train", 3), ("train", 4), ("valid", 4)]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_12_an_interrupt_in_an_update_or_a_validation_resumes_exactly(tiny_pairs, tmp_path, monkeypatch):
     """Ctrl-C or SIGTERM lands anywhere. In an update (its parameters, optimizer and random
     stream half moved) it was raised at once, and the checkpoint the interrupt saved was
@@ -1480,6 +1485,7 @@ def test_20_9_cr_only_line_endings_are_named(tmp_path, capsys):
 # ============================================================ issue 24 item 2: one owner for cleaning a line
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_24_one_line_cleaning_is_exactly_what_breaks_a_line():
     """synprep.util.textio.LINE_BREAKS is the set of characters at which str.splitlines breaks
     (found here by trying every code point), and every writer of one-line records uses it."""

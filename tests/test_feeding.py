@@ -135,6 +135,7 @@ def _hf_batch(pud, target="pieces"):
     return m, rows, Seq2SeqCollator(pud, target=target)(rows)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_hf_collator_pads_synprep_columns(pud):
     m, rows, batch = _hf_batch(pud)
     pad, eos = m["pieces"]["models"]["src"]["pad_id"], m["pieces"]["models"]["src"]["eos_id"]

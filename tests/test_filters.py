@@ -265,6 +265,7 @@ DE = [
 ]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_listed_langid_languages_are_the_models():
     """known_languages() lists py3langid's languages without loading its model (for the
     installed version when listed): the list equals the model's classes."""
@@ -321,6 +322,7 @@ def test_langid_rejects_when_the_most_likely_language_is_not_the_expected_one():
         build_filter({"name": "langid", "src_lang": "en", "tgt_lang": "de", "languages": "some"})
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_batch_langid_matches_py3langid():
     texts = EN + DE + ["", "123", "HELLO WORLD, THIS IS LOUD", "Привет, как дела?", "日本語のテキストです", "a" * 3000]
     texts += ["ÉCOLE NORMALE SUPÉRIEURE", "une e\u0301cole de ve\u0301lo"]  # upper case, NFD input
@@ -347,6 +349,7 @@ def _synthetic_parallel(n, seed=0):
     return pairs
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_align_finds_misaligned_pairs():
     pairs = _synthetic_parallel(300)
     bad = list(range(0, 300, 10))  # 30 pairs: rotate their targets
@@ -408,6 +411,7 @@ def test_align_cuts_on_given_scores():
     assert [f.accept(s) for s in sc] == [True] * 9 + [False] * 2
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_align_with_reference(tmp_path):
     ref = _synthetic_parallel(300, seed=1)
     (tmp_path / "ref.src").write_text("\n".join(p.src for p in ref) + "\n")

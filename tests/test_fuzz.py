@@ -317,6 +317,7 @@ def _shard(spm_model, tmp_path_factory, mutations, both, bom):
 
 
 test_shard, test_shard_long = fuzz_tests("shard", MUTATIONS, st.booleans(), BOMS)(_shard)
+test_shard = pytest.mark.slow(test_shard)  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 
 
 # ============================================================ split
@@ -456,6 +457,7 @@ def _parse(udpipe, tmp_path_factory, mutations, fmt, bom):
 
 
 test_parse, test_parse_long = fuzz_tests("parse", MUTATIONS, st.sampled_from(["lines", "tsv"]), BOMS)(_parse)
+test_parse = pytest.mark.slow(test_parse)  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 
 
 # ============================================================ the dataset loader
@@ -503,6 +505,7 @@ def _loader(dataset, tmp_path_factory, which, mutations):
 
 
 test_loader, test_loader_long = fuzz_tests("loader", st.integers(0, 100), MUTATIONS)(_loader)
+test_loader = pytest.mark.slow(test_loader)  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 
 
 # ============================================================ the CLI, a few fixed cases
@@ -669,6 +672,7 @@ def _manifest(dataset, outsider, tmp_path_factory, mutations):
 
 
 test_manifest, test_manifest_long = fuzz_tests("manifest", st.lists(MANIFEST_MUTATION, min_size=1, max_size=3))(_manifest)
+test_manifest = pytest.mark.slow(test_manifest)  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 
 
 # ============================================================ issue 20: two sides pair by id

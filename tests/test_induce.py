@@ -93,6 +93,7 @@ def test_decode_matches_brute_force(n, seed, root):
     assert heads == best  # continuous random scores: the optimum is unique
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_decode_on_integer_scores_reaches_the_optimum():
     # ties are allowed here: compare scores, and check the result is a tree
     rng = np.random.default_rng(7)
@@ -368,6 +369,7 @@ def test_cli_bad_input_is_a_clear_error(tmp_path, capsys, case, message):
 # --------------------------------------------------------------------------- real data
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.parametrize("lang", ["en", "de"])
 def test_pud_baselines_match_a_direct_count_and_gold_scores_are_perfect(lang):
     path = DATA / f"{lang}_pud-ud-test.conllu"

@@ -794,6 +794,7 @@ def test_sa_hard_trains_through_the_soft_marginals(hard):
 # --------------------------------------------------------------------------- prefix rows
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_choose_rows_exact_and_sampled():
     lengths = torch.tensor([3, 1, 6])
     b, c, w = choose_rows(lengths, "exact", 2)

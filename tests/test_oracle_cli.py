@@ -78,6 +78,7 @@ def test_drop_keeps_a_null_record_in_jsonl_and_skips_in_text():
     assert r.stdout == b"" and r.returncode == 2 and b"every one of its 1 sentences was rejected (non-projective 1)" in r.stderr
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_exit_codes_and_messages(tmp_path):
     bad = tmp_path / "bad.conllu"
     bad.write_text(EXAMPLE + W1 + "\n" + row(2, "b", 7, "dep") + "\n\n" + EXAMPLE)
@@ -203,6 +204,7 @@ def test_native_equals_python_on_each_malformation_alone(name, text):
 SEED = (GERMAN + NONPROJ + EXAMPLE).encode()
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.lists(st.tuples(st.integers(0, len(SEED)), st.integers(0, 2), st.sampled_from(list(b"\t\n#-._0123 x\r\xc3\x00\x0c\xc2\x85\xe2\x80\xa8"))), max_size=5))
 def test_native_equals_python_on_random_edits(edits):

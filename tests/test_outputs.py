@@ -51,6 +51,7 @@ FOREIGN = st.one_of(
 )
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.parametrize("name", COMMANDS)
 @settings(max_examples=8, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -295,6 +296,7 @@ def test_a_full_disk_stops_a_folder_output_cleanly_and_keeps_the_old_one(name, m
     assert tree(d) == before
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_full_disk_stops_parse_cleanly(tmp_path):
     f = tmp_path / "in.txt"
     f.write_text("Hello world .\n" * 30 + "Hello\x00 big world .\n")
@@ -516,6 +518,7 @@ def package_writes() -> dict[str, list[str]]:
     return found
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_every_write_of_the_package_goes_through_the_one_owner():
     """Issue 35, class 3: a run's config.json was written with a plain write_text."""
     found = package_writes()

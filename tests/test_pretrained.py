@@ -385,6 +385,7 @@ def _pud_pairs_with(pud, tmp_path, where: int, text_src: str):
     return en
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_special_token_in_the_text_rejects_the_pair_with_that_reason(pud, tmp_path):
     """`</s>` or `<pad>` in a sentence's text: tokenizers matches its special tokens in
     the input, and the eos/pad id went into the pieces and the transitions."""

@@ -657,6 +657,7 @@ def test_an_empty_test_set_is_one_line_not_sacrebleus_index_error(pud, tmp_path,
     # weights that do not fit: the key that does not, not torch's header line alone
     (lambda s: s["model"].pop("src_embed.tok.weight"), "Missing key(s) in state_dict: \"src_embed.tok.weight\""),
 ])
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_damaged_checkpoint_record_is_one_line_naming_the_checkpoint(change, wanted, checkpoint, pud, tmp_path, capsys):
     import torch
 

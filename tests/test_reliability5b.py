@@ -431,6 +431,7 @@ def test_a_runs_outcomes_are_read_as_every_reader_reads_lines(tmp_path):
 # ============================================================ 5. a child stopped with its parent
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_child_command_is_stopped_with_its_parent(tmp_path):
     """bench/curves.py (and golden.py, schedule.py) run synprep commands as children:
     SIGTERM ended the script and left its child training alone, writing the run folder.

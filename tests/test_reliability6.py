@@ -403,6 +403,7 @@ READERS = {
 }
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.parametrize("reader", READERS)
 def test_every_reader_knows_gzip_by_its_bytes(reader, tmp_path, capsys):
     """A gzip file not named .gz and a plain file named .gz give what the plain file gives;

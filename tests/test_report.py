@@ -328,6 +328,7 @@ def test_runs_are_compared_with_the_first_and_shown_by_source_length(tmp_path):
     assert "Significance" not in render_html({}, None, runs, pngs)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_challenge_plot_draws_the_counts():
     import matplotlib
 
@@ -665,6 +666,7 @@ def _set(obj, path, v):
     return obj
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.parametrize("kind, good", [("challenge", CHALLENGE), ("induce", {**INDUCE, "treebank": INDUCE}),
                                         ("gates", GATES)], ids=["challenge", "induce", "gates"])
 def test_an_analysis_file_of_another_shape_is_refused_by_name_or_shown(kind, good):

@@ -174,6 +174,7 @@ def test_a_checkpoint_without_the_data_record_is_not_resumed(run, capsys):
     (lambda s: s["model"].update({k: t[:1] for k, t in s["model"].items() if k.endswith("tok.weight")}),
      "size mismatch for"),
 ])
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_damaged_training_state_is_not_resumed_one_line_naming_the_checkpoint(run, change, wanted, capsys):
     """A checkpoint whose counters, optimizer or random states are damaged (the weights
     and the records translate reads being whole) was resumed into a traceback (int('abc'),

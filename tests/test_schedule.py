@@ -30,7 +30,8 @@ def test_a_long_file_is_scheduled_before_the_short_ones_and_a_new_file_by_its_ki
              ("tests/test_long.py::t", True)]
     assert record.default(True) == 6.0 and record.default(False) == pytest.approx(0.2)
     expected = record.file_seconds(items)
-    assert expected == pytest.approx({"tests/test_a.py": 0.7, "tests/test_mid.py": 10.1, "tests/test_new.py": 12.0,
+    # test_a's own shared fixture (0.6 s) is the file's; conftest's (tests::big) no file's
+    assert expected == pytest.approx({"tests/test_a.py": 1.3, "tests/test_mid.py": 10.1, "tests/test_new.py": 12.0,
                                       "tests/test_long.py": 45.0})
     assert [items[i][0] for i in record.order(items)] == [
         "tests/test_long.py::t", "tests/test_new.py::t1", "tests/test_new.py::t2", "tests/test_mid.py::t1",
@@ -44,7 +45,7 @@ def test_a_long_file_is_scheduled_before_the_short_ones_and_a_new_file_by_its_ki
     assert record.over_limit(items, uses) == ["tests/test_a.py::t3: uses tests::big, 5.0 s (5.0 s recorded, slowdown 1.00)"]
     # recorded on a machine 2.6 times slower than an idle one: 5 s recorded are 1.9 s there
     busy = Record(record.seconds, record.slow, record.fixtures, slowdown=2.6)
-    assert busy.over_limit(items, uses) == [] and busy.over_limit(items, uses, limit=1.5) == [
+    assert busy.over_limit(items, uses) == [] and busy.over_limit(items, uses, fixture_limit=1.5) == [
         "tests/test_a.py::t3: uses tests::big, 1.9 s (5.0 s recorded, slowdown 2.60)"]
     # the record round-trips, one test a line
     busy.save("a note", tmp_path / "d.json")

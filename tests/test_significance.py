@@ -56,6 +56,7 @@ def test_statistics_give_sacrebleus_corpus_and_sentence_scores(m30k):
         assert corpus_score(chrf, row) == pytest.approx(chrf.sentence_score(h, [r]).score, abs=1e-9)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_bootstrap_draws_are_sacrebleus(m30k):
     """With the same seed and sample count, each system's resampled scores are those of
     sacrebleu's paired bootstrap (its mean of the resamples)."""
@@ -90,6 +91,7 @@ def test_bootstrap_is_seeded_and_a_system_is_not_better_than_itself(m30k):
     assert 0.05 < one.p <= 1 and one.ci[0] < one.delta < one.ci[1]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_clearly_better_system_is_significant(m30k):
     refs, sys_ = m30k
     r = compare(refs, [("worse", sys_["worse"]), ("better", sys_["better"]), ("worse again", sys_["worse"])])
@@ -133,6 +135,7 @@ def test_compare_sign_test_counts_sentence_chrf_plus(m30k):
     assert next(c for c in r["comparisons"] if c["metric"] == "chrf+")["p_sign"] == pytest.approx(expected)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_cli_json_shape(m30k, tmp_path, capsys):
     refs, sys_ = m30k
     ref = _write(tmp_path, "ref.de", refs[:150])
@@ -182,6 +185,7 @@ def test_cli_bad_input_exits_2_naming_the_file(m30k, tmp_path, capsys):
         assert e.value.code == 2 and f"--samples: expected an integer >= 1 and <= 1000000, not '{n}'" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_system_test_set_or_metric_given_twice_is_refused(m30k, tmp_path, capsys):
     """One hypothesis file twice made its scores one entry of "systems" and compared the
     baseline with itself; a score file twice counted its test set's readings twice in the

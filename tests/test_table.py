@@ -404,6 +404,7 @@ def test_evaluation_accounting_counts_every_rejected_test_pair(tmp_path):
         T.evaluation_accounting(str(tmp_path / "000.json"), files, 3)  # a pair silently lost: an error
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_report_draws_the_primary_family_as_a_forest_plot(tmp_path):
     """The table's plot (report section): real comparisons (sacreBLEU on demo lines,
     systems that drop words, 3 seeds) decided, a panel a column of the primary family,

@@ -42,6 +42,7 @@ def _within_alpha(rate: sim.Rate) -> bool:
 # --------------------------------------------------------------------------- the model
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_blocked_fit_is_statsmodels_ols_of_the_formula(committed):
     import pandas as pd
     import statsmodels.formula.api as smf
@@ -111,6 +112,7 @@ def test_the_items_variance_is_added_to_a_contrastive_comparison():
     assert with_items.estimate == pytest.approx(fixed.estimate) and with_items.se > fixed.se
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_holm_is_statsmodels_multipletests():
     from statsmodels.stats.multitest import multipletests
 
@@ -343,6 +345,7 @@ def test_the_committed_table_re_decided_is_reproduced(committed):
 N_NULL, N_POWER = 250, 400
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_tables_without_an_effect_mark_at_most_alpha_of_the_time(committed):
     """Drawn from the committed test BLEU's variance structure (its seed effects, its
     pooled residual SD), and its own residuals permuted over the variants within each
@@ -368,6 +371,7 @@ def test_tables_without_an_effect_mark_at_most_alpha_of_the_time(committed):
     assert all(counts.values())  # the simulation can mark (a decision that never marks passes vacuously)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_planted_effect_of_the_printed_mdd_is_found(committed):
     """The committed table's variance, its declared family of 10 (config/table/cpu.yaml):
     an effect of the MDD it prints for a member's test BLEU, planted in that variant, is

@@ -145,6 +145,7 @@ def test_set_refuses_a_setting_out_of_its_bounds_before_any_work(override, messa
     assert not out.exists()
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_diverged_run_stops_naming_the_update_and_keeps_its_last_good_checkpoint(pud, tmp_path, capsys):
     """Issue 44, class 3: `--set train.lr=1000 --set train.warmup=1`: the loss was NaN
     from update 3, the run exited 0 and saved NaN weights as its best checkpoint. The
@@ -445,6 +446,7 @@ def test_there_is_an_experiment_config_per_paper_row():
         assert "Table" in " ".join(head[:3]) or "Tables" in " ".join(head[:3]), p.name
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
 def test_every_experiment_config_trains_two_steps(pud, tmp_path, path):
     over = TINY + [f"train.train={pud / 'train'}", "train.valid=\"\"", f"train.out={tmp_path / 'run'}", "train.max_steps=2", "train.progress=false"]
@@ -486,6 +488,7 @@ def test_a_run_that_stops_before_its_warm_up_ends_says_so(pud, tmp_path):
     assert said == [] and start["warnings"] == []
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_training_progress_goes_to_a_log_as_lines_or_nowhere(pud, tmp_path, capsys, monkeypatch):
     import re
 
@@ -511,6 +514,7 @@ def checkpoint(pud, tmp_path_factory):
     return out / "checkpoint_last.pt"
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_translate_checks_the_checkpoints_vocabularies(pud, checkpoint, tmp_path, capsys):
     from synprep.dataset.shards import ShardConfig, build_dataset
 
@@ -542,6 +546,7 @@ def test_translate_checks_the_checkpoints_vocabularies(pud, checkpoint, tmp_path
     assert "src_vocab is" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_translate_shows_progress_and_detokenizes_in_the_datasets_language(pud, checkpoint, tmp_path, capsys):
     hyps = tmp_path / "h.txt"
     assert main(["translate", "--checkpoint", str(checkpoint), "--data", str(pud / "valid"), "--beam", "1", "--out", str(hyps)]) == 0
@@ -705,6 +710,7 @@ def test_table3_path_scores_every_sentence_of_english_pud(pud, sa_run, tmp_path,
     assert "expected the gold sentences, in order" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_gate_norms_next_to_the_translations_and_by_part_of_speech(pud, sa_run, tmp_path, capsys):
     """004 §6, Eq. 17: one norm a target piece, equal to the model's own gate; summarized
     by the UPOS of the target trees."""

@@ -131,6 +131,7 @@ def test_lifting_gives_a_projective_tree_by_moving_arcs_up(n, seed):
                 assert a != -1
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_projective_counts_equal_the_data_readme():
     # ../shared/data/README.md: basic trees, syntactic words
     expected = {
