@@ -314,6 +314,7 @@ def pud():
     return en, de
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_pud_subsets_match_an_independent_count(pud, tmp_path):
     """Cross-check with the `conllu` package: German sentences with a compound:prt
     arc on a verb spanning >= 2 words, and the pairing of both sides by sent_id."""

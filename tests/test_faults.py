@@ -114,6 +114,7 @@ def test_2_oracle_stops_on_an_empty_form_on_both_paths(tmp_path):
     assert r.returncode == 2 and b"Traceback" not in r.stderr and b"empty FORM" in r.stderr
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_2_shard_rejects_the_pair_with_an_empty_form_and_keeps_the_rest(tmp_path):
     src = tmp_path / "s.conllu"
     tgt = tmp_path / "t.conllu"
@@ -168,6 +169,7 @@ def test_2_shard_rejects_a_word_with_a_line_break_inside_and_the_exports_stay_al
 # ============================================================ 3. byte-order mark
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_3_bom_at_the_start_of_a_conllu_file_is_skipped_on_both_paths(tmp_path):
     plain = oracle_both(GERMAN.encode())
     with_bom = oracle_both((BOM + GERMAN).encode())
@@ -605,6 +607,7 @@ def test_8_an_epoch_without_batches_stops_with_an_error(tiny_pairs, tmp_path):
 # ============================================================ 9. bad checkpoints
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_9_a_bad_checkpoint_is_an_error_naming_it_and_how_to_start_over(tiny_pairs, tiny_run, tmp_path, capsys):
     import shutil
 
@@ -783,6 +786,7 @@ BAD_YAML = [  # (reader, file, text, the error it must give)
 ]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_11_keys_given_twice_and_syntax_errors_name_file_and_lines_in_every_yaml(tmp_path):
     from synprep.filters import load_config as load_filters
     from synprep.train.config import load_config as load_run
@@ -849,6 +853,7 @@ class Killed(BaseException):
     """Stands in for SIGKILL in this process: nothing catches it, nothing is saved."""
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_12_a_resumed_run_logs_each_update_once(tiny_pairs, tmp_path, monkeypatch):
     from synprep.train import trainer as tr
 
@@ -1205,6 +1210,7 @@ def test_20_4_shard_vocab_from_checks_the_models_against_the_manifest(ds_copy, p
     assert not (tmp_path / "new").exists()
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_20_5_a_sentencepiece_model_with_its_defaults_trains(tmp_path, capsys):
     """sentencepiece's defaults (unk 0, bos 1, eos 2, pad -1), trained here on 300 raw
     PUD sentences (en and de): shard gives the model its missing pad as an appended control piece,
@@ -1545,6 +1551,7 @@ def _owner_changes(dead_pid: int):
         lambda keys: st.fixed_dictionaries({k: values[k] for k in keys}))
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_35_a_run_never_deletes_a_temporary_folder_it_cannot_prove_dead(tmp_path_factory):
     """The fault-suite property of issue 35, class 2: whatever the owner record of a
     killed run's temporary folder says -- another host, boot or PID namespace (a

@@ -171,6 +171,7 @@ def projective_trees(draw, max_words=12):
     return heads, rels, counts
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @settings(max_examples=100, deadline=None)
 @given(st.lists(projective_trees(), min_size=1, max_size=4), st.integers(2, 6))
 def test_invariants_on_random_trees(sents, max_depth):

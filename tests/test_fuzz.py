@@ -255,6 +255,7 @@ def _oracle(mutations):
 
 
 test_oracle, test_oracle_long = fuzz_tests("oracle", MUTATIONS)(_oracle)
+test_oracle = pytest.mark.slow(test_oracle)  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 
 
 # ============================================================ shard

@@ -816,6 +816,7 @@ def test_choose_rows_exact_and_sampled():
     assert np.all(np.abs(counts[0, :3] - 2000) < 150)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_sampled_loss_is_unbiased():
     """The sampled rows' weighted loss averages to the exact loss, and the sampled
     predictions are the exact ones at the drawn positions."""
@@ -869,6 +870,7 @@ def naive_prefix_logits(model, batch) -> torch.Tensor:
     [("bitrans", {}), ("parent", {}), ("gcn", {"gcn": {"layers": 2}}), ("gcn-nogates", {}), ("gcn-nolabels", {}), ("parent", {"norm_first": False}),
          ("parent", {"parent": {"mask": "released"}})],
 )
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.parametrize("grouping", ["many", "cpu", "cuda"])
 def test_exact_prefixes_equal_the_naive_per_prefix_passes(variant, over, grouping, monkeypatch):
     """The exact mode (shared per-sentence inputs, grouped rows, query-only last layer)

@@ -168,6 +168,7 @@ OPTIONS = [
 ]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.parametrize("opts", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
 def test_native_equals_python_on_ud(ud_file, opts):
     _need_native()

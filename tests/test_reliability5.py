@@ -732,6 +732,7 @@ def test_a_table_config_is_refused_by_a_dry_run(case, tmp_path):
     (["--config", "{dup}"], ":3: key 'src_lang' is given twice (lines 2 and 3)"),
     (["--config", "{nocorpus}"], "no corpus.src_lang and corpus.tgt_lang"),
 ])
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_bench_schedule_arguments_are_one_line(args, wanted, tmp_path):
     (tmp_path / "dup.yaml").write_text("corpus:\n  src_lang: en\n  src_lang: de\n")
     (tmp_path / "nocorpus.yaml").write_text("shards: {count: 2}\n")

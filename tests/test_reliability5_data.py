@@ -63,6 +63,7 @@ def _names_both(line: str, path: Path, copy: int, first: int, sid: str) -> None:
     assert f"{path}:{copy}: sent_id {sid!r} again (first at line {first})" in line, line
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.parametrize("command", ["shard", "challenge", "challenge-single", "contrastive"])
 def test_a_sent_id_given_twice_stops_every_command_that_pairs_by_it(repeated, command, tmp_path, capsys):
     """Before: shard wrote two rows of one id, challenge an ``.ids`` with the id twice

@@ -266,6 +266,7 @@ def _export(capsys, ds: Path, out: Path) -> None:
     assert rc == 0, err
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_cache_with_a_lone_surrogate_is_no_cache(pud, tmp_path, capsys, monkeypatch):
     """The verified-shards cache (~/.cache/synprep/verified) decoded itself: a file holding
     a lone surrogate was taken, and its save (every command that opens the dataset)

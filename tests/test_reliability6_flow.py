@@ -360,6 +360,7 @@ def test_the_workflow_names_damaged_outdir_records_in_one_line(tmp_path):
 # ------------------------------------------------------------------ 4. filter --recut keeping nothing
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_filter_recut_that_keeps_nothing_stops_unless_asked(tmp_path, capsys):
     """Before: `synprep filter --recut OUT -c strict.yaml` whose cuts rejected every
     pair wrote an empty corpus (in place: over the kept pairs) and exited 0. After: exit

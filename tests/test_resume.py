@@ -65,6 +65,7 @@ def rebuild(data: Path, like: Path) -> None:
     shutil.copytree(like, data)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_resume_on_a_dataset_rebuilt_with_another_subword_model_of_the_same_size_is_refused(run, other, capsys):
     data, out = run
     ck = out / "checkpoint_last.pt"
@@ -116,6 +117,7 @@ def test_resume_on_other_rows_with_the_same_vocabularies_is_refused(run, pud, ca
     assert "the training data differ" in err and "subword model" not in err, err
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_run_on_another_corpus_in_the_same_folder_starts_over_not_fails(run, pud, tmp_path, capsys):
     """(issue 21: the demo's results/train/vanilla/ resumed on a user's corpus and failed
     with `model.n_labels = 37 but the dataset ... has 44`, a key the user never set)"""
@@ -134,6 +136,7 @@ def test_a_run_on_another_corpus_in_the_same_folder_starts_over_not_fails(run, p
     assert torch.load(out / "checkpoint_last.pt", weights_only=True)["config"]["model"]["n_labels"] == len(m["labels"])
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_resume_with_other_settings_is_refused_and_a_longer_run_resumes(run, capsys):
     data, out = run
     assert main(train_args(data, out, "--max-steps", "2", "--set", "train.lr=5e-4")) == 2
@@ -293,6 +296,7 @@ def test_workflow_retrains_after_a_config_edit_that_changes_the_training_data(co
     assert scores["settings"]["step"] == cfg["train"]["runs"][0]["config"]["train"]["max_steps"]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_cpu_seconds_of_every_piece_of_a_resumed_run_are_summed(run):
     """The table reports a run's CPU cost from its summary: a run made in pieces (killed
     and resumed) counts the CPU of every piece, not only the last process's."""

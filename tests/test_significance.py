@@ -45,6 +45,7 @@ def _write(tmp_path, name: str, lines: list[str]) -> str:
     return str(p)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_statistics_give_sacrebleus_corpus_and_sentence_scores(m30k):
     refs, sys_ = m30k
     for name, m in metric_objects().items():

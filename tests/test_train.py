@@ -279,6 +279,7 @@ FORMER_SECTIONS = {
 }
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.parametrize("variant", ["vanilla", "pascal"])
 def test_a_checkpoint_of_the_former_format_loads_and_resumes(pud, tmp_path, variant):
     """A checkpoint written before issue 43 holds every variant's section in its config
@@ -362,6 +363,7 @@ def test_resume_is_exact(pud, tmp_path, variant):
     assert [r["loss"] for r in la] == [r["loss"] for r in lb]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_run_config_is_resolved_once_at_the_edge(pud, tmp_path, monkeypatch):
     """RunConfig.from_dict resolves the config (the edge); the trainer, the model and
     the resume check take it as it is. A resumed run resolves once more: the config
@@ -384,6 +386,7 @@ def test_the_run_config_is_resolved_once_at_the_edge(pud, tmp_path, monkeypatch)
         train(dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, options={"sa": SAConfig()})), log=lambda m: None)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_checkpoint_restores_the_architecture_and_the_run(pud, tmp_path):
     out = tmp_path / "run"
     summary = train(run_cfg(pud, out, "gps", max_steps=3), log=lambda m: None)
@@ -641,6 +644,7 @@ def sa_run(pud, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_sa_tree_scores_feed_induce_eval(pud, sa_run, tmp_path, capsys):
     out = sa_run
     npz = tmp_path / "scores.npz"

@@ -109,6 +109,7 @@ def brute_projective(heads):
     return True
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @settings(max_examples=400, deadline=None)
 @given(st.integers(1, 12), st.integers(0, 2**32))
 def test_projectivity_check_matches_the_definition(n, seed):
@@ -116,6 +117,7 @@ def test_projectivity_check_matches_the_definition(n, seed):
     assert is_projective(heads) == brute_projective(heads) == (not nonprojective_arcs(heads))
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 14), st.integers(0, 2**32))
 def test_lifting_gives_a_projective_tree_by_moving_arcs_up(n, seed):

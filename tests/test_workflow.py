@@ -53,6 +53,7 @@ def test_schema_has_a_description_and_default_everywhere_and_no_open_objects():
     walk(schema, "config")
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_demo_config_is_valid_and_defaults_fill_a_minimal_one():
     _validate(_demo_config())
     cfg = _validate({"corpus": {"name": "mine", "tsv": "pairs.tsv"}})

@@ -267,6 +267,7 @@ def test_failed_logs_without_the_scheduler_reads_this_runs_logs_with_an_error(tm
 # --------------------------------------------------------------------------- cheap jobs
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_workflow_imports_nothing_heavy():
     """Every module the Snakefile and its rule files import at the top level loads
     without torch, stanza or polars (a SLURM job that copies a file pays for none)."""
