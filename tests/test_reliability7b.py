@@ -10,7 +10,11 @@ now refuses or handles it.
    symbolic link where a file or a folder goes (a traceback half-way, or a write through
    the link outside the workdir), a file there with the same bytes (rewritten), an
    archive refused after others were written (now everything is checked first), and a
-   missing or empty folder of archives (nothing restored, exit 0).
+   missing or empty folder of archives (nothing restored, exit 0);
+2. ``synprep filter --corpus NAME`` had no pattern: a tab or a newline in it ended up
+   inside every pair id (``ids.txt``, the rejects); it now takes the rule of the config's
+   ``corpus.name`` (synprep.util.outputs.FOLDER_NAME), named at the option, and a name
+   made from the source file's name (``.hidden.en``) is checked the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from .cli_helpers import one_line_error, run_main
 from .workflow_helpers import bench_module
 
 # ============================================================ 1. keep_runs.py --restore
@@ -181,3 +186,31 @@ def test_1_no_archives_or_no_workdir_is_an_error_not_a_silent_nothing(keep, tmp_
     with pytest.raises(SystemExit, match="--workdir .*: no such folder"):
         _restore(keep, tmp_path / "typo", tmp_path / "kept")
     assert not (tmp_path / "typo").exists()
+
+
+# ============================================================ 2. filter --corpus
+
+
+def _two_files(d: Path, name: str = "train") -> tuple[Path, Path]:
+    (d / f"{name}.en").write_text("A man rides a bike down the road .\nTwo dogs play in the snow .\n")
+    (d / f"{name}.de").write_text("Ein Mann fährt Fahrrad auf der Straße .\nZwei Hunde spielen im Schnee .\n")
+    return d / f"{name}.en", d / f"{name}.de"
+
+
+@pytest.mark.parametrize("name", ["a\tb", "a\nb", "..", ".hidden", "a b"])
+def test_2_filter_corpus_takes_the_corpus_name_rule(capsys, tmp_path, name):
+    """``--corpus`` had no pattern: a tab or a newline in it ended up inside every pair id
+    (``ids.txt`` read as two columns or two lines)."""
+    src, tgt = _two_files(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        run_main(capsys, "filter", src, tgt, "--no-align", "-o", tmp_path / "out", f"--corpus={name}")
+    one_line_error(e.value.code, capsys.readouterr().err, "synprep filter: error: argument --corpus: expected a corpus "
+                   "name of letters")
+    assert not (tmp_path / "out").exists()
+
+
+def test_2_a_corpus_name_made_from_a_file_name_takes_the_rule_too(capsys, tmp_path):
+    src, tgt = _two_files(tmp_path, ".hidden")
+    rc, err = run_main(capsys, "filter", src, tgt, "--no-align", "-o", tmp_path / "out")
+    one_line_error(rc, err, f"{src}: the corpus name '.hidden' made from the file's name", "--corpus NAME")
+    assert not (tmp_path / "out").exists()
