@@ -14,7 +14,12 @@ now refuses or handles it.
 2. ``synprep filter --corpus NAME`` had no pattern: a tab or a newline in it ended up
    inside every pair id (``ids.txt``, the rejects); it now takes the rule of the config's
    ``corpus.name`` (synprep.util.outputs.FOLDER_NAME), named at the option, and a name
-   made from the source file's name (``.hidden.en``) is checked the same way.
+   made from the source file's name (``.hidden.en``) is checked the same way;
+3. ``synprep table-decide`` of a table.json whose rows lack a run, or a run's scores on a
+   set, that its ``over_seeds`` counted (a row cut by hand): decided from what was left,
+   exit 0, another table's decision without a word; now refused naming the key. (A
+   truncated or ragged outcomes file, NaN or infinite scores and a run listed twice were
+   already one line: tried, not changed.)
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import base64
 import gzip
 import io
+import json
 import os
 import tarfile
 from pathlib import Path
@@ -213,4 +219,44 @@ def test_2_a_corpus_name_made_from_a_file_name_takes_the_rule_too(capsys, tmp_pa
     src, tgt = _two_files(tmp_path, ".hidden")
     rc, err = run_main(capsys, "filter", src, tgt, "--no-align", "-o", tmp_path / "out")
     one_line_error(rc, err, f"{src}: the corpus name '.hidden' made from the file's name", "--corpus NAME")
+    assert not (tmp_path / "out").exists()
+
+
+# ============================================================ 3. table-decide: a run cut from the table
+
+
+@pytest.fixture(scope="module")
+def decided(tmp_path_factory) -> Path:
+    """A table.json (4 variants x 3 seeds) as make_table has it before the decision
+    (read_table refuses before any fit, before the outcomes are read)."""
+    import numpy as np
+
+    from .table_helpers import toy_outcomes, toy_table
+
+    rng = np.random.default_rng(13)
+    outcomes = toy_outcomes(rng)
+    table = toy_table(rng, outcomes)
+    d = tmp_path_factory.mktemp("decided")
+    (d / "table.json").write_text(json.dumps(table))
+    return d
+
+
+def _cut_row(t: dict) -> None:
+    del t["rows"][1]
+
+
+def _cut_scores(t: dict) -> None:
+    t["rows"][0]["scores"]["test"] = None
+
+
+@pytest.mark.parametrize("cut, wanted", [
+    (_cut_row, "parent.seeds = 3, but the rows hold 2 run(s) of parent scored on "),
+    (_cut_scores, "table.over_seeds.test.vanilla.seeds = 3, but the rows hold 2 run(s) of vanilla scored on test"),
+])
+def test_3_a_run_cut_from_a_table_is_refused_not_decided_without(decided, tmp_path, capsys, cut, wanted):
+    table = json.loads((decided / "table.json").read_text())
+    cut(table)
+    (tmp_path / "table.json").write_text(json.dumps(table))
+    rc, err = run_main(capsys, "table-decide", tmp_path / "table.json", "-o", tmp_path / "out")
+    one_line_error(rc, err, "table.json: table.over_seeds.", wanted, "a table cut by hand?")
     assert not (tmp_path / "out").exists()
