@@ -18,7 +18,9 @@ A run is finished when snakemake recorded its training summary (``train/<run>/su
 as made, and it is packed when no job of it is running; an archive is written again only when what
 it holds changed. ``--restore`` puts the archives back into a workdir whose data part was
 made again (the runs reproduce it byte for byte: docs/measured/curves-2026-11-29.md),
-refusing to replace a file that is there with other bytes; then one run of snakemake with
+after checking every archive (plain files of its run and snakemake's records of them,
+inside the workdir) and every file's place (nothing there with other bytes, no folder or
+symbolic link in the way), and writing nothing where a check fails; then one run of snakemake with
 the mtime trigger left out takes the restored runs as made (their inputs, the data made
 again, are newer than they are):
 
@@ -33,9 +35,12 @@ from __future__ import annotations
 import argparse
 import base64
 import io
+import json
+import os
 import sys
 import tarfile
-from pathlib import Path
+import zlib
+from pathlib import Path, PurePosixPath
 
 #: never packed: the checkpoints (41 MB each at the table preset) and the output locks
 LEFT_OUT = (".pt", ".synprep-output.lock")
@@ -91,9 +96,9 @@ def pack(workdir: Path, outdir: str, run: str, to: Path, recs: dict[str, Path]) 
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for f in files:
-            tar.add(workdir / f, arcname=str(f), recursive=False)
+            _add_file(tar, workdir / f, str(f))
         for p, r in sorted(mine.items()):
-            tar.add(r, arcname=str(r.relative_to(workdir)), recursive=False)
+            _add_file(tar, r, str(r.relative_to(workdir)))
     data = buf.getvalue()
     target = to / f"{run}.tar.gz"
     if target.exists():
@@ -107,26 +112,161 @@ def pack(workdir: Path, outdir: str, run: str, to: Path, recs: dict[str, Path]) 
     return f"{run}: {len(files)} files, {len(mine)} records, {target.stat().st_size / 1024:.0f} KiB -> {target}"
 
 
+def _add_file(tar: tarfile.TarFile, path: Path, arcname: str) -> None:
+    """``path``'s bytes as a plain file member: a file hard-linked to another of the run
+    (a workdir copied with ``cp -al``) was packed as a link member, and a symbolic link as
+    a link, both of which restoring skipped without a word."""
+    with open(path, "rb") as f:
+        info = tar.gettarinfo(arcname=arcname, fileobj=f)
+        info.type, info.linkname = tarfile.REGTYPE, ""
+        info.size = os.fstat(f.fileno()).st_size
+        tar.addfile(info, f)
+
+
 def _contents(tar: tarfile.TarFile) -> dict[str, tuple[bytes, int]]:
     return {m.name: (tar.extractfile(m).read(), int(m.mtime)) for m in tar.getmembers() if m.isfile()}
 
 
 def restore(workdir: Path, archives: Path) -> list[str]:
-    """Put every ``archives/*.tar.gz`` back under ``workdir``, mtimes as packed; a file
-    that is there with other bytes is a stop (nothing of that archive is written)."""
+    """Put every ``archives/*.tar.gz`` back under ``workdir``, mtimes as packed. Every
+    archive is read and checked before anything is written (:func:`_read_archive`), then
+    every file against what is in the workdir (:func:`_plan`): a file that is there with
+    other bytes, a folder or a symbolic link on a file's way, is a stop with nothing
+    written; a file there with the same bytes is left as it is (not rewritten)."""
+    if not workdir.is_dir():
+        raise SystemExit(f"--workdir {workdir}: no such folder; restore into the workdir whose data was made again")
+    found = sorted(archives.glob("*.tar.gz")) if archives.is_dir() else []
+    if not found:
+        raise SystemExit(f"--restore {archives}: no <run>.tar.gz in it; give the folder keep_runs.py --to packed into")
+    kept: dict[str, tuple[Path, bytes, int]] = {}
+    for a in found:
+        for name, (data, mtime) in _read_archive(a).items():
+            if name in kept and kept[name][1] != data:
+                raise SystemExit(f"{a}: {name}: also in {kept[name][0].name} with other bytes; keep one of the two")
+            kept[name] = (a, data, mtime)
+    write, there = _plan(workdir, kept)
+    from synprep.util.outputs.files import write_bytes
+
+    for name in write:
+        a, data, mtime = kept[name]
+        dest = workdir / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes(dest, data)
+        os.utime(dest, (mtime, mtime))
     said = []
-    for a in sorted(archives.glob("*.tar.gz")):
-        with tarfile.open(a) as tar:
-            members = [m for m in tar.getmembers() if m.isfile()]
-            for m in members:
-                dest = workdir / m.name
-                if Path(m.name).is_absolute() or ".." in Path(m.name).parts:
-                    raise SystemExit(f"{a}: {m.name}: a path outside the workdir; not restored")
-                if dest.exists() and dest.read_bytes() != tar.extractfile(m).read():
-                    raise SystemExit(f"{a}: {dest} is there with other bytes; move it aside to restore the run")
-            tar.extractall(workdir, members=members, filter="data")
-        said.append(f"{a.name}: {len(members)} files restored")
+    for a in found:
+        n = sum(1 for name in write if kept[name][0] == a)
+        same = sum(1 for name in there if kept[name][0] == a)
+        said.append(f"{a.name}: {n} files restored" + (f", {same} already there with the same bytes" if same else ""))
     return said
+
+
+#: a member's kind, in words, for the members an archive of this script never holds
+_KINDS = {tarfile.SYMTYPE: "a symbolic link", tarfile.CHRTYPE: "a device", tarfile.BLKTYPE: "a device",
+          tarfile.FIFOTYPE: "a named pipe", tarfile.CONTTYPE: "a contiguous file"}
+
+
+def _read_archive(a: Path) -> dict[str, tuple[bytes, int]]:
+    """The files of archive ``a`` (path relative to the workdir -> bytes, mtime), each
+    checked: a plain file (or a hard link to one in the archive, as an older pack wrote
+    a hard-linked file) at a relative path without ``..``, of the archive's run
+    (``<run>.tar.gz``: a folder ``<run>`` or a file ``<run>.*`` on its path), or a
+    snakemake record of one of those (:func:`_check_record`). Anything else, or an
+    archive that cannot be read to its end, is a stop naming the archive and member."""
+    run = a.name[: -len(".tar.gz")]
+    files: dict[str, tuple[bytes, int]] = {}
+    try:
+        with tarfile.open(a) as tar:
+            for m in tar.getmembers():
+                name = _member_path(a, m.name)
+                if m.isdir():
+                    continue
+                if not (m.isfile() or m.islnk()):
+                    kind = _KINDS.get(m.type, f"a member of type {m.type!r}")
+                    raise SystemExit(f"{a}: {m.name}: {kind}, not a file; keep_runs.py packs files only: "
+                                     f"pack the run again")
+                try:
+                    files[name] = (tar.extractfile(m).read(), int(m.mtime))
+                except KeyError:
+                    raise SystemExit(f"{a}: {m.name}: a hard link to {m.linkname}, which the archive does not "
+                                     f"hold; pack the run again") from None
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        why = "; ".join(x.strip(" -") for x in str(e).splitlines() if x.strip())
+        raise SystemExit(f"{a}: cannot be read: a damaged or cut archive ({why}); copy it again or pack the run "
+                         f"again") from None
+    for name, (data, _) in files.items():
+        parts = PurePosixPath(name).parts
+        if parts[:2] == tuple(RECORDS.split("/")):
+            _check_record(a, name, data, files)
+        elif parts[0] == ".snakemake" or not (run in parts[:-1] or parts[-1].startswith(run + ".")):
+            raise SystemExit(f"{a}: {name}: not a file of run {run!r} (a folder {run!r} or a file {run}.* on its "
+                             f"path) nor a record of one; not restored (is the archive named after its run?)")
+    return files
+
+
+def _member_path(a: Path, name: str) -> str:
+    """A member's path, normalized; a stop when it would leave the workdir."""
+    p = PurePosixPath(name)
+    if p.is_absolute() or ".." in p.parts or not p.parts:
+        raise SystemExit(f"{a}: {name}: a path outside the workdir; not restored")
+    return str(p)
+
+
+#: where snakemake keeps its records of the outputs its jobs made, in a workdir
+RECORDS = ".snakemake/metadata"
+
+
+def _check_record(a: Path, name: str, data: bytes, files: dict) -> None:
+    """A record member is what it claims: named (urlsafe base64) after a path the archive
+    holds a file of, or a folder of one (a rule's ``directory()`` output), and a JSON
+    object with snakemake's ``rule``. A record of another path would make snakemake
+    take that path (the user's file, the data) as made by the run's rules."""
+    coded = "".join(PurePosixPath(name).parts[2:])
+    try:
+        path = base64.b64decode(coded, altchars=b"-_", validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        path = ""
+    if not path:
+        raise SystemExit(f"{a}: {name}: not a snakemake record (its name is not a path in urlsafe base64); "
+                         f"pack the run again")
+    if path not in files and not any(f.startswith(path.rstrip("/") + "/") for f in files):
+        raise SystemExit(f"{a}: {name}: the record of {path}, which the archive holds no file of: restoring it "
+                         f"would make snakemake take {path} as made by the run; pack the run again")
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise SystemExit(f"{a}: {name}: the record of {path} is not JSON ({e}); pack the run again") from None
+    if not isinstance(record, dict) or "rule" not in record:
+        raise SystemExit(f"{a}: {name}: the record of {path} is not a snakemake record (no \"rule\"); "
+                         f"pack the run again")
+
+
+def _plan(workdir: Path, kept: dict) -> tuple[list[str], list[str]]:
+    """(the files to write, the files there with the same bytes); a stop, before any
+    write, at a file there with other bytes, something not a file where a file goes, a
+    file where a folder goes, or a symbolic link on the way (which would write outside
+    the workdir)."""
+    write, there = [], []
+    for name in sorted(kept):
+        a, data, _ = kept[name]
+        parts = PurePosixPath(name).parts
+        for i in range(1, len(parts) + 1):
+            p = workdir.joinpath(*parts[:i])
+            if p.is_symlink():
+                raise SystemExit(f"{a}: {p} is a symbolic link; restoring through it would write outside the "
+                                 f"workdir: move it aside to restore the run")
+            if i < len(parts) and p.exists() and not p.is_dir():
+                raise SystemExit(f"{a}: {p} is a file where the archive has a folder; move it aside to restore the run")
+        dest = workdir / name
+        if not dest.exists():
+            write.append(name)
+        elif not dest.is_file():
+            raise SystemExit(f"{a}: {dest} is there and not a file; move it aside to restore the run")
+        elif dest.read_bytes() != data:
+            raise SystemExit(f"{a}: {dest} is there with other bytes; move it aside to restore the run")
+        else:
+            there.append(name)
+    return write, there
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,6 +28,7 @@ Only cut parameters (``Filter.CUT_PARAMS``) may differ from those used for scori
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import ConfigError, EmptyOutput, InputError
 from ..util import textio
-from ..util.outputs import atomic_file, atomic_files, replace_dir, write_json
+from ..util.outputs import FOLDER_NAME, FOLDER_NAME_SAYS, atomic_file, atomic_files, replace_dir, write_json
 from ..util.progress import progress as progress_bar
 from .base import Filter, Pair, Score, build_filters
 
@@ -313,7 +314,11 @@ def read_pairs(src: str | Path, tgt: str | Path, corpus: str | None = None) -> l
             raise InputError(str(p), None, "no such file; give an existing text file (plain or .gz)", reason="missing")
         if p.is_dir():
             raise InputError(str(p), None, "is a directory; give a text file (plain or .gz)", reason="missing")
-    corpus = corpus or corpus_name(src)
+    if corpus is None:
+        corpus = corpus_name(src)
+        if not re.fullmatch(FOLDER_NAME, corpus):
+            raise InputError(str(src), None, f"the corpus name {corpus!r} made from the file's name is not {FOLDER_NAME_SAYS} "
+                             "(it starts every pair id <corpus>:<line>); give one with --corpus NAME", reason="name")
     a = list(_lines(src))
     b = list(_lines(tgt))
     if len(a) != len(b):

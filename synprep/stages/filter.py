@@ -21,6 +21,7 @@ from ..filters.defaults import ALIGN
 from ..filters.eflomal_seed import seeded_eflomal
 from ..filters.pipeline import output_names
 from ..settings import Config, declared_in, setting
+from ..util.outputs import FOLDER_NAME, FOLDER_NAME_SAYS
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,10 @@ class FilterStep(Config):
     # --recut) or `arrow` (uncompressed Arrow IPC, as the shards; docs/filters.md)
     format: Literal["parquet", "arrow"] = "parquet"
     # the corpus name of the pair ids <corpus>:<line> of two text files (null: the source
-    # file's name without its suffixes)
-    corpus: Optional[str] = None
+    # file's name without its suffixes): letters, digits, `.`, `_`, `-`, not starting with
+    # a dot (the rule of the config's corpus.name)
+    corpus: Optional[str] = setting(None, pattern=FOLDER_NAME, pattern_says=f"a corpus name of {FOLDER_NAME_SAYS} "
+                                    "(it starts every pair id <corpus>:<line>)")
     # the stage a reject is counted under (the workflow's filter or align stage)
     stage: str = setting("filter", cli=False)
 

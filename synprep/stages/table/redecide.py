@@ -120,8 +120,9 @@ def _check_layout(value, spec, where: str) -> Optional[str]:
 
 def read_table(path: str) -> dict:
     """A table.json, checked to hold what a decision and table.md read (:data:`LAYOUT`),
-    each run (variant, seed) once, every test set's ``n`` >= 0 and the outcomes it was
-    decided with a file beside it: an InputError naming the file and the key."""
+    each run (variant, seed) once and every run it counted there, every test set's ``n``
+    >= 0 and the outcomes it was decided with a file beside it: an InputError naming the
+    file and the key."""
     table = read_record(path, "table (table.json)", "give a table.json that synprep's table target wrote")
 
     def bad(message: str) -> InputError:
@@ -150,10 +151,27 @@ def read_table(path: str) -> dict:
         raise bad(f"table.decision.model compares with {base.group(1)!r}, but the first row is "
                   f"{table['rows'][0]['variant']!r}: the baseline's rows are missing or moved (a table cut by hand?); "
                   "give the table as made")
+    missing = _runs_missing(table)
+    if missing:
+        raise bad(missing)
     outcomes = (table.get("decision") or {}).get("outcomes")
     if outcomes is not None and (outcomes in ("", ".", "..") or os.path.basename(outcomes) != outcomes):
         raise bad(f"table.decision.outcomes = {outcomes!r}: expected the name of a file beside table.json")
     return table
+
+
+def _runs_missing(table: dict) -> Optional[str]:
+    """Where the rows hold fewer (or more) runs of a variant scored on a set than the
+    table's ``over_seeds`` counted when it was made (a row cut by hand, a run's scores
+    removed): deciding from what is left would be another table's decision, in words."""
+    for name, per in table["over_seeds"].items():
+        for v, rec in per.items():
+            said = rec.get("seeds")
+            got = sum(1 for r in table["rows"] if r["variant"] == v and r["scores"].get(name))
+            if isinstance(said, int) and not isinstance(said, bool) and got != said:
+                return (f"table.over_seeds.{name}.{v}.seeds = {said}, but the rows hold {got} run(s) of {v} scored on "
+                        f"{name}: a run or its scores missing (a table cut by hand?); give the table as made")
+    return None
 
 
 def table_settings(table: dict, config: Optional[str]) -> TableSettings:

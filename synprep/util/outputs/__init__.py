@@ -107,7 +107,7 @@ from .checks import CHECKOUT_FOLDERS, check_outdir, check_output_dir, check_outp
 from .faults import describe_os_error, public_path
 from .files import FileGroup, atomic_file, atomic_files, canonical, write_bytes, write_json, write_text
 from .folders import check_replaceable, foreign_entries, remove_output, replace_dir
-from .kept import FOLDER_NAME, FOLDER_NAME_CHARS, LOCK, OutputDir, plain_name, release
+from .kept import FOLDER_NAME, FOLDER_NAME_CHARS, FOLDER_NAME_SAYS, LOCK, OutputDir, plain_name, release
 from .markers import MARKER
 
 __all__ = [
@@ -115,6 +115,7 @@ __all__ = [
     "CHECKOUT_FOLDERS",
     "FOLDER_NAME",
     "FOLDER_NAME_CHARS",
+    "FOLDER_NAME_SAYS",
     "FileGroup",
     "LOCK",
     "OutputDir",

@@ -112,6 +112,8 @@ FOLDER_NAME_CHARS = "[A-Za-z0-9_-][A-Za-z0-9._-]*"
 #: :data:`FOLDER_NAME_CHARS`, the whole string: the pattern of the settings that name one
 #: (workflow/schemas/config.schema.yaml)
 FOLDER_NAME = f"^{FOLDER_NAME_CHARS}$"
+#: :data:`FOLDER_NAME`, in words (for a message naming the setting that breaks it)
+FOLDER_NAME_SAYS = "letters, digits, '.', '_' or '-', not starting with a dot"
 
 
 def plain_name(value: str, what: str) -> str:
