@@ -1,0 +1,53 @@
+"""Reliability round 7c: the analysis and evaluation commands on odd input, each class
+found tested at the one owner that now refuses or handles it, on real files.
+
+1. ``synprep report stats`` of files of different shards (``--pairs`` of one shard,
+   ``--arrow``/``--kept`` or ``--conllu`` of another): the kept pairs' histograms
+   (``length_after``, ``labels``, ``words``) were empty or short, exit 0, without a
+   word; a kept id that the pairs or a side's trees do not hold is now an error naming
+   that file, how many kept ids it lacks and one of them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .cli_helpers import one_line_error, run_main
+
+# ============================================================ 1. report stats of another shard's files
+
+
+def _pairs(pud: Path, tmp_path: Path) -> Path:
+    """The valid set's pairs (id, src, tgt TSV), as the workflow's prepared shard."""
+    from synprep.syntax.conllu import read_conllu
+
+    out = tmp_path / "valid.tsv"
+    en, de = read_conllu(pud / "valid.en.conllu"), read_conllu(pud / "valid.de.conllu")
+    out.write_text("".join(f"{a.sent_id}\t{a.text}\t{b.text}\n" for a, b in zip(en, de)), encoding="utf-8")
+    return out
+
+
+def test_1_report_stats_of_the_same_shards_files_counts_every_kept_pair(pud, tmp_path, capsys):
+    pairs = _pairs(pud, tmp_path)
+    rc, err = run_main(capsys, "report", "stats", "--shard", "000", "--pairs", pairs, "--arrow", pud / "valid",
+                       "--conllu", f"tgt={pud / 'valid.de.conllu'}", "-o", tmp_path / "s.json")
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert rc == 0 and sum(stats["length_after"]["src"].values()) == 24 == sum(stats["words"]["tgt"].values()), err
+
+
+@pytest.mark.parametrize("other, wanted", [
+    (["--arrow", "train"], ("valid.tsv: holds no pair of 120 of the 120 kept ids", "/train")),
+    (["--arrow", "valid", "--kept", "valid.de.conllu"], ("valid.tsv: holds no pair of ", "the kept ids given")),
+    (["--arrow", "valid", "--conllu", "tgt=train.de.conllu"],
+     ("train.de.conllu: holds no sentence (sent_id) of 24 of the 24 kept ids", "'n01062035'")),
+])
+def test_1_report_stats_of_another_shards_files_is_refused(pud, tmp_path, capsys, other, wanted):
+    """Was: exit 0 with empty ``length_after`` (or ``labels``/``words``) histograms."""
+    pairs = _pairs(pud, tmp_path)
+    args = [a if a.startswith("--") else (f"tgt={pud / a[4:]}" if a.startswith("tgt=") else pud / a) for a in other]
+    rc, err = run_main(capsys, "report", "stats", "--shard", "000", "--pairs", pairs, *args, "-o", tmp_path / "s.json")
+    one_line_error(rc, err, *wanted)
+    assert not (tmp_path / "s.json").exists()
