@@ -5,7 +5,11 @@ found tested at the one owner that now refuses or handles it, on real files.
    ``--arrow``/``--kept`` or ``--conllu`` of another): the kept pairs' histograms
    (``length_after``, ``labels``, ``words``) were empty or short, exit 0, without a
    word; a kept id that the pairs or a side's trees do not hold is now an error naming
-   that file, how many kept ids it lacks and one of them.
+   that file, how many kept ids it lacks and one of them;
+2. ``synprep report html`` wrote its PNG plots into any folder (``--plots-dir``, or a
+   ``plots/`` of the user's beside the page), over the user's own ``labels.png``: the
+   plots' folder is now a kept folder of synprep's (new, empty or its own plots, by its
+   marker), a foreign one refused before any work.
 """
 
 from __future__ import annotations
@@ -51,3 +55,28 @@ def test_1_report_stats_of_another_shards_files_is_refused(pud, tmp_path, capsys
     rc, err = run_main(capsys, "report", "stats", "--shard", "000", "--pairs", pairs, *args, "-o", tmp_path / "s.json")
     one_line_error(rc, err, *wanted)
     assert not (tmp_path / "s.json").exists()
+
+
+# ============================================================ 2. report html's plots into a folder not synprep's
+
+
+@pytest.mark.slow  # (draws the eight plots twice: about 2 s)
+def test_2_report_html_writes_its_plots_into_its_own_folder_only(pud, tmp_path, capsys):
+    """Was: the PNGs written into any folder (``--plots-dir``, or a ``plots/`` of the
+    user's beside the page), over the user's own ``labels.png``."""
+    stats = tmp_path / "s.json"
+    run_main(capsys, "report", "stats", "--shard", "000", "--pairs", _pairs(pud, tmp_path), "--arrow", pud / "valid",
+             "-o", stats)
+    mine = tmp_path / "mine"
+    (mine / "plots").mkdir(parents=True)
+    for d in (mine, mine / "plots"):
+        (d / "labels.png").write_bytes(b"my picture")
+    for plots, page in ((["--plots-dir", mine], tmp_path / "r.html"), ([], mine / "r.html")):
+        rc, err = run_main(capsys, "report", "html", "--stats", stats, *plots, "-o", page)
+        one_line_error(rc, err, f"--plots-dir {plots[1] if plots else mine / 'plots'}: a folder synprep cannot prove it "
+                       "wrote", "labels.png")
+        assert not page.exists()
+    assert [p.read_bytes() for p in sorted(mine.rglob("*.png"))] == [b"my picture"] * 2
+    for _ in range(2):  # a new folder, then its own plots again
+        rc, err = run_main(capsys, "report", "html", "--stats", stats, "-o", tmp_path / "r.html")
+        assert rc == 0 and (tmp_path / "plots" / "labels.png").read_bytes().startswith(b"\x89PNG"), err
