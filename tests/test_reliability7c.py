@@ -9,7 +9,10 @@ found tested at the one owner that now refuses or handles it, on real files.
 2. ``synprep report html`` wrote its PNG plots into any folder (``--plots-dir``, or a
    ``plots/`` of the user's beside the page), over the user's own ``labels.png``: the
    plots' folder is now a kept folder of synprep's (new, empty or its own plots, by its
-   marker), a foreign one refused before any work.
+   marker), a foreign one refused before any work;
+3. ``synprep induce-eval --word-ids TXT``: a line of word ids that does not fit its
+   sentence (empty, too few, naming a word too many) was an error naming the score
+   file (``s.npz: sentence 2 (0-based): ...``); it now names ``TXT:3``, the line to fix.
 """
 
 from __future__ import annotations
@@ -80,3 +83,40 @@ def test_2_report_html_writes_its_plots_into_its_own_folder_only(pud, tmp_path, 
     for _ in range(2):  # a new folder, then its own plots again
         rc, err = run_main(capsys, "report", "html", "--stats", stats, "-o", tmp_path / "r.html")
         assert rc == 0 and (tmp_path / "plots" / "labels.png").read_bytes().startswith(b"\x89PNG"), err
+
+
+# ============================================================ 3. induce-eval's --word-ids named in their errors
+
+
+def _root_scores(pud: Path, tmp_path: Path) -> tuple[Path, list[str]]:
+    """Random root-layout score matrices, one a word of each valid sentence, and the
+    lines of a --word-ids file that fits them."""
+    import numpy as np
+
+    from synprep.syntax.conllu import read_conllu
+
+    rng = np.random.default_rng(0)
+    sizes = [len(s.rows) for s in read_conllu(pud / "valid.en.conllu")]
+    np.savez(tmp_path / "s.npz", **{f"scores_{k}": rng.random((n + 1, n + 1)) for k, n in enumerate(sizes)})
+    return tmp_path / "s.npz", [" ".join(map(str, range(n))) for n in sizes]
+
+
+@pytest.mark.parametrize("line3, wanted", [("", "0 word ids for a score matrix"),
+                                           ("0 1 2", "3 word ids for a score matrix"),
+                                           (None, "word ids name ")])
+def test_3_a_bad_line_of_word_ids_is_named_by_its_file_and_line(pud, tmp_path, capsys, line3, wanted):
+    """Was: the error named the score file (``s.npz: sentence 2 (0-based): ...``)."""
+    scores, lines = _root_scores(pud, tmp_path)
+    rc, err = run_main(capsys, "induce-eval", "--gold", pud / "valid.en.conllu", "--scores", scores, "--layout", "root",
+                       "--word-ids", _write(tmp_path / "w.txt", lines))
+    assert rc == 0, err
+    n = len(lines[2].split())  # None: the last piece in a word past the sentence's last
+    lines[2] = line3 if line3 is not None else " ".join(map(str, [*range(n - 1), n]))
+    rc, err = run_main(capsys, "induce-eval", "--gold", pud / "valid.en.conllu", "--scores", scores, "--layout", "root",
+                       "--word-ids", _write(tmp_path / "w.txt", lines))
+    one_line_error(rc, err, f"{tmp_path / 'w.txt'}:3: the word ids of sentence 2 (0-based): {wanted}")
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return path
