@@ -536,8 +536,7 @@ def evaluate(
     scores_name: str = "scores",
     gold_name: str = "gold",
     trees_out: list | None = None,
-    ids: Sequence[str] | None = None,
-    word_ids_name: str | None = None,
+    ids: Sequence[str] | None = None, word_ids_name: str | None = None,
 ) -> dict:
     """Attachment accuracy (in %, punctuation excluded) of the trees decoded from
     ``scores`` (when given) and of the branching baselines, against ``gold``.
@@ -546,8 +545,7 @@ def evaluate(
     ``trees_out`` when it is a list. ``ids``: the sentence id of each score matrix
     (:func:`score_file_meta`); each must equal its gold sentence's ``sent_id``, so that
     a dropped or reordered sentence is an error, not a silent misalignment.
-    ``word_ids_name``: the text file the word ids came from (``--word-ids``, one line a
-    sentence), named with its line in their errors (else ``scores_name``)."""
+    ``word_ids_name``: the ``--word-ids`` file, named with its line in their errors."""
     if layout not in LAYOUTS:
         raise ConfigError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
     if root not in ROOT_POLICIES:
