@@ -536,7 +536,7 @@ def evaluate(
     scores_name: str = "scores",
     gold_name: str = "gold",
     trees_out: list | None = None,
-    ids: Sequence[str] | None = None,
+    ids: Sequence[str] | None = None, word_ids_name: str | None = None,
 ) -> dict:
     """Attachment accuracy (in %, punctuation excluded) of the trees decoded from
     ``scores`` (when given) and of the branching baselines, against ``gold``.
@@ -544,7 +544,8 @@ def evaluate(
     "directed_correct", "undirected_correct"}}}``. Decoded trees are appended to
     ``trees_out`` when it is a list. ``ids``: the sentence id of each score matrix
     (:func:`score_file_meta`); each must equal its gold sentence's ``sent_id``, so that
-    a dropped or reordered sentence is an error, not a silent misalignment."""
+    a dropped or reordered sentence is an error, not a silent misalignment.
+    ``word_ids_name``: the ``--word-ids`` file, named with its line in their errors."""
     if layout not in LAYOUTS:
         raise ConfigError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
     if root not in ROOT_POLICIES:
@@ -576,7 +577,7 @@ def evaluate(
                     f"expected the gold sentences, in order{_DATASET_HINT}",
                     "misaligned",
                 )
-            preds["induced"] = _decode_item(item, n, k, layout, root, scores_name, g.name)
+            preds["induced"] = _decode_item(item, n, k, layout, root, scores_name, g.name, word_ids_name)
             if trees_out is not None:
                 trees_out.append(preds["induced"])
         for name in systems:
@@ -616,10 +617,13 @@ _DATASET_HINT = (
 )
 
 
-def _decode_item(item, n_words: int, k: int, layout: str, root: str, scores_name: str, gold_where: str) -> list[int]:
+def _decode_item(item, n_words: int, k: int, layout: str, root: str, scores_name: str, gold_where: str,
+                 word_ids_name: str | None = None) -> list[int]:
     a, wid = item
     a = np.asarray(a)
     where = f"sentence {k} (0-based)"
+    # where the word ids came from: the --word-ids file's line k + 1, else the score file
+    wfile, wline, wwhere = (word_ids_name, k + 1, f"the word ids of {where}") if word_ids_name else (scores_name, None, where)
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise InputError(scores_name, None, f"{where}: score matrix has shape {a.shape}; expected a square matrix", "shape")
     if a.dtype.kind not in "fiu":  # real numbers: not complex, bool, timedelta, str, bytes or object
@@ -640,13 +644,14 @@ def _decode_item(item, n_words: int, k: int, layout: str, root: str, scores_name
         raise InputError(scores_name, None, f"{where}: word ids have dtype {wid.dtype}; expected integers", "format")
     if wid.ndim != 1 or wid.size != n_pieces:
         raise InputError(
-            scores_name, None, f"{where}: {wid.size} word ids for a score matrix of shape {a.shape} ({n_pieces} pieces in the {layout} layout)", "shape"
+            wfile, wline, f"{wwhere}: {wid.size} word ids for a score matrix of shape {a.shape} ({n_pieces} pieces in the "
+            f"{layout} layout" + (f" of {scores_name})" if word_ids_name else ")"), "shape"
         )
     if wid.size and int(wid.max()) + 1 != n_words:
         raise InputError(
-            scores_name,
-            None,
-            f"{where}: word ids name {int(wid.max()) + 1} words but the gold tree at {gold_where} has {n_words}; "
+            wfile,
+            wline,
+            f"{wwhere}: word ids name {int(wid.max()) + 1} words but the gold tree at {gold_where} has {n_words}; "
             "the scores must be over the gold's syntactic words (a multiword token is several words): "
             "build the dataset with --words syntactic" + _DATASET_HINT,
             "shape",
@@ -656,5 +661,5 @@ def _decode_item(item, n_words: int, k: int, layout: str, root: str, scores_name
     try:
         W = collapse(a, wid, layout=layout)
         return decode(W, root=root)
-    except ValueError as e:
-        raise InputError(scores_name, None, f"{where}: {e}", "shape") from None
+    except ValueError as e:  # (word ids with a gap)
+        raise InputError(wfile, wline, f"{wwhere}: {e}", "shape") from None

@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         gold_name=args.gold,
         trees_out=trees,
         ids=meta["ids"],
+        word_ids_name=args.word_ids,
     )
     if args.trees:
         try:

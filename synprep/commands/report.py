@@ -89,7 +89,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     h.add_argument("--gates", metavar="JSON", help="gate norms by target UPOS (`synprep gate-stats --json`, or gates.json)")
     h.add_argument("--config", help="the configuration file of the run, shown in the report")
     add_settings(h, ReportSettings, defaults="class")  # the workflow's report section (synprep.report.html)
-    h.add_argument("--plots-dir", help="where the PNG plots go (default: plots/ next to the page)")
+    h.add_argument("--plots-dir", help="where the PNG plots go (default: plots/ next to the page): a new or empty "
+                   "folder, or the plots of an earlier report")
     h.add_argument("--summary", help="also write the merged accounting (JSON) here")
     h.add_argument("--strict", action="store_true", help="exit 1 when a shard is out of balance")
     h.add_argument("-o", "--output", required=True, help="the HTML page")
@@ -156,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.output, stats)
         return 0
 
+    plots = rep.plots_folder(args.plots_dir, args.output)  # not synprep's plots: refused before any work
     ledgers = [rep.read_input("accounting", p) for p in args.accounting]
     ledgers.sort(key=lambda led: led["shard"])
     summary = acc.summarize(ledgers, args.stages) if ledgers else None
@@ -172,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     challenge, induce, gates = (_analysis(kind, getattr(args, kind)) for kind in ("challenge", "induce", "gates"))
     inputs = rep.ReportInputs(stats, summary, runs, title=args.title, config_text=config_text, manifest=manifest,
                               top_labels=args.top_labels, challenge=challenge, induce=induce, gates=gates)
-    rep.write_report(args.output, inputs, plots_dir=args.plots_dir)
+    rep.write_report(args.output, inputs, plots_dir=plots)
     if summary is not None:
         if args.summary:
             write_json(args.summary, {k: v for k, v in summary.items()})

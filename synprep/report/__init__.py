@@ -27,10 +27,12 @@ The names below are this package's face: ``from synprep.report import X``.
 
 from .html import (
     INPUT_KINDS,
+    PLOTS_KIND,
     SECTIONS,
     ReportInputs,
     ReportSettings,
     check_analysis,
+    plots_folder,
     read_input,
     render_html,
     render_page,
@@ -44,6 +46,7 @@ __all__ = [
     "CLIP_PERCENTILE",
     "INPUT_KINDS",
     "PLOTS",
+    "PLOTS_KIND",
     "SECTIONS",
     "SIDES",
     "ReportInputs",
@@ -53,6 +56,7 @@ __all__ = [
     "compare_runs",
     "draw_plots",
     "merge_stats",
+    "plots_folder",
     "read_input",
     "read_arrow",
     "read_run",

@@ -29,11 +29,14 @@ from typing import Callable, Iterable, Mapping, Sequence
 from ..dataset.accounting import check_ledger
 from ..errors import InputError
 from ..settings import Config, setting
-from ..util.outputs import write_text
+from ..util.outputs import OutputDir, write_text
 from ..util.records import is_count, is_finite
 from ..util.textio import json_object, read_json
 from .plots import PLOTS, TABLE_PLOT, draw_plots
 from .stats import check_stats
+
+#: the marker kind of the plots' folder of ``synprep report html`` (:func:`plots_folder`)
+PLOTS_KIND = "report-plots"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -435,10 +438,24 @@ def render_html(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappi
     return render_page(ReportInputs(stats, accounting, runs, **fields), pngs)
 
 
+def default_plots_dir(out_html: str | os.PathLike) -> str:
+    """Where the plots go without ``--plots-dir``: ``plots/`` beside the page."""
+    return os.path.join(os.path.dirname(os.fspath(out_html)) or ".", "plots")
+
+
+def plots_folder(plots_dir: str | os.PathLike | None, out_html: str | os.PathLike) -> OutputDir:
+    """The plots' folder of ``synprep report html`` (``--plots-dir``, else ``plots/``
+    beside the page) as a kept folder of kind :data:`PLOTS_KIND`: new, empty or
+    synprep's plots, else a ConfigError before any work (a folder of the user's own
+    pictures, ``labels.png`` among them, was written into)."""
+    return OutputDir(plots_dir if plots_dir is not None else default_plots_dir(out_html), PLOTS_KIND, "--plots-dir")
+
+
 def write_report(out_html: str | os.PathLike, inputs: ReportInputs | Mapping, *args,
-                 plots_dir: str | os.PathLike | None = None, **fields) -> None:
-    """Draw the plots into ``plots_dir`` (default: ``plots/`` beside the page) and write
-    the HTML page (atomically).
+                 plots_dir: str | os.PathLike | OutputDir | None = None, **fields) -> None:
+    """Draw the plots into ``plots_dir`` (default: ``plots/`` beside the page; a
+    :func:`plots_folder`: each file registered in its marker) and write the HTML page
+    (atomically).
 
     ``write_report(out_html, ReportInputs(...), plots_dir=...)``; the older form
     ``write_report(out_html, stats, accounting, runs, plots_dir, title=..., ...)`` (the
@@ -453,7 +470,7 @@ def write_report(out_html: str | os.PathLike, inputs: ReportInputs | Mapping, *a
         raise TypeError("write_report(out_html, ReportInputs(...), plots_dir=...) takes no other arguments")
     out_html = os.fspath(out_html)
     if plots_dir is None:
-        plots_dir = os.path.join(os.path.dirname(out_html) or ".", "plots")
+        plots_dir = default_plots_dir(out_html)
     pngs = draw_plots(inputs.stats, inputs.accounting, inputs.runs, plots_dir, top_labels=inputs.top_labels,
                       challenge=inputs.challenge, **({"table": inputs.table} if inputs.table else {}))
     write_text(out_html, render_page(inputs, pngs))

@@ -15,7 +15,7 @@ import io
 import os
 from typing import Mapping, Sequence
 
-from ..util.outputs import write_bytes
+from ..util.outputs import OutputDir, write_bytes
 from .stats import SIDES
 
 PLOTS: dict[str, tuple[str, str]] = {
@@ -504,17 +504,21 @@ def plot_table(fig, table: Mapping) -> None:
         ax.set_visible(False)
 
 
-def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], plots_dir: str | os.PathLike,
+def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mapping], plots_dir: str | os.PathLike | OutputDir,
                top_labels: int = 20, challenge: Mapping | None = None, table: Mapping | None = None) -> dict[str, bytes]:
     """Draw every plot of :data:`PLOTS` into ``plots_dir/<name>.png``, and with ``table``
     (:func:`synprep.stages.table.build_table`) its plot (:data:`TABLE_PLOT`) into
-    ``table.png``; returns the PNG bytes."""
+    ``table.png``; returns the PNG bytes. ``plots_dir`` an :class:`~synprep.util.outputs.OutputDir`:
+    each file is registered in the folder's marker before it is written (a folder that
+    is not synprep's was refused when it was made)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plots_dir = os.fspath(plots_dir)
+    # a kept folder (synprep report html's --plots-dir): each file registered in its marker first
+    folder = plots_dir if isinstance(plots_dir, OutputDir) else None
+    plots_dir = os.fspath(folder.path if folder is not None else plots_dir)
     os.makedirs(plots_dir, exist_ok=True)
     draw = {
         "rejects": lambda f: plot_rejects(f, accounting),
@@ -542,6 +546,6 @@ def draw_plots(stats: Mapping, accounting: Mapping | None, runs: Sequence[Mappin
             fig.savefig(buf, format="png", metadata={"Software": None})
             plt.close(fig)
             data = buf.getvalue()
-            write_bytes(os.path.join(plots_dir, f"{name}.png"), data)
+            write_bytes(folder.file(f"{name}.png") if folder is not None else os.path.join(plots_dir, f"{name}.png"), data)
             out[name] = data
     return out

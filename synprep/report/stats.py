@@ -67,29 +67,44 @@ def shard_stats(
     shard's Arrow file; ``conllu``: side -> parsed CoNLL-U file."""
     stats: dict = {"shard": shard}
     table = read_arrow(arrow) if arrow is not None else None
+    kept_from = "the kept ids given"
     if kept_ids is None and table is not None:
-        kept_ids = table_ids(table)
+        kept_ids, kept_from = table_ids(table), f"the ids of {os.fspath(arrow)}"  # type: ignore[arg-type]
     kept = set(kept_ids) if kept_ids is not None else None
     if pairs is not None:
-        stats.update(_length_stats(pairs, kept))
+        stats.update(_length_stats(pairs, kept, kept_from))
     if table is not None:
         stats.update(_table_stats(table))
     if conllu:
-        stats.update(_conllu_stats(conllu, kept, words, labels))
+        stats.update(_conllu_stats(conllu, kept, words, labels, kept_from))
     return stats
 
 
-def _length_stats(pairs: str | os.PathLike, kept: set[str] | None) -> dict:
+def _unknown_kept(path, kept: set[str] | None, seen: set[str], kept_from: str, what: str) -> None:
+    """A kept id that ``path`` does not hold is an InputError: the kept pairs are another
+    shard's (their histograms would be empty or short without a word)."""
+    missing = sorted(kept - seen) if kept is not None else []
+    if missing:
+        raise InputError(os.fspath(path), None, f"holds no {what} of {len(missing)} of the {len(kept)} kept ids "  # type: ignore[arg-type]
+                         f"({kept_from}; e.g. {missing[0][:40]!r}): expected the same shard's files (its pairs, its "
+                         "Arrow shard or --kept ids, its parsed CoNLL-U)", "misaligned")
+
+
+def _length_stats(pairs: str | os.PathLike, kept: set[str] | None, kept_from: str = "the kept ids") -> dict:
     """``length_before`` (every pair of ``pairs``) and, when ``kept`` is known,
-    ``length_after`` (the kept ones), per side."""
+    ``length_after`` (the kept ones), per side; every kept id must be a pair of
+    ``pairs`` (:func:`_unknown_kept`)."""
     before: dict[str, list[int]] = {s: [] for s in SIDES}
     after: dict[str, list[int]] = {s: [] for s in SIDES}
+    seen: set[str] = set()
     for pid, src, tgt in read_pairs(pairs):
+        seen.add(pid)
         for side, text in (("src", src), ("tgt", tgt)):
             n = _ws_len(text)
             before[side].append(n)
             if kept is not None and pid in kept:
                 after[side].append(n)
+    _unknown_kept(pairs, kept, seen, kept_from, "pair")
     out = {"length_before": {s: _hist(before[s]) for s in SIDES}}
     if kept is not None:
         out["length_after"] = {s: _hist(after[s]) for s in SIDES}
@@ -118,22 +133,27 @@ def _table_stats(table) -> dict:
     return out
 
 
-def _conllu_stats(conllu: Mapping[str, str | os.PathLike], kept: set[str] | None, words: str, labels: str) -> dict:
-    """``projectivity``, ``labels`` and ``words`` per side of the parsed trees."""
+def _conllu_stats(conllu: Mapping[str, str | os.PathLike], kept: set[str] | None, words: str, labels: str,
+                  kept_from: str = "the kept ids") -> dict:
+    """``projectivity``, ``labels`` and ``words`` per side of the parsed trees; every
+    kept id must be a sentence (``sent_id``) of each side's trees."""
     proj: dict[str, dict] = {}
     labs: dict[str, dict[str, int]] = {}
     nwords: dict[str, dict[str, int]] = {}
     for side, path in conllu.items():
-        proj[side], labs[side], nwords[side] = _tree_stats(path, kept, words, labels)
+        proj[side], labs[side], nwords[side] = _tree_stats(path, kept, words, labels, kept_from)
     return {"projectivity": proj, "labels": labs, "words": nwords}
 
 
-def _tree_stats(path, kept: set[str] | None, words: str, labels: str) -> tuple[dict, dict[str, int], dict[str, int]]:
+def _tree_stats(path, kept: set[str] | None, words: str, labels: str,
+                kept_from: str = "the kept ids") -> tuple[dict, dict[str, int], dict[str, int]]:
     trees = projective = 0
+    seen: set[str] = set()
     lifted: Counter[int] = Counter()
     label_counts: Counter[str] = Counter()
     lengths: Counter[int] = Counter()
     for sent in read_conllu(path):
+        seen.add(sent.sent_id)
         try:
             tree = to_tree(sent, words=words, labels=labels)
         except InputError:  # e.g. mwt-cycle: the oracle stage rejects these
@@ -146,6 +166,7 @@ def _tree_stats(path, kept: set[str] | None, words: str, labels: str) -> tuple[d
         if kept is None or sent.sent_id in kept:
             label_counts.update(tree.labels)
             lengths[len(tree)] += 1
+    _unknown_kept(path, kept, seen, kept_from, "sentence (sent_id)")
     return (
         {"trees": trees, "projective": projective, "lifted": {str(k): lifted[k] for k in sorted(lifted)}},
         dict(sorted(label_counts.items())),
