@@ -54,13 +54,25 @@ def records(workdir: Path, kind: str = "metadata") -> dict[str, Path]:
     root = workdir / ".snakemake" / kind
     out = {}
     for f in root.rglob("*"):
-        if f.is_file():
-            name = "".join(f.relative_to(root).parts)
-            try:
-                out[base64.urlsafe_b64decode(name).decode("utf-8")] = f
-            except (ValueError, UnicodeDecodeError):
-                continue  # not a record snakemake wrote
+        path = record_path(f.relative_to(root).parts) if f.is_file() else None
+        if path:  # (else not a record snakemake wrote)
+            out[path] = f
     return out
+
+
+def record_path(parts) -> str | None:
+    """The path a record is of, from its file's path parts under ``.snakemake/<kind>``
+    (urlsafe base64, split into folders when long); None for a name that is not one."""
+    try:
+        return base64.b64decode("".join(parts), altchars=b"-_", validate=True).decode("utf-8") or None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def of_run(parts, run: str) -> bool:
+    """Whether a file at path ``parts`` is of ``run``: a folder ``run`` or a file
+    ``run.*`` on its path."""
+    return run in parts[:-1] or parts[-1].startswith(run + ".")
 
 
 def run_files(workdir: Path, outdir: str, run: str) -> list[Path]:
@@ -69,7 +81,7 @@ def run_files(workdir: Path, outdir: str, run: str) -> list[Path]:
     keep = []
     for f in base.rglob("*"):
         rel = f.relative_to(base).parts
-        if f.is_file() and not f.name.endswith(LEFT_OUT) and (run in rel[:-1] or rel[-1].startswith(run + ".")):
+        if f.is_file() and not f.name.endswith(LEFT_OUT) and of_run(rel, run):
             keep.append(f.relative_to(workdir))
     return sorted(keep)
 
@@ -198,7 +210,7 @@ def _read_archive(a: Path) -> dict[str, tuple[bytes, int]]:
         parts = PurePosixPath(name).parts
         if parts[:2] == tuple(RECORDS.split("/")):
             _check_record(a, name, data, files)
-        elif parts[0] == ".snakemake" or not (run in parts[:-1] or parts[-1].startswith(run + ".")):
+        elif parts[0] == ".snakemake" or not of_run(parts, run):
             raise SystemExit(f"{a}: {name}: not a file of run {run!r} (a folder {run!r} or a file {run}.* on its "
                              f"path) nor a record of one; not restored (is the archive named after its run?)")
     return files
@@ -221,12 +233,8 @@ def _check_record(a: Path, name: str, data: bytes, files: dict) -> None:
     holds a file of, or a folder of one (a rule's ``directory()`` output), and a JSON
     object with snakemake's ``rule``. A record of another path would make snakemake
     take that path (the user's file, the data) as made by the run's rules."""
-    coded = "".join(PurePosixPath(name).parts[2:])
-    try:
-        path = base64.b64decode(coded, altchars=b"-_", validate=True).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        path = ""
-    if not path:
+    path = record_path(PurePosixPath(name).parts[2:])
+    if path is None:
         raise SystemExit(f"{a}: {name}: not a snakemake record (its name is not a path in urlsafe base64); "
                          f"pack the run again")
     if path not in files and not any(f.startswith(path.rstrip("/") + "/") for f in files):

@@ -72,7 +72,7 @@ from ..dataset.pairfile import read_pairs as read_shard  # noqa: F401  (the old 
 from ..dataset.pairfile import write_pairs  # noqa: F401  (the old path)
 from ..errors import ConfigError, EmptyOutput, InputError
 from ..settings import Config, declared_in, setting
-from ..util.outputs import FOLDER_NAME, FileGroup, replace_dir, write_json, write_text
+from ..util.outputs import FOLDER_NAME, FOLDER_NAME_SAYS, FileGroup, replace_dir, write_json, write_text
 from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 from ..util.textio import has_breaks, lines, one_line, open_text
 
@@ -104,8 +104,7 @@ class CorpusSpec(Config):
     # corpus name; the pair on line n has the id `name:n` in every output. Letters,
     # digits, `.`, `_`, `-`, not starting with a dot
     name: str = setting("corpus", pattern=_NAME.pattern, cli="required",
-                        pattern_says="a corpus name of letters, digits, '.', '_' or '-', not starting with a dot (it "
-                        "starts every pair id)")
+                        pattern_says=f"a corpus name of {FOLDER_NAME_SAYS} (it starts every pair id)")
     # two line-aligned text files, one sentence a line, plain or gzipped: the source side
     src: Optional[str] = setting(None, path=True)
     # the target side (line n is the translation of the source's line n)
@@ -120,10 +119,7 @@ class CorpusSpec(Config):
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name or ""):
-            raise ConfigError(
-                f"corpus name {self.name!r} must be letters, digits, '.', '_' or '-', not starting with a dot (it "
-                "starts every pair id)"
-            )
+            raise ConfigError(f"corpus name {self.name!r} must be {FOLDER_NAME_SAYS} (it starts every pair id)")
         if self.tsv is not None and (self.src is not None or self.tgt is not None):
             raise ConfigError("give either a tsv file or src and tgt files, not both")
         if self.tsv is None and (self.src is None or self.tgt is None):
