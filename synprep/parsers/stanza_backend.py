@@ -225,8 +225,9 @@ class StanzaOptions(Config):
     fast_decode: bool = True
 
 
-#: what ``parse.stanza.device`` may say (the schema's pattern too)
-WORKFLOW_DEVICE = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?)$")
+#: what ``parse.stanza.device`` may say (the schema's pattern too; written without a
+#: question mark, so that libyaml reads the schema: synprep.util.yamlio._PURE_ONLY)
+WORKFLOW_DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:[0-9]+)$")
 
 
 @dataclass(frozen=True)
