@@ -150,11 +150,14 @@ def shared_fixtures(item) -> list[str]:
 
 
 def _cpu_seconds() -> float:
-    """CPU seconds of this process and of its children that have ended."""
+    """CPU seconds of this process and of its children that have ended (the snakemake
+    runs forked for it by tests/snakemake_server.py's server among them)."""
     import resource
 
+    from .snakemake_server import forked_cpu_seconds
+
     me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime + forked_cpu_seconds()
 
 
 class TestCost:

@@ -27,6 +27,7 @@ from synprep.util.outputs import markers
 
 from .cli_helpers import COMMANDS, SHARD_ARGS, command, inputs, leftovers, made, run_main, tree  # noqa: F401  (fixtures)
 from .workflow_helpers import FakeRecords, Out, fake_job
+from .snakemake_server import run as snakemake_run
 
 REPO = Path(__file__).resolve().parents[1]
 #: the marker file of a folder output, as docs/shards.md names it
@@ -729,7 +730,7 @@ def test_snakemakes_records_tell_the_workflows_files_from_others_in_a_real_run(t
         "onstart:\n    check_job_outputs(workflow)\n")
 
     def snakemake(*args):
-        return subprocess.run(["snakemake", "-c1", "--nolock", *args], cwd=tmp_path, capture_output=True, text=True)
+        return snakemake_run(["snakemake", "-c1", "--nolock", *args], cwd=tmp_path, capture_output=True, text=True)
 
     assert snakemake().returncode == 0
     done = snakemake("--forcerun", "a")  # the workflow's own files: rerun

@@ -19,6 +19,7 @@ from synprep.parsers import ParseSettings
 from synprep.stages.config_paths import config_paths, demo_settings_warnings, resolve_config_paths
 
 from .conftest import MULTI30K
+from .snakemake_server import run as snakemake_run
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "config" / "demo"
@@ -127,7 +128,7 @@ def test_a_newcomers_config_in_their_own_folder_dry_runs_from_the_checkout(tmp_p
     before anything runs, and the `dataset` target trains nothing."""
     path = _own_folder(tmp_path)
     cmd = [shutil.which("snakemake"), "-n", "dataset", "--configfile", str(path), "--replace-workflow-config"]
-    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+    r = snakemake_run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     warnings = [line for line in r.stderr.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 2, r.stderr[-3000:]

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from .snakemake_server import run as snakemake_run
 import yaml
 
 from synprep.cli import main
@@ -114,7 +115,7 @@ def test_recipe_dry_runs_warns_and_decodes_with_its_beam(path):
     """`snakemake -n all --configfile config/recipes/X.yaml`, as each header says."""
     recipe = _load(path)
     cmd = [shutil.which("snakemake"), "--snakefile", str(REPO / "Snakefile"), "-n", "-p", "all", "--configfile", str(path)]
-    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    r = snakemake_run(cmd, cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert f"warning: recipe {recipe['recipe']['name']}" in r.stderr + r.stdout
     evals = [line for line in r.stdout.splitlines() if "synprep evaluate" in line]

@@ -33,6 +33,7 @@ import pytest
 
 from .cli_helpers import one_line_error, run_main, tree
 from .train_helpers import run_cfg
+from .snakemake_server import run as snakemake_run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -718,7 +719,7 @@ def test_a_table_config_is_refused_by_a_dry_run(case, tmp_path):
         wanted = "table.decode.length_penalty: 1e+300 is greater than the maximum of 63.9375"
     path = tmp_path / "table.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    r = subprocess.run([shutil.which("snakemake") or "snakemake", "--snakefile", str(REPO / "Snakefile"), "-n", "all",
+    r = snakemake_run([shutil.which("snakemake") or "snakemake", "--snakefile", str(REPO / "Snakefile"), "-n", "all",
                         "--configfile", str(path), "--replace-workflow-config"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
     errors = [x for x in r.stderr.splitlines() if "error" in x.lower()]

@@ -32,6 +32,7 @@ import pytest
 
 from .cli_helpers import one_line_error, run_main
 from .conftest import MULTI30K
+from .snakemake_server import run as snakemake_run
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED_TABLE = REPO / "docs" / "measured" / "cpu-table-2026-11-28.json"
@@ -503,7 +504,7 @@ def test_a_run_name_the_config_check_refuses_is_refused_by_the_workflow(tmp_path
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
 
     def dry_run(target: str) -> subprocess.CompletedProcess:
-        return subprocess.run([shutil.which("snakemake"), "--snakefile", str(REPO / "Snakefile"), "-n", target,
+        return snakemake_run([shutil.which("snakemake"), "--snakefile", str(REPO / "Snakefile"), "-n", target,
                                "--configfile", str(tmp_path / "c.yaml")], cwd=tmp_path, capture_output=True,
                               text=True, timeout=300)
 

@@ -31,6 +31,7 @@ from synprep.errors import InputError
 from .cli_helpers import one_line_error, run_main, tree
 from .conftest import MULTI30K
 from .workflow_helpers import FakeRecords, fake_job
+from .snakemake_server import run as snakemake_run
 
 
 def _multi30k(tmp_path, n: int):
@@ -157,7 +158,6 @@ def test_logs_benchmarks_and_untracked_outputs_in_real_runs(tmp_path):
     while a job was writing its log and a run under --touch; a file of the user's at a
     log or benchmark path stops the run before any job and is kept; a hand-made output
     of a job that does not run is refused until it is deleted or recorded by --touch."""
-    import subprocess
     import time
 
     if shutil.which("snakemake") is None:
@@ -165,7 +165,7 @@ def test_logs_benchmarks_and_untracked_outputs_in_real_runs(tmp_path):
     (tmp_path / "Snakefile").write_text(TWO_RULES)
 
     def snakemake(*args):
-        return subprocess.run(["snakemake", "-c1", "--nolock", *args], cwd=tmp_path, capture_output=True, text=True)
+        return snakemake_run(["snakemake", "-c1", "--nolock", *args], cwd=tmp_path, capture_output=True, text=True)
 
     def runs(*args):
         r = snakemake(*args)

@@ -32,7 +32,6 @@ import itertools
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -40,6 +39,7 @@ import yaml
 
 from .cli_helpers import one_line_error, run_main
 from .conftest import MULTI30K
+from .snakemake_server import run as snakemake_run
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -164,7 +164,7 @@ def test_the_workflow_splits_a_corpus_named_with_a_leading_dash(tmp_path):
     cfg = demo_config()
     cfg["corpus"]["name"] = "-x"
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    r = subprocess.run([shutil.which("snakemake"), "--snakefile", str(REPO / "Snakefile"), "--cores", "1",
+    r = snakemake_run([shutil.which("snakemake"), "--snakefile", str(REPO / "Snakefile"), "--cores", "1",
                         "results/prepare/000.tsv", "--configfile", str(tmp_path / "c.yaml")], cwd=tmp_path,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]

@@ -25,6 +25,7 @@ import yaml
 from synprep.stages.workflow import request_problems, slurm_partitions
 
 from .workflow_helpers import bench_module
+from .snakemake_server import run as snakemake_run
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
@@ -133,7 +134,7 @@ def _snakemake(workdir: Path, config: Path, *args: str, timeout: int) -> subproc
     workdir.mkdir(exist_ok=True)
     cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), "--directory", str(workdir),
            "--configfile", str(config), "--replace-workflow-config", *args]
-    r = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    r = snakemake_run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}")
     return r
@@ -225,7 +226,7 @@ def test_a_request_the_node_cannot_meet_stops_before_submitting(slurm_cluster, t
     cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), "--directory", str(work),
            "--configfile", str(config), "--replace-workflow-config", "--profile", str(PROFILE),
            "results/prepare/000.tsv", "--set-resources", "split_corpus:mem_mb=99999999"]
-    r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=300)
+    r = snakemake_run(cmd, cwd=work, capture_output=True, text=True, timeout=300)
     assert r.returncode != 0
     assert "rule split_corpus asks for 99999999 MB of memory (mem_mb)" in r.stderr, r.stderr[-3000:]
     assert "submitted with SLURM jobid" not in r.stderr + r.stdout

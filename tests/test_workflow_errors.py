@@ -18,6 +18,7 @@ import yaml
 from synprep.errors import ConfigError
 
 from .workflow_helpers import demo_config as _demo_config
+from .snakemake_server import run as snakemake_run
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
@@ -28,7 +29,7 @@ needs_snakemake = pytest.mark.skipif(shutil.which("snakemake") is None, reason="
 
 def _snakemake(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return snakemake_run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 def _write(path: Path, cfg: dict) -> Path:

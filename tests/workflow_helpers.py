@@ -45,8 +45,10 @@ class DemoRun:
 
 
 def snakemake(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    from .snakemake_server import run
+
     cmd = [shutil.which("snakemake") or "snakemake", "--snakefile", str(SNAKEFILE), *args]
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    r = run(cmd, cwd=cwd, text=True)
     if check and r.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
     return r

@@ -1,0 +1,274 @@
+"""snakemake's command line for the tests, run in a fork of a process that has imported it.
+
+A test that starts ``snakemake`` waits about 2.3 CPU seconds before snakemake reads the
+Snakefile: importing snakemake 9 (its persistence imports sqlmodel and SQLAlchemy; the
+installed SLURM executor plugin, which every start imports while it collects plugins,
+imports pandas), building its plugin registries for the argument parser, and importing
+smart_open the first time it opens a source file. The suite starts snakemake over a
+hundred times, mostly for a dry run or a refused config that takes less time than that.
+
+:func:`run` is ``subprocess.run(cmd, capture_output=True, ...)`` for a snakemake command
+line. The first call in a process starts a server (this file as a script) that imports
+snakemake, warms those caches and waits; each call then sends the command line, the
+working directory, the environment and three file descriptors (stdin and two pipes for
+stdout and stderr) over a Unix socket, and the server forks a child that runs
+``snakemake.cli.main()`` -- what the ``snakemake`` console script runs -- and exits
+through ``sys.exit`` as that script would (atexit handlers, buffers and threads as in a
+process of its own; one difference: the children share the server's string-hash seed,
+where fresh processes draw one each, so a set prints in one order in every child). The
+server also imports the synprep modules the Snakefile imports,
+from the test's ``PYTHONPATH`` (no synprep module reads the environment or the working
+folder when it is imported). The child's exit status comes back as
+``returncode``; a timeout kills the child as ``subprocess.run`` kills its process.
+
+A command runs as a process of its own (``subprocess.run``) instead where the fork could
+differ from a fresh start: an environment whose ``PYTHON*``, ``LANG`` or ``LC_*``
+variables differ from the server's (they act when Python starts), a ``snakemake`` that is
+not the installed one (a fake first on ``PATH``), coverage being measured (pytest-cov's
+subprocess hook), or ``SYNPREP_TEST_FORK_SNAKEMAKE=0`` in the environment (to run the
+suite as before, e.g. to compare).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import locale
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+SWITCH = "SYNPREP_TEST_FORK_SNAKEMAKE"
+_HEADER = struct.Struct("!I")
+#: variables that act when Python starts (a fork keeps the server's)
+_START_VARIABLES = ("PYTHON", "LANG", "LC_")
+
+
+def _send(sock: socket.socket, obj, fds: list[int] = ()) -> None:
+    data = json.dumps(obj).encode("utf-8")
+    socket.send_fds(sock, [_HEADER.pack(len(data))], list(fds))
+    sock.sendall(data)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        part = sock.recv(n - len(buf))
+        if not part:
+            raise EOFError("the snakemake server closed its socket")
+        buf += part
+    return buf
+
+
+def _recv(sock: socket.socket, maxfds: int = 0):
+    """(message, fds), or (None, []) at the end of the stream."""
+    head, fds, _flags, _addr = socket.recv_fds(sock, _HEADER.size, maxfds)
+    if not head:
+        return None, []
+    head += _recv_exact(sock, _HEADER.size - len(head))
+    (size,) = _HEADER.unpack(head)
+    return json.loads(_recv_exact(sock, size)), fds
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def _warm() -> None:
+    """What every snakemake start does before it reads a Snakefile, done once."""
+    import smart_open  # noqa: F401  (snakemake's source cache imports it on first use)
+    import snakemake.api  # noqa: F401
+    import snakemake.cli
+    import snakemake.workflow  # noqa: F401
+
+    snakemake.cli.get_argument_parser()  # collects the plugin registries (module singletons)
+    try:  # what the Snakefile imports (from this PYTHONPATH: a request with another is exec'd)
+        import synprep.stages.config_paths  # noqa: F401
+        import synprep.stages.prepare  # noqa: F401
+        import synprep.stages.settings  # noqa: F401
+        import synprep.stages.workflow  # noqa: F401
+        import synprep.util.outputs  # noqa: F401
+        import synprep.util.yamlio  # noqa: F401
+    except ImportError:
+        pass
+
+
+def _serve(fd: int):
+    """Serve requests until the client closes the socket (returns None); in a forked
+    child, return its request."""
+    sock = socket.socket(fileno=fd)
+    _warm()
+    if threading.active_count() != 1:  # a fork keeps only the calling thread
+        _send(sock, {"error": f"{threading.active_count()} threads after importing snakemake"})
+        return None
+    _send(sock, {"ready": os.getpid()})
+    while True:
+        msg, fds = _recv(sock, maxfds=3)
+        if msg is None:
+            return None
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            return msg, fds
+        for f in fds:
+            os.close(f)
+        _send(sock, {"pid": pid})
+        _, status, usage = os.wait4(pid, 0)
+        _send(sock, {"returncode": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
+
+
+def _child(msg: dict, fds: list[int]):
+    """Run the request as the console script would; never returns."""
+    for target, f in enumerate(fds):
+        os.dup2(f, target)
+        os.close(f)
+    os.chdir(msg["cwd"])
+    os.environ.clear()
+    os.environ.update(msg["env"])
+    sys.argv = msg["argv"]
+    sys.path.insert(0, os.path.dirname(sys.argv[0]))  # as for the console script
+    import snakemake.workflow
+    from snakemake.cli import main
+
+    # the one value snakemake computes from the working folder when imported (its banner's
+    # "Run directory"; a scan of snakemake's and its plugins' module and class bodies found
+    # no other use of the folder or the environment): a fresh start's, not the server's
+    snakemake.workflow.Workflow._rundir = os.path.abspath(os.getcwd())
+
+    sys.exit(main())
+
+
+# --------------------------------------------------------------------------- the client
+
+
+class _Server:
+    def __init__(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.env = dict(os.environ)
+        self.proc = subprocess.Popen([sys.executable, __file__, str(theirs.fileno())], pass_fds=(theirs.fileno(),),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        theirs.close()
+        self.sock = ours
+        self.lock = threading.Lock()
+        hello, _ = _recv(ours)
+        if not hello or "ready" not in hello:
+            raise RuntimeError(f"the snakemake server did not start: {hello}")
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        self.sock.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+    def serves(self, env: dict) -> bool:
+        keys = {k for k in (*env, *self.env) if k.startswith(_START_VARIABLES)}
+        return all(env.get(k) == self.env.get(k) for k in keys) and self.proc.poll() is None
+
+    def run(self, argv: list[str], cwd: str, env: dict, input: bytes | None, timeout: float | None):
+        r_out, w_out = os.pipe()
+        r_err, w_err = os.pipe()
+        r_in, w_in = os.pipe() if input is not None else (os.open(os.devnull, os.O_RDONLY), None)
+        with self.lock:
+            try:
+                _send(self.sock, {"argv": argv, "cwd": cwd, "env": env}, [r_in, w_out, w_err])
+            finally:
+                for f in (r_in, w_out, w_err):
+                    os.close(f)
+            pid = _recv(self.sock)[0]["pid"]
+            out, err, timed_out = _collect(r_out, r_err, w_in, input, timeout)
+            if timed_out:
+                os.kill(pid, signal.SIGKILL)
+            done = _recv(self.sock)[0]
+        global _forked_cpu
+        _forked_cpu += done["cpu"]
+        return done["returncode"], out, err, timed_out
+
+
+def _collect(r_out: int, r_err: int, w_in: int | None, input: bytes | None, timeout: float | None):
+    """Both pipes read to their end (and ``input`` written) as ``communicate`` does."""
+    chunks: dict[int, list[bytes]] = {r_out: [], r_err: []}
+
+    def drain(fd: int) -> None:
+        with open(fd, "rb", buffering=0) as f:
+            while data := f.read(65536):
+                chunks[fd].append(data)
+
+    def feed() -> None:
+        with open(w_in, "wb") as f:
+            try:
+                f.write(input)
+            except BrokenPipeError:
+                pass
+
+    threads = [threading.Thread(target=drain, args=(fd,), daemon=True) for fd in chunks]
+    if w_in is not None:
+        threads.append(threading.Thread(target=feed, daemon=True))
+    for t in threads:
+        t.start()
+    deadline = None if timeout is None else time.monotonic() + timeout
+    for t in threads:
+        t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+    timed_out = any(t.is_alive() for t in threads)
+    return b"".join(chunks[r_out]), b"".join(chunks[r_err]), timed_out
+
+
+_server: _Server | None = None
+_forked_cpu = 0.0
+
+
+def forked_cpu_seconds() -> float:
+    """CPU seconds of the snakemake children this process had forked that have ended (as
+    ``RUSAGE_CHILDREN`` counts a process's own children: tests/conftest.py's recorder adds it)."""
+    return _forked_cpu
+
+
+def _installed() -> str | None:
+    return shutil.which("snakemake")
+
+
+def _forkable(cmd: list[str], env: dict) -> bool:
+    if env.get(SWITCH, os.environ.get(SWITCH)) == "0" or "COV_CORE_SOURCE" in env or not cmd:
+        return False
+    real = _installed()
+    return real is not None and shutil.which(str(cmd[0]), path=env.get("PATH")) == real
+
+
+def run(cmd: list[str], *, cwd=None, env: dict | None = None, input=None, timeout: float | None = None,
+        text: bool = False, capture_output: bool = True) -> subprocess.CompletedProcess:
+    """``subprocess.run(cmd, capture_output=True, ...)`` for a ``snakemake`` command line
+    (``cmd[0]`` the installed ``snakemake``), forked from the server where it may be (the
+    module docstring)."""
+    global _server
+    if not capture_output:
+        raise ValueError("snakemake_server.run captures the output (capture_output=True)")
+    env = dict(os.environ if env is None else env)
+    if not _forkable(cmd, env):
+        return subprocess.run(cmd, cwd=cwd, env=env, input=input, capture_output=True, text=text, timeout=timeout)
+    if _server is None:
+        _server = _Server()
+    if not _server.serves(env):
+        return subprocess.run(cmd, cwd=cwd, env=env, input=input, capture_output=True, text=text, timeout=timeout)
+    raw_in = input.encode(locale.getpreferredencoding(False)) if isinstance(input, str) else input
+    argv = [_installed(), *map(str, cmd[1:])]
+    code, out, err, timed_out = _server.run(argv, os.fspath(cwd or os.getcwd()), env, raw_in, timeout)
+    if text:
+        enc = locale.getpreferredencoding(False)
+        out, err = (x.decode(enc).replace("\r\n", "\n").replace("\r", "\n") for x in (out, err))
+    if timed_out:
+        raise subprocess.TimeoutExpired(cmd, timeout, output=out, stderr=err)
+    return subprocess.CompletedProcess(cmd, code, out, err)
+
+
+if __name__ == "__main__":
+    sys.path.pop(0)  # this file's folder (tests/): nothing is imported from it
+    request = _serve(int(sys.argv[1]))
+    if request is not None:
+        _child(*request)
+    sys.exit(0)
