@@ -60,7 +60,7 @@ def test_tsv_columns_and_bad_lines(tmp_path):
     assert [(p.id, p.src, p.tgt, p.reason) for p in pairs] == [
         ("t:1", "The cat.", "Die Katze.", None),
         ("t:2", None, None, "bad-columns"),
-        ("t:3", None, None, "bad-columns"),  # more columns than the first line: a tab inside a side?
+        ("t:3", None, None, "bad-columns"),  # more columns than the corpus's lines: a tab inside a side?
         ("t:4", None, None, "bad-encoding"),
     ]
 

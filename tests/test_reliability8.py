@@ -1,0 +1,82 @@
+"""Reliability round 8: each class of bad input found, tested at the one owner that now
+refuses or handles it, on real files where data is involved.
+
+1. ``synprep split --tsv``: the number of columns a line must have was its first line's
+   (that holds the configured ones): a tab inside a side of the FIRST line made that
+   line set the number, the line kept with its side cut, and a line short of a column
+   (but holding the configured ones) was read with its sides shifted. The number is now
+   the most common over the corpus (a first read, ties to the fewer), and every line
+   with another number, the first too, is a counted ``bad-columns`` reject; a corpus
+   that cannot be read twice (a pipe) is refused before any work.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import os
+from pathlib import Path
+
+import pytest
+
+from .cli_helpers import one_line_error, run_main
+from .conftest import MULTI30K
+
+# ============================================================ 1. split --tsv: the number of columns
+
+
+def _multi30k_tsv(n: int) -> list[str]:
+    if not (MULTI30K / "train.en.gz").exists():
+        pytest.skip(f"{MULTI30K} lacks Multi30k: the shared data is needed for this test")
+    with gzip.open(MULTI30K / "train.en.gz", "rt") as en, gzip.open(MULTI30K / "train.de.gz", "rt") as de:
+        return [f"{a.rstrip()}\t{b.rstrip()}" for a, b in itertools.islice(zip(en, de), n)]
+
+
+def _split(capsys, tsv: Path, out: Path, *columns) -> tuple[list[str], str]:
+    rc, err = run_main(capsys, "split", "--tsv", tsv, "--columns", *(columns or (0, 1)), "--name", "m",
+                       "--shards", 1, "--out-dir", out)
+    assert rc == 0, err
+    kept = [x.split("\t")[0] for x in (out / "000.tsv").read_text().splitlines()]
+    return kept, (out / "000.rejects.tsv").read_text()
+
+
+def test_1_a_tab_inside_a_side_of_the_first_line_is_rejected_not_the_width(tmp_path, capsys):
+    """Was: line 1 kept as (its source, the first words of its target), exit 0."""
+    lines = _multi30k_tsv(20)
+    words = lines[0].split("\t")[1].split(" ")
+    lines[0] = lines[0].split("\t")[0] + "\t" + " ".join(words[:2]) + "\t" + " ".join(words[2:])
+    (tmp_path / "c.tsv").write_text("".join(x + "\n" for x in lines))
+    kept, rejects = _split(capsys, tmp_path / "c.tsv", tmp_path / "sp")
+    assert kept == [f"m:{i}" for i in range(2, 21)]
+    assert rejects == "m:1\tprepare\tbad-columns\t3 columns; the corpus's lines have 2 (the most common number): " \
+                      "a tab inside a side?\n"
+
+
+def test_1_a_line_short_of_a_column_is_rejected_not_read_shifted(tmp_path, capsys):
+    """A corpus of (score, src, tgt, note), sides in columns 1 2: a line without its
+    score was read with its target as the source and its note as the target."""
+    lines = [f"0.9\t{x}\tnote" for x in _multi30k_tsv(12)]
+    lines[4] = lines[4][4:]
+    (tmp_path / "c.tsv").write_text("".join(x + "\n" for x in lines))
+    kept, rejects = _split(capsys, tmp_path / "c.tsv", tmp_path / "sp", 1, 2)
+    assert "m:5" not in kept and len(kept) == 11
+    assert rejects == "m:5\tprepare\tbad-columns\t3 columns; the corpus's lines have 4 (the most common number): " \
+                      "a column missing?\n"
+
+
+def test_1_a_tie_takes_the_fewer_columns_and_max_pairs_bounds_the_count(tmp_path, capsys):
+    from synprep.stages.prepare import CorpusSpec, iter_pairs
+
+    (tmp_path / "c.tsv").write_text("a\tb\tc\nd\te\nf\tg\th\ni\tj\n")
+    got = [(p.id, p.reason) for p in iter_pairs(CorpusSpec(name="t", tsv=str(tmp_path / "c.tsv")))]
+    assert got == [("t:1", "bad-columns"), ("t:2", None), ("t:3", "bad-columns"), ("t:4", None)]
+    got = [(p.id, p.reason) for p in iter_pairs(CorpusSpec(name="t", tsv=str(tmp_path / "c.tsv"), max_pairs=1))]
+    assert got == [("t:1", None)]  # the lines read are the ones counted
+
+
+def test_1_a_tsv_corpus_that_cannot_be_read_twice_is_refused(tmp_path, capsys):
+    os.mkfifo(tmp_path / "pipe.tsv")
+    rc, err = run_main(capsys, "split", "--tsv", tmp_path / "pipe.tsv", "--name", "m", "--shards", 1,
+                       "--out-dir", tmp_path / "sp")
+    one_line_error(rc, err, "pipe.tsv: is not a regular file (a pipe?)", "write it to a file")
+    assert not (tmp_path / "sp").exists()
