@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,36 @@ def test_1_a_tsv_corpus_that_cannot_be_read_twice_is_refused(tmp_path, capsys):
                        "--out-dir", tmp_path / "sp")
     one_line_error(rc, err, "pipe.tsv: is not a regular file (a pipe?)", "write it to a file")
     assert not (tmp_path / "sp").exists()
+
+
+# ============================================================ 2. a relative path in a folder not named in UTF-8
+
+
+@pytest.fixture
+def bytes_folder(tmp_path) -> str:
+    """A folder whose name is the Latin-1 ``bad\\xff`` (as Python holds such a name)."""
+    d = os.fsdecode(os.fsencode(str(tmp_path)) + b"/bad\xff")
+    os.mkdir(d)
+    return d
+
+
+def test_2_a_relative_path_in_a_working_folder_not_named_in_utf8_is_refused(pud, bytes_folder, capsys, monkeypatch):
+    """Was: ``inspect ds`` (and ``train --train ds``) in that folder: a UnicodeEncodeError
+    traceback writing the dataset's checksum cache (its real path), after the check
+    had taken the relative name; every output's path is checked the same way."""
+    shutil.copytree(pud / "valid", os.path.join(bytes_folder, "valid"))
+    monkeypatch.chdir(bytes_folder)
+    rc, err = run_main(capsys, "inspect", "valid")
+    one_line_error(rc, err, "SHARD valid, resolved as ", "bad\\xff/valid: the path is not UTF-8 (byte 0xff at",
+                   "(a working folder or a link on the way)")
+    rc, err = run_main(capsys, "split", "--tsv", pud.parent / "nosuch.tsv", "--name", "m", "--shards", 1,
+                       "--out-dir", "sp")
+    one_line_error(rc, err, "--out-dir sp, resolved as ", "bad\\xff/sp: the path is not UTF-8")
+    assert sorted(os.listdir(bytes_folder)) == ["valid"]
+
+
+def test_2_a_link_into_a_folder_not_named_in_utf8_is_refused(pud, bytes_folder, tmp_path, capsys):
+    shutil.copytree(pud / "valid", os.path.join(bytes_folder, "valid"))
+    (tmp_path / "link").symlink_to(os.path.join(bytes_folder, "valid"))
+    rc, err = run_main(capsys, "inspect", tmp_path / "link")
+    one_line_error(rc, err, f"SHARD {tmp_path / 'link'}, resolved as ", "bad\\xff/valid: the path is not UTF-8")
