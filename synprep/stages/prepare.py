@@ -20,9 +20,9 @@ or differing only in case and spacing, lands in the same shard, where the
 ``duplicates`` filter sees all of them (a per-shard filter could not catch copies
 spread over shards). Lines that are not a readable pair are hashed by their bytes.
 Shard names are zero-padded indices (``000``, ``001``, ...).
-:func:`write_all_shards` writes every shard in one read of the corpus (the
-workflow's ``split_corpus`` job: the cost of the split does not grow with the number
-of shards); :func:`write_shard` writes one shard alone, byte for byte what
+:func:`write_all_shards` writes every shard in one read of the corpus (a TSV
+corpus: after a first read that counts its lines' columns) (the workflow's
+``split_corpus`` job: the cost of the split does not grow with the number of shards); :func:`write_shard` writes one shard alone, byte for byte what
 :func:`write_all_shards` writes for it, so that one shard can be rebuilt on its own
 (at the price of a read of the whole corpus). Within a shard, pairs keep corpus
 order. Memory is bounded whatever the number of shards: lines are buffered per shard
