@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import json
 import os
 import shutil
 from pathlib import Path
@@ -114,3 +115,46 @@ def test_2_a_link_into_a_folder_not_named_in_utf8_is_refused(pud, bytes_folder, 
     (tmp_path / "link").symlink_to(os.path.join(bytes_folder, "valid"))
     rc, err = run_main(capsys, "inspect", tmp_path / "link")
     one_line_error(rc, err, f"SHARD {tmp_path / 'link'}, resolved as ", "bad\\xff/valid: the path is not UTF-8")
+
+
+# ============================================================ 3. report html --run: names
+
+
+def _run_files(d: Path, tag: str = "") -> tuple[Path, Path]:
+    metrics = d / f"metrics{tag}.jsonl"
+    metrics.write_text("".join(json.dumps(r) + "\n" for r in (
+        {"event": "start", "variant": "vanilla", "target": "pieces"}, {"event": "train", "step": 1, "loss": 8.0},
+        {"event": "valid", "step": 1, "loss": 7.5})))
+    scores = d / f"scores{tag}.json"
+    scores.write_text(json.dumps({"n": 24, "bleu": 3.5, "chrf++": 20.25}))
+    return metrics, scores
+
+
+@pytest.mark.parametrize("second, wanted", [
+    ("vanilla", "--run vanilla is given twice ({m} {s}, and {m2} {s2}): give each run its own name"),
+    (" ", "--run ' ' {m2} {s2}: a blank run name"),
+], ids=["twice", "blank"])
+def test_3_report_html_refuses_a_run_name_given_twice_or_blank(tmp_path, capsys, second, wanted):
+    """Was: both runs drawn in one colour under one label and two table rows of one
+    name, exit 0."""
+    (m, s), (m2, s2) = _run_files(tmp_path), _run_files(tmp_path, "2")
+    out = tmp_path / "r" / "report.html"
+    rc, err = run_main(capsys, "report", "html", "--run", "vanilla", m, s, "--run", second, m2, s2, "-o", out)
+    one_line_error(rc, err, wanted.format(m=m, s=s, m2=m2, s2=s2))
+    assert not out.exists()
+
+
+def test_3_report_html_reads_a_file_named_dash_given_as_dot_slash(tmp_path, capsys, monkeypatch):
+    """``-`` says "no scores"; the help now says how to name a file called ``-``."""
+    from synprep.cli import main
+    from synprep.commands.report import _runs
+    from synprep.report import read_run
+
+    m, s = _run_files(tmp_path)
+    s.rename(tmp_path / "-")
+    monkeypatch.chdir(tmp_path)
+    (name, *files), = _runs([["vanilla", str(m), "./-"]])  # what the command reads (drawing it takes a second)
+    assert read_run(name, *files)["scores"] == {"bleu": 3.5, "chrf++": 20.25}
+    with pytest.raises(SystemExit):
+        main(["report", "html", "--help"])
+    assert "a file named - is ./-" in " ".join(capsys.readouterr().out.split())
