@@ -158,3 +158,12 @@ def test_3_report_html_reads_a_file_named_dash_given_as_dot_slash(tmp_path, caps
     with pytest.raises(SystemExit):
         main(["report", "html", "--help"])
     assert "a file named - is ./-" in " ".join(capsys.readouterr().out.split())
+
+
+def test_3_report_stats_refuses_a_side_given_twice(pud, tmp_path, capsys):
+    """Was: ``--conllu src=A --conllu src=B`` took B, A dropped without a word, exit 0."""
+    a, b = pud / "train.en.conllu", pud / "valid.en.conllu"  # (B alone fits the Arrow file)
+    rc, err = run_main(capsys, "report", "stats", "--shard", "000", "--arrow", pud / "valid", "--conllu", f"src={a}",
+                       "--conllu", f"src={b}", "-o", tmp_path / "s.json")
+    one_line_error(rc, err, f"--conllu src= is given twice ({a} and {b}): give each side once")
+    assert not (tmp_path / "s.json").exists()

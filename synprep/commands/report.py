@@ -165,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
             side, _, path = item.partition("=")
             if side not in rep.SIDES or not path:
                 raise ConfigError(f"--conllu takes SIDE=FILE with SIDE src or tgt, got {item!r}")
+            if side in conllu:  # (the second was taken, the first dropped without a word)
+                raise ConfigError(f"--conllu {side}= is given twice ({conllu[side]} and {path}): give each side once")
             conllu[side] = path
         kept = _read_ids(args.kept) if args.kept else None
         stats = rep.shard_stats(args.shard, args.pairs, kept, args.arrow, conllu or None,
