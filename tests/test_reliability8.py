@@ -167,3 +167,38 @@ def test_3_report_stats_refuses_a_side_given_twice(pud, tmp_path, capsys):
                        "--conllu", f"src={b}", "-o", tmp_path / "s.json")
     one_line_error(rc, err, f"--conllu src= is given twice ({a} and {b}): give each side once")
     assert not (tmp_path / "s.json").exists()
+
+
+# ============================================================ 4. table-decide: a metric cut from one run
+
+
+@pytest.fixture(scope="module")
+def toy_table_json(tmp_path_factory) -> Path:
+    """A table.json (4 variants x 3 seeds) as make_table has it before the decision."""
+    import numpy as np
+
+    from .table_helpers import toy_outcomes, toy_table
+
+    rng = np.random.default_rng(13)
+    d = tmp_path_factory.mktemp("table")
+    (d / "table.json").write_text(json.dumps(toy_table(rng, toy_outcomes(rng))))
+    return d / "table.json"
+
+
+@pytest.mark.parametrize("cut", ["null", "absent"])
+def test_4_a_metric_cut_from_one_runs_scores_is_refused(toy_table_json, tmp_path, capsys, cut):
+    """Was: bleu of parent decided from 2 seeds (the row's NaN left out), exit 0."""
+    table = json.loads(toy_table_json.read_text())
+    row = next(k for k, r in enumerate(table["rows"]) if r["variant"] == "parent" and r["seed"] == 2)
+    if cut == "null":
+        table["rows"][row]["scores"]["test"]["bleu"] = None
+    else:
+        del table["rows"][row]["scores"]["test"]["bleu"]
+    (tmp_path / "table.json").write_text(json.dumps(table))
+    (tmp_path / "c.yaml").write_text("table:\n  primary:\n    variants: [parent, sa, gcn]\n")
+    rc, err = run_main(capsys, "table-decide", tmp_path / "table.json", "--config", tmp_path / "c.yaml", "--outcomes",
+                       "none", "-o", tmp_path / "out")
+    one_line_error(rc, err, f"table.json: table.rows[{row}].scores.test.bleu: missing (null or absent) for run "
+                   f"{table['rows'][row]['run']} (variant parent, seed 2), but table.over_seeds.test.parent.mean.bleu "
+                   "was made from it (a table cut by hand?)")
+    assert not (tmp_path / "out").exists()
