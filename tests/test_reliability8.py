@@ -202,3 +202,35 @@ def test_4_a_metric_cut_from_one_runs_scores_is_refused(toy_table_json, tmp_path
                    f"{table['rows'][row]['run']} (variant parent, seed 2), but table.over_seeds.test.parent.mean.bleu "
                    "was made from it (a table cut by hand?)")
     assert not (tmp_path / "out").exists()
+
+
+# ============================================================ 5. filter: a folder or a link loop called missing
+
+
+def _two_files(d: Path) -> tuple[Path, Path]:
+    (d / "c.en").write_text("A man rides a bike down the road .\nTwo dogs play in the snow .\n")
+    (d / "c.de").write_text("Ein Mann fährt Fahrrad auf der Straße .\nZwei Hunde spielen im Schnee .\n")
+    return d / "c.en", d / "c.de"
+
+
+@pytest.mark.parametrize("kind, said", [("folder", "is a folder"),
+                                        ("loop", "cannot be read (Too many levels of symbolic links)"),
+                                        ("dangling", "does not exist (a symbolic link to nothing)")])
+def test_5_filter_says_what_a_path_that_is_no_file_is(tmp_path, capsys, kind, said):
+    """Was: a folder given as the filter config "does not exist", a link loop as the
+    corpus or the config "no such file" / "does not exist"."""
+    src, tgt = _two_files(tmp_path)
+    bad = tmp_path / "bad"
+    if kind == "folder":
+        bad.mkdir()
+    else:
+        bad.symlink_to(bad if kind == "loop" else tmp_path / "gone")
+    rc, err = run_main(capsys, "filter", src, tgt, "--no-align", "-c", bad, "-o", tmp_path / "out")
+    one_line_error(rc, err, f"{bad}: the filter config file {said}; give a YAML file")
+    (tmp_path / "f.yaml").write_text(f"- name: length\n  src_spm: {bad}\n")
+    rc, err = run_main(capsys, "filter", src, tgt, "--no-align", "-c", tmp_path / "f.yaml", "-o", tmp_path / "out")
+    one_line_error(rc, err, f"file {bad} {said}; give the path of an existing file")
+    if kind != "folder":  # (a folder as the corpus: said so before)
+        rc, err = run_main(capsys, "filter", bad, tgt, "--no-align", "-o", tmp_path / "out")
+        one_line_error(rc, err, f"{bad}: {said.replace('does not exist', 'no such file')}; give an existing text file")
+    assert not (tmp_path / "out").exists()

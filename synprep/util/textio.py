@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
+import stat
 import unicodedata
 import zlib
 from typing import BinaryIO, Iterator
@@ -38,7 +40,7 @@ from typing import BinaryIO, Iterator
 from ..errors import InputError
 
 __all__ = ["BOM", "GZIP_MAGIC", "LINE_BREAKS", "BREAKS", "open_file", "open_text", "gunzipped", "is_gzip", "lines",
-           "refuse_gzip", "has_breaks", "one_line",
+           "refuse_gzip", "not_a_file", "has_breaks", "one_line",
            "drop_invisible", "parse_json", "read_json", "read_json_object", "json_object", "text_lines"]
 
 #: the UTF-8 byte-order mark
@@ -83,6 +85,25 @@ def open_file(path: str, expected: str, hint: str) -> BinaryIO:
         raise InputError(path, None, f"is a directory; expected {expected}", reason="unreadable") from None
     except OSError as e:
         raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+
+
+def not_a_file(path, missing: str = "does not exist", folder: str = "is a folder") -> str | None:
+    """Why ``path`` cannot be read as a file: ``missing`` (a dangling link said so),
+    ``folder``, or ``cannot be read (CAUSE)`` (a link loop, no permission), the caller's
+    words for the first two; None when it can be opened (a file, or a pipe or device,
+    not opened here). The one test for the checks that name a file before it is read (a
+    filter's model, its config, the filter's corpus), which called a link loop missing."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return missing + (" (a symbolic link to nothing)" if os.path.islink(path) else "")
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    if stat.S_ISDIR(st.st_mode):
+        return folder
+    if not os.access(path, os.R_OK):
+        return "cannot be read (Permission denied)"
+    return None
 
 
 def has_breaks(text: str, tabs: bool = True) -> bool:
