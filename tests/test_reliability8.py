@@ -234,3 +234,25 @@ def test_5_filter_says_what_a_path_that_is_no_file_is(tmp_path, capsys, kind, sa
         rc, err = run_main(capsys, "filter", bad, tgt, "--no-align", "-o", tmp_path / "out")
         one_line_error(rc, err, f"{bad}: {said.replace('does not exist', 'no such file')}; give an existing text file")
     assert not (tmp_path / "out").exists()
+
+
+# ============================================================ 6. a key given twice in a JSON input
+
+
+def test_6_a_json_key_given_twice_is_refused_naming_its_line(tmp_path):
+    """Was: the last value taken without a word (``{"bleu": 3.5, ..., "bleu": 35.0}``, a
+    hand edit, read as 35.0), where a YAML config's key twice was already an error."""
+    from synprep.errors import InputError
+    from synprep.report import read_run
+
+    metrics, scores = _run_files(tmp_path)
+    scores.write_text('{"n": 24,\n "bleu": 3.5,\n "chrf++": 20.25,\n "bleu": 35.0}\n')
+    with pytest.raises(InputError) as e:
+        read_run("vanilla", metrics, scores)
+    assert str(e.value).startswith(f"{scores}:1:1: key 'bleu' is given twice in one object (JSON keeps the last "
+                                   "without a word): keep one of them; expected synprep evaluate's scores.json")
+    lines = metrics.read_text().splitlines()
+    lines[2] = lines[2].replace('"step": 1', '"step": 1, "step": 2')
+    metrics.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"metrics.jsonl:3:1: key 'step' is given twice in one object"):
+        read_run("vanilla", metrics, None)
