@@ -7,7 +7,16 @@ refuses or handles it, on real files where data is involved.
    (but holding the configured ones) was read with its sides shifted. The number is now
    the most common over the corpus (a first read, ties to the fewer), and every line
    with another number, the first too, is a counted ``bad-columns`` reject; a corpus
-   that cannot be read twice (a pipe) is refused before any work.
+   that cannot be read twice (a pipe) is refused before any work;
+2. a relative path in a working folder not named in UTF-8, or a link into one: the check
+   took the name as given and ``inspect`` failed later with a UnicodeEncodeError
+   traceback; the path is now checked as it resolves too;
+3. ``report html --run NAME``: a NAME given twice (or blank) was taken, ``report stats
+   --conllu SIDE=FILE`` of one side twice took the second without a word: refused; a
+   file named ``-`` is ``./-`` (the help says so);
+4. ``table-decide``: a metric cut from one run's scores was decided with a seed fewer;
+5. ``filter``: a folder given as the config "does not exist", a link loop "no such file";
+6. a key given twice in a JSON object (scores.json, metrics.jsonl, ...) took the last.
 """
 
 from __future__ import annotations
@@ -147,14 +156,13 @@ def test_3_report_html_refuses_a_run_name_given_twice_or_blank(tmp_path, capsys,
 def test_3_report_html_reads_a_file_named_dash_given_as_dot_slash(tmp_path, capsys, monkeypatch):
     """``-`` says "no scores"; the help now says how to name a file called ``-``."""
     from synprep.cli import main
-    from synprep.commands.report import _runs
     from synprep.report import read_run
 
     m, s = _run_files(tmp_path)
     s.rename(tmp_path / "-")
     monkeypatch.chdir(tmp_path)
-    (name, *files), = _runs([["vanilla", str(m), "./-"]])  # what the command reads (drawing it takes a second)
-    assert read_run(name, *files)["scores"] == {"bleu": 3.5, "chrf++": 20.25}
+    # what the command hands on for ./- (only "-" itself is None; drawing the page takes a second)
+    assert read_run("vanilla", m, "./-")["scores"] == {"bleu": 3.5, "chrf++": 20.25}
     with pytest.raises(SystemExit):
         main(["report", "html", "--help"])
     assert "a file named - is ./-" in " ".join(capsys.readouterr().out.split())
