@@ -239,4 +239,5 @@ def test_split_rejects_a_tsv_line_with_a_tab_inside_a_side(columns, extra, tmp_p
     assert "m:3" not in kept and len(kept) == 19
     want = len(lines[0].split("\t"))
     assert (tmp_path / "sp" / "000.rejects.tsv").read_text() == (
-        f"m:3\tprepare\tbad-columns\t{want + 1} columns; the corpus's first line has {want}: a tab inside a side?\n")
+        f"m:3\tprepare\tbad-columns\t{want + 1} columns; the corpus's lines have {want} (the most common number): "
+        "a tab inside a side?\n")

@@ -80,8 +80,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     h.add_argument("--stats", nargs="*", default=[], help="statistics from `synprep report stats`")
     h.add_argument("--stages", nargs="*", default=[], help="stage names in workflow order")
     h.add_argument("--run", nargs=3, action="append", default=[], metavar=("NAME", "METRICS", "SCORES"),
-                   help="a training run: its name, metrics log (JSON lines) and scores (JSON), each file there "
-                   "(- for none: a run not evaluated yet); repeatable")
+                   help="a training run: its name (one a run), metrics log (JSON lines) and scores (JSON), each "
+                   "file there (- for none: a run not evaluated yet; a file named - is ./-); repeatable")
     h.add_argument("--manifest", help="the shards' manifest (JSON), shown in the report")
     h.add_argument("--challenge", metavar="JSON",
                    help="challenge-set counts (summary.json of `synprep challenge -o` or of the workflow's analysis stage)")
@@ -109,6 +109,21 @@ def _read_ids(path: str) -> list[str]:
 def _analysis(kind: str, path: str | None) -> dict | None:
     """The analysis file ``--KIND`` names, checked for what the page reads; None without one."""
     return rep.read_input(kind, path) if path else None
+
+
+def _runs(runs: list[list[str]]) -> list[list[str]]:
+    """``--run NAME METRICS SCORES`` as given, each NAME once and not blank (two runs of
+    one name were drawn in one colour under one label and listed as two rows of that
+    name: which is which could not be told)."""
+    seen: dict[str, list[str]] = {}
+    for name, *files in runs:
+        if not name.strip():
+            raise ConfigError(f"--run {name!r} {' '.join(files)}: a blank run name; give each run its name")
+        if name in seen:
+            raise ConfigError(f"--run {name} is given twice ({' '.join(seen[name])}, and {' '.join(files)}): give "
+                              "each run its own name")
+        seen[name] = files
+    return runs
 
 
 def run(args: argparse.Namespace) -> int:
@@ -150,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
             side, _, path = item.partition("=")
             if side not in rep.SIDES or not path:
                 raise ConfigError(f"--conllu takes SIDE=FILE with SIDE src or tgt, got {item!r}")
+            if side in conllu:  # (the second was taken, the first dropped without a word)
+                raise ConfigError(f"--conllu {side}= is given twice ({conllu[side]} and {path}): give each side once")
             conllu[side] = path
         kept = _read_ids(args.kept) if args.kept else None
         stats = rep.shard_stats(args.shard, args.pairs, kept, args.arrow, conllu or None,
@@ -162,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     ledgers.sort(key=lambda led: led["shard"])
     summary = acc.summarize(ledgers, args.stages) if ledgers else None
     stats = rep.merge_stats([rep.read_input("stats", p) for p in sorted(args.stats)])
-    runs = [rep.read_run(name, *(None if f == "-" else f for f in files)) for name, *files in args.run]
+    runs = [rep.read_run(name, *(None if f == "-" else f for f in files)) for name, *files in _runs(args.run)]
     config_text = None
     if args.config:
         try:

@@ -21,7 +21,10 @@ output: per shard, OUT_DIR/<shard>.tsv with one pair a line (id TAB src TAB tgt;
 the id of line n is NAME:n), OUT_DIR/<shard>.rejects.tsv with the lines that
 could not be read as a pair (id TAB stage TAB reason TAB detail; reasons
 bad-encoding, bad-columns) and OUT_DIR/<shard>.json with the shard's counts, all
-in one read of the corpus (what the workflow does). A pair goes to shard
+in one read of the corpus (what the workflow does). A TSV file is read once before,
+to count its lines' columns: a line with another number of columns than the most
+common one (a tab inside a side, a column missing) is a bad-columns reject, so a
+TSV file must be a file, not a pipe. A pair goes to shard
 h mod SHARDS, h a 64-bit BLAKE2b hash of its two sides (case-folded, whitespace
 collapsed): a shard depends on the text alone, and every copy of a duplicated pair
 lands in the same shard (docs/workflow.md). OUT_DIR is replaced as a whole once

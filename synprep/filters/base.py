@@ -52,6 +52,7 @@ from ..errors import ConfigError
 from ..registry import get as _registry_get
 from ..registry import names as _registry_names
 from ..settings import Config, setting
+from ..util.textio import not_a_file
 from ..util.yamlio import load_yaml_file
 
 
@@ -187,15 +188,14 @@ def require_range(f: Filter, key: str, lo: float | None = None, hi: float | None
 
 def require_file(f: Filter, key: str) -> None:
     v = getattr(f.options, key)
-    if v is not None and not Path(v).is_file():
+    if v is not None and not_a_file(v):
         raise f.error(key, missing_file(v))
 
 
 def missing_file(path) -> str:
-    """What a path given as a filter's file is, when it is not a file (a folder is not
-    said not to exist)."""
-    what = "is a folder" if Path(path).is_dir() else "does not exist"
-    return f"file {path} {what}; give the path of an existing file"
+    """What a path given as a filter's file is, when it is not a file to read
+    (:func:`synprep.util.textio.not_a_file`: a folder or a link loop is not said not to exist)."""
+    return f"file {path} {not_a_file(path)}; give the path of an existing file"
 
 
 def filter_names() -> list[str]:
@@ -249,8 +249,9 @@ def load_config(path: str | Path) -> list[Filter]:
     """
 
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"{p}: filter config file does not exist; give a YAML file (see docs/filters.md)")
+    problem = not_a_file(p)
+    if problem:
+        raise ConfigError(f"{p}: the filter config file {problem}; give a YAML file (see docs/filters.md)")
     data, node = load_yaml_file(p, with_node=True, what="filter config")
     if isinstance(data, dict) and set(data) == {"filters"}:
         data = data["filters"]

@@ -33,12 +33,11 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from ..errors import InputError
 from ..registry import register_filter
-from ..util.textio import drop_invisible
+from ..util.textio import drop_invisible, not_a_file
 from ..settings import Config
 from .base import Filter, Pair, Score, missing_file, option
 from .pipeline import text_lines
@@ -97,7 +96,7 @@ class DecontaminateFilter(Filter):
             for p in getattr(self.options, key) or ():
                 if not isinstance(p, str) or not p:
                     raise self.error(key, f"holds {p!r}; expected file paths")
-                if not Path(p).is_file():
+                if not_a_file(p):
                     raise self.error(key, missing_file(p))
         self._keys: set[bytes] | None = None
 

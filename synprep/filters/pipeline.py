@@ -310,10 +310,9 @@ def read_pairs(src: str | Path, tgt: str | Path, corpus: str | None = None) -> l
     """
     src, tgt = Path(src), Path(tgt)
     for p in (src, tgt):
-        if not p.exists():
-            raise InputError(str(p), None, "no such file; give an existing text file (plain or .gz)", reason="missing")
-        if p.is_dir():
-            raise InputError(str(p), None, "is a directory; give a text file (plain or .gz)", reason="missing")
+        problem = textio.not_a_file(p, missing="no such file", folder="is a directory")
+        if problem:
+            raise InputError(str(p), None, f"{problem}; give an existing text file (plain or .gz)", reason="missing")
     if corpus is None:
         corpus = corpus_name(src)
         if not re.fullmatch(FOLDER_NAME, corpus):

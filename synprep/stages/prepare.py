@@ -20,9 +20,9 @@ or differing only in case and spacing, lands in the same shard, where the
 ``duplicates`` filter sees all of them (a per-shard filter could not catch copies
 spread over shards). Lines that are not a readable pair are hashed by their bytes.
 Shard names are zero-padded indices (``000``, ``001``, ...).
-:func:`write_all_shards` writes every shard in one read of the corpus (the
-workflow's ``split_corpus`` job: the cost of the split does not grow with the number
-of shards); :func:`write_shard` writes one shard alone, byte for byte what
+:func:`write_all_shards` writes every shard in one read of the corpus (a TSV
+corpus: after a first read that counts its lines' columns) (the workflow's
+``split_corpus`` job: the cost of the split does not grow with the number of shards); :func:`write_shard` writes one shard alone, byte for byte what
 :func:`write_all_shards` writes for it, so that one shard can be rebuilt on its own
 (at the price of a read of the whole corpus). Within a shard, pairs keep corpus
 order. Memory is bounded whatever the number of shards: lines are buffered per shard
@@ -33,9 +33,13 @@ Nothing is lost: every line of the corpus (up to ``max_pairs``) is either writte
 its shard or rejected, with its id and a reason, into the shard's reject file:
 
 * ``bad-encoding``: a side is not valid UTF-8;
-* ``bad-columns``: a TSV line has fewer columns than the configured ones, or more
-  than the corpus's first line that has them (a tab inside a side: taken as a column
-  break, it cut the side short, or shifted another column into it, without a word).
+* ``bad-columns``: a TSV line has fewer columns than the configured ones, or another
+  number of columns than the corpus's lines have (the most common number among the
+  lines that hold the configured columns, ties to the fewer; found in a first read of
+  the corpus): a tab inside a side, taken as a column break, cut the side short or
+  shifted another column into it, and a line short of a column shifted its sides,
+  without a word. The corpus's first line is judged like any other: it no longer sets
+  the number (a tab inside one of its sides made every good line a reject).
 
 Everything else (empty sides, lengths, language) is for the filters to judge.
 Sides of different lengths (two text files) are an error, not a reject: the files
@@ -393,10 +397,30 @@ def _not_utf8(raw: bytes) -> bool:
     return False
 
 
+def _tsv_width(spec: CorpusSpec, limit: int | None, need: int) -> int | None:
+    """The number of columns of the corpus's lines (the first ``limit``): the most common
+    among the lines that hold the configured columns (``need`` or more), ties to the
+    fewer (a tab inside a side only adds columns); None when no line holds them. Tabs
+    are counted in the raw bytes (a tab byte is a tab in any line, UTF-8 or not)."""
+    path = spec.tsv
+    if os.path.exists(path) and not os.path.isdir(path) and not os.path.isfile(path):  # type: ignore[arg-type]
+        raise InputError(path, None, "is not a regular file (a pipe?): a TSV corpus is read twice, its number of "  # type: ignore[arg-type]
+                         "columns first; write it to a file and give that", reason="unreadable")
+    widths: Counter[int] = Counter()
+    for n, raw in enumerate(_raw_lines(path), 1):  # type: ignore[arg-type]  # type: ignore[arg-type]
+        if limit is not None and n > limit:
+            break
+        width = raw.count(b"\t") + 1
+        if width >= need:
+            widths[width] += 1
+    return min(widths, key=lambda w: (-widths[w], w)) if widths else None
+
+
 def _iter_tsv(spec: CorpusSpec, limit: int | None, summary: SplitSummary | None) -> Iterator[RawPair]:
     a, b = spec.columns
     need = max(a, b) + 1
-    n = width = 0
+    width = _tsv_width(spec, limit, need)  # a first read: every line, the first too, is judged by it
+    n = 0
     for raw in _raw_lines(spec.tsv):  # type: ignore[arg-type]
         if limit is not None and n >= limit:
             return
@@ -412,10 +436,10 @@ def _iter_tsv(spec: CorpusSpec, limit: int | None, summary: SplitSummary | None)
             yield RawPair(n, pid, None, None, BAD_COLUMNS, f"{len(cols)} column(s); expected at least {need}",
                           shard_key(raw, b""))
             continue
-        width = width or len(cols)  # the corpus's columns: its first line's that holds the configured ones
-        if len(cols) > width:  # a tab inside a side: its columns shifted, a side cut short or another column's
-            yield RawPair(n, pid, None, None, BAD_COLUMNS, f"{len(cols)} columns; the corpus's first line has "
-                          f"{width}: a tab inside a side?", shard_key(raw, b""))
+        if len(cols) != width:  # a tab inside a side (its columns shifted, a side cut short) or a column missing
+            why = "a tab inside a side?" if len(cols) > width else "a column missing?"  # type: ignore[operator]
+            yield RawPair(n, pid, None, None, BAD_COLUMNS, f"{len(cols)} columns; the corpus's lines have {width} "
+                          f"(the most common number): {why}", shard_key(raw, b""))
             continue
         src, tgt = clean_field(cols[a], summary), clean_field(cols[b], summary)
         yield RawPair(n, pid, src, tgt, key=shard_key(src, tgt))

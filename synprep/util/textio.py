@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
+import stat
 import unicodedata
 import zlib
 from typing import BinaryIO, Iterator
@@ -38,7 +40,7 @@ from typing import BinaryIO, Iterator
 from ..errors import InputError
 
 __all__ = ["BOM", "GZIP_MAGIC", "LINE_BREAKS", "BREAKS", "open_file", "open_text", "gunzipped", "is_gzip", "lines",
-           "refuse_gzip", "has_breaks", "one_line",
+           "refuse_gzip", "not_a_file", "has_breaks", "one_line",
            "drop_invisible", "parse_json", "read_json", "read_json_object", "json_object", "text_lines"]
 
 #: the UTF-8 byte-order mark
@@ -83,6 +85,25 @@ def open_file(path: str, expected: str, hint: str) -> BinaryIO:
         raise InputError(path, None, f"is a directory; expected {expected}", reason="unreadable") from None
     except OSError as e:
         raise InputError(path, None, f"cannot be read ({e.strerror})", reason="unreadable") from None
+
+
+def not_a_file(path, missing: str = "does not exist", folder: str = "is a folder") -> str | None:
+    """Why ``path`` cannot be read as a file: ``missing`` (a dangling link said so),
+    ``folder``, or ``cannot be read (CAUSE)`` (a link loop, no permission), the caller's
+    words for the first two; None when it can be opened (a file, or a pipe or device,
+    not opened here). The one test for the checks that name a file before it is read (a
+    filter's model, its config, the filter's corpus), which called a link loop missing."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return missing + (" (a symbolic link to nothing)" if os.path.islink(path) else "")
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    if stat.S_ISDIR(st.st_mode):
+        return folder
+    if not os.access(path, os.R_OK):
+        return "cannot be read (Permission denied)"
+    return None
 
 
 def has_breaks(text: str, tabs: bool = True) -> bool:
@@ -273,13 +294,20 @@ def parse_json(text: str, path: str, expected: str, line: int = 1, fix: str | No
     line and column; nested too deep to read, one naming the line; a string holding
     half a UTF-16 surrogate pair (a lone ``\\ud800``: Python's json takes it, and the
     first write of it as UTF-8 fails) is refused here, naming the line and column of
-    its escape. ``expected``: what the text should be; ``fix``: what to do about a
+    its escape; a key given twice in one object (json keeps the last without a word;
+    the YAML reader refuses it too), one naming the line and column where that object
+    starts. ``expected``: what the text should be; ``fix``: what to do about a
     damaged one (said after ``expected``)."""
     import json
 
     tail = f"; expected {expected}" + (f": {fix}" if fix else "")
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as e:
+        at, key = _duplicate_at(text)
+        raise InputError(path, line + text.count("\n", 0, at), f"key {e.key if key is None else key!r} is given twice in "
+                         f"one object (JSON keeps the last without a word): keep one of them{tail}", reason="invalid",
+                         column=at - text.rfind("\n", 0, at)) from None
     except json.JSONDecodeError as e:
         raise InputError(path, line + e.lineno - 1, f"not JSON ({e.msg}){tail}", reason="invalid",
                          column=e.colno) from None
@@ -293,6 +321,51 @@ def parse_json(text: str, path: str, expected: str, line: int = 1, fix: str | No
                          f"halves of its pair{tail}", reason="encoding",
                          column=at - text.rfind("\n", 0, at))
     return value
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (YAML's strict rule,
+    :mod:`synprep.util.yamlio`): ``json`` keeps the last without a word."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+    return obj
+
+
+def _duplicate_at(text: str) -> tuple[int, str | None]:
+    """Where the first object holding a key twice starts in ``text`` (an offset), and
+    the key: read again by json's Python scanner, which tells where each object starts
+    (only after the fast read found one)."""
+    import json
+    import json.decoder
+    import json.scanner
+
+    found: list = []
+
+    def parse_object(s_and_end, *args):
+        strict, scan_once, _hook, _pairs_hook, *memo = args
+        obj, end = json.decoder.JSONObject(s_and_end, strict, scan_once, None, lambda pairs: pairs, *memo)
+        keys = [k for k, _ in obj]
+        dup = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+        if dup is not None and not found:
+            found.append((s_and_end[1] - 1, dup))
+        return dict(obj), end
+
+    decoder = json.JSONDecoder()
+    decoder.parse_object = parse_object  # type: ignore[assignment]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    try:
+        decoder.decode(text)
+    except ValueError:
+        pass
+    return found[0] if found else (0, None)
 
 
 def read_json(path: str, expected: str, hint: str = "check the path", fix: str | None = None):

@@ -171,6 +171,22 @@ def _runs_missing(table: dict) -> Optional[str]:
             if isinstance(said, int) and not isinstance(said, bool) and got != said:
                 return (f"table.over_seeds.{name}.{v}.seeds = {said}, but the rows hold {got} run(s) of {v} scored on "
                         f"{name}: a run or its scores missing (a table cut by hand?); give the table as made")
+    return _metric_missing(table)
+
+
+def _metric_missing(table: dict) -> Optional[str]:
+    """Where a row scored on a set lacks a metric that the set's mean over its variant's
+    seeds had when the table was made (a number removed by hand): the decision would be
+    taken on that metric with a seed fewer, without a word."""
+    for n, row in enumerate(table["rows"]):
+        for name, got in row["scores"].items():
+            mean = table["over_seeds"].get(name, {}).get(row["variant"], {}).get("mean", {})
+            gone = [m for m, v in mean.items() if v is not None and (got or {}).get(m) is None] if got else []
+            if gone:
+                return (f"table.rows[{n}].scores.{name}.{gone[0]}: missing (null or absent) for run {row['run']} "
+                        f"(variant {row['variant']}, seed {row['seed']}), but table.over_seeds.{name}."
+                        f"{row['variant']}.mean.{gone[0]} was made from it (a table cut by hand?); give the table as "
+                        "made")
     return None
 
 

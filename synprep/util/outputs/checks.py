@@ -97,16 +97,30 @@ def check_utf8_path(path: str, option: str = "") -> None:
     as lone surrogates, ``bad\\udcff``): synprep writes the paths it reads and writes into
     UTF-8 files (a manifest's inputs, reject files, a run's config.json) and hands them to
     libraries that take UTF-8 names only (pyarrow, sentencepiece), where such a name
-    failed with a traceback half-way through the work."""
+    failed with a traceback half-way through the work. The path as it resolves is
+    checked too (absolute and with its links followed, as synprep records it): a
+    relative path in a working folder not named in UTF-8, or a link into such a folder."""
+    _refuse_non_utf8(path, option, "")
+    try:
+        resolved = (os.path.abspath(path), os.path.realpath(path))
+    except OSError:  # the working folder is gone: nothing to resolve against (its own error later)
+        return
+    for r in dict.fromkeys(resolved):
+        _refuse_non_utf8(r, option, path)
+
+
+def _refuse_non_utf8(path: str, option: str, given: str) -> None:
     try:
         path.encode("utf-8")
     except UnicodeEncodeError as e:
         shown = os.fsencode(path).decode("utf-8", "backslashreplace")
         byte = ord(path[e.start]) - 0xDC00 if 0xDC80 <= ord(path[e.start]) <= 0xDCFF else None
         what = f"byte 0x{byte:02x} at character {e.start + 1}" if byte is not None else f"character {e.start + 1}"
-        raise ConfigError(f"{option + ' ' if option else ''}{shown}: the path is not UTF-8 ({what}); synprep "
+        resolved = f"{given}, resolved as {shown}" if given else shown
+        raise ConfigError(f"{option + ' ' if option else ''}{resolved}: the path is not UTF-8 ({what}); synprep "
                           "writes the paths it reads and writes into UTF-8 files and hands them to libraries that "
-                          "take UTF-8 names only: rename the file or folder to a UTF-8 name") from None
+                          "take UTF-8 names only: rename the file or folder to a UTF-8 name"
+                          + (" (a working folder or a link on the way)" if given else "")) from None
 
 
 def within(path: str | os.PathLike, folder: str | os.PathLike) -> bool:
