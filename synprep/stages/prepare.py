@@ -20,9 +20,10 @@ or differing only in case and spacing, lands in the same shard, where the
 ``duplicates`` filter sees all of them (a per-shard filter could not catch copies
 spread over shards). Lines that are not a readable pair are hashed by their bytes.
 Shard names are zero-padded indices (``000``, ``001``, ...).
-:func:`write_all_shards` writes every shard in one read of the corpus (a TSV
-corpus: after a first read that counts its lines' columns) (the workflow's
-``split_corpus`` job: the cost of the split does not grow with the number of shards); :func:`write_shard` writes one shard alone, byte for byte what
+:func:`write_all_shards` writes every shard in one read of the corpus, after a first
+read of a TSV corpus that counts its lines' columns (the workflow's ``split_corpus``
+job: the cost of the split does not grow with the number of shards);
+:func:`write_shard` writes one shard alone, byte for byte what
 :func:`write_all_shards` writes for it, so that one shard can be rebuilt on its own
 (at the price of a read of the whole corpus). Within a shard, pairs keep corpus
 order. Memory is bounded whatever the number of shards: lines are buffered per shard
@@ -407,7 +408,7 @@ def _tsv_width(spec: CorpusSpec, limit: int | None, need: int) -> int | None:
         raise InputError(path, None, "is not a regular file (a pipe?): a TSV corpus is read twice, its number of "  # type: ignore[arg-type]
                          "columns first; write it to a file and give that", reason="unreadable")
     widths: Counter[int] = Counter()
-    for n, raw in enumerate(_raw_lines(path), 1):  # type: ignore[arg-type]  # type: ignore[arg-type]
+    for n, raw in enumerate(_raw_lines(path), 1):  # type: ignore[arg-type]
         if limit is not None and n > limit:
             break
         width = raw.count(b"\t") + 1
