@@ -23,6 +23,12 @@ def _same(text: str) -> str:
     return "\n".join(sorted(" ".join(sorted(re.split(r"[\s,;]+", line))) for line in text.splitlines()))
 
 
+def _forking() -> None:
+    need_snakemake()
+    if os.environ.get(SWITCH) == "0":
+        pytest.skip(f"{SWITCH}=0: every snakemake of this run is its own process")
+
+
 def _both(cmd, cwd):
     forked = snakemake_run(cmd, cwd=cwd, text=True, timeout=300)
     own = snakemake_run(cmd, cwd=cwd, text=True, timeout=300, env={**os.environ, SWITCH: "0"})
@@ -34,7 +40,7 @@ def _both(cmd, cwd):
 def test_a_forked_snakemake_answers_as_its_own_process(tmp_path):
     """A dry run of the demo and a config the Snakefile refuses (exit 1, one line naming the
     key): the same status and output either way; the fork's CPU seconds are counted."""
-    need_snakemake()
+    _forking()
     cfg = demo_config()
     (tmp_path / "ok.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     cfg["shards"]["count"] = "many"
@@ -54,7 +60,7 @@ def test_a_forked_snakemake_answers_as_its_own_process(tmp_path):
 @pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @pytest.mark.workflow
 def test_a_forked_snakemake_past_its_timeout_is_stopped(tmp_path):
-    need_snakemake()
+    _forking()
     (tmp_path / "Snakefile").write_text("rule a:\n    output: 'a'\n    shell: 'sleep 30; touch {output}'\n")
     with pytest.raises(subprocess.TimeoutExpired):
         snakemake_run(["snakemake", "-c1", "a"], cwd=tmp_path, text=True, timeout=5)
