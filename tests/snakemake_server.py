@@ -4,8 +4,8 @@ A test that starts ``snakemake`` waits about 2.3 CPU seconds before snakemake re
 Snakefile: importing snakemake 9 (its persistence imports sqlmodel and SQLAlchemy; the
 installed SLURM executor plugin, which every start imports while it collects plugins,
 imports pandas), building its plugin registries for the argument parser, and importing
-smart_open the first time it opens a source file. The suite starts snakemake over a
-hundred times, mostly for a dry run or a refused config that takes less time than that.
+smart_open the first time it opens a source file. The 42 tests marked ``workflow`` alone
+start snakemake 73 times, most for a dry run or a refused config that takes less than that.
 
 :func:`run` is ``subprocess.run(cmd, capture_output=True, ...)`` for a snakemake command
 line. The first call in a process starts a server (this file as a script) that imports
