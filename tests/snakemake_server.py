@@ -16,7 +16,7 @@ stdout and stderr) over a Unix socket, and the server forks a child that runs
 through ``sys.exit`` as that script would (atexit handlers, buffers and threads as in a
 process of its own; one difference: the children share the server's string-hash seed,
 where fresh processes draw one each, so a set prints in one order in every child). The
-server also imports the synprep modules the Snakefile imports,
+server also imports the synprep modules the workflow's files import at their top level,
 from the test's ``PYTHONPATH`` (no synprep module reads the environment or the working
 folder when it is imported). The child's exit status comes back as
 ``returncode``; a timeout kills the child as ``subprocess.run`` kills its process.
@@ -35,6 +35,7 @@ import atexit
 import json
 import locale
 import os
+import re
 import shutil
 import signal
 import socket
@@ -43,6 +44,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 SWITCH = "SYNPREP_TEST_FORK_SNAKEMAKE"
 _HEADER = struct.Struct("!I")
@@ -79,23 +81,29 @@ def _recv(sock: socket.socket, maxfds: int = 0):
 # --------------------------------------------------------------------------- the server
 
 
+#: the workflow's files, whose top-level ``from synprep... import`` lines every start runs
+_WORKFLOW = (Path(__file__).resolve().parents[1] / "Snakefile",
+             *sorted((Path(__file__).resolve().parents[1] / "workflow" / "rules").glob("*.smk")))
+_WORKFLOW_IMPORT = re.compile(r"^from (synprep[\w.]*) import", re.M)
+
+
 def _warm() -> None:
-    """What every snakemake start does before it reads a Snakefile, done once."""
+    """What every snakemake start does before it reads a Snakefile, done once; then the
+    synprep modules the workflow's files import at their top level (from this
+    ``PYTHONPATH``: a request with another is its own process)."""
+    import importlib
+
     import smart_open  # noqa: F401  (snakemake's source cache imports it on first use)
     import snakemake.api  # noqa: F401
     import snakemake.cli
     import snakemake.workflow  # noqa: F401
 
     snakemake.cli.get_argument_parser()  # collects the plugin registries (module singletons)
-    try:  # what the Snakefile imports (from this PYTHONPATH: a request with another is exec'd)
-        import synprep.stages.config_paths  # noqa: F401
-        import synprep.stages.prepare  # noqa: F401
-        import synprep.stages.settings  # noqa: F401
-        import synprep.stages.workflow  # noqa: F401
-        import synprep.util.outputs  # noqa: F401
-        import synprep.util.yamlio  # noqa: F401
-    except ImportError:
-        pass
+    for name in sorted({m for f in _WORKFLOW for m in _WORKFLOW_IMPORT.findall(f.read_text(encoding="utf-8"))}):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
 
 
 def _serve(fd: int):
@@ -229,15 +237,13 @@ def forked_cpu_seconds() -> float:
     return _forked_cpu
 
 
-def _installed() -> str | None:
-    return shutil.which("snakemake")
-
-
-def _forkable(cmd: list[str], env: dict) -> bool:
+def _forkable(cmd: list[str], env: dict) -> str | None:
+    """The installed ``snakemake`` where ``cmd`` runs it and may be forked (the module
+    docstring); None where it is to be its own process."""
     if env.get(SWITCH, os.environ.get(SWITCH)) == "0" or "COV_CORE_SOURCE" in env or not cmd:
-        return False
-    real = _installed()
-    return real is not None and shutil.which(str(cmd[0]), path=env.get("PATH")) == real
+        return None
+    real = shutil.which("snakemake")
+    return real if real is not None and shutil.which(str(cmd[0]), path=env.get("PATH")) == real else None
 
 
 def run(cmd: list[str], *, cwd=None, env: dict | None = None, input=None, timeout: float | None = None,
@@ -249,14 +255,13 @@ def run(cmd: list[str], *, cwd=None, env: dict | None = None, input=None, timeou
     if not capture_output:
         raise ValueError("snakemake_server.run captures the output (capture_output=True)")
     env = dict(os.environ if env is None else env)
-    if not _forkable(cmd, env):
-        return subprocess.run(cmd, cwd=cwd, env=env, input=input, capture_output=True, text=text, timeout=timeout)
-    if _server is None:
+    real = _forkable(cmd, env)
+    if real is not None and _server is None:
         _server = _Server()
-    if not _server.serves(env):
+    if real is None or not _server.serves(env):
         return subprocess.run(cmd, cwd=cwd, env=env, input=input, capture_output=True, text=text, timeout=timeout)
     raw_in = input.encode(locale.getpreferredencoding(False)) if isinstance(input, str) else input
-    argv = [_installed(), *map(str, cmd[1:])]
+    argv = [real, *map(str, cmd[1:])]
     code, out, err, timed_out = _server.run(argv, os.fspath(cwd or os.getcwd()), env, raw_in, timeout)
     if text:
         enc = locale.getpreferredencoding(False)

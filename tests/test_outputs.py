@@ -26,8 +26,8 @@ from synprep.util import outputs
 from synprep.util.outputs import markers
 
 from .cli_helpers import COMMANDS, SHARD_ARGS, command, inputs, leftovers, made, run_main, tree  # noqa: F401  (fixtures)
-from .workflow_helpers import FakeRecords, Out, fake_job
 from .snakemake_server import run as snakemake_run
+from .workflow_helpers import FakeRecords, Out, fake_job
 
 REPO = Path(__file__).resolve().parents[1]
 #: the marker file of a folder output, as docs/shards.md names it

@@ -11,14 +11,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from .snakemake_server import run as snakemake_run
 import yaml
 
 from synprep.cli import main
 from synprep.parsers import ParseSettings
 from synprep.settings import merge_dicts
 from synprep.stages.settings import RecipeSettings
+
+from .snakemake_server import run as snakemake_run
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPES = sorted((REPO / "config" / "recipes").glob("*.yaml"))

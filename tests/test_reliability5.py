@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 
 from .cli_helpers import one_line_error, run_main, tree
-from .train_helpers import run_cfg
 from .snakemake_server import run as snakemake_run
+from .train_helpers import run_cfg
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -30,8 +30,8 @@ from synprep.errors import InputError
 
 from .cli_helpers import one_line_error, run_main, tree
 from .conftest import MULTI30K
-from .workflow_helpers import FakeRecords, fake_job
 from .snakemake_server import run as snakemake_run
+from .workflow_helpers import FakeRecords, fake_job
 
 
 def _multi30k(tmp_path, n: int):

@@ -24,8 +24,8 @@ import yaml
 
 from synprep.stages.workflow import request_problems, slurm_partitions
 
-from .workflow_helpers import bench_module
 from .snakemake_server import run as snakemake_run
+from .workflow_helpers import bench_module
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"

@@ -17,8 +17,8 @@ import yaml
 
 from synprep.errors import ConfigError
 
-from .workflow_helpers import demo_config as _demo_config
 from .snakemake_server import run as snakemake_run
+from .workflow_helpers import demo_config as _demo_config
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
