@@ -121,7 +121,8 @@ if _CParser is not None:
         """:class:`StrictLoader` with libyaml's scanner and parser (the events), the nodes
         still composed in Python: the depth limit holds (libyaml's own composer recurses in
         C, and 100,000 nested brackets crash the process), and the nodes carry the same
-        marks. About 9 times faster on the workflow's schema (bench/yamlio.py)."""
+        marks. About 7 times faster on the workflow's schema, 4.5 times over the schema and
+        every config of config/ (bench/yamlio.py)."""
 
         def __init__(self, stream):
             _CParser.__init__(self, stream)
@@ -186,24 +187,25 @@ def _load_yaml(text: str, name: str, with_node: bool):
     return _load_pure(text, name, with_node)
 
 
-def _load_fast(text: str, name: str, with_node: bool):
-    loader = _FastStrictLoader(text)
+def _read(loader, name: str):
+    """``(data, node)`` of ``loader``'s one document (``(None, None)`` for an empty one);
+    the loader is disposed of."""
     try:
         loader.name = name
         node = loader.get_single_node()
-        data = None if node is None else loader.construct_document(node)
+        return (None if node is None else loader.construct_document(node)), node
     finally:
         loader.dispose()
+
+
+def _load_fast(text: str, name: str, with_node: bool):
+    data, node = _read(_FastStrictLoader(text), name)
     return (data, node) if with_node else data
 
 
 def _load_pure(text: str, name: str, with_node: bool):
-    loader = None
     try:
-        loader = StrictLoader(text)  # (checks the characters already)
-        loader.name = name
-        node = loader.get_single_node()
-        data = None if node is None else loader.construct_document(node)
+        data, node = _read(StrictLoader(text), name)  # (the reader checks the characters already)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"{name}:{mark.line + 1}" if mark is not None else name
@@ -222,9 +224,6 @@ def _load_pure(text: str, name: str, with_node: bool):
     except (_TooDeep, RecursionError):  # e.g. [[[[... thousands deep (MAX_DEPTH)
         raise ConfigError(f"{name}: invalid YAML: nested too deep to read (more than {MAX_DEPTH} levels); a config "
                           "is a few levels of keys") from None
-    finally:
-        if loader is not None:
-            loader.dispose()
     return (data, node) if with_node else data
 
 
