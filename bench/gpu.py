@@ -383,15 +383,28 @@ CURVE_S = 25.0
 CURVE_ENVS = ({}, {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}, {"CUDA_MODULE_LOADING": "EAGER"})
 
 
+#: untimed passes over the batches before a set of models with a bidirectional decoder on
+#: sampled prefixes is timed (its row widths are drawn anew at every step, so one pass
+#: leaves first-use costs in the timed rounds: on the H200 on 2026-11-30 parent and gcn
+#: on sampled prefixes timed first, in bf16, at 0.05x and 0.08x of their fp32 timed
+#: second, and the same order effect on the CPU, where both are fp32, 0.25x;
+#: docs/measured/gpu-h200-2026-11-30.md)
+WARMUP_SAMPLED = 5
+
+
 def other_groupings() -> tuple[tuple[str, tuple[float, int]], ...]:
     """The bidirectional decoders' rows grouped into passes otherwise than on the device
-    (``bidirectional.GROUPING``: (slack, least positions a group)), each timed in fp32
-    beside the device's own grouping: the CPU's (the former grouping on every device),
-    and one group a batch (every row padded to the widest: fewest operations, most
-    arithmetic and memory)."""
+    (``bidirectional.GROUPING``: (slack, least positions a group), by device kind and
+    prefix mode), each timed in fp32 beside the device's own grouping for the decoder's
+    prefix mode: the CPU's (the former grouping on every device), a GPU's for every
+    prefix (wide groups), and one group a batch (every row padded to the widest: fewest
+    operations, most arithmetic and memory). A decoder is not timed again under the
+    grouping it already has."""
     from synprep.models import bidirectional
 
-    return ("grouped as on the CPU", bidirectional.GROUPING["cpu"]), ("in one group a batch", (1.0, 1))
+    return (("grouped as on the CPU", bidirectional.GROUPING["cpu"]),
+            ("grouped as every prefix on a GPU", bidirectional.GROUPING["cuda"]),
+            ("in one group a batch", (1.0, 1)))
 
 
 def warmup_curves(args, fig: Figures, device: str, data: Path) -> None:
@@ -444,19 +457,25 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
         models = bt.build_models(args.preset, ds, data, [name], args.prefixes.split(","), 4)
         for m, _ in models.values():
             m.to(dev)
-        times = {prec: bt.time_models(models, batches, args.rounds, dev, time.perf_counter, bf16=prec == "bf16")
+        warm = WARMUP_SAMPLED if any(getattr(m, "prefix_decoder", False) and m.prefix.mode == "sampled"
+                                     for m, _ in models.values()) else 1
+        times = {prec: bt.time_models(models, batches, args.rounds, dev, time.perf_counter, bf16=prec == "bf16", warmup=warm)
                  for prec in ("bf16", "fp32")}
         prefix = {k: mm for k, mm in models.items() if getattr(mm[0], "prefix_decoder", False)}
         failed: dict[str, str] = {}
         for label, groups in other_groupings() if prefix else ():  # the bidirectional decoders' rows grouped otherwise
+            other = {k: mm for k, mm in prefix.items() if bidirectional.grouping(dev, mm[0].prefix.mode) != groups}
+            if not other:
+                continue
             kept = dict(bidirectional.GROUPING)
-            bidirectional.GROUPING[dev.type] = groups
+            bidirectional.GROUPING.update({dev.type: groups, f"{dev.type}/sampled": groups})  # both prefix modes
             try:
-                times[label] = bt.time_models(prefix, batches, args.rounds, dev, time.perf_counter, bf16=False)
+                times[label] = bt.time_models(other, batches, args.rounds, dev, time.perf_counter, bf16=False, warmup=warm)
             except torch.cuda.OutOfMemoryError as e:  # one group a batch holds every row's prefix at once
                 failed[label] = f"out of memory: {str(e).splitlines()[0][:120]}"
                 torch.cuda.empty_cache()
             finally:
+                bidirectional.GROUPING.clear()
                 bidirectional.GROUPING.update(kept)
         for key, (m, _) in models.items():
             own = trans if m.target == "transitions" else tgt
@@ -465,12 +484,15 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
             fig.add(f"{setting}, bf16", bf, "tok/s", f"bf16/fp32 {bf / fp:.2f}x", what="train tokens/s")
             fig.add(f"{setting}, fp32", fp, "tok/s", what="train tokens/s")
             for label, groups in other_groupings() if key in prefix else ():
+                if label not in failed and key not in times.get(label, {}):
+                    continue  # its own grouping
                 if label in failed:
                     fig.add(f"{setting}, fp32, rows {label} {groups}", "FAILED", "", failed[label], what="train tokens/s")
                     continue
                 other = own / times[label][key]
+                own_groups = bidirectional.grouping(dev, m.prefix.mode)  # the device's for this prefix mode
                 fig.add(f"{setting}, fp32, rows {label} {groups}", other, "tok/s",
-                        f"grouped as on {dev.type} {bidirectional.grouping(dev)}: {fp / other:.2f}x this", what="train tokens/s")
+                        f"grouped as on {dev.type} {own_groups}: {fp / other:.2f}x this", what="train tokens/s")
         del models
         if dev.type == "cuda":
             torch.cuda.empty_cache()

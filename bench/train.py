@@ -116,13 +116,19 @@ class TorchTransformer:
         self.module.train()
 
 
-def time_models(models: dict, batches: list, rounds: int, device, clock=time.perf_counter, bf16: bool = True) -> dict[str, float]:
+def time_models(models: dict, batches: list, rounds: int, device, clock=time.perf_counter, bf16: bool = True,
+                warmup: int = 1) -> dict[str, float]:
     """A model's time on ``device``: the sum over the batches of its median update time
     (forward, label-smoothed loss, backward, clipping, Adam), the models interleaved
     batch by batch so that a change in the machine's load hits all of them alike. On
     CUDA under bf16 autocast, as the trainer runs there (``bf16=False``: fp32), and
     timed to the device's end. ``clock``: ``time.process_time`` (CPU time; on the CPU
-    only) or ``time.perf_counter``."""
+    only) or ``time.perf_counter``. ``warmup``: untimed passes over the batches first. One
+    pass meets every shape of a batch once, except where a model draws its shapes at
+    random: a bidirectional decoder on sampled prefixes groups rows of new widths at
+    every step, so its first timed figures carry first-use costs that a long run does
+    not (docs/measured/gpu-h200-2026-11-30.md: the first-timed of two equal fp32
+    timings of parent on sampled prefixes, on the CPU, 4x slower than the second)."""
     import contextlib
 
     import torch
@@ -142,7 +148,7 @@ def time_models(models: dict, batches: list, rounds: int, device, clock=time.per
         torch.nn.utils.clip_grad_norm_(list(m.parameters()), 1.0)
         opts[name].step()
 
-    for b in batches:  # warm-up on every batch: allocator, kernels, each shape's first-step costs
+    for b in batches * warmup:  # warm-up on every batch: allocator, kernels, each shape's first-step costs
         for name in models:
             step(name, b)
     sync()

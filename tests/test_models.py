@@ -842,6 +842,43 @@ def test_sampled_loss_is_unbiased():
     assert n == int((~batch.tgt_pad_mask).sum())
 
 
+@pytest.mark.parametrize("variant", ["parent", "gcn"])
+def test_sampled_rows_are_the_same_however_they_are_grouped(variant, monkeypatch):
+    """Training on k sampled prefixes groups its rows as ``GROUPING["<kind>/sampled"]``
+    says (one group a batch on a GPU: measured faster there) and otherwise as the
+    device's exact grouping; the logits and the gradients are those of a group a width
+    or so either way (here a GPU's ``cuda/sampled`` grouping is applied on the CPU)."""
+    from synprep.models import bidirectional
+
+    torch.manual_seed(0)
+    model = build_model(tiny(variant, dropout=0.0, prefix={"mode": "sampled", "k": 3})).train()
+    batch = make_batch(4, seed=11, lengths=(2, 9))
+    cpu = torch.device("cpu")
+
+    def run():
+        logits, gold, w = model.predictions(batch, generator=torch.Generator().manual_seed(5))
+        grads = torch.autograd.grad((logits.square().sum(1) * w).sum(), list(model.parameters()), allow_unused=True)
+        return logits, gold, w, grads
+
+    assert bidirectional.grouping(cpu, "sampled") == bidirectional.GROUPING["cpu"]  # no entry: the kind's own
+    assert bidirectional.grouping(torch.device("cuda"), "sampled") == (1.0, 1)
+    assert bidirectional.grouping(torch.device("cuda"), "exact") == bidirectional.GROUPING["cuda"]
+    monkeypatch.setitem(bidirectional.GROUPING, "cpu", (0.1, 0))  # a group a width or so, the reference
+    seen = []
+    real = bidirectional.cut_groups
+    monkeypatch.setattr(bidirectional, "cut_groups", lambda cut, *a: seen.append(real(cut, *a)) or seen[-1])
+    ref = run()
+    monkeypatch.setitem(bidirectional.GROUPING, "cpu/sampled", bidirectional.GROUPING["cuda/sampled"])
+    one = run()
+    assert len(seen[0]) > 3 and len(seen[1]) == 1  # several groups, then one
+    assert_close(one[0], ref[0], rtol=1e-5, atol=1e-5)
+    assert torch.equal(one[1], ref[1]) and torch.equal(one[2], ref[2])
+    for (name, _), a, b in zip(model.named_parameters(), one[3], ref[3]):
+        assert (a is None) == (b is None), name
+        if a is not None:
+            assert_close(a, b, rtol=1e-5, atol=1e-5, name=name)
+
+
 def naive_prefix_logits(model, batch) -> torch.Tensor:
     """Reference for the exact mode: every (sentence, cut) run alone through the plain
     modules -- embeddings, GCN layers, the decoder over the whole prefix with no query

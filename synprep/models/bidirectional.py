@@ -116,23 +116,33 @@ def cut_groups(cut: torch.Tensor, slack: float = 0.1, min_positions: int = 512) 
 
 
 #: how the rows of a batch are grouped by prefix width into passes (:func:`cut_groups`'s
-#: ``slack`` and ``min_positions``), by the kind of device they run on. Fewer, wider
-#: groups pad more (arithmetic) and launch fewer operations (host work). The CPU: its
-#: arithmetic is the cost, so little padding (0.1). A GPU: an update of these decoders
-#: is bound by the host's operations, not the GPU's arithmetic (a causal decoder's update
-#: kept the GPU busy 12-13 % of its wall time on one H200;
-#: docs/measured/gpu-h200-2026-11-28.md), so wide groups: parent at preset table, 3 PUD batches of 4,096 tokens on the
-#: CPU, ran 55,238 torch operations an update grouped as (0.1, 512) and 14,470 as
-#: (0.5, 4,096), at 2.3x the CPU arithmetic (docs/models.md, "Causal and
-#: bidirectional decoders"; not yet measured on a GPU). Only how rows share passes changes: every row's
-#: prediction is the same up to float rounding
-#: (tests/test_models.py::test_exact_prefixes_equal_the_naive_per_prefix_passes).
-GROUPING = {"cpu": (0.1, 512), "cuda": (0.5, 4096)}
+#: ``slack`` and ``min_positions``), by the kind of device they run on and, where a key
+#: ``"<kind>/sampled"`` is given, by the training's prefix mode. Fewer, wider groups pad
+#: more (arithmetic) and launch fewer operations (host work). The CPU: its arithmetic is
+#: the cost, so little padding (0.1). A GPU: an update of these decoders is bound by the
+#: host's operations, not the GPU's arithmetic (a causal decoder's update kept the GPU
+#: busy 12-13 % of its wall time on one H200; docs/measured/gpu-h200-2026-11-28.md), so
+#: wide groups. On the CPU, parent at preset table, 3 PUD batches of 4,096 tokens, ran
+#: 55,238 torch operations an update grouped as (0.1, 512) and 14,470 as (0.5, 4,096),
+#: at 2.3x the CPU arithmetic (docs/models.md, "Causal and bidirectional decoders").
+#: Measured on one H200 (docs/measured/gpu-h200-2026-11-30.md; fp32, preset
+#: tree-medium, 4 PUD batches of <= 4,096 tokens): with every prefix (``exact``) the
+#: GPU's (0.5, 4,096) is the fastest of the three groupings timed (parent 21,601 tok/s,
+#: 1.22x one group a batch, 1.71x the CPU's; gcn 17,302, 1.15x and 2.14x); with k sampled
+#: prefixes a sentence the rows are few and one group a batch is faster (parent 117,899
+#: tok/s against 83,307, 1.42x; gcn 84,324 against 58,485, 1.44x), hence
+#: ``"cuda/sampled"``. Only how rows share passes changes: every row's prediction is the
+#: same up to float rounding
+#: (tests/test_models.py::test_exact_prefixes_equal_the_naive_per_prefix_passes,
+#: ::test_sampled_rows_are_the_same_however_they_are_grouped).
+GROUPING = {"cpu": (0.1, 512), "cuda": (0.5, 4096), "cuda/sampled": (1.0, 1)}
 
 
-def grouping(device: torch.device) -> tuple[float, int]:
-    """(slack, min_positions) of :data:`GROUPING` for ``device``'s kind (another: the CPU's)."""
-    return GROUPING.get(device.type, GROUPING["cpu"])
+def grouping(device: torch.device, mode: str = "exact") -> tuple[float, int]:
+    """(slack, min_positions) of :data:`GROUPING` for ``device``'s kind and the prefix
+    ``mode`` (``"exact"`` or ``"sampled"``): the kind's own entry for the mode if there
+    is one, else the kind's, else the CPU's."""
+    return GROUPING.get(f"{device.type}/{mode}") or GROUPING.get(device.type, GROUPING["cpu"])
 
 
 class _Edges:
@@ -222,13 +232,14 @@ class PrefixSeq2Seq(Seq2Seq):
         h = self.decoder(x, memory, self_masks=masks, causal=False, caches=caches, query_pos=cut, first_qkv=qkv)  # (N, 1, d)
         return h[:, 0]  # (N, d)
 
-    def _row_logits(self, batch: Any, memory: Memory, rows_b: torch.Tensor, cut: torch.Tensor) -> torch.Tensor:
+    def _row_logits(self, batch: Any, memory: Memory, rows_b: torch.Tensor, cut: torch.Tensor,
+                    mode: str = "exact") -> torch.Tensor:
         tgt, _ = self.targets(batch)
         inp = self.shift(tgt)  # (B, T)
         cross = self.decoder.cross_caches(memory)  # memory projected once per sentence
         shared = self.prefix_inputs(inp)  # embeddings (+ first-layer projections) once per sentence
         out, index = [], []
-        slack, least = grouping(cut.device)
+        slack, least = grouping(cut.device, mode)
         for idx, width in cut_groups(cut, slack, least):
             chunk = idx.numel() if torch.is_grad_enabled() else self.eval_chunk
             for s in range(0, idx.numel(), chunk):
@@ -260,7 +271,7 @@ class PrefixSeq2Seq(Seq2Seq):
         tgt, pad = self.targets(batch)
         memory = self.encode(batch)
         rows_b, cut, w = choose_rows((~pad).sum(1), mode, self.prefix.k, generator)
-        logits = self._row_logits(batch, memory, rows_b, cut)
+        logits = self._row_logits(batch, memory, rows_b, cut, mode)
         return logits, tgt[rows_b, cut], (None if mode == "exact" else w)
 
     # ---- decoding: recompute the whole prefix at every step
