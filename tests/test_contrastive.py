@@ -777,6 +777,44 @@ def test_teacher_forced_scores_are_the_models_own_log_probabilities(pud, variant
 
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
+def test_a_batch_out_of_device_memory_is_scored_again_in_halves(pud, monkeypatch):
+    """Teacher-forced scoring at a GPU's budget (100,000 tokens: every PUD row in one
+    batch): a batch that runs out of device memory is scored again in the batches half
+    its budget makes, until they fit, and every row gets the score it gets in a batch
+    that fits; one sentence that cannot fit is the out-of-memory error itself (the CLI
+    reports it in one line)."""
+    import torch
+
+    from synprep.dataset.data import ShardDataset
+    from synprep.models import build_model
+    from synprep.train.trainer import model_from_manifest
+    from synprep.translate.evaluate import default_max_tokens
+    from synprep.translate.forced import sequence_scores
+
+    ds = ShardDataset(pud / "valid")
+    m = model_from_manifest(run_cfg(pud, pud / "unused").model, ds.manifest, str(pud / "valid"))
+    torch.manual_seed(0)
+    model = build_model(m).eval()
+    real, sizes = model.forward, []
+
+    def short_of_memory(batch):
+        sizes.append(len(batch))
+        if len(batch) > 7:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real(batch)
+
+    ref, ref_len = sequence_scores(model, ds, max_tokens=300)
+    monkeypatch.setattr(model, "forward", short_of_memory)
+    got, lengths = sequence_scores(model, ds, max_tokens=default_max_tokens("cuda"))
+    assert sizes[0] == len(ds) and len(sizes) > 3 and sum(n for n in sizes if n <= 7) == len(ds)  # each row once
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
+    assert np.array_equal(lengths, ref_len)
+    monkeypatch.setattr(model, "forward", lambda batch: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA out of memory")))
+    with pytest.raises(torch.OutOfMemoryError):
+        sequence_scores(model, ds, max_tokens=default_max_tokens("cuda"), rows=[0])
+
+
 def test_a_transition_decoder_scores_each_sentences_own_tree(pud, tmp_path):
     """The same words with another tree: the transition decoder's score changes (it
     scores the tree's oracle transitions), a decoder of pieces' does not."""

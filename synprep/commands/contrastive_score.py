@@ -34,6 +34,7 @@ from ..errors import ConfigError
 from ..flags import add_settings
 from ..train.checkpoint import check_vocab, load_model
 from ..train.inputs import check_positions
+from ..translate.evaluate import default_max_tokens
 from ..translate.forced import sequence_scores
 from ..translate.settings import Scoring
 from ..util.device import choose_device
@@ -95,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
         if args.origin:  # the chosen items' sentences only
             wanted = {tree_id(it.line, k) for it in chosen for k in range(len(it.errors) + 1)}
             rows = [i for i, x in enumerate(ids) if x in wanted]
-        lp, lengths = sequence_scores(model, ds, max_tokens=args.max_tokens, device=device, progress=not args.no_progress,
-                                      rows=rows)
+        budget = args.max_tokens if args.max_tokens is not None else default_max_tokens(device)
+        lp, lengths = sequence_scores(model, ds, max_tokens=budget, device=device, progress=not args.no_progress, rows=rows)
         if rows is not None:
             ids, lp, lengths = [ids[i] for i in rows], lp[rows], lengths[rows]
     scored, unscored = outcomes(chosen, dict(zip(ids, lp.tolist())), dict(zip(ids, lengths.tolist())))

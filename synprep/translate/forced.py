@@ -17,6 +17,9 @@ own, without the legal-action mask that constrained decoding applies.
 Batches are length-sorted under a token budget (:class:`~synprep.dataset.data.TokenBudgetSampler`,
 no shuffling); the model runs in evaluation mode (no dropout) without gradients, so
 the score of a row does not depend on the batch it is in (up to floating-point sums).
+A batch that runs out of device memory is scored again in the batches that half its
+budget makes of its rows (halved again where needed), as decoding's are
+(:func:`synprep.translate.evaluate.translate_dataset`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..dataset.data import TokenBudgetSampler
+from ..errors import out_of_memory
 from ..util.progress import progress as _progress
 
 __all__ = ["sequence_logprobs", "sequence_scores"]
@@ -46,6 +50,8 @@ def sequence_scores(model: Any, ds: Any, *, max_tokens: int = 4000, device: Any 
     a score may differ from the whole dataset's in its last bits)."""
     import torch
 
+    from .evaluate import free_cached_memory
+
     out = np.zeros(len(ds), dtype=np.float64)
     lengths = np.zeros(len(ds), dtype=np.int64)
     collate = ds.collate()
@@ -58,16 +64,33 @@ def sequence_scores(model: Any, ds: Any, *, max_tokens: int = 4000, device: Any 
     batches = [[int(chosen[j]) for j in b] for b in
                TokenBudgetSampler(every[chosen], max_tokens, shuffle=False).batches()]
     bar = _progress(total=len(chosen), desc="score", unit="sent", enabled=progress)
+
+    def score(b: list[int], budget: int) -> None:
+        batch = collate([ds[i] for i in b]).to(device)
+        try:
+            tgt, pad = model.targets(batch)  # (B, T) the sequence the variant generates
+            logp = torch.log_softmax(model(batch).float(), dim=-1)  # (B, T, V)
+            tok = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1).masked_fill(pad, 0.0)  # (B, T)
+        except Exception as e:
+            if not out_of_memory(e) or len(b) == 1:
+                raise  # one sentence too large for the device: the CLI's one-line report
+            del batch
+            free_cached_memory(device)
+            sub = [b]
+            while len(sub) == 1:  # the rows again in the batches half the budget makes of them
+                budget = max(1, budget // 2)
+                sub = [[b[k] for k in part] for part in TokenBudgetSampler(every[b], budget, shuffle=False).batches()]
+            for part in sub:
+                score(part, budget)
+            return
+        out[np.asarray(b)] = tok.sum(1).double().cpu().numpy()
+        lengths[np.asarray(b)] = (~pad).sum(1).cpu().numpy()
+        bar.update(len(b))
+
     try:
         with torch.no_grad():
             for b in batches:
-                batch = collate([ds[i] for i in b]).to(device)
-                tgt, pad = model.targets(batch)  # (B, T) the sequence the variant generates
-                logp = torch.log_softmax(model(batch).float(), dim=-1)  # (B, T, V)
-                tok = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1).masked_fill(pad, 0.0)  # (B, T)
-                out[np.asarray(b)] = tok.sum(1).double().cpu().numpy()
-                lengths[np.asarray(b)] = (~pad).sum(1).cpu().numpy()
-                bar.update(len(b))
+                score(b, max_tokens)
     finally:
         bar.close()
         model.train(was)

@@ -39,6 +39,8 @@ class Decoding(Config):
 class Scoring(Config):
     """How a checkpoint scores a dataset teacher-forced (``synprep contrastive-score``)."""
 
-    # padded tokens a batch
-    max_tokens: int = setting(4000, ge=1)
+    # padded tokens a batch; null: 4000 on the CPU, 100000 on a GPU (as decoding's:
+    # synprep.translate.evaluate.DEFAULT_MAX_TOKENS); a batch that runs out of device
+    # memory is scored again in halves
+    max_tokens: Optional[int] = setting(None, ge=1)
     device: str = declared_in(Decoding, "device")
