@@ -394,6 +394,8 @@ HOMONYMS = {
     "lang": "a parser's language, a trained stanza model's language, the challenge rules' language of one side",
     "layer": "the encoder layer each variant's own module sits in (gps, pascal, sisa)",
     "layers": "the decoder layers of the parent head, the encoder layers of structpos",
+    "max_tokens": "decoding's batch (beam x rows x the longest row, raised to fit a sentence) and teacher-forced "
+                  "scoring's (padded tokens, halved on a device out of memory): one device default, two measures",
     "model": "each backend's model: a .udpipe file, a stanza folder",
     "parser": "UDPipe's parser options, the parser a paper recipe used",
     "seed": "the subword sample's seed, eflomal's, the trainer's",
