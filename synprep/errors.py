@@ -101,3 +101,16 @@ def out_of_memory(e: BaseException) -> bool:
     if isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError":
         return True
     return isinstance(e, RuntimeError) and any(s in str(e) for s in _ALLOCATOR_FAILURES)
+
+
+#: the most characters of a value a message shows (:func:`clipped`)
+SHOWN_CHARS = 120
+
+
+def clipped(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` (a value as a message shows it, e.g. its repr), or where it is longer
+    than ``limit`` characters its beginning and its size: a bad value of 100,000
+    characters makes an error of one readable line, not of 100,000 characters."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: max(1, limit - 30)]}... [{len(text):,} characters]"

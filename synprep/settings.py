@@ -50,7 +50,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Union
 
-from .errors import ConfigError
+from .errors import ConfigError, clipped
 
 __all__ = ["Config", "config_types", "Bounds", "setting", "check_bounds", "merge_dicts", "require", "INTERNAL", "INT_MAX", "MAX_THREADS",
            "literal_choices", "shown", "declared_in", "declared_from", "field_docs", "read_text_fields"]
@@ -67,10 +67,11 @@ MAX_THREADS = 4096
 
 def shown(value: Any) -> str:
     """``repr(value)``, but an integer too long to read (or for Python to print: over
-    4,300 digits) by its size: ``an integer of 400 digits``."""
+    4,300 digits) by its size: ``an integer of 400 digits``, and a longer repr clipped
+    to its beginning and its size (:func:`synprep.errors.clipped`)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
         return f"an integer of {int(value.bit_length() * 0.30103) + 1} digits"
-    return repr(value)
+    return clipped(repr(value))
 
 
 def _type_name(tp: Any) -> str:
@@ -100,25 +101,25 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
                 return _coerce(value, alt, where)
             except ConfigError as e:
                 errors.append(e)
-        raise ConfigError(f"{where} = {value!r}: expected {_type_name(tp)}")
+        raise ConfigError(f"{where} = {shown(value)}: expected {_type_name(tp)}")
     if origin is Literal:
         if value in typing.get_args(tp):
             return value
-        raise ConfigError(f"{where} = {value!r}: expected one of {_type_name(tp)}")
+        raise ConfigError(f"{where} = {shown(value)}: expected one of {_type_name(tp)}")
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{where} = {value!r}: expected {_type_name(tp)}")
+            raise ConfigError(f"{where} = {shown(value)}: expected {_type_name(tp)}")
         (item,) = typing.get_args(tp)[:1]
         return [_coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
     if tp is type(None):
         if value is None:
             return None
-        raise ConfigError(f"{where} = {value!r}: expected null")
+        raise ConfigError(f"{where} = {shown(value)}: expected null")
     if isinstance(tp, type) and issubclass(tp, Config):
         if isinstance(value, tp):
             return value
         if not isinstance(value, dict):
-            raise ConfigError(f"{where} = {value!r}: expected a mapping of {tp.__name__} keys")
+            raise ConfigError(f"{where} = {shown(value)}: expected a mapping of {tp.__name__} keys")
         return tp.from_dict(value, where)
     if tp is bool:
         if isinstance(value, bool):
@@ -222,7 +223,7 @@ def check_bounds(cls: type, values: dict, where: str) -> None:
         if isinstance(value, (list, tuple)) and not (b.min_items or 0) <= len(value) <= (b.max_items or len(value)):
             n = (f"exactly {b.min_items}" if b.min_items == b.max_items else
                  f"at least {b.min_items}" if b.max_items is None else f"{b.min_items} to {b.max_items}")
-            raise ConfigError(f"{key} = {value!r}: expected a list of {n} item(s)"
+            raise ConfigError(f"{key} = {shown(value)}: expected a list of {n} item(s)"
                               + (" (or null)" if f.default is None else ""))
         for path, v in _numbers(value, key):
             if not b.holds(v):
@@ -244,11 +245,11 @@ def _check_text(f: dataclasses.Field, value: Any, key: str) -> None:
             if isinstance(text, str) and not re.fullmatch(pattern, text):
                 at = f"{key}[{i}]" if isinstance(value, (list, tuple)) else key
                 said = f.metadata.get("pattern_says") or f"text matching {pattern}"
-                raise ConfigError(f"{at} = {text!r}: expected {said}")
+                raise ConfigError(f"{at} = {shown(text)}: expected {said}")
     if f.metadata.get("unique") and isinstance(value, (list, tuple)):
         twice = [v for i, v in enumerate(value) if v in value[:i]]
         if twice:
-            raise ConfigError(f"{key} = {value!r}: {', '.join(map(repr, dict.fromkeys(twice)))} given twice; list "
+            raise ConfigError(f"{key} = {shown(value)}: {', '.join(map(repr, dict.fromkeys(twice)))} given twice; list "
                               "each once")
 
 
@@ -404,21 +405,21 @@ def _from_text(text: str, tp: Any, where: str) -> Any:
                 return _from_text(text, alt, where)
             except ConfigError:
                 pass
-        raise ConfigError(f"{where} = {text!r}: expected {_type_name(tp)}")
+        raise ConfigError(f"{where} = {shown(text)}: expected {_type_name(tp)}")
     if origin is Literal or tp is str:
         return text
     word = text.strip().lower()
     if tp is bool:
         if word in _TRUE or word in _FALSE:
             return word in _TRUE
-        raise ConfigError(f"{where} = {text!r}: expected true or false")
+        raise ConfigError(f"{where} = {shown(text)}: expected true or false")
     try:
         if tp is int:
             return int(text)
         if tp is float:
             return float(text)
     except ValueError:
-        raise ConfigError(f"{where} = {text!r}: expected {'an integer' if tp is int else 'a number'}") from None
+        raise ConfigError(f"{where} = {shown(text)}: expected {'an integer' if tp is int else 'a number'}") from None
     return text  # the type's own check (from_dict) says what is wrong
 
 

@@ -16,7 +16,10 @@ refuses or handles it, on real files where data is involved.
    file named ``-`` is ``./-`` (the help says so);
 4. ``table-decide``: a metric cut from one run's scores was decided with a seed fewer;
 5. ``filter``: a folder given as the config "does not exist", a link loop "no such file";
-6. a key given twice in a JSON object (scores.json, metrics.jsonl, ...) took the last.
+6. a key given twice in a JSON object (scores.json, metrics.jsonl, ...) took the last;
+7. a bad value of thousands of characters (a run config's, a ``--set``'s, the workflow
+   config's) was echoed whole into its error: clipped to its beginning and its size
+   (``synprep.errors.clipped``).
 """
 
 from __future__ import annotations
@@ -264,3 +267,32 @@ def test_6_a_json_key_given_twice_is_refused_naming_its_line(tmp_path):
     metrics.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match=r"metrics.jsonl:3:1: key 'step' is given twice in one object"):
         read_run("vanilla", metrics, None)
+
+
+# ============================================================ 7. a long bad value is clipped in its error
+
+LONG = "x" * 5000
+
+
+def test_7_a_long_bad_value_of_a_run_config_is_clipped_in_its_error(tmp_path, capsys):
+    line = one_line_error(*run_main(capsys, "train", "--print-config", "--set", f"train.lr={LONG}"),
+                          "config.train.lr = 'xxx", "[5,002 characters]: expected float")
+    assert len(line) < 300
+    (tmp_path / "run.yaml").write_text(f"train:\n  device: cpu\n  max_steps: {LONG}\n")
+    line = one_line_error(*run_main(capsys, "train", "--print-config", "--config", tmp_path / "run.yaml"),
+                          "[5,002 characters]")
+    assert len(line) < 400
+
+
+def test_7_a_long_bad_value_of_the_workflow_config_is_clipped_in_its_error(tmp_path):
+    from synprep.stages.workflow import config_error_message
+    from synprep.util.yamlio import load_yaml_file
+
+    schema = load_yaml_file(Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml")
+    conf = tmp_path / "c.yaml"
+    conf.write_text(f"corpus:\n  src_lang: {LONG}\n")
+    msg = config_error_message({"corpus": {"src_lang": LONG}}, schema, [str(conf)])
+    assert msg.startswith(f"{conf}:2: corpus.src_lang: 'xxx") and "[5,002 characters] does not match" in msg, msg
+    assert len(msg) < 400
+    short = config_error_message({"corpus": {"src_lang": "x" * 40}}, schema, [str(conf)])
+    assert f"'{'x' * 40}' does not match" in short  # a value of a readable size is shown whole

@@ -35,7 +35,7 @@ import os
 import sys
 from typing import Any, Iterable, Mapping, Sequence
 
-from ...errors import ConfigError, SynprepError
+from ...errors import SHOWN_CHARS, ConfigError, SynprepError, clipped
 from ...models import variant
 from ...util.outputs import FOLDER_NAME_CHARS
 from ...util.yamlio import load_yaml_file
@@ -302,14 +302,17 @@ def config_error_message(config: Mapping, schema: Mapping, config_files: Sequenc
         known = sorted((e.schema.get("properties") or {}))
         unknown = sorted(k for k in e.instance if k not in known)
         where = _where(path + unknown[:1], config_files, e.instance[unknown[0]])
-        keys = ", ".join(map(repr, unknown))
+        keys = ", ".join(clipped(repr(k)) for k in unknown)
         return (
             f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {keys} in section {section}; "
             f"known keys: {', '.join(known)}{_dotted_key_hint(unknown, e.instance)} "
             "(workflow/schemas/config.schema.yaml describes them)"
         )
     where = _where(path, config_files, e.instance)
-    return f"{where}: {section}: {e.message} (workflow/schemas/config.schema.yaml describes the key)"
+    message, value = e.message, repr(e.instance)
+    if len(value) > SHOWN_CHARS:  # jsonschema's message begins with the value whole
+        message = message.replace(value, clipped(value))
+    return f"{where}: {section}: {clipped(message, 4 * SHOWN_CHARS)} (workflow/schemas/config.schema.yaml describes the key)"
 
 
 def run_cost(run: Any) -> float:
