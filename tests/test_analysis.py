@@ -168,7 +168,7 @@ def test_evaluate_induction_scores_each_run_next_to_the_baselines(tmp_path):
     assert both["treebank"]["systems"]["gold"] == res["systems"]["chain"] and both["treebank"]["gold"] == str(gold)
 
 
-def test_analysis_settings_resolve_and_check_the_config():
+def test_analysis_settings_resolve_and_check_the_config(tmp_path):
     from synprep.stages.settings import AnalysisSettings
 
     def resolve(section, **kw):  # the typed section, as the Snakefile reads it (workflow_settings)
@@ -206,6 +206,10 @@ def test_analysis_settings_resolve_and_check_the_config():
     with pytest.raises(ConfigError, match="induce.gold = '.*': a folder; give a CoNLL-U treebank file"):
         resolve({"induce": {"enabled": True, "gold": os.path.dirname(__file__)}}, langs=langs, shards=shards,
                 heldout=held, runs=runs)
+    loop = tmp_path / "loop.conllu"
+    loop.symlink_to(loop)  # a link loop was "no such file"
+    with pytest.raises(ConfigError, match=r"induce.gold = '.*': cannot be read \(Too many levels of symbolic links\)"):
+        resolve({"induce": {"enabled": True, "gold": str(loop)}}, langs=langs, shards=shards, heldout=held, runs=runs)
     with pytest.raises(ConfigError, match=r"no training run induces trees \(train.runs: base \(vanilla\)\)"):
         resolve({"induce": {"enabled": True}}, langs=langs, shards=shards, heldout=held,
                              runs={"base": "vanilla"})

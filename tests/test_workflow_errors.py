@@ -76,8 +76,10 @@ def test_a_corpus_file_that_is_missing_or_a_folder_is_named_before_any_job(tmp_p
     cfg = _demo_config()
     check_corpus_files(cfg)
     (tmp_path / "empty.en").write_bytes(b"")
+    (tmp_path / "loop.en").symlink_to(tmp_path / "loop.en")  # a link loop was "no such file"
     for value, said in ((str(tmp_path / "nope.en"), "no such file"), (str(tmp_path), "a folder"),
-                        (str(tmp_path / "empty.en"), "an empty file")):
+                        (str(tmp_path / "empty.en"), "an empty file"),
+                        (str(tmp_path / "loop.en"), r"cannot be read \(Too many levels of symbolic links\)")):
         bad = {**cfg, "corpus": {**cfg["corpus"], "src": value}}
         with pytest.raises(ConfigError, match=f"corpus.src = .*: {said}; expected the corpus's src side file") as e:
             check_corpus_files(bad)
@@ -299,8 +301,10 @@ def test_a_parser_model_that_is_missing_or_of_the_wrong_kind_is_named_before_any
     check_parser_models(parse, parser_settings(parse, langs), langs)  # the demo models
     model = tmp_path / "en.udpipe"
     model.write_bytes(b"x")
+    (tmp_path / "loop.udpipe").symlink_to(tmp_path / "loop.udpipe")
     for given, backend, said in ((str(tmp_path / "nope.udpipe"), "udpipe", "no such file or folder"),
-                                 (str(tmp_path), "udpipe", "a folder"), (str(model), "stanza", "a file")):
+                                 (str(tmp_path), "udpipe", "a folder"), (str(model), "stanza", "a file"),
+                                 (str(tmp_path / "loop.udpipe"), "udpipe", r"cannot be read \(Too many levels of symbolic links\)")):
         parse = ParseSettings.from_dict({"backend": backend, "src_model": given})
         with pytest.raises(ConfigError, match=f"parse.src_model = .*: {said}; expected a {backend} model") as e:
             check_parser_models(parse, parser_settings(parse, langs), langs)

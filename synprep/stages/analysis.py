@@ -53,6 +53,7 @@ from ..dataset.vocab import TargetVocab
 from ..translate.evaluate import dump_tree_scores as dump
 from ..util.device import choose_device
 from ..util.outputs import atomic_files, write_json as _write
+from ..util.textio import not_a_file
 
 __all__ = [
     "TREE_VARIANTS",
@@ -137,10 +138,11 @@ def analysis_settings(
                 "set train.heldout_shards >= 1, or analysis.induce.enabled: false"
             )
         gold = ind.gold
-        if gold is not None and not os.path.isfile(gold):
+        why = not_a_file(gold, missing="no such file", folder="a folder") if gold is not None else None
+        if why:
             raise ConfigError(  # located: the workflow names its config file and line
-                f"{where}.induce.gold = {gold!r}: {'a folder' if os.path.isdir(gold) else 'no such file'}; give a "
-                "CoNLL-U treebank file of the source language, or null", ["analysis", "induce", "gold"])
+                f"{where}.induce.gold = {gold!r}: {why}; give a CoNLL-U treebank file of the source language, or "
+                "null", ["analysis", "induce", "gold"])
         gate_runs = [name for name in tree_runs if runs[name] in GATED_VARIANTS] if ind.gates else []
         out["induce"] = {"runs": tree_runs, "shards": list(heldout), "root": ind.root, "gold": gold,
                          "gate_runs": gate_runs}

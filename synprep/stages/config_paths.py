@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from ..filters import path_options
 from ..parsers import ParseSettings, backend
 from ..util.outputs import within
+from ..util.textio import not_a_file
 from .settings import SECTIONS
 from ..util.yamlio import load_yaml_file
 from .workflow import config_value
@@ -117,20 +118,18 @@ def resolve_config_paths(config: dict, config_files: Sequence[str], workdir: str
 
 
 def check_corpus_files(config: dict) -> None:
-    """The corpus's files (``corpus.src``/``tgt``/``tsv``, resolved) exist, are files and
-    are not empty: else a ConfigError naming the key (the workflow names its config file
-    and line), before any job -- instead of snakemake's missing-input report, or a
-    folder or an empty file given as the corpus failing in a job later."""
+    """The corpus's files (``corpus.src``/``tgt``/``tsv``, resolved) exist, can be read
+    and are not empty: else a ConfigError naming the key (the workflow names its config
+    file and line), before any job -- instead of snakemake's missing-input report, or a
+    folder, an unreadable or an empty file given as the corpus failing in a job later
+    (:func:`synprep.util.textio.not_a_file`: a link loop or no permission says so)."""
     for key in ("src", "tgt", "tsv"):
         value = config_value(config, ("corpus", key))
         if not isinstance(value, str) or not value:
             continue
-        if os.path.isfile(value):
-            what = "an empty file" if os.path.getsize(value) == 0 else None
-        elif os.path.isdir(value):
-            what = "a folder"
-        else:
-            what = None if os.path.exists(value) else "no such file"  # a FIFO or a device: read as given
+        what = not_a_file(value, missing="no such file", folder="a folder")  # a FIFO or a device: read as given
+        if what is None and os.path.isfile(value) and os.path.getsize(value) == 0:
+            what = "an empty file"
         if what:
             raise ConfigError(f"corpus.{key} = {value!r}: {what}; expected the corpus's "
                               f"{'TSV' if key == 'tsv' else key + ' side'} file (plain or .gz): fix the path",

@@ -26,6 +26,7 @@ from ..parsers.inputs import count_lines, read_items
 from ..parsers.run import parse_rows
 from ..settings import Config, declared_in, setting
 from ..util.outputs import atomic_files
+from ..util.textio import not_a_file
 
 log = logging.getLogger("synprep.parse")
 
@@ -192,10 +193,14 @@ def check_parser_models(parse: ParseSettings, settings: dict[str, dict], languag
         if not model:
             continue
         given = getattr(parse, f"{side}_model")
-        if os.path.isdir(model) if backend.model_is_folder else os.path.isfile(model):
-            continue
-        what = "no such file or folder" if not os.path.exists(model) else (
-            "a folder" if os.path.isdir(model) else "a file")
+        if backend.model_is_folder:
+            if os.path.isdir(model):
+                continue
+            what = "no such file or folder" if not os.path.exists(model) else "a file"
+        else:  # a file that can be read (a link loop or no permission says so: synprep.util.textio.not_a_file)
+            what = not_a_file(model, missing="no such file or folder", folder="a folder")
+            if what is None:
+                continue
         if given:
             error = ConfigError(f"parse.{side}_model = {model!r}: {what}; expected a {parse.backend} model {kind} "
                                 "(docs/parsers.md): fix the path", ["parse", f"{side}_model"])
