@@ -31,6 +31,7 @@ import numpy as np
 from ..dataset.data import TokenBudgetSampler
 from ..errors import out_of_memory
 from ..util.progress import progress as _progress
+from .evaluate import free_cached_memory
 
 __all__ = ["sequence_logprobs", "sequence_scores"]
 
@@ -49,8 +50,6 @@ def sequence_scores(model: Any, ds: Any, *, max_tokens: int = 4000, device: Any 
     with ``rows``, of those rows only (the others NaN and 0; batched among themselves, so
     a score may differ from the whole dataset's in its last bits)."""
     import torch
-
-    from .evaluate import free_cached_memory
 
     out = np.zeros(len(ds), dtype=np.float64)
     lengths = np.zeros(len(ds), dtype=np.int64)
