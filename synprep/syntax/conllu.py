@@ -25,6 +25,8 @@ Invariants of every :class:`Sentence` yielded:
   order (before the first word 0.1, ...), as UD numbers them;
 * every FORM (of a word and of a multiword token) and every DEPREL is non-empty, and
   so is a ``# sent_id`` (an id of nothing would be every such sentence's one key);
+* a sentence has at most one ``# sent_id`` and one ``# text`` (a second one is the
+  comments of two sentences run together, a sentence whose words are gone);
 * no line of it (comment, word, range or empty node) holds a control character but
   TAB or a line break other than its own LF or CRLF: see :data:`_CONTROL`;
 * multiword-token ranges ``a-b`` start at the next word, have ``b > a``, do not
@@ -443,6 +445,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
     mwts: list[tuple[int, int, str, str]] = []
     comments: list[str] = []
     sent_id = text = None
+    named: dict[str, int] = {}  # "sent_id" / "text" -> the line of its comment (one of each a sentence)
     mwt_end = 0  # last word (1-based) of the open multiword range
     enode = (-1, 0)  # the last empty node (N, M) of N.M
     expected = 1
@@ -461,6 +464,10 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
             comments.append(line)
             if line.startswith(("# sent_id", "# text")):
                 key, value = _comment_field(line, name, lineno)
+                if key is not None:
+                    if key in named:
+                        raise _second_comment(key, named[key], name, lineno)
+                    named[key] = lineno
                 if key == "sent_id":
                     sent_id = value
                 elif key == "text":
@@ -522,6 +529,16 @@ def _comment_field(line: str, name: str, lineno: int) -> tuple[str | None, str]:
         raise InputError(name, lineno, "'# sent_id =' without a value; expected the sentence's id (or no "
                          "sent_id line: the sentence is then named by FILE:LINE)", "sent-id")
     return key, value
+
+
+def _second_comment(key: str, first: int, name: str, lineno: int) -> InputError:
+    """The error of a second ``# sent_id`` (or ``# text``) in one sentence's comments:
+    the last one was taken before, and the sentence whose word lines and blank line
+    were removed (a hand edit, a cut) was lost without a word, its comments run into
+    the next sentence's (UD's validator refuses it too)."""
+    return InputError(name, lineno, f"a second '# {key}' in one sentence (the first at line {first}); expected one a "
+                      "sentence: the comments of two sentences run together (a sentence's word lines and the blank "
+                      "line after them removed?): put its words back, or remove one of them", "comment")
 
 
 def _mwt_range(f: list[str], expected: int, mwt_end: int, name: str, lineno: int) -> tuple[int, int]:
