@@ -23,7 +23,14 @@ the one owner that now refuses or handles it, on real files where data is involv
    holding whitespace or a control character was the ``# sent_id`` ``a_b`` and the
    rejects' ``a b`` (and ``a b`` and ``a_b``, two ids of the input, one of the output);
    ``--id-prefix`` the same (a tab, a space); refused at the line or the option
-   (:data:`synprep.parsers.inputs.ID_PATTERN`).
+   (:data:`synprep.parsers.inputs.ID_PATTERN`);
+6. YAML aliases in a config (run, filter, workflow): a value that holds itself
+   (``train: &a {x: *a}``) was a RecursionError traceback in ``train``'s key check, and
+   a "billion laughs" of eight lines (each anchor nine aliases of the one before) made
+   the first error message a repr of 250 MB after 37 s (one line more: gigabytes);
+   both are refused by the one YAML loader (:mod:`synprep.util.yamlio`, at most
+   ``MAX_VALUES`` values once aliases are expanded), ordinary aliases and merge keys
+   read as before.
 """
 
 from __future__ import annotations
@@ -259,3 +266,44 @@ def test_5_an_id_prefix_of_the_workflow_kind_is_taken():
     from synprep.stages.parse import ParseStep
 
     assert ParseStep.from_dict({"id_prefix": "multi30k:"}).id_prefix == "multi30k:"
+
+
+# ============================================================ 6. YAML aliases: a value that holds itself, a billion laughs
+
+
+def _laughs(levels: int) -> str:
+    rows = ['["x","x","x","x","x","x","x","x","x"]']
+    for k in range(1, levels):
+        rows.append("[" + ",".join([f"*a{k - 1}"] * 9) + "]")
+    return "[" + ", ".join(f"&a{k} {r}" for k, r in enumerate(rows)) + "]"
+
+
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
+def test_6_a_value_that_holds_itself_is_one_line_not_a_traceback(tmp_path, capsys):
+    """Was: ``train --config`` -> RecursionError traceback (train.config._keys)."""
+    (tmp_path / "run.yaml").write_text("train: &a\n  x: *a\n")
+    rc, err = run_main(capsys, "train", "--config", tmp_path / "run.yaml", "--print-config")
+    one_line_error(rc, err, "run.yaml:1: this value holds itself through an alias")
+
+
+def test_6_the_filter_config_takes_the_same_rule(tmp_path, capsys):
+    (tmp_path / "f.yaml").write_text("- &a\n  name: ratio\n  max_ratio: [*a]\n")
+    rc, err = run_main(capsys, "filter", "--config", tmp_path / "f.yaml", "a.en", "a.de", "-o", tmp_path / "o")
+    one_line_error(rc, err, "f.yaml:1: this value holds itself through an alias")
+
+
+def test_6_a_billion_laughs_is_refused_before_it_is_expanded(tmp_path, capsys):
+    """Was: 37 s and a 250 MB error message (``train --config``) for eight levels (9**8 values)."""
+    (tmp_path / "f.yaml").write_text(f"- name: ratio\n  max_ratio: {_laughs(8)}\n")
+    rc, err = run_main(capsys, "filter", "--config", tmp_path / "f.yaml", "a.en", "a.de", "-o", tmp_path / "o")
+    line = one_line_error(rc, err, "f.yaml:2: its aliases (*name) expand this value to more than 100,000 values")
+    assert len(line) < 300
+
+
+def test_6_ordinary_aliases_and_merge_keys_read_as_before():
+    from synprep.util.yamlio import MAX_VALUES, load_yaml
+
+    text = "base: &b {lr: 5e-4, warmup: 10}\nrun: {<<: *b, lr: 1e-3}\nsame: [*b, *b]\n"
+    assert load_yaml(text) == {"base": {"lr": 5e-4, "warmup": 10}, "run": {"lr": 1e-3, "warmup": 10},
+                               "same": [{"lr": 5e-4, "warmup": 10}] * 2}
+    assert len(str(load_yaml(f"x: {_laughs(5)}"))) > 9 ** 5 > MAX_VALUES / 2  # 66,430 values: under the limit
