@@ -590,14 +590,7 @@ def evaluate(
             correct[name][1] += u
         words += attachment_scores(preds["left-branching"], g)[2]
         n_sent = k + 1
-    if score_iter is not None and next(score_iter, None) is not None:
-        raise InputError(scores_name, None, f"has more sentences than the {n_sent} of {gold_name}; expected one score matrix a gold sentence", "misaligned")
-    if score_iter is not None and ids is not None and len(ids) != n_sent:
-        raise InputError(scores_name, None, f"records {len(ids)} sentence ids (its array ids) for {n_sent} score "
-                         "matrices: one id a matrix, as synprep translate --tree-scores writes them; write the file "
-                         "again", "misaligned")
-    if not n_sent and not allow_empty:  # (a table of "-" with exit status 0 before)
-        raise EmptyOutput(gold_name, 0, unit="gold sentences", flag=None, conllu=True, nothing="nothing to score")
+    _check_ends(score_iter, ids, n_sent, scores_name, gold_name, allow_empty)
     return {
         "sentences": n_sent,
         "words": words,
@@ -613,6 +606,19 @@ def evaluate(
             for s in systems
         },
     }
+
+
+def _check_ends(score_iter, ids, n_sent: int, scores_name: str, gold_name: str, allow_empty: bool) -> None:
+    """:func:`evaluate`'s checks once the gold sentences (``n_sent``) are read: no score
+    matrix and no id left over, and (``allow_empty`` False) some gold sentence."""
+    if score_iter is not None and next(score_iter, None) is not None:
+        raise InputError(scores_name, None, f"has more sentences than the {n_sent} of {gold_name}; expected one score matrix a gold sentence", "misaligned")
+    if score_iter is not None and ids is not None and len(ids) != n_sent:
+        raise InputError(scores_name, None, f"records {len(ids)} sentence ids (its array ids) for {n_sent} score "
+                         "matrices: one id a matrix, as synprep translate --tree-scores writes them; write the file "
+                         "again", "misaligned")
+    if not n_sent and not allow_empty:  # (a table of "-" with exit status 0 before)
+        raise EmptyOutput(gold_name, 0, unit="gold sentences", flag=None, conllu=True, nothing="nothing to score")
 
 
 #: how to make a dataset whose score matrices line up with every sentence of a gold treebank

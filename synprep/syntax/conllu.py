@@ -463,11 +463,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
                 raise InputError(name, lineno, "comment line inside a sentence; expected comments only before its first word", "comment")
             comments.append(line)
             if line.startswith(("# sent_id", "# text")):
-                key, value = _comment_field(line, name, lineno)
-                if key is not None:
-                    if key in named:
-                        raise _second_comment(key, named[key], name, lineno)
-                    named[key] = lineno
+                key, value = _named_comment(line, named, name, lineno)
                 if key == "sent_id":
                     sent_id = value
                 elif key == "text":
@@ -531,14 +527,21 @@ def _comment_field(line: str, name: str, lineno: int) -> tuple[str | None, str]:
     return key, value
 
 
-def _second_comment(key: str, first: int, name: str, lineno: int) -> InputError:
-    """The error of a second ``# sent_id`` (or ``# text``) in one sentence's comments:
-    the last one was taken before, and the sentence whose word lines and blank line
-    were removed (a hand edit, a cut) was lost without a word, its comments run into
-    the next sentence's (UD's validator refuses it too)."""
-    return InputError(name, lineno, f"a second '# {key}' in one sentence (the first at line {first}); expected one a "
-                      "sentence: the comments of two sentences run together (a sentence's word lines and the blank "
-                      "line after them removed?): put its words back, or remove one of them", "comment")
+def _named_comment(line: str, named: dict[str, int], name: str, lineno: int) -> tuple[str | None, str]:
+    """:func:`_comment_field` of a sentence's comment ``line``, ``named`` the lines of its
+    sentence's ``# sent_id`` and ``# text`` so far. A second one is an InputError: the
+    last one was taken before, and a sentence whose word lines and blank line were
+    removed (a hand edit, a cut) was lost without a word, its comments run into the next
+    sentence's (UD's validator refuses it too)."""
+    key, value = _comment_field(line, name, lineno)
+    if key is not None:
+        if key in named:
+            raise InputError(name, lineno, f"a second '# {key}' in one sentence (the first at line {named[key]}); "
+                             "expected one a sentence: the comments of two sentences run together (a sentence's word "
+                             "lines and the blank line after them removed?): put its words back, or remove one of "
+                             "them", "comment")
+        named[key] = lineno
+    return key, value
 
 
 def _mwt_range(f: list[str], expected: int, mwt_end: int, name: str, lineno: int) -> tuple[int, int]:
