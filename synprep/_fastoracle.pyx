@@ -142,6 +142,26 @@ cdef inline bint is_ws(unsigned char c) nogil:
     # the ASCII characters that str.isspace() / str.strip() treat as whitespace
     return c == 32 or (9 <= c <= 13) or (28 <= c <= 31)
 
+cdef inline int comment_key(const unsigned char* src, Py_ssize_t ls, Py_ssize_t le, const char* key, int klen) nogil:
+    # whether the comment line [ls, le) is "# KEY = ..." as the Python reader reads it
+    # (k, eq, v = line[1:].partition("="); k.strip() == KEY): 1 yes, 0 no, -1 not sure
+    # (a non-ASCII character in its key: Python strips Unicode whitespace; left to it)
+    cdef Py_ssize_t k2 = ls + 1, a, b, kk
+    while k2 < le and src[k2] != 61:
+        k2 += 1
+    if k2 >= le:
+        return 0
+    a = ls + 1
+    b = k2
+    for kk in range(a, b):
+        if src[kk] >= 128:
+            return -1
+    while a < b and is_ws(src[a]):
+        a += 1
+    while b > a and is_ws(src[b - 1]):
+        b -= 1
+    return 1 if b - a == klen and memcmp(src + a, key, klen) == 0 else 0
+
 cdef inline bint control_at(const unsigned char* src, Py_ssize_t k, Py_ssize_t le) nogil:
     # a character of synprep.syntax.conllu._CONTROL starts at k (< le, the line's end
     # without its CRLF's CR): a C0 control but TAB (a CR here is inside the line), DEL,
@@ -355,7 +375,7 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
     cdef int nf, i, j, expected, mwt_end, enode_a, enode_b, wid, a, b, h, roots, root, r, kk, lifted, status = NEED_MORE
     cdef long sent_line, cur_line = line_no
     cdef int idlen = -1
-    cdef bint ok, proj, in_span, has_id
+    cdef bint ok, proj, in_span, has_id, seen_text
     cdef unsigned char c
     cdef long c_sent = 0, c_written = 0, c_nonproj = 0, c_dropped = 0, c_lsent = 0, c_larcs = 0
     cdef const unsigned char* lab
@@ -385,6 +405,7 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
             enode_a = -1
             enode_b = 0
             idlen = -1
+            seen_text = False
             has_id = False
             q = p
             # scan lines until a blank line ends a non-empty block
@@ -459,10 +480,16 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                                     a += 1
                                 while b > a and is_ws(src[b - 1]):
                                     b -= 1
-                                if b == a or src[a] >= 128 or src[b - 1] >= 128:
-                                    ok = False  # (an empty id: the Python reader's error names it)
+                                if b == a or src[a] >= 128 or src[b - 1] >= 128 or idlen >= 0:
+                                    ok = False  # (an empty id, a second sent_id: the Python reader's error names it)
                                 idoff = a
                                 idlen = b - a
+                    elif le - ls >= 6 and memcmp(src + ls, b"# text", 6) == 0:
+                        r = comment_key(src, ls, le, b"text", 4)
+                        if r != 0:
+                            if r < 0 or seen_text:
+                                ok = False  # (a second # text: the Python reader's error names it)
+                            seen_text = True
                     continue
                 # token line: exactly ten tab-separated fields
                 nf = 0

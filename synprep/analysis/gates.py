@@ -218,9 +218,18 @@ def _words(rows: list[dict], path: str = "<gates>") -> tuple[list[str], list[flo
     return [forms[w] for w in range(n)], [float(np.mean(zs[w])) for w in range(n)], eos
 
 
-def write_tokens(gates: str | os.PathLike, out: str | os.PathLike) -> int:
+def _nothing(gates: str | os.PathLike, what: str) -> InputError:
+    """The error of a gate TSV of no sentence (its header alone) where a command was
+    asked for something of it (``allow_empty`` False: ``synprep gate-stats``); a
+    summary of nothing, exit status 0, before."""
+    return InputError(os.fspath(gates), None, f"no sentence in it (its header alone): nothing to {what}; give the gate "
+                      "norms of a translated set (synprep translate --gate-norms)", reason="empty")
+
+
+def write_tokens(gates: str | os.PathLike, out: str | os.PathLike, allow_empty: bool = True) -> int:
     """The TSV's words, one sentence a line, space-separated (for ``synprep parse
-    --pretokenized``). Returns the number of sentences."""
+    --pretokenized``). Returns the number of sentences. ``allow_empty`` False: a TSV of
+    no sentence is an error, and ``out`` is not written."""
 
     n = 0
     with atomic_file(out, "w") as f:  # a failure leaves no half-written file
@@ -228,13 +237,17 @@ def write_tokens(gates: str | os.PathLike, out: str | os.PathLike) -> int:
             forms, _, _ = _words(rows, os.fspath(gates))
             f.write(" ".join(w.replace(" ", "_") for w in forms) + "\n")
             n += 1
+        if not n and not allow_empty:
+            raise _nothing(gates, "write")
     return n
 
 
-def summarize(gates: str | os.PathLike, conllu: str | os.PathLike, *, words: str = "surface") -> dict:
+def summarize(gates: str | os.PathLike, conllu: str | os.PathLike, *, words: str = "surface",
+              allow_empty: bool = True) -> dict:
     """Mean gate norm by UPOS, at EOS, and the UPOS of each sentence's highest norm
     (module docstring). Sentence ``k`` of ``conllu`` must have the words of TSV
-    sentence ``k`` (at the ``words`` level)."""
+    sentence ``k`` (at the ``words`` level). ``allow_empty`` False (``synprep
+    gate-stats``): no sentence is an error; the workflow's analysis takes it as it is."""
 
     gates, conllu = os.fspath(gates), os.fspath(conllu)
     by: dict[str, list[float]] = defaultdict(list)
@@ -266,6 +279,8 @@ def summarize(gates: str | os.PathLike, conllu: str | os.PathLike, *, words: str
         n_words += len(zs)
     if next(trees, None) is not None:
         raise InputError(conllu, None, f"has more sentences than the {n_sent} of {gates}; expected one tree a sentence", "misaligned")
+    if not n_sent and not allow_empty:
+        raise _nothing(gates, "summarize")
     all_z = [z for v in by.values() for z in v]
     return {
         "gates": gates,

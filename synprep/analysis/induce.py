@@ -67,7 +67,7 @@ from typing import Iterable, Iterator, Literal, Sequence
 import numpy as np
 
 from ..syntax.conllu import Sentence, read_conllu
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, EmptyOutput, InputError
 from ..settings import Config, setting
 from ..util.textio import text_lines
 
@@ -537,6 +537,7 @@ def evaluate(
     gold_name: str = "gold",
     trees_out: list | None = None,
     ids: Sequence[str] | None = None, word_ids_name: str | None = None,
+    allow_empty: bool = True,
 ) -> dict:
     """Attachment accuracy (in %, punctuation excluded) of the trees decoded from
     ``scores`` (when given) and of the branching baselines, against ``gold``.
@@ -545,7 +546,10 @@ def evaluate(
     ``trees_out`` when it is a list. ``ids``: the sentence id of each score matrix
     (:func:`score_file_meta`); each must equal its gold sentence's ``sent_id``, so that
     a dropped or reordered sentence is an error, not a silent misalignment.
-    ``word_ids_name``: the ``--word-ids`` file, named with its line in their errors."""
+    ``word_ids_name``: the ``--word-ids`` file, named with its line in their errors.
+    ``allow_empty``: False (``synprep induce-eval``) refuses a gold file of no sentence
+    (:class:`~synprep.errors.EmptyOutput`, as ``eval-parse``'s): accuracies of nothing
+    are no accuracies; the workflow's analysis takes an empty held-out set as it is."""
     if layout not in LAYOUTS:
         raise ConfigError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
     if root not in ROOT_POLICIES:
@@ -586,12 +590,7 @@ def evaluate(
             correct[name][1] += u
         words += attachment_scores(preds["left-branching"], g)[2]
         n_sent = k + 1
-    if score_iter is not None and next(score_iter, None) is not None:
-        raise InputError(scores_name, None, f"has more sentences than the {n_sent} of {gold_name}; expected one score matrix a gold sentence", "misaligned")
-    if score_iter is not None and ids is not None and len(ids) != n_sent:
-        raise InputError(scores_name, None, f"records {len(ids)} sentence ids (its array ids) for {n_sent} score "
-                         "matrices: one id a matrix, as synprep translate --tree-scores writes them; write the file "
-                         "again", "misaligned")
+    _check_ends(score_iter, ids, n_sent, scores_name, gold_name, allow_empty)
     return {
         "sentences": n_sent,
         "words": words,
@@ -607,6 +606,19 @@ def evaluate(
             for s in systems
         },
     }
+
+
+def _check_ends(score_iter, ids, n_sent: int, scores_name: str, gold_name: str, allow_empty: bool) -> None:
+    """:func:`evaluate`'s checks once the gold sentences (``n_sent``) are read: no score
+    matrix and no id left over, and (``allow_empty`` False) some gold sentence."""
+    if score_iter is not None and next(score_iter, None) is not None:
+        raise InputError(scores_name, None, f"has more sentences than the {n_sent} of {gold_name}; expected one score matrix a gold sentence", "misaligned")
+    if score_iter is not None and ids is not None and len(ids) != n_sent:
+        raise InputError(scores_name, None, f"records {len(ids)} sentence ids (its array ids) for {n_sent} score "
+                         "matrices: one id a matrix, as synprep translate --tree-scores writes them; write the file "
+                         "again", "misaligned")
+    if not n_sent and not allow_empty:  # (a table of "-" with exit status 0 before)
+        raise EmptyOutput(gold_name, 0, unit="gold sentences", flag=None, conllu=True, nothing="nothing to score")
 
 
 #: how to make a dataset whose score matrices line up with every sentence of a gold treebank

@@ -39,11 +39,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.conllu and not args.tokens:
         raise ConfigError("give --conllu (to summarize by UPOS) or --tokens (to write the words for parsing)")
     if args.tokens:
-        n = write_tokens(args.gates, args.tokens)
+        n = write_tokens(args.gates, args.tokens, allow_empty=False)
         print(f"synprep gate-stats: wrote the words of {n} sentences to {args.tokens}", file=sys.stderr)
     if not args.conllu:
         return 0
-    res = summarize(args.gates, args.conllu, words=args.words)
+    res = summarize(args.gates, args.conllu, words=args.words, allow_empty=False)
     if args.json:
         write_json(args.json, res)
     print(format_table(res))

@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         trees_out=trees,
         ids=meta["ids"],
         word_ids_name=args.word_ids,
+        allow_empty=False,
     )
     if args.trees:
         try:

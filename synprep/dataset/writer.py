@@ -41,7 +41,7 @@ from ..syntax.features import Flat, decoder_graph, parent_positions, root_paths
 from ..syntax.tree import projectivize, to_tree
 from ..util.outputs import replace_dir, write_bytes
 from ..util.progress import progress as _progress
-from ..util.textio import one_line
+from ..util.textio import one_line, refuse_single_pass
 from .manifest import make_manifest, manifest_bytes, manifest_dir, model_entry, read_manifest, token_layout
 from .pretrained import load_tokenizers, model_files
 from .reader import load_models
@@ -364,15 +364,14 @@ def _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress,
     from pass 1 over the inputs (:func:`vocabulary_pass` on the trees
     :class:`TreeStage` keeps). Invariant: a model for every side of ``inputs`` and at
     most :data:`MAX_LABELS` labels, or a :class:`ConfigError` before any shard is
-    written; standard input is never read twice."""
+    written; an input that cannot be read twice (standard input, a pipe:
+    :func:`synprep.util.textio.refuse_single_pass`) is never given a first pass."""
     labels, models, joint, languages = _given_vocabularies(inputs, cfg, spm, vocab_from, languages, tokenizers)
     need_labels = labels is None
     need_models = not models
-    if (need_labels or need_models) and "-" in inputs.values():
-        raise ConfigError(
-            "standard input can be read only once, but the labels and subword model need a first pass; "
-            "give files, or reuse the vocabularies of a dataset with --vocab-from"
-        )
+    for path in inputs.values() if need_labels or need_models else ():
+        refuse_single_pass(path, "the labels and subword model need a first pass over it",
+                           "give a file, or reuse the vocabularies of a dataset with --vocab-from")
     if need_labels or need_models:
         say("pass 1: labels and subword training sample" if need_models else "pass 1: labels")
         stage = TreeStage(cfg, tside, None)

@@ -4,7 +4,8 @@
   reject, so that line numbers and counts stay aligned with the input); its id is
   ``<id_prefix><line number>`` (1-based).
 * ``tsv``: every line is ``id<TAB>text``; an empty line, a line without a tab or
-  with a second one (a third column) is an error naming FILE:LINE.
+  with a second one (a third column), an empty id or one holding whitespace or a
+  control character (:data:`ID_PATTERN`) is an error naming FILE:LINE.
 * ``auto``: ``tsv`` if the name ends in ``.tsv`` or ``.tsv.gz``, else ``lines``.
 
 Text must be UTF-8; a line that is not is an :class:`synprep.errors.InputError`
@@ -16,6 +17,7 @@ file (U+FEFF anywhere else is text).
 from __future__ import annotations
 
 import os
+import re
 from typing import Iterator
 
 from ..syntax.conllu import open_binary
@@ -24,6 +26,16 @@ from ..util.textio import lines
 from ..errors import ConfigError, InputError
 
 FORMATS = ("auto", "lines", "tsv")
+
+#: an item's id (and ``--id-prefix``): no whitespace or control character. The id is
+#: the sentence's ``# sent_id`` (a comment line's value, where the writer turned
+#: whitespace into ``_``: synprep.parsers.base.sent_id_for) and the first column of a
+#: reject file (where it was written as given): the two outputs named one sentence
+#: differently, and ``a b`` and ``a_b`` were two ids of the input but one of the output
+ID_PATTERN = r"^[^\s\x00-\x1f\x7f-\x9f]*$"
+#: :data:`ID_PATTERN` in words
+ID_SAYS = "no whitespace or control character (an id is its sentence's # sent_id)"
+_ID_BAD = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 
 
 def detect_format(path: str, fmt: str = "auto") -> str:
@@ -62,6 +74,10 @@ def read_items(path: str | os.PathLike, fmt: str = "auto", id_prefix: str = "") 
             item_id = item_id.strip()
             if not item_id:
                 raise InputError(name, lineno, "empty id; expected id<TAB>text with a non-empty id", reason="id")
+            bad = _ID_BAD.search(item_id)
+            if bad:
+                raise InputError(name, lineno, f"id {item_id!r} holds U+{ord(bad.group()):04X} at character "
+                                 f"{bad.start() + 1}; expected an id of {ID_SAYS}: replace it (e.g. by _)", reason="id")
             seen.add(item_id, name, lineno)  # a copy: an error naming both lines (synprep.util.keys)
             yield item_id, text
     finally:

@@ -22,7 +22,7 @@ from ..dataset.accounting import RejectWriter
 from ..errors import ConfigError, EmptyOutput
 from ..dataset.pairfile import read_pairs
 from ..parsers import ParserResources, ParseSettings, backend as parser_backend
-from ..parsers.inputs import count_lines, read_items
+from ..parsers.inputs import ID_PATTERN, ID_SAYS, count_lines, read_items
 from ..parsers.run import parse_rows
 from ..settings import Config, declared_in, setting
 from ..util.outputs import atomic_files
@@ -45,8 +45,9 @@ class ParseStep(Config):
     # a text file's format: auto (.tsv or .tsv.gz: tsv), lines (one sentence a line) or
     # tsv (id<TAB>text)
     format: Literal["auto", "lines", "tsv"] = "auto"
-    # lines format: the prefix of the ids (ids are line numbers)
-    id_prefix: str = ""
+    # lines format: the prefix of the ids (ids are line numbers); no whitespace or
+    # control character (an id is its sentence's # sent_id)
+    id_prefix: str = setting("", pattern=ID_PATTERN, pattern_says=ID_SAYS)
     # the stage a reject is counted under
     stage: str = setting("parse", cli=False)
 

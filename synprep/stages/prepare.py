@@ -79,7 +79,7 @@ from ..errors import ConfigError, EmptyOutput, InputError
 from ..settings import Config, declared_in, setting
 from ..util.outputs import FOLDER_NAME, FOLDER_NAME_SAYS, FileGroup, replace_dir, write_json, write_text
 from ..util.languages import LANG_CODE, LANG_CODE_SAYS
-from ..util.textio import has_breaks, lines, one_line, open_text
+from ..util.textio import has_breaks, lines, one_line, open_text, refuse_single_pass
 
 #: the reject stage name of this module
 STAGE = "prepare"
@@ -404,9 +404,8 @@ def _tsv_width(spec: CorpusSpec, limit: int | None, need: int) -> int | None:
     fewer (a tab inside a side only adds columns); None when no line holds them. Tabs
     are counted in the raw bytes (a tab byte is a tab in any line, UTF-8 or not)."""
     path = spec.tsv
-    if os.path.exists(path) and not os.path.isdir(path) and not os.path.isfile(path):  # type: ignore[arg-type]
-        raise InputError(path, None, "is not a regular file (a pipe?): a TSV corpus is read twice, its number of "  # type: ignore[arg-type]
-                         "columns first; write it to a file and give that", reason="unreadable")
+    refuse_single_pass(path, "a TSV corpus is read twice, its number of columns first", "write it to a file and give that",
+                       stdin=False)  # (split reads no standard input: '-' is a file of that name)
     widths: Counter[int] = Counter()
     for n, raw in enumerate(_raw_lines(path), 1):  # type: ignore[arg-type]
         if limit is not None and n > limit:

@@ -25,6 +25,8 @@ Invariants of every :class:`Sentence` yielded:
   order (before the first word 0.1, ...), as UD numbers them;
 * every FORM (of a word and of a multiword token) and every DEPREL is non-empty, and
   so is a ``# sent_id`` (an id of nothing would be every such sentence's one key);
+* a sentence has at most one ``# sent_id`` and one ``# text`` (a second one is the
+  comments of two sentences run together, a sentence whose words are gone);
 * no line of it (comment, word, range or empty node) holds a control character but
   TAB or a line break other than its own LF or CRLF: see :data:`_CONTROL`;
 * multiword-token ranges ``a-b`` start at the next word, have ``b > a``, do not
@@ -443,6 +445,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
     mwts: list[tuple[int, int, str, str]] = []
     comments: list[str] = []
     sent_id = text = None
+    named: dict[str, int] = {}  # "sent_id" / "text" -> the line of its comment (one of each a sentence)
     mwt_end = 0  # last word (1-based) of the open multiword range
     enode = (-1, 0)  # the last empty node (N, M) of N.M
     expected = 1
@@ -460,7 +463,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
                 raise InputError(name, lineno, "comment line inside a sentence; expected comments only before its first word", "comment")
             comments.append(line)
             if line.startswith(("# sent_id", "# text")):
-                key, value = _comment_field(line, name, lineno)
+                key, value = _named_comment(line, named, name, lineno)
                 if key == "sent_id":
                     sent_id = value
                 elif key == "text":
@@ -521,6 +524,23 @@ def _comment_field(line: str, name: str, lineno: int) -> tuple[str | None, str]:
     if key == "sent_id" and not value:
         raise InputError(name, lineno, "'# sent_id =' without a value; expected the sentence's id (or no "
                          "sent_id line: the sentence is then named by FILE:LINE)", "sent-id")
+    return key, value
+
+
+def _named_comment(line: str, named: dict[str, int], name: str, lineno: int) -> tuple[str | None, str]:
+    """:func:`_comment_field` of a sentence's comment ``line``, ``named`` the lines of its
+    sentence's ``# sent_id`` and ``# text`` so far. A second one is an InputError: the
+    last one was taken before, and a sentence whose word lines and blank line were
+    removed (a hand edit, a cut) was lost without a word, its comments run into the next
+    sentence's (UD's validator refuses it too)."""
+    key, value = _comment_field(line, name, lineno)
+    if key is not None:
+        if key in named:
+            raise InputError(name, lineno, f"a second '# {key}' in one sentence (the first at line {named[key]}); "
+                             "expected one a sentence: the comments of two sentences run together (a sentence's word "
+                             "lines and the blank line after them removed?): put its words back, or remove one of "
+                             "them", "comment")
+        named[key] = lineno
     return key, value
 
 

@@ -40,7 +40,7 @@ from typing import BinaryIO, Iterator
 from ..errors import InputError
 
 __all__ = ["BOM", "GZIP_MAGIC", "LINE_BREAKS", "BREAKS", "open_file", "open_text", "gunzipped", "is_gzip", "lines",
-           "refuse_gzip", "not_a_file", "has_breaks", "one_line",
+           "refuse_gzip", "not_a_file", "refuse_single_pass", "has_breaks", "one_line",
            "drop_invisible", "parse_json", "read_json", "read_json_object", "json_object", "text_lines"]
 
 #: the UTF-8 byte-order mark
@@ -104,6 +104,29 @@ def not_a_file(path, missing: str = "does not exist", folder: str = "is a folder
     if not os.access(path, os.R_OK):
         return "cannot be read (Permission denied)"
     return None
+
+
+def refuse_single_pass(path, why: str, fix: str, stdin: bool = True) -> None:
+    """InputError (reason ``unreadable``) when ``path`` cannot be read twice, which a
+    reader of two passes needs (``why``: what the first pass is for; ``fix``: what to
+    give instead): ``-`` (standard input) or a path that is not a regular file -- a
+    FIFO, a shell's process substitution ``<(...)`` (``/dev/fd/N``, a pipe), a device.
+    Its second read saw nothing (a wrong "empty file", or a pair of files misaligned)
+    or waited forever for a writer that had gone (a FIFO). The one test of it for every
+    reader of two passes (``split --tsv``, ``shard`` learning its vocabularies); a
+    missing file or a folder is left to the reader's own error."""
+    if path is None:
+        return
+    path = os.fspath(path)
+    if path == "-" and stdin:
+        raise InputError("-", None, f"standard input can be read only once, but {why}: {fix}", reason="unreadable")
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        raise InputError(path, None, f"is not a regular file (a pipe?): {why}, and a pipe (a FIFO, a process "
+                         f"substitution <(...)) can be read only once: {fix}", reason="unreadable")
 
 
 def has_breaks(text: str, tabs: bool = True) -> bool:

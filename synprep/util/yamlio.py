@@ -12,6 +12,8 @@ One loader, :class:`StrictLoader` (PyYAML's ``SafeLoader`` plus two rules), serv
 * a syntax error names the file and the line, and how to fix it;
 * a UTF-8 byte-order mark at the very start of the file is skipped (the rule of
   every synprep reader, see docs/trees.md); anywhere else U+FEFF is text;
+* an alias (``*name``) may not make a value that holds itself, nor expand the document
+  to more than :data:`MAX_VALUES` values (a "billion laughs");
 * JSON (which snakemake and the run configs take) is read by the same rules, tabs
   between its tokens included (JSON allows them, YAML does not: a config written with
   ``json.dump(..., indent="\t")`` was "invalid YAML").
@@ -42,16 +44,28 @@ __all__ = ["StrictLoader", "load_yaml", "load_yaml_file", "check_config_files", 
 MAX_DEPTH = 100
 
 
+#: the most values (scalars, lists and mappings, each counted where an alias repeats it)
+#: a document may expand to through its aliases (``*name``): a config is a few dozen; a
+#: "billion laughs" (each anchor a list of nine aliases of the one before) of a few lines
+#: expanded to millions, and the first error message or JSON copy of it took minutes and
+#: gigabytes (a repr of 250 MB after 37 s, from eight lines)
+MAX_VALUES = 100_000
+
+
 class _TooDeep(Exception):
     pass
 
 
 class _StrictComposer(yaml.composer.Composer):
-    """At most :data:`MAX_DEPTH` levels of nesting."""
+    """At most :data:`MAX_DEPTH` levels of nesting; notes whether an alias was met (the
+    document is then checked by :func:`_check_aliases`)."""
 
     _depth = 0
+    _aliased = False
 
     def compose_node(self, parent, index):
+        if self.check_event(yaml.events.AliasEvent):
+            self._aliased = True
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
@@ -189,13 +203,53 @@ def _load_yaml(text: str, name: str, with_node: bool):
 
 def _read(loader, name: str):
     """``(data, node)`` of ``loader``'s one document (``(None, None)`` for an empty one);
-    the loader is disposed of."""
+    the loader is disposed of. A document with aliases is checked first (:func:`_check_aliases`)."""
     try:
         loader.name = name
         node = loader.get_single_node()
+        if node is not None and loader._aliased:
+            _check_aliases(node, name)
         return (None if node is None else loader.construct_document(node)), node
     finally:
         loader.dispose()
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [x for pair in node.value for x in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def _check_aliases(root, name: str) -> None:
+    """ConfigError when the composed ``root`` holds a node that holds itself through an
+    alias (``a: &x {b: *x}``: a value without end, which the config checks walked into a
+    RecursionError traceback) or expands to more than :data:`MAX_VALUES` values (a
+    "billion laughs"). One depth-first walk over the distinct nodes, each node's expanded
+    size counted once (iterative: an alias chain nests deeper than :data:`MAX_DEPTH`)."""
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in _children(node))
+            if size[key] > MAX_VALUES:
+                raise ConfigError(f"{name}:{node.start_mark.line + 1}: its aliases (*name) expand this value to more "
+                                  f"than {MAX_VALUES:,} values (a 'billion laughs'?); a config is a few dozen: write "
+                                  "the values out, or alias fewer")
+            continue
+        if key in size:
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        for c in _children(node):
+            if id(c) in on_path:
+                raise ConfigError(f"{name}:{c.start_mark.line + 1}: this value holds itself through an alias (an "
+                                  "&anchor whose *alias is inside it): a value without end; write the inner one out")
+            if id(c) not in size:
+                stack.append((c, False))
 
 
 def _load_fast(text: str, name: str, with_node: bool):

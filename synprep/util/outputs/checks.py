@@ -156,6 +156,7 @@ def check_outputs(outputs: dict, inputs: dict) -> None:
     inside an input folder, or a folder holding an input; or when two outputs are one
     path or one holds the other; or when a path is not UTF-8 (:func:`check_utf8_path`).
     Called by every command before any work (module doc, "Checks")."""
+    _refuse_stdin_twice(inputs)
     outs = [(opt, p) for opt, v in outputs.items() for p in _paths(v)]
     ins = [(opt, p) for opt, v in inputs.items() for p in _paths(v)]
     for opt, p in outs + ins:
@@ -177,6 +178,19 @@ def check_outputs(outputs: dict, inputs: dict) -> None:
             if _relation(p, q) is not None:
                 raise ConfigError(f"{opt} {p} and {opt2} {q}: one output would be written over the other; give each "
                                   "its own place")
+
+
+def _refuse_stdin_twice(inputs: dict) -> None:
+    """ConfigError when ``-`` (standard input) is given for two inputs (``oracle - -``,
+    ``challenge --src - --tgt -``, ``shard - -``): the first reader took all of it, so
+    the second saw an empty file ("no sentences", "ends after 0 sentences but - has
+    more"); or, where a command reads ``-`` as a file of that name, one file twice."""
+    given = [opt or "an input" for opt, v in inputs.items()
+             for x in (v if isinstance(v, (list, tuple)) else [v]) if x is not None and os.fspath(x) == "-"]
+    if len(given) > 1:
+        where = " and ".join(given) if len(set(given)) > 1 else f"{given[0]} ({len(given)} times)"
+        raise ConfigError(f"- (standard input) is given for {where}: it can be read only once, so every reader after "
+                          "the first would see nothing; give files for all but one of them (a file named - as ./-)")
 
 
 #: the folders of a synprep checkout that hold its own files (never a workflow's outdir)
