@@ -26,6 +26,7 @@ from typing import Callable
 from . import __version__
 from .errors import SynprepError, out_of_memory
 from .util.outputs import check_outputs, describe_os_error, release
+from .util.shutdown import no_collection_at_exit
 from .util.signals import Terminated, terminate_as_interrupt
 
 #: subcommand -> (module, one-line help). Keep sorted by workflow order.
@@ -97,6 +98,7 @@ def guarded(prog: str, body: Callable[[], int | None]) -> int:
     unwound as Ctrl-C (:mod:`synprep.util.signals`: exit 143; Ctrl-C 130) and the locks
     of the folders it wrote released. Every ``synprep`` command runs in it, and so do the
     bench scripts (``bench/power.py: error: ...``)."""
+    no_collection_at_exit()  # the process's exit skips the collector's walk of its heap (synprep.util.shutdown)
     try:
         with terminate_as_interrupt():  # SIGTERM unwinds as Ctrl-C does: every cleanup runs (synprep.util.signals)
             return int(body() or 0)

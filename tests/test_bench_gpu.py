@@ -568,11 +568,35 @@ def test_the_table_part_counts_the_jobs_sharing_the_gpu_by_kind():
         assert top["util_mean"] is None and top["mem_max"] is None
 
 
+def _shortest_pud(folder: Path, pairs: int) -> Path:
+    """A dataset of the ``pairs`` shortest en-de PUD pairs (4 to 7 words a side), in PUD's order."""
+    from synprep.dataset.shards import ShardConfig, build_dataset
+    from synprep.syntax.conllu import format_conllu, read_conllu
+
+    from .conftest import ud_path
+
+    both = list(zip(read_conllu(ud_path("en_pud-ud-test.conllu")), read_conllu(ud_path("de_pud-ud-test.conllu"))))
+    kept = sorted(sorted(range(len(both)), key=lambda i: (len(both[i][0].forms) + len(both[i][1].forms), i))[:pairs])
+    for k, side in enumerate(("en", "de")):
+        (folder / f"short.{side}.conllu").write_text("".join(format_conllu(both[i][k]) for i in kept), encoding="utf-8")
+    build_dataset(folder / "short", src=str(folder / "short.en.conllu"), tgt=str(folder / "short.de.conllu"),
+                  cfg=ShardConfig(vocab_size=400, projectivity="lift"))
+    return folder / "short"
+
+
 @pytest.mark.slow
 def test_the_decode_part_times_both_searches_and_every_chosen_variant(tmp_path, monkeypatch):
     """Issue 40: the decode part measures vanilla and parent against the former search on
     the same sentences (identical hypotheses counted) and every chosen variant at the large
-    batch, on the CPU here as it will on the GPU there (in-process, tiny models)."""
+    batch, on the CPU here as it will on the GPU there (in-process, tiny models).
+
+    On the 12 shortest PUD pairs, not the part's own PUD dataset (its first sentences have
+    18 to 40 words; bench/gpu.py's ``_pud`` is built by the train part in
+    test_pack_then_a_cpu_dry_run_from_it): a model of 2 updates decodes to the length
+    budget (a x source length + b), so each search's steps grow with the source, and a
+    bidirectional decoder's cost with its square (145 s wall / 51 CPU s on the first
+    sentences, measured under load). Both searches still run to the budget, beam 1 and 5,
+    on the same sentences: a difference between them shows on short ones as on long ones."""
     import argparse
 
     sys.path.insert(0, str(REPO / "bench"))
@@ -582,6 +606,8 @@ def test_the_decode_part_times_both_searches_and_every_chosen_variant(tmp_path, 
         sys.path.remove(str(REPO / "bench"))
     if not (gpu._bench_module("gpupack").shared_data() / "ud" / "en_pud-ud-test.conllu").exists():
         pytest.skip("the shared UD data (PUD) is needed")
+    short = _shortest_pud(tmp_path, 12)
+    monkeypatch.setattr(gpu, "_pud", lambda tmp: short)
     args = argparse.Namespace(decode_variants="vanilla,parent,linearized", decode_steps=2, decode_quick_steps=1,
                               decode_sentences=2, decode_large_sentences=3, decode_max_tokens=512, max_tokens=512,
                               decode_preset="tiny")

@@ -67,3 +67,44 @@ def test_a_forked_snakemake_past_its_timeout_is_stopped(tmp_path):
     again = snakemake_run(["snakemake", "-c1", "--unlock"], cwd=tmp_path, text=True, timeout=120)
     assert again.returncode == 0, again.stderr[-2000:]  # the server serves on after a kill
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
+@pytest.mark.workflow
+def test_a_fork_drops_only_the_schedulers_timers_and_runs_on_a_frozen_heap(tmp_path):
+    """A fork ends when snakemake's main() returns: the 1 s timers snakemake's scheduler
+    arms (its own method, on a stand-in scheduler) are cancelled and their threads end,
+    another timer runs out -- also one the workflow started in the forked snakemake -- and the
+    server's warmed objects are frozen out of the garbage collector's reach there."""
+    import threading
+    import types
+
+    from .snakemake_server import drop_reevaluation_timers
+
+    _forking()
+    from snakemake.scheduling.job_scheduler import JobScheduler
+
+    released = threading.Semaphore(0)
+    before = set(threading.enumerate())
+    JobScheduler._schedule_reevalutation(types.SimpleNamespace(_open_jobs=released), 60)
+    ours = [t for t in threading.enumerate() if t not in before]
+    other = threading.Timer(60, lambda: None)
+    other.start()
+    try:
+        assert drop_reevaluation_timers() == len(ours) == 1
+        for t in ours:
+            t.join(timeout=10)
+            assert not t.is_alive()
+        assert other.is_alive() and not released.acquire(blocking=False)  # cancelled, not run early
+    finally:
+        other.cancel()
+    (tmp_path / "Snakefile").write_text(  # onstart: in snakemake's own process (a `run:` job is another)
+        "import gc, threading\n"
+        "onstart:\n"
+        "    open('frozen', 'w').write(str(gc.get_freeze_count()))\n"
+        "    threading.Timer(0.5, lambda: open('timer', 'w').write('ran')).start()\n"
+        "rule a:\n    output: 'a'\n    shell: 'touch {output}'\n")
+    r = snakemake_run(["snakemake", "-c1", "a"], cwd=tmp_path, text=True, timeout=120)
+    assert r.returncode == 0 and (tmp_path / "a").exists(), r.stderr[-2000:]
+    assert int((tmp_path / "frozen").read_text()) > 0
+    assert (tmp_path / "timer").read_text() == "ran"  # the workflow's own timer ran before the fork ended

@@ -36,6 +36,7 @@ import sys
 from typing import Any, Callable, Mapping
 
 from ..errors import SynprepError
+from ..util.shutdown import no_collection_at_exit
 from ..util.signals import Terminated, terminate_as_interrupt
 
 __all__ = ["STEPS", "step_module", "run_rule", "run_job", "JOB_CONTEXT"]
@@ -105,6 +106,7 @@ def run_job(sm, job: Callable[..., Any]) -> Any:
 def _in_job(sm, work: Callable[[Any, Any], Any]) -> Any:
     """``work(log, terminal)`` with stderr and logging in the rule's log (``log[0]``),
     a SynprepError one line there (exit 1), SIGTERM unwinding it (exit 143)."""
+    no_collection_at_exit()  # the job's process ends without the collector's walk of its heap (synprep.util.shutdown)
     terminal = sys.stderr
     log = sys.stderr = open(sm.log[0], "w", buffering=1)
     logging.basicConfig(stream=log, level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", force=True)
