@@ -336,24 +336,6 @@ def test_a_run_config_without_settings_or_with_a_section_not_a_mapping_is_named(
     assert cfg.train.lr == 1e-4
 
 
-@pytest.mark.parametrize("overrides,values,first,second,key", [
-    (["train.lr=1e-3", "train.lr=2e-3"], {}, "--set 'train.lr=1e-3'", "--set 'train.lr=2e-3'", "train.lr"),
-    (["train.max_steps=3"], {"train.max_steps": 5}, "--set 'train.max_steps=3'", "--max-steps 5", "train.max_steps"),
-    (["model.variant=pascal"], {"model.variant": "parent"}, "--set 'model.variant=pascal'", "--variant parent",
-     "model.variant"),
-    (["model.prefix.k=3", "model.prefix={mode: exact}"], {}, "--set 'model.prefix.k=3'",
-     "--set 'model.prefix={mode: exact}'", "model.prefix.k"),
-])
-def test_a_key_the_command_line_sets_twice_is_refused(overrides, values, first, second, key):
-    """`train --set train.lr=1e-3 --set train.lr=2e-3` trained at the second rate without
-    a word, as did a --set beside the shortcut of the same key, or a mapping set after a
-    key inside it (the key dropped): refused, naming both and the key."""
-    with pytest.raises(ConfigError, match=re.escape(f"{first} and {second} both set config.{key}: the second would "
-                                                    "drop the first")):
-        load_config(None, overrides, values)
-    assert load_config(None, ["train.lr=1e-3", "train.warmup=10"], {"train.max_steps": 5}).train.lr == 1e-3  # distinct keys
-
-
 # --------------------------------------------------------------------------- training runs
 
 

@@ -38,7 +38,7 @@ OUTPUTS: tuple = ()
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="run config (YAML or JSON) with preset:, model: and train:")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key, e.g. --set train.lr=5e-4 (repeatable, each key once)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key, e.g. --set train.lr=5e-4 (repeatable; a key given again takes its last value, and a key's own flag, e.g. --max-steps, wins over --set)")
     # shortcuts of a few run-config keys, derived from their declarations (torch-free:
     # synprep.models.config, synprep.train.config), so that --help imports neither torch
     # nor a model module (~2 s); given, each is set over --config and --set

@@ -226,14 +226,10 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None,
     for ``include:`` and the strict reading) plus ``key.sub=value`` overrides (values
     parsed as YAML: ``train.lr=5e-4``, ``model.parent.layers=[1,2]``) and then
     ``values``, typed values by dotted key (the command's shortcuts: ``--variant``,
-    ``--out``..., each the flag of its key's last part): the edge where the command line
-    becomes the run's config. A key the command line sets twice (two ``--set``, or a
-    ``--set`` and its shortcut), or a mapping around a key it set, is refused: the
-    first value would be dropped (:func:`_once`)."""
+    ``--out``...): the edge where the command line becomes the run's config."""
 
     data: dict = read_config_file(path) if path else {}
     origin = dict.fromkeys(_keys(data), os.fspath(path) if path else "")  # dotted key -> where its value was given
-    given: dict[str, str] = {}  # dotted key -> the option that gave it on the command line
     for item in overrides or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -242,10 +238,8 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None,
             v = load_yaml(value, f"--set {key}")
         except ConfigError:
             v = value
-        _once(given, key, f"--set {item!r}")
         _set(data, key, v, f"--set {item!r}", origin)
     for key, v in (values or {}).items():
-        _once(given, key, f"--{key.rsplit('.', 1)[-1].replace('_', '-')} {v}")  # the shortcut's flag
         _set(data, key, v, f"{key} = {v!r}", origin)
     try:
         return RunConfig.from_dict(data)
@@ -260,20 +254,6 @@ def _keys(d: Any, prefix: str = ""):
     for k, v in d.items() if isinstance(d, dict) else ():
         yield prefix + str(k)
         yield from _keys(v, f"{prefix}{k}.")
-
-
-def _once(given: dict[str, str], key: str, what: str) -> None:
-    """Refuse a key that would replace what the command line already set: the same key
-    (``--set train.lr=1 --set train.lr=2``, a ``--set`` and the shortcut of the same
-    key) or a mapping around a key it set (``--set train.lr=2 --set train={}``) -- the
-    first would be dropped without a word. Setting into a mapping given before
-    (``--set train={} --set train.lr=2``) is fine. ``given``: dotted key -> the option
-    that set it, updated here."""
-    for k, other in given.items():
-        if k == key or k.startswith(key + "."):
-            raise ConfigError(f"{other} and {what} both set config.{k}: the second would drop the first; "
-                              "give each key once on the command line")
-    given[key] = what
 
 
 def _set(data: dict, key: str, value: Any, what: str, origin: dict) -> None:
