@@ -254,11 +254,13 @@ def test_pack_then_a_cpu_dry_run_from_it(tmp_path, tiny_stanza):
     shapes = [re.search(r"(\d+) batch shapes new to the process \((\d+) so far\)", x["note"]).groups()
               for x in recs if x["what"] == "trainer warm-up"]
     assert int(shapes[0][0]) >= 1 and int(shapes[1][1]) == int(shapes[0][0]) + int(shapes[1][0]), shapes
-    # a bidirectional decoder is timed with its rows grouped as on this device, as on the CPU and in one group
-    for label in ("rows grouped as on the CPU", "rows in one group a batch (1.0, 1)"):
+    # a bidirectional decoder is timed with its rows grouped as on this device and in each grouping it has not
+    # (here the CPU: not again in the CPU's own, in both prefix modes)
+    for label in ("rows grouped as every prefix on a GPU (0.5, 4096)", "rows in one group a batch (1.0, 1)"):
         grouped = [x for x in recs if x["what"] == "train tokens/s" and label in x["setting"]]
         assert {x["setting"].split(",")[0] for x in grouped} == {"bitrans", "bitrans (sampled)"}, (label, grouped)
-        assert all(x["value"] > 0 and "x this" in x["note"] for x in grouped)
+        assert all(x["value"] > 0 and "grouped as on cpu (0.1, 512)" in x["note"] for x in grouped)
+    assert not [x for x in recs if x["what"] == "train tokens/s" and "rows grouped as on the CPU" in x["setting"]]
     use = {x["setting"]: x for x in recs if x["what"] == "gpu table use"}
     assert use["data part: the first training run started after"]["value"] > 0
     assert any(s.endswith("training runs at a time") for s in use)
