@@ -172,6 +172,7 @@ def test_failed_split_leaves_no_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.de", "c.en"]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_cli_split(tmp_path):
     spec = _text_pair(tmp_path, gz=True)
     cmd = [sys.executable, "-m", "synprep.cli", "split", "--src", spec.src, "--tgt", spec.tgt, "--name", "toy",

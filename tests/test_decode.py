@@ -311,6 +311,7 @@ def test_beam_scores_are_the_models_own_probabilities(variant):
         assert_close(_rescore(model, batch, hyps, voc), torch.tensor([h.score for h in hyps]), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_words_detokenize_and_conllu():
     voc = vocab()
     ids = [PIECES.index("\u2581w1"), PIECES.index("c2"), V + 1, PIECES.index("\u2581w3")]

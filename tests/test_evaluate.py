@@ -111,6 +111,7 @@ def _multi_bleu(hyps: list[str], refs: list[str]) -> float:
     return 100 * bp * math.exp(sum(math.log(c / t) for c, t in zip(correct, total)) / 4)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_tokenized_bleu_is_multi_bleu_on_moses_tokens(tmp_path):
     from synprep.translate.evaluate import moses_tokenize
 

@@ -150,6 +150,7 @@ def _toy_variant():
     return {"synprep.models.specs.toy": spec, "synprep.models.toy": model}
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_variant_guides_toy_is_a_variant_of_the_commands_and_the_docs_table(capsys):
     """docs/add-variant.md: the declaration is everything synprep knows; `synprep train`
     resolves its settings (torch-free), and the docs' variant table must list it."""

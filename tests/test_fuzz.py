@@ -396,6 +396,7 @@ def _filter(tmp_path_factory, mutations, both, bom):
 
 
 test_filter, test_filter_long = fuzz_tests("filter", MUTATIONS, st.booleans(), BOMS)(_filter)
+test_filter = pytest.mark.slow(test_filter)  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 
 
 # ============================================================ parse

@@ -68,6 +68,7 @@ def test_jsonl_from_stdin_with_lift_and_universal_labels():
     assert b["heads"] == [-1, 0, 0, 0]  # 'on' lifted from 'hearing' to 'A'
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_drop_keeps_a_null_record_in_jsonl_and_skips_in_text():
     r = cli("--format", "jsonl", "-", stdin=NONPROJ.encode())
     (rec,) = [json.loads(x) for x in r.stdout.decode().splitlines()]
@@ -102,6 +103,7 @@ def test_help_documents_the_options():
         assert opt in out
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_spm_pieces(tmp_path):
     import sentencepiece as spm
 

@@ -70,6 +70,7 @@ def test_report_html_names_a_run_file_that_is_missing(missing, tmp_path, capsys)
     assert not out.exists()
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_report_html_takes_a_dash_for_a_run_not_evaluated_yet(tmp_path, capsys):
     from synprep.report import read_run
 

@@ -597,6 +597,7 @@ def test_score_panels_leave_out_absent_scores():
     assert texts[0] == "2.50" and texts[1].startswith("0 (no match") and len(texts) == 2
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_heldout_pairs_are_chosen_by_id_whatever_the_sharding(tmp_path):
     """Issue 21 item 7: train.heldout_pairs holds out N pairs (or a share) chosen by the
     SHA-256 of their ids -- the same pairs however the corpus is sharded -- and writes

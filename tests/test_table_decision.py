@@ -79,6 +79,7 @@ def test_a_column_whose_variances_differ_falls_back_to_the_paired_t():
     assert T.fit_column([f"v{i}" for i in range(8)], scores[:, :1]).effects == {}  # one seed: no residual, no test
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_the_items_mean_squares_are_the_analysis_of_variances():
     import pandas as pd
     import statsmodels.api as sm

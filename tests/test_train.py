@@ -811,6 +811,7 @@ def test_accumulated_update_equals_one_update_on_the_union(pud, tmp_path, varian
     one.close(), acc.close()
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_accumulation_trains_end_to_end(pud, tmp_path):
     s = train(run_cfg(pud, tmp_path / "r", "vanilla", max_steps=4, accumulate=3, max_sentences=8, max_tokens=0, valid_every=2), log=lambda m: None)
     assert s["steps"] == 4

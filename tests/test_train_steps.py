@@ -173,6 +173,7 @@ def test_a_profile_sees_every_named_step_of_an_update_and_the_update_is_the_same
     assert all(torch.equal(a, b) for a, b in zip(*params))
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_a_validation_set_that_is_the_training_set_is_said(pud, tmp_path):
     """--valid the same dataset as --train (an overfitting check does it on purpose) chose
     the best checkpoint on the training pairs without a word: said, at the start and in
