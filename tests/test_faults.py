@@ -374,6 +374,7 @@ def conllu_of(n: int, word: str) -> str:
                    for k in range(n))
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_6_shard_killed_midway_leaves_the_old_dataset_intact(tmp_path, capsys):
     from synprep.dataset.data import ShardDataset
     from synprep.dataset.shards import verify
