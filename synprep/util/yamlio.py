@@ -56,16 +56,38 @@ class _TooDeep(Exception):
     pass
 
 
+class _Anchors(dict):
+    """A composer's anchors that keep the node of every alias that read one (the composer
+    looks an alias up here, and nothing else does): no test of every node's event."""
+
+    def __init__(self):
+        super().__init__()
+        self.read: list = []
+
+    def __getitem__(self, key):
+        node = dict.__getitem__(self, key)
+        self.read.append(node)
+        return node
+
+
 class _StrictComposer(yaml.composer.Composer):
-    """At most :data:`MAX_DEPTH` levels of nesting; notes whether an alias was met (the
-    document is then checked by :func:`_check_aliases`)."""
+    """At most :data:`MAX_DEPTH` levels of nesting; keeps, for :func:`_check_aliases`, the
+    nodes its aliases read (``_aliases``, one a use) and how many nodes and alias uses it
+    composed (``_composed``)."""
 
     _depth = 0
-    _aliased = False
+    _composed = 0
+    _aliases: list = []
+
+    def compose_document(self):
+        self.anchors = anchors = _Anchors()  # the composer replaces it with a plain dict at the document's end
+        self._composed = 0
+        node = super().compose_document()
+        self._aliases = anchors.read
+        return node
 
     def compose_node(self, parent, index):
-        if self.check_event(yaml.events.AliasEvent):
-            self._aliased = True
+        self._composed += 1
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
@@ -207,8 +229,8 @@ def _read(loader, name: str):
     try:
         loader.name = name
         node = loader.get_single_node()
-        if node is not None and loader._aliased:
-            _check_aliases(node, name)
+        if node is not None and loader._aliases:
+            _check_aliases(loader._aliases, loader._composed, name)
         return (None if node is None else loader.construct_document(node)), node
     finally:
         loader.dispose()
@@ -220,13 +242,33 @@ def _children(node) -> list:
     return list(node.value) if isinstance(node, yaml.SequenceNode) else []
 
 
-def _check_aliases(root, name: str) -> None:
-    """ConfigError when the composed ``root`` holds a node that holds itself through an
-    alias (``a: &x {b: *x}``: a value without end, which the config checks walked into a
-    RecursionError traceback) or expands to more than :data:`MAX_VALUES` values (a
-    "billion laughs"). One depth-first walk over the distinct nodes, each node's expanded
-    size counted once (iterative: an alias chain nests deeper than :data:`MAX_DEPTH`)."""
+def _check_aliases(aliased: list, composed: int, name: str) -> None:
+    """ConfigError when a value holds itself through an alias (``a: &x {b: *x}``: a value
+    without end, which the config checks walked into a RecursionError traceback) or the
+    document expands to more than :data:`MAX_VALUES` values (a "billion laughs").
+    ``aliased``: the node each alias read (one a use), ``composed``: the nodes and alias
+    uses composed. A loop runs through an anchored node, and an alias adds its node's
+    expanded size less the one it was counted as, so only the anchored nodes' values are
+    walked (depth first, iterative: an alias chain nests deeper than :data:`MAX_DEPTH`),
+    each node once: a schema with two anchors is not walked whole."""
     size: dict[int, int] = {}
+    for root in aliased:
+        _expanded_sizes(root, size, name)
+    total = composed + sum(size[id(n)] - 1 for n in aliased)
+    if total > MAX_VALUES:
+        largest = max(aliased, key=lambda n: size[id(n)])
+        _too_many(largest, name)
+
+
+def _too_many(node, name: str) -> None:
+    raise ConfigError(f"{name}:{node.start_mark.line + 1}: its aliases (*name) expand this value to more than "
+                      f"{MAX_VALUES:,} values (a 'billion laughs'?); a config is a few dozen: write the values out, "
+                      "or alias fewer")
+
+
+def _expanded_sizes(root, size: dict[int, int], name: str) -> None:
+    """``size[id(node)]``: the values ``node`` expands to, for ``root`` and every node in
+    it not yet in ``size``; a node that holds itself is a ConfigError (:func:`_check_aliases`)."""
     on_path: set[int] = set()
     stack = [(root, False)]
     while stack:
@@ -236,9 +278,7 @@ def _check_aliases(root, name: str) -> None:
             on_path.discard(key)
             size[key] = 1 + sum(size[id(c)] for c in _children(node))
             if size[key] > MAX_VALUES:
-                raise ConfigError(f"{name}:{node.start_mark.line + 1}: its aliases (*name) expand this value to more "
-                                  f"than {MAX_VALUES:,} values (a 'billion laughs'?); a config is a few dozen: write "
-                                  "the values out, or alias fewer")
+                _too_many(node, name)
             continue
         if key in size:
             continue
