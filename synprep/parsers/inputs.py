@@ -32,10 +32,11 @@ FORMATS = ("auto", "lines", "tsv")
 #: whitespace into ``_``: synprep.parsers.base.sent_id_for) and the first column of a
 #: reject file (where it was written as given): the two outputs named one sentence
 #: differently, and ``a b`` and ``a_b`` were two ids of the input but one of the output
-ID_PATTERN = r"^[^\s\x00-\x1f\x7f-\x9f]*$"
+_ID_REFUSED = r"\s\x00-\x1f\x7f-\x9f"  # (a character class's body: whitespace, C0 and C1 controls, DEL)
+ID_PATTERN = rf"^[^{_ID_REFUSED}]*$"
 #: :data:`ID_PATTERN` in words
 ID_SAYS = "no whitespace or control character (an id is its sentence's # sent_id)"
-_ID_BAD = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+_ID_BAD = re.compile(rf"[{_ID_REFUSED}]")
 
 
 def detect_format(path: str, fmt: str = "auto") -> str:
