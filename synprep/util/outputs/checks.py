@@ -83,13 +83,17 @@ def check_output_file(path: str | os.PathLike, option: str = "-o", inputs: tuple
     return p
 
 
-def _paths(value) -> list[str]:
-    """The paths of an option's value: one path, a list of them (``nargs``), or none;
-    ``-`` (stdin or stdout) is no path."""
+def _given(value) -> list[str]:
+    """What an option's value names: one name, a list of them (``nargs``), or none."""
     if value is None:
         return []
     items = value if isinstance(value, (list, tuple)) else [value]
-    return [os.fspath(v) for v in items if v is not None and os.fspath(v) not in ("", "-")]
+    return [os.fspath(v) for v in items if v is not None]
+
+
+def _paths(value) -> list[str]:
+    """The paths of an option's value (:func:`_given`); ``-`` (stdin or stdout) is no path."""
+    return [v for v in _given(value) if v not in ("", "-")]
 
 
 def check_utf8_path(path: str, option: str = "") -> None:
@@ -185,8 +189,7 @@ def _refuse_stdin_twice(inputs: dict) -> None:
     ``challenge --src - --tgt -``, ``shard - -``): the first reader took all of it, so
     the second saw an empty file ("no sentences", "ends after 0 sentences but - has
     more"); or, where a command reads ``-`` as a file of that name, one file twice."""
-    given = [opt or "an input" for opt, v in inputs.items()
-             for x in (v if isinstance(v, (list, tuple)) else [v]) if x is not None and os.fspath(x) == "-"]
+    given = [opt or "an input" for opt, v in inputs.items() for x in _given(v) if x == "-"]
     if len(given) > 1:
         where = " and ".join(given) if len(set(given)) > 1 else f"{given[0]} ({len(given)} times)"
         raise ConfigError(f"- (standard input) is given for {where}: it can be read only once, so every reader after "
