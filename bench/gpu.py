@@ -483,14 +483,14 @@ def measure_train(args, fig: Figures, device: str, tmp: Path) -> None:
             setting = f"{key}, preset {args.preset}, {len(batches)} batches <= {args.max_tokens} tokens"
             fig.add(f"{setting}, bf16", bf, "tok/s", f"bf16/fp32 {bf / fp:.2f}x", what="train tokens/s")
             fig.add(f"{setting}, fp32", fp, "tok/s", what="train tokens/s")
+            own_groups = bidirectional.grouping(dev, m.prefix.mode) if key in prefix else None  # this prefix mode's
             for label, groups in other_groupings() if key in prefix else ():
-                if label not in failed and key not in times.get(label, {}):
-                    continue  # its own grouping
+                if groups == own_groups:
+                    continue  # not timed again in its own grouping
                 if label in failed:
                     fig.add(f"{setting}, fp32, rows {label} {groups}", "FAILED", "", failed[label], what="train tokens/s")
                     continue
                 other = own / times[label][key]
-                own_groups = bidirectional.grouping(dev, m.prefix.mode)  # the device's for this prefix mode
                 fig.add(f"{setting}, fp32, rows {label} {groups}", other, "tok/s",
                         f"grouped as on {dev.type} {own_groups}: {fp / other:.2f}x this", what="train tokens/s")
         del models
