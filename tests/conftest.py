@@ -151,13 +151,16 @@ def shared_fixtures(item) -> list[str]:
 
 def _cpu_seconds() -> float:
     """CPU seconds of this process and of its children that have ended (the snakemake
-    runs forked for it by tests/snakemake_server.py's server among them)."""
+    runs forked for it by tests/snakemake_server.py's server and their jobs forked by
+    tests/job_server.py's among them)."""
     import resource
 
+    from .job_server import jobs_cpu_seconds
     from .snakemake_server import forked_cpu_seconds
 
     me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime + forked_cpu_seconds()
+    return (me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime + forked_cpu_seconds()
+            + jobs_cpu_seconds())
 
 
 class TestCost:

@@ -138,8 +138,9 @@ def _serve(fd: int):
         _send(sock, {"returncode": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
 
 
-def _child(msg: dict, fds: list[int]):
-    """Run the request as the console script would; never returns."""
+def _child(msg: dict, fds: list[int], divert):
+    """Run the request as the console script would (its jobs diverted to the job server
+    where the request names one: ``divert``, tests/job_server.py's); never returns."""
     for target, f in enumerate(fds):
         os.dup2(f, target)
         os.close(f)
@@ -147,6 +148,7 @@ def _child(msg: dict, fds: list[int]):
     os.environ.clear()
     os.environ.update(msg["env"])
     sys.argv = msg["argv"]
+    divert(msg["env"], sys.argv)
     sys.path.insert(0, os.path.dirname(sys.argv[0]))  # as for the console script
     import snakemake.workflow
     from snakemake.cli import main
@@ -294,6 +296,11 @@ def run(cmd: list[str], *, cwd=None, env: dict | None = None, input=None, timeou
         return subprocess.run(cmd, cwd=cwd, env=env, input=input, capture_output=True, text=text, timeout=timeout)
     raw_in = input.encode(locale.getpreferredencoding(False)) if isinstance(input, str) else input
     argv = [real, *map(str, cmd[1:])]
+    from . import job_server
+
+    jobs = job_server.server_for(env)  # its jobs forked too, where they may be
+    if jobs is not None:
+        env = {**env, job_server.SOCKET: jobs.socket}
     code, out, err, timed_out = _server.run(argv, os.fspath(cwd or os.getcwd()), env, raw_in, timeout)
     if text:
         enc = locale.getpreferredencoding(False)
@@ -304,8 +311,10 @@ def run(cmd: list[str], *, cwd=None, env: dict | None = None, input=None, timeou
 
 
 if __name__ == "__main__":
-    sys.path.pop(0)  # this file's folder (tests/): nothing is imported from it
+    from job_server import divert as _divert  # the one module imported from this file's folder (tests/)
+
+    sys.path.pop(0)
     request = _serve(int(sys.argv[1]))
     if request is not None:
-        _child(*request)
+        _child(*request, _divert)
     sys.exit(0)
