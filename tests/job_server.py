@@ -400,12 +400,13 @@ sys.exit(code)
 
 
 class Server:
-    """The server of this process (the pytest worker), started on first use."""
+    """A server of this process (the pytest worker) for the jobs of snakemake runs whose
+    environment's start variables are ``env``'s (default: this process's)."""
 
-    def __init__(self):
+    def __init__(self, env: dict | None = None):
         self.folder = Path(tempfile.mkdtemp(prefix="synprep-test-jobs-"))
         self.socket = str(self.folder / "socket")
-        self.env = {**os.environ, **dict.fromkeys(JOB_THREAD_VARIABLES, "1")}
+        self.env = {**(os.environ if env is None else env), **dict.fromkeys(JOB_THREAD_VARIABLES, "1")}
         self.proc = subprocess.Popen([sys.executable, __file__, self.socket], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, env=self.env)
         hello = json.loads(self.proc.stdout.readline() or "{}")
@@ -432,12 +433,6 @@ class Server:
             self.proc.kill()
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def serves(self, env: dict) -> bool:
-        """Whether a snakemake with ``env`` may divert its jobs here (the jobs' own
-        environments are checked as they come)."""
-        return not start_differences({**env, **dict.fromkeys(JOB_THREAD_VARIABLES, "1")}, self.env) and \
-            self.proc.poll() is None
-
     def cpu(self) -> float:
         """CPU seconds of the jobs it forked that have ended."""
         if self.proc.poll() is not None:
@@ -449,28 +444,46 @@ class Server:
         return msg["cpu"] if msg else 0.0
 
 
-_server: Server | None = None
-_refused = ""  # why the server did not start: every job a process of its own
+#: the servers started, by the start variables they serve; a server that could not start: why
+_servers: dict[tuple, Server | str] = {}
+#: at most this many servers at once (each holds torch: about 400 MB), the oldest closed first
+MAX_SERVERS = 3
+
+
+def _key(env: dict) -> tuple:
+    env = {**env, **dict.fromkeys(JOB_THREAD_VARIABLES, "1")}
+    return tuple(sorted((k, v) for k, v in env.items() if k.startswith(START_VARIABLES)))
 
 
 def server_for(env: dict) -> Server | None:
-    """The server a snakemake run with ``env`` may divert its jobs to, started on first use;
-    None where its jobs are to be processes of their own (the module docstring)."""
-    global _server, _refused
-    if env.get(SWITCH, os.environ.get(SWITCH)) == "0" or "COV_CORE_SOURCE" in env or _refused:
+    """The server a snakemake run with ``env`` may divert its jobs to (one for each set of
+    start variables, started on first use); None where its jobs are to be processes of their
+    own (the module docstring), or where its server could not start (:func:`refusals`)."""
+    if env.get(SWITCH, os.environ.get(SWITCH)) == "0" or "COV_CORE_SOURCE" in env:
         return None
-    if _server is None:
+    key = _key(env)
+    found = _servers.get(key)
+    if found is None:
+        if sum(isinstance(x, Server) for x in _servers.values()) >= MAX_SERVERS:
+            oldest = next(k for k, x in _servers.items() if isinstance(x, Server))
+            _servers.pop(oldest).close()
         try:
-            _server = Server()
+            found = _servers[key] = Server(env)
         except RuntimeError as e:  # threads a fork would lose (torch's at OMP_NUM_THREADS > 1): none forked
-            _refused = str(e)
-            return None
-    return _server if _server.serves(env) else None
+            found = _servers[key] = str(e)
+    return found if isinstance(found, Server) and found.proc.poll() is None else None
+
+
+def refusals() -> list[str]:
+    """Why a server could not start, for each set of start variables that had none."""
+    return [x for x in _servers.values() if isinstance(x, str)]
 
 
 def jobs_cpu_seconds() -> float:
-    """CPU seconds of the jobs forked for this process's snakemake runs that have ended."""
-    return _server.cpu() if _server is not None else 0.0
+    """CPU seconds of the jobs forked for this process's snakemake runs that have ended (of
+    the servers still running: a closed server's jobs are its own process's children, counted
+    in this process's once it has ended)."""
+    return sum(x.cpu() for x in _servers.values() if isinstance(x, Server))
 
 
 def divert(env: dict, argv: list[str]) -> None:

@@ -628,6 +628,7 @@ def test_a_suite_of_real_parses_makes_every_type_with_attested_forms_and_counts_
     assert on_disk["types"] == s["types"] and on_disk["errors"] == s["errors"]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_typo_marked_words_never_enter_the_lexicon(gsd_lexicon):
     """UD German GSD marks its typos (Typo=Yes, CorrectForm=dieser): none is a form of
     the lexicon ("diser" was a determiner of the PUD suite), every one is counted."""

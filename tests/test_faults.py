@@ -239,6 +239,7 @@ def test_3_bom_in_split_and_yaml_configs(tmp_path):
 CONTROL_TEXTS = ["Hello\x00 big world .", "a\x0bb c", "tab ok\x01 no", "p\x85q r", "m\u2028n o", "cr\rhere"]
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_4_udpipe_rejects_control_characters_instead_of_losing_words():
     from synprep.parsers.base import reject_code
     from synprep.parsers.udpipe_backend import UDPipeParser

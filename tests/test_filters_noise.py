@@ -25,6 +25,7 @@ def _multi30k():
     return read_pairs(src, tgt)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_make_noise_records_damage():
     clean = _multi30k()[:1000]
     noisy, damage = make_noise(clean, seed=3)

@@ -195,7 +195,7 @@ def test_a_forked_snakemakes_jobs_are_forked_and_end_as_their_rules_ask(tmp_path
            "-d", str(tmp_path)]
     r = run(cmd, cwd=tmp_path, text=True, env={**os.environ, job_server.SWITCH: "1"})
     assert r.returncode == 0, r.stderr[-3000:]
-    assert (tmp_path / "one.txt").read_text() == "forked\n"
+    assert (tmp_path / "one.txt").read_text() == "forked\n", job_server.refusals()
     assert (tmp_path / "two.txt").read_text() == "fresh\n"
     assert (tmp_path / "three.txt").read_text().startswith("synprep ")
     r = run([*cmd, "bad.txt"], cwd=tmp_path, text=True)

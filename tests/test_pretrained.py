@@ -328,6 +328,7 @@ def test_workflow_writes_shards_with_pretrained_tokenizers(pud, tmp_path):
         assert r["tgt_pieces"] == tok.encode(parsed[r["tgt_id"]].text, add_special_tokens=False).ids
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_feature_exporters_write_a_pretrained_tokenizers_ids(pud, tmp_path, capsys):
     out = tmp_path / "exp"
     assert main(["export", "features", str(pud["out"]), str(out)]) == 2

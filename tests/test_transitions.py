@@ -168,6 +168,7 @@ def test_legal_mask_follows_the_state():
     assert not legal_mask(s, begins, conts, arcs, end).any()
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 2**32))
 def test_decoding_under_the_mask_always_yields_a_tree(seed):

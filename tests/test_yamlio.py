@@ -76,6 +76,7 @@ def test_an_error_reads_as_the_pure_loaders(text):
     assert str(got.value) == str(pure.value)
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
 def test_nesting_far_past_the_limit_is_an_error_not_a_crash():
     """libyaml's own composer recurses in C: 100,000 nested brackets crashed the process
     (a segmentation fault, no message). The nodes are composed in Python under the limit."""
