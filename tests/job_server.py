@@ -257,15 +257,21 @@ def _child(msg: dict, fds: list[int]):
     sys.argv = list(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])) if msg["kind"] == "python" else
                     os.path.dirname(argv[0]))
+    if msg["kind"] == "python":
+        import runpy
+
+        run_as_main(lambda: runpy.run_path(argv[0], run_name="__main__"))
+    from synprep.cli import main
+
+    run_as_main(lambda: sys.exit(main()))
+
+
+def run_as_main(main, cleanup=lambda: None) -> None:
+    """``main()`` as a process's main program, in a forked child: its exit status, or its
+    uncaught exception's traceback and status, as the interpreter gives them; ``cleanup()``
+    after it either way; then the process's end (:func:`_end`). Never returns."""
     try:
-        if msg["kind"] == "python":
-            import runpy
-
-            runpy.run_path(argv[0], run_name="__main__")
-        else:
-            from synprep.cli import main
-
-            sys.exit(main())
+        main()
         code = 0
     except SystemExit as e:
         code = _exit_status(e.code)
@@ -275,6 +281,8 @@ def _child(msg: dict, fds: list[int]):
     except BaseException as e:  # noqa: BLE001  (an uncaught exception: its traceback, status 1)
         _report(e)
         code = 1
+    finally:
+        cleanup()
     _end(code)
 
 
@@ -301,21 +309,18 @@ def _report(e: BaseException) -> None:
 
 def _end(code: int) -> None:
     """End as the interpreter ends a process, up to its teardown of the heap: the threads
-    joined, the atexit handlers run, every open file the job left flushed, the standard
-    streams flushed; then ``os._exit``. The teardown of a heap holding torch touched about
-    32,000 of the server's pages (0.2 CPU s a job, copied on write, measured), and freed
-    nothing the job's results depend on: a file object it left open is flushed here."""
-    import io
-
+    joined, the atexit handlers run, every file object the process left open closed (the
+    teardown would have: ``IOBase.__del__``), the standard streams flushed; then
+    ``os._exit``. The teardown of a heap holding torch touched about 32,000 of the server's
+    pages (0.2 CPU s a job, copied on write, measured) and did nothing else the process's
+    results depend on."""
     threading._shutdown()  # the non-daemon threads joined, as Py_FinalizeEx does first
     atexit._run_exitfuncs()  # the finalizers of the server's own objects are not among them (_child)
-    for obj in gc.get_objects():  # the job's own objects (the server's are frozen, not listed)
-        if isinstance(obj, io.IOBase) and not isinstance(obj, io.FileIO):
-            try:
-                if not obj.closed and obj.writable():
-                    obj.flush()
-            except (OSError, ValueError):
-                pass
+    for f in _left_open():
+        try:
+            f.close()
+        except (OSError, ValueError):
+            pass
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -325,6 +330,26 @@ def _end(code: int) -> None:
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     os._exit(code)
+
+
+def _left_open() -> list:
+    """The file objects this process made and left open (the server's are frozen: not listed),
+    but the standard streams and the raw files under them (their descriptors end with the
+    process): text streams first, then Python's own (gzip, bz2, lzma), then the buffered
+    files under them, so each wrapper writes into a file still open."""
+    import io
+
+    std = {id(x) for s in (sys.stdin, sys.stdout, sys.stderr) for x in (s, getattr(s, "buffer", None))}
+    found = []
+    for obj in gc.get_objects():
+        try:
+            if isinstance(obj, io.IOBase) and not isinstance(obj, io.RawIOBase) and id(obj) not in std \
+                    and not obj.closed:
+                found.append(obj)
+        except Exception:  # noqa: BLE001  (an object that answers isinstance or .closed with an error is none)
+            continue
+    return sorted(found, key=lambda f: 0 if isinstance(f, io.TextIOBase) else 2 if type(f).__module__ in ("_io", "io")
+                  else 1)
 
 
 def _main(path: str) -> None:

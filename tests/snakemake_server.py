@@ -12,12 +12,14 @@ line. The first call in a process starts a server (this file as a script) that i
 snakemake, warms those caches and waits; each call then sends the command line, the
 working directory, the environment and three file descriptors (stdin and two pipes for
 stdout and stderr) over a Unix socket, and the server forks a child that runs
-``snakemake.cli.main()`` -- what the ``snakemake`` console script runs -- and exits
-through ``sys.exit`` as that script would (atexit handlers, buffers and threads as in a
-process of its own; two differences: the children share the server's string-hash seed,
-where fresh processes draw one each, so a set prints in one order in every child; and a
-child does not wait out the 1 s timers snakemake's scheduler leaves armed, which a process
-of its own joins before it exits, :func:`drop_reevaluation_timers`). The server freezes
+``snakemake.cli.main()`` -- what the ``snakemake`` console script runs -- and ends as that
+script's process would (its exit status, threads joined, atexit handlers run, buffers and
+files it left open flushed: tests/job_server.py's ``run_as_main``), up to the teardown of
+its heap, which it skips (``os._exit``). Two more differences: the children share the
+server's string-hash seed, where fresh processes draw one each, so a set prints in one
+order in every child; and a child does not wait out the 1 s timers snakemake's scheduler
+leaves armed, which a process of its own joins before it exits,
+:func:`drop_reevaluation_timers`. The server freezes
 its warmed objects out of the garbage collector's reach before it forks (``gc.freeze``).
 The server also imports the synprep modules the workflow's files import at their top level,
 from the test's ``PYTHONPATH`` (no synprep module reads the environment or the working
@@ -138,9 +140,11 @@ def _serve(fd: int):
         _send(sock, {"returncode": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
 
 
-def _child(msg: dict, fds: list[int], divert):
+def _child(msg: dict, fds: list[int], divert, run_as_main):
     """Run the request as the console script would (its jobs diverted to the job server
-    where the request names one: ``divert``, tests/job_server.py's); never returns."""
+    where the request names one: ``divert``), and end as a process does up to the teardown
+    of its heap (``run_as_main``: 0.1 CPU s a run, the warmed heap's pages copied as the
+    teardown touches them); both tests/job_server.py's. Never returns."""
     for target, f in enumerate(fds):
         os.dup2(f, target)
         os.close(f)
@@ -158,10 +162,7 @@ def _child(msg: dict, fds: list[int], divert):
     # no other use of the folder or the environment): a fresh start's, not the server's
     snakemake.workflow.Workflow._rundir = os.path.abspath(os.getcwd())
 
-    try:
-        sys.exit(main())
-    finally:
-        drop_reevaluation_timers()
+    run_as_main(lambda: sys.exit(main()), cleanup=drop_reevaluation_timers)
 
 
 def drop_reevaluation_timers() -> int:
@@ -312,9 +313,10 @@ def run(cmd: list[str], *, cwd=None, env: dict | None = None, input=None, timeou
 
 if __name__ == "__main__":
     from job_server import divert as _divert  # the one module imported from this file's folder (tests/)
+    from job_server import run_as_main as _run_as_main
 
     sys.path.pop(0)
     request = _serve(int(sys.argv[1]))
     if request is not None:
-        _child(*request, _divert)
+        _child(*request, _divert, _run_as_main)
     sys.exit(0)

@@ -4,6 +4,7 @@ of its own where a fork could differ."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import signal
@@ -91,6 +92,9 @@ def test_a_file_the_job_left_open_is_written_out(server, tmp_path):
     kept.me, kept.file = kept, open("left-open.txt", "w")
     for _ in range(1000):  # small writes: the last few KiB wait in its buffer
         kept.file.write("every line\\n")
+    import gzip
+    kept.gz = gzip.open(open("left-open.gz", "wb"), "wt")  # closed before the file under it: its trailer written
+    kept.gz.write("compressed")
     def late():
         with open("from-a-thread.txt", "w") as f:
             f.write("joined")
@@ -101,6 +105,7 @@ def test_a_file_the_job_left_open_is_written_out(server, tmp_path):
                             text=True, timeout=60)
     assert forked.stdout.startswith("forked") and forked.returncode == 0, forked.stderr
     assert (tmp_path / "left-open.txt").read_text() == "every line\n" * 1000
+    assert gzip.decompress((tmp_path / "left-open.gz").read_bytes()) == b"compressed"
     assert (tmp_path / "from-a-thread.txt").read_text() == "joined"
 
 
