@@ -102,3 +102,31 @@ def test_generated_documents_read_the_same(doc, flow, noise):
     text = yaml.safe_dump(doc, default_flow_style=flow, allow_unicode=True)
     for t in (text, text[: len(text) // 2] + noise + text[len(text) // 2:]):
         assert _outcome(yamlio._load_yaml, t) == _outcome(yamlio._load_pure, t), t
+
+
+@pytest.mark.parametrize("text, line, word, reads", [("lr: 1e-400\n", 1, "small", "0.0"),
+                                                    ("a: 1\nwarmup_init_lr: -1E-999\n", 2, "small", "-0.0"),
+                                                    ("{\"x\": [1, 2.5e400]}\n", 1, "large", "inf"),
+                                                    ("- 123456789.0e999\n", 1, "large", "inf")])
+def test_a_number_a_float_cannot_hold_is_an_error_at_its_line(text, line, word, reads):
+    """Read as 0.0 or infinity, such a number was a value no one wrote: ``train.lr:
+    1e-400`` was refused as "0.0", a label smoothing of 1e-400 became 0 without a word. The
+    pure loader and libyaml's say the same."""
+    for fast in (True, False):
+        with pytest.raises(yamlio.OutOfRange) as e:
+            (yamlio._load_yaml if fast else yamlio._load_pure)(text, "f.yaml", False)
+        assert str(e.value).startswith(f"f.yaml:{line}: ") and f"too {word}" in str(e.value)
+        assert f"read as {reads})" in str(e.value)
+
+
+def test_numbers_a_float_holds_are_read_as_written():
+    assert yamlio.load_yaml("[0.0, 0e5, -0.0, 1e-320, 5e-324, 1.7e308, .inf, -.Inf, 2.5e-4]") == [
+        0.0, 0.0, -0.0, 1e-320, 5e-324, 1.7e308, float("inf"), float("-inf"), 2.5e-4]
+
+
+def test_set_refuses_a_number_a_float_cannot_hold():
+    from synprep.train.config import load_config
+
+    with pytest.raises(ConfigError, match=r"--set train.label_smoothing:1: 1e-400 is too small"):
+        load_config(None, ["train.label_smoothing=1e-400"])
+    assert load_config(None, ["train.label_smoothing=1e-4"]).train.label_smoothing == 1e-4

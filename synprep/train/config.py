@@ -24,7 +24,7 @@ from ..models import resolve
 from ..models.config import MAX_POSITIONS, PRESETS, ModelConfig
 from ..settings import MAX_THREADS, Config, declared_in, merge_dicts, setting
 from ..translate.settings import Decoding
-from ..util.yamlio import load_yaml, load_yaml_file
+from ..util.yamlio import OutOfRange, load_yaml, load_yaml_file
 
 __all__ = [
     "TrainConfig", "DecodeConfig", "RunConfig", "PRESET_TRAIN", "read_config_file", "load_config",
@@ -236,7 +236,9 @@ def load_config(path: str | os.PathLike, overrides: Optional[list[str]] = None,
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=5e-4")
         try:
             v = load_yaml(value, f"--set {key}")
-        except ConfigError:
+        except OutOfRange:
+            raise
+        except ConfigError:  # not YAML: the text itself (a path, a name)
             v = value
         _set(data, key, v, f"--set {item!r}", origin)
     for key, v in (values or {}).items():

@@ -10,6 +10,8 @@ One loader, :class:`StrictLoader` (PyYAML's ``SafeLoader`` plus two rules), serv
 * ``5e-4`` is a float, as in YAML 1.2 (YAML 1.1, which PyYAML follows, wants
   ``5.0e-4`` and would read a string);
 * a syntax error names the file and the line, and how to fix it;
+* a number a float cannot hold (``1e-400``, ``1e400``) is an error at its line, not
+  0.0 or infinity;
 * a UTF-8 byte-order mark at the very start of the file is skipped (the rule of
   every synprep reader, see docs/trees.md); anywhere else U+FEFF is text;
 * an alias (``*name``) may not make a value that holds itself, nor expand the document
@@ -26,6 +28,7 @@ syntax errors snakemake reports without a line).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -35,7 +38,7 @@ import yaml
 
 from ..errors import ConfigError
 
-__all__ = ["StrictLoader", "load_yaml", "load_yaml_file", "check_config_files", "main"]
+__all__ = ["StrictLoader", "OutOfRange", "load_yaml", "load_yaml_file", "check_config_files", "main"]
 
 
 #: the deepest nesting of a YAML document read (a config is a few levels of keys): the
@@ -121,6 +124,28 @@ class _StrictConstructor(yaml.constructor.SafeConstructor):
                     )
                 seen[key] = line
         return super().construct_mapping(node, deep=deep)
+
+
+class OutOfRange(ConfigError):
+    """A number written that a float cannot hold: it would read as 0.0 or as infinity."""
+
+
+def _construct_float(self, node):
+    """A float, but a literal a float cannot hold is an error at its line: ``1e-400``
+    would read as 0.0 and ``1e400`` as infinity, a value no one wrote (a learning rate of
+    ``1e-400`` was refused as "0.0", a label smoothing of ``1e-400`` silently became 0)."""
+    value = yaml.constructor.SafeConstructor.construct_yaml_float(self, node)
+    literal = str(node.value)
+    mantissa = re.split(r"[eE]", literal, maxsplit=1)[0]
+    if (value == 0.0 and re.search(r"[1-9]", mantissa)) or (math.isinf(value) and "inf" not in literal.lower()):
+        big = math.isinf(value)
+        raise OutOfRange(f"{self.name}:{node.start_mark.line + 1}: {literal} is too {'large' if big else 'small'} "
+                         f"for a number (it would read as {value!r}); write 0 or a number whose size is "
+                         "from 5e-324 to 1.7e308")
+    return value
+
+
+_StrictConstructor.add_constructor("tag:yaml.org,2002:float", _construct_float)
 
 
 class _StrictResolver(yaml.resolver.Resolver):
