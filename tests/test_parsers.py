@@ -116,6 +116,22 @@ def test_validate_tree_and_reject_codes():
     assert check_text("a b", 2) is None
 
 
+def test_a_line_a_tokenizer_splits_into_thousands_of_tokens_is_rejected_unparsed(udpipe_en):
+    """``a,a,a,...`` is one whitespace token, under any max_words, that UDPipe's
+    tokenizer splits into a token a character: 10,000 characters of it parsed for 65 s,
+    and the C call let no SIGTERM through. Every sentence of the shared UD treebanks and of
+    Multi30k stays under the cap, even at the table's max_words of 100 (checked by hand)."""
+    line = "a," * 5000
+    reason = check_text(line, 300)
+    assert reject_code(reason) == "too-long" and "10000 words and punctuation marks" in reason, reason
+    assert check_text(line, 0) is None  # no limit is no limit
+    assert check_text("a," * 150, 100) is None and reject_code(check_text("a," * 151, 100)) == "too-long"
+    (res,) = udpipe_en.parse([("long", line)])
+    assert reject_code(res.reject) == "too-long" and res.conllu is None
+    longest = max((s.text for s in read_conllu(ud_path("en_ewt-ud-test.conllu"))), key=len)
+    assert check_text(longest, 100) is None
+
+
 def test_registry_knows_both_backends():
     assert {"stanza", "udpipe"} <= set(registry.names("parser"))
     with pytest.raises(ConfigError, match="known: .*stanza.*udpipe"):

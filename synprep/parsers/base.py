@@ -208,10 +208,20 @@ def validate_tree(item_id: str, conllu: str) -> str | None:
     return None
 
 
+#: a sentence with more words and punctuation marks than this many times ``max_words``
+#: (counted as a tokenizer splits them, :data:`_PIECE`) is too long too: ``a,a,a,...``
+#: is one whitespace token that UDPipe's tokenizer makes thousands of (10,000 characters
+#: of it parsed for 65 s, deaf to SIGTERM inside the C call)
+PIECES_PER_WORD = 3
+_PIECE = re.compile(r"\w+|[^\w\s]")
+
+
 def check_text(text: str, max_words: int) -> str | None:
     """A reject reason for text no parser should see (empty; a control character or
     line separator, see ``_BAD_CHAR``; more whitespace-separated tokens than
-    ``max_words``, 0: no limit), or None. Both backends call it first, so they reject alike."""
+    ``max_words``, 0: no limit, or more words and punctuation marks than
+    :data:`PIECES_PER_WORD` times it), or None. Both backends call it first, so they
+    reject alike."""
     if not text or text.isspace():
         return f"{EMPTY}: the text is empty"
     bad = _BAD_CHAR.search(text)
@@ -222,6 +232,12 @@ def check_text(text: str, max_words: int) -> str | None:
         n = len(text.split())
         if n > max_words:
             return f"{TOO_LONG}: {n} tokens > max_words {max_words}"
+        cap = PIECES_PER_WORD * max_words
+        if len(text) > cap:  # fewer characters cannot make more pieces
+            pieces = len(_PIECE.findall(text))
+            if pieces > cap:
+                return (f"{TOO_LONG}: {pieces} words and punctuation marks (as a tokenizer splits them) > "
+                        f"{PIECES_PER_WORD} x max_words {max_words}")
     return None
 
 
