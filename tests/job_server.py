@@ -352,6 +352,16 @@ def _left_open() -> list:
                   else 1)
 
 
+def _no_pidfd() -> str:
+    """Why this system cannot watch a child through a descriptor (``os.pidfd_open``, Linux
+    5.3 and later; without it no server starts and every job is a process of its own), or ""."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError) as e:
+        return f"no os.pidfd_open here ({e})"
+    return ""
+
+
 def _main(path: str) -> None:
     sys.path.pop(0)  # this file's folder (tests/): nothing is imported from it
     _warm()
@@ -361,9 +371,9 @@ def _main(path: str) -> None:
     listener.bind(path)
     listener.listen(64)
     threads = _threads()
-    print(json.dumps({"error": f"threads after the imports: {', '.join(threads)}"} if threads else
-                     {"ready": os.getpid()}), flush=True)
-    if threads:
+    problem = f"threads after the imports: {', '.join(threads)}" if threads else _no_pidfd()
+    print(json.dumps({"error": problem} if problem else {"ready": os.getpid()}), flush=True)
+    if problem:
         sys.exit(1)
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (the children make their own)
     request = _Server(listener).serve()
