@@ -67,35 +67,39 @@ WARM = ("torch", "numpy", "pyarrow", "pyarrow.parquet", "sentencepiece", "sacreb
         "synprep.cli", "synprep.stages.step")
 
 
-def _send(sock: socket.socket, obj, fds=()) -> None:
+def send(sock: socket.socket, obj, fds=()) -> None:
+    """``obj`` as one message (a length, then JSON) with ``fds`` beside it: the format of
+    this server's and tests/snakemake_server.py's sockets."""
     data = json.dumps(obj).encode("utf-8")
     socket.send_fds(sock, [_HEADER.pack(len(data))], list(fds))
     sock.sendall(data)
 
 
-def _recv(sock: socket.socket, maxfds: int = 0):
-    """(message, fds), or (None, []) at the end of the stream."""
-    head, fds, _flags, _addr = socket.recv_fds(sock, _HEADER.size, maxfds)
-    while head and len(head) < _HEADER.size:
-        more = sock.recv(_HEADER.size - len(head))
-        if not more:
-            break
-        head += more
-    if len(head) < _HEADER.size:
-        return None, fds
-    (size,) = _HEADER.unpack(head)
-    data = b""
-    while len(data) < size:
-        part = sock.recv(size - len(data))
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        part = sock.recv(n - len(buf))
         if not part:
-            return None, fds
-        data += part
-    return json.loads(data), fds
+            raise EOFError("the socket closed inside a message")
+        buf += part
+    return buf
 
 
-def start_differences(env: dict, server_env: dict) -> list[str]:
-    """The start variables (:data:`START_VARIABLES`) on which ``env`` and ``server_env`` differ."""
-    keys = {k for k in (*env, *server_env) if k.startswith(START_VARIABLES)}
+def receive(sock: socket.socket, maxfds: int = 0):
+    """(message, fds) of one :func:`send`, or (None, []) at the end of the stream
+    (EOFError where it ends inside a message)."""
+    head, fds, _flags, _addr = socket.recv_fds(sock, _HEADER.size, maxfds)
+    if not head:
+        return None, []
+    head += _recv_exact(sock, _HEADER.size - len(head))
+    (size,) = _HEADER.unpack(head)
+    return json.loads(_recv_exact(sock, size)), fds
+
+
+def start_differences(env: dict, server_env: dict, prefixes: tuple[str, ...] = START_VARIABLES) -> list[str]:
+    """The start variables (named with one of ``prefixes``) on which ``env`` and
+    ``server_env`` differ."""
+    keys = {k for k in (*env, *server_env) if k.startswith(prefixes)}
     return sorted(k for k in keys if env.get(k) != server_env.get(k))
 
 
@@ -169,19 +173,22 @@ class _Server:
 
     def _accept(self):
         conn, _ = self.listener.accept()
-        msg, fds = _recv(conn, maxfds=3)
+        try:
+            msg, fds = receive(conn, maxfds=3)
+        except EOFError:  # a client that died while it sent
+            msg, fds = None, []
         if msg is None or "cpu" in msg or len(fds) != 3:
             for f in fds:
                 os.close(f)
             if msg is not None and "cpu" in msg:
-                _send(conn, {"cpu": self.cpu})
+                send(conn, {"cpu": self.cpu})
             conn.close()
             return None
         differ = start_differences(msg["env"], dict(os.environ))
         if differ:
             for f in fds:
                 os.close(f)
-            _send(conn, {"exec": f"start variables differ: {', '.join(differ)}"})
+            send(conn, {"exec": f"start variables differ: {', '.join(differ)}"})
             conn.close()
             return None
         pid = os.fork()
@@ -195,7 +202,7 @@ class _Server:
         self.jobs[pid] = (conn, pidfd)
         self.sel.register(pidfd, selectors.EVENT_READ, ("ended", pid))
         self.sel.register(conn, selectors.EVENT_READ, ("client", pid))
-        _send(conn, {"pid": pid})
+        send(conn, {"pid": pid})
         return None
 
     def _ended(self, pid: int) -> None:
@@ -209,7 +216,7 @@ class _Server:
         except KeyError:
             pass
         try:
-            _send(conn, {"returncode": os.waitstatus_to_exitcode(status)})
+            send(conn, {"returncode": os.waitstatus_to_exitcode(status)})
         except OSError:
             pass
         conn.close()
@@ -474,8 +481,11 @@ class Server:
             return 0.0
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.connect(self.socket)
-            _send(s, {"cpu": True})
-            msg, _ = _recv(s)
+            send(s, {"cpu": True})
+            try:
+                msg, _ = receive(s)
+            except EOFError:
+                msg = None
         return msg["cpu"] if msg else 0.0
 
 

@@ -38,50 +38,26 @@ from __future__ import annotations
 
 import atexit
 import gc
-import json
 import locale
 import os
 import re
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+try:  # imported as tests.snakemake_server
+    from . import job_server
+except ImportError:  # run as the server (a script): this file's folder is first on sys.path
+    import job_server
+
 SWITCH = "SYNPREP_TEST_FORK_SNAKEMAKE"
-_HEADER = struct.Struct("!I")
 #: variables that act when Python starts (a fork keeps the server's)
 _START_VARIABLES = ("PYTHON", "LANG", "LC_")
-
-
-def _send(sock: socket.socket, obj, fds: list[int] = ()) -> None:
-    data = json.dumps(obj).encode("utf-8")
-    socket.send_fds(sock, [_HEADER.pack(len(data))], list(fds))
-    sock.sendall(data)
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        part = sock.recv(n - len(buf))
-        if not part:
-            raise EOFError("the snakemake server closed its socket")
-        buf += part
-    return buf
-
-
-def _recv(sock: socket.socket, maxfds: int = 0):
-    """(message, fds), or (None, []) at the end of the stream."""
-    head, fds, _flags, _addr = socket.recv_fds(sock, _HEADER.size, maxfds)
-    if not head:
-        return None, []
-    head += _recv_exact(sock, _HEADER.size - len(head))
-    (size,) = _HEADER.unpack(head)
-    return json.loads(_recv_exact(sock, size)), fds
 
 
 # --------------------------------------------------------------------------- the server
@@ -122,11 +98,11 @@ def _serve(fd: int):
     # three-job run's 0.65 CPU seconds, measured); the children share its pages unwritten too
     gc.freeze()
     if threading.active_count() != 1:  # a fork keeps only the calling thread
-        _send(sock, {"error": f"{threading.active_count()} threads after importing snakemake"})
+        job_server.send(sock, {"error": f"{threading.active_count()} threads after importing snakemake"})
         return None
-    _send(sock, {"ready": os.getpid()})
+    job_server.send(sock, {"ready": os.getpid()})
     while True:
-        msg, fds = _recv(sock, maxfds=3)
+        msg, fds = job_server.receive(sock, maxfds=3)
         if msg is None:
             return None
         pid = os.fork()
@@ -135,16 +111,16 @@ def _serve(fd: int):
             return msg, fds
         for f in fds:
             os.close(f)
-        _send(sock, {"pid": pid})
+        job_server.send(sock, {"pid": pid})
         _, status, usage = os.wait4(pid, 0)
-        _send(sock, {"returncode": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
+        job_server.send(sock, {"returncode": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
 
 
-def _child(msg: dict, fds: list[int], divert, run_as_main):
+def _child(msg: dict, fds: list[int]):
     """Run the request as the console script would (its jobs diverted to the job server
-    where the request names one: ``divert``), and end as a process does up to the teardown
-    of its heap (``run_as_main``: 0.1 CPU s a run, the warmed heap's pages copied as the
-    teardown touches them); both tests/job_server.py's. Never returns."""
+    where the request names one: ``job_server.divert``), and end as a process does up to
+    the teardown of its heap (``job_server.run_as_main``: 0.1 CPU s a run, the warmed
+    heap's pages copied as the teardown touches them). Never returns."""
     for target, f in enumerate(fds):
         os.dup2(f, target)
         os.close(f)
@@ -152,7 +128,7 @@ def _child(msg: dict, fds: list[int], divert, run_as_main):
     os.environ.clear()
     os.environ.update(msg["env"])
     sys.argv = msg["argv"]
-    divert(msg["env"], sys.argv)
+    job_server.divert(msg["env"], sys.argv)
     sys.path.insert(0, os.path.dirname(sys.argv[0]))  # as for the console script
     import snakemake.workflow
     from snakemake.cli import main
@@ -162,7 +138,7 @@ def _child(msg: dict, fds: list[int], divert, run_as_main):
     # no other use of the folder or the environment): a fresh start's, not the server's
     snakemake.workflow.Workflow._rundir = os.path.abspath(os.getcwd())
 
-    run_as_main(lambda: sys.exit(main()), cleanup=drop_reevaluation_timers)
+    job_server.run_as_main(lambda: sys.exit(main()), cleanup=drop_reevaluation_timers)
 
 
 def drop_reevaluation_timers() -> int:
@@ -198,7 +174,7 @@ class _Server:
         theirs.close()
         self.sock = ours
         self.lock = threading.Lock()
-        hello, _ = _recv(ours)
+        hello, _ = job_server.receive(ours)
         if not hello or "ready" not in hello:
             raise RuntimeError(f"the snakemake server did not start: {hello}")
         atexit.register(self.close)
@@ -211,8 +187,7 @@ class _Server:
             self.proc.kill()
 
     def serves(self, env: dict) -> bool:
-        keys = {k for k in (*env, *self.env) if k.startswith(_START_VARIABLES)}
-        return all(env.get(k) == self.env.get(k) for k in keys) and self.proc.poll() is None
+        return not job_server.start_differences(env, self.env, _START_VARIABLES) and self.proc.poll() is None
 
     def run(self, argv: list[str], cwd: str, env: dict, input: bytes | None, timeout: float | None):
         r_out, w_out = os.pipe()
@@ -220,15 +195,15 @@ class _Server:
         r_in, w_in = os.pipe() if input is not None else (os.open(os.devnull, os.O_RDONLY), None)
         with self.lock:
             try:
-                _send(self.sock, {"argv": argv, "cwd": cwd, "env": env}, [r_in, w_out, w_err])
+                job_server.send(self.sock, {"argv": argv, "cwd": cwd, "env": env}, [r_in, w_out, w_err])
             finally:
                 for f in (r_in, w_out, w_err):
                     os.close(f)
-            pid = _recv(self.sock)[0]["pid"]
+            pid = job_server.receive(self.sock)[0]["pid"]
             out, err, timed_out = _collect(r_out, r_err, w_in, input, timeout)
             if timed_out:
                 os.kill(pid, signal.SIGKILL)
-            done = _recv(self.sock)[0]
+            done = job_server.receive(self.sock)[0]
         global _forked_cpu
         _forked_cpu += done["cpu"]
         return done["returncode"], out, err, timed_out
@@ -297,8 +272,6 @@ def run(cmd: list[str], *, cwd=None, env: dict | None = None, input=None, timeou
         return subprocess.run(cmd, cwd=cwd, env=env, input=input, capture_output=True, text=text, timeout=timeout)
     raw_in = input.encode(locale.getpreferredencoding(False)) if isinstance(input, str) else input
     argv = [real, *map(str, cmd[1:])]
-    from . import job_server
-
     jobs = job_server.server_for(env)  # its jobs forked too, where they may be
     if jobs is not None:
         env = {**env, job_server.SOCKET: jobs.socket}
@@ -312,11 +285,8 @@ def run(cmd: list[str], *, cwd=None, env: dict | None = None, input=None, timeou
 
 
 if __name__ == "__main__":
-    from job_server import divert as _divert  # the one module imported from this file's folder (tests/)
-    from job_server import run_as_main as _run_as_main
-
-    sys.path.pop(0)
+    sys.path.pop(0)  # this file's folder (tests/): job_server, imported above, is all it serves
     request = _serve(int(sys.argv[1]))
     if request is not None:
-        _child(*request, _divert, _run_as_main)
+        _child(*request)
     sys.exit(0)
