@@ -10,6 +10,7 @@ by their one wrapper) and dunder names.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -18,12 +19,34 @@ REPO = Path(__file__).resolve().parent.parent
 TREES = ("synprep", "tests", "bench", "workflow/scripts")
 COMPILED = {"_fastoracle", "_fastcollate"}
 
+
+@functools.lru_cache(maxsize=None)
+def _parsed(text: str) -> ast.Module:
+    """The tree of a source text, parsed once for every check in this file (they only
+    read it)."""
+    return ast.parse(text)
+
+
+def _tree(path: Path) -> ast.Module:
+    return _parsed(path.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=None)
+def _walked(text: str) -> tuple[ast.AST, ...]:
+    """Every node of a source text's tree, ``ast.walk``'s order, listed once: each check
+    walks the whole code base, and the walks took most of their seconds."""
+    return tuple(ast.walk(_parsed(text)))
+
+
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    return _walked(path.read_text(encoding="utf-8"))
+
+
 def _private_imports(path: Path, skip: frozenset = frozenset()) -> list[str]:
     """``file:line: from X import _name`` for each private name ``path`` imports from
     another module (but the names in ``skip``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found = []
-    for node in ast.walk(tree):
+    for node in _nodes(path):
         if not isinstance(node, ast.ImportFrom):
             continue
         module = node.module or ""
@@ -101,7 +124,7 @@ def _package_imports() -> dict[str, dict[str, list[str]]]:
         rel = f.relative_to(root).with_suffix("").parts
         src = rel[0]
         base = ["synprep", *rel[:-1]]
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+        for node in _nodes(f):
             if not isinstance(node, ast.ImportFrom):
                 continue
             if node.level:
@@ -168,7 +191,7 @@ def test_no_function_is_over_80_lines():
     line scan of ``syntax.conllu._parse_block`` is 70 lines)."""
     long = []
     for f in sorted((REPO / "synprep").rglob("*.py")):
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+        for node in _nodes(f):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 80:
                 long.append(f"{f.relative_to(REPO)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)")
     assert not long, "split into named steps:\n" + "\n".join(long)
@@ -250,7 +273,7 @@ def _backend_comparisons(path: Path, names: set[str]) -> list[str]:
     rel = path.relative_to(REPO) if path.is_relative_to(REPO) else path.name
     if path.suffix == ".py":
         found = []
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _nodes(path):
             if not isinstance(node, ast.Compare):
                 continue
             items = [node.left, *node.comparators]
@@ -286,7 +309,7 @@ def test_no_backend_name_is_compared_outside_the_parsers_package(tmp_path):
 def _test_file_imports(path: Path) -> list[str]:
     """``file:line: module`` for each test_*.py module that the file ``path`` imports."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _nodes(path):
         if isinstance(node, ast.ImportFrom):
             names = [node.module or ""] + ([a.name for a in node.names] if not node.module or node.module == "tests" else [])
         elif isinstance(node, ast.Import):
@@ -362,7 +385,7 @@ def _lazy_imports(path: Path, text: str | None = None) -> list[tuple[str, str, i
             found.extend((rel.as_posix(), t, child.lineno) for t in targets if t.split(".")[0] == "synprep")
             visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
-    visit(ast.parse(path.read_text(encoding="utf-8") if text is None else text), False)
+    visit(_tree(path) if text is None else _parsed(text), False)
     return found
 
 
@@ -406,7 +429,7 @@ def test_the_lazy_reasons_hold():
         path = REPO / (module.replace(".", "/") + ".py")
         if not path.exists():
             continue  # a compiled module
-        top = [n for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        top = [n for n in _tree(path).body if isinstance(n, (ast.Import, ast.ImportFrom))]
         if reason.startswith("torch"):
             assert any(isinstance(n, ast.Import) and any(a.name == "torch" for a in n.names) for n in top), (module, reason)
         if "cycle" in reason:
@@ -471,7 +494,7 @@ def _unit_literals_in_python(rel: str, text: str, names: dict[str, list[str]]) -
         if kinds and not any(rel.startswith(UNIT_FOLDERS[k]) for k in kinds):
             found.append(f"{rel}:{c.lineno}: {c.value!r} ({'/'.join(kinds)}, {why})")
 
-    for node in ast.walk(ast.parse(text)):
+    for node in _walked(text):
         if isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
             if any(_mentions_a_unit_key(s) for s in sides):
