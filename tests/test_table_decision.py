@@ -253,7 +253,10 @@ def test_re_deciding_refuses_what_it_cannot_decide(tmp_path, committed, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('{"rows": []}')
     assert main(["table-decide", str(bad), "--config", str(CPU_CONFIG), "-o", str(tmp_path / "y")]) == 2
-    assert "not a table made by synprep" in capsys.readouterr().err
+    assert "not a table made by synprep's table target (no test_sets, over_seeds" in capsys.readouterr().err
+    bad.write_text(json.dumps({**{k: {} for k in ("test_sets", "over_seeds", "comparisons", "significance")}, "rows": []}))
+    assert main(["table-decide", str(bad), "--config", str(CPU_CONFIG), "-o", str(tmp_path / "y")]) == 2
+    assert "(its rows are empty: no run scored;" in capsys.readouterr().err
     gone = dict(committed, decision={"primary": {}, "alpha": 0.05, "min_subset": 50, "outcomes": T.OUTCOMES_NAME})
     (tmp_path / "t.json").write_text(json.dumps(gone))
     assert main(["table-decide", str(tmp_path / "t.json"), "-o", str(tmp_path / "z")]) == 2

@@ -129,9 +129,11 @@ def read_table(path: str) -> dict:
         return InputError(path, None, f"{message}: not a table.json as synprep's table target writes it (or a damaged "
                           "one)", "invalid")
 
-    if not isinstance(table, dict) or any(k not in table for k in TABLE_KEYS) or not table["rows"]:
-        raise InputError(path, None, f"not a table made by synprep's table target (it needs {', '.join(TABLE_KEYS)}, "
-                         "and rows)", "invalid")
+    missing = [k for k in TABLE_KEYS if k not in table] if isinstance(table, dict) else list(TABLE_KEYS)
+    if missing or not table["rows"]:
+        what = f"no {', '.join(missing)}" if missing else "its rows are empty: no run scored"
+        raise InputError(path, None, f"not a table made by synprep's table target ({what}; one has "
+                         f"{', '.join(TABLE_KEYS)}, a row a scored run)", "invalid")
     wrong = _check_layout(table, LAYOUT, "table")
     if wrong:
         raise bad(wrong)
