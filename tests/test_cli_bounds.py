@@ -109,3 +109,42 @@ def test_running_out_of_memory_is_one_line_not_a_traceback(capsys, monkeypatch):
     monkeypatch.setattr(compare, "run", explode)
     rc, err = run_main(capsys, "compare", "--ref", "r", "a", "b")
     assert rc == 1 and "error: out of memory" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+#: language options read against the languages a command has rules for, after the
+#: command line is read (contrastive: "no contrastive rules for language 'english'";
+#: tests/test_contrastive.py)
+LISTED_LANGUAGES = {("contrastive", "--lang")}
+
+
+def language_options():
+    """(command, option) of every option of every command that names a side's language,
+    but :data:`LISTED_LANGUAGES`."""
+    import importlib
+
+    from synprep.cli import COMMANDS
+
+    for name, (module, _) in COMMANDS.items():
+        p = argparse.ArgumentParser(prog=name)
+        importlib.import_module(module).add_arguments(p)
+        for a in p._actions:
+            if a.option_strings and (a.dest == "lang" or a.dest.endswith("_lang")) \
+                    and (name, a.option_strings[-1]) not in LISTED_LANGUAGES:
+                yield name, a.option_strings[-1]
+
+
+@pytest.mark.parametrize("code", ["English", "english", "EN", "e n", "../x"])
+def test_every_language_option_takes_a_language_code_only(code, tmp_path, capsys, monkeypatch):
+    """A value that is no language code (LANG_CODE) is a usage error naming the option,
+    before any input is read: `shard --tgt-lang English` recorded it in the manifest, and
+    translate and evaluate then detokenized and scored BLEU as no language at all."""
+    monkeypatch.chdir(tmp_path)
+    options = sorted(set(language_options()))
+    assert {("shard", "--tgt-lang"), ("filter", "--src-lang"), ("compare", "--lang"), ("challenge", "--src-lang"),
+            ("translate", "--lang"), ("evaluate", "--lang"), ("parse", "--lang")} <= set(options), options
+    for command, option in options:
+        with pytest.raises(SystemExit) as e:
+            run_main(capsys, command, option, code)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and f"argument {option}: expected a language code" in err, (command, option, err)
+        assert list(tmp_path.iterdir()) == []

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from typing import Callable
 
 from ..settings import INT_MAX, shown
+from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 
-__all__ = ["count", "listed", "real"]
+__all__ = ["count", "language", "listed", "real"]
 
 
 def count(lo: int = 0, hi: int | None = None) -> Callable[[str], int]:
@@ -51,6 +53,19 @@ def real(lo: float, hi: float | None = None, *, above: bool = False) -> Callable
 
     parse.__name__ = "number"
     return parse
+
+
+def language(text: str) -> str:
+    """A language code as every reader of a side's language takes it
+    (:data:`synprep.util.languages.LANG_CODE`): ``English``, ``e n`` or ``../x`` would be
+    recorded as they are and read as no language at all (a manifest's ``tgt`` read by
+    the detokenizer and BLEU's tokenizer)."""
+    if not re.fullmatch(LANG_CODE, text):
+        raise argparse.ArgumentTypeError(f"expected {LANG_CODE_SAYS}, not {text[:40]!r}")
+    return text
+
+
+language.__name__ = "language code"
 
 
 def listed(read: Callable[[str], object]) -> Callable[[str], list]:

@@ -26,6 +26,7 @@ from ..stages import filter as filter_step
 from ..stages.filter import FilterStep
 from ..util.languages import language_from_name
 from ..util.outputs import check_outputs, check_replaceable
+from .bounds import language
 
 
 #: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
@@ -45,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("-o", "--out", help="output directory (default: filtered/ in the current directory); "
                    "replaced as a whole when complete")
-    p.add_argument("--src-lang", help="source language code for langid in the default config (default: from SRC's suffix, e.g. train.en)")
-    p.add_argument("--tgt-lang", help="target language code for langid in the default config (default: from TGT's suffix)")
+    p.add_argument("--src-lang", type=language, help="source language code for langid in the default config (default: from SRC's suffix, e.g. train.en)")
+    p.add_argument("--tgt-lang", type=language, help="target language code for langid in the default config (default: from TGT's suffix)")
     p.add_argument("--no-align", action="store_true", help="leave the alignment filter out of the default config")
     p.add_argument(
         "--test-files",

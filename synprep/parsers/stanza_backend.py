@@ -60,6 +60,7 @@ from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
 from ..settings import MAX_THREADS, Config, declared_in, setting
 from ..util.device import choose_device
+from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 from .base import (
     OUT_OF_MEMORY,
     PARSE_ERROR,
@@ -204,7 +205,7 @@ class StanzaOptions(Config):
     # ``$STANZA_RESOURCES_DIR`` or ``~/stanza_resources`` (:func:`default_model_dir`)
     model: str | None = setting(None, path=True)
     # language code (None or empty: en)
-    lang: str | None = "en"
+    lang: str | None = setting("en", pattern=f"|{LANG_CODE}", pattern_says=f"{LANG_CODE_SAYS}; empty: en")
     # auto (None too: CUDA when torch sees a GPU), cpu, cuda, cuda:N, or a list
     # cuda:0,cuda:1 (one worker process each)
     device: str | None = "auto"
@@ -255,7 +256,7 @@ class StanzaTrainOptions(Config):
     :func:`synprep.parsers.stanza_train.train_stanza`): for tests and benchmarks."""
 
     # language code (e.g. en); required
-    lang: str | None = None
+    lang: str | None = setting(None, pattern=LANG_CODE, pattern_says=LANG_CODE_SAYS)
     # `tiny` (seconds, for tests) or `small` (minutes, for benchmarks)
     size: Literal["tiny", "small"] = "small"
     # random seed

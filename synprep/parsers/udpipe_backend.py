@@ -26,6 +26,7 @@ from typing import Any, Iterable, Iterator, Literal, Mapping
 from ..errors import ConfigError, SynprepError
 from ..registry import register_parser
 from ..settings import MAX_THREADS, Config, declared_in, setting
+from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 from .base import (
     IGNORED,
     PARSE_ERROR,
@@ -106,7 +107,7 @@ class UDPipeOptions(Config):
     # a ``.udpipe`` file; None: the demo model of ``lang`` (:func:`resources_dir`)
     model: str | None = setting(None, path=True)
     # language code; picks the demo model when ``model`` is None
-    lang: str | None = None
+    lang: str | None = setting(None, pattern=LANG_CODE, pattern_says=LANG_CODE_SAYS)
     # processes; 1 parses in the calling process (the workflow: parse.udpipe.threads)
     workers: int = setting(1, ge=1, le=MAX_THREADS)  # each a process
     pretokenized: bool = declared_in(ParseSettings, "pretokenized")

@@ -17,6 +17,7 @@ from typing import Literal, Mapping, Optional, Sequence
 from ..analysis.challenge import DEFAULT_MIN_DIST, RULES, extract
 from ..errors import ConfigError
 from ..settings import Config, setting
+from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 from .analysis import challenge_sets
 
 __all__ = ["ChallengeStep", "Settings", "run", "summary", "step_settings"]
@@ -43,11 +44,11 @@ class ChallengeStep(Config):
     rules: Literal["synprep", "seed"] = "synprep"
     # the source side's language for the language-specific rules (an ISO code, e.g.
     # en); null: the corpus's (corpus.src_lang)
-    src_lang: Optional[str] = setting(None, metavar="LANG")
+    src_lang: Optional[str] = setting(None, metavar="LANG", pattern=LANG_CODE, pattern_says=LANG_CODE_SAYS)
     # the target side's language; null: the corpus's (corpus.tgt_lang)
-    tgt_lang: Optional[str] = setting(None, metavar="LANG")
+    tgt_lang: Optional[str] = setting(None, metavar="LANG", pattern=LANG_CODE, pattern_says=LANG_CODE_SAYS)
     # single-side mode (one parsed file): its language
-    lang: Optional[str] = setting(None, metavar="LANG")
+    lang: Optional[str] = setting(None, metavar="LANG", pattern=LANG_CODE, pattern_says=LANG_CODE_SAYS)
 
 
 #: the step's settings (:mod:`synprep.stages.step`)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..settings import Config, declared_in, setting
+from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 
 __all__ = ["Decoding", "Scoring"]
 
@@ -26,7 +27,7 @@ class Decoding(Config):
 
     # target language of the Moses detokenizer (and of tokenized BLEU); null: the one the
     # dataset records, else en
-    lang: Optional[str] = None
+    lang: Optional[str] = setting(None, pattern=LANG_CODE, pattern_says=LANG_CODE_SAYS)
     # tokens per batch, beam x rows x the longest row; null: 4000 on the CPU, 100000 on a
     # GPU (synprep.translate.evaluate.DEFAULT_MAX_TOKENS), raised to what the longest
     # sentence needs; given, a sentence must fit: at least beam x its length

@@ -98,6 +98,7 @@ import numpy as np
 
 from ..errors import ConfigError, InputError
 from ..settings import Config, setting
+from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 from ..util.records import is_finite
 from ..util.textio import read_json
 from .evaluate import METRICS, TOK_BLEU, has_tok_bleu, metric_objects, moses_tokenize, read_references, tok_bleu_metric
@@ -152,7 +153,7 @@ class CompareSettings(Config):
                                  repeat=True, metavar="M", unique=True)
     # the target language (e.g. de): BLEU's tokenizer where sacreBLEU has one of its own
     # (zh: Chinese; ja: characters without MeCab) and bleu-tok's Moses tokenizer
-    lang: Optional[str] = setting(None, metavar="L")
+    lang: Optional[str] = setting(None, metavar="L", pattern=LANG_CODE, pattern_says=LANG_CODE_SAYS)
     # bleu-tok on the files as they are (already tokenized: whitespace split only)
     tokenized: bool = setting(False, flag={"--tokenized": True})
     # what the sign test counts: sentence = sentence chrF+ of one test set; score = (test
