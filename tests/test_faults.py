@@ -1191,6 +1191,10 @@ def test_20_4_a_shard_cut_to_no_rows_is_named_by_its_own_row_count(ds_copy):
     (lambda m: m.pop("transition_side"), "transition_side is missing"),
     (lambda m: m.update(counts=[]), "counts"),
     (lambda m: m["counts"].update(lifted_arcs={"tgt": "3"}), "counts.lifted_arcs"),
+    # reliability round 11: what translate and evaluate detokenize and score the target with
+    (lambda m: m.update(languages={"src": "en", "tgt": "English"}), "languages.tgt is 'English'; expected a language code"),
+    (lambda m: m.update(languages={"source": "en"}), "languages"),
+    (lambda m: m.update(languages="de"), "languages"),
 ])
 def test_20_4_manifest_vocabularies_must_agree(ds_copy, change, what):
     from synprep.dataset.shards import read_manifest

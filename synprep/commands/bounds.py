@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 from typing import Callable
 
 from ..settings import INT_MAX, shown
-from ..util.languages import LANG_CODE, LANG_CODE_SAYS
+from ..util.languages import LANG_CODE_SAYS, is_language_code
 
 __all__ = ["count", "language", "listed", "real"]
 
@@ -60,7 +59,7 @@ def language(text: str) -> str:
     (:data:`synprep.util.languages.LANG_CODE`): ``English``, ``e n`` or ``../x`` would be
     recorded as they are and read as no language at all (a manifest's ``tgt`` read by
     the detokenizer and BLEU's tokenizer)."""
-    if not re.fullmatch(LANG_CODE, text):
+    if not is_language_code(text):
         raise argparse.ArgumentTypeError(f"expected {LANG_CODE_SAYS}, not {text[:40]!r}")
     return text
 

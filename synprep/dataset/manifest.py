@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from ..errors import InputError
+from ..util.languages import LANG_CODE_SAYS, is_language_code
 from ..util.outputs import canonical
 from ..util.records import is_count
 from ..util.textio import json_object, read_json
@@ -146,6 +147,20 @@ def _check_manifest(m: dict, where: str) -> None:
     _check_tokens(m, tside, models, labels, where)
     _check_shards(m, where)
     _check_counts(m, where)
+    _check_languages(m, where)
+
+
+def _check_languages(m: dict, where: str) -> None:
+    """Step 6: ``languages``, absent or an object of a language code a side (what ``translate`` and ``evaluate`` detokenize and score the target with: a
+    ``tgt`` of "English" would be read as no language at all)."""
+    languages = m.get("languages")
+    if languages is None:
+        return
+    if not isinstance(languages, dict) or any(k not in SIDES for k in languages):
+        _bad(where, "languages", languages, "an object of a language code a side (src, tgt)")
+    for side, code in languages.items():
+        if not is_language_code(code):
+            _bad(where, f"languages.{side}", code, LANG_CODE_SAYS)
 
 
 def _check_counts(m: dict, where: str) -> None:

@@ -39,6 +39,7 @@ from ..errors import ConfigError, EmptyOutput, InputError
 from ..syntax.conllu import read_parallel
 from ..syntax.features import Flat, decoder_graph, parent_positions, root_paths
 from ..syntax.tree import projectivize, to_tree
+from ..util.languages import LANG_CODE_SAYS, is_language_code
 from ..util.outputs import replace_dir, write_bytes
 from ..util.progress import progress as _progress
 from ..util.textio import one_line, refuse_single_pass
@@ -316,6 +317,9 @@ def build_dataset(
     rejected, is an :class:`~synprep.errors.EmptyOutput` naming it and the reasons,
     and ``out_dir`` stays as it was."""
 
+    for side, code in (languages or {}).items():
+        if code and not is_language_code(code):  # the manifest's readers refuse it (dataset.manifest)
+            raise ConfigError(f"languages.{side} = {code!r}: expected {LANG_CODE_SAYS}")
     with replace_dir(out_dir, DATASET_KIND) as tmp:
         return _write_dataset(tmp, src, tgt, cfg, spm, vocab_from, chunk, log, languages, progress, tokenizers,
                               allow_empty)

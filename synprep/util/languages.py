@@ -12,7 +12,8 @@ the parsers' models are the backend's to find from the whole tag (stanza's
 
 from __future__ import annotations
 
-__all__ = ["LANG_CODE", "LANG_CODE_SAYS", "UNSPACED", "language_from_name", "primary_language", "written_without_spaces"]
+__all__ = ["LANG_CODE", "LANG_CODE_SAYS", "UNSPACED", "is_language_code", "language_from_name", "primary_language",
+           "written_without_spaces"]
 
 #: a language code as every reader of the corpus's languages takes it (py3langid, the
 #: parsers' models, the challenge rules: lower case ISO 639), with optional subtags; not
@@ -20,6 +21,13 @@ __all__ = ["LANG_CODE", "LANG_CODE_SAYS", "UNSPACED", "language_from_name", "pri
 LANG_CODE = "^[a-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"
 #: what :data:`LANG_CODE` says, for its errors
 LANG_CODE_SAYS = "a language code in lower case (ISO 639: en, de, deu), optionally with subtags (zh-hans, pt_BR)"
+
+
+def is_language_code(text) -> bool:
+    """Whether ``text`` is a code :data:`LANG_CODE` allows (a string, whole)."""
+    import re
+
+    return isinstance(text, str) and re.fullmatch(LANG_CODE, text) is not None
 
 
 def language_from_name(path: str | None) -> str | None:
