@@ -148,3 +148,17 @@ def test_every_language_option_takes_a_language_code_only(code, tmp_path, capsys
         err = capsys.readouterr().err
         assert e.value.code == 2 and f"argument {option}: expected a language code" in err, (command, option, err)
         assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("code, ok", [("English", False), ("DE", False), ("de", True), ("zh-hans", True), ("", True)])
+def test_a_run_configs_detokenizer_language_is_a_language_code_or_the_datasets(code, ok):
+    """train.lang (validation BLEU's detokenizer; "" for the dataset's) as the options
+    above: another value was read as no language at all."""
+    from synprep.errors import ConfigError
+    from synprep.train.config import TrainConfig
+
+    if ok:
+        assert TrainConfig.from_dict({"lang": code}).lang == code
+    else:
+        with pytest.raises(ConfigError, match=rf"TrainConfig\.lang = '{code}': expected a language code"):
+            TrainConfig.from_dict({"lang": code})

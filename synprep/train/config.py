@@ -24,6 +24,7 @@ from ..models import resolve
 from ..models.config import MAX_POSITIONS, PRESETS, ModelConfig
 from ..settings import MAX_THREADS, Config, declared_in, merge_dicts, setting
 from ..translate.settings import Decoding
+from ..util.languages import LANG_CODE, LANG_CODE_SAYS
 from ..util.yamlio import OutOfRange, load_yaml, load_yaml_file
 
 __all__ = [
@@ -103,7 +104,7 @@ class TrainConfig(Config):
     valid_bleu: int = setting(0, ge=0)
     # target language of the detokenizer (validation BLEU); "" = the one the
     # validation dataset records (manifest "languages"), else en
-    lang: str = ""
+    lang: str = setting("", pattern=f"|{LANG_CODE}", pattern_says=f'{LANG_CODE_SAYS}; "" for the dataset\'s')
     # write a train record to metrics.jsonl every this many updates
     log_every: int = setting(100, ge=1)
     # seed of parameters, dropout, prefix sampling and batch order (numpy's and the
