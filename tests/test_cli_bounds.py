@@ -18,8 +18,8 @@ from .cli_helpers import run_main
 DATA_BOUND = {("inspect", "--row")}  # negative rows count from the end
 
 
-def numeric_actions():
-    """(command, action) of every option with a type, of every command."""
+def command_options():
+    """(command, action) of every option of every command."""
     import importlib
 
     from synprep.cli import COMMANDS
@@ -27,9 +27,12 @@ def numeric_actions():
     for name, (module, _) in COMMANDS.items():
         p = argparse.ArgumentParser(prog=name)
         importlib.import_module(module).add_arguments(p)
-        for a in p._actions:
-            if a.option_strings and a.type is not None:
-                yield name, a
+        yield from ((name, a) for a in p._actions if a.option_strings)
+
+
+def numeric_actions():
+    """(command, action) of every option with a type, of every command."""
+    return ((name, a) for name, a in command_options() if a.type is not None)
 
 
 def test_every_numeric_option_has_its_bound():
@@ -120,17 +123,9 @@ LISTED_LANGUAGES = {("contrastive", "--lang")}
 def language_options():
     """(command, option) of every option of every command that names a side's language,
     but :data:`LISTED_LANGUAGES`."""
-    import importlib
-
-    from synprep.cli import COMMANDS
-
-    for name, (module, _) in COMMANDS.items():
-        p = argparse.ArgumentParser(prog=name)
-        importlib.import_module(module).add_arguments(p)
-        for a in p._actions:
-            if a.option_strings and (a.dest == "lang" or a.dest.endswith("_lang")) \
-                    and (name, a.option_strings[-1]) not in LISTED_LANGUAGES:
-                yield name, a.option_strings[-1]
+    for name, a in command_options():
+        if (a.dest == "lang" or a.dest.endswith("_lang")) and (name, a.option_strings[-1]) not in LISTED_LANGUAGES:
+            yield name, a.option_strings[-1]
 
 
 @pytest.mark.parametrize("code", ["English", "english", "EN", "e n", "../x"])

@@ -13,9 +13,8 @@ import math
 from typing import Callable
 
 from ..settings import INT_MAX, shown
-from ..util.languages import LANG_CODE_SAYS, is_language_code
 
-__all__ = ["count", "language", "listed", "real"]
+__all__ = ["count", "listed", "real"]
 
 
 def count(lo: int = 0, hi: int | None = None) -> Callable[[str], int]:
@@ -52,19 +51,6 @@ def real(lo: float, hi: float | None = None, *, above: bool = False) -> Callable
 
     parse.__name__ = "number"
     return parse
-
-
-def language(text: str) -> str:
-    """A language code as every reader of a side's language takes it
-    (:data:`synprep.util.languages.LANG_CODE`): ``English``, ``e n`` or ``../x`` would be
-    recorded as they are and read as no language at all (a manifest's ``tgt`` read by
-    the detokenizer and BLEU's tokenizer)."""
-    if not is_language_code(text):
-        raise argparse.ArgumentTypeError(f"expected {LANG_CODE_SAYS}, not {text[:40]!r}")
-    return text
-
-
-language.__name__ = "language code"
 
 
 def listed(read: Callable[[str], object]) -> Callable[[str], list]:

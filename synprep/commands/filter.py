@@ -21,12 +21,12 @@ from ..filters import DecontaminateFilter, build_filters, decontamination_entry,
 from ..filters.defaults import to_yaml
 from ..filters.langid import known_languages
 from ..filters.pipeline import FILTER_KIND
-from ..flags import add_settings, settings_from_args
+from ..flags import add_settings, settings_from_args, value_type
 from ..stages import filter as filter_step
 from ..stages.filter import FilterStep
+from ..stages.prepare import CorpusSettings
 from ..util.languages import language_from_name
 from ..util.outputs import check_outputs, check_replaceable
-from .bounds import language
 
 
 #: the options whose values are paths it reads and writes (argparse dests): no output may be an input,
@@ -46,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("-o", "--out", help="output directory (default: filtered/ in the current directory); "
                    "replaced as a whole when complete")
-    p.add_argument("--src-lang", type=language, help="source language code for langid in the default config (default: from SRC's suffix, e.g. train.en)")
-    p.add_argument("--tgt-lang", type=language, help="target language code for langid in the default config (default: from TGT's suffix)")
+    p.add_argument("--src-lang", type=value_type(CorpusSettings, "src_lang", "--src-lang"), help="source language code for langid in the default config (default: from SRC's suffix, e.g. train.en)")
+    p.add_argument("--tgt-lang", type=value_type(CorpusSettings, "tgt_lang", "--tgt-lang"), help="target language code for langid in the default config (default: from TGT's suffix)")
     p.add_argument("--no-align", action="store_true", help="leave the alignment filter out of the default config")
     p.add_argument(
         "--test-files",

@@ -14,11 +14,11 @@ import sys
 from ..dataset.shard_config import ShardConfig
 from ..dataset.shards import DATASET_KIND
 from ..errors import ConfigError
-from ..flags import add_settings, settings_from_args
+from ..flags import add_settings, settings_from_args, value_type
 from ..stages import shard
+from ..stages.prepare import CorpusSettings
 from ..util.languages import language_from_name
 from ..util.outputs import check_replaceable
-from .bounds import language
 
 EPILOG = """\
 inputs: two CoNLL-U files are a parallel corpus (source, target; sentence n of
@@ -73,9 +73,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "tokenizer.json or a local model folder (files only); the raw sentence (# text) is tokenized and "
                    "the tree features projected onto its tokens (docs/shards.md, 'Pretrained tokenizers')")
     p.add_argument("--tgt-tokenizer", metavar="T", help="the same for the target side (give one for every side)")
-    p.add_argument("--src-lang", metavar="CODE", type=language, help="source language, recorded in the manifest (default: from the file "
+    p.add_argument("--src-lang", metavar="CODE", type=value_type(CorpusSettings, "src_lang", "--src-lang"), help="source language, recorded in the manifest (default: from the file "
                    "name, train.en.conllu or en_ewt-ud-dev.conllu; with --vocab-from: that dataset's)")
-    p.add_argument("--tgt-lang", metavar="CODE", type=language, help="target language, recorded in the manifest; translate and evaluate "
+    p.add_argument("--tgt-lang", metavar="CODE", type=value_type(CorpusSettings, "tgt_lang", "--tgt-lang"), help="target language, recorded in the manifest; translate and evaluate "
                    "detokenize with it (default: as --src-lang)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (default: a bar on a terminal, else a line every 30 s)")
