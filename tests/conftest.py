@@ -294,6 +294,28 @@ def torch_threads():
         torch.set_num_threads(test_threads())
 
 
+@pytest.fixture(autouse=True, scope="session")
+def temporary_files_under_the_runs_folder(tmp_path_factory):
+    """Every temporary file of the session's processes under this process's basetemp
+    (``TMPDIR`` for its subprocesses, ``tempfile``'s folder for itself), deleted with the
+    run's folder (tests/tmp_helpers.py). In /tmp, what a killed snakemake leaves (its
+    ``snakemake*`` folder), torchrun's ``torchelastic_*`` and the like stayed after every
+    run: about 50 folders a suite."""
+    import tempfile
+
+    folder = tmp_path_factory.getbasetemp() / "tmp"
+    folder.mkdir(exist_ok=True)
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = None  # read again from TMPDIR
+    yield folder
+    if before is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before
+    tempfile.tempdir = None
+
+
 def shared_folder(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
     """A folder made once a session by ``build(folder)`` and shared by every file. Under
     pytest-xdist the first worker to ask builds it in the session's shared temporary

@@ -500,9 +500,9 @@ def test_the_auxiliary_swap_finds_participles_as_each_treebank_writes_them():
         assert list(rule.find(_one(_perfect(hat, head)), lexicon)) == [Skip("auxiliary", "not-perfect")], head
 
 
-def test_a_substitution_keeps_the_tree_and_the_case_of_the_word_it_replaces(lex):
+def test_a_substitution_keeps_the_tree_and_the_case_of_the_word_it_replaces(lex, tmp_path):
     sent = conllu("s", det("Die", "der", "Fem"), noun("Frau", "Fem"), verb("läuft", "laufen"), PUNCT)
-    pairs_dir = Path(pytest.importorskip("tempfile").mkdtemp())
+    pairs_dir = tmp_path
     (pairs_dir / "s.conllu").write_text(sent.replace("# sent_id = s", "# sent_id = x:1"), encoding="utf-8")
     (pairs_dir / "t.conllu").write_text(sent.replace("# sent_id = s", "# sent_id = x:1"), encoding="utf-8")
     suite = make_suite([{"src": pairs_dir / "s.conllu", "tgt": pairs_dir / "t.conllu"}], lex, rules_for("de"))
@@ -529,7 +529,7 @@ def test_a_language_without_rules_is_refused_naming_those_with_rules():
         rules_for("fr-DE")
 
 
-def test_the_per_token_decision_and_the_ceiling():
+def test_the_per_token_decision_and_the_ceiling(tmp_path):
     """An inserted word loses the sum on length alone; per token it loses only when it
     is less probable than the reference's tokens on average. Both decisions are kept in
     the outcomes file, which older files (seven columns) still read as."""
@@ -551,7 +551,7 @@ def test_the_per_token_decision_and_the_ceiling():
     assert (nicht["accuracy"], nicht["accuracy_mean"], nicht["at_ceiling"]) == (100.0, 33.33, True)
     assert acc["by_type"]["np_agreement"]["by_distance"]["1"]["accuracy_mean"] == 100.0 and acc["ceiling"] == CEILING
     assert at_ceiling([96.9, 97.0]) and not at_ceiling([96.99, None]) and not at_ceiling([])
-    path = Path(pytest.importorskip("tempfile").mkdtemp()) / "outcomes.tsv"
+    path = tmp_path / "outcomes.tsv"
     path.write_text(outcome_lines(outs), encoding="utf-8")
     back = read_outcomes(path)
     assert [(o.won, o.won_mean, o.reference_tokens) for o in back] == [(o.won, o.won_mean, o.reference_tokens) for o in outs]
