@@ -71,6 +71,27 @@ def test_counts_and_rejects_with_reasons(dataset):
     assert sum(s["rows"] for s in m["shards"]) == 2 and [s["rows"] for s in m["shards"]] == [2]
 
 
+def test_the_vocabulary_pass_sees_each_kept_pair_once(tmp_path, pair_files, monkeypatch):
+    """The subword model's sample and the labels come from one reading of the inputs: the
+    first kept pair is not read again (a second reading from the files' start gave it twice,
+    and counted every rejected pair before it twice)."""
+    from synprep.dataset import writer
+
+    given = []
+    real = writer.vocabulary_pass
+
+    def recording(trees, *args, **kwargs):
+        trees = list(trees)
+        given.extend(trees)
+        return real(iter(trees), *args, **kwargs)
+
+    monkeypatch.setattr(writer, "vocabulary_pass", recording)
+    m = build_dataset(tmp_path / "ds", *pair_files, ShardConfig(**CFG))
+    # 6 pairs: 3 rejected for their trees (pass 1 sees no pieces: the too-long one is kept there)
+    assert len(given) == 3 and m["counts"]["kept"] == 2
+    assert len({tuple(pair["src"].words) for pair in given}) == 3
+
+
 def test_target_cap_counts_pieces_not_arc_tokens(tmp_path, pair_files):
     """max_target_pieces caps the target's pieces; its arc tokens (about as many again)
     do not count, the source is not capped, and every reject has its reason."""

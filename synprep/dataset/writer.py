@@ -392,11 +392,12 @@ def _vocabularies(inputs, tside, cfg, spm, vocab_from, languages, say, progress,
                     yield trees
 
         if need_models:
-            kept_trees = list(itertools.islice(kept(), 1))  # a first kept pair, or none: nothing to train on
+            pairs = kept()  # one reading of the files: a second kept() would read them again from their start
+            kept_trees = list(itertools.islice(pairs, 1))  # a first kept pair, or none: nothing to train on
             if not kept_trees:
                 raise EmptyOutput(_named(inputs), read[0], dict(rejected), _unit(inputs), "dataset",
                                   flag="--vocab-from DIR (or --spm MODEL) and --allow-empty", files=len(inputs), conllu=True)
-            trees = itertools.chain(kept_trees, kept())
+            trees = itertools.chain(kept_trees, pairs)
         else:
             trees = kept()
         found, trained, _n = vocabulary_pass(trees, list(inputs), cfg, joint, train=need_models)
