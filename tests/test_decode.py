@@ -332,6 +332,12 @@ def test_words_detokenize_and_conllu():
     block = tree_conllu(["a\tb", "\n"], [-1, 0], ["root", "dep"], text="a\tb\n")
     (s,) = list(read_conllu_string(block, "pred"))
     assert s.forms == ["a b", "_"] and s.text == "a b"
+    # and any other byte the reader refuses in a line (a C0 control, DEL): U+FFFD, read back
+    controls = "".join(map(chr, (*range(0, 9), *range(14, 28), 31, 127)))
+    block = tree_conllu([f"x{c}y" for c in controls], [-1] + [0] * (len(controls) - 1), ["root"] + ["dep"] * (len(controls) - 1),
+                        sent_id="s\x06", text=f"x{controls}y")
+    (s,) = list(read_conllu_string(block, "pred"))
+    assert s.forms == ["x\ufffdy"] * len(controls) and s.text == "x" + "\ufffd" * len(controls) + "y" and s.sent_id == "s\ufffd"
     # a decoder predicts each arc's label: root on another word, or the root labelled
     # otherwise, is invalid UD the reader refuses; the head the decoder chose decides
     block = tree_conllu(["a", "b", "c"], [1, -1, 1], ["root", "obj", "root:x"])

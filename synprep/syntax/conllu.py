@@ -52,9 +52,9 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import InputError
 from ..util.keys import UniqueKeys
-from ..util.textio import BOM, GZIP_MAGIC, gunzipped, open_text, refuse_gzip  # BOM: skipped at the very start of a file by every synprep reader
+from ..util.textio import BOM, GZIP_MAGIC, gunzipped, one_line, open_text, refuse_gzip  # BOM: skipped at the very start of a file by every synprep reader
 
-__all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "open_binary"]
+__all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "conllu_text", "open_binary"]
 
 _BLOCK = 1 << 20
 
@@ -73,6 +73,16 @@ _CONTROL_NAMES = {"\x00": "NULL", "\x0b": "LINE TABULATION", "\x0c": "FORM FEED"
                   "\x1c": "FILE SEPARATOR", "\x1d": "GROUP SEPARATOR", "\x1e": "RECORD SEPARATOR",
                   "\x7f": "DELETE", "\x85": "NEXT LINE", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
 _COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
+
+
+def conllu_text(text: str) -> str:
+    """``text`` as a CoNLL-U field or comment value that this reader reads back: each
+    line break and tab a space (:func:`synprep.util.textio.one_line`), each other
+    character the reader refuses (:data:`_CONTROL`: C0 controls, DEL) U+FFFD, the
+    replacement character; stripped. For the writers of generated text (a decoder's
+    words and sentences: a byte piece may spell any byte); text read from CoNLL-U or
+    parsed from raw text never holds one."""
+    return _CONTROL.sub("\ufffd", one_line(text)).strip()
 
 
 class _ControlLine(str):
