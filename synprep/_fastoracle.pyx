@@ -482,6 +482,10 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                                     b -= 1
                                 if b == a or src[a] >= 128 or src[b - 1] >= 128 or idlen >= 0:
                                     ok = False  # (an empty id, a second sent_id: the Python reader's error names it)
+                                for kk in range(a, b):
+                                    if is_ws(src[kk]) or src[kk] >= 128:
+                                        ok = False  # (whitespace inside the id, or a character that may be: Python decides)
+                                        break
                                 idoff = a
                                 idlen = b - a
                     elif le - ls >= 6 and memcmp(src + ls, b"# text", 6) == 0:

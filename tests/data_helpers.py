@@ -76,6 +76,10 @@ MALFORMED = [
         "does not start at the next word or overlaps",
     ),
     ("mwt-past-end", "1-2\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "multiword range 1-2 ends after the last word 1"),
+    # UD's sent_id is one word: an id is a key in TSV files, where a tab or a space splits it
+    ("sent-id-tab", "# sent_id = s\t1\n" + W1 + "\n\n", 1, "sent_id 's\\t1' holds whitespace (U+0009); expected one word"),
+    ("sent-id-space", "# sent_id = s 1\n" + W1 + "\n\n", 1, "sent_id 's 1' holds whitespace (U+0020)"),
+    ("sent-id-nbsp", "# sent_id = s\u00a01\n" + W1 + "\n\n", 1, "sent_id 's\\xa01' holds whitespace (U+00A0)"),
     ("mwt-no-words", "# sent_id = x\n1-2\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n\n", 1, "multiword token but no words"),
     ("empty-node", W1 + "\n1.x\tE\t_\t_\t_\t_\t_\t_\t_\t_\n\n", 2, "empty-node ID '1.x' is malformed"),
     # an empty node is skipped, but only in its place: N.1, N.2, ... right after word N

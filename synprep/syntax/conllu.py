@@ -24,7 +24,8 @@ Invariants of every :class:`Sentence` yielded:
 * an empty node (skipped) is in its place: those after word N are N.1, N.2, ... in
   order (before the first word 0.1, ...), as UD numbers them;
 * every FORM (of a word and of a multiword token) and every DEPREL is non-empty, and
-  so is a ``# sent_id`` (an id of nothing would be every such sentence's one key);
+  so is a ``# sent_id`` (an id of nothing would be every such sentence's one key),
+  which holds no whitespace either (UD's ids are one word; an id is a key in TSV files);
 * a sentence has at most one ``# sent_id`` and one ``# text`` (a second one is the
   comments of two sentences run together, a sentence whose words are gone);
 * no line of it (comment, word, range or empty node) holds a control character but
@@ -72,6 +73,8 @@ _C0 = bytes(c for c in range(32) if c not in (9, 10, 13)) + b"\x7f"
 _CONTROL_NAMES = {"\x00": "NULL", "\x0b": "LINE TABULATION", "\x0c": "FORM FEED", "\r": "CARRIAGE RETURN",
                   "\x1c": "FILE SEPARATOR", "\x1d": "GROUP SEPARATOR", "\x1e": "RECORD SEPARATOR",
                   "\x7f": "DELETE", "\x85": "NEXT LINE", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
+#: whitespace inside a ``# sent_id`` value (UD's ids are one word)
+_SPACE = re.compile(r"\s")
 _COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 
 
@@ -534,6 +537,10 @@ def _comment_field(line: str, name: str, lineno: int) -> tuple[str | None, str]:
     if key == "sent_id" and not value:
         raise InputError(name, lineno, "'# sent_id =' without a value; expected the sentence's id (or no "
                          "sent_id line: the sentence is then named by FILE:LINE)", "sent-id")
+    if key == "sent_id" and (space := _SPACE.search(value)):
+        raise InputError(name, lineno, f"sent_id {value!r} holds whitespace (U+{ord(space.group()):04X}); expected one "
+                         "word, as UD's sent_id is (an id is a key in the TSV files written from it, where a tab or a "
+                         "space splits it): replace the whitespace, e.g. by '_'", "sent-id")
     return key, value
 
 
