@@ -819,6 +819,27 @@ def test_eval_chars_aligns_a_different_tokenization(tmp_path):
     assert r.all.words_f1 == pytest.approx(100 * 2 * (4 / 6) * (4 / 8) / (4 / 6 + 4 / 8))
 
 
+def test_eval_pairs_words_however_their_characters_are_composed_and_refuses_another_text(tmp_path):
+    """A prediction of the same text decomposed (NFD: ``a`` + U+0308 for ``ä``) is the
+    same words: ``chars`` counted each decomposed letter as a character and misaligned
+    every later word (de_gsd: UAS 51 where 77 was due, with no word said), ``strict``
+    named two words that print the same. Another text under ``chars`` pairs words that
+    are not the same: an error naming the first character that differs."""
+    import unicodedata
+
+    gold_text = GOLD.replace("\tHaus\tHaus\t", "\tHäuschen\tHäuschen\t").replace("\tcat\tcat\t", "\tKätzchen\tKatze\t")
+    gold = _pred(tmp_path, unicodedata.normalize("NFC", gold_text), "gold.conllu")
+    nfd = _pred(tmp_path, unicodedata.normalize("NFD", gold_text), "nfd.conllu")
+    assert unicodedata.normalize("NFC", gold_text) != unicodedata.normalize("NFD", gold_text)
+    for align in ("strict", "chars"):
+        r = evaluate(nfd, gold, align=align)
+        assert (r.all.gold, r.all.aligned, r.all.UAS, r.all.LAS) == (8, 8, 100.0, 100.0), align
+    other = _pred(tmp_path, gold_text.replace("\tsat\t", "\tsit\t"), "other.conllu")
+    with pytest.raises(InputError, match=r"other.conllu:1: sentence 1 spells another text than the gold one at .*gold.conllu:1: "
+                                         r"character 13 \(whitespace left out\) is U\+0069 'i' here and U\+0061 'a' in gold"):
+        evaluate(other, gold, align="chars")
+
+
 def test_eval_by_id_counts_a_missing_sentence_as_wrong(tmp_path, capsys):
     gold = _pred(tmp_path, GOLD, "gold.conllu")
     only2 = _pred(tmp_path, "\n\n".join(GOLD.split("\n\n")[1:]))

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import collections
 import os
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
@@ -162,28 +163,59 @@ def _word_line(s: Sentence, i: int) -> int:
     return s.line + len(s.comments) + i + sum(1 for a, _b, _f, _m in s.mwts if a <= i)
 
 
+def _nfc(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC): a word written decomposed (``a`` and a
+    combining diaeresis, NFD) is the same word as ``ä``."""
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
+def _tokens(s: Sentence) -> Iterator[tuple[int, int, str]]:
+    """(first word, last word, whitespace-free NFC form) of each token of ``s``: a
+    multiword token's own form, every other word's."""
+    mw = {a: (b, f) for a, b, f, _m in s.mwts}
+    i, n = 0, len(s.rows)
+    while i < n:
+        b, form = mw.get(i, (i, s.rows[i][1]))
+        yield i, b, _nfc("".join(form.split()))
+        i = b + 1
+
+
 def _keys(s: Sentence) -> list[tuple]:
     """Per word: (start, end[, k, form]) of its token in the whitespace-free text."""
-    mw = {a: b for a, b, _f, _m in s.mwts}
-    mw_form = {a: f for a, _b, f, _m in s.mwts}
     keys: list[tuple] = [()] * len(s.rows)
     pos = 0
-    i = 0
-    n = len(s.rows)
-    while i < n:
-        if i in mw:
-            b = mw[i]
-            length = len("".join(mw_form[i].split()))
-            for k in range(i, b + 1):
-                keys[k] = (pos, pos + length, k - i, s.rows[k][1].lower())
-            pos += length
-            i = b + 1
+    for a, b, form in _tokens(s):
+        end = pos + len(form)
+        if b > a:  # a multiword token (its range is never one word: the reader's check)
+            for k in range(a, b + 1):
+                keys[k] = (pos, end, k - a, _nfc(s.rows[k][1]).lower())
         else:
-            length = len("".join(s.rows[i][1].split()))
-            keys[i] = (pos, pos + length)
-            pos += length
-            i += 1
+            keys[a] = (pos, end)
+        pos = end
     return keys
+
+
+def _same_text(res: EvalResult, p: Sentence, g: Sentence, pred: str, gold: str) -> None:
+    """An InputError unless ``p``'s and ``g``'s tokens spell the same characters
+    (whitespace left out, in NFC): the character alignment of ``chars`` pairs words
+    by where they lie in that text, so another text pairs words that are not the same
+    (the CoNLL 2018 evaluation script stops there too)."""
+    mine, theirs = "".join(t[2] for t in _tokens(p)), "".join(t[2] for t in _tokens(g))
+    if mine == theirs:
+        return
+    at = next((k for k, (x, y) in enumerate(zip(mine, theirs)) if x != y), min(len(mine), len(theirs)))
+
+    def shown(text: str) -> str:
+        return f"U+{ord(text[at]):04X} {text[at]!r}" if at < len(text) else "its end"
+
+    raise InputError(
+        pred, p.line,
+        f"sentence {res.sentences} spells another text than the gold one at {gold}:{g.line}: character {at + 1} "
+        f"(whitespace left out) is {shown(mine)} here and {shown(theirs)} in gold (after {mine[max(at - 20, 0):at]!r}); "
+        "--align chars pairs words by their place in the sentence's characters, which must be the same: parse the "
+        "gold sentences' own text (their # text), in the same order (or pair them by sent_id with --by-id)",
+        reason="alignment",
+    )
 
 
 def evaluate(pred: str | os.PathLike, gold: str | os.PathLike, *, align: str = "strict", by_id: bool = False,
@@ -203,6 +235,7 @@ def evaluate(pred: str | os.PathLike, gold: str | os.PathLike, *, align: str = "
         if align == "strict":
             _strict(res, p, g, pred, gold, full_labels)
         else:
+            _same_text(res, p, g, pred, gold)
             _chars(res, p, g, full_labels)
     if not res.sentences:  # scores of nothing (UAS 0.00) are no scores
         raise EmptyOutput(gold, 0, unit="gold sentences", flag=None, conllu=True, nothing="nothing to score")
@@ -226,7 +259,7 @@ def _strict(res: EvalResult, p: Sentence, g: Sentence, pred: str, gold: str, ful
             reason="alignment",
         )
     for i, (pr, gr) in enumerate(zip(p.rows, g.rows)):
-        if pr[1] != gr[1]:
+        if pr[1] != gr[1] and _nfc(pr[1]) != _nfc(gr[1]):  # one word however its characters are composed
             raise InputError(
                 pred, _word_line(p, i),
                 f"word {i + 1} of sentence {res.sentences} is {pr[1]!r} but the gold word at {gold}:{_word_line(g, i)} is {gr[1]!r}; "
