@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from synprep.syntax.conllu import format_conllu, read_blocks, read_conllu, read_conllu_string
 from synprep.errors import InputError
 
-from .conftest import UD_FILES
+from .conftest import UD_FILES, ud_path
 from .data_helpers import GERMAN, MALFORMED, W1, W2, row  # noqa: F401
 
 
@@ -36,12 +36,30 @@ def test_empty_nodes_in_their_places_are_skipped():
     text = "0.1" + e + W1 + "\n1.1" + e + "1.2" + e + W2 + "\n2.1" + e + "\n"
     (s,) = list(read_conllu_string(text))
     assert s.forms == ["A", "b"] and s.heads == [-1, 0]
+    # not words, but kept: written back in place (the enhanced DEPS that name them still do)
+    assert [n for n, _ in s.empty] == [0, 1, 1, 2] and format_conllu(s) == text
 
 
 def test_format_round_trips():
     (s,) = list(read_conllu_string(GERMAN))
     (t,) = list(read_conllu_string(format_conllu(s)))
     assert (t.rows, t.heads, t.mwts, t.sent_id, t.text) == (s.rows, s.heads, s.mwts, s.sent_id, s.text)
+
+
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
+def test_format_writes_every_ud_file_back_byte_for_byte():
+    """Comments, multiword tokens and the empty nodes of the enhanced graph in their places:
+    a sentence written out (challenge sets, the contrastive suite's references, stanza's
+    training files) is the treebank's own. Empty nodes were dropped while the DEPS that
+    name them (``7.1:nsubj``) were kept."""
+    empty = 0
+    for name in UD_FILES:
+        path = ud_path(name)
+        raw = path.read_text(encoding="utf-8")
+        sents = list(read_conllu(path))
+        empty += sum(len(s.empty) for s in sents)
+        assert "".join(map(format_conllu, sents)) == raw.strip("\n") + "\n\n", name
+    assert empty >= 13  # en_ewt's and en_pud's
 
 
 def test_gz_and_crlf_and_comment_only_blocks(tmp_path):

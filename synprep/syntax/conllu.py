@@ -11,8 +11,9 @@ the end of the file too, without a blank line after them; but comments that name
 sentence, a ``# sent_id`` or ``# text``, without words after them are an error: a
 sentence whose words are gone, never dropped without a word);
 each sentence is validated and turned into a :class:`Sentence` in one pass over its
-lines. Only basic trees are read: empty nodes (``3.1``) are skipped and the DEPS
-column is kept verbatim but never interpreted.
+lines. Only basic trees are read: empty nodes (``3.1``) are no words of the tree (kept
+aside, :attr:`Sentence.empty`, and written back in place by :func:`format_conllu`) and
+the DEPS column is kept verbatim but never interpreted.
 
 Invariants of every :class:`Sentence` yielded:
 
@@ -21,7 +22,7 @@ Invariants of every :class:`Sentence` yielded:
   and following heads from any word reaches the root (no cycles);
 * IDs and HEADs are plain integers (ASCII digits, no sign, spaces, underscores or
   leading zeros), as are both numbers of a range ``a-b`` and an empty node ``a.b``;
-* an empty node (skipped) is in its place: those after word N are N.1, N.2, ... in
+* an empty node (no word: :attr:`Sentence.empty`) is in its place: those after word N are N.1, N.2, ... in
   order (before the first word 0.1, ...), as UD numbers them;
 * every FORM (of a word and of a multiword token) and every DEPREL is non-empty, and
   so is a ``# sent_id`` (an id of nothing would be every such sentence's one key),
@@ -43,6 +44,7 @@ cross-check, not here, because it is several times slower than this module.
 
 from __future__ import annotations
 
+import collections
 import io
 import os
 import re
@@ -138,6 +140,10 @@ class Sentence:
     comments: list[str] = field(default_factory=list)
     path: str = "<string>"
     line: int = 1
+    #: the empty nodes' lines of the enhanced graph, each with the number N of the word it
+    #: follows (N.M; 0 before the first word): not words of the tree, written back in place
+    #: by :func:`format_conllu`, so that the DEPS that name them still do
+    empty: tuple[tuple[int, str], ...] = ()
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -461,6 +467,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
     named: dict[str, int] = {}  # "sent_id" / "text" -> the line of its comment (one of each a sentence)
     mwt_end = 0  # last word (1-based) of the open multiword range
     enode = (-1, 0)  # the last empty node (N, M) of N.M
+    empty: list[tuple[int, str]] = []
     expected = 1
     lineno = start - 1
     for line in block:
@@ -515,6 +522,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
                                  f"(the empty nodes after word N are N.1, N.2, ...; before the first word 0.1, ...)",
                                  "id-order")
             enode = want
+            empty.append((want[0], line))
             continue
         if wid == "0":
             raise InputError(name, lineno, f"ID 0 is out of order; expected {expected}", "id-order")
@@ -522,7 +530,10 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
 
     if lines_only:
         return None
-    return _sentence(rows, row_lines, mwts, sent_id, text, comments, name, start)
+    sent = _sentence(rows, row_lines, mwts, sent_id, text, comments, name, start)
+    if empty and sent is not None:
+        sent.empty = tuple(empty)
+    return sent
 
 
 def _comment_field(line: str, name: str, lineno: int) -> tuple[str | None, str]:
@@ -687,13 +698,19 @@ def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: 
 
 
 def format_conllu(sent: Sentence) -> str:
-    """The sentence as CoNLL-U text (with its comments), ending with an empty line."""
+    """The sentence as CoNLL-U text (with its comments, multiword tokens and empty
+    nodes), ending with an empty line."""
     out = list(sent.comments)
     mw = {a: (a, b, form, misc) for a, b, form, misc in sent.mwts}
+    empty = collections.defaultdict(list)
+    for after, line in sent.empty:
+        empty[after].append(line)
     for i, r in enumerate(sent.rows):
+        out.extend(empty.get(i, ()))  # N.M after word N (i words so far), before word N + 1's range
         if i in mw:
             a, b, form, misc = mw[i]
             out.append(f"{a + 1}-{b + 1}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
         out.append("\t".join(r))
+    out.extend(empty.get(len(sent.rows), ()))
     out.append("")
     return "\n".join(out) + "\n"
