@@ -92,6 +92,27 @@ def test_the_vocabulary_pass_sees_each_kept_pair_once(tmp_path, pair_files, monk
     assert len({tuple(pair["src"].words) for pair in given}) == 3
 
 
+def test_a_sentence_without_its_text_is_rejected_not_trained_on_as_underscores(tmp_path):
+    """Some UD treebanks ship every FORM as ``_`` (their text licensed apart): such a
+    sentence trained as the word ``_`` again and again. Rejected ``no-text`` and counted;
+    a sentence with one real token (a multiword token's own form) is kept."""
+    from .data_helpers import row, sent
+
+    hidden = sent("h1", row(1, "_", 2, "nsubj"), row(2, "_", 0, "root"))
+    hidden_mwt = sent("h2", "1-2\t_\t_\t_\t_\t_\t_\t_\t_\t_", row(1, "_", 2, "case"), row(2, "_", 0, "root"))
+    shown_mwt = sent("h3", "1-2\tzum\t_\t_\t_\t_\t_\t_\t_\t_", row(1, "_", 2, "case"), row(2, "_", 0, "root"))
+    good = sent("h4", row(1, "It", 2, "nsubj"), row(2, "works", 0, "root"))
+    src, tgt = tmp_path / "s.conllu", tmp_path / "t.conllu"
+    src.write_text(hidden + good + good.replace("h4", "h5") + good.replace("h4", "h6"), encoding="utf-8")
+    tgt.write_text(good.replace("h4", "h1") + hidden_mwt.replace("h2", "h4") + shown_mwt.replace("h3", "h5") + good.replace("h4", "h6"),
+                   encoding="utf-8")
+    m = build_dataset(tmp_path / "ds", str(src), str(tgt), ShardConfig(**CFG))
+    assert m["counts"]["kept"] == 2 and m["counts"]["rejected"] == {"no-text": 2}
+    assert m["counts"]["rejected_by_side"] == {"src": {"no-text": 1}, "tgt": {"no-text": 1}}
+    lines = [ln.split("\t") for ln in (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()]
+    assert [x[:3] for x in lines] == [["1", "src", "no-text"], ["2", "tgt", "no-text"]] and "every FORM is '_'" in lines[0][4]
+
+
 def test_target_cap_counts_pieces_not_arc_tokens(tmp_path, pair_files):
     """max_target_pieces caps the target's pieces; its arc tokens (about as many again)
     do not count, the source is not capped, and every reject has its reason."""

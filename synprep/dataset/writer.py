@@ -90,6 +90,17 @@ def _pairs(inputs: dict[str, str], bar=None) -> Iterator[tuple[int, dict]]:
     return read_parallel(inputs, bar=bar, invalid=True)
 
 
+def _without_text(sent) -> bool:
+    """Is every token of ``sent`` (a multiword token's own form, every other word's)
+    written ``_``, UD's missing value? A treebank distributed without its text: its
+    words would train as the one word ``_``."""
+    if not sent.mwts:
+        return all(r[1] == "_" for r in sent.rows)  # a real sentence stops at its first word
+    covered = {k for a, b, _f, _m in sent.mwts for k in range(a, b + 1)}
+    return all(f == "_" for _a, _b, f, _m in sent.mwts) and all(
+        r[1] == "_" for i, r in enumerate(sent.rows) if i not in covered)
+
+
 class TreeStage:
     """Sentence -> projectivized tree, or a reason to reject (no subwords yet)."""
 
@@ -113,6 +124,9 @@ class TreeStage:
                 where = f"{it.path}:{it.line}" if it.line is not None else it.path
                 return None, _Reject(n, side, "invalid", where, f"{it.reason}: {it.message}")
             where = self.where[side] = f"{it.path}:{it.line}"
+            if _without_text(it):
+                return None, _Reject(n, side, "no-text", where, "every FORM is '_': a treebank distributed without its "
+                                     "text (some UD treebanks are, for their licence: their README says how to add it)")
             try:
                 tree = to_tree(it, self.cfg.words, self.cfg.labels)
             except InputError as e:
