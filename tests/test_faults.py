@@ -1366,6 +1366,33 @@ def test_20_8_gate_stats_refuses_a_negative_norm_and_a_piece_out_of_place(tmp_pa
     assert run_main(capsys, "gate-stats", "--gates", tmp_path / "ok.tsv", "--conllu", gold)[0] == 0
 
 
+def test_gate_stats_pairs_sentences_by_id_past_the_datasets_rejects(tmp_path, capsys):
+    """A dataset made by ``synprep shard`` leaves out the sentences it rejected, so the
+    gate norms of its rows skip them: gate-stats paired the CoNLL-U it was made from by
+    order, refused it, and advised giving that very file. Sentences with a sent_id are
+    paired by it (those in between passed over and counted); another file's ids are an
+    error naming the id."""
+    from synprep.analysis.gates import HEADER
+
+    def tree(sid, forms):
+        return f"# sent_id = {sid}\n" + "\n".join(row(i + 1, f, 0 if i == 0 else 1, "root" if i == 0 else "dep")
+                                                  for i, f in enumerate(forms)) + "\n\n"
+
+    gold = tmp_path / "g.conllu"
+    gold.write_text(tree("s1", ["a", "b"]) + tree("s2", ["c"]) + tree("s3", ["d", "e"]) + tree("s4", ["f"]))
+    lines = ["\t".join(HEADER + ["z_l1"])]
+    for k, (sid, forms) in enumerate((("s1", ["a", "b"]), ("s3", ["d", "e"])), ):
+        lines += ["\t".join(map(str, [k, sid, pos, "x", pos, f, 0.5, 0.5])) for pos, f in enumerate(forms)]
+    (tmp_path / "g.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rc = run_main(capsys, "gate-stats", "--gates", tmp_path / "g.tsv", "--conllu", gold, "--json", tmp_path / "s.json")[0]
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert rc == 0 and (summary["sentences"], summary["words"], summary["conllu_sentences_not_in_gates"]) == (2, 4, 2)
+    other = tmp_path / "other.conllu"
+    other.write_text(gold.read_text().replace("s3", "t3"))
+    rc, err = run_main(capsys, "gate-stats", "--gates", tmp_path / "g.tsv", "--conllu", other)
+    one_line_error(rc, err, "other.conllu: has no sentence with sent_id 's3' (sentence 1 of")
+
+
 @pytest.mark.slow
 def test_20_8_filter_recut_names_a_missing_or_garbage_table(tmp_path, capsys):
     import shutil

@@ -242,6 +242,20 @@ def write_tokens(gates: str | os.PathLike, out: str | os.PathLike, allow_empty: 
     return n
 
 
+def _tree_of(key: str, trees: Iterator) -> tuple[object, int]:
+    """(the sentence of ``trees`` for the gate TSV's sentence of id ``key``, how many
+    sentences before it were passed over). A sentence with a ``sent_id`` is the TSV's
+    when the ids are equal: the ones before it are sentences the dataset rejected (a
+    translated dataset's rows keep their sentences' ids and order); one without is the
+    next in order. (None, n) when ``trees`` ends first."""
+    passed = 0
+    for sent in trees:
+        if sent.sent_id is None or sent.sent_id == key:
+            return sent, passed
+        passed += 1
+    return None, passed
+
+
 def summarize(gates: str | os.PathLike, conllu: str | os.PathLike, *, words: str = "surface",
               allow_empty: bool = True) -> dict:
     """Mean gate norm by UPOS, at EOS, and the UPOS of each sentence's highest norm
@@ -255,11 +269,19 @@ def summarize(gates: str | os.PathLike, conllu: str | os.PathLike, *, words: str
     eos_z: list[float] = []
     n_sent = n_words = 0
     trees = read_conllu(conllu)
+    skipped = 0
     for k, rows in enumerate(read_gate_tsv(gates)):
         forms, zs, eos = _words(rows, gates)
-        sent = next(trees, None)
+        sent, passed = _tree_of(rows[0]["id"], trees)
+        skipped += passed
         if sent is None:
-            raise InputError(conllu, None, f"has {k} sentences but {gates} has more; expected one tree a sentence, in order", "misaligned")
+            if not passed:
+                raise InputError(conllu, None, f"has {k} sentences but {gates} has more; expected one tree a sentence, "
+                                 "in order", "misaligned")
+            raise InputError(conllu, None, f"has no sentence with sent_id {rows[0]['id']!r} (sentence {k} of {gates}) "
+                             f"after those paired before it ({passed} passed over to its end); expected the CoNLL-U the "
+                             "dataset was made from: its sentences in order, those the dataset rejected passed over",
+                             "misaligned")
         tree = to_tree(sent, words)
         if [w.replace(" ", "_") for w in tree.words] != [w.replace(" ", "_") for w in forms]:
             raise InputError(
@@ -277,8 +299,10 @@ def summarize(gates: str | os.PathLike, conllu: str | os.PathLike, *, words: str
         eos_z += eos
         n_sent += 1
         n_words += len(zs)
-    if next(trees, None) is not None:
-        raise InputError(conllu, None, f"has more sentences than the {n_sent} of {gates}; expected one tree a sentence", "misaligned")
+    for sent in trees:
+        if sent.sent_id is None:
+            raise InputError(conllu, None, f"has more sentences than the {n_sent} of {gates}; expected one tree a sentence", "misaligned")
+        skipped += 1
     if not n_sent and not allow_empty:
         raise _nothing(gates, "summarize")
     all_z = [z for v in by.values() for z in v]
@@ -287,6 +311,7 @@ def summarize(gates: str | os.PathLike, conllu: str | os.PathLike, *, words: str
         "conllu": conllu,
         "words_level": words,
         "sentences": n_sent,
+        "conllu_sentences_not_in_gates": skipped,
         "words": n_words,
         "mean": round(float(np.mean(all_z)), 4) if all_z else None,
         "eos": {"tokens": len(eos_z), "mean": round(float(np.mean(eos_z)), 4) if eos_z else None},

@@ -52,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
 
 def format_table(res: dict) -> str:
     lines = [
-        f"{res['sentences']} sentences, {res['words']} words; mean gate norm {res['mean']} (EOS: {res['eos']['mean']})",
+        f"{res['sentences']} sentences, {res['words']} words; mean gate norm {res['mean']} (EOS: {res['eos']['mean']})"
+        + (f"; {res['conllu_sentences_not_in_gates']} sentence(s) of the CoNLL-U without gate norms passed over (by "
+           "sent_id: the dataset's rejects)" if res["conllu_sentences_not_in_gates"] else ""),
         f"{'UPOS':<8} {'words':>7} {'mean z':>8} {'highest in sentence':>20}",
     ]
     for u, r in res["by_upos"].items():
