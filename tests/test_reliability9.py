@@ -214,7 +214,8 @@ def test_4_gate_stats_of_a_header_alone_is_an_error_and_writes_no_tokens(tmp_pat
     assert not (tmp_path / "t.txt").exists()
     (tmp_path / "e.conllu").write_text("")
     for conllu, said in ((tmp_path / "e.conllu", "g.tsv: no sentence in it (its header alone): nothing to summarize"),
-                         (gold, "en_pud-ud-test.conllu: has more sentences than the 0 of")):
+                         # PUD's sentences have sent_ids: passed over as a dataset's rejects, and then nothing is left
+                         (gold, "g.tsv: no sentence in it (its header alone): nothing to summarize")):
         rc, err = run_main(capsys, "gate-stats", "--gates", tmp_path / "g.tsv", "--conllu", conllu)
         one_line_error(rc, err, said)
 
