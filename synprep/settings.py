@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Union
 
 from .errors import ConfigError, clipped
+from .util.yamlio import yaml11_hint
 
 __all__ = ["Config", "config_types", "Bounds", "setting", "check_bounds", "merge_dicts", "require", "INTERNAL", "INT_MAX", "MAX_THREADS",
            "literal_choices", "shown", "declared_in", "declared_from", "field_docs", "read_text_fields"]
@@ -139,7 +140,8 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
             return value
     elif isinstance(value, tp):
         return value
-    raise ConfigError(f"{where} = {shown(value)}: expected {_type_name(tp)}, got {type(value).__name__}")
+    raise ConfigError(f"{where} = {shown(value)}: expected {_type_name(tp)}, got {type(value).__name__}"
+                      f"{yaml11_hint(value, tp)}")
 
 
 @dataclass(frozen=True)

@@ -130,3 +130,21 @@ def test_set_refuses_a_number_a_float_cannot_hold():
     with pytest.raises(ConfigError, match=r"--set train.label_smoothing:1: 1e-400 is too small"):
         load_config(None, ["train.label_smoothing=1e-400"])
     assert load_config(None, ["train.label_smoothing=1e-4"]).train.label_smoothing == 1e-4
+
+
+def test_yaml_1_1_readings_are_yaml_1_2s():
+    """PyYAML reads YAML 1.1: ``lang: no`` (Norwegian) was false, ``seed: 1:20`` 80 (base
+    60), ``017`` octal 15. synprep's configs read YAML 1.2, in both loaders; a setting that
+    takes a boolean or a number and gets such text names why."""
+    from synprep.train.config import load_config
+
+    text = "[no, yes, on, Off, y, 1:20, 190:20:30.15, 017, 0o17, 0x1f, 0b11, 1_000, true, FALSE, 5e-4, .5, -3., ~]"
+    want = ["no", "yes", "on", "Off", "y", "1:20", "190:20:30.15", 17, 15, 31, 3, 1000, True, False, 5e-4, 0.5, -3.0, None]
+    for load in (yamlio._load_yaml, yamlio._load_pure):
+        got = load(text, "f.yaml", False)
+        assert got == want and [type(x) for x in got] == [type(x) for x in want], load
+    assert load_config(None, ["train.lang=no"]).train.lang == "no"
+    for key, value, hint in (("train.bf16", "on", "'on' is text, not YAML 1.1's boolean: write true or false"),
+                             ("train.seed", "1:20", "'1:20' is text, not YAML 1.1's base-60 number: write the number")):
+        with pytest.raises(ConfigError, match=rf"config.{key} = '{value}': expected \w+, got str \(synprep reads YAML 1.2, where {hint}\)"):
+            load_config(None, [f"{key}={value}"])

@@ -7,8 +7,11 @@ One loader, :class:`StrictLoader` (PyYAML's ``SafeLoader`` plus two rules), serv
 * a key given twice in one mapping is an error naming both lines (PyYAML would
   silently keep the last value, so a second ``lr:`` further down a file would
   quietly win);
-* ``5e-4`` is a float, as in YAML 1.2 (YAML 1.1, which PyYAML follows, wants
-  ``5.0e-4`` and would read a string);
+* booleans, integers and floats are YAML 1.2's: ``5e-4`` is a float (YAML 1.1, which
+  PyYAML follows, wants ``5.0e-4`` and would read a string), and what YAML 1.1 alone
+  reads as one is text -- ``yes``/``no``/``on``/``off`` (``lang: no``, Norwegian, was
+  false), base-60 ``1:20`` (was 80) -- and ``017`` is 17 (was octal 15); a setting
+  that takes a boolean or a number and gets such text says so;
 * a syntax error names the file and the line, and how to fix it;
 * a number a float cannot hold (``1e-400``, ``1e400``) is an error at its line, not
   0.0 or infinity;
@@ -38,7 +41,7 @@ import yaml
 
 from ..errors import ConfigError
 
-__all__ = ["StrictLoader", "OutOfRange", "load_yaml", "load_yaml_file", "check_config_files", "main"]
+__all__ = ["StrictLoader", "OutOfRange", "YAML11_BOOLS", "yaml11_hint", "load_yaml", "load_yaml_file", "check_config_files", "main"]
 
 
 #: the deepest nesting of a YAML document read (a config is a few levels of keys): the
@@ -149,12 +152,57 @@ _StrictConstructor.add_constructor("tag:yaml.org,2002:float", _construct_float)
 
 
 class _StrictResolver(yaml.resolver.Resolver):
-    """``5e-4`` is a float (YAML 1.2)."""
+    """Booleans, integers and floats as YAML 1.2 reads them: ``5e-4`` is a float, and
+    YAML 1.1's other readings are text -- ``yes``/``no``/``on``/``off`` (``lang: no``,
+    Norwegian, read as false), base-60 numbers (``seed: 1:20`` read as 80) -- and ``017``
+    is seventeen (YAML 1.1: octal, fifteen; ``0o17`` is octal)."""
 
 
+_StrictResolver.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (
+        "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+    for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()}
 _StrictResolver.add_implicit_resolver(
-    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789")
-)
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_StrictResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o[0-7_]+|[-+]?0x[0-9a-fA-F_]+|[-+]?[0-9][0-9_]*)$"),
+    list("-+0123456789"))
+_StrictResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"""^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+    |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.X), list("-+0123456789."))
+
+
+def _construct_int(self, node):
+    """An integer as YAML 1.2 writes it: decimal (leading zeros too: ``017`` is 17),
+    ``0o`` octal, ``0x`` hexadecimal (and ``0b`` binary, as YAML 1.1); ``_`` between
+    digits ignored, as PyYAML does."""
+    value = self.construct_scalar(node).replace("_", "")
+    sign = -1 if value[0] == "-" else 1
+    value = value.lstrip("+-")
+    base = {"0b": 2, "0o": 8, "0x": 16}.get(value[:2].lower(), 10)
+    return sign * int(value[2:] if base != 10 else value, base)
+
+
+_StrictConstructor.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+#: what YAML 1.1 (PyYAML, snakemake) reads as booleans and YAML 1.2 as text
+YAML11_BOOLS = frozenset({"yes", "no", "on", "off", "y", "n"})
+_BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
+
+
+def yaml11_hint(value, expected: type) -> str:
+    """A hint for a config value of text where ``expected`` was wanted, when YAML 1.1
+    would have read the text as one (``yes`` as true, ``1:20`` as 80): "" otherwise."""
+    if not isinstance(value, str):
+        return ""
+    if expected is bool and value.lower() in YAML11_BOOLS:
+        return (f" (synprep reads YAML 1.2, where {value!r} is text, not YAML 1.1's boolean: write true or false)")
+    if expected in (int, float) and _BASE60.match(value):
+        return (f" (synprep reads YAML 1.2, where {value!r} is text, not YAML 1.1's base-60 number: write the number)")
+    return ""
 
 
 class StrictLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, _StrictComposer,
