@@ -5,7 +5,7 @@ Algorithm. The input is read in binary blocks of about 1 MiB that end on a newli
 else is text like any other, so it makes an ID or a comment line invalid),
 decoded strictly as UTF-8 (a block that fails is decoded line by line so the bad line
 can be named), and split into lines. A block is checked once for the characters that
-never belong inside a line (:data:`_CONTROL`); only a block that holds one is looked at
+never belong inside a line (:data:`synprep.syntax.controls.CONTROL`); only a block that holds one is looked at
 line by line, so that the line can be named. Lines are grouped into sentences at blank lines (comments alone make no sentence, at
 the end of the file too, without a blank line after them; but comments that name a
 sentence, a ``# sent_id`` or ``# text``, without words after them are an error: a
@@ -30,7 +30,7 @@ Invariants of every :class:`Sentence` yielded:
 * a sentence has at most one ``# sent_id`` and one ``# text`` (a second one is the
   comments of two sentences run together, a sentence whose words are gone);
 * no line of it (comment, word, range or empty node) holds a control character but
-  TAB or a line break other than its own LF or CRLF: see :data:`_CONTROL`;
+  TAB or a line break other than its own LF or CRLF: see :data:`synprep.syntax.controls.CONTROL`;
 * multiword-token ranges ``a-b`` start at the next word, have ``b > a``, do not
   overlap and end inside the sentence (``mwts`` holds them 0-based, inclusive).
 
@@ -55,77 +55,15 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import InputError
 from ..util.keys import UniqueKeys
-from ..util.textio import BOM, GZIP_MAGIC, gunzipped, one_line, open_text, refuse_gzip  # BOM: skipped at the very start of a file by every synprep reader
+from ..util.textio import BOM, GZIP_MAGIC, gunzipped, open_text, refuse_gzip  # BOM: skipped at the very start of a file by every synprep reader
+from .controls import checked, conllu_text, plain  # conllu_text: the writers', re-exported
 
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "conllu_text", "open_binary"]
 
 _BLOCK = 1 << 20
 
-#: What never belongs inside a CoNLL-U line: a C0 control but TAB (LF ends the line; a
-#: CR only just before it, CRLF), DEL, and what other readers end a line at -- NEL,
-#: LINE SEPARATOR, PARAGRAPH SEPARATOR (Python's universal newlines split at a CR,
-#: ``str.splitlines`` also at VT, FF and FS/GS/RS: synprep.util.textio.LINE_BREAKS,
-#: all of them here). A word holding one would split its
-#: line in every text format written from it (an exporter's files, the oracle's text)
-#: and misalign the two sides; a NUL ends a C string. The sentence is invalid, named
-#: by the line. A line of whitespace alone (a form feed between sentences) stays blank.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]|\r(?=[^\n])")
-#: the C0 controls :data:`_CONTROL` refuses, and DEL: a block's quick check deletes them
-_C0 = bytes(c for c in range(32) if c not in (9, 10, 13)) + b"\x7f"
-_CONTROL_NAMES = {"\x00": "NULL", "\x0b": "LINE TABULATION", "\x0c": "FORM FEED", "\r": "CARRIAGE RETURN",
-                  "\x1c": "FILE SEPARATOR", "\x1d": "GROUP SEPARATOR", "\x1e": "RECORD SEPARATOR",
-                  "\x7f": "DELETE", "\x85": "NEXT LINE", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
 #: whitespace inside a ``# sent_id`` value (UD's ids are one word)
 _SPACE = re.compile(r"\s")
-_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
-
-
-def conllu_text(text: str) -> str:
-    """``text`` as a CoNLL-U field or comment value that this reader reads back: each
-    line break and tab a space (:func:`synprep.util.textio.one_line`), each other
-    character the reader refuses (:data:`_CONTROL`: C0 controls, DEL) U+FFFD, the
-    replacement character; stripped. For the writers of generated text (a decoder's
-    words and sentences: a byte piece may spell any byte); text read from CoNLL-U or
-    parsed from raw text never holds one."""
-    return _CONTROL.sub("\ufffd", one_line(text)).strip()
-
-
-class _ControlLine(str):
-    """A decoded line that holds a character of :data:`_CONTROL` at ``at``."""
-
-    at: int
-
-    def problem(self) -> str:
-        ch = self[self.at]
-        col = self.count("\t", 0, self.at)
-        where = "a comment" if self.startswith("#") else f"column {_COLUMNS[col]}" if col < 10 else f"column {col + 1}"
-        what = _CONTROL_NAMES.get(ch, "a control character")
-        fix = (" inside the line; expected a line end of LF or CRLF only (a file whose lines end in CR "
-               "alone: convert it, e.g. tr '\\r' '\\n')") if ch == "\r" else \
-            "; expected none, as text written from it would be split or cut there: remove it or replace it with a space"
-        return f"U+{ord(ch):04X} ({what}) in {where}{fix}"
-
-
-def _checked(line: str) -> str:
-    """``line``, or a :class:`_ControlLine` when it holds a character of :data:`_CONTROL`
-    and is not whitespace alone."""
-    m = _CONTROL.search(line)
-    if m is None or line.isspace():
-        return line
-    flagged = _ControlLine(line)
-    flagged.at = m.start()
-    return flagged
-
-
-def _plain(block: bytes, text: str) -> bool:
-    """No character of :data:`_CONTROL` in ``block`` (decoded: ``text``). The quick
-    check of every block (a bytes deletion and substring searches, about 4 % of reading
-    UD files; :data:`_CONTROL` over the text took 12 %)."""
-    if len(block.translate(None, _C0)) != len(block):
-        return False
-    if b"\r" in block and block.count(b"\r") != block.count(b"\r\n"):
-        return False
-    return block.isascii() or not ("\x85" in text or "\u2028" in text or "\u2029" in text)
 
 
 @dataclass(slots=True)
@@ -268,22 +206,22 @@ def _lines(stream: BinaryIO, name: str) -> Iterator[str | None]:
 
 def decode_lines(block: bytes) -> Iterator[str | None]:
     """The lines of ``block`` (which ends with a newline): None for one that is not
-    UTF-8, a :class:`_ControlLine` for one that holds a character of :data:`_CONTROL`."""
+    UTF-8, a :class:`synprep.syntax.controls.ControlLine` for one that holds a character of :data:`synprep.syntax.controls.CONTROL`."""
     try:
         text = block.decode("utf-8")
     except UnicodeDecodeError:
         for raw in block.split(b"\n")[:-1]:
             try:
-                yield _checked(raw.decode("utf-8"))
+                yield checked(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 yield None
         return
     lines = text.split("\n")
     lines.pop()  # the block ends with a newline
-    if _plain(block, text):
+    if plain(block, text):
         yield from lines
     else:
-        yield from map(_checked, lines)
+        yield from map(checked, lines)
 
 
 def read_conllu(
@@ -472,7 +410,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
     lineno = start - 1
     for line in block:
         lineno += 1
-        if line.__class__ is not str:  # None or a _ControlLine: rare, one test for both
+        if line.__class__ is not str:  # None or a ControlLine: rare, one test for both
             if line is None:
                 raise InputError(name, lineno, "bytes that are not UTF-8; expected UTF-8 text (re-encode the file)", "encoding")
             raise InputError(name, lineno, line.problem(), "control-character")  # type: ignore[union-attr]
