@@ -29,9 +29,12 @@ def toy_table(rng, outcomes: T.ItemOutcomes) -> dict:
                          "train_cpu_s": 1.0, "job_cpu_s": None, "job_wall_s": None,
                          "scores": {"test": {"n": 100, "bleu": bleu, "chrf": 40.0, "chrf+": bleu + 20, "chrf++": 41.0},
                                     "contrastive:np_agreement": {"n": len(won), "accuracy": round(100 * won.mean(), 2)}}})
-            if i:
+            if not i:
+                base = bleu
+            else:  # the per-seed delta of the rows' scores, as make_table's bootstrap has it
                 comps.append({"test_set": "test", "seed": s, "a": T.run_name("vanilla", s), "b": name, "metric": "bleu",
-                              "delta": 0.0, "ci": [0, 0], "p": 0.5, "p_holm": 1.0, "mark": "", "p_sign": None})
+                              "delta": round(bleu - base, 2), "ci": [0, 0], "p": 0.5, "p_holm": 1.0, "mark": "",
+                              "p_sign": None})
     table = {"rows": rows, "comparisons": comps, "references": "refs.txt", "decode": {"beam": 1, "length_penalty": 1.0},
              "test_sets": {"test": {"n": 100, "too_small": False, "source": "test"},
                            "contrastive:np_agreement": {"n": int(outcomes.won.shape[0]), "too_small": False,

@@ -215,6 +215,27 @@ def test_4_a_metric_cut_from_one_runs_scores_is_refused(toy_table_json, tmp_path
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("edit", ["score", "delta"])
+def test_4_a_score_edited_by_hand_is_refused(toy_table_json, tmp_path, capsys, edit):
+    """Was (round 12): one run's test BLEU raised by 10 was decided on, and table.md printed
+    the decision beside the old mean, spread and mean delta, exit 0."""
+    table = json.loads(toy_table_json.read_text())
+    row = next(k for k, r in enumerate(table["rows"]) if r["variant"] == "parent" and r["seed"] == 2)
+    if edit == "score":
+        table["rows"][row]["scores"]["test"]["bleu"] += 10
+        said = "table.json: table.over_seeds.test.parent.mean.bleu = "
+    else:
+        k = next(k for k, c in enumerate(table["comparisons"]) if c["metric"] == "bleu" and c["test_set"] == "test")
+        table["comparisons"][k]["delta"] += 1
+        said = f"table.json: table.comparisons[{k}].delta = "
+    (tmp_path / "table.json").write_text(json.dumps(table))
+    (tmp_path / "c.yaml").write_text("table:\n  primary:\n    variants: [parent, sa, gcn]\n")
+    rc, err = run_main(capsys, "table-decide", tmp_path / "table.json", "--config", tmp_path / "c.yaml", "--outcomes",
+                       "none", "-o", tmp_path / "out")
+    one_line_error(rc, err, said, "a score edited by hand? give the table as made")
+    assert not (tmp_path / "out").exists()
+
+
 # ============================================================ 5. filter: a folder or a link loop called missing
 
 

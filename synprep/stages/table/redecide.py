@@ -189,6 +189,33 @@ def _metric_missing(table: dict) -> Optional[str]:
                         f"(variant {row['variant']}, seed {row['seed']}), but table.over_seeds.{name}."
                         f"{row['variant']}.mean.{gone[0]} was made from it (a table cut by hand?); give the table as "
                         "made")
+    return _scores_edited(table)
+
+
+def _scores_edited(table: dict) -> Optional[str]:
+    """Where a score of the rows is not the one the table's summaries were made from (a
+    number edited by hand): the mean and spread over a variant's seeds (made from the
+    rows' rounded scores: equal), and each per-seed comparison's delta (made from the
+    unrounded ones: within 0.015). The decision would be taken on the edited scores and
+    printed beside the old means."""
+    rows = {r["run"]: r for r in table["rows"]}
+    for name, per in table["over_seeds"].items():
+        for v, rec in per.items():
+            for m, said in (rec.get("mean") or {}).items():
+                vals = [s[m] for r in table["rows"] if r["variant"] == v and (s := r["scores"].get(name)) and s.get(m) is not None]
+                if said is None or not vals:
+                    continue
+                for what, got, was in (("mean", round(sum(vals) / len(vals), 2), said),
+                                       ("spread", round(max(vals) - min(vals), 2), (rec.get("spread") or {}).get(m))):
+                    if was is not None and abs(got - was) > 0.0051:
+                        return (f"table.over_seeds.{name}.{v}.{what}.{m} = {was}, but the rows' {m} of {v} on {name} "
+                                f"give {got}: a score edited by hand? give the table as made")
+    for k, c in enumerate(table["comparisons"]):
+        a, b = (((rows.get(c.get(x)) or {}).get("scores") or {}).get(c.get("test_set")) or {} for x in ("a", "b"))
+        x, y, delta = a.get(c.get("metric")), b.get(c.get("metric")), c.get("delta")
+        if all(isinstance(t, (int, float)) for t in (x, y, delta)) and abs((y - x) - delta) > 0.0151:
+            return (f"table.comparisons[{k}].delta = {delta} ({c['b']} - {c['a']}, {c['metric']} on {c['test_set']}), but "
+                    f"their rows' scores differ by {round(y - x, 2)}: a score edited by hand? give the table as made")
     return None
 
 
