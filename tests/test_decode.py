@@ -317,6 +317,14 @@ def test_words_detokenize_and_conllu():
     ids = [PIECES.index("\u2581w1"), PIECES.index("c2"), V + 1, PIECES.index("\u2581w3")]
     assert voc.words(ids) == ["w1c2", "w3"]
     assert detokenize(["Hello", ",", "world", "!"], "en") == "Hello, world!"
+    # a language written without spaces: its words joined as its text writes them (Moses
+    # spaced them: "他说 ： “你好 ！ ”", Thai word by word), a foreign name's words spaced
+    for words, lang, text in ((["他", "说", "：", "“", "你好", "！", "”"], "zh", "他说：“你好！”"),
+                              (["我", "有", "3", "个", "iPhone", "15", "。"], "zh-hans", "我有3个iPhone 15。"),
+                              (["彼", "は", "（", "たぶん", "）", "Apple", "Watch", "を", "買う", "。"], "ja",
+                               "彼は（たぶん）Apple Watchを買う。"),
+                              (["ฉัน", "ชอบ", "ชา"], "th", "ฉันชอบชา")):
+        assert detokenize(words, lang) == text, lang
     block = tree_conllu(["a", "b"], [1, -1], ["det", "root"], sent_id="s1", text="a b")
     assert block.endswith("\n\n") and block.splitlines()[:-1] == [
         "# sent_id = s1",

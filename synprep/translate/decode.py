@@ -64,6 +64,7 @@ from ..errors import ConfigError
 from ..syntax.conllu import conllu_text, ud_relation
 from ..syntax.transitions import legal_classes
 from ..util.device import total_memory
+from ..util.languages import written_without_spaces
 
 __all__ = ["TargetVocab", "TreeBeam", "Hypothesis", "beam_search", "beam_memory", "check_beam_memory", "detokenize", "tree_conllu", "one_line", "target_language"]
 
@@ -453,7 +454,11 @@ def _best(vocab: TargetVocab, fin_score, fin_tok, fin_len, fin_n, transitions: b
 
 
 def detokenize(words: Sequence[str], lang: str = "en") -> str:
-    """Moses detokenization (sacremoses) of a word sequence."""
+    """Moses detokenization (sacremoses) of a word sequence; for a language written
+    without spaces (:func:`synprep.util.languages.written_without_spaces`: Chinese,
+    Japanese, Thai, ...) the words joined as its text writes them (:func:`join_unspaced`)."""
+    if written_without_spaces(lang):
+        return join_unspaced(words)
     from sacremoses import MosesDetokenizer
 
     md = _DETOK.get(lang)
@@ -463,6 +468,31 @@ def detokenize(words: Sequence[str], lang: str = "en") -> str:
 
 
 _DETOK: dict[str, Any] = {}
+
+
+def join_unspaced(words: Sequence[str]) -> str:
+    """The words of a language written without spaces as its text writes them: no space
+    between two words, but one between two that meet in letters or digits of a script
+    written with spaces (``iPhone 15``, ``Apple Watch`` in a Chinese or Japanese
+    sentence; not ``3个``). Moses' detokenizer spaced every word but two CJK ideographs
+    (``他说 ： “你好 ！ ”``; Thai word by word), and the references so written scored chrF+
+    86, not 100, against their own text."""
+    out: list[str] = []
+    for w in words:
+        if not w:
+            continue
+        if out and _spaced_script(out[-1][-1]) and _spaced_script(w[0]):
+            out.append(" ")
+        out.append(w)
+    return "".join(out)
+
+
+def _spaced_script(ch: str) -> bool:
+    """A letter or digit of a script written with spaces between words: below Thai
+    (U+0E00: Latin, Greek, Cyrillic, Arabic, Devanagari, ...) or Latin and Greek
+    Extended (U+1E00-U+1FFF); not CJK, kana, Thai, Lao, Tibetan, Myanmar, Khmer or
+    full-width forms."""
+    return ch.isalnum() and (ord(ch) < 0x0E00 or 0x1E00 <= ord(ch) < 0x2000)
 
 
 def tree_conllu(words: Sequence[str], heads: Sequence[int], labels: Sequence[str], sent_id: str | None = None, text: str | None = None) -> str:

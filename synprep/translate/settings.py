@@ -25,7 +25,8 @@ __all__ = ["Decoding", "Scoring"]
 class Decoding(Config):
     """How a checkpoint translates a dataset (``synprep translate``, ``synprep evaluate``)."""
 
-    # target language of the Moses detokenizer (and of tokenized BLEU); null: the one the
+    # target language of the Moses detokenizer (a language written without spaces: its words
+    # joined, as zh, ja, th write them) and of tokenized BLEU; null: the one the
     # dataset records, else en
     lang: Optional[str] = setting(None, pattern=LANG_CODE, pattern_says=LANG_CODE_SAYS)
     # tokens per batch, beam x rows x the longest row; null: 4000 on the CPU, 100000 on a
