@@ -290,6 +290,34 @@ def test_sign_test_over_test_set_x_metric_scores(tmp_path, capsys):
         assert "Traceback" not in err and all(w in err for w in words), err
 
 
+def test_the_documented_loop_names_each_system_once_over_test_sets(tmp_path, capsys):
+    """docs/training.md's loop (compare --json of one file a system and test set, then the
+    sign test over the score files) stopped: a system was its hypothesis path
+    (bitrans.t1 and bitrans.t2 two systems), and no name was in every file. --names
+    names them; a count that is not the files' is an error."""
+    refs = {"t1": ["a b c d", "e f g h", "i j k l"], "t2": ["m n o p", "q r s t"]}
+    files = []
+    for t, lines in refs.items():
+        ref = _write(tmp_path, f"{t}.de", lines)
+        one = _write(tmp_path, f"bitrans.{t}", lines)
+        two = _write(tmp_path, f"gcn.{t}", [x.rsplit(" ", 1)[0] for x in lines])
+        assert main(["compare", "--ref", ref, one, two, "--names", "bitrans,gcn", "--json", "--samples", "20"]) == 0
+        files.append(_write(tmp_path, f"{t}.json", [capsys.readouterr().out]))
+        assert set(json.loads(open(files[-1], encoding="utf-8").read())["systems"]) == {"bitrans", "gcn"}
+    assert main(["compare", "--sign-unit", "score", *files, "--json"]) == 0
+    (c,) = json.loads(capsys.readouterr().out)["comparisons"]
+    assert (c["a"], c["b"], c["readings"], c["losses"]) == ("bitrans", "gcn", 4, 4)
+    for args, said in ((["--names", "x"], "--names gives 1 name(s) for 2 hypothesis files"),
+                       (["--sign-unit", "score", "--names", "x,y"], "--names names hypothesis files")):
+        hyps = files if "score" in args else [str(tmp_path / "bitrans.t1"), str(tmp_path / "gcn.t1")]
+        ref = [] if "score" in args else ["--ref", str(tmp_path / "t1.de")]
+        assert main(["compare", *ref, *hyps, *args]) == 2
+        assert said in capsys.readouterr().err
+    assert main(["compare", "--sign-unit", "score", str(tmp_path / "t1.json"), _write(tmp_path, "paths.json", [json.dumps(
+        {"systems": {"bitrans.t2": {"bleu": 1.0}, "gcn.t2": {"bleu": 2.0}}})])]) == 2
+    assert "give each the same name in every test set's compare (--names A,B,...)" in capsys.readouterr().err
+
+
 def test_mcnemar_is_the_exact_binomial_of_the_discordant_pairs():
     # 10 items: both right on 4, only b on 4, only a on 1, both wrong on 1
     a = [1] * 4 + [0] * 4 + [1] + [0]

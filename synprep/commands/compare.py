@@ -52,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
     if s.sign_unit == "score":
         if args.ref:
             raise ConfigError("--sign-unit score reads score files (compare --json of each test set); --ref is not used")
+        if s.names:
+            raise ConfigError("--names names hypothesis files; with --sign-unit score the systems are the score files' "
+                              "names (choose and order them with --systems)")
         check_distinct(args.hyps, None, "one score file a test set, each once (a test set twice counts its readings twice)")
         result = sign_test_scores([(f, read_scores(f)) for f in args.hyps], metrics=s.metrics, systems=s.systems)
         print(json.dumps(result, indent=2) if args.json else format_sign_table(result))
@@ -60,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give the references: --ref REF (or --sign-unit score with score files)")
     if len(args.hyps) < 2:
         raise ConfigError(f"give at least 2 hypothesis files (got {len(args.hyps)}: {', '.join(args.hyps)})")
-    result = compare_files(args.ref, args.hyps, samples=s.samples, seed=s.seed, metrics=s.metrics, lang=s.lang,
+    if s.names and not all(n.strip() for n in s.names):
+        raise ConfigError(f"--names {','.join(s.names)}: an empty name; expected one name a hypothesis file")
+    if s.names and len(s.names) != len(args.hyps):
+        raise ConfigError(f"--names gives {len(s.names)} name(s) for {len(args.hyps)} hypothesis files: one a file, in "
+                          "their order")
+    result = compare_files(args.ref, args.hyps, samples=s.samples, seed=s.seed, names=s.names, metrics=s.metrics, lang=s.lang,
                            tokenized=s.tokenized)
     if args.json:
         print(json.dumps(result, indent=2))

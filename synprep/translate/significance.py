@@ -162,6 +162,11 @@ class CompareSettings(Config):
     # --sign-unit score: the systems to compare, the first the baseline; null: the first
     # file's order
     systems: Optional[list[str]] = setting(None, separator=",", metavar="A,B,...", unique=True)
+    # the systems' names, one a hypothesis file in their order (null: the paths as given):
+    # what the tables and --json call them, so that --sign-unit score finds a system by
+    # one name in each test set's file (bitrans.newstest2013 and bitrans.newstest2014 are
+    # two paths)
+    names: Optional[list[str]] = setting(None, separator=",", metavar="A,B,...", unique=True)
     # bootstrap resamples (Koehn 2004 and sacrebleu's --paired-bs use 1,000); at most
     # MAX_SAMPLES: p-values down to 1e-6
     samples: int = setting(DEFAULT_SAMPLES, ge=1, le=MAX_SAMPLES, metavar="N")
@@ -513,7 +518,9 @@ def sign_test_scores(tables: Sequence[tuple[str, Mapping[str, Mapping[str, float
         missing = [n for n in names if n not in table]
         if missing:
             raise InputError(where, None, f"has no scores of {', '.join(missing)}; every test set needs every system "
-                             f"({', '.join(names)})", "invalid")
+                             f"({', '.join(names)}), by one name: compare names a system by its hypothesis file's path "
+                             f"as given, so give each the same name in every test set's compare (--names A,B,...)",
+                             "invalid")
     out: dict = {"unit": "score", "metrics": list(metrics), "test_sets": [w for w, _ in tables], "comparisons": []}
     a = names[0]
     for b in names[1:]:
