@@ -910,6 +910,15 @@ def test_the_commands_make_and_score_a_suite(pud, tiny_checkpoint, tmp_path, cap
                        "--vocab", pud / "train", "--out", tmp_path / "none", "--no-progress", "--origin", "nosuchset:")
     assert rc == 2 and "--origin nosuchset:: no item of" in err and f"start with {prefix}" in err, err
     assert not (tmp_path / "none").exists()
+    # a suite of another language than the run's target: refused, naming both (was scored, exit 0)
+    import shutil
+
+    shutil.copytree(tmp_path / "suite", tmp_path / "fr")
+    (tmp_path / "fr" / "summary.json").write_text(json.dumps({**summary, "language": "fr"}))
+    rc, err = run_main(capsys, "contrastive-score", "--checkpoint", tiny_checkpoint, "--suite", tmp_path / "fr",
+                       "--vocab", pud / "train", "--out", tmp_path / "fr-score", "--no-progress")
+    assert rc == 2 and "a suite of language 'fr' (its summary.json)" in err and "target language is 'de'" in err, err
+    assert not (tmp_path / "fr-score").exists()
 
 
 @pytest.mark.parametrize("case", ["no-parse", "no-rules", "no-item", "empty-parse"])

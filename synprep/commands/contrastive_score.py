@@ -38,6 +38,8 @@ from ..translate.evaluate import default_max_tokens
 from ..translate.forced import sequence_scores
 from ..translate.settings import Scoring
 from ..util.device import choose_device
+from ..util.languages import primary_language
+from ..util.textio import read_json_object
 from ..dataset.manifest import read_manifest
 from ..util.outputs import check_outputs, check_replaceable, replace_dir, write_json, write_text
 
@@ -85,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             data = os.path.join(tmp, "data")
             encode_suite(items, args.suite, vocab, data)
         ds = ShardDataset(data)
+        check_language(args.suite, ds.manifest, args.data or vocab)  # (encoded: the vocabularies' dataset)
         note = check_vocab(state, ds.manifest, args.checkpoint, data)
         if args.data is not None:
             check_dataset(items, ds, data, args.suite)  # the suite's sentences, not only its ids
@@ -111,6 +114,23 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(result, indent=1) if args.json else format_accuracy(result))
     print(f"synprep contrastive-score: {len(ids)} sentences scored in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0
+
+
+def check_language(suite: str, manifest: dict, data: str) -> None:
+    """The suite's language (its summary.json's, where it has one) is the target language
+    of the run's vocabularies (the dataset's manifest, where it records one): a German
+    suite teacher-forced through an English-Chinese model was scored (68.75 %, exit 0),
+    an accuracy of nothing. A ConfigError naming both."""
+    path = os.path.join(suite, "summary.json")
+    if not os.path.exists(path):
+        return
+    said = read_json_object(path, "the suite's counts (summary.json of synprep contrastive -o)").get("language")
+    tgt = (manifest.get("languages") or {}).get("tgt")
+    if isinstance(said, str) and isinstance(tgt, str) and primary_language(said) != primary_language(tgt):
+        raise ConfigError(f"{suite}: a suite of language {said!r} (its summary.json), but the run's vocabularies are of "
+                          f"a dataset whose target language is {tgt!r} ({data}, languages.tgt): a suite scores a model "
+                          f"that translates into its language; make one for {tgt!r} (synprep contrastive --lang), or "
+                          "give the checkpoint of a run into it")
 
 
 def chosen_items(items: list, prefixes: list[str] | None, suite: str) -> list:
