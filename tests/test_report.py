@@ -806,3 +806,26 @@ def test_accounting_out_of_balance_says_what_was_lost_on_its_last_line(tmp_path,
     assert rc == 1 and last.startswith("synprep report accounting: error: shard 000 is out of balance: lost (neither "
                                        "kept nor rejected): 2 (e.g. c:2, c:3); "), last
     assert "Rebuilding one shard" in last
+
+
+def test_runs_scored_on_other_sentences_are_said_not_comparable(tmp_path):
+    """A report of runs scored on other test sets (27 sentences and 8, 13a and zh) put
+    their scores in one table under the first run's bucket counts, without a word."""
+    from synprep.report import render_html
+
+    def scores(path, n, tok, by_src):
+        path.write_text(json.dumps({"n": n, "bleu": 10.0, "signatures": {"bleu": f"nrefs:1|tok:{tok}"},
+                                    "by_src_length": by_src}))
+        return path
+
+    one = read_run("r1", None, scores(tmp_path / "a.json", 27, "13a", [{"bucket": "0-20", "n": 27, "bleu": 1.0}]))
+    two = read_run("r2", None, scores(tmp_path / "b.json", 8, "zh", [{"bucket": "0-20", "n": 8, "bleu": 2.0}]))
+    assert one["scored_on"] == {"sentences": 27, "bleu": "nrefs:1|tok:13a"}
+    page = render_html({}, None, [one, two], {})
+    assert "<b>Not comparable:</b> the runs were scored on other sentences (r1: 27, r2: 8)" in page
+    assert "<th>0-20</th>" in page and "<tr><td>r2</td><td>sentences</td><td>8</td></tr>" in page
+    same = read_run("r3", None, scores(tmp_path / "c.json", 27, "13a", [{"bucket": "0-20", "n": 27, "bleu": 3.0}]))
+    page = render_html({}, None, [one, same], {})
+    assert "Not comparable" not in page and "<th>0-20 (27)</th>" in page
+    other = read_run("r4", None, scores(tmp_path / "d.json", 27, "zh", [{"bucket": "0-20", "n": 27, "bleu": 3.0}]))
+    assert "other BLEU signatures" in render_html({}, None, [one, other], {})

@@ -178,6 +178,9 @@ def _training_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
         rows = [[r["name"]] + [f"{r['scores'][m]:.2f}" if isinstance(r["scores"].get(m), (int, float)) else "-"
                                for m in metrics] for r in runs if r.get("scores")]
         parts.append(_table(["variant"] + metrics, rows))
+        alike = _not_scored_alike(runs)
+        if alike:
+            parts.append(f"<p class='sub'><b>Not comparable:</b> {html.escape(alike)}.</p>")
         bleu = [r["scores"]["bleu"] for r in runs if isinstance((r.get("scores") or {}).get("bleu"), (int, float))]
         if bleu and max(bleu) < 1.0:
             parts.append("<p class='sub'>Every BLEU is below 1: these models have not learnt to translate (the "
@@ -185,6 +188,19 @@ def _training_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
                          "draw the curves). The scores show that training and evaluation ran, not how the "
                          "variants compare.</p>")
     return "".join(parts)
+
+
+def _not_scored_alike(runs: Sequence[Mapping]) -> str:
+    """Why the runs' scores are not one comparison (runs scored on other numbers of
+    sentences, or BLEU with another tokenizer: runs of other test sets or languages put
+    in one report), or "" when they are."""
+    scored = [(r["name"], r.get("scored_on") or {}) for r in runs if r.get("scores")]
+    for key, what in (("sentences", "sentences"), ("bleu", "BLEU signatures")):
+        seen = {on.get(key) for _, on in scored if on.get(key) is not None}
+        if len(seen) > 1:
+            return (f"the runs were scored on other {what} ("
+                    + ", ".join(f"{name}: {on.get(key)}" for name, on in scored) + "): other test sets or languages")
+    return ""
 
 
 def _challenge_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
@@ -280,7 +296,13 @@ def _src_length_section(inputs: ReportInputs, pngs: Mapping[str, bytes]) -> str:
             by = {b["bucket"]: b for b in r["by_src_length"]}
             rows.append([r["name"], label] + [_num(by.get(k, {}).get(m), "{:.2f}") for k in buckets])
     counts = {b["bucket"]: b["n"] for b in runs[0]["by_src_length"]}
-    head = ["run", "metric"] + [f"{k} ({counts.get(k, 0):,})" for k in buckets]
+    if all({b["bucket"]: b["n"] for b in r["by_src_length"]} == counts for r in runs):
+        head = ["run", "metric"] + [f"{k} ({counts.get(k, 0):,})" for k in buckets]
+    else:  # runs of other test sets: each run's own counts, on a row of their own
+        head = ["run", "metric"] + buckets
+        for k, r in enumerate(runs):
+            by = {b["bucket"]: b for b in r["by_src_length"]}
+            rows.insert(3 * k + 2, [r["name"], "sentences"] + [_num(by.get(b, {}).get("n")) for b in buckets])
     sub = ("Held-out scores by source sentence length in words (the parser's words; sentences per bucket in "
            "brackets), each bucket scored as its own corpus, in the GPS paper's buckets (002 §4.2.1).")
     return "<h2>Scores by source length</h2>" + f"<p class='sub'>{html.escape(sub)}</p>" + _table(head, rows)

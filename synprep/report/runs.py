@@ -20,7 +20,8 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
     already carry ``train_loss``/``valid_loss`` are taken as they are);
     ``scores``: a JSON object of final scores (``synprep evaluate``'s scores.json:
     ``bleu``, ``chrf+``, ``chrf++``, ``bleu-tok``; counts and nested tables are left out,
-    except the source-length buckets, kept as ``by_src_length``). The start record
+    except the source-length buckets, kept as ``by_src_length``, and what they were
+    scored on, ``scored_on``: the sentences and BLEU's signature). The start record
     gives the run's ``variant`` and ``target`` (``pieces`` or ``transitions``: what
     its loss is averaged over). ``None``: the run has none (not evaluated yet); a file
     named must be there: a missing one is an InputError naming it, never a run shown
@@ -34,6 +35,9 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
                          if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"}
         if isinstance(obj.get("by_src_length"), list):
             run["by_src_length"] = obj["by_src_length"]
+        # what the scores were scored on: the report says when runs were not scored alike
+        run["scored_on"] = {"sentences": obj.get("n"), "bleu": (obj.get("signatures") or {}).get("bleu")
+                            if isinstance(obj.get("signatures"), dict) else None}
     return run
 
 
