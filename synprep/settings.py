@@ -51,7 +51,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Union
 
 from .errors import ConfigError, clipped
-from .util.yamlio import yaml11_hint
 
 __all__ = ["Config", "config_types", "Bounds", "setting", "check_bounds", "merge_dicts", "require", "INTERNAL", "INT_MAX", "MAX_THREADS",
            "literal_choices", "shown", "declared_in", "declared_from", "field_docs", "read_text_fields"]
@@ -64,6 +63,22 @@ INT_MAX = 2**63 - 1
 #: the most threads or worker processes a setting may ask for: torch takes a C int, and
 #: no machine has more cores (train.threads, a parse job's workers and threads)
 MAX_THREADS = 4096
+
+#: what YAML 1.1 (PyYAML, snakemake) reads as booleans and YAML 1.2 (synprep.util.yamlio) as text
+YAML11_BOOLS = frozenset({"yes", "no", "on", "off", "y", "n"})
+_BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
+
+
+def yaml11_hint(value, expected: type) -> str:
+    """A hint for a config value of text where ``expected`` was wanted, when YAML 1.1
+    would have read the text as one (``yes`` as true, ``1:20`` as 80): "" otherwise."""
+    if not isinstance(value, str):
+        return ""
+    if expected is bool and value.lower() in YAML11_BOOLS:
+        return f" (synprep reads YAML 1.2, where {value!r} is text, not YAML 1.1's boolean: write true or false)"
+    if expected in (int, float) and _BASE60.match(value):
+        return f" (synprep reads YAML 1.2, where {value!r} is text, not YAML 1.1's base-60 number: write the number)"
+    return ""
 
 
 def shown(value: Any) -> str:

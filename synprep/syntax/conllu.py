@@ -404,8 +404,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
     sent_id = text = None
     named: dict[str, int] = {}  # "sent_id" / "text" -> the line of its comment (one of each a sentence)
     mwt_end = 0  # last word (1-based) of the open multiword range
-    enode = (-1, 0)  # the last empty node (N, M) of N.M
-    empty: list[tuple[int, str]] = []
+    empty: list[tuple[int, int, str]] = []  # (N, M, line) of each empty node N.M
     expected = 1
     lineno = start - 1
     for line in block:
@@ -449,18 +448,8 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
             mwt_end = ib
             mwts.append((ia - 1, ib - 1, f[1], f[9]))
             continue
-        if "." in wid:
-            a, _, b = wid.partition(".")
-            if not (_uint(a) and _uint(b)):
-                raise InputError(name, lineno, f"empty-node ID {wid!r} is malformed; expected N.M", "id")
-            # an empty node of the enhanced graph: ignored, but in its place (module doc)
-            want = (int(a), enode[1] + 1) if enode[0] == int(a) == expected - 1 else (expected - 1, 1)
-            if (int(a), int(b)) != want:
-                raise InputError(name, lineno, f"empty node {wid} is out of place; expected {want[0]}.{want[1]} "
-                                 f"(the empty nodes after word N are N.1, N.2, ...; before the first word 0.1, ...)",
-                                 "id-order")
-            enode = want
-            empty.append((want[0], line))
+        if "." in wid:  # an empty node of the enhanced graph: no word, but in its place (module doc)
+            empty.append((*_empty_node(wid, empty, expected, name, lineno), line))
             continue
         if wid == "0":
             raise InputError(name, lineno, f"ID 0 is out of order; expected {expected}", "id-order")
@@ -470,8 +459,22 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
         return None
     sent = _sentence(rows, row_lines, mwts, sent_id, text, comments, name, start)
     if empty and sent is not None:
-        sent.empty = tuple(empty)
+        sent.empty = tuple((n, line) for n, _m, line in empty)
     return sent
+
+
+def _empty_node(wid: str, empty: list, expected: int, name: str, lineno: int) -> tuple[int, int]:
+    """(N, M) of the empty node ``wid`` (``N.M``), checked to be in its place after the
+    ones before it (``empty``: (N, M, line) each) and ``expected - 1`` words."""
+    a, _, b = wid.partition(".")
+    if not (_uint(a) and _uint(b)):
+        raise InputError(name, lineno, f"empty-node ID {wid!r} is malformed; expected N.M", "id")
+    last = empty[-1] if empty else (-1, 0)
+    want = (int(a), last[1] + 1) if last[0] == int(a) == expected - 1 else (expected - 1, 1)
+    if (int(a), int(b)) != want:
+        raise InputError(name, lineno, f"empty node {wid} is out of place; expected {want[0]}.{want[1]} "
+                         f"(the empty nodes after word N are N.1, N.2, ...; before the first word 0.1, ...)", "id-order")
+    return want
 
 
 def _comment_field(line: str, name: str, lineno: int) -> tuple[str | None, str]:

@@ -11,7 +11,7 @@ One loader, :class:`StrictLoader` (PyYAML's ``SafeLoader`` plus two rules), serv
   PyYAML follows, wants ``5.0e-4`` and would read a string), and what YAML 1.1 alone
   reads as one is text -- ``yes``/``no``/``on``/``off`` (``lang: no``, Norwegian, was
   false), base-60 ``1:20`` (was 80) -- and ``017`` is 17 (was octal 15); a setting
-  that takes a boolean or a number and gets such text says so;
+  that takes a boolean or a number and gets such text says so (synprep.settings);
 * a syntax error names the file and the line, and how to fix it;
 * a number a float cannot hold (``1e-400``, ``1e400``) is an error at its line, not
   0.0 or infinity;
@@ -41,7 +41,7 @@ import yaml
 
 from ..errors import ConfigError
 
-__all__ = ["StrictLoader", "OutOfRange", "YAML11_BOOLS", "yaml11_hint", "load_yaml", "load_yaml_file", "check_config_files", "main"]
+__all__ = ["StrictLoader", "OutOfRange", "load_yaml", "load_yaml_file", "check_config_files", "main"]
 
 
 #: the deepest nesting of a YAML document read (a config is a few levels of keys): the
@@ -187,22 +187,6 @@ def _construct_int(self, node):
 
 
 _StrictConstructor.add_constructor("tag:yaml.org,2002:int", _construct_int)
-
-#: what YAML 1.1 (PyYAML, snakemake) reads as booleans and YAML 1.2 as text
-YAML11_BOOLS = frozenset({"yes", "no", "on", "off", "y", "n"})
-_BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
-
-
-def yaml11_hint(value, expected: type) -> str:
-    """A hint for a config value of text where ``expected`` was wanted, when YAML 1.1
-    would have read the text as one (``yes`` as true, ``1:20`` as 80): "" otherwise."""
-    if not isinstance(value, str):
-        return ""
-    if expected is bool and value.lower() in YAML11_BOOLS:
-        return (f" (synprep reads YAML 1.2, where {value!r} is text, not YAML 1.1's boolean: write true or false)")
-    if expected in (int, float) and _BASE60.match(value):
-        return (f" (synprep reads YAML 1.2, where {value!r} is text, not YAML 1.1's base-60 number: write the number)")
-    return ""
 
 
 class StrictLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, _StrictComposer,
