@@ -179,10 +179,24 @@ cdef inline bint control_at(const unsigned char* src, Py_ssize_t k, Py_ssize_t l
     return False
 
 cdef inline bint ok_text_form(const unsigned char* src, Py_ssize_t a, Py_ssize_t b) nogil:
-    # a FORM (or DEPREL) without a space: the text format separates its tokens by spaces
+    # a FORM (or DEPREL) without whitespace: the text format separates its tokens by spaces,
+    # and its readers (str.split, fairseq) split at any whitespace: a space, U+00A0, U+1680,
+    # U+2000-U+200A, U+202F, U+205F, U+3000 (the controls among str.isspace()'s are refused
+    # before); Python writes each as U+2581
     cdef Py_ssize_t k
+    cdef unsigned char c
     for k in range(a, b):
-        if src[k] == 32:
+        c = src[k]
+        if c == 32:
+            return False
+        if c == 0xC2 and k + 1 < b and src[k + 1] == 0xA0:
+            return False
+        if c == 0xE1 and k + 2 < b and src[k + 1] == 0x9A and src[k + 2] == 0x80:
+            return False
+        if c == 0xE2 and k + 2 < b and ((src[k + 1] == 0x80 and (src[k + 2] <= 0x8A or src[k + 2] == 0xAF))
+                                        or (src[k + 1] == 0x81 and src[k + 2] == 0x9F)):
+            return False
+        if c == 0xE3 and k + 2 < b and src[k + 1] == 0x80 and src[k + 2] == 0x80:
             return False
     return True
 
@@ -517,7 +531,7 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                     continue
                 fe[9] = le
                 if not jsonl and not (ok_text_form(src, fs[1], fe[1]) and ok_text_form(src, fs[7], fe[7])):
-                    ok = False  # Python writes a space in a FORM or DEPREL as U+00A0 in the text format
+                    ok = False  # Python writes whitespace in a FORM or DEPREL as U+2581 in the text format
                     continue
                 wid = parse_uint(src + fs[0], fe[0] - fs[0])
                 if wid >= 0:

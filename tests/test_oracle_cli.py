@@ -228,19 +228,22 @@ def test_native_equals_python_on_random_edits(edits):
 
 def test_a_space_inside_a_form_is_one_token_of_the_text_format():
     """UD allows a space inside a FORM ("10 000"; Vietnamese writes a word's syllables
-    apart). The text format separates tokens by spaces, so it writes such a space as
-    U+00A0, as synprep.syntax.pieces.render_word does: one token a SHIFT, on both paths;
+    apart). The text format separates tokens by spaces, so it writes such a space -- and
+    any whitespace, U+00A0 or U+3000, at which str.split() and fairseq split too -- as
+    U+2581, as synprep.syntax.pieces.render_word does: one token a SHIFT, on both paths;
     JSON lines keep the word as it is."""
     text = "\n".join([row(1, "It", 2, "nsubj"), row(2, "costs", 0, "root"), row(3, "10 000", 2, "obj"), "", ""])
     mwt = "\n".join(["1-2\tzu dem\t_\t_\t_\t_\t_\t_\t_\t_", row(1, "zu", 3, "case"), row(2, "dem", 3, "det"),
                      row(3, "Haus", 0, "root"), "", ""])
-    for data, words in ((text, ["It", "costs", "10\u00a0000"]), (mwt, ["zu\u00a0dem", "Haus"])):
+    nbsp = text.replace("10 000", "10\u00a0000").replace("costs", "co\u3000sts")
+    for data, words in ((text, ["It", "costs", "10\u2581000"]), (mwt, ["zu\u2581dem", "Haus"]),
+                        (nbsp, ["It", "co\u2581sts", "10\u2581000"])):
         outs = [_run(data.encode(), native, jsonl=False)[0].decode() for native in (True, False) if native_available() or not native]
         assert len(set(outs)) == 1
         tokens = outs[0].rstrip("\n").split(" ")
-        assert [t for t in tokens if "-ARC:" not in t] == words, tokens
+        assert [t for t in tokens if "-ARC:" not in t] == words and outs[0].split() == tokens, tokens
         rec = json.loads(_run(data.encode(), False, jsonl=True)[0])
-        assert " " in "".join(rec["words"]) and "\u00a0" not in "".join(rec["words"])
+        assert any(ch.isspace() for ch in "".join(rec["words"])) and "\u2581" not in "".join(rec["words"])
 
 
 def test_spm_pieces_of_a_word_with_a_space_are_the_shards_pieces(pud):

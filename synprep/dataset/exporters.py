@@ -19,7 +19,9 @@ Token styles (``style`` option):
   without sentencepiece's ``▁``, every piece but the word's last followed by ``@@``
   (``Jo@@ hn``). Byte-fallback pieces of one character are joined back into that
   character, and a lone ``▁`` piece is dropped, so a token is always real text; a
-  space inside a word is written as U+00A0. Parent positions are recomputed over
+  space inside a word (or any whitespace) is written as U+2581
+  (:data:`synprep.syntax.pieces.SPACE_IN_TOKEN`), at which no reader of space-separated
+  tokens splits. Parent positions are recomputed over
   these tokens with the same rule as in the shards.
 * ``spm``: the sentencepiece pieces as they are (``▁Jo hn``); parent positions are
   the stored ones.

@@ -169,8 +169,8 @@ class OpenNMTExporter(_Base):
                 cols = {"rel": d.per_token(d.rels), "rootpath": d.per_token(["/".join(p) for p in d.paths]),
                         "parent": d.parents, "word": [str(w) for w in d.word_of]}
                 for t in d.tokens:
-                    if OPENNMT_SEP in t or " " in t:
-                        raise ConfigError(f"a {s} token holds {OPENNMT_SEP!r} or a space, which OpenNMT-py splits on: {t!r}")
+                    if OPENNMT_SEP in t or any(ch.isspace() for ch in t):
+                        raise ConfigError(f"a {s} token holds {OPENNMT_SEP!r} or whitespace, which OpenNMT-py splits on: {t!r}")
                 toks = [OPENNMT_SEP.join([t, *(cols[f][k] for f in feats)]) for k, t in enumerate(d.tokens)]
                 text.setdefault(s, []).append(" ".join(toks))
         out = self.out(out_dir)

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 from ..errors import InputError
 from ..native import kernel
 from .conllu import Sentence, decode_lines, open_binary, read_blocks, read_conllu, read_sentences
-from .pieces import render_word
+from .pieces import one_token, render_word
 from .transitions import oracle, with_pieces
 from .tree import is_projective, lift, to_tree
 
@@ -224,8 +224,8 @@ def _python_records(sentences, conv: SentenceOracle, jsonl: bool, write, on_inva
                 continue
             if jsonl:
                 buf.append(json.dumps(rec, ensure_ascii=False))
-            elif rec["transitions"] is not None:  # a space inside a token (a FORM "10 000") as U+00A0, as render_word writes it
-                buf.append(" ".join(t.replace(" ", "\u00a0") for t in rec["transitions"]))
+            elif rec["transitions"] is not None:  # whitespace inside a token (a FORM "10 000") as U+2581, as render_word writes it
+                buf.append(" ".join(map(one_token, rec["transitions"])))
             if len(buf) >= 256:
                 buf.append("")
                 write("\n".join(buf).encode("utf-8"))
