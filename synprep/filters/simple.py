@@ -18,6 +18,8 @@ from functools import lru_cache
 from itertools import islice
 from typing import Iterable, Iterator
 
+import regex  # Unicode's Script_Extensions (\p{scx=...}); sacremoses' dependency too
+
 from ..registry import register_filter
 from ..util.textio import drop_invisible
 from ..settings import Config
@@ -258,69 +260,84 @@ _ASCII_JUNK = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 @lru_cache(maxsize=65536)
-def _char_class(ch: str) -> tuple[bool, str | None]:
-    """(is junk, script of a letter or None) for one non-ASCII character."""
+def _char_class(ch: str) -> tuple[bool, bool]:
+    """(is junk, is a letter of a script) for one non-ASCII character: a letter (L*)
+    counts where Unicode's Script_Extensions give it a script of its own, not Common or
+    Inherited alone (U+02BC MODIFIER LETTER APOSTROPHE of Ukrainian is Latin and
+    Cyrillic; the prolonged sound mark U+30FC of katakana words Hiragana and Katakana)."""
     if ch == "\ufffd":
-        return True, None
+        return True, False
     cat = unicodedata.category(ch)
     if cat in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp") or (cat == "Cf" and ch not in _ALLOWED_FORMAT):
-        return True, None
+        return True, False
     if cat[0] != "L":
-        return False, None
-    name = unicodedata.name(ch, "")
-    script = name.split(" ", 1)[0] if name else None
-    if script == "CJK" or name.startswith(("IDEOGRAPHIC", "KANGXI")):
-        script = "HAN"
-    return False, script
+        return False, False
+    return False, _COMMON.fullmatch(ch) is None
 
 
-#: code point ranges of letters whose script is known without reading each name
-_NAMED_RANGES = {"HAN": [(0x3400, 0x4DC0), (0x4E00, 0xA000), (0x20000, 0x323B0)], "HANGUL": [(0xAC00, 0xD7A4)],
-                 "TANGUT": [(0x17000, 0x18B00)]}
+#: letters of no script of their own (Script_Extensions Common or Inherited)
+_COMMON = regex.compile(r"[\p{scx=Common}\p{scx=Inherited}]")
 
 
-@lru_cache(maxsize=1)
-def known_scripts() -> frozenset[str]:
-    """Every script name :func:`_char_class` can give a letter (the first words of the
-    Unicode names of letters, CJK as HAN), for checking configured names."""
-    skip = sorted(r for rs in _NAMED_RANGES.values() for r in rs)
-    found = set(_NAMED_RANGES)
-    start = 0
-    for a, b in skip + [(0x110000, 0x110000)]:
-        for cp in range(start, a):
-            ch = chr(cp)
-            if unicodedata.category(ch)[0] == "L":
-                script = _char_class(ch)[1]
-                if script:
-                    found.add(script)
-        start = b
-    return frozenset(found)
+class Scripts:
+    """A list of Unicode scripts (Unicode's Script property values, any case: Latin,
+    Cyrillic, Han, Hiragana, Katakana, Arabic, Devanagari, ...) and whether a letter is of
+    one of them (its Script_Extensions: a character shared by scripts is of each). Taken
+    before from the first word of the letter's Unicode name, which named no script for
+    some: U+30FC, in almost every katakana loanword, was "KATAKANA-HIRAGANA", U+02BC
+    "MODIFIER", º and ª "MASCULINE" and "FEMININE", half-width katakana "HALFWIDTH"."""
+
+    def __init__(self, names) -> None:
+        self.names = tuple(names)
+        self.pattern = regex.compile("[" + "".join(rf"\p{{scx={n}}}" for n in self.names) + "]")
+        self.latin = self.pattern.fullmatch("a") is not None
+        self._of: dict[str, bool] = {}
+
+    @staticmethod
+    def unknown(names) -> list[str]:
+        """The names that are no Unicode script."""
+        bad = []
+        for n in names:
+            try:
+                ok = bool(regex.fullmatch(r"[\w ]+", n)) and regex.compile(rf"\p{{scx={n}}}") is not None
+            except regex.error:
+                ok = False
+            if not ok:
+                bad.append(n)
+        return bad
+
+    def has(self, ch: str) -> bool:
+        got = self._of.get(ch)
+        if got is None:
+            got = self._of[ch] = self.pattern.fullmatch(ch) is not None
+        return got
 
 
-def _side_stats(text: str, scripts: frozenset[str] | None) -> tuple[float, float]:
+def _side_stats(text: str, scripts: Scripts | None) -> tuple[float, float]:
     """(fraction of letters in ``scripts`` (1.0 without letters or scripts), junk fraction)."""
     if not text:
         return 1.0, 0.0
     if text.isascii():
         junk = len(_ASCII_JUNK.findall(text))
-        if scripts is None or "LATIN" in scripts:
+        if scripts is None or scripts.latin:
             return 1.0, junk / len(text)
         letters = sum(ch.isalpha() for ch in text)
         return (0.0 if letters else 1.0), junk / len(text)
     junk = letters = in_script = 0
+    latin = scripts is None or scripts.latin
     for ch in text:
         if ch < "\x80":
             if ch.isalpha():
                 letters += 1
-                in_script += scripts is None or "LATIN" in scripts
+                in_script += latin
             elif ch != "\t" and (ch < " " or ch == "\x7f"):
                 junk += 1
             continue
-        is_junk, script = _char_class(ch)
+        is_junk, letter = _char_class(ch)
         junk += is_junk
-        if script is not None:
+        if letter:
             letters += 1
-            in_script += scripts is None or script in scripts
+            in_script += scripts is None or scripts.has(ch)
     return (in_script / letters if letters else 1.0), junk / len(text)
 
 
@@ -328,10 +345,11 @@ def _side_stats(text: str, scripts: frozenset[str] | None) -> tuple[float, float
 class ScriptFilter(Filter):
     """Reject pairs with non-printing junk or letters outside the expected scripts.
 
-    Scores per side: ``*_script``, the fraction of letters whose Unicode script (the
-    first word of the character's Unicode name: LATIN, CYRILLIC, GREEK, ARABIC, HAN,
-    HIRAGANA, ...) is in ``src_scripts`` / ``tgt_scripts`` (1.0 when the side has no
-    letters or no scripts are configured); ``*_junk``, the fraction of characters that
+    Scores per side: ``*_script``, the fraction of letters whose Unicode script
+    (:class:`Scripts`: the Script_Extensions property, Latin, Cyrillic, Greek, Arabic,
+    Han, Hiragana, ...; a letter of no script of its own not counted) is in
+    ``src_scripts`` / ``tgt_scripts`` (1.0 when the side has no letters or no scripts
+    are configured); ``*_junk``, the fraction of characters that
     are control characters (not tab), line and paragraph separators (U+2028, U+2029),
     unassigned, private-use, surrogates, U+FFFD or invisible format characters
     (zero-width space, BOM, bidi controls; ZWJ, ZWNJ and the soft hyphen are allowed).
@@ -357,13 +375,12 @@ class ScriptFilter(Filter):
             v = getattr(self.options, key)
             if v is not None and (not v or not all(isinstance(s, str) and s for s in v)):
                 raise self.error(key, f"is {v!r}; expected a non-empty list of script names such as [Latin]")
-            unknown = [s for s in v or () if s.upper() not in known_scripts()]
+            unknown = Scripts.unknown(v or ())
             if unknown:  # an unknown name would match no letter and reject almost every pair
-                raise self.error(key, f"unknown script {unknown[0]!r} (scripts are the first word of Unicode letter "
-                                      f"names, any case); known: {', '.join(sorted(known_scripts()))}")
-        self._scripts = [
-            frozenset(s.upper() for s in v) if v is not None else None for v in (self.options.src_scripts, self.options.tgt_scripts)
-        ]
+                raise self.error(key, f"unknown script {unknown[0]!r}; expected Unicode script names (the Script "
+                                      "property's values, any case: Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari, "
+                                      "Han, Hiragana, Katakana, Hangul, Thai, ...)")
+        self._scripts = [Scripts(v) if v is not None else None for v in (self.options.src_scripts, self.options.tgt_scripts)]
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
         ss, ts = self._scripts
