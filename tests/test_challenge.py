@@ -145,11 +145,11 @@ def test_stranding_is_english_only_unless_the_seed_rules():
     assert len(dets) == 3 and not skipped
     # English written as a region's tag or in upper case is English (it was skipped as
     # "defined for en only; the input is en-US"); another language's tag is not
-    for tag in ("EN", "en-US", "en_GB", "En-Latn-US"):
+    for tag in ("EN", "en-US", "en_GB", "En-Latn-US", "eng", "eng-x"):  # eng: ISO 639-2's code of it
         dets, skipped = ch.make_detectors({"src": tag, "tgt": "de"}, ["src"])
         assert [d.phenomenon.name for d in dets] == ["particle", "reflexive", "preposition_stranding"] and not skipped
         assert dets[2].lang == tag  # reported as given
-    for tag in ("eng-x", "de-EN", "fr"):
+    for tag in ("ang", "de-EN", "fr"):  # ang: Old English
         assert ch.make_detectors({"src": tag, "tgt": "de"}, ["src"])[1][0]["phenomenon"] == "preposition_stranding"
     with pytest.raises(ConfigError, match="unknown phenomenon"):
         ch.make_detectors({"src": "en", "tgt": "de"}, ["tgt"], ["particles"])

@@ -325,6 +325,13 @@ def test_words_detokenize_and_conllu():
                                "彼は（たぶん）Apple Watchを買う。"),
                               (["ฉัน", "ชอบ", "ชา"], "th", "ฉันชอบชา")):
         assert detokenize(words, lang) == text, lang
+    # Moses' rules by the two-letter code (fr-CA, fra were no language: "L' homme"), and the
+    # punctuation of other scripts it leaves spaced: Arabic ؟, the danda, guillemets
+    for words, lang, text in ((["L'", "homme", "va", "."], "fr-CA", "L'homme va."), (["L'", "homme"], "fra", "L'homme"),
+                              (["كيف", "حالك", "؟"], "ar", "كيف حالك؟"), (["घर", "जा", "रहा", "हूँ", "।"], "hi", "घर जा रहा हूँ।"),
+                              (["Он", "сказал", ":", "«", "Да", "»", "."], "ru", "Он сказал: «Да»."),
+                              (["Il", "dit", ":", "«", "Oui", "»", "."], "fr", "Il dit : « Oui ».")):
+        assert detokenize(words, lang) == text, lang
     block = tree_conllu(["a", "b"], [1, -1], ["det", "root"], sent_id="s1", text="a b")
     assert block.endswith("\n\n") and block.splitlines()[:-1] == [
         "# sent_id = s1",

@@ -53,6 +53,7 @@ every other word attached) -- the invariant the tests check.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -64,7 +65,7 @@ from ..errors import ConfigError
 from ..syntax.conllu import conllu_text, ud_relation
 from ..syntax.transitions import legal_classes
 from ..util.device import total_memory
-from ..util.languages import written_without_spaces
+from ..util.languages import primary_language, written_without_spaces
 
 __all__ = ["TargetVocab", "TreeBeam", "Hypothesis", "beam_search", "beam_memory", "check_beam_memory", "detokenize", "tree_conllu", "one_line", "target_language"]
 
@@ -461,13 +462,26 @@ def detokenize(words: Sequence[str], lang: str = "en") -> str:
         return join_unspaced(words)
     from sacremoses import MosesDetokenizer
 
+    lang = primary_language(lang or "en")  # Moses' rules are keyed by the two-letter code: fr-CA, fra are fr
     md = _DETOK.get(lang)
     if md is None:
         md = _DETOK[lang] = MosesDetokenizer(lang=lang)
-    return md.detokenize(list(words))
+    text = _ATTACHED_LEFT.sub(r"\1", md.detokenize(list(words)))
+    if lang not in _SPACED_GUILLEMETS:
+        text = _GUILLEMETS.sub(lambda m: m.group(1) or m.group(2), text)
+    return text
 
 
 _DETOK: dict[str, Any] = {}
+#: the punctuation of other scripts that Moses' detokenizer leaves spaced and that
+#: follows its word without a space, as a full stop does: Arabic ؟ ، ؛, Urdu ۔,
+#: Devanagari and Bengali danda । ॥, Armenian ։, Ethiopic ። ፣ ("كيف حالك ؟", "हूँ ।")
+_ATTACHED_LEFT = re.compile(r" ([\u061f\u060c\u061b\u06d4\u0964\u0965\u0589\u1362\u1363])")
+#: guillemets as most languages write them (« opens, » closes, no space inside:
+#: Russian «Да», Spanish, Italian, Arabic), which Moses spaces
+_GUILLEMETS = re.compile(r"(«) |(?<=\S) (»)")
+#: languages that space their guillemets (« Oui ») or write them the other way (»Ja«)
+_SPACED_GUILLEMETS = frozenset({"fr", "de", "da", "sv", "fi", "cs", "sk", "hu", "pl", "sl", "hr", "no", "nb", "nn"})
 
 
 def join_unspaced(words: Sequence[str]) -> str:
