@@ -353,6 +353,13 @@ def test_words_detokenize_and_conllu():
                         sent_id="s\x06", text=f"x{controls}y")
     (s,) = list(read_conllu_string(block, "pred"))
     assert s.forms == ["x\ufffdy"] * len(controls) and s.text == "x" + "\ufffd" * len(controls) + "y" and s.sent_id == "s\ufffd"
+    # a word the text writes without a space after it: SpaceAfter=No, as # text says (every
+    # word of Japanese; "Hello" before its comma), so the tree's text is the text
+    for words, lang in ((["彼", "は", "来る", "。"], "ja"), (["Hello", ",", "world", "!"], "en")):
+        text = detokenize(words, lang)
+        (s,) = list(read_conllu_string(tree_conllu(words, [-1] + [0] * 3, ["root"] + ["dep"] * 3, text=text), "pred"))
+        spaced = "".join(w + (" " if sp else "") for w, sp in zip(s.forms, s.space_after())).strip()
+        assert spaced == text == s.text, (spaced, text)
     # a decoder predicts each arc's label: root on another word, or the root labelled
     # otherwise, is invalid UD the reader refuses; the head the decoder chose decides
     block = tree_conllu(["a", "b", "c"], [1, -1, 1], ["root", "obj", "root:x"])
