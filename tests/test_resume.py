@@ -95,6 +95,29 @@ def test_resume_on_a_dataset_rebuilt_with_another_subword_model_of_the_same_size
     assert load_model_for(ck, json.loads((data / "manifest.json").read_text()), data)[3] is None
 
 
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
+def test_a_start_over_stopped_before_its_first_save_leaves_no_checkpoint_of_the_other_run(run, other, capsys, monkeypatch):
+    """A start over replaced config.json and metrics.jsonl at once but left the other run's
+    checkpoints until its own first save: stopped before it (an error, a kill), the folder
+    held the old run's checkpoint_best.pt beside the new run's files, and translate, the
+    workflow's evaluation, used it."""
+    from synprep.errors import RunError
+    from synprep.train import trainer
+
+    data, out = run
+    assert (out / "checkpoint_best.pt").exists() and (out / "checkpoint_last.pt").exists()
+    rebuild(data, other)
+
+    def stopped(self, *args, **kwargs):
+        raise RunError("stopped before the first save")
+
+    monkeypatch.setattr(trainer.Trainer, "update", stopped)
+    assert main(train_args(data, out, "--max-steps", "2", "--start-over-if-changed")) == 1
+    assert "stopped before the first save" in capsys.readouterr().err
+    assert not (out / "checkpoint_best.pt").exists() and not (out / "checkpoint_last.pt").exists()
+    assert [json.loads(x)["event"] for x in (out / "metrics.jsonl").read_text().splitlines()] == ["start"]
+
+
 def test_the_analysis_dumps_check_the_checkpoints_vocabularies(run, other, tmp_path):
     """The workflow's tree scores and gate norms (synprep.stages.analysis) load the checkpoint
     through the same check as translate and evaluate."""
