@@ -381,6 +381,31 @@ def test_cli_shard_inspect(tmp_path, pair_files, capsys, monkeypatch):
     assert r.returncode == 0 and "The" in r.stdout and "Traceback" not in r.stderr
 
 
+def test_cli_shard_vocab_from_takes_the_datasets_settings(tmp_path, pair_files, capsys, monkeypatch):
+    """--vocab-from reused the vocabularies alone: a dev set of a training set made with
+    --labels universal took full labels (a third of its pairs rejected unknown-label,
+    the rest with other words and features) and recorded vocab_size 8000 for a model of
+    400 pieces. It takes the dataset's settings where no flag gives them; another
+    --labels, --words or --max-depth is an error, another projectivity a choice."""
+    from synprep.cli import main
+
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    train, dev = tmp_path / "train", tmp_path / "dev"
+    assert main(["shard", *pair_files, "-o", str(train), "--vocab-size", "400", "--max-len", "60", "--labels", "universal",
+                 "--projectivity", "lift", "--max-depth", "4", "-q"]) == 0
+    assert main(["shard", *pair_files, "-o", str(dev), "--vocab-from", str(train), "-q"]) == 0
+    a, b = (json.loads((d / "manifest.json").read_text()) for d in (train, dev))
+    assert {k: v for k, v in b["settings"].items() if a["settings"][k] != v} == {"vocab_from": str(train)}
+    assert b["counts"] == a["counts"] and "unknown-label" not in b["counts"]["rejected"]
+    assert main(["shard", *pair_files, "-o", str(tmp_path / "drop"), "--vocab-from", str(train), "--projectivity", "drop",
+                 "-q"]) == 0
+    assert json.loads((tmp_path / "drop" / "manifest.json").read_text())["counts"]["rejected"]["non-projective"] == 1
+    for flag, value in (("--labels", "full"), ("--words", "syntactic"), ("--max-depth", "16")):
+        assert main(["shard", *pair_files, "-o", str(tmp_path / "x"), "--vocab-from", str(train), flag, value, "-q"]) == 2
+        assert f"{flag} {value}, but {train} was made with" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
 def test_cli_shard_records_the_languages(tmp_path, pair_files, capsys, monkeypatch):
     """The manifest records each side's language (the detokenizer of translate and
     evaluate reads the target's): given, guessed from the file names, or inherited

@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..dataset.manifest import read_manifest
 from ..dataset.shard_config import ShardConfig
 from ..dataset.shards import DATASET_KIND
 from ..errors import ConfigError
-from ..flags import add_settings, settings_from_args, value_type
+from ..flags import add_settings, given_settings, settings_from_args, value_type
 from ..stages import shard
 from ..stages.prepare import CorpusSettings
 from ..util.languages import language_from_name
@@ -63,10 +64,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = EPILOG
     p.add_argument("files", nargs="+", metavar="CONLLU", help="SRC TGT (a pair of parallel files) or one file; .gz ok")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="dataset directory (created; replaced as a whole once the new dataset is complete)")
-    add_settings(p, ShardConfig, defaults="class")  # the step's settings (synprep.stages.shard)
+    add_settings(p, ShardConfig)  # the step's settings (synprep.stages.shard); with --vocab-from, DIR's by default
     g = p.add_mutually_exclusive_group()
     g.add_argument("--spm", metavar="MODEL", help="an existing sentencepiece model for both sides")
-    g.add_argument("--vocab-from", metavar="DIR", help="reuse the subword models and labels of this dataset")
+    g.add_argument("--vocab-from", metavar="DIR", help="reuse the subword models and labels of this dataset, and its settings "
+                   "(words, labels, max depth, projectivity, lengths) where no flag gives them")
     g.add_argument("--src-spm", metavar="MODEL", help="existing source model (with --tgt-spm)")
     p.add_argument("--tgt-spm", metavar="MODEL", help="existing target model (with --src-spm)")
     p.add_argument("--src-tokenizer", metavar="T", help="a pretrained Hugging Face tokenizer for the source side: a "
@@ -85,12 +87,39 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "without it that is an error naming the input and the reasons, and -o stays as it was")
 
 
+#: the settings a dataset made with --vocab-from DIR takes from DIR's manifest where a flag
+#: does not give them: what its rows are (words, labels, the root paths' depth), which trees
+#: and lengths it keeps, and the settings of the vocabularies it reuses (as recorded: not
+#: this command's defaults, vocab_size 8000 for a model of 500 pieces)
+INHERITED = ("words", "labels", "max_depth", "projectivity", "src_projectivity", "max_len", "max_target_pieces",
+             "vocab_size", "character_coverage", "model_type", "joint", "sample", "seed")
+#: of them, those whose other value makes rows that do not mean what DIR's rows mean
+SAME_AS_VOCAB = ("words", "labels", "max_depth")
+
+
+def inherited(args: argparse.Namespace) -> dict:
+    """:data:`INHERITED` of ``--vocab-from``'s dataset, less those given by a flag; a
+    flag that gives one of :data:`SAME_AS_VOCAB` another value than DIR's is refused. A
+    dev set of a training set made with --labels universal took full labels and lost a
+    third of its pairs as unknown-label; the ones kept had other words and features."""
+    if not args.vocab_from:
+        return {}
+    recorded = read_manifest(args.vocab_from).get("settings") or {}
+    given = given_settings(ShardConfig, args)
+    for key in SAME_AS_VOCAB:
+        if key in given and key in recorded and given[key] != recorded[key]:
+            raise ConfigError(f"--{key.replace('_', '-')} {given[key]}, but {args.vocab_from} was made with {key} "
+                              f"{recorded[key]}: a dataset that reuses its vocabularies has its rows (words, labels, "
+                              f"features) as it has them; leave --{key.replace('_', '-')} out (it is {recorded[key]})")
+    return {k: recorded[k] for k in INHERITED if k in recorded and k not in given}
+
+
 def run(args: argparse.Namespace) -> int:
     if len(args.files) > 2:
         raise ConfigError(f"give one or two CoNLL-U files, not {len(args.files)}")
 
     check_replaceable(args.output, DATASET_KIND)
-    settings = settings_from_args(ShardConfig, args, where="synprep shard")
+    settings = settings_from_args(ShardConfig, args, base=inherited(args), where="synprep shard")
     if len(args.files) == 2:
         src, tgt = args.files
     else:
