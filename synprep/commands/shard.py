@@ -93,24 +93,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 #: this command's defaults, vocab_size 8000 for a model of 500 pieces)
 INHERITED = ("words", "labels", "max_depth", "projectivity", "src_projectivity", "max_len", "max_target_pieces",
              "vocab_size", "character_coverage", "model_type", "joint", "sample", "seed")
-#: of them, those whose other value makes rows that do not mean what DIR's rows mean
-SAME_AS_VOCAB = ("words", "labels", "max_depth")
 
 
 def inherited(args: argparse.Namespace) -> dict:
-    """:data:`INHERITED` of ``--vocab-from``'s dataset, less those given by a flag; a
-    flag that gives one of :data:`SAME_AS_VOCAB` another value than DIR's is refused. A
-    dev set of a training set made with --labels universal took full labels and lost a
-    third of its pairs as unknown-label; the ones kept had other words and features."""
+    """:data:`INHERITED` of ``--vocab-from``'s dataset, less those a flag gives (an
+    evaluation set may be read otherwise on purpose: the workflow's gold treebank takes
+    syntactic words). A dev set of a training set made with --labels universal took
+    full labels and lost a third of its pairs as unknown-label; the ones kept had other
+    words and features."""
     if not args.vocab_from:
         return {}
     recorded = read_manifest(args.vocab_from).get("settings") or {}
     given = given_settings(ShardConfig, args)
-    for key in SAME_AS_VOCAB:
-        if key in given and key in recorded and given[key] != recorded[key]:
-            raise ConfigError(f"--{key.replace('_', '-')} {given[key]}, but {args.vocab_from} was made with {key} "
-                              f"{recorded[key]}: a dataset that reuses its vocabularies has its rows (words, labels, "
-                              f"features) as it has them; leave --{key.replace('_', '-')} out (it is {recorded[key]})")
     return {k: recorded[k] for k in INHERITED if k in recorded and k not in given}
 
 

@@ -13,10 +13,22 @@ from ..errors import InputError
 from ..util.outputs import OutputDir, write_text
 from ..util.textio import parse_json
 
-__all__ = ["RUN_KIND", "Metrics", "trim_metrics"]
+__all__ = ["RUN_KIND", "Metrics", "run_checkpoints", "trim_metrics"]
 
 #: the kind of a run folder's marker (synprep.util.outputs.OutputDir)
 RUN_KIND = "train"
+
+
+def run_checkpoints(folder: OutputDir, fresh: bool) -> tuple[Path, Path]:
+    """The run folder's ``checkpoint_last.pt`` and ``checkpoint_best.pt``. ``fresh`` (a
+    run from scratch in it: a start over) deletes another run's first, with its config
+    and metrics: a start over stopped before its first save left the other run's best
+    beside this run's files, and translate and the workflow's evaluation used it."""
+    paths = (folder.file("checkpoint_last.pt"), folder.file("checkpoint_best.pt"))
+    if fresh:
+        for p in paths:
+            p.unlink(missing_ok=True)
+    return paths
 
 
 def trim_metrics(path: Path, step: Optional[int]) -> None:

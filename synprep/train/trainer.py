@@ -79,7 +79,7 @@ from .checkpoint import (CHECKPOINT_KEYS, RESUMABLE, check_finite_weights, check
 from .checkpoint import fingerprint as vocab_fingerprint
 from .checkpoint import save_checkpoint as _atomic_save
 from .inputs import check_positions, model_from_manifest, same_vocab
-from .runfolder import RUN_KIND, Metrics
+from .runfolder import RUN_KIND, Metrics, run_checkpoints
 from .state import TrainState
 from .validation import validation_scores
 from ..errors import ConfigError, InputError, RunError, out_of_memory
@@ -291,10 +291,7 @@ class Trainer:
 
         tc, mcfg, dist = self.tc, self.mcfg, self.dist
         if dist.main:
-            self.last_path, self.best_path = (self.folder.file(n) for n in ("checkpoint_last.pt", "checkpoint_best.pt"))
-            if not resumed:  # a start over: the other run's checkpoints go first, with its config and metrics, so
-                for old in (self.last_path, self.best_path):  # that a stop before this run's first save leaves
-                    old.unlink(missing_ok=True)  # no checkpoint of it beside this run's files (its best was evaluated)
+            self.last_path, self.best_path = run_checkpoints(self.folder, fresh=not resumed)  # a start over: gone first
             write_json(self.folder.file("config.json"), self.cfg.to_dict(), indent=2, sort_keys=False, ensure_ascii=True)
         self.metrics = Metrics.open(self.folder if dist.main else None, self.state.step if resumed else None)
         if getattr(self.model, "prefix_decoder", False):
