@@ -94,11 +94,7 @@ def _without_text(sent) -> bool:
     """Is every token of ``sent`` (a multiword token's own form, every other word's)
     written ``_``, UD's missing value? A treebank distributed without its text: its
     words would train as the one word ``_``."""
-    if not sent.mwts:
-        return all(r[1] == "_" for r in sent.rows)  # a real sentence stops at its first word
-    covered = {k for a, b, _f, _m in sent.mwts for k in range(a, b + 1)}
-    return all(f == "_" for _a, _b, f, _m in sent.mwts) and all(
-        r[1] == "_" for i, r in enumerate(sent.rows) if i not in covered)
+    return all(form == "_" for _a, _b, form in sent.tokens())  # a real sentence stops at its first token
 
 
 class TreeStage:

@@ -171,13 +171,9 @@ def _nfc(text: str) -> str:
 
 def _tokens(s: Sentence) -> Iterator[tuple[int, int, str]]:
     """(first word, last word, whitespace-free NFC form) of each token of ``s``: a
-    multiword token's own form, every other word's."""
-    mw = {a: (b, f) for a, b, f, _m in s.mwts}
-    i, n = 0, len(s.rows)
-    while i < n:
-        b, form = mw.get(i, (i, s.rows[i][1]))
-        yield i, b, _nfc("".join(form.split()))
-        i = b + 1
+    multiword token's own form, every other word's (:meth:`Sentence.tokens`)."""
+    for a, b, form in s.tokens():
+        yield a, b, _nfc("".join(form.split()))
 
 
 def _keys(s: Sentence) -> list[tuple]:

@@ -110,6 +110,16 @@ class Sentence:
     def misc(self) -> list[str]:
         return [r[9] for r in self.rows]
 
+    def tokens(self) -> Iterator[tuple[int, int, str]]:
+        """(first word, last word, FORM) of each surface token, in order: a multiword
+        token's own FORM over its words, every other word's own (0-based, inclusive)."""
+        mw = {a: (b, form) for a, b, form, _misc in self.mwts}
+        i, n = 0, len(self.rows)
+        while i < n:
+            b, form = mw.get(i, (i, self.rows[i][1]))
+            yield i, b, form
+            i = b + 1
+
     def surface_text(self) -> str:
         """The sentence's ``# text``, else its surface tokens (a multiword token's FORM,
         not its words: ``du``, not ``de le``) joined by their ``SpaceAfter``."""

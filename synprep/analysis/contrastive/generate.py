@@ -58,22 +58,12 @@ Reparse = Callable[[list[tuple[str, str]]], Mapping[str, Union[Sentence, str]]]
 
 def surface(sent: Sentence) -> tuple[list[str], list[int]]:
     """(surface tokens, the token of each syntactic word): a multiword token is one
-    token, and each of its words points at it."""
-    starts = {a: (b, form) for a, b, form, _ in sent.mwts}
+    token, and each of its words points at it (:meth:`Sentence.tokens`)."""
     tokens: list[str] = []
     tok_of = [0] * len(sent.rows)
-    i = 0
-    while i < len(sent.rows):
-        if i in starts:
-            b, form = starts[i]
-            for k in range(i, b + 1):
-                tok_of[k] = len(tokens)
-            tokens.append(form)
-            i = b + 1
-        else:
-            tok_of[i] = len(tokens)
-            tokens.append(sent.rows[i][1])
-            i += 1
+    for a, b, form in sent.tokens():
+        tok_of[a:b + 1] = [len(tokens)] * (b + 1 - a)
+        tokens.append(form)
     return tokens, tok_of
 
 
