@@ -19,7 +19,8 @@ from typing import Optional
 from ...errors import ConfigError, InputError
 from ...util.yamlio import load_yaml_file
 from .family import decide_table
-from .files import read_record
+from .decisions import seed_summary
+from .files import RunFiles, read_record
 from .outcomes import ItemOutcomes, read_item_outcomes
 from .scoring import CONTRASTIVE_PREFIX
 from .settings import TableSettings
@@ -194,20 +195,20 @@ def _metric_missing(table: dict) -> Optional[str]:
 
 def _scores_edited(table: dict) -> Optional[str]:
     """Where a score of the rows is not the one the table's summaries were made from (a
-    number edited by hand): the mean and spread over a variant's seeds (made from the
-    rows' rounded scores: equal), and each per-seed comparison's delta (made from the
-    unrounded ones: within 0.015). The decision would be taken on the edited scores and
-    printed beside the old means."""
+    number edited by hand): the mean and spread over a variant's seeds, made again from
+    the rows by make_table's own :func:`.decisions.seed_summary` (equal), and each
+    per-seed comparison's delta (made from the unrounded scores: within 0.015). The
+    decision would be taken on the edited scores and printed beside the old means."""
     rows = {r["run"]: r for r in table["rows"]}
+    runs = [RunFiles(name=r["run"], variant=r["variant"], seed=r["seed"], summary="", hyps="") for r in table["rows"]]
+    again = seed_summary({name: {r["run"]: r["scores"].get(name) for r in table["rows"]} for name in table["over_seeds"]},
+                         [], runs)
     for name, per in table["over_seeds"].items():
         for v, rec in per.items():
-            for m, said in (rec.get("mean") or {}).items():
-                vals = [s[m] for r in table["rows"] if r["variant"] == v and (s := r["scores"].get(name)) and s.get(m) is not None]
-                if said is None or not vals:
-                    continue
-                for what, got, was in (("mean", round(sum(vals) / len(vals), 2), said),
-                                       ("spread", round(max(vals) - min(vals), 2), (rec.get("spread") or {}).get(m))):
-                    if was is not None and abs(got - was) > 0.0051:
+            for what in ("mean", "spread"):
+                for m, was in (rec.get(what) or {}).items():
+                    got = again.get(name, {}).get(v, {}).get(what, {}).get(m)
+                    if was is not None and got is not None and abs(got - was) > 0.0051:
                         return (f"table.over_seeds.{name}.{v}.{what}.{m} = {was}, but the rows' {m} of {v} on {name} "
                                 f"give {got}: a score edited by hand? give the table as made")
     for k, c in enumerate(table["comparisons"]):
