@@ -16,13 +16,22 @@ snakemake take them as made by their rules), into ``<to>/<run>.tar.gz``:
 
 A run is finished when snakemake recorded its training summary (``train/<run>/summary.json``)
 as made, and it is packed when no job of it is running; an archive is written again only when what
-it holds changed. ``--restore`` puts the archives back into a workdir whose data part was
+it holds changed. With ``--config`` (the table's config, as snakemake is given it) a pack
+also names every file the table reads that its rules make from the run's checkpoints and
+that is not there yet (:func:`made_from_checkpoints`), and the command ends with status 1:
+the checkpoints are never packed, so once the machine is gone such a file can only be
+made by training the run again (on 2026-12-01 sa seed 2 was kept without its induced-tree
+scores).
+
+``--restore`` puts the archives back into a workdir whose data part was
 made again (the runs reproduce it byte for byte: docs/measured/curves-2026-11-29.md),
 after checking every archive (plain files of its run and snakemake's records of them,
 inside the workdir) and every file's place (nothing there with other bytes, no folder or
-symbolic link in the way), and writing nothing where a check fails; then one run of snakemake with
-the mtime trigger left out takes the restored runs as made (their inputs, the data made
-again, are newer than they are):
+symbolic link in the way), and writing nothing where a check fails. The files it writes
+are dated at the restore, not as packed: snakemake (9.27) takes an output older than an
+input -- the data made again, or a folder input, which has no checksum to excuse it -- or
+older than its rule's script, freshly checked out, as to be made again whatever the
+rerun triggers say. Then snakemake takes the restored runs as made:
 
     python bench/keep_runs.py --workdir W --outdir results-table-decide \\
         --restore docs/measured/table-decide-runs
@@ -39,6 +48,7 @@ import json
 import os
 import sys
 import tarfile
+import time
 import zlib
 from pathlib import Path, PurePosixPath
 
@@ -92,6 +102,38 @@ def finished_runs(workdir: Path, outdir: str, recs: dict[str, Path]) -> list[str
     return sorted(p.parent.name for p in train.glob("*/summary.json") if str(p.relative_to(workdir)) in recs)
 
 
+def made_from_checkpoints(config: Path, run: str, variant: str) -> list[str]:
+    """The files (relative to the outdir) that the table of ``config`` reads and that its
+    rules make from ``run``'s checkpoints: evaluate_evalset's scores on the test set and
+    the larger one, score_contrastive's outcomes (workflow/rules/table.smk), and for a
+    run that induces trees dump_tree_scores' and dump_treebank_scores' scores
+    (workflow/rules/analysis.smk). The paths are those rules' outputs."""
+    from synprep.stages.analysis import TREE_VARIANTS
+    from synprep.stages.settings import workflow_settings
+    from synprep.util.yamlio import load_yaml
+
+    s = workflow_settings(load_yaml(config.read_text(encoding="utf-8"), str(config)) or {})
+    out = []
+    if s.table.enabled:
+        out += [f"table/eval/{e}/{run}/scores.json" for e in ("test", "larger") if e == "test" or s.table.larger]
+        if s.table.contrastive.enabled:
+            out.append(f"table/contrastive/score/{run}/outcomes.tsv")
+    if s.analysis.induce.enabled and variant in TREE_VARIANTS:
+        out.append(f"analysis/induce/{run}.scores.npz")
+        if s.analysis.induce.gold:
+            out.append(f"analysis/induce/treebank/{run}.scores.npz")
+    return out
+
+
+def missing_outputs(workdir: Path, outdir: str, run: str, config: Path) -> list[str]:
+    """:func:`made_from_checkpoints` of ``run`` that are not under the outdir."""
+    try:
+        variant = json.loads((workdir / outdir / "train" / run / "config.json").read_text())["model"]["variant"]
+    except (OSError, ValueError, KeyError, TypeError):
+        variant = ""  # (not a run of the trainer: nothing of a variant to expect)
+    return [p for p in made_from_checkpoints(config, run, variant) if not (workdir / outdir / p).is_file()]
+
+
 def pack(workdir: Path, outdir: str, run: str, to: Path, recs: dict[str, Path]) -> str:
     """Write ``to/<run>.tar.gz`` (files and their records); what happened, in words. Not
     while a job of the run is writing (snakemake's ``incomplete`` records): a file cut in
@@ -135,12 +177,14 @@ def _add_file(tar: tarfile.TarFile, path: Path, arcname: str) -> None:
         tar.addfile(info, f)
 
 
-def _contents(tar: tarfile.TarFile) -> dict[str, tuple[bytes, int]]:
-    return {m.name: (tar.extractfile(m).read(), int(m.mtime)) for m in tar.getmembers() if m.isfile()}
+def _contents(tar: tarfile.TarFile) -> dict[str, bytes]:
+    """What an archive holds, to compare: names and bytes (not times: a restored run is
+    dated at its restore, and packing it again changes nothing)."""
+    return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
 
 
 def restore(workdir: Path, archives: Path) -> list[str]:
-    """Put every ``archives/*.tar.gz`` back under ``workdir``, mtimes as packed. Every
+    """Put every ``archives/*.tar.gz`` back under ``workdir``, dated now. Every
     archive is read and checked before anything is written (:func:`_read_archive`), then
     every file against what is in the workdir (:func:`_plan`): a file that is there with
     other bytes, a folder or a symbolic link on a file's way, is a stop with nothing
@@ -159,12 +203,13 @@ def restore(workdir: Path, archives: Path) -> list[str]:
     write, there = _plan(workdir, kept)
     from synprep.util.outputs.files import write_bytes
 
+    now = time.time()  # (dated at the restore: see the module's docstring)
     for name in write:
-        a, data, mtime = kept[name]
+        a, data, _ = kept[name]
         dest = workdir / name
         dest.parent.mkdir(parents=True, exist_ok=True)
         write_bytes(dest, data)
-        os.utime(dest, (mtime, mtime))
+        os.utime(dest, (now, now))
     said = []
     for a in found:
         n = sum(1 for name in write if kept[name][0] == a)
@@ -284,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", help="runs to pack, comma-separated (default: every finished one)")
     ap.add_argument("--to", type=Path, help="the folder of the archives (packs)")
     ap.add_argument("--restore", type=Path, metavar="DIR", help="put the archives of DIR back into --workdir")
+    ap.add_argument("--config", type=Path, help="the table's config (relative to --workdir, as snakemake is given "
+                    "it): name what a packed run still lacks of what the table makes from its checkpoints")
     args = ap.parse_args(argv)
     if args.restore:
         print("\n".join(restore(args.workdir, args.restore)))
@@ -292,9 +339,18 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give --to (pack) or --restore")
     recs = records(args.workdir)
     runs = args.runs.split(",") if args.runs else finished_runs(args.workdir, args.outdir, recs)
+    config = args.workdir / args.config if args.config else None
+    if config is not None and not config.is_file():
+        ap.error(f"--config {args.config}: no such file under {args.workdir}")
+    lacking = 0
     for run in runs:
         print(pack(args.workdir, args.outdir, run, args.to.resolve(), recs))
-    return 0
+        missing = missing_outputs(args.workdir, args.outdir, run, config) if config else []
+        if missing:
+            lacking += 1
+            print(f"{run}: INCOMPLETE: lacks {', '.join(missing)} (made from its checkpoints, which are never "
+                  f"packed): make them before the checkpoints are gone, then pack again", file=sys.stderr)
+    return 1 if lacking else 0
 
 
 if __name__ == "__main__":

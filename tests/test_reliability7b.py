@@ -83,8 +83,14 @@ def test_1_a_good_archive_is_restored_and_a_second_restore_rewrites_nothing(keep
     kept, work = tmp_path / "kept", tmp_path / "work"
     work.mkdir()
     _archive(kept, GOOD)
+    data = work / "results" / "shards" / "train" / "manifest.json"  # the data, made again before the restore
+    data.parent.mkdir(parents=True)
+    data.write_text("{}")
     _restore(keep, work, kept)
-    assert (work / SUMMARY).read_bytes() == b'{"step": 3}\n' and (work / SUMMARY).stat().st_mtime == 1_700_000_000
+    # dated at the restore (packed 2023-11-14), not before the data made again: snakemake
+    # would take an output older than its inputs as to be made again
+    assert (work / SUMMARY).read_bytes() == b'{"step": 3}\n'
+    assert (work / SUMMARY).stat().st_mtime_ns >= data.stat().st_mtime_ns
     os.utime(work / SUMMARY, (5, 5))
     _restore(keep, work, kept)
     assert (work / SUMMARY).stat().st_mtime == 5  # the same bytes: left as they are
@@ -192,6 +198,55 @@ def test_1_no_archives_or_no_workdir_is_an_error_not_a_silent_nothing(keep, tmp_
     with pytest.raises(SystemExit, match="--workdir .*: no such folder"):
         _restore(keep, tmp_path / "typo", tmp_path / "kept")
     assert not (tmp_path / "typo").exists()
+
+
+def _finished(work: Path, run: str, variant: str, files: list[str]) -> None:
+    """A finished run of the table in ``work/results``: its summary recorded as made, its
+    config naming ``variant``, and ``files`` (relative to the outdir)."""
+    for rel in [f"train/{run}/summary.json", f"train/{run}/config.json", *files]:
+        f = work / "results" / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(json.dumps({"model": {"variant": variant}}) if rel.endswith("config.json") else "{}")
+    rec = work / _record(f"results/train/{run}/summary.json")
+    rec.parent.mkdir(parents=True, exist_ok=True)
+    rec.write_text('{"rule": "train_model"}')
+
+
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
+def test_1_a_pack_names_what_the_table_makes_from_a_runs_checkpoints_and_is_not_there(keep, tmp_path, capsys):
+    """Checkpoints are never packed, so a run packed before its scores on the test sets,
+    its contrastive outcomes or (a run that induces trees) its tree scores were made can
+    never be completed on another machine: with the table's config the pack says what is
+    missing and ends with status 1 (sa seed 2 of 2026-12-01 was kept without its tree
+    scores)."""
+    import shutil
+
+    work = tmp_path / "work"
+    (work / "config").mkdir(parents=True)
+    repo = Path(__file__).resolve().parents[1]
+    text = (repo / "config" / "table" / "decide.yaml").read_text().replace("outdir: results-table-decide", "outdir: results")
+    (work / "config" / "decide.yaml").write_text(text)
+    scored = ["table/eval/test/{r}/scores.json", "table/eval/larger/{r}/scores.json",
+              "table/contrastive/score/{r}/outcomes.tsv"]
+    _finished(work, "table-vanilla-s1", "vanilla", [p.format(r="table-vanilla-s1") for p in scored])
+    _finished(work, "table-sa-s1", "sa", [p.format(r="table-sa-s1") for p in scored[:2]])
+    kept = tmp_path / "kept"
+    rc = keep.main(["--workdir", str(work), "--outdir", "results", "--to", str(kept), "--config", "config/decide.yaml"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "table-vanilla-s1" not in err, err
+    assert ("table-sa-s1: INCOMPLETE: lacks table/contrastive/score/table-sa-s1/outcomes.tsv, "
+            "analysis/induce/table-sa-s1.scores.npz, analysis/induce/treebank/table-sa-s1.scores.npz") in err
+    assert {p.name for p in kept.iterdir()} == {"table-vanilla-s1.tar.gz", "table-sa-s1.tar.gz"}  # packed all the same
+    # made (the contrastive outcomes, the tree scores): complete, and packed again
+    for rel in [scored[2], "analysis/induce/{r}.scores.npz", "analysis/induce/treebank/{r}.scores.npz"]:
+        (work / "results" / rel.format(r="table-sa-s1")).parent.mkdir(parents=True, exist_ok=True)
+        (work / "results" / rel.format(r="table-sa-s1")).write_bytes(b"made")
+    assert keep.main(["--workdir", str(work), "--outdir", "results", "--to", str(kept), "--config",
+                      "config/decide.yaml"]) == 0
+    assert "INCOMPLETE" not in capsys.readouterr().err
+    # a vanilla run owes no tree scores; without --config nothing is checked
+    shutil.rmtree(work / "results" / "analysis")
+    assert keep.main(["--workdir", str(work), "--outdir", "results", "--to", str(kept)]) == 0
 
 
 # ============================================================ 2. filter --corpus
