@@ -340,12 +340,19 @@ def _swap_names(lines: list[str], a: int, b: int) -> list[str]:
     return ["\t".join(cols), *lines[1:]]
 
 
+def _cut_column(lines: list[str], run: str) -> list[str]:
+    """The outcomes without ``run``'s column (its name in the header and its values)."""
+    j = lines[0].split("\t").index(run)
+    return ["\t".join(c for k, c in enumerate(line.split("\t")) if k != j) for line in lines]
+
+
 @pytest.mark.parametrize("case, wanted", [
     ("fewer", "50 items of the contrastive type np_agreement, where the table scored 300"),
     ("header", "0 items of the contrastive type np_agreement, where the table scored 300"),
     ("swapped", "run table-vanilla-s1 wins 81.67 % of the np_agreement items there, where the table says 83.33 %"),
     ("twice", "the item np_agreement 1 1 is there twice (line 2 too)"),
     ("run twice", "the header names the run 'table-vanilla-s1' twice"),
+    ("column cut", "o.tsv.gz:1: no column of run table-sa-s1, which the table scored on the np_agreement items"),
 ])
 def test_a_tables_outcomes_must_be_its_own(case, wanted, made, tmp_path, capsys):
     """table-decide --outcomes of another table (fewer items, none, the runs' columns
@@ -353,7 +360,8 @@ def test_a_tables_outcomes_must_be_its_own(case, wanted, made, tmp_path, capsys)
     lines = _outcomes_text(made)
     bad = {"fewer": lambda: lines[:51], "header": lambda: lines[:1], "swapped": lambda: _swap_names(lines, 4, 5),
            "twice": lambda: lines + lines[1:2], "run twice": lambda: [lines[0].replace("table-parent-s1",
-                                                                                        "table-vanilla-s1")] + lines[1:]}
+                                                                                        "table-vanilla-s1")] + lines[1:],
+           "column cut": lambda: _cut_column(lines, "table-sa-s1")}
     path = _write_outcomes(tmp_path / "o.tsv.gz", bad[case]())
     rc, err = run_main(capsys, "table-decide", made / "table.json", "--outcomes", path, "-o", tmp_path / "out")
     one_line_error(rc, err, wanted)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 
 from ..analysis.gates import gate_rows, write_gate_tsv
 from ..dataset.data import ShardDataset
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..train.checkpoint import load_model_for
 from ..dataset.vocab import TargetVocab, target_language
 from ..translate.decode import check_search, tree_conllu
@@ -53,8 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--gate-of",
         choices=("hyps", "refs"),
-        default="hyps",
-        help="--gate-norms over the hypotheses (default) or the dataset's references, teacher-forced",
+        help="--gate-norms over the hypotheses (default) or the dataset's references, teacher-forced (refs: a "
+        "dataset of pairs)",
     )
     p.add_argument("--no-verify", action="store_true",
                    help="use the dataset without checking it against its manifest (sizes, rows, SHA-256; checked by default)")
@@ -103,6 +104,9 @@ def decoding_defaults(args: argparse.Namespace, cfg, ds=None, device="cpu") -> t
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.gate_of and not args.gate_norms:
+        raise ConfigError(f"--gate-of {args.gate_of} chooses what --gate-norms measures; give --gate-norms TSV, or "
+                          "leave --gate-of out")
     for opt in ("out", "trees", "tree_scores", "gate_norms"):
         if getattr(args, opt):
             check_output_file(getattr(args, opt), "--" + opt.replace("_", "-"))
@@ -117,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
                           "sa-1set do); leave --tree-scores out")
     if args.gate_norms and not hasattr(model, "gate_norms"):
         raise ConfigError(f"--gate-norms: variant {cfg.model.variant!r} has no syntactic gate (sa, sa-hard and fa have one)")
+    if args.gate_of == "refs" and "tgt" not in ds.manifest.get("sides", ()):
+        raise InputError(os.path.join(args.data, "manifest.json"), None, "--gate-of refs: the dataset has no target "
+                         "side (no references to force); give a dataset of pairs, or --gate-of hyps", "invalid")
     if args.trees and model.target != "transitions":
         raise ConfigError(f"--trees: variant {cfg.model.variant!r} decodes pieces and predicts no target tree")
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
@@ -139,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
         n = dump_tree_scores(model, ds, args.tree_scores, device=device)
         print(f"synprep translate: wrote {n} score matrices to {args.tree_scores}", file=sys.stderr)
     if args.gate_norms:
-        layers, rows = gate_rows(model, ds, vocab, of=args.gate_of, translations=tr, device=device)
+        layers, rows = gate_rows(model, ds, vocab, of=args.gate_of or "hyps", translations=tr, device=device)
         write_gate_tsv(args.gate_norms, layers, rows)
-        print(f"synprep translate: wrote the gate norms of {len(rows)} target pieces ({args.gate_of}) to {args.gate_norms}", file=sys.stderr)
+        print(f"synprep translate: wrote the gate norms of {len(rows)} target pieces ({args.gate_of or 'hyps'}) to "
+              f"{args.gate_norms}", file=sys.stderr)
     return 0

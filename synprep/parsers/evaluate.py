@@ -159,8 +159,10 @@ def _check_id(s: Sentence, first: int | None, path: str) -> None:
 
 
 def _word_line(s: Sentence, i: int) -> int:
-    """The line of word ``i`` of ``s`` (comments, MWT lines and words before it)."""
-    return s.line + len(s.comments) + i + sum(1 for a, _b, _f, _m in s.mwts if a <= i)
+    """The line of word ``i`` of ``s`` (comments, MWT lines, empty nodes -- those after
+    word N come before word N + 1 -- and words before it)."""
+    return (s.line + len(s.comments) + i + sum(1 for a, _b, _f, _m in s.mwts if a <= i)
+            + sum(1 for n, _line in s.empty if n <= i))
 
 
 def _nfc(text: str) -> str:
@@ -177,16 +179,25 @@ def _tokens(s: Sentence) -> Iterator[tuple[int, int, str]]:
 
 
 def _keys(s: Sentence) -> list[tuple]:
-    """Per word: (start, end[, k, form]) of its token in the whitespace-free text."""
+    """Per word: (start, end[, k, form]) of its token in the whitespace-free text; a
+    token of whitespace alone (U+3000 of a Japanese corpus) spans nothing there, so the
+    n-th such token at a place is (start, start, n) (two in a row shared one key, and
+    heads through them went to the last)."""
     keys: list[tuple] = [()] * len(s.rows)
     pos = 0
+    blank = 0  # the tokens of whitespace alone at pos so far
     for a, b, form in _tokens(s):
         end = pos + len(form)
         if b > a:  # a multiword token (its range is never one word: the reader's check)
             for k in range(a, b + 1):
                 keys[k] = (pos, end, k - a, _nfc(s.rows[k][1]).lower())
+        elif end == pos:
+            keys[a] = (pos, end, blank)
+            blank += 1
         else:
             keys[a] = (pos, end)
+        if end > pos:
+            blank = 0
         pos = end
     return keys
 

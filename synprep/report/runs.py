@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
+from ..errors import InputError
 from ..translate.significance import DEFAULT_SAMPLES, compare, read_lines
+from ..util.records import is_finite
 from ..util.textio import json_object, parse_json, read_json_object, text_lines
 
 
@@ -33,6 +35,10 @@ def read_run(name: str, metrics: str | os.PathLike | None = None, scores: str | 
         obj = read_json_object(os.fspath(scores), "synprep evaluate's scores.json")
         run["scores"] = {k: v for k, v in obj.items()
                          if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"}
+        for k, v in run["scores"].items():  # synprep evaluate writes finite scores only: damage, not a result
+            if not is_finite(v):
+                raise InputError(os.fspath(scores), None, f"{k!r} is {v}, not a finite number; evaluate the run again",
+                                 "invalid")
         if isinstance(obj.get("by_src_length"), list):
             run["by_src_length"] = obj["by_src_length"]
         # what the scores were scored on: the report says when runs were not scored alike
@@ -45,8 +51,8 @@ def _metrics(path: str, run: dict) -> list[dict]:
     """The points of a trainer's metrics.jsonl (:func:`read_run`); the start record's
     variant and target go into ``run``. Read as every synprep text reader reads
     (synprep.util.textio.lines) and every JSON line (synprep.util.textio.parse_json): a
-    line that is not UTF-8, not JSON, not an object or holds a lone surrogate is an InputError
-    naming it."""
+    line that is not UTF-8, not JSON, not an object, holds a lone surrogate or a number
+    that is not finite is an InputError naming it."""
     points = []
     expected = "the trainer's metrics.jsonl, one JSON object a line"
     for ln, line in text_lines(path, expected):
@@ -57,6 +63,12 @@ def _metrics(path: str, run: dict) -> list[dict]:
             run.update({k: row[k] for k in ("variant", "target") if isinstance(row.get(k), str)})
         if not isinstance(row.get("step"), (int, float)):
             continue
+        # the trainer writes a non-finite value as text ("nan", a diverged record): a number
+        # that is not finite is damage, never a point to plot
+        bad = next((k for k, v in row.items() if isinstance(v, float) and not is_finite(v)), None)
+        if bad is not None:
+            raise InputError(path, ln, f"{bad!r} is {row[bad]}, not a finite number (the trainer never writes one)",
+                             "invalid")
         event = row.get("event")
         if event in ("train", "valid") and isinstance(row.get("loss"), (int, float)):
             row = {**row, f"{event}_loss": row["loss"]}

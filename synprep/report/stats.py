@@ -37,6 +37,7 @@ from ..dataset.shards import read_arrow, table_ids  # noqa: F401  (the report re
 from ..errors import InputError
 from ..syntax.conllu import read_conllu
 from ..syntax.tree import is_projective, lift, to_tree
+from ..util.keys import UniqueKeys
 
 SIDES = ("src", "tgt")
 
@@ -213,8 +214,15 @@ def check_stats(obj, path: str) -> dict:
     return dict(obj)
 
 
-def merge_stats(parts: Sequence[Mapping]) -> dict:
-    """The sum of several :func:`shard_stats` results (histograms add up)."""
+def merge_stats(parts: Sequence[Mapping], paths: Sequence[str] | None = None) -> dict:
+    """The sum of several :func:`shard_stats` results (histograms add up). With
+    ``paths`` (the file each part was read from), a shard given twice -- the same file
+    twice, or a copy -- is an InputError naming both files: its counts would be added
+    twice."""
+    if paths is not None:
+        seen = UniqueKeys("shard", "give each shard's statistics once")
+        for path, part in zip(paths, parts):
+            seen.add(str(part.get("shard")), path, None)
     out: dict = {"shards": [p.get("shard") for p in parts]}
 
     def add(dst: dict, src: Mapping) -> None:

@@ -287,8 +287,12 @@ def check_outcomes(outcomes: Optional[ItemOutcomes], table: dict, path: str) -> 
         col = {r: j for j, r in enumerate(outcomes.runs)}
         for row in table["rows"]:
             said = (row["scores"].get(name) or {}).get("accuracy")
-            if said is None or row["run"] not in col:
-                continue  # (a run absent from the outcomes: named when its column is read)
+            if said is None:
+                continue
+            if row["run"] not in col:
+                raise InputError(path, 1, f"no column of run {row['run']}, which the table scored on the {t} items: "
+                                 "the per-item outcomes of another table (or a column cut out); give the file written "
+                                 "with this one", "invalid")
             got = round(100.0 * float(outcomes.won[rows, col[row["run"]]].mean()), 2)
             if abs(got - said) > 0.0051:
                 raise InputError(path, None, f"run {row['run']} wins {got} % of the {t} items there, where the table "
