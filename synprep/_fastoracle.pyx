@@ -10,7 +10,9 @@ or ``jsonl`` equal to ``json.dumps(record, ensure_ascii=False)``).
 It never reports an error itself. Whenever a sentence is not plainly valid, or uses
 something the kernel leaves to Python (non-ASCII IDs or heads, a sentence of more
 than MAXW words, a multiword merge that makes a cycle, a control character or a line
-break inside a line, ...), it stops and returns
+break inside a line, a ``# text`` of nothing, sentences run together without the blank
+line between them (:mod:`synprep.syntax.runon`: their block is one invalid block here),
+...), it stops and returns
 the byte range of that sentence; the caller runs the Python path on it, which
 produces the exact error or record, and calls the kernel again after it. The tests
 check that both paths give identical bytes on every UD file we have.
@@ -161,6 +163,33 @@ cdef inline int comment_key(const unsigned char* src, Py_ssize_t ls, Py_ssize_t 
     while b > a and is_ws(src[b - 1]):
         b -= 1
     return 1 if b - a == klen and memcmp(src + a, key, klen) == 0 else 0
+
+cdef inline bint blank_value(const unsigned char* src, Py_ssize_t ls, Py_ssize_t le) nogil:
+    # whether the value of the comment line [ls, le) (after its first "=") is nothing as
+    # the Python reader's str.strip() sees it: whitespace alone, ASCII or Unicode's
+    # (U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000)
+    cdef Py_ssize_t a = ls + 1
+    cdef unsigned char c
+    while a < le and src[a] != 61:
+        a += 1
+    a += 1
+    while a < le:
+        c = src[a]
+        if is_ws(c):
+            a += 1
+        elif c == 0xC2 and a + 1 < le and (src[a + 1] == 0x85 or src[a + 1] == 0xA0):
+            a += 2
+        elif c == 0xE1 and a + 2 < le and src[a + 1] == 0x9A and src[a + 2] == 0x80:
+            a += 3
+        elif c == 0xE2 and a + 2 < le and ((src[a + 1] == 0x80 and (src[a + 2] <= 0x8A or src[a + 2] == 0xA8
+                                                                   or src[a + 2] == 0xA9 or src[a + 2] == 0xAF))
+                                           or (src[a + 1] == 0x81 and src[a + 2] == 0x9F)):
+            a += 3
+        elif c == 0xE3 and a + 2 < le and src[a + 1] == 0x80 and src[a + 2] == 0x80:
+            a += 3
+        else:
+            return False
+    return True
 
 cdef inline bint control_at(const unsigned char* src, Py_ssize_t k, Py_ssize_t le) nogil:
     # a character of synprep.syntax.conllu._CONTROL starts at k (< le, the line's end
@@ -505,8 +534,8 @@ def run(bytes data, Py_ssize_t pos, long line_no, bint eof, bint surface, bint u
                     elif le - ls >= 6 and memcmp(src + ls, b"# text", 6) == 0:
                         r = comment_key(src, ls, le, b"text", 4)
                         if r != 0:
-                            if r < 0 or seen_text:
-                                ok = False  # (a second # text: the Python reader's error names it)
+                            if r < 0 or seen_text or blank_value(src, ls, le):
+                                ok = False  # (a second # text, or one of nothing: the Python reader's error names it)
                             seen_text = True
                     continue
                 # token line: exactly ten tab-separated fields

@@ -171,7 +171,9 @@ def named(data: bytes, name: str) -> io.BytesIO:
 
 def sentence_blocks(data: bytes) -> list[tuple[int, list[str | None]]]:
     """(first line, lines) of every block the reader must account for, found without
-    the reader: runs of non-blank lines, minus blocks of comments only that name no
+    the reader: runs of non-blank lines, each cut where another sentence starts without
+    the blank line before it (:func:`synprep.syntax.runon.sentence_starts`, tested on its
+    own in tests/test_reliability13_conllu.py), minus blocks of comments only that name no
     sentence (no ``# sent_id =`` or ``# text =``); a line that is not UTF-8 is None (and
     not blank)."""
     if data.startswith(b"\xef\xbb\xbf"):
@@ -188,16 +190,24 @@ def sentence_blocks(data: bytes) -> list[tuple[int, list[str | None]]]:
     blocks, cur, start = [], [], 0
     for n, line in enumerate(lines, 1):
         if line is not None and (not line or line.isspace() or line == "\r"):
-            if cur and not _no_sentence(cur):
-                blocks.append((start, cur))
+            blocks.extend(_sentences_of(start, cur))
             cur = []
             continue
         if not cur:
             start = n
         cur.append(line)
-    if cur and not _no_sentence(cur):
-        blocks.append((start, cur))  # unterminated: an error (truncated, or a sentence without words)
+    blocks.extend(_sentences_of(start, cur))  # unterminated: an error (truncated, or a sentence without words)
     return blocks
+
+
+def _sentences_of(start: int, block: list[str | None]) -> list[tuple[int, list[str | None]]]:
+    """The sentences of a block (its first line ``start``), cut where another starts, less those
+    that are :func:`_no_sentence`."""
+    from synprep.syntax.runon import sentence_starts
+
+    bounds = [0, *sentence_starts(block), len(block)]
+    parts = [(start + a, block[a:b]) for a, b in zip(bounds, bounds[1:])]
+    return [(first, part) for first, part in parts if part and not _no_sentence(part)]
 
 
 def _no_sentence(block: list[str | None]) -> bool:

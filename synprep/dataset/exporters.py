@@ -18,13 +18,18 @@ Token styles (``style`` option):
 * ``bpe`` (default): subword-nmt style as the seeds' scripts expect: a word's pieces
   without sentencepiece's ``▁``, every piece but the word's last followed by ``@@``
   (``Jo@@ hn``). Byte-fallback pieces of one character are joined back into that
-  character, and a lone ``▁`` piece is dropped, so a token is always real text; a
+  character, a lone ``▁`` piece is dropped, and synprep's escapes are reversed over the
+  whole word (:func:`synprep.syntax.pieces.unprotect_tokens`: an escape pair split over
+  two pieces is one token), so a token is always the word's own text; a
   space inside a word (or any whitespace) is written as U+2581
   (:data:`synprep.syntax.pieces.SPACE_IN_TOKEN`), at which no reader of space-separated
   tokens splits. Parent positions are recomputed over
   these tokens with the same rule as in the shards.
 * ``spm``: the sentencepiece pieces as they are (``▁Jo hn``); parent positions are
-  the stored ones.
+  the stored ones. They are the model's pieces of each word as the dataset encodes it
+  (:func:`synprep.syntax.pieces.protect`: a space inside a word is U+E000, a ``▁``,
+  U+E000 or U+E001 of the word is escaped), one a stored id: a word is sentencepiece's
+  decoding of its pieces, then :func:`synprep.syntax.pieces.unprotect`.
 
 File names: ``prefix`` defaults to ``train`` for a training set and ``valid`` for a
 held-out set (a manifest whose ``config.heldout`` is true: the workflow's

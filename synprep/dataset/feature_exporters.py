@@ -16,7 +16,7 @@ formats (PASCAL parents, linearized transitions); these write the rest:
   tree, the root path's length).
 
 Token ``style``: ``bpe`` (subword-nmt tokens, :func:`synprep.syntax.pieces.render_word`),
-``spm`` (the pieces as stored), ``ids`` (the piece ids: the one choice for a
+``spm`` (the pieces as stored, :mod:`synprep.dataset.exporters`), ``ids`` (the piece ids: the one choice for a
 pretrained tokenizer, whose ids are what its model reads). With ``bpe``, a word's
 pieces may render to fewer tokens (byte pieces joined back): every per-token feature
 is then written per rendered token, each token taking its word's features and the

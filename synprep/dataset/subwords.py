@@ -20,7 +20,10 @@ character) and decoded back to a space. sentencepiece's own mark ``▁`` (U+2581
 word would be read as a word start, and a literal U+E000 would decode to a space,
 so these are escaped too: U+E001 is an escape character that makes the next one
 literal (``\ue001\ue002`` is ``▁``, ``\ue001\ue000`` is U+E000, ``\ue001\ue001``
-is U+E001); :func:`protect` and :func:`unprotect` are inverse for every string.
+is U+E001); :func:`protect` and :func:`unprotect` are inverse for every string. They
+live in :mod:`synprep.syntax.pieces`, the one place that knows the escapes (the tree
+layer's :func:`~synprep.syntax.pieces.render_word` reverses them too), and are
+re-exported here.
 
 Exactness is checked, not assumed: :meth:`SubwordModel.check_words` names every word
 whose pieces break the word-start rule, contain ``<unk>`` or (for a word that is
@@ -57,40 +60,12 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from ..syntax.pieces import SPACE_STANDIN, protect, protect_all, unprotect
 from ..util.outputs import write_bytes
 
 __all__ = ["SubwordModel", "train_spm", "reservoir_sample", "load_spm", "SPACE_STANDIN", "protect", "unprotect"]
 
-#: stands in for a space inside a word while encoding (decoded back to " ")
-SPACE_STANDIN = "\ue000"
-#: makes the next character literal (see the module docstring)
-ESCAPE = "\ue001"
 _META = "\u2581"  # sentencepiece's word-boundary mark
-_META_STANDIN = "\ue002"
-_PROTECT = str.maketrans({" ": SPACE_STANDIN, _META: ESCAPE + _META_STANDIN, SPACE_STANDIN: ESCAPE + SPACE_STANDIN,
-                          ESCAPE: ESCAPE + ESCAPE})
-_MARKS = re.compile(f"[ {_META}{SPACE_STANDIN}{ESCAPE}]")
-_UNPROTECT = re.compile(f"{ESCAPE}(.)|{SPACE_STANDIN}", re.DOTALL)
-
-
-def protect(word: str) -> str:
-    """The text sentencepiece encodes for ``word``: spaces and the marks escaped."""
-    return word.translate(_PROTECT) if _MARKS.search(word) else word
-
-
-def _unescape(m: "re.Match[str]") -> str:
-    c = m.group(1)
-    if c is None:
-        return " "
-    return _META if c == _META_STANDIN else c
-
-
-def unprotect(text: str) -> str:
-    """The inverse of :func:`protect` (``unprotect(protect(w)) == w`` for every ``w``)."""
-    if SPACE_STANDIN not in text and ESCAPE not in text:
-        return text
-    return _UNPROTECT.sub(_unescape, text)
-
 
 class ModelFile:
     """What a dataset's subword model (a sentencepiece model, or a pretrained tokenizer,
@@ -202,7 +177,7 @@ class SubwordModel(ModelFile):
 
         Returns (pieces int32, pieces per word int64). A word that encodes to no
         pieces (the empty word) gets 0; :meth:`check_words` reports it."""
-        enc = self.sp.encode(_protect_all(words))
+        enc = self.sp.encode(protect_all(words))
         lengths = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
         ids = np.fromiter(chain.from_iterable(enc), dtype=np.int32, count=int(lengths.sum()))
         return ids, lengths
@@ -267,7 +242,7 @@ class SubwordModel(ModelFile):
 
     def encode_words_str(self, words: Sequence[str]) -> list[list[str]]:
         """Piece strings per word."""
-        return self.sp.encode(_protect_all(words), out_type=str)
+        return self.sp.encode(protect_all(words), out_type=str)
 
     def decode_word(self, ids: Sequence[int]) -> str:
         """The word that a word's pieces spell."""
@@ -319,15 +294,6 @@ def _add_special_pieces(proto: bytes, sp) -> bytes:
         spec += _field(id_field, V) + _field(piece_field, piece.encode("utf-8"))
         V += 1
     return proto + pieces + _field(2, spec)
-
-
-def _protect_all(words: Sequence[str]) -> list[str]:
-    """:func:`protect` of each word; one search over all of them in the usual case
-    where none has a space or a mark."""
-    words = list(words)
-    if not _MARKS.search("\n".join(words)):
-        return words
-    return [protect(w) for w in words]
 
 
 # --------------------------------------------------------------------------- training
@@ -384,7 +350,7 @@ def train_spm(
     if vocab_size > MAX_VOCAB:
         raise ConfigError(f"vocab size {vocab_size} is too large: at most {MAX_VOCAB:,} (sentencepiece takes a 32-bit "
                           "count; no NMT vocabulary comes near it: NLLB's has 256,206 pieces)")
-    sample = reservoir_sample((" ".join(_protect_all(s)) for s in sentences), sample_size, seed)
+    sample = reservoir_sample((" ".join(protect_all(s)) for s in sentences), sample_size, seed)
     if not sample:
         raise ConfigError("no sentences to train the subword model on (every input sentence was rejected?)")
     out = io.BytesIO()
@@ -443,7 +409,7 @@ def load_spm(path: str | os.PathLike):
     def segment(words: Sequence[str]) -> list[list[str]]:
         # the words protected as the shards encode them (SubwordModel.encode_words_str):
         # a space inside a word is one stand-in piece, not a second word mark
-        return [p or [w] for p, w in zip(sp.encode(_protect_all(words), out_type=str), words)]
+        return [p or [w] for p, w in zip(sp.encode(protect_all(words), out_type=str), words)]
 
     segment.processor = sp  # type: ignore[attr-defined]
     return segment

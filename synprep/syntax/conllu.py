@@ -1,15 +1,17 @@
 """A fast, strict, streaming CoNLL-U reader.
 
 Algorithm. The input is read in binary blocks of about 1 MiB that end on a newline
-(a UTF-8 byte-order mark at the very start of the input is skipped; U+FEFF anywhere
-else is text like any other, so it makes an ID or a comment line invalid),
+(a UTF-8 byte-order mark at the very start of the input is skipped; a line that starts
+with U+FEFF further on is an error that says so: files concatenated),
 decoded strictly as UTF-8 (a block that fails is decoded line by line so the bad line
 can be named), and split into lines. A block is checked once for the characters that
 never belong inside a line (:data:`synprep.syntax.controls.CONTROL`); only a block that holds one is looked at
 line by line, so that the line can be named. Lines are grouped into sentences at blank lines (comments alone make no sentence, at
 the end of the file too, without a blank line after them; but comments that name a
 sentence, a ``# sent_id`` or ``# text``, without words after them are an error: a
-sentence whose words are gone, never dropped without a word);
+sentence whose words are gone, never dropped without a word); a block that holds the
+start of another sentence (the blank line between them missing) is read a sentence at a
+time, each but the last an error (:mod:`synprep.syntax.runon`);
 each sentence is validated and turned into a :class:`Sentence` in one pass over its
 lines. Only basic trees are read: empty nodes (``3.1``) are no words of the tree (kept
 aside, :attr:`Sentence.empty`, and written back in place by :func:`format_conllu`) and
@@ -26,7 +28,7 @@ Invariants of every :class:`Sentence` yielded:
   order (before the first word 0.1, ...), as UD numbers them;
 * every FORM (of a word and of a multiword token) and every DEPREL is non-empty, and
   so is a ``# sent_id`` (an id of nothing would be every such sentence's one key),
-  which holds no whitespace either (UD's ids are one word; an id is a key in TSV files);
+  and a ``# text`` (a text of nothing is no sentence's text); the id holds no whitespace either (UD's ids are one word; an id is a key in TSV files);
 * a sentence has at most one ``# sent_id`` and one ``# text`` (a second one is the
   comments of two sentences run together, a sentence whose words are gone);
 * no line of it (comment, word, range or empty node) holds a control character but
@@ -57,6 +59,7 @@ from ..errors import InputError
 from ..util.keys import UniqueKeys
 from ..util.textio import BOM, GZIP_MAGIC, gunzipped, open_text, refuse_gzip  # BOM: skipped at the very start of a file by every synprep reader
 from .controls import checked, conllu_text, plain  # conllu_text: the writers', re-exported
+from .runon import inner_bom, read_block
 
 __all__ = ["Sentence", "read_conllu", "read_conllu_string", "read_parallel", "format_conllu", "conllu_text", "open_binary"]
 
@@ -346,46 +349,25 @@ def read_sentences(
     for lineno, line in enumerate(lines, first):
         if line is not None and (not line or line.isspace() or line == "\r"):
             if block:
-                sent = _build(block, start, name, on_invalid)
-                if sent is not None:
+                try:
+                    sent = _parse_block(block, start, name)
+                except InputError:  # one invalid sentence, or sentences run together
+                    sent = _INVALID
+                if sent.__class__ is Sentence:
                     yield sent
+                elif sent is _INVALID:  # read again: the error, or each sentence of the block
+                    yield from read_block(block, start, name, _parse_block, on_invalid)
                 block = []
             continue
         if not block:
             start = lineno
         block.append(line)
-    if block:
-        try:  # a line's own error (e.g. its columns) comes before the end of the file
-            _parse_block(block, start, name, lines_only=True)
-            if all(line is not None and line.startswith("#") for line in block):
-                # comments alone, as anywhere else (the last blank line is not needed): no
-                # sentence, or the error of a sentence without words
-                _build(block, start, name, on_invalid)
-                return
-            err = InputError(
-                name,
-                lineno,
-                f"the file ends inside the sentence that starts at line {start}; "
-                "expected an empty line after its last word",
-                reason="truncated",
-            )
-        except InputError as first:
-            err = first
-        if on_invalid is None:
-            raise err
-        on_invalid(err)
+    if block:  # the last, no blank line after it
+        yield from read_block(block, start, name, _parse_block, on_invalid, end=lineno)
 
 
-def _build(
-    block: list[str | None], start: int, name: str, on_invalid: Callable[[InputError], None] | None
-) -> Sentence | None:
-    try:
-        return _parse_block(block, start, name)
-    except InputError as err:
-        if on_invalid is None:
-            raise
-        on_invalid(err)
-        return None
+#: :func:`read_sentences`'s mark of a block that failed to parse
+_INVALID = object()
 
 
 _PLAIN = " (plain ASCII digits: no sign, spaces, underscores or leading zeros)"
@@ -438,6 +420,8 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
             continue
         f = line.split("\t")
         if len(f) != 10:
+            if line[:1] == "\ufeff":
+                raise inner_bom(name, lineno)
             hint = " (are the columns separated by spaces instead of tabs?)" if len(f) < 10 and " " in line else ""
             raise InputError(name, lineno, f"found {len(f)} tab-separated columns; expected 10{hint}", "columns")
         wid = f[0]
@@ -453,6 +437,8 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
             row_lines.append(lineno)
             expected += 1
             continue
+        if wid[:1] == "\ufeff":
+            raise inner_bom(name, lineno)
         if "-" in wid:
             ia, ib = _mwt_range(f, expected, mwt_end, name, lineno)
             mwt_end = ib
@@ -490,12 +476,15 @@ def _empty_node(wid: str, empty: list, expected: int, name: str, lineno: int) ->
 def _comment_field(line: str, name: str, lineno: int) -> tuple[str | None, str]:
     """``("sent_id", id)`` or ``("text", text)`` of a ``# sent_id = ...`` or ``# text =
     ...`` comment, else ``(None, "")``; a sent_id of nothing is an InputError (every
-    such sentence would have the one key "")."""
+    such sentence would have the one key ""), and so is a text of nothing."""
     k, eq, v = line[1:].partition("=")
     key = k.strip()
     if not eq or key not in ("sent_id", "text"):
         return None, ""
     value = v.strip()
+    if key == "text" and not value:  # a text of nothing: written as the sentence's (challenge's subsets)
+        raise InputError(name, lineno, "'# text =' without a value; give the sentence's text, or remove the line "
+                         "(the text is then its words joined by their SpaceAfter)", "text")
     if key == "sent_id" and not value:
         raise InputError(name, lineno, "'# sent_id =' without a value; expected the sentence's id (or no "
                          "sent_id line: the sentence is then named by FILE:LINE)", "sent-id")

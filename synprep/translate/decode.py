@@ -523,6 +523,7 @@ def tree_conllu(words: Sequence[str], heads: Sequence[int], labels: Sequence[str
     joined = [False] * len(forms)
     if text is not None:
         text = conllu_text(text)
+    if text:  # a text of nothing is none: the reader refuses '# text =' without a value
         lines.append(f"# text = {text}")
         joined = _joined(forms, text)
     for i, (form, h, lab) in enumerate(zip(forms, heads, labels)):
