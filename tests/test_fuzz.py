@@ -227,6 +227,12 @@ def check_oracle(data: bytes) -> None:
     from synprep.errors import InputError
     from synprep.syntax.oracle_io import SentenceOracle, native_available, stream_oracle
 
+    if data[:2] == b"\x1f\x8b":  # gzip's magic (a mutation made it): read as gzip, damaged: the file's one error
+        for native in ([True, False] if native_available() else [False]):
+            with pytest.raises(InputError, match=r"^f\.conllu:1: cannot be read: damaged gzip data"):
+                stream_oracle(named(data, "f.conllu"), SentenceOracle(words="syntactic", policy="lift"), True,
+                              io.BytesIO().write, on_invalid=[].append, native=native)
+        return
     results = []
     for native in ([True, False] if native_available() else [False]):
         out, errors = io.BytesIO(), []

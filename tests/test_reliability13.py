@@ -150,3 +150,12 @@ def test_5_a_word_after_empty_nodes_is_named_at_its_own_line(tmp_path, capsys):
     rc, err = run_main(capsys, "eval-parse", tmp_path / "p.conllu", tmp_path / "g.conllu")
     assert line == 9  # two comments, words 1-3 and the three empty nodes before it
     one_line_error(rc, err, f"p.conllu:{line}:")
+
+
+def test_6_an_unparsed_file_says_to_parse_it_first(tmp_path, capsys):
+    """HEAD and DEPREL both ``_`` (a tokenized file, as UD's tools write one before a
+    parser): was "word 1 has an empty DEPREL"."""
+    path = tmp_path / "tok.conllu"
+    path.write_text("# sent_id = a\n# text = x y\n1\tx\tx\tX\t_\t_\t_\t_\t_\t_\n2\ty\ty\tX\t_\t_\t_\t_\t_\t_\n\n")
+    rc, err = run_main(capsys, "oracle", path)
+    one_line_error(rc, err, f"{path}:3: word 1 has no HEAD and no DEPREL (both _)", "parse the file first")

@@ -432,6 +432,9 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
             if not f[1]:
                 raise InputError(name, lineno, f"word {i} has an empty FORM; expected the word (UD writes a missing value as _)", "form")
             if not f[7] or f[7] == "_":
+                if f[6] == "_":  # no HEAD either: a tokenized, unparsed file (UD's format before a parser)
+                    raise InputError(name, lineno, f"word {i} has no HEAD and no DEPREL (both _): the sentence has no "
+                                     "tree; parse the file first (synprep parse)", "deprel")
                 raise InputError(name, lineno, f"word {i} has an empty DEPREL; expected a relation label such as nsubj", "deprel")
             rows.append(f)
             row_lines.append(lineno)
