@@ -68,12 +68,12 @@ MALFORMED = [
     ("deprel-blank", W1 + "\n" + row(2, "b", 1, "") + "\n\n", 2, "word 2 has an empty DEPREL"),
     ("mwt-malformed", "1-x\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "multiword range '1-x' is malformed"),
     ("mwt-reversed", "2-1\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "multiword range 2-1 is empty or reversed"),
-    ("mwt-start", W1 + "\n3-4\tcd\t_\t_\t_\t_\t_\t_\t_\t_\n" + W2 + "\n\n", 2, "does not start at the next word or overlaps"),
+    ("mwt-start", W1 + "\n3-4\tcd\t_\t_\t_\t_\t_\t_\t_\t_\n" + W2 + "\n\n", 2, "does not start at the next word; expected 2-N"),
     (
         "mwt-overlap",
         "1-2\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_\n" + W2 + "\n" + row(3, "c", 1, "dep") + "\n\n",
         3,
-        "does not start at the next word or overlaps",
+        "multiword range 2-3 overlaps the range that ends at word 2",
     ),
     ("mwt-past-end", "1-2\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + W1 + "\n\n", 1, "multiword range 1-2 ends after the last word 1"),
     # UD's sent_id is one word: an id is a key in TSV files, where a tab or a space splits it

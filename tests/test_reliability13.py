@@ -159,3 +159,16 @@ def test_6_an_unparsed_file_says_to_parse_it_first(tmp_path, capsys):
     path.write_text("# sent_id = a\n# text = x y\n1\tx\tx\tX\t_\t_\t_\t_\t_\t_\n2\ty\ty\tX\t_\t_\t_\t_\t_\t_\n\n")
     rc, err = run_main(capsys, "oracle", path)
     one_line_error(rc, err, f"{path}:3: word 1 has no HEAD and no DEPREL (both _)", "parse the file first")
+
+
+def test_6_a_multiword_range_is_named_at_its_own_line_and_an_overlap_as_one(tmp_path, capsys):
+    w = [_w(1, "a", 0, "root"), _w(2, "b", 1, "dep"), _w(3, "c", 1, "dep")]
+    past = "# sent_id = p\n# text = a bc\n" + "\n".join([w[0], "2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_", w[1]]) + "\n\n"
+    nested = "# sent_id = n\n" + "\n".join(["1-3\tabc\t_\t_\t_\t_\t_\t_\t_\t_", w[0], "2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_",
+                                              *w[1:]]) + "\n\n"
+    for text, wanted in ((past, ":4: multiword range 2-3 ends after the last word 2"),
+                         (nested, ":4: multiword range 2-3 overlaps the range that ends at word 3")):
+        path = tmp_path / "m.conllu"
+        path.write_text(text)
+        rc, err = run_main(capsys, "oracle", path)
+        one_line_error(rc, err, f"{path}{wanted}")

@@ -395,7 +395,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
     comments: list[str] = []
     sent_id = text = None
     named: dict[str, int] = {}  # "sent_id" / "text" -> the line of its comment (one of each a sentence)
-    mwt_end = 0  # last word (1-based) of the open multiword range
+    mwt_end = mwt_line = 0  # last word (1-based) of the open multiword range, and the range's line
     empty: list[tuple[int, int, str]] = []  # (N, M, line) of each empty node N.M
     expected = 1
     lineno = start - 1
@@ -444,7 +444,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
             raise inner_bom(name, lineno)
         if "-" in wid:
             ia, ib = _mwt_range(f, expected, mwt_end, name, lineno)
-            mwt_end = ib
+            mwt_end, mwt_line = ib, lineno
             mwts.append((ia - 1, ib - 1, f[1], f[9]))
             continue
         if "." in wid:  # an empty node of the enhanced graph: no word, but in its place (module doc)
@@ -456,7 +456,7 @@ def _parse_block(block: list[str | None], start: int, name: str, lines_only: boo
 
     if lines_only:
         return None
-    sent = _sentence(rows, row_lines, mwts, sent_id, text, comments, name, start)
+    sent = _sentence(rows, row_lines, mwts, sent_id, text, comments, name, start, mwt_line)
     if empty and sent is not None:
         sent.empty = tuple((n, line) for n, _m, line in empty)
     return sent
@@ -526,10 +526,12 @@ def _mwt_range(f: list[str], expected: int, mwt_end: int, name: str, lineno: int
     ia, ib = int(a), int(b)
     if ib <= ia:
         raise InputError(name, lineno, f"multiword range {wid} is empty or reversed; expected START-END with END > START", "mwt")
-    if ia != expected or mwt_end >= expected:
-        raise InputError(
-            name, lineno, f"multiword range {wid} does not start at the next word or overlaps another; expected {expected}-N", "mwt"
-        )
+    if mwt_end >= expected:
+        raise InputError(name, lineno, f"multiword range {wid} overlaps the range that ends at word {mwt_end}; a word "
+                         "belongs to one multiword token at most", "mwt")
+    if ia != expected:
+        raise InputError(name, lineno, f"multiword range {wid} does not start at the next word; expected {expected}-N",
+                         "mwt")
     if not f[1]:
         raise InputError(name, lineno, f"multiword token {wid} has an empty FORM; expected its surface form", "form")
     return ia, ib
@@ -570,7 +572,8 @@ def _check_root_labels(rels: list[str], root: int, heads: list[int], row_lines, 
                              "root only to the word with HEAD 0; expected its relation to its head", "root-label")
 
 
-def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: int) -> Sentence | None:
+def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: int,
+              mwt_line: int = 0) -> Sentence | None:
     """Step 2 of :func:`_parse_block`: the sentence-level checks of its word rows
     (``row_lines``: the line of each) and multiword ranges -- every HEAD a plain
     integer in 0..n, exactly one root, the root and no other word labelled root (UD's
@@ -591,7 +594,7 @@ def _sentence(rows, row_lines, mwts, sent_id, text, comments, name: str, start: 
         return None  # a block of comments only (e.g. "# newdoc") carries no sentence
     if mwts and mwts[-1][1] >= n:
         a, b = mwts[-1][0] + 1, mwts[-1][1] + 1
-        raise InputError(name, start, f"multiword range {a}-{b} ends after the last word {n}; expected the range to cover existing words", "mwt")
+        raise InputError(name, mwt_line or start, f"multiword range {a}-{b} ends after the last word {n}; expected the range to cover existing words", "mwt")
     heads = [0] * n
     root = -1
     for i, r in enumerate(rows):
