@@ -172,3 +172,53 @@ def test_6_a_multiword_range_is_named_at_its_own_line_and_an_overlap_as_one(tmp_
         path.write_text(text)
         rc, err = run_main(capsys, "oracle", path)
         one_line_error(rc, err, f"{path}{wanted}")
+
+
+# ============================================================ 7. corpora: CR-only lines, invisible sides, entities
+
+
+def test_7_cr_only_line_endings_with_one_final_lf_are_refused_not_read_as_one_pair(tmp_path, capsys):
+    """Old Mac text a tool appended an LF to: three pairs were one, joined by spaces."""
+    (tmp_path / "cr.en").write_bytes(b"one\rtwo\rthree\n")
+    (tmp_path / "cr.de").write_bytes(b"eins\rzwei\rdrei\n")
+    rc, err = run_main(capsys, "split", "--src", tmp_path / "cr.en", "--tgt", tmp_path / "cr.de", "--name", "cr",
+                       "--shards", "1", "--out-dir", tmp_path / "sp")
+    one_line_error(rc, err, "cr.en:1: has CR-only line endings")
+    assert not (tmp_path / "sp").exists()
+    # a CR inside a line of an LF file stays a line break in the text (replaced, counted), as before
+    (tmp_path / "m.en").write_bytes(b"a\rb\nc\n")
+    (tmp_path / "m.de").write_bytes(b"x\ny\n")
+    rc, err = run_main(capsys, "split", "--src", tmp_path / "m.en", "--tgt", tmp_path / "m.de", "--name", "m",
+                       "--shards", "1", "--out-dir", tmp_path / "sm")
+    assert rc == 0 and "2 pairs kept" in err and "1 sides had tabs or line breaks replaced" in err, err
+
+
+def test_7_a_side_of_invisible_characters_alone_is_empty():
+    from synprep.filters.simple import visible_chars
+
+    for text in ("\u00ad", "\u200d", "\ufe0f", "\u034f", "\u200c", "\u200b", " \u2060 ", "\u3000"):
+        assert visible_chars(text) == 0, repr(text)
+    assert visible_chars("a\u00adb c") == 3 and visible_chars("Hello") == 5
+
+
+def test_7_a_side_of_invisible_characters_alone_is_rejected_as_empty(tmp_path, capsys):
+    src = ["\u00ad", "\u200d", "\ufe0f", "Hello world, this is a test.", "The cat sat on the mat today."]
+    tgt = ["Vielen Dank.", "Guten Morgen.", "Sch\u00f6nen Tag.", "Hallo Welt, das ist ein Test.", "Die Katze sa\u00df."]
+    (tmp_path / "c.en").write_text("\n".join(src) + "\n", encoding="utf-8")
+    (tmp_path / "c.de").write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    (tmp_path / "f.yaml").write_text("filters:\n  - name: empty\n")
+    rc, err = run_main(capsys, "filter", tmp_path / "c.en", tmp_path / "c.de", "-o", tmp_path / "out", "-c",
+                       tmp_path / "f.yaml")
+    assert rc == 0 and "kept 2 of 5 pairs" in err, err
+    assert (tmp_path / "out" / "c.en").read_text(encoding="utf-8").splitlines() == src[3:]
+
+
+def test_7_test_sentences_with_character_references_are_decontaminated():
+    from synprep.filters.decontaminate import normalize
+
+    for escaped, plain in (("He said &quot;hello&quot; to me.", 'He said "hello" to me.'),
+                           ("Tom &amp; Jerry are friends.", "Tom & Jerry are friends."),
+                           ("I don&apos;t know what to say.", "I don't know what to say."),
+                           ("It&#39;s &amp;quot;fine&amp;quot;.", "It's \"fine\".")):
+        assert normalize(escaped) == normalize(plain), (escaped, normalize(escaped))
+    assert normalize("AT&T") == normalize("at t") and normalize("a & b") == "a b"

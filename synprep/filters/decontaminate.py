@@ -9,6 +9,9 @@ shards.
 
 The normalization (:func:`normalize`), the same for test lines and pairs:
 
+0. HTML and XML character references decoded (``&quot;``, ``&apos;``, ``&amp;``,
+   ``&#39;``, as OPUS, ParaCrawl and Moses-escaped WMT data carry them; ``html.unescape``,
+   again while it changes something, at most 3 times: ``&amp;quot;`` is ``"``);
 1. invisible characters removed (:func:`synprep.util.textio.drop_invisible`: Unicode
    format characters, category Cf -- a soft hyphen, a left-to-right mark, a zero-width
    space or joiner, U+FEFF --, and the other default-ignorable code points, such as
@@ -31,6 +34,7 @@ side equals a test line, else 0.0; 1.0 rejects (the source is checked first).
 from __future__ import annotations
 
 import hashlib
+import html
 import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
@@ -44,8 +48,16 @@ from .pipeline import text_lines
 
 
 def normalize(text: str) -> str:
-    """The comparison form of a sentence (module docstring: invisible characters
-    removed, NFKC, casefold, punctuation and symbols to spaces, whitespace collapsed)."""
+    """The comparison form of a sentence (module docstring: character references decoded,
+    invisible characters removed, NFKC, casefold, punctuation and symbols to spaces,
+    whitespace collapsed)."""
+    for _ in range(3):  # character references, escaped twice at most in practice (module doc)
+        if "&" not in text:
+            break
+        plain = html.unescape(text)
+        if plain == text:
+            break
+        text = plain
     text = drop_invisible(unicodedata.normalize("NFKC", drop_invisible(text))).casefold()
     text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
     return " ".join(text.split())

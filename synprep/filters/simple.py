@@ -47,11 +47,19 @@ def word_count(text: str) -> float:
     return float(n)
 
 
+def visible_chars(text: str) -> int:
+    """The characters of ``text`` that show: neither whitespace nor invisible
+    (:func:`synprep.util.textio.drop_invisible`: format characters such as U+00AD, U+200B,
+    U+200D and the other default-ignorable code points)."""
+    return len(_WS.sub("", text if text.isascii() else drop_invisible(text)))
+
+
 @register_filter("empty")
 class EmptyFilter(Filter):
-    """Reject pairs where a side has fewer than ``min_chars`` non-whitespace characters.
+    """Reject pairs where a side has fewer than ``min_chars`` visible characters.
 
-    Score per side: the number of non-whitespace characters.
+    Score per side: the number of characters that are neither whitespace nor invisible
+    (:func:`visible_chars`: a side of a soft hyphen or a zero-width joiner alone is empty).
     """
 
     name = "empty"
@@ -68,9 +76,8 @@ class EmptyFilter(Filter):
         require_range(self, "min_chars", 0)
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
-        sub = _WS.sub
         for p in pairs:
-            yield (float(len(sub("", p.src))), float(len(sub("", p.tgt))))
+            yield (float(visible_chars(p.src)), float(visible_chars(p.tgt)))
 
     def failing(self, score: Score) -> int | None:
         for i, v in enumerate(score):
@@ -231,7 +238,6 @@ class RatioFilter(Filter):
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[Score]:
         words = self.options.unit == "words"
-        sub = _WS.sub
         for p in pairs:
             if words:
                 a, b = word_count(p.src), word_count(p.tgt)
@@ -239,7 +245,7 @@ class RatioFilter(Filter):
                     yield (math.nan,)
                     continue
             else:
-                a, b = len(sub("", p.src)), len(sub("", p.tgt))
+                a, b = visible_chars(p.src), visible_chars(p.tgt)
             if a < self.options.min_length and b < self.options.min_length:
                 yield (1.0,)
             else:

@@ -256,11 +256,15 @@ def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
     file and the line being read; so is a stream that is gzip data (compressed twice:
     :func:`refuse_gzip`)."""
     n = 0
+    pending = None  # the second line, read ahead by the first line's check
     while True:
-        try:
-            raw = stream.readline()
-        except (OSError, EOFError) as e:
-            raise InputError(name, n + 1, f"cannot be read: {e}", reason="unreadable") from None
+        if pending is None:
+            try:
+                raw = stream.readline()
+            except (OSError, EOFError) as e:
+                raise InputError(name, n + 1, f"cannot be read: {e}", reason="unreadable") from None
+        else:
+            raw, pending = pending, None
         if not raw:
             return
         if n == 0 and raw.startswith(BOM):
@@ -269,16 +273,29 @@ def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
                 return
         if n == 0:
             refuse_gzip(raw, name)  # compressed bytes read as text: say so, not "not UTF-8"
-        if n == 0 and not raw.endswith(b"\n") and b"\r" in raw.rstrip(b"\r"):
-            # the first "line" is the whole file and holds CRs: lines end with CR alone
-            raise InputError(name, 1, "has CR-only line endings (no LF in the whole file; read on LF it would be one "
-                             "line): convert them to LF, e.g. `tr '\\r' '\\n' < FILE > FIXED`", reason="line-endings")
+            if b"\r" in raw.rstrip(b"\r\n"):
+                # CRs inside the first line: the whole file, lines ended with CR alone (an LF at
+                # its very end, or none), is one line read on LF
+                pending = _readline(stream, name, 1) if raw.endswith(b"\n") else b""
+                if not pending:
+                    raise InputError(name, 1, "has CR-only line endings (no LF in the whole file but, at most, at its "
+                                     "end; read on LF it would be one line): convert them to LF, e.g. `tr '\\r' '\\n' "
+                                     "< FILE > FIXED`", reason="line-endings")
         n += 1
         if raw.endswith(b"\n"):
             raw = raw[:-1]
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
         yield raw
+
+
+def _readline(stream: BinaryIO, name: str, n: int) -> bytes:
+    """The next raw line of ``stream`` (``n`` lines read before it); a read error an
+    InputError naming the file and the line (:func:`lines`)."""
+    try:
+        return stream.readline()
+    except (OSError, EOFError) as e:
+        raise InputError(name, n + 1, f"cannot be read: {e}", reason="unreadable") from None
 
 
 #: one escape of a JSON string: ``\\uXXXX`` (its code unit in group 1) or a backslash and one character
