@@ -222,3 +222,27 @@ def test_7_test_sentences_with_character_references_are_decontaminated():
                            ("It&#39;s &amp;quot;fine&amp;quot;.", "It's \"fine\".")):
         assert normalize(escaped) == normalize(plain), (escaped, normalize(escaped))
     assert normalize("AT&T") == normalize("at t") and normalize("a & b") == "a b"
+
+
+# ============================================================ 8. the decision: equal mean squares to rounding
+
+
+def test_8_equal_item_and_residual_mean_squares_add_no_item_term():
+    """MS_item equal to MS_res but for rounding (2.3e-13) added an item term of 3.84 df
+    (an item SD of 1.9e-7 reported) and moved p."""
+    import numpy as np
+
+    from synprep.stages.table.model import fit_column, mean_squares
+
+    diff = np.array([[0, 0], [0, 1], [1, 1]])  # seeds x items of a variant's 0/1 differences
+    ms_item, ms_res = mean_squares(100.0 * diff.astype(float))
+    assert ms_item == pytest.approx(ms_res, rel=1e-12)
+    rng = np.random.default_rng(3)
+    items = np.zeros((4, 3, 2), dtype=np.int8)  # variants x seeds x items; the baseline wins none
+    items[1] = diff
+    items[2:] = rng.integers(0, 2, (2, 3, 2))
+    fit = fit_column(["vanilla", "a", "b", "c"], np.zeros((4, 3)), items)
+    assert fit.effects["a"].item_sd == 0.0
+    wide = items.copy()
+    wide[1] = [[0, 1], [0, 1], [0, 1]]  # item 2 won in every seed, item 1 in none: a real item term
+    assert fit_column(["vanilla", "a", "b", "c"], np.zeros((4, 3)), wide).effects["a"].item_sd > 0

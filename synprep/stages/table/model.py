@@ -229,7 +229,7 @@ def _item_variance(diff: np.ndarray) -> tuple[float, float]:
         return 0.0, math.inf
     ms_item, ms_res = mean_squares(100.0 * diff.astype(float))
     between = ms_item - ms_res
-    if between <= 0:
-        return 0.0, math.inf
+    if between <= 1e-9 * max(ms_item, ms_res):  # equal mean squares to rounding: no item variance (a
+        return 0.0, math.inf                    # difference of 2e-13 gave a term of 4 df and moved p)
     df = between ** 2 / (ms_item ** 2 / (n - 1) + ms_res ** 2 / ((n - 1) * (s - 1)))
     return between / (s * n), df
