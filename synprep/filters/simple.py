@@ -51,7 +51,7 @@ def visible_chars(text: str) -> int:
     """The characters of ``text`` that show: neither whitespace nor invisible
     (:func:`synprep.util.textio.drop_invisible`: format characters such as U+00AD, U+200B,
     U+200D and the other default-ignorable code points)."""
-    return len(_WS.sub("", text if text.isascii() else drop_invisible(text)))
+    return len(_WS.sub("", drop_invisible(text)))
 
 
 @register_filter("empty")

@@ -66,7 +66,9 @@ _IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u316
 
 def drop_invisible(text: str) -> str:
     """``text`` without its invisible characters (module docstring: category Cf and the
-    other default-ignorable code points)."""
+    other default-ignorable code points; none is ASCII, so ASCII text is returned as it is)."""
+    if text.isascii():
+        return text
     text = _IGNORABLE.sub("", text)
     if text.isascii():
         return text
@@ -261,8 +263,8 @@ def lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
         if pending is None:
             try:
                 raw = stream.readline()
-            except (OSError, EOFError) as e:
-                raise InputError(name, n + 1, f"cannot be read: {e}", reason="unreadable") from None
+            except (OSError, EOFError) as e:  # (inline, not _readline: one call less a line)
+                raise _unreadable(name, n, e) from None
         else:
             raw, pending = pending, None
         if not raw:
@@ -295,7 +297,12 @@ def _readline(stream: BinaryIO, name: str, n: int) -> bytes:
     try:
         return stream.readline()
     except (OSError, EOFError) as e:
-        raise InputError(name, n + 1, f"cannot be read: {e}", reason="unreadable") from None
+        raise _unreadable(name, n, e) from None
+
+
+def _unreadable(name: str, n: int, e: Exception) -> InputError:
+    """The error of a stream that fails after ``n`` lines (e.g. damaged gzip data)."""
+    return InputError(name, n + 1, f"cannot be read: {e}", reason="unreadable")
 
 
 #: one escape of a JSON string: ``\\uXXXX`` (its code unit in group 1) or a backslash and one character
