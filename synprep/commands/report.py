@@ -178,8 +178,7 @@ def run(args: argparse.Namespace) -> int:
     ledgers = [rep.read_input("accounting", p) for p in args.accounting]
     ledgers.sort(key=lambda led: led["shard"])
     summary = acc.summarize(ledgers, args.stages) if ledgers else None
-    stat_files = sorted(args.stats)
-    stats = rep.merge_stats([rep.read_input("stats", p) for p in stat_files], stat_files)
+    stats = rep.read_stats(sorted(args.stats))
     runs = [rep.read_run(name, *(None if f == "-" else f for f in files)) for name, *files in _runs(args.run)]
     config_text = None
     if args.config:

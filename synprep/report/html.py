@@ -33,7 +33,7 @@ from ..util.outputs import OutputDir, write_text
 from ..util.records import is_count, is_finite
 from ..util.textio import json_object, read_json
 from .plots import PLOTS, TABLE_PLOT, draw_plots
-from .stats import check_stats
+from .stats import check_stats, merge_stats
 
 #: the marker kind of the plots' folder of ``synprep report html`` (:func:`plots_folder`)
 PLOTS_KIND = "report-plots"
@@ -545,6 +545,14 @@ def read_input(kind: str, path: str) -> dict:
     if kind in ANALYSIS_SHAPES:
         return check_analysis(kind, obj, path)
     return json_object(obj, path, f"{INPUT_KINDS[kind]}, an object")
+
+
+def read_stats(paths: Sequence[str]) -> dict:
+    """The statistics files ``paths``, each read and checked (:func:`read_input`), added up
+    (:func:`~synprep.report.stats.merge_stats`: a shard given twice is an error naming
+    both files) -- by ``synprep report html`` and by the workflow's report job alike."""
+    paths = list(paths)
+    return merge_stats([read_input("stats", p) for p in paths], paths)
 
 
 def _is_number(key: str) -> bool:

@@ -27,7 +27,7 @@ def make_report(inputs: Mapping, outputs: Mapping, params: Mapping, *, config: M
     summary = accounting.summarize(read_ledgers(inputs["ledgers"]), params["stages"])
     # each file read and checked as `synprep report html` reads it: a damaged one is an
     # error naming it, not a traceback
-    stats = report.merge_stats([report.read_input("stats", p) for p in inputs["stats"]], list(inputs["stats"]))
+    stats = report.read_stats(inputs["stats"])
     runs = [report.read_run(name, os.path.join(os.path.dirname(inputs[f"{name}_summary"]), "metrics.jsonl"),
                             inputs.get(f"{name}_scores")) for name in params["runs"]]
     analysis = {key: report.read_input(key, inputs[key]) if key in inputs else None for key in ANALYSES}
