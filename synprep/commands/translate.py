@@ -113,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
     device = choose_device(args.device)
     keep_freed_memory(device)  # on the CPU, decoding allocates as training does (synprep.util.memory)
     ds = ShardDataset(args.data, verify=not args.no_verify)
+    if args.gate_of == "refs" and "tgt" not in ds.manifest.get("sides", ()):  # before the model is loaded
+        raise InputError(os.path.join(args.data, "manifest.json"), None, "--gate-of refs: the dataset has no target "
+                         "side (no references to force); give a dataset of pairs, or --gate-of hyps", "invalid")
     model, cfg, _, lang = load_for_decoding(args, ds, device)
     decode, max_tokens = decoding_defaults(args, cfg, ds, device)
     check_search(model, decode.beam, decode.max_len_a, decode.max_len_b)
@@ -121,9 +124,6 @@ def run(args: argparse.Namespace) -> int:
                           "sa-1set do); leave --tree-scores out")
     if args.gate_norms and not hasattr(model, "gate_norms"):
         raise ConfigError(f"--gate-norms: variant {cfg.model.variant!r} has no syntactic gate (sa, sa-hard and fa have one)")
-    if args.gate_of == "refs" and "tgt" not in ds.manifest.get("sides", ()):
-        raise InputError(os.path.join(args.data, "manifest.json"), None, "--gate-of refs: the dataset has no target "
-                         "side (no references to force); give a dataset of pairs, or --gate-of hyps", "invalid")
     if args.trees and model.target != "transitions":
         raise ConfigError(f"--trees: variant {cfg.model.variant!r} decodes pieces and predicts no target tree")
     vocab = TargetVocab.from_manifest(ds.manifest, args.data)
