@@ -102,17 +102,23 @@ def finished_runs(workdir: Path, outdir: str, recs: dict[str, Path]) -> list[str
     return sorted(p.parent.name for p in train.glob("*/summary.json") if str(p.relative_to(workdir)) in recs)
 
 
-def made_from_checkpoints(config: Path, run: str, variant: str) -> list[str]:
-    """The files (relative to the outdir) that the table of ``config`` reads and that its
-    rules make from ``run``'s checkpoints: evaluate_evalset's scores on the test set and
-    the larger one, score_contrastive's outcomes (workflow/rules/table.smk), and for a
-    run that induces trees dump_tree_scores' and dump_treebank_scores' scores
-    (workflow/rules/analysis.smk). The paths are those rules' outputs."""
-    from synprep.stages.analysis import TREE_VARIANTS
+def workflow_config(config: Path):
+    """The workflow settings of the table's config file (read once for every run)."""
     from synprep.stages.settings import workflow_settings
     from synprep.util.yamlio import load_yaml
 
-    s = workflow_settings(load_yaml(config.read_text(encoding="utf-8"), str(config)) or {})
+    return workflow_settings(load_yaml(config.read_text(encoding="utf-8"), str(config)) or {})
+
+
+def made_from_checkpoints(s, run: str, variant: str) -> list[str]:
+    """The files (relative to the outdir) that the table of settings ``s``
+    (:func:`workflow_config`) reads and that its rules make from ``run``'s checkpoints:
+    evaluate_evalset's scores on the test set and the larger one, score_contrastive's
+    outcomes (workflow/rules/table.smk), and for a run that induces trees
+    dump_tree_scores' and dump_treebank_scores' scores (workflow/rules/analysis.smk). The
+    paths are those rules' outputs."""
+    from synprep.stages.analysis import TREE_VARIANTS
+
     out = []
     if s.table.enabled:
         out += [f"table/eval/{e}/{run}/scores.json" for e in ("test", "larger") if e == "test" or s.table.larger]
@@ -125,13 +131,13 @@ def made_from_checkpoints(config: Path, run: str, variant: str) -> list[str]:
     return out
 
 
-def missing_outputs(workdir: Path, outdir: str, run: str, config: Path) -> list[str]:
+def missing_outputs(workdir: Path, outdir: str, run: str, settings) -> list[str]:
     """:func:`made_from_checkpoints` of ``run`` that are not under the outdir."""
     try:
         variant = json.loads((workdir / outdir / "train" / run / "config.json").read_text())["model"]["variant"]
     except (OSError, ValueError, KeyError, TypeError):
         variant = ""  # (not a run of the trainer: nothing of a variant to expect)
-    return [p for p in made_from_checkpoints(config, run, variant) if not (workdir / outdir / p).is_file()]
+    return [p for p in made_from_checkpoints(settings, run, variant) if not (workdir / outdir / p).is_file()]
 
 
 def pack(workdir: Path, outdir: str, run: str, to: Path, recs: dict[str, Path]) -> str:
@@ -342,10 +348,11 @@ def main(argv: list[str] | None = None) -> int:
     config = args.workdir / args.config if args.config else None
     if config is not None and not config.is_file():
         ap.error(f"--config {args.config}: no such file under {args.workdir}")
+    settings = workflow_config(config) if config else None
     lacking = 0
     for run in runs:
         print(pack(args.workdir, args.outdir, run, args.to.resolve(), recs))
-        missing = missing_outputs(args.workdir, args.outdir, run, config) if config else []
+        missing = missing_outputs(args.workdir, args.outdir, run, settings) if settings else []
         if missing:
             lacking += 1
             print(f"{run}: INCOMPLETE: lacks {', '.join(missing)} (made from its checkpoints, which are never "
