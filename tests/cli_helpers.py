@@ -35,6 +35,19 @@ def one_line_error(rc: int, err: str, *wanted: str, status: int = 2) -> str:
     return errors[0]
 
 
+def shard_with_source(capsys, pud: Path, src: Path, out: Path) -> tuple[dict, list[list[str]]]:
+    """``synprep shard SRC`` with ``pud``'s held-out German side (the source a test made
+    from ``pud/valid.en.conllu``), its vocabularies, into ``out``: (the manifest's
+    counts, the rows of rejects.tsv); the command must succeed."""
+    import json
+
+    rc, err = run_main(capsys, "shard", src, pud / "valid.de.conllu", "-o", out, "--vocab-from", pud / "train",
+                       "--projectivity", "lift", "-q")
+    assert rc == 0, err
+    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    return counts, [x.split("\t") for x in (out / "rejects.tsv").read_text().splitlines()]
+
+
 def tree(d: Path) -> dict[str, bytes | None]:
     """Every file (-> bytes) and folder (-> None) under ``d``."""
     return {os.path.relpath(p, d): (None if p.is_dir() else p.read_bytes()) for p in sorted(d.rglob("*"))}

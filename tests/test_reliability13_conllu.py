@@ -6,7 +6,6 @@ The compiled oracle gives the Python reader's bytes, messages and exit codes on 
 from __future__ import annotations
 
 import io
-import json
 
 import pytest
 
@@ -16,7 +15,7 @@ from synprep.syntax.oracle_io import SentenceOracle, Summary, native_available, 
 from synprep.syntax.runon import sentence_starts
 from synprep.translate.decode import tree_conllu
 
-from .cli_helpers import one_line_error, run_main
+from .cli_helpers import one_line_error, run_main, shard_with_source
 from .data_helpers import GERMAN, row
 
 BOM = "\ufeff"
@@ -168,12 +167,8 @@ def test_shard_counts_every_sentence_of_a_file_with_a_blank_line_missing(pud, tm
     line = sum(b.count("\n") + 2 for b in blocks[:3]) - 1  # the last line of the third sentence
     src = tmp_path / "s.conllu"
     src.write_text("\n\n".join(blocks[:3]) + "\n" + "\n\n".join(blocks[3:]))
-    rc, err = run_main(capsys, "shard", src, pud / "valid.de.conllu", "-o", tmp_path / "ds",
-                       "--vocab-from", pud / "train", "--projectivity", "lift", "-q")
-    assert rc == 0, err
-    counts = json.loads((tmp_path / "ds" / "manifest.json").read_text())["counts"]
+    counts, rejects = shard_with_source(capsys, pud, src, tmp_path / "ds")
     assert counts["input"] == 24 and counts["kept"] == 23 and counts["rejected_by_side"]["src"] == {"invalid": 1}
-    rejects = [x.split("\t") for x in (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()]
     assert [(r[0], r[3]) for r in rejects] == [("3", f"{src}:{line}")]
     assert NO_BLANK.format(line) in rejects[0][4]
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .cli_helpers import one_line_error, run_main
+from .cli_helpers import one_line_error, run_main, shard_with_source
 from .conftest import MULTI30K
 from .snakemake_server import run as snakemake_run
 
@@ -204,12 +204,8 @@ def test_shard_rejects_the_pair_of_a_sentence_without_its_words(pud, tmp_path, c
     """Was: the pairing shifted by one and shard stopped on 'sent_id ... does not match'."""
     text, line = _words_gone((pud / "valid.en.conllu").read_text(), 2)
     (tmp_path / "s.conllu").write_text(text)
-    rc, err = run_main(capsys, "shard", tmp_path / "s.conllu", pud / "valid.de.conllu", "-o", tmp_path / "ds",
-                       "--vocab-from", pud / "train", "--projectivity", "lift", "-q")
-    assert rc == 0, err
-    counts = json.loads((tmp_path / "ds" / "manifest.json").read_text())["counts"]
+    counts, rejects = shard_with_source(capsys, pud, tmp_path / "s.conllu", tmp_path / "ds")
     assert counts["input"] == 24 and counts["kept"] == 23 and counts["rejected_by_side"]["src"] == {"invalid": 1}
-    rejects = [x.split("\t") for x in (tmp_path / "ds" / "rejects.tsv").read_text().splitlines()]
     assert [(r[0], r[3]) for r in rejects] == [("3", f"{tmp_path / 's.conllu'}:{line}")]
     assert "has comments but no word lines" in rejects[0][4]
 
