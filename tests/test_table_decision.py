@@ -263,13 +263,13 @@ def test_re_deciding_refuses_what_it_cannot_decide(tmp_path, committed, capsys):
     assert "give them with --outcomes" in capsys.readouterr().err
 
 
-def test_a_variant_without_one_of_the_seeds_is_left_out_of_a_contrastive_fit_too(tmp_path, capsys):
+def test_a_variant_without_one_of_the_seeds_is_fitted_on_its_runs_present(tmp_path, capsys):
     """A table whose rows lack one seed of a variant (a run that failed, a table cut by
-    hand): its scores were left out of the fit, but its per-item outcomes were looked
-    up by (variant, seed), a KeyError traceback. Now that variant is left out of the
-    contrastive type's fit as of the others, in words; the other variants decide as
-    without it. ``--outcomes none`` is what its help says: no per-item outcomes (it was
-    read as a file named none)."""
+    hand). Was: its per-item outcomes looked up by (variant, seed), a KeyError
+    traceback; then: that variant left out of the fit. Now its runs present are in the
+    one fit (docs/decision.md: the unbalanced OLS), decided on its 2 seeds, and the
+    other variants decide with them. ``--outcomes none`` is what its help says: no
+    per-item outcomes (it was read as a file named none)."""
     from synprep.cli import main
 
     rng = np.random.default_rng(13)
@@ -285,18 +285,17 @@ def test_a_variant_without_one_of_the_seeds_is_left_out_of_a_contrastive_fit_too
     assert table["over_seeds"]["test"]["sa"]["seeds"] == 2
     T.decide_table(table, settings, outcomes)  # (a KeyError ('sa', 2) before)
     per = table["over_seeds"]["contrastive:np_agreement"]
-    assert "decision" not in per["sa"] and per["parent"]["decision"]["accuracy"]["test"] == "blocked + items"
-    assert table["decision"]["fits"]["contrastive:np_agreement"]["accuracy"]["variants"] == 3
-    whole = toy_table(np.random.default_rng(13), toy_outcomes(np.random.default_rng(13)))
-    whole["rows"] = [r for r in whole["rows"] if r["variant"] != "sa"]
-    T.decide_table(whole, table_settings(variants=["parent"]), outcomes)
-    assert whole["over_seeds"]["contrastive:np_agreement"]["parent"]["decision"] == per["parent"]["decision"]
+    sa = per["sa"]["decision"]["accuracy"]
+    assert sa["test"] == "blocked + items" and sa["seeds"] == 2 and sa["p_holm"] is not None
+    assert per["parent"]["decision"]["accuracy"]["seeds"] == 3
+    fit = table["decision"]["fits"]["contrastive:np_agreement"]["accuracy"]
+    assert fit["variants"] == 4 and fit["df"] == 5  # 11 runs - 6 parameters
     (tmp_path / "made").mkdir()
     T.write_table(table, str(tmp_path / "made" / "table.json"), str(tmp_path / "made" / "table.md"),
                   outcomes_path=str(tmp_path / "made" / T.OUTCOMES_NAME), outcomes=outcomes)
     assert main(["table-decide", str(tmp_path / "made" / "table.json"), "-o", str(tmp_path / "again")]) == 0
-    md = (tmp_path / "again" / "table.md").read_text()
-    assert "| contrastive:np_agreement | accuracy | sa |" in md and "not decided (fewer than 2 seeds, no score, or no variation between runs to judge by)" in md
+    again = json.loads((tmp_path / "again" / "table.json").read_text())
+    assert again["over_seeds"]["contrastive:np_agreement"]["sa"]["decision"]["accuracy"]["p"] == pytest.approx(sa["p"], rel=1e-9)
     assert main(["table-decide", str(tmp_path / "made" / "table.json"), "--outcomes", "none", "-o",
                  str(tmp_path / "none")]) == 0, capsys.readouterr().err
     got = json.loads((tmp_path / "none" / "table.json").read_text())

@@ -9,7 +9,7 @@ comparisons (test set, metric, variant against the baseline) are the only ones t
 get a mark: Holm-Bonferroni (:func:`.decisions.holm`) over the whole family at
 ``table.alpha``, "+" or "-" where the adjusted p is below it. A member that cannot be
 tested (a contrastive type without per-item outcomes, a set under ``table.min_subset``,
-fewer than 2 seeds) keeps its place in the family with p = 1: the correction is over
+too few runs to estimate it) keeps its place in the family with p = 1: the correction is over
 the family as declared. Every other comparison is exploratory: its estimate, interval
 and unadjusted p, no mark.
 

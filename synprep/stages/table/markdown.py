@@ -130,7 +130,7 @@ def _row_lines(table: Mapping) -> list[str]:
 def reading(d: Optional[Mapping]) -> str:
     """A decision in words: what its mark says, and what a row without one could see."""
     if not d:
-        return "not decided (fewer than 2 seeds, no score, or no variation between runs to judge by)"
+        return "not decided (no score, too few runs present to estimate it, or no variation between runs to judge by)"
     if d["mark"] == TOO_SMALL:
         return "too small to say anything"
     if d["mark"] in ("+", "-"):

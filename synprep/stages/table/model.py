@@ -41,7 +41,8 @@ variance gives ``MS_item`` and ``MS_res``, and the item x variant variance of a 
 over ``n`` items is ``max(0, MS_item - MS_res) / (S n)`` (the method-of-moments,
 REML-equal in this balanced design, estimate of a crossed random item effect: Clark
 1973's "language-as-fixed-effect fallacy"). The comparison's variance is the sum; its
-degrees of freedom Satterthwaite's. Computed from sums of squares (numpy, O(S n) a
+degrees of freedom Satterthwaite's, capped at the run-level part's (:func:`items_added`:
+uncapped, they are liberal at the family's level). Computed from sums of squares (numpy, O(S n) a
 comparison: thousands of items x tens of runs decide in milliseconds; a test holds the
 mean squares equal to statsmodels' ``anova_lm``). Without per-item outcomes a
 contrastive column is fitted with its items fixed (:data:`ITEMS_FIXED`) and decides
@@ -51,6 +52,7 @@ nothing.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Mapping, Optional, Sequence
@@ -108,7 +110,7 @@ def t_tests(estimate: np.ndarray, se: np.ndarray, df: np.ndarray) -> tuple[np.nd
 class ColumnFit:
     """The fit of one column (a test set and a metric) over every run: the pooled
     residual SD and its degrees of freedom, the poolability tests, and each variant's
-    :class:`Effect` (none with fewer than 2 seeds: no residual)."""
+    :class:`Effect` (none where the runs present leave no residual or cannot estimate it)."""
 
     variants: int
     seeds: int
@@ -144,43 +146,56 @@ def design(variants: int, seeds: int) -> np.ndarray:
 def fit_column(names: Sequence[str], scores: np.ndarray, items: Optional[np.ndarray] = None, *,
                items_fixed: bool = False, levene: bool = True) -> ColumnFit:
     """The fit of one column (module doc). ``names``: the variants, the baseline first;
-    ``scores``: (variants, seeds) of every run's score; ``items``: (variants, seeds,
-    items) of every run's per-item outcomes (0/1) of a contrastive type, whose
-    accuracies are then the scores; ``items_fixed``: a contrastive type without them
-    (its effects decide nothing). A variant missing a seed's score is left out.
-    ``levene``: compute Levene's p too (reported, not deciding: the simulations skip it)."""
-    if items is not None:  # (NaN where a run is missing: float, and that variant's score NaN, left out below)
+    ``scores``: (variants, seeds) of every run's score, NaN where a run is missing;
+    ``items``: (variants, seeds, items) of every run's per-item outcomes (0/1; NaN for a
+    missing run) of a contrastive type, whose accuracies are then the scores;
+    ``items_fixed``: a contrastive type without them (its effects decide nothing).
+    ``levene``: compute Levene's p too (reported, not deciding: the simulations skip it).
+
+    Runs missing are left out of one OLS on the runs present (:func:`_present`): the
+    unbalanced blocked design, where a variant's coefficient is still its difference
+    from the baseline within seeds. A variant whose difference the runs present cannot
+    estimate (no run; or its seeds not linked to the baseline's through other variants'
+    runs) has no effect, nor does any variant when the baseline has no run."""
+    if items is not None:  # (NaN where a run is missing: float, and that run's score NaN)
         items = np.asarray(items)
         items = items if np.issubdtype(items.dtype, np.floating) and np.isnan(items).any() else items.astype(np.int8)
         scores = 100.0 * items.mean(axis=2)
-    keep = [k for k in range(len(names)) if not np.isnan(scores[k]).any()]
+    keep, cols, mask = _present(np.asarray(scores, float))
     if not keep or keep[0] != 0:
-        return ColumnFit(len(keep), scores.shape[1], None, 0, None, None, True)
-    scores = scores[keep]
-    n_var, n_seed = scores.shape
-    df = (n_var - 1) * (n_seed - 1)
-    if df == 0:
+        return ColumnFit(len(keep), len(cols), None, 0, None, None, True)
+    scores = scores[np.ix_(keep, cols)]
+    n_var, n_seed = mask.shape
+    x, y = design(n_var, n_seed)[mask.reshape(-1)], scores[mask]
+    df = len(y) - int(np.linalg.matrix_rank(x))
+    if df <= 0:
         return ColumnFit(n_var, n_seed, None, 0, None, None, True)
     from statsmodels.regression.linear_model import OLS
 
-    res = OLS(scores.reshape(-1), design(n_var, n_seed)).fit()
-    bartlett_p, levene_p = _poolable(res.resid.reshape(n_var, n_seed), n_seed, levene)
+    with warnings.catch_warnings():  # a design the runs present leave rank-deficient: _estimable says what is
+        warnings.simplefilter("ignore")  # estimated (statsmodels warns of it)
+        res = OLS(y, x).fit()
+    rows = np.repeat(np.arange(n_var), n_seed)[mask.reshape(-1)]
+    bartlett_p, levene_p = _poolable([res.resid[rows == k] for k in range(n_var)], levene)
     pooled = bartlett_p is None or bartlett_p >= POOL_ALPHA
+    shared = mask[1:] & mask[0]  # the seeds where a variant and the baseline both have a run
     if pooled:
         est, var = np.asarray(res.params[1:n_var], float), np.asarray(res.bse[1:n_var], float) ** 2
-        run_df, test = np.full(n_var - 1, float(df)), BLOCKED
+        run_df, test, seen = np.full(n_var - 1, float(df)), BLOCKED, _estimable(x, n_var)
     else:
-        d = scores[1:] - scores[0]
-        est, var, run_df, test = d.mean(axis=1), d.var(axis=1, ddof=1) / n_seed, np.full(n_var - 1, n_seed - 1.0), PAIRED
+        est, var, run_df = _paired(scores, shared)
+        test, seen = PAIRED, shared.sum(axis=1) >= 2
     item_sd = [None] * (n_var - 1)
     if items is not None:
-        for j, k in enumerate(keep[1:]):
-            item_var, item_df = _item_variance(items[k] - items[0])
+        items = items[np.ix_(keep, cols)]
+        for j in range(n_var - 1):
+            both = shared[j]
+            if both.sum() < 2:  # the items' variance needs two seeds of the pair: not decided
+                seen[j] = False
+                continue
+            item_var, item_df = _item_variance(items[j + 1][both] - items[0][both])
             item_sd[j] = math.sqrt(item_var)
-            if item_var > 0:
-                total = var[j] + item_var
-                run_df[j] = total ** 2 / (var[j] ** 2 / run_df[j] + item_var ** 2 / item_df)
-                var[j] = total
+            var[j], run_df[j] = items_added(var[j], run_df[j], item_var, item_df)
         test += ITEMS
     elif items_fixed:
         test += ITEMS_FIXED
@@ -189,24 +204,77 @@ def fit_column(names: Sequence[str], scores: np.ndarray, items: Optional[np.ndar
     # no variation to judge a difference by (every run scoring what its variant and seed
     # predict, to rounding: identical runs, a table edited by hand): a t-test on a standard
     # error of 1e-14 marks any difference, or reads the rounding noise as a p-value; not decided
-    judged = se > 1e-9 * max(1.0, float(np.abs(scores).max()))
-    effects = {names[k]: Effect(float(est[j]), float(se[j]), float(run_df[j]), float(p[j]),
-                                (float(est[j] - half[j]), float(est[j] + half[j])), test, n_seed, item_sd[j])
-               for j, k in enumerate(keep[1:]) if judged[j]}
+    judged = seen & (se > 1e-9 * max(1.0, float(np.abs(y).max())))
+    effects = {names[keep[j + 1]]: Effect(float(est[j]), float(se[j]), float(run_df[j]), float(p[j]),
+                                          (float(est[j] - half[j]), float(est[j] + half[j])), test,
+                                          int(mask[j + 1].sum()), item_sd[j])
+               for j in range(n_var - 1) if judged[j]}
     return ColumnFit(n_var, n_seed, math.sqrt(res.scale), df, bartlett_p, levene_p, pooled, effects)
 
 
-def _poolable(resid: np.ndarray, seeds: int, levene: bool = True) -> tuple[Optional[float], Optional[float]]:
+def _present(scores: np.ndarray) -> tuple[list[int], list[int], np.ndarray]:
+    """The variants (rows) and seeds (columns) of ``scores`` a fit uses, and which of
+    their runs are present: a run with a score, at a seed where at least 2 runs have one
+    (a seed's lone run is the seed's effect alone: it tells nothing of a difference)."""
+    present = ~np.isnan(scores)
+    present &= present.sum(axis=0, keepdims=True) >= 2
+    keep = [k for k in range(len(scores)) if present[k].any()]
+    cols = [s for s in range(scores.shape[1]) if present[:, s].any()]
+    return keep, cols, present[np.ix_(keep, cols)]
+
+
+def _estimable(x: np.ndarray, variants: int) -> np.ndarray:
+    """Whether each variant's coefficient (columns 1..variants-1 of the design ``x``) is
+    estimable from the runs present: its unit contrast lies in the row space of ``x``
+    (``pinv(x) @ x`` is the projection onto it). Always, in a complete design."""
+    proj = np.linalg.pinv(x) @ x
+    unit = np.eye(x.shape[1])[1:variants]
+    return np.abs(unit @ proj - unit).max(axis=1) < 1e-8
+
+
+def _paired(scores: np.ndarray, shared: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The paired t's estimate, variance and degrees of freedom of each variant's
+    difference from the baseline (row 0 of ``scores``) over the seeds both have a run
+    (``shared``, a row a variant); NaN where there are fewer than 2 of them."""
+    est, var, df = (np.full(len(shared), np.nan) for _ in range(3))
+    for j, both in enumerate(shared):
+        d = scores[j + 1][both] - scores[0][both]
+        if len(d) >= 2:
+            est[j], var[j], df[j] = d.mean(), d.var(ddof=1) / len(d), len(d) - 1.0
+    return est, var, df
+
+
+def items_added(run_var: float, run_df: float, item_var: float, item_df: float) -> tuple[float, float]:
+    """A contrastive comparison's variance, the run-level part ``run_var`` (on ``run_df``
+    degrees of freedom) plus the items' part ``item_var`` (on ``item_df``), and the
+    degrees of freedom of its t-test: Satterthwaite's, **never above the run-level
+    df**. Uncapped, Satterthwaite's df is liberal where the run-level part has few: it
+    is largest exactly when that part is underestimated (its size at level 0.005 is up
+    to 1.3 times nominal at 8 run-level df, 5.4 times at 2, the paired fallback at 3
+    seeds; docs/decision.md, "Known limits"). Capped, where the items' part is well
+    estimated (hundreds of df) the test is the t on the run-level df, whose size is at
+    most its level whatever the two parts' ratio (the statistic lies between that t,
+    no item variance, and a normal, items only); where the items' part has few df
+    (its mean squares close), Satterthwaite's lower df count that uncertainty too."""
+    if item_var <= 0:
+        return run_var, run_df
+    total = run_var + item_var
+    return total, min(run_df, total ** 2 / (run_var ** 2 / run_df + item_var ** 2 / item_df))
+
+
+def _poolable(groups: Sequence[np.ndarray], levene: bool = True) -> tuple[Optional[float], Optional[float]]:
     """Bartlett's and Levene's (median-centred; with ``levene``) p of equal residual
-    variance over the variants (the rows of ``resid``); None where it cannot be
-    computed (fewer than 2 seeds, no residual variance, a variant with none)."""
+    variance over the variants (``groups``: each variant's residuals; those with fewer
+    than 2 left out); None where it cannot be computed (fewer than 2 such variants, a
+    variant without residual variance)."""
     from scipy import stats
 
-    if seeds < 2 or len(resid) < 2 or not np.all(resid.var(axis=1) > 1e-12):
+    groups = [g for g in groups if len(g) >= 2]
+    if len(groups) < 2 or not all(g.var() > 1e-12 for g in groups):
         return None, None
     with np.errstate(all="ignore"):
-        b = stats.bartlett(*resid).pvalue
-        lv = stats.levene(*resid, center="median").pvalue if levene else math.nan
+        b = stats.bartlett(*groups).pvalue
+        lv = stats.levene(*groups, center="median").pvalue if levene else math.nan
     return (float(b) if np.isfinite(b) else None), (float(lv) if np.isfinite(lv) else None)
 
 

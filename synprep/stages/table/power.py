@@ -27,8 +27,13 @@ least ``k`` whose MDD is at most a target, or None where no number of seeds reac
 from __future__ import annotations
 
 import math
+import warnings
 from functools import lru_cache
 from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from .model import items_added
 
 #: the power at which the minimum detectable difference is stated
 POWER = 0.8
@@ -40,7 +45,8 @@ MAX_SEEDS = 1000
 def mdd_factor(df: float, level: float, power: float = POWER) -> Optional[float]:
     """The noncentrality at which a two-sided t-test on ``df`` degrees of freedom at
     ``level`` has power ``power``: the minimum detectable difference over the standard
-    error. None where there is no test (``df`` not positive)."""
+    error. None where there is no test (``df`` not positive), or scipy's noncentral t
+    gives no finite one (a few tenths of a degree of freedom at the family's level)."""
     from scipy import optimize, stats
 
     if not df > 0 or not 0 < level < 1:
@@ -52,9 +58,13 @@ def mdd_factor(df: float, level: float, power: float = POWER) -> Optional[float]
         return stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc) - power
 
     hi = max(1.0, 2 * crit)
-    while short(hi) < 0:
-        hi *= 2
-    return float(optimize.brentq(short, 0.0, hi, xtol=1e-10))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy's noncentral t far in its tail (a df under 1)
+        while short(hi) < 0 and hi < 1e12:
+            hi *= 2
+        if not short(hi) >= 0:  # no finite noncentrality found (a df of 0.05 at level 0.005): none stated
+            return None
+        return float(optimize.brentq(short, 0.0, hi, xtol=1e-10))
 
 
 def mdd(se: float, df: float, level: float, power: float = POWER) -> Optional[float]:
@@ -71,17 +81,17 @@ def seeds_needed(sigma: float, variants: int, level: float, target: float, *, it
     (the baseline included) has a minimum detectable difference of at most ``target``
     at ``level`` (module doc); with the items' SD of the difference ``item_sd`` (on
     ``item_df`` degrees of freedom) added to its variance, Satterthwaite's degrees of
-    freedom. ``pooled=False``: the paired t over one variant's seeds (``k - 1`` degrees
+    freedom capped at the run-level part's (:func:`synprep.stages.table.model.items_added`). ``pooled=False``: the paired t over one variant's seeds (``k - 1`` degrees
     of freedom), a column whose variances Bartlett's test refused to pool. None where the
     items' part alone keeps it over ``target`` (more seeds cannot help: more items
     would) or no number up to :data:`MAX_SEEDS` reaches it."""
-    if item_sd and mdd(item_sd, item_df, level, power) > target:
+    alone = mdd(item_sd, item_df, level, power) if item_sd else 0.0
+    if alone is None or alone > target:
         return None
     for k in range(2, MAX_SEEDS + 1):
         run_var, run_df = 2 * sigma ** 2 / k, (variants - 1) * (k - 1) if pooled else k - 1
-        se = math.sqrt(run_var + item_sd ** 2)
-        df = run_df if not item_sd else se ** 4 / (run_var ** 2 / run_df + item_sd ** 4 / item_df)
-        got = mdd(se, df, level, power)
+        var, df = items_added(run_var, run_df, item_sd ** 2, item_df)
+        got = mdd(math.sqrt(var), df, level, power)
         if got is not None and got <= target:
             return k
     return None
