@@ -155,3 +155,23 @@ def test_a_contrastive_column_of_few_run_level_df_marks_at_most_alpha():
     found = sum((e := T.fit_column(["base", "v"], None, sim.item_outcomes(rng, model, 2, 3, {1: shift}))
                  .effects.get("v")) is not None and e.p < 0.05 and e.estimate > 0 for _ in range(200))
     assert found / 200 >= 0.75, found
+
+
+@pytest.mark.slow  # over the fast lane's 0.5 s (tests/schedule_helpers.py)
+def test_seeds_for_a_column_not_pooled_answer_with_its_noisiest_comparison():
+    """bench/power.py's answer for a column Bartlett refused to pool took the pooled SD
+    (0.88 BLEU on the 2026-11-28 table's tgt_particle BLEU) where the column is decided by
+    each variant's paired t: it understated the seeds needed. Now the noisiest
+    comparison's own SD of a run (its per-seed differences' SD / sqrt 2)."""
+    from synprep.stages.table import seeds_for
+
+    table = json.loads((REPO / "docs" / "measured" / "cpu-table-2026-11-28-redecided.json").read_text())
+    row = next(r for r in seeds_for(table, 1.0, metrics=["bleu"]) if (r["test_set"], r["metric"]) == ("tgt_particle", "bleu"))
+    fit = table["decision"]["fits"]["tgt_particle"]["bleu"]
+    assert not fit["pooled"] and not row["pooled"]
+    paired = [per["decision"]["bleu"] for per in table["over_seeds"]["tgt_particle"].values()
+              if isinstance(per, dict) and "decision" in per]
+    want = max(math.sqrt(r["se"] ** 2 * r["seeds"] / 2) for r in paired)
+    assert row["sigma"] == pytest.approx(want) and row["sigma"] > 2 * fit["sigma"]
+    pooled_answer = T.seeds_needed(fit["sigma"], row["variants"], row["level"], 1.0, pooled=False)
+    assert row["seeds"] > pooled_answer

@@ -104,7 +104,8 @@ def seeds_for(table: Mapping, target: float, *, variants: Optional[int] = None, 
     a comparison needs for a minimum detectable difference of at most ``target`` at
     the family's level, ``alpha / family`` (``family``: the family's size; default the
     table's), with ``variants`` variants in the planned table (default the table's),
-    under the column's own test (pooled, or the paired t where Bartlett refused).
+    under the column's own test (pooled, or the paired t where Bartlett refused: then
+    with the noisiest comparison's own SD, :func:`_paired_sigma`).
     ``metrics``: only these (e.g. ``["bleu"]``). A contrastive type decided without
     per-item outcomes has no items' variance measured: its answer is a lower bound."""
     decision = table["decision"]
@@ -117,12 +118,30 @@ def seeds_for(table: Mapping, target: float, *, variants: Optional[int] = None, 
                 continue
             v = variants or fit["variants"]
             item = fit.get("item_sd") or 0.0
-            k = seeds_needed(fit["sigma"], v, alpha / m, target, item_sd=item, item_df=fit.get("item_df") or math.inf,
+            sigma = fit["sigma"] if fit["pooled"] else _paired_sigma(table, name, metric, fit["sigma"])
+            k = seeds_needed(sigma, v, alpha / m, target, item_sd=item, item_df=fit.get("item_df") or math.inf,
                              power=power, pooled=fit["pooled"])
-            out.append({"test_set": name, "metric": metric, "sigma": fit["sigma"], "item_sd": item or None,
+            out.append({"test_set": name, "metric": metric, "sigma": sigma, "item_sd": item or None,
                         "pooled": fit["pooled"], "variants": v, "family": m, "level": alpha / m, "target": target,
                         "seeds": k})
     return out
+
+
+def _paired_sigma(table: Mapping, name: str, metric: str, pooled_sigma: float) -> float:
+    """The SD of one run's score that answers for a column Bartlett's test refused to
+    pool: each comparison there is the paired t over its own per-seed differences, whose
+    SD is the variant's, not the pooled one (which understates the noisiest). The largest
+    over the column's comparisons, as ``sd(differences) / sqrt(2)`` (the scale
+    :func:`seeds_needed` takes: a difference of two runs of SD sigma has SD sigma
+    sqrt(2)), the items' part of a contrastive one taken out; the pooled SD where the
+    table holds no paired record."""
+    found = []
+    for per in table.get("over_seeds", {}).get(name, {}).values():
+        rec = (per.get("decision") or {}).get(metric) if isinstance(per, Mapping) else None
+        if rec and str(rec.get("test", "")).startswith("paired") and rec.get("se") is not None:
+            run_var = rec["se"] ** 2 - (rec.get("item_sd") or 0.0) ** 2
+            found.append(math.sqrt(max(run_var, 0.0) * rec["seeds"] / 2))
+    return max(found) if found else pooled_sigma
 
 
 def plan_budgets(costs: Mapping[str, float], budgets: Sequence[int], cpu_hours: float, sigmas: Sequence[float],
